@@ -1,0 +1,230 @@
+#include "app/cli.hpp"
+
+#include "core/error.hpp"
+#include "core/export.hpp"
+#include "core/files.hpp"
+#include "core/format.hpp"
+#include "core/presets.hpp"
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <ostream>
+
+namespace attnviz::app {
+namespace {
+
+struct Flags {
+    std::string scenarioPath, preset;
+    std::string sentence, tokenizer, embedding, positional;
+    std::vector<std::string> tokens, swaps;
+    int dModel = 0, heads = 0, dk = 0, dv = 0;
+    long long seed = 0;
+    float temperature = 1.0f;
+    bool causal = false, unscaled = false;
+    std::string exportJson, exportNpy, exportCsv;
+    int head = 0;
+    long long maxTokens = 0, maxMemoryMiB = 0;
+    bool listPresets = false, version = false, fresh = false;
+    std::string screenshot, panel, size;
+    float scale = 1.0f;
+};
+
+std::pair<int, int> parseSwap(const std::string& text) {
+    const auto comma = text.find(',');
+    try {
+        if (comma == std::string::npos) throw std::invalid_argument("no comma");
+        std::size_t used1 = 0, used2 = 0;
+        const std::string a = text.substr(0, comma), b = text.substr(comma + 1);
+        const int i = std::stoi(a, &used1), j = std::stoi(b, &used2);
+        if (used1 != a.size() || used2 != b.size() || i < 0 || j < 0) throw std::invalid_argument("bad");
+        return {i, j};
+    } catch (const std::exception&) {
+        throw core::InputError("--swap", "expected two positions I,J (e.g. --swap 0,2), got '" + text + "'");
+    }
+}
+
+void requirePositive(const CLI::Option* opt, long long value, const char* name) {
+    if (opt->count() && value < 1)
+        throw core::InputError(name, "must be at least 1, got " + std::to_string(value));
+}
+
+// Applies the flags that set the same things as the file; flags win.
+void applyOverrides(const Flags& f, const CLI::App& app, core::Scenario& s) {
+    const auto given = [&](const char* name) { return app.get_option(name)->count() > 0; };
+    if (given("--sentence")) s.sentence = f.sentence, s.tokens.reset();
+    if (given("--tokens")) s.tokens = f.tokens, s.sentence.reset();
+    if (given("--tokenizer")) {
+        if (f.tokenizer == "word") s.tokenizer = core::Tokenizer::Word;
+        else if (f.tokenizer == "char") s.tokenizer = core::Tokenizer::Char;
+        else throw core::InputError("--tokenizer", "expected word or char, got '" + f.tokenizer + "'");
+    }
+    requirePositive(app.get_option("--d-model"), f.dModel, "--d-model");
+    requirePositive(app.get_option("--heads"), f.heads, "--heads");
+    requirePositive(app.get_option("--d-k"), f.dk, "--d-k");
+    requirePositive(app.get_option("--d-v"), f.dv, "--d-v");
+    if (given("--d-model")) s.dModel = f.dModel;
+    if (given("--heads")) s.heads = f.heads;
+    if (given("--d-k")) s.dk = f.dk;
+    if (given("--d-v")) s.dv = f.dv;
+    if ((given("--d-model") || given("--heads")) && !given("--d-k") && s.dk && !s.q) s.dk.reset();
+    if (given("--seed")) {
+        if (f.seed < 0) throw core::InputError("--seed", "must be 0 or more");
+        s.seed = static_cast<std::uint64_t>(f.seed);
+    }
+    if (given("--embedding")) {
+        if (f.embedding == "random") s.embedding = core::EmbeddingKind::Random;
+        else if (f.embedding == "onehot") s.embedding = core::EmbeddingKind::OneHot;
+        else throw core::InputError("--embedding", "expected random or onehot, got '" + f.embedding + "'");
+    }
+    if (given("--positional")) {
+        if (f.positional == "none") s.positional = core::Positional::None;
+        else if (f.positional == "sinusoidal") s.positional = core::Positional::Sinusoidal;
+        else throw core::InputError("--positional", "expected none or sinusoidal, got '" + f.positional + "'");
+    }
+    if (given("--temperature")) {
+        if (!std::isfinite(f.temperature) || f.temperature <= 0.0f)
+            throw core::InputError("--temperature", "must be greater than 0, got " + core::formatNumber(f.temperature));
+        s.temperature = f.temperature;
+    }
+    if (given("--causal")) s.causal = f.causal;
+    if (given("--unscaled")) s.scaled = !f.unscaled;
+    if (given("--swap")) {
+        s.swaps.clear();
+        for (const auto& text : f.swaps) s.swaps.push_back(parseSwap(text));
+    }
+}
+
+void writeOutput(const std::string& path, const std::string& text, std::ostream& out) {
+    if (path == "-") out << text;
+    else core::writeFileAtomic(path, text);
+}
+
+}  // namespace
+
+std::string errorLine(const std::string& message) { return "attnviz: error: " + message; }
+
+int runMain(int argc, const char* const* argv, const GuiLauncher& gui, std::ostream& out, std::ostream& err) {
+    CLI::App app{"attnviz: see self-attention work. With no export flag it opens the desktop app.", "attnviz"};
+    app.set_help_flag("-h,--help", "Print this help and exit");
+    Flags f;
+    auto* scenarioOpt = app.add_option("--scenario", f.scenarioPath, "Open a scenario file (JSON)")->type_name("FILE");
+    auto* presetOpt = app.add_option("--preset", f.preset, "Open a built-in preset (see --list-presets)")->type_name("NAME");
+    app.add_flag("--list-presets", f.listPresets, "List the built-in presets and exit");
+    app.add_option("--sentence", f.sentence, "Text to tokenize (replaces the scenario's tokens)")->type_name("TEXT");
+    app.add_option("--tokens", f.tokens, "Explicit tokens, comma-separated")->delimiter(',')->type_name("A,B,...");
+    app.add_option("--tokenizer", f.tokenizer, "word (punctuation split off) or char")->type_name("word|char");
+    app.add_option("--d-model", f.dModel, "Embedding width d_model")->type_name("N");
+    app.add_option("--heads", f.heads, "Number of heads h")->type_name("N");
+    app.add_option("--d-k", f.dk, "Query/key width per head (default d_model / heads)")->type_name("N");
+    app.add_option("--d-v", f.dv, "Value width per head (default d_k)")->type_name("N");
+    app.add_option("--seed", f.seed, "Seed for embeddings and weights")->type_name("N");
+    app.add_option("--embedding", f.embedding, "random or onehot")->type_name("random|onehot");
+    app.add_option("--positional", f.positional, "none or sinusoidal")->type_name("none|sinusoidal");
+    app.add_option("--temperature", f.temperature, "Softmax temperature tau > 0 (logits / (sqrt(d_k) tau))")->type_name("TAU");
+    app.add_flag("--causal,!--no-causal", f.causal, "Causal mask on (or off): query i reads keys j <= i");
+    app.add_flag("--unscaled", f.unscaled, "Divide the scores by 1 instead of sqrt(d_k)");
+    app.add_option("--swap", f.swaps, "Swap token positions I and J (repeatable, applied in order)")->type_name("I,J");
+    app.add_option("--export", f.exportJson, "Compute without a window and write every matrix as JSON ('-' = stdout)")->type_name("OUT.json");
+    app.add_option("--export-npy", f.exportNpy, "Write the matrices as .npy files into DIR")->type_name("DIR");
+    app.add_option("--export-csv", f.exportCsv, "Write one head's weights as CSV with token headers ('-' = stdout)")->type_name("OUT.csv");
+    app.add_option("--head", f.head, "Head for --export-csv and the window (-1 = mean over heads)")->type_name("N");
+    app.add_option("--max-tokens", f.maxTokens, "Refuse more tokens than this (default 16384)")->type_name("N");
+    app.add_option("--max-memory", f.maxMemoryMiB, "Refuse a forward pass needing more MiB than this (default 12288)")->type_name("MIB");
+    app.add_option("--screenshot", f.screenshot, "Open the window, render, save a PNG and exit (needs a display; xvfb-run works)")->type_name("OUT.png");
+    app.add_option("--panel", f.panel, "With --screenshot: only this panel")->type_name("NAME");
+    app.add_option("--size", f.size, "Window size for the app and --screenshot")->type_name("WxH");
+    app.add_option("--scale", f.scale, "UI scale for the app and --screenshot")->type_name("S");
+    app.add_flag("--fresh", f.fresh, "Do not restore the last session");
+    app.add_flag("--version", f.version, "Print the version and exit");
+
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::CallForHelp&) {
+        out << app.help();
+        return 0;
+    } catch (const CLI::ParseError& e) {
+        err << errorLine(e.what()) << "\n";
+        return 2;
+    }
+    if (f.version) {
+        out << "attnviz 0.1.0\n";
+        return 0;
+    }
+    if (f.listPresets) {
+        for (const auto& id : core::presetIds()) out << id << "  " << core::loadPreset(id).name << "\n";
+        return 0;
+    }
+
+    GuiRequest request;
+    std::string source;
+    try {
+        if (*scenarioOpt && *presetOpt) throw core::InputError("--preset", "give either --scenario or --preset, not both");
+        if (*scenarioOpt) {
+            request.scenario = core::loadScenarioFile(f.scenarioPath);
+            request.scenarioPath = f.scenarioPath;
+            source = f.scenarioPath;
+        } else {
+            request.presetId = *presetOpt ? f.preset : "default";
+            request.scenario = core::loadPreset(request.presetId);
+            source = "preset " + request.presetId;
+        }
+        applyOverrides(f, app, request.scenario);
+        if (app.get_option("--max-tokens")->count()) {
+            if (f.maxTokens < 1) throw core::InputError("--max-tokens", "must be at least 1");
+            request.limits.maxTokens = f.maxTokens;
+        }
+        if (app.get_option("--max-memory")->count()) {
+            if (f.maxMemoryMiB < 1) throw core::InputError("--max-memory", "must be at least 1");
+            request.limits.maxBytes = static_cast<std::uint64_t>(f.maxMemoryMiB) << 20;
+        }
+        request.head = f.head;
+        request.screenshot = f.screenshot;
+        request.panel = f.panel;
+        request.fresh = f.fresh;
+        if (app.get_option("--scale")->count()) {
+            if (!std::isfinite(f.scale) || f.scale < 0.5f || f.scale > 4.0f)
+                throw core::InputError("--scale", "expected a UI scale from 0.5 to 4, got " + core::formatNumber(f.scale));
+            request.scale = f.scale;
+        }
+        if (!f.size.empty()) {
+            int w = 0, h = 0;
+            char x = 0, extra = 0;
+            if (std::sscanf(f.size.c_str(), "%d%c%d%c", &w, &x, &h, &extra) != 3 || (x != 'x' && x != 'X') || w < 200 ||
+                h < 150 || w > 16384 || h > 16384)
+                throw core::InputError("--size", "expected WIDTHxHEIGHT between 200x150 and 16384x16384, got '" + f.size + "'");
+            request.width = w;
+            request.height = h;
+        }
+
+        const bool exporting = !f.exportJson.empty() || !f.exportNpy.empty() || !f.exportCsv.empty();
+        if (!exporting) return gui(request);
+
+        core::Model model;
+        core::Forward forward;
+        try {
+            model = core::buildModel(request.scenario, true, request.limits);
+            forward = core::runForward(model, core::buildSettings(request.scenario, model));
+        } catch (const core::InputError& e) {
+            throw e.within(source);
+        }
+        if (!f.exportCsv.empty()) {
+            if (f.head < -1 || f.head >= model.heads)
+                throw core::InputError("--head", "head " + std::to_string(f.head) + " does not exist (the model has " +
+                                                     std::to_string(model.heads) + "; -1 = mean)");
+        }
+        if (!f.exportJson.empty()) writeOutput(f.exportJson, core::prettyJson(core::exportJson(model, forward)), out);
+        if (!f.exportNpy.empty()) core::exportNpyDir(f.exportNpy, model, forward);
+        if (!f.exportCsv.empty()) {
+            const core::Mat weights = f.head < 0 ? core::meanWeights(forward) : forward.heads[static_cast<std::size_t>(f.head)].weights;
+            writeOutput(f.exportCsv, core::weightsCsv(model, weights), out);
+        }
+        return 0;
+    } catch (const core::InputError& e) {
+        err << errorLine(e.message()) << "\n";
+        return 2;
+    }
+}
+
+}  // namespace attnviz::app

@@ -1,0 +1,9 @@
+// attnviz: parse the flags, then export or open the window.
+#include "app/cli.hpp"
+#include "app/gui.hpp"
+
+#include <iostream>
+
+int main(int argc, char** argv) {
+    return attnviz::app::runMain(argc, argv, attnviz::app::runGui, std::cout, std::cerr);
+}

@@ -1,0 +1,234 @@
+#include "app/state/actions.hpp"
+
+#include "core/error.hpp"
+#include "core/format.hpp"
+#include "core/prng.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace attnviz::app {
+namespace {
+
+template <class... Ts>
+struct Overloaded : Ts... {
+    using Ts::operator()...;
+};
+template <class... Ts>
+Overloaded(Ts...) -> Overloaded<Ts...>;
+
+void clampSelection(AppState& state) {
+    state.view.selectedHead = std::clamp(state.view.selectedHead, -1, std::max(0, state.model.heads - 1));
+    state.view.selectedQuery =
+        std::clamp(state.view.selectedQuery, 0, std::max(0, static_cast<int>(state.model.tq()) - 1));
+}
+
+// Rebuilds the model from `next`; on failure the state is unchanged and the error is kept.
+bool rebuild(AppState& state, core::Scenario next) {
+    try {
+        AppState fresh = makeState(next, state.limits);
+        fresh.view = state.view;
+        fresh.work = state.work;
+        fresh.work.modelBuilds += 1;
+        fresh.presetId = state.presetId;
+        fresh.sourcePath = state.sourcePath;
+        state = std::move(fresh);
+        state.error.clear();
+        clampSelection(state);
+        return true;
+    } catch (const core::InputError& e) {
+        state.error = e.message();
+        return false;
+    }
+}
+
+// d_k follows d_model / heads when not set; when it does not divide, fall back to the floor.
+void fitHeadWidth(core::Scenario& s) {
+    const int dModel = s.dModel.value_or(16);
+    const int heads = s.heads.value_or(1);
+    s.dk.reset();
+    s.dv.reset();
+    if (dModel % heads != 0) s.dk = std::max(1, dModel / heads);
+}
+
+void markSoftmaxStale(AppState& state) {
+    for (Stage& s : state.stale) s = std::max(s, Stage::Weights);
+    state.baseStale = true;
+}
+
+bool reject(AppState& state, const std::string& where, const std::string& what) {
+    state.error = core::InputError(where, what).message();
+    return false;
+}
+
+}  // namespace
+
+bool apply(AppState& state, const Action& action) {
+    using namespace action;
+    return std::visit(
+        Overloaded{
+            [&](const SetSentence& a) {
+                core::Scenario next = state.scenario;
+                next.sentence = a.text;
+                next.tokens.reset();
+                next.x.reset();
+                next.q.reset(), next.k.reset(), next.v.reset(), next.keyTokens.reset();
+                next.swaps.clear();
+                return rebuild(state, next);
+            },
+            [&](const SetTokens& a) {
+                core::Scenario next = state.scenario;
+                next.tokens = a.tokens;
+                next.sentence.reset();
+                next.x.reset();
+                next.swaps.clear();
+                return rebuild(state, next);
+            },
+            [&](const SetTokenizer& a) {
+                core::Scenario next = state.scenario;
+                next.tokenizer = a.kind;
+                next.swaps.clear();
+                return rebuild(state, next);
+            },
+            [&](const SetDModel& a) {
+                core::Scenario next = state.scenario;
+                next.dModel = a.value;
+                fitHeadWidth(next);
+                return rebuild(state, next);
+            },
+            [&](const SetHeads& a) {
+                core::Scenario next = state.scenario;
+                next.heads = a.value;
+                fitHeadWidth(next);
+                return rebuild(state, next);
+            },
+            [&](const SetDk& a) {
+                core::Scenario next = state.scenario;
+                next.dk = a.value;
+                next.dv.reset();
+                return rebuild(state, next);
+            },
+            [&](const SetSeed& a) {
+                core::Scenario next = state.scenario;
+                next.seed = a.value;
+                return rebuild(state, next);
+            },
+            [&](const SetEmbedding& a) {
+                core::Scenario next = state.scenario;
+                next.embedding = a.kind;
+                if (a.kind == core::EmbeddingKind::OneHot) next.dModel.reset(), next.dk.reset(), next.dv.reset();
+                return rebuild(state, next);
+            },
+            [&](const SetPositional& a) {
+                core::Scenario next = state.scenario;
+                next.positional = a.kind;
+                return rebuild(state, next);
+            },
+            [&](const LoadScenario& a) {
+                const std::string preset = state.presetId, path = state.sourcePath;
+                state.presetId = a.presetId;
+                state.sourcePath = a.path;
+                if (rebuild(state, a.scenario)) return true;
+                state.presetId = preset;
+                state.sourcePath = path;
+                return false;
+            },
+            [&](const SwapTokens& a) {
+                const int n = static_cast<int>(state.model.tq());
+                if (a.a < 0 || a.b < 0 || a.a >= n || a.b >= n)
+                    return reject(state, "swap", "positions must be between 0 and " + std::to_string(n - 1));
+                core::Scenario next = state.scenario;
+                next.swaps.emplace_back(a.a, a.b);
+                return rebuild(state, next);
+            },
+            [&](const ResetSwaps&) {
+                core::Scenario next = state.scenario;
+                next.swaps.clear();
+                return rebuild(state, next);
+            },
+            [&](const Shuffle& a) {
+                core::Scenario next = state.scenario;
+                next.swaps.clear();
+                core::Prng rng(a.seed);
+                for (int i = static_cast<int>(state.model.tq()) - 1; i > 0; --i) {
+                    const int j = static_cast<int>(rng.nextU64() % static_cast<std::uint64_t>(i + 1));
+                    if (j != i) next.swaps.emplace_back(i, j);
+                }
+                return rebuild(state, next);
+            },
+            [&](const SetTemperature& a) {
+                if (!std::isfinite(a.value) || a.value <= 0.0f)
+                    return reject(state, "temperature", "must be greater than 0, got " + core::formatNumber(a.value));
+                state.scenario.temperature = a.value;
+                state.settings.temperature = a.value;
+                markSoftmaxStale(state);
+                return true;
+            },
+            [&](const SetScaled& a) {
+                state.scenario.scaled = a.value;
+                state.settings.scaled = a.value;
+                markSoftmaxStale(state);
+                return true;
+            },
+            [&](const SetCausal& a) {
+                state.scenario.causal = a.value;
+                state.settings.causal = a.value;
+                markSoftmaxStale(state);
+                return true;
+            },
+            [&](const ToggleCausal&) { return apply(state, SetCausal{!state.settings.causal}); },
+            [&](const SelectHead& a) {
+                state.view.selectedHead = a.head;
+                clampSelection(state);
+                return true;
+            },
+            [&](const StepHead& a) {
+                // cycles through mean (-1), 0, 1, …, heads-1
+                const int n = state.model.heads + 1;
+                state.view.selectedHead = ((state.view.selectedHead + 1 + a.delta) % n + n) % n - 1;
+                return true;
+            },
+            [&](const SelectQuery& a) {
+                state.view.selectedQuery = a.query;
+                clampSelection(state);
+                return true;
+            },
+            [&](const StepQuery& a) {
+                state.view.selectedQuery += a.delta;
+                clampSelection(state);
+                return true;
+            },
+            [&](const StepStage& a) {
+                state.view.stage = std::clamp(state.view.stage + a.delta, 0, kStageCount - 1);
+                return true;
+            },
+            [&](const SetColormap& a) {
+                state.view.colormap = a.value;
+                return true;
+            },
+            [&](const SetTheme& a) {
+                state.view.theme = a.value;
+                return true;
+            },
+            [&](const SetUiScale& a) {
+                if (!std::isfinite(a.value)) return reject(state, "UI scale", "not a number");
+                state.view.uiScale = std::clamp(a.value, kMinUiScale, kMaxUiScale);
+                return true;
+            },
+            [&](const SetPresenter& a) {
+                state.view.presenter = a.value;
+                return true;
+            },
+            [&](const SetSmallMultiples& a) {
+                state.view.smallMultiples = a.value;
+                return true;
+            },
+            [&](const ClearError&) {
+                state.error.clear();
+                return true;
+            },
+        },
+        action);
+}
+
+}  // namespace attnviz::app

@@ -1,0 +1,80 @@
+// Actions: every change the user can make, as small structs. apply() changes the state and
+// marks only what the change invalidates; a change that does not build is rejected with a
+// message and the previous state stays.
+#pragma once
+
+#include "app/state/app_state.hpp"
+
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace attnviz::app {
+
+namespace action {
+// Model changes: rebuild X and weights, recompute every stage.
+struct SetSentence { std::string text; };
+struct SetTokens { std::vector<std::string> tokens; };
+struct SetTokenizer { core::Tokenizer kind; };
+struct SetDModel { int value; };
+struct SetHeads { int value; };   // d_k follows as d_model / heads unless set explicitly
+struct SetDk { int value; };
+struct SetSeed { std::uint64_t value; };
+struct SetEmbedding { core::EmbeddingKind kind; };
+struct SetPositional { core::Positional kind; };
+struct LoadScenario { core::Scenario scenario; std::string presetId; std::string path; };
+// Token order.
+struct SwapTokens { int a; int b; };
+struct ResetSwaps {};
+struct Shuffle { std::uint64_t seed; };
+// Softmax changes: new weights and outputs, never new scores.
+struct SetTemperature { float value; };
+struct SetScaled { bool value; };
+struct SetCausal { bool value; };
+struct ToggleCausal {};
+// View changes: nothing is recomputed.
+struct SelectHead { int head; };    // -1 = mean over heads
+struct StepHead { int delta; };
+struct SelectQuery { int query; };
+struct StepQuery { int delta; };
+struct StepStage { int delta; };
+struct SetColormap { Colormap value; };
+struct SetTheme { Theme value; };
+struct SetUiScale { float value; };
+struct SetPresenter { bool value; };
+struct SetSmallMultiples { bool value; };
+struct ClearError {};
+}  // namespace action
+
+using Action = std::variant<action::SetSentence, action::SetTokens, action::SetTokenizer, action::SetDModel,
+                            action::SetHeads, action::SetDk, action::SetSeed, action::SetEmbedding,
+                            action::SetPositional, action::LoadScenario, action::SwapTokens, action::ResetSwaps,
+                            action::Shuffle, action::SetTemperature, action::SetScaled, action::SetCausal,
+                            action::ToggleCausal, action::SelectHead, action::StepHead, action::SelectQuery,
+                            action::StepQuery, action::StepStage, action::SetColormap, action::SetTheme,
+                            action::SetUiScale, action::SetPresenter, action::SetSmallMultiples,
+                            action::ClearError>;
+
+// Returns false (and sets state.error) when the change was rejected.
+bool apply(AppState& state, const Action& action);
+
+// Temperature slider range (log scale) and UI scale range.
+inline constexpr float kMinTemperature = 0.01f;
+inline constexpr float kMaxTemperature = 100.0f;
+inline constexpr float kMinUiScale = 0.5f;
+inline constexpr float kMaxUiScale = 4.0f;
+inline constexpr int kStageCount = 9;  // X, Q, K, V, Q Kᵀ, scaled, masked, A, A V
+
+// Collects actions emitted by panels during a frame; the app applies them after drawing.
+class Actions {
+public:
+    void emit(Action a) { m_queue.push_back(std::move(a)); }
+    std::vector<Action> take() { return std::exchange(m_queue, {}); }
+    bool empty() const { return m_queue.empty(); }
+
+private:
+    std::vector<Action> m_queue;
+};
+
+}  // namespace attnviz::app

@@ -1,0 +1,77 @@
+// AppState: everything the app shows, as plain data. The scenario is the single source of
+// truth; the model and forward pass are derived from it and recomputed lazily, stage by stage.
+#pragma once
+
+#include "core/model.hpp"
+#include "core/permutation.hpp"
+#include "core/scenario.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace attnviz::app {
+
+// How far back a head's cached tensors are stale (each stage implies the ones after it).
+enum class Stage : std::uint8_t { Fresh = 0, Outputs, Weights, Scores, Projections };
+
+// Counts of work done, so tests can prove what a change did not recompute.
+struct WorkCounters {
+    long long modelBuilds = 0;
+    long long projections = 0;  // per head
+    long long scores = 0;       // per head: Q Kᵀ
+    long long softmaxes = 0;    // per head
+    long long outputs = 0;      // per head: A V
+};
+
+enum class Theme : std::uint8_t { Dark, Light, HighContrast };
+enum class Colormap : std::uint8_t { Viridis, Magma, Grayscale, Cividis };
+
+// What the user looks at; changes here never recompute anything.
+struct ViewState {
+    int selectedHead = 0;   // -1 = mean over heads
+    int selectedQuery = 0;
+    int stage = 0;          // shape-passport step (0 = X … last = A V)
+    Colormap colormap = Colormap::Viridis;
+    Theme theme = Theme::Dark;
+    float uiScale = 1.0f;
+    bool presenter = false;
+    bool smallMultiples = false;
+};
+
+struct AppState {
+    core::Scenario scenario;   // what to compute (the current swaps included)
+    std::string presetId;      // the preset it came from, if any ("" otherwise)
+    std::string sourcePath;    // the file it came from, if any
+
+    core::Model model;         // current token order
+    core::Model baseModel;     // before the swaps (the permutation reference)
+    core::Settings settings;
+    core::Forward forward;
+    core::Forward baseForward;
+    core::EquivarianceReport equivariance;
+
+    std::vector<Stage> stale;  // per head of `forward`
+    bool baseStale = true;     // baseForward and equivariance
+    ViewState view;
+    std::string error;         // the last rejected change, shown to the user; "" when none
+    WorkCounters work;
+    core::Limits limits;
+
+    int headCount() const { return model.heads; }
+    bool swapped() const { return !core::isIdentity(model.perm); }
+};
+
+// A state showing `scenario`; throws core::InputError when it does not build.
+AppState makeState(const core::Scenario& scenario, const core::Limits& limits = {});
+
+// Brings every stale stage up to date (all heads, then the permutation reference).
+void recompute(AppState& state);
+// Brings one head up to date (the visible one first, for a fast response).
+void recomputeHead(AppState& state, int head);
+bool isFresh(const AppState& state);
+
+// The weights on screen: the selected head's, or the mean over heads when selectedHead is -1.
+core::Mat visibleWeights(const AppState& state);
+
+}  // namespace attnviz::app

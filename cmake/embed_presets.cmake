@@ -1,0 +1,12 @@
+# Writes OUT, a C++ file holding every scenario file in DIR as a raw string literal.
+file(GLOB FILES "${DIR}/*.json")
+list(SORT FILES)
+set(body "")
+foreach(f IN LISTS FILES)
+  get_filename_component(id "${f}" NAME_WE)
+  file(READ "${f}" text)
+  string(APPEND body "    {\"${id}\", R\"attnviz_json(${text})attnviz_json\"},\n")
+endforeach()
+file(WRITE "${OUT}.tmp" "// Generated from assets/scenarios/*.json; do not edit.\n#include \"core/presets.hpp\"\n\nnamespace attnviz::core {\n\nconst std::vector<PresetSource>& presetSources() {\n  static const std::vector<PresetSource> sources = {\n${body}  };\n  return sources;\n}\n\n}  // namespace attnviz::core\n")
+file(COPY_FILE "${OUT}.tmp" "${OUT}" ONLY_IF_DIFFERENT)
+file(REMOVE "${OUT}.tmp")

@@ -1,0 +1,71 @@
+// Scaled dot-product attention, one stage at a time, every intermediate kept for display.
+//
+//   per head h:  q = x W_Q[:, h*d_k : (h+1)*d_k]         [T_q, d_k]
+//                k = x W_K[:, h*d_k : (h+1)*d_k]         [T_k, d_k]
+//                v = x W_V[:, h*d_v : (h+1)*d_v]         [T_k, d_v]
+//                scores  = q kᵀ                           [T_q, T_k]  (raw, unscaled)
+//                weights = softmax_rows(scores * c, mask) [T_q, T_k]  c = 1 / (√d_k · τ), or 1 / τ unscaled
+//                output  = weights v                      [T_q, d_v]
+//   concat = [output_0 | … | output_{h-1}]               [T_q, h*d_v]
+//   output = concat W_O                                   [T_q, d_model]  (concat itself without W_O)
+//
+// The stages are separate functions so that a caller can recompute only what changed:
+// a temperature or mask change needs softmaxRows + outputs, never new scores.
+#pragma once
+
+#include "core/matrix.hpp"
+
+#include <vector>
+
+namespace attnviz::core {
+
+struct Settings {
+    float temperature = 1.0f;  // τ > 0; divides the logits (τ < 1 sharpens, τ > 1 flattens)
+    bool scaled = true;        // divide by √d_k (false: by 1, seed 003's saturation demo)
+    bool causal = false;       // key j > query i is blocked
+    std::vector<int> paddedKeys;  // key indices blocked for every query
+    MaskMat custom;               // [T_q, T_k], true = blocked; empty = none
+};
+
+// true where query i may not read key j.
+bool isBlocked(const Settings& settings, Eigen::Index i, Eigen::Index j);
+// The whole mask as a matrix: [T_q, T_k], true = blocked.
+MaskMat blockedMatrix(const Settings& settings, Eigen::Index tq, Eigen::Index tk);
+
+// c in logits = scores * c.
+float logitScale(int dk, const Settings& settings);
+
+// scores: [T_q, T_k] = q [T_q, d_k] · kᵀ [d_k, T_k]
+void computeScores(const MatRef& q, const MatRef& k, Mat& scores);
+
+// weights: [T_q, T_k]. Row-wise softmax of scores * scale over the keys a query may read:
+//   1. row max over readable keys (stability: exp never overflows)
+//   2. exp(logit - max) for readable keys, exactly 0 for blocked keys
+//   3. divide by the row sum (>= 1, the max term is exp(0))
+// A row whose every key is blocked is all zeros, never NaN.
+void softmaxRows(const MatRef& scores, float scale, const Settings& settings, Mat& weights);
+
+struct RowStats {
+    Vec sum;      // [T_q] Σ_j a_ij: 1, or 0 for a fully masked row
+    Vec max;      // [T_q] max_j a_ij
+    Vec entropy;  // [T_q] -Σ_j a_ij ln a_ij, in nats (0 ln 0 = 0)
+};
+RowStats rowStats(const MatRef& weights);
+
+struct HeadTensors {
+    Mat q, k, v;   // [T_q, d_k], [T_k, d_k], [T_k, d_v]
+    Mat scores;    // [T_q, T_k] raw q kᵀ
+    Mat weights;   // [T_q, T_k] final attention A
+    Mat output;    // [T_q, d_v] A v
+};
+
+struct Forward {
+    std::vector<HeadTensors> heads;
+    Mat concat;  // [T_q, h*d_v]
+    Mat output;  // [T_q, d_model] = concat W_O, or concat when there is no W_O
+};
+
+// Mean of every head's weights: [T_q, T_k].
+Mat meanWeights(const Forward& forward);
+
+}  // namespace attnviz::core

@@ -1,0 +1,278 @@
+#include "core/model.hpp"
+
+#include "core/error.hpp"
+#include "core/format.hpp"
+#include "core/permutation.hpp"
+
+#include <cstdio>
+
+namespace attnviz::core {
+namespace {
+
+std::vector<std::string> numberedLabels(const char* prefix, Eigen::Index n) {
+    std::vector<std::string> labels;
+    for (Eigen::Index i = 0; i < n; ++i) labels.push_back(prefix + std::to_string(i + 1));
+    return labels;
+}
+
+void expectShape(const Mat& m, Eigen::Index rows, Eigen::Index cols, const std::string& field,
+                 const std::string& why) {
+    if (m.rows() != rows || m.cols() != cols)
+        throw InputError(field, "expected " + shapeString(rows, cols) + " (" + why + "), got " +
+                                    shapeString(m.rows(), m.cols()));
+}
+
+Mat projectionMatrix(const MatrixSpec& spec, int rows, int cols, int headWidth, std::uint64_t seed,
+                     const std::string& field, const std::string& why) {
+    switch (spec.kind) {
+        case MatrixSpec::Kind::Random: return xavierMatrix(rows, cols, headWidth, seed, field);
+        case MatrixSpec::Kind::Identity:
+            if (rows != cols)
+                throw InputError(field, "\"identity\" needs a square matrix, but the shape is " +
+                                            shapeString(rows, cols) + " (" + why + ")");
+            return Mat::Identity(rows, cols);
+        case MatrixSpec::Kind::Explicit: expectShape(spec.value, rows, cols, field, why); return spec.value;
+        case MatrixSpec::Kind::None: return {};
+    }
+    return {};
+}
+
+void checkLimits(long long tq, long long tk, long long heads, long long dModel, long long dk, long long dv,
+                 const Limits& limits) {
+    if (tq > limits.maxTokens || tk > limits.maxTokens)
+        throw InputError("tokens", std::to_string(std::max(tq, tk)) + " tokens is over the limit of " +
+                                       std::to_string(limits.maxTokens));
+    if (dModel > limits.maxDModel)
+        throw InputError("d_model", std::to_string(dModel) + " is over the limit of " +
+                                        std::to_string(limits.maxDModel));
+    const std::uint64_t bytes = forwardBytes(tq, tk, heads, dModel, dk, dv);
+    if (bytes > limits.maxBytes)
+        throw InputError("heads", "this needs about " + formatBytes(bytes) + " (" + std::to_string(heads) +
+                                      " heads x " + std::to_string(tq) + " x " + std::to_string(tk) +
+                                      " scores and weights), over the limit of " + formatBytes(limits.maxBytes));
+}
+
+Model buildExplicit(const Scenario& s, bool applySwaps, const Limits& limits) {
+    if (!s.k) throw InputError("K", "required when Q is given");
+    if (!s.v) throw InputError("V", "required when Q is given");
+    if (s.x) throw InputError("X", "cannot be combined with explicit Q, K, V");
+    for (const auto* spec : {&s.wq, &s.wk, &s.wv})
+        if (spec->kind != MatrixSpec::Kind::Random)
+            throw InputError(spec == &s.wq ? "W_Q" : spec == &s.wk ? "W_K" : "W_V",
+                             "cannot be combined with explicit Q, K, V");
+    if (s.positional != Positional::None)
+        throw InputError("positional", "explicit Q, K, V are used as given; positional encoding needs token inputs");
+    if (s.heads && *s.heads != 1) throw InputError("heads", "explicit Q, K, V describe one head");
+    Model m;
+    m.explicitQkv = true;
+    m.q = *s.q;
+    m.k = *s.k;
+    m.v = *s.v;
+    m.dk = static_cast<int>(m.q.cols());
+    m.dv = static_cast<int>(m.v.cols());
+    if (m.k.cols() != m.q.cols())
+        throw InputError("K", "expected " + std::to_string(m.dk) + " columns (d_k, as Q), got " +
+                                  std::to_string(m.k.cols()));
+    if (m.v.rows() != m.k.rows())
+        throw InputError("V", "expected " + std::to_string(m.k.rows()) + " rows (one per key, as K), got " +
+                                  std::to_string(m.v.rows()));
+    if (s.dk && *s.dk != m.dk) throw InputError("d_k", "is " + std::to_string(*s.dk) + " but Q has " + std::to_string(m.dk) + " columns");
+    if (s.dv && *s.dv != m.dv) throw InputError("d_v", "is " + std::to_string(*s.dv) + " but V has " + std::to_string(m.dv) + " columns");
+    m.dModel = m.dv;
+    checkLimits(m.q.rows(), m.k.rows(), 1, m.dv, m.dk, m.dv, limits);
+
+    if (s.sentence || s.tokens) {
+        m.queryTokens = s.tokens ? *s.tokens : tokenize(*s.sentence, s.tokenizer);
+        if (static_cast<Eigen::Index>(m.queryTokens.size()) != m.q.rows())
+            throw InputError(s.tokens ? "tokens" : "sentence",
+                             std::to_string(m.queryTokens.size()) + " tokens, but Q has " +
+                                 std::to_string(m.q.rows()) + " rows");
+    } else {
+        m.queryTokens = numberedLabels("q", m.q.rows());
+    }
+    if (s.keyTokens) {
+        m.keyTokens = *s.keyTokens;
+        if (static_cast<Eigen::Index>(m.keyTokens.size()) != m.k.rows())
+            throw InputError("key_tokens", std::to_string(m.keyTokens.size()) + " labels, but K has " +
+                                               std::to_string(m.k.rows()) + " rows");
+    } else {
+        m.keyTokens = m.k.rows() == m.q.rows() ? m.queryTokens : numberedLabels("k", m.k.rows());
+    }
+    m.perm = identityPermutation(static_cast<int>(m.q.rows()));
+    if (applySwaps && !s.swaps.empty()) {
+        if (m.q.rows() != m.k.rows())
+            throw InputError("swaps", "need as many queries as keys (self-attention); Q has " +
+                                          std::to_string(m.q.rows()) + " rows, K has " + std::to_string(m.k.rows()));
+        m.perm = permutationFromSwaps(static_cast<int>(m.q.rows()), s.swaps, "swaps");
+        m.q = permuteRows(m.q, m.perm);
+        m.k = permuteRows(m.k, m.perm);
+        m.v = permuteRows(m.v, m.perm);
+        m.queryTokens = permuteLabels(m.queryTokens, m.perm);
+        m.keyTokens = permuteLabels(m.keyTokens, m.perm);
+    }
+    return m;
+}
+
+}  // namespace
+
+std::uint64_t forwardBytes(long long tq, long long tk, long long heads, long long dModel, long long dk, long long dv) {
+    const long double perHead = 2.0L * tq * tk + static_cast<long double>(tq) * dk + static_cast<long double>(tk) * dk +
+                                static_cast<long double>(tk) * dv + static_cast<long double>(tq) * dv;
+    const long double total = 4.0L * (heads * perHead + 2.0L * tq * (heads * dv + dModel) + tq * dModel);
+    return total > 1.8e19L ? UINT64_MAX : static_cast<std::uint64_t>(total);
+}
+
+std::string formatBytes(std::uint64_t bytes) {
+    const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    double value = static_cast<double>(bytes);
+    int unit = 0;
+    while (value >= 1024.0 && unit < 6) value /= 1024.0, ++unit;
+    char buffer[32];
+    std::snprintf(buffer, sizeof buffer, unit == 0 ? "%.0f %s" : "%.1f %s", value, units[unit]);
+    return buffer;
+}
+
+Model buildModel(const Scenario& s, bool applySwaps, const Limits& limits) {
+    if (s.q || s.k || s.v) {
+        if (!s.q) throw InputError(s.k ? "K" : "V", "explicit K and V need an explicit Q too");
+        return buildExplicit(s, applySwaps, limits);
+    }
+    if (s.keyTokens) throw InputError("key_tokens", "only for explicit Q, K, V (cross-attention)");
+
+    Model m;
+    std::vector<std::string> tokens;
+    if (s.x) {
+        if (s.sentence || s.tokens) {
+            tokens = s.tokens ? *s.tokens : tokenize(*s.sentence, s.tokenizer);
+            if (static_cast<Eigen::Index>(tokens.size()) != s.x->rows())
+                throw InputError(s.tokens ? "tokens" : "sentence",
+                                 std::to_string(tokens.size()) + " tokens, but X has " + std::to_string(s.x->rows()) + " rows");
+        } else {
+            tokens = numberedLabels("x", s.x->rows());
+        }
+        m.dModel = static_cast<int>(s.x->cols());
+        if (s.dModel && *s.dModel != m.dModel)
+            throw InputError("d_model", "is " + std::to_string(*s.dModel) + " but X has " + std::to_string(m.dModel) + " columns");
+    } else {
+        tokens = s.tokens ? *s.tokens : tokenize(s.sentence ? *s.sentence : kDefaultSentence, s.tokenizer);
+        if (tokens.empty())
+            throw InputError(s.tokens ? "tokens" : "sentence", "no tokens: the text is empty or only white space");
+        if (s.embedding == EmbeddingKind::OneHot) {
+            const int vocab = static_cast<int>(vocabulary(tokens).size());
+            m.dModel = s.dModel.value_or(vocab);
+            if (m.dModel < vocab)
+                throw InputError("d_model", "one-hot embedding needs at least " + std::to_string(vocab) +
+                                                " dimensions (one per distinct token), got " + std::to_string(m.dModel));
+        } else {
+            m.dModel = s.dModel.value_or(16);
+        }
+    }
+    for (std::string& t : tokens) t = sanitizeUtf8(t);
+    const long long T = static_cast<long long>(tokens.size());
+
+    m.heads = s.heads.value_or(1);
+    if (s.dk) {
+        m.dk = *s.dk;
+    } else {
+        if (m.dModel % m.heads != 0)
+            throw InputError("d_k", "d_model " + std::to_string(m.dModel) + " is not divisible by " +
+                                        std::to_string(m.heads) + " heads; give d_k");
+        m.dk = m.dModel / m.heads;
+    }
+    m.dv = s.dv.value_or(m.dk);
+    checkLimits(T, T, m.heads, m.dModel, m.dk, m.dv, limits);
+
+    m.perm = identityPermutation(static_cast<int>(T));
+    if (applySwaps && !s.swaps.empty()) m.perm = permutationFromSwaps(static_cast<int>(T), s.swaps, "swaps");
+    m.queryTokens = permuteLabels(tokens, m.perm);
+    m.keyTokens = m.queryTokens;
+
+    // 1. token vectors, in the current (swapped) order
+    if (s.x) m.embeddings = permuteRows(*s.x, m.perm);
+    else if (s.embedding == EmbeddingKind::OneHot) m.embeddings = oneHotEmbeddings(m.queryTokens, m.dModel);
+    else m.embeddings = randomEmbeddings(m.queryTokens, m.dModel, s.seed);
+    // 2. position is added after the reordering: this is what breaks equivariance
+    m.x = m.embeddings;
+    if (s.positional == Positional::Sinusoidal) {
+        m.positional = sinusoidalEncoding(static_cast<int>(T), m.dModel);
+        m.x += m.positional;
+    }
+    // 3. projections
+    const int hk = m.heads * m.dk, hv = m.heads * m.dv;
+    const std::string qkShape = "d_model x heads*d_k";
+    m.wq = projectionMatrix(s.wq, m.dModel, hk, m.dk, s.seed, "W_Q", qkShape);
+    m.wk = projectionMatrix(s.wk, m.dModel, hk, m.dk, s.seed, "W_K", qkShape);
+    m.wv = projectionMatrix(s.wv, m.dModel, hv, m.dv, s.seed, "W_V", "d_model x heads*d_v");
+    m.wo = projectionMatrix(s.wo, hv, m.dModel, m.dModel, s.seed, "W_O", "heads*d_v x d_model");
+    return m;
+}
+
+Settings buildSettings(const Scenario& s, const Model& model) {
+    Settings settings;
+    settings.temperature = s.temperature;
+    settings.scaled = s.scaled;
+    settings.causal = s.causal;
+    for (std::size_t n = 0; n < s.padding.size(); ++n) {
+        if (s.padding[n] >= model.tk())
+            throw InputError("padding[" + std::to_string(n) + "]",
+                             "key position " + std::to_string(s.padding[n]) + " is out of range (" +
+                                 std::to_string(model.tk()) + " keys)");
+        settings.paddedKeys.push_back(s.padding[n]);
+    }
+    if (s.mask) {
+        if (s.mask->rows() != model.tq() || s.mask->cols() != model.tk())
+            throw InputError("mask", "expected " + shapeString(model.tq(), model.tk()) + " (queries x keys), got " +
+                                         shapeString(s.mask->rows(), s.mask->cols()));
+        settings.custom = *s.mask;
+    }
+    return settings;
+}
+
+void projectHead(const Model& model, int head, HeadTensors& out) {
+    if (model.explicitQkv) {
+        out.q = model.q;
+        out.k = model.k;
+        out.v = model.v;
+        return;
+    }
+    // q, k: [T, d_k] = x [T, d_model] · W[:, head*d_k : (head+1)*d_k]
+    out.q.noalias() = model.x * model.wq.middleCols(head * model.dk, model.dk);
+    out.k.noalias() = model.x * model.wk.middleCols(head * model.dk, model.dk);
+    out.v.noalias() = model.x * model.wv.middleCols(head * model.dv, model.dv);
+}
+
+void scoreHead(HeadTensors& head) {
+    computeScores(head.q, head.k, head.scores);
+    if (!head.scores.allFinite())
+        throw InputError("scores", "Q Kᵀ overflows the float range; the inputs or weights are too large");
+}
+
+void weighHead(const Model& model, const Settings& settings, HeadTensors& head) {
+    softmaxRows(head.scores, logitScale(model.dk, settings), settings, head.weights);
+}
+
+void outputHead(HeadTensors& head) { head.output.noalias() = head.weights * head.v; }
+
+void combineHeads(const Model& model, Forward& forward) {
+    const Eigen::Index tq = model.tq();
+    forward.concat.resize(tq, static_cast<Eigen::Index>(model.heads) * model.dv);
+    for (int h = 0; h < model.heads; ++h) forward.concat.middleCols(h * model.dv, model.dv) = forward.heads[h].output;
+    if (model.wo.size() != 0) forward.output.noalias() = forward.concat * model.wo;
+    else forward.output = forward.concat;
+}
+
+Forward runForward(const Model& model, const Settings& settings) {
+    Forward forward;
+    forward.heads.resize(static_cast<std::size_t>(model.heads));
+    for (int h = 0; h < model.heads; ++h) {
+        HeadTensors& head = forward.heads[static_cast<std::size_t>(h)];
+        projectHead(model, h, head);
+        scoreHead(head);
+        weighHead(model, settings, head);
+        outputHead(head);
+    }
+    combineHeads(model, forward);
+    return forward;
+}
+
+}  // namespace attnviz::core

@@ -1,0 +1,60 @@
+// A scenario resolved into concrete matrices, and the forward pass over it.
+#pragma once
+
+#include "core/attention.hpp"
+#include "core/scenario.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace attnviz::core {
+
+// Refuse work that would not fit, before allocating it.
+struct Limits {
+    long long maxTokens = 16384;
+    long long maxDModel = 16384;
+    std::uint64_t maxBytes = 12ULL << 30;  // the matrices of one forward pass
+};
+
+struct Model {
+    std::vector<std::string> queryTokens;  // [T_q] row labels
+    std::vector<std::string> keyTokens;    // [T_k] column labels (= queryTokens in self-attention)
+    Mat embeddings;  // [T, d_model] token vectors before positional encoding (token mode)
+    Mat positional;  // [T, d_model] the encoding added to them; empty when none
+    Mat x;           // [T, d_model] = embeddings + positional: the attention input
+    Mat wq, wk;      // [d_model, h*d_k]
+    Mat wv;          // [d_model, h*d_v]
+    Mat wo;          // [h*d_v, d_model]; empty: output = concat
+    Mat q, k, v;     // explicit mode only: [T_q, d_k], [T_k, d_k], [T_k, d_v]
+    bool explicitQkv = false;
+    int heads = 1, dk = 0, dv = 0, dModel = 0;
+    std::vector<int> perm;  // position p holds the token originally at position perm[p]
+
+    Eigen::Index tq() const { return static_cast<Eigen::Index>(queryTokens.size()); }
+    Eigen::Index tk() const { return static_cast<Eigen::Index>(keyTokens.size()); }
+};
+
+// Resolves defaults, builds X and the weights, checks every shape.
+// applySwaps = false gives the model before the scenario's swaps (the permutation reference).
+// Throws InputError naming the field.
+Model buildModel(const Scenario& scenario, bool applySwaps = true, const Limits& limits = {});
+// Softmax settings and masks; checks padding positions and the mask's shape against the model.
+Settings buildSettings(const Scenario& scenario, const Model& model);
+
+// Bytes of the float matrices one forward pass keeps (Q, K, V, scores, weights, outputs).
+std::uint64_t forwardBytes(long long tq, long long tk, long long heads, long long dModel, long long dk, long long dv);
+// "1.6 GiB"
+std::string formatBytes(std::uint64_t bytes);
+
+// Stages of the forward pass, per head, so callers recompute only what changed.
+void projectHead(const Model& model, int head, HeadTensors& out);  // q, k, v
+void scoreHead(HeadTensors& head);                                  // scores (throws on float overflow)
+void weighHead(const Model& model, const Settings& settings, HeadTensors& head);  // weights
+void outputHead(HeadTensors& head);                                 // output = weights v
+void combineHeads(const Model& model, Forward& forward);            // concat, output
+
+// All stages for every head.
+Forward runForward(const Model& model, const Settings& settings);
+
+}  // namespace attnviz::core
