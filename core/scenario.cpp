@@ -256,6 +256,16 @@ Scenario parseScenario(const std::string& text, const std::string& where) {
         const auto colon = what.find(": ");
         std::string detail = colon == std::string::npos ? what : what.substr(colon + 2);
         throw InputError(where, "malformed JSON at " + lineColumn(text, e.byte == 0 ? 0 : e.byte - 1) + ": " + detail);
+    } catch (const json::out_of_range& e) {
+        // A number too large for a double ("1e400"): nlohmann names the literal but not its place.
+        const std::string what = e.what();
+        const auto open = what.find('\''), close = what.rfind('\'');
+        const std::string literal = open != std::string::npos && close > open ? what.substr(open + 1, close - open - 1) : "";
+        const auto at = literal.empty() ? std::string::npos : text.find(literal);
+        throw InputError(where, "malformed JSON" + (at == std::string::npos ? std::string() : " at " + lineColumn(text, at)) +
+                                    ": number " + literal + " is out of range");
+    } catch (const json::exception& e) {
+        throw InputError(where, std::string("malformed JSON: ") + e.what());
     }
     try {
         return scenarioFromJson(j);

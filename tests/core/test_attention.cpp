@@ -1,0 +1,212 @@
+// Softmax, masks, temperature and numerical extremes: properties over many seeds.
+#include "core/attention.hpp"
+#include "core/error.hpp"
+#include "core/model.hpp"
+#include "core/permutation.hpp"
+#include "core/prng.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+using namespace attnviz::core;
+
+namespace {
+
+Mat randomMatrix(int rows, int cols, std::uint64_t seed, float scale = 1.0f) {
+    Prng rng(seed);
+    Mat m(rows, cols);
+    for (int r = 0; r < rows; ++r)
+        for (int c = 0; c < cols; ++c) m(r, c) = scale * static_cast<float>(rng.normal());
+    return m;
+}
+
+void expectRowsAreDistributions(const Mat& a, const Settings& s) {
+    for (Eigen::Index i = 0; i < a.rows(); ++i) {
+        bool anyOpen = false;
+        for (Eigen::Index j = 0; j < a.cols(); ++j) {
+            ASSERT_TRUE(std::isfinite(a(i, j))) << i << "," << j;
+            ASSERT_GE(a(i, j), 0.0f);
+            if (isBlocked(s, i, j)) EXPECT_EQ(a(i, j), 0.0f) << "blocked cell " << i << "," << j;
+            else anyOpen = true;
+        }
+        EXPECT_NEAR(a.row(i).sum(), anyOpen ? 1.0f : 0.0f, 1e-5f) << "row " << i;
+    }
+}
+
+}  // namespace
+
+TEST(Softmax, RowsSumToOneOverManySeeds) {
+    for (std::uint64_t seed = 0; seed < 200; ++seed) {
+        const int T = 1 + static_cast<int>(seed % 17);
+        const Mat scores = randomMatrix(T, T, seed, 3.0f);
+        Settings s;
+        s.causal = seed % 2 == 0;
+        Mat a;
+        softmaxRows(scores, 0.5f, s, a);
+        expectRowsAreDistributions(a, s);
+    }
+}
+
+TEST(Softmax, MatchesDirectFormula) {
+    const Mat scores = randomMatrix(5, 7, 42);
+    Mat a;
+    softmaxRows(scores, 0.3f, Settings{}, a);
+    for (int i = 0; i < 5; ++i) {
+        double sum = 0;
+        for (int j = 0; j < 7; ++j) sum += std::exp(0.3 * scores(i, j));
+        for (int j = 0; j < 7; ++j) EXPECT_NEAR(a(i, j), std::exp(0.3 * scores(i, j)) / sum, 1e-6);
+    }
+}
+
+TEST(Softmax, CausalZerosAboveDiagonalExactly) {
+    for (std::uint64_t seed = 0; seed < 50; ++seed) {
+        const Mat scores = randomMatrix(12, 12, seed, 10.0f);
+        Settings s;
+        s.causal = true;
+        Mat a;
+        softmaxRows(scores, 1.0f, s, a);
+        for (int i = 0; i < 12; ++i)
+            for (int j = i + 1; j < 12; ++j) ASSERT_EQ(a(i, j), 0.0f);
+        expectRowsAreDistributions(a, s);
+    }
+}
+
+TEST(Softmax, PaddingAndCustomMasks) {
+    const Mat scores = randomMatrix(4, 5, 7);
+    Settings s;
+    s.paddedKeys = {1, 3};
+    s.custom = MaskMat::Zero(4, 5);
+    s.custom(2, 0) = true;
+    Mat a;
+    softmaxRows(scores, 1.0f, s, a);
+    for (int i = 0; i < 4; ++i) {
+        EXPECT_EQ(a(i, 1), 0.0f);
+        EXPECT_EQ(a(i, 3), 0.0f);
+    }
+    EXPECT_EQ(a(2, 0), 0.0f);
+    EXPECT_GT(a(1, 0), 0.0f);
+    expectRowsAreDistributions(a, s);
+}
+
+TEST(Softmax, FullyMaskedRowIsZeroNotNaN) {
+    const Mat scores = randomMatrix(3, 3, 9);
+    Settings s;
+    s.paddedKeys = {0, 1, 2};
+    Mat a;
+    softmaxRows(scores, 1.0f, s, a);
+    EXPECT_EQ(a.sum(), 0.0f);
+    EXPECT_TRUE(a.allFinite());
+    // Causal with more queries than keys would leave no row empty; a custom mask can.
+    Settings c;
+    c.custom = MaskMat::Zero(3, 3);
+    c.custom.row(1).setConstant(true);
+    softmaxRows(scores, 1.0f, c, a);
+    EXPECT_EQ(a.row(1).sum(), 0.0f);
+    EXPECT_NEAR(a.row(0).sum(), 1.0f, 1e-6f);
+}
+
+TEST(Softmax, ExtremeTemperaturesAndScoresStayFinite) {
+    for (float tau : {1e-3f, 1e-2f, 1.0f, 1e2f, 1e3f}) {
+        for (float magnitude : {1e-3f, 1.0f, 1e2f, 1e4f}) {
+            Mat scores = randomMatrix(9, 9, 3, 1.0f);
+            scores = scores.cwiseSign() * magnitude;  // |S| = magnitude everywhere, ±
+            scores(0, 0) = magnitude;
+            for (bool scaled : {true, false}) {
+                Settings s;
+                s.temperature = tau;
+                s.scaled = scaled;
+                s.causal = magnitude > 1.0f;
+                Mat a;
+                softmaxRows(scores, logitScale(64, s), s, a);
+                SCOPED_TRACE("tau " + std::to_string(tau) + " |S| " + std::to_string(magnitude));
+                expectRowsAreDistributions(a, s);
+            }
+        }
+    }
+}
+
+TEST(Softmax, SmallTemperatureApproachesOneHot) {
+    const Mat scores = randomMatrix(6, 6, 11, 2.0f);
+    Settings s;
+    float previousMax = 0.0f;
+    for (float tau : {10.0f, 1.0f, 0.1f, 0.01f, 0.001f}) {
+        s.temperature = tau;
+        Mat a;
+        softmaxRows(scores, logitScale(4, s), s, a);
+        const RowStats stats = rowStats(a);
+        EXPECT_GE(stats.max.minCoeff(), previousMax - 1e-6f);
+        previousMax = stats.max.minCoeff();
+        if (tau <= 0.001f) {
+            for (int i = 0; i < 6; ++i) {
+                Eigen::Index argmax;
+                scores.row(i).maxCoeff(&argmax);
+                EXPECT_NEAR(a(i, argmax), 1.0f, 1e-5f);
+            }
+        }
+    }
+}
+
+TEST(Softmax, LargeTemperatureApproachesUniform) {
+    const Mat scores = randomMatrix(5, 8, 5);
+    Settings s;
+    s.temperature = 1e3f;
+    Mat a;
+    softmaxRows(scores, logitScale(4, s), s, a);
+    EXPECT_NEAR(a.minCoeff(), 1.0f / 8, 2e-3f);
+    EXPECT_NEAR(a.maxCoeff(), 1.0f / 8, 2e-3f);
+}
+
+TEST(Softmax, LogitScale) {
+    Settings s;
+    EXPECT_FLOAT_EQ(logitScale(4, s), 0.5f);
+    s.temperature = 2.0f;
+    EXPECT_FLOAT_EQ(logitScale(4, s), 0.25f);
+    s.scaled = false;
+    EXPECT_FLOAT_EQ(logitScale(4, s), 0.5f);
+}
+
+TEST(RowStats, SumMaxEntropy) {
+    Mat a(3, 4);
+    a << 0.25f, 0.25f, 0.25f, 0.25f,  //
+        1.0f, 0.0f, 0.0f, 0.0f,       //
+        0.0f, 0.0f, 0.0f, 0.0f;
+    const RowStats s = rowStats(a);
+    EXPECT_FLOAT_EQ(s.sum(0), 1.0f);
+    EXPECT_FLOAT_EQ(s.sum(2), 0.0f);
+    EXPECT_FLOAT_EQ(s.max(1), 1.0f);
+    EXPECT_NEAR(s.entropy(0), std::log(4.0), 1e-6);
+    EXPECT_FLOAT_EQ(s.entropy(1), 0.0f);
+    EXPECT_FLOAT_EQ(s.entropy(2), 0.0f);
+}
+
+TEST(Forward, MultiHeadConcatAndOutputProjection) {
+    Scenario sc;
+    sc.sentence = "a b c d e";
+    sc.dModel = 12;
+    sc.heads = 3;
+    sc.dv = 5;  // d_k = 4 ≠ d_v
+    sc.wo.kind = MatrixSpec::Kind::Random;
+    const Model m = buildModel(sc);
+    const Forward f = runForward(m, {});
+    ASSERT_EQ(f.concat.cols(), 15);
+    for (int h = 0; h < 3; ++h) {
+        EXPECT_EQ(f.heads[h].q.cols(), 4);
+        EXPECT_EQ(f.heads[h].v.cols(), 5);
+        EXPECT_EQ(maxAbsDiff(f.concat.middleCols(5 * h, 5), f.heads[h].output), 0.0f);
+        // head h uses columns [h d_k, (h+1) d_k) of W_Q
+        EXPECT_LT(maxAbsDiff(f.heads[h].q, m.x * m.wq.middleCols(4 * h, 4)), 1e-6f);
+    }
+    EXPECT_EQ(f.output.cols(), 12);
+    EXPECT_LT(maxAbsDiff(f.output, f.concat * m.wo), 1e-5f);
+    EXPECT_EQ(meanWeights(f).rows(), 5);
+    EXPECT_NEAR(meanWeights(f).row(2).sum(), 1.0f, 1e-5f);
+}
+
+TEST(Forward, OverflowingScoresAreAnErrorNotNaN) {
+    Scenario sc;
+    sc.x = Mat::Constant(3, 2, 3e19f);
+    sc.wq.kind = sc.wk.kind = MatrixSpec::Kind::Identity;
+    const Model m = buildModel(sc);
+    EXPECT_THROW(runForward(m, {}), InputError);
+}

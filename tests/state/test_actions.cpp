@@ -1,0 +1,158 @@
+// Actions and lazy recompute, without a window.
+#include "app/state/actions.hpp"
+#include "core/presets.hpp"
+
+#include <gtest/gtest.h>
+
+using namespace attnviz;
+using namespace attnviz::app;
+
+namespace {
+
+AppState ready(const std::string& preset = "default") {
+    AppState s = makeState(core::loadPreset(preset));
+    recompute(s);
+    return s;
+}
+
+}  // namespace
+
+TEST(State, InitialRecomputeRunsEveryStageOncePerHead) {
+    const AppState s = ready();
+    EXPECT_EQ(s.model.heads, 4);
+    EXPECT_EQ(s.work.projections, 4);
+    EXPECT_EQ(s.work.scores, 4);
+    EXPECT_EQ(s.work.softmaxes, 4);
+    EXPECT_EQ(s.work.outputs, 4);
+    EXPECT_TRUE(isFresh(s));
+}
+
+TEST(State, TemperatureChangeDoesNotRecomputeScores) {
+    AppState s = ready();
+    const core::Mat before = s.forward.heads[0].weights;
+    const core::Mat scores = s.forward.heads[0].scores;
+    ASSERT_TRUE(apply(s, action::SetTemperature{0.1f}));
+    EXPECT_FALSE(isFresh(s));
+    recompute(s);
+    EXPECT_EQ(s.work.scores, 4);      // unchanged: no new Q Kᵀ
+    EXPECT_EQ(s.work.projections, 4);
+    EXPECT_EQ(s.work.softmaxes, 8);   // one more softmax per head
+    EXPECT_EQ(s.work.outputs, 8);
+    EXPECT_EQ(s.forward.heads[0].scores, scores);
+    // τ = 0.1 sharpens every row.
+    for (Eigen::Index i = 0; i < before.rows(); ++i)
+        EXPECT_GT(s.forward.heads[0].weights.row(i).maxCoeff(), before.row(i).maxCoeff());
+}
+
+TEST(State, CausalToggleOnlyReweighs) {
+    AppState s = ready();
+    ASSERT_TRUE(apply(s, action::ToggleCausal{}));
+    recompute(s);
+    EXPECT_EQ(s.work.scores, 4);
+    EXPECT_EQ(s.work.softmaxes, 8);
+    EXPECT_EQ(s.forward.heads[2].weights(0, 5), 0.0f);
+    EXPECT_EQ(s.forward.heads[2].weights(0, 0), 1.0f);
+    ASSERT_TRUE(apply(s, action::ToggleCausal{}));
+    recompute(s);
+    EXPECT_GT(s.forward.heads[2].weights(0, 5), 0.0f);
+}
+
+TEST(State, VisibleHeadFirstThenTheRest) {
+    AppState s = ready();
+    apply(s, action::SetTemperature{0.5f});
+    recomputeHead(s, 1);
+    EXPECT_EQ(s.stale[1], Stage::Fresh);
+    EXPECT_EQ(s.stale[0], Stage::Weights);
+    EXPECT_EQ(s.work.softmaxes, 5);
+    recompute(s);
+    EXPECT_EQ(s.work.softmaxes, 8);
+}
+
+TEST(State, HeadAndQuerySelectionComputeNothing) {
+    AppState s = ready();
+    const WorkCounters w = s.work;
+    apply(s, action::SelectHead{2});
+    apply(s, action::StepQuery{3});
+    apply(s, action::StepHead{1});
+    recompute(s);
+    EXPECT_EQ(s.view.selectedHead, 3);
+    EXPECT_EQ(s.view.selectedQuery, 3);
+    EXPECT_EQ(s.work.scores, w.scores);
+    EXPECT_EQ(s.work.softmaxes, w.softmaxes);
+    EXPECT_TRUE(isFresh(s));
+    // StepHead cycles 3 -> mean (-1) -> 0
+    apply(s, action::StepHead{1});
+    EXPECT_EQ(s.view.selectedHead, -1);
+    apply(s, action::StepHead{1});
+    EXPECT_EQ(s.view.selectedHead, 0);
+    apply(s, action::StepQuery{100});
+    EXPECT_EQ(s.view.selectedQuery, 5);
+}
+
+TEST(State, SentenceEditRebuildsAndBadInputKeepsPreviousState) {
+    AppState s = ready();
+    ASSERT_TRUE(apply(s, action::SetSentence{"dog bites man"}));
+    recompute(s);
+    EXPECT_EQ(s.model.tq(), 3);
+    EXPECT_EQ(s.work.scores, 8);
+    EXPECT_FALSE(apply(s, action::SetSentence{"   "}));
+    EXPECT_EQ(s.error, "sentence: no tokens: the text is empty or only white space");
+    EXPECT_EQ(s.model.tq(), 3);  // the previous state stays on screen
+    EXPECT_TRUE(isFresh(s));
+    EXPECT_FALSE(apply(s, action::SetTemperature{0.0f}));
+    EXPECT_EQ(s.settings.temperature, 1.0f);
+    apply(s, action::ClearError{});
+    EXPECT_TRUE(s.error.empty());
+}
+
+TEST(State, SwapVerdictFlipsWithPositionalEncoding) {
+    AppState s = ready("seed004-swap");
+    EXPECT_TRUE(s.swapped());
+    EXPECT_TRUE(s.equivariance.holds());
+    EXPECT_LT(s.equivariance.outputDiff, 1e-6f);
+    ASSERT_TRUE(apply(s, action::SetPositional{core::Positional::Sinusoidal}));
+    recompute(s);
+    EXPECT_FALSE(s.equivariance.holds());
+    EXPECT_GT(s.equivariance.outputDiff, 1e-2f);
+    ASSERT_TRUE(apply(s, action::ResetSwaps{}));
+    recompute(s);
+    EXPECT_FALSE(s.swapped());
+    EXPECT_EQ(s.equivariance.outputDiff, 0.0f);
+    ASSERT_TRUE(apply(s, action::SwapTokens{1, 3}));
+    recompute(s);
+    EXPECT_EQ(s.model.queryTokens, (std::vector<std::string>{"a", "d", "c", "b"}));
+    EXPECT_FALSE(apply(s, action::SwapTokens{0, 9}));
+}
+
+TEST(State, ShuffleIsDeterministicAndAPermutation) {
+    AppState a = ready(), b = ready();
+    apply(a, action::Shuffle{42});
+    apply(b, action::Shuffle{42});
+    EXPECT_EQ(a.model.perm, b.model.perm);
+    std::vector<int> sorted = a.model.perm;
+    std::sort(sorted.begin(), sorted.end());
+    EXPECT_EQ(sorted, (std::vector<int>{0, 1, 2, 3, 4, 5}));
+    recompute(a);
+    EXPECT_TRUE(a.equivariance.holds());
+}
+
+TEST(State, HeadCountChangeKeepsDkConsistent) {
+    AppState s = ready();
+    ASSERT_TRUE(apply(s, action::SetHeads{3}));  // 16 / 3 does not divide: d_k falls back to 5
+    recompute(s);
+    EXPECT_EQ(s.model.heads, 3);
+    EXPECT_EQ(s.model.dk, 5);
+    apply(s, action::SelectHead{2});
+    ASSERT_TRUE(apply(s, action::SetHeads{2}));
+    EXPECT_EQ(s.model.dk, 8);
+    EXPECT_EQ(s.view.selectedHead, 1);  // clamped to the heads that exist
+}
+
+TEST(State, MeanOverHeads) {
+    AppState s = ready();
+    apply(s, action::SelectHead{-1});
+    const core::Mat mean = visibleWeights(s);
+    core::Mat manual = core::Mat::Zero(6, 6);
+    for (const auto& h : s.forward.heads) manual += h.weights;
+    EXPECT_LT((mean - manual / 4.0f).cwiseAbs().maxCoeff(), 1e-6f);
+}
