@@ -5,6 +5,7 @@
 #include "core/files.hpp"
 #include "core/format.hpp"
 #include "core/presets.hpp"
+#include "app/render/heatmap_image.hpp"
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -23,12 +24,14 @@ struct Flags {
     long long seed = 0;
     float temperature = 1.0f;
     bool causal = false, unscaled = false;
-    std::string exportJson, exportNpy, exportCsv;
+    std::string exportJson, exportNpy, exportCsv, exportHeatmap, colormap = "viridis";
+    int cellSize = 0;
     int head = 0;
     long long maxTokens = 0, maxMemoryMiB = 0;
     bool listPresets = false, version = false, fresh = false;
-    std::string screenshot, panel, size;
-    float scale = 1.0f;
+    std::string screenshot, panel, size, theme;
+    float scale = 1.0f, uiScale = 1.0f;
+    bool presenter = false;
 };
 
 std::pair<int, int> parseSwap(const std::string& text) {
@@ -103,6 +106,15 @@ void writeOutput(const std::string& path, const std::string& text, std::ostream&
 
 }  // namespace
 
+std::string heatmapTitle(const core::Scenario& scenario, const core::Model& model, const core::Settings& settings, int head) {
+    std::string title = scenario.name.empty() ? std::string() : scenario.name + " · ";
+    title += head < 0 ? "mean of " + std::to_string(model.heads) + " heads" : "head " + std::to_string(head + 1) + " of " + std::to_string(model.heads);
+    title += " · τ = " + core::formatFixed(settings.temperature, 2);
+    if (!settings.scaled) title += " · unscaled";
+    if (settings.causal) title += " · causal";
+    return title;
+}
+
 std::string errorLine(const std::string& message) { return "attnviz: error: " + message; }
 
 int runMain(int argc, const char* const* argv, const GuiLauncher& gui, std::ostream& out, std::ostream& err) {
@@ -129,13 +141,19 @@ int runMain(int argc, const char* const* argv, const GuiLauncher& gui, std::ostr
     app.add_option("--export", f.exportJson, "Compute without a window and write every matrix as JSON ('-' = stdout)")->type_name("OUT.json");
     app.add_option("--export-npy", f.exportNpy, "Write the matrices as .npy files into DIR")->type_name("DIR");
     app.add_option("--export-csv", f.exportCsv, "Write one head's weights as CSV with token headers ('-' = stdout)")->type_name("OUT.csv");
+    app.add_option("--export-heatmap", f.exportHeatmap, "Write a heatmap figure (labels, colour bar) without a window: .png or .svg (vector)")->type_name("OUT.png|OUT.svg");
+    app.add_option("--cell-size", f.cellSize, "With --export-heatmap: pixels per cell (default: about 720 px for the matrix)")->type_name("PX");
+    app.add_option("--colormap", f.colormap, "viridis, magma, grayscale or cividis (colour-blind safe)")->type_name("NAME");
     app.add_option("--head", f.head, "Head for --export-csv and the window (-1 = mean over heads)")->type_name("N");
     app.add_option("--max-tokens", f.maxTokens, "Refuse more tokens than this (default 16384)")->type_name("N");
     app.add_option("--max-memory", f.maxMemoryMiB, "Refuse a forward pass needing more MiB than this (default 12288)")->type_name("MIB");
     app.add_option("--screenshot", f.screenshot, "Open the window, render, save a PNG and exit (needs a display; xvfb-run works)")->type_name("OUT.png");
     app.add_option("--panel", f.panel, "With --screenshot: only this panel")->type_name("NAME");
     app.add_option("--size", f.size, "Window size for the app and --screenshot")->type_name("WxH");
-    app.add_option("--scale", f.scale, "UI scale for the app and --screenshot")->type_name("S");
+    app.add_option("--scale", f.scale, "With --screenshot: pixel density, 1 to 4 (2 = a 2x-resolution image)")->type_name("S");
+    app.add_option("--ui-scale", f.uiScale, "UI scale (text and controls), 0.5 to 4")->type_name("S");
+    app.add_option("--theme", f.theme, "dark, light or high-contrast")->type_name("NAME");
+    app.add_flag("--presenter", f.presenter, "Start in presenter mode (large heatmap and labels, no controls)");
     app.add_flag("--fresh", f.fresh, "Do not restore the last session");
     app.add_flag("--version", f.version, "Print the version and exit");
 
@@ -179,15 +197,27 @@ int runMain(int argc, const char* const* argv, const GuiLauncher& gui, std::ostr
             if (f.maxMemoryMiB < 1) throw core::InputError("--max-memory", "must be at least 1");
             request.limits.maxBytes = static_cast<std::uint64_t>(f.maxMemoryMiB) << 20;
         }
-        request.head = f.head;
+        if (app.get_option("--head")->count()) request.head = f.head;
         request.screenshot = f.screenshot;
         request.panel = f.panel;
         request.fresh = f.fresh;
         if (app.get_option("--scale")->count()) {
-            if (!std::isfinite(f.scale) || f.scale < 0.5f || f.scale > 4.0f)
-                throw core::InputError("--scale", "expected a UI scale from 0.5 to 4, got " + core::formatNumber(f.scale));
+            if (!std::isfinite(f.scale) || f.scale < 1.0f || f.scale > 4.0f)
+                throw core::InputError("--scale", "expected a pixel scale from 1 to 4, got " + core::formatNumber(f.scale));
             request.scale = f.scale;
         }
+        if (app.get_option("--ui-scale")->count()) {
+            if (!std::isfinite(f.uiScale) || f.uiScale < 0.5f || f.uiScale > 4.0f)
+                throw core::InputError("--ui-scale", "expected a UI scale from 0.5 to 4, got " + core::formatNumber(f.uiScale));
+            request.uiScale = f.uiScale;
+        }
+        if (!f.theme.empty() && f.theme != "dark" && f.theme != "light" && f.theme != "high-contrast")
+            throw core::InputError("--theme", "expected dark, light or high-contrast, got '" + f.theme + "'");
+        request.theme = f.theme;
+        request.presenter = f.presenter;
+        for (const char* name : {"--scenario", "--preset", "--sentence", "--tokens", "--tokenizer", "--d-model", "--heads", "--d-k",
+                                 "--d-v", "--seed", "--embedding", "--positional", "--temperature", "--causal", "--unscaled", "--swap"})
+            if (app.get_option(name)->count()) request.explicitScenario = true;
         if (!f.size.empty()) {
             int w = 0, h = 0;
             char x = 0, extra = 0;
@@ -198,7 +228,10 @@ int runMain(int argc, const char* const* argv, const GuiLauncher& gui, std::ostr
             request.height = h;
         }
 
-        const bool exporting = !f.exportJson.empty() || !f.exportNpy.empty() || !f.exportCsv.empty();
+        const core::ColormapKind colormap = core::parseColormap(f.colormap, "--colormap");
+        request.colormap = colormap;
+        request.colormapGiven = app.get_option("--colormap")->count() > 0;
+        const bool exporting = !f.exportJson.empty() || !f.exportNpy.empty() || !f.exportCsv.empty() || !f.exportHeatmap.empty();
         if (!exporting) return gui(request);
 
         core::Model model;
@@ -209,13 +242,28 @@ int runMain(int argc, const char* const* argv, const GuiLauncher& gui, std::ostr
         } catch (const core::InputError& e) {
             throw e.within(source);
         }
-        if (!f.exportCsv.empty()) {
+        if (!f.exportCsv.empty() || !f.exportHeatmap.empty()) {
             if (f.head < -1 || f.head >= model.heads)
                 throw core::InputError("--head", "head " + std::to_string(f.head) + " does not exist (the model has " +
                                                      std::to_string(model.heads) + "; -1 = mean)");
         }
         if (!f.exportJson.empty()) writeOutput(f.exportJson, core::prettyJson(core::exportJson(model, forward)), out);
         if (!f.exportNpy.empty()) core::exportNpyDir(f.exportNpy, model, forward);
+        if (!f.exportHeatmap.empty()) {
+            if (app.get_option("--cell-size")->count() && (f.cellSize < 1 || f.cellSize > 256))
+                throw core::InputError("--cell-size", "expected 1 to 256 pixels, got " + std::to_string(f.cellSize));
+            const core::Settings settings = core::buildSettings(request.scenario, model);
+            render::HeatmapFigure figure;
+            figure.rowLabels = model.queryTokens;
+            figure.colLabels = model.keyTokens;
+            figure.weights = f.head < 0 ? core::meanWeights(forward) : forward.heads[static_cast<std::size_t>(f.head)].weights;
+            if (settings.causal || !settings.paddedKeys.empty() || settings.custom.size())
+                figure.blocked = core::blockedMatrix(settings, model.tq(), model.tk());
+            figure.title = heatmapTitle(request.scenario, model, settings, f.head);
+            figure.colormap = colormap;
+            figure.cellSize = f.cellSize;
+            render::exportHeatmap(f.exportHeatmap, figure);
+        }
         if (!f.exportCsv.empty()) {
             const core::Mat weights = f.head < 0 ? core::meanWeights(forward) : forward.heads[static_cast<std::size_t>(f.head)].weights;
             writeOutput(f.exportCsv, core::weightsCsv(model, weights), out);

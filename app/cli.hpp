@@ -2,11 +2,13 @@
 // the GUI. Errors print one line, "attnviz: error: <where>: <what>", and exit with code 2.
 #pragma once
 
+#include "core/colormap.hpp"
 #include "core/model.hpp"
 #include "core/scenario.hpp"
 
 #include <functional>
 #include <iosfwd>
+#include <optional>
 #include <string>
 
 namespace attnviz::app {
@@ -18,10 +20,16 @@ struct GuiRequest {
     core::Limits limits;
     std::string screenshot;    // --screenshot OUT.png: render, save, exit
     std::string panel;         // --panel NAME: only that panel in the screenshot
-    int width = 1600, height = 1000;  // --size WxH
-    float scale = 1.0f;               // --scale S
-    int head = 0;                     // --head N (-1 = mean)
+    int width = 0, height = 0;        // --size WxH (0 = the saved session's, or 1600x1000)
+    float scale = 1.0f;               // --scale S: pixels per UI point in the screenshot (1x, 2x …)
+    float uiScale = 0.0f;             // --ui-scale S (0 = the saved session's, or 1)
+    std::optional<int> head;          // --head N (-1 = mean)
+    std::string theme;                // --theme dark|light|high-contrast ("" = the saved session's)
+    bool presenter = false;           // --presenter
     bool fresh = false;               // --fresh: ignore the saved session
+    bool explicitScenario = false;    // a scenario, preset or model flag was given
+    core::ColormapKind colormap = core::ColormapKind::Viridis;  // --colormap
+    bool colormapGiven = false;
 };
 
 // Opens the window; returns the process exit code.
@@ -29,6 +37,9 @@ using GuiLauncher = std::function<int(const GuiRequest&)>;
 
 // Parses argv and runs what it asks for. `gui` is called when no export flag is given.
 int runMain(int argc, const char* const* argv, const GuiLauncher& gui, std::ostream& out, std::ostream& err);
+
+// "The cat sat on the mat · head 1 of 4 · τ = 1.00 · causal": the title of exported figures.
+std::string heatmapTitle(const core::Scenario& scenario, const core::Model& model, const core::Settings& settings, int head);
 
 // The one-line error format of the command line.
 std::string errorLine(const std::string& message);

@@ -1,49 +1,248 @@
 #include "app/gui.hpp"
 
+#include "app/app.hpp"
+#include "app/gfx/capture.hpp"
+#include "app/render/png.hpp"
+#include "app/state/session.hpp"
+#include "core/error.hpp"
+#include "core/files.hpp"
+#include "core/format.hpp"
+
 #include <glad/gl.h>
 #include <GLFW/glfw3.h>
-#include <imgui.h>
 #include <backends/imgui_impl_glfw.h>
 #include <backends/imgui_impl_opengl3.h>
+#include <imgui.h>
 
 #include <cstdlib>
+#include <deque>
 #include <iostream>
 
 namespace attnviz::app {
+namespace {
+
+std::string g_glfwError;
+
+void onGlfwError(int, const char* description) { g_glfwError = description ? description : "unknown error"; }
+
+constexpr const char* kNoDisplayHint =
+    "use --export / --export-npy / --export-csv to compute without a window, or run the app under a virtual display: "
+    "xvfb-run -a attnviz … --screenshot OUT.png";
+
+// Session restore: the saved view always, the saved scenario unless the command line named one.
+void restoreSession(const GuiRequest& request, core::Scenario& scenario, std::string& presetId, ViewState& view, int& width, int& height,
+                    std::string& notice) {
+    if (request.fresh || !request.screenshot.empty()) return;
+    try {
+        const auto session = loadSession(sessionPath());
+        if (!session) return;
+        view = session->view;
+        width = session->windowWidth;
+        height = session->windowHeight;
+        if (!request.explicitScenario) {
+            scenario = session->scenario;
+            presetId = session->presetId;
+        }
+    } catch (const core::InputError& e) {
+        notice = "Ignored the saved session: " + e.message();
+        std::cerr << "attnviz: note: " << notice << "\n";
+    }
+}
+
+}  // namespace
 
 int runGui(const GuiRequest& request) {
-    if (!std::getenv("DISPLAY") && !std::getenv("WAYLAND_DISPLAY")) {
-        std::cerr << "attnviz: no display found; use --export, or run under xvfb-run\n";
+    const char* display = std::getenv("DISPLAY");
+    const char* wayland = std::getenv("WAYLAND_DISPLAY");
+    if ((!display || !*display) && (!wayland || !*wayland)) {
+        std::cerr << "attnviz: no display (DISPLAY and WAYLAND_DISPLAY are unset): " << kNoDisplayHint << "\n";
         return 1;
     }
-    if (!glfwInit()) return 1;
+    glfwSetErrorCallback(onGlfwError);
+    if (!glfwInit()) {
+        std::cerr << "attnviz: cannot open a window (" << g_glfwError << "): " << kNoDisplayHint << "\n";
+        return 1;
+    }
+
+    core::Scenario scenario = request.scenario;
+    std::string presetId = request.presetId;
+    ViewState view;
+    int width = 1600, height = 1000;
+    std::string notice;
+    restoreSession(request, scenario, presetId, view, width, height, notice);
+    if (request.width > 0) width = request.width, height = request.height;
+    if (request.uiScale > 0.0f) view.uiScale = request.uiScale;
+    if (request.theme == "dark") view.theme = Theme::Dark;
+    if (request.theme == "light") view.theme = Theme::Light;
+    if (request.theme == "high-contrast") view.theme = Theme::HighContrast;
+    if (request.presenter) view.presenter = true;
+    if (request.head) view.selectedHead = *request.head;
+    if (request.colormapGiven) view.colormap = request.colormap;
+
+    AppState state;
+    try {
+        state = makeState(scenario, request.limits);
+    } catch (const core::InputError& e) {
+        // A saved session that no longer builds is not fatal: fall back to what was asked for.
+        if (scenario.name == request.scenario.name && !request.explicitScenario && notice.empty()) {
+            std::cerr << errorLine(e.message()) << "\n";
+            glfwTerminate();
+            return 2;
+        }
+        try {
+            state = makeState(request.scenario, request.limits);
+            presetId = request.presetId;
+        } catch (const core::InputError& e2) {
+            std::cerr << errorLine(e2.message()) << "\n";
+            glfwTerminate();
+            return 2;
+        }
+    }
+    state.presetId = presetId;
+    state.sourcePath = request.scenarioPath;
+    state.view = view;
+    apply(state, action::SelectHead{view.selectedHead});  // clamps the restored selection
+    apply(state, action::SelectQuery{view.selectedQuery});
+
+    const bool screenshot = !request.screenshot.empty();
     glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
     glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
     glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
-    GLFWwindow* window = glfwCreateWindow(request.width, request.height, "attnviz", nullptr, nullptr);
-    if (!window) return 1;
+    glfwWindowHint(GLFW_OPENGL_FORWARD_COMPAT, GLFW_TRUE);
+    if (screenshot) glfwWindowHint(GLFW_VISIBLE, GLFW_FALSE);
+    const std::string title = "attnviz — " + (state.scenario.name.empty() ? std::string("self-attention") : state.scenario.name);
+    GLFWwindow* window = glfwCreateWindow(width, height, title.c_str(), nullptr, nullptr);
+    if (!window) {
+        std::cerr << "attnviz: cannot open an OpenGL 3.3 window (" << g_glfwError << "): " << kNoDisplayHint << "\n";
+        glfwTerminate();
+        return 1;
+    }
     glfwMakeContextCurrent(window);
-    gladLoadGL(glfwGetProcAddress);
+    if (!gladLoadGL(glfwGetProcAddress)) {
+        std::cerr << "attnviz: OpenGL 3.3 is not available: " << kNoDisplayHint << "\n";
+        glfwDestroyWindow(window);
+        glfwTerminate();
+        return 1;
+    }
+    glfwSwapInterval(screenshot ? 0 : 1);
+
+    IMGUI_CHECKVERSION();
     ImGui::CreateContext();
+    ImGui::GetIO().IniFilename = nullptr;  // the layout is the app's; the session is saved separately
     ImGui_ImplGlfw_InitForOpenGL(window, true);
     ImGui_ImplOpenGL3_Init("#version 330 core");
-    while (!glfwWindowShouldClose(window)) {
-        glfwPollEvents();
-        ImGui_ImplOpenGL3_NewFrame();
-        ImGui_ImplGlfw_NewFrame();
-        ImGui::NewFrame();
-        ImGui::Text("%s", request.scenario.name.c_str());
-        ImGui::Render();
-        glClear(GL_COLOR_BUFFER_BIT);
-        ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
-        glfwSwapBuffers(window);
+    gfx::setGlReady(true);
+
+    int exitCode = 0;
+    {
+        App app(std::move(state));
+        if (!notice.empty()) app.notify(notice, true);
+        if (screenshot && !request.panel.empty()) {
+            const auto ids = app.panelIds();
+            if (std::find(ids.begin(), ids.end(), request.panel) == ids.end()) {
+                std::cerr << errorLine("--panel: unknown panel '" + request.panel + "' (known: " + core::joinStrings(ids, ", ") + ")") << "\n";
+                exitCode = 2;
+            }
+        }
+        std::deque<CaptureRequest> captures;
+        int frame = 0;
+        bool fullscreen = false;
+        int savedX = 0, savedY = 0, savedW = width, savedH = height;
+        while (exitCode == 0 && !glfwWindowShouldClose(window) && !app.quitRequested()) {
+            glfwPollEvents();
+            if (screenshot && frame == 3) captures.push_back({request.screenshot, request.panel, request.scale});
+            const CaptureRequest* capture = captures.empty() ? nullptr : &captures.front();
+            const float pixelScale = capture ? capture->pixelScale : 1.0f;
+            float contentScale = 1.0f, unused = 1.0f;
+            glfwGetWindowContentScale(window, &contentScale, &unused);
+            if (app.prepareFonts(contentScale, pixelScale)) {
+                ImGui_ImplOpenGL3_DestroyFontsTexture();
+                ImGui_ImplOpenGL3_CreateFontsTexture();
+            }
+            app.prepareStyle(contentScale);
+            ImGui_ImplOpenGL3_NewFrame();
+            ImGui_ImplGlfw_NewFrame();
+            ImGuiIO& io = ImGui::GetIO();
+            if (screenshot) io.DisplaySize = ImVec2(static_cast<float>(width), static_cast<float>(height));
+            if (capture) io.DisplayFramebufferScale = ImVec2(pixelScale, pixelScale);
+            ImGui::NewFrame();
+            app.frame();
+            ImGui::Render();
+            if (capture) {
+                try {
+                    const int fw = static_cast<int>(io.DisplaySize.x * pixelScale), fh = static_cast<int>(io.DisplaySize.y * pixelScale);
+                    gfx::OffscreenTarget target(fw, fh);
+                    target.bind();
+                    const ImVec4 bg = ImGui::GetStyleColorVec4(ImGuiCol_WindowBg);
+                    glClearColor(bg.x, bg.y, bg.z, 1.0f);
+                    glClear(GL_COLOR_BUFFER_BIT);
+                    ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+                    int x = 0, y = 0, w = fw, h = fh;
+                    if (!capture->panel.empty()) {
+                        const auto it = app.panelRects().find(capture->panel);
+                        if (it == app.panelRects().end()) throw core::InputError("--panel", "panel '" + capture->panel + "' is not shown in this layout");
+                        x = static_cast<int>(it->second.min.x * pixelScale), y = static_cast<int>(it->second.min.y * pixelScale);
+                        w = static_cast<int>((it->second.max.x - it->second.min.x) * pixelScale);
+                        h = static_cast<int>((it->second.max.y - it->second.min.y) * pixelScale);
+                    }
+                    const std::vector<unsigned char> pixels = target.read(x, y, w, h);
+                    gfx::OffscreenTarget::unbind();
+                    core::writeFileAtomic(capture->path, render::encodeRgbaPng(pixels.data(), w, h));
+                    if (screenshot) std::cout << "attnviz: wrote " << capture->path << " (" << w << "x" << h << ")\n";
+                    else app.notify("Saved " + capture->path);
+                } catch (const core::InputError& e) {
+                    if (screenshot) std::cerr << errorLine(e.message()) << "\n", exitCode = 2;
+                    else app.notify(e.message(), true);
+                } catch (const std::exception& e) {
+                    if (screenshot) std::cerr << errorLine(std::string("screenshot: ") + e.what()) << "\n", exitCode = 2;
+                    else app.notify(e.what(), true);
+                }
+                gfx::OffscreenTarget::unbind();
+                captures.pop_front();
+                if (screenshot) break;
+            } else {
+                int fbw = 0, fbh = 0;
+                glfwGetFramebufferSize(window, &fbw, &fbh);
+                glViewport(0, 0, fbw, fbh);
+                const ImVec4 bg = ImGui::GetStyleColorVec4(ImGuiCol_WindowBg);
+                glClearColor(bg.x, bg.y, bg.z, 1.0f);
+                glClear(GL_COLOR_BUFFER_BIT);
+                ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+                glfwSwapBuffers(window);
+            }
+            for (CaptureRequest& c : app.takeCaptures()) captures.push_back(std::move(c));
+            if (app.takeFullscreenToggle()) {
+                if (!fullscreen) {
+                    glfwGetWindowPos(window, &savedX, &savedY);
+                    glfwGetWindowSize(window, &savedW, &savedH);
+                    GLFWmonitor* monitor = glfwGetPrimaryMonitor();
+                    const GLFWvidmode* mode = monitor ? glfwGetVideoMode(monitor) : nullptr;
+                    if (mode) glfwSetWindowMonitor(window, monitor, 0, 0, mode->width, mode->height, mode->refreshRate);
+                    fullscreen = mode != nullptr;
+                } else {
+                    glfwSetWindowMonitor(window, nullptr, savedX, savedY, savedW, savedH, 0);
+                    fullscreen = false;
+                }
+            }
+            ++frame;
+        }
+        if (!screenshot) {
+            Session session{app.state().scenario, app.state().presetId, app.state().view, savedW, savedH};
+            if (!fullscreen) glfwGetWindowSize(window, &session.windowWidth, &session.windowHeight);
+            try {
+                if (const std::string path = sessionPath(); !path.empty()) saveSession(path, session);
+            } catch (const core::InputError& e) {
+                std::cerr << "attnviz: note: the session was not saved: " << e.message() << "\n";
+            }
+        }
     }
+    gfx::setGlReady(false);
     ImGui_ImplOpenGL3_Shutdown();
     ImGui_ImplGlfw_Shutdown();
     ImGui::DestroyContext();
     glfwDestroyWindow(window);
     glfwTerminate();
-    return 0;
+    return exitCode;
 }
 
 }  // namespace attnviz::app

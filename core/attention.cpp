@@ -1,5 +1,6 @@
 #include "core/attention.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -22,7 +23,9 @@ MaskMat blockedMatrix(const Settings& settings, Eigen::Index tq, Eigen::Index tk
 float logitScale(int dk, const Settings& settings) {
     const double divisor = (settings.scaled ? std::sqrt(static_cast<double>(dk)) : 1.0) *
                            static_cast<double>(settings.temperature);
-    return static_cast<float>(1.0 / divisor);
+    // Clamped into the positive float range so that (s - max) * c is never 0 * inf.
+    return static_cast<float>(std::clamp(1.0 / divisor, static_cast<double>(std::numeric_limits<float>::min()),
+                                         static_cast<double>(std::numeric_limits<float>::max())));
 }
 
 void computeScores(const MatRef& q, const MatRef& k, Mat& scores) {
@@ -44,9 +47,11 @@ void softmaxRows(const MatRef& scores, float scale, const Settings& settings, Ma
                 out.setZero();
                 continue;
             }
-            auto logits = scores.row(i).head(n).array() * scale;
-            const float rowMax = logits.maxCoeff();
-            out.head(n) = (logits - rowMax).exp();
+            // Shift by the raw max before scaling: (s - max) <= 0, so exp never overflows and a
+            // huge scale (tiny τ) turns every non-max logit into -inf, never inf - inf.
+            const auto raw = scores.row(i).head(n).array();
+            const float rowMax = raw.maxCoeff();
+            out.head(n) = ((raw - rowMax) * scale).exp();
             out.head(n) /= out.head(n).sum();
             out.tail(tk - n).setZero();
         }
@@ -55,15 +60,16 @@ void softmaxRows(const MatRef& scores, float scale, const Settings& settings, Ma
     const MaskMat blocked = blockedMatrix(settings, tq, tk);
     for (Eigen::Index i = 0; i < tq; ++i) {
         float rowMax = -std::numeric_limits<float>::infinity();
+        bool open = false;
         for (Eigen::Index j = 0; j < tk; ++j)
-            if (!blocked(i, j)) rowMax = std::max(rowMax, scores(i, j) * scale);
-        if (!std::isfinite(rowMax)) {  // every key blocked
+            if (!blocked(i, j)) rowMax = std::max(rowMax, scores(i, j)), open = true;
+        if (!open) {  // every key blocked
             weights.row(i).setZero();
             continue;
         }
         float sum = 0.0f;
         for (Eigen::Index j = 0; j < tk; ++j) {
-            const float e = blocked(i, j) ? 0.0f : std::exp(scores(i, j) * scale - rowMax);
+            const float e = blocked(i, j) ? 0.0f : std::exp((scores(i, j) - rowMax) * scale);
             weights(i, j) = e;
             sum += e;
         }

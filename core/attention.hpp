@@ -39,8 +39,9 @@ float logitScale(int dk, const Settings& settings);
 void computeScores(const MatRef& q, const MatRef& k, Mat& scores);
 
 // weights: [T_q, T_k]. Row-wise softmax of scores * scale over the keys a query may read:
-//   1. row max over readable keys (stability: exp never overflows)
-//   2. exp(logit - max) for readable keys, exactly 0 for blocked keys
+//   1. row max of the raw scores over readable keys (scale > 0 keeps the argmax)
+//   2. exp((score - max) * scale) for readable keys: never overflows, never NaN for finite
+//      scores whatever τ; exactly 0 for blocked keys
 //   3. divide by the row sum (>= 1, the max term is exp(0))
 // A row whose every key is blocked is all zeros, never NaN.
 void softmaxRows(const MatRef& scores, float scale, const Settings& settings, Mat& weights);

@@ -78,7 +78,10 @@ Model buildExplicit(const Scenario& s, bool applySwaps, const Limits& limits) {
                                   std::to_string(m.v.rows()));
     if (s.dk && *s.dk != m.dk) throw InputError("d_k", "is " + std::to_string(*s.dk) + " but Q has " + std::to_string(m.dk) + " columns");
     if (s.dv && *s.dv != m.dv) throw InputError("d_v", "is " + std::to_string(*s.dv) + " but V has " + std::to_string(m.dv) + " columns");
-    m.dModel = m.dv;
+    // W_O maps the head's output [T_q, d_v] to [T_q, d_out]; d_out is free here (no X to match).
+    const int dOut = s.wo.kind == MatrixSpec::Kind::Explicit ? static_cast<int>(s.wo.value.cols()) : m.dv;
+    m.wo = projectionMatrix(s.wo, m.dv, dOut, dOut, s.seed, "W_O", "d_v x d_out");
+    m.dModel = dOut;
     checkLimits(m.q.rows(), m.k.rows(), 1, m.dv, m.dk, m.dv, limits);
 
     if (s.sentence || s.tokens) {

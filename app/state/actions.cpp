@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 namespace attnviz::app {
 namespace {
@@ -221,6 +222,28 @@ bool apply(AppState& state, const Action& action) {
             },
             [&](const SetSmallMultiples& a) {
                 state.view.smallMultiples = a.value;
+                return true;
+            },
+            [&](const SetPreviewHead& a) {
+                state.view.previewHead = a.head >= -1 && a.head < state.model.heads ? a.head : -2;
+                return true;
+            },
+            [&](const PickSwapChip& a) {
+                const int n = static_cast<int>(state.model.tq());
+                if (a.position < 0 || a.position >= n) return reject(state, "swap", "no token at position " + std::to_string(a.position));
+                if (state.view.pendingSwap < 0) {
+                    state.view.pendingSwap = a.position;
+                    return true;
+                }
+                const int first = std::exchange(state.view.pendingSwap, -1);
+                if (first == a.position) return true;  // clicking a chip twice deselects it
+                return apply(state, SwapTokens{first, a.position});
+            },
+            [&](const SetView& a) {
+                state.view.zoom = std::isfinite(a.zoom) ? std::clamp(a.zoom, 1.0f, 512.0f) : 1.0f;
+                const float half = 0.5f / state.view.zoom;
+                state.view.panX = std::isfinite(a.panX) ? std::clamp(a.panX, half, 1.0f - half) : 0.5f;
+                state.view.panY = std::isfinite(a.panY) ? std::clamp(a.panY, half, 1.0f - half) : 0.5f;
                 return true;
             },
             [&](const ClearError&) {

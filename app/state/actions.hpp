@@ -39,11 +39,14 @@ struct StepHead { int delta; };
 struct SelectQuery { int query; };
 struct StepQuery { int delta; };
 struct StepStage { int delta; };
-struct SetColormap { Colormap value; };
+struct SetColormap { core::ColormapKind value; };
 struct SetTheme { Theme value; };
 struct SetUiScale { float value; };
 struct SetPresenter { bool value; };
 struct SetSmallMultiples { bool value; };
+struct SetPreviewHead { int head; };  // -2 = none
+struct PickSwapChip { int position; };  // first click remembers, second click swaps
+struct SetView { float zoom; float panX; float panY; };
 struct ClearError {};
 }  // namespace action
 
@@ -54,7 +57,7 @@ using Action = std::variant<action::SetSentence, action::SetTokens, action::SetT
                             action::ToggleCausal, action::SelectHead, action::StepHead, action::SelectQuery,
                             action::StepQuery, action::StepStage, action::SetColormap, action::SetTheme,
                             action::SetUiScale, action::SetPresenter, action::SetSmallMultiples,
-                            action::ClearError>;
+                            action::SetPreviewHead, action::PickSwapChip, action::SetView, action::ClearError>;
 
 // Returns false (and sets state.error) when the change was rejected.
 bool apply(AppState& state, const Action& action);

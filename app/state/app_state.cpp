@@ -20,6 +20,7 @@ AppState makeState(const core::Scenario& scenario, const core::Limits& limits) {
 
 void recomputeHead(AppState& state, int head) {
     auto& stage = state.stale[static_cast<std::size_t>(head)];
+    if (stage != Stage::Fresh) ++state.dataVersion;
     core::HeadTensors& t = state.forward.heads[static_cast<std::size_t>(head)];
     if (stage >= Stage::Projections) {
         core::projectHead(state.model, head, t);
@@ -41,6 +42,7 @@ void recomputeHead(AppState& state, int head) {
 }
 
 void recompute(AppState& state) {
+    if (!isFresh(state)) ++state.dataVersion;
     bool combine = false;
     for (int h = 0; h < state.model.heads; ++h) {
         if (state.stale[static_cast<std::size_t>(h)] != Stage::Fresh) combine = true;

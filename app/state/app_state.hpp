@@ -2,6 +2,7 @@
 // truth; the model and forward pass are derived from it and recomputed lazily, stage by stage.
 #pragma once
 
+#include "core/colormap.hpp"
 #include "core/model.hpp"
 #include "core/permutation.hpp"
 #include "core/scenario.hpp"
@@ -25,18 +26,21 @@ struct WorkCounters {
 };
 
 enum class Theme : std::uint8_t { Dark, Light, HighContrast };
-enum class Colormap : std::uint8_t { Viridis, Magma, Grayscale, Cividis };
 
 // What the user looks at; changes here never recompute anything.
 struct ViewState {
     int selectedHead = 0;   // -1 = mean over heads
     int selectedQuery = 0;
     int stage = 0;          // shape-passport step (0 = X … last = A V)
-    Colormap colormap = Colormap::Viridis;
+    core::ColormapKind colormap = core::ColormapKind::Viridis;
     Theme theme = Theme::Dark;
     float uiScale = 1.0f;
     bool presenter = false;
     bool smallMultiples = false;
+    int previewHead = -2;   // head under the mouse in the head grid (-2 = none)
+    int pendingSwap = -1;   // first chip clicked in the token-swap panel (-1 = none)
+    float zoom = 1.0f;      // heatmap zoom (1 = whole matrix)
+    float panX = 0.5f, panY = 0.5f;  // heatmap view centre, as fractions of keys / queries
 };
 
 struct AppState {
@@ -52,6 +56,7 @@ struct AppState {
     core::EquivarianceReport equivariance;
 
     std::vector<Stage> stale;  // per head of `forward`
+    std::uint64_t dataVersion = 1;  // changes whenever any computed number changes
     bool baseStale = true;     // baseForward and equivariance
     ViewState view;
     std::string error;         // the last rejected change, shown to the user; "" when none

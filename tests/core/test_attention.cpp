@@ -210,3 +210,18 @@ TEST(Forward, OverflowingScoresAreAnErrorNotNaN) {
     const Model m = buildModel(sc);
     EXPECT_THROW(runForward(m, {}), InputError);
 }
+
+TEST(Softmax, TinyTemperatureWithHugeScoresIsNeverNaN) {
+    Mat scores(2, 3);
+    scores << 1e36f, -1e36f, 0.0f,  //
+        3e38f, -3e38f, 3e38f;
+    Settings s;
+    s.temperature = 1e-39f;  // 1 / (√d_k τ) overflows float: the scale is clamped
+    Mat a;
+    softmaxRows(scores, logitScale(1, s), s, a);
+    ASSERT_TRUE(a.allFinite());
+    EXPECT_EQ(a(0, 0), 1.0f);
+    EXPECT_EQ(a(0, 1), 0.0f);
+    EXPECT_FLOAT_EQ(a(1, 0), 0.5f);  // a tie stays a tie
+    EXPECT_FLOAT_EQ(a(1, 2), 0.5f);
+}

@@ -1,6 +1,7 @@
 // Scenario files: defaults, round trips, and errors that name the field.
 #include "core/error.hpp"
 #include "core/model.hpp"
+#include "core/permutation.hpp"
 #include "core/presets.hpp"
 #include "core/scenario.hpp"
 
@@ -136,4 +137,20 @@ TEST(Scenario, PositionalEncodingIsAddedNotConcatenated) {
     const Model m = buildModel(s);
     EXPECT_EQ(m.x.cols(), 6);
     EXPECT_EQ(m.x, m.embeddings + sinusoidalEncoding(3, 6));
+}
+
+TEST(Scenario, OutputProjectionAppliesToExplicitQkv) {
+    const Scenario s = parseScenario(R"({"Q": [[1, 0], [0, 1]], "K": [[1, 0], [0, 1]], "V": [[1, 2], [3, 4]],
+                                         "W_O": [[10, 0, 1], [0, 10, 1]]})", "s");
+    const Model m = buildModel(s);
+    const Forward f = runForward(m, buildSettings(s, m));
+    ASSERT_EQ(f.output.cols(), 3);
+    EXPECT_LT(maxAbsDiff(f.output, f.heads[0].output * s.wo.value), 1e-5f);
+    EXPECT_NEAR(f.output(0, 0), 16.605f, 1e-3f);  // numpy: A V W_O
+    EXPECT_EQ(errorOf(R"({"Q": [[1]], "K": [[1]], "V": [[1, 2]], "W_O": [[1]]})"),
+              "s.json: W_O: expected 2 x 1 (d_v x d_out), got 1 x 1");
+}
+
+TEST(Scenario, TemperatureBelowFloatRangeIsNamed) {
+    EXPECT_EQ(errorOf(R"({"temperature": 1e-46})"), "s.json: temperature: 1e-46 is too close to 0 for a float (smallest: 1.4e-45)");
 }

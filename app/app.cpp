@@ -1,0 +1,331 @@
+#include "app/app.hpp"
+
+#include "app/panels/bars_panel.hpp"
+#include "app/panels/controls_panel.hpp"
+#include "app/panels/heads_panel.hpp"
+#include "app/panels/heatmap_panel.hpp"
+#include "app/panels/positional_panel.hpp"
+#include "app/panels/stages_panel.hpp"
+#include "app/panels/swap_panel.hpp"
+#include "app/theme.hpp"
+#include "core/error.hpp"
+#include "core/export.hpp"
+#include "core/files.hpp"
+#include "core/format.hpp"
+#include "core/npy.hpp"
+#include "core/presets.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <GLFW/glfw3.h>
+#include <imgui_stdlib.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+
+namespace attnviz::app {
+
+App::App(AppState state) : m_state(std::move(state)) {
+    m_panels.push_back(std::make_unique<ControlsPanel>());
+    m_panels.push_back(std::make_unique<HeatmapPanel>());
+    m_panels.push_back(std::make_unique<BarsPanel>());
+    m_panels.push_back(std::make_unique<HeadsPanel>());
+    m_panels.push_back(std::make_unique<SwapPanel>());
+    m_panels.push_back(std::make_unique<StagesPanel>());
+    m_panels.push_back(std::make_unique<PositionalPanel>());
+    recompute(m_state);
+    syncDrafts();
+}
+
+std::vector<std::string> App::panelIds() const {
+    std::vector<std::string> ids;
+    for (const auto& p : m_panels) ids.emplace_back(p->id());
+    return ids;
+}
+
+bool App::prepareFonts(float contentScale, float pixelScale) {
+    m_effectiveScale = m_state.view.uiScale * contentScale;
+    const float raster = m_effectiveScale * pixelScale;
+    if (!m_fontSet.needsRebuild(raster, m_state.model.queryTokens) &&
+        !m_fontSet.needsRebuild(raster, m_state.model.keyTokens))
+        return false;
+    std::vector<std::string> tokens = m_state.model.queryTokens;
+    tokens.insert(tokens.end(), m_state.model.keyTokens.begin(), m_state.model.keyTokens.end());
+    m_fontSet.build(raster, tokens);
+    ImGui::GetIO().FontGlobalScale = 1.0f / pixelScale;
+    return true;
+}
+
+void App::prepareStyle(float contentScale) {
+    const float scale = m_state.view.uiScale * contentScale;
+    const int theme = static_cast<int>(m_state.view.theme);
+    if (theme == m_styleTheme && scale == m_styleScale) return;
+    applyTheme(m_state.view.theme, scale);
+    m_styleTheme = theme;
+    m_styleScale = scale;
+}
+
+void App::notify(std::string message, bool error) {
+    m_toast = std::move(message);
+    m_toastError = error;
+    m_toastUntil = ImGui::GetTime() + 6.0;
+}
+
+void App::syncDrafts() {
+    // The sentence box shows the sentence, or the explicit tokens joined by spaces.
+    std::string sentence = m_state.scenario.sentence.value_or("");
+    if (!m_state.scenario.sentence && m_state.scenario.tokens) sentence = core::joinStrings(*m_state.scenario.tokens, " ");
+    if (sentence != m_drafts.sentenceSource) {
+        m_drafts.sentence = sentence;
+        m_drafts.sentenceSource = sentence;
+    }
+}
+
+std::string App::defaultExportPath(const char* extension) const {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    fs::path dir = ".";
+    if (const char* home = std::getenv("HOME"); home && fs::is_directory(fs::path(home) / "Pictures", ec)) dir = fs::path(home) / "Pictures";
+    const std::time_t now = std::time(nullptr);
+    char stamp[32];
+    std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::localtime(&now));
+    const std::string name = m_state.presetId.empty() ? "custom" : m_state.presetId;
+    return (dir / ("attnviz-" + name + "-" + stamp + extension)).string();
+}
+
+void App::layout() {
+    const ImGuiIO& io = ImGui::GetIO();
+    const float W = io.DisplaySize.x, H = io.DisplaySize.y;
+    const float top = ImGui::GetFrameHeight();
+    const float s = m_effectiveScale;
+    m_rects.clear();
+    const auto put = [&](const char* id, float x0, float y0, float x1, float y1) { m_rects[id] = {ImVec2(x0, y0), ImVec2(x1, y1)}; };
+    if (m_state.view.presenter) {
+        const float split = W * 0.64f, mid = top + (H - top) * 0.55f;
+        put("heatmap", 0, top, split, H);
+        put("bars", split, top, W, mid);
+        put("heads", split, mid, W, H);
+        return;
+    }
+    const float left = std::min(340.0f * s, W * 0.28f);
+    const float mainW = W - left, rowY = top + (H - top) * 0.60f;
+    const float heatR = left + mainW * 0.56f, barsY = top + (rowY - top) * 0.55f;
+    put("controls", 0, top, left, H);
+    put("heatmap", left, top, heatR, rowY);
+    put("bars", heatR, top, W, barsY);
+    put("heads", heatR, barsY, W, rowY);
+    const float swapR = left + mainW * 0.40f, stagesR = left + mainW * 0.76f;
+    put("swap", left, rowY, swapR, H);
+    put("stages", swapR, rowY, stagesR, H);
+    put("positional", stagesR, rowY, W, H);
+}
+
+void App::frame() {
+    m_heatmaps.beginFrame();
+    syncDrafts();
+    menuBar();
+    layout();
+    PanelContext ctx{m_state, m_actions, m_heatmaps, m_textures, m_drafts, m_fontSet.fonts(), m_requests, m_effectiveScale,
+                     ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoSavedSettings};
+    const bool presenter = m_state.view.presenter;
+    for (const auto& panel : m_panels) {
+        const auto it = m_rects.find(panel->id());
+        if (it == m_rects.end()) continue;
+        ImGui::SetNextWindowPos(it->second.min, ImGuiCond_Always);
+        ImGui::SetNextWindowSize(ImVec2(it->second.max.x - it->second.min.x, it->second.max.y - it->second.min.y), ImGuiCond_Always);
+        if (presenter && m_fontSet.fonts().large && panel->id() == std::string("heatmap")) ImGui::PushFont(m_fontSet.fonts().large);
+        panel->draw(ctx);
+        if (presenter && m_fontSet.fonts().large && panel->id() == std::string("heatmap")) ImGui::PopFont();
+    }
+    dialogs();
+    if (!m_toast.empty() && ImGui::GetTime() < m_toastUntil) {
+        const ImVec2 size = ImGui::GetIO().DisplaySize;
+        ImGui::SetNextWindowPos(ImVec2(size.x - 12, size.y - 12), ImGuiCond_Always, ImVec2(1, 1));
+        ImGui::SetNextWindowBgAlpha(0.9f);
+        ImGui::Begin("##toast", nullptr, ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoSavedSettings |
+                                             ImGuiWindowFlags_NoFocusOnAppearing | ImGuiWindowFlags_NoNav);
+        ImGui::TextColored(m_toastError ? ImVec4(1.0f, 0.45f, 0.4f, 1.0f) : ImGui::GetStyleColorVec4(ImGuiCol_Text), "%s", m_toast.c_str());
+        ImGui::End();
+    }
+    keys();
+    applyActions();
+}
+
+void App::applyActions() {
+    for (const Action& a : m_actions.take()) apply(m_state, a);
+    // The visible head first (what the user waits for), then the rest.
+    const int visible = std::max(0, shownHead(m_state));
+    if (visible < m_state.model.heads) recomputeHead(m_state, visible);
+    try {
+        recompute(m_state);
+    } catch (const core::InputError& e) {
+        notify(e.message(), true);
+    }
+}
+
+void App::keys() {
+    ImGuiIO& io = ImGui::GetIO();
+    if (io.WantTextInput || ImGui::IsAnyItemActive()) return;
+    const bool ctrl = io.KeyCtrl;
+    const auto pressed = [](int key) { return ImGui::IsKeyPressed(key, true); };
+    if (ctrl && pressed(GLFW_KEY_S)) m_captures.push_back({defaultExportPath(".png"), "", 1.0f});
+    if (ctrl && pressed(GLFW_KEY_O)) m_requests.openDialog = true;
+    if (ctrl && (pressed(GLFW_KEY_EQUAL) || pressed(GLFW_KEY_KP_ADD))) m_actions.emit(action::SetUiScale{m_state.view.uiScale * 1.1f});
+    if (ctrl && (pressed(GLFW_KEY_MINUS) || pressed(GLFW_KEY_KP_SUBTRACT))) m_actions.emit(action::SetUiScale{m_state.view.uiScale / 1.1f});
+    if (ctrl && pressed(GLFW_KEY_0)) m_actions.emit(action::SetUiScale{1.0f});
+    if (ctrl) return;
+    if (pressed(GLFW_KEY_SPACE)) m_actions.emit(action::ToggleCausal{});
+    if (pressed(GLFW_KEY_LEFT_BRACKET)) m_actions.emit(action::StepHead{-1});
+    if (pressed(GLFW_KEY_RIGHT_BRACKET)) m_actions.emit(action::StepHead{+1});
+    if (pressed(GLFW_KEY_UP)) m_actions.emit(action::StepQuery{-1});
+    if (pressed(GLFW_KEY_DOWN)) m_actions.emit(action::StepQuery{+1});
+    if (pressed(GLFW_KEY_LEFT)) m_actions.emit(action::StepStage{-1});
+    if (pressed(GLFW_KEY_RIGHT)) m_actions.emit(action::StepStage{+1});
+    if (pressed(GLFW_KEY_F5)) m_actions.emit(action::SetPresenter{!m_state.view.presenter});
+    if (pressed(GLFW_KEY_ESCAPE) && m_state.view.presenter) m_actions.emit(action::SetPresenter{false});
+    if (pressed(GLFW_KEY_F11)) m_requests.toggleFullscreen = true;
+}
+
+void App::menuBar() {
+    if (!ImGui::BeginMainMenuBar()) return;
+    if (ImGui::BeginMenu("File")) {
+        if (ImGui::MenuItem("Open scenario…", "Ctrl+O")) m_requests.openDialog = true;
+        if (ImGui::MenuItem("Save scenario…")) m_requests.saveDialog = true;
+        if (ImGui::MenuItem("Export image, CSV or .npy…")) m_requests.exportDialog = true;
+        if (ImGui::MenuItem("Screenshot now", "Ctrl+S")) m_captures.push_back({defaultExportPath(".png"), "", 1.0f});
+        ImGui::Separator();
+        if (ImGui::MenuItem("Quit")) m_quit = true;
+        ImGui::EndMenu();
+    }
+    if (ImGui::BeginMenu("Presets")) {
+        for (const std::string& id : core::presetIds()) {
+            const core::Scenario sc = core::loadPreset(id);
+            if (ImGui::MenuItem(sc.name.c_str(), nullptr, id == m_state.presetId)) m_actions.emit(action::LoadScenario{sc, id, ""});
+        }
+        ImGui::EndMenu();
+    }
+    if (ImGui::BeginMenu("View")) {
+        const Theme theme = m_state.view.theme;
+        if (ImGui::MenuItem("Dark theme", nullptr, theme == Theme::Dark)) m_actions.emit(action::SetTheme{Theme::Dark});
+        if (ImGui::MenuItem("Light theme", nullptr, theme == Theme::Light)) m_actions.emit(action::SetTheme{Theme::Light});
+        if (ImGui::MenuItem("High contrast", nullptr, theme == Theme::HighContrast)) m_actions.emit(action::SetTheme{Theme::HighContrast});
+        ImGui::Separator();
+        if (ImGui::MenuItem("Presenter mode", "F5", m_state.view.presenter)) m_actions.emit(action::SetPresenter{!m_state.view.presenter});
+        if (ImGui::MenuItem("Fullscreen", "F11")) m_requests.toggleFullscreen = true;
+        ImGui::Separator();
+        if (ImGui::MenuItem("Larger", "Ctrl+=")) m_actions.emit(action::SetUiScale{m_state.view.uiScale * 1.1f});
+        if (ImGui::MenuItem("Smaller", "Ctrl+-")) m_actions.emit(action::SetUiScale{m_state.view.uiScale / 1.1f});
+        if (ImGui::MenuItem("Actual size", "Ctrl+0")) m_actions.emit(action::SetUiScale{1.0f});
+        ImGui::EndMenu();
+    }
+    if (ImGui::BeginMenu("Help")) {
+        ImGui::TextUnformatted("Space        causal mask on/off\n[ and ]      previous / next head\n↑ and ↓      previous / next query\n← and →      previous / next stage\n"
+                               "Ctrl+S       screenshot\nCtrl+O       open a scenario\nCtrl+= / − / 0   UI scale\nF5           presenter mode\nF11          fullscreen\n"
+                               "Heatmap: click a row to select it, wheel to zoom, right-drag to pan.");
+        ImGui::EndMenu();
+    }
+    ImGui::TextDisabled("  %s", m_state.scenario.name.empty() ? "attnviz" : m_state.scenario.name.c_str());
+    ImGui::EndMainMenuBar();
+}
+
+void App::dialogs() {
+    if (std::exchange(m_requests.openDialog, false)) ImGui::OpenPopup("Open scenario");
+    if (std::exchange(m_requests.saveDialog, false)) {
+        if (m_drafts.savePath.empty()) m_drafts.savePath = m_state.sourcePath.empty() ? "scenario.json" : m_state.sourcePath;
+        ImGui::OpenPopup("Save scenario");
+    }
+    if (std::exchange(m_requests.exportDialog, false)) {
+        m_drafts.exportPath = defaultExportPath(".png");
+        ImGui::OpenPopup("Export");
+    }
+    const ImVec2 centre = ImGui::GetMainViewport()->GetCenter();
+    const float width = 560.0f * m_effectiveScale;
+    ImGui::SetNextWindowPos(centre, ImGuiCond_Appearing, ImVec2(0.5f, 0.5f));
+    ImGui::SetNextWindowSize(ImVec2(width, 0));
+    if (ImGui::BeginPopupModal("Open scenario", nullptr, ImGuiWindowFlags_NoSavedSettings)) {
+        ImGui::TextUnformatted("Scenario file (JSON):");
+        ImGui::SetNextItemWidth(-1);
+        const bool enter = ImGui::InputText("##open", &m_drafts.openPath, ImGuiInputTextFlags_EnterReturnsTrue);
+        if (ImGui::Button("Open") || enter) {
+            try {
+                m_actions.emit(action::LoadScenario{core::loadScenarioFile(m_drafts.openPath), "", m_drafts.openPath});
+                ImGui::CloseCurrentPopup();
+            } catch (const core::InputError& e) {
+                notify(e.message(), true);
+            }
+        }
+        ImGui::SameLine();
+        if (ImGui::Button("Cancel")) ImGui::CloseCurrentPopup();
+        ImGui::EndPopup();
+    }
+    ImGui::SetNextWindowPos(centre, ImGuiCond_Appearing, ImVec2(0.5f, 0.5f));
+    ImGui::SetNextWindowSize(ImVec2(width, 0));
+    if (ImGui::BeginPopupModal("Save scenario", nullptr, ImGuiWindowFlags_NoSavedSettings)) {
+        ImGui::TextUnformatted("Save the current scenario (swaps, temperature and mask included) to:");
+        ImGui::SetNextItemWidth(-1);
+        const bool enter = ImGui::InputText("##save", &m_drafts.savePath, ImGuiInputTextFlags_EnterReturnsTrue);
+        if (ImGui::Button("Save") || enter) {
+            try {
+                core::writeFileAtomic(m_drafts.savePath, core::prettyJson(core::scenarioToJson(m_state.scenario)));
+                notify("Saved " + m_drafts.savePath);
+                ImGui::CloseCurrentPopup();
+            } catch (const core::InputError& e) {
+                notify(e.message(), true);
+            }
+        }
+        ImGui::SameLine();
+        if (ImGui::Button("Cancel")) ImGui::CloseCurrentPopup();
+        ImGui::EndPopup();
+    }
+    ImGui::SetNextWindowPos(centre, ImGuiCond_Appearing, ImVec2(0.5f, 0.5f));
+    ImGui::SetNextWindowSize(ImVec2(width, 0));
+    if (ImGui::BeginPopupModal("Export", nullptr, ImGuiWindowFlags_NoSavedSettings)) {
+        ImGui::TextUnformatted("Path:");
+        ImGui::SetNextItemWidth(-1);
+        ImGui::InputText("##export", &m_drafts.exportPath);
+        std::string panels = std::string("whole window") + '\0';
+        for (const auto& p : m_panels) panels += std::string(p->title()) + '\0';
+        ImGui::SetNextItemWidth(width * 0.5f);
+        ImGui::Combo("what", &m_exportPanel, panels.c_str());
+        ImGui::RadioButton("1x", &m_exportScale, 1);
+        ImGui::SameLine();
+        ImGui::RadioButton("2x resolution", &m_exportScale, 2);
+        if (ImGui::Button("Save PNG")) {
+            const std::string panel = m_exportPanel > 0 ? m_panels[static_cast<std::size_t>(m_exportPanel - 1)]->id() : "";
+            m_captures.push_back({m_drafts.exportPath, panel, static_cast<float>(m_exportScale)});
+            ImGui::CloseCurrentPopup();
+        }
+        ImGui::SameLine();
+        const int head = std::max(0, m_state.view.selectedHead);
+        if (ImGui::Button("Save weights CSV")) {
+            try {
+                std::filesystem::path p(m_drafts.exportPath);
+                p.replace_extension(".csv");
+                core::writeFileAtomic(p.string(), core::weightsCsv(m_state.model, visibleWeights(m_state)));
+                notify("Saved " + p.string());
+                ImGui::CloseCurrentPopup();
+            } catch (const core::InputError& e) {
+                notify(e.message(), true);
+            }
+        }
+        ImGui::SameLine();
+        if (ImGui::Button("Save weights .npy")) {
+            try {
+                std::filesystem::path p(m_drafts.exportPath);
+                p.replace_extension(".npy");
+                core::writeFileAtomic(p.string(), core::encodeNpy(core::matrixTensor(visibleWeights(m_state))));
+                notify("Saved " + p.string() + " (head " + std::to_string(head + 1) + ")");
+                ImGui::CloseCurrentPopup();
+            } catch (const core::InputError& e) {
+                notify(e.message(), true);
+            }
+        }
+        ImGui::SameLine();
+        if (ImGui::Button("Cancel")) ImGui::CloseCurrentPopup();
+        ImGui::EndPopup();
+    }
+}
+
+}  // namespace attnviz::app

@@ -1,0 +1,86 @@
+// The app: owns the state and the panels, decides the layout, maps keys to actions, applies the
+// actions after every frame and recomputes lazily. No window or GL code here (see gui.cpp).
+#pragma once
+
+#include "app/fonts.hpp"
+#include "app/gfx/heatmap_renderer.hpp"
+#include "app/gfx/texture_cache.hpp"
+#include "app/panels/panel.hpp"
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace attnviz::app {
+
+struct PanelRect {
+    ImVec2 min, max;
+};
+
+// A pending image export the platform layer carries out after rendering the next frame.
+struct CaptureRequest {
+    std::string path;
+    std::string panel;  // "" = whole window
+    float pixelScale = 1.0f;
+};
+
+class App {
+public:
+    explicit App(AppState state);
+
+    // Between ImGui::NewFrame() and ImGui::Render(): menus, panels, dialogs, keys; then the
+    // frame's actions are applied and what they invalidated is recomputed.
+    void frame();
+
+    // Call before ImGui::NewFrame(): rebuilds the font atlas when the scale or the tokens need
+    // it; returns true when the GPU font texture must be re-created.
+    bool prepareFonts(float contentScale, float pixelScale);
+    // Applies theme and UI scale to ImGui's style when they changed.
+    void prepareStyle(float contentScale);
+
+    AppState& state() { return m_state; }
+    const AppState& state() const { return m_state; }
+    const std::map<std::string, PanelRect>& panelRects() const { return m_rects; }
+    std::vector<std::string> panelIds() const;
+
+    // Exports the app asked for this frame (Ctrl+S, the Export dialog).
+    std::vector<CaptureRequest> takeCaptures() { return std::exchange(m_captures, {}); }
+    bool takeFullscreenToggle() { return std::exchange(m_requests.toggleFullscreen, false); }
+    bool quitRequested() const { return m_quit; }
+    // A message shown for a few seconds ("Saved … ", or why a save failed).
+    void notify(std::string message, bool error = false);
+    // Runs `count` frames without a window (tests): needs an ImGui context with a built font atlas.
+    long long textureUploads() const { return m_textures.uploads(); }
+
+private:
+    void layout();
+    void menuBar();
+    void dialogs();
+    void keys();
+    void applyActions();
+    void syncDrafts();
+    std::string defaultExportPath(const char* extension) const;
+
+    AppState m_state;
+    Actions m_actions;
+    Drafts m_drafts;
+    AppRequests m_requests;
+    FontSet m_fontSet;
+    gfx::HeatmapRenderer m_heatmaps;
+    gfx::TextureCache m_textures;
+    std::vector<std::unique_ptr<Panel>> m_panels;
+    std::map<std::string, PanelRect> m_rects;
+    std::vector<CaptureRequest> m_captures;
+    std::string m_toast;
+    bool m_toastError = false;
+    double m_toastUntil = 0.0;
+    int m_exportPanel = 0;        // Export dialog: 0 = whole window, else panel index + 1
+    int m_exportScale = 1;
+    int m_styleTheme = -1;
+    float m_styleScale = 0.0f;
+    float m_effectiveScale = 1.0f;
+    bool m_quit = false;
+};
+
+}  // namespace attnviz::app

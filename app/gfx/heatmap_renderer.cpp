@@ -1,0 +1,114 @@
+#include "app/gfx/heatmap_renderer.hpp"
+
+#include <algorithm>
+
+namespace attnviz::gfx {
+
+void HeatmapTexture::upload(const core::MatRef& weights, const core::MaskMat* blocked, int maxSide) {
+    const int rows = static_cast<int>(weights.rows()), cols = static_cast<int>(weights.cols());
+    const int stepR = maxSide > 0 ? std::max(1, (rows + maxSide - 1) / maxSide) : 1;
+    const int stepC = maxSide > 0 ? std::max(1, (cols + maxSide - 1) / maxSide) : 1;
+    m_rows = (rows + stepR - 1) / stepR;
+    m_cols = (cols + stepC - 1) / stepC;
+    m_staging.assign(static_cast<std::size_t>(m_rows) * m_cols, 0.0f);
+    for (int r = 0; r < m_rows; ++r)
+        for (int c = 0; c < m_cols; ++c) {
+            double sum = 0.0;
+            int open = 0;
+            for (int i = r * stepR; i < std::min(rows, (r + 1) * stepR); ++i)
+                for (int j = c * stepC; j < std::min(cols, (c + 1) * stepC); ++j) {
+                    if (blocked && blocked->size() && (*blocked)(i, j)) continue;
+                    sum += weights(i, j);
+                    ++open;
+                }
+            m_staging[static_cast<std::size_t>(r) * m_cols + c] = open ? static_cast<float>(sum / open) : kMaskedValue;
+        }
+    if (!glReady()) return;
+    if (!m_texture) m_texture = makeTexture();
+    glBindTexture(GL_TEXTURE_2D, m_texture.id());
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
+    glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
+    glTexImage2D(GL_TEXTURE_2D, 0, GL_R32F, m_cols, m_rows, 0, GL_RED, GL_FLOAT, m_staging.data());
+}
+
+HeatmapRenderer::HeatmapRenderer() {
+    if (!glReady()) return;
+    m_program = makeProgram(shaderSource("heatmap", "vert"), shaderSource("heatmap", "frag"));
+    m_vao = makeVertexArray();
+    const GLuint p = m_program.id();
+    m_uRect = glGetUniformLocation(p, "u_rect");
+    m_uUv = glGetUniformLocation(p, "u_uv");
+    m_uWeights = glGetUniformLocation(p, "u_weights");
+    m_uLut = glGetUniformLocation(p, "u_lut");
+    m_uLoHi = glGetUniformLocation(p, "u_lohi");
+    m_uInk = glGetUniformLocation(p, "u_maskInk");
+    m_uPaper = glGetUniformLocation(p, "u_maskPaper");
+    m_uHatch = glGetUniformLocation(p, "u_hatch");
+    for (int k = 0; k < core::kColormapCount; ++k) {
+        const core::ColormapTable& table = core::colormapTable(static_cast<core::ColormapKind>(k));
+        std::array<unsigned char, 256 * 4> rgba{};
+        for (int i = 0; i < 256; ++i) {
+            rgba[4 * i] = table[i].r;
+            rgba[4 * i + 1] = table[i].g;
+            rgba[4 * i + 2] = table[i].b;
+            rgba[4 * i + 3] = 255;
+        }
+        m_luts[k] = makeTexture();
+        glBindTexture(GL_TEXTURE_2D, m_luts[k].id());
+        glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
+        glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
+        glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, 256, 1, 0, GL_RGBA, GL_UNSIGNED_BYTE, rgba.data());
+    }
+}
+
+void HeatmapRenderer::draw(ImDrawList* list, const HeatmapTexture& texture, ImVec2 min, ImVec2 max, ImVec2 uv0,
+                           ImVec2 uv1, core::ColormapKind colormap, float lo, float hi) {
+    if (texture.empty()) return;
+    if (!m_program) {  // no GL (panel tests): a flat stand-in keeps the layout
+        list->AddRectFilled(min, max, IM_COL32(90, 90, 100, 255));
+        return;
+    }
+    m_calls.push_back(Call{this, texture.id(), m_luts[static_cast<std::size_t>(colormap)].id(), min, max, uv0, uv1, lo, hi});
+    list->AddCallback(&HeatmapRenderer::callback, &m_calls.back());
+    list->AddCallback(ImDrawCallback_ResetRenderState, nullptr);
+}
+
+void HeatmapRenderer::callback(const ImDrawList*, const ImDrawCmd* cmd) {
+    const Call& c = *static_cast<const Call*>(cmd->UserCallbackData);
+    const HeatmapRenderer& r = *c.renderer;
+    const ImDrawData* dd = ImGui::GetDrawData();
+    const ImVec2 pos = dd->DisplayPos, size = dd->DisplaySize, scale = dd->FramebufferScale;
+    const auto ndcX = [&](float x) { return (x - pos.x) / size.x * 2.0f - 1.0f; };
+    const auto ndcY = [&](float y) { return 1.0f - (y - pos.y) / size.y * 2.0f; };
+
+    // Clip to the command's rectangle (ImGui sets the scissor only for its own draws).
+    const float fbHeight = size.y * scale.y;
+    const float x0 = (cmd->ClipRect.x - pos.x) * scale.x, y0 = (cmd->ClipRect.y - pos.y) * scale.y;
+    const float x1 = (cmd->ClipRect.z - pos.x) * scale.x, y1 = (cmd->ClipRect.w - pos.y) * scale.y;
+    if (x1 <= x0 || y1 <= y0) return;
+    glEnable(GL_SCISSOR_TEST);
+    glScissor(static_cast<GLint>(x0), static_cast<GLint>(fbHeight - y1), static_cast<GLsizei>(x1 - x0),
+              static_cast<GLsizei>(y1 - y0));
+
+    glUseProgram(r.m_program.id());
+    glBindVertexArray(r.m_vao.id());
+    glActiveTexture(GL_TEXTURE0);
+    glBindTexture(GL_TEXTURE_2D, c.texture);
+    glActiveTexture(GL_TEXTURE1);
+    glBindTexture(GL_TEXTURE_2D, c.lut);
+    glUniform1i(r.m_uWeights, 0);
+    glUniform1i(r.m_uLut, 1);
+    glUniform4f(r.m_uRect, ndcX(c.min.x), ndcY(c.min.y), ndcX(c.max.x), ndcY(c.max.y));
+    glUniform4f(r.m_uUv, c.uv0.x, c.uv0.y, c.uv1.x, c.uv1.y);
+    glUniform2f(r.m_uLoHi, c.lo, c.hi);
+    glUniform3f(r.m_uInk, core::kMaskedInk.r / 255.0f, core::kMaskedInk.g / 255.0f, core::kMaskedInk.b / 255.0f);
+    glUniform3f(r.m_uPaper, core::kMaskedPaper.r / 255.0f, core::kMaskedPaper.g / 255.0f, core::kMaskedPaper.b / 255.0f);
+    glUniform1f(r.m_uHatch, 8.0f * scale.x);
+    glDrawArrays(GL_TRIANGLE_STRIP, 0, 4);
+    glActiveTexture(GL_TEXTURE0);
+}
+
+}  // namespace attnviz::gfx

@@ -1,0 +1,70 @@
+// Heatmaps on the GPU: a matrix as one float texture, drawn through the colormap shader
+// (shaders/heatmap.*) inside ImGui's draw list by a draw callback.
+#pragma once
+
+#include "app/gfx/gl_objects.hpp"
+#include "core/colormap.hpp"
+#include "core/matrix.hpp"
+
+#include <imgui.h>
+
+#include <array>
+#include <deque>
+
+namespace attnviz::gfx {
+
+// Texel value of a masked cell: far below any weight or encoding value a heatmap shows.
+inline constexpr float kMaskedValue = -3.0e38f;
+inline bool isMaskedValue(float v) { return v < -1.0e38f; }
+
+// One matrix as an R32F texture: a texel per cell, row = query; masked cells hold kMaskedValue.
+class HeatmapTexture {
+public:
+    // weights: [rows, cols]; blocked: same shape or null. With maxSide > 0 a larger matrix is
+    // reduced to at most maxSide texels a side by block means (a block is masked only if all of
+    // its cells are), for thumbnails.
+    void upload(const core::MatRef& weights, const core::MaskMat* blocked, int maxSide = 0);
+    int rows() const { return m_rows; }
+    int cols() const { return m_cols; }
+    GLuint id() const { return m_texture.id(); }
+    bool empty() const { return m_rows == 0; }
+    // The values as uploaded (after any reduction): row-major [rows, cols], kMaskedValue = masked.
+    const std::vector<float>& values() const { return m_staging; }
+
+private:
+    GlTexture m_texture;
+    int m_rows = 0, m_cols = 0;
+    std::vector<float> m_staging;
+};
+
+class HeatmapRenderer {
+public:
+    HeatmapRenderer();  // uses the current GL 3.3 context when glReady()
+
+    // Call once per frame before panels draw (frees last frame's callback records).
+    void beginFrame() { m_calls.clear(); }
+
+    // Draws the part [uv0, uv1] of `texture` (u = key axis, v = query axis) into the screen
+    // rectangle [min, max], mapping values lo..hi onto the colormap.
+    void draw(ImDrawList* list, const HeatmapTexture& texture, ImVec2 min, ImVec2 max, ImVec2 uv0, ImVec2 uv1,
+              core::ColormapKind colormap, float lo = 0.0f, float hi = 1.0f);
+
+private:
+    struct Call {
+        const HeatmapRenderer* renderer;
+        GLuint texture;
+        GLuint lut;
+        ImVec2 min, max, uv0, uv1;
+        float lo, hi;
+    };
+    static void callback(const ImDrawList* list, const ImDrawCmd* cmd);
+
+    GlProgram m_program;
+    GlVertexArray m_vao;
+    std::array<GlTexture, core::kColormapCount> m_luts;
+    GLint m_uRect = -1, m_uUv = -1, m_uWeights = -1, m_uLut = -1, m_uLoHi = -1, m_uInk = -1, m_uPaper = -1,
+          m_uHatch = -1;
+    std::deque<Call> m_calls;  // stable addresses for the draw callbacks of this frame
+};
+
+}  // namespace attnviz::gfx

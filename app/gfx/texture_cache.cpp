@@ -1,0 +1,17 @@
+#include "app/gfx/texture_cache.hpp"
+
+namespace attnviz::gfx {
+
+const HeatmapTexture& TextureCache::get(const std::string& key, std::uint64_t version,
+                                        const std::function<MatrixSource()>& make, int maxSide) {
+    Entry& e = m_entries[key];
+    if (e.version != version || e.texture.empty()) {
+        const MatrixSource source = make();
+        e.texture.upload(source.values, source.blocked.size() ? &source.blocked : nullptr, maxSide);
+        e.version = version;
+        ++m_uploads;
+    }
+    return e.texture;
+}
+
+}  // namespace attnviz::gfx

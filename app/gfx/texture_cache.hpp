@@ -1,0 +1,35 @@
+// GPU copies of matrices, re-uploaded only when the data they come from changed.
+#pragma once
+
+#include "app/gfx/heatmap_renderer.hpp"
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+
+namespace attnviz::gfx {
+
+struct MatrixSource {
+    core::Mat values;
+    core::MaskMat blocked;  // empty = nothing masked
+};
+
+class TextureCache {
+public:
+    // The texture for `key`; `make` runs (and the texture is uploaded) only when `version`
+    // differs from the one cached. maxSide > 0 reduces large matrices (thumbnails).
+    const HeatmapTexture& get(const std::string& key, std::uint64_t version,
+                              const std::function<MatrixSource()>& make, int maxSide = 0);
+    long long uploads() const { return m_uploads; }
+
+private:
+    struct Entry {
+        std::uint64_t version = 0;
+        HeatmapTexture texture;
+    };
+    std::map<std::string, Entry> m_entries;
+    long long m_uploads = 0;
+};
+
+}  // namespace attnviz::gfx

@@ -1,0 +1,97 @@
+#include "app/panels/bars_panel.hpp"
+
+#include "app/panels/heatmap_panel.hpp"
+#include "app/widgets/charts.hpp"
+#include "core/attention.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace attnviz::app {
+
+std::vector<int> smallMultiplePositions(int queries, int selected, int count) {
+    std::vector<int> positions;
+    const int n = std::min(count, queries);
+    for (int k = 0; k < n; ++k)
+        positions.push_back(n == 1 ? 0 : static_cast<int>(std::lround(k * (queries - 1) / static_cast<double>(n - 1))));
+    if (std::find(positions.begin(), positions.end(), selected) == positions.end() && selected < queries) {
+        positions.push_back(selected);
+        std::sort(positions.begin(), positions.end());
+    }
+    positions.erase(std::unique(positions.begin(), positions.end()), positions.end());
+    return positions;
+}
+
+namespace {
+
+void queryBars(PanelContext& ctx, int head, int q, ImVec2 size, bool compact) {
+    const AppState& s = ctx.state;
+    const int tk = static_cast<int>(s.model.tk());
+    std::vector<float> values(static_cast<std::size_t>(tk));
+    std::vector<bool> blocked(static_cast<std::size_t>(tk));
+    for (int j = 0; j < tk; ++j) {
+        float w = 0.0f;
+        if (head < 0) {
+            for (const auto& h : s.forward.heads) w += h.weights(q, j);
+            w /= static_cast<float>(s.forward.heads.size());
+        } else {
+            w = s.forward.heads[static_cast<std::size_t>(head)].weights(q, j);
+        }
+        values[static_cast<std::size_t>(j)] = w;
+        blocked[static_cast<std::size_t>(j)] = core::isBlocked(s.settings, q, j);
+    }
+    const ImVec2 min = ImGui::GetCursorScreenPos();
+    widgets::BarChartStyle style;
+    style.showValues = !compact || tk <= 12;
+    style.showLabels = true;
+    // The query's own key is red when queries and keys are the same sequence.
+    const int self = s.model.explicitQkv && s.model.tq() != s.model.tk() ? -1 : q;
+    const int hovered = widgets::barChart(ImGui::GetWindowDrawList(), min, ImVec2(min.x + size.x, min.y + size.y), values,
+                                          s.model.keyTokens, self, blocked, style);
+    ImGui::Dummy(size);
+    if (hovered >= 0 && ImGui::IsItemHovered())
+        ImGui::SetTooltip("\"%s\" → \"%s\": %s%.4f", s.model.queryTokens[static_cast<std::size_t>(q)].c_str(),
+                          s.model.keyTokens[static_cast<std::size_t>(hovered)].c_str(),
+                          blocked[static_cast<std::size_t>(hovered)] ? "masked, " : "α = ", values[static_cast<std::size_t>(hovered)]);
+    if (ImGui::IsItemClicked()) ctx.actions.emit(action::SelectQuery{q});
+}
+
+}  // namespace
+
+void BarsPanel::draw(PanelContext& ctx) {
+    const AppState& s = ctx.state;
+    if (!ImGui::Begin(title(), nullptr, ctx.windowFlags)) {
+        ImGui::End();
+        return;
+    }
+    const int head = shownHead(s);
+    const int q = s.view.selectedQuery;
+    bool multiples = s.view.smallMultiples;
+    if (ImGui::Checkbox("Small multiples", &multiples)) ctx.actions.emit(action::SetSmallMultiples{multiples});
+    tooltip("Show several query positions at once, spread along the sentence, like the panel grid of seed 000 §39.6.");
+    ImGui::SameLine();
+    ImGui::TextDisabled("%s · red = the query's own key", headLabel(s, head).c_str());
+
+    const float lineH = ImGui::GetTextLineHeightWithSpacing();
+    if (!multiples) {
+        const core::RowStats stats = core::rowStats(head < 0 ? core::Mat(core::meanWeights(s.forward).row(q))
+                                                              : core::Mat(s.forward.heads[static_cast<std::size_t>(head)].weights.row(q)));
+        ImGui::Text("Query %d \"%s\"   Σ = %.2f   max = %.3f   entropy %.2f of %.2f nats", q + 1,
+                    s.model.queryTokens[static_cast<std::size_t>(q)].c_str(), stats.sum(0), stats.max(0), stats.entropy(0),
+                    std::log(static_cast<double>(s.model.tk())));
+        const ImVec2 avail = ImGui::GetContentRegionAvail();
+        queryBars(ctx, head, q, ImVec2(avail.x, std::max(60.0f, avail.y - 4.0f)), false);
+    } else {
+        const std::vector<int> positions = smallMultiplePositions(static_cast<int>(s.model.tq()), q, 5);
+        const ImVec2 avail = ImGui::GetContentRegionAvail();
+        const float each = std::max(50.0f, avail.y / static_cast<float>(positions.size()) - lineH - 2.0f);
+        for (int p : positions) {
+            ImGui::TextColored(p == q ? ImVec4(0.94f, 0.27f, 0.27f, 1.0f) : ImGui::GetStyleColorVec4(ImGuiCol_Text),
+                               "Query %d \"%s\"", p + 1, s.model.queryTokens[static_cast<std::size_t>(p)].c_str());
+            queryBars(ctx, head, p, ImVec2(avail.x, each), true);
+        }
+    }
+    ImGui::End();
+}
+
+}  // namespace attnviz::app

@@ -1,0 +1,173 @@
+#include "app/panels/controls_panel.hpp"
+
+#include "core/presets.hpp"
+
+#include <imgui_stdlib.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace attnviz::app {
+
+float temperatureToSlider(float tau) {
+    const float lo = std::log10(kMinTemperature), hi = std::log10(kMaxTemperature);
+    return std::clamp((std::log10(std::clamp(tau, kMinTemperature, kMaxTemperature)) - lo) / (hi - lo), 0.0f, 1.0f);
+}
+
+float sliderToTemperature(float position) {
+    if (std::abs(position - 0.5f) < 0.012f) return 1.0f;  // the detent at τ = 1
+    const float lo = std::log10(kMinTemperature), hi = std::log10(kMaxTemperature);
+    return std::pow(10.0f, lo + std::clamp(position, 0.0f, 1.0f) * (hi - lo));
+}
+
+void helpMarker(const char* text) {
+    ImGui::SameLine();
+    ImGui::TextDisabled("(?)");
+    tooltip(text);
+}
+
+void tooltip(const char* text) {
+    if (!ImGui::IsItemHovered()) return;
+    ImGui::BeginTooltip();
+    ImGui::PushTextWrapPos(ImGui::GetFontSize() * 28.0f);
+    ImGui::TextUnformatted(text);
+    ImGui::PopTextWrapPos();
+    ImGui::EndTooltip();
+}
+
+namespace {
+
+bool intField(const char* label, int value, int lo, int hi, int& out) {
+    int v = value;
+    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 7.0f);
+    if (ImGui::InputInt(label, &v, 1, 4) && v != value) {
+        out = std::clamp(v, lo, hi);
+        return true;
+    }
+    return false;
+}
+
+}  // namespace
+
+void ControlsPanel::draw(PanelContext& ctx) {
+    const AppState& s = ctx.state;
+    if (!ImGui::Begin(title(), nullptr, ctx.windowFlags)) {
+        ImGui::End();
+        return;
+    }
+    // Scenario: presets and the sentence.
+    ImGui::SetNextItemWidth(-1);
+    const std::string current = s.presetId.empty() ? (s.scenario.name.empty() ? "(custom)" : s.scenario.name) : core::loadPreset(s.presetId).name;
+    if (ImGui::BeginCombo("##preset", current.c_str())) {
+        for (const std::string& id : core::presetIds()) {
+            const core::Scenario sc = core::loadPreset(id);
+            if (ImGui::Selectable(sc.name.c_str(), id == s.presetId)) ctx.actions.emit(action::LoadScenario{sc, id, ""});
+            tooltip(sc.description.c_str());
+        }
+        ImGui::EndCombo();
+    }
+    tooltip("Presets: every worked example of the lessons, the anagram sentences and random-head demos.");
+    if (!s.scenario.description.empty()) {
+        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+        ImGui::TextWrapped("%s", s.scenario.description.c_str());
+        ImGui::PopStyleColor();
+    }
+    ImGui::Separator();
+
+    const bool editable = !s.model.explicitQkv && !s.scenario.x;
+    if (editable) {
+        ImGui::TextUnformatted("Sentence");
+        ImGui::SetNextItemWidth(-1);
+        if (ImGui::InputText("##sentence", &ctx.drafts.sentence)) ctx.actions.emit(action::SetSentence{ctx.drafts.sentence});
+        tooltip("Type anything: attention is recomputed as you type.");
+        int tokenizer = s.scenario.tokenizer == core::Tokenizer::Char ? 1 : 0;
+        if (ImGui::RadioButton("words", &tokenizer, 0)) ctx.actions.emit(action::SetTokenizer{core::Tokenizer::Word});
+        tooltip("One token per word; punctuation becomes its own token.");
+        ImGui::SameLine();
+        if (ImGui::RadioButton("characters", &tokenizer, 1)) ctx.actions.emit(action::SetTokenizer{core::Tokenizer::Char});
+        tooltip("One token per character, spaces included (as in the character-level lesson).");
+        ImGui::SameLine();
+        ImGui::TextDisabled("T = %d", static_cast<int>(s.model.tq()));
+    } else {
+        ImGui::TextWrapped("Inputs given as numbers (%s): %d queries, %d keys.", s.model.explicitQkv ? "Q, K, V" : "X",
+                           static_cast<int>(s.model.tq()), static_cast<int>(s.model.tk()));
+    }
+
+    if (!s.model.explicitQkv) {
+        int v = 0;
+        if (!s.scenario.x && s.scenario.embedding == core::EmbeddingKind::Random && intField("d_model", s.model.dModel, 1, 1024, v))
+            ctx.actions.emit(action::SetDModel{v});
+        if (!s.scenario.x && s.scenario.embedding == core::EmbeddingKind::Random)
+            tooltip("Width of each token vector. Changes every embedding and weight.");
+        if (intField("heads", s.model.heads, 1, 64, v)) ctx.actions.emit(action::SetHeads{v});
+        tooltip("Number of attention heads. Each gets its own W_Q, W_K, W_V; d_k = d_model / heads.");
+        if (intField("d_k", s.model.dk, 1, 1024, v)) ctx.actions.emit(action::SetDk{v});
+        tooltip("Query/key width per head: the √d_k in the scaling.");
+        if (intField("seed", static_cast<int>(s.scenario.seed % 1000000), 0, 999999, v)) ctx.actions.emit(action::SetSeed{static_cast<std::uint64_t>(v)});
+        tooltip("Random seed for embeddings and weights: the same seed gives the same numbers on every machine.");
+        if (!s.scenario.x) {
+            int kind = s.scenario.embedding == core::EmbeddingKind::OneHot ? 1 : 0;
+            if (ImGui::RadioButton("random embeddings", &kind, 0)) ctx.actions.emit(action::SetEmbedding{core::EmbeddingKind::Random});
+            tooltip("Each distinct token gets a random vector; a repeated word gets the same vector.");
+            ImGui::SameLine();
+            if (ImGui::RadioButton("one-hot", &kind, 1)) ctx.actions.emit(action::SetEmbedding{core::EmbeddingKind::OneHot});
+            tooltip("Each distinct token is a unit vector (d_model = vocabulary size).");
+        }
+        bool pe = s.scenario.positional == core::Positional::Sinusoidal;
+        if (ImGui::Checkbox("sinusoidal positional encoding", &pe))
+            ctx.actions.emit(action::SetPositional{pe ? core::Positional::Sinusoidal : core::Positional::None});
+        tooltip("Adds sin/cos signals of the position to X, so the same word at two places looks different.");
+    }
+    ImGui::Separator();
+
+    // Softmax: temperature on a log scale with a detent and reset at 1, scaling, mask.
+    ImGui::Text("Temperature τ = %.3g", s.settings.temperature);
+    float position = temperatureToSlider(s.settings.temperature);
+    ImGui::SetNextItemWidth(-ImGui::CalcTextSize("reset").x - ImGui::GetStyle().FramePadding.x * 4);
+    const ImVec2 sliderMin = ImGui::GetCursorScreenPos();
+    if (ImGui::SliderFloat("##tau", &position, 0.0f, 1.0f, "", ImGuiSliderFlags_NoRoundToFormat))
+        ctx.actions.emit(action::SetTemperature{sliderToTemperature(position)});
+    {  // the detent mark at τ = 1
+        const ImVec2 max = ImGui::GetItemRectMax();
+        const float x = sliderMin.x + (max.x - sliderMin.x) * 0.5f;
+        ImGui::GetWindowDrawList()->AddLine(ImVec2(x, sliderMin.y), ImVec2(x, max.y), ImGui::GetColorU32(ImGuiCol_Text), 2.0f);
+    }
+    tooltip("Divides the scores before the softmax. Small τ: each row collapses onto its best key. Large τ: rows flatten. Log scale 0.01–100; snaps to 1.");
+    ImGui::SameLine();
+    if (ImGui::Button("reset")) ctx.actions.emit(action::SetTemperature{1.0f});
+    tooltip("Back to τ = 1.");
+    bool scaled = s.settings.scaled;
+    if (ImGui::Checkbox("divide by √d_k", &scaled)) ctx.actions.emit(action::SetScaled{scaled});
+    tooltip("Scaled dot-product attention. Off: divide by 1 and watch the softmax saturate for large d_k.");
+    bool causal = s.settings.causal;
+    if (ImGui::Checkbox("causal mask (space)", &causal)) ctx.actions.emit(action::SetCausal{causal});
+    tooltip("Each query may read only itself and earlier keys, as in GPT-style decoders. Rows still sum to 1.");
+    ImGui::Separator();
+
+    // View: head, colours.
+    std::string headName = s.view.selectedHead < 0 ? "mean of heads" : "head " + std::to_string(s.view.selectedHead + 1);
+    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 9.0f);
+    if (ImGui::BeginCombo("head ([ ])", headName.c_str())) {
+        if (s.model.heads > 1 && ImGui::Selectable("mean of heads", s.view.selectedHead < 0)) ctx.actions.emit(action::SelectHead{-1});
+        for (int h = 0; h < s.model.heads; ++h)
+            if (ImGui::Selectable(("head " + std::to_string(h + 1)).c_str(), h == s.view.selectedHead)) ctx.actions.emit(action::SelectHead{h});
+        ImGui::EndCombo();
+    }
+    tooltip("Which head the heatmap, bars and stages show.");
+    int colormap = static_cast<int>(s.view.colormap);
+    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 9.0f);
+    if (ImGui::Combo("colours", &colormap, "viridis\0magma\0grayscale\0cividis (colour-blind safe)\0"))
+        ctx.actions.emit(action::SetColormap{static_cast<core::ColormapKind>(colormap)});
+    tooltip("Colormap of every heatmap. Masked cells are always hatched grey.");
+
+    if (!s.error.empty()) {
+        ImGui::Separator();
+        ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(0.95f, 0.35f, 0.30f, 1.0f));
+        ImGui::TextWrapped("%s", s.error.c_str());
+        ImGui::PopStyleColor();
+        if (ImGui::SmallButton("dismiss")) ctx.actions.emit(action::ClearError{});
+    }
+    ImGui::End();
+}
+
+}  // namespace attnviz::app

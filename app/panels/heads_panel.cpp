@@ -1,0 +1,65 @@
+#include "app/panels/heads_panel.hpp"
+
+#include "app/gfx/texture_cache.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace attnviz::app {
+
+void HeadsPanel::draw(PanelContext& ctx) {
+    const AppState& s = ctx.state;
+    if (!ImGui::Begin(title(), nullptr, ctx.windowFlags)) {
+        ImGui::End();
+        return;
+    }
+    const int heads = s.model.heads;
+    const int tiles = heads + (heads > 1 ? 1 : 0);  // the mean comes first when there are several heads
+    const ImVec2 avail = ImGui::GetContentRegionAvail();
+    const float lineH = ImGui::GetTextLineHeightWithSpacing();
+    // Largest square tile that fits all tiles in the panel.
+    int columns = 1;
+    float tile = 0.0f;
+    for (int c = 1; c <= tiles; ++c) {
+        const int rows = (tiles + c - 1) / c;
+        const float t = std::min(avail.x / c - 8.0f, avail.y / rows - lineH - 8.0f);
+        if (t > tile) tile = t, columns = c;
+    }
+    tile = std::max(tile, 24.0f);
+    const core::MaskMat none;
+    int hoveredHead = -2;
+    for (int t = 0; t < tiles; ++t) {
+        const int head = heads > 1 ? t - 1 : t;
+        if (t % columns != 0) ImGui::SameLine();
+        ImGui::BeginGroup();
+        const bool selected = head == s.view.selectedHead;
+        const char* name = nullptr;
+        std::string label = head < 0 ? std::string("mean") : "head " + std::to_string(head + 1);
+        name = label.c_str();
+        ImGui::TextColored(selected ? ImVec4(0.94f, 0.27f, 0.27f, 1.0f) : ImGui::GetStyleColorVec4(ImGuiCol_Text), "%s", name);
+        const gfx::HeatmapTexture& tex = ctx.textures.get("thumb:" + std::to_string(head), s.dataVersion, [&] {
+            gfx::MatrixSource src;
+            src.values = head < 0 ? core::meanWeights(s.forward) : s.forward.heads[static_cast<std::size_t>(head)].weights;
+            if (s.settings.causal || !s.settings.paddedKeys.empty() || s.settings.custom.size())
+                src.blocked = core::blockedMatrix(s.settings, s.model.tq(), s.model.tk());
+            return src;
+        }, 128);
+        const ImVec2 p = ImGui::GetCursorScreenPos();
+        const float w = tile, h = tile * static_cast<float>(s.model.tq()) / static_cast<float>(std::max<Eigen::Index>(1, s.model.tk()));
+        const ImVec2 q(p.x + w, p.y + std::min(h, tile));
+        ctx.heatmaps.draw(ImGui::GetWindowDrawList(), tex, p, q, ImVec2(0, 0), ImVec2(1, 1), s.view.colormap);
+        ImGui::InvisibleButton(("##head" + std::to_string(head)).c_str(), ImVec2(w, tile));
+        if (selected) ImGui::GetWindowDrawList()->AddRect(ImVec2(p.x - 2, p.y - 2), ImVec2(q.x + 2, q.y + 2), IM_COL32(239, 68, 68, 255), 0, 0, 3.0f);
+        if (ImGui::IsItemHovered()) {
+            hoveredHead = head;
+            ImGui::SetTooltip("%s: click to select (keys [ and ] step through heads)", name);
+        }
+        if (ImGui::IsItemClicked()) ctx.actions.emit(action::SelectHead{head});
+        ImGui::EndGroup();
+    }
+    if (hoveredHead != s.view.previewHead && (ImGui::IsWindowHovered(ImGuiHoveredFlags_AllowWhenBlockedByActiveItem) || s.view.previewHead != -2))
+        ctx.actions.emit(action::SetPreviewHead{hoveredHead});
+    ImGui::End();
+}
+
+}  // namespace attnviz::app

@@ -1,0 +1,15 @@
+// Every head as a thumbnail (and their mean): click to select, hover to preview.
+#pragma once
+
+#include "app/panels/panel.hpp"
+
+namespace attnviz::app {
+
+class HeadsPanel : public Panel {
+public:
+    const char* id() const override { return "heads"; }
+    const char* title() const override { return "Heads"; }
+    void draw(PanelContext& ctx) override;
+};
+
+}  // namespace attnviz::app

@@ -1,0 +1,184 @@
+#include "app/panels/heatmap_panel.hpp"
+
+#include "app/gfx/texture_cache.hpp"
+#include "app/widgets/charts.hpp"
+#include "core/format.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace attnviz::app {
+
+int shownHead(const AppState& state) {
+    return state.view.previewHead >= -1 ? state.view.previewHead : state.view.selectedHead;
+}
+
+std::string headLabel(const AppState& state, int head) {
+    if (head < 0) return "Mean of " + std::to_string(state.model.heads) + " heads";
+    return "Head " + std::to_string(head + 1) + " of " + std::to_string(state.model.heads);
+}
+
+namespace {
+
+std::string cellTooltip(const AppState& s, int head, int i, int j, float weight) {
+    const std::string& q = s.model.queryTokens[static_cast<std::size_t>(i)];
+    const std::string& k = s.model.keyTokens[static_cast<std::size_t>(j)];
+    char buf[512];
+    int n = std::snprintf(buf, sizeof buf, "query %d \"%s\"  →  key %d \"%s\"\n", i + 1, q.c_str(), j + 1, k.c_str());
+    if (core::isBlocked(s.settings, i, j)) {
+        std::snprintf(buf + n, sizeof buf - n, "masked%s: weight 0", s.settings.causal && j > i ? " (causal: a future key)" : "");
+        return buf;
+    }
+    n += std::snprintf(buf + n, sizeof buf - n, "weight α = %.4f", weight);
+    if (head >= 0) {
+        const float score = s.forward.heads[static_cast<std::size_t>(head)].scores(i, j);
+        const float c = core::logitScale(s.model.dk, s.settings);
+        std::snprintf(buf + n, sizeof buf - n, "\nscore q·k = %.4f\nscaled = %.4f  (÷ %s%.3g)", score, score * c,
+                      s.settings.scaled ? "√d_k·τ = " : "τ = ", 1.0 / c);
+    }
+    return buf;
+}
+
+}  // namespace
+
+void HeatmapPanel::draw(PanelContext& ctx) {
+    const AppState& s = ctx.state;
+    if (!ImGui::Begin(title(), nullptr, ctx.windowFlags)) {
+        ImGui::End();
+        return;
+    }
+    const int head = shownHead(s);
+    const int tq = static_cast<int>(s.model.tq()), tk = static_cast<int>(s.model.tk());
+    const gfx::HeatmapTexture& tex = ctx.textures.get("heat:" + std::to_string(head), s.dataVersion, [&] {
+        gfx::MatrixSource src;
+        src.values = head < 0 ? core::meanWeights(s.forward) : s.forward.heads[static_cast<std::size_t>(head)].weights;
+        if (s.settings.causal || !s.settings.paddedKeys.empty() || s.settings.custom.size())
+            src.blocked = core::blockedMatrix(s.settings, tq, tk);
+        return src;
+    });
+
+    // Header: what is shown, in words.
+    if (ctx.fonts.large) ImGui::PushFont(ctx.fonts.large);
+    ImGui::TextUnformatted(headLabel(s, head).c_str());
+    if (ctx.fonts.large) ImGui::PopFont();
+    ImGui::SameLine();
+    ImGui::TextDisabled("τ = %.3g%s%s   rows: queries · columns: keys", s.settings.temperature,
+                        s.settings.scaled ? "" : " · unscaled (÷1)", s.settings.causal ? " · causal mask" : "");
+
+    ImDrawList* list = ImGui::GetWindowDrawList();
+    const ImVec2 origin = ImGui::GetCursorScreenPos();
+    const ImVec2 avail = ImGui::GetContentRegionAvail();
+    const float lineH = ImGui::GetTextLineHeight();
+    float labelW = 0.0f;
+    for (int i = 0; i < std::min(tq, 256); ++i)
+        labelW = std::max(labelW, ImGui::CalcTextSize(s.model.queryTokens[static_cast<std::size_t>(i)].c_str()).x);
+    labelW = std::min(labelW, 160.0f * ctx.scale) + 10.0f * ctx.scale;
+    const float sumW = ImGui::CalcTextSize("Σ 1.00").x + 12.0f * ctx.scale;
+    const float barW = 70.0f * ctx.scale;
+    const float topH = lineH + 8.0f * ctx.scale;
+    const float side = std::max(40.0f, std::min(avail.x - labelW - sumW - barW, avail.y - topH - 4.0f));
+    const float zoom = s.view.zoom;
+    const float cell = std::min(side / tk, side / tq) * zoom;  // pixels per cell at this zoom
+    const float matW = std::min(side, cell * tk), matH = std::min(side, cell * tq);
+    const ImVec2 mMin(origin.x + labelW, origin.y + topH), mMax(mMin.x + matW, mMin.y + matH);
+
+    // Visible window of the matrix, as fractions (u = keys, v = queries).
+    const float fu = std::min(1.0f, matW / (cell * tk)), fv = std::min(1.0f, matH / (cell * tq));
+    const float u0 = std::clamp(s.view.panX - fu * 0.5f, 0.0f, 1.0f - fu), v0 = std::clamp(s.view.panY - fv * 0.5f, 0.0f, 1.0f - fv);
+    ctx.heatmaps.draw(list, tex, mMin, mMax, ImVec2(u0, v0), ImVec2(u0 + fu, v0 + fv), s.view.colormap);
+    const float firstCol = u0 * tk, firstRow = v0 * tq;
+    const auto cellX = [&](float j) { return mMin.x + (j - firstCol) * cell; };
+    const auto cellY = [&](float i) { return mMin.y + (i - firstRow) * cell; };
+    const int iBegin = std::max(0, static_cast<int>(firstRow)), iEnd = std::min(tq, static_cast<int>(std::ceil(firstRow + matH / cell)));
+    const int jBegin = std::max(0, static_cast<int>(firstCol)), jEnd = std::min(tk, static_cast<int>(std::ceil(firstCol + matW / cell)));
+    const auto value = [&](int i, int j) { return tex.values()[static_cast<std::size_t>(i) * tex.cols() + j]; };
+    const bool fullRes = tex.rows() == tq && tex.cols() == tk;
+
+    list->PushClipRect(ImVec2(origin.x, origin.y), ImVec2(mMax.x + sumW, mMax.y + 2), true);
+    const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
+    const ImU32 accent = IM_COL32(239, 68, 68, 255);
+    // Values inside cells when they fit.
+    if (fullRes && cell >= ImGui::CalcTextSize("0.00").x + 6.0f && cell >= lineH + 2.0f) {
+        for (int i = iBegin; i < iEnd; ++i)
+            for (int j = jBegin; j < jEnd; ++j) {
+                const float w = value(i, j);
+                if (gfx::isMaskedValue(w)) continue;
+                char buf[16];
+                std::snprintf(buf, sizeof buf, "%.2f", w);
+                const ImVec2 ts = ImGui::CalcTextSize(buf);
+                list->AddText(ImVec2(cellX(j + 0.5f) - ts.x * 0.5f, cellY(i + 0.5f) - ts.y * 0.5f),
+                              widgets::contrastingText(core::colormapColor(s.view.colormap, w)), buf);
+            }
+    }
+    // Row labels (queries) and the Σ column, where rows are tall enough to read.
+    const int rowStep = std::max(1, static_cast<int>(std::ceil(lineH / cell)));
+    for (int i = iBegin; i < iEnd; ++i) {
+        const bool selected = i == s.view.selectedQuery;
+        if (i % rowStep != 0 && !selected) continue;
+        const char* label = s.model.queryTokens[static_cast<std::size_t>(i)].c_str();
+        const ImVec2 ts = ImGui::CalcTextSize(label);
+        const float y = cellY(i + 0.5f) - ts.y * 0.5f;
+        list->AddText(ImVec2(mMin.x - ts.x - 6.0f, y), selected ? accent : text, label);
+        double sum = 0.0;
+        if (fullRes)
+            for (int j = 0; j < tk; ++j) sum += gfx::isMaskedValue(value(i, j)) ? 0.0f : value(i, j);
+        char buf[24];
+        std::snprintf(buf, sizeof buf, "%.2f", sum);
+        list->AddText(ImVec2(mMax.x + 8.0f, y), ImGui::GetColorU32(ImGuiCol_TextDisabled), buf);
+    }
+    list->PopClipRect();
+    list->AddText(ImVec2(mMax.x + 8.0f, origin.y + 4.0f), text, "Σ");
+    // Column labels (keys) above the matrix, skipping those that would overlap.
+    float lastEnd = -1e9f;
+    for (int j = jBegin; j < jEnd; ++j) {
+        const char* label = s.model.keyTokens[static_cast<std::size_t>(j)].c_str();
+        const ImVec2 ts = ImGui::CalcTextSize(label);
+        const float x = cellX(j + 0.5f) - ts.x * 0.5f;
+        if (x < lastEnd + 4.0f || x + ts.x > mMax.x + 20.0f) continue;
+        list->AddText(ImVec2(x, origin.y + 4.0f), text, label);
+        lastEnd = x + ts.x;
+    }
+    // Selected query row outline.
+    if (s.view.selectedQuery >= iBegin && s.view.selectedQuery < iEnd)
+        list->AddRect(ImVec2(mMin.x, cellY(static_cast<float>(s.view.selectedQuery))),
+                      ImVec2(mMax.x, cellY(s.view.selectedQuery + 1.0f)), accent, 0.0f, 0, 2.0f);
+    widgets::colorBar(list, ImVec2(mMax.x + sumW, mMin.y), ImVec2(mMax.x + sumW + barW, mMax.y), s.view.colormap, 0.0f, 1.0f, 5);
+
+    // Interaction: hover, click a cell or a label, wheel zoom, right/middle drag pan.
+    ImGui::SetCursorScreenPos(ImVec2(origin.x, mMin.y));
+    ImGui::InvisibleButton("##matrix", ImVec2(mMax.x - origin.x, matH), ImGuiButtonFlags_MouseButtonLeft | ImGuiButtonFlags_MouseButtonRight | ImGuiButtonFlags_MouseButtonMiddle);
+    const ImGuiIO& io = ImGui::GetIO();
+    if (ImGui::IsItemHovered()) {
+        const int i = static_cast<int>(std::floor(firstRow + (io.MousePos.y - mMin.y) / cell));
+        const int j = static_cast<int>(std::floor(firstCol + (io.MousePos.x - mMin.x) / cell));
+        if (i >= 0 && i < tq) {
+            if (io.MousePos.x >= mMin.x && j >= 0 && j < tk) {
+                list->AddRect(ImVec2(cellX(static_cast<float>(j)), cellY(static_cast<float>(i))),
+                              ImVec2(cellX(j + 1.0f), cellY(i + 1.0f)), IM_COL32(255, 255, 255, 255), 0.0f, 0, 1.5f);
+                const float w = fullRes ? value(i, j) : 0.0f;
+                ImGui::SetTooltip("%s", cellTooltip(s, head, i, j, std::max(0.0f, w)).c_str());
+            } else {
+                ImGui::SetTooltip("query %d \"%s\": click to select", i + 1, s.model.queryTokens[static_cast<std::size_t>(i)].c_str());
+            }
+            if (ImGui::IsItemClicked(ImGuiMouseButton_Left)) ctx.actions.emit(action::SelectQuery{i});
+        }
+        if (io.MouseWheel != 0.0f) {
+            const float factor = std::pow(1.25f, io.MouseWheel);
+            const float mu = u0 + (io.MousePos.x - mMin.x) / matW * fu, mv = v0 + (io.MousePos.y - mMin.y) / matH * fv;
+            const float newZoom = std::clamp(zoom * factor, 1.0f, 512.0f);
+            const float k = zoom / newZoom;  // keep the point under the mouse fixed
+            ctx.actions.emit(action::SetView{newZoom, mu + (s.view.panX - mu) * k, mv + (s.view.panY - mv) * k});
+        }
+        if (ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left)) ctx.actions.emit(action::SetView{1.0f, 0.5f, 0.5f});
+    }
+    if (ImGui::IsItemActive() && (ImGui::IsMouseDragging(ImGuiMouseButton_Right) || ImGui::IsMouseDragging(ImGuiMouseButton_Middle)))
+        ctx.actions.emit(action::SetView{zoom, s.view.panX - io.MouseDelta.x / (cell * tk), s.view.panY - io.MouseDelta.y / (cell * tq)});
+    if (zoom > 1.0f) {
+        ImGui::SetCursorScreenPos(ImVec2(origin.x, mMax.y + 4.0f));
+        ImGui::TextDisabled("zoom %.1fx: wheel to zoom, right-drag to pan, double-click to reset", zoom);
+    }
+    ImGui::End();
+}
+
+}  // namespace attnviz::app

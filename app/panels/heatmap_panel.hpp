@@ -1,0 +1,21 @@
+// The attention matrix of the selected head (or the mean over heads): rows = queries,
+// columns = keys, as the seeds draw it.
+#pragma once
+
+#include "app/panels/panel.hpp"
+
+namespace attnviz::app {
+
+class HeatmapPanel : public Panel {
+public:
+    const char* id() const override { return "heatmap"; }
+    const char* title() const override { return "Attention weights"; }
+    void draw(PanelContext& ctx) override;
+};
+
+// The head the heatmap shows: the one under the mouse in the head grid, else the selected one.
+int shownHead(const AppState& state);
+// "Head 2 of 4" / "Mean of 4 heads"
+std::string headLabel(const AppState& state, int head);
+
+}  // namespace attnviz::app

@@ -1,0 +1,69 @@
+// What every panel gets to draw one frame: the state to read, the queue to emit actions into,
+// and the front end's shared drawing resources.
+#pragma once
+
+#include "app/state/actions.hpp"
+
+#include <imgui.h>
+
+#include <string>
+
+
+namespace attnviz::gfx {
+class HeatmapRenderer;
+class TextureCache;
+}  // namespace attnviz::gfx
+
+namespace attnviz::app {
+
+// Text being edited: the front end's own transient state, never the model's.
+struct Drafts {
+    std::string sentence;
+    std::string sentenceSource;  // the sentence the draft was last synced from
+    std::string openPath;
+    std::string savePath;
+    std::string exportPath;
+};
+
+struct Fonts {
+    ImFont* regular = nullptr;
+    ImFont* large = nullptr;  // titles, presenter labels
+    ImFont* mono = nullptr;   // matrices
+};
+
+// Requests a panel makes of the app itself (files, window), not of the model.
+struct AppRequests {
+    bool openDialog = false;
+    bool saveDialog = false;
+    bool exportDialog = false;
+    bool screenshot = false;  // Ctrl+S: whole window at 1x to the default path
+    bool toggleFullscreen = false;
+};
+
+struct PanelContext {
+    const AppState& state;
+    Actions& actions;
+    gfx::HeatmapRenderer& heatmaps;
+    gfx::TextureCache& textures;
+    Drafts& drafts;
+    const Fonts& fonts;
+    AppRequests& requests;
+    float scale;  // UI scale in effect (content scale x user scale)
+    int windowFlags;  // ImGuiWindowFlags the app wants on every panel window
+};
+
+class Panel {
+public:
+    virtual ~Panel() = default;
+    virtual const char* id() const = 0;     // "heatmap": for --panel and exports
+    virtual const char* title() const = 0;  // window title
+    // Opens and closes its own ImGui window; position and size are set by the app beforehand.
+    virtual void draw(PanelContext& ctx) = 0;
+};
+
+// Adds a "(?)" marker whose tooltip explains the previous control in plain words.
+void helpMarker(const char* text);
+// Tooltip on the previous item.
+void tooltip(const char* text);
+
+}  // namespace attnviz::app

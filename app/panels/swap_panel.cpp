@@ -1,0 +1,122 @@
+#include "app/panels/swap_panel.hpp"
+
+#include "app/gfx/texture_cache.hpp"
+#include "core/format.hpp"
+#include "core/permutation.hpp"
+#include "core/presets.hpp"
+
+#include <cstdio>
+
+namespace attnviz::app {
+
+std::string verdictText(const AppState& s) {
+    if (!s.swapped()) return "identity order: swap two chips to test";
+    char buf[160];
+    const float d = s.equivariance.outputDiff;
+    std::snprintf(buf, sizeof buf, "outputs %s permutation: ‖Y′ − P·Y‖ = %.2g", s.equivariance.holds() ? "match" : "do not match", d);
+    return buf;
+}
+
+namespace {
+
+void orderLine(const char* caption, const std::vector<std::string>& tokens) {
+    std::string line = "[";
+    for (std::size_t i = 0; i < tokens.size() && i < 40; ++i) line += (i ? ", " : "") + tokens[i];
+    if (tokens.size() > 40) line += ", …";
+    line += "]";
+    ImGui::TextDisabled("%s", caption);
+    ImGui::SameLine();
+    ImGui::TextWrapped("%s", line.c_str());
+}
+
+}  // namespace
+
+void SwapPanel::draw(PanelContext& ctx) {
+    const AppState& s = ctx.state;
+    if (!ImGui::Begin(title(), nullptr, ctx.windowFlags)) {
+        ImGui::End();
+        return;
+    }
+    const int n = static_cast<int>(s.model.tq());
+    const bool selfAttention = !s.model.explicitQkv || s.model.tq() == s.model.tk();
+    if (!selfAttention) {
+        ImGui::TextWrapped("This scenario is cross-attention (%d queries, %d keys): swapping positions needs one sequence.", n,
+                           static_cast<int>(s.model.tk()));
+        ImGui::End();
+        return;
+    }
+    ImGui::TextDisabled("Click two chips to swap their tokens.");
+    // Chips: the current order; the first clicked chip is highlighted until the second click.
+    const int shown = std::min(n, 64);
+    for (int p = 0; p < shown; ++p) {
+        if (p > 0) {
+            const float next = ImGui::GetItemRectMax().x + ImGui::CalcTextSize(s.model.queryTokens[static_cast<std::size_t>(p)].c_str()).x + 24.0f;
+            if (next < ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x) ImGui::SameLine();
+        }
+        const bool pending = s.view.pendingSwap == p;
+        const bool moved = s.model.perm[static_cast<std::size_t>(p)] != p;
+        if (pending) ImGui::PushStyleColor(ImGuiCol_Button, ImVec4(0.94f, 0.27f, 0.27f, 1.0f));
+        else if (moved) ImGui::PushStyleColor(ImGuiCol_Button, ImVec4(0.85f, 0.55f, 0.10f, 0.9f));
+        const std::string label = s.model.queryTokens[static_cast<std::size_t>(p)] + "##chip" + std::to_string(p);
+        if (ImGui::Button(label.c_str())) ctx.actions.emit(action::PickSwapChip{p});
+        if (pending || moved) ImGui::PopStyleColor();
+    }
+    if (n > shown) ImGui::TextDisabled("(%d more tokens)", n - shown);
+
+    if (ImGui::Button("Reset order")) ctx.actions.emit(action::ResetSwaps{});
+    ImGui::SameLine();
+    if (ImGui::Button("Shuffle")) ctx.actions.emit(action::Shuffle{static_cast<std::uint64_t>(ImGui::GetFrameCount()) + 1});
+    ImGui::SameLine();
+    bool pe = s.scenario.positional == core::Positional::Sinusoidal;
+    if (!s.model.explicitQkv && ImGui::Checkbox("positional encoding", &pe))
+        ctx.actions.emit(action::SetPositional{pe ? core::Positional::Sinusoidal : core::Positional::None});
+    tooltip("Adds sinusoidal position signals to X. On: the model can tell orders apart, so the verdict flips.");
+
+    orderLine("original ordering", s.baseModel.queryTokens);
+    orderLine("current ordering ", s.model.queryTokens);
+    const bool holds = s.equivariance.holds();
+    const ImVec4 colour = !s.swapped() ? ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled)
+                                       : holds ? ImVec4(0.20f, 0.75f, 0.35f, 1.0f) : ImVec4(0.95f, 0.35f, 0.25f, 1.0f);
+    if (ctx.fonts.large) ImGui::PushFont(ctx.fonts.large);
+    ImGui::TextColored(colour, "%s", verdictText(s).c_str());
+    if (ctx.fonts.large) ImGui::PopFont();
+    if (s.swapped())
+        ImGui::TextDisabled("weights: max |A′ − P A Pᵀ| = %.2g over %d head%s", s.equivariance.maxWeightDiff(), s.model.heads,
+                            s.model.heads > 1 ? "s" : "");
+
+    // Before and after, side by side: P A Pᵀ from the original order, and A′ on the swapped input.
+    const int head = std::max(0, s.view.selectedHead);
+    const float side = std::max(40.0f, std::min(ImGui::GetContentRegionAvail().x * 0.5f - 16.0f,
+                                               ImGui::GetContentRegionAvail().y - 4.0f * ImGui::GetTextLineHeightWithSpacing()));
+    const bool anyMask = s.settings.causal || !s.settings.paddedKeys.empty() || s.settings.custom.size();
+    const core::MaskMat blocked = anyMask ? core::blockedMatrix(s.settings, s.model.tq(), s.model.tk()) : core::MaskMat();
+    core::MaskMat blockedBefore = blocked;  // the reference's mask, reordered like its weights
+    for (Eigen::Index p = 0; p < blocked.rows(); ++p)
+        for (Eigen::Index q = 0; q < blocked.cols(); ++q)
+            blockedBefore(p, q) = blocked(s.model.perm[static_cast<std::size_t>(p)], s.model.perm[static_cast<std::size_t>(q)]);
+    const auto matrix = [&](const std::string& key, const char* caption, const core::Mat& m, const core::MaskMat& mask) {
+        ImGui::BeginGroup();
+        ImGui::TextUnformatted(caption);
+        const gfx::HeatmapTexture& tex = ctx.textures.get(key, s.dataVersion, [&] { return gfx::MatrixSource{m, mask}; }, 256);
+        const ImVec2 p = ImGui::GetCursorScreenPos();
+        ctx.heatmaps.draw(ImGui::GetWindowDrawList(), tex, p, ImVec2(p.x + side, p.y + side), ImVec2(0, 0), ImVec2(1, 1), s.view.colormap);
+        ImGui::Dummy(ImVec2(side, side));
+        ImGui::EndGroup();
+    };
+    if (!s.baseForward.heads.empty() && side > 40.0f) {
+        matrix("swap:before:" + std::to_string(head), "P A Pᵀ (original, reordered)", core::permuteBoth(s.baseForward.heads[static_cast<std::size_t>(head)].weights, s.model.perm), blockedBefore);
+        ImGui::SameLine(0.0f, 16.0f);
+        matrix("swap:after:" + std::to_string(head), "A′ (on the swapped input)", s.forward.heads[static_cast<std::size_t>(head)].weights, blocked);
+    }
+    ImGui::TextDisabled("Anagrams (seed 000 §39.5.1):");
+    for (const char* id : {"seed000-anagram-original", "seed000-anagram-swapped", "seed000-anagram-gibberish"}) {
+        const core::Scenario sc = core::loadPreset(id);
+        const char* label = sc.sentence ? sc.sentence->c_str() : id;
+        const float right = ImGui::GetItemRectMax().x + ImGui::CalcTextSize(label).x + 24.0f;
+        if (right < ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x) ImGui::SameLine();
+        if (ImGui::SmallButton(label)) ctx.actions.emit(action::LoadScenario{sc, id, ""});
+    }
+    ImGui::End();
+}
+
+}  // namespace attnviz::app

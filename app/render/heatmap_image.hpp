@@ -1,0 +1,32 @@
+// Heatmap figures drawn without a window or GL: PNG (for slides) and SVG (vector, for papers).
+// Same colormap tables as the on-screen shader (core/colormap.hpp).
+#pragma once
+
+#include "core/colormap.hpp"
+#include "core/matrix.hpp"
+
+#include <string>
+#include <vector>
+
+namespace attnviz::render {
+
+struct HeatmapFigure {
+    std::vector<std::string> rowLabels;  // [T_q] queries (rows)
+    std::vector<std::string> colLabels;  // [T_k] keys (columns)
+    core::Mat weights;                   // [T_q, T_k], values in [0, 1]
+    core::MaskMat blocked;               // [T_q, T_k] true = masked; empty = nothing masked
+    std::string title;                   // drawn above the matrix; "" = none
+    core::ColormapKind colormap = core::ColormapKind::Viridis;
+    int cellSize = 0;         // pixels per cell; 0 = automatic (about 720 px for the matrix, 2..64 per cell)
+    bool showValues = true;   // print weights inside cells that are big enough
+    bool showRowSums = true;  // a Σ column right of the matrix
+};
+
+// The encoded files. Throw core::InputError on impossible sizes.
+std::string renderHeatmapPng(const HeatmapFigure& figure);
+std::string renderHeatmapSvg(const HeatmapFigure& figure);
+
+// Writes OUT.png or OUT.svg (chosen by the extension) atomically; InputError names the path.
+void exportHeatmap(const std::string& path, const HeatmapFigure& figure);
+
+}  // namespace attnviz::render

@@ -1,0 +1,137 @@
+#include "app/widgets/charts.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace attnviz::widgets {
+
+ImU32 toImColor(core::Rgb c, int alpha) { return IM_COL32(c.r, c.g, c.b, alpha); }
+
+ImU32 contrastingText(core::Rgb c) {
+    const double luminance = 0.2126 * c.r + 0.7152 * c.g + 0.0722 * c.b;
+    return luminance > 140.0 ? IM_COL32(0, 0, 0, 255) : IM_COL32(255, 255, 255, 255);
+}
+
+int barChart(ImDrawList* list, ImVec2 min, ImVec2 max, const std::vector<float>& values,
+             const std::vector<std::string>& labels, int highlight, const std::vector<bool>& blocked,
+             const BarChartStyle& style) {
+    const int n = static_cast<int>(values.size());
+    if (n == 0) return -1;
+    const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
+    const ImU32 grid = ImGui::GetColorU32(ImGuiCol_Border);
+    const float lineH = ImGui::GetTextLineHeight();
+    const float labelH = style.showLabels ? lineH + 4.0f : 0.0f;
+    const float valueH = style.showValues ? lineH + 2.0f : 0.0f;
+    const float axisW = ImGui::CalcTextSize("1.0").x + 8.0f;
+    const ImVec2 plotMin(min.x + axisW, min.y + valueH);
+    const ImVec2 plotMax(max.x, max.y - labelH);
+    if (plotMax.x <= plotMin.x + 4 || plotMax.y <= plotMin.y + 4) return -1;
+    const float height = plotMax.y - plotMin.y;
+
+    for (float tick : {0.0f, 0.5f, 1.0f}) {
+        const float y = plotMax.y - tick * height;
+        list->AddLine(ImVec2(plotMin.x, y), ImVec2(plotMax.x, y), grid);
+        char buf[8];
+        std::snprintf(buf, sizeof buf, "%.1f", tick);
+        list->AddText(ImVec2(min.x, y - lineH * 0.5f), text, buf);
+    }
+    const float slot = (plotMax.x - plotMin.x) / n;
+    const float gap = std::min(6.0f, slot * 0.2f);
+    const bool valuesFit = style.showValues && ImGui::CalcTextSize("0.00").x <= slot;
+    const bool labelsFit = style.showLabels;
+    int hovered = -1;
+    const ImVec2 mouse = ImGui::GetIO().MousePos;
+    float lastLabelEnd = -1e9f;
+    for (int j = 0; j < n; ++j) {
+        const float x0 = plotMin.x + j * slot + gap * 0.5f, x1 = plotMin.x + (j + 1) * slot - gap * 0.5f;
+        const float v = std::clamp(values[j], 0.0f, 1.0f);
+        const float y0 = plotMax.y - v * height;
+        const bool isBlocked = j < static_cast<int>(blocked.size()) && blocked[j];
+        if (isBlocked) {
+            list->AddRectFilled(ImVec2(x0, plotMin.y), ImVec2(x1, plotMax.y), style.masked);
+        } else {
+            list->AddRectFilled(ImVec2(x0, y0), ImVec2(std::max(x1, x0 + 1.0f), plotMax.y),
+                                j == highlight ? style.highlight : style.bar);
+        }
+        if (mouse.x >= plotMin.x + j * slot && mouse.x < plotMin.x + (j + 1) * slot && mouse.y >= min.y && mouse.y <= max.y)
+            hovered = j;
+        if (valuesFit && !isBlocked) {
+            char buf[16];
+            std::snprintf(buf, sizeof buf, "%.2f", values[j]);
+            const ImVec2 ts = ImGui::CalcTextSize(buf);
+            list->AddText(ImVec2((x0 + x1 - ts.x) * 0.5f, y0 - ts.y - 1.0f), text, buf);
+        }
+        if (labelsFit && j < static_cast<int>(labels.size())) {
+            const ImVec2 ts = ImGui::CalcTextSize(labels[j].c_str());
+            const float lx = (x0 + x1 - ts.x) * 0.5f;
+            if (lx > lastLabelEnd + 4.0f) {  // skip labels that would overlap the previous one
+                list->AddText(ImVec2(lx, plotMax.y + 3.0f), j == highlight ? style.highlight : text, labels[j].c_str());
+                lastLabelEnd = lx + ts.x;
+            }
+        }
+    }
+    return hovered;
+}
+
+void linePlot(ImDrawList* list, ImVec2 min, ImVec2 max, const std::vector<Series>& series, float yMin, float yMax,
+              const char* xCaption) {
+    const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
+    const ImU32 grid = ImGui::GetColorU32(ImGuiCol_Border);
+    const float lineH = ImGui::GetTextLineHeight();
+    const ImVec2 pMin(min.x + ImGui::CalcTextSize("-1.0").x + 6.0f, min.y + 2.0f);
+    const ImVec2 pMax(max.x - 4.0f, max.y - lineH - 4.0f);
+    if (pMax.x <= pMin.x + 8 || pMax.y <= pMin.y + 8 || series.empty()) return;
+    const auto yPix = [&](float y) { return pMax.y - (y - yMin) / (yMax - yMin) * (pMax.y - pMin.y); };
+    for (float tick : {yMin, 0.5f * (yMin + yMax), yMax}) {
+        list->AddLine(ImVec2(pMin.x, yPix(tick)), ImVec2(pMax.x, yPix(tick)), grid);
+        char buf[16];
+        std::snprintf(buf, sizeof buf, "%.1f", tick);
+        list->AddText(ImVec2(min.x, yPix(tick) - lineH * 0.5f), text, buf);
+    }
+    const std::size_t n = series.front().y.size();
+    const float dx = n > 1 ? (pMax.x - pMin.x) / static_cast<float>(n - 1) : 0.0f;
+    for (const Series& s : series) {
+        std::vector<ImVec2> points;
+        for (std::size_t i = 0; i < s.y.size(); ++i) points.emplace_back(pMin.x + dx * static_cast<float>(i), yPix(s.y[i]));
+        list->AddPolyline(points.data(), static_cast<int>(points.size()), s.color, 0, 2.0f);
+    }
+    list->AddText(ImVec2(pMin.x, pMax.y + 2.0f), text, "0");
+    char last[16];
+    std::snprintf(last, sizeof last, "%zu", n - 1);
+    list->AddText(ImVec2(pMax.x - ImGui::CalcTextSize(last).x, pMax.y + 2.0f), text, last);
+    const ImVec2 cs = ImGui::CalcTextSize(xCaption);
+    list->AddText(ImVec2((pMin.x + pMax.x - cs.x) * 0.5f, pMax.y + 2.0f), text, xCaption);
+    float ly = pMin.y + 2.0f;
+    for (const Series& s : series) {  // legend
+        const ImVec2 ts = ImGui::CalcTextSize(s.label.c_str());
+        const float lx = pMax.x - ts.x - 26.0f;
+        list->AddRectFilled(ImVec2(lx - 4, ly - 1), ImVec2(pMax.x - 2, ly + ts.y + 1), ImGui::GetColorU32(ImGuiCol_WindowBg, 0.85f));
+        list->AddLine(ImVec2(lx, ly + ts.y * 0.5f), ImVec2(lx + 16.0f, ly + ts.y * 0.5f), s.color, 3.0f);
+        list->AddText(ImVec2(lx + 20.0f, ly), text, s.label.c_str());
+        ly += ts.y + 2.0f;
+    }
+}
+
+void colorBar(ImDrawList* list, ImVec2 min, ImVec2 max, core::ColormapKind kind, float lo, float hi, int ticks) {
+    const core::ColormapTable& table = core::colormapTable(kind);
+    const float h = max.y - min.y;
+    const float barW = std::min(18.0f, (max.x - min.x) * 0.4f);
+    for (int i = 0; i < 256; ++i) {
+        const float y1 = max.y - h * static_cast<float>(i) / 256.0f;
+        const float y0 = max.y - h * static_cast<float>(i + 1) / 256.0f;
+        list->AddRectFilled(ImVec2(min.x, std::floor(y0)), ImVec2(min.x + barW, std::ceil(y1)), toImColor(table[i]));
+    }
+    list->AddRect(min, ImVec2(min.x + barW, max.y), ImGui::GetColorU32(ImGuiCol_Border));
+    const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
+    for (int t = 0; t < ticks; ++t) {
+        const float f = ticks > 1 ? static_cast<float>(t) / static_cast<float>(ticks - 1) : 0.0f;
+        const float y = max.y - f * h;
+        char buf[16];
+        std::snprintf(buf, sizeof buf, "%.2f", lo + f * (hi - lo));
+        list->AddLine(ImVec2(min.x + barW, y), ImVec2(min.x + barW + 4.0f, y), text);
+        list->AddText(ImVec2(min.x + barW + 6.0f, y - ImGui::GetTextLineHeight() * 0.5f), text, buf);
+    }
+}
+
+}  // namespace attnviz::widgets

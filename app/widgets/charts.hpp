@@ -1,0 +1,43 @@
+// Charts drawn with ImDrawList, all in one place: bars, lines, colour bars, axis labels.
+#pragma once
+
+#include "core/colormap.hpp"
+
+#include <imgui.h>
+
+#include <string>
+#include <vector>
+
+namespace attnviz::widgets {
+
+struct BarChartStyle {
+    ImU32 bar = IM_COL32(79, 70, 229, 255);        // indigo, as seed 000 §39.6
+    ImU32 highlight = IM_COL32(239, 68, 68, 255);  // red: the query's own key
+    ImU32 masked = IM_COL32(128, 128, 140, 90);
+    bool showValues = true;
+    bool showLabels = true;
+};
+
+// Vertical bars of `values` (0..1) in [min, max]; bar `highlight` in red; blocked bars hatched
+// faintly. Returns the index of the bar under the mouse, or -1.
+int barChart(ImDrawList* list, ImVec2 min, ImVec2 max, const std::vector<float>& values,
+             const std::vector<std::string>& labels, int highlight, const std::vector<bool>& blocked,
+             const BarChartStyle& style);
+
+struct Series {
+    std::vector<float> y;
+    ImU32 color;
+    std::string label;
+};
+// Lines over x = 0 … n-1 with y in [yMin, yMax], light grid, legend at the top right.
+void linePlot(ImDrawList* list, ImVec2 min, ImVec2 max, const std::vector<Series>& series, float yMin, float yMax,
+              const char* xCaption);
+
+// A vertical colour bar of `kind` for lo (bottom) … hi (top) with tick labels on the right.
+void colorBar(ImDrawList* list, ImVec2 min, ImVec2 max, core::ColormapKind kind, float lo, float hi, int ticks);
+
+ImU32 toImColor(core::Rgb c, int alpha = 255);
+// Black or white, whichever reads better on `background`.
+ImU32 contrastingText(core::Rgb background);
+
+}  // namespace attnviz::widgets

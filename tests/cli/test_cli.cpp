@@ -1,0 +1,548 @@
+// attnviz::app::runMain in-process: flags -> GuiRequest, exports to streams and files, and the
+// one-line error format "attnviz: error: <where>: <what>" with exit code 2.
+// The GUI is a fake launcher that records the request, so no window or display is needed.
+#include "app/cli.hpp"
+
+#include "core/presets.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+namespace attnviz::app {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The result of one runMain call.
+struct CliRun {
+    int code = -1;
+    std::string out, err;
+    int guiCalls = 0;
+    GuiRequest request;  // the last request the fake launcher saw
+};
+
+CliRun runCli(const std::vector<std::string>& args) {
+    std::vector<const char*> argv{"attnviz"};
+    for (const auto& a : args) argv.push_back(a.c_str());
+    CliRun run;
+    std::ostringstream out, err;
+    const GuiLauncher gui = [&run](const GuiRequest& request) {
+        ++run.guiCalls;
+        run.request = request;
+        return 0;
+    };
+    run.code = runMain(static_cast<int>(argv.size()), argv.data(), gui, out, err);
+    run.out = out.str();
+    run.err = err.str();
+    return run;
+}
+
+std::string readFile(const fs::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+void writeFile(const fs::path& path, const std::string& text) {
+    std::ofstream out(path, std::ios::binary);
+    out << text;
+}
+
+std::vector<std::string> splitLines(const std::string& text) {
+    std::vector<std::string> lines;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+    return lines;
+}
+
+// An error run: exit 2, nothing on out, no window, and err exactly one line with the prefix.
+// Returns the line without "attnviz: error: " and the newline.
+std::string expectError(const CliRun& run) {
+    EXPECT_EQ(run.code, 2);
+    EXPECT_EQ(run.guiCalls, 0);
+    EXPECT_EQ(run.out, "");
+    const std::string prefix = "attnviz: error: ";
+    EXPECT_EQ(run.err.rfind(prefix, 0), 0u) << run.err;
+    EXPECT_FALSE(run.err.empty());
+    if (run.err.empty()) return {};
+    EXPECT_EQ(run.err.back(), '\n') << run.err;
+    EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << run.err;
+    if (run.err.size() < prefix.size() + 1) return {};
+    return run.err.substr(prefix.size(), run.err.size() - prefix.size() - 1);
+}
+
+// Each test gets its own fresh folder under the system temp folder, removed afterwards.
+class Cli : public ::testing::Test {
+protected:
+    void SetUp() override {
+        static std::atomic<int> counter{0};
+        const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+        m_dir = fs::temp_directory_path() / ("attnviz-cli-" + std::to_string(::getpid()) + "-" +
+                                             std::to_string(counter++) + "-" + info->name());
+        fs::remove_all(m_dir);
+        ASSERT_TRUE(fs::create_directories(m_dir));
+    }
+    void TearDown() override {
+        std::error_code ec;
+        fs::remove_all(m_dir, ec);
+    }
+    fs::path path(const std::string& name) const { return m_dir / name; }
+    std::vector<fs::path> listDir() const {
+        std::vector<fs::path> entries;
+        for (const auto& e : fs::directory_iterator(m_dir)) entries.push_back(e.path().filename());
+        return entries;
+    }
+
+    fs::path m_dir;
+};
+
+// Three tokens by hand (seed 000 §39.2.1): X = [[1,0],[0,1],[1,1]], W_Q = W_K = I, W_V = diag(1, 2).
+const char* kThreeTokens = R"({
+  "tokens": ["p", "q", "r"],
+  "X": [[1, 0], [0, 1], [1, 1]],
+  "W_Q": "identity",
+  "W_K": "identity",
+  "W_V": [[1, 0], [0, 2]]
+})";
+
+// ---- the GUI hand-off -------------------------------------------------------------------
+
+TEST_F(Cli, NoFlagsOpensTheDefaultPreset) {
+    const CliRun run = runCli({});
+    EXPECT_EQ(run.code, 0);
+    EXPECT_EQ(run.guiCalls, 1);
+    EXPECT_EQ(run.out, "");
+    EXPECT_EQ(run.err, "");
+    EXPECT_EQ(run.request.presetId, "default");
+    EXPECT_EQ(run.request.scenarioPath, "");
+    ASSERT_TRUE(run.request.scenario.sentence.has_value());
+    EXPECT_EQ(*run.request.scenario.sentence, "the cat sat on the mat");
+    EXPECT_FALSE(run.request.scenario.tokens.has_value());
+    EXPECT_EQ(run.request.scenario.dModel, 16);
+    EXPECT_EQ(run.request.scenario.heads, 4);
+    EXPECT_EQ(run.request.scenario.seed, 1u);
+    EXPECT_FALSE(run.request.scenario.causal);
+    EXPECT_FLOAT_EQ(run.request.scenario.temperature, 1.0f);
+    EXPECT_TRUE(run.request.scenario.scaled);
+    EXPECT_TRUE(run.request.scenario.swaps.empty());
+    EXPECT_EQ(run.request.width, 0);  // 0: the saved session's size, or the default
+    EXPECT_EQ(run.request.height, 0);
+    EXPECT_FALSE(run.request.head.has_value());
+    EXPECT_FALSE(run.request.fresh);
+    EXPECT_FALSE(run.request.explicitScenario);  // the saved session may be restored
+}
+
+TEST_F(Cli, LauncherExitCodeIsReturned) {
+    std::ostringstream out, err;
+    const char* argv[] = {"attnviz"};
+    const int code = runMain(1, argv, [](const GuiRequest&) { return 7; }, out, err);
+    EXPECT_EQ(code, 7);
+}
+
+TEST_F(Cli, PresetFlagOpensThatPreset) {
+    const CliRun run = runCli({"--preset", "seed003-exam"});
+    EXPECT_EQ(run.code, 0);
+    ASSERT_EQ(run.guiCalls, 1);
+    EXPECT_EQ(run.request.presetId, "seed003-exam");
+    EXPECT_EQ(run.request.scenarioPath, "");
+    EXPECT_EQ(run.request.scenario.name, "Exam: two queries, three keys");
+    ASSERT_TRUE(run.request.scenario.q.has_value());
+    EXPECT_EQ(run.request.scenario.q->rows(), 2);
+    EXPECT_EQ(run.request.scenario.q->cols(), 3);
+    ASSERT_TRUE(run.request.scenario.keyTokens.has_value());
+    EXPECT_EQ(*run.request.scenario.keyTokens, (std::vector<std::string>{"k1", "k2", "k3"}));
+}
+
+TEST_F(Cli, EveryPresetOpens) {
+    for (const auto& id : core::presetIds()) {
+        const CliRun run = runCli({"--preset", id});
+        EXPECT_EQ(run.code, 0) << id << ": " << run.err;
+        EXPECT_EQ(run.request.presetId, id);
+    }
+}
+
+TEST_F(Cli, ScenarioFileOpensThatFile) {
+    const fs::path file = path("three.json");
+    writeFile(file, kThreeTokens);
+    const CliRun run = runCli({"--scenario", file.string()});
+    EXPECT_EQ(run.code, 0) << run.err;
+    ASSERT_EQ(run.guiCalls, 1);
+    EXPECT_EQ(run.request.scenarioPath, file.string());
+    EXPECT_EQ(run.request.presetId, "");
+    ASSERT_TRUE(run.request.scenario.tokens.has_value());
+    EXPECT_EQ(*run.request.scenario.tokens, (std::vector<std::string>{"p", "q", "r"}));
+    ASSERT_TRUE(run.request.scenario.x.has_value());
+    EXPECT_EQ(run.request.scenario.x->rows(), 3);
+    EXPECT_EQ(run.request.scenario.x->cols(), 2);
+    EXPECT_FLOAT_EQ((*run.request.scenario.x)(2, 1), 1.0f);
+    EXPECT_EQ(run.request.scenario.wq.kind, core::MatrixSpec::Kind::Identity);
+    ASSERT_EQ(run.request.scenario.wv.kind, core::MatrixSpec::Kind::Explicit);
+    EXPECT_FLOAT_EQ(run.request.scenario.wv.value(1, 1), 2.0f);
+}
+
+TEST_F(Cli, WindowFlagsReachTheRequest) {
+    const CliRun run = runCli({"--size", "800x600", "--scale", "2", "--head", "-1", "--fresh", "--screenshot",
+                            path("shot.png").string(), "--panel", "heatmap"});
+    EXPECT_EQ(run.code, 0) << run.err;
+    ASSERT_EQ(run.guiCalls, 1);
+    EXPECT_EQ(run.request.width, 800);
+    EXPECT_EQ(run.request.height, 600);
+    EXPECT_FLOAT_EQ(run.request.scale, 2.0f);
+    EXPECT_EQ(run.request.head, -1);
+    EXPECT_TRUE(run.request.fresh);
+    EXPECT_EQ(run.request.screenshot, path("shot.png").string());
+    EXPECT_EQ(run.request.panel, "heatmap");
+}
+
+// ---- flag overrides ---------------------------------------------------------------------
+
+TEST_F(Cli, SentenceReplacesTokens) {
+    const fs::path file = path("tokens.json");
+    writeFile(file, R"({"tokens": ["x", "y"], "d_model": 4})");
+    const CliRun run = runCli({"--scenario", file.string(), "--sentence", "dogs chase cats"});
+    EXPECT_EQ(run.code, 0) << run.err;
+    ASSERT_TRUE(run.request.scenario.sentence.has_value());
+    EXPECT_EQ(*run.request.scenario.sentence, "dogs chase cats");
+    EXPECT_FALSE(run.request.scenario.tokens.has_value());
+    EXPECT_EQ(run.request.scenario.dModel, 4);
+}
+
+TEST_F(Cli, TokensReplaceTheSentence) {
+    const CliRun run = runCli({"--tokens", "a,b,c"});
+    EXPECT_EQ(run.code, 0) << run.err;
+    ASSERT_TRUE(run.request.scenario.tokens.has_value());
+    EXPECT_EQ(*run.request.scenario.tokens, (std::vector<std::string>{"a", "b", "c"}));
+    EXPECT_FALSE(run.request.scenario.sentence.has_value());
+}
+
+TEST_F(Cli, NumericAndSwitchOverrides) {
+    const CliRun run = runCli({"--d-model", "8", "--heads", "2", "--temperature", "0.5", "--causal", "--unscaled", "--swap",
+                            "0,2", "--swap", "1,3", "--seed", "42"});
+    EXPECT_EQ(run.code, 0) << run.err;
+    ASSERT_EQ(run.guiCalls, 1);
+    const core::Scenario& s = run.request.scenario;
+    EXPECT_EQ(s.dModel, 8);
+    EXPECT_EQ(s.heads, 2);
+    EXPECT_FALSE(s.dk.has_value());
+    EXPECT_FLOAT_EQ(s.temperature, 0.5f);
+    EXPECT_TRUE(s.causal);
+    EXPECT_FALSE(s.scaled);
+    EXPECT_EQ(s.seed, 42u);
+    EXPECT_EQ(s.swaps, (std::vector<std::pair<int, int>>{{0, 2}, {1, 3}}));
+    // The untouched parts still come from the default preset.
+    ASSERT_TRUE(s.sentence.has_value());
+    EXPECT_EQ(*s.sentence, "the cat sat on the mat");
+}
+
+TEST_F(Cli, NoCausalTurnsAPresetsMaskOff) {
+    const CliRun before = runCli({"--preset", "seed004-causal"});
+    EXPECT_TRUE(before.request.scenario.causal);
+    const CliRun run = runCli({"--preset", "seed004-causal", "--no-causal"});
+    EXPECT_EQ(run.code, 0) << run.err;
+    ASSERT_EQ(run.guiCalls, 1);
+    EXPECT_FALSE(run.request.scenario.causal);
+}
+
+TEST_F(Cli, SwapFlagsReplaceTheFilesSwaps) {
+    const CliRun run = runCli({"--preset", "seed004-swap", "--swap", "1,3"});
+    EXPECT_EQ(run.code, 0) << run.err;
+    EXPECT_EQ(run.request.scenario.swaps, (std::vector<std::pair<int, int>>{{1, 3}}));
+}
+
+TEST_F(Cli, OverridesChangeTheExportedNumbers) {
+    // Temperature 0.5 on seed 000's three tokens: logits are scores * 2 / √2.
+    const fs::path file = path("three.json");
+    writeFile(file, kThreeTokens);
+    const CliRun run = runCli({"--scenario", file.string(), "--temperature", "0.5", "--causal", "--export", "-"});
+    ASSERT_EQ(run.code, 0) << run.err;
+    const auto j = nlohmann::json::parse(run.out);
+    const auto& w = j["heads"][0]["weights"];
+    // Row 0 reads only key 0; row 1 reads keys 0, 1 with scores 0, 1.
+    EXPECT_FLOAT_EQ(w[0][0].get<float>(), 1.0f);
+    EXPECT_FLOAT_EQ(w[0][1].get<float>(), 0.0f);
+    const double c = 1.0 / (std::sqrt(2.0) * 0.5);
+    EXPECT_NEAR(w[1][1].get<double>(), 1.0 / (1.0 + std::exp(-c)), 1e-6);
+    EXPECT_FLOAT_EQ(w[1][2].get<float>(), 0.0f);
+}
+
+// ---- errors: one line, exit 2 -----------------------------------------------------------
+
+TEST_F(Cli, UnknownPresetListsTheKnownOnes) {
+    const CliRun run = runCli({"--preset", "no-such-preset"});
+    const std::string line = expectError(run);
+    EXPECT_EQ(line.rfind("--preset: unknown preset 'no-such-preset' (known: ", 0), 0u) << line;
+    for (const auto& id : core::presetIds()) EXPECT_NE(line.find(id), std::string::npos) << id;
+}
+
+TEST_F(Cli, TemperatureZeroIsRefused) {
+    const std::string line = expectError(runCli({"--temperature", "0"}));
+    EXPECT_EQ(line, "--temperature: must be greater than 0, got 0");
+}
+
+TEST_F(Cli, NegativeTemperatureIsRefused) {
+    const std::string line = expectError(runCli({"--temperature", "-1", "--export", "-"}));
+    EXPECT_EQ(line.rfind("--temperature: must be greater than 0", 0), 0u) << line;
+}
+
+TEST_F(Cli, SwapWithOnePositionIsRefused) {
+    const std::string line = expectError(runCli({"--swap", "1"}));
+    EXPECT_EQ(line, "--swap: expected two positions I,J (e.g. --swap 0,2), got '1'");
+}
+
+TEST_F(Cli, SwapWithJunkIsRefused) {
+    const std::string line = expectError(runCli({"--swap", "0,2x"}));
+    EXPECT_EQ(line, "--swap: expected two positions I,J (e.g. --swap 0,2), got '0,2x'");
+}
+
+TEST_F(Cli, SwapOutOfRangeIsRefusedOnExport) {
+    const CliRun run = runCli({"--tokens", "a,b,c,d", "--swap", "0,99", "--export", "-"});
+    const std::string line = expectError(run);
+    EXPECT_NE(line.find("swaps[0]"), std::string::npos) << line;
+    EXPECT_NE(line.find("[0, 99] is out of range: positions go from 0 to 3"), std::string::npos) << line;
+}
+
+TEST_F(Cli, MissingScenarioFileIsNamed) {
+    const fs::path missing = path("missing.json");
+    const std::string line = expectError(runCli({"--scenario", missing.string()}));
+    EXPECT_EQ(line, missing.string() + ": no such file");
+}
+
+TEST_F(Cli, DirectoryAsScenarioIsNamed) {
+    const std::string line = expectError(runCli({"--scenario", m_dir.string()}));
+    EXPECT_EQ(line, m_dir.string() + ": is a directory, expected a file");
+}
+
+TEST_F(Cli, BadFieldInScenarioNamesFileAndField) {
+    const fs::path file = path("ragged.json");
+    writeFile(file, R"({"X": [[1, 2], [3]], "W_Q": "identity"})");
+    const std::string line = expectError(runCli({"--scenario", file.string()}));
+    EXPECT_EQ(line, file.string() + ": X: ragged rows: row 1 has 1 values, row 0 has 2");
+}
+
+TEST_F(Cli, ShapeErrorNamesFileAndFieldOnExport) {
+    const fs::path file = path("shape.json");
+    writeFile(file, R"({"X": [[1, 2], [3, 4]], "W_Q": [[1, 0, 0], [0, 1, 0], [0, 0, 1]]})");
+    const std::string line = expectError(runCli({"--scenario", file.string(), "--export", "-"}));
+    EXPECT_EQ(line.rfind(file.string() + ": W_Q: expected 2 x 2", 0), 0u) << line;
+}
+
+TEST_F(Cli, ScenarioAndPresetTogetherAreRefused) {
+    const fs::path file = path("three.json");
+    writeFile(file, kThreeTokens);
+    const std::string line = expectError(runCli({"--scenario", file.string(), "--preset", "default"}));
+    EXPECT_EQ(line, "--preset: give either --scenario or --preset, not both");
+}
+
+TEST_F(Cli, TinyWindowSizeIsRefused) {
+    const std::string line = expectError(runCli({"--size", "10x10"}));
+    EXPECT_EQ(line, "--size: expected WIDTHxHEIGHT between 200x150 and 16384x16384, got '10x10'");
+}
+
+TEST_F(Cli, MalformedSizeIsRefused) {
+    const std::string line = expectError(runCli({"--size", "800by600"}));
+    EXPECT_EQ(line.rfind("--size: ", 0), 0u) << line;
+    EXPECT_NE(line.find("'800by600'"), std::string::npos) << line;
+}
+
+TEST_F(Cli, MissingHeadIsRefusedForCsv) {
+    const fs::path csv = path("weights.csv");
+    const std::string line =
+        expectError(runCli({"--preset", "seed000-three-tokens", "--head", "7", "--export-csv", csv.string()}));
+    EXPECT_EQ(line, "--head: head 7 does not exist (the model has 1; -1 = mean)");
+    EXPECT_FALSE(fs::exists(csv));
+}
+
+TEST_F(Cli, ZeroDModelIsRefused) {
+    const std::string line = expectError(runCli({"--d-model", "0"}));
+    EXPECT_EQ(line, "--d-model: must be at least 1, got 0");
+}
+
+TEST_F(Cli, UnknownFlagIsOneLine) {
+    const std::string line = expectError(runCli({"--bogus-flag"}));
+    EXPECT_NE(line.find("--bogus-flag"), std::string::npos) << line;
+}
+
+// ---- exports ----------------------------------------------------------------------------
+
+TEST_F(Cli, ExportJsonToStdout) {
+    const CliRun run = runCli({"--export", "-"});
+    ASSERT_EQ(run.code, 0) << run.err;
+    EXPECT_EQ(run.guiCalls, 0);
+    EXPECT_EQ(run.err, "");
+    const auto j = nlohmann::json::parse(run.out);
+    for (const char* key : {"tokens", "X", "heads", "output"}) EXPECT_TRUE(j.contains(key)) << key;
+    EXPECT_EQ(j["tokens"].get<std::vector<std::string>>(),
+              (std::vector<std::string>{"the", "cat", "sat", "on", "the", "mat"}));
+    ASSERT_EQ(j["X"].size(), 6u);
+    EXPECT_EQ(j["X"][0].size(), 16u);
+    ASSERT_EQ(j["heads"].size(), 4u);
+    for (const auto& head : j["heads"]) {
+        ASSERT_EQ(head["Q"].size(), 6u);
+        EXPECT_EQ(head["Q"][0].size(), 4u);  // d_k = 16 / 4
+        ASSERT_EQ(head["weights"].size(), 6u);
+        for (const auto& row : head["weights"]) {
+            ASSERT_EQ(row.size(), 6u);
+            double sum = 0.0;
+            for (const auto& w : row) sum += w.get<double>();
+            EXPECT_NEAR(sum, 1.0, 1e-5);
+        }
+    }
+    ASSERT_EQ(j["output"].size(), 6u);
+    EXPECT_EQ(j["output"][0].size(), 16u);  // concat of 4 heads x d_v 4, no W_O
+}
+
+TEST_F(Cli, ExportJsonMatchesTheSeedsPrintedNumbers) {
+    // Seed 000 §39.2.1: A = [[0.401 0.198 0.401] [0.198 0.401 0.401] [0.248 0.248 0.503]],
+    // A V = [[0.802 1.198] [0.599 1.604] [0.752 1.503]].
+    const CliRun run = runCli({"--preset", "seed000-three-tokens", "--export", "-"});
+    ASSERT_EQ(run.code, 0) << run.err;
+    const auto j = nlohmann::json::parse(run.out);
+    const double a[3][3] = {{0.401, 0.198, 0.401}, {0.198, 0.401, 0.401}, {0.248, 0.248, 0.503}};
+    const double y[3][2] = {{0.802, 1.198}, {0.599, 1.604}, {0.752, 1.503}};
+    for (int r = 0; r < 3; ++r) {
+        for (int c = 0; c < 3; ++c) EXPECT_NEAR(j["heads"][0]["weights"][r][c].get<double>(), a[r][c], 1.5e-3);
+        for (int c = 0; c < 2; ++c) EXPECT_NEAR(j["output"][r][c].get<double>(), y[r][c], 1.5e-3);
+    }
+}
+
+TEST_F(Cli, ExportCsvHasTokenHeaders) {
+    const CliRun run = runCli({"--export-csv", "-"});
+    ASSERT_EQ(run.code, 0) << run.err;
+    const auto lines = splitLines(run.out);
+    ASSERT_EQ(lines.size(), 7u);
+    EXPECT_EQ(lines[0], "query\\key,the,cat,sat,on,the,mat");
+    const std::vector<std::string> rows = {"the", "cat", "sat", "on", "the", "mat"};
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        const std::string& line = lines[i + 1];
+        EXPECT_EQ(line.substr(0, line.find(',')), rows[i]);
+        EXPECT_EQ(std::count(line.begin(), line.end(), ','), 6) << line;
+        double sum = 0.0;
+        std::istringstream fields(line.substr(line.find(',') + 1));
+        for (std::string f; std::getline(fields, f, ',');) sum += std::stod(f);
+        EXPECT_NEAR(sum, 1.0, 1e-5) << line;
+    }
+}
+
+TEST_F(Cli, ExportCsvMeanHead) {
+    const CliRun mean = runCli({"--export-csv", "-", "--head", "-1"});
+    const CliRun head0 = runCli({"--export-csv", "-", "--head", "0"});
+    ASSERT_EQ(mean.code, 0) << mean.err;
+    ASSERT_EQ(head0.code, 0) << head0.err;
+    EXPECT_EQ(splitLines(mean.out)[0], splitLines(head0.out)[0]);
+    EXPECT_NE(mean.out, head0.out);  // four random heads do not all agree
+}
+
+TEST_F(Cli, ExportIntoMissingFolderFailsAndLeavesNothing) {
+    const fs::path out = path("no-such-folder") / "out.json";
+    const std::string line = expectError(runCli({"--export", out.string()}));
+    EXPECT_EQ(line.rfind(out.string() + ": ", 0), 0u) << line;
+    EXPECT_NE(line.find("does not exist"), std::string::npos) << line;
+    EXPECT_FALSE(fs::exists(path("no-such-folder")));
+    EXPECT_TRUE(listDir().empty());
+}
+
+TEST_F(Cli, ExportToAFileMatchesStdout) {
+    const fs::path out = path("out.json");
+    const CliRun run = runCli({"--export", out.string()});
+    ASSERT_EQ(run.code, 0) << run.err;
+    EXPECT_EQ(run.out, "");
+    EXPECT_EQ(readFile(out), runCli({"--export", "-"}).out);
+    EXPECT_EQ(listDir(), std::vector<fs::path>{"out.json"});  // no temporary file left beside it
+}
+
+TEST_F(Cli, ExportReplacesAnExistingFileFully) {
+    const fs::path out = path("out.json");
+    writeFile(out, std::string(1 << 20, 'x'));  // longer than the export: no tail may survive
+    const CliRun run = runCli({"--preset", "seed000-three-tokens", "--export", out.string()});
+    ASSERT_EQ(run.code, 0) << run.err;
+    const std::string text = readFile(out);
+    EXPECT_EQ(text.find('x'), std::string::npos);
+    EXPECT_EQ(text, runCli({"--preset", "seed000-three-tokens", "--export", "-"}).out);
+    EXPECT_TRUE(nlohmann::json::accept(text));
+    EXPECT_EQ(listDir(), std::vector<fs::path>{"out.json"});
+}
+
+TEST_F(Cli, FailedExportLeavesAnExistingFileByteIdentical) {
+    const fs::path out = path("out.json");
+    const std::string before = "{\"keep\": \"me\"}\n";
+    writeFile(out, before);
+    const fs::path bad = path("bad.json");
+    writeFile(bad, R"({"tokens": ["a", "b"], "colour": "red"})");
+    const std::string line = expectError(runCli({"--scenario", bad.string(), "--export", out.string()}));
+    EXPECT_EQ(line.rfind(bad.string() + ": colour: unknown key", 0), 0u) << line;
+    EXPECT_EQ(readFile(out), before);
+
+    // A scenario that parses but fails when the model is built.
+    writeFile(bad, R"({"tokens": ["a", "b"], "padding": [5]})");
+    const std::string line2 = expectError(runCli({"--scenario", bad.string(), "--export", out.string()}));
+    EXPECT_EQ(line2.rfind(bad.string() + ": padding[0]: ", 0), 0u) << line2;
+    EXPECT_EQ(readFile(out), before);
+
+    // A missing CSV head is found before anything is written.
+    const std::string line3 = expectError(runCli({"--export", out.string(), "--export-csv", "-", "--head", "9"}));
+    EXPECT_EQ(line3.rfind("--head: ", 0), 0u) << line3;
+    EXPECT_EQ(readFile(out), before);
+    EXPECT_EQ(listDir().size(), 2u);
+}
+
+TEST_F(Cli, ExportNpyWritesEveryFile) {
+    const fs::path dir = path("npy") / "nested";
+    const CliRun run = runCli({"--preset", "seed000-three-tokens", "--export-npy", dir.string()});
+    ASSERT_EQ(run.code, 0) << run.err;
+    for (const char* name : {"X.npy", "Q.npy", "K.npy", "V.npy", "scores.npy", "weights.npy", "head_output.npy",
+                             "output.npy", "tokens.txt", "key_tokens.txt"})
+        EXPECT_TRUE(fs::is_regular_file(dir / name)) << name;
+    EXPECT_EQ(readFile(dir / "tokens.txt"), "[1,0]\n[0,1]\n[1,1]\n");
+    EXPECT_EQ(readFile(dir / "Q.npy").substr(0, 6), "\x93NUMPY");
+}
+
+// ---- information flags ------------------------------------------------------------------
+
+TEST_F(Cli, ListPresetsNamesEveryPreset) {
+    const CliRun run = runCli({"--list-presets"});
+    EXPECT_EQ(run.code, 0);
+    EXPECT_EQ(run.guiCalls, 0);
+    EXPECT_EQ(run.err, "");
+    const auto lines = splitLines(run.out);
+    const auto ids = core::presetIds();
+    ASSERT_EQ(lines.size(), ids.size());
+    ASSERT_FALSE(ids.empty());
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+        EXPECT_EQ(lines[i].rfind(ids[i] + "  ", 0), 0u) << lines[i];
+        EXPECT_NE(lines[i].find(core::loadPreset(ids[i]).name), std::string::npos) << lines[i];
+    }
+    EXPECT_NE(std::find(ids.begin(), ids.end(), "default"), ids.end());
+}
+
+TEST_F(Cli, HelpExitsZero) {
+    const CliRun run = runCli({"--help"});
+    EXPECT_EQ(run.code, 0);
+    EXPECT_EQ(run.guiCalls, 0);
+    EXPECT_EQ(run.err, "");
+    for (const char* flag : {"--scenario", "--preset", "--export", "--export-csv", "--swap", "--temperature"})
+        EXPECT_NE(run.out.find(flag), std::string::npos) << flag;
+}
+
+TEST_F(Cli, VersionExitsZero) {
+    const CliRun run = runCli({"--version"});
+    EXPECT_EQ(run.code, 0);
+    EXPECT_EQ(run.out, "attnviz 0.1.0\n");
+    EXPECT_EQ(run.guiCalls, 0);
+}
+
+TEST(CliErrorLine, HasThePrefix) { EXPECT_EQ(errorLine("--x: bad"), "attnviz: error: --x: bad"); }
+
+}  // namespace
+}  // namespace attnviz::app

@@ -1,0 +1,140 @@
+// Every panel drawn for a few frames without a window: ImGui only needs a display size and a
+// built font atlas. Interactions go through the app's own action layer.
+#include "app/app.hpp"
+#include "app/panels/bars_panel.hpp"
+#include "app/panels/controls_panel.hpp"
+#include "app/panels/swap_panel.hpp"
+#include "core/presets.hpp"
+
+#include <gtest/gtest.h>
+
+using namespace attnviz;
+using namespace attnviz::app;
+
+namespace {
+
+class Headless : public ::testing::Test {
+protected:
+    void SetUp() override {
+        ImGui::CreateContext();
+        ImGuiIO& io = ImGui::GetIO();
+        io.IniFilename = nullptr;
+        io.DisplaySize = ImVec2(1600, 1000);
+        io.DeltaTime = 1.0f / 60.0f;
+    }
+    void TearDown() override { ImGui::DestroyContext(); }
+
+    // Runs frames of the whole app, as the window loop does.
+    static void frames(App& app, int n) {
+        for (int i = 0; i < n; ++i) {
+            app.prepareFonts(1.0f, 1.0f);
+            app.prepareStyle(1.0f);
+            ImGui::NewFrame();
+            app.frame();
+            ImGui::Render();
+            ASSERT_GT(ImGui::GetDrawData()->TotalVtxCount, 1000);
+        }
+    }
+};
+
+}  // namespace
+
+TEST_F(Headless, EveryPresetDrawsEveryPanel) {
+    for (const std::string& id : core::presetIds()) {
+        SCOPED_TRACE(id);
+        App app(makeState(core::loadPreset(id)));
+        frames(app, 3);
+        EXPECT_EQ(app.panelRects().size(), 7u);
+        for (const auto& [panel, rect] : app.panelRects()) {
+            EXPECT_GT(rect.max.x - rect.min.x, 100.0f) << panel;
+            EXPECT_GT(rect.max.y - rect.min.y, 100.0f) << panel;
+        }
+    }
+}
+
+TEST_F(Headless, PresenterModeShowsHeatmapBarsAndHeads) {
+    AppState state = makeState(core::loadPreset("default"));
+    apply(state, action::SetPresenter{true});
+    App app(std::move(state));
+    frames(app, 2);
+    EXPECT_EQ(app.panelRects().size(), 3u);
+    EXPECT_TRUE(app.panelRects().count("heatmap"));
+    EXPECT_FALSE(app.panelRects().count("controls"));
+    EXPECT_GT(app.panelRects().at("heatmap").max.x, 1000.0f);  // the heatmap takes most of the width
+}
+
+TEST_F(Headless, ThemesScalesAndLargeMatrices) {
+    core::Scenario s;
+    s.tokens = std::vector<std::string>(300, "x");
+    for (int i = 0; i < 300; ++i) (*s.tokens)[static_cast<std::size_t>(i)] = "t" + std::to_string(i);
+    s.heads = 8;
+    s.dModel = 64;
+    AppState state = makeState(s);
+    App app(std::move(state));
+    for (Theme theme : {Theme::Light, Theme::HighContrast, Theme::Dark}) {
+        apply(app.state(), action::SetTheme{theme});
+        apply(app.state(), action::SetUiScale{theme == Theme::Light ? 1.5f : 1.0f});
+        apply(app.state(), action::SetView{8.0f, 0.3f, 0.7f});
+        frames(app, 2);
+    }
+    EXPECT_EQ(app.state().model.tq(), 300);
+}
+
+TEST_F(Headless, ActionsFromFramesAreAppliedAndRecomputedLazily) {
+    App app(makeState(core::loadPreset("default")));
+    frames(app, 1);
+    const WorkCounters before = app.state().work;
+    apply(app.state(), action::SetTemperature{0.05f});
+    frames(app, 1);
+    EXPECT_EQ(app.state().work.scores, before.scores);  // no new Q Kᵀ for a temperature change
+    EXPECT_EQ(app.state().work.softmaxes, before.softmaxes + 4);
+    EXPECT_TRUE(isFresh(app.state()));
+    frames(app, 1);  // draws the new weights: their textures are uploaded once
+    const long long uploads = app.textureUploads();
+    frames(app, 3);  // nothing changed since: nothing is re-uploaded
+    EXPECT_EQ(app.textureUploads(), uploads);
+}
+
+TEST(SwapVerdict, WordsAndNumbers) {
+    AppState s = makeState(core::loadPreset("seed004-swap"));
+    recompute(s);
+    EXPECT_EQ(verdictText(s).rfind("outputs match permutation: ‖Y′ − P·Y‖ = ", 0), 0u) << verdictText(s);
+    apply(s, action::SetPositional{core::Positional::Sinusoidal});
+    recompute(s);
+    EXPECT_EQ(verdictText(s).rfind("outputs do not match permutation: ‖Y′ − P·Y‖ = ", 0), 0u) << verdictText(s);
+    apply(s, action::ResetSwaps{});
+    recompute(s);
+    EXPECT_EQ(verdictText(s), "identity order: swap two chips to test");
+}
+
+TEST(SwapChips, TwoClicksSwap) {
+    AppState s = makeState(core::loadPreset("seed004-swap"));
+    apply(s, action::ResetSwaps{});
+    apply(s, action::PickSwapChip{1});
+    EXPECT_EQ(s.view.pendingSwap, 1);
+    EXPECT_FALSE(s.swapped());
+    apply(s, action::PickSwapChip{3});
+    EXPECT_EQ(s.view.pendingSwap, -1);
+    EXPECT_EQ(s.model.queryTokens, (std::vector<std::string>{"a", "d", "c", "b"}));
+    apply(s, action::PickSwapChip{2});
+    apply(s, action::PickSwapChip{2});  // the same chip twice: deselect, no swap
+    EXPECT_EQ(s.view.pendingSwap, -1);
+    EXPECT_EQ(s.scenario.swaps.size(), 1u);
+}
+
+TEST(TemperatureSlider, LogScaleWithDetentAtOne) {
+    EXPECT_FLOAT_EQ(temperatureToSlider(1.0f), 0.5f);
+    EXPECT_FLOAT_EQ(temperatureToSlider(0.01f), 0.0f);
+    EXPECT_FLOAT_EQ(temperatureToSlider(100.0f), 1.0f);
+    EXPECT_FLOAT_EQ(sliderToTemperature(0.5f), 1.0f);
+    EXPECT_FLOAT_EQ(sliderToTemperature(0.505f), 1.0f);  // inside the detent
+    EXPECT_NEAR(sliderToTemperature(0.75f), 10.0f, 1e-4f);
+    EXPECT_NEAR(sliderToTemperature(0.25f), 0.1f, 1e-6f);
+    for (float t : {0.02f, 0.3f, 3.0f, 50.0f}) EXPECT_NEAR(sliderToTemperature(temperatureToSlider(t)), t, t * 1e-5f);
+}
+
+TEST(SmallMultiples, SpreadAndIncludeTheSelectedQuery) {
+    EXPECT_EQ(smallMultiplePositions(22, 0, 5), (std::vector<int>{0, 5, 11, 16, 21}));
+    EXPECT_EQ(smallMultiplePositions(22, 7, 5), (std::vector<int>{0, 5, 7, 11, 16, 21}));
+    EXPECT_EQ(smallMultiplePositions(3, 1, 5), (std::vector<int>{0, 1, 2}));
+}

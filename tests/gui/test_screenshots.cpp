@@ -1,0 +1,192 @@
+// The real binary: a window under a virtual X display (xvfb-run), and figures written without
+// one; every assertion is on the pixels of the PNG.
+#include "core/colormap.hpp"
+
+#include <gtest/gtest.h>
+#include <stb_image.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace fs = std::filesystem;
+using attnviz::core::Rgb;
+
+namespace {
+
+struct Image {
+    int width = 0, height = 0;
+    std::vector<unsigned char> rgb;
+    Rgb at(int x, int y) const {
+        const std::size_t i = (static_cast<std::size_t>(y) * width + x) * 3;
+        return {rgb[i], rgb[i + 1], rgb[i + 2]};
+    }
+};
+
+Image load(const std::string& path) {
+    Image img;
+    int channels = 0;
+    unsigned char* data = stbi_load(path.c_str(), &img.width, &img.height, &channels, 3);
+    if (!data) return img;
+    img.rgb.assign(data, data + static_cast<std::size_t>(img.width) * img.height * 3);
+    stbi_image_free(data);
+    return img;
+}
+
+fs::path tempDir() {
+    const fs::path dir = fs::temp_directory_path() / ("attnviz-shots-" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    return dir;
+}
+
+int run(const std::string& args, bool display) {
+    const std::string prefix = display ? "xvfb-run -a -s '-screen 0 1280x1024x24' " : "";
+    return std::system((prefix + ATTNVIZ_BINARY + " " + args + " > /dev/null 2>&1").c_str()) >> 8;
+}
+
+bool isHatch(Rgb c) { return c == attnviz::core::kMaskedInk || c == attnviz::core::kMaskedPaper; }
+
+// The bounding box of the largest 4-connected blob of exactly `colour`.
+std::array<int, 4> largestBlob(const Image& img, Rgb colour) {
+    std::vector<char> seen(static_cast<std::size_t>(img.width) * img.height, 0);
+    std::array<int, 4> best{0, 0, -1, -1};
+    long long bestArea = 0;
+    for (int y0 = 0; y0 < img.height; ++y0)
+        for (int x0 = 0; x0 < img.width; ++x0) {
+            if (seen[static_cast<std::size_t>(y0) * img.width + x0] || !(img.at(x0, y0) == colour)) continue;
+            std::vector<std::pair<int, int>> stack{{x0, y0}};
+            seen[static_cast<std::size_t>(y0) * img.width + x0] = 1;
+            std::array<int, 4> box{x0, y0, x0, y0};
+            long long area = 0;
+            while (!stack.empty()) {
+                auto [x, y] = stack.back();
+                stack.pop_back();
+                ++area;
+                box = {std::min(box[0], x), std::min(box[1], y), std::max(box[2], x), std::max(box[3], y)};
+                for (auto [dx, dy] : {std::pair{1, 0}, {-1, 0}, {0, 1}, {0, -1}}) {
+                    const int nx = x + dx, ny = y + dy;
+                    if (nx < 0 || ny < 0 || nx >= img.width || ny >= img.height) continue;
+                    char& s = seen[static_cast<std::size_t>(ny) * img.width + nx];
+                    if (s || !(img.at(nx, ny) == colour)) continue;
+                    s = 1;
+                    stack.push_back({nx, ny});
+                }
+            }
+            if (area > bestArea) bestArea = area, best = box;
+        }
+    return best;
+}
+
+// Causal 6 x 6 matrix whose cell (0, 0) has weight 1 (the brightest colour): find that cell,
+// then check every cell: above the diagonal hatched, on and below it never.
+void expectCausalCells(const Image& img, int n) {
+    const Rgb top = attnviz::core::colormapColor(attnviz::core::ColormapKind::Viridis, 1.0f);
+    const auto box = largestBlob(img, top);
+    const int cell = box[2] - box[0] + 1;
+    ASSERT_GT(cell, 20) << "cell (0, 0) not found";
+    ASSERT_NEAR(box[3] - box[1] + 1, cell, 2);  // square
+    for (int i = 0; i < n; ++i)
+        for (int j = 0; j < n; ++j) {
+            // Corners of the cell's interior (the centre may hold the printed value).
+            int hatch = 0, total = 0;
+            for (int fy : {2, 4, 6})
+                for (int fx : {2, 4, 6}) {
+                    if (fx == 4 && fy == 4) continue;
+                    const int x = box[0] + j * cell + cell * fx / 8, y = box[1] + i * cell + cell * fy / 8;
+                    hatch += isHatch(img.at(x, y)), ++total;
+                }
+            if (j > i) EXPECT_EQ(hatch, total) << "cell " << i << "," << j << " should be masked";
+            else EXPECT_EQ(hatch, 0) << "cell " << i << "," << j << " should not be masked";
+        }
+}
+
+long long countColour(const Image& img, Rgb c) {
+    long long n = 0;
+    for (int y = 0; y < img.height; ++y)
+        for (int x = 0; x < img.width; ++x) n += img.at(x, y) == c;
+    return n;
+}
+
+bool hasDisplayTools() { return std::system("command -v xvfb-run > /dev/null 2>&1") == 0; }
+
+}  // namespace
+
+TEST(Screenshot, DefaultDemoWholeWindow) {
+    if (!hasDisplayTools()) GTEST_SKIP() << "xvfb-run is not installed";
+    const fs::path out = tempDir() / "default.png";
+    ASSERT_EQ(run("--preset default --screenshot " + out.string(), true), 0);
+    const Image img = load(out.string());
+    ASSERT_EQ(img.width, 1600);
+    ASSERT_EQ(img.height, 1000);
+    // The heatmap, thumbnails and colour bar draw viridis colours; the window is not blank.
+    long long viridis = 0;
+    for (int k = 0; k < 256; k += 5) viridis += countColour(img, attnviz::core::colormapTable(attnviz::core::ColormapKind::Viridis)[k]);
+    EXPECT_GT(viridis, 50000);
+    EXPECT_EQ(countColour(img, attnviz::core::kMaskedInk), 0);  // no mask in the default demo
+}
+
+TEST(Screenshot, CausalHeatmapPanelMasksTheUpperTriangle) {
+    if (!hasDisplayTools()) GTEST_SKIP() << "xvfb-run is not installed";
+    const fs::path out = tempDir() / "causal.png";
+    ASSERT_EQ(run("--preset seed004-causal --screenshot " + out.string() + " --panel heatmap", true), 0);
+    const Image img = load(out.string());
+    ASSERT_GT(img.width, 300);
+    ASSERT_LT(img.width, 1600);  // the panel alone
+    expectCausalCells(img, 6);
+}
+
+TEST(Screenshot, TwiceTheResolution) {
+    if (!hasDisplayTools()) GTEST_SKIP() << "xvfb-run is not installed";
+    const fs::path out = tempDir() / "double.png";
+    ASSERT_EQ(run("--preset seed004-causal --size 1000x700 --scale 2 --screenshot " + out.string(), true), 0);
+    const Image img = load(out.string());
+    EXPECT_EQ(img.width, 2000);
+    EXPECT_EQ(img.height, 1400);
+}
+
+TEST(Screenshot, SwapVerdictFlipsWithPositionalEncoding) {
+    if (!hasDisplayTools()) GTEST_SKIP() << "xvfb-run is not installed";
+    const fs::path off = tempDir() / "swap-off.png", on = tempDir() / "swap-on.png";
+    ASSERT_EQ(run("--preset seed004-swap --screenshot " + off.string() + " --panel swap", true), 0);
+    ASSERT_EQ(run("--preset seed004-swap --positional sinusoidal --screenshot " + on.string() + " --panel swap", true), 0);
+    const Image a = load(off.string()), b = load(on.string());
+    // The verdict is drawn in green when outputs match the permutation, red when they do not.
+    const Rgb green{51, 191, 89}, red{242, 89, 64};
+    EXPECT_GT(countColour(a, green), 100);
+    EXPECT_EQ(countColour(a, red), 0);
+    EXPECT_GT(countColour(b, red), 100);
+    EXPECT_EQ(countColour(b, green), 0);
+}
+
+TEST(Screenshot, BadPathIsAnErrorNotACrash) {
+    if (!hasDisplayTools()) GTEST_SKIP() << "xvfb-run is not installed";
+    EXPECT_EQ(run("--preset default --screenshot /nonexistent-folder/x.png", true), 2);
+    EXPECT_EQ(run("--preset default --screenshot " + (tempDir() / "p.png").string() + " --panel nosuch", true), 2);
+}
+
+TEST(Screenshot, NoDisplayExplainsItself) {
+    const std::string cmd = std::string("env -u DISPLAY -u WAYLAND_DISPLAY ") + ATTNVIZ_BINARY + " --preset default 2>&1";
+    std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(cmd.c_str(), "r"), pclose);
+    ASSERT_TRUE(pipe);
+    std::string output;
+    char buf[512];
+    while (fgets(buf, sizeof buf, pipe.get())) output += buf;
+    EXPECT_EQ(std::count(output.begin(), output.end(), '\n'), 1) << output;
+    EXPECT_NE(output.find("no display"), std::string::npos) << output;
+    EXPECT_NE(output.find("--export"), std::string::npos);
+    EXPECT_NE(output.find("xvfb-run"), std::string::npos);
+}
+
+TEST(ExportHeatmap, CausalFigureWithoutAWindow) {
+    const fs::path png = tempDir() / "figure.png", svg = tempDir() / "figure.svg";
+    ASSERT_EQ(run("--preset seed004-causal --export-heatmap " + png.string() + " --cell-size 48", false), 0);
+    const Image img = load(png.string());
+    ASSERT_GT(img.width, 6 * 48);
+    expectCausalCells(img, 6);
+    ASSERT_EQ(run("--preset seed004-causal --export-heatmap " + svg.string(), false), 0);
+    EXPECT_GT(fs::file_size(svg), 1000u);
+}

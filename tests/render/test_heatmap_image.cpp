@@ -1,0 +1,479 @@
+// Heatmap PNG/SVG figures, checked on decoded pixels and on the SVG text: exact cell colours
+// from the colormap table, hatching only on masked cells, labels that exist and do not overlap,
+// escaping, and exports that fail without touching an existing file.
+#include "app/render/fonts.hpp"
+#include "app/render/heatmap_image.hpp"
+#include "app/render/raster.hpp"
+#include "core/error.hpp"
+
+#include <gtest/gtest.h>
+#include <stb_image.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <regex>
+#include <unistd.h>
+
+using namespace attnviz;
+using core::Rgb;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Image {
+    int width = 0, height = 0;
+    std::vector<unsigned char> rgba;
+    Rgb at(int x, int y) const {
+        const std::size_t i = (static_cast<std::size_t>(y) * static_cast<std::size_t>(width) + static_cast<std::size_t>(x)) * 4;
+        return {rgba[i], rgba[i + 1], rgba[i + 2]};
+    }
+};
+
+Image decodePng(const std::string& png) {
+    Image img;
+    int channels = 0;
+    unsigned char* data = stbi_load_from_memory(reinterpret_cast<const unsigned char*>(png.data()),
+                                                static_cast<int>(png.size()), &img.width, &img.height, &channels, 4);
+    if (!data) throw std::runtime_error("not a PNG");
+    img.rgba.assign(data, data + static_cast<std::size_t>(img.width) * static_cast<std::size_t>(img.height) * 4);
+    stbi_image_free(data);
+    return img;
+}
+
+bool isHatch(Rgb c) { return c == core::kMaskedInk || c == core::kMaskedPaper; }
+bool isDark(Rgb c) { return c.r < 110 && c.g < 110 && c.b < 110; }
+
+std::string hexOf(Rgb c) {
+    char buffer[8];
+    std::snprintf(buffer, sizeof buffer, "#%02x%02x%02x", c.r, c.g, c.b);
+    return buffer;
+}
+
+// [T, T] causal attention: row i spreads over keys 0..i, the rest is masked. Row 0 puts all
+// its weight on key 0, so cell (0, 0) is the colormap's top colour.
+render::HeatmapFigure causalFigure(int T) {
+    render::HeatmapFigure f;
+    f.weights = core::Mat::Zero(T, T);
+    f.blocked = core::MaskMat::Constant(T, T, false);
+    for (int i = 0; i < T; ++i) {
+        float sum = 0;
+        for (int j = 0; j <= i; ++j) sum += static_cast<float>(j + 1);
+        for (int j = 0; j <= i; ++j) f.weights(i, j) = static_cast<float>(j + 1) / sum;
+        for (int j = i + 1; j < T; ++j) f.blocked(i, j) = true;
+        f.rowLabels.push_back("w" + std::to_string(i));
+        f.colLabels.push_back("w" + std::to_string(i));
+    }
+    return f;
+}
+
+Rgb cellColour(const render::HeatmapFigure& f, int i, int j) {
+    return core::colormapColor(f.colormap, f.weights(i, j), 0.0f, 1.0f);
+}
+
+// Where the matrix of a causal figure is: the first hatch pixel in reading order is the top-left
+// corner of cell (0, 1); the run of cell (0, 0)'s colour left of it gives the cell size.
+struct MatrixBox {
+    int left = -1, top = -1, cell = 0;
+};
+
+MatrixBox locateCausalMatrix(const Image& img, Rgb cell00) {
+    for (int y = 0; y < img.height; ++y)
+        for (int x = 0; x < img.width; ++x)
+            if (isHatch(img.at(x, y))) {
+                int left = x;
+                while (left > 0 && img.at(left - 1, y) == cell00) --left;
+                return {left, y, x - left};
+            }
+    return {};
+}
+
+// Groups of consecutive indices where present[k] is true: {start, length}.
+std::vector<std::pair<int, int>> runs(const std::vector<bool>& present) {
+    std::vector<std::pair<int, int>> out;
+    for (int k = 0; k < static_cast<int>(present.size()); ++k)
+        if (present[static_cast<std::size_t>(k)]) {
+            if (out.empty() || out.back().first + out.back().second != k) out.emplace_back(k, 0);
+            ++out.back().second;
+        }
+    return out;
+}
+
+std::string readFile(const fs::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+std::string svgGroup(const std::string& svg, const std::string& id) {
+    const std::size_t begin = svg.find("<g id=\"" + id + "\"");
+    if (begin == std::string::npos) return {};
+    return svg.substr(begin, svg.find("</g>", begin) - begin);
+}
+
+std::size_t countOf(const std::string& text, const std::string& needle) {
+    std::size_t n = 0;
+    for (std::size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + needle.size())) ++n;
+    return n;
+}
+
+// A fresh folder per test under the system temp folder, removed afterwards.
+class HeatmapImage : public ::testing::Test {
+protected:
+    void SetUp() override {
+        static std::atomic<int> counter{0};
+        m_dir = fs::temp_directory_path() /
+                ("attnviz-render-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
+        fs::remove_all(m_dir);
+        ASSERT_TRUE(fs::create_directories(m_dir));
+    }
+    void TearDown() override {
+        std::error_code ec;
+        fs::remove_all(m_dir, ec);
+    }
+    fs::path m_dir;
+};
+
+}  // namespace
+
+TEST_F(HeatmapImage, CausalCellsAreExactColoursAndMaskedCellsOnlyHatch) {
+    render::HeatmapFigure f = causalFigure(4);
+    f.cellSize = 40;
+    f.showValues = false;  // values sit on cell centres; checked in their own test
+    f.title = "Head 1";
+    const Image img = decodePng(render::renderHeatmapPng(f));
+    const MatrixBox m = locateCausalMatrix(img, cellColour(f, 0, 0));
+    ASSERT_EQ(m.cell, 40);
+
+    for (int i = 0; i < 4; ++i)
+        for (int j = 0; j < 4; ++j) {
+            const int x0 = m.left + j * m.cell, y0 = m.top + i * m.cell;
+            const Rgb centre = img.at(x0 + m.cell / 2, y0 + m.cell / 2);
+            if (f.blocked(i, j))
+                EXPECT_TRUE(isHatch(centre)) << "cell " << i << "," << j;
+            else
+                EXPECT_EQ(centre, cellColour(f, i, j)) << "cell " << i << "," << j;
+            bool ink = false, paper = false, other = false;
+            for (int y = y0; y < y0 + m.cell; ++y)
+                for (int x = x0; x < x0 + m.cell; ++x) {
+                    const Rgb c = img.at(x, y);
+                    ink |= c == core::kMaskedInk;
+                    paper |= c == core::kMaskedPaper;
+                    other |= f.blocked(i, j) ? !isHatch(c) : c != cellColour(f, i, j);
+                }
+            EXPECT_FALSE(other) << "cell " << i << "," << j << " has a stray pixel";
+            EXPECT_EQ(ink, f.blocked(i, j)) << "cell " << i << "," << j;
+            EXPECT_EQ(paper, f.blocked(i, j)) << "cell " << i << "," << j;
+        }
+
+    // Row labels left of each row, column labels below each column, and a colour bar to the right
+    // that runs from the table's top colour down to its bottom colour.
+    for (int i = 0; i < 4; ++i) {
+        bool dark = false;
+        for (int y = m.top + i * m.cell; y < m.top + (i + 1) * m.cell; ++y)
+            for (int x = m.left - 30; x < m.left - 2; ++x) dark |= isDark(img.at(x, y));
+        EXPECT_TRUE(dark) << "no row label for row " << i;
+    }
+    const int bottom = m.top + 4 * m.cell;
+    for (int j = 0; j < 4; ++j) {
+        bool dark = false;
+        for (int y = bottom + 1; y < bottom + 24; ++y)
+            for (int x = m.left + j * m.cell; x < m.left + (j + 1) * m.cell; ++x) dark |= isDark(img.at(x, y));
+        EXPECT_TRUE(dark) << "no column label for column " << j;
+    }
+    const core::ColormapTable& table = core::colormapTable(f.colormap);
+    bool top = false, low = false;
+    for (int y = m.top; y < img.height; ++y)
+        for (int x = m.left + 4 * m.cell + 2; x < img.width; ++x) {
+            top |= y == m.top && img.at(x, y) == table[255];
+            low |= img.at(x, y) == table[0];
+        }
+    EXPECT_TRUE(top && low) << "colour bar missing";
+    EXPECT_GT(img.width, m.left + 4 * m.cell + 60);
+}
+
+TEST_F(HeatmapImage, ValuesContrastWithTheirCell) {
+    render::HeatmapFigure f = causalFigure(4);  // automatic cells: 64 px for 4 tokens
+    f.colormap = core::ColormapKind::Grayscale;
+    const Image img = decodePng(render::renderHeatmapPng(f));
+    const MatrixBox m = locateCausalMatrix(img, cellColour(f, 0, 0));
+    ASSERT_GE(m.cell, 28);
+    // Cell (0, 0) is white (weight 1): black text. Cell (3, 0) is dark (0.1): white text.
+    const auto extremes = [&](int i, int j, bool wantBlack) {
+        bool found = false;
+        for (int y = m.top + i * m.cell; y < m.top + (i + 1) * m.cell; ++y)
+            for (int x = m.left + j * m.cell; x < m.left + (j + 1) * m.cell; ++x) {
+                const Rgb c = img.at(x, y);
+                found |= wantBlack ? (c.r < 40 && c.g < 40 && c.b < 40) : (c.r > 220 && c.g > 220 && c.b > 220);
+            }
+        return found;
+    };
+    EXPECT_TRUE(extremes(0, 0, true));
+    EXPECT_TRUE(extremes(3, 0, false));
+    // The text stays in the middle: the cell's corners keep the exact colour.
+    EXPECT_EQ(img.at(m.left + 2, m.top + 3 * m.cell + 2), cellColour(f, 3, 0));
+    EXPECT_EQ(img.at(m.left + m.cell - 3, m.top + 4 * m.cell - 3), cellColour(f, 3, 0));
+}
+
+TEST_F(HeatmapImage, GrayscaleCellCentresAreGrey) {
+    render::HeatmapFigure f;
+    f.colormap = core::ColormapKind::Grayscale;
+    f.showValues = false;
+    f.weights = core::Mat(3, 5);
+    for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 5; ++j) f.weights(i, j) = static_cast<float>(i * 5 + j) / 14.0f;
+    f.blocked = core::MaskMat::Constant(3, 5, false);
+    f.blocked(0, 4) = true;  // a hatch marks the corner of cell (0, 4)
+    f.cellSize = 30;
+    const Image img = decodePng(render::renderHeatmapPng(f));
+    MatrixBox m;
+    for (int y = 0; y < img.height && m.left < 0; ++y)
+        for (int x = 0; x < img.width && m.left < 0; ++x)
+            if (isHatch(img.at(x, y))) m = {x - 4 * 30, y, 30};
+    ASSERT_GE(m.left, 0);
+    for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 5; ++j) {
+            if (f.blocked(i, j)) continue;
+            const Rgb c = img.at(m.left + j * 30 + 15, m.top + i * 30 + 15);
+            EXPECT_TRUE(c.r == c.g && c.g == c.b) << i << "," << j;
+            EXPECT_EQ(c, cellColour(f, i, j)) << i << "," << j;
+        }
+}
+
+TEST_F(HeatmapImage, AutomaticCellsForThreeHundredTokensKeepLabelsApart) {
+    render::HeatmapFigure f = causalFigure(300);
+    const Image img = decodePng(render::renderHeatmapPng(f));
+    const MatrixBox m = locateCausalMatrix(img, cellColour(f, 0, 0));
+    ASSERT_GE(m.cell, 2);
+    EXPECT_LE(img.width, 1600);
+    const int side = 300 * m.cell;
+
+    // Row labels end a few pixels left of the matrix (ticks are closer); each drawn label is a
+    // separate band of rows, one line tall, with white space between neighbours.
+    std::vector<bool> rowInk(static_cast<std::size_t>(side), false);
+    for (int y = 0; y < side; ++y)
+        for (int x = m.left - 30; x < m.left - 8; ++x) rowInk[static_cast<std::size_t>(y)] = rowInk[static_cast<std::size_t>(y)] || isDark(img.at(x, m.top + y));
+    const auto rowRuns = runs(rowInk);
+    EXPECT_GE(rowRuns.size(), 10u);
+    EXPECT_LT(rowRuns.size(), 300u);
+    for (const auto& [start, length] : rowRuns) EXPECT_LE(length, 20) << "row labels overlap at y = " << start;
+
+    // Column labels below the matrix, likewise separated along x.
+    std::vector<bool> colInk(static_cast<std::size_t>(side), false);
+    for (int x = 0; x < side; ++x)
+        for (int y = m.top + side + 12; y < m.top + side + 30; ++y) colInk[static_cast<std::size_t>(x)] = colInk[static_cast<std::size_t>(x)] || isDark(img.at(m.left + x, y));
+    const auto colRuns = runs(colInk);
+    EXPECT_GE(colRuns.size(), 10u);
+    for (const auto& [start, length] : colRuns) EXPECT_LE(length, 20) << "column labels overlap at x = " << start;
+}
+
+TEST_F(HeatmapImage, SvgHasOneRectPerCellWithTheTableColours) {
+    render::HeatmapFigure f = causalFigure(4);
+    f.rowLabels = {"a<b&c", "it's", "\"q\"", "x>y"};
+    const std::string svg = render::renderHeatmapSvg(f);
+    const std::string cells = svgGroup(svg, "cells");
+    EXPECT_EQ(countOf(cells, "<rect"), 16u);
+    const std::regex fillRe("fill=\"([^\"]+)\"");
+    std::vector<std::string> fills;
+    for (auto it = std::sregex_iterator(cells.begin(), cells.end(), fillRe); it != std::sregex_iterator(); ++it)
+        fills.push_back((*it)[1]);
+    ASSERT_EQ(fills.size(), 16u);
+    for (int i = 0; i < 4; ++i)
+        for (int j = 0; j < 4; ++j)
+            EXPECT_EQ(fills[static_cast<std::size_t>(i * 4 + j)], f.blocked(i, j) ? "url(#masked)" : hexOf(cellColour(f, i, j)));
+
+    EXPECT_NE(svg.find("<pattern id=\"masked\""), std::string::npos);
+    EXPECT_NE(svg.find(hexOf(core::kMaskedInk)), std::string::npos);
+    EXPECT_NE(svg.find(hexOf(core::kMaskedPaper)), std::string::npos);
+    EXPECT_NE(svg.find(">a&lt;b&amp;c</text>"), std::string::npos);
+    EXPECT_NE(svg.find(">it&apos;s</text>"), std::string::npos);
+    EXPECT_NE(svg.find(">&quot;q&quot;</text>"), std::string::npos);
+    EXPECT_NE(svg.find(">x&gt;y</text>"), std::string::npos);
+    EXPECT_EQ(svg.find("a<b"), std::string::npos);
+    EXPECT_NE(svg.find("font-family=\"DejaVu Sans, sans-serif\""), std::string::npos);
+    for (const char* caption : {">query (attending)<", ">key (attended-to)<", ">attention weight<", ">1.00<"})
+        EXPECT_NE(svg.find(caption), std::string::npos) << caption;
+
+    // The colour bar is the table itself, 256 bands from 1 at the top to 0 at the bottom.
+    const std::string bar = svgGroup(svg, "colour-bar");
+    EXPECT_EQ(countOf(bar, "<rect"), 256u);
+    const core::ColormapTable& table = core::colormapTable(f.colormap);
+    EXPECT_LT(bar.find(hexOf(table[255])), bar.find(hexOf(table[128])));
+    EXPECT_LT(bar.find(hexOf(table[128])), bar.find(hexOf(table[0])));
+
+    // Nothing masked: no pattern at all.
+    f.blocked.resize(0, 0);
+    const std::string open = render::renderHeatmapSvg(f);
+    EXPECT_EQ(open.find("<pattern"), std::string::npos);
+    EXPECT_EQ(open.find("url(#masked)"), std::string::npos);
+    EXPECT_EQ(countOf(svgGroup(open, "cells"), "<rect"), 16u);
+}
+
+TEST_F(HeatmapImage, LargeSvgMergesRunsButCoversEveryCell) {
+    const int T = 600;
+    render::HeatmapFigure f = causalFigure(T);
+    const std::string cells = svgGroup(render::renderHeatmapSvg(f), "cells");
+    const std::regex rectRe("<rect x=\"(\\d+)\" y=\"(\\d+)\" width=\"(\\d+)\" height=\"(\\d+)\" fill=\"([^\"]+)\"");
+    long long area = 0, rects = 0, masked = 0;
+    int cell = 0;
+    for (auto it = std::sregex_iterator(cells.begin(), cells.end(), rectRe); it != std::sregex_iterator(); ++it) {
+        cell = std::stoi((*it)[4]);
+        area += std::stoll((*it)[3]) * cell;
+        masked += (*it)[5] == "url(#masked)" ? std::stoll((*it)[3]) / cell : 0;
+        ++rects;
+    }
+    ASSERT_GT(cell, 0);
+    EXPECT_EQ(area, static_cast<long long>(T) * T * cell * cell);
+    EXPECT_EQ(masked, static_cast<long long>(T) * (T - 1) / 2);
+    EXPECT_LT(rects, static_cast<long long>(T) * T / 2);
+}
+
+TEST_F(HeatmapImage, ExportChoosesByExtensionAndFailsCleanly) {
+    const render::HeatmapFigure f = causalFigure(3);
+    render::exportHeatmap((m_dir / "fig.PNG").string(), f);
+    EXPECT_EQ(readFile(m_dir / "fig.PNG").substr(0, 8), "\x89PNG\r\n\x1a\n");
+    render::exportHeatmap((m_dir / "fig.Svg").string(), f);
+    EXPECT_EQ(readFile(m_dir / "fig.Svg").substr(0, 5), "<?xml");
+
+    const std::string gif = (m_dir / "x.gif").string();
+    try {
+        render::exportHeatmap(gif, f);
+        ADD_FAILURE() << "a .gif was accepted";
+    } catch (const core::InputError& e) {
+        EXPECT_EQ(e.message(), gif + ": unknown image type; use .png or .svg");
+    }
+    EXPECT_FALSE(fs::exists(gif));
+
+    const std::string missing = (m_dir / "no-such-folder" / "fig.png").string();
+    try {
+        render::exportHeatmap(missing, f);
+        ADD_FAILURE() << "wrote into a missing folder";
+    } catch (const core::InputError& e) {
+        EXPECT_NE(e.message().find(missing), std::string::npos) << e.message();
+    }
+
+    // A figure that cannot be drawn leaves the existing file byte for byte, with no stray files.
+    const fs::path keep = m_dir / "keep.png";
+    render::exportHeatmap(keep.string(), f);
+    const std::string before = readFile(keep);
+    render::HeatmapFigure bad = f;
+    bad.rowLabels.pop_back();
+    try {
+        render::exportHeatmap(keep.string(), bad);
+        ADD_FAILURE() << "a figure with 2 labels for 3 rows was drawn";
+    } catch (const core::InputError& e) {
+        EXPECT_NE(e.message().find(keep.string()), std::string::npos) << e.message();
+        EXPECT_NE(e.message().find("expected 3"), std::string::npos) << e.message();
+    }
+    EXPECT_EQ(readFile(keep), before);
+    EXPECT_EQ(std::distance(fs::directory_iterator(m_dir), fs::directory_iterator()), 3);
+}
+
+TEST_F(HeatmapImage, RejectsInconsistentFigures) {
+    const auto fails = [](const render::HeatmapFigure& f, const std::string& where) {
+        try {
+            (void)render::renderHeatmapPng(f);
+        } catch (const core::InputError& e) {
+            EXPECT_EQ(e.where(), where) << e.message();
+            EXPECT_THROW((void)render::renderHeatmapSvg(f), core::InputError);
+            return;
+        }
+        ADD_FAILURE() << "accepted a figure with bad " << where;
+    };
+    render::HeatmapFigure empty;
+    fails(empty, "weights");
+    render::HeatmapFigure f = causalFigure(3);
+    f.colLabels.push_back("extra");
+    fails(f, "column labels");
+    f = causalFigure(3);
+    f.blocked = core::MaskMat::Constant(2, 3, false);
+    fails(f, "mask");
+    f = causalFigure(3);
+    f.cellSize = 5000;
+    fails(f, "cell size");
+    f.cellSize = -1;
+    fails(f, "cell size");
+
+    // No labels at all is fine: rows and columns are numbered.
+    f = causalFigure(3);
+    f.rowLabels.clear();
+    f.colLabels.clear();
+    EXPECT_NE(render::renderHeatmapSvg(f).find(">2</text>"), std::string::npos);
+}
+
+TEST_F(HeatmapImage, DrawsAnyUtf8WithoutCrashing) {
+    render::HeatmapFigure f = causalFigure(8);
+    f.rowLabels = {"\u03b1", "\u03c4", "\u221ad", "\u03a3", "t\u2081", "\U0001F980", "bad\xff\xfe", "e\u0301"};
+    f.colLabels = f.rowLabels;
+    f.title = "Head 1 \u00b7 \u03c4 = 1.00 \u00b7 causal \U0001F980";
+    EXPECT_GT(decodePng(render::renderHeatmapPng(f)).width, 0);
+    const std::string svg = render::renderHeatmapSvg(f);
+    EXPECT_NE(svg.find(">\u03b1</text>"), std::string::npos);
+    EXPECT_NE(svg.find(">bad\uFFFD\uFFFD</text>"), std::string::npos);  // invalid bytes never reach the XML
+    EXPECT_EQ(svg.find('\xff'), std::string::npos);
+}
+
+TEST_F(HeatmapImage, RasterTextBoxesMissingGlyphsAndRotates) {
+    const render::Font font("DejaVuSans.ttf");
+    // A code point DejaVu lacks still takes room and leaves ink (the box), like a letter does.
+    EXPECT_GT(font.textWidth("\U0001F980", 20), 8.0f);
+    render::Canvas canvas(200, 200);
+    font.draw(canvas, "\U0001F980", 10, 40, 20, {0, 0, 0});
+    int ink = 0;
+    for (int y = 0; y < 50; ++y)
+        for (int x = 0; x < 50; ++x) ink += isDark(canvas.at(x, y));
+    EXPECT_GT(ink, 20);
+
+    // Upright text is taller than wide and ends above its start point.
+    render::Canvas up(200, 200);
+    font.draw(up, "attention weight", 100, 190, 14, {0, 0, 0}, render::TextDirection::Up);
+    int minX = 200, maxX = -1, minY = 200, maxY = -1;
+    for (int y = 0; y < 200; ++y)
+        for (int x = 0; x < 200; ++x)
+            if (isDark(up.at(x, y))) {
+                minX = std::min(minX, x), maxX = std::max(maxX, x);
+                minY = std::min(minY, y), maxY = std::max(maxY, y);
+            }
+    ASSERT_GE(maxX, 0);
+    EXPECT_GT(maxY - minY, 4 * (maxX - minX));
+    EXPECT_LE(maxY, 190);
+    EXPECT_LE(maxX, 104);  // glyph tops point left of the baseline; only descenders cross it
+    EXPECT_NEAR(maxY - minY, font.textWidth("attention weight", 14), 3.0f);
+
+    // Hatching is only ever the two mask colours, both present.
+    render::Canvas hatch(40, 30);
+    hatch.hatchRect(3, 2, 31, 25, 4);
+    bool inkSeen = false, paperSeen = false;
+    for (int y = 2; y < 27; ++y)
+        for (int x = 3; x < 34; ++x) {
+            ASSERT_TRUE(isHatch(hatch.at(x, y)));
+            inkSeen |= hatch.at(x, y) == core::kMaskedInk;
+            paperSeen |= hatch.at(x, y) == core::kMaskedPaper;
+        }
+    EXPECT_TRUE(inkSeen && paperSeen);
+    EXPECT_EQ(hatch.at(2, 2), (Rgb{255, 255, 255}));
+}
+
+TEST_F(HeatmapImage, FindsFontsAndNamesThePackageWhenMissing) {
+    const std::string path = render::findFont("DejaVuSans.ttf");
+    EXPECT_TRUE(fs::is_regular_file(path)) << path;
+    const std::string& bytes = render::fontBytes("DejaVuSans.ttf");
+    EXPECT_EQ(&bytes, &render::fontBytes("DejaVuSans.ttf"));  // read once
+    EXPECT_EQ(bytes.substr(0, 4), std::string("\0\1\0\0", 4));  // TrueType
+
+    // $ATTNVIZ_FONT_DIR comes first.
+    fs::copy_file(path, m_dir / "DejaVuSans.ttf");
+    ::setenv("ATTNVIZ_FONT_DIR", m_dir.c_str(), 1);
+    const std::string fromEnv = render::findFont("DejaVuSans.ttf");
+    ::unsetenv("ATTNVIZ_FONT_DIR");
+    EXPECT_EQ(fromEnv, (m_dir / "DejaVuSans.ttf").string());
+
+    try {
+        (void)render::findFont("NoSuchFont-attnviz.ttf");
+        ADD_FAILURE() << "found a font that does not exist";
+    } catch (const core::InputError& e) {
+        EXPECT_EQ(e.message(), "fonts: NoSuchFont-attnviz.ttf not found; install fonts-dejavu-core");
+    }
+}
