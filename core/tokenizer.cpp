@@ -130,6 +130,14 @@ std::vector<std::string> tokenize(std::string_view sentence, Tokenizer kind) {
     return tokens;
 }
 
+std::string visibleToken(std::string_view token) {
+    std::string text = sanitizeUtf8(token);
+    if (text.empty() || text.find_first_not_of(" \t\r\n") != std::string::npos) return text;
+    std::string shown;
+    for (const char c : text) shown += c == ' ' ? "\u2423" : c == '\t' ? "\u21E5" : "\u21B5";
+    return shown;
+}
+
 const char* tokenizerName(Tokenizer kind) { return kind == Tokenizer::Word ? "word" : "char"; }
 
 }  // namespace attnviz::core

@@ -22,6 +22,10 @@ std::string sanitizeUtf8(std::string_view text);
 char32_t decodeUtf8(std::string_view text, std::size_t& pos);
 void appendUtf8(std::string& out, char32_t cp);
 
+// A token as a label: valid UTF-8, and a token of only white space (character-level tokens)
+// shown as visible symbols: ␣ for a space, ⇥ for a tab, ↵ for a line break.
+std::string visibleToken(std::string_view token);
+
 const char* tokenizerName(Tokenizer kind);
 
 }  // namespace attnviz::core

@@ -47,11 +47,11 @@ void queryBars(PanelContext& ctx, int head, int q, ImVec2 size, bool compact) {
     // The query's own key is red when queries and keys are the same sequence.
     const int self = s.model.explicitQkv && s.model.tq() != s.model.tk() ? -1 : q;
     const int hovered = widgets::barChart(ImGui::GetWindowDrawList(), min, ImVec2(min.x + size.x, min.y + size.y), values,
-                                          s.model.keyTokens, self, blocked, style);
+                                          s.keyLabels, self, blocked, style);
     ImGui::Dummy(size);
     if (hovered >= 0 && ImGui::IsItemHovered())
-        ImGui::SetTooltip("\"%s\" → \"%s\": %s%.4f", s.model.queryTokens[static_cast<std::size_t>(q)].c_str(),
-                          s.model.keyTokens[static_cast<std::size_t>(hovered)].c_str(),
+        ImGui::SetTooltip("\"%s\" → \"%s\": %s%.4f", s.queryLabels[static_cast<std::size_t>(q)].c_str(),
+                          s.keyLabels[static_cast<std::size_t>(hovered)].c_str(),
                           blocked[static_cast<std::size_t>(hovered)] ? "masked, " : "α = ", values[static_cast<std::size_t>(hovered)]);
     if (ImGui::IsItemClicked()) ctx.actions.emit(action::SelectQuery{q});
 }
@@ -77,7 +77,7 @@ void BarsPanel::draw(PanelContext& ctx) {
         const core::RowStats stats = core::rowStats(head < 0 ? core::Mat(core::meanWeights(s.forward).row(q))
                                                               : core::Mat(s.forward.heads[static_cast<std::size_t>(head)].weights.row(q)));
         ImGui::Text("Query %d \"%s\"   Σ = %.2f   max = %.3f   entropy %.2f of %.2f nats", q + 1,
-                    s.model.queryTokens[static_cast<std::size_t>(q)].c_str(), stats.sum(0), stats.max(0), stats.entropy(0),
+                    s.queryLabels[static_cast<std::size_t>(q)].c_str(), stats.sum(0), stats.max(0), stats.entropy(0),
                     std::log(static_cast<double>(s.model.tk())));
         const ImVec2 avail = ImGui::GetContentRegionAvail();
         queryBars(ctx, head, q, ImVec2(avail.x, std::max(60.0f, avail.y - 4.0f)), false);
@@ -87,7 +87,7 @@ void BarsPanel::draw(PanelContext& ctx) {
         const float each = std::max(50.0f, avail.y / static_cast<float>(positions.size()) - lineH - 2.0f);
         for (int p : positions) {
             ImGui::TextColored(p == q ? ImVec4(0.94f, 0.27f, 0.27f, 1.0f) : ImGui::GetStyleColorVec4(ImGuiCol_Text),
-                               "Query %d \"%s\"", p + 1, s.model.queryTokens[static_cast<std::size_t>(p)].c_str());
+                               "Query %d \"%s\"", p + 1, s.queryLabels[static_cast<std::size_t>(p)].c_str());
             queryBars(ctx, head, p, ImVec2(avail.x, each), true);
         }
     }

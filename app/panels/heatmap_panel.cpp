@@ -22,8 +22,8 @@ std::string headLabel(const AppState& state, int head) {
 namespace {
 
 std::string cellTooltip(const AppState& s, int head, int i, int j, float weight) {
-    const std::string& q = s.model.queryTokens[static_cast<std::size_t>(i)];
-    const std::string& k = s.model.keyTokens[static_cast<std::size_t>(j)];
+    const std::string& q = s.queryLabels[static_cast<std::size_t>(i)];
+    const std::string& k = s.keyLabels[static_cast<std::size_t>(j)];
     char buf[512];
     int n = std::snprintf(buf, sizeof buf, "query %d \"%s\"  →  key %d \"%s\"\n", i + 1, q.c_str(), j + 1, k.c_str());
     if (core::isBlocked(s.settings, i, j)) {
@@ -72,7 +72,7 @@ void HeatmapPanel::draw(PanelContext& ctx) {
     const float lineH = ImGui::GetTextLineHeight();
     float labelW = 0.0f;
     for (int i = 0; i < std::min(tq, 256); ++i)
-        labelW = std::max(labelW, ImGui::CalcTextSize(s.model.queryTokens[static_cast<std::size_t>(i)].c_str()).x);
+        labelW = std::max(labelW, ImGui::CalcTextSize(s.queryLabels[static_cast<std::size_t>(i)].c_str()).x);
     labelW = std::min(labelW, 160.0f * ctx.scale) + 10.0f * ctx.scale;
     const float sumW = ImGui::CalcTextSize("Σ 1.00").x + 12.0f * ctx.scale;
     const float barW = 70.0f * ctx.scale;
@@ -116,7 +116,7 @@ void HeatmapPanel::draw(PanelContext& ctx) {
     for (int i = iBegin; i < iEnd; ++i) {
         const bool selected = i == s.view.selectedQuery;
         if (i % rowStep != 0 && !selected) continue;
-        const char* label = s.model.queryTokens[static_cast<std::size_t>(i)].c_str();
+        const char* label = s.queryLabels[static_cast<std::size_t>(i)].c_str();
         const ImVec2 ts = ImGui::CalcTextSize(label);
         const float y = cellY(i + 0.5f) - ts.y * 0.5f;
         list->AddText(ImVec2(mMin.x - ts.x - 6.0f, y), selected ? accent : text, label);
@@ -132,7 +132,7 @@ void HeatmapPanel::draw(PanelContext& ctx) {
     // Column labels (keys) above the matrix, skipping those that would overlap.
     float lastEnd = -1e9f;
     for (int j = jBegin; j < jEnd; ++j) {
-        const char* label = s.model.keyTokens[static_cast<std::size_t>(j)].c_str();
+        const char* label = s.keyLabels[static_cast<std::size_t>(j)].c_str();
         const ImVec2 ts = ImGui::CalcTextSize(label);
         const float x = cellX(j + 0.5f) - ts.x * 0.5f;
         if (x < lastEnd + 4.0f || x + ts.x > mMax.x + 20.0f) continue;
@@ -159,7 +159,7 @@ void HeatmapPanel::draw(PanelContext& ctx) {
                 const float w = fullRes ? value(i, j) : 0.0f;
                 ImGui::SetTooltip("%s", cellTooltip(s, head, i, j, std::max(0.0f, w)).c_str());
             } else {
-                ImGui::SetTooltip("query %d \"%s\": click to select", i + 1, s.model.queryTokens[static_cast<std::size_t>(i)].c_str());
+                ImGui::SetTooltip("query %d \"%s\": click to select", i + 1, s.queryLabels[static_cast<std::size_t>(i)].c_str());
             }
             if (ImGui::IsItemClicked(ImGuiMouseButton_Left)) ctx.actions.emit(action::SelectQuery{i});
         }

@@ -19,8 +19,8 @@ std::vector<std::string> dims(const char* prefix, Eigen::Index n) {
 
 StageView stageView(const AppState& s, int index, int head) {
     const core::HeadTensors& h = s.forward.heads[static_cast<std::size_t>(head)];
-    const auto& rows = s.model.queryTokens;
-    const auto& keys = s.model.keyTokens;
+    const auto& rows = s.queryLabels;
+    const auto& keys = s.keyLabels;
     const float c = core::logitScale(s.model.dk, s.settings);
     char divisor[64];
     if (s.settings.scaled) std::snprintf(divisor, sizeof divisor, "√d_k · τ = √%d · %.3g", s.model.dk, s.settings.temperature);

@@ -4,6 +4,7 @@
 #include "core/format.hpp"
 #include "core/permutation.hpp"
 #include "core/presets.hpp"
+#include "core/tokenizer.hpp"
 
 #include <cstdio>
 
@@ -50,14 +51,14 @@ void SwapPanel::draw(PanelContext& ctx) {
     const int shown = std::min(n, 64);
     for (int p = 0; p < shown; ++p) {
         if (p > 0) {
-            const float next = ImGui::GetItemRectMax().x + ImGui::CalcTextSize(s.model.queryTokens[static_cast<std::size_t>(p)].c_str()).x + 24.0f;
+            const float next = ImGui::GetItemRectMax().x + ImGui::CalcTextSize(s.queryLabels[static_cast<std::size_t>(p)].c_str()).x + 24.0f;
             if (next < ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x) ImGui::SameLine();
         }
         const bool pending = s.view.pendingSwap == p;
         const bool moved = s.model.perm[static_cast<std::size_t>(p)] != p;
         if (pending) ImGui::PushStyleColor(ImGuiCol_Button, ImVec4(0.94f, 0.27f, 0.27f, 1.0f));
         else if (moved) ImGui::PushStyleColor(ImGuiCol_Button, ImVec4(0.85f, 0.55f, 0.10f, 0.9f));
-        const std::string label = s.model.queryTokens[static_cast<std::size_t>(p)] + "##chip" + std::to_string(p);
+        const std::string label = s.queryLabels[static_cast<std::size_t>(p)] + "##chip" + std::to_string(p);
         if (ImGui::Button(label.c_str())) ctx.actions.emit(action::PickSwapChip{p});
         if (pending || moved) ImGui::PopStyleColor();
     }
@@ -72,13 +73,17 @@ void SwapPanel::draw(PanelContext& ctx) {
         ctx.actions.emit(action::SetPositional{pe ? core::Positional::Sinusoidal : core::Positional::None});
     tooltip("Adds sinusoidal position signals to X. On: the model can tell orders apart, so the verdict flips.");
 
-    orderLine("original ordering", s.baseModel.queryTokens);
-    orderLine("current ordering ", s.model.queryTokens);
+    std::vector<std::string> original;
+    for (const auto& t : s.baseModel.queryTokens) original.push_back(core::visibleToken(t));
+    orderLine("original ordering", original);
+    orderLine("current ordering ", s.queryLabels);
     const bool holds = s.equivariance.holds();
     const ImVec4 colour = !s.swapped() ? ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled)
                                        : holds ? ImVec4(0.20f, 0.75f, 0.35f, 1.0f) : ImVec4(0.95f, 0.35f, 0.25f, 1.0f);
     if (ctx.fonts.large) ImGui::PushFont(ctx.fonts.large);
+    ImGui::PushTextWrapPos(0.0f);  // wrap at the panel's edge: the verdict must be read whole
     ImGui::TextColored(colour, "%s", verdictText(s).c_str());
+    ImGui::PopTextWrapPos();
     if (ctx.fonts.large) ImGui::PopFont();
     if (s.swapped())
         ImGui::TextDisabled("weights: max |A′ − P A Pᵀ| = %.2g over %d head%s", s.equivariance.maxWeightDiff(), s.model.heads,

@@ -137,12 +137,7 @@ int labelStride(int cell) {
 // The label as drawn: index when there are no labels; a white-space token (character-level
 // tokenizers make them) as visible symbols, ␣ ↵ ⇥; at most kMaxLabelWidth wide.
 std::string labelText(const std::vector<std::string>& labels, int i, const Font& font, float px) {
-    std::string text = labels.empty() ? std::to_string(i) : core::sanitizeUtf8(labels[static_cast<std::size_t>(i)]);
-    if (!text.empty() && text.find_first_not_of(" \t\r\n") == std::string::npos) {
-        std::string shown;
-        for (const char c : text) shown += c == ' ' ? "\u2423" : c == '\t' ? "\u21E5" : "\u21B5";
-        text = shown;
-    }
+    const std::string text = labels.empty() ? std::to_string(i) : core::visibleToken(labels[static_cast<std::size_t>(i)]);
     return font.ellipsize(text, px, kMaxLabelWidth);
 }
 

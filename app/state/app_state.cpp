@@ -11,6 +11,8 @@ AppState makeState(const core::Scenario& scenario, const core::Limits& limits) {
     state.model = core::buildModel(scenario, true, limits);
     state.baseModel = core::buildModel(scenario, false, limits);
     state.settings = core::buildSettings(scenario, state.model);
+    for (const auto& t : state.model.queryTokens) state.queryLabels.push_back(core::visibleToken(t));
+    for (const auto& t : state.model.keyTokens) state.keyLabels.push_back(core::visibleToken(t));
     state.work.modelBuilds += 1;
     state.forward.heads.resize(static_cast<std::size_t>(state.model.heads));
     state.stale.assign(static_cast<std::size_t>(state.model.heads), Stage::Projections);

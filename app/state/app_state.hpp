@@ -49,6 +49,7 @@ struct AppState {
     std::string sourcePath;    // the file it came from, if any
 
     core::Model model;         // current token order
+    std::vector<std::string> queryLabels, keyLabels;  // the tokens as drawn (␣ for a space)
     core::Model baseModel;     // before the swaps (the permutation reference)
     core::Settings settings;
     core::Forward forward;

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs what attnviz needs from Debian (only what is missing), then configures and builds.
+# Usage: bash scripts/setup.sh [build-dir]     (default: build)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD_DIR=${1:-build}
+
+PACKAGES=(
+  cmake g++ make pkg-config            # toolchain
+  libeigen3-dev nlohmann-json3-dev     # core: matrices, scenario files
+  libcli11-dev                         # command line
+  libimgui-dev libglfw3-dev            # window and UI (ImGui 1.86 with GLFW + OpenGL3 backends)
+  python3 python3-glad python3-jinja2  # OpenGL 3.3 loader generated at configure time
+  libstb-dev                           # PNG writing and TrueType text for exported figures
+  fonts-dejavu-core                    # DejaVu Sans: Greek and maths glyphs (α τ √ Σ)
+  libgl1-mesa-dri xvfb xauth           # software OpenGL and a virtual display for headless runs
+  libgtest-dev libgmock-dev libbenchmark-dev  # tests and benchmarks
+  python3-numpy                        # independent oracle in the tests
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "attnviz: installing ${missing[*]}"
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release > /dev/null
+cmake --build "$BUILD_DIR" -j "$(nproc)"
