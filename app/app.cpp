@@ -154,14 +154,16 @@ void App::frame() {
 }
 
 void App::applyActions() {
-    for (const Action& a : m_actions.take()) apply(m_state, a);
-    // The visible head first (what the user waits for), then the rest.
-    const int visible = std::max(0, shownHead(m_state));
-    if (visible < m_state.model.heads) recomputeHead(m_state, visible);
+    std::vector<Action> actions = m_actions.take();
+    if (!actions.empty()) m_computeFailed = false;
+    for (const Action& a : actions) apply(m_state, a);
+    if (m_computeFailed) return;  // reported once; the next change tries again
+    // The visible head now (what the user waits for); the other heads follow, one a frame.
     try {
-        recompute(m_state);
+        recomputeStep(m_state, shownHead(m_state), 1);
     } catch (const core::InputError& e) {
         notify(e.message(), true);
+        m_computeFailed = true;
     }
 }
 

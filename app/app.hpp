@@ -81,6 +81,7 @@ private:
     float m_styleScale = 0.0f;
     float m_effectiveScale = 1.0f;
     bool m_quit = false;
+    bool m_computeFailed = false;
 };
 
 }  // namespace attnviz::app

@@ -1,5 +1,6 @@
 #include "app/cli.hpp"
 
+#include "core/bench.hpp"
 #include "core/error.hpp"
 #include "core/export.hpp"
 #include "core/files.hpp"
@@ -28,7 +29,9 @@ struct Flags {
     int cellSize = 0;
     int head = 0;
     long long maxTokens = 0, maxMemoryMiB = 0;
-    bool listPresets = false, version = false, fresh = false;
+    bool listPresets = false, version = false, fresh = false, bench = false;
+    int length = 0;
+    double benchSeconds = 2.0;
     std::string screenshot, panel, size, theme;
     float scale = 1.0f, uiScale = 1.0f;
     bool presenter = false;
@@ -93,6 +96,8 @@ void applyOverrides(const Flags& f, const CLI::App& app, core::Scenario& s) {
     }
     if (given("--causal")) s.causal = f.causal;
     if (given("--unscaled")) s.scaled = !f.unscaled;
+    requirePositive(app.get_option("--length"), f.length, "--length");
+    if (given("--length")) s.length = f.length;
     if (given("--swap")) {
         s.swaps.clear();
         for (const auto& text : f.swaps) s.swaps.push_back(parseSwap(text));
@@ -137,6 +142,7 @@ int runMain(int argc, const char* const* argv, const GuiLauncher& gui, std::ostr
     app.add_option("--temperature", f.temperature, "Softmax temperature tau > 0 (logits / (sqrt(d_k) tau))")->type_name("TAU");
     app.add_flag("--causal,!--no-causal", f.causal, "Causal mask on (or off): query i reads keys j <= i");
     app.add_flag("--unscaled", f.unscaled, "Divide the scores by 1 instead of sqrt(d_k)");
+    app.add_option("--length", f.length, "Repeat the tokens cyclically to N tokens (large-T demos and benchmarks)")->type_name("N");
     app.add_option("--swap", f.swaps, "Swap token positions I and J (repeatable, applied in order)")->type_name("I,J");
     app.add_option("--export", f.exportJson, "Compute without a window and write every matrix as JSON ('-' = stdout)")->type_name("OUT.json");
     app.add_option("--export-npy", f.exportNpy, "Write the matrices as .npy files into DIR")->type_name("DIR");
@@ -155,6 +161,8 @@ int runMain(int argc, const char* const* argv, const GuiLauncher& gui, std::ostr
     app.add_option("--theme", f.theme, "dark, light or high-contrast")->type_name("NAME");
     app.add_flag("--presenter", f.presenter, "Start in presenter mode (large heatmap and labels, no controls)");
     app.add_flag("--fresh", f.fresh, "Do not restore the last session");
+    app.add_flag("--bench", f.bench, "Time the forward pass and the softmax on this machine; print one JSON line and exit");
+    app.add_option("--bench-seconds", f.benchSeconds, "With --bench: seconds per measurement (default 2)")->type_name("S");
     app.add_flag("--version", f.version, "Print the version and exit");
 
     try {
@@ -215,7 +223,7 @@ int runMain(int argc, const char* const* argv, const GuiLauncher& gui, std::ostr
             throw core::InputError("--theme", "expected dark, light or high-contrast, got '" + f.theme + "'");
         request.theme = f.theme;
         request.presenter = f.presenter;
-        for (const char* name : {"--scenario", "--preset", "--sentence", "--tokens", "--tokenizer", "--d-model", "--heads", "--d-k",
+        for (const char* name : {"--scenario", "--preset", "--sentence", "--tokens", "--tokenizer", "--d-model", "--heads", "--d-k", "--length",
                                  "--d-v", "--seed", "--embedding", "--positional", "--temperature", "--causal", "--unscaled", "--swap"})
             if (app.get_option(name)->count()) request.explicitScenario = true;
         if (!f.size.empty()) {
@@ -231,6 +239,25 @@ int runMain(int argc, const char* const* argv, const GuiLauncher& gui, std::ostr
         const core::ColormapKind colormap = core::parseColormap(f.colormap, "--colormap");
         request.colormap = colormap;
         request.colormapGiven = app.get_option("--colormap")->count() > 0;
+        if (f.bench) {
+            if (!(f.benchSeconds > 0.0) || f.benchSeconds > 600.0)
+                throw core::InputError("--bench-seconds", "expected 0 to 600 seconds");
+            core::Model model;
+            core::Settings settings;
+            try {
+                model = core::buildModel(request.scenario, true, request.limits);
+                settings = core::buildSettings(request.scenario, model);
+            } catch (const core::InputError& e) {
+                throw e.within(source);
+            }
+            const core::BenchResult r = core::benchmark(model, settings, f.benchSeconds);
+            nlohmann::json j = {{"T", r.tq}, {"T_k", r.tk}, {"heads", r.heads}, {"d_model", r.dModel},
+                                {"forward_ms", r.forwardMs}, {"softmax_ms", r.softmaxMs},
+                                {"visible_softmax_ms", r.visibleSoftmaxMs}, {"gflops", r.gflops},
+                                {"sgemm_gflops", r.sgemmGflops}, {"runs", r.runs}};
+            out << j.dump() << "\n";
+            return 0;
+        }
         const bool exporting = !f.exportJson.empty() || !f.exportNpy.empty() || !f.exportCsv.empty() || !f.exportHeatmap.empty();
         if (!exporting) return gui(request);
 

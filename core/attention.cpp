@@ -1,6 +1,8 @@
 #include "core/attention.hpp"
 
 #include <algorithm>
+#include <bit>
+#include <cstdint>
 #include <cmath>
 #include <limits>
 
@@ -14,10 +16,30 @@ bool isBlocked(const Settings& settings, Eigen::Index i, Eigen::Index j) {
 }
 
 MaskMat blockedMatrix(const Settings& settings, Eigen::Index tq, Eigen::Index tk) {
-    MaskMat blocked(tq, tk);
-    for (Eigen::Index i = 0; i < tq; ++i)
-        for (Eigen::Index j = 0; j < tk; ++j) blocked(i, j) = isBlocked(settings, i, j);
+    MaskMat blocked = settings.custom.size() ? settings.custom : MaskMat(MaskMat::Zero(tq, tk));
+    for (int p : settings.paddedKeys)
+        if (p >= 0 && p < tk) blocked.col(p).setConstant(true);
+    if (settings.causal)
+        for (Eigen::Index i = 0; i + 1 < tk && i < tq; ++i) blocked.row(i).tail(tk - i - 1).setConstant(true);
     return blocked;
+}
+
+bool hasMask(const Settings& settings) {
+    return settings.causal || !settings.paddedKeys.empty() || settings.custom.size() != 0;
+}
+
+void toTexels(const MatRef& weights, const Settings& settings, std::vector<float>& out) {
+    const Eigen::Index tq = weights.rows(), tk = weights.cols();
+    out.resize(static_cast<std::size_t>(tq * tk));
+    Eigen::Map<Mat> texels(out.data(), tq, tk);
+    texels = weights;
+    if (!hasMask(settings)) return;
+    if (settings.causal && settings.paddedKeys.empty() && settings.custom.size() == 0) {
+        for (Eigen::Index i = 0; i + 1 < tk && i < tq; ++i) texels.row(i).tail(tk - i - 1).setConstant(kMaskedTexel);
+        return;
+    }
+    const MaskMat blocked = blockedMatrix(settings, tq, tk);
+    texels = blocked.select(Mat::Constant(tq, tk, kMaskedTexel), texels);
 }
 
 float logitScale(int dk, const Settings& settings) {
@@ -33,13 +55,46 @@ void computeScores(const MatRef& q, const MatRef& k, Mat& scores) {
     scores.noalias() = q * k.transpose();
 }
 
-void softmaxRows(const MatRef& scores, float scale, const Settings& settings, Mat& weights) {
+namespace {
+
+// exp(x) for x <= 0, written so the compiler vectorises it (attention.cpp is built with
+// -fno-trapping-math): round(x·log2 e) by the 1.5·2^23 trick, Cody-Waite reduction, the Cephes
+// single-precision polynomial (relative error below 1e-7); x below -87.3 (and -inf) gives 0.
+inline float expNonPositive(float x) {
+    const float xc = x < -87.3f ? -87.3f : x;
+    const float shifted = xc * 1.44269504088896341f + 12582912.0f;  // low mantissa bits = round(·)
+    const float t = shifted - 12582912.0f;
+    const float r = xc - t * 0.693359375f + t * 2.12194440e-4f;
+    float p = 1.9875691500e-4f;
+    p = p * r + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    p = p * r * r + r + 1.0f;
+    const std::int32_t n = std::bit_cast<std::int32_t>(shifted) - std::bit_cast<std::int32_t>(12582912.0f);
+    const float v = p * std::bit_cast<float>((n + 127) << 23);  // p · 2^n
+    return x < -87.3f ? 0.0f : v;
+}
+
+// out[j] = exp((raw[j] - max) * scale) over n readable keys; returns their sum.
+float expRow(const float* __restrict raw, float* __restrict out, Eigen::Index n, float rowMax, float scale) {
+    for (Eigen::Index j = 0; j < n; ++j) out[j] = expNonPositive((raw[j] - rowMax) * scale);
+    return Eigen::Map<const RowVec>(out, n).sum();
+}
+
+}  // namespace
+
+bool softmaxRows(const MatRef& scores, float scale, const Settings& settings, Mat& weights) {
     const Eigen::Index tq = scores.rows();
     const Eigen::Index tk = scores.cols();
     weights.resize(tq, tk);
+    int finite = 1;  // every row's maximum is a finite number (else the scores overflowed)
     const bool perElement = !settings.paddedKeys.empty() || settings.custom.size() != 0;
     if (!perElement) {
-        // Plain or causal: each row reads a prefix [0, n) of the keys.
+        // Plain or causal: each row reads a prefix [0, n) of the keys. Rows are independent:
+        // large matrices use every core (a no-op inside an already parallel region).
+#pragma omp parallel for schedule(static) reduction(&& : finite) if (tq * tk >= (1 << 16))
         for (Eigen::Index i = 0; i < tq; ++i) {
             const Eigen::Index n = settings.causal ? std::min(i + 1, tk) : tk;
             auto out = weights.row(i);
@@ -49,32 +104,42 @@ void softmaxRows(const MatRef& scores, float scale, const Settings& settings, Ma
             }
             // Shift by the raw max before scaling: (s - max) <= 0, so exp never overflows and a
             // huge scale (tiny τ) turns every non-max logit into -inf, never inf - inf.
-            const auto raw = scores.row(i).head(n).array();
-            const float rowMax = raw.maxCoeff();
-            out.head(n) = ((raw - rowMax) * scale).exp();
-            out.head(n) /= out.head(n).sum();
+            const float rowMax = scores.row(i).head(n).maxCoeff<Eigen::PropagateNaN>();
+            if (!std::isfinite(rowMax)) {
+                finite = 0;
+                out.setZero();
+                continue;
+            }
+            const float sum = expRow(scores.row(i).data(), out.data(), n, rowMax, scale);
+            out.head(n) *= 1.0f / sum;
             out.tail(tk - n).setZero();
         }
-        return;
+        return finite;
     }
     const MaskMat blocked = blockedMatrix(settings, tq, tk);
+#pragma omp parallel for schedule(static) reduction(&& : finite) if (tq * tk >= (1 << 16))
     for (Eigen::Index i = 0; i < tq; ++i) {
         float rowMax = -std::numeric_limits<float>::infinity();
-        bool open = false;
+        bool open = false, rowFinite = true;
         for (Eigen::Index j = 0; j < tk; ++j)
-            if (!blocked(i, j)) rowMax = std::max(rowMax, scores(i, j)), open = true;
-        if (!open) {  // every key blocked
+            if (!blocked(i, j)) {
+                rowFinite = rowFinite && std::isfinite(scores(i, j));
+                rowMax = std::max(rowMax, scores(i, j)), open = true;
+            }
+        if (!open || !rowFinite) {  // every key blocked (or overflowed scores)
+            finite = finite && rowFinite;
             weights.row(i).setZero();
             continue;
         }
         float sum = 0.0f;
         for (Eigen::Index j = 0; j < tk; ++j) {
-            const float e = blocked(i, j) ? 0.0f : std::exp((scores(i, j) - rowMax) * scale);
+            const float e = blocked(i, j) ? 0.0f : expNonPositive((scores(i, j) - rowMax) * scale);
             weights(i, j) = e;
             sum += e;
         }
-        weights.row(i) /= sum;
+        weights.row(i) *= 1.0f / sum;
     }
+    return finite;
 }
 
 RowStats rowStats(const MatRef& weights) {

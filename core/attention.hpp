@@ -32,6 +32,14 @@ bool isBlocked(const Settings& settings, Eigen::Index i, Eigen::Index j);
 // The whole mask as a matrix: [T_q, T_k], true = blocked.
 MaskMat blockedMatrix(const Settings& settings, Eigen::Index tq, Eigen::Index tk);
 
+bool hasMask(const Settings& settings);
+
+// A weight matrix as texels for display: [T_q, T_k] row-major floats, masked cells set to
+// kMaskedTexel (far below any value a heatmap shows), so the shader can hatch them.
+inline constexpr float kMaskedTexel = -3.0e38f;
+inline bool isMaskedTexel(float v) { return v < -1.0e38f; }
+void toTexels(const MatRef& weights, const Settings& settings, std::vector<float>& out);
+
 // c in logits = scores * c.
 float logitScale(int dk, const Settings& settings);
 
@@ -43,8 +51,9 @@ void computeScores(const MatRef& q, const MatRef& k, Mat& scores);
 //   2. exp((score - max) * scale) for readable keys: never overflows, never NaN for finite
 //      scores whatever τ; exactly 0 for blocked keys
 //   3. divide by the row sum (>= 1, the max term is exp(0))
-// A row whose every key is blocked is all zeros, never NaN.
-void softmaxRows(const MatRef& scores, float scale, const Settings& settings, Mat& weights);
+// A row whose every key is blocked is all zeros, never NaN. Returns false when some row's
+// readable scores are not finite (an overflowed Q Kᵀ); such rows are zero.
+bool softmaxRows(const MatRef& scores, float scale, const Settings& settings, Mat& weights);
 
 struct RowStats {
     Vec sum;      // [T_q] Σ_j a_ij: 1, or 0 for a fully masked row
@@ -64,6 +73,7 @@ struct Forward {
     std::vector<HeadTensors> heads;
     Mat concat;  // [T_q, h*d_v]
     Mat output;  // [T_q, d_model] = concat W_O, or concat when there is no W_O
+    std::vector<Mat> partials;  // scratch: per-thread sums of concat W_O, kept to be reused
 };
 
 // Mean of every head's weights: [T_q, T_k].

@@ -5,6 +5,11 @@
 #include "core/permutation.hpp"
 
 #include <cstdio>
+#include <exception>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 namespace attnviz::core {
 namespace {
@@ -63,6 +68,7 @@ Model buildExplicit(const Scenario& s, bool applySwaps, const Limits& limits) {
     if (s.positional != Positional::None)
         throw InputError("positional", "explicit Q, K, V are used as given; positional encoding needs token inputs");
     if (s.heads && *s.heads != 1) throw InputError("heads", "explicit Q, K, V describe one head");
+    if (s.length) throw InputError("length", "repeats tokens; it cannot stretch explicit Q, K, V");
     Model m;
     m.explicitQkv = true;
     m.q = *s.q;
@@ -170,6 +176,15 @@ Model buildModel(const Scenario& s, bool applySwaps, const Limits& limits) {
             m.dModel = s.dModel.value_or(16);
         }
     }
+    if (s.length) {
+        if (s.x) throw InputError("length", "repeats tokens; it cannot stretch an explicit X");
+        if (*s.length > limits.maxTokens)
+            throw InputError("length", std::to_string(*s.length) + " tokens is over the limit of " + std::to_string(limits.maxTokens));
+        std::vector<std::string> cycled;
+        cycled.reserve(static_cast<std::size_t>(*s.length));
+        for (int t = 0; t < *s.length; ++t) cycled.push_back(tokens[static_cast<std::size_t>(t) % tokens.size()]);
+        tokens = std::move(cycled);
+    }
     for (std::string& t : tokens) t = sanitizeUtf8(t);
     const long long T = static_cast<long long>(tokens.size());
 
@@ -244,14 +259,11 @@ void projectHead(const Model& model, int head, HeadTensors& out) {
     out.v.noalias() = model.x * model.wv.middleCols(head * model.dv, model.dv);
 }
 
-void scoreHead(HeadTensors& head) {
-    computeScores(head.q, head.k, head.scores);
-    if (!head.scores.allFinite())
-        throw InputError("scores", "Q Kᵀ overflows the float range; the inputs or weights are too large");
-}
+void scoreHead(HeadTensors& head) { head.scores.noalias() = head.q * head.k.transpose(); }
 
 void weighHead(const Model& model, const Settings& settings, HeadTensors& head) {
-    softmaxRows(head.scores, logitScale(model.dk, settings), settings, head.weights);
+    if (!softmaxRows(head.scores, logitScale(model.dk, settings), settings, head.weights))
+        throw InputError("scores", "Q Kᵀ overflows the float range; the inputs or weights are too large");
 }
 
 void outputHead(HeadTensors& head) { head.output.noalias() = head.weights * head.v; }
@@ -266,16 +278,53 @@ void combineHeads(const Model& model, Forward& forward) {
 
 Forward runForward(const Model& model, const Settings& settings) {
     Forward forward;
-    forward.heads.resize(static_cast<std::size_t>(model.heads));
-    for (int h = 0; h < model.heads; ++h) {
-        HeadTensors& head = forward.heads[static_cast<std::size_t>(h)];
-        projectHead(model, h, head);
-        scoreHead(head);
-        weighHead(model, settings, head);
-        outputHead(head);
-    }
-    combineHeads(model, forward);
+    runForward(model, settings, forward);
     return forward;
+}
+
+void runForward(const Model& model, const Settings& settings, Forward& forward) {
+    const auto heads = static_cast<std::size_t>(model.heads);
+    const Eigen::Index tq = model.tq();
+    const bool project = model.wo.size() != 0;
+    forward.heads.resize(heads);
+    forward.concat.resize(tq, static_cast<Eigen::Index>(heads) * model.dv);
+    int threads = 1;
+#ifdef _OPENMP
+    threads = heads > 1 ? omp_get_max_threads() : 1;
+#endif
+    // Each thread sums its heads' share of concat · W_O (rows h·d_v … of W_O belong to head h).
+    forward.partials.resize(project ? static_cast<std::size_t>(threads) : 0);
+    for (Mat& p : forward.partials) p.setZero(tq, model.wo.cols());
+    // One head per core, every stage of it (the products inside run single-threaded):
+    // 1. q, k, v   2. scores   3. softmax   4. A·V   5. its part of the output projection.
+    std::exception_ptr failure;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads) if (heads > 1)
+    for (std::size_t h = 0; h < heads; ++h) {
+        try {
+            HeadTensors& head = forward.heads[h];
+            projectHead(model, static_cast<int>(h), head);
+            scoreHead(head);
+            weighHead(model, settings, head);
+            outputHead(head);
+            const Eigen::Index col = static_cast<Eigen::Index>(h) * model.dv;
+            forward.concat.middleCols(col, model.dv) = head.output;
+            int thread = 0;
+#ifdef _OPENMP
+            thread = omp_get_thread_num();
+#endif
+            if (project) forward.partials[static_cast<std::size_t>(thread)].noalias() += head.output * model.wo.middleRows(col, model.dv);
+        } catch (...) {
+#pragma omp critical(attnviz_forward_failure)
+            failure = std::current_exception();
+        }
+    }
+    if (failure) std::rethrow_exception(failure);
+    if (!project) {
+        forward.output = forward.concat;
+        return;
+    }
+    forward.output = forward.partials.front();
+    for (std::size_t t = 1; t < forward.partials.size(); ++t) forward.output += forward.partials[t];
 }
 
 }  // namespace attnviz::core

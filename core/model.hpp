@@ -49,12 +49,14 @@ std::string formatBytes(std::uint64_t bytes);
 
 // Stages of the forward pass, per head, so callers recompute only what changed.
 void projectHead(const Model& model, int head, HeadTensors& out);  // q, k, v
-void scoreHead(HeadTensors& head);                                  // scores (throws on float overflow)
-void weighHead(const Model& model, const Settings& settings, HeadTensors& head);  // weights
+void scoreHead(HeadTensors& head);                                  // scores = q kᵀ
+void weighHead(const Model& model, const Settings& settings, HeadTensors& head);  // weights (throws if scores overflowed)
 void outputHead(HeadTensors& head);                                 // output = weights v
 void combineHeads(const Model& model, Forward& forward);            // concat, output
 
-// All stages for every head.
+// All stages for every head, into `out`: its matrices are reused when the shapes match, so a
+// recompute allocates (and page-faults) nothing.
+void runForward(const Model& model, const Settings& settings, Forward& out);
 Forward runForward(const Model& model, const Settings& settings);
 
 }  // namespace attnviz::core

@@ -158,7 +158,7 @@ const std::vector<std::string>& scenarioKeys() {
         "name",       "description", "sentence", "tokens", "tokenizer", "d_model", "heads",  "d_k",
         "d_v",        "seed",        "embedding", "positional", "X",    "W_Q",     "W_K",    "W_V",
         "W_O",        "Q",           "K",        "V",      "causal",    "temperature", "scaled", "swaps",
-        "key_tokens", "padding",     "mask"};
+        "key_tokens", "padding",     "mask", "length"};
     return keys;
 }
 
@@ -245,6 +245,7 @@ Scenario scenarioFromJson(const json& j) {
         }
     }
     if (has("mask")) s.mask = expectMask(j["mask"], "mask");
+    if (has("length")) s.length = expectSize(j["length"], "length");
     return s;
 }
 
@@ -343,6 +344,7 @@ json scenarioToJson(const Scenario& s) {
         }
         j["mask"] = rows;
     }
+    if (s.length) j["length"] = *s.length;
     return j;
 }
 

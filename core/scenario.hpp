@@ -45,6 +45,7 @@ struct Scenario {
     std::optional<std::vector<std::string>> keyTokens;  // labels of the key side (cross-attention)
     std::vector<int> padding;                // key positions every query ignores
     std::optional<MaskMat> mask;             // [T_q, T_k], true (1) = blocked
+    std::optional<int> length;               // repeat the tokens cyclically to this many
 };
 
 // The sentence used when a scenario names neither sentence, tokens, X nor Q.

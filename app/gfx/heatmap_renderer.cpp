@@ -4,25 +4,56 @@
 
 namespace attnviz::gfx {
 
-void HeatmapTexture::upload(const core::MatRef& weights, const core::MaskMat* blocked, int maxSide) {
-    const int rows = static_cast<int>(weights.rows()), cols = static_cast<int>(weights.cols());
-    const int stepR = maxSide > 0 ? std::max(1, (rows + maxSide - 1) / maxSide) : 1;
-    const int stepC = maxSide > 0 ? std::max(1, (cols + maxSide - 1) / maxSide) : 1;
-    m_rows = (rows + stepR - 1) / stepR;
-    m_cols = (cols + stepC - 1) / stepC;
-    m_staging.assign(static_cast<std::size_t>(m_rows) * m_cols, 0.0f);
-    for (int r = 0; r < m_rows; ++r)
-        for (int c = 0; c < m_cols; ++c) {
+MatrixSource texelsOf(const core::MatRef& values) {
+    MatrixSource src;
+    src.rows = static_cast<int>(values.rows());
+    src.cols = static_cast<int>(values.cols());
+    src.texels.resize(static_cast<std::size_t>(values.size()));
+    Eigen::Map<core::Mat>(src.texels.data(), values.rows(), values.cols()) = values;
+    return src;
+}
+
+MatrixSource texelsOf(const core::MatRef& weights, const core::Settings& settings) {
+    MatrixSource src;
+    src.rows = static_cast<int>(weights.rows());
+    src.cols = static_cast<int>(weights.cols());
+    core::toTexels(weights, settings, src.texels);
+    return src;
+}
+
+namespace {
+
+// Block means of a large matrix: at most maxSide texels a side.
+MatrixSource reduce(const MatrixSource& in, int maxSide) {
+    const int stepR = std::max(1, (in.rows + maxSide - 1) / maxSide), stepC = std::max(1, (in.cols + maxSide - 1) / maxSide);
+    MatrixSource out;
+    out.rows = (in.rows + stepR - 1) / stepR;
+    out.cols = (in.cols + stepC - 1) / stepC;
+    out.texels.assign(static_cast<std::size_t>(out.rows) * out.cols, core::kMaskedTexel);
+    for (int r = 0; r < out.rows; ++r)
+        for (int c = 0; c < out.cols; ++c) {
             double sum = 0.0;
             int open = 0;
-            for (int i = r * stepR; i < std::min(rows, (r + 1) * stepR); ++i)
-                for (int j = c * stepC; j < std::min(cols, (c + 1) * stepC); ++j) {
-                    if (blocked && blocked->size() && (*blocked)(i, j)) continue;
-                    sum += weights(i, j);
+            for (int i = r * stepR; i < std::min(in.rows, (r + 1) * stepR); ++i)
+                for (int j = c * stepC; j < std::min(in.cols, (c + 1) * stepC); ++j) {
+                    const float v = in.texels[static_cast<std::size_t>(i) * in.cols + j];
+                    if (core::isMaskedTexel(v)) continue;
+                    sum += v;
                     ++open;
                 }
-            m_staging[static_cast<std::size_t>(r) * m_cols + c] = open ? static_cast<float>(sum / open) : kMaskedValue;
+            if (open) out.texels[static_cast<std::size_t>(r) * out.cols + c] = static_cast<float>(sum / open);
         }
+    return out;
+}
+
+}  // namespace
+
+void HeatmapTexture::upload(const MatrixSource& source, int maxSide) {
+    const bool shrink = maxSide > 0 && (source.rows > maxSide || source.cols > maxSide);
+    const MatrixSource reduced = shrink ? reduce(source, maxSide) : MatrixSource{};
+    const MatrixSource& m = shrink ? reduced : source;
+    m_rows = m.rows;
+    m_cols = m.cols;
     if (!glReady()) return;
     if (!m_texture) m_texture = makeTexture();
     glBindTexture(GL_TEXTURE_2D, m_texture.id());
@@ -31,7 +62,7 @@ void HeatmapTexture::upload(const core::MatRef& weights, const core::MaskMat* bl
     glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
     glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
     glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
-    glTexImage2D(GL_TEXTURE_2D, 0, GL_R32F, m_cols, m_rows, 0, GL_RED, GL_FLOAT, m_staging.data());
+    glTexImage2D(GL_TEXTURE_2D, 0, GL_R32F, m_cols, m_rows, 0, GL_RED, GL_FLOAT, m.texels.data());
 }
 
 HeatmapRenderer::HeatmapRenderer() {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "app/gfx/gl_objects.hpp"
+#include "core/attention.hpp"
 #include "core/colormap.hpp"
 #include "core/matrix.hpp"
 
@@ -13,28 +14,29 @@
 
 namespace attnviz::gfx {
 
-// Texel value of a masked cell: far below any weight or encoding value a heatmap shows.
-inline constexpr float kMaskedValue = -3.0e38f;
-inline bool isMaskedValue(float v) { return v < -1.0e38f; }
+// A matrix ready for a texture: [rows, cols] row-major floats; masked cells hold
+// core::kMaskedTexel (see core::toTexels).
+struct MatrixSource {
+    std::vector<float> texels;
+    int rows = 0, cols = 0;
+};
+MatrixSource texelsOf(const core::MatRef& values);                                 // nothing masked
+MatrixSource texelsOf(const core::MatRef& weights, const core::Settings& settings);  // masked cells marked
 
-// One matrix as an R32F texture: a texel per cell, row = query; masked cells hold kMaskedValue.
+// One matrix as an R32F texture: a texel per cell, row = query.
 class HeatmapTexture {
 public:
-    // weights: [rows, cols]; blocked: same shape or null. With maxSide > 0 a larger matrix is
-    // reduced to at most maxSide texels a side by block means (a block is masked only if all of
-    // its cells are), for thumbnails.
-    void upload(const core::MatRef& weights, const core::MaskMat* blocked, int maxSide = 0);
+    // With maxSide > 0 a larger matrix is reduced to at most maxSide texels a side by block
+    // means (a block is masked only if all of its cells are), for thumbnails.
+    void upload(const MatrixSource& source, int maxSide = 0);
     int rows() const { return m_rows; }
     int cols() const { return m_cols; }
     GLuint id() const { return m_texture.id(); }
     bool empty() const { return m_rows == 0; }
-    // The values as uploaded (after any reduction): row-major [rows, cols], kMaskedValue = masked.
-    const std::vector<float>& values() const { return m_staging; }
 
 private:
     GlTexture m_texture;
     int m_rows = 0, m_cols = 0;
-    std::vector<float> m_staging;
 };
 
 class HeatmapRenderer {

@@ -6,8 +6,7 @@ const HeatmapTexture& TextureCache::get(const std::string& key, std::uint64_t ve
                                         const std::function<MatrixSource()>& make, int maxSide) {
     Entry& e = m_entries[key];
     if (e.version != version || e.texture.empty()) {
-        const MatrixSource source = make();
-        e.texture.upload(source.values, source.blocked.size() ? &source.blocked : nullptr, maxSide);
+        e.texture.upload(make(), maxSide);
         e.version = version;
         ++m_uploads;
     }

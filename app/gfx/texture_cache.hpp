@@ -10,11 +10,6 @@
 
 namespace attnviz::gfx {
 
-struct MatrixSource {
-    core::Mat values;
-    core::MaskMat blocked;  // empty = nothing masked
-};
-
 class TextureCache {
 public:
     // The texture for `key`; `make` runs (and the texture is uploaded) only when `version`

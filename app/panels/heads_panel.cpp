@@ -37,12 +37,9 @@ void HeadsPanel::draw(PanelContext& ctx) {
         std::string label = head < 0 ? std::string("mean") : "head " + std::to_string(head + 1);
         name = label.c_str();
         ImGui::TextColored(selected ? ImVec4(0.94f, 0.27f, 0.27f, 1.0f) : ImGui::GetStyleColorVec4(ImGuiCol_Text), "%s", name);
-        const gfx::HeatmapTexture& tex = ctx.textures.get("thumb:" + std::to_string(head), s.dataVersion, [&] {
-            gfx::MatrixSource src;
-            src.values = head < 0 ? core::meanWeights(s.forward) : s.forward.heads[static_cast<std::size_t>(head)].weights;
-            if (s.settings.causal || !s.settings.paddedKeys.empty() || s.settings.custom.size())
-                src.blocked = core::blockedMatrix(s.settings, s.model.tq(), s.model.tk());
-            return src;
+        const std::uint64_t version = head < 0 ? s.dataVersion : s.headVersions[static_cast<std::size_t>(head)];
+        const gfx::HeatmapTexture& tex = ctx.textures.get("thumb:" + std::to_string(head), version, [&] {
+            return gfx::texelsOf(head < 0 ? core::meanWeights(s.forward) : s.forward.heads[static_cast<std::size_t>(head)].weights, s.settings);
         }, 128);
         const ImVec2 p = ImGui::GetCursorScreenPos();
         const float w = tile, h = tile * static_cast<float>(s.model.tq()) / static_cast<float>(std::max<Eigen::Index>(1, s.model.tk()));

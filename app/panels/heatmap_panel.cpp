@@ -50,13 +50,22 @@ void HeatmapPanel::draw(PanelContext& ctx) {
     }
     const int head = shownHead(s);
     const int tq = static_cast<int>(s.model.tq()), tk = static_cast<int>(s.model.tk());
-    const gfx::HeatmapTexture& tex = ctx.textures.get("heat:" + std::to_string(head), s.dataVersion, [&] {
-        gfx::MatrixSource src;
-        src.values = head < 0 ? core::meanWeights(s.forward) : s.forward.heads[static_cast<std::size_t>(head)].weights;
-        if (s.settings.causal || !s.settings.paddedKeys.empty() || s.settings.custom.size())
-            src.blocked = core::blockedMatrix(s.settings, tq, tk);
-        return src;
+    // One large texture, whichever head is shown: re-uploaded when the head or the numbers change.
+    const gfx::HeatmapTexture& tex = ctx.textures.get("heat", (head < 0 ? s.dataVersion : s.headVersions[static_cast<std::size_t>(head)]) * 1024 + static_cast<std::uint64_t>(head + 1), [&] {
+        return gfx::texelsOf(head < 0 ? core::meanWeights(s.forward) : s.forward.heads[static_cast<std::size_t>(head)].weights, s.settings);
     });
+    const auto weight = [&](int i, int j) {
+        if (head >= 0) return s.forward.heads[static_cast<std::size_t>(head)].weights(i, j);
+        float sum = 0.0f;
+        for (const auto& h : s.forward.heads) sum += h.weights(i, j);
+        return sum / static_cast<float>(s.forward.heads.size());
+    };
+    const auto rowSum = [&](int i) {
+        if (head >= 0) return s.forward.heads[static_cast<std::size_t>(head)].weights.row(i).sum();
+        float sum = 0.0f;
+        for (const auto& h : s.forward.heads) sum += h.weights.row(i).sum();
+        return sum / static_cast<float>(s.forward.heads.size());
+    };
 
     // Header: what is shown, in words.
     if (ctx.fonts.large) ImGui::PushFont(ctx.fonts.large);
@@ -92,18 +101,16 @@ void HeatmapPanel::draw(PanelContext& ctx) {
     const auto cellY = [&](float i) { return mMin.y + (i - firstRow) * cell; };
     const int iBegin = std::max(0, static_cast<int>(firstRow)), iEnd = std::min(tq, static_cast<int>(std::ceil(firstRow + matH / cell)));
     const int jBegin = std::max(0, static_cast<int>(firstCol)), jEnd = std::min(tk, static_cast<int>(std::ceil(firstCol + matW / cell)));
-    const auto value = [&](int i, int j) { return tex.values()[static_cast<std::size_t>(i) * tex.cols() + j]; };
-    const bool fullRes = tex.rows() == tq && tex.cols() == tk;
 
     list->PushClipRect(ImVec2(origin.x, origin.y), ImVec2(mMax.x + sumW, mMax.y + 2), true);
     const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
     const ImU32 accent = IM_COL32(239, 68, 68, 255);
     // Values inside cells when they fit.
-    if (fullRes && cell >= ImGui::CalcTextSize("0.00").x + 6.0f && cell >= lineH + 2.0f) {
+    if (cell >= ImGui::CalcTextSize("0.00").x + 6.0f && cell >= lineH + 2.0f) {
         for (int i = iBegin; i < iEnd; ++i)
             for (int j = jBegin; j < jEnd; ++j) {
-                const float w = value(i, j);
-                if (gfx::isMaskedValue(w)) continue;
+                if (core::isBlocked(s.settings, i, j)) continue;
+                const float w = weight(i, j);
                 char buf[16];
                 std::snprintf(buf, sizeof buf, "%.2f", w);
                 const ImVec2 ts = ImGui::CalcTextSize(buf);
@@ -120,11 +127,8 @@ void HeatmapPanel::draw(PanelContext& ctx) {
         const ImVec2 ts = ImGui::CalcTextSize(label);
         const float y = cellY(i + 0.5f) - ts.y * 0.5f;
         list->AddText(ImVec2(mMin.x - ts.x - 6.0f, y), selected ? accent : text, label);
-        double sum = 0.0;
-        if (fullRes)
-            for (int j = 0; j < tk; ++j) sum += gfx::isMaskedValue(value(i, j)) ? 0.0f : value(i, j);
         char buf[24];
-        std::snprintf(buf, sizeof buf, "%.2f", sum);
+        std::snprintf(buf, sizeof buf, "%.2f", rowSum(i));
         list->AddText(ImVec2(mMax.x + 8.0f, y), ImGui::GetColorU32(ImGuiCol_TextDisabled), buf);
     }
     list->PopClipRect();
@@ -156,8 +160,7 @@ void HeatmapPanel::draw(PanelContext& ctx) {
             if (io.MousePos.x >= mMin.x && j >= 0 && j < tk) {
                 list->AddRect(ImVec2(cellX(static_cast<float>(j)), cellY(static_cast<float>(i))),
                               ImVec2(cellX(j + 1.0f), cellY(i + 1.0f)), IM_COL32(255, 255, 255, 255), 0.0f, 0, 1.5f);
-                const float w = fullRes ? value(i, j) : 0.0f;
-                ImGui::SetTooltip("%s", cellTooltip(s, head, i, j, std::max(0.0f, w)).c_str());
+                ImGui::SetTooltip("%s", cellTooltip(s, head, i, j, weight(i, j)).c_str());
             } else {
                 ImGui::SetTooltip("query %d \"%s\": click to select", i + 1, s.queryLabels[static_cast<std::size_t>(i)].c_str());
             }

@@ -36,7 +36,7 @@ void PositionalPanel::draw(PanelContext& ctx) {
     ImGui::Dummy(ImVec2(avail.x, plotH));
     ImGui::TextDisabled("PE matrix (%d positions × %d dims), −1 … 1", T, dModel);
     const gfx::HeatmapTexture& tex = ctx.textures.get("pe", static_cast<std::uint64_t>(T) * 100003u + static_cast<std::uint64_t>(dModel),
-                                                      [&] { return gfx::MatrixSource{core::sinusoidalEncoding(T, dModel), {}}; }, 512);
+                                                      [&] { return gfx::texelsOf(core::sinusoidalEncoding(T, dModel)); }, 512);
     const ImVec2 q = ImGui::GetCursorScreenPos();
     const ImVec2 rest = ImGui::GetContentRegionAvail();
     // Rows = positions, columns = dimensions; fill the width, keep cells no taller than wide x 2.

@@ -93,25 +93,30 @@ void SwapPanel::draw(PanelContext& ctx) {
     const int head = std::max(0, s.view.selectedHead);
     const float side = std::max(40.0f, std::min(ImGui::GetContentRegionAvail().x * 0.5f - 16.0f,
                                                ImGui::GetContentRegionAvail().y - 4.0f * ImGui::GetTextLineHeightWithSpacing()));
-    const bool anyMask = s.settings.causal || !s.settings.paddedKeys.empty() || s.settings.custom.size();
-    const core::MaskMat blocked = anyMask ? core::blockedMatrix(s.settings, s.model.tq(), s.model.tk()) : core::MaskMat();
-    core::MaskMat blockedBefore = blocked;  // the reference's mask, reordered like its weights
-    for (Eigen::Index p = 0; p < blocked.rows(); ++p)
-        for (Eigen::Index q = 0; q < blocked.cols(); ++q)
-            blockedBefore(p, q) = blocked(s.model.perm[static_cast<std::size_t>(p)], s.model.perm[static_cast<std::size_t>(q)]);
-    const auto matrix = [&](const std::string& key, const char* caption, const core::Mat& m, const core::MaskMat& mask) {
+    // The reference's weights reordered (P A Pᵀ) carry the reference's mask reordered the same way.
+    const auto matrix = [&](const std::string& key, const char* caption, const core::Mat& m, bool reordered) {
         ImGui::BeginGroup();
         ImGui::TextUnformatted(caption);
-        const gfx::HeatmapTexture& tex = ctx.textures.get(key, s.dataVersion, [&] { return gfx::MatrixSource{m, mask}; }, 256);
+        const gfx::HeatmapTexture& tex = ctx.textures.get(key, s.dataVersion, [&] {
+            gfx::MatrixSource src = gfx::texelsOf(m, s.settings);
+            if (reordered && core::hasMask(s.settings))
+                for (int p = 0; p < src.rows; ++p)
+                    for (int q = 0; q < src.cols; ++q)
+                        src.texels[static_cast<std::size_t>(p) * src.cols + q] =
+                            core::isBlocked(s.settings, s.model.perm[static_cast<std::size_t>(p)], s.model.perm[static_cast<std::size_t>(q)])
+                                ? core::kMaskedTexel
+                                : m(p, q);
+            return src;
+        }, 256);
         const ImVec2 p = ImGui::GetCursorScreenPos();
         ctx.heatmaps.draw(ImGui::GetWindowDrawList(), tex, p, ImVec2(p.x + side, p.y + side), ImVec2(0, 0), ImVec2(1, 1), s.view.colormap);
         ImGui::Dummy(ImVec2(side, side));
         ImGui::EndGroup();
     };
-    if (!s.baseForward.heads.empty() && side > 40.0f) {
-        matrix("swap:before:" + std::to_string(head), "P A Pᵀ (original, reordered)", core::permuteBoth(s.baseForward.heads[static_cast<std::size_t>(head)].weights, s.model.perm), blockedBefore);
+    if (isFresh(s) && side > 40.0f) {
+        matrix("swap:before:" + std::to_string(head), "P A Pᵀ (original, reordered)", core::permuteBoth(referenceForward(s).heads[static_cast<std::size_t>(head)].weights, s.model.perm), true);
         ImGui::SameLine(0.0f, 16.0f);
-        matrix("swap:after:" + std::to_string(head), "A′ (on the swapped input)", s.forward.heads[static_cast<std::size_t>(head)].weights, blocked);
+        matrix("swap:after:" + std::to_string(head), "A′ (on the swapped input)", s.forward.heads[static_cast<std::size_t>(head)].weights, false);
     }
     ImGui::TextDisabled("Anagrams (seed 000 §39.5.1):");
     for (const char* id : {"seed000-anagram-original", "seed000-anagram-swapped", "seed000-anagram-gibberish"}) {

@@ -31,6 +31,7 @@ bool rebuild(AppState& state, core::Scenario next) {
         fresh.view = state.view;
         fresh.work = state.work;
         fresh.work.modelBuilds += 1;
+        fresh.dataVersion = state.dataVersion + 1;  // versions never repeat: caches key on them
         fresh.presetId = state.presetId;
         fresh.sourcePath = state.sourcePath;
         state = std::move(fresh);

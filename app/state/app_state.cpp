@@ -16,13 +16,18 @@ AppState makeState(const core::Scenario& scenario, const core::Limits& limits) {
     state.work.modelBuilds += 1;
     state.forward.heads.resize(static_cast<std::size_t>(state.model.heads));
     state.stale.assign(static_cast<std::size_t>(state.model.heads), Stage::Projections);
+    state.headVersions.assign(static_cast<std::size_t>(state.model.heads), 0);
     state.baseStale = true;
     return state;
 }
 
 void recomputeHead(AppState& state, int head) {
     auto& stage = state.stale[static_cast<std::size_t>(head)];
-    if (stage != Stage::Fresh) ++state.dataVersion;
+    if (stage == Stage::Fresh) return;
+    ++state.dataVersion;
+    state.headVersions[static_cast<std::size_t>(head)] = state.dataVersion;
+    state.combineStale = true;
+    state.baseStale = true;
     core::HeadTensors& t = state.forward.heads[static_cast<std::size_t>(head)];
     if (stage >= Stage::Projections) {
         core::projectHead(state.model, head, t);
@@ -43,29 +48,57 @@ void recomputeHead(AppState& state, int head) {
     stage = Stage::Fresh;
 }
 
-void recompute(AppState& state) {
-    if (!isFresh(state)) ++state.dataVersion;
-    bool combine = false;
-    for (int h = 0; h < state.model.heads; ++h) {
-        if (state.stale[static_cast<std::size_t>(h)] != Stage::Fresh) combine = true;
-        recomputeHead(state, h);
+namespace {
+
+void finish(AppState& state) {
+    if (state.forward.output.size() == 0 || state.combineStale) {
+        core::combineHeads(state.model, state.forward);
+        state.combineStale = false;
     }
-    if (combine || state.forward.output.size() == 0) core::combineHeads(state.model, state.forward);
     if (state.baseStale) {
         if (state.swapped()) {
             state.baseForward = core::runForward(state.baseModel, state.settings);
             state.equivariance = core::checkEquivariance(state.baseForward, state.forward, state.model.perm);
-        } else {
-            state.baseForward = state.forward;
-            state.equivariance = core::checkEquivariance(state.forward, state.forward, state.model.perm);
+        } else {  // identity order: the reference is the forward pass itself (no copy)
+            state.baseForward = core::Forward{};
+            state.equivariance = core::EquivarianceReport{0.0f, std::vector<float>(state.forward.heads.size(), 0.0f)};
         }
         state.baseStale = false;
     }
 }
 
+}  // namespace
+
+void recompute(AppState& state) {
+    if (!isFresh(state)) ++state.dataVersion;
+    for (int h = 0; h < state.model.heads; ++h) recomputeHead(state, h);
+    finish(state);
+}
+
+bool recomputeStep(AppState& state, int visibleHead, int moreHeads) {
+    if (isFresh(state)) return true;
+    if (visibleHead < 0) {
+        for (int h = 0; h < state.model.heads; ++h) recomputeHead(state, h);
+    } else if (visibleHead < state.model.heads) {
+        recomputeHead(state, visibleHead);
+    }
+    for (int h = 0; h < state.model.heads && moreHeads > 0; ++h)
+        if (state.stale[static_cast<std::size_t>(h)] != Stage::Fresh) {
+            recomputeHead(state, h);
+            --moreHeads;
+        }
+    const bool headsFresh = std::all_of(state.stale.begin(), state.stale.end(), [](Stage st) { return st == Stage::Fresh; });
+    if (headsFresh) finish(state);
+    return isFresh(state);
+}
+
 bool isFresh(const AppState& state) {
     return !state.baseStale &&
            std::all_of(state.stale.begin(), state.stale.end(), [](Stage s) { return s == Stage::Fresh; });
+}
+
+const core::Forward& referenceForward(const AppState& state) {
+    return state.swapped() ? state.baseForward : state.forward;
 }
 
 core::Mat visibleWeights(const AppState& state) {

@@ -53,12 +53,14 @@ struct AppState {
     core::Model baseModel;     // before the swaps (the permutation reference)
     core::Settings settings;
     core::Forward forward;
-    core::Forward baseForward;
+    core::Forward baseForward;  // only when swapped; see referenceForward()
     core::EquivarianceReport equivariance;
 
     std::vector<Stage> stale;  // per head of `forward`
     std::uint64_t dataVersion = 1;  // changes whenever any computed number changes
+    std::vector<std::uint64_t> headVersions;  // per head: changes when that head's numbers change
     bool baseStale = true;     // baseForward and equivariance
+    bool combineStale = true;  // forward.concat and forward.output
     ViewState view;
     std::string error;         // the last rejected change, shown to the user; "" when none
     WorkCounters work;
@@ -75,7 +77,14 @@ AppState makeState(const core::Scenario& scenario, const core::Limits& limits = 
 void recompute(AppState& state);
 // Brings one head up to date (the visible one first, for a fast response).
 void recomputeHead(AppState& state, int head);
+// One frame's share of the work: the visible head at once (-1 = all of them, for the mean), then
+// at most `moreHeads` stale heads; the combined output and the permutation reference only once
+// every head is fresh. Returns true when everything is up to date.
+bool recomputeStep(AppState& state, int visibleHead, int moreHeads);
 bool isFresh(const AppState& state);
+
+// The forward pass before the swaps (the forward pass itself when nothing is swapped).
+const core::Forward& referenceForward(const AppState& state);
 
 // The weights on screen: the selected head's, or the mean over heads when selectedHead is -1.
 core::Mat visibleWeights(const AppState& state);

@@ -86,6 +86,10 @@ TEST_F(Headless, ActionsFromFramesAreAppliedAndRecomputedLazily) {
     const WorkCounters before = app.state().work;
     apply(app.state(), action::SetTemperature{0.05f});
     frames(app, 1);
+    // The visible head and one more now; the other two follow, one a frame.
+    EXPECT_EQ(app.state().work.softmaxes, before.softmaxes + 2);
+    EXPECT_FALSE(isFresh(app.state()));
+    frames(app, 2);
     EXPECT_EQ(app.state().work.scores, before.scores);  // no new Q Kᵀ for a temperature change
     EXPECT_EQ(app.state().work.softmaxes, before.softmaxes + 4);
     EXPECT_TRUE(isFresh(app.state()));

@@ -1,0 +1,130 @@
+// Google Benchmark of the engine: forward pass, softmax-only recompute (temperature change),
+// mask toggle, and the texture-ready conversion, against the machine's Eigen sgemm.
+// Run: ./build/attnviz_bench   (compare rows of one run: the ratios are what count)
+#include "core/bench.hpp"
+#include "core/model.hpp"
+
+#include <benchmark/benchmark.h>
+
+#include <map>
+#include <memory>
+
+using namespace attnviz::core;
+
+namespace {
+
+constexpr int kDModel = 512;
+constexpr int kHeads = 8;
+
+// One model per T: d_model 512, 8 heads (d_k = d_v = 64), W_O, distinct random tokens.
+struct Fixture {
+    Model model;
+    Settings settings;
+    Forward forward;
+};
+
+Fixture& fixture(int T) {
+    static std::map<int, std::unique_ptr<Fixture>> cache;
+    auto& f = cache[T];
+    if (!f) {
+        f = std::make_unique<Fixture>();
+        Scenario s;
+        std::vector<std::string> tokens;
+        for (int t = 0; t < T; ++t) tokens.push_back("w" + std::to_string(t));
+        s.tokens = tokens;
+        s.dModel = kDModel;
+        s.heads = kHeads;
+        s.seed = 1;
+        s.wo.kind = MatrixSpec::Kind::Random;
+        f->model = buildModel(s);
+        f->settings = buildSettings(s, f->model);
+        f->forward = runForward(f->model, f->settings);
+    }
+    return *f;
+}
+
+void sizes(benchmark::internal::Benchmark* b) {
+    for (int T : {128, 256, 512, 1024, 2048, 4096}) b->Arg(T);
+    b->Unit(benchmark::kMillisecond)->UseRealTime();
+}
+
+void BM_Sgemm(benchmark::State& state) {
+    const int n = static_cast<int>(state.range(0));
+    const Mat a = Mat::Random(n, n), b = Mat::Random(n, n);
+    Mat c(n, n);
+    for (auto _ : state) {
+        c.noalias() = a * b;
+        benchmark::DoNotOptimize(c.data());
+    }
+    state.counters["GFLOP/s"] = benchmark::Counter(2.0 * n * n * static_cast<double>(n) * 1e-9,
+                                                   benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(BM_Sgemm)->Arg(1024)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// Full forward: projections, every head's T x T scores and weights, A V, W_O.
+void BM_Forward(benchmark::State& state) {
+    Fixture& f = fixture(static_cast<int>(state.range(0)));
+    Forward out = runForward(f.model, f.settings);
+    for (auto _ : state) {
+        runForward(f.model, f.settings, out);  // steady state: the app keeps its matrices
+        benchmark::DoNotOptimize(out.output.data());
+    }
+    state.counters["GFLOP/s"] = benchmark::Counter(forwardFlops(f.model) * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(BM_Forward)->Apply(sizes);
+
+// A temperature change: new softmax for all heads (scores reused).
+void BM_SoftmaxAllHeads(benchmark::State& state) {
+    Fixture& f = fixture(static_cast<int>(state.range(0)));
+    Settings hot = f.settings;
+    hot.temperature = 0.5f;
+    for (auto _ : state) {
+        reweighAll(f.model, hot, f.forward);
+        benchmark::DoNotOptimize(f.forward.heads[0].weights.data());
+    }
+}
+BENCHMARK(BM_SoftmaxAllHeads)->Apply(sizes);
+
+// What the user waits for after a temperature change: the visible head's softmax.
+void BM_SoftmaxVisibleHead(benchmark::State& state) {
+    Fixture& f = fixture(static_cast<int>(state.range(0)));
+    Settings hot = f.settings;
+    hot.temperature = 0.5f;
+    for (auto _ : state) {
+        weighHead(f.model, hot, f.forward.heads[0]);
+        benchmark::DoNotOptimize(f.forward.heads[0].weights.data());
+    }
+}
+BENCHMARK(BM_SoftmaxVisibleHead)->Apply(sizes);
+
+// Causal toggle, as the app does it for the visible head: softmax under the mask and the
+// texture-ready conversion (masked cells marked).
+void BM_MaskToggleVisibleHead(benchmark::State& state) {
+    Fixture& f = fixture(static_cast<int>(state.range(0)));
+    Settings causal = f.settings;
+    causal.causal = true;
+    std::vector<float> texels;
+    for (auto _ : state) {
+        weighHead(f.model, causal, f.forward.heads[0]);
+        toTexels(f.forward.heads[0].weights, causal, texels);
+        benchmark::DoNotOptimize(texels.data());
+    }
+}
+BENCHMARK(BM_MaskToggleVisibleHead)->Apply(sizes);
+
+// Weights -> texels (causal), the CPU side of a heatmap update.
+void BM_Texels(benchmark::State& state) {
+    Fixture& f = fixture(static_cast<int>(state.range(0)));
+    Settings causal = f.settings;
+    causal.causal = true;
+    std::vector<float> texels;
+    for (auto _ : state) {
+        toTexels(f.forward.heads[0].weights, causal, texels);
+        benchmark::DoNotOptimize(texels.data());
+    }
+}
+BENCHMARK(BM_Texels)->Apply(sizes);
+
+}  // namespace
+
+BENCHMARK_MAIN();

@@ -1,0 +1,64 @@
+#include "core/bench.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <vector>
+
+namespace attnviz::core {
+namespace {
+
+// Median milliseconds of `work` repeated for at least `seconds` and 5 runs.
+template <class Work>
+double medianMs(double seconds, Work&& work, int* runs = nullptr) {
+    using Clock = std::chrono::steady_clock;
+    std::vector<double> times;
+    const auto start = Clock::now();
+    while (times.size() < 5 || std::chrono::duration<double>(Clock::now() - start).count() < seconds) {
+        const auto t0 = Clock::now();
+        work();
+        times.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+        if (times.size() >= 1000) break;
+    }
+    std::nth_element(times.begin(), times.begin() + static_cast<std::ptrdiff_t>(times.size() / 2), times.end());
+    if (runs) *runs = static_cast<int>(times.size());
+    return times[times.size() / 2];
+}
+
+}  // namespace
+
+double forwardFlops(const Model& m) {
+    const double tq = static_cast<double>(m.tq()), tk = static_cast<double>(m.tk()), h = m.heads;
+    double flops = 2.0 * h * tq * tk * (m.dk + m.dv);
+    if (!m.explicitQkv) flops += 2.0 * tq * m.x.cols() * h * (2.0 * m.dk + m.dv);
+    if (m.wo.size()) flops += 2.0 * tq * m.wo.rows() * m.wo.cols();
+    return flops;
+}
+
+void reweighAll(const Model& model, const Settings& settings, Forward& forward) {
+#pragma omp parallel for schedule(dynamic, 1) if (forward.heads.size() > 1)
+    for (std::size_t h = 0; h < forward.heads.size(); ++h) weighHead(model, settings, forward.heads[h]);
+}
+
+BenchResult benchmark(const Model& model, const Settings& settings, double seconds) {
+    BenchResult r;
+    r.tq = model.tq();
+    r.tk = model.tk();
+    r.heads = model.heads;
+    r.dModel = model.dModel;
+    Forward forward = runForward(model, settings);  // warm up, and the scores the softmax needs
+    r.forwardMs = medianMs(seconds, [&] { runForward(model, settings, forward); }, &r.runs);
+    r.softmaxMs = medianMs(seconds, [&] { reweighAll(model, settings, forward); });
+    r.visibleSoftmaxMs = medianMs(seconds, [&] { weighHead(model, settings, forward.heads.front()); });
+    r.gflops = forwardFlops(model) / (r.forwardMs * 1e6);
+    r.sgemmGflops = sgemmGflops(1024, seconds);
+    return r;
+}
+
+double sgemmGflops(int n, double seconds) {
+    const Mat a = Mat::Random(n, n), b = Mat::Random(n, n);
+    Mat c(n, n);
+    const double ms = medianMs(seconds, [&] { c.noalias() = a * b; });
+    return 2.0 * n * n * static_cast<double>(n) / (ms * 1e6);
+}
+
+}  // namespace attnviz::core

@@ -1,0 +1,158 @@
+#!/usr/bin/python3
+"""Times multi-head self-attention in attnviz, numpy and (when installed) PyTorch on identical
+inputs, in one run, and prints the ratio table; then the cost-growth table of attnviz alone.
+
+Forward pass: d_model 512, 8 heads (d_k = d_v = 64), W_Q, W_K, W_V, W_O, fp32, every per-head
+T x T weight matrix materialised. numpy and torch are comparison peers only.
+
+Usage: /usr/bin/python3 scripts/bench_compare.py [--attnviz build/attnviz] [--seconds 3]
+                                                  [--sizes 1024,2048] [--growth 128,...,4096]
+"""
+import argparse
+import json
+import math
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+D_MODEL, HEADS = 512, 8
+
+
+def median_ms(work, seconds):
+    times = []
+    start = time.perf_counter()
+    while len(times) < 5 or time.perf_counter() - start < seconds:
+        t0 = time.perf_counter()
+        work()
+        times.append((time.perf_counter() - t0) * 1000.0)
+    return statistics.median(times)
+
+
+def inputs(T):
+    rng = np.random.default_rng(T)
+    x = rng.standard_normal((T, D_MODEL)).astype(np.float32)
+    w = [(rng.standard_normal((D_MODEL, D_MODEL)) / math.sqrt(D_MODEL)).astype(np.float32) for _ in range(4)]
+    return x, w
+
+
+def numpy_mha(x, wq, wk, wv, wo):
+    T, dk = x.shape[0], D_MODEL // HEADS
+    def heads(m):
+        return m.reshape(T, HEADS, dk).transpose(1, 0, 2)
+    q, k, v = heads(x @ wq), heads(x @ wk), heads(x @ wv)
+    s = q @ k.transpose(0, 2, 1) / np.float32(math.sqrt(dk))
+    s -= s.max(axis=-1, keepdims=True)
+    a = np.exp(s)
+    a /= a.sum(axis=-1, keepdims=True)
+    y = (a @ v).transpose(1, 0, 2).reshape(T, D_MODEL)
+    return y @ wo, a
+
+
+def run_attnviz(binary, scenario_path, seconds):
+    proc = subprocess.Popen([binary, "--scenario", scenario_path, "--bench", "--bench-seconds", str(seconds)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    out, err = proc.communicate()
+    if proc.returncode != 0:
+        sys.exit(f"attnviz failed: {err.strip()}")
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def peak_rss_mib(args):
+    """Runs a command and returns its peak resident memory in MiB."""
+    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    if status != 0:
+        sys.exit(f"{args[0]} failed: {proc.stderr.read().decode().strip()}")
+    return usage.ru_maxrss / 1024.0
+
+
+def numpy_blas():
+    libs = subprocess.run(["bash", "-c", "ldconfig -p | grep -o 'libopenblas[^ ]*pthread[^ ]*' | head -1"],
+                          capture_output=True, text=True).stdout.strip()
+    return libs or "reference BLAS (install libopenblas0-pthread for a fair comparison)"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--attnviz", default=os.path.join(os.path.dirname(__file__), "..", "build", "attnviz"))
+    parser.add_argument("--seconds", type=float, default=3.0)
+    parser.add_argument("--sizes", default="1024,2048")
+    parser.add_argument("--growth", default="128,256,512,1024,2048,4096")
+    parser.add_argument("--threads", type=int, default=os.cpu_count())
+    args = parser.parse_args()
+
+    try:
+        import torch
+        torch.set_num_threads(args.threads)
+    except ImportError:
+        torch = None
+
+    cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), platform.processor())
+    print(f"machine: {cpu}, {os.cpu_count()} cores; numpy {np.__version__} on {numpy_blas()}; "
+          f"torch {torch.__version__ + f' ({args.threads} threads)' if torch else 'not installed'}")
+    print(f"forward: d_model {D_MODEL}, {HEADS} heads, W_O, fp32, all weights materialised; medians over >= {args.seconds:g} s\n")
+
+    rows = []
+    for T in [int(t) for t in args.sizes.split(",") if t]:
+        x, (wq, wk, wv, wo) = inputs(T)
+        with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+            json.dump({"X": x.tolist(), "heads": HEADS, "W_Q": wq.tolist(), "W_K": wk.tolist(), "W_V": wv.tolist(),
+                       "W_O": wo.tolist()}, f)
+            path = f.name
+        try:
+            av = run_attnviz(args.attnviz, path, args.seconds)
+        finally:
+            os.unlink(path)
+        np_ms = median_ms(lambda: numpy_mha(x, wq, wk, wv, wo), args.seconds)
+        torch_ms = None
+        if torch:
+            mha = torch.nn.MultiheadAttention(D_MODEL, HEADS, bias=False, batch_first=True)
+            with torch.no_grad():
+                mha.in_proj_weight.copy_(torch.from_numpy(np.concatenate([wq.T, wk.T, wv.T])))
+                mha.out_proj.weight.copy_(torch.from_numpy(wo.T.copy()))
+                xt = torch.from_numpy(x).unsqueeze(0)
+                # Same numbers as numpy (a check that the peers compute the same thing).
+                out, weights = mha(xt, xt, xt, need_weights=True, average_attn_weights=False)
+                ref, _ = numpy_mha(x, wq, wk, wv, wo)
+                assert np.allclose(out[0].numpy(), ref, atol=1e-3), "torch and numpy disagree"
+                torch_ms = median_ms(lambda: mha(xt, xt, xt, need_weights=True, average_attn_weights=False), args.seconds)
+        rows.append((T, torch_ms, np_ms, av))
+
+    print("| T | PyTorch nn.MultiheadAttention | numpy | attnviz | attnviz GFLOP/s | Eigen sgemm GFLOP/s | vs PyTorch | vs numpy | of sgemm |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for T, torch_ms, np_ms, av in rows:
+        t = f"{torch_ms:.1f} ms" if torch_ms else "n/a"
+        vt = f"{torch_ms / av['forward_ms']:.2f}x" if torch_ms else "n/a"
+        print(f"| {T} | {t} | {np_ms:.1f} ms | {av['forward_ms']:.1f} ms | {av['gflops']:.0f} | {av['sgemm_gflops']:.0f} | "
+              f"{vt} | {np_ms / av['forward_ms']:.2f}x | {100 * av['gflops'] / av['sgemm_gflops']:.0f}% |")
+    print()
+    for T, _, _, av in rows:
+        print(f"T = {T}: softmax of all {HEADS} heads {av['softmax_ms']:.1f} ms, of the visible head {av['visible_softmax_ms']:.2f} ms")
+
+    growth = [int(t) for t in args.growth.split(",") if t]
+    if growth:
+        print("\nCost growth (attnviz, same model; ms / T² flattens once T >> d_k):\n")
+        print("| T | forward | ms per million T² | GFLOP/s | kept matrices | peak RSS |")
+        print("|---|---|---|---|---|---|")
+        for T in growth:
+            with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+                json.dump({"sentence": "the cat sat on the mat", "length": T, "d_model": D_MODEL, "heads": HEADS, "W_O": "random"}, f)
+                path = f.name
+            try:
+                av = run_attnviz(args.attnviz, path, min(args.seconds, 2.0))
+                rss = peak_rss_mib([args.attnviz, "--scenario", path, "--bench", "--bench-seconds", "0.2"])
+            finally:
+                os.unlink(path)
+            kept = 4 * HEADS * (2 * T * T + 4 * T * (D_MODEL // HEADS)) / 2**20
+            print(f"| {T} | {av['forward_ms']:.2f} ms | {av['forward_ms'] / (T * T / 1e6):.2f} | {av['gflops']:.0f} | "
+                  f"{kept:.0f} MiB | {rss:.0f} MiB |")
+
+
+if __name__ == "__main__":
+    main()
