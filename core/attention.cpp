@@ -58,86 +58,108 @@ void computeScores(const MatRef& q, const MatRef& k, Mat& scores) {
 namespace {
 
 // exp(x) for x <= 0, written so the compiler vectorises it (attention.cpp is built with
-// -fno-trapping-math): round(x·log2 e) by the 1.5·2^23 trick, Cody-Waite reduction, the Cephes
-// single-precision polynomial (relative error below 1e-7); x below -87.3 (and -inf) gives 0.
+// -fno-trapping-math): round(x·log2 e) by the 1.5·2^23 trick, Cody-Waite reduction, and a
+// degree-5 polynomial fitted for least maximum relative error on [-ln2/2, ln2/2] (below 2e-7
+// in float, as accurate as float allows); x below -87.3 (and -inf) gives exactly 0.
 inline float expNonPositive(float x) {
     const float xc = x < -87.3f ? -87.3f : x;
     const float shifted = xc * 1.44269504088896341f + 12582912.0f;  // low mantissa bits = round(·)
     const float t = shifted - 12582912.0f;
     const float r = xc - t * 0.693359375f + t * 2.12194440e-4f;
-    float p = 1.9875691500e-4f;
-    p = p * r + 1.3981999507e-3f;
-    p = p * r + 8.3334519073e-3f;
-    p = p * r + 4.1665795894e-2f;
-    p = p * r + 1.6666665459e-1f;
-    p = p * r + 5.0000001201e-1f;
+    float p = 8.31253e-3f;
+    p = p * r + 4.189011e-2f;
+    p = p * r + 1.6667114e-1f;
+    p = p * r + 4.999923e-1f;
     p = p * r * r + r + 1.0f;
     const std::int32_t n = std::bit_cast<std::int32_t>(shifted) - std::bit_cast<std::int32_t>(12582912.0f);
     const float v = p * std::bit_cast<float>((n + 127) << 23);  // p · 2^n
     return x < -87.3f ? 0.0f : v;
 }
 
-// out[j] = exp((raw[j] - max) * scale) over n readable keys; returns their sum.
+// out[j] = exp((raw[j] - max) * scale) over n readable keys; returns their sum (eight partial
+// sums, so the adds vectorise too).
 float expRow(const float* __restrict raw, float* __restrict out, Eigen::Index n, float rowMax, float scale) {
-    for (Eigen::Index j = 0; j < n; ++j) out[j] = expNonPositive((raw[j] - rowMax) * scale);
-    return Eigen::Map<const RowVec>(out, n).sum();
+    float partial[8] = {};
+    Eigen::Index j = 0;
+    for (; j + 8 <= n; j += 8)
+        for (int l = 0; l < 8; ++l) {
+            const float e = expNonPositive((raw[j + l] - rowMax) * scale);
+            out[j + l] = e;
+            partial[l] += e;
+        }
+    float sum = 0.0f;
+    for (; j < n; ++j) sum += out[j] = expNonPositive((raw[j] - rowMax) * scale);
+    for (float p : partial) sum += p;
+    return sum;
 }
 
 }  // namespace
 
 bool softmaxRows(const MatRef& scores, float scale, const Settings& settings, Mat& weights) {
-    const Eigen::Index tq = scores.rows();
+    weights.resize(scores.rows(), scores.cols());
+    return softmaxRows(scores, scale, settings, Eigen::Ref<Mat>(weights), 0);
+}
+
+bool softmaxRows(const MatRef& scores, float scale, const Settings& settings, Eigen::Ref<Mat> weights, Eigen::Index firstRow) {
+    const Eigen::Index rows = scores.rows();
     const Eigen::Index tk = scores.cols();
-    weights.resize(tq, tk);
     int finite = 1;  // every row's maximum is a finite number (else the scores overflowed)
     const bool perElement = !settings.paddedKeys.empty() || settings.custom.size() != 0;
     if (!perElement) {
         // Plain or causal: each row reads a prefix [0, n) of the keys. Rows are independent:
         // large matrices use every core (a no-op inside an already parallel region).
-#pragma omp parallel for schedule(static) reduction(&& : finite) if (tq * tk >= (1 << 16))
-        for (Eigen::Index i = 0; i < tq; ++i) {
+#pragma omp parallel for schedule(static) reduction(&& : finite) if (rows * tk >= (1 << 16))
+        for (Eigen::Index r = 0; r < rows; ++r) {
+            const Eigen::Index i = firstRow + r;  // the query this row belongs to
             const Eigen::Index n = settings.causal ? std::min(i + 1, tk) : tk;
-            auto out = weights.row(i);
+            auto out = weights.row(r);
             if (n == 0) {
                 out.setZero();
                 continue;
             }
             // Shift by the raw max before scaling: (s - max) <= 0, so exp never overflows and a
             // huge scale (tiny τ) turns every non-max logit into -inf, never inf - inf.
-            const float rowMax = scores.row(i).head(n).maxCoeff<Eigen::PropagateNaN>();
+            const float rowMax = scores.row(r).head(n).maxCoeff<Eigen::PropagateNaN>();
             if (!std::isfinite(rowMax)) {
                 finite = 0;
                 out.setZero();
                 continue;
             }
-            const float sum = expRow(scores.row(i).data(), out.data(), n, rowMax, scale);
+            const float sum = expRow(scores.row(r).data(), out.data(), n, rowMax, scale);
             out.head(n) *= 1.0f / sum;
             out.tail(tk - n).setZero();
         }
         return finite;
     }
-    const MaskMat blocked = blockedMatrix(settings, tq, tk);
-#pragma omp parallel for schedule(static) reduction(&& : finite) if (tq * tk >= (1 << 16))
-    for (Eigen::Index i = 0; i < tq; ++i) {
+    std::vector<char> padded(static_cast<std::size_t>(tk), 0);
+    for (int p : settings.paddedKeys)
+        if (p >= 0 && p < tk) padded[static_cast<std::size_t>(p)] = 1;
+    const auto blocked = [&](Eigen::Index i, Eigen::Index j) {
+        return (settings.causal && j > i) || padded[static_cast<std::size_t>(j)] ||
+               (settings.custom.size() != 0 && settings.custom(i, j));
+    };
+#pragma omp parallel for schedule(static) reduction(&& : finite) if (rows * tk >= (1 << 16))
+    for (Eigen::Index r = 0; r < rows; ++r) {
+        const Eigen::Index i = firstRow + r;
         float rowMax = -std::numeric_limits<float>::infinity();
         bool open = false, rowFinite = true;
         for (Eigen::Index j = 0; j < tk; ++j)
             if (!blocked(i, j)) {
-                rowFinite = rowFinite && std::isfinite(scores(i, j));
-                rowMax = std::max(rowMax, scores(i, j)), open = true;
+                rowFinite = rowFinite && std::isfinite(scores(r, j));
+                rowMax = std::max(rowMax, scores(r, j)), open = true;
             }
         if (!open || !rowFinite) {  // every key blocked (or overflowed scores)
             finite = finite && rowFinite;
-            weights.row(i).setZero();
+            weights.row(r).setZero();
             continue;
         }
         float sum = 0.0f;
         for (Eigen::Index j = 0; j < tk; ++j) {
-            const float e = blocked(i, j) ? 0.0f : expNonPositive((scores(i, j) - rowMax) * scale);
-            weights(i, j) = e;
+            const float e = blocked(i, j) ? 0.0f : expNonPositive((scores(r, j) - rowMax) * scale);
+            weights(r, j) = e;
             sum += e;
         }
-        weights.row(i) *= 1.0f / sum;
+        weights.row(r) *= 1.0f / sum;
     }
     return finite;
 }

@@ -54,6 +54,9 @@ void computeScores(const MatRef& q, const MatRef& k, Mat& scores);
 // A row whose every key is blocked is all zeros, never NaN. Returns false when some row's
 // readable scores are not finite (an overflowed Q Kᵀ); such rows are zero.
 bool softmaxRows(const MatRef& scores, float scale, const Settings& settings, Mat& weights);
+// The same for a block of rows: scores and weights hold queries firstRow … firstRow + rows - 1
+// (the mask is applied by absolute query index); weights must already have the block's shape.
+bool softmaxRows(const MatRef& scores, float scale, const Settings& settings, Eigen::Ref<Mat> weights, Eigen::Index firstRow);
 
 struct RowStats {
     Vec sum;      // [T_q] Σ_j a_ij: 1, or 0 for a fully masked row
@@ -73,7 +76,6 @@ struct Forward {
     std::vector<HeadTensors> heads;
     Mat concat;  // [T_q, h*d_v]
     Mat output;  // [T_q, d_model] = concat W_O, or concat when there is no W_O
-    std::vector<Mat> partials;  // scratch: per-thread sums of concat W_O, kept to be reused
 };
 
 // Mean of every head's weights: [T_q, T_k].

@@ -9,11 +9,11 @@ namespace {
 
 // Median milliseconds of `work` repeated for at least `seconds` and 5 runs.
 template <class Work>
-double medianMs(double seconds, Work&& work, int* runs = nullptr) {
+double medianMs(double seconds, Work&& work, int* runs = nullptr, std::size_t minRuns = 5) {
     using Clock = std::chrono::steady_clock;
     std::vector<double> times;
     const auto start = Clock::now();
-    while (times.size() < 5 || std::chrono::duration<double>(Clock::now() - start).count() < seconds) {
+    while (times.size() < minRuns || std::chrono::duration<double>(Clock::now() - start).count() < seconds) {
         const auto t0 = Clock::now();
         work();
         times.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
@@ -46,11 +46,28 @@ BenchResult benchmark(const Model& model, const Settings& settings, double secon
     r.heads = model.heads;
     r.dModel = model.dModel;
     Forward forward = runForward(model, settings);  // warm up, and the scores the softmax needs
-    r.forwardMs = medianMs(seconds, [&] { runForward(model, settings, forward); }, &r.runs);
-    r.softmaxMs = medianMs(seconds, [&] { reweighAll(model, settings, forward); });
-    r.visibleSoftmaxMs = medianMs(seconds, [&] { weighHead(model, settings, forward.heads.front()); });
+    // The forward pass and the sgemm ceiling alternate, so that a busy neighbour slows both
+    // alike and their ratio stays meaningful.
+    constexpr int n = 1024;
+    const Mat a = Mat::Random(n, n), b = Mat::Random(n, n);
+    Mat c(n, n);
+    std::vector<double> forwardMs, sgemmMs;
+    const auto start = std::chrono::steady_clock::now();
+    while (forwardMs.size() < 5 || std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < seconds) {
+        forwardMs.push_back(medianMs(0.0, [&] { runForward(model, settings, forward); }, nullptr, 1));
+        sgemmMs.push_back(medianMs(0.0, [&] { c.noalias() = a * b; }, nullptr, 1));
+        if (forwardMs.size() >= 200) break;
+    }
+    const auto median = [](std::vector<double> v) {
+        std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+        return v[v.size() / 2];
+    };
+    r.runs = static_cast<int>(forwardMs.size());
+    r.forwardMs = median(forwardMs);
+    r.sgemmGflops = 2.0 * n * n * static_cast<double>(n) / (median(sgemmMs) * 1e6);
     r.gflops = forwardFlops(model) / (r.forwardMs * 1e6);
-    r.sgemmGflops = sgemmGflops(1024, seconds);
+    r.softmaxMs = medianMs(seconds * 0.25, [&] { reweighAll(model, settings, forward); });
+    r.visibleSoftmaxMs = medianMs(seconds * 0.25, [&] { weighHead(model, settings, forward.heads.front()); });
     return r;
 }
 

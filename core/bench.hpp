@@ -23,7 +23,8 @@ struct BenchResult {
     double sgemmGflops = 0;       // Eigen single-precision GEMM on this machine, same run
 };
 
-// Repeats each measurement for at least `seconds` (and 5 runs) and reports medians.
+// Repeats the forward pass, alternating with an Eigen 1024³ sgemm, for at least `seconds` (and
+// 5 runs each) and reports medians; then the softmax timings.
 BenchResult benchmark(const Model& model, const Settings& settings, double seconds);
 
 // GFLOP/s of an n x n x n single-precision Eigen product (median over `seconds`).

@@ -4,12 +4,9 @@
 #include "core/format.hpp"
 #include "core/permutation.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <exception>
-
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 namespace attnviz::core {
 namespace {
@@ -268,6 +265,26 @@ void weighHead(const Model& model, const Settings& settings, HeadTensors& head) 
 
 void outputHead(HeadTensors& head) { head.output.noalias() = head.weights * head.v; }
 
+void attendHead(const Model& model, const Settings& settings, HeadTensors& head, bool newScores) {
+    const Eigen::Index tq = head.q.rows(), tk = head.k.rows();
+    head.scores.resize(tq, tk);
+    head.weights.resize(tq, tk);
+    head.output.resize(tq, head.v.cols());
+    const float scale = logitScale(model.dk, settings);
+    // Blocks of rows small enough that a block's scores and weights are still in cache when the
+    // softmax and A·V read them back.
+    const Eigen::Index block = std::clamp<Eigen::Index>((1 << 18) / std::max<Eigen::Index>(tk, 1), 16, 256);
+    for (Eigen::Index r0 = 0; r0 < tq; r0 += block) {
+        const Eigen::Index rows = std::min(block, tq - r0);
+        auto scores = head.scores.middleRows(r0, rows);
+        auto weights = head.weights.middleRows(r0, rows);
+        if (newScores) scores.noalias() = head.q.middleRows(r0, rows) * head.k.transpose();
+        if (!softmaxRows(scores, scale, settings, weights, r0))
+            throw InputError("scores", "Q Kᵀ overflows the float range; the inputs or weights are too large");
+        head.output.middleRows(r0, rows).noalias() = weights * head.v;
+    }
+}
+
 void combineHeads(const Model& model, Forward& forward) {
     const Eigen::Index tq = model.tq();
     forward.concat.resize(tq, static_cast<Eigen::Index>(model.heads) * model.dv);
@@ -284,47 +301,25 @@ Forward runForward(const Model& model, const Settings& settings) {
 
 void runForward(const Model& model, const Settings& settings, Forward& forward) {
     const auto heads = static_cast<std::size_t>(model.heads);
-    const Eigen::Index tq = model.tq();
-    const bool project = model.wo.size() != 0;
     forward.heads.resize(heads);
-    forward.concat.resize(tq, static_cast<Eigen::Index>(heads) * model.dv);
-    int threads = 1;
-#ifdef _OPENMP
-    threads = heads > 1 ? omp_get_max_threads() : 1;
-#endif
-    // Each thread sums its heads' share of concat · W_O (rows h·d_v … of W_O belong to head h).
-    forward.partials.resize(project ? static_cast<std::size_t>(threads) : 0);
-    for (Mat& p : forward.partials) p.setZero(tq, model.wo.cols());
-    // One head per core, every stage of it (the products inside run single-threaded):
-    // 1. q, k, v   2. scores   3. softmax   4. A·V   5. its part of the output projection.
+    // 1-4. One head per core, every stage of it (the products inside run single-threaded):
+    // q, k, v, then scores, softmax and A·V by blocks of rows.
     std::exception_ptr failure;
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads) if (heads > 1)
+#pragma omp parallel for schedule(dynamic, 1) if (heads > 1)
     for (std::size_t h = 0; h < heads; ++h) {
         try {
             HeadTensors& head = forward.heads[h];
             projectHead(model, static_cast<int>(h), head);
-            scoreHead(head);
-            weighHead(model, settings, head);
-            outputHead(head);
-            const Eigen::Index col = static_cast<Eigen::Index>(h) * model.dv;
-            forward.concat.middleCols(col, model.dv) = head.output;
-            int thread = 0;
-#ifdef _OPENMP
-            thread = omp_get_thread_num();
-#endif
-            if (project) forward.partials[static_cast<std::size_t>(thread)].noalias() += head.output * model.wo.middleRows(col, model.dv);
+            attendHead(model, settings, head, true);
         } catch (...) {
 #pragma omp critical(attnviz_forward_failure)
             failure = std::current_exception();
         }
     }
     if (failure) std::rethrow_exception(failure);
-    if (!project) {
-        forward.output = forward.concat;
-        return;
-    }
-    forward.output = forward.partials.front();
-    for (std::size_t t = 1; t < forward.partials.size(); ++t) forward.output += forward.partials[t];
+    // 5. concat · W_O as one product (all cores); the sum order never depends on the threads,
+    // so the same input gives the same bits on every run.
+    combineHeads(model, forward);
 }
 
 }  // namespace attnviz::core

@@ -53,6 +53,9 @@ void scoreHead(HeadTensors& head);                                  // scores = 
 void weighHead(const Model& model, const Settings& settings, HeadTensors& head);  // weights (throws if scores overflowed)
 void outputHead(HeadTensors& head);                                 // output = weights v
 void combineHeads(const Model& model, Forward& forward);            // concat, output
+// Scores (when newScores), softmax and A·V together, by blocks of rows that stay in cache:
+// the same numbers as scoreHead + weighHead + outputHead, faster.
+void attendHead(const Model& model, const Settings& settings, HeadTensors& head, bool newScores);
 
 // All stages for every head, into `out`: its matrices are reused when the shapes match, so a
 // recompute allocates (and page-faults) nothing.
