@@ -35,7 +35,7 @@ App::App(AppState state) : m_state(std::move(state)) {
     m_panels.push_back(std::make_unique<SwapPanel>());
     m_panels.push_back(std::make_unique<StagesPanel>());
     m_panels.push_back(std::make_unique<PositionalPanel>());
-    recompute(m_state);
+    recomputeStep(m_state, shownHead(m_state), 0);  // the first frame needs the visible head only
     syncDrafts();
 }
 

@@ -123,6 +123,7 @@ std::string heatmapTitle(const core::Scenario& scenario, const core::Model& mode
 std::string errorLine(const std::string& message) { return "attnviz: error: " + message; }
 
 int runMain(int argc, const char* const* argv, const GuiLauncher& gui, std::ostream& out, std::ostream& err) {
+    const auto started = std::chrono::steady_clock::now();
     CLI::App app{"attnviz: see self-attention work. With no export flag it opens the desktop app.", "attnviz"};
     app.set_help_flag("-h,--help", "Print this help and exit");
     Flags f;
@@ -184,6 +185,7 @@ int runMain(int argc, const char* const* argv, const GuiLauncher& gui, std::ostr
     }
 
     GuiRequest request;
+    request.started = started;
     std::string source;
     try {
         if (*scenarioOpt && *presetOpt) throw core::InputError("--preset", "give either --scenario or --preset, not both");

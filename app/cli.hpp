@@ -6,6 +6,7 @@
 #include "core/model.hpp"
 #include "core/scenario.hpp"
 
+#include <chrono>
 #include <functional>
 #include <iosfwd>
 #include <optional>
@@ -29,6 +30,7 @@ struct GuiRequest {
     bool fresh = false;               // --fresh: ignore the saved session
     bool explicitScenario = false;    // a scenario, preset or model flag was given
     core::ColormapKind colormap = core::ColormapKind::Viridis;  // --colormap
+    std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();  // for the start-up time
     bool colormapGiven = false;
 };
 

@@ -14,6 +14,7 @@
 #include <backends/imgui_impl_opengl3.h>
 #include <imgui.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <deque>
 #include <iostream>
@@ -146,6 +147,7 @@ int runGui(const GuiRequest& request) {
         }
         std::deque<CaptureRequest> captures;
         int frame = 0;
+        double firstFrameMs = 0.0;  // from the start of main to the first finished frame
         bool fullscreen = false;
         int savedX = 0, savedY = 0, savedW = width, savedH = height;
         while (exitCode == 0 && !glfwWindowShouldClose(window) && !app.quitRequested()) {
@@ -188,7 +190,9 @@ int runGui(const GuiRequest& request) {
                     const std::vector<unsigned char> pixels = target.read(x, y, w, h);
                     gfx::OffscreenTarget::unbind();
                     core::writeFileAtomic(capture->path, render::encodeRgbaPng(pixels.data(), w, h));
-                    if (screenshot) std::cout << "attnviz: wrote " << capture->path << " (" << w << "x" << h << ")\n";
+                    if (screenshot)
+                        std::cout << "attnviz: wrote " << capture->path << " (" << w << "x" << h << "); first frame "
+                                  << static_cast<int>(firstFrameMs) << " ms after start\n";
                     else app.notify("Saved " + capture->path);
                 } catch (const core::InputError& e) {
                     if (screenshot) std::cerr << errorLine(e.message()) << "\n", exitCode = 2;
@@ -209,6 +213,10 @@ int runGui(const GuiRequest& request) {
                 glClear(GL_COLOR_BUFFER_BIT);
                 ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
                 glfwSwapBuffers(window);
+            }
+            if (frame == 0) {
+                glFinish();
+                firstFrameMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - request.started).count();
             }
             for (CaptureRequest& c : app.takeCaptures()) captures.push_back(std::move(c));
             if (app.takeFullscreenToggle()) {

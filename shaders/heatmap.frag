@@ -1,13 +1,15 @@
 #version 330 core
 // One float texture of weights (a texel per cell, row = query) through a 256-entry colormap
 // table: the same table and the same rounding as core/colormap.cpp, so screen and export agree.
-// Masked cells hold -3e38 (far below any value shown) and are drawn as diagonal hatching.
+// Masked cells hold -3e38 (far below any value shown), or lie right of the diagonal when
+// u_causal is set; either way they are drawn as diagonal hatching.
 uniform sampler2D u_weights;  // R32F, width = keys, height = queries
 uniform sampler2D u_lut;      // 256 x 1 RGBA8
 uniform vec2 u_lohi;          // value range mapped onto the table
 uniform vec3 u_maskInk;
 uniform vec3 u_maskPaper;
 uniform float u_hatch;        // stripe period in pixels
+uniform int u_causal;         // 1: cells with key > query are masked (the texture holds plain weights)
 in vec2 v_uv;
 out vec4 frag;
 
@@ -15,7 +17,7 @@ void main() {
     ivec2 size = textureSize(u_weights, 0);
     ivec2 cell = clamp(ivec2(floor(v_uv * vec2(size))), ivec2(0), size - 1);
     float w = texelFetch(u_weights, cell, 0).r;
-    if (w < -1.0e38) {
+    if (w < -1.0e38 || (u_causal != 0 && cell.x > cell.y)) {
         bool ink = mod(gl_FragCoord.x + gl_FragCoord.y, u_hatch) < 0.5 * u_hatch;
         frag = vec4(ink ? u_maskInk : u_maskPaper, 1.0);
         return;

@@ -48,12 +48,33 @@ MatrixSource reduce(const MatrixSource& in, int maxSide) {
 
 }  // namespace
 
+void HeatmapTexture::upload(const core::Mat& matrix) {
+    const bool sameSize = m_rows == matrix.rows() && m_cols == matrix.cols();
+    m_rows = static_cast<int>(matrix.rows());
+    m_cols = static_cast<int>(matrix.cols());
+    m_max = matrix.size() ? matrix.maxCoeff() : 0.0f;
+    if (!glReady()) return;
+    if (!m_texture) m_texture = makeTexture();
+    glBindTexture(GL_TEXTURE_2D, m_texture.id());
+    glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
+    if (sameSize) {  // row-major floats straight from the matrix: no copy on the CPU
+        glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, m_cols, m_rows, GL_RED, GL_FLOAT, matrix.data());
+        return;
+    }
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
+    glTexImage2D(GL_TEXTURE_2D, 0, GL_R32F, m_cols, m_rows, 0, GL_RED, GL_FLOAT, matrix.data());
+}
+
 void HeatmapTexture::upload(const MatrixSource& source, int maxSide) {
     const bool shrink = maxSide > 0 && (source.rows > maxSide || source.cols > maxSide);
     const MatrixSource reduced = shrink ? reduce(source, maxSide) : MatrixSource{};
     const MatrixSource& m = shrink ? reduced : source;
     m_rows = m.rows;
     m_cols = m.cols;
+    m_max = m.texels.empty() ? 0.0f : *std::max_element(m.texels.begin(), m.texels.end());
     if (!glReady()) return;
     if (!m_texture) m_texture = makeTexture();
     glBindTexture(GL_TEXTURE_2D, m_texture.id());
@@ -78,6 +99,7 @@ HeatmapRenderer::HeatmapRenderer() {
     m_uInk = glGetUniformLocation(p, "u_maskInk");
     m_uPaper = glGetUniformLocation(p, "u_maskPaper");
     m_uHatch = glGetUniformLocation(p, "u_hatch");
+    m_uCausal = glGetUniformLocation(p, "u_causal");
     for (int k = 0; k < core::kColormapCount; ++k) {
         const core::ColormapTable& table = core::colormapTable(static_cast<core::ColormapKind>(k));
         std::array<unsigned char, 256 * 4> rgba{};
@@ -96,50 +118,57 @@ HeatmapRenderer::HeatmapRenderer() {
 }
 
 void HeatmapRenderer::draw(ImDrawList* list, const HeatmapTexture& texture, ImVec2 min, ImVec2 max, ImVec2 uv0,
-                           ImVec2 uv1, core::ColormapKind colormap, float lo, float hi) {
+                           ImVec2 uv1, core::ColormapKind colormap, float lo, float hi, bool causal) {
     if (texture.empty()) return;
     if (!m_program) {  // no GL (panel tests): a flat stand-in keeps the layout
         list->AddRectFilled(min, max, IM_COL32(90, 90, 100, 255));
         return;
     }
-    m_calls.push_back(Call{this, texture.id(), m_luts[static_cast<std::size_t>(colormap)].id(), min, max, uv0, uv1, lo, hi});
+    m_calls.push_back(Call{this, texture.id(), m_luts[static_cast<std::size_t>(colormap)].id(), min, max, uv0, uv1, lo, hi, causal});
     list->AddCallback(&HeatmapRenderer::callback, &m_calls.back());
     list->AddCallback(ImDrawCallback_ResetRenderState, nullptr);
 }
 
 void HeatmapRenderer::callback(const ImDrawList*, const ImDrawCmd* cmd) {
     const Call& c = *static_cast<const Call*>(cmd->UserCallbackData);
-    const HeatmapRenderer& r = *c.renderer;
     const ImDrawData* dd = ImGui::GetDrawData();
     const ImVec2 pos = dd->DisplayPos, size = dd->DisplaySize, scale = dd->FramebufferScale;
-    const auto ndcX = [&](float x) { return (x - pos.x) / size.x * 2.0f - 1.0f; };
-    const auto ndcY = [&](float y) { return 1.0f - (y - pos.y) / size.y * 2.0f; };
-
     // Clip to the command's rectangle (ImGui sets the scissor only for its own draws).
-    const float fbHeight = size.y * scale.y;
     const float x0 = (cmd->ClipRect.x - pos.x) * scale.x, y0 = (cmd->ClipRect.y - pos.y) * scale.y;
     const float x1 = (cmd->ClipRect.z - pos.x) * scale.x, y1 = (cmd->ClipRect.w - pos.y) * scale.y;
     if (x1 <= x0 || y1 <= y0) return;
     glEnable(GL_SCISSOR_TEST);
-    glScissor(static_cast<GLint>(x0), static_cast<GLint>(fbHeight - y1), static_cast<GLsizei>(x1 - x0),
+    glScissor(static_cast<GLint>(x0), static_cast<GLint>(size.y * scale.y - y1), static_cast<GLsizei>(x1 - x0),
               static_cast<GLsizei>(y1 - y0));
+    c.renderer->render(c, pos, size, scale.x);
+}
 
-    glUseProgram(r.m_program.id());
-    glBindVertexArray(r.m_vao.id());
+void HeatmapRenderer::render(const Call& c, ImVec2 displayPos, ImVec2 displaySize, float pixelScale) const {
+    const auto ndcX = [&](float x) { return (x - displayPos.x) / displaySize.x * 2.0f - 1.0f; };
+    const auto ndcY = [&](float y) { return 1.0f - (y - displayPos.y) / displaySize.y * 2.0f; };
+    glUseProgram(m_program.id());
+    glBindVertexArray(m_vao.id());
     glActiveTexture(GL_TEXTURE0);
     glBindTexture(GL_TEXTURE_2D, c.texture);
     glActiveTexture(GL_TEXTURE1);
     glBindTexture(GL_TEXTURE_2D, c.lut);
-    glUniform1i(r.m_uWeights, 0);
-    glUniform1i(r.m_uLut, 1);
-    glUniform4f(r.m_uRect, ndcX(c.min.x), ndcY(c.min.y), ndcX(c.max.x), ndcY(c.max.y));
-    glUniform4f(r.m_uUv, c.uv0.x, c.uv0.y, c.uv1.x, c.uv1.y);
-    glUniform2f(r.m_uLoHi, c.lo, c.hi);
-    glUniform3f(r.m_uInk, core::kMaskedInk.r / 255.0f, core::kMaskedInk.g / 255.0f, core::kMaskedInk.b / 255.0f);
-    glUniform3f(r.m_uPaper, core::kMaskedPaper.r / 255.0f, core::kMaskedPaper.g / 255.0f, core::kMaskedPaper.b / 255.0f);
-    glUniform1f(r.m_uHatch, 8.0f * scale.x);
+    glUniform1i(m_uWeights, 0);
+    glUniform1i(m_uLut, 1);
+    glUniform4f(m_uRect, ndcX(c.min.x), ndcY(c.min.y), ndcX(c.max.x), ndcY(c.max.y));
+    glUniform4f(m_uUv, c.uv0.x, c.uv0.y, c.uv1.x, c.uv1.y);
+    glUniform2f(m_uLoHi, c.lo, c.hi);
+    glUniform1i(m_uCausal, c.causal ? 1 : 0);
+    glUniform3f(m_uInk, core::kMaskedInk.r / 255.0f, core::kMaskedInk.g / 255.0f, core::kMaskedInk.b / 255.0f);
+    glUniform3f(m_uPaper, core::kMaskedPaper.r / 255.0f, core::kMaskedPaper.g / 255.0f, core::kMaskedPaper.b / 255.0f);
+    glUniform1f(m_uHatch, 8.0f * pixelScale);
     glDrawArrays(GL_TRIANGLE_STRIP, 0, 4);
     glActiveTexture(GL_TEXTURE0);
+}
+
+void HeatmapRenderer::drawNow(const HeatmapTexture& texture, ImVec2 min, ImVec2 max, ImVec2 displaySize,
+                              core::ColormapKind colormap, bool causal) const {
+    render(Call{this, texture.id(), m_luts[static_cast<std::size_t>(colormap)].id(), min, max, ImVec2(0, 0), ImVec2(1, 1), 0.0f, 1.0f, causal},
+           ImVec2(0, 0), displaySize, 1.0f);
 }
 
 }  // namespace attnviz::gfx

@@ -65,6 +65,11 @@ void BarsPanel::draw(PanelContext& ctx) {
         return;
     }
     const int head = shownHead(s);
+    if (!headFresh(s, head)) {
+        ImGui::TextDisabled("computing…");
+        ImGui::End();
+        return;
+    }
     const int q = s.view.selectedQuery;
     bool multiples = s.view.smallMultiples;
     if (ImGui::Checkbox("Small multiples", &multiples)) ctx.actions.emit(action::SetSmallMultiples{multiples});

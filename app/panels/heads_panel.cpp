@@ -37,6 +37,14 @@ void HeadsPanel::draw(PanelContext& ctx) {
         std::string label = head < 0 ? std::string("mean") : "head " + std::to_string(head + 1);
         name = label.c_str();
         ImGui::TextColored(selected ? ImVec4(0.94f, 0.27f, 0.27f, 1.0f) : ImGui::GetStyleColorVec4(ImGuiCol_Text), "%s", name);
+        if (!headFresh(s, head)) {  // still being computed: a frame or two after a change
+            const ImVec2 p = ImGui::GetCursorScreenPos();
+            ImGui::GetWindowDrawList()->AddRect(p, ImVec2(p.x + tile, p.y + tile), ImGui::GetColorU32(ImGuiCol_Border));
+            ImGui::GetWindowDrawList()->AddText(ImVec2(p.x + 4, p.y + 4), ImGui::GetColorU32(ImGuiCol_TextDisabled), "computing…");
+            ImGui::Dummy(ImVec2(tile, tile));
+            ImGui::EndGroup();
+            continue;
+        }
         const std::uint64_t version = head < 0 ? s.dataVersion : s.headVersions[static_cast<std::size_t>(head)];
         const gfx::HeatmapTexture& tex = ctx.textures.get("thumb:" + std::to_string(head), version, [&] {
             return gfx::texelsOf(head < 0 ? core::meanWeights(s.forward) : s.forward.heads[static_cast<std::size_t>(head)].weights, s.settings);

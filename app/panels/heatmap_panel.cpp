@@ -1,6 +1,7 @@
 #include "app/panels/heatmap_panel.hpp"
 
 #include "app/gfx/texture_cache.hpp"
+#include "app/panels/controls_panel.hpp"
 #include "app/widgets/charts.hpp"
 #include "core/format.hpp"
 
@@ -49,11 +50,27 @@ void HeatmapPanel::draw(PanelContext& ctx) {
         return;
     }
     const int head = shownHead(s);
+    if (!headFresh(s, head)) {
+        ImGui::TextDisabled("computing…");
+        ImGui::End();
+        return;
+    }
     const int tq = static_cast<int>(s.model.tq()), tk = static_cast<int>(s.model.tk());
-    // One large texture, whichever head is shown: re-uploaded when the head or the numbers change.
-    const gfx::HeatmapTexture& tex = ctx.textures.get("heat", (head < 0 ? s.dataVersion : s.headVersions[static_cast<std::size_t>(head)]) * 1024 + static_cast<std::uint64_t>(head + 1), [&] {
-        return gfx::texelsOf(head < 0 ? core::meanWeights(s.forward) : s.forward.heads[static_cast<std::size_t>(head)].weights, s.settings);
-    });
+    // One large texture, whichever head is shown: re-uploaded when the head or its numbers
+    // change. Plain and causal weights go up as they are (the shader hatches the causal
+    // triangle); other masks are marked in a copy.
+    const bool markedCopy = !s.settings.paddedKeys.empty() || s.settings.custom.size() != 0;
+    const std::uint64_t version = (head < 0 ? s.dataVersion : s.headVersions[static_cast<std::size_t>(head)]) * 1024 +
+                                  static_cast<std::uint64_t>(head + 1);
+    core::Mat mean;
+    const auto shownWeights = [&]() -> const core::Mat& {
+        if (head >= 0) return s.forward.heads[static_cast<std::size_t>(head)].weights;
+        mean = core::meanWeights(s.forward);
+        return mean;
+    };
+    const gfx::HeatmapTexture& tex = markedCopy
+        ? ctx.textures.get("heat", version, [&] { return gfx::texelsOf(shownWeights(), s.settings); })
+        : ctx.textures.get("heat", version, std::function<const core::Mat&()>(shownWeights));
     const auto weight = [&](int i, int j) {
         if (head >= 0) return s.forward.heads[static_cast<std::size_t>(head)].weights(i, j);
         float sum = 0.0f;
@@ -74,6 +91,10 @@ void HeatmapPanel::draw(PanelContext& ctx) {
     ImGui::SameLine();
     ImGui::TextDisabled("τ = %.3g%s%s   rows: queries · columns: keys", s.settings.temperature,
                         s.settings.scaled ? "" : " · unscaled (÷1)", s.settings.causal ? " · causal mask" : "");
+    ImGui::SameLine();
+    bool autoRange = s.view.autoRange;
+    if (ImGui::Checkbox("stretch colours", &autoRange)) ctx.actions.emit(action::SetAutoRange{autoRange});
+    tooltip("Colours span 0 … the largest weight shown instead of 0 … 1: contrast for long sentences, where every weight is near 1/T.");
 
     ImDrawList* list = ImGui::GetWindowDrawList();
     const ImVec2 origin = ImGui::GetCursorScreenPos();
@@ -95,7 +116,11 @@ void HeatmapPanel::draw(PanelContext& ctx) {
     // Visible window of the matrix, as fractions (u = keys, v = queries).
     const float fu = std::min(1.0f, matW / (cell * tk)), fv = std::min(1.0f, matH / (cell * tq));
     const float u0 = std::clamp(s.view.panX - fu * 0.5f, 0.0f, 1.0f - fu), v0 = std::clamp(s.view.panY - fv * 0.5f, 0.0f, 1.0f - fv);
-    ctx.heatmaps.draw(list, tex, mMin, mMax, ImVec2(u0, v0), ImVec2(u0 + fu, v0 + fv), s.view.colormap);
+    // Colour range: 0 … 1 (comparable across heads), or 0 … the largest weight shown (contrast
+    // for long sequences, where every weight is near 1/T).
+    const float hi = s.view.autoRange ? std::max(tex.maxValue(), 1e-6f) : 1.0f;
+    ctx.heatmaps.draw(list, tex, mMin, mMax, ImVec2(u0, v0), ImVec2(u0 + fu, v0 + fv), s.view.colormap, 0.0f, hi,
+                      !markedCopy && s.settings.causal);
     const float firstCol = u0 * tk, firstRow = v0 * tq;
     const auto cellX = [&](float j) { return mMin.x + (j - firstCol) * cell; };
     const auto cellY = [&](float i) { return mMin.y + (i - firstRow) * cell; };
@@ -115,7 +140,7 @@ void HeatmapPanel::draw(PanelContext& ctx) {
                 std::snprintf(buf, sizeof buf, "%.2f", w);
                 const ImVec2 ts = ImGui::CalcTextSize(buf);
                 list->AddText(ImVec2(cellX(j + 0.5f) - ts.x * 0.5f, cellY(i + 0.5f) - ts.y * 0.5f),
-                              widgets::contrastingText(core::colormapColor(s.view.colormap, w)), buf);
+                              widgets::contrastingText(core::colormapColor(s.view.colormap, w, 0.0f, hi)), buf);
             }
     }
     // Row labels (queries) and the Σ column, where rows are tall enough to read.
@@ -123,7 +148,9 @@ void HeatmapPanel::draw(PanelContext& ctx) {
     for (int i = iBegin; i < iEnd; ++i) {
         const bool selected = i == s.view.selectedQuery;
         if (i % rowStep != 0 && !selected) continue;
-        const char* label = s.queryLabels[static_cast<std::size_t>(i)].c_str();
+        // When rows are thinned out, say which position each label belongs to.
+        const std::string numbered = rowStep > 1 ? std::to_string(i + 1) + " " + s.queryLabels[static_cast<std::size_t>(i)] : std::string();
+        const char* label = rowStep > 1 ? numbered.c_str() : s.queryLabels[static_cast<std::size_t>(i)].c_str();
         const ImVec2 ts = ImGui::CalcTextSize(label);
         const float y = cellY(i + 0.5f) - ts.y * 0.5f;
         list->AddText(ImVec2(mMin.x - ts.x - 6.0f, y), selected ? accent : text, label);
@@ -147,7 +174,7 @@ void HeatmapPanel::draw(PanelContext& ctx) {
     if (s.view.selectedQuery >= iBegin && s.view.selectedQuery < iEnd)
         list->AddRect(ImVec2(mMin.x, cellY(static_cast<float>(s.view.selectedQuery))),
                       ImVec2(mMax.x, cellY(s.view.selectedQuery + 1.0f)), accent, 0.0f, 0, 2.0f);
-    widgets::colorBar(list, ImVec2(mMax.x + sumW, mMin.y), ImVec2(mMax.x + sumW + barW, mMax.y), s.view.colormap, 0.0f, 1.0f, 5);
+    widgets::colorBar(list, ImVec2(mMax.x + sumW, mMin.y), ImVec2(mMax.x + sumW + barW, mMax.y), s.view.colormap, 0.0f, hi, 5);
 
     // Interaction: hover, click a cell or a label, wheel zoom, right/middle drag pan.
     ImGui::SetCursorScreenPos(ImVec2(origin.x, mMin.y));

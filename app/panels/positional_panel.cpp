@@ -18,7 +18,7 @@ void PositionalPanel::draw(PanelContext& ctx) {
     const int dModel = std::max(2, s.model.dModel);
     const int T = static_cast<int>(s.model.tq());
     ImGui::TextWrapped(on ? "On: PE is added to X (not concatenated). Base 10000." : "Off: X is the embeddings alone; the model cannot see order.");
-    const int positions = std::max(T, 64);
+    const int positions = std::clamp(T, 64, 256);  // enough to see the slow waves, few enough to see the fast ones
     const core::Mat curve = core::sinusoidalEncoding(positions, dModel);
     const auto column = [&](int d) {
         std::vector<float> y(static_cast<std::size_t>(positions));

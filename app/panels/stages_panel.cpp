@@ -17,7 +17,7 @@ std::vector<std::string> dims(const char* prefix, Eigen::Index n) {
 
 }  // namespace
 
-StageView stageView(const AppState& s, int index, int head) {
+StageView stageView(const AppState& s, int index, int head, bool withValues) {
     const core::HeadTensors& h = s.forward.heads[static_cast<std::size_t>(head)];
     const auto& rows = s.queryLabels;
     const auto& keys = s.keyLabels;
@@ -25,26 +25,38 @@ StageView stageView(const AppState& s, int index, int head) {
     char divisor[64];
     if (s.settings.scaled) std::snprintf(divisor, sizeof divisor, "√d_k · τ = √%d · %.3g", s.model.dk, s.settings.temperature);
     else std::snprintf(divisor, sizeof divisor, "τ = %.3g (unscaled)", s.settings.temperature);
+    StageView v;
+    const core::Mat* source = nullptr;
     switch (index) {
         case 0:
-            return {"X", "X = embeddings" + std::string(s.model.positional.size() ? " + positional encoding" : ""),
-                    "One row per token: the input every head projects.", s.model.explicitQkv ? core::Mat() : s.model.x, false,
-                    rows, dims("d", s.model.x.cols())};
-        case 1: return {"Q", "Q = X W_Q", "Queries: what each token asks for.", h.q, false, rows, dims("d", h.q.cols())};
-        case 2: return {"K", "K = X W_K", "Keys: how each token can be found.", h.k, false, keys, dims("d", h.k.cols())};
-        case 3: return {"V", "V = X W_V", "Values: what each token hands over when it is found.", h.v, false, keys, dims("d", h.v.cols())};
-        case 4: return {"Q Kᵀ", "S = Q Kᵀ", "Every query against every key: raw dot products.", h.scores, false, rows, keys};
-        case 5: return {"scaled", std::string("S / (") + divisor + ")", "Divided so the softmax stays responsive.", h.scores * c, false, rows, keys};
-        case 6: {
-            core::Mat m = h.scores * c;
-            for (Eigen::Index i = 0; i < m.rows(); ++i)
-                for (Eigen::Index j = 0; j < m.cols(); ++j)
-                    if (core::isBlocked(s.settings, i, j)) m(i, j) = -std::numeric_limits<float>::infinity();
-            return {"masked", "blocked cells → −∞", s.settings.causal ? "Causal: a query may not read future keys." : "No mask is on: nothing changes.", m, true, rows, keys};
-        }
-        case 7: return {"A", "A = softmax(rows)", "Each row becomes a distribution over keys: it sums to 1.", h.weights, false, rows, keys};
-        default: return {"A·V", "Y = A V", "Each output row is a weighted average of value rows.", h.output, false, rows, dims("d", h.output.cols())};
+            v = {"X", "X = embeddings" + std::string(s.model.positional.size() ? " + positional encoding" : ""),
+                 "One row per token: the input every head projects.", 0, 0, {}, rows, dims("d", s.model.x.cols())};
+            if (!s.model.explicitQkv) source = &s.model.x;
+            break;
+        case 1: v = {"Q", "Q = X W_Q", "Queries: what each token asks for.", 0, 0, {}, rows, dims("d", h.q.cols())}, source = &h.q; break;
+        case 2: v = {"K", "K = X W_K", "Keys: how each token can be found.", 0, 0, {}, keys, dims("d", h.k.cols())}, source = &h.k; break;
+        case 3: v = {"V", "V = X W_V", "Values: what each token hands over when it is found.", 0, 0, {}, keys, dims("d", h.v.cols())}, source = &h.v; break;
+        case 4: v = {"Q Kᵀ", "S = Q Kᵀ", "Every query against every key: raw dot products.", 0, 0, {}, rows, keys}, source = &h.scores; break;
+        case 5: v = {"scaled", std::string("S / (") + divisor + ")", "Divided so the softmax stays responsive.", 0, 0, {}, rows, keys}, source = &h.scores; break;
+        case 6:
+            v = {"masked", "blocked cells → −∞", s.settings.causal ? "Causal: a query may not read future keys." : "No mask is on: nothing changes.",
+                 0, 0, {}, rows, keys};
+            source = &h.scores;
+            break;
+        case 7: v = {"A", "A = softmax(rows)", "Each row becomes a distribution over keys: it sums to 1.", 0, 0, {}, rows, keys}, source = &h.weights; break;
+        default: v = {"A·V", "Y = A V", "Each output row is a weighted average of value rows.", 0, 0, {}, rows, dims("d", h.output.cols())}, source = &h.output; break;
     }
+    if (!source) return v;
+    v.rows = source->rows();
+    v.cols = source->cols();
+    if (!withValues || v.rows > kPrintableStage || v.cols > kPrintableStage) return v;
+    v.values = *source;
+    if (index == 5 || index == 6) v.values *= c;
+    if (index == 6)
+        for (Eigen::Index i = 0; i < v.rows; ++i)
+            for (Eigen::Index j = 0; j < v.cols; ++j)
+                if (core::isBlocked(s.settings, i, j)) v.values(i, j) = -std::numeric_limits<float>::infinity();
+    return v;
 }
 
 void StagesPanel::draw(PanelContext& ctx) {
@@ -54,9 +66,14 @@ void StagesPanel::draw(PanelContext& ctx) {
         return;
     }
     const int head = std::max(0, s.view.selectedHead);
+    if (!headFresh(s, head)) {
+        ImGui::TextDisabled("computing…");
+        ImGui::End();
+        return;
+    }
     // The passport: every stage with its shape; the current one highlighted and clickable.
     for (int k = 0; k < kStageCount; ++k) {
-        const StageView v = stageView(s, k, head);
+        const StageView v = stageView(s, k, head, false);
         if (k) ImGui::SameLine(0, 2);
         if (k) {
             ImGui::TextDisabled("→");
@@ -67,18 +84,18 @@ void StagesPanel::draw(PanelContext& ctx) {
         if (ImGui::SmallButton((v.name + "##stage" + std::to_string(k)).c_str())) ctx.actions.emit(action::StepStage{k - s.view.stage});
         if (current) ImGui::PopStyleColor();
         if (ImGui::IsItemHovered())
-            ImGui::SetTooltip("%s: %s", v.name.c_str(), v.values.size() ? core::shapeString(v.values.rows(), v.values.cols()).c_str() : "n/a");
+            ImGui::SetTooltip("%s: %s", v.name.c_str(), v.rows ? core::shapeString(v.rows, v.cols).c_str() : "n/a");
     }
-    const StageView v = stageView(s, s.view.stage, head);
+    const StageView v = stageView(s, s.view.stage, head, true);
     if (ctx.fonts.large) ImGui::PushFont(ctx.fonts.large);
     ImGui::Text("%s", v.formula.c_str());
     if (ctx.fonts.large) ImGui::PopFont();
     ImGui::SameLine();
-    if (v.values.size()) ImGui::TextDisabled("shape %s  (head %d)", core::shapeString(v.values.rows(), v.values.cols()).c_str(), head + 1);
+    if (v.rows) ImGui::TextDisabled("shape %s  (head %d)", core::shapeString(v.rows, v.cols).c_str(), head + 1);
     ImGui::TextWrapped("%s  ← / → step through the stages.", v.meaning.c_str());
-    if (v.values.size() == 0) {
+    if (v.rows == 0) {
         ImGui::TextDisabled("This scenario gives Q, K and V directly: there is no X.");
-    } else if (v.values.rows() <= 24 && v.values.cols() <= 24) {
+    } else if (v.values.size() != 0) {
         if (ctx.fonts.mono) ImGui::PushFont(ctx.fonts.mono);
         const int cols = static_cast<int>(v.values.cols()) + 1;
         if (ImGui::BeginTable("##stage", cols, ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_ScrollX | ImGuiTableFlags_ScrollY)) {
@@ -102,7 +119,7 @@ void StagesPanel::draw(PanelContext& ctx) {
         if (ctx.fonts.mono) ImGui::PopFont();
     } else {
         ImGui::TextDisabled("%s is too large to print (%s); export it with --export or the File menu.", v.name.c_str(),
-                            core::shapeString(v.values.rows(), v.values.cols()).c_str());
+                            core::shapeString(v.rows, v.cols).c_str());
     }
     ImGui::End();
 }

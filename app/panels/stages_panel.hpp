@@ -17,11 +17,13 @@ struct StageView {
     std::string name;      // "Q Kᵀ"
     std::string formula;   // "scores = Q Kᵀ"
     std::string meaning;   // one sentence
-    core::Mat values;      // empty when the stage does not exist (X in explicit Q/K/V mode)
-    bool masked = false;   // -inf cells are shown as "−∞"
+    Eigen::Index rows = 0, cols = 0;  // 0 x 0 when the stage does not exist (X with explicit Q/K/V)
+    core::Mat values;      // the numbers, only when withValues and small enough to print
     std::vector<std::string> rowLabels, colLabels;
 };
-// Stage `index` (0 … kStageCount-1) of head `head` (>= 0).
-StageView stageView(const AppState& state, int index, int head);
+inline constexpr Eigen::Index kPrintableStage = 24;  // larger stages show their shape only
+// Stage `index` (0 … kStageCount-1) of head `head` (>= 0). Copies numbers only when asked and
+// when the stage fits kPrintableStage x kPrintableStage, so large T costs nothing per frame.
+StageView stageView(const AppState& state, int index, int head, bool withValues);
 
 }  // namespace attnviz::app

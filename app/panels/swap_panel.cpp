@@ -7,6 +7,7 @@
 #include "core/tokenizer.hpp"
 
 #include <cstdio>
+#include <functional>
 
 namespace attnviz::app {
 
@@ -74,7 +75,7 @@ void SwapPanel::draw(PanelContext& ctx) {
     tooltip("Adds sinusoidal position signals to X. On: the model can tell orders apart, so the verdict flips.");
 
     std::vector<std::string> original;
-    for (const auto& t : s.baseModel.queryTokens) original.push_back(core::visibleToken(t));
+    for (const auto& t : referenceModel(s).queryTokens) original.push_back(core::visibleToken(t));
     orderLine("original ordering", original);
     orderLine("current ordering ", s.queryLabels);
     const bool holds = s.equivariance.holds();
@@ -94,10 +95,11 @@ void SwapPanel::draw(PanelContext& ctx) {
     const float side = std::max(40.0f, std::min(ImGui::GetContentRegionAvail().x * 0.5f - 16.0f,
                                                ImGui::GetContentRegionAvail().y - 4.0f * ImGui::GetTextLineHeightWithSpacing()));
     // The reference's weights reordered (P A Pᵀ) carry the reference's mask reordered the same way.
-    const auto matrix = [&](const std::string& key, const char* caption, const core::Mat& m, bool reordered) {
+    const auto matrix = [&](const std::string& key, const char* caption, const std::function<core::Mat()>& make, bool reordered) {
         ImGui::BeginGroup();
         ImGui::TextUnformatted(caption);
         const gfx::HeatmapTexture& tex = ctx.textures.get(key, s.dataVersion, [&] {
+            const core::Mat m = make();
             gfx::MatrixSource src = gfx::texelsOf(m, s.settings);
             if (reordered && core::hasMask(s.settings))
                 for (int p = 0; p < src.rows; ++p)
@@ -113,10 +115,11 @@ void SwapPanel::draw(PanelContext& ctx) {
         ImGui::Dummy(ImVec2(side, side));
         ImGui::EndGroup();
     };
-    if (isFresh(s) && side > 40.0f) {
-        matrix("swap:before:" + std::to_string(head), "P A Pᵀ (original, reordered)", core::permuteBoth(referenceForward(s).heads[static_cast<std::size_t>(head)].weights, s.model.perm), true);
+    if (isFresh(s) && headFresh(s, head) && side > 40.0f) {
+        matrix("swap:before:" + std::to_string(head), "P A Pᵀ (original, reordered)",
+               [&] { return core::permuteBoth(referenceForward(s).heads[static_cast<std::size_t>(head)].weights, s.model.perm); }, true);
         ImGui::SameLine(0.0f, 16.0f);
-        matrix("swap:after:" + std::to_string(head), "A′ (on the swapped input)", s.forward.heads[static_cast<std::size_t>(head)].weights, false);
+        matrix("swap:after:" + std::to_string(head), "A′ (on the swapped input)", [&] { return s.forward.heads[static_cast<std::size_t>(head)].weights; }, false);
     }
     ImGui::TextDisabled("Anagrams (seed 000 §39.5.1):");
     for (const char* id : {"seed000-anagram-original", "seed000-anagram-swapped", "seed000-anagram-gibberish"}) {

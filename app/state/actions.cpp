@@ -225,6 +225,10 @@ bool apply(AppState& state, const Action& action) {
                 state.view.smallMultiples = a.value;
                 return true;
             },
+            [&](const SetAutoRange& a) {
+                state.view.autoRange = a.value;
+                return true;
+            },
             [&](const SetPreviewHead& a) {
                 state.view.previewHead = a.head >= -1 && a.head < state.model.heads ? a.head : -2;
                 return true;

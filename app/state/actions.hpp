@@ -44,6 +44,7 @@ struct SetTheme { Theme value; };
 struct SetUiScale { float value; };
 struct SetPresenter { bool value; };
 struct SetSmallMultiples { bool value; };
+struct SetAutoRange { bool value; };
 struct SetPreviewHead { int head; };  // -2 = none
 struct PickSwapChip { int position; };  // first click remembers, second click swaps
 struct SetView { float zoom; float panX; float panY; };
@@ -56,7 +57,7 @@ using Action = std::variant<action::SetSentence, action::SetTokens, action::SetT
                             action::Shuffle, action::SetTemperature, action::SetScaled, action::SetCausal,
                             action::ToggleCausal, action::SelectHead, action::StepHead, action::SelectQuery,
                             action::StepQuery, action::StepStage, action::SetColormap, action::SetTheme,
-                            action::SetUiScale, action::SetPresenter, action::SetSmallMultiples,
+                            action::SetUiScale, action::SetPresenter, action::SetSmallMultiples, action::SetAutoRange,
                             action::SetPreviewHead, action::PickSwapChip, action::SetView, action::ClearError>;
 
 // Returns false (and sets state.error) when the change was rejected.

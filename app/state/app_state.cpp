@@ -9,7 +9,7 @@ AppState makeState(const core::Scenario& scenario, const core::Limits& limits) {
     state.limits = limits;
     state.scenario = scenario;
     state.model = core::buildModel(scenario, true, limits);
-    state.baseModel = core::buildModel(scenario, false, limits);
+    if (state.swapped()) state.baseModel = core::buildModel(scenario, false, limits);
     state.settings = core::buildSettings(scenario, state.model);
     for (const auto& t : state.model.queryTokens) state.queryLabels.push_back(core::visibleToken(t));
     for (const auto& t : state.model.keyTokens) state.keyLabels.push_back(core::visibleToken(t));
@@ -33,15 +33,13 @@ void recomputeHead(AppState& state, int head) {
         core::projectHead(state.model, head, t);
         ++state.work.projections;
     }
-    if (stage >= Stage::Scores) {
-        core::scoreHead(t);
-        ++state.work.scores;
-    }
-    if (stage >= Stage::Weights) {
-        core::weighHead(state.model, state.settings, t);
+    if (stage >= Stage::Weights) {  // scores (when stale), softmax and A·V, block by block
+        const bool newScores = stage >= Stage::Scores;
+        core::attendHead(state.model, state.settings, t, newScores);
+        state.work.scores += newScores;
         ++state.work.softmaxes;
-    }
-    if (stage >= Stage::Outputs) {
+        ++state.work.outputs;
+    } else if (stage >= Stage::Outputs) {
         core::outputHead(t);
         ++state.work.outputs;
     }
@@ -97,8 +95,15 @@ bool isFresh(const AppState& state) {
            std::all_of(state.stale.begin(), state.stale.end(), [](Stage s) { return s == Stage::Fresh; });
 }
 
+const core::Model& referenceModel(const AppState& state) { return state.swapped() ? state.baseModel : state.model; }
+
 const core::Forward& referenceForward(const AppState& state) {
     return state.swapped() ? state.baseForward : state.forward;
+}
+
+bool headFresh(const AppState& state, int head) {
+    if (head < 0) return std::all_of(state.stale.begin(), state.stale.end(), [](Stage s) { return s == Stage::Fresh; });
+    return head < static_cast<int>(state.stale.size()) && state.stale[static_cast<std::size_t>(head)] == Stage::Fresh;
 }
 
 core::Mat visibleWeights(const AppState& state) {

@@ -37,6 +37,7 @@ struct ViewState {
     float uiScale = 1.0f;
     bool presenter = false;
     bool smallMultiples = false;
+    bool autoRange = false;  // heatmap colours span 0 … the largest weight shown instead of 0 … 1
     int previewHead = -2;   // head under the mouse in the head grid (-2 = none)
     int pendingSwap = -1;   // first chip clicked in the token-swap panel (-1 = none)
     float zoom = 1.0f;      // heatmap zoom (1 = whole matrix)
@@ -50,7 +51,7 @@ struct AppState {
 
     core::Model model;         // current token order
     std::vector<std::string> queryLabels, keyLabels;  // the tokens as drawn (␣ for a space)
-    core::Model baseModel;     // before the swaps (the permutation reference)
+    core::Model baseModel;     // before the swaps (the permutation reference); only when swapped
     core::Settings settings;
     core::Forward forward;
     core::Forward baseForward;  // only when swapped; see referenceForward()
@@ -70,7 +71,8 @@ struct AppState {
     bool swapped() const { return !core::isIdentity(model.perm); }
 };
 
-// A state showing `scenario`; throws core::InputError when it does not build.
+// A state showing `scenario`; throws core::InputError when it does not build. Nothing is
+// computed yet: every head is stale (see recompute, recomputeStep).
 AppState makeState(const core::Scenario& scenario, const core::Limits& limits = {});
 
 // Brings every stale stage up to date (all heads, then the permutation reference).
@@ -82,7 +84,11 @@ void recomputeHead(AppState& state, int head);
 // every head is fresh. Returns true when everything is up to date.
 bool recomputeStep(AppState& state, int visibleHead, int moreHeads);
 bool isFresh(const AppState& state);
+// Whether a head's numbers are up to date (-1: every head, as the mean needs).
+bool headFresh(const AppState& state, int head);
 
+// The model before the swaps (the model itself when nothing is swapped).
+const core::Model& referenceModel(const AppState& state);
 // The forward pass before the swaps (the forward pass itself when nothing is swapped).
 const core::Forward& referenceForward(const AppState& state);
 

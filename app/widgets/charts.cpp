@@ -128,7 +128,7 @@ void colorBar(ImDrawList* list, ImVec2 min, ImVec2 max, core::ColormapKind kind,
         const float f = ticks > 1 ? static_cast<float>(t) / static_cast<float>(ticks - 1) : 0.0f;
         const float y = max.y - f * h;
         char buf[16];
-        std::snprintf(buf, sizeof buf, "%.2f", lo + f * (hi - lo));
+        std::snprintf(buf, sizeof buf, hi - lo >= 0.1f ? "%.2f" : "%.2g", lo + f * (hi - lo));
         list->AddLine(ImVec2(min.x + barW, y), ImVec2(min.x + barW + 4.0f, y), text);
         list->AddText(ImVec2(min.x + barW + 6.0f, y - ImGui::GetTextLineHeight() * 0.5f), text, buf);
     }

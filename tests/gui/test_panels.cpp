@@ -82,7 +82,11 @@ TEST_F(Headless, ThemesScalesAndLargeMatrices) {
 
 TEST_F(Headless, ActionsFromFramesAreAppliedAndRecomputedLazily) {
     App app(makeState(core::loadPreset("default")));
-    frames(app, 1);
+    // The first frame needs only the visible head; the other three follow, one a frame.
+    EXPECT_EQ(app.state().work.scores, 1);
+    frames(app, 3);
+    EXPECT_EQ(app.state().work.scores, 4);
+    EXPECT_TRUE(isFresh(app.state()));
     const WorkCounters before = app.state().work;
     apply(app.state(), action::SetTemperature{0.05f});
     frames(app, 1);
