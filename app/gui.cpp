@@ -15,6 +15,7 @@
 #include <imgui.h>
 
 #include <chrono>
+#include <algorithm>
 #include <cstdlib>
 #include <deque>
 #include <iostream>
@@ -150,8 +151,18 @@ int runGui(const GuiRequest& request) {
         double firstFrameMs = 0.0;  // from the start of main to the first finished frame
         bool fullscreen = false;
         int savedX = 0, savedY = 0, savedW = width, savedH = height;
+        int eagerFrames = 3;  // frames to draw without waiting (ImGui settles hover and clicks over a few)
         while (exitCode == 0 && !glfwWindowShouldClose(window) && !app.quitRequested()) {
-            glfwPollEvents();
+            // Idle, the app sleeps until input arrives (or half a second passes): no busy loop.
+            const bool busy = screenshot || !captures.empty() || !isFresh(app.state()) || eagerFrames > 0;
+            if (busy) {
+                glfwPollEvents();
+                eagerFrames = std::max(0, eagerFrames - 1);
+            } else {
+                const auto waitStart = std::chrono::steady_clock::now();
+                glfwWaitEventsTimeout(0.5);
+                if (std::chrono::steady_clock::now() - waitStart < std::chrono::milliseconds(450)) eagerFrames = 3;
+            }
             if (screenshot && frame == 3) captures.push_back({request.screenshot, request.panel, request.scale});
             const CaptureRequest* capture = captures.empty() ? nullptr : &captures.front();
             const float pixelScale = capture ? capture->pixelScale : 1.0f;

@@ -64,12 +64,14 @@ def run_attnviz(binary, scenario_path, seconds):
 
 
 def peak_rss_mib(args):
-    """Runs a command and returns its peak resident memory in MiB."""
-    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(proc.pid, 0)
-    if status != 0:
-        sys.exit(f"{args[0]} failed: {proc.stderr.read().decode().strip()}")
-    return usage.ru_maxrss / 1024.0
+    """Runs a command under GNU time and returns its peak resident memory in MiB (measured on
+    the command itself, not on this Python process that starts it)."""
+    if not os.path.exists("/usr/bin/time"):
+        return float("nan")  # Debian's package "time" is not installed
+    proc = subprocess.run(["/usr/bin/time", "-f", "%M", *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if proc.returncode != 0:
+        sys.exit(f"{args[0]} failed: {proc.stderr.strip()}")
+    return int(proc.stderr.strip().splitlines()[-1]) / 1024.0
 
 
 def numpy_blas():
@@ -156,7 +158,7 @@ def main():
                 os.unlink(path)
             kept = 4 * HEADS * (2 * T * T + 4 * T * (D_MODEL // HEADS)) / 2**20
             print(f"| {T} | {av['forward_ms']:.2f} ms | {av['forward_ms'] / (T * T / 1e6):.2f} | {av['gflops']:.0f} | "
-                  f"{kept:.0f} MiB | {rss:.0f} MiB |")
+                  f"{kept:.0f} MiB | {'n/a (install time)' if math.isnan(rss) else f'{rss:.0f} MiB'} |")
 
 
 if __name__ == "__main__":
