@@ -220,6 +220,10 @@ void App::menuBar() {
         if (ImGui::MenuItem("Larger", "Ctrl+=")) m_actions.emit(action::SetUiScale{m_state.view.uiScale * 1.1f});
         if (ImGui::MenuItem("Smaller", "Ctrl+-")) m_actions.emit(action::SetUiScale{m_state.view.uiScale / 1.1f});
         if (ImGui::MenuItem("Actual size", "Ctrl+0")) m_actions.emit(action::SetUiScale{1.0f});
+        float uiScale = m_state.view.uiScale;
+        ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8.0f);
+        if (ImGui::SliderFloat("UI scale", &uiScale, kMinUiScale, kMaxUiScale, "%.2fx", ImGuiSliderFlags_AlwaysClamp))
+            m_actions.emit(action::SetUiScale{uiScale});
         ImGui::EndMenu();
     }
     if (ImGui::BeginMenu("Help")) {

@@ -139,6 +139,26 @@ TEST(Screenshot, CausalHeatmapPanelMasksTheUpperTriangle) {
     expectCausalCells(img, 6);
 }
 
+// The shader and the exported figure colour the same weight the same way: every weight of
+// seed 000's three-token example appears as a solid block of exactly core::colormapColor(weight)
+// in the app's heatmap and in the PNG written without a window.
+TEST(Screenshot, ShaderAndExportAgreeOnColours) {
+    if (!hasDisplayTools()) GTEST_SKIP() << "xvfb-run is not installed";
+    const fs::path shot = tempDir() / "three-app.png", figure = tempDir() / "three-figure.png";
+    ASSERT_EQ(run("--preset seed000-three-tokens --colormap magma --screenshot " + shot.string() + " --panel heatmap", true), 0);
+    ASSERT_EQ(run("--preset seed000-three-tokens --colormap magma --export-heatmap " + figure.string(), false), 0);
+    const Image app = load(shot.string()), png = load(figure.string());
+    ASSERT_GT(app.width, 0);
+    ASSERT_GT(png.width, 0);
+    // A = [[0.401 0.198 0.401] [0.198 0.401 0.401] [0.248 0.248 0.503]] (seed 000, printed)
+    for (float w : {0.40111208f, 0.19777581f, 0.24825507f, 0.50348985f}) {
+        const Rgb c = attnviz::core::colormapColor(attnviz::core::ColormapKind::Magma, w);
+        const auto inApp = largestBlob(app, c), inFigure = largestBlob(png, c);
+        EXPECT_GT(inApp[2] - inApp[0], 40) << "weight " << w << " missing from the app's heatmap";
+        EXPECT_GT(inFigure[2] - inFigure[0], 40) << "weight " << w << " missing from the exported figure";
+    }
+}
+
 TEST(Screenshot, TwiceTheResolution) {
     if (!hasDisplayTools()) GTEST_SKIP() << "xvfb-run is not installed";
     const fs::path out = tempDir() / "double.png";
