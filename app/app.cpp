@@ -236,6 +236,25 @@ void App::menuBar() {
     ImGui::EndMainMenuBar();
 }
 
+void App::pathDialog(const char* title, const char* prompt, const char* button, std::string& path,
+                     const std::function<void()>& accept) {
+    if (!ImGui::BeginPopupModal(title, nullptr, ImGuiWindowFlags_NoSavedSettings)) return;
+    ImGui::TextUnformatted(prompt);
+    ImGui::SetNextItemWidth(-1);
+    const bool enter = ImGui::InputText("##path", &path, ImGuiInputTextFlags_EnterReturnsTrue);
+    if (ImGui::Button(button) || enter) {
+        try {
+            accept();
+            ImGui::CloseCurrentPopup();
+        } catch (const core::InputError& e) {
+            notify(e.message(), true);  // the dialog stays open with the path to correct
+        }
+    }
+    ImGui::SameLine();
+    if (ImGui::Button("Cancel")) ImGui::CloseCurrentPopup();
+    ImGui::EndPopup();
+}
+
 void App::dialogs() {
     if (std::exchange(m_requests.openDialog, false)) ImGui::OpenPopup("Open scenario");
     if (std::exchange(m_requests.saveDialog, false)) {
@@ -250,41 +269,15 @@ void App::dialogs() {
     const float width = 560.0f * m_effectiveScale;
     ImGui::SetNextWindowPos(centre, ImGuiCond_Appearing, ImVec2(0.5f, 0.5f));
     ImGui::SetNextWindowSize(ImVec2(width, 0));
-    if (ImGui::BeginPopupModal("Open scenario", nullptr, ImGuiWindowFlags_NoSavedSettings)) {
-        ImGui::TextUnformatted("Scenario file (JSON):");
-        ImGui::SetNextItemWidth(-1);
-        const bool enter = ImGui::InputText("##open", &m_drafts.openPath, ImGuiInputTextFlags_EnterReturnsTrue);
-        if (ImGui::Button("Open") || enter) {
-            try {
-                m_actions.emit(action::LoadScenario{core::loadScenarioFile(m_drafts.openPath), "", m_drafts.openPath});
-                ImGui::CloseCurrentPopup();
-            } catch (const core::InputError& e) {
-                notify(e.message(), true);
-            }
-        }
-        ImGui::SameLine();
-        if (ImGui::Button("Cancel")) ImGui::CloseCurrentPopup();
-        ImGui::EndPopup();
-    }
+    pathDialog("Open scenario", "Scenario file (JSON):", "Open", m_drafts.openPath, [&] {
+        m_actions.emit(action::LoadScenario{core::loadScenarioFile(m_drafts.openPath), "", m_drafts.openPath});
+    });
     ImGui::SetNextWindowPos(centre, ImGuiCond_Appearing, ImVec2(0.5f, 0.5f));
     ImGui::SetNextWindowSize(ImVec2(width, 0));
-    if (ImGui::BeginPopupModal("Save scenario", nullptr, ImGuiWindowFlags_NoSavedSettings)) {
-        ImGui::TextUnformatted("Save the current scenario (swaps, temperature and mask included) to:");
-        ImGui::SetNextItemWidth(-1);
-        const bool enter = ImGui::InputText("##save", &m_drafts.savePath, ImGuiInputTextFlags_EnterReturnsTrue);
-        if (ImGui::Button("Save") || enter) {
-            try {
-                core::writeFileAtomic(m_drafts.savePath, core::prettyJson(core::scenarioToJson(m_state.scenario)));
-                notify("Saved " + m_drafts.savePath);
-                ImGui::CloseCurrentPopup();
-            } catch (const core::InputError& e) {
-                notify(e.message(), true);
-            }
-        }
-        ImGui::SameLine();
-        if (ImGui::Button("Cancel")) ImGui::CloseCurrentPopup();
-        ImGui::EndPopup();
-    }
+    pathDialog("Save scenario", "Save the current scenario (swaps, temperature and mask included) to:", "Save", m_drafts.savePath, [&] {
+        core::writeFileAtomic(m_drafts.savePath, core::prettyJson(core::scenarioToJson(m_state.scenario)));
+        notify("Saved " + m_drafts.savePath);
+    });
     ImGui::SetNextWindowPos(centre, ImGuiCond_Appearing, ImVec2(0.5f, 0.5f));
     ImGui::SetNextWindowSize(ImVec2(width, 0));
     if (ImGui::BeginPopupModal("Export", nullptr, ImGuiWindowFlags_NoSavedSettings)) {

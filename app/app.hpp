@@ -7,6 +7,7 @@
 #include "app/gfx/texture_cache.hpp"
 #include "app/panels/panel.hpp"
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -57,6 +58,9 @@ private:
     void layout();
     void menuBar();
     void dialogs();
+    // A modal asking for a path; `accept` runs on the button or Enter and may throw InputError.
+    void pathDialog(const char* title, const char* prompt, const char* button, std::string& path,
+                    const std::function<void()>& accept);
     void keys();
     void applyActions();
     void syncDrafts();

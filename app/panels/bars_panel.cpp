@@ -60,16 +60,8 @@ void queryBars(PanelContext& ctx, int head, int q, ImVec2 size, bool compact) {
 
 void BarsPanel::draw(PanelContext& ctx) {
     const AppState& s = ctx.state;
-    if (!ImGui::Begin(title(), nullptr, ctx.windowFlags)) {
-        ImGui::End();
-        return;
-    }
     const int head = shownHead(s);
-    if (!headFresh(s, head)) {
-        ImGui::TextDisabled("computing…");
-        ImGui::End();
-        return;
-    }
+    if (!beginPanelFor(ctx, title(), head)) return;
     const int q = s.view.selectedQuery;
     bool multiples = s.view.smallMultiples;
     if (ImGui::Checkbox("Small multiples", &multiples)) ctx.actions.emit(action::SetSmallMultiples{multiples});

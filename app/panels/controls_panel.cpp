@@ -20,21 +20,6 @@ float sliderToTemperature(float position) {
     return std::pow(10.0f, lo + std::clamp(position, 0.0f, 1.0f) * (hi - lo));
 }
 
-void helpMarker(const char* text) {
-    ImGui::SameLine();
-    ImGui::TextDisabled("(?)");
-    tooltip(text);
-}
-
-void tooltip(const char* text) {
-    if (!ImGui::IsItemHovered()) return;
-    ImGui::BeginTooltip();
-    ImGui::PushTextWrapPos(ImGui::GetFontSize() * 28.0f);
-    ImGui::TextUnformatted(text);
-    ImGui::PopTextWrapPos();
-    ImGui::EndTooltip();
-}
-
 namespace {
 
 bool intField(const char* label, int value, int lo, int hi, int& out) {
@@ -51,10 +36,7 @@ bool intField(const char* label, int value, int lo, int hi, int& out) {
 
 void ControlsPanel::draw(PanelContext& ctx) {
     const AppState& s = ctx.state;
-    if (!ImGui::Begin(title(), nullptr, ctx.windowFlags)) {
-        ImGui::End();
-        return;
-    }
+    if (!beginPanel(ctx, title())) return;
     // Scenario: presets and the sentence.
     ImGui::SetNextItemWidth(-1);
     const std::string current = s.presetId.empty() ? (s.scenario.name.empty() ? "(custom)" : s.scenario.name) : core::loadPreset(s.presetId).name;

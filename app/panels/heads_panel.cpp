@@ -9,10 +9,7 @@ namespace attnviz::app {
 
 void HeadsPanel::draw(PanelContext& ctx) {
     const AppState& s = ctx.state;
-    if (!ImGui::Begin(title(), nullptr, ctx.windowFlags)) {
-        ImGui::End();
-        return;
-    }
+    if (!beginPanel(ctx, title())) return;
     const int heads = s.model.heads;
     const int tiles = heads + (heads > 1 ? 1 : 0);  // the mean comes first when there are several heads
     const ImVec2 avail = ImGui::GetContentRegionAvail();

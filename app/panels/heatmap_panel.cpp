@@ -45,16 +45,8 @@ std::string cellTooltip(const AppState& s, int head, int i, int j, float weight)
 
 void HeatmapPanel::draw(PanelContext& ctx) {
     const AppState& s = ctx.state;
-    if (!ImGui::Begin(title(), nullptr, ctx.windowFlags)) {
-        ImGui::End();
-        return;
-    }
     const int head = shownHead(s);
-    if (!headFresh(s, head)) {
-        ImGui::TextDisabled("computing…");
-        ImGui::End();
-        return;
-    }
+    if (!beginPanelFor(ctx, title(), head)) return;
     const int tq = static_cast<int>(s.model.tq()), tk = static_cast<int>(s.model.tk());
     // One large texture, whichever head is shown: re-uploaded when the head or its numbers
     // change. Plain and causal weights go up as they are (the shader hatches the causal

@@ -61,6 +61,13 @@ public:
     virtual void draw(PanelContext& ctx) = 0;
 };
 
+// ImGui::Begin with the app's window flags; false (and the window already ended) when there is
+// nothing to draw. The panel calls ImGui::End() itself when this returns true.
+bool beginPanel(PanelContext& ctx, const char* title);
+// The same, for a panel that shows `head` (-1 = the mean): while that head is still being
+// computed it shows "computing…" and returns false.
+bool beginPanelFor(PanelContext& ctx, const char* title, int head);
+
 // Adds a "(?)" marker whose tooltip explains the previous control in plain words.
 void helpMarker(const char* text);
 // Tooltip on the previous item.

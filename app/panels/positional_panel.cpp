@@ -10,10 +10,7 @@ namespace attnviz::app {
 
 void PositionalPanel::draw(PanelContext& ctx) {
     const AppState& s = ctx.state;
-    if (!ImGui::Begin(title(), nullptr, ctx.windowFlags)) {
-        ImGui::End();
-        return;
-    }
+    if (!beginPanel(ctx, title())) return;
     const bool on = s.scenario.positional == core::Positional::Sinusoidal;
     const int dModel = std::max(2, s.model.dModel);
     const int T = static_cast<int>(s.model.tq());

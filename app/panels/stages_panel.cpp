@@ -61,16 +61,8 @@ StageView stageView(const AppState& s, int index, int head, bool withValues) {
 
 void StagesPanel::draw(PanelContext& ctx) {
     const AppState& s = ctx.state;
-    if (!ImGui::Begin(title(), nullptr, ctx.windowFlags)) {
-        ImGui::End();
-        return;
-    }
     const int head = std::max(0, s.view.selectedHead);
-    if (!headFresh(s, head)) {
-        ImGui::TextDisabled("computing…");
-        ImGui::End();
-        return;
-    }
+    if (!beginPanelFor(ctx, title(), head)) return;
     // The passport: every stage with its shape; the current one highlighted and clickable.
     for (int k = 0; k < kStageCount; ++k) {
         const StageView v = stageView(s, k, head, false);

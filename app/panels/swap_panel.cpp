@@ -35,10 +35,7 @@ void orderLine(const char* caption, const std::vector<std::string>& tokens) {
 
 void SwapPanel::draw(PanelContext& ctx) {
     const AppState& s = ctx.state;
-    if (!ImGui::Begin(title(), nullptr, ctx.windowFlags)) {
-        ImGui::End();
-        return;
-    }
+    if (!beginPanel(ctx, title())) return;
     const int n = static_cast<int>(s.model.tq());
     const bool selfAttention = !s.model.explicitQkv || s.model.tq() == s.model.tk();
     if (!selfAttention) {
