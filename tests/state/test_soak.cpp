@@ -81,7 +81,11 @@ TEST(Soak, TenThousandRandomActions) {
     recompute(s);
     expectSane(s);
     EXPECT_GT(rejected, 50);  // the bad inputs were refused (empty sentences, out-of-range swaps)
+#if !defined(__SANITIZE_ADDRESS__)  // AddressSanitizer quarantines freed memory: RSS says nothing there
     EXPECT_LT(residentKiB() - baseline, 20 * 1024) << "memory grew by " << (residentKiB() - baseline) << " KiB";
+#else
+    (void)baseline;
+#endif
 }
 
 TEST(Soak, OneTokenAndBack) {
