@@ -50,11 +50,6 @@ float logitScale(int dk, const Settings& settings) {
                                          static_cast<double>(std::numeric_limits<float>::max())));
 }
 
-void computeScores(const MatRef& q, const MatRef& k, Mat& scores) {
-    scores.resize(q.rows(), k.rows());
-    scores.noalias() = q * k.transpose();
-}
-
 namespace {
 
 // exp(x) for x <= 0, written so the compiler vectorises it (attention.cpp is built with

@@ -43,9 +43,6 @@ void toTexels(const MatRef& weights, const Settings& settings, std::vector<float
 // c in logits = scores * c.
 float logitScale(int dk, const Settings& settings);
 
-// scores: [T_q, T_k] = q [T_q, d_k] · kᵀ [d_k, T_k]
-void computeScores(const MatRef& q, const MatRef& k, Mat& scores);
-
 // weights: [T_q, T_k]. Row-wise softmax of scores * scale over the keys a query may read:
 //   1. row max of the raw scores over readable keys (scale > 0 keeps the argmax)
 //   2. exp((score - max) * scale) for readable keys: never overflows, never NaN for finite

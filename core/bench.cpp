@@ -71,11 +71,4 @@ BenchResult benchmark(const Model& model, const Settings& settings, double secon
     return r;
 }
 
-double sgemmGflops(int n, double seconds) {
-    const Mat a = Mat::Random(n, n), b = Mat::Random(n, n);
-    Mat c(n, n);
-    const double ms = medianMs(seconds, [&] { c.noalias() = a * b; });
-    return 2.0 * n * n * static_cast<double>(n) / (ms * 1e6);
-}
-
 }  // namespace attnviz::core

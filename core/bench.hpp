@@ -27,7 +27,4 @@ struct BenchResult {
 // 5 runs each) and reports medians; then the softmax timings.
 BenchResult benchmark(const Model& model, const Settings& settings, double seconds);
 
-// GFLOP/s of an n x n x n single-precision Eigen product (median over `seconds`).
-double sgemmGflops(int n, double seconds);
-
 }  // namespace attnviz::core
