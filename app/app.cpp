@@ -202,10 +202,9 @@ void App::menuBar() {
         ImGui::EndMenu();
     }
     if (ImGui::BeginMenu("Presets")) {
-        for (const std::string& id : core::presetIds()) {
-            const core::Scenario sc = core::loadPreset(id);
-            if (ImGui::MenuItem(sc.name.c_str(), nullptr, id == m_state.presetId)) m_actions.emit(action::LoadScenario{sc, id, ""});
-        }
+        for (const core::Preset& p : core::presets())
+            if (ImGui::MenuItem(p.scenario.name.c_str(), nullptr, p.id == m_state.presetId))
+                m_actions.emit(action::LoadScenario{p.scenario, p.id, ""});
         ImGui::EndMenu();
     }
     if (ImGui::BeginMenu("View")) {

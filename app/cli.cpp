@@ -241,17 +241,20 @@ int runMain(int argc, const char* const* argv, const GuiLauncher& gui, std::ostr
         const core::ColormapKind colormap = core::parseColormap(f.colormap, "--colormap");
         request.colormap = colormap;
         request.colormapGiven = app.get_option("--colormap")->count() > 0;
+        const bool exporting = !f.exportJson.empty() || !f.exportNpy.empty() || !f.exportCsv.empty() || !f.exportHeatmap.empty();
+        if (!exporting && !f.bench) return gui(request);
+        if (f.bench && (!(f.benchSeconds > 0.0) || f.benchSeconds > 600.0))
+            throw core::InputError("--bench-seconds", "expected 0 to 600 seconds");
+
+        core::Model model;
+        core::Settings settings;
+        try {
+            model = core::buildModel(request.scenario, true, request.limits);
+            settings = core::buildSettings(request.scenario, model);
+        } catch (const core::InputError& e) {
+            throw e.within(source);
+        }
         if (f.bench) {
-            if (!(f.benchSeconds > 0.0) || f.benchSeconds > 600.0)
-                throw core::InputError("--bench-seconds", "expected 0 to 600 seconds");
-            core::Model model;
-            core::Settings settings;
-            try {
-                model = core::buildModel(request.scenario, true, request.limits);
-                settings = core::buildSettings(request.scenario, model);
-            } catch (const core::InputError& e) {
-                throw e.within(source);
-            }
             const core::BenchResult r = core::benchmark(model, settings, f.benchSeconds);
             nlohmann::json j = {{"T", r.tq}, {"T_k", r.tk}, {"heads", r.heads}, {"d_model", r.dModel},
                                 {"forward_ms", r.forwardMs}, {"softmax_ms", r.softmaxMs},
@@ -260,14 +263,9 @@ int runMain(int argc, const char* const* argv, const GuiLauncher& gui, std::ostr
             out << j.dump() << "\n";
             return 0;
         }
-        const bool exporting = !f.exportJson.empty() || !f.exportNpy.empty() || !f.exportCsv.empty() || !f.exportHeatmap.empty();
-        if (!exporting) return gui(request);
-
-        core::Model model;
         core::Forward forward;
         try {
-            model = core::buildModel(request.scenario, true, request.limits);
-            forward = core::runForward(model, core::buildSettings(request.scenario, model));
+            forward = core::runForward(model, settings);
         } catch (const core::InputError& e) {
             throw e.within(source);
         }
@@ -276,27 +274,26 @@ int runMain(int argc, const char* const* argv, const GuiLauncher& gui, std::ostr
                 throw core::InputError("--head", "head " + std::to_string(f.head) + " does not exist (the model has " +
                                                      std::to_string(model.heads) + "; -1 = mean)");
         }
+        // The head --export-csv and --export-heatmap show (-1: the mean over heads).
+        const auto headWeights = [&]() -> core::Mat {
+            return f.head < 0 ? core::meanWeights(forward) : forward.heads[static_cast<std::size_t>(f.head)].weights;
+        };
         if (!f.exportJson.empty()) writeOutput(f.exportJson, core::prettyJson(core::exportJson(model, forward)), out);
         if (!f.exportNpy.empty()) core::exportNpyDir(f.exportNpy, model, forward);
         if (!f.exportHeatmap.empty()) {
             if (app.get_option("--cell-size")->count() && (f.cellSize < 1 || f.cellSize > 256))
                 throw core::InputError("--cell-size", "expected 1 to 256 pixels, got " + std::to_string(f.cellSize));
-            const core::Settings settings = core::buildSettings(request.scenario, model);
             render::HeatmapFigure figure;
             figure.rowLabels = model.queryTokens;
             figure.colLabels = model.keyTokens;
-            figure.weights = f.head < 0 ? core::meanWeights(forward) : forward.heads[static_cast<std::size_t>(f.head)].weights;
-            if (settings.causal || !settings.paddedKeys.empty() || settings.custom.size())
-                figure.blocked = core::blockedMatrix(settings, model.tq(), model.tk());
+            figure.weights = headWeights();
+            if (core::hasMask(settings)) figure.blocked = core::blockedMatrix(settings, model.tq(), model.tk());
             figure.title = heatmapTitle(request.scenario, model, settings, f.head);
             figure.colormap = colormap;
             figure.cellSize = f.cellSize;
             render::exportHeatmap(f.exportHeatmap, figure);
         }
-        if (!f.exportCsv.empty()) {
-            const core::Mat weights = f.head < 0 ? core::meanWeights(forward) : forward.heads[static_cast<std::size_t>(f.head)].weights;
-            writeOutput(f.exportCsv, core::weightsCsv(model, weights), out);
-        }
+        if (!f.exportCsv.empty()) writeOutput(f.exportCsv, core::weightsCsv(model, headWeights()), out);
         return 0;
     } catch (const core::InputError& e) {
         err << errorLine(e.message()) << "\n";

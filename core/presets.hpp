@@ -15,6 +15,16 @@ struct PresetSource {
 };
 const std::vector<PresetSource>& presetSources();
 
+struct Preset {
+    std::string id;
+    Scenario scenario;
+};
+// Every preset, parsed once per process (menus and panels list them every frame).
+const std::vector<Preset>& presets();
+
+// The preset named `id`, or null.
+const Preset* findPreset(const std::string& id);
+
 std::vector<std::string> presetIds();
 // Throws InputError("--preset", "unknown preset 'x' (known: …)").
 Scenario loadPreset(const std::string& id);

@@ -39,12 +39,12 @@ void ControlsPanel::draw(PanelContext& ctx) {
     if (!beginPanel(ctx, title())) return;
     // Scenario: presets and the sentence.
     ImGui::SetNextItemWidth(-1);
-    const std::string current = s.presetId.empty() ? (s.scenario.name.empty() ? "(custom)" : s.scenario.name) : core::loadPreset(s.presetId).name;
+    const core::Preset* preset = core::findPreset(s.presetId);
+    const std::string current = preset ? preset->scenario.name : s.scenario.name.empty() ? "(custom)" : s.scenario.name;
     if (ImGui::BeginCombo("##preset", current.c_str())) {
-        for (const std::string& id : core::presetIds()) {
-            const core::Scenario sc = core::loadPreset(id);
-            if (ImGui::Selectable(sc.name.c_str(), id == s.presetId)) ctx.actions.emit(action::LoadScenario{sc, id, ""});
-            tooltip(sc.description.c_str());
+        for (const core::Preset& p : core::presets()) {
+            if (ImGui::Selectable(p.scenario.name.c_str(), p.id == s.presetId)) ctx.actions.emit(action::LoadScenario{p.scenario, p.id, ""});
+            tooltip(p.scenario.description.c_str());
         }
         ImGui::EndCombo();
     }

@@ -120,7 +120,7 @@ void SwapPanel::draw(PanelContext& ctx) {
     }
     ImGui::TextDisabled("Anagrams (seed 000 §39.5.1):");
     for (const char* id : {"seed000-anagram-original", "seed000-anagram-swapped", "seed000-anagram-gibberish"}) {
-        const core::Scenario sc = core::loadPreset(id);
+        const core::Scenario& sc = core::findPreset(id)->scenario;  // shipped presets
         const char* label = sc.sentence ? sc.sentence->c_str() : id;
         const float right = ImGui::GetItemRectMax().x + ImGui::CalcTextSize(label).x + 24.0f;
         if (right < ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x) ImGui::SameLine();

@@ -67,11 +67,7 @@ void finish(AppState& state) {
 
 }  // namespace
 
-void recompute(AppState& state) {
-    if (!isFresh(state)) ++state.dataVersion;
-    for (int h = 0; h < state.model.heads; ++h) recomputeHead(state, h);
-    finish(state);
-}
+void recompute(AppState& state) { recomputeStep(state, -1, 0); }
 
 bool recomputeStep(AppState& state, int visibleHead, int moreHeads) {
     if (isFresh(state)) return true;
