@@ -125,6 +125,22 @@ void BM_Texels(benchmark::State& state) {
 }
 BENCHMARK(BM_Texels)->Apply(sizes);
 
+// Weights -> texels pooled for a 770-pixel map (the app's default): each texel the largest
+// weight of its block, at most one texel per pixel.
+void BM_PooledTexels(benchmark::State& state) {
+    const int T = static_cast<int>(state.range(0));
+    Fixture& f = fixture(T);
+    Settings causal = f.settings;
+    causal.causal = true;
+    const int factor = (T + 769) / 770;
+    std::vector<float> texels;
+    for (auto _ : state) {
+        poolTexels(f.forward.heads[0].weights, causal, factor, texels);
+        benchmark::DoNotOptimize(texels.data());
+    }
+}
+BENCHMARK(BM_PooledTexels)->Apply(sizes);
+
 }  // namespace
 
 BENCHMARK_MAIN();

@@ -1,7 +1,9 @@
 // Google Benchmark of what a heatmap update costs on the GPU side, in a hidden OpenGL 3.3
 // window (needs a display: xvfb-run -a ./build/attnviz_gl_bench):
-//   upload + draw of a T x T weight texture through the colormap shader, a redraw alone (pan,
-//   hover), and the whole visible-head update after a temperature change.
+//   upload + draw of a T x T weight map through the colormap shader (pooled to the screen as the
+//   app does, and every cell for comparison), a redraw alone (pan, hover), and the visible-head
+//   update after a temperature change or a causal toggle. Times are wall clock; "CPU" is the
+//   whole process's CPU time (every thread, the software rasterizer's included).
 #include "app/gfx/capture.hpp"
 #include "app/gfx/heatmap_renderer.hpp"
 #include "core/model.hpp"
@@ -18,12 +20,13 @@ using namespace attnviz;
 namespace {
 
 constexpr int kWidth = 1600, kHeight = 1000;  // the app's default window
+constexpr float kSide = 770.0f;               // the heatmap's side in that window, pixels
 std::unique_ptr<gfx::HeatmapRenderer> g_renderer;
 std::unique_ptr<gfx::OffscreenTarget> g_target;
 
-void drawHeatmap(const gfx::HeatmapTexture& tex, bool causal) {
+void drawHeatmap(const gfx::HeatmapTexture& tex) {
     g_target->bind();
-    g_renderer->drawNow(tex, ImVec2(330, 60), ImVec2(1100, 830), ImVec2(kWidth, kHeight), core::ColormapKind::Viridis, causal);
+    g_renderer->drawNow(tex, ImVec2(330, 60), ImVec2(330 + kSide, 60 + kSide), ImVec2(kWidth, kHeight), core::ColormapKind::Viridis);
     glFinish();  // the time until the pixels exist
 }
 
@@ -33,33 +36,42 @@ core::Mat randomWeights(int T) {
     return w;
 }
 
+// What the app uploads for a T x T map drawn kSide pixels wide: at most a texel per pixel.
+int appFactor(int T) { return gfx::poolFactor(kSide / static_cast<float>(T)); }
+
+// A heatmap update as the app makes it: texels (pooled to the screen), upload, draw.
 void BM_UploadAndDraw(benchmark::State& state) {
     const int T = static_cast<int>(state.range(0));
+    const int factor = state.range(1) ? appFactor(T) : 1;
     const core::Mat w = randomWeights(T);
+    const core::Settings settings;
     gfx::HeatmapTexture tex;
-    tex.upload(w);
+    tex.upload(gfx::texelsOf(w, settings, factor));
     for (auto _ : state) {
-        tex.upload(w);
-        drawHeatmap(tex, false);
+        tex.upload(gfx::texelsOf(w, settings, factor));
+        drawHeatmap(tex);
     }
+    state.counters["texels"] = static_cast<double>(tex.rows()) * tex.cols();
 }
-BENCHMARK(BM_UploadAndDraw)->Arg(512)->Arg(1024)->Arg(2048)->Unit(benchmark::kMillisecond)->UseRealTime();
+// Second argument 1: pooled to the screen (the app); 0: every cell uploaded (for comparison).
+BENCHMARK(BM_UploadAndDraw)->Args({512, 1})->Args({1024, 1})->Args({2048, 1})->Args({2048, 0})
+    ->Unit(benchmark::kMillisecond)->UseRealTime()->MeasureProcessCPUTime();
 
 // Panning and hovering: the texture stays, only the quad is drawn again.
 void BM_RedrawOnly(benchmark::State& state) {
     const int T = static_cast<int>(state.range(0));
-    const core::Mat w = randomWeights(T);
     gfx::HeatmapTexture tex;
-    tex.upload(w);
-    for (auto _ : state) drawHeatmap(tex, false);
+    tex.upload(gfx::texelsOf(randomWeights(T), core::Settings{}, appFactor(T)));
+    for (auto _ : state) drawHeatmap(tex);
 }
-BENCHMARK(BM_RedrawOnly)->Arg(2048)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_RedrawOnly)->Arg(2048)->Unit(benchmark::kMillisecond)->UseRealTime()->MeasureProcessCPUTime();
 
-// A temperature change (or causal toggle) at T = 2048, h = 8, as the app handles it: the
-// visible head's softmax, its upload and the draw; the other heads follow in later frames.
+// A temperature change (second argument 0) or a causal toggle (1) at T = 2048, h = 8, as the app
+// handles it: the visible head's softmax, its texels and upload; the other heads follow in
+// later frames. With the third argument 1 the draw is included.
 void BM_VisibleHeadUpdate(benchmark::State& state) {
     const int T = static_cast<int>(state.range(0));
-    const bool causal = state.range(1) != 0;
+    const bool toggleCausal = state.range(1) != 0, draw = state.range(2) != 0;
     core::Scenario s;
     s.sentence = "the cat sat on the mat";
     s.length = T;
@@ -69,17 +81,19 @@ void BM_VisibleHeadUpdate(benchmark::State& state) {
     core::Settings settings;
     core::Forward forward = core::runForward(model, settings);
     gfx::HeatmapTexture tex;
-    tex.upload(forward.heads[0].weights);
-    settings.causal = causal;
+    tex.upload(gfx::texelsOf(forward.heads[0].weights, settings, appFactor(T)));
     float tau = 1.0f;
     for (auto _ : state) {
-        settings.temperature = tau = tau > 1.5f ? 0.5f : tau * 1.1f;
+        if (toggleCausal) settings.causal = !settings.causal;
+        else settings.temperature = tau = tau > 1.5f ? 0.5f : tau * 1.1f;
         core::weighHead(model, settings, forward.heads[0]);
-        tex.upload(forward.heads[0].weights);
-        drawHeatmap(tex, causal);
+        tex.upload(gfx::texelsOf(forward.heads[0].weights, settings, appFactor(T)));
+        if (draw) drawHeatmap(tex);
+        else glFinish();  // the upload has landed
     }
 }
-BENCHMARK(BM_VisibleHeadUpdate)->Args({2048, 0})->Args({2048, 1})->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_VisibleHeadUpdate)->Args({2048, 0, 0})->Args({2048, 1, 0})->Args({2048, 0, 1})
+    ->Unit(benchmark::kMillisecond)->UseRealTime()->MeasureProcessCPUTime();
 
 }  // namespace
 

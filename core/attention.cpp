@@ -42,6 +42,73 @@ void toTexels(const MatRef& weights, const Settings& settings, std::vector<float
     texels = blocked.select(Mat::Constant(tq, tk, kMaskedTexel), texels);
 }
 
+namespace {
+
+// o[c] = max of band[c·F … c·F + F) over the full blocks, then the partial last one.
+template <int F>
+void poolColumns(const float* __restrict band, float* __restrict o, Eigen::Index tk, Eigen::Index cols) {
+    const Eigen::Index full = tk / F;
+    for (Eigen::Index c = 0; c < full; ++c) {
+        float m = band[c * F];
+        for (int k = 1; k < F; ++k) m = std::max(m, band[c * F + k]);
+        o[c] = m;
+    }
+    for (Eigen::Index c = full; c < cols; ++c) {
+        float m = kMaskedTexel;
+        for (Eigen::Index j = c * F; j < tk; ++j) m = std::max(m, band[j]);
+        o[c] = m;
+    }
+}
+
+void poolColumns(int factor, const float* band, float* o, Eigen::Index tk, Eigen::Index cols) {
+    switch (factor) {
+        case 2: return poolColumns<2>(band, o, tk, cols);
+        case 3: return poolColumns<3>(band, o, tk, cols);
+        case 4: return poolColumns<4>(band, o, tk, cols);
+        default: break;
+    }
+    for (Eigen::Index c = 0; c < cols; ++c) {
+        float m = kMaskedTexel;
+        for (Eigen::Index j = c * factor; j < std::min(tk, (c + 1) * factor); ++j) m = std::max(m, band[j]);
+        o[c] = m;
+    }
+}
+
+}  // namespace
+
+void poolTexels(const MatRef& weights, const Settings& settings, int factor, std::vector<float>& out) {
+    if (factor <= 1) {
+        toTexels(weights, settings, out);
+        return;
+    }
+    const Eigen::Index tq = weights.rows(), tk = weights.cols();
+    const Eigen::Index rows = pooledSize(tq, factor), cols = pooledSize(tk, factor);
+    out.resize(static_cast<std::size_t>(rows * cols));
+    const bool perElement = !settings.paddedKeys.empty() || settings.custom.size() != 0;
+    const MaskMat blocked = perElement ? blockedMatrix(settings, tq, tk) : MaskMat();
+#pragma omp parallel if (tq * tk >= (1 << 18))
+    {
+        // Column maxima of one band of `factor` rows: kMaskedTexel where every cell is masked.
+        std::vector<float> bandStore(static_cast<std::size_t>(tk));
+        float* __restrict band = bandStore.data();
+#pragma omp for schedule(static)
+        for (Eigen::Index r = 0; r < rows; ++r) {
+            std::fill(band, band + tk, kMaskedTexel);
+            for (Eigen::Index i = r * factor; i < std::min(tq, (r + 1) * factor); ++i) {
+                const float* __restrict w = weights.row(i).data();
+                if (perElement) {
+                    const bool* __restrict b = blocked.row(i).data();
+                    for (Eigen::Index j = 0; j < tk; ++j) band[j] = b[j] ? band[j] : std::max(band[j], w[j]);
+                } else {
+                    const Eigen::Index n = settings.causal ? std::min(i + 1, tk) : tk;
+                    for (Eigen::Index j = 0; j < n; ++j) band[j] = std::max(band[j], w[j]);
+                }
+            }
+            poolColumns(factor, band, out.data() + r * cols, tk, cols);
+        }
+    }
+}
+
 float logitScale(int dk, const Settings& settings) {
     const double divisor = (settings.scaled ? std::sqrt(static_cast<double>(dk)) : 1.0) *
                            static_cast<double>(settings.temperature);

@@ -40,6 +40,14 @@ inline constexpr float kMaskedTexel = -3.0e38f;
 inline bool isMaskedTexel(float v) { return v < -1.0e38f; }
 void toTexels(const MatRef& weights, const Settings& settings, std::vector<float>& out);
 
+// The same at 1/factor resolution, for a map drawn smaller than one pixel per cell: texel
+// (r, c) is the largest readable weight of the cells [r·f, r·f + f) × [c·f, c·f + f) (clipped
+// at the edges), or kMaskedTexel when every cell of the block is masked. out is
+// ⌈T_q/f⌉ × ⌈T_k/f⌉, row-major. Taking the maximum keeps a single sharp weight visible however
+// far the map is shrunk (sampling or averaging would lose it). factor 1 is toTexels.
+void poolTexels(const MatRef& weights, const Settings& settings, int factor, std::vector<float>& out);
+inline Eigen::Index pooledSize(Eigen::Index cells, int factor) { return (cells + factor - 1) / factor; }
+
 // c in logits = scores * c.
 float logitScale(int dk, const Settings& settings);
 

@@ -1,6 +1,7 @@
 #include "app/gfx/heatmap_renderer.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace attnviz::gfx {
 
@@ -13,12 +14,21 @@ MatrixSource texelsOf(const core::MatRef& values) {
     return src;
 }
 
-MatrixSource texelsOf(const core::MatRef& weights, const core::Settings& settings) {
+MatrixSource texelsOf(const core::MatRef& weights, const core::Settings& settings, int factor) {
+    factor = std::max(1, factor);
     MatrixSource src;
-    src.rows = static_cast<int>(weights.rows());
-    src.cols = static_cast<int>(weights.cols());
-    core::toTexels(weights, settings, src.texels);
+    src.rows = static_cast<int>(core::pooledSize(weights.rows(), factor));
+    src.cols = static_cast<int>(core::pooledSize(weights.cols(), factor));
+    src.uScale = src.cols ? static_cast<float>(weights.cols()) / static_cast<float>(src.cols * factor) : 1.0f;
+    src.vScale = src.rows ? static_cast<float>(weights.rows()) / static_cast<float>(src.rows * factor) : 1.0f;
+    core::poolTexels(weights, settings, factor, src.texels);
     return src;
+}
+
+int poolFactor(float pixelsPerCell) {
+    if (!(pixelsPerCell > 0.0f) || pixelsPerCell >= 1.0f) return 1;
+    // A hair of slack so that exactly one cell per pixel (up to rounding) is not pooled.
+    return std::max(1, static_cast<int>(std::ceil(1.0f / pixelsPerCell - 1e-3f)));
 }
 
 namespace {
@@ -29,6 +39,8 @@ MatrixSource reduce(const MatrixSource& in, int maxSide) {
     MatrixSource out;
     out.rows = (in.rows + stepR - 1) / stepR;
     out.cols = (in.cols + stepC - 1) / stepC;
+    out.uScale = in.uScale * static_cast<float>(in.cols) / static_cast<float>(out.cols * stepC);
+    out.vScale = in.vScale * static_cast<float>(in.rows) / static_cast<float>(out.rows * stepR);
     out.texels.assign(static_cast<std::size_t>(out.rows) * out.cols, core::kMaskedTexel);
     for (int r = 0; r < out.rows; ++r)
         for (int c = 0; c < out.cols; ++c) {
@@ -48,41 +60,29 @@ MatrixSource reduce(const MatrixSource& in, int maxSide) {
 
 }  // namespace
 
-void HeatmapTexture::upload(const core::Mat& matrix) {
-    const bool sameSize = m_rows == matrix.rows() && m_cols == matrix.cols();
-    m_rows = static_cast<int>(matrix.rows());
-    m_cols = static_cast<int>(matrix.cols());
-    m_max = matrix.size() ? matrix.maxCoeff() : 0.0f;
+void HeatmapTexture::upload(const MatrixSource& source, int maxSide) {
+    const bool shrink = maxSide > 0 && (source.rows > maxSide || source.cols > maxSide);
+    const MatrixSource reduced = shrink ? reduce(source, maxSide) : MatrixSource{};
+    const MatrixSource& m = shrink ? reduced : source;
+    const bool sameSize = m_rows == m.rows && m_cols == m.cols;
+    m_rows = m.rows;
+    m_cols = m.cols;
+    m_uScale = m.uScale;
+    m_vScale = m.vScale;
+    m_max = m.texels.empty() ? 0.0f : *std::max_element(m.texels.begin(), m.texels.end());
     if (!glReady()) return;
-    if (!m_texture) m_texture = makeTexture();
+    const bool fresh = !m_texture;
+    if (fresh) m_texture = makeTexture();
     glBindTexture(GL_TEXTURE_2D, m_texture.id());
     glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
-    if (sameSize) {  // row-major floats straight from the matrix: no copy on the CPU
-        glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, m_cols, m_rows, GL_RED, GL_FLOAT, matrix.data());
+    if (sameSize && !fresh) {  // same storage: only the texels change
+        glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, m_cols, m_rows, GL_RED, GL_FLOAT, m.texels.data());
         return;
     }
     glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
     glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
     glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
     glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
-    glTexImage2D(GL_TEXTURE_2D, 0, GL_R32F, m_cols, m_rows, 0, GL_RED, GL_FLOAT, matrix.data());
-}
-
-void HeatmapTexture::upload(const MatrixSource& source, int maxSide) {
-    const bool shrink = maxSide > 0 && (source.rows > maxSide || source.cols > maxSide);
-    const MatrixSource reduced = shrink ? reduce(source, maxSide) : MatrixSource{};
-    const MatrixSource& m = shrink ? reduced : source;
-    m_rows = m.rows;
-    m_cols = m.cols;
-    m_max = m.texels.empty() ? 0.0f : *std::max_element(m.texels.begin(), m.texels.end());
-    if (!glReady()) return;
-    if (!m_texture) m_texture = makeTexture();
-    glBindTexture(GL_TEXTURE_2D, m_texture.id());
-    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
-    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
-    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
-    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
-    glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
     glTexImage2D(GL_TEXTURE_2D, 0, GL_R32F, m_cols, m_rows, 0, GL_RED, GL_FLOAT, m.texels.data());
 }
 
@@ -95,11 +95,10 @@ HeatmapRenderer::HeatmapRenderer() {
     m_uUv = glGetUniformLocation(p, "u_uv");
     m_uWeights = glGetUniformLocation(p, "u_weights");
     m_uLut = glGetUniformLocation(p, "u_lut");
-    m_uLoHi = glGetUniformLocation(p, "u_lohi");
+    m_uMap = glGetUniformLocation(p, "u_map");
     m_uInk = glGetUniformLocation(p, "u_maskInk");
     m_uPaper = glGetUniformLocation(p, "u_maskPaper");
     m_uHatch = glGetUniformLocation(p, "u_hatch");
-    m_uCausal = glGetUniformLocation(p, "u_causal");
     for (int k = 0; k < core::kColormapCount; ++k) {
         const core::ColormapTable& table = core::colormapTable(static_cast<core::ColormapKind>(k));
         std::array<unsigned char, 256 * 4> rgba{};
@@ -113,18 +112,21 @@ HeatmapRenderer::HeatmapRenderer() {
         glBindTexture(GL_TEXTURE_2D, m_luts[k].id());
         glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
         glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
+        glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
+        glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
         glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, 256, 1, 0, GL_RGBA, GL_UNSIGNED_BYTE, rgba.data());
     }
 }
 
 void HeatmapRenderer::draw(ImDrawList* list, const HeatmapTexture& texture, ImVec2 min, ImVec2 max, ImVec2 uv0,
-                           ImVec2 uv1, core::ColormapKind colormap, float lo, float hi, bool causal) {
+                           ImVec2 uv1, core::ColormapKind colormap, float lo, float hi) {
     if (texture.empty()) return;
     if (!m_program) {  // no GL (panel tests): a flat stand-in keeps the layout
         list->AddRectFilled(min, max, IM_COL32(90, 90, 100, 255));
         return;
     }
-    m_calls.push_back(Call{this, texture.id(), m_luts[static_cast<std::size_t>(colormap)].id(), min, max, uv0, uv1, lo, hi, causal});
+    m_calls.push_back(Call{this, texture.id(), m_luts[static_cast<std::size_t>(colormap)].id(), min, max,
+                           texture.toTexture(uv0), texture.toTexture(uv1), lo, hi});
     list->AddCallback(&HeatmapRenderer::callback, &m_calls.back());
     list->AddCallback(ImDrawCallback_ResetRenderState, nullptr);
 }
@@ -156,8 +158,9 @@ void HeatmapRenderer::render(const Call& c, ImVec2 displayPos, ImVec2 displaySiz
     glUniform1i(m_uLut, 1);
     glUniform4f(m_uRect, ndcX(c.min.x), ndcY(c.min.y), ndcX(c.max.x), ndcY(c.max.y));
     glUniform4f(m_uUv, c.uv0.x, c.uv0.y, c.uv1.x, c.uv1.y);
-    glUniform2f(m_uLoHi, c.lo, c.hi);
-    glUniform1i(m_uCausal, c.causal ? 1 : 0);
+    // Table texel floor(u · 256) = round((w - lo) / (hi - lo) · 255), as core::colormapIndex.
+    const float span = c.hi > c.lo ? c.hi - c.lo : 1.0f;
+    glUniform2f(m_uMap, 255.0f / (256.0f * span), (0.5f - c.lo * 255.0f / span) / 256.0f);
     glUniform3f(m_uInk, core::kMaskedInk.r / 255.0f, core::kMaskedInk.g / 255.0f, core::kMaskedInk.b / 255.0f);
     glUniform3f(m_uPaper, core::kMaskedPaper.r / 255.0f, core::kMaskedPaper.g / 255.0f, core::kMaskedPaper.b / 255.0f);
     glUniform1f(m_uHatch, 8.0f * pixelScale);
@@ -166,8 +169,9 @@ void HeatmapRenderer::render(const Call& c, ImVec2 displayPos, ImVec2 displaySiz
 }
 
 void HeatmapRenderer::drawNow(const HeatmapTexture& texture, ImVec2 min, ImVec2 max, ImVec2 displaySize,
-                              core::ColormapKind colormap, bool causal) const {
-    render(Call{this, texture.id(), m_luts[static_cast<std::size_t>(colormap)].id(), min, max, ImVec2(0, 0), ImVec2(1, 1), 0.0f, 1.0f, causal},
+                              core::ColormapKind colormap) const {
+    render(Call{this, texture.id(), m_luts[static_cast<std::size_t>(colormap)].id(), min, max, ImVec2(0, 0),
+                texture.toTexture(ImVec2(1, 1)), 0.0f, 1.0f},
            ImVec2(0, 0), displaySize, 1.0f);
 }
 

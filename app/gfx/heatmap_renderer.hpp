@@ -15,31 +15,39 @@
 namespace attnviz::gfx {
 
 // A matrix ready for a texture: [rows, cols] row-major floats; masked cells hold
-// core::kMaskedTexel (see core::toTexels).
+// core::kMaskedTexel (see core::toTexels). A texel may stand for a block of cells (a map drawn
+// smaller than one pixel per cell); uScale, vScale are then the fraction of the texture's width
+// and height that the matrix's cells cover (below 1 when the last block is partial).
 struct MatrixSource {
     std::vector<float> texels;
     int rows = 0, cols = 0;
+    float uScale = 1.0f, vScale = 1.0f;
 };
-MatrixSource texelsOf(const core::MatRef& values);                                 // nothing masked
-MatrixSource texelsOf(const core::MatRef& weights, const core::Settings& settings);  // masked cells marked
+MatrixSource texelsOf(const core::MatRef& values);  // nothing masked
+// Weights with masked cells marked; factor > 1 keeps each factor x factor block's largest
+// readable weight (core::poolTexels).
+MatrixSource texelsOf(const core::MatRef& weights, const core::Settings& settings, int factor = 1);
+// The pooling factor that puts at most one texel on each pixel: ceil(cells per pixel).
+int poolFactor(float pixelsPerCell);
 
-// One matrix as an R32F texture: a texel per cell, row = query.
+// One matrix as an R32F texture: a texel per cell (or per block of cells), row = query.
 class HeatmapTexture {
 public:
     // With maxSide > 0 a larger matrix is reduced to at most maxSide texels a side by block
-    // means (a block is masked only if all of its cells are), for thumbnails.
+    // means (a block is masked only if all of its cells are), for thumbnails of signed values.
     void upload(const MatrixSource& source, int maxSide = 0);
-    // A whole matrix as it is (row-major floats go to the GPU without a CPU copy).
-    void upload(const core::Mat& matrix);
     int rows() const { return m_rows; }
     int cols() const { return m_cols; }
     GLuint id() const { return m_texture.id(); }
     bool empty() const { return m_rows == 0; }
     float maxValue() const { return m_max; }  // largest unmasked value uploaded
+    // Texture coordinates of a point given as a fraction of the matrix's cells.
+    ImVec2 toTexture(ImVec2 uv) const { return ImVec2(uv.x * m_uScale, uv.y * m_vScale); }
 
 private:
     GlTexture m_texture;
     int m_rows = 0, m_cols = 0;
+    float m_uScale = 1.0f, m_vScale = 1.0f;
     float m_max = 0.0f;
 };
 
@@ -50,24 +58,22 @@ public:
     // Call once per frame before panels draw (frees last frame's callback records).
     void beginFrame() { m_calls.clear(); }
 
-    // Draws the part [uv0, uv1] of `texture` (u = key axis, v = query axis) into the screen
-    // rectangle [min, max], mapping values lo..hi onto the colormap. causal: cells right of the
-    // diagonal are hatched (masked cells can also be marked in the texels themselves).
+    // Draws the part [uv0, uv1] of the matrix in `texture` (fractions of its cells: u = key
+    // axis, v = query axis) into the screen rectangle [min, max], mapping values lo..hi onto the
+    // colormap; masked texels are hatched.
     void draw(ImDrawList* list, const HeatmapTexture& texture, ImVec2 min, ImVec2 max, ImVec2 uv0, ImVec2 uv1,
-              core::ColormapKind colormap, float lo = 0.0f, float hi = 1.0f, bool causal = false);
+              core::ColormapKind colormap, float lo = 0.0f, float hi = 1.0f);
 
-    // Draws the whole texture into [min, max] of the bound framebuffer right away (benchmarks).
-    void drawNow(const HeatmapTexture& texture, ImVec2 min, ImVec2 max, ImVec2 displaySize, core::ColormapKind colormap,
-                 bool causal) const;
+    // Draws the whole matrix into [min, max] of the bound framebuffer right away (benchmarks).
+    void drawNow(const HeatmapTexture& texture, ImVec2 min, ImVec2 max, ImVec2 displaySize, core::ColormapKind colormap) const;
 
 private:
     struct Call {
         const HeatmapRenderer* renderer;
         GLuint texture;
         GLuint lut;
-        ImVec2 min, max, uv0, uv1;
+        ImVec2 min, max, uv0, uv1;  // uv in texture coordinates
         float lo, hi;
-        bool causal;
     };
     static void callback(const ImDrawList* list, const ImDrawCmd* cmd);
     void render(const Call& call, ImVec2 displayPos, ImVec2 displaySize, float pixelScale) const;
@@ -75,8 +81,7 @@ private:
     GlProgram m_program;
     GlVertexArray m_vao;
     std::array<GlTexture, core::kColormapCount> m_luts;
-    GLint m_uRect = -1, m_uUv = -1, m_uWeights = -1, m_uLut = -1, m_uLoHi = -1, m_uInk = -1, m_uPaper = -1,
-          m_uHatch = -1, m_uCausal = -1;
+    GLint m_uRect = -1, m_uUv = -1, m_uWeights = -1, m_uLut = -1, m_uMap = -1, m_uInk = -1, m_uPaper = -1, m_uHatch = -1;
     std::deque<Call> m_calls;  // stable addresses for the draw callbacks of this frame
 };
 

@@ -13,15 +13,4 @@ const HeatmapTexture& TextureCache::get(const std::string& key, std::uint64_t ve
     return e.texture;
 }
 
-const HeatmapTexture& TextureCache::get(const std::string& key, std::uint64_t version,
-                                        const std::function<const core::Mat&()>& matrix) {
-    Entry& e = m_entries[key];
-    if (e.version != version || e.texture.empty()) {
-        e.texture.upload(matrix());
-        e.version = version;
-        ++m_uploads;
-    }
-    return e.texture;
-}
-
 }  // namespace attnviz::gfx

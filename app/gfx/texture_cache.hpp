@@ -16,8 +16,6 @@ public:
     // differs from the one cached. maxSide > 0 reduces large matrices (thumbnails).
     const HeatmapTexture& get(const std::string& key, std::uint64_t version,
                               const std::function<MatrixSource()>& make, int maxSide = 0);
-    // The same for a whole matrix uploaded as it is (no CPU copy).
-    const HeatmapTexture& get(const std::string& key, std::uint64_t version, const std::function<const core::Mat&()>& matrix);
     long long uploads() const { return m_uploads; }
 
 private:

@@ -225,3 +225,67 @@ TEST(Softmax, TinyTemperatureWithHugeScoresIsNeverNaN) {
     EXPECT_FLOAT_EQ(a(1, 0), 0.5f);  // a tie stays a tie
     EXPECT_FLOAT_EQ(a(1, 2), 0.5f);
 }
+
+namespace {
+
+// Reference for poolTexels: the block maximum over readable cells, written the plain way.
+std::vector<float> pooledByHand(const Mat& w, const Settings& s, int f) {
+    const Eigen::Index rows = pooledSize(w.rows(), f), cols = pooledSize(w.cols(), f);
+    std::vector<float> out(static_cast<std::size_t>(rows * cols), kMaskedTexel);
+    for (Eigen::Index i = 0; i < w.rows(); ++i)
+        for (Eigen::Index j = 0; j < w.cols(); ++j)
+            if (!isBlocked(s, i, j)) {
+                float& o = out[static_cast<std::size_t>((i / f) * cols + j / f)];
+                o = std::max(o, w(i, j));
+            }
+    return out;
+}
+
+}  // namespace
+
+TEST(Texels, PooledBlocksKeepTheirLargestReadableWeight) {
+    const Mat scores = randomMatrix(37, 41, 11, 3.0f);
+    for (int variant = 0; variant < 4; ++variant) {
+        Settings s;
+        s.causal = variant == 1 || variant == 3;
+        if (variant >= 2) s.paddedKeys = {0, 5, 40};
+        if (variant == 3) {
+            s.custom = MaskMat::Zero(37, 41);
+            s.custom(20, 7) = true;
+        }
+        Mat w;
+        softmaxRows(scores, 0.5f, s, w);
+        for (int f : {1, 2, 3, 4, 5, 8, 40, 64}) {
+            std::vector<float> pooled;
+            poolTexels(w, s, f, pooled);
+            const std::vector<float> expected = pooledByHand(w, s, f);
+            ASSERT_EQ(pooled.size(), expected.size()) << "factor " << f;
+            for (std::size_t k = 0; k < pooled.size(); ++k)
+                ASSERT_EQ(pooled[k], expected[k]) << "variant " << variant << " factor " << f << " texel " << k;
+        }
+    }
+}
+
+TEST(Texels, OneSharpWeightSurvivesAnyShrinking) {
+    // A 2048-token map shown 770 pixels wide: averaging or sampling would lose this cell.
+    Mat w = Mat::Constant(2048, 2048, 1e-6f);
+    w(1500, 1001) = 0.9f;
+    std::vector<float> pooled;
+    poolTexels(w, Settings{}, 3, pooled);
+    ASSERT_EQ(pooled.size(), std::size_t{683 * 683});
+    EXPECT_EQ(pooled[500 * 683 + 333], 0.9f);
+    EXPECT_EQ(*std::max_element(pooled.begin(), pooled.end()), 0.9f);
+}
+
+TEST(Texels, CausalBlocksAboveTheDiagonalAreMaskedOnTheDiagonalNot) {
+    Settings s;
+    s.causal = true;
+    Mat w;
+    softmaxRows(randomMatrix(10, 10, 3), 1.0f, s, w);
+    std::vector<float> pooled;
+    poolTexels(w, s, 4, pooled);  // 3 x 3 blocks
+    ASSERT_EQ(pooled.size(), std::size_t{9});
+    for (int r = 0; r < 3; ++r)
+        for (int c = 0; c < 3; ++c)
+            EXPECT_EQ(isMaskedTexel(pooled[static_cast<std::size_t>(r * 3 + c)]), c > r) << r << "," << c;
+}
