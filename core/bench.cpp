@@ -29,8 +29,8 @@ double medianMs(double seconds, Work&& work, int* runs = nullptr, std::size_t mi
 double forwardFlops(const Model& m) {
     const double tq = static_cast<double>(m.tq()), tk = static_cast<double>(m.tk()), h = m.heads;
     double flops = 2.0 * h * tq * tk * (m.dk + m.dv);
-    if (!m.explicitQkv) flops += 2.0 * tq * m.x.cols() * h * (2.0 * m.dk + m.dv);
-    if (m.wo.size()) flops += 2.0 * tq * m.wo.rows() * m.wo.cols();
+    if (!m.explicitQkv) flops += 2.0 * tq * static_cast<double>(m.x.cols()) * h * (2.0 * m.dk + m.dv);
+    if (m.wo.size()) flops += 2.0 * tq * static_cast<double>(m.wo.rows()) * static_cast<double>(m.wo.cols());
     return flops;
 }
 
