@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets (clang, AddressSanitizer + UndefinedBehaviorSanitizer) and runs
+# each for a while, starting from a copy of its seed corpus in fuzz/corpus/ (the committed corpus
+# is never written to). Exits non-zero when any target crashes, naming the reproducer.
+# Usage: bash scripts/fuzz.sh [seconds-per-target]     (default: 60)
+# Installs nothing: needs the Debian packages clang-14, libclang-rt-14-dev and libomp-14-dev.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SECONDS_PER_TARGET=${1:-60}
+BUILD_DIR=build-fuzz
+
+# target, longest input in bytes, dictionary (- for none)
+TARGETS=(
+  "fuzz_scenario 4096 fuzz/scenario.dict"
+  "fuzz_npy 8192 fuzz/npy.dict"
+  "fuzz_tokenizer 1024 -"
+)
+
+if ! [[ $SECONDS_PER_TARGET =~ ^[1-9][0-9]*$ ]]; then
+  echo "usage: bash scripts/fuzz.sh [seconds-per-target]  (a whole number of seconds, got '$SECONDS_PER_TARGET')" >&2
+  exit 2
+fi
+
+missing=()
+for p in clang-14 libclang-rt-14-dev libomp-14-dev; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})) || ! command -v clang++-14 > /dev/null; then
+  echo "fuzz.sh: needs clang 14 with its libFuzzer and OpenMP runtimes; missing Debian packages: ${missing[*]:-clang-14}" >&2
+  echo "fuzz.sh: install them with: apt-get install ${missing[*]:-clang-14}" >&2
+  exit 2
+fi
+
+CC=clang-14 CXX=clang++-14 cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DATTNVIZ_FUZZ=ON \
+  -DATTNVIZ_BUILD_APP=OFF -DATTNVIZ_BUILD_TESTS=OFF -DATTNVIZ_BUILD_BENCH=OFF > /dev/null
+cmake --build "$BUILD_DIR" --target attnviz_fuzz -j "$(nproc)"
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/attnviz-fuzz.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+mkdir -p "$BUILD_DIR/fuzz/logs"
+
+# One thread per process: the forward pass's OpenMP regions run, without spinning other cores.
+export OMP_NUM_THREADS=1
+failed=0
+summary=()
+for entry in "${TARGETS[@]}"; do
+  read -r target maxLen dict <<< "$entry"
+  corpus="$WORK/$target"
+  artifacts="$BUILD_DIR/fuzz/artifacts/$target/"
+  log="$BUILD_DIR/fuzz/logs/$target.log"
+  mkdir -p "$corpus" "$artifacts"
+  cp fuzz/corpus/"$target"/* "$corpus"/
+  args=("$corpus" -max_total_time="$SECONDS_PER_TARGET" -max_len="$maxLen" -timeout=5 -artifact_prefix="$artifacts")
+  [ "$dict" = "-" ] || args+=(-dict="$dict")
+  echo "== $target: ${SECONDS_PER_TARGET} s, inputs up to $maxLen bytes, log in $log"
+  if "$BUILD_DIR/fuzz/$target" "${args[@]}" > "$log" 2>&1; then
+    # libFuzzer's last line: "Done 123456 runs in 60 second(s)"
+    done_line=$(grep -E '^Done [0-9]+ runs in [0-9]+ second' "$log" | tail -n 1)
+    runs=$(awk '{print $2}' <<< "$done_line")
+    secs=$(awk '{print $5}' <<< "$done_line")
+    line=$(printf '%-15s %12s runs in %5s s  %8s exec/s' "$target" "$runs" "$secs" "$((runs / (secs > 0 ? secs : 1)))")
+  else
+    failed=1
+    reproducer=$(grep -oE 'Test unit written to .*' "$log" | tail -n 1 | sed 's/^Test unit written to //')
+    tail -n 40 "$log" >&2
+    line=$(printf '%-15s FAILED  reproducer: %s  (re-run: %s %s)' "$target" "${reproducer:-none, see $log}" \
+      "$BUILD_DIR/fuzz/$target" "${reproducer:-}")
+  fi
+  echo "$line"
+  summary+=("$line")
+done
+
+echo
+echo "== summary"
+printf '%s\n' "${summary[@]}"
+exit "$failed"
