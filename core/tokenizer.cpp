@@ -132,9 +132,15 @@ std::vector<std::string> tokenize(std::string_view sentence, Tokenizer kind) {
 
 std::string visibleToken(std::string_view token) {
     std::string text = sanitizeUtf8(token);
-    if (text.empty() || text.find_first_not_of(" \t\r\n") != std::string::npos) return text;
+    // Every white space character isSpace knows, not just ASCII: a token of only U+00A0 or
+    // '\v' would otherwise be a blank label.
     std::string shown;
-    for (const char c : text) shown += c == ' ' ? "\u2423" : c == '\t' ? "\u21E5" : "\u21B5";
+    for (std::size_t pos = 0; pos < text.size();) {
+        const char32_t cp = decodeUtf8(text, pos);
+        if (!isSpace(cp)) return text;
+        const bool lineBreak = cp == '\n' || cp == '\r' || cp == '\v' || cp == '\f' || cp == 0x2028 || cp == 0x2029;
+        shown += cp == '\t' ? "\u21E5" : lineBreak ? "\u21B5" : "\u2423";
+    }
     return shown;
 }
 

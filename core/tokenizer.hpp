@@ -23,7 +23,8 @@ char32_t decodeUtf8(std::string_view text, std::size_t& pos);
 void appendUtf8(std::string& out, char32_t cp);
 
 // A token as a label: valid UTF-8, and a token of only white space (character-level tokens)
-// shown as visible symbols: ␣ for a space, ⇥ for a tab, ↵ for a line break.
+// shown as visible symbols: ⇥ for a tab, ↵ for a line break (\n \r \v \f U+2028 U+2029), ␣ for
+// any other space (' ', U+00A0, U+3000, …).
 std::string visibleToken(std::string_view token);
 
 const char* tokenizerName(Tokenizer kind);
