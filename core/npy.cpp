@@ -3,6 +3,7 @@
 #include "core/error.hpp"
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 
@@ -28,7 +29,8 @@ std::string encodeNpy(const Tensor& tensor) {
     const std::size_t bytes = tensor.data.size() * sizeof(float);
     const std::size_t start = out.size();
     out.resize(start + bytes);
-    std::memcpy(out.data() + start, tensor.data.data(), bytes);  // x86-64 is little-endian
+    if (bytes != 0)  // an empty vector's data() may be null, which memcpy may not receive
+        std::memcpy(out.data() + start, tensor.data.data(), bytes);  // x86-64 is little-endian
     return out;
 }
 
@@ -105,6 +107,9 @@ Tensor decodeNpy(const std::string& bytes, const std::string& where) {
 
     Tensor t;
     const std::string shape = headerValue(header, "shape", where);
+    // At most kMaxRank dimensions of at most 15 digits: count stays finite (below 1e960), so a
+    // zero dimension after huge ones gives 0, never inf · 0 = NaN.
+    constexpr std::size_t kMaxRank = 64;  // NumPy's own limit (32 before NumPy 2)
     long double count = 1;
     for (std::size_t i = 1; i + 1 < shape.size();) {
         while (i + 1 < shape.size() && (shape[i] == ' ' || shape[i] == ',')) ++i;
@@ -113,6 +118,8 @@ Tensor decodeNpy(const std::string& bytes, const std::string& where) {
         while (end + 1 < shape.size() && shape[end] >= '0' && shape[end] <= '9') ++end;
         if (end == i) throw InputError(where, "npy header: bad shape " + shape);
         if (end - i > 15) throw InputError(where, "npy shape " + shape + " is absurdly large");
+        if (t.shape.size() == kMaxRank)
+            throw InputError(where, "npy shape has more than " + std::to_string(kMaxRank) + " dimensions");
         const long long dim = std::stoll(shape.substr(i, end - i));
         t.shape.push_back(dim);
         count *= static_cast<long double>(dim);
@@ -121,9 +128,14 @@ Tensor decodeNpy(const std::string& bytes, const std::string& where) {
     const std::size_t itemSize = isF4 ? 4 : 8;
     const std::size_t dataStart = headerStart + headerLen;
     const long double need = count * itemSize;
-    if (need > static_cast<long double>(bytes.size() - dataStart))
-        throw InputError(where, "truncated data: shape " + shape + " needs " + std::to_string(static_cast<unsigned long long>(need)) +
-                                    " bytes, the file has " + std::to_string(bytes.size() - dataStart));
+    if (need > static_cast<long double>(bytes.size() - dataStart)) {
+        // Beyond 2^64 no integer type holds the count (up to 1e960 bytes): print it as a number.
+        char huge[32];
+        std::snprintf(huge, sizeof huge, "%.3Lg", need);
+        const std::string needText = need < 1.8e19L ? std::to_string(static_cast<unsigned long long>(need)) : huge;
+        throw InputError(where, "truncated data: shape " + shape + " needs " + needText + " bytes, the file has " +
+                                    std::to_string(bytes.size() - dataStart));
+    }
     const auto n = static_cast<std::size_t>(count);
     t.data.resize(n);
     for (std::size_t i = 0; i < n; ++i) {
