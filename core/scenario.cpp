@@ -64,7 +64,9 @@ float expectFloat(const json& v, const std::string& field) {
     if (!std::isfinite(d)) throw InputError(field, "not a finite number");
     if (std::abs(d) > std::numeric_limits<float>::max())
         throw InputError(field, formatNumber(d) + " is outside the float range (±3.4e38)");
-    if (d != 0.0 && std::abs(d) < std::numeric_limits<float>::denorm_min())
+    // Whatever rounds to a non-zero float is taken: the shortest text of the smallest float
+    // ("1e-45", which a saved scenario holds) is below denorm_min as a double.
+    if (d != 0.0 && static_cast<float>(d) == 0.0f)
         throw InputError(field, formatNumber(d) + " is too close to 0 for a float (smallest: 1.4e-45)");
     return static_cast<float>(d);
 }

@@ -4,10 +4,13 @@
 // reports; each test also checks a visible outcome where there is one.
 #include "core/error.hpp"
 #include "core/npy.hpp"
+#include "core/scenario.hpp"
 #include "core/tokenizer.hpp"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
+#include <limits>
 #include <string>
 
 using namespace attnviz::core;
@@ -79,4 +82,18 @@ TEST(FuzzRegressions, HugeDimensionsThenZeroAreRefused) {
     const Tensor t = decodeNpy(npyWithShape(zeros + ")"), "z.npy");
     EXPECT_EQ(t.shape.size(), 64u);
     EXPECT_TRUE(t.data.empty());
+}
+
+// fuzz_scenario: the smallest float is saved as its shortest text, 1e-45, which is below
+// denorm_min as a double and was refused when the session was loaded back.
+TEST(FuzzRegressions, SmallestFloatSurvivesSaveAndLoad) {
+    const Scenario s = parseScenario(R"({"temperature": 1.401298464324817e-45, "X": [[1e-45, 0]]})", "s.json");
+    EXPECT_EQ(s.temperature, std::numeric_limits<float>::denorm_min());
+    const nlohmann::json saved = scenarioToJson(s);
+    const Scenario loaded = parseScenario(saved.dump(), "session.json");
+    EXPECT_EQ(loaded.temperature, s.temperature);
+    EXPECT_EQ((*loaded.x)(0, 0), std::numeric_limits<float>::denorm_min());
+    EXPECT_EQ(scenarioToJson(loaded), saved);
+    // What rounds to 0 is still refused.
+    EXPECT_THROW(parseScenario(R"({"temperature": 1e-46})", "s.json"), InputError);
 }
