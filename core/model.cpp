@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <exception>
+#include <initializer_list>
+#include <limits>
 
 namespace attnviz::core {
 namespace {
@@ -39,19 +41,39 @@ Mat projectionMatrix(const MatrixSpec& spec, int rows, int cols, int headWidth, 
     return {};
 }
 
+// One of the matrices a model holds itself (X, weights), for the memory estimate.
+struct MatrixSize {
+    const char* name;
+    long long rows, cols;
+};
+
+// The model's own matrices count as well as the forward pass's: with one token and a huge d_k
+// the weights are nearly all of it.
 void checkLimits(long long tq, long long tk, long long heads, long long dModel, long long dk, long long dv,
-                 const Limits& limits) {
+                 std::initializer_list<MatrixSize> modelMatrices, const Limits& limits) {
     if (tq > limits.maxTokens || tk > limits.maxTokens)
         throw InputError("tokens", std::to_string(std::max(tq, tk)) + " tokens is over the limit of " +
                                        std::to_string(limits.maxTokens));
     if (dModel > limits.maxDModel)
         throw InputError("d_model", std::to_string(dModel) + " is over the limit of " +
                                         std::to_string(limits.maxDModel));
-    const std::uint64_t bytes = forwardBytes(tq, tk, heads, dModel, dk, dv);
-    if (bytes > limits.maxBytes)
-        throw InputError("heads", "this needs about " + formatBytes(bytes) + " (" + std::to_string(heads) +
-                                      " heads x " + std::to_string(tq) + " x " + std::to_string(tk) +
-                                      " scores and weights), over the limit of " + formatBytes(limits.maxBytes));
+    const std::uint64_t forward = forwardBytes(tq, tk, heads, dModel, dk, dv);
+    long double total = static_cast<long double>(forward);
+    const MatrixSize* largest = nullptr;
+    const auto bytesOf = [](const MatrixSize& m) { return 4.0L * m.rows * m.cols; };
+    for (const MatrixSize& m : modelMatrices) {
+        total += bytesOf(m);
+        if (!largest || bytesOf(m) > bytesOf(*largest)) largest = &m;
+    }
+    if (total <= static_cast<long double>(limits.maxBytes)) return;
+    const std::uint64_t bytes = total > 1.8e19L ? UINT64_MAX : static_cast<std::uint64_t>(total);
+    if (largest && bytesOf(*largest) > static_cast<long double>(forward))
+        throw InputError(largest->name, "this needs about " + formatBytes(bytes) + " (" + largest->name + " alone is " +
+                                            shapeString(largest->rows, largest->cols) + "), over the limit of " +
+                                            formatBytes(limits.maxBytes));
+    throw InputError("heads", "this needs about " + formatBytes(bytes) + " (" + std::to_string(heads) + " heads x " +
+                                  std::to_string(tq) + " x " + std::to_string(tk) +
+                                  " scores and weights), over the limit of " + formatBytes(limits.maxBytes));
 }
 
 Model buildExplicit(const Scenario& s, bool applySwaps, const Limits& limits) {
@@ -82,10 +104,15 @@ Model buildExplicit(const Scenario& s, bool applySwaps, const Limits& limits) {
     if (s.dk && *s.dk != m.dk) throw InputError("d_k", "is " + std::to_string(*s.dk) + " but Q has " + std::to_string(m.dk) + " columns");
     if (s.dv && *s.dv != m.dv) throw InputError("d_v", "is " + std::to_string(*s.dv) + " but V has " + std::to_string(m.dv) + " columns");
     // W_O maps the head's output [T_q, d_v] to [T_q, d_out]; d_out is free here (no X to match).
+    // A random W_O is d_v x d_v: checked before it is drawn.
     const int dOut = s.wo.kind == MatrixSpec::Kind::Explicit ? static_cast<int>(s.wo.value.cols()) : m.dv;
+    const bool hasWo = s.wo.kind != MatrixSpec::Kind::None;
+    checkLimits(m.q.rows(), m.k.rows(), 1, dOut, m.dk, m.dv,
+                {{"Q", m.q.rows(), m.dk}, {"K", m.k.rows(), m.dk}, {"V", m.v.rows(), m.dv},
+                 {"W_O", hasWo ? m.dv : 0, dOut}},
+                limits);
     m.wo = projectionMatrix(s.wo, m.dv, dOut, dOut, s.seed, "W_O", "d_v x d_out");
     m.dModel = dOut;
-    checkLimits(m.q.rows(), m.k.rows(), 1, m.dv, m.dk, m.dv, limits);
 
     if (s.sentence || s.tokens) {
         m.queryTokens = s.tokens ? *s.tokens : tokenize(*s.sentence, s.tokenizer);
@@ -195,7 +222,16 @@ Model buildModel(const Scenario& s, bool applySwaps, const Limits& limits) {
         m.dk = m.dModel / m.heads;
     }
     m.dv = s.dv.value_or(m.dk);
-    checkLimits(T, T, m.heads, m.dModel, m.dk, m.dv, limits);
+    const long long hk = static_cast<long long>(m.heads) * m.dk, hv = static_cast<long long>(m.heads) * m.dv;
+    if (std::max(hk, hv) > std::numeric_limits<int>::max())
+        throw InputError("heads", std::to_string(m.heads) + " heads x d_k " + std::to_string(m.dk) + " (d_v " +
+                                      std::to_string(m.dv) + ") is too large");
+    const bool hasWo = s.wo.kind != MatrixSpec::Kind::None;
+    const long long inputs = s.positional == Positional::Sinusoidal ? 3 : 2;  // embeddings, x (, positional)
+    checkLimits(T, T, m.heads, m.dModel, m.dk, m.dv,
+                {{"X", inputs * T, m.dModel}, {"W_Q", m.dModel, hk}, {"W_K", m.dModel, hk}, {"W_V", m.dModel, hv},
+                 {"W_O", hasWo ? hv : 0, m.dModel}},
+                limits);
 
     m.perm = identityPermutation(static_cast<int>(T));
     if (applySwaps && !s.swaps.empty()) m.perm = permutationFromSwaps(static_cast<int>(T), s.swaps, "swaps");
@@ -212,13 +248,13 @@ Model buildModel(const Scenario& s, bool applySwaps, const Limits& limits) {
         m.positional = sinusoidalEncoding(static_cast<int>(T), m.dModel);
         m.x += m.positional;
     }
-    // 3. projections
-    const int hk = m.heads * m.dk, hv = m.heads * m.dv;
+    // 3. projections (hk, hv fit an int: checked above)
     const std::string qkShape = "d_model x heads*d_k";
-    m.wq = projectionMatrix(s.wq, m.dModel, hk, m.dk, s.seed, "W_Q", qkShape);
-    m.wk = projectionMatrix(s.wk, m.dModel, hk, m.dk, s.seed, "W_K", qkShape);
-    m.wv = projectionMatrix(s.wv, m.dModel, hv, m.dv, s.seed, "W_V", "d_model x heads*d_v");
-    m.wo = projectionMatrix(s.wo, hv, m.dModel, m.dModel, s.seed, "W_O", "heads*d_v x d_model");
+    const int hki = static_cast<int>(hk), hvi = static_cast<int>(hv);
+    m.wq = projectionMatrix(s.wq, m.dModel, hki, m.dk, s.seed, "W_Q", qkShape);
+    m.wk = projectionMatrix(s.wk, m.dModel, hki, m.dk, s.seed, "W_K", qkShape);
+    m.wv = projectionMatrix(s.wv, m.dModel, hvi, m.dv, s.seed, "W_V", "d_model x heads*d_v");
+    m.wo = projectionMatrix(s.wo, hvi, m.dModel, m.dModel, s.seed, "W_O", "heads*d_v x d_model");
     return m;
 }
 

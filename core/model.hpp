@@ -14,7 +14,7 @@ namespace attnviz::core {
 struct Limits {
     long long maxTokens = 16384;
     long long maxDModel = 16384;
-    std::uint64_t maxBytes = 12ULL << 30;  // the matrices of one forward pass
+    std::uint64_t maxBytes = 12ULL << 30;  // the model's matrices (X, weights) and those of one forward pass
 };
 
 struct Model {

@@ -3,6 +3,7 @@
 // Some old failures were undefined behaviour that only the sanitized build (ATTNVIZ_SANITIZE)
 // reports; each test also checks a visible outcome where there is one.
 #include "core/error.hpp"
+#include "core/model.hpp"
 #include "core/npy.hpp"
 #include "core/scenario.hpp"
 #include "core/tokenizer.hpp"
@@ -12,6 +13,7 @@
 
 #include <limits>
 #include <string>
+#include <vector>
 
 using namespace attnviz::core;
 
@@ -34,6 +36,17 @@ std::string npyError(const std::string& bytes) {
         decodeNpy(bytes, "w.npy");
     } catch (const InputError& e) {
         return e.message();
+    }
+    return "";
+}
+
+// The message of the InputError that building `scenario` under `limits` throws ("" if none).
+std::string buildError(const std::string& scenario, const Limits& limits) {
+    const Scenario s = parseScenario(scenario, "s.json");
+    try {
+        buildModel(s, true, limits);
+    } catch (const InputError& e) {
+        return e.within("s.json").message();
     }
     return "";
 }
@@ -96,4 +109,33 @@ TEST(FuzzRegressions, SmallestFloatSurvivesSaveAndLoad) {
     EXPECT_EQ(scenarioToJson(loaded), saved);
     // What rounds to 0 is still refused.
     EXPECT_THROW(parseScenario(R"({"temperature": 1e-46})", "s.json"), InputError);
+}
+
+// fuzz_scenario's byte-limit property: the limit counted the forward pass only. One token with a
+// huge d_k passed it while W_Q, W_K and W_V alone took many times the limit (77 GB for d_k = 3e8
+// at the default 12 GiB). Checked under a small limit, so that a regression costs this test
+// 200 MB, not 77 GB.
+TEST(FuzzRegressions, WeightMatricesCountTowardsTheByteLimit) {
+    const Limits limits{16384, 16384, 64ULL << 20};
+    EXPECT_EQ(buildError(R"({"tokens": ["a"], "d_k": 1000000})", limits),
+              "s.json: W_Q: this needs about 206.0 MiB (W_Q alone is 16 x 1000000), over the limit of 64.0 MiB");
+    // The message the README shows is unchanged.
+    EXPECT_EQ(buildError(R"({"heads": 64, "d_model": 64, "length": 8192})", Limits{}),
+              "s.json: heads: this needs about 32.0 GiB (64 heads x 8192 x 8192 scores and weights), over the limit of 12.0 GiB");
+}
+
+// Found reading buildModel: with explicit Q, K, V a random W_O is d_v x d_v, and it was drawn
+// before the limit was checked.
+TEST(FuzzRegressions, RandomOutputProjectionIsCheckedBeforeItIsDrawn) {
+    nlohmann::json j = {{"Q", {{1}}}, {"K", {{1}}}, {"V", {std::vector<int>(1500, 0)}}, {"W_O", "random"}};
+    EXPECT_EQ(buildError(j.dump(), Limits{64, 16384, 4ULL << 20}),
+              "s.json: W_O: this needs about 8.6 MiB (W_O alone is 1500 x 1500), over the limit of 4.0 MiB");
+}
+
+// Found reading buildModel: heads x d_k is the width of W_Q, an int; past INT_MAX it overflowed
+// when the byte limit was raised far enough to let it through.
+TEST(FuzzRegressions, HeadWidthOverflowIsRefused) {
+    const Limits unlimited{16384, 16384, std::numeric_limits<std::uint64_t>::max()};
+    EXPECT_EQ(buildError(R"({"tokens": ["a"], "d_model": 1, "heads": 2, "d_k": 1100000000})", unlimited),
+              "s.json: heads: 2 heads x d_k 1100000000 (d_v 1100000000) is too large");
 }
