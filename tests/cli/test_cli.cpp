@@ -1,7 +1,7 @@
 // attnviz::app::runMain in-process: flags -> GuiRequest, exports to streams and files, and the
 // one-line error format "attnviz: error: <where>: <what>" with exit code 2.
 // The GUI is a fake launcher that records the request, so no window or display is needed.
-#include "app/cli.hpp"
+#include "cli_harness.hpp"
 
 #include "core/presets.hpp"
 
@@ -9,104 +9,16 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
-#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
 
-#include <unistd.h>
-
 namespace attnviz::app {
 namespace {
 
-namespace fs = std::filesystem;
-
-// The result of one runMain call.
-struct CliRun {
-    int code = -1;
-    std::string out, err;
-    int guiCalls = 0;
-    GuiRequest request;  // the last request the fake launcher saw
-};
-
-CliRun runCli(const std::vector<std::string>& args) {
-    std::vector<const char*> argv{"attnviz"};
-    for (const auto& a : args) argv.push_back(a.c_str());
-    CliRun run;
-    std::ostringstream out, err;
-    const GuiLauncher gui = [&run](const GuiRequest& request) {
-        ++run.guiCalls;
-        run.request = request;
-        return 0;
-    };
-    run.code = runMain(static_cast<int>(argv.size()), argv.data(), gui, out, err);
-    run.out = out.str();
-    run.err = err.str();
-    return run;
-}
-
-std::string readFile(const fs::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-void writeFile(const fs::path& path, const std::string& text) {
-    std::ofstream out(path, std::ios::binary);
-    out << text;
-}
-
-std::vector<std::string> splitLines(const std::string& text) {
-    std::vector<std::string> lines;
-    std::istringstream in(text);
-    for (std::string line; std::getline(in, line);) lines.push_back(line);
-    return lines;
-}
-
-// An error run: exit 2, nothing on out, no window, and err exactly one line with the prefix.
-// Returns the line without "attnviz: error: " and the newline.
-std::string expectError(const CliRun& run) {
-    EXPECT_EQ(run.code, 2);
-    EXPECT_EQ(run.guiCalls, 0);
-    EXPECT_EQ(run.out, "");
-    const std::string prefix = "attnviz: error: ";
-    EXPECT_EQ(run.err.rfind(prefix, 0), 0u) << run.err;
-    EXPECT_FALSE(run.err.empty());
-    if (run.err.empty()) return {};
-    EXPECT_EQ(run.err.back(), '\n') << run.err;
-    EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << run.err;
-    if (run.err.size() < prefix.size() + 1) return {};
-    return run.err.substr(prefix.size(), run.err.size() - prefix.size() - 1);
-}
-
-// Each test gets its own fresh folder under the system temp folder, removed afterwards.
-class Cli : public ::testing::Test {
-protected:
-    void SetUp() override {
-        static std::atomic<int> counter{0};
-        const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-        m_dir = fs::temp_directory_path() / ("attnviz-cli-" + std::to_string(::getpid()) + "-" +
-                                             std::to_string(counter++) + "-" + info->name());
-        fs::remove_all(m_dir);
-        ASSERT_TRUE(fs::create_directories(m_dir));
-    }
-    void TearDown() override {
-        std::error_code ec;
-        fs::remove_all(m_dir, ec);
-    }
-    fs::path path(const std::string& name) const { return m_dir / name; }
-    std::vector<fs::path> listDir() const {
-        std::vector<fs::path> entries;
-        for (const auto& e : fs::directory_iterator(m_dir)) entries.push_back(e.path().filename());
-        return entries;
-    }
-
-    fs::path m_dir;
-};
+using namespace clitest;
 
 // Three tokens by hand (seed 000 §39.2.1): X = [[1,0],[0,1],[1,1]], W_Q = W_K = I, W_V = diag(1, 2).
 const char* kThreeTokens = R"({
