@@ -188,6 +188,10 @@ int runMain(int argc, const char* const* argv, const GuiLauncher& gui, std::ostr
     request.started = started;
     std::string source;
     try {
+        // An empty path (an unset variable in --export "$OUT") must not quietly mean "no export".
+        for (const char* name : {"--scenario", "--export", "--export-npy", "--export-csv", "--export-heatmap", "--screenshot"})
+            if (app.get_option(name)->count() && app.get_option(name)->as<std::string>().empty())
+                throw core::InputError(name, "expected a path, got an empty one");
         if (*scenarioOpt && *presetOpt) throw core::InputError("--preset", "give either --scenario or --preset, not both");
         if (*scenarioOpt) {
             request.scenario = core::loadScenarioFile(f.scenarioPath);

@@ -18,7 +18,10 @@ void writeFileAtomic(const std::string& path, std::string_view bytes) {
     if (fs::is_directory(path, ec)) throw InputError(path, "is a directory, expected a file name");
     const fs::path target(path);
     const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
-    if (!fs::is_directory(dir, ec)) throw InputError(path, "folder " + dir.string() + " does not exist");
+    if (!fs::is_directory(dir, ec)) {
+        if (fs::exists(dir, ec)) throw InputError(path, dir.string() + " is not a folder");  // ENOTDIR
+        throw InputError(path, "folder " + dir.string() + " does not exist");
+    }
 
     std::string tmp = (dir / ("." + target.filename().string() + ".XXXXXX")).string();
     const int fd = ::mkstemp(tmp.data());
