@@ -8,11 +8,13 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <limits>
-#include <sstream>
+
+#include <fcntl.h>
+#include <unistd.h>
 
 namespace attnviz::core {
 namespace {
@@ -153,6 +155,15 @@ std::string lineColumn(const std::string& text, std::size_t byte) {
     return "line " + std::to_string(line) + ", column " + std::to_string(column);
 }
 
+// The offset of the first byte that is not valid UTF-8 (a Latin-1 'é', half a sequence), or npos.
+std::size_t firstInvalidUtf8(const std::string& text) {
+    for (std::size_t pos = 0; pos < text.size();) {
+        const std::size_t at = pos;
+        if (decodeUtf8(text, pos) == 0xFFFD && text.compare(at, 3, "\xEF\xBF\xBD") != 0) return at;
+    }
+    return std::string::npos;
+}
+
 }  // namespace
 
 const std::vector<std::string>& scenarioKeys() {
@@ -252,6 +263,13 @@ Scenario scenarioFromJson(const json& j) {
 }
 
 Scenario parseScenario(const std::string& text, const std::string& where) {
+    // Checked first so that the message names the byte instead of echoing it (nlohmann's would).
+    if (const std::size_t bad = firstInvalidUtf8(text); bad != std::string::npos) {
+        char hex[8];
+        std::snprintf(hex, sizeof hex, "0x%02X", static_cast<unsigned char>(text[bad]));
+        throw InputError(where, std::string("not UTF-8 text: byte ") + hex + " at " + lineColumn(text, bad) +
+                                    "; save the file as UTF-8");
+    }
     json j;
     try {
         j = json::parse(text);
@@ -285,12 +303,26 @@ std::string readTextFile(const std::string& path) {
     const auto status = fs::status(path, ec);
     if (ec || !fs::exists(status)) throw InputError(path, "no such file");
     if (fs::is_directory(status)) throw InputError(path, "is a directory, expected a file");
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw InputError(path, std::string("cannot open: ") + std::strerror(errno));
-    std::ostringstream buffer;
-    buffer << in.rdbuf();
-    if (in.bad()) throw InputError(path, "read failed");
-    return buffer.str();
+    // O_NONBLOCK: opening a named pipe that nothing writes to would otherwise wait forever. Reads
+    // block again once it is open, so a pipe with a writer (--scenario <(…)) is read to its end.
+    const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) throw InputError(path, std::string("cannot open: ") + std::strerror(errno));
+    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    std::string text;
+    char buffer[1 << 16];
+    for (;;) {
+        const ssize_t n = ::read(fd, buffer, sizeof buffer);
+        if (n == 0) break;
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) {
+            const int err = errno;  // e.g. EIO from /proc/self/mem
+            ::close(fd);
+            throw InputError(path, std::string("read failed: ") + std::strerror(err));
+        }
+        text.append(buffer, static_cast<std::size_t>(n));
+    }
+    ::close(fd);
+    return text;
 }
 
 json matrixToJson(const MatRef& m) {

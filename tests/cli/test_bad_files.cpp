@@ -1,18 +1,26 @@
-// Outputs the command line cannot write: a parent that is a regular file, a folder inside /proc,
-// a write that fails halfway (a file-size limit, as a full disk), a folder in the way, an empty
-// path. Each is one error line with exit code 2, never a crash, and never a partial file, a
-// temporary file left behind, or a damaged old file.
+// Files the command line cannot write or read. Outputs: a parent that is a regular file, a folder
+// inside /proc, a write that fails halfway (a file-size limit, as a full disk), a folder in the
+// way, an empty path. Inputs: Latin-1 and UTF-16 text, a byte order mark, named and anonymous
+// pipes, a file whose read fails. Each is one error line with exit code 2 or a clean load: never
+// a crash or a hang, and never a partial file, a temporary file left behind, or a damaged old file.
 #include "cli_harness.hpp"
 
-#include <gtest/gtest.h>
+#include "core/tokenizer.hpp"
 
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <chrono>
 #include <csignal>
+#include <future>
 #include <iterator>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include <fcntl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace attnviz::app {
@@ -123,6 +131,79 @@ TEST_F(Cli, EmptyPathIsRefused) {
         const std::string line = expectError(runCli({flag, ""}));
         EXPECT_EQ(line, std::string(flag) + ": expected a path, got an empty one");
     }
+}
+
+// ---- inputs -----------------------------------------------------------------------------
+
+TEST_F(Cli, Latin1ScenarioNamesTheByteAndItsPlace) {
+    const fs::path file = path("latin1.json");
+    writeFile(file, "{\n  \"sentence\": \"caf\xE9 au lait\"\n}\n");
+    const CliRun run = runCli({"--scenario", file.string(), "--export", "-"});
+    EXPECT_EQ(expectError(run), file.string() + ": not UTF-8 text: byte 0xE9 at line 2, column 19; save the file as UTF-8");
+    EXPECT_EQ(core::sanitizeUtf8(run.err), run.err);  // the message itself is clean UTF-8
+}
+
+TEST_F(Cli, Utf16ScenarioIsRefused) {
+    const fs::path file = path("utf16.json");
+    writeFile(file, std::string("\xFF\xFE{\0}\0", 6));
+    EXPECT_EQ(expectError(runCli({"--scenario", file.string()})),
+              file.string() + ": not UTF-8 text: byte 0xFF at line 1, column 1; save the file as UTF-8");
+}
+
+TEST_F(Cli, ReplacementCharacterInAScenarioIsText) {
+    const fs::path file = path("replacement.json");
+    writeFile(file, "{\"sentence\": \"a \xEF\xBF\xBD b\"}");
+    const CliRun run = runCli({"--scenario", file.string(), "--export", "-"});
+    ASSERT_EQ(run.code, 0) << run.err;
+    EXPECT_EQ(nlohmann::json::parse(run.out)["tokens"].get<std::vector<std::string>>(),
+              (std::vector<std::string>{"a", "\xEF\xBF\xBD", "b"}));
+}
+
+TEST_F(Cli, ByteOrderMarkIsSkipped) {
+    const std::string scenario = R"({"sentence": "the cat sat", "d_model": 4, "heads": 2})";
+    writeFile(path("plain.json"), scenario);
+    writeFile(path("bom.json"), "\xEF\xBB\xBF" + scenario);
+    const CliRun plain = runCli({"--scenario", path("plain.json").string(), "--export", "-"});
+    const CliRun bom = runCli({"--scenario", path("bom.json").string(), "--export", "-"});
+    ASSERT_EQ(bom.code, 0) << bom.err;
+    ASSERT_EQ(plain.code, 0) << plain.err;
+    EXPECT_EQ(bom.out, plain.out);
+    EXPECT_EQ(nlohmann::json::parse(bom.out)["tokens"].get<std::vector<std::string>>(),
+              (std::vector<std::string>{"the", "cat", "sat"}));
+}
+
+// A named pipe nothing writes to: an error at once, not a wait for a writer that never comes.
+TEST_F(Cli, NamedPipeWithoutAWriterIsAnErrorNotAHang) {
+    const fs::path fifo = path("scenario.fifo");
+    ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+    auto pending = std::async(std::launch::async, [&] { return runCli({"--scenario", fifo.string()}); });
+    if (pending.wait_for(std::chrono::seconds(30)) != std::future_status::ready) {
+        // Open and close the write end so the blocked reader sees end of file and the test ends.
+        const int fd = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK);
+        if (fd >= 0) ::close(fd);
+        ADD_FAILURE() << "--scenario waited for a writer on a named pipe";
+    }
+    const std::string line = expectError(pending.get());
+    EXPECT_EQ(line.rfind(fifo.string() + ": malformed JSON at line 1, column 1: ", 0), 0u) << line;
+}
+
+// An anonymous pipe that holds a scenario, as `--scenario <(generate)` passes one.
+TEST_F(Cli, ScenarioFromAPipeIsRead) {
+    int ends[2];
+    ASSERT_EQ(::pipe(ends), 0);
+    const std::string scenario = R"({"tokens": ["p", "q", "r"], "d_model": 2})";
+    ASSERT_EQ(::write(ends[1], scenario.data(), scenario.size()), static_cast<ssize_t>(scenario.size()));
+    ::close(ends[1]);
+    const CliRun run = runCli({"--scenario", "/dev/fd/" + std::to_string(ends[0])});
+    ::close(ends[0]);
+    EXPECT_EQ(run.code, 0) << run.err;
+    ASSERT_TRUE(run.request.scenario.tokens.has_value());
+    EXPECT_EQ(*run.request.scenario.tokens, (std::vector<std::string>{"p", "q", "r"}));
+}
+
+// /proc/self/mem opens but its first page is unmapped: reading fails with EIO.
+TEST_F(Cli, ReadErrorIsNamed) {
+    EXPECT_EQ(expectError(runCli({"--scenario", "/proc/self/mem"})), "/proc/self/mem: read failed: Input/output error");
 }
 
 }  // namespace
