@@ -43,9 +43,20 @@ fs::path tempDir() {
     return dir;
 }
 
+// The app's command line. Sanitizer builds preload Mesa's driver so that it stays mapped until
+// the leak check at exit (see tests/CMakeLists.txt); the preload comes before the ASan runtime,
+// hence verify_asan_link_order=0 (the driver defines no allocation functions).
+std::string appCommand(const std::string& args, bool display) {
+    std::string command = display ? "xvfb-run -a -s '-screen 0 1280x1024x24' " : "";
+#ifdef ATTNVIZ_GL_DRIVER
+    if (display) command += "env LD_PRELOAD=" ATTNVIZ_GL_DRIVER " ASAN_OPTIONS=\"$ASAN_OPTIONS:verify_asan_link_order=0\" ";
+#endif
+    return command + ATTNVIZ_BINARY + " " + args;
+}
+
+// The exit code; the app's stderr (errors, sanitizer reports) goes to the test's output.
 int run(const std::string& args, bool display) {
-    const std::string prefix = display ? "xvfb-run -a -s '-screen 0 1280x1024x24' " : "";
-    return std::system((prefix + ATTNVIZ_BINARY + " " + args + " > /dev/null 2>&1").c_str()) >> 8;
+    return std::system((appCommand(args, display) + " > /dev/null").c_str()) >> 8;
 }
 
 bool isHatch(Rgb c) { return c == attnviz::core::kMaskedInk || c == attnviz::core::kMaskedPaper; }
