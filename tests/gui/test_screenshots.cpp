@@ -5,13 +5,18 @@
 #include <gtest/gtest.h>
 #include <stb_image.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <vector>
+
+#include <unistd.h>
 
 namespace fs = std::filesystem;
 using attnviz::core::Rgb;
@@ -57,6 +62,22 @@ std::string appCommand(const std::string& args, bool display) {
 // The exit code; the app's stderr (errors, sanitizer reports) goes to the test's output.
 int run(const std::string& args, bool display) {
     return std::system((appCommand(args, display) + " > /dev/null").c_str()) >> 8;
+}
+
+struct Captured {
+    int code = -1;
+    std::string err;
+};
+
+// The exit code and the app's stderr.
+Captured runCapturingErrors(const std::string& args, bool display) {
+    Captured result;
+    FILE* pipe = popen((appCommand(args, display) + " 2>&1 > /dev/null").c_str(), "r");
+    if (!pipe) return result;
+    char buf[512];
+    while (fgets(buf, sizeof buf, pipe)) result.err += buf;
+    result.code = pclose(pipe) >> 8;
+    return result;
 }
 
 bool isHatch(Rgb c) { return c == attnviz::core::kMaskedInk || c == attnviz::core::kMaskedPaper; }
@@ -197,6 +218,29 @@ TEST(Screenshot, BadPathIsAnErrorNotACrash) {
     if (!hasDisplayTools()) GTEST_SKIP() << "xvfb-run is not installed";
     EXPECT_EQ(run("--preset default --screenshot /nonexistent-folder/x.png", true), 2);
     EXPECT_EQ(run("--preset default --screenshot " + (tempDir() / "p.png").string() + " --panel nosuch", true), 2);
+}
+
+// Paths that cannot be written other than a missing folder: one under a regular file (ENOTDIR)
+// and one inside /proc, where no file can be created even by root. One error line naming the
+// path, exit code 2, and nothing written: no file, no temporary file, the regular file intact.
+TEST(Screenshot, UnwritablePathIsOneErrorLineAndLeavesNothing) {
+    if (!hasDisplayTools()) GTEST_SKIP() << "xvfb-run is not installed";
+    const fs::path dir = tempDir() / "unwritable";
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    const fs::path file = dir / "notes.txt";
+    std::ofstream(file) << "notes\n";
+    const std::string procPath = "/proc/attnviz-" + std::to_string(::getpid()) + ".png";
+    for (const std::string& path : {(file / "shot.png").string(), procPath}) {
+        const Captured r = runCapturingErrors("--preset seed000-three-tokens --screenshot " + path + " --panel heatmap", true);
+        EXPECT_EQ(r.code, 2) << r.err;
+        EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+        EXPECT_EQ(r.err.rfind("attnviz: error: " + path + ": ", 0), 0u) << r.err;
+        EXPECT_FALSE(fs::exists(path));
+    }
+    std::ifstream in(file);
+    EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), "notes\n");
+    EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 1);
 }
 
 TEST(Screenshot, NoDisplayExplainsItself) {
