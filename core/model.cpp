@@ -287,9 +287,9 @@ void projectHead(const Model& model, int head, HeadTensors& out) {
         return;
     }
     // q, k: [T, d_k] = x [T, d_model] · W[:, head*d_k : (head+1)*d_k]
-    out.q.noalias() = model.x * model.wq.middleCols(head * model.dk, model.dk);
-    out.k.noalias() = model.x * model.wk.middleCols(head * model.dk, model.dk);
-    out.v.noalias() = model.x * model.wv.middleCols(head * model.dv, model.dv);
+    out.q.noalias() = model.x * model.wq.middleCols(static_cast<Eigen::Index>(head) * model.dk, model.dk);
+    out.k.noalias() = model.x * model.wk.middleCols(static_cast<Eigen::Index>(head) * model.dk, model.dk);
+    out.v.noalias() = model.x * model.wv.middleCols(static_cast<Eigen::Index>(head) * model.dv, model.dv);
 }
 
 void scoreHead(HeadTensors& head) { head.scores.noalias() = head.q * head.k.transpose(); }
@@ -324,7 +324,7 @@ void attendHead(const Model& model, const Settings& settings, HeadTensors& head,
 void combineHeads(const Model& model, Forward& forward) {
     const Eigen::Index tq = model.tq();
     forward.concat.resize(tq, static_cast<Eigen::Index>(model.heads) * model.dv);
-    for (int h = 0; h < model.heads; ++h) forward.concat.middleCols(h * model.dv, model.dv) = forward.heads[h].output;
+    for (int h = 0; h < model.heads; ++h) forward.concat.middleCols(static_cast<Eigen::Index>(h) * model.dv, model.dv) = forward.heads[h].output;
     if (model.wo.size() != 0) forward.output.noalias() = forward.concat * model.wo;
     else forward.output = forward.concat;
 }
