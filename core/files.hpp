@@ -1,6 +1,7 @@
 // Writing files safely: everything goes to a temporary file beside the target and is renamed
 // over it only when complete, so a failure (full disk, no permission) never leaves a
-// half-written or destroyed file.
+// half-written or destroyed file. A symbolic link is followed (the file it names is replaced);
+// a device or a pipe (/dev/null, a FIFO) is written in place, never replaced by a file.
 #pragma once
 
 #include <string>

@@ -1,8 +1,9 @@
 // Files the command line cannot write or read. Outputs: a parent that is a regular file, a folder
 // inside /proc, a write that fails halfway (a file-size limit, as a full disk), a folder in the
-// way, an empty path. Inputs: Latin-1 and UTF-16 text, a byte order mark, named and anonymous
-// pipes, a file whose read fails. Each is one error line with exit code 2 or a clean load: never
-// a crash or a hang, and never a partial file, a temporary file left behind, or a damaged old file.
+// way, an empty path, and outputs that are a pipe, a device or a link. Inputs: Latin-1 and UTF-16
+// text, a byte order mark, named and anonymous pipes, a file whose read fails. Each is one error
+// line with exit code 2 or a clean result: never a crash or a hang, and never a partial file, a
+// temporary file left behind, or a damaged old file or device.
 #include "cli_harness.hpp"
 
 #include "core/tokenizer.hpp"
@@ -21,6 +22,7 @@
 #include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 namespace attnviz::app {
@@ -124,6 +126,51 @@ TEST_F(Cli, ExportOntoAFolderLeavesItIntact) {
         EXPECT_EQ(std::distance(fs::directory_iterator(out), fs::directory_iterator()), 1);
     }
     EXPECT_EQ(listDir().size(), kFileExports.size());  // no temporary file beside the folders
+}
+
+// Outputs that exist but are not regular files are written through, never replaced by one: run
+// as root, --export /dev/null must not turn the device into a file.
+TEST_F(Cli, ExportToANamedPipeWritesThroughIt) {
+    const fs::path fifo = path("out.fifo");
+    ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+    // The read end is open before the export, so the export's open does not wait; the JSON is
+    // smaller than the pipe's buffer, so its write does not either.
+    const int reader = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK);
+    ASSERT_GE(reader, 0);
+    const CliRun run = runCli({"--preset", "seed000-three-tokens", "--export", fifo.string()});
+    std::string received;
+    char buffer[4096];
+    for (ssize_t n; (n = ::read(reader, buffer, sizeof buffer)) > 0;) received.append(buffer, static_cast<std::size_t>(n));
+    ::close(reader);
+    EXPECT_EQ(run.code, 0) << run.err;
+    EXPECT_EQ(received, runCli({"--preset", "seed000-three-tokens", "--export", "-"}).out);
+    EXPECT_TRUE(fs::is_fifo(fifo));
+    EXPECT_EQ(listDir(), std::vector<fs::path>{"out.fifo"});
+}
+
+TEST_F(Cli, ExportToADeviceKeepsTheDevice) {
+    const fs::path device = path("null");
+    if (::mknod(device.c_str(), S_IFCHR | 0600, makedev(1, 3)) != 0) GTEST_SKIP() << "cannot create a device node here";
+    const int probe = ::open(device.c_str(), O_WRONLY);
+    if (probe < 0) GTEST_SKIP() << "device nodes cannot be opened here (nodev)";
+    ::close(probe);
+    for (const char* flag : {"--export", "--export-csv"}) {
+        const CliRun run = runCli({flag, device.string()});
+        EXPECT_EQ(run.code, 0) << flag << ": " << run.err;
+        EXPECT_TRUE(fs::is_character_file(device)) << flag;
+    }
+    EXPECT_EQ(listDir(), std::vector<fs::path>{"null"});
+}
+
+TEST_F(Cli, ExportThroughASymbolicLinkKeepsTheLink) {
+    writeFile(path("real.json"), "{}\n");
+    fs::create_symlink("real.json", path("link.json"));
+    const CliRun run = runCli({"--preset", "seed000-three-tokens", "--export", path("link.json").string()});
+    ASSERT_EQ(run.code, 0) << run.err;
+    EXPECT_TRUE(fs::is_symlink(path("link.json")));
+    EXPECT_EQ(fs::read_symlink(path("link.json")), "real.json");
+    EXPECT_EQ(readFile(path("real.json")), runCli({"--preset", "seed000-three-tokens", "--export", "-"}).out);
+    EXPECT_EQ(listDir().size(), 2u);
 }
 
 TEST_F(Cli, EmptyPathIsRefused) {
