@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Builds with AddressSanitizer + UndefinedBehaviorSanitizer (ATTNVIZ_SANITIZE) in build-asan and
+# runs the whole test suite there: core and state tests, the numpy oracle, and the real app under
+# a virtual display. Any sanitizer report (memory error, leak, undefined behaviour) fails its test
+# and the script exits non-zero. Needs what scripts/setup.sh installs.
+# Usage: bash scripts/sanitize.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD_DIR=build-asan
+
+# Every test and every program a test starts (the app under the oracle and the screenshot tests)
+# inherits these. halt_on_error: the first report ends the process with a failure.
+# detect_leaks: LeakSanitizer at exit. The initialisation-order and stack-use-after-return checks
+# are off by default. print_stacktrace: UBSan reports say where the call came from.
+export ASAN_OPTIONS="halt_on_error=1:detect_leaks=1:check_initialization_order=1:strict_init_order=1:detect_stack_use_after_return=1"
+export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
+
+# Debug for assertions (Eigen checks every index), at -O1 so the suite runs in minutes.
+cmake -S . -B "$BUILD_DIR" -DATTNVIZ_SANITIZE=ON -DATTNVIZ_BUILD_BENCH=OFF \
+  -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" -DCMAKE_C_FLAGS_DEBUG="-O1 -g" > /dev/null
+cmake --build "$BUILD_DIR" -j "$(nproc)"
+ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$(nproc)"
