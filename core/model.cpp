@@ -299,7 +299,20 @@ void weighHead(const Model& model, const Settings& settings, HeadTensors& head) 
         throw InputError("scores", "Q Kᵀ overflows the float range; the inputs or weights are too large");
 }
 
-void outputHead(HeadTensors& head) { head.output.noalias() = head.weights * head.v; }
+namespace {
+
+// A·V and concat·W_O are averages and sums of finite numbers, but near the float range's edge they
+// can still overflow: say so rather than show inf or NaN.
+void requireFinite(const Mat& m, const char* where, const char* what) {
+    if (!m.allFinite()) throw InputError(where, std::string(what) + " overflows the float range; the inputs or weights are too large");
+}
+
+}  // namespace
+
+void outputHead(HeadTensors& head) {
+    head.output.noalias() = head.weights * head.v;
+    requireFinite(head.output, "V", "A·V");
+}
 
 void attendHead(const Model& model, const Settings& settings, HeadTensors& head, bool newScores) {
     const Eigen::Index tq = head.q.rows(), tk = head.k.rows();
@@ -319,6 +332,7 @@ void attendHead(const Model& model, const Settings& settings, HeadTensors& head,
             throw InputError("scores", "Q Kᵀ overflows the float range; the inputs or weights are too large");
         head.output.middleRows(r0, rows).noalias() = weights * head.v;
     }
+    requireFinite(head.output, "V", "A·V");
 }
 
 void combineHeads(const Model& model, Forward& forward) {
@@ -327,6 +341,7 @@ void combineHeads(const Model& model, Forward& forward) {
     for (int h = 0; h < model.heads; ++h) forward.concat.middleCols(static_cast<Eigen::Index>(h) * model.dv, model.dv) = forward.heads[h].output;
     if (model.wo.size() != 0) forward.output.noalias() = forward.concat * model.wo;
     else forward.output = forward.concat;
+    requireFinite(forward.output, "W_O", "concat·W_O");
 }
 
 Forward runForward(const Model& model, const Settings& settings) {

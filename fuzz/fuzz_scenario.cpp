@@ -64,6 +64,8 @@ void checkForward(const Model& model, const Settings& settings, const Forward& f
     }
     const Eigen::Index width = model.wo.size() != 0 ? model.wo.cols() : static_cast<Eigen::Index>(model.heads) * model.dv;
     check(forward.output.rows() == tq && forward.output.cols() == width, "output has the wrong shape");
+    for (const HeadTensors& head : forward.heads) check(head.output.allFinite(), "a head's A·V is not finite");
+    check(forward.output.allFinite(), "the output is not finite");
 }
 
 // The app's makeState + first recompute for one model.
@@ -79,7 +81,7 @@ void run(const Scenario& scenario, const Model& model) {
     try {
         runForward(model, settings, forward);
     } catch (const InputError&) {
-        return;  // Q Kᵀ overflowed: reported to the user
+        return;  // Q Kᵀ, A·V or concat·W_O overflowed: reported to the user
     }
     checkForward(model, settings, forward);
 }

@@ -139,3 +139,28 @@ TEST(FuzzRegressions, HeadWidthOverflowIsRefused) {
     EXPECT_EQ(buildError(R"({"tokens": ["a"], "d_model": 1, "heads": 2, "d_k": 1100000000})", unlimited),
               "s.json: heads: 2 heads x d_k 1100000000 (d_v 1100000000) is too large");
 }
+
+// Values at the float range's edge: the weights are fine, but A·V or concat·W_O overflow. The
+// forward pass says where instead of returning inf or NaN.
+TEST(FuzzRegressions, OverflowingOutputsAreAnErrorNotInfOrNaN) {
+    const struct {
+        const char* json;
+        const char* field;
+    } cases[] = {
+        {R"({"Q":[[1]],"K":[[1]],"V":[[3e38,3e38]],"W_O":[[3e38],[-3e38]]})", "W_O"},
+        {R"({"Q":[[1]],"K":[[1],[1]],"V":[[3e38],[3e38]],"W_O":[[10]]})", "W_O"},
+        {R"({"tokens":["a","b"],"d_model":2,"X":[[3e38,3e38],[3e38,-3e38]],"W_Q":[[0,0],[0,0]],"W_K":[[0,0],[0,0]],)"
+         R"("W_V":[[1,1],[1,1]],"W_O":"none"})", "V"},
+    };
+    for (const auto& c : cases) {
+        const Scenario s = parseScenario(c.json, "edge.json");
+        const Model m = buildModel(s);
+        try {
+            runForward(m, buildSettings(s, m));
+            ADD_FAILURE() << "no error for " << c.json;
+        } catch (const InputError& e) {
+            EXPECT_EQ(e.where(), c.field) << c.json;
+            EXPECT_NE(e.message().find("overflows the float range"), std::string::npos) << e.message();
+        }
+    }
+}
