@@ -5,5 +5,6 @@
 #include <iostream>
 
 int main(int argc, char** argv) {
+    attnviz::app::preferSleepingWorkers(argv);
     return attnviz::app::runMain(argc, argv, attnviz::app::runGui, std::cout, std::cerr);
 }
