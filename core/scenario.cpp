@@ -320,6 +320,11 @@ std::string readTextFile(const std::string& path) {
             throw InputError(path, std::string("read failed: ") + std::strerror(err));
         }
         text.append(buffer, static_cast<std::size_t>(n));
+        if (text.size() > kMaxScenarioFileBytes) {  // /dev/zero, or a file that is not a scenario
+            ::close(fd);
+            throw InputError(path, "larger than " + std::to_string(kMaxScenarioFileBytes >> 20) + " MiB" +
+                                       ", the most a scenario file may be (is it the right file?)");
+        }
     }
     ::close(fd);
     return text;

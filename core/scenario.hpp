@@ -9,6 +9,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -66,7 +67,9 @@ nlohmann::json matrixToJson(const MatRef& m);
 // Every key a scenario file may hold, in documentation order.
 const std::vector<std::string>& scenarioKeys();
 
-// Reads a whole file; throws InputError(path, …) when it cannot.
+// Reads a whole file; throws InputError(path, …) when it cannot, or when it holds more than
+// kMaxScenarioFileBytes (a device such as /dev/zero would otherwise fill the memory).
+inline constexpr std::size_t kMaxScenarioFileBytes = std::size_t{256} << 20;
 std::string readTextFile(const std::string& path);
 
 }  // namespace attnviz::core

@@ -253,5 +253,10 @@ TEST_F(Cli, ReadErrorIsNamed) {
     EXPECT_EQ(expectError(runCli({"--scenario", "/proc/self/mem"})), "/proc/self/mem: read failed: Input/output error");
 }
 
+TEST_F(Cli, EndlessFileIsRefusedAtTheSizeLimit) {
+    EXPECT_EQ(expectError(runCli({"--scenario", "/dev/zero"})),
+              "/dev/zero: larger than 256 MiB, the most a scenario file may be (is it the right file?)");
+}
+
 }  // namespace
 }  // namespace attnviz::app
