@@ -1,8 +1,15 @@
 #!/usr/bin/env bash
 # Installs what attnviz needs from Debian (only what is missing), then configures and builds.
-# Usage: bash scripts/setup.sh [build-dir]     (default: build)
+# Usage: bash scripts/setup.sh [--checks] [build-dir]     (default: build)
+#   --checks  also installs the checking tools the full test run uses: clang 14 with libFuzzer
+#             and its OpenMP runtime (fuzz targets), clang-tidy.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+CHECKS=0
+if [ "${1:-}" = "--checks" ]; then
+  CHECKS=1
+  shift
+fi
 BUILD_DIR=${1:-build}
 
 PACKAGES=(
@@ -17,6 +24,12 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev  # tests and benchmarks
   python3-numpy                        # independent oracle in the tests
 )
+if ((CHECKS)); then
+  PACKAGES+=(
+    clang-14 libclang-rt-14-dev libomp-14-dev  # libFuzzer targets (scripts/fuzz.sh)
+    clang-tidy-14                              # static checks of the engine (scripts/tidy.sh)
+  )
+fi
 
 missing=()
 for p in "${PACKAGES[@]}"; do

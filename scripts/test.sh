@@ -1,7 +1,32 @@
 #!/usr/bin/env bash
-# Installs what is missing, builds, and runs the whole test suite: core and state tests, the
-# numpy oracle, figure export, and the real app under a virtual display.
+# Installs what is missing, builds, and runs the whole test suite:
+#   1. ctest on the Release build: core and state tests, the numpy oracle, figure export, and the
+#      real app under a virtual display;
+#   2. clang-tidy on the engine (scripts/tidy.sh), every warning an error;
+#   3. the same ctest suite built with AddressSanitizer + UndefinedBehaviorSanitizer
+#      (scripts/sanitize.sh);
+#   4. each libFuzzer target for 60 s from its seed corpus (scripts/fuzz.sh).
+# Usage: bash scripts/test.sh [--quick]    (--quick: step 1 only)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh build
+QUICK=0
+[ "${1:-}" = "--quick" ] && QUICK=1
+
+step() { printf '\n== attnviz: %s\n' "$1"; }
+
+if ((QUICK)); then
+  bash scripts/setup.sh build
+else
+  bash scripts/setup.sh --checks build
+fi
+step "test suite (Release)"
 ctest --test-dir build --output-on-failure -j "$(nproc)"
+((QUICK)) && exit 0
+
+step "clang-tidy on core/"
+bash scripts/tidy.sh build
+step "test suite under AddressSanitizer + UndefinedBehaviorSanitizer"
+bash scripts/sanitize.sh
+step "fuzzing, 60 s per target"
+bash scripts/fuzz.sh 60
+step "all checks passed"
