@@ -42,15 +42,9 @@ void HeadsPanel::draw(PanelContext& ctx) {
             ImGui::EndGroup();
             continue;
         }
-        // A texel per pixel at most, each the largest weight of its block: sharp heads stay sharp.
-        const int factor = gfx::poolFactor(tile * ImGui::GetIO().DisplayFramebufferScale.x /
-                                           static_cast<float>(std::max<Eigen::Index>({1, s.model.tq(), s.model.tk()})));
-        const std::uint64_t version = ((head < 0 ? s.dataVersion : s.headVersions[static_cast<std::size_t>(head)]) << 16) |
-                                      static_cast<std::uint64_t>(std::min(factor, 0xffff));
-        const gfx::HeatmapTexture& tex = ctx.textures.get("thumb:" + std::to_string(head), version, [&] {
-            return gfx::texelsOf(head < 0 ? core::meanWeights(s.forward) : s.forward.heads[static_cast<std::size_t>(head)].weights,
-                                 s.settings, factor);
-        });
+        const gfx::HeatmapTexture& tex = headWeightsTexture(
+            ctx, "thumb:" + std::to_string(head), head,
+            tile / static_cast<float>(std::max<Eigen::Index>({1, s.model.tq(), s.model.tk()})));
         const ImVec2 p = ImGui::GetCursorScreenPos();
         const float w = tile, h = tile * static_cast<float>(s.model.tq()) / static_cast<float>(std::max<Eigen::Index>(1, s.model.tk()));
         const ImVec2 q(p.x + w, p.y + std::min(h, tile));

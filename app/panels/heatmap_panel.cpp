@@ -93,19 +93,10 @@ void HeatmapPanel::draw(PanelContext& ctx) {
     // Visible window of the matrix, as fractions (u = keys, v = queries).
     const float fu = std::min(1.0f, matW / (cell * tk)), fv = std::min(1.0f, matH / (cell * tq));
     const float u0 = std::clamp(s.view.panX - fu * 0.5f, 0.0f, 1.0f - fu), v0 = std::clamp(s.view.panY - fv * 0.5f, 0.0f, 1.0f - fv);
+    // One texture, whichever head is shown.
+    const gfx::HeatmapTexture& tex = headWeightsTexture(ctx, "heat", head, cell);
     // Colour range: 0 … 1 (comparable across heads), or 0 … the largest weight shown (contrast
     // for long sequences, where every weight is near 1/T).
-    // One texture, whichever head is shown, re-made when the head, its numbers or the pooling
-    // change. Drawn smaller than a pixel per cell, each texel keeps the largest weight of its
-    // block of cells: no more texels than pixels to upload and draw, and no peak lost.
-    const int factor = gfx::poolFactor(cell * ImGui::GetIO().DisplayFramebufferScale.x);
-    const std::uint64_t headVersion = head < 0 ? s.dataVersion : s.headVersions[static_cast<std::size_t>(head)];
-    const std::uint64_t version = ((headVersion * 1024 + static_cast<std::uint64_t>(head + 1)) << 16) |
-                                  static_cast<std::uint64_t>(std::min(factor, 0xffff));
-    const gfx::HeatmapTexture& tex = ctx.textures.get("heat", version, [&] {
-        if (head >= 0) return gfx::texelsOf(s.forward.heads[static_cast<std::size_t>(head)].weights, s.settings, factor);
-        return gfx::texelsOf(core::meanWeights(s.forward), s.settings, factor);
-    });
     const float hi = s.view.autoRange ? std::max(tex.maxValue(), 1e-6f) : 1.0f;
     ctx.heatmaps.draw(list, tex, mMin, mMax, ImVec2(u0, v0), ImVec2(u0 + fu, v0 + fv), s.view.colormap, 0.0f, hi);
     const float firstCol = u0 * tk, firstRow = v0 * tq;

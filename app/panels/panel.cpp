@@ -1,6 +1,22 @@
 #include "app/panels/panel.hpp"
 
+#include "app/gfx/texture_cache.hpp"
+
+#include <algorithm>
+
 namespace attnviz::app {
+
+const gfx::HeatmapTexture& headWeightsTexture(PanelContext& ctx, const std::string& key, int head, float pixelsPerCell) {
+    const AppState& s = ctx.state;
+    const int factor = gfx::poolFactor(pixelsPerCell * ImGui::GetIO().DisplayFramebufferScale.x);
+    const std::uint64_t headVersion = head < 0 ? s.dataVersion : s.headVersions[static_cast<std::size_t>(head)];
+    const std::uint64_t version = ((headVersion * 1024 + static_cast<std::uint64_t>(head + 1)) << 16) |
+                                  static_cast<std::uint64_t>(std::min(factor, 0xffff));
+    return ctx.textures.get(key, version, [&] {
+        if (head >= 0) return gfx::texelsOf(s.forward.heads[static_cast<std::size_t>(head)].weights, s.settings, factor);
+        return gfx::texelsOf(core::meanWeights(s.forward), s.settings, factor);
+    });
+}
 
 void helpMarker(const char* text) {
     ImGui::SameLine();

@@ -11,6 +11,7 @@
 
 namespace attnviz::gfx {
 class HeatmapRenderer;
+class HeatmapTexture;
 class TextureCache;
 }  // namespace attnviz::gfx
 
@@ -67,6 +68,12 @@ bool beginPanel(PanelContext& ctx, const char* title);
 // The same, for a panel that shows `head` (-1 = the mean): while that head is still being
 // computed it shows "computing…" and returns false.
 bool beginPanelFor(PanelContext& ctx, const char* title, int head);
+
+// The weights of `head` (-1 = the mean of all heads) as the texture cached under `key`, for a
+// map whose cells are `pixelsPerCell` logical pixels wide. Smaller than a pixel per cell, each
+// texel is the largest weight of its block of cells: no more texels than pixels to upload and
+// draw, and no sharp weight lost. Re-made only when the head, its numbers or the pooling change.
+const gfx::HeatmapTexture& headWeightsTexture(PanelContext& ctx, const std::string& key, int head, float pixelsPerCell);
 
 // Adds a "(?)" marker whose tooltip explains the previous control in plain words.
 void helpMarker(const char* text);
