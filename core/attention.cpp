@@ -24,9 +24,15 @@ MaskMat blockedMatrix(const Settings& settings, Eigen::Index tq, Eigen::Index tk
     return blocked;
 }
 
-bool hasMask(const Settings& settings) {
-    return settings.causal || !settings.paddedKeys.empty() || settings.custom.size() != 0;
-}
+namespace {
+
+// Padding or a custom mask: blocked keys anywhere in a row. Otherwise (no mask, or causal) each
+// query reads a prefix of the keys, which the fast paths below rely on.
+bool masksCells(const Settings& settings) { return !settings.paddedKeys.empty() || settings.custom.size() != 0; }
+
+}  // namespace
+
+bool hasMask(const Settings& settings) { return settings.causal || masksCells(settings); }
 
 void toTexels(const MatRef& weights, const Settings& settings, std::vector<float>& out) {
     const Eigen::Index tq = weights.rows(), tk = weights.cols();
@@ -34,7 +40,7 @@ void toTexels(const MatRef& weights, const Settings& settings, std::vector<float
     Eigen::Map<Mat> texels(out.data(), tq, tk);
     texels = weights;
     if (!hasMask(settings)) return;
-    if (settings.causal && settings.paddedKeys.empty() && settings.custom.size() == 0) {
+    if (!masksCells(settings)) {  // causal only: the triangle above the diagonal
         for (Eigen::Index i = 0; i + 1 < tk && i < tq; ++i) texels.row(i).tail(tk - i - 1).setConstant(kMaskedTexel);
         return;
     }
@@ -84,7 +90,7 @@ void poolTexels(const MatRef& weights, const Settings& settings, int factor, std
     const Eigen::Index tq = weights.rows(), tk = weights.cols();
     const Eigen::Index rows = pooledSize(tq, factor), cols = pooledSize(tk, factor);
     out.resize(static_cast<std::size_t>(rows * cols));
-    const bool perElement = !settings.paddedKeys.empty() || settings.custom.size() != 0;
+    const bool perElement = masksCells(settings);
     const MaskMat blocked = perElement ? blockedMatrix(settings, tq, tk) : MaskMat();
 #pragma omp parallel if (tq * tk >= (1 << 18))
     {
@@ -166,7 +172,7 @@ bool softmaxRows(const MatRef& scores, float scale, const Settings& settings, Ei
     const Eigen::Index rows = scores.rows();
     const Eigen::Index tk = scores.cols();
     int finite = 1;  // every row's maximum is a finite number (else the scores overflowed)
-    const bool perElement = !settings.paddedKeys.empty() || settings.custom.size() != 0;
+    const bool perElement = masksCells(settings);
     if (!perElement) {
         // Plain or causal: each row reads a prefix [0, n) of the keys. Rows are independent:
         // large matrices use every core (a no-op inside an already parallel region).

@@ -294,20 +294,23 @@ void projectHead(const Model& model, int head, HeadTensors& out) {
 
 void scoreHead(HeadTensors& head) { head.scores.noalias() = head.q * head.k.transpose(); }
 
-void weighHead(const Model& model, const Settings& settings, HeadTensors& head) {
-    if (!softmaxRows(head.scores, logitScale(model.dk, settings), settings, head.weights))
-        throw InputError("scores", "Q Kᵀ overflows the float range; the inputs or weights are too large");
-}
-
 namespace {
 
-// A·V and concat·W_O are averages and sums of finite numbers, but near the float range's edge they
-// can still overflow: say so rather than show inf or NaN.
+// Products near the float range's edge overflow: say where rather than show inf or NaN.
+[[noreturn]] void overflowed(const char* where, const char* what) {
+    throw InputError(where, std::string(what) + " overflows the float range; the inputs or weights are too large");
+}
+
+// A·V and concat·W_O are averages and sums of finite numbers, but can still overflow.
 void requireFinite(const Mat& m, const char* where, const char* what) {
-    if (!m.allFinite()) throw InputError(where, std::string(what) + " overflows the float range; the inputs or weights are too large");
+    if (!m.allFinite()) overflowed(where, what);
 }
 
 }  // namespace
+
+void weighHead(const Model& model, const Settings& settings, HeadTensors& head) {
+    if (!softmaxRows(head.scores, logitScale(model.dk, settings), settings, head.weights)) overflowed("scores", "Q Kᵀ");
+}
 
 void outputHead(HeadTensors& head) {
     head.output.noalias() = head.weights * head.v;
@@ -328,8 +331,7 @@ void attendHead(const Model& model, const Settings& settings, HeadTensors& head,
         auto scores = head.scores.middleRows(r0, rows);
         auto weights = head.weights.middleRows(r0, rows);
         if (newScores) scores.noalias() = head.q.middleRows(r0, rows) * head.k.transpose();
-        if (!softmaxRows(scores, scale, settings, weights, r0))
-            throw InputError("scores", "Q Kᵀ overflows the float range; the inputs or weights are too large");
+        if (!softmaxRows(scores, scale, settings, weights, r0)) overflowed("scores", "Q Kᵀ");
         head.output.middleRows(r0, rows).noalias() = weights * head.v;
     }
     requireFinite(head.output, "V", "A·V");
