@@ -6,8 +6,10 @@
 
 #include <benchmark/benchmark.h>
 
+#include <cstdint>
 #include <map>
 #include <memory>
+#include <vector>
 
 using namespace attnviz::core;
 
@@ -43,8 +45,10 @@ Fixture& fixture(int T) {
     return *f;
 }
 
+const std::vector<std::int64_t> kSizes = {128, 256, 512, 1024, 2048, 4096};
+
 void sizes(benchmark::internal::Benchmark* b) {
-    for (int T : {128, 256, 512, 1024, 2048, 4096}) b->Arg(T);
+    for (std::int64_t T : kSizes) b->Arg(T);
     b->Unit(benchmark::kMillisecond)->UseRealTime();
 }
 
@@ -97,49 +101,41 @@ void BM_SoftmaxVisibleHead(benchmark::State& state) {
 }
 BENCHMARK(BM_SoftmaxVisibleHead)->Apply(sizes);
 
+// At most one texel per pixel of the heatmap, 770 pixels wide in the app's default window: the
+// pooling factor the app uses for a T-token map (gfx::poolFactor).
+int screenFactor(int T) { return (T + 769) / 770; }
+
 // Causal toggle, as the app does it for the visible head: softmax under the mask and the
-// texture-ready conversion (masked cells marked).
+// texture-ready texels, pooled to the screen (masked cells marked).
 void BM_MaskToggleVisibleHead(benchmark::State& state) {
-    Fixture& f = fixture(static_cast<int>(state.range(0)));
+    const int T = static_cast<int>(state.range(0));
+    Fixture& f = fixture(T);
     Settings causal = f.settings;
     causal.causal = true;
     std::vector<float> texels;
     for (auto _ : state) {
         weighHead(f.model, causal, f.forward.heads[0]);
-        toTexels(f.forward.heads[0].weights, causal, texels);
+        poolTexels(f.forward.heads[0].weights, causal, screenFactor(T), texels);
         benchmark::DoNotOptimize(texels.data());
     }
 }
 BENCHMARK(BM_MaskToggleVisibleHead)->Apply(sizes);
 
-// Weights -> texels (causal), the CPU side of a heatmap update.
+// Weights -> texels (causal), the CPU side of a heatmap update: second argument 1 pooled to the
+// screen as the app does, 0 every cell.
 void BM_Texels(benchmark::State& state) {
-    Fixture& f = fixture(static_cast<int>(state.range(0)));
-    Settings causal = f.settings;
-    causal.causal = true;
-    std::vector<float> texels;
-    for (auto _ : state) {
-        toTexels(f.forward.heads[0].weights, causal, texels);
-        benchmark::DoNotOptimize(texels.data());
-    }
-}
-BENCHMARK(BM_Texels)->Apply(sizes);
-
-// Weights -> texels pooled for a 770-pixel map (the app's default): each texel the largest
-// weight of its block, at most one texel per pixel.
-void BM_PooledTexels(benchmark::State& state) {
     const int T = static_cast<int>(state.range(0));
     Fixture& f = fixture(T);
     Settings causal = f.settings;
     causal.causal = true;
-    const int factor = (T + 769) / 770;
+    const int factor = state.range(1) ? screenFactor(T) : 1;
     std::vector<float> texels;
     for (auto _ : state) {
         poolTexels(f.forward.heads[0].weights, causal, factor, texels);
         benchmark::DoNotOptimize(texels.data());
     }
 }
-BENCHMARK(BM_PooledTexels)->Apply(sizes);
+BENCHMARK(BM_Texels)->ArgsProduct({kSizes, {0, 1}})->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 
