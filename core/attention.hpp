@@ -13,6 +13,7 @@
 // a temperature or mask change needs softmaxRows + outputs, never new scores.
 #pragma once
 
+#include "core/kernels.hpp"
 #include "core/matrix.hpp"
 
 #include <vector>
@@ -75,6 +76,11 @@ struct HeadTensors {
     Mat scores;    // [T_q, T_k] raw q kᵀ
     Mat weights;   // [T_q, T_k] final attention A
     Mat output;    // [T_q, d_v] A v
+    // Scratch, kept so a recompute allocates nothing: the projection's
+    // [d_model, 2 d_k + d_v] = [W_Q_h | W_K_h | W_V_h] and [T, 2 d_k + d_v] = x times it; k packed
+    // for scoreRows.
+    Mat projectionWeights, projected;
+    PackedKeys packedKeys;
 };
 
 struct Forward {

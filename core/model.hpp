@@ -42,8 +42,10 @@ Model buildModel(const Scenario& scenario, bool applySwaps = true, const Limits&
 // Softmax settings and masks; checks padding positions and the mask's shape against the model.
 Settings buildSettings(const Scenario& scenario, const Model& model);
 
-// Bytes of the float matrices one forward pass keeps (Q, K, V, scores, weights, outputs).
-std::uint64_t forwardBytes(long long tq, long long tk, long long heads, long long dModel, long long dk, long long dv);
+// Bytes of the float matrices one forward pass keeps (Q, K, V, scores, weights, outputs; with
+// `projects`, x times each head's projection weights too).
+std::uint64_t forwardBytes(long long tq, long long tk, long long heads, long long dModel, long long dk, long long dv,
+                           bool projects);
 // "1.6 GiB"
 std::string formatBytes(std::uint64_t bytes);
 
