@@ -61,7 +61,7 @@ void queryBars(PanelContext& ctx, int head, int q, ImVec2 size, bool compact) {
 void BarsPanel::draw(PanelContext& ctx) {
     const AppState& s = ctx.state;
     const int head = shownHead(s);
-    if (!beginPanelFor(ctx, title(), head)) return;
+    if (!beginPanelFor(ctx, title(), head, true)) return;
     const int q = s.view.selectedQuery;
     bool multiples = s.view.smallMultiples;
     if (ImGui::Checkbox("Small multiples", &multiples)) ctx.actions.emit(action::SetSmallMultiples{multiples});

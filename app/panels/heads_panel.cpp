@@ -34,7 +34,7 @@ void HeadsPanel::draw(PanelContext& ctx) {
         std::string label = head < 0 ? std::string("mean") : "head " + std::to_string(head + 1);
         name = label.c_str();
         ImGui::TextColored(selected ? ImVec4(0.94f, 0.27f, 0.27f, 1.0f) : ImGui::GetStyleColorVec4(ImGuiCol_Text), "%s", name);
-        if (!headFresh(s, head)) {  // still being computed: a frame or two after a change
+        if (!weightsFresh(s, head)) {  // still being computed: a frame or two after a change
             const ImVec2 p = ImGui::GetCursorScreenPos();
             ImGui::GetWindowDrawList()->AddRect(p, ImVec2(p.x + tile, p.y + tile), ImGui::GetColorU32(ImGuiCol_Border));
             ImGui::GetWindowDrawList()->AddText(ImVec2(p.x + 4, p.y + 4), ImGui::GetColorU32(ImGuiCol_TextDisabled), "computing…");

@@ -46,7 +46,7 @@ std::string cellTooltip(const AppState& s, int head, int i, int j, float weight)
 void HeatmapPanel::draw(PanelContext& ctx) {
     const AppState& s = ctx.state;
     const int head = shownHead(s);
-    if (!beginPanelFor(ctx, title(), head)) return;
+    if (!beginPanelFor(ctx, title(), head, true)) return;
     const int tq = static_cast<int>(s.model.tq()), tk = static_cast<int>(s.model.tk());
     const auto weight = [&](int i, int j) {
         if (head >= 0) return s.forward.heads[static_cast<std::size_t>(head)].weights(i, j);

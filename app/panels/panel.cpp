@@ -9,7 +9,9 @@ namespace attnviz::app {
 const gfx::HeatmapTexture& headWeightsTexture(PanelContext& ctx, const std::string& key, int head, float pixelsPerCell) {
     const AppState& s = ctx.state;
     const int factor = gfx::poolFactor(pixelsPerCell * ImGui::GetIO().DisplayFramebufferScale.x);
-    const std::uint64_t headVersion = head < 0 ? s.dataVersion : s.headVersions[static_cast<std::size_t>(head)];
+    // The mean changes when any head's weights do (not when only an A·V is finished).
+    const std::uint64_t headVersion = head < 0 ? *std::max_element(s.headVersions.begin(), s.headVersions.end())
+                                               : s.headVersions[static_cast<std::size_t>(head)];
     const std::uint64_t version = ((headVersion * 1024 + static_cast<std::uint64_t>(head + 1)) << 16) |
                                   static_cast<std::uint64_t>(std::min(factor, 0xffff));
     return ctx.textures.get(key, version, [&] {
@@ -39,9 +41,9 @@ bool beginPanel(PanelContext& ctx, const char* title) {
     return false;
 }
 
-bool beginPanelFor(PanelContext& ctx, const char* title, int head) {
+bool beginPanelFor(PanelContext& ctx, const char* title, int head, bool weightsOnly) {
     if (!beginPanel(ctx, title)) return false;
-    if (headFresh(ctx.state, head)) return true;
+    if (weightsOnly ? weightsFresh(ctx.state, head) : headFresh(ctx.state, head)) return true;
     ImGui::TextDisabled("computing…");  // a frame or two after a change, for heads not on screen
     ImGui::End();
     return false;

@@ -65,9 +65,9 @@ public:
 // ImGui::Begin with the app's window flags; false (and the window already ended) when there is
 // nothing to draw. The panel calls ImGui::End() itself when this returns true.
 bool beginPanel(PanelContext& ctx, const char* title);
-// The same, for a panel that shows `head` (-1 = the mean): while that head is still being
-// computed it shows "computing…" and returns false.
-bool beginPanelFor(PanelContext& ctx, const char* title, int head);
+// The same, for a panel that shows `head` (-1 = the mean): while that head (its weights, for a
+// panel that shows only those) is still being computed it shows "computing…" and returns false.
+bool beginPanelFor(PanelContext& ctx, const char* title, int head, bool weightsOnly);
 
 // The weights of `head` (-1 = the mean of all heads) as the texture cached under `key`, for a
 // map whose cells are `pixelsPerCell` logical pixels wide. Smaller than a pixel per cell, each

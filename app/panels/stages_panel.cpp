@@ -62,7 +62,7 @@ StageView stageView(const AppState& s, int index, int head, bool withValues) {
 void StagesPanel::draw(PanelContext& ctx) {
     const AppState& s = ctx.state;
     const int head = std::max(0, s.view.selectedHead);
-    if (!beginPanelFor(ctx, title(), head)) return;
+    if (!beginPanelFor(ctx, title(), head, false)) return;
     // The passport: every stage with its shape; the current one highlighted and clickable.
     for (int k = 0; k < kStageCount; ++k) {
         const StageView v = stageView(s, k, head, false);

@@ -21,11 +21,38 @@ AppState makeState(const core::Scenario& scenario, const core::Limits& limits) {
     return state;
 }
 
+namespace {
+
+// Brings one head's weights up to date: projections and scores when stale, then the softmax.
+// Leaves the head at Stage::Outputs (its A·V still to do) when it needed new weights.
+void recomputeWeights(AppState& state, int head) {
+    auto& stage = state.stale[static_cast<std::size_t>(head)];
+    if (stage <= Stage::Outputs) return;
+    ++state.dataVersion;
+    state.headVersions[static_cast<std::size_t>(head)] = state.dataVersion;
+    state.combineStale = true;
+    state.baseStale = true;
+    core::HeadTensors& t = state.forward.heads[static_cast<std::size_t>(head)];
+    if (stage >= Stage::Projections) {
+        core::projectHead(state.model, head, t);
+        ++state.work.projections;
+    }
+    if (stage >= Stage::Scores) {
+        core::scoreHead(t);
+        ++state.work.scores;
+    }
+    core::weighHead(state.model, state.settings, t);
+    ++state.work.softmaxes;
+    stage = Stage::Outputs;
+}
+
+}  // namespace
+
 void recomputeHead(AppState& state, int head) {
     auto& stage = state.stale[static_cast<std::size_t>(head)];
     if (stage == Stage::Fresh) return;
     ++state.dataVersion;
-    state.headVersions[static_cast<std::size_t>(head)] = state.dataVersion;
+    if (stage >= Stage::Weights) state.headVersions[static_cast<std::size_t>(head)] = state.dataVersion;
     state.combineStale = true;
     state.baseStale = true;
     core::HeadTensors& t = state.forward.heads[static_cast<std::size_t>(head)];
@@ -39,7 +66,7 @@ void recomputeHead(AppState& state, int head) {
         state.work.scores += newScores;
         ++state.work.softmaxes;
         ++state.work.outputs;
-    } else if (stage >= Stage::Outputs) {
+    } else {  // the weights are fresh: A·V only
         core::outputHead(t);
         ++state.work.outputs;
     }
@@ -67,14 +94,28 @@ void finish(AppState& state) {
 
 }  // namespace
 
-void recompute(AppState& state) { recomputeStep(state, -1, 0); }
+void recompute(AppState& state) {
+    for (int h = 0; h < state.model.heads; ++h) recomputeHead(state, h);
+    finish(state);
+}
 
 bool recomputeStep(AppState& state, int visibleHead, int moreHeads) {
     if (isFresh(state)) return true;
-    if (visibleHead < 0) {
-        for (int h = 0; h < state.model.heads; ++h) recomputeHead(state, h);
-    } else if (visibleHead < state.model.heads) {
+    // 1. What the user looks at: its weights, and nothing else in the frame that needed them,
+    // so the new heatmap is drawn as soon as it can be.
+    if (!weightsFresh(state, visibleHead)) {
+        if (visibleHead < 0) {
+            for (int h = 0; h < state.model.heads; ++h) recomputeWeights(state, h);
+        } else if (visibleHead < state.model.heads) {
+            recomputeWeights(state, visibleHead);
+        }
+        return false;
+    }
+    // 2. Then, a head a frame: the visible head's A·V first, then the others in order.
+    if (visibleHead >= 0 && visibleHead < state.model.heads &&
+        state.stale[static_cast<std::size_t>(visibleHead)] != Stage::Fresh && moreHeads > 0) {
         recomputeHead(state, visibleHead);
+        --moreHeads;
     }
     for (int h = 0; h < state.model.heads && moreHeads > 0; ++h)
         if (state.stale[static_cast<std::size_t>(h)] != Stage::Fresh) {
@@ -95,6 +136,12 @@ const core::Model& referenceModel(const AppState& state) { return state.swapped(
 
 const core::Forward& referenceForward(const AppState& state) {
     return state.swapped() ? state.baseForward : state.forward;
+}
+
+bool weightsFresh(const AppState& state, int head) {
+    const auto fresh = [](Stage s) { return s <= Stage::Outputs; };
+    if (head < 0) return std::all_of(state.stale.begin(), state.stale.end(), fresh);
+    return head < static_cast<int>(state.stale.size()) && fresh(state.stale[static_cast<std::size_t>(head)]);
 }
 
 bool headFresh(const AppState& state, int head) {

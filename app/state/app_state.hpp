@@ -59,7 +59,7 @@ struct AppState {
 
     std::vector<Stage> stale;  // per head of `forward`
     std::uint64_t dataVersion = 1;  // changes whenever any computed number changes
-    std::vector<std::uint64_t> headVersions;  // per head: changes when that head's numbers change
+    std::vector<std::uint64_t> headVersions;  // per head: changes when that head's weights change
     bool baseStale = true;     // baseForward and equivariance
     bool combineStale = true;  // forward.concat and forward.output
     ViewState view;
@@ -77,15 +77,19 @@ AppState makeState(const core::Scenario& scenario, const core::Limits& limits = 
 
 // Brings every stale stage up to date (all heads, then the permutation reference).
 void recompute(AppState& state);
-// Brings one head up to date (the visible one first, for a fast response).
+// Brings one head up to date: every stale stage, scores to A·V by blocks of rows.
 void recomputeHead(AppState& state, int head);
-// One frame's share of the work: the visible head at once (-1 = all of them, for the mean), then
-// at most `moreHeads` stale heads; the combined output and the permutation reference only once
-// every head is fresh. Returns true when everything is up to date.
+// One frame's share of the work. When the visible head's weights are stale (-1 = every head's,
+// for the mean), only they are computed: the frame after a change shows the new heatmap at once.
+// Otherwise at most `moreHeads` heads are finished: the visible head's A·V first, then the other
+// stale heads. The combined output and the permutation reference follow once every head is
+// fresh. Returns true when everything is up to date.
 bool recomputeStep(AppState& state, int visibleHead, int moreHeads);
 bool isFresh(const AppState& state);
 // Whether a head's numbers are up to date (-1: every head, as the mean needs).
 bool headFresh(const AppState& state, int head);
+// Whether a head's weights are, though its A·V may still be stale (-1: every head's).
+bool weightsFresh(const AppState& state, int head);
 
 // The model before the swaps (the model itself when nothing is swapped).
 const core::Model& referenceModel(const AppState& state);

@@ -82,20 +82,31 @@ TEST_F(Headless, ThemesScalesAndLargeMatrices) {
 
 TEST_F(Headless, ActionsFromFramesAreAppliedAndRecomputedLazily) {
     App app(makeState(core::loadPreset("default")));
-    // The first frame needs only the visible head; the other three follow, one a frame.
+    // Before the first frame: the visible head's weights only. Then a head a frame: the visible
+    // head's A·V, then the other three heads.
     EXPECT_EQ(app.state().work.scores, 1);
+    EXPECT_EQ(app.state().work.outputs, 0);
+    frames(app, 1);
+    EXPECT_EQ(app.state().work.scores, 1);
+    EXPECT_EQ(app.state().work.outputs, 1);
     frames(app, 3);
     EXPECT_EQ(app.state().work.scores, 4);
     EXPECT_TRUE(isFresh(app.state()));
     const WorkCounters before = app.state().work;
     apply(app.state(), action::SetTemperature{0.05f});
     frames(app, 1);
-    // The visible head and one more now; the other two follow, one a frame.
-    EXPECT_EQ(app.state().work.softmaxes, before.softmaxes + 2);
+    // The frame of the change computes the visible head's new weights and nothing else.
+    EXPECT_EQ(app.state().work.softmaxes, before.softmaxes + 1);
+    EXPECT_EQ(app.state().work.outputs, before.outputs);
+    EXPECT_TRUE(weightsFresh(app.state(), app.state().view.selectedHead));
     EXPECT_FALSE(isFresh(app.state()));
-    frames(app, 2);
+    frames(app, 1);  // its A·V
+    EXPECT_EQ(app.state().work.softmaxes, before.softmaxes + 1);
+    EXPECT_EQ(app.state().work.outputs, before.outputs + 1);
+    frames(app, 3);  // the other heads, one a frame
     EXPECT_EQ(app.state().work.scores, before.scores);  // no new Q Kᵀ for a temperature change
     EXPECT_EQ(app.state().work.softmaxes, before.softmaxes + 4);
+    EXPECT_EQ(app.state().work.outputs, before.outputs + 4);
     EXPECT_TRUE(isFresh(app.state()));
     frames(app, 1);  // draws the new weights: their textures are uploaded once
     const long long uploads = app.textureUploads();

@@ -68,6 +68,32 @@ TEST(State, VisibleHeadFirstThenTheRest) {
     EXPECT_EQ(s.work.softmaxes, 8);
 }
 
+TEST(State, AFrameAfterAChangeComputesOnlyTheVisibleWeights) {
+    AppState s = ready();
+    apply(s, action::SetTemperature{0.5f});
+    EXPECT_FALSE(recomputeStep(s, 2, 1));
+    EXPECT_EQ(s.stale[2], Stage::Outputs);  // weights fresh, A·V not yet
+    EXPECT_TRUE(weightsFresh(s, 2));
+    EXPECT_FALSE(headFresh(s, 2));
+    EXPECT_EQ(s.work.softmaxes, 5);
+    EXPECT_EQ(s.work.outputs, 4);
+    const std::uint64_t version = s.headVersions[2];
+    // The next frame finishes the visible head first; its weights, and so its texture, stay.
+    EXPECT_FALSE(recomputeStep(s, 2, 1));
+    EXPECT_EQ(s.stale[2], Stage::Fresh);
+    EXPECT_EQ(s.stale[0], Stage::Weights);
+    EXPECT_EQ(s.work.outputs, 5);
+    EXPECT_EQ(s.headVersions[2], version);
+    // The mean needs every head's weights at once.
+    EXPECT_FALSE(recomputeStep(s, -1, 1));
+    EXPECT_EQ(s.work.softmaxes, 8);
+    EXPECT_TRUE(weightsFresh(s, -1));
+    for (int frame = 0; frame < 3; ++frame) recomputeStep(s, -1, 1);
+    EXPECT_TRUE(isFresh(s));
+    EXPECT_EQ(s.work.outputs, 8);
+    EXPECT_EQ(s.work.scores, 4);
+}
+
 TEST(State, HeadAndQuerySelectionComputeNothing) {
     AppState s = ready();
     const WorkCounters w = s.work;
