@@ -59,6 +59,35 @@ TEST(Softmax, MatchesDirectFormula) {
     }
 }
 
+// The vectorised exp over the whole range a weight can take, against a double-precision
+// softmax. The float logit x = (s - max)·c is rounded, and rounded again in base 2 (times
+// log2 e), which alone moves exp(x) by up to |x|·2^-23 relative; beyond that, every weight is
+// within 2e-6 (a few ulps, and the float sum of 4,099 terms). Exactly 0 only where double gives a value below 2.4e-38.
+TEST(Softmax, EveryWeightWithinAFewUlpsOfDoublePrecision) {
+    constexpr int n = 4099;  // not a multiple of 8: the vector loop and its scalar tail
+    Mat scores(2, n);
+    for (int j = 0; j < n; ++j) {
+        scores(0, j) = -90.0f * static_cast<float>(j) / (n - 1);  // exp(0) … exp(-90), scale 1
+        scores(1, j) = 37.0f * std::sin(0.37f * static_cast<float>(j));
+    }
+    Mat a;
+    softmaxRows(scores, 1.0f, Settings{}, a);
+    for (int i = 0; i < 2; ++i) {
+        const double max = scores.row(i).cast<double>().maxCoeff();
+        double sum = 0;
+        for (int j = 0; j < n; ++j) sum += std::exp(static_cast<double>(scores(i, j)) - max);
+        for (int j = 0; j < n; ++j) {
+            const double expected = std::exp(static_cast<double>(scores(i, j)) - max) / sum;
+            if (expected > 2.4e-38) {
+                const double x = static_cast<double>(scores(i, j)) - max;
+                ASSERT_NEAR(a(i, j) / expected, 1.0, 2e-6 + std::abs(x) * 0x1p-23) << "row " << i << ", key " << j;
+            } else {
+                ASSERT_LE(a(i, j), 2.4e-38f) << "row " << i << ", key " << j;
+            }
+        }
+    }
+}
+
 TEST(Softmax, CausalZerosAboveDiagonalExactly) {
     for (std::uint64_t seed = 0; seed < 50; ++seed) {
         const Mat scores = randomMatrix(12, 12, seed, 10.0f);
