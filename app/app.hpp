@@ -49,6 +49,8 @@ public:
     std::vector<CaptureRequest> takeCaptures() { return std::exchange(m_captures, {}); }
     bool takeFullscreenToggle() { return std::exchange(m_requests.toggleFullscreen, false); }
     bool quitRequested() const { return m_quit; }
+    // The last recompute threw (its message is shown); nothing more is computed until a change.
+    bool computeFailed() const { return m_computeFailed; }
     // A message shown for a few seconds ("Saved … ", or why a save failed).
     void notify(std::string message, bool error = false);
     // Runs `count` frames without a window (tests): needs an ImGui context with a built font atlas.

@@ -165,7 +165,9 @@ int runGui(const GuiRequest& request) {
                 glfwWaitEventsTimeout(0.5);
                 if (std::chrono::steady_clock::now() - waitStart < std::chrono::milliseconds(450)) eagerFrames = 3;
             }
-            if (screenshot && frame == 3) captures.push_back({request.screenshot, request.panel, request.scale});
+            // A screenshot shows the finished state: every head computed (or the error that stopped it).
+            if (screenshot && frame >= 3 && captures.empty() && (isFresh(app.state()) || app.computeFailed()))
+                captures.push_back({request.screenshot, request.panel, request.scale});
             const CaptureRequest* capture = captures.empty() ? nullptr : &captures.front();
             const float pixelScale = capture ? capture->pixelScale : 1.0f;
             float contentScale = 1.0f, unused = 1.0f;
