@@ -222,6 +222,25 @@ TEST(Screenshot, ShaderAndExportAgreeOnColours) {
     }
 }
 
+// Heads are finished one a frame after the first; a screenshot waits for all of them. At
+// τ = 1000 every weight of four tokens is 0.25, so the mean and all eight head thumbnails are
+// solid blocks of viridis(0.25), none a "computing…" placeholder.
+TEST(Screenshot, WaitsForEveryHead) {
+    if (!hasDisplayTools()) GTEST_SKIP() << "xvfb-run is not installed";
+    const fs::path out = tempDir() / "heads.png";
+    ASSERT_EQ(run("--sentence \"a b c d\" --heads 8 --d-model 64 --temperature 1000 --screenshot " + out.string() +
+                      " --panel heads",
+                  true),
+              0);
+    const Image img = load(out.string());
+    ASSERT_GT(img.width, 0);
+    const Rgb quarter = attnviz::core::colormapColor(attnviz::core::ColormapKind::Viridis, 0.25f);
+    const auto tile = largestBlob(img, quarter);
+    const long long tileArea = static_cast<long long>(tile[2] - tile[0] + 1) * (tile[3] - tile[1] + 1);
+    ASSERT_GT(tileArea, 400) << "no thumbnail drawn";
+    EXPECT_GE(countColour(img, quarter), 9 * tileArea * 9 / 10) << "some of the 9 thumbnails are missing";
+}
+
 TEST(Screenshot, TwiceTheResolution) {
     if (!hasDisplayTools()) GTEST_SKIP() << "xvfb-run is not installed";
     const fs::path out = tempDir() / "double.png";
