@@ -1,0 +1,88 @@
+#include "core/cost.hpp"
+
+#include "core/attention.hpp"
+#include "core/prng.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+namespace attnviz::core {
+
+std::vector<MemoryWallRow> memoryWall(const MemoryWall& wall, const std::vector<long long>& tokens,
+                                      std::uint64_t memoryBytes) {
+    std::vector<MemoryWallRow> rows;
+    for (long long t : tokens) {
+        const double matrix = static_cast<double>(wall.bytesPerValue) * static_cast<double>(t) * static_cast<double>(t);
+        const double total = matrix * static_cast<double>(wall.batch * wall.heads * wall.layers);
+        rows.push_back({t, matrix / (1024.0 * 1024.0), total / (1024.0 * 1024.0 * 1024.0),
+                        memoryBytes > 0 && total <= static_cast<double>(memoryBytes)});
+    }
+    return rows;
+}
+
+std::vector<long long> memoryWallTokens() { return {512, 2048, 8192, 32768, 131072}; }
+
+std::uint64_t physicalMemoryBytes() {
+    const long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGE_SIZE);
+    return pages > 0 && size > 0 ? static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(size) : 0;
+}
+
+namespace {
+
+template <class Work>
+double medianMs(double seconds, Work&& work) {
+    using Clock = std::chrono::steady_clock;
+    std::vector<double> times;
+    const auto start = Clock::now();
+    while (times.size() < 3 || (std::chrono::duration<double>(Clock::now() - start).count() < seconds && times.size() < 200)) {
+        const auto t0 = Clock::now();
+        work();
+        times.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+    }
+    std::nth_element(times.begin(), times.begin() + static_cast<std::ptrdiff_t>(times.size() / 2), times.end());
+    return times[times.size() / 2];
+}
+
+Mat gaussian(Eigen::Index rows, Eigen::Index cols, std::uint64_t seed, float scale) {
+    Prng prng(seed);
+    Mat m(rows, cols);
+    for (Eigen::Index i = 0; i < rows; ++i)
+        for (Eigen::Index j = 0; j < cols; ++j) m(i, j) = scale * static_cast<float>(prng.normal());
+    return m;
+}
+
+}  // namespace
+
+CostPoint measureCost(long long tokens, int width, double seconds) {
+    const Eigen::Index T = tokens, d = width;
+    const Mat x = gaussian(T, d, 1, 1.0f);
+    const float init = 1.0f / std::sqrt(static_cast<float>(d));
+    const Mat wh = gaussian(d, d, 2, init), wx = gaussian(d, d, 3, init);
+    CostPoint p;
+    p.tokens = tokens;
+    // RNN: T matrix-vector steps, each waiting for the last (row vectors: h W)
+    RowVec h(d), pre(d);
+    p.rnnMs = medianMs(seconds / 2, [&] {
+        h.setZero();
+        for (Eigen::Index t = 0; t < T; ++t) {
+            pre.noalias() = h * wh;
+            pre.noalias() += x.row(t) * wx;
+            h = pre.array().tanh();
+        }
+    });
+    // attention: one T × T product, the softmax, one product with V, on every core (its steps
+    // are independent; the RNN's are not)
+    Mat scores(T, T), weights(T, T), out(T, d);
+    const float scale = 1.0f / std::sqrt(static_cast<float>(d));
+    p.attentionMs = medianMs(seconds / 2, [&] {
+        scores.noalias() = x * x.transpose();
+        softmaxRows(scores, scale, Settings{}, weights);
+        out.noalias() = weights * x;
+    });
+    return p;
+}
+
+}  // namespace attnviz::core

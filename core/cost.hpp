@@ -1,0 +1,44 @@
+// The cost of attention (seed 000 §39.3): the memory wall of stored T × T matrices, and a
+// live timing of self-attention against an RNN cell of the same width.
+#pragma once
+
+#include "core/matrix.hpp"
+
+#include <cstdint>
+#include <vector>
+
+namespace attnviz::core {
+
+// Bytes of attention matrices stored for backprop: bytes · B · h · L · T² (one T × T matrix
+// per example, head and layer).
+struct MemoryWall {
+    long long batch = 1, heads = 16, layers = 32;
+    int bytesPerValue = 2;  // fp16
+};
+
+struct MemoryWallRow {
+    long long tokens = 0;
+    double perMatrixMiB = 0;  // one T × T matrix
+    double totalGiB = 0;      // every example, head and layer
+    bool fits = false;        // totalGiB within the given memory
+};
+
+// One row per T; `memoryBytes` is what counts as fitting (this machine's RAM, say).
+std::vector<MemoryWallRow> memoryWall(const MemoryWall& wall, const std::vector<long long>& tokens,
+                                      std::uint64_t memoryBytes);
+// The seed's T = 512, 2048, 8192, 32768, 131072.
+std::vector<long long> memoryWallTokens();
+// Physical memory of this machine, in bytes (0 when unknown).
+std::uint64_t physicalMemoryBytes();
+
+// Milliseconds for one forward pass over T tokens of width d, median of runs for about
+// `seconds` (at least 3):
+//   RNN:       h_t = tanh(W_h h_{t-1} + W_x x_t), t = 1 … T in sequence: O(T d²), one core
+//   attention: softmax(Q Kᵀ / √d) V with Q = K = V = X: O(T² d), every core (no step waits)
+struct CostPoint {
+    long long tokens = 0;
+    double rnnMs = 0, attentionMs = 0;
+};
+CostPoint measureCost(long long tokens, int width, double seconds);
+
+}  // namespace attnviz::core
