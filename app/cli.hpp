@@ -27,6 +27,7 @@ struct GuiRequest {
     std::optional<int> head;          // --head N (-1 = mean)
     std::string theme;                // --theme dark|light|high-contrast ("" = the saved session's)
     bool presenter = false;           // --presenter
+    std::string lab;                  // --lab linear|cost ("" = none)
     bool fresh = false;               // --fresh: ignore the saved session
     bool explicitScenario = false;    // a scenario, preset or model flag was given
     core::ColormapKind colormap = core::ColormapKind::Viridis;  // --colormap

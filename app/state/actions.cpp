@@ -251,6 +251,23 @@ bool apply(AppState& state, const Action& action) {
                 state.view.panY = std::isfinite(a.panY) ? std::clamp(a.panY, half, 1.0f - half) : 0.5f;
                 return true;
             },
+            [&](const SetLab& a) {
+                state.view.lab = a.value;
+                return true;
+            },
+            [&](const SetFastWeightSteps& a) {
+                state.view.fastWeightSteps = a.steps < 0 ? -1 : std::min<int>(a.steps, static_cast<int>(state.model.tk()));
+                return true;
+            },
+            [&](const SetMemoryWall& a) {
+                const core::MemoryWall& w = a.value;
+                for (auto [value, name] : {std::pair{w.batch, "batch"}, {w.heads, "heads"}, {w.layers, "layers"}})
+                    if (value < 1 || value > 1000000) return reject(state, name, "expected 1 to 1000000, got " + std::to_string(value));
+                if (w.bytesPerValue != 1 && w.bytesPerValue != 2 && w.bytesPerValue != 4 && w.bytesPerValue != 8)
+                    return reject(state, "bytes per value", "expected 1, 2, 4 or 8, got " + std::to_string(w.bytesPerValue));
+                state.view.wall = w;
+                return true;
+            },
             [&](const ClearError&) {
                 state.error.clear();
                 return true;

@@ -48,6 +48,9 @@ struct SetAutoRange { bool value; };
 struct SetPreviewHead { int head; };  // -2 = none
 struct PickSwapChip { int position; };  // first click remembers, second click swaps
 struct SetView { float zoom; float panX; float panY; };
+struct SetLab { Lab value; };
+struct SetFastWeightSteps { int steps; };  // -1 = every token
+struct SetMemoryWall { core::MemoryWall value; };
 struct ClearError {};
 }  // namespace action
 
@@ -58,7 +61,8 @@ using Action = std::variant<action::SetSentence, action::SetTokens, action::SetT
                             action::ToggleCausal, action::SelectHead, action::StepHead, action::SelectQuery,
                             action::StepQuery, action::StepStage, action::SetColormap, action::SetTheme,
                             action::SetUiScale, action::SetPresenter, action::SetSmallMultiples, action::SetAutoRange,
-                            action::SetPreviewHead, action::PickSwapChip, action::SetView, action::ClearError>;
+                            action::SetPreviewHead, action::PickSwapChip, action::SetView, action::SetLab,
+                            action::SetFastWeightSteps, action::SetMemoryWall, action::ClearError>;
 
 // Returns false (and sets state.error) when the change was rejected.
 bool apply(AppState& state, const Action& action);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "core/colormap.hpp"
+#include "core/cost.hpp"
 #include "core/model.hpp"
 #include "core/permutation.hpp"
 #include "core/scenario.hpp"
@@ -27,6 +28,9 @@ struct WorkCounters {
 
 enum class Theme : std::uint8_t { Dark, Light, HighContrast };
 
+// The lab panel shown in place of the bottom row (swap, stages, positional encoding).
+enum class Lab : std::uint8_t { None, Linear, Cost };
+
 // What the user looks at; changes here never recompute anything.
 struct ViewState {
     int selectedHead = 0;   // -1 = mean over heads
@@ -42,6 +46,9 @@ struct ViewState {
     int pendingSwap = -1;   // first chip clicked in the token-swap panel (-1 = none)
     float zoom = 1.0f;      // heatmap zoom (1 = whole matrix)
     float panX = 0.5f, panY = 0.5f;  // heatmap view centre, as fractions of keys / queries
+    Lab lab = Lab::None;
+    int fastWeightSteps = -1;  // tokens written into the fast-weight matrix shown (-1 = all)
+    core::MemoryWall wall;     // the memory-wall calculator's B, h, L and bytes per value
 };
 
 struct AppState {

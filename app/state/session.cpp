@@ -33,7 +33,8 @@ std::string encodeSession(const Session& s) {
                  {"small_multiples", s.view.smallMultiples},
                  {"head", s.view.selectedHead},
                  {"query", s.view.selectedQuery},
-                 {"stage", s.view.stage}};
+                 {"stage", s.view.stage},
+                 {"lab", static_cast<int>(s.view.lab)}};
     j["window"] = {{"width", s.windowWidth}, {"height", s.windowHeight}};
     return core::prettyJson(j);
 }
@@ -61,6 +62,7 @@ Session decodeSession(const std::string& text, const std::string& where) {
         s.view.selectedHead = v.at("head").get<int>();
         s.view.selectedQuery = v.at("query").get<int>();
         s.view.stage = std::clamp(v.at("stage").get<int>(), 0, kStageCount - 1);
+        s.view.lab = static_cast<Lab>(std::clamp(v.value("lab", 0), 0, 2));  // sessions from before the labs have none
         s.windowWidth = std::clamp(j.at("window").at("width").get<int>(), 320, 16384);
         s.windowHeight = std::clamp(j.at("window").at("height").get<int>(), 240, 16384);
     } catch (const core::InputError& e) {

@@ -118,6 +118,14 @@ TEST_F(Cli, WindowFlagsReachTheRequest) {
     EXPECT_EQ(run.request.panel, "heatmap");
 }
 
+TEST_F(Cli, LabFlagReachesTheRequestAndIsChecked) {
+    const CliRun run = runCli({"--lab", "linear"});
+    EXPECT_EQ(run.code, 0) << run.err;
+    ASSERT_EQ(run.guiCalls, 1);
+    EXPECT_EQ(run.request.lab, "linear");
+    EXPECT_EQ(expectError(runCli({"--lab", "fourier"})), "--lab: expected linear or cost, got 'fourier'");
+}
+
 // ---- flag overrides ---------------------------------------------------------------------
 
 TEST_F(Cli, SentenceReplacesTokens) {

@@ -94,6 +94,26 @@ TEST(State, AFrameAfterAChangeComputesOnlyTheVisibleWeights) {
     EXPECT_EQ(s.work.scores, 4);
 }
 
+TEST(State, LabSettingsAreViewChangesAndChecked) {
+    AppState s = ready();
+    const WorkCounters w = s.work;
+    EXPECT_TRUE(apply(s, action::SetLab{Lab::Linear}));
+    EXPECT_EQ(s.view.lab, Lab::Linear);
+    EXPECT_TRUE(apply(s, action::SetFastWeightSteps{99}));
+    EXPECT_EQ(s.view.fastWeightSteps, 6);  // clamped to the tokens
+    EXPECT_TRUE(apply(s, action::SetFastWeightSteps{-5}));
+    EXPECT_EQ(s.view.fastWeightSteps, -1);  // every token
+    EXPECT_TRUE(apply(s, action::SetMemoryWall{core::MemoryWall{2, 8, 4, 4}}));
+    EXPECT_EQ(s.view.wall.heads, 8);
+    EXPECT_FALSE(apply(s, action::SetMemoryWall{core::MemoryWall{1, 0, 32, 2}}));
+    EXPECT_EQ(s.error, "heads: expected 1 to 1000000, got 0");
+    EXPECT_FALSE(apply(s, action::SetMemoryWall{core::MemoryWall{1, 16, 32, 3}}));
+    EXPECT_EQ(s.error, "bytes per value: expected 1, 2, 4 or 8, got 3");
+    EXPECT_EQ(s.view.wall.heads, 8);  // the rejected values never land
+    recompute(s);
+    EXPECT_EQ(s.work.softmaxes, w.softmaxes);
+}
+
 TEST(State, HeadAndQuerySelectionComputeNothing) {
     AppState s = ready();
     const WorkCounters w = s.work;
