@@ -2,8 +2,10 @@
 
 #include "app/panels/bars_panel.hpp"
 #include "app/panels/controls_panel.hpp"
+#include "app/panels/cost_panel.hpp"
 #include "app/panels/heads_panel.hpp"
 #include "app/panels/heatmap_panel.hpp"
+#include "app/panels/linear_panel.hpp"
 #include "app/panels/positional_panel.hpp"
 #include "app/panels/stages_panel.hpp"
 #include "app/panels/swap_panel.hpp"
@@ -35,6 +37,8 @@ App::App(AppState state) : m_state(std::move(state)) {
     m_panels.push_back(std::make_unique<SwapPanel>());
     m_panels.push_back(std::make_unique<StagesPanel>());
     m_panels.push_back(std::make_unique<PositionalPanel>());
+    m_panels.push_back(std::make_unique<LinearPanel>());
+    m_panels.push_back(std::make_unique<CostPanel>());
     recomputeStep(m_state, shownHead(m_state), 0);  // the first frame needs the visible head only
     syncDrafts();
 }
@@ -116,6 +120,8 @@ void App::layout() {
     put("heatmap", left, top, heatR, rowY);
     put("bars", heatR, top, W, barsY);
     put("heads", heatR, barsY, W, rowY);
+    if (m_state.view.lab == Lab::Linear) return put("linear", left, rowY, W, H);
+    if (m_state.view.lab == Lab::Cost) return put("cost", left, rowY, W, H);
     const float swapR = left + mainW * 0.40f, stagesR = left + mainW * 0.76f;
     put("swap", left, rowY, swapR, H);
     put("stages", swapR, rowY, stagesR, H);
@@ -214,6 +220,11 @@ void App::menuBar() {
         if (ImGui::MenuItem("High contrast", nullptr, theme == Theme::HighContrast)) m_actions.emit(action::SetTheme{Theme::HighContrast});
         ImGui::Separator();
         if (ImGui::MenuItem("Presenter mode", "F5", m_state.view.presenter)) m_actions.emit(action::SetPresenter{!m_state.view.presenter});
+        const Lab lab = m_state.view.lab;
+        if (ImGui::MenuItem("Lab: linear attention and fast weights", nullptr, lab == Lab::Linear))
+            m_actions.emit(action::SetLab{lab == Lab::Linear ? Lab::None : Lab::Linear});
+        if (ImGui::MenuItem("Lab: the cost of attention", nullptr, lab == Lab::Cost))
+            m_actions.emit(action::SetLab{lab == Lab::Cost ? Lab::None : Lab::Cost});
         if (ImGui::MenuItem("Fullscreen", "F11")) m_requests.toggleFullscreen = true;
         ImGui::Separator();
         if (ImGui::MenuItem("Larger", "Ctrl+=")) m_actions.emit(action::SetUiScale{m_state.view.uiScale * 1.1f});

@@ -113,6 +113,59 @@ void linePlot(ImDrawList* list, ImVec2 min, ImVec2 max, const std::vector<Series
     }
 }
 
+void logLogPlot(ImDrawList* list, ImVec2 min, ImVec2 max, const std::vector<LogSeries>& series, const char* xCaption,
+                const char* yCaption) {
+    double x0 = 1e300, x1 = 0, y0 = 1e300, y1 = 0;
+    for (const LogSeries& s : series)
+        for (std::size_t i = 0; i < std::min(s.x.size(), s.y.size()); ++i)
+            if (s.x[i] > 0 && s.y[i] > 0) x0 = std::min(x0, s.x[i]), x1 = std::max(x1, s.x[i]), y0 = std::min(y0, s.y[i]), y1 = std::max(y1, s.y[i]);
+    const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text), grid = ImGui::GetColorU32(ImGuiCol_Border);
+    const float lineH = ImGui::GetTextLineHeight();
+    const ImVec2 pMin(min.x + ImGui::CalcTextSize("1e-3").x + 8.0f, min.y + lineH + 4.0f);
+    const ImVec2 pMax(max.x - 6.0f, max.y - lineH - 4.0f);
+    list->AddText(min, text, yCaption);
+    if (x1 <= 0 || pMax.x <= pMin.x + 8 || pMax.y <= pMin.y + 8) return;
+    // whole decades around the data
+    const double lx0 = std::floor(std::log10(x0)), lx1 = std::max(lx0 + 1, std::ceil(std::log10(x1)));
+    const double ly0 = std::floor(std::log10(y0)), ly1 = std::max(ly0 + 1, std::ceil(std::log10(y1)));
+    const auto px = [&](double x) { return pMin.x + static_cast<float>((std::log10(x) - lx0) / (lx1 - lx0)) * (pMax.x - pMin.x); };
+    const auto py = [&](double y) { return pMax.y - static_cast<float>((std::log10(y) - ly0) / (ly1 - ly0)) * (pMax.y - pMin.y); };
+    const auto decade = [](double e) {
+        char buf[16];
+        if (e >= 0 && e <= 4) std::snprintf(buf, sizeof buf, "%.0f", std::pow(10.0, e));
+        else std::snprintf(buf, sizeof buf, "1e%.0f", e);
+        return std::string(buf);
+    };
+    for (double e = lx0; e <= lx1; ++e) {
+        list->AddLine(ImVec2(px(std::pow(10.0, e)), pMin.y), ImVec2(px(std::pow(10.0, e)), pMax.y), grid);
+        const std::string label = decade(e);
+        list->AddText(ImVec2(px(std::pow(10.0, e)) - ImGui::CalcTextSize(label.c_str()).x * 0.5f, pMax.y + 2.0f), text, label.c_str());
+    }
+    for (double e = ly0; e <= ly1; ++e) {
+        list->AddLine(ImVec2(pMin.x, py(std::pow(10.0, e))), ImVec2(pMax.x, py(std::pow(10.0, e))), grid);
+        const std::string label = decade(e);
+        list->AddText(ImVec2(min.x, py(std::pow(10.0, e)) - lineH * 0.5f), text, label.c_str());
+    }
+    const ImVec2 cs = ImGui::CalcTextSize(xCaption);
+    list->AddText(ImVec2(pMax.x - cs.x, pMax.y - lineH - 2.0f), text, xCaption);
+    for (const LogSeries& s : series) {
+        std::vector<ImVec2> points;
+        for (std::size_t i = 0; i < std::min(s.x.size(), s.y.size()); ++i)
+            if (s.x[i] > 0 && s.y[i] > 0) points.emplace_back(px(s.x[i]), py(s.y[i]));
+        list->AddPolyline(points.data(), static_cast<int>(points.size()), s.color, 0, 2.0f);
+        for (const ImVec2& p : points) list->AddCircleFilled(p, 3.5f, s.color);
+    }
+    float ly = pMin.y + 2.0f;
+    for (const LogSeries& s : series) {  // legend, top left
+        const ImVec2 ts = ImGui::CalcTextSize(s.label.c_str());
+        const float lx = pMin.x + 6.0f;
+        list->AddRectFilled(ImVec2(lx - 4, ly - 1), ImVec2(lx + ts.x + 24.0f, ly + ts.y + 1), ImGui::GetColorU32(ImGuiCol_WindowBg, 0.85f));
+        list->AddLine(ImVec2(lx, ly + ts.y * 0.5f), ImVec2(lx + 16.0f, ly + ts.y * 0.5f), s.color, 3.0f);
+        list->AddText(ImVec2(lx + 20.0f, ly), text, s.label.c_str());
+        ly += ts.y + 2.0f;
+    }
+}
+
 void colorBar(ImDrawList* list, ImVec2 min, ImVec2 max, core::ColormapKind kind, float lo, float hi, int ticks) {
     const core::ColormapTable& table = core::colormapTable(kind);
     const float h = max.y - min.y;

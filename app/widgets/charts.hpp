@@ -33,6 +33,16 @@ struct Series {
 void linePlot(ImDrawList* list, ImVec2 min, ImVec2 max, const std::vector<Series>& series, float yMin, float yMax,
               const char* xCaption);
 
+// Points (x[i], y[i]) of each series on log–log axes, decades gridded and labelled (x and y
+// must be > 0; the axes span every series). Dots at the points, lines between them.
+struct LogSeries {
+    std::vector<double> x, y;
+    ImU32 color;
+    std::string label;
+};
+void logLogPlot(ImDrawList* list, ImVec2 min, ImVec2 max, const std::vector<LogSeries>& series, const char* xCaption,
+                const char* yCaption);
+
 // A vertical colour bar of `kind` for lo (bottom) … hi (top) with tick labels on the right.
 void colorBar(ImDrawList* list, ImVec2 min, ImVec2 max, core::ColormapKind kind, float lo, float hi, int ticks);
 

@@ -3,10 +3,14 @@
 #include "app/app.hpp"
 #include "app/panels/bars_panel.hpp"
 #include "app/panels/controls_panel.hpp"
+#include "app/panels/cost_panel.hpp"
 #include "app/panels/swap_panel.hpp"
 #include "core/presets.hpp"
 
 #include <gtest/gtest.h>
+
+#include <chrono>
+#include <thread>
 
 using namespace attnviz;
 using namespace attnviz::app;
@@ -50,6 +54,45 @@ TEST_F(Headless, EveryPresetDrawsEveryPanel) {
             EXPECT_GT(rect.max.y - rect.min.y, 100.0f) << panel;
         }
     }
+}
+
+TEST_F(Headless, LabPanelsReplaceTheBottomRow) {
+    for (const std::string& id : core::presetIds()) {
+        SCOPED_TRACE(id);
+        App app(makeState(core::loadPreset(id)));
+        for (Lab lab : {Lab::Linear, Lab::Cost}) {
+            apply(app.state(), action::SetLab{lab});
+            apply(app.state(), action::SetFastWeightSteps{2});
+            frames(app, 3);
+            const char* shown = lab == Lab::Linear ? "linear" : "cost";
+            ASSERT_TRUE(app.panelRects().count(shown));
+            EXPECT_FALSE(app.panelRects().count("swap"));
+            EXPECT_EQ(app.panelRects().size(), 5u);
+            EXPECT_GT(app.panelRects().at(shown).max.x - app.panelRects().at(shown).min.x, 800.0f);
+        }
+        apply(app.state(), action::SetLab{Lab::None});
+        frames(app, 1);
+        EXPECT_EQ(app.panelRects().size(), 7u);
+    }
+}
+
+// The timing runs on its own thread: results arrive while frames go on, and Stop returns
+// promptly with what was measured so far.
+TEST(CostTiming, RunsOffTheUiThreadAndStops) {
+    CostPanel panel;
+    panel.startMeasuring();
+    EXPECT_TRUE(panel.measuring());
+    const auto start = std::chrono::steady_clock::now();
+    while (panel.points().size() < 2 && std::chrono::steady_clock::now() - start < std::chrono::seconds(20))
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    panel.stopMeasuring();
+    EXPECT_FALSE(panel.measuring());
+    const auto points = panel.points();
+    ASSERT_GE(points.size(), 2u);
+    EXPECT_LT(points.size(), 9u);  // stopped before T = 4096
+    EXPECT_EQ(points[0].tokens, 16);
+    EXPECT_EQ(points[1].tokens, 32);
+    for (const auto& p : points) EXPECT_TRUE(p.rnnMs > 0 && p.attentionMs > 0);
 }
 
 TEST_F(Headless, PresenterModeShowsHeatmapBarsAndHeads) {

@@ -241,6 +241,19 @@ TEST(Screenshot, WaitsForEveryHead) {
     EXPECT_GE(countColour(img, quarter), 9 * tileArea * 9 / 10) << "some of the 9 thumbnails are missing";
 }
 
+// The linear-attention lab: the softmax map, the linear map and the fast-weight matrix are
+// drawn (viridis blocks), across the bottom row.
+TEST(Screenshot, LinearAttentionLabDrawsItsMaps) {
+    if (!hasDisplayTools()) GTEST_SKIP() << "xvfb-run is not installed";
+    const fs::path out = tempDir() / "linear.png";
+    ASSERT_EQ(run("--preset default --lab linear --screenshot " + out.string() + " --panel linear", true), 0);
+    const Image img = load(out.string());
+    ASSERT_GT(img.width, 1000);  // the whole bottom row, right of the controls
+    long long viridis = 0;
+    for (int k = 0; k < 256; ++k) viridis += countColour(img, attnviz::core::colormapTable(attnviz::core::ColormapKind::Viridis)[k]);
+    EXPECT_GT(viridis, 3 * 150 * 150);  // three maps of at least 150 x 150 pixels
+}
+
 TEST(Screenshot, TwiceTheResolution) {
     if (!hasDisplayTools()) GTEST_SKIP() << "xvfb-run is not installed";
     const fs::path out = tempDir() / "double.png";

@@ -1,0 +1,39 @@
+// The cost of attention (seed 000 §39.3): the memory wall of stored T × T matrices, with what
+// fits in this machine's memory, and a live timing of self-attention against an RNN cell of the
+// same width, on log–log axes. The timing runs off the UI thread and can be stopped.
+#pragma once
+
+#include "app/panels/panel.hpp"
+#include "core/cost.hpp"
+
+#include <atomic>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace attnviz::app {
+
+class CostPanel : public Panel {
+public:
+    ~CostPanel() override;
+    const char* id() const override { return "cost"; }
+    const char* title() const override { return "Cost of attention"; }
+    void draw(PanelContext& ctx) override;
+
+    // The timing sweep, T = 16 … 4096 at d = 64 (seed 000's width). Results arrive one T at a time.
+    void startMeasuring();
+    void stopMeasuring();
+    bool measuring() const { return m_running; }
+    std::vector<core::CostPoint> points() const;
+
+private:
+    void drawMemoryWall(PanelContext& ctx, float width);
+    void drawTiming(PanelContext& ctx);
+
+    std::thread m_worker;
+    std::atomic<bool> m_running{false}, m_cancel{false};
+    mutable std::mutex m_mutex;
+    std::vector<core::CostPoint> m_points;  // guarded by m_mutex
+};
+
+}  // namespace attnviz::app

@@ -1,0 +1,122 @@
+#include "app/panels/linear_panel.hpp"
+
+#include "app/gfx/heatmap_renderer.hpp"
+#include "app/gfx/texture_cache.hpp"
+#include "app/widgets/charts.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+namespace attnviz::app {
+
+const LinearPanel::Derived& LinearPanel::derived(const AppState& s, int head) {
+    const std::uint64_t version = s.headVersions[static_cast<std::size_t>(head)];
+    if (m_derived.version == version && m_derived.head == head && m_derived.causal == s.settings.causal) return m_derived;
+    const core::HeadTensors& t = s.forward.heads[static_cast<std::size_t>(head)];
+    m_derived.version = version;
+    m_derived.head = head;
+    m_derived.causal = s.settings.causal;
+    m_derived.linear = core::linearAttention(t.q, t.k, t.v, s.settings.causal);
+    const core::Mat recurrent = core::linearAttentionRecurrent(t.q, t.k, t.v);
+    const core::Mat parallel = s.settings.causal ? m_derived.linear.output : core::linearAttention(t.q, t.k, t.v, true).output;
+    m_derived.recurrentDiff = (recurrent - parallel).cwiseAbs().maxCoeff();
+    return m_derived;
+}
+
+void LinearPanel::draw(PanelContext& ctx) {
+    const AppState& s = ctx.state;
+    const int head = std::max(0, s.view.selectedHead);
+    if (!beginPanelFor(ctx, title(), head, true)) return;
+    const Eigen::Index T = s.model.tq();
+    if (T != s.model.tk() || T > kMaxTokens) {
+        ImGui::TextWrapped("Linear attention is shown for self-attention up to %lld tokens (here %lld queries, %lld keys).",
+                           static_cast<long long>(kMaxTokens), static_cast<long long>(T), static_cast<long long>(s.model.tk()));
+        ImGui::End();
+        return;
+    }
+    const core::HeadTensors& t = s.forward.heads[static_cast<std::size_t>(head)];
+    const Derived& d = derived(s, head);
+    const std::string h = std::to_string(head + 1);
+    const std::uint64_t version = s.headVersions[static_cast<std::size_t>(head)] * 2 + (s.settings.causal ? 1 : 0);
+
+    ImGui::TextWrapped("φ(x) = elu(x) + 1 replaces exp: A[i, j] ∝ φ(q_i)·φ(k_j). Read token by token it is a fast-weight "
+                       "programmer (Schmidhuber 1991): S_t = S_t−1 + φ(k_t) v_tᵀ, y_t = φ(q_t)ᵀS_t / φ(q_t)ᵀz_t.");
+    ImGui::Text("Head %s: recurrent and parallel (causal) forms agree: max |Δ| = %.2g", h.c_str(), static_cast<double>(d.recurrentDiff));
+
+    const ImVec2 avail = ImGui::GetContentRegionAvail();
+    const float caption = ImGui::GetTextLineHeightWithSpacing();
+    const float side = std::max(40.0f, std::min(avail.x / 4.0f - 12.0f, avail.y - 2.0f * caption - 8.0f));
+    const auto map = [&](const char* key, const std::string& label, const core::Mat& m, bool weights, float lo, float hi) {
+        ImGui::BeginGroup();
+        ImGui::TextUnformatted(label.c_str());
+        const gfx::HeatmapTexture& tex = ctx.textures.get(key + h, version, [&] {
+            return weights ? gfx::texelsOf(m, s.settings) : gfx::texelsOf(m);
+        }, 256);
+        const ImVec2 p = ImGui::GetCursorScreenPos();
+        const float w = side * std::min(1.0f, static_cast<float>(m.cols()) / static_cast<float>(std::max<Eigen::Index>(1, m.rows())));
+        const float hgt = side * std::min(1.0f, static_cast<float>(m.rows()) / static_cast<float>(std::max<Eigen::Index>(1, m.cols())));
+        ctx.heatmaps.draw(ImGui::GetWindowDrawList(), tex, p, ImVec2(p.x + w, p.y + hgt), ImVec2(0, 0), ImVec2(1, 1),
+                          s.view.colormap, lo, hi);
+        ImGui::Dummy(ImVec2(side, side));
+        ImGui::EndGroup();
+    };
+    // 1. the two maps on the same q, k: softmax is sharper, φ = elu + 1 spreads weight wider
+    map("linear:softmax:", "softmax (exp)", t.weights, true, 0.0f, 1.0f);
+    ImGui::SameLine(0.0f, 12.0f);
+    map("linear:map:", "linear (elu + 1)", d.linear.weights, true, 0.0f, 1.0f);
+    ImGui::SameLine(0.0f, 12.0f);
+
+    // 2. the fast-weight matrix after `steps` tokens, [d_k, d_v]
+    const int steps = s.view.fastWeightSteps < 0 ? static_cast<int>(T) : std::min<int>(s.view.fastWeightSteps, static_cast<int>(T));
+    const core::Mat fast = core::fastWeights(t.k, t.v, steps);
+    const float range = std::max(1e-6f, fast.cwiseAbs().maxCoeff());
+    ImGui::BeginGroup();
+    int slider = steps;
+    ImGui::SetNextItemWidth(side);
+    if (ImGui::SliderInt("##steps", &slider, 0, static_cast<int>(T), "S_t after %d tokens"))
+        ctx.actions.emit(action::SetFastWeightSteps{slider >= T ? -1 : slider});
+    const gfx::HeatmapTexture& tex = ctx.textures.get("linear:fast:" + h, version * 65536 + static_cast<std::uint64_t>(steps),
+                                                      [&] { return gfx::texelsOf(fast); });
+    const ImVec2 p = ImGui::GetCursorScreenPos();
+    const float fside = side - caption;  // room for the line under it
+    const float fw = fside * std::min(1.0f, static_cast<float>(fast.cols()) / static_cast<float>(std::max<Eigen::Index>(1, fast.rows())));
+    const float fh = fside * std::min(1.0f, static_cast<float>(fast.rows()) / static_cast<float>(std::max<Eigen::Index>(1, fast.cols())));
+    ctx.heatmaps.draw(ImGui::GetWindowDrawList(), tex, p, ImVec2(p.x + fw, p.y + fh), ImVec2(0, 0), ImVec2(1, 1), s.view.colormap,
+                      -range, range);
+    ImGui::Dummy(ImVec2(side, fside));
+    ImGui::TextDisabled("%lld x %lld, colours ±%.2g", static_cast<long long>(fast.rows()), static_cast<long long>(fast.cols()),
+                        static_cast<double>(range));
+    ImGui::EndGroup();
+    ImGui::SameLine(0.0f, 12.0f);
+
+    // 3. one Hopfield step: probe = the selected query, stored patterns = the keys, β = 1/√d_k
+    ImGui::BeginGroup();
+    const int query = std::clamp(s.view.selectedQuery, 0, static_cast<int>(T) - 1);
+    const float beta = 1.0f / std::sqrt(static_cast<float>(std::max(1, s.model.dk)));
+    const core::HopfieldStep step = core::hopfieldStep(t.k, t.q.row(query).transpose(), beta);
+    ImGui::Text("Hopfield step, probe q_%d, β = 1/√%d", query + 1, s.model.dk);
+    if (s.settings.temperature == 1.0f && s.settings.scaled && !core::hasMask(s.settings)) {
+        const float diff = (step.weights.transpose() - t.weights.row(query)).cwiseAbs().maxCoeff();
+        ImGui::TextDisabled("= attention row %d: max |Δ| = %.2g", query + 1, static_cast<double>(diff));
+    } else {
+        ImGui::TextDisabled("(equals row %d of attention at τ = 1, scaled, no mask)", query + 1);
+    }
+    Eigen::Index strongest = 0;
+    step.weights.maxCoeff(&strongest);
+    ImGui::TextDisabled("recalls key %lld \"%s\" most (%.3f)", static_cast<long long>(strongest + 1),
+                        s.keyLabels[static_cast<std::size_t>(strongest)].c_str(), static_cast<double>(step.weights(strongest)));
+    std::vector<float> values(step.weights.data(), step.weights.data() + step.weights.size());
+    const ImVec2 b = ImGui::GetCursorScreenPos();
+    const ImVec2 size(std::max(60.0f, ImGui::GetContentRegionAvail().x - 4.0f), side - 2.0f * caption);
+    widgets::BarChartStyle style;
+    style.showValues = T <= 12;
+    style.showLabels = T <= 24;
+    widgets::barChart(ImGui::GetWindowDrawList(), b, ImVec2(b.x + size.x, b.y + size.y), values, s.keyLabels, query,
+                      std::vector<bool>(values.size(), false), style);
+    ImGui::Dummy(size);
+    ImGui::EndGroup();
+    ImGui::End();
+}
+
+}  // namespace attnviz::app
