@@ -132,7 +132,7 @@ void CostPanel::drawTiming(PanelContext&) {
         attn.x.push_back(static_cast<double>(p.tokens)), attn.y.push_back(p.attentionMs);
     }
     const ImVec2 avail = ImGui::GetContentRegionAvail();
-    const float tableH = ImGui::GetTextLineHeightWithSpacing() * 2.2f;
+    const float tableH = ImGui::GetTextLineHeightWithSpacing() * 3.2f;
     const ImVec2 p = ImGui::GetCursorScreenPos();
     const ImVec2 size(avail.x - 4.0f, std::max(80.0f, avail.y - tableH));
     if (pts.empty()) {
@@ -145,6 +145,8 @@ void CostPanel::drawTiming(PanelContext&) {
         const core::CostPoint& last = pts.back();
         ImGui::Text("T = %lld: RNN %.2f ms, attention %.2f ms (RNN / attention = %.2fx)", last.tokens, last.rnnMs,
                     last.attentionMs, last.rnnMs / last.attentionMs);
+        ImGui::TextDisabled("Attention's work grows as T², the RNN's as T; attention wins where its T x T products "
+                            "can use more cores than the RNN's T steps can wait for.");
     }
 }
 

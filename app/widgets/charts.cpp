@@ -139,7 +139,8 @@ void logLogPlot(ImDrawList* list, ImVec2 min, ImVec2 max, const std::vector<LogS
     for (double e = lx0; e <= lx1; ++e) {
         list->AddLine(ImVec2(px(std::pow(10.0, e)), pMin.y), ImVec2(px(std::pow(10.0, e)), pMax.y), grid);
         const std::string label = decade(e);
-        list->AddText(ImVec2(px(std::pow(10.0, e)) - ImGui::CalcTextSize(label.c_str()).x * 0.5f, pMax.y + 2.0f), text, label.c_str());
+        const float w = ImGui::CalcTextSize(label.c_str()).x;
+        list->AddText(ImVec2(std::min(px(std::pow(10.0, e)) - w * 0.5f, max.x - w), pMax.y + 2.0f), text, label.c_str());
     }
     for (double e = ly0; e <= ly1; ++e) {
         list->AddLine(ImVec2(pMin.x, py(std::pow(10.0, e))), ImVec2(pMax.x, py(std::pow(10.0, e))), grid);
