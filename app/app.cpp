@@ -5,6 +5,7 @@
 #include "app/panels/cost_panel.hpp"
 #include "app/panels/heads_panel.hpp"
 #include "app/panels/heatmap_panel.hpp"
+#include "app/panels/lesson_panel.hpp"
 #include "app/panels/linear_panel.hpp"
 #include "app/panels/positional_panel.hpp"
 #include "app/panels/stages_panel.hpp"
@@ -39,6 +40,7 @@ App::App(AppState state) : m_state(std::move(state)) {
     m_panels.push_back(std::make_unique<PositionalPanel>());
     m_panels.push_back(std::make_unique<LinearPanel>());
     m_panels.push_back(std::make_unique<CostPanel>());
+    m_panels.push_back(std::make_unique<LessonPanel>());
     recomputeStep(m_state, shownHead(m_state), 0);  // the first frame needs the visible head only
     syncDrafts();
 }
@@ -101,11 +103,27 @@ std::string App::defaultExportPath(const char* extension) const {
 
 void App::layout() {
     const ImGuiIO& io = ImGui::GetIO();
-    const float W = io.DisplaySize.x, H = io.DisplaySize.y;
+    const float W = io.DisplaySize.x;
+    float H = io.DisplaySize.y;
     const float top = ImGui::GetFrameHeight();
     const float s = m_effectiveScale;
     m_rects.clear();
     const auto put = [&](const char* id, float x0, float y0, float x1, float y1) { m_rects[id] = {ImVec2(x0, y0), ImVec2(x1, y1)}; };
+    if (m_state.lesson) {
+        // The lesson strip along the bottom; the step's panels (or the usual layout) above it.
+        const float strip = std::max(150.0f * s, (H - top) * 0.24f);
+        put("lesson", 0, H - strip, W, H);
+        H -= strip;
+        const auto& panels = m_state.lesson->lesson.steps[static_cast<std::size_t>(m_state.lesson->step)].panels;
+        if (!panels.empty()) {
+            const float split = panels.size() == 1 ? W : W * 0.6f;
+            m_rects[panels.front()] = {ImVec2(0, top), ImVec2(split, H)};
+            const float rowH = (H - top) / static_cast<float>(std::max<std::size_t>(1, panels.size() - 1));
+            for (std::size_t i = 1; i < panels.size(); ++i)
+                m_rects[panels[i]] = {ImVec2(split, top + rowH * static_cast<float>(i - 1)), ImVec2(W, top + rowH * static_cast<float>(i))};
+            return;
+        }
+    }
     if (m_state.view.presenter) {
         const float split = W * 0.64f, mid = top + (H - top) * 0.55f;
         put("heatmap", 0, top, split, H);
@@ -194,6 +212,8 @@ void App::keys() {
     if (pressed(GLFW_KEY_F5)) m_actions.emit(action::SetPresenter{!m_state.view.presenter});
     if (pressed(GLFW_KEY_ESCAPE) && m_state.view.presenter) m_actions.emit(action::SetPresenter{false});
     if (pressed(GLFW_KEY_F11)) m_requests.toggleFullscreen = true;
+    if (m_state.lesson && pressed(GLFW_KEY_PAGE_DOWN)) m_actions.emit(action::StepLesson{+1});
+    if (m_state.lesson && pressed(GLFW_KEY_PAGE_UP)) m_actions.emit(action::StepLesson{-1});
 }
 
 void App::menuBar() {
@@ -211,6 +231,15 @@ void App::menuBar() {
         for (const core::Preset& p : core::presets())
             if (ImGui::MenuItem(p.scenario.name.c_str(), nullptr, p.id == m_state.presetId))
                 m_actions.emit(action::LoadScenario{p.scenario, p.id, ""});
+        ImGui::EndMenu();
+    }
+    if (ImGui::BeginMenu("Lessons")) {
+        for (const std::string& id : core::lessonIds()) {
+            const core::Lesson lesson = core::loadLesson(id);  // shipped: always parses
+            if (ImGui::MenuItem(lesson.title.c_str(), nullptr, m_state.lesson && m_state.lesson->lesson.id == id))
+                m_actions.emit(action::OpenLesson{lesson});
+        }
+        if (ImGui::MenuItem("Close lesson", nullptr, false, m_state.lesson.has_value())) m_actions.emit(action::CloseLesson{});
         ImGui::EndMenu();
     }
     if (ImGui::BeginMenu("View")) {

@@ -35,7 +35,7 @@ struct Flags {
     std::string screenshot, panel, size, theme;
     float scale = 1.0f, uiScale = 1.0f;
     bool presenter = false;
-    std::string lab;
+    std::string lab, lesson;
 };
 
 std::pair<int, int> parseSwap(const std::string& text) {
@@ -164,6 +164,8 @@ int runMain(int argc, const char* const* argv, const GuiLauncher& gui, std::ostr
     app.add_flag("--presenter", f.presenter, "Start in presenter mode (large heatmap and labels, no controls)");
     app.add_option("--lab", f.lab, "Show a lab panel in the bottom row: linear (linear attention, fast weights, Hopfield) or cost")
         ->type_name("NAME");
+    app.add_option("--lesson", f.lesson, "Open a lesson: a shipped one by name (attention) or a lesson file (see docs/lessons.md)")
+        ->type_name("NAME|FILE");
     app.add_flag("--fresh", f.fresh, "Do not restore the last session");
     app.add_flag("--bench", f.bench, "Time the forward pass and the softmax on this machine; print one JSON line and exit");
     app.add_option("--bench-seconds", f.benchSeconds, "With --bench: seconds per measurement (default 2)")->type_name("S");
@@ -235,6 +237,7 @@ int runMain(int argc, const char* const* argv, const GuiLauncher& gui, std::ostr
         if (!f.lab.empty() && f.lab != "linear" && f.lab != "cost")
             throw core::InputError("--lab", "expected linear or cost, got '" + f.lab + "'");
         request.lab = f.lab;
+        if (!f.lesson.empty()) request.lesson = core::loadLesson(f.lesson);
         for (const char* name : {"--scenario", "--preset", "--sentence", "--tokens", "--tokenizer", "--d-model", "--heads", "--d-k", "--length",
                                  "--d-v", "--seed", "--embedding", "--positional", "--temperature", "--causal", "--unscaled", "--swap"})
             if (app.get_option(name)->count()) request.explicitScenario = true;

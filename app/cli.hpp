@@ -3,6 +3,7 @@
 #pragma once
 
 #include "core/colormap.hpp"
+#include "core/lesson.hpp"
 #include "core/model.hpp"
 #include "core/scenario.hpp"
 
@@ -28,6 +29,7 @@ struct GuiRequest {
     std::string theme;                // --theme dark|light|high-contrast ("" = the saved session's)
     bool presenter = false;           // --presenter
     std::string lab;                  // --lab linear|cost ("" = none)
+    std::optional<core::Lesson> lesson;  // --lesson NAME|FILE, parsed
     bool fresh = false;               // --fresh: ignore the saved session
     bool explicitScenario = false;    // a scenario, preset or model flag was given
     core::ColormapKind colormap = core::ColormapKind::Viridis;  // --colormap

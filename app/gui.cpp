@@ -108,6 +108,11 @@ int runGui(const GuiRequest& request) {
     state.sourcePath = request.scenarioPath;
     state.view = view;
     apply(state, action::SelectHead{view.selectedHead});  // clamps the restored selection
+    if (request.lesson && !apply(state, action::OpenLesson{*request.lesson})) {
+        std::cerr << errorLine(state.error) << "\n";
+        glfwTerminate();
+        return 2;
+    }
     apply(state, action::SelectQuery{view.selectedQuery});
 
     const bool screenshot = !request.screenshot.empty();

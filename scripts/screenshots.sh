@@ -12,5 +12,8 @@ shot --preset seed004-causal --screenshot "$OUT/causal-heatmap.png" --panel heat
 shot --preset seed004-swap --positional sinusoidal --screenshot "$OUT/swap-positional.png" --panel swap
 shot --preset seed000-characters --causal --presenter --screenshot "$OUT/presenter.png" --size 1400x860
 shot --preset random-heads --theme light --screenshot "$OUT/light-eight-heads.png"
+shot --preset seed004-causal --lab linear --screenshot "$OUT/lab-linear.png" --panel linear
+shot --preset default --lab cost --screenshot "$OUT/lab-cost.png" --panel cost
+shot --lesson attention --presenter --screenshot "$OUT/lesson.png" --size 1400x860
 "$BIN" --preset seed004-causal --export-heatmap "$OUT/figure-causal.png"
 "$BIN" --preset seed004-causal --export-heatmap "$OUT/figure-causal.svg"

@@ -24,6 +24,8 @@ struct Drafts {
     std::string openPath;
     std::string savePath;
     std::string exportPath;
+    std::string checkAnswer;  // the lesson's quick-check answer being typed
+    int checkStep = -1;       // the lesson step it was typed for (a new step starts empty)
 };
 
 struct Fonts {

@@ -34,6 +34,7 @@ bool rebuild(AppState& state, core::Scenario next) {
         fresh.dataVersion = state.dataVersion + 1;  // versions never repeat: caches key on them
         fresh.presetId = state.presetId;
         fresh.sourcePath = state.sourcePath;
+        fresh.lesson = std::move(state.lesson);
         state = std::move(fresh);
         state.error.clear();
         clampSelection(state);
@@ -268,12 +269,77 @@ bool apply(AppState& state, const Action& action) {
                 state.view.wall = w;
                 return true;
             },
+            [&](const OpenLesson& a) {
+                LessonState lesson{a.lesson, 0, std::nullopt};
+                const std::optional<LessonState> previous = std::exchange(state.lesson, lesson);
+                if (apply(state, GoToLessonStep{0})) return true;
+                state.lesson = previous;  // its first step does not build: keep what was shown
+                return false;
+            },
+            [&](const GoToLessonStep& a) {
+                if (!state.lesson) return reject(state, "lesson", "no lesson is open");
+                const int n = static_cast<int>(state.lesson->lesson.steps.size());
+                const int step = std::clamp(a.step, 0, n - 1);
+                const core::LessonStep& st = state.lesson->lesson.steps[static_cast<std::size_t>(step)];
+                if (!apply(state, LoadScenario{st.scenario, st.presetId, ""})) {
+                    state.error = "lesson step " + std::to_string(step + 1) + ": " + state.error;
+                    return false;
+                }
+                state.lesson->step = step;
+                state.lesson->result.reset();
+                state.view.lab = st.lab == "linear" ? Lab::Linear : st.lab == "cost" ? Lab::Cost : Lab::None;
+                if (st.head) state.view.selectedHead = *st.head;
+                clampSelection(state);
+                return true;
+            },
+            [&](const StepLesson& a) {
+                if (!state.lesson) return reject(state, "lesson", "no lesson is open");
+                const int n = static_cast<int>(state.lesson->lesson.steps.size());
+                const int next = std::clamp(state.lesson->step + a.delta, 0, n - 1);
+                return next == state.lesson->step || apply(state, GoToLessonStep{next});
+            },
+            [&](const AnswerCheck& a) {
+                if (!state.lesson) return reject(state, "lesson", "no lesson is open");
+                const auto& step = state.lesson->lesson.steps[static_cast<std::size_t>(state.lesson->step)];
+                if (!step.check) return reject(state, "lesson", "this step has no quick check");
+                if (!std::isfinite(a.value)) return reject(state, "answer", "not a number");
+                try {
+                    const double live = liveCheckValue(state, *step.check);
+                    state.lesson->result = CheckResult{a.value, live, std::abs(a.value - live) <= step.check->tolerance};
+                    return true;
+                } catch (const core::InputError& e) {
+                    return reject(state, e.where(), e.what());
+                }
+            },
+            [&](const CloseLesson&) {
+                state.lesson.reset();
+                return true;
+            },
             [&](const ClearError&) {
                 state.error.clear();
                 return true;
             },
         },
         action);
+}
+
+double liveCheckValue(AppState& state, const core::QuickCheck& check) {
+    switch (check.quantity) {
+        case core::CheckQuantity::ScoreEntries: return static_cast<double>(state.model.tq() * state.model.tk());
+        case core::CheckQuantity::Weight: {
+            if (check.head > state.model.heads)
+                throw core::InputError("check.head", "head " + std::to_string(check.head) + " of " + std::to_string(state.model.heads));
+            if (check.query > state.model.tq() || check.key > state.model.tk())
+                throw core::InputError("check", "α_" + std::to_string(check.query) + "," + std::to_string(check.key) + " is outside the " +
+                                                    core::shapeString(state.model.tq(), state.model.tk()) + " map");
+            recomputeHead(state, check.head - 1);
+            return state.forward.heads[static_cast<std::size_t>(check.head - 1)].weights(check.query - 1, check.key - 1);
+        }
+        case core::CheckQuantity::Equivariance:
+            recompute(state);
+            return state.equivariance.outputDiff;
+    }
+    return 0.0;
 }
 
 }  // namespace attnviz::app

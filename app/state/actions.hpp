@@ -51,6 +51,13 @@ struct SetView { float zoom; float panX; float panY; };
 struct SetLab { Lab value; };
 struct SetFastWeightSteps { int steps; };  // -1 = every token
 struct SetMemoryWall { core::MemoryWall value; };
+// Lessons: open one at its first step, go to a step (loads its scenario, panels and lab),
+// answer the step's quick check, close.
+struct OpenLesson { core::Lesson lesson; };
+struct GoToLessonStep { int step; };
+struct StepLesson { int delta; };
+struct AnswerCheck { double value; };
+struct CloseLesson {};
 struct ClearError {};
 }  // namespace action
 
@@ -62,10 +69,16 @@ using Action = std::variant<action::SetSentence, action::SetTokens, action::SetT
                             action::StepQuery, action::StepStage, action::SetColormap, action::SetTheme,
                             action::SetUiScale, action::SetPresenter, action::SetSmallMultiples, action::SetAutoRange,
                             action::SetPreviewHead, action::PickSwapChip, action::SetView, action::SetLab,
-                            action::SetFastWeightSteps, action::SetMemoryWall, action::ClearError>;
+                            action::SetFastWeightSteps, action::SetMemoryWall, action::OpenLesson, action::GoToLessonStep,
+                            action::StepLesson, action::AnswerCheck, action::CloseLesson, action::ClearError>;
 
 // Returns false (and sets state.error) when the change was rejected.
 bool apply(AppState& state, const Action& action);
+
+// The live value a quick check asks for, from the numbers on screen (computed as needed);
+// throws core::InputError naming the check's field when it does not apply (a head or
+// position the current model does not have).
+double liveCheckValue(AppState& state, const core::QuickCheck& check);
 
 // Temperature slider range (log scale) and UI scale range.
 inline constexpr float kMinTemperature = 0.01f;

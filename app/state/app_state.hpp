@@ -4,11 +4,13 @@
 
 #include "core/colormap.hpp"
 #include "core/cost.hpp"
+#include "core/lesson.hpp"
 #include "core/model.hpp"
 #include "core/permutation.hpp"
 #include "core/scenario.hpp"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -51,6 +53,19 @@ struct ViewState {
     core::MemoryWall wall;     // the memory-wall calculator's B, h, L and bytes per value
 };
 
+// A quick check answered: what was typed, and the live number it was compared with.
+struct CheckResult {
+    double answer = 0, live = 0;
+    bool correct = false;
+};
+
+// The lesson being taught, if any: its steps and where we are.
+struct LessonState {
+    core::Lesson lesson;
+    int step = 0;
+    std::optional<CheckResult> result;  // of the current step's check, once answered
+};
+
 struct AppState {
     core::Scenario scenario;   // what to compute (the current swaps included)
     std::string presetId;      // the preset it came from, if any ("" otherwise)
@@ -70,6 +85,7 @@ struct AppState {
     bool baseStale = true;     // baseForward and equivariance
     bool combineStale = true;  // forward.concat and forward.output
     ViewState view;
+    std::optional<LessonState> lesson;
     std::string error;         // the last rejected change, shown to the user; "" when none
     WorkCounters work;
     core::Limits limits;

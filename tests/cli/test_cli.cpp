@@ -126,6 +126,17 @@ TEST_F(Cli, LabFlagReachesTheRequestAndIsChecked) {
     EXPECT_EQ(expectError(runCli({"--lab", "fourier"})), "--lab: expected linear or cost, got 'fourier'");
 }
 
+TEST_F(Cli, LessonFlagParsesTheLessonBeforeTheWindowOpens) {
+    const CliRun run = runCli({"--lesson", "attention"});
+    EXPECT_EQ(run.code, 0) << run.err;
+    ASSERT_EQ(run.guiCalls, 1);
+    ASSERT_TRUE(run.request.lesson);
+    EXPECT_EQ(run.request.lesson->steps.size(), 9u);
+    const CliRun bad = runCli({"--lesson", "no-such-lesson"});
+    EXPECT_EQ(bad.guiCalls, 0);
+    EXPECT_EQ(expectError(bad), "--lesson: 'no-such-lesson' is neither a lesson (attention) nor an existing file");
+}
+
 // ---- flag overrides ---------------------------------------------------------------------
 
 TEST_F(Cli, SentenceReplacesTokens) {

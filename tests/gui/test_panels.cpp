@@ -95,6 +95,32 @@ TEST(CostTiming, RunsOffTheUiThreadAndStops) {
     for (const auto& p : points) EXPECT_TRUE(p.rnnMs > 0 && p.attentionMs > 0);
 }
 
+TEST_F(Headless, LessonStepsLayOutTheirPanelsAboveTheLessonStrip) {
+    AppState state = makeState(core::loadPreset("default"));
+    ASSERT_TRUE(apply(state, action::OpenLesson{core::loadLesson("attention")}));
+    App app(std::move(state));
+    const core::Lesson lesson = core::loadLesson("attention");
+    for (int step = 0; step < static_cast<int>(lesson.steps.size()); ++step) {
+        SCOPED_TRACE(step);
+        apply(app.state(), action::GoToLessonStep{step});
+        frames(app, 3);
+        const auto& rects = app.panelRects();
+        ASSERT_TRUE(rects.count("lesson"));
+        const float stripTop = rects.at("lesson").min.y;
+        for (const std::string& id : lesson.steps[static_cast<std::size_t>(step)].panels) {
+            ASSERT_TRUE(rects.count(id)) << id;
+            EXPECT_LE(rects.at(id).max.y, stripTop + 0.5f) << id;
+            EXPECT_GT(rects.at(id).max.x - rects.at(id).min.x, 300.0f) << id;
+        }
+        if (lesson.steps[static_cast<std::size_t>(step)].panels.empty()) {
+            EXPECT_TRUE(rects.count("controls"));
+        }
+    }
+    apply(app.state(), action::CloseLesson{});
+    frames(app, 1);
+    EXPECT_FALSE(app.panelRects().count("lesson"));
+}
+
 TEST_F(Headless, PresenterModeShowsHeatmapBarsAndHeads) {
     AppState state = makeState(core::loadPreset("default"));
     apply(state, action::SetPresenter{true});

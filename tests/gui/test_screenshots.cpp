@@ -254,6 +254,24 @@ TEST(Screenshot, LinearAttentionLabDrawsItsMaps) {
     EXPECT_GT(viridis, 3 * 150 * 150);  // three maps of at least 150 x 150 pixels
 }
 
+// A lesson in presenter mode: the strip is drawn under the step's heatmap (viridis cells).
+TEST(Screenshot, LessonStripUnderTheStepsPanels) {
+    if (!hasDisplayTools()) GTEST_SKIP() << "xvfb-run is not installed";
+    const fs::path whole = tempDir() / "lesson.png", strip = tempDir() / "lesson-strip.png";
+    ASSERT_EQ(run("--lesson attention --presenter --screenshot " + whole.string(), true), 0);
+    ASSERT_EQ(run("--lesson attention --presenter --screenshot " + strip.string() + " --panel lesson", true), 0);
+    const Image img = load(whole.string()), panel = load(strip.string());
+    ASSERT_EQ(img.width, 1600);
+    EXPECT_EQ(panel.width, 1600);            // the strip spans the window
+    EXPECT_LT(panel.height, img.height / 2);  // and leaves most of it to the panels
+    // Seed 000's three-token map: 0.40 and 0.20 cells in the heatmap above the strip
+    for (float w : {0.40111208f, 0.19777581f}) {
+        const auto blob = largestBlob(img, attnviz::core::colormapColor(attnviz::core::ColormapKind::Viridis, w));
+        EXPECT_GT(blob[2] - blob[0], 60) << "weight " << w;
+        EXPECT_LT(blob[3], img.height - panel.height) << "weight " << w;
+    }
+}
+
 TEST(Screenshot, TwiceTheResolution) {
     if (!hasDisplayTools()) GTEST_SKIP() << "xvfb-run is not installed";
     const fs::path out = tempDir() / "double.png";
