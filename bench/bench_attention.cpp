@@ -6,6 +6,7 @@
 
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -138,5 +139,28 @@ void BM_Texels(benchmark::State& state) {
 BENCHMARK(BM_Texels)->ArgsProduct({kSizes, {0, 1}})->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
+
+// One head's Q Kᵀ by blocks of rows, as the forward pass computes it: Eigen's product (second
+// argument 0, which repacks kᵀ for every block) or the register-tiled kernel (1, k packed once).
+void BM_ScoresByBlocks(benchmark::State& state) {
+    Fixture& f = fixture(static_cast<int>(state.range(0)));
+    const bool kernel = state.range(1) != 0;
+    const HeadTensors& h = f.forward.heads[0];
+    const Eigen::Index T = h.q.rows(), block = std::max<Eigen::Index>(6, (1 << 17) / T / 6 * 6);
+    Mat scores(T, h.k.rows());
+    PackedKeys packed;
+    for (auto _ : state) {
+        if (kernel) packKeys(h.k, packed);
+        for (Eigen::Index r0 = 0; r0 < T; r0 += block) {
+            const Eigen::Index rows = std::min(block, T - r0);
+            if (kernel) scoreRows(h.q.middleRows(r0, rows), h.k, packed, scores.middleRows(r0, rows));
+            else scores.middleRows(r0, rows).noalias() = h.q.middleRows(r0, rows) * h.k.transpose();
+        }
+        benchmark::DoNotOptimize(scores.data());
+    }
+    state.counters["GFLOP/s"] = benchmark::Counter(2.0 * static_cast<double>(T * T * h.q.cols()) * 1e-9,
+                                                   benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(BM_ScoresByBlocks)->ArgsProduct({{1024, 2048}, {0, 1}})->Unit(benchmark::kMillisecond)->UseRealTime();
 
 BENCHMARK_MAIN();

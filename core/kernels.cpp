@@ -7,6 +7,9 @@
 #include <immintrin.h>
 #define ATTNVIZ_KERNELS_AVX2 1
 #endif
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 namespace attnviz::core {
 
@@ -70,28 +73,53 @@ void packKeys(const MatRef& k, PackedKeys& out) {
                 out.panels[static_cast<std::size_t>((p * out.dk + d) * kPanel + l)] = k(p * kPanel + l, d);
 }
 
-void scoreRows(const MatRef& q, const MatRef& k, const PackedKeys& packed, Eigen::Ref<Mat> scores) {
-    const Eigen::Index rows = q.rows(), tk = k.rows(), dk = k.cols();
+namespace {
+
+// Rows [r0, r1) of scores; r0 is a multiple of kTileRows, and only the last range has rows
+// left over after the 6-row tiles.
+void scoreRange(const MatRef& q, const MatRef& k, const PackedKeys& packed, Eigen::Ref<Mat>& scores, Eigen::Index r0,
+                Eigen::Index r1) {
+    const Eigen::Index tk = k.rows(), dk = k.cols();
     const Eigen::Index panels = tk / kPanel, ldq = q.outerStride(), lds = scores.outerStride();
-    const Eigen::Index fullRows = rows - rows % kTileRows;
+    const Eigen::Index fullEnd = r0 + (r1 - r0) / kTileRows * kTileRows;
     // 1. Full panels, a chunk of keys at a time so that its panels stay in L1/L2 across the rows.
     for (Eigen::Index p0 = 0; p0 < panels; p0 += kChunk / kPanel) {
         const Eigen::Index p1 = std::min(panels, p0 + kChunk / kPanel);
-        for (Eigen::Index i = 0; i < fullRows; i += kTileRows)
+        for (Eigen::Index i = r0; i < fullEnd; i += kTileRows)
             for (Eigen::Index p = p0; p < p1; ++p)
                 tile6(q.data() + i * ldq, ldq, packed.panels.data() + p * dk * kPanel, dk,
                       scores.data() + i * lds + p * kPanel, lds);
-        for (Eigen::Index i = fullRows; i < rows; ++i)
+        for (Eigen::Index i = fullEnd; i < r1; ++i)
             for (Eigen::Index p = p0; p < p1; ++p)
                 tile1(q.data() + i * ldq, packed.panels.data() + p * dk * kPanel, dk, scores.data() + i * lds + p * kPanel);
     }
     // 2. The last tk mod 16 keys: the same chain of fused multiply-adds, one score at a time.
-    for (Eigen::Index i = 0; i < rows; ++i)
+    for (Eigen::Index i = r0; i < r1; ++i)
         for (Eigen::Index j = panels * kPanel; j < tk; ++j) {
             float acc = 0.0f;
             for (Eigen::Index d = 0; d < dk; ++d) acc = std::fma(q(i, d), k(j, d), acc);
             scores(i, j) = acc;
         }
+}
+
+}  // namespace
+
+void scoreRows(const MatRef& q, const MatRef& k, const PackedKeys& packed, Eigen::Ref<Mat> scores) {
+    const Eigen::Index rows = q.rows();
+    // Every core takes a contiguous share of the 6-row tiles (inside the forward pass's
+    // parallel heads this is one share: nested regions run on one thread).
+#pragma omp parallel if (rows * k.rows() >= (1 << 16))
+    {
+        Eigen::Index threads = 1, id = 0;
+#ifdef _OPENMP
+        threads = omp_get_num_threads();
+        id = omp_get_thread_num();
+#endif
+        const Eigen::Index tiles = (rows + kTileRows - 1) / kTileRows, share = tiles / threads, extra = tiles % threads;
+        const Eigen::Index first = id * share + std::min(id, extra), count = share + (id < extra ? 1 : 0);
+        const Eigen::Index r0 = first * kTileRows, r1 = std::min(rows, (first + count) * kTileRows);
+        if (r0 < r1) scoreRange(q, k, packed, scores, r0, r1);
+    }
 }
 
 #else  // portable build: Eigen's product

@@ -19,7 +19,8 @@ struct Shape {
 
 TEST(Kernels, ScoreRowsMatchesADoubleProductOnEveryEdge) {
     for (const Shape s : {Shape{1, 1, 1}, Shape{5, 15, 3}, Shape{6, 16, 64}, Shape{7, 17, 64}, Shape{13, 40, 5},
-                          Shape{60, 300, 64}, Shape{61, 513, 33}, Shape{2, 1024, 128}}) {
+                          Shape{60, 300, 64}, Shape{61, 513, 33}, Shape{2, 1024, 128},
+                          Shape{97, 1000, 20}}) {  // the last above the size that splits rows among cores
         SCOPED_TRACE(::testing::Message() << s.rows << " queries, " << s.keys << " keys, d_k " << s.dk);
         std::srand(static_cast<unsigned>(s.rows * 131 + s.keys * 7 + s.dk));
         const Mat q = Mat::Random(s.rows, s.dk), k = Mat::Random(s.keys, s.dk);
