@@ -10,6 +10,7 @@
 #include "app/panels/positional_panel.hpp"
 #include "app/panels/stages_panel.hpp"
 #include "app/panels/swap_panel.hpp"
+#include "app/panels/train_panel.hpp"
 #include "app/theme.hpp"
 #include "core/error.hpp"
 #include "core/export.hpp"
@@ -40,6 +41,7 @@ App::App(AppState state) : m_state(std::move(state)) {
     m_panels.push_back(std::make_unique<PositionalPanel>());
     m_panels.push_back(std::make_unique<LinearPanel>());
     m_panels.push_back(std::make_unique<CostPanel>());
+    m_panels.push_back(std::make_unique<TrainPanel>());
     m_panels.push_back(std::make_unique<LessonPanel>());
     recomputeStep(m_state, shownHead(m_state), 0);  // the first frame needs the visible head only
     syncDrafts();
@@ -140,6 +142,7 @@ void App::layout() {
     put("heads", heatR, barsY, W, rowY);
     if (m_state.view.lab == Lab::Linear) return put("linear", left, rowY, W, H);
     if (m_state.view.lab == Lab::Cost) return put("cost", left, rowY, W, H);
+    if (m_state.view.lab == Lab::Train) return put("train", left, rowY, W, H);
     const float swapR = left + mainW * 0.40f, stagesR = left + mainW * 0.76f;
     put("swap", left, rowY, swapR, H);
     put("stages", swapR, rowY, stagesR, H);
@@ -254,6 +257,8 @@ void App::menuBar() {
             m_actions.emit(action::SetLab{lab == Lab::Linear ? Lab::None : Lab::Linear});
         if (ImGui::MenuItem("Lab: the cost of attention", nullptr, lab == Lab::Cost))
             m_actions.emit(action::SetLab{lab == Lab::Cost ? Lab::None : Lab::Cost});
+        if (ImGui::MenuItem("Lab: heads that learn", nullptr, lab == Lab::Train))
+            m_actions.emit(action::SetLab{lab == Lab::Train ? Lab::None : Lab::Train});
         if (ImGui::MenuItem("Fullscreen", "F11")) m_requests.toggleFullscreen = true;
         ImGui::Separator();
         if (ImGui::MenuItem("Larger", "Ctrl+=")) m_actions.emit(action::SetUiScale{m_state.view.uiScale * 1.1f});

@@ -162,7 +162,7 @@ int runMain(int argc, const char* const* argv, const GuiLauncher& gui, std::ostr
     app.add_option("--ui-scale", f.uiScale, "UI scale (text and controls), 0.5 to 4")->type_name("S");
     app.add_option("--theme", f.theme, "dark, light or high-contrast")->type_name("NAME");
     app.add_flag("--presenter", f.presenter, "Start in presenter mode (large heatmap and labels, no controls)");
-    app.add_option("--lab", f.lab, "Show a lab panel in the bottom row: linear (linear attention, fast weights, Hopfield) or cost")
+    app.add_option("--lab", f.lab, "Show a lab panel in the bottom row: linear (linear attention, fast weights, Hopfield), cost or train")
         ->type_name("NAME");
     app.add_option("--lesson", f.lesson, "Open a lesson: a shipped one by name (attention) or a lesson file (see docs/lessons.md)")
         ->type_name("NAME|FILE");
@@ -234,8 +234,8 @@ int runMain(int argc, const char* const* argv, const GuiLauncher& gui, std::ostr
             throw core::InputError("--theme", "expected dark, light or high-contrast, got '" + f.theme + "'");
         request.theme = f.theme;
         request.presenter = f.presenter;
-        if (!f.lab.empty() && f.lab != "linear" && f.lab != "cost")
-            throw core::InputError("--lab", "expected linear or cost, got '" + f.lab + "'");
+        if (!f.lab.empty() && f.lab != "linear" && f.lab != "cost" && f.lab != "train")
+            throw core::InputError("--lab", "expected linear, cost or train, got '" + f.lab + "'");
         request.lab = f.lab;
         if (!f.lesson.empty()) request.lesson = core::loadLesson(f.lesson);
         for (const char* name : {"--scenario", "--preset", "--sentence", "--tokens", "--tokenizer", "--d-model", "--heads", "--d-k", "--length",

@@ -82,6 +82,7 @@ int runGui(const GuiRequest& request) {
     if (request.presenter) view.presenter = true;
     if (request.lab == "linear") view.lab = Lab::Linear;
     if (request.lab == "cost") view.lab = Lab::Cost;
+    if (request.lab == "train") view.lab = Lab::Train;
     if (request.head) view.selectedHead = *request.head;
     if (request.colormapGiven) view.colormap = request.colormap;
 

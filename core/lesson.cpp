@@ -113,7 +113,8 @@ LessonStep parseStep(const json& j, const std::string& where) {
     }
     if (j.contains("lab")) {
         step.lab = stringField(j, "lab", where);
-        if (step.lab != "linear" && step.lab != "cost") throw InputError(where + ".lab", "expected linear or cost, got '" + step.lab + "'");
+        if (step.lab != "linear" && step.lab != "cost" && step.lab != "train")
+            throw InputError(where + ".lab", "expected linear, cost or train, got '" + step.lab + "'");
     }
     if (j.contains("head")) {
         const json& h = j.at("head");
@@ -128,7 +129,7 @@ LessonStep parseStep(const json& j, const std::string& where) {
 }  // namespace
 
 const std::vector<std::string>& lessonPanelIds() {
-    static const std::vector<std::string> ids = {"heatmap", "bars", "heads", "swap", "stages", "positional", "linear", "cost"};
+    static const std::vector<std::string> ids = {"heatmap", "bars", "heads", "swap", "stages", "positional", "linear", "cost", "train"};
     return ids;
 }
 

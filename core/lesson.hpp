@@ -32,7 +32,7 @@ struct LessonStep {
     Scenario scenario;
     std::string presetId;             // when the step names a preset ("" for an inline scenario)
     std::vector<std::string> panels;  // panel ids to show; empty = the usual layout
-    std::string lab;                  // "", "linear" or "cost"
+    std::string lab;                  // "", "linear", "cost" or "train"
     std::optional<int> head;          // the head to select (1-based in the file; stored 0-based, -1 = mean)
     std::optional<QuickCheck> check;
 };

@@ -287,7 +287,7 @@ bool apply(AppState& state, const Action& action) {
                 }
                 state.lesson->step = step;
                 state.lesson->result.reset();
-                state.view.lab = st.lab == "linear" ? Lab::Linear : st.lab == "cost" ? Lab::Cost : Lab::None;
+                state.view.lab = st.lab == "linear" ? Lab::Linear : st.lab == "cost" ? Lab::Cost : st.lab == "train" ? Lab::Train : Lab::None;
                 if (st.head) state.view.selectedHead = *st.head;
                 clampSelection(state);
                 return true;

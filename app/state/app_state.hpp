@@ -31,7 +31,7 @@ struct WorkCounters {
 enum class Theme : std::uint8_t { Dark, Light, HighContrast };
 
 // The lab panel shown in place of the bottom row (swap, stages, positional encoding).
-enum class Lab : std::uint8_t { None, Linear, Cost };
+enum class Lab : std::uint8_t { None, Linear, Cost, Train };
 
 // What the user looks at; changes here never recompute anything.
 struct ViewState {

@@ -62,7 +62,7 @@ Session decodeSession(const std::string& text, const std::string& where) {
         s.view.selectedHead = v.at("head").get<int>();
         s.view.selectedQuery = v.at("query").get<int>();
         s.view.stage = std::clamp(v.at("stage").get<int>(), 0, kStageCount - 1);
-        s.view.lab = static_cast<Lab>(std::clamp(v.value("lab", 0), 0, 2));  // sessions from before the labs have none
+        s.view.lab = static_cast<Lab>(std::clamp(v.value("lab", 0), 0, 3));  // sessions from before the labs have none
         s.windowWidth = std::clamp(j.at("window").at("width").get<int>(), 320, 16384);
         s.windowHeight = std::clamp(j.at("window").at("height").get<int>(), 240, 16384);
     } catch (const core::InputError& e) {

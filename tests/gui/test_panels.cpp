@@ -5,6 +5,7 @@
 #include "app/panels/controls_panel.hpp"
 #include "app/panels/cost_panel.hpp"
 #include "app/panels/swap_panel.hpp"
+#include "app/panels/train_panel.hpp"
 #include "core/presets.hpp"
 
 #include <gtest/gtest.h>
@@ -60,11 +61,11 @@ TEST_F(Headless, LabPanelsReplaceTheBottomRow) {
     for (const std::string& id : core::presetIds()) {
         SCOPED_TRACE(id);
         App app(makeState(core::loadPreset(id)));
-        for (Lab lab : {Lab::Linear, Lab::Cost}) {
+        for (Lab lab : {Lab::Linear, Lab::Cost, Lab::Train}) {
             apply(app.state(), action::SetLab{lab});
             apply(app.state(), action::SetFastWeightSteps{2});
             frames(app, 3);
-            const char* shown = lab == Lab::Linear ? "linear" : "cost";
+            const char* shown = lab == Lab::Linear ? "linear" : lab == Lab::Cost ? "cost" : "train";
             ASSERT_TRUE(app.panelRects().count(shown));
             EXPECT_FALSE(app.panelRects().count("swap"));
             EXPECT_EQ(app.panelRects().size(), 5u);
@@ -119,6 +120,39 @@ TEST_F(Headless, LessonStepsLayOutTheirPanelsAboveTheLessonStrip) {
     apply(app.state(), action::CloseLesson{});
     frames(app, 1);
     EXPECT_FALSE(app.panelRects().count("lesson"));
+}
+
+// Training runs on its own thread, publishes curves and maps, gives the same run for the same
+// seed, and stops when asked.
+TEST(TrainLab, TrainsOffTheUiThreadDeterministicallyAndStops) {
+    TrainPanel panel;
+    panel.settings.task = core::TrainTask::Reversal;
+    const auto wait = [&] {
+        const auto start = std::chrono::steady_clock::now();
+        while (panel.training() && std::chrono::steady_clock::now() - start < std::chrono::seconds(60))
+            std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    };
+    panel.start(60);
+    wait();
+    const auto first = panel.progress();
+    ASSERT_EQ(first.size(), 2u);
+    EXPECT_EQ(first[0].label, "no positions");
+    EXPECT_EQ(first[1].label, "learned positions");
+    for (const auto& run : first) {
+        EXPECT_EQ(run.losses.size(), 60u);
+        ASSERT_EQ(run.maps.size(), 1u);
+        EXPECT_EQ(run.maps[0].rows(), 6);
+        ASSERT_TRUE(run.scenario.tokens);
+    }
+    EXPECT_LT(first[1].heldOut, first[0].heldOut);  // positions already help after 60 steps
+    panel.start(60);
+    wait();
+    EXPECT_EQ(panel.progress()[1].losses, first[1].losses);  // the same seed, the same run
+    panel.start(5000);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    panel.stop();
+    EXPECT_FALSE(panel.training());
+    EXPECT_LT(panel.progress()[0].losses.size(), 5000u);
 }
 
 TEST_F(Headless, PresenterModeShowsHeatmapBarsAndHeads) {

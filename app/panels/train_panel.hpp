@@ -1,0 +1,54 @@
+// Heads that learn (seed 000 §39.7.1, Exercise 39.4): trains two small attention models side
+// by side on a worker thread — one head against two on the two-relation toy, or no positions
+// against positions on reversal and previous-token copying — with live loss curves and the
+// heads' maps on a held-out example. Stop cancels; the same seed gives the same run; the
+// trained model opens in the main view (and saves as a scenario from there).
+#pragma once
+
+#include "app/panels/panel.hpp"
+#include "core/train.hpp"
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace attnviz::app {
+
+class TrainPanel : public Panel {
+public:
+    TrainPanel();
+    ~TrainPanel() override;
+    const char* id() const override { return "train"; }
+    const char* title() const override { return "Heads that learn"; }
+    void draw(PanelContext& ctx) override;
+
+    // The pair of runs the current settings compare (second = the one that opens in the app).
+    std::vector<core::TrainConfig> runs() const;
+    void start(int steps);
+    void stop();
+    bool training() const { return m_running; }
+
+    struct Progress {
+        core::TrainConfig config;
+        std::vector<float> losses;          // per step, the batch's loss
+        double heldOut = 0;                 // after the last step
+        std::vector<core::MatD> maps;       // the heads' maps on the held-out example
+        core::Scenario scenario;            // the trained weights, for the main view
+        std::string label;
+    };
+    std::vector<Progress> progress() const;
+
+    core::TrainConfig settings;  // task, heads, positions, seed as chosen in the panel
+
+private:
+    std::thread m_worker;
+    std::atomic<bool> m_running{false}, m_cancel{false};
+    mutable std::mutex m_mutex;
+    std::vector<Progress> m_progress;  // guarded by m_mutex
+    std::uint64_t m_version = 0;       // changes with every published snapshot (for textures)
+    int m_steps = 400;
+};
+
+}  // namespace attnviz::app
