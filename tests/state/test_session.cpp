@@ -33,5 +33,5 @@ TEST(Session, OneWrittenBeforeTheLabsOpensWithoutOne) {
     j["view"].erase("lab");
     EXPECT_EQ(decodeSession(j.dump(), "session.json").view.lab, Lab::None);
     j["view"]["lab"] = 77;  // out of range: clamped, never an invalid enum
-    EXPECT_EQ(decodeSession(j.dump(), "session.json").view.lab, Lab::Cost);
+    EXPECT_EQ(decodeSession(j.dump(), "session.json").view.lab, Lab::Train);  // the last lab
 }
