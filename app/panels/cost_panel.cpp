@@ -24,29 +24,22 @@ std::string gib(double v) {
 CostPanel::~CostPanel() { stopMeasuring(); }
 
 void CostPanel::startMeasuring() {
-    stopMeasuring();
+    m_job.stop();
     {
         const std::lock_guard lock(m_mutex);
         m_points.clear();
     }
-    m_cancel = false;
-    m_running = true;
-    m_worker = std::thread([this] {
+    m_job.start([this](const std::atomic<bool>& cancel) {
         for (long long t : kTokens) {
-            if (m_cancel) break;
+            if (cancel) break;
             const core::CostPoint p = core::measureCost(t, kWidth, 0.15);
             const std::lock_guard lock(m_mutex);
             m_points.push_back(p);
         }
-        m_running = false;
     });
 }
 
-void CostPanel::stopMeasuring() {
-    m_cancel = true;
-    if (m_worker.joinable()) m_worker.join();
-    m_running = false;
-}
+void CostPanel::stopMeasuring() { m_job.stop(); }
 
 std::vector<core::CostPoint> CostPanel::points() const {
     const std::lock_guard lock(m_mutex);
@@ -118,7 +111,7 @@ void CostPanel::drawMemoryWall(PanelContext& ctx, float width) {
 void CostPanel::drawTiming(PanelContext&) {
     ImGui::TextUnformatted("RNN vs self-attention on this machine (§39.3), d = 64");
     const std::vector<core::CostPoint> pts = points();
-    if (m_running) {
+    if (m_job.running()) {
         if (ImGui::Button("Stop")) stopMeasuring();
         ImGui::SameLine();
         ImGui::TextDisabled("measuring… (the window stays responsive)");

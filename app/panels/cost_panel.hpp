@@ -3,12 +3,11 @@
 // same width, on log–log axes. The timing runs off the UI thread and can be stopped.
 #pragma once
 
+#include "app/background_job.hpp"
 #include "app/panels/panel.hpp"
 #include "core/cost.hpp"
 
-#include <atomic>
 #include <mutex>
-#include <thread>
 #include <vector>
 
 namespace attnviz::app {
@@ -23,17 +22,16 @@ public:
     // The timing sweep, T = 16 … 4096 at d = 64 (seed 000's width). Results arrive one T at a time.
     void startMeasuring();
     void stopMeasuring();
-    bool measuring() const { return m_running; }
+    bool measuring() const { return m_job.running(); }
     std::vector<core::CostPoint> points() const;
 
 private:
     void drawMemoryWall(PanelContext& ctx, float width);
     void drawTiming(PanelContext& ctx);
 
-    std::thread m_worker;
-    std::atomic<bool> m_running{false}, m_cancel{false};
     mutable std::mutex m_mutex;
     std::vector<core::CostPoint> m_points;  // guarded by m_mutex
+    BackgroundJob m_job;                    // last: stopped before the points go
 };
 
 }  // namespace attnviz::app

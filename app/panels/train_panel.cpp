@@ -38,7 +38,7 @@ std::vector<core::TrainConfig> TrainPanel::runs() const {
 }
 
 void TrainPanel::start(int steps) {
-    stop();
+    m_job.stop();
     const std::vector<core::TrainConfig> configs = runs();
     {
         const std::lock_guard lock(m_mutex);
@@ -51,11 +51,9 @@ void TrainPanel::start(int steps) {
             m_progress.push_back(p);
         }
     }
-    m_cancel = false;
-    m_running = true;
-    m_worker = std::thread([this, configs, steps] {
+    m_job.start([this, configs, steps](const std::atomic<bool>& cancel) {
         std::vector<core::Trainer> trainers(configs.begin(), configs.end());
-        for (int s = 0; s < steps && !m_cancel; ++s) {
+        for (int s = 0; s < steps && !cancel; ++s) {
             std::vector<double> losses;
             for (core::Trainer& t : trainers) losses.push_back(t.step());
             const bool publish = s % 10 == 9 || s + 1 == steps;
@@ -73,18 +71,14 @@ void TrainPanel::start(int steps) {
             }
             if (publish) ++m_version;
         }
-        m_running = false;
     });
 }
 
-void TrainPanel::stop() {
-    m_cancel = true;
-    if (m_worker.joinable()) m_worker.join();
-    m_running = false;
-}
+void TrainPanel::stop() { m_job.stop(); }
 
-std::vector<TrainPanel::Progress> TrainPanel::progress() const {
+std::vector<TrainPanel::Progress> TrainPanel::progress(std::uint64_t* version) const {
     const std::lock_guard lock(m_mutex);
+    if (version) *version = m_version;
     return m_progress;
 }
 
@@ -92,7 +86,8 @@ void TrainPanel::draw(PanelContext& ctx) {
     if (!beginPanel(ctx, title())) return;
     const float field = ImGui::GetFontSize() * 9.0f;
     // 1. settings (fixed while a run goes on)
-    ImGui::BeginDisabled(m_running);
+    const bool running = m_job.running();
+    ImGui::BeginDisabled(running);
     const char* tasks[] = {"two-relation toy", "reversal", "previous token"};
     int task = static_cast<int>(settings.task);
     ImGui::SetNextItemWidth(field);
@@ -121,19 +116,20 @@ void TrainPanel::draw(PanelContext& ctx) {
     m_steps = std::clamp(m_steps, 10, 5000);
     ImGui::EndDisabled();
     ImGui::SameLine();
-    if (m_running) {
+    if (running) {
         if (ImGui::Button("Stop")) stop();
     } else if (ImGui::Button("Train")) {
         start(m_steps);
     }
-    const std::vector<Progress> runs = progress();
+    std::uint64_t version = 0;
+    const std::vector<Progress> runs = progress(&version);
     ImGui::TextDisabled(twoRelations ? "One head against two, same budget: attend to position 2 and to the planted [1, 0] token (MSE of the maps)."
                                      : "Without positions attention is permutation-equivariant and cannot solve it (Exercise 39.4); with them it can.");
     if (runs.empty()) {
         ImGui::End();
         return;
     }
-    if (!m_running && runs.back().scenario.tokens && ImGui::Button("Open the trained model in the main view"))
+    if (!running && runs.back().scenario.tokens && ImGui::Button("Open the trained model in the main view"))
         ctx.actions.emit(action::LoadScenario{runs.back().scenario, "", ""});
 
     // 2. the loss curves, and each run's heads on the held-out example
@@ -159,7 +155,7 @@ void TrainPanel::draw(PanelContext& ctx) {
         for (std::size_t h = 0; h < runs[r].maps.size(); ++h) {
             if (h) ImGui::SameLine();
             const core::Mat map = runs[r].maps[h].cast<float>();
-            const gfx::HeatmapTexture& tex = ctx.textures.get("train:" + std::to_string(r) + ":" + std::to_string(h), m_version,
+            const gfx::HeatmapTexture& tex = ctx.textures.get("train:" + std::to_string(r) + ":" + std::to_string(h), version,
                                                               [&] { return gfx::texelsOf(map); });
             const ImVec2 q = ImGui::GetCursorScreenPos();
             ctx.heatmaps.draw(ImGui::GetWindowDrawList(), tex, q, ImVec2(q.x + side, q.y + side), ImVec2(0, 0), ImVec2(1, 1),

@@ -5,13 +5,13 @@
 // trained model opens in the main view (and saves as a scenario from there).
 #pragma once
 
+#include "app/background_job.hpp"
 #include "app/panels/panel.hpp"
 #include "core/train.hpp"
 
 #include <atomic>
-#include <memory>
+#include <cstdint>
 #include <mutex>
-#include <thread>
 #include <vector>
 
 namespace attnviz::app {
@@ -28,7 +28,7 @@ public:
     std::vector<core::TrainConfig> runs() const;
     void start(int steps);
     void stop();
-    bool training() const { return m_running; }
+    bool training() const { return m_job.running(); }
 
     struct Progress {
         core::TrainConfig config;
@@ -38,17 +38,17 @@ public:
         core::Scenario scenario;            // the trained weights, for the main view
         std::string label;
     };
-    std::vector<Progress> progress() const;
+    // A copy of the runs so far; `version` (if given) names that snapshot.
+    std::vector<Progress> progress(std::uint64_t* version = nullptr) const;
 
     core::TrainConfig settings;  // task, heads, positions, seed as chosen in the panel
 
 private:
-    std::thread m_worker;
-    std::atomic<bool> m_running{false}, m_cancel{false};
     mutable std::mutex m_mutex;
     std::vector<Progress> m_progress;  // guarded by m_mutex
-    std::uint64_t m_version = 0;       // changes with every published snapshot (for textures)
+    std::uint64_t m_version = 0;       // guarded by m_mutex; changes with every published snapshot
     int m_steps = 400;
+    BackgroundJob m_job;  // last: stopped before the progress goes
 };
 
 }  // namespace attnviz::app

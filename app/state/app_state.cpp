@@ -23,13 +23,11 @@ AppState makeState(const core::Scenario& scenario, const core::Limits& limits) {
 
 namespace {
 
-// Brings one head's weights up to date: projections and scores when stale, then the softmax.
-// Leaves the head at Stage::Outputs (its A·V still to do) when it needed new weights.
-void recomputeWeights(AppState& state, int head) {
-    auto& stage = state.stale[static_cast<std::size_t>(head)];
-    if (stage <= Stage::Outputs) return;
+// What every recompute of a stale head starts with: new versions (the weights' only when they
+// change), the combined output and the reference marked stale, and the projections if needed.
+core::HeadTensors& startRecompute(AppState& state, int head, Stage stage) {
     ++state.dataVersion;
-    state.headVersions[static_cast<std::size_t>(head)] = state.dataVersion;
+    if (stage >= Stage::Weights) state.headVersions[static_cast<std::size_t>(head)] = state.dataVersion;
     state.combineStale = true;
     state.baseStale = true;
     core::HeadTensors& t = state.forward.heads[static_cast<std::size_t>(head)];
@@ -37,6 +35,15 @@ void recomputeWeights(AppState& state, int head) {
         core::projectHead(state.model, head, t);
         ++state.work.projections;
     }
+    return t;
+}
+
+// Brings one head's weights up to date: projections and scores when stale, then the softmax.
+// Leaves the head at Stage::Outputs (its A·V still to do) when it needed new weights.
+void recomputeWeights(AppState& state, int head) {
+    auto& stage = state.stale[static_cast<std::size_t>(head)];
+    if (stage <= Stage::Outputs) return;
+    core::HeadTensors& t = startRecompute(state, head, stage);
     if (stage >= Stage::Scores) {
         core::scoreHead(t);
         ++state.work.scores;
@@ -51,15 +58,7 @@ void recomputeWeights(AppState& state, int head) {
 void recomputeHead(AppState& state, int head) {
     auto& stage = state.stale[static_cast<std::size_t>(head)];
     if (stage == Stage::Fresh) return;
-    ++state.dataVersion;
-    if (stage >= Stage::Weights) state.headVersions[static_cast<std::size_t>(head)] = state.dataVersion;
-    state.combineStale = true;
-    state.baseStale = true;
-    core::HeadTensors& t = state.forward.heads[static_cast<std::size_t>(head)];
-    if (stage >= Stage::Projections) {
-        core::projectHead(state.model, head, t);
-        ++state.work.projections;
-    }
+    core::HeadTensors& t = startRecompute(state, head, stage);
     if (stage >= Stage::Weights) {  // scores (when stale), softmax and A·V, block by block
         const bool newScores = stage >= Stage::Scores;
         core::attendHead(state.model, state.settings, t, newScores);
