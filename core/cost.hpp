@@ -13,7 +13,8 @@ namespace attnviz::core {
 // per example, head and layer).
 struct MemoryWall {
     long long batch = 1, heads = 16, layers = 32;
-    int bytesPerValue = 2;  // fp16
+    int bytesPerValue = 2;     // fp16
+    long long tokens = 4096;   // a T of the user's own, beside the seed's
 };
 
 struct MemoryWallRow {

@@ -80,10 +80,16 @@ void CostPanel::drawMemoryWall(PanelContext& ctx, float width) {
     int kind = static_cast<int>(std::find(std::begin(sizes), std::end(sizes), wall.bytesPerValue) - std::begin(sizes));
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 7.5f);
     if (ImGui::Combo("##bytes", &kind, kinds, 4)) edit.bytesPerValue = sizes[std::clamp(kind, 0, 3)], changed = true;
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(field * 1.4f);
+    changed |= ImGui::InputScalar("T", ImGuiDataType_S64, &edit.tokens, nullptr, nullptr, "%lld", ImGuiInputTextFlags_EnterReturnsTrue);
     if (changed) ctx.actions.emit(action::SetMemoryWall{edit});
 
     const std::uint64_t memory = core::physicalMemoryBytes();
-    const auto rows = core::memoryWall(wall, core::memoryWallTokens(), memory);
+    std::vector<long long> tokens = core::memoryWallTokens();
+    const bool own = std::find(tokens.begin(), tokens.end(), wall.tokens) == tokens.end();
+    if (own) tokens.insert(std::upper_bound(tokens.begin(), tokens.end(), wall.tokens), wall.tokens);
+    const auto rows = core::memoryWall(wall, tokens, memory);
     ImGui::Text("This machine: %s of memory", core::formatBytes(memory).c_str());
     if (ImGui::BeginTable("wall", 4, ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingStretchProp,
                           ImVec2(width - 8.0f, 0))) {
@@ -95,7 +101,8 @@ void CostPanel::drawMemoryWall(PanelContext& ctx, float width) {
         for (const core::MemoryWallRow& r : rows) {
             ImGui::TableNextRow();
             ImGui::TableNextColumn();
-            ImGui::Text("%lld", r.tokens);
+            if (own && r.tokens == wall.tokens) ImGui::TextColored(ImVec4(0.96f, 0.62f, 0.04f, 1.0f), "%lld (yours)", r.tokens);
+            else ImGui::Text("%lld", r.tokens);
             ImGui::TableNextColumn();
             ImGui::Text("%.1f MiB", r.perMatrixMiB);
             ImGui::TableNextColumn();

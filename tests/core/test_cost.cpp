@@ -42,6 +42,8 @@ TEST(MemoryWall, ScalesWithEveryFactor) {
     EXPECT_DOUBLE_EQ(rows[0].totalGiB, 4.0 * 4 * 8 * 2 / 1024);  // x B h L
     EXPECT_FALSE(rows[0].fits);                                  // unknown memory: nothing fits
     EXPECT_GT(physicalMemoryBytes(), 1ULL << 28);
+    // a T of one's own: 1 x 16 x 32 fp16 at T = 4096 is 16 GiB
+    EXPECT_DOUBLE_EQ(memoryWall(MemoryWall{}, {MemoryWall{}.tokens}, 0)[0].totalGiB, 16.0);
 }
 
 TEST(Cost, MeasuresBothModelsWithPositiveTimes) {

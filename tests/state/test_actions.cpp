@@ -109,6 +109,8 @@ TEST(State, LabSettingsAreViewChangesAndChecked) {
     EXPECT_EQ(s.error, "heads: expected 1 to 1000000, got 0");
     EXPECT_FALSE(apply(s, action::SetMemoryWall{core::MemoryWall{1, 16, 32, 3}}));
     EXPECT_EQ(s.error, "bytes per value: expected 1, 2, 4 or 8, got 3");
+    EXPECT_FALSE(apply(s, action::SetMemoryWall{core::MemoryWall{1, 16, 32, 2, 0}}));
+    EXPECT_EQ(s.error, "T: expected 1 to 100000000 tokens, got 0");
     EXPECT_EQ(s.view.wall.heads, 8);  // the rejected values never land
     recompute(s);
     EXPECT_EQ(s.work.softmaxes, w.softmaxes);
