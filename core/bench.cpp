@@ -5,26 +5,6 @@
 #include <vector>
 
 namespace attnviz::core {
-namespace {
-
-// Median milliseconds of `work` repeated for at least `seconds` and 5 runs.
-template <class Work>
-double medianMs(double seconds, Work&& work, int* runs = nullptr, std::size_t minRuns = 5) {
-    using Clock = std::chrono::steady_clock;
-    std::vector<double> times;
-    const auto start = Clock::now();
-    while (times.size() < minRuns || std::chrono::duration<double>(Clock::now() - start).count() < seconds) {
-        const auto t0 = Clock::now();
-        work();
-        times.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
-        if (times.size() >= 1000) break;
-    }
-    std::nth_element(times.begin(), times.begin() + static_cast<std::ptrdiff_t>(times.size() / 2), times.end());
-    if (runs) *runs = static_cast<int>(times.size());
-    return times[times.size() / 2];
-}
-
-}  // namespace
 
 double forwardFlops(const Model& m) {
     const double tq = static_cast<double>(m.tq()), tk = static_cast<double>(m.tk()), h = m.heads;
@@ -54,8 +34,8 @@ BenchResult benchmark(const Model& model, const Settings& settings, double secon
     std::vector<double> forwardMs, sgemmMs;
     const auto start = std::chrono::steady_clock::now();
     while (forwardMs.size() < 5 || std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < seconds) {
-        forwardMs.push_back(medianMs(0.0, [&] { runForward(model, settings, forward); }, nullptr, 1));
-        sgemmMs.push_back(medianMs(0.0, [&] { c.noalias() = a * b; }, nullptr, 1));
+        forwardMs.push_back(medianMs(0.0, [&] { runForward(model, settings, forward); }, 1, 1));
+        sgemmMs.push_back(medianMs(0.0, [&] { c.noalias() = a * b; }, 1, 1));
         if (forwardMs.size() >= 200) break;
     }
     const auto median = [](std::vector<double> v) {
@@ -66,8 +46,8 @@ BenchResult benchmark(const Model& model, const Settings& settings, double secon
     r.forwardMs = median(forwardMs);
     r.sgemmGflops = 2.0 * n * n * static_cast<double>(n) / (median(sgemmMs) * 1e6);
     r.gflops = forwardFlops(model) / (r.forwardMs * 1e6);
-    r.softmaxMs = medianMs(seconds * 0.25, [&] { reweighAll(model, settings, forward); });
-    r.visibleSoftmaxMs = medianMs(seconds * 0.25, [&] { weighHead(model, settings, forward.heads.front()); });
+    r.softmaxMs = medianMs(seconds * 0.25, [&] { reweighAll(model, settings, forward); }, 5, 1000);
+    r.visibleSoftmaxMs = medianMs(seconds * 0.25, [&] { weighHead(model, settings, forward.heads.front()); }, 5, 1000);
     return r;
 }
 

@@ -3,7 +3,28 @@
 
 #include "core/model.hpp"
 
+#include <algorithm>
+#include <chrono>
+#include <vector>
+
 namespace attnviz::core {
+
+// Median milliseconds of `work`, run at least `minRuns` times and for at least `seconds`, but no
+// more than `maxRuns` times.
+template <class Work>
+double medianMs(double seconds, Work&& work, std::size_t minRuns, std::size_t maxRuns) {
+    using Clock = std::chrono::steady_clock;
+    std::vector<double> times;
+    const auto start = Clock::now();
+    while (times.size() < minRuns ||
+           (std::chrono::duration<double>(Clock::now() - start).count() < seconds && times.size() < maxRuns)) {
+        const auto t0 = Clock::now();
+        work();
+        times.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+    }
+    std::nth_element(times.begin(), times.begin() + static_cast<std::ptrdiff_t>(times.size() / 2), times.end());
+    return times[times.size() / 2];
+}
 
 // Floating-point operations of one forward pass, counting a multiply-add as 2:
 //   projections 2·T·d_model·h·(2·d_k + d_v), scores 2·h·T_q·T_k·d_k, A·V 2·h·T_q·T_k·d_v,

@@ -1,12 +1,12 @@
 #include "core/cost.hpp"
 
 #include "core/attention.hpp"
+#include "core/bench.hpp"
 #include "core/prng.hpp"
 
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 
 namespace attnviz::core {
@@ -31,20 +31,6 @@ std::uint64_t physicalMemoryBytes() {
 }
 
 namespace {
-
-template <class Work>
-double medianMs(double seconds, Work&& work) {
-    using Clock = std::chrono::steady_clock;
-    std::vector<double> times;
-    const auto start = Clock::now();
-    while (times.size() < 3 || (std::chrono::duration<double>(Clock::now() - start).count() < seconds && times.size() < 200)) {
-        const auto t0 = Clock::now();
-        work();
-        times.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
-    }
-    std::nth_element(times.begin(), times.begin() + static_cast<std::ptrdiff_t>(times.size() / 2), times.end());
-    return times[times.size() / 2];
-}
 
 Mat gaussian(Eigen::Index rows, Eigen::Index cols, std::uint64_t seed, float scale) {
     Prng prng(seed);
@@ -72,7 +58,7 @@ CostPoint measureCost(long long tokens, int width, double seconds) {
             pre.noalias() += x.row(t) * wx;
             h = pre.array().tanh();
         }
-    });
+    }, 3, 200);
     // attention: one T × T product, the softmax, one product with V, on every core (its steps
     // are independent; the RNN's are not)
     Mat scores(T, T), weights(T, T), out(T, d);
@@ -81,7 +67,7 @@ CostPoint measureCost(long long tokens, int width, double seconds) {
         scores.noalias() = x * x.transpose();
         softmaxRows(scores, scale, Settings{}, weights);
         out.noalias() = weights * x;
-    });
+    }, 3, 200);
     return p;
 }
 
