@@ -63,14 +63,12 @@ void tile1(const float* q, const float* panel, Eigen::Index dk, float* out) {
 }  // namespace
 
 void packKeys(const MatRef& k, PackedKeys& out) {
-    out.keys = k.rows();
-    out.dk = k.cols();
-    const Eigen::Index panels = out.keys / kPanel;
-    out.panels.resize(static_cast<std::size_t>(panels * out.dk * kPanel));
+    const Eigen::Index panels = k.rows() / kPanel, dk = k.cols();
+    out.panels.resize(static_cast<std::size_t>(panels * dk * kPanel));
     for (Eigen::Index p = 0; p < panels; ++p)
-        for (Eigen::Index d = 0; d < out.dk; ++d)
+        for (Eigen::Index d = 0; d < dk; ++d)
             for (Eigen::Index l = 0; l < kPanel; ++l)
-                out.panels[static_cast<std::size_t>((p * out.dk + d) * kPanel + l)] = k(p * kPanel + l, d);
+                out.panels[static_cast<std::size_t>((p * dk + d) * kPanel + l)] = k(p * kPanel + l, d);
 }
 
 namespace {
@@ -124,10 +122,7 @@ void scoreRows(const MatRef& q, const MatRef& k, const PackedKeys& packed, Eigen
 
 #else  // portable build: Eigen's product
 
-void packKeys(const MatRef& k, PackedKeys& out) {
-    out.keys = k.rows();
-    out.dk = k.cols();
-}
+void packKeys(const MatRef&, PackedKeys& out) { out.panels.clear(); }
 
 void scoreRows(const MatRef& q, const MatRef& k, const PackedKeys&, Eigen::Ref<Mat> scores) {
     scores.noalias() = q * k.transpose();

@@ -17,7 +17,6 @@ namespace attnviz::core {
 // are not packed (scoreRows reads them from k).
 struct PackedKeys {
     std::vector<float> panels;
-    Eigen::Index keys = 0, dk = 0;
 };
 void packKeys(const MatRef& k, PackedKeys& out);
 
