@@ -237,11 +237,9 @@ void App::menuBar() {
         ImGui::EndMenu();
     }
     if (ImGui::BeginMenu("Lessons")) {
-        for (const std::string& id : core::lessonIds()) {
-            const core::Lesson lesson = core::loadLesson(id);  // shipped: always parses
-            if (ImGui::MenuItem(lesson.title.c_str(), nullptr, m_state.lesson && m_state.lesson->lesson.id == id))
+        for (const core::Lesson& lesson : core::lessons())
+            if (ImGui::MenuItem(lesson.title.c_str(), nullptr, m_state.lesson && m_state.lesson->lesson.id == lesson.id))
                 m_actions.emit(action::OpenLesson{lesson});
-        }
         if (ImGui::MenuItem("Close lesson", nullptr, false, m_state.lesson.has_value())) m_actions.emit(action::CloseLesson{});
         ImGui::EndMenu();
     }

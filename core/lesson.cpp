@@ -158,13 +158,21 @@ std::vector<std::string> lessonIds() {
     return ids;
 }
 
-Lesson loadLesson(const std::string& nameOrPath) {
-    for (const LessonSource& l : lessonSources())
-        if (nameOrPath == l.id) {
-            Lesson lesson = parseLesson(l.json, std::string("lesson ") + l.id);
-            lesson.id = l.id;
-            return lesson;
+const std::vector<Lesson>& lessons() {
+    static const std::vector<Lesson> parsed = [] {
+        std::vector<Lesson> out;
+        for (const LessonSource& l : lessonSources()) {
+            out.push_back(parseLesson(l.json, std::string("lesson ") + l.id));
+            out.back().id = l.id;
         }
+        return out;
+    }();
+    return parsed;
+}
+
+Lesson loadLesson(const std::string& nameOrPath) {
+    for (const Lesson& lesson : lessons())
+        if (nameOrPath == lesson.id) return lesson;
     std::error_code ec;
     if (!std::filesystem::exists(nameOrPath, ec))
         throw InputError("--lesson", "'" + nameOrPath + "' is neither a lesson (" + joinStrings(lessonIds(), ", ") +

@@ -56,6 +56,8 @@ struct LessonSource {
 };
 const std::vector<LessonSource>& lessonSources();
 std::vector<std::string> lessonIds();
+// Every shipped lesson, parsed once per process (the Lessons menu lists them every frame).
+const std::vector<Lesson>& lessons();
 // A shipped lesson by id, or a lesson file by path. Throws InputError("--lesson", …).
 Lesson loadLesson(const std::string& nameOrPath);
 
