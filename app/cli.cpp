@@ -1,5 +1,7 @@
 #include "app/cli.hpp"
 
+#include "app/state/app_state.hpp"
+
 #include "core/bench.hpp"
 #include "core/error.hpp"
 #include "core/export.hpp"
@@ -234,7 +236,7 @@ int runMain(int argc, const char* const* argv, const GuiLauncher& gui, std::ostr
             throw core::InputError("--theme", "expected dark, light or high-contrast, got '" + f.theme + "'");
         request.theme = f.theme;
         request.presenter = f.presenter;
-        if (!f.lab.empty() && f.lab != "linear" && f.lab != "cost" && f.lab != "train")
+        if (!labFromName(f.lab))
             throw core::InputError("--lab", "expected linear, cost or train, got '" + f.lab + "'");
         request.lab = f.lab;
         if (!f.lesson.empty()) request.lesson = core::loadLesson(f.lesson);

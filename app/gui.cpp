@@ -80,9 +80,7 @@ int runGui(const GuiRequest& request) {
     if (request.theme == "light") view.theme = Theme::Light;
     if (request.theme == "high-contrast") view.theme = Theme::HighContrast;
     if (request.presenter) view.presenter = true;
-    if (request.lab == "linear") view.lab = Lab::Linear;
-    if (request.lab == "cost") view.lab = Lab::Cost;
-    if (request.lab == "train") view.lab = Lab::Train;
+    if (!request.lab.empty()) view.lab = labFromName(request.lab).value_or(Lab::None);  // checked by the CLI
     if (request.head) view.selectedHead = *request.head;
     if (request.colormapGiven) view.colormap = request.colormap;
 

@@ -289,7 +289,7 @@ bool apply(AppState& state, const Action& action) {
                 }
                 state.lesson->step = step;
                 state.lesson->result.reset();
-                state.view.lab = st.lab == "linear" ? Lab::Linear : st.lab == "cost" ? Lab::Cost : st.lab == "train" ? Lab::Train : Lab::None;
+                state.view.lab = labFromName(st.lab).value_or(Lab::None);  // checked when the lesson was read
                 if (st.head) state.view.selectedHead = *st.head;
                 clampSelection(state);
                 return true;

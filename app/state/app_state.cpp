@@ -4,6 +4,14 @@
 
 namespace attnviz::app {
 
+std::optional<Lab> labFromName(const std::string& name) {
+    if (name.empty()) return Lab::None;
+    if (name == "linear") return Lab::Linear;
+    if (name == "cost") return Lab::Cost;
+    if (name == "train") return Lab::Train;
+    return std::nullopt;
+}
+
 AppState makeState(const core::Scenario& scenario, const core::Limits& limits) {
     AppState state;
     state.limits = limits;

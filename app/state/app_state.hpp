@@ -32,6 +32,9 @@ enum class Theme : std::uint8_t { Dark, Light, HighContrast };
 
 // The lab panel shown in place of the bottom row (swap, stages, positional encoding).
 enum class Lab : std::uint8_t { None, Linear, Cost, Train };
+// "linear", "cost", "train" (as --lab and lesson files write them), "" for none; nullopt for
+// any other name.
+std::optional<Lab> labFromName(const std::string& name);
 
 // What the user looks at; changes here never recompute anything.
 struct ViewState {

@@ -97,6 +97,11 @@ TEST(State, AFrameAfterAChangeComputesOnlyTheVisibleWeights) {
 TEST(State, LabSettingsAreViewChangesAndChecked) {
     AppState s = ready();
     const WorkCounters w = s.work;
+    EXPECT_EQ(labFromName(""), Lab::None);
+    EXPECT_EQ(labFromName("linear"), Lab::Linear);
+    EXPECT_EQ(labFromName("cost"), Lab::Cost);
+    EXPECT_EQ(labFromName("train"), Lab::Train);
+    EXPECT_FALSE(labFromName("fourier"));
     EXPECT_TRUE(apply(s, action::SetLab{Lab::Linear}));
     EXPECT_EQ(s.view.lab, Lab::Linear);
     EXPECT_TRUE(apply(s, action::SetFastWeightSteps{99}));
