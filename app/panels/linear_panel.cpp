@@ -7,13 +7,20 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <tuple>
 
 namespace attnviz::app {
 
-const LinearPanel::Derived& LinearPanel::derived(const AppState& s, int head) {
+const LinearPanel::Derived& LinearPanel::derived(const AppState& s, int head, int steps) {
     const std::uint64_t version = s.headVersions[static_cast<std::size_t>(head)];
-    if (m_derived.version == version && m_derived.head == head && m_derived.causal == s.settings.causal) return m_derived;
     const core::HeadTensors& t = s.forward.heads[static_cast<std::size_t>(head)];
+    const bool same = m_derived.version == version && m_derived.head == head;
+    if (!same || m_derived.steps != steps) {  // the fast weights: per head and slider position
+        m_derived.steps = steps;
+        m_derived.fast = core::fastWeights(t.k, t.v, steps);
+        m_derived.fastRange = std::max(1e-6f, m_derived.fast.cwiseAbs().maxCoeff());
+    }
+    if (same && m_derived.causal == s.settings.causal) return m_derived;
     m_derived.version = version;
     m_derived.head = head;
     m_derived.causal = s.settings.causal;
@@ -36,7 +43,8 @@ void LinearPanel::draw(PanelContext& ctx) {
         return;
     }
     const core::HeadTensors& t = s.forward.heads[static_cast<std::size_t>(head)];
-    const Derived& d = derived(s, head);
+    const int steps = s.view.fastWeightSteps < 0 ? static_cast<int>(T) : std::min<int>(s.view.fastWeightSteps, static_cast<int>(T));
+    const Derived& d = derived(s, head, steps);
     const std::string h = std::to_string(head + 1);
     const std::uint64_t version = s.headVersions[static_cast<std::size_t>(head)] * 2 + (s.settings.causal ? 1 : 0);
 
@@ -47,46 +55,40 @@ void LinearPanel::draw(PanelContext& ctx) {
     const ImVec2 avail = ImGui::GetContentRegionAvail();
     const float caption = ImGui::GetTextLineHeightWithSpacing();
     const float side = std::max(40.0f, std::min(avail.x / 4.0f - 12.0f, avail.y - 2.0f * caption - 8.0f));
-    const auto map = [&](const char* key, const std::string& label, const core::Mat& m, bool weights, float lo, float hi) {
-        ImGui::BeginGroup();
-        ImGui::TextUnformatted(label.c_str());
-        const gfx::HeatmapTexture& tex = ctx.textures.get(key + h, version, [&] {
+    // m drawn in a box `box` on a side, keeping its aspect, colours lo … hi; its texture is
+    // cached under key + head at `texVersion` (weights with the mask marked, or plain values).
+    const auto matrix = [&](const std::string& key, std::uint64_t texVersion, const core::Mat& m, bool weights, int maxSide,
+                            float box, float lo, float hi) {
+        const gfx::HeatmapTexture& tex = ctx.textures.get(key + h, texVersion, [&] {
             return weights ? gfx::texelsOf(m, s.settings) : gfx::texelsOf(m);
-        }, 256);
+        }, maxSide);
         const ImVec2 p = ImGui::GetCursorScreenPos();
-        const float w = side * std::min(1.0f, static_cast<float>(m.cols()) / static_cast<float>(std::max<Eigen::Index>(1, m.rows())));
-        const float hgt = side * std::min(1.0f, static_cast<float>(m.rows()) / static_cast<float>(std::max<Eigen::Index>(1, m.cols())));
+        const float rows = static_cast<float>(std::max<Eigen::Index>(1, m.rows())), cols = static_cast<float>(std::max<Eigen::Index>(1, m.cols()));
+        const float w = box * std::min(1.0f, cols / rows), hgt = box * std::min(1.0f, rows / cols);
         ctx.heatmaps.draw(ImGui::GetWindowDrawList(), tex, p, ImVec2(p.x + w, p.y + hgt), ImVec2(0, 0), ImVec2(1, 1),
                           s.view.colormap, lo, hi);
-        ImGui::Dummy(ImVec2(side, side));
-        ImGui::EndGroup();
+        ImGui::Dummy(ImVec2(side, box));
     };
     // 1. the two maps on the same q, k: softmax is sharper, φ = elu + 1 spreads weight wider
-    map("linear:softmax:", "softmax (exp)", t.weights, true, 0.0f, 1.0f);
-    ImGui::SameLine(0.0f, 12.0f);
-    map("linear:map:", "linear (elu + 1)", d.linear.weights, true, 0.0f, 1.0f);
-    ImGui::SameLine(0.0f, 12.0f);
+    for (const auto& [key, label, m] : {std::tuple{"linear:softmax:", "softmax (exp)", &t.weights},
+                                        std::tuple{"linear:map:", "linear (elu + 1)", &d.linear.weights}}) {
+        ImGui::BeginGroup();
+        ImGui::TextUnformatted(label);
+        matrix(key, version, *m, true, 256, side, 0.0f, 1.0f);
+        ImGui::EndGroup();
+        ImGui::SameLine(0.0f, 12.0f);
+    }
 
     // 2. the fast-weight matrix after `steps` tokens, [d_k, d_v]
-    const int steps = s.view.fastWeightSteps < 0 ? static_cast<int>(T) : std::min<int>(s.view.fastWeightSteps, static_cast<int>(T));
-    const core::Mat fast = core::fastWeights(t.k, t.v, steps);
-    const float range = std::max(1e-6f, fast.cwiseAbs().maxCoeff());
     ImGui::BeginGroup();
     int slider = steps;
     ImGui::SetNextItemWidth(side);
     if (ImGui::SliderInt("##steps", &slider, 0, static_cast<int>(T), "S_t after %d tokens"))
         ctx.actions.emit(action::SetFastWeightSteps{slider >= T ? -1 : slider});
-    const gfx::HeatmapTexture& tex = ctx.textures.get("linear:fast:" + h, version * 65536 + static_cast<std::uint64_t>(steps),
-                                                      [&] { return gfx::texelsOf(fast); });
-    const ImVec2 p = ImGui::GetCursorScreenPos();
-    const float fside = side - caption;  // room for the line under it
-    const float fw = fside * std::min(1.0f, static_cast<float>(fast.cols()) / static_cast<float>(std::max<Eigen::Index>(1, fast.rows())));
-    const float fh = fside * std::min(1.0f, static_cast<float>(fast.rows()) / static_cast<float>(std::max<Eigen::Index>(1, fast.cols())));
-    ctx.heatmaps.draw(ImGui::GetWindowDrawList(), tex, p, ImVec2(p.x + fw, p.y + fh), ImVec2(0, 0), ImVec2(1, 1), s.view.colormap,
-                      -range, range);
-    ImGui::Dummy(ImVec2(side, fside));
-    ImGui::TextDisabled("%lld x %lld, colours ±%.2g", static_cast<long long>(fast.rows()), static_cast<long long>(fast.cols()),
-                        static_cast<double>(range));
+    matrix("linear:fast:", version * 65536 + static_cast<std::uint64_t>(steps), d.fast, false, 0, side - caption,  // room for the line under it
+           -d.fastRange, d.fastRange);
+    ImGui::TextDisabled("%lld x %lld, colours ±%.2g", static_cast<long long>(d.fast.rows()), static_cast<long long>(d.fast.cols()),
+                        static_cast<double>(d.fastRange));
     ImGui::EndGroup();
     ImGui::SameLine(0.0f, 12.0f);
 

@@ -27,8 +27,11 @@ private:
         bool causal = false;
         core::LinearAttention linear;  // with the scenario's mask (causal or not)
         float recurrentDiff = 0;       // max |recurrent − causal parallel map|
+        int steps = -1;                // tokens written into `fast`
+        core::Mat fast;                // the fast-weight matrix S after `steps` tokens, [d_k, d_v]
+        float fastRange = 0;           // max |S|, the colour scale
     };
-    const Derived& derived(const AppState& s, int head);
+    const Derived& derived(const AppState& s, int head, int steps);
     Derived m_derived;
 };
 
