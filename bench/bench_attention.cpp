@@ -106,21 +106,27 @@ BENCHMARK(BM_SoftmaxVisibleHead)->Apply(sizes);
 // pooling factor the app uses for a T-token map (gfx::poolFactor).
 int screenFactor(int T) { return (T + 769) / 770; }
 
-// Causal toggle, as the app does it for the visible head: softmax under the mask and the
-// texture-ready texels, pooled to the screen (masked cells marked).
+// Causal toggle for the visible head: softmax under the mask and the texture-ready texels,
+// pooled to the screen (masked cells marked). Second argument 0: softmax, then pooling (which
+// reads the T x T weights back); 1: both in one pass, as the app does (softmaxPooled).
 void BM_MaskToggleVisibleHead(benchmark::State& state) {
     const int T = static_cast<int>(state.range(0));
+    const bool onePass = state.range(1) != 0;
     Fixture& f = fixture(T);
     Settings causal = f.settings;
     causal.causal = true;
     std::vector<float> texels;
     for (auto _ : state) {
-        weighHead(f.model, causal, f.forward.heads[0]);
-        poolTexels(f.forward.heads[0].weights, causal, screenFactor(T), texels);
+        if (onePass) {
+            weighHead(f.model, causal, f.forward.heads[0], screenFactor(T), texels);
+        } else {
+            weighHead(f.model, causal, f.forward.heads[0]);
+            poolTexels(f.forward.heads[0].weights, causal, screenFactor(T), texels);
+        }
         benchmark::DoNotOptimize(texels.data());
     }
 }
-BENCHMARK(BM_MaskToggleVisibleHead)->Apply(sizes);
+BENCHMARK(BM_MaskToggleVisibleHead)->ArgsProduct({kSizes, {0, 1}})->Unit(benchmark::kMillisecond)->UseRealTime();
 
 // Weights -> texels (causal), the CPU side of a heatmap update: second argument 1 pooled to the
 // screen as the app does, 0 every cell.

@@ -242,6 +242,59 @@ bool softmaxRows(const MatRef& scores, float scale, const Settings& settings, Ei
     return finite;
 }
 
+namespace {
+
+// out[j] *= inv over [0, n) (softmaxRows' normalisation, the same product) and band[j] =
+// max(band[j], out[j]), while the row is still in cache; then zeros over [n, tk).
+void normalizeAndPool(float inv, Eigen::Index n, Eigen::Index tk, float* __restrict out, float* __restrict band) {
+    Eigen::Index j = 0;
+    for (; j < n; ++j) band[j] = std::max(band[j], out[j] *= inv);
+    for (; j < tk; ++j) out[j] = 0.0f;
+}
+
+}  // namespace
+
+bool softmaxPooled(const MatRef& scores, float scale, const Settings& settings, Mat& weights, int factor,
+                   std::vector<float>& texels) {
+    factor = std::max(1, factor);
+    if (masksCells(settings)) {  // padding or a custom mask: the two passes
+        const bool finite = softmaxRows(scores, scale, settings, weights);
+        poolTexels(weights, settings, factor, texels);
+        return finite;
+    }
+    const Eigen::Index tq = scores.rows(), tk = scores.cols();
+    weights.resize(tq, tk);
+    const Eigen::Index rows = pooledSize(tq, factor), cols = pooledSize(tk, factor);
+    texels.resize(static_cast<std::size_t>(rows * cols));
+    const float scale2 = log2Scale(scale);
+    int finite = 1;
+#pragma omp parallel reduction(&& : finite) if (tq * tk >= (1 << 16))
+    {
+        // The column maxima of one band of `factor` rows.
+        std::vector<float> bandStore(static_cast<std::size_t>(tk));
+        float* __restrict band = bandStore.data();
+#pragma omp for schedule(static)
+        for (Eigen::Index r = 0; r < rows; ++r) {
+            std::fill(band, band + tk, kMaskedTexel);
+            for (Eigen::Index i = r * factor; i < std::min(tq, (r + 1) * factor); ++i) {
+                const Eigen::Index n = settings.causal ? std::min(i + 1, tk) : tk;
+                float* out = weights.row(i).data();
+                const float rowMax = n > 0 ? scores.row(i).head(n).maxCoeff<Eigen::PropagateNaN>() : 0.0f;
+                if (!std::isfinite(rowMax)) {  // an overflowed row: zeros, as softmaxRows leaves it
+                    finite = 0;
+                    std::fill(out, out + n, 0.0f);
+                    normalizeAndPool(0.0f, n, tk, out, band);
+                    continue;
+                }
+                const float sum = n > 0 ? expRow(scores.row(i).data(), out, n, rowMax, scale2) : 1.0f;
+                normalizeAndPool(1.0f / sum, n, tk, out, band);
+            }
+            poolColumns(factor, band, texels.data() + r * cols, tk, cols);
+        }
+    }
+    return finite;
+}
+
 RowStats rowStats(const MatRef& weights) {
     RowStats stats;
     const Eigen::Index tq = weights.rows();

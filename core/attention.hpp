@@ -64,6 +64,12 @@ bool softmaxRows(const MatRef& scores, float scale, const Settings& settings, Ma
 // (the mask is applied by absolute query index); weights must already have the block's shape.
 bool softmaxRows(const MatRef& scores, float scale, const Settings& settings, Eigen::Ref<Mat> weights, Eigen::Index firstRow);
 
+// softmaxRows and poolTexels(weights, settings, factor, texels) in one pass, for the map on
+// screen: the same weights and texels, bit for bit, but each row is pooled while it is still in
+// cache, so the T_q × T_k weights are not read back.
+bool softmaxPooled(const MatRef& scores, float scale, const Settings& settings, Mat& weights, int factor,
+                   std::vector<float>& texels);
+
 struct RowStats {
     Vec sum;      // [T_q] Σ_j a_ij: 1, or 0 for a fully masked row
     Vec max;      // [T_q] max_j a_ij

@@ -331,6 +331,11 @@ void weighHead(const Model& model, const Settings& settings, HeadTensors& head) 
     if (!softmaxRows(head.scores, logitScale(model.dk, settings), settings, head.weights)) overflowed("scores", "Q Kᵀ");
 }
 
+void weighHead(const Model& model, const Settings& settings, HeadTensors& head, int factor, std::vector<float>& texels) {
+    if (!softmaxPooled(head.scores, logitScale(model.dk, settings), settings, head.weights, factor, texels))
+        overflowed("scores", "Q Kᵀ");
+}
+
 void outputHead(HeadTensors& head) {
     head.output.noalias() = head.weights * head.v;
     requireFinite(head.output, "V", "A·V");

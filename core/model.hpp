@@ -53,6 +53,8 @@ std::string formatBytes(std::uint64_t bytes);
 void projectHead(const Model& model, int head, HeadTensors& out);  // q, k, v
 void scoreHead(HeadTensors& head);                                  // scores = q kᵀ
 void weighHead(const Model& model, const Settings& settings, HeadTensors& head);  // weights (throws if scores overflowed)
+// The same, with the weights' texels pooled by `factor` in the same pass (softmaxPooled).
+void weighHead(const Model& model, const Settings& settings, HeadTensors& head, int factor, std::vector<float>& texels);
 void outputHead(HeadTensors& head);                                 // output = weights v
 void combineHeads(const Model& model, Forward& forward);            // concat, output
 // Scores (when newScores), softmax and A·V together, by blocks of rows that stay in cache:

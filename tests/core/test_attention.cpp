@@ -7,7 +7,10 @@
 
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
+#include <cstdint>
+#include <limits>
 
 using namespace attnviz::core;
 
@@ -292,6 +295,70 @@ TEST(Texels, PooledBlocksKeepTheirLargestReadableWeight) {
             for (std::size_t k = 0; k < pooled.size(); ++k)
                 ASSERT_EQ(pooled[k], expected[k]) << "variant " << variant << " factor " << f << " texel " << k;
         }
+    }
+}
+
+namespace {
+
+// softmaxPooled against the two passes it replaces: the same bits in weights and texels.
+void expectPooledSoftmaxMatches(const Mat& scores, float scale, const Settings& s, int factor) {
+    Mat expectedWeights, weights;
+    std::vector<float> expectedTexels, texels;
+    const bool expectedFinite = softmaxRows(scores, scale, s, expectedWeights);
+    poolTexels(expectedWeights, s, factor, expectedTexels);
+    ASSERT_EQ(softmaxPooled(scores, scale, s, weights, factor, texels), expectedFinite);
+    ASSERT_EQ(weights.rows(), expectedWeights.rows());
+    ASSERT_EQ(weights.cols(), expectedWeights.cols());
+    for (Eigen::Index i = 0; i < weights.rows(); ++i)
+        for (Eigen::Index j = 0; j < weights.cols(); ++j)
+            ASSERT_EQ(std::bit_cast<std::uint32_t>(weights(i, j)), std::bit_cast<std::uint32_t>(expectedWeights(i, j)))
+                << "weight " << i << "," << j << " factor " << factor;
+    ASSERT_EQ(texels.size(), expectedTexels.size()) << "factor " << factor;
+    for (std::size_t k = 0; k < texels.size(); ++k)
+        ASSERT_EQ(std::bit_cast<std::uint32_t>(texels[k]), std::bit_cast<std::uint32_t>(expectedTexels[k]))
+            << "texel " << k << " factor " << factor;
+}
+
+}  // namespace
+
+TEST(Texels, SoftmaxPooledInOnePassEqualsSoftmaxThenPooling) {
+    const Mat scores = randomMatrix(37, 53, 12, 3.0f);
+    for (int variant = 0; variant < 4; ++variant) {
+        Settings s;
+        s.causal = variant == 1 || variant == 3;
+        if (variant >= 2) s.paddedKeys = {0, 5, 40};
+        if (variant == 3) {
+            s.custom = MaskMat::Zero(37, 53);
+            s.custom(20, 7) = true;
+        }
+        for (int f : {1, 2, 3, 4, 5, 8, 53, 64})
+            for (float scale : {0.5f, 1e-30f, 1e30f}) expectPooledSoftmaxMatches(scores, scale, s, f);
+    }
+}
+
+TEST(Texels, SoftmaxPooledOnAMatrixLargerThanTheCaches) {
+    // 2050 x 2050 is written with streaming stores; 2050 floats a row puts most rows' starts off
+    // a 32-byte boundary, so the unaligned head and tail of each row are covered too.
+    const Mat scores = randomMatrix(2050, 2050, 13, 4.0f);
+    for (bool causal : {false, true}) {
+        Settings s;
+        s.causal = causal;
+        for (int f : {1, 3, 7}) expectPooledSoftmaxMatches(scores, 0.125f, s, f);
+    }
+}
+
+TEST(Texels, SoftmaxPooledZeroesOverflowedRowsAsSoftmaxDoes) {
+    Mat scores = randomMatrix(9, 9, 14);
+    scores(4, 2) = std::numeric_limits<float>::infinity();
+    scores(7, 0) = std::numeric_limits<float>::quiet_NaN();
+    for (bool causal : {false, true}) {
+        Settings s;
+        s.causal = causal;
+        for (int f : {1, 2, 4}) expectPooledSoftmaxMatches(scores, 1.0f, s, f);
+        Mat w;
+        std::vector<float> texels;
+        EXPECT_FALSE(softmaxPooled(scores, 1.0f, s, w, 2, texels));
+        EXPECT_EQ(w.row(4).cwiseAbs().maxCoeff(), 0.0f);
     }
 }
 
