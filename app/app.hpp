@@ -53,7 +53,7 @@ public:
     bool computeFailed() const { return m_computeFailed; }
     // A message shown for a few seconds ("Saved … ", or why a save failed).
     void notify(std::string message, bool error = false);
-    // Runs `count` frames without a window (tests): needs an ImGui context with a built font atlas.
+    // Textures uploaded so far (tests count what a frame re-made).
     long long textureUploads() const { return m_textures.uploads(); }
 
 private:

@@ -15,6 +15,7 @@
 
 #include <cstdio>
 #include <memory>
+#include <vector>
 
 using namespace attnviz;
 
@@ -22,6 +23,7 @@ namespace {
 
 constexpr int kWidth = 1600, kHeight = 1000;  // the app's default window
 constexpr float kSide = 770.0f;               // the heatmap's side in that window, pixels
+constexpr float kThumbSide = 80.0f;           // a head's thumbnail in the head grid, pixels
 std::unique_ptr<gfx::HeatmapRenderer> g_renderer;
 std::unique_ptr<gfx::OffscreenTarget> g_target;
 
@@ -68,8 +70,9 @@ void BM_RedrawOnly(benchmark::State& state) {
 BENCHMARK(BM_RedrawOnly)->Arg(2048)->Unit(benchmark::kMillisecond)->UseRealTime()->MeasureProcessCPUTime();
 
 // A temperature change (second argument 0) or a causal toggle (1) at T = 2048, h = 8, as the app
-// handles it: the visible head's softmax, its texels and upload; the other heads follow in
-// later frames. With the third argument 1 the draw is included.
+// handles it: the visible head's softmax with its texels pooled in the same pass, their upload,
+// and the head's thumbnail in the head grid pooled from those texels; the other heads follow in
+// later frames. With the third argument 1 the heatmap is drawn too.
 void BM_VisibleHeadUpdate(benchmark::State& state) {
     const int T = static_cast<int>(state.range(0));
     const bool toggleCausal = state.range(1) != 0, draw = state.range(2) != 0;
@@ -81,16 +84,20 @@ void BM_VisibleHeadUpdate(benchmark::State& state) {
     const core::Model model = core::buildModel(s);
     core::Settings settings;
     core::Forward forward = core::runForward(model, settings);
-    gfx::HeatmapTexture tex;
-    tex.upload(gfx::texelsOf(forward.heads[0].weights, settings, appFactor(T)));
+    const int factor = appFactor(T);
+    const int thumbFactor = gfx::poolFactor(kThumbSide / static_cast<float>(T));
+    std::vector<float> texels;
+    gfx::HeatmapTexture tex, thumb;
     float tau = 1.0f;
     for (auto _ : state) {
         if (toggleCausal) settings.causal = !settings.causal;
         else settings.temperature = tau = tau > 1.5f ? 0.5f : tau * 1.1f;
-        core::weighHead(model, settings, forward.heads[0]);
-        tex.upload(gfx::texelsOf(forward.heads[0].weights, settings, appFactor(T)));
+        core::weighHead(model, settings, forward.heads[0], factor, texels);
+        const gfx::TexelsView pooled = gfx::pooledView(texels, T, T, factor);
+        tex.upload(pooled);
+        thumb.upload(gfx::repooled(pooled, T, T, factor, (thumbFactor + factor - 1) / factor));
         if (draw) drawHeatmap(tex);
-        else glFinish();  // the upload has landed
+        else glFinish();  // the uploads have landed
     }
 }
 BENCHMARK(BM_VisibleHeadUpdate)->Args({2048, 0, 0})->Args({2048, 1, 0})->Args({2048, 0, 1})

@@ -14,14 +14,49 @@ MatrixSource texelsOf(const core::MatRef& values) {
     return src;
 }
 
+namespace {
+
+// The shape of a [tq, tk] matrix pooled by factor: texels a side, and the fraction of the
+// texture its cells cover.
+TexelsView pooledLayout(Eigen::Index tq, Eigen::Index tk, int factor) {
+    TexelsView v;
+    v.rows = static_cast<int>(core::pooledSize(tq, factor));
+    v.cols = static_cast<int>(core::pooledSize(tk, factor));
+    v.uScale = v.cols ? static_cast<float>(tk) / static_cast<float>(v.cols * factor) : 1.0f;
+    v.vScale = v.rows ? static_cast<float>(tq) / static_cast<float>(v.rows * factor) : 1.0f;
+    return v;
+}
+
+MatrixSource sourceWithLayout(const TexelsView& layout) {
+    MatrixSource src;
+    src.rows = layout.rows;
+    src.cols = layout.cols;
+    src.uScale = layout.uScale;
+    src.vScale = layout.vScale;
+    return src;
+}
+
+}  // namespace
+
 MatrixSource texelsOf(const core::MatRef& weights, const core::Settings& settings, int factor) {
     factor = std::max(1, factor);
-    MatrixSource src;
-    src.rows = static_cast<int>(core::pooledSize(weights.rows(), factor));
-    src.cols = static_cast<int>(core::pooledSize(weights.cols(), factor));
-    src.uScale = src.cols ? static_cast<float>(weights.cols()) / static_cast<float>(src.cols * factor) : 1.0f;
-    src.vScale = src.rows ? static_cast<float>(weights.rows()) / static_cast<float>(src.rows * factor) : 1.0f;
+    MatrixSource src = sourceWithLayout(pooledLayout(weights.rows(), weights.cols(), factor));
     core::poolTexels(weights, settings, factor, src.texels);
+    return src;
+}
+
+TexelsView pooledView(const std::vector<float>& texels, Eigen::Index tq, Eigen::Index tk, int factor) {
+    TexelsView v = pooledLayout(tq, tk, std::max(1, factor));
+    v.texels = texels.data();
+    return v;
+}
+
+MatrixSource repooled(const TexelsView& pooled, Eigen::Index tq, Eigen::Index tk, int factor, int more) {
+    factor = std::max(1, factor);
+    more = std::max(1, more);
+    MatrixSource src = sourceWithLayout(pooledLayout(tq, tk, factor * more));
+    // Masked texels are the lowest value, so a block stays masked only if all of it is.
+    core::poolTexels(Eigen::Map<const core::Mat>(pooled.texels, pooled.rows, pooled.cols), core::Settings{}, more, src.texels);
     return src;
 }
 
@@ -34,7 +69,7 @@ int poolFactor(float pixelsPerCell) {
 namespace {
 
 // Block means of a large matrix: at most maxSide texels a side.
-MatrixSource reduce(const MatrixSource& in, int maxSide) {
+MatrixSource reduce(const TexelsView& in, int maxSide) {
     const int stepR = std::max(1, (in.rows + maxSide - 1) / maxSide), stepC = std::max(1, (in.cols + maxSide - 1) / maxSide);
     MatrixSource out;
     out.rows = (in.rows + stepR - 1) / stepR;
@@ -60,30 +95,31 @@ MatrixSource reduce(const MatrixSource& in, int maxSide) {
 
 }  // namespace
 
-void HeatmapTexture::upload(const MatrixSource& source, int maxSide) {
+void HeatmapTexture::upload(const TexelsView& source, int maxSide) {
     const bool shrink = maxSide > 0 && (source.rows > maxSide || source.cols > maxSide);
     const MatrixSource reduced = shrink ? reduce(source, maxSide) : MatrixSource{};
-    const MatrixSource& m = shrink ? reduced : source;
+    const TexelsView m = shrink ? reduced.view() : source;
     const bool sameSize = m_rows == m.rows && m_cols == m.cols;
     m_rows = m.rows;
     m_cols = m.cols;
     m_uScale = m.uScale;
     m_vScale = m.vScale;
-    m_max = m.texels.empty() ? 0.0f : *std::max_element(m.texels.begin(), m.texels.end());
+    const std::size_t count = static_cast<std::size_t>(m.rows) * static_cast<std::size_t>(m.cols);
+    m_max = count == 0 ? 0.0f : *std::max_element(m.texels, m.texels + count);
     if (!glReady()) return;
     const bool fresh = !m_texture;
     if (fresh) m_texture = makeTexture();
     glBindTexture(GL_TEXTURE_2D, m_texture.id());
     glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
     if (sameSize && !fresh) {  // same storage: only the texels change
-        glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, m_cols, m_rows, GL_RED, GL_FLOAT, m.texels.data());
+        glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, m_cols, m_rows, GL_RED, GL_FLOAT, m.texels);
         return;
     }
     glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
     glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
     glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
     glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
-    glTexImage2D(GL_TEXTURE_2D, 0, GL_R32F, m_cols, m_rows, 0, GL_RED, GL_FLOAT, m.texels.data());
+    glTexImage2D(GL_TEXTURE_2D, 0, GL_R32F, m_cols, m_rows, 0, GL_RED, GL_FLOAT, m.texels);
 }
 
 HeatmapRenderer::HeatmapRenderer() {

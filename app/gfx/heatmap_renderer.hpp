@@ -18,15 +18,27 @@ namespace attnviz::gfx {
 // core::kMaskedTexel (see core::toTexels). A texel may stand for a block of cells (a map drawn
 // smaller than one pixel per cell); uScale, vScale are then the fraction of the texture's width
 // and height that the matrix's cells cover (below 1 when the last block is partial).
+// TexelsView is the same layout over texels kept elsewhere (uploaded in place, not copied).
+struct TexelsView {
+    const float* texels = nullptr;
+    int rows = 0, cols = 0;
+    float uScale = 1.0f, vScale = 1.0f;
+};
 struct MatrixSource {
     std::vector<float> texels;
     int rows = 0, cols = 0;
     float uScale = 1.0f, vScale = 1.0f;
+    TexelsView view() const { return {texels.data(), rows, cols, uScale, vScale}; }
 };
 MatrixSource texelsOf(const core::MatRef& values);  // nothing masked
 // Weights with masked cells marked; factor > 1 keeps each factor x factor block's largest
 // readable weight (core::poolTexels).
 MatrixSource texelsOf(const core::MatRef& weights, const core::Settings& settings, int factor = 1);
+// Texels that core::poolTexels made from a [tq, tk] matrix with `factor`, viewed in place.
+TexelsView pooledView(const std::vector<float>& texels, Eigen::Index tq, Eigen::Index tk, int factor);
+// Those texels pooled again by `more`: exactly the texels of the matrix pooled by
+// factor · more (a block's maximum is the maximum of its sub-blocks' maxima).
+MatrixSource repooled(const TexelsView& pooled, Eigen::Index tq, Eigen::Index tk, int factor, int more);
 // The pooling factor that puts at most one texel on each pixel: ceil(cells per pixel).
 int poolFactor(float pixelsPerCell);
 
@@ -35,7 +47,8 @@ class HeatmapTexture {
 public:
     // With maxSide > 0 a larger matrix is reduced to at most maxSide texels a side by block
     // means (a block is masked only if all of its cells are), for thumbnails of signed values.
-    void upload(const MatrixSource& source, int maxSide = 0);
+    void upload(const TexelsView& source, int maxSide = 0);
+    void upload(const MatrixSource& source, int maxSide = 0) { upload(source.view(), maxSide); }
     int rows() const { return m_rows; }
     int cols() const { return m_cols; }
     GLuint id() const { return m_texture.id(); }

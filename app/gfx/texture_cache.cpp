@@ -13,4 +13,14 @@ const HeatmapTexture& TextureCache::get(const std::string& key, std::uint64_t ve
     return e.texture;
 }
 
+const HeatmapTexture& TextureCache::get(const std::string& key, std::uint64_t version, const TexelsView& ready) {
+    Entry& e = m_entries[key];
+    if (e.version != version || e.texture.empty()) {
+        e.texture.upload(ready);
+        e.version = version;
+        ++m_uploads;
+    }
+    return e.texture;
+}
+
 }  // namespace attnviz::gfx

@@ -16,6 +16,8 @@ public:
     // differs from the one cached. maxSide > 0 reduces large matrices (thumbnails).
     const HeatmapTexture& get(const std::string& key, std::uint64_t version,
                               const std::function<MatrixSource()>& make, int maxSide = 0);
+    // The same for texels that already exist: uploaded from where they are when `version` differs.
+    const HeatmapTexture& get(const std::string& key, std::uint64_t version, const TexelsView& ready);
     long long uploads() const { return m_uploads; }
 
 private:

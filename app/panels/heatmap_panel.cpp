@@ -95,6 +95,7 @@ void HeatmapPanel::draw(PanelContext& ctx) {
     const float u0 = std::clamp(s.view.panX - fu * 0.5f, 0.0f, 1.0f - fu), v0 = std::clamp(s.view.panY - fv * 0.5f, 0.0f, 1.0f - fv);
     // One texture, whichever head is shown.
     const gfx::HeatmapTexture& tex = headWeightsTexture(ctx, "heat", head, cell);
+    if (head >= 0) ctx.requests.heatmapPooling = headPooling(cell);  // the next softmax pools for it
     // Colour range: 0 … 1 (comparable across heads), or 0 … the largest weight shown (contrast
     // for long sequences, where every weight is near 1/T).
     const float hi = s.view.autoRange ? std::max(tex.maxValue(), 1e-6f) : 1.0f;

@@ -6,15 +6,26 @@
 
 namespace attnviz::app {
 
+int headPooling(float pixelsPerCell) { return gfx::poolFactor(pixelsPerCell * ImGui::GetIO().DisplayFramebufferScale.x); }
+
 const gfx::HeatmapTexture& headWeightsTexture(PanelContext& ctx, const std::string& key, int head, float pixelsPerCell) {
     const AppState& s = ctx.state;
-    const int factor = gfx::poolFactor(pixelsPerCell * ImGui::GetIO().DisplayFramebufferScale.x);
+    const int factor = headPooling(pixelsPerCell);
     // The mean changes when any head's weights do (not when only an A·V is finished).
     const std::uint64_t headVersion = head < 0 ? *std::max_element(s.headVersions.begin(), s.headVersions.end())
                                                : s.headVersions[static_cast<std::size_t>(head)];
     const std::uint64_t version = ((headVersion * 1024 + static_cast<std::uint64_t>(head + 1)) << 16) |
                                   static_cast<std::uint64_t>(std::min(factor, 0xffff));
+    // Texels pooled with the softmax (AppState::pooled): used as they are, or pooled further for
+    // a smaller map, instead of reading the T x T weights again.
+    const PooledWeights& p = s.pooled;
+    const Eigen::Index tq = s.model.tq(), tk = s.model.tk();
+    const bool pooledCurrent = head >= 0 && p.head == head && p.version == headVersion && p.factor >= 1 &&
+                               p.texels.size() == static_cast<std::size_t>(core::pooledSize(tq, p.factor) * core::pooledSize(tk, p.factor));
+    if (pooledCurrent && factor == p.factor) return ctx.textures.get(key, version, gfx::pooledView(p.texels, tq, tk, p.factor));
     return ctx.textures.get(key, version, [&] {
+        if (pooledCurrent && factor > p.factor)
+            return gfx::repooled(gfx::pooledView(p.texels, tq, tk, p.factor), tq, tk, p.factor, (factor + p.factor - 1) / p.factor);
         if (head >= 0) return gfx::texelsOf(s.forward.heads[static_cast<std::size_t>(head)].weights, s.settings, factor);
         return gfx::texelsOf(core::meanWeights(s.forward), s.settings, factor);
     });

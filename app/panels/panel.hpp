@@ -41,6 +41,7 @@ struct AppRequests {
     bool exportDialog = false;
     bool screenshot = false;  // Ctrl+S: whole window at 1x to the default path
     bool toggleFullscreen = false;
+    int heatmapPooling = 0;  // the pooling factor the heatmap drew a single head with (0: none this frame)
 };
 
 struct PanelContext {
@@ -76,6 +77,8 @@ bool beginPanelFor(PanelContext& ctx, const char* title, int head, bool weightsO
 // texel is the largest weight of its block of cells: no more texels than pixels to upload and
 // draw, and no sharp weight lost. Re-made only when the head, its numbers or the pooling change.
 const gfx::HeatmapTexture& headWeightsTexture(PanelContext& ctx, const std::string& key, int head, float pixelsPerCell);
+// The pooling factor headWeightsTexture uses for a map `pixelsPerCell` logical pixels a cell.
+int headPooling(float pixelsPerCell);
 
 // Adds a "(?)" marker whose tooltip explains the previous control in plain words.
 void helpMarker(const char* text);

@@ -46,9 +46,10 @@ core::HeadTensors& startRecompute(AppState& state, int head, Stage stage) {
     return t;
 }
 
-// Brings one head's weights up to date: projections and scores when stale, then the softmax.
-// Leaves the head at Stage::Outputs (its A·V still to do) when it needed new weights.
-void recomputeWeights(AppState& state, int head) {
+// Brings one head's weights up to date: projections and scores when stale, then the softmax
+// (with the texels pooled by `pooling` when >= 1). Leaves the head at Stage::Outputs (its A·V
+// still to do) when it needed new weights.
+void recomputeWeights(AppState& state, int head, int pooling = 0) {
     auto& stage = state.stale[static_cast<std::size_t>(head)];
     if (stage <= Stage::Outputs) return;
     core::HeadTensors& t = startRecompute(state, head, stage);
@@ -56,7 +57,14 @@ void recomputeWeights(AppState& state, int head) {
         core::scoreHead(t);
         ++state.work.scores;
     }
-    core::weighHead(state.model, state.settings, t);
+    if (pooling >= 1) {
+        core::weighHead(state.model, state.settings, t, pooling, state.pooled.texels);
+        state.pooled.head = head;
+        state.pooled.version = state.headVersions[static_cast<std::size_t>(head)];
+        state.pooled.factor = pooling;
+    } else {
+        core::weighHead(state.model, state.settings, t);
+    }
     ++state.work.softmaxes;
     stage = Stage::Outputs;
 }
@@ -106,7 +114,7 @@ void recompute(AppState& state) {
     finish(state);
 }
 
-bool recomputeStep(AppState& state, int visibleHead, int moreHeads) {
+bool recomputeStep(AppState& state, int visibleHead, int moreHeads, int pooling) {
     if (isFresh(state)) return true;
     // 1. What the user looks at: its weights, and nothing else in the frame that needed them,
     // so the new heatmap is drawn as soon as it can be.
@@ -114,7 +122,7 @@ bool recomputeStep(AppState& state, int visibleHead, int moreHeads) {
         if (visibleHead < 0) {
             for (int h = 0; h < state.model.heads; ++h) recomputeWeights(state, h);
         } else if (visibleHead < state.model.heads) {
-            recomputeWeights(state, visibleHead);
+            recomputeWeights(state, visibleHead, pooling);
         }
         return false;
     }

@@ -69,6 +69,16 @@ struct LessonState {
     std::optional<CheckResult> result;  // of the current step's check, once answered
 };
 
+// The visible head's weights pooled for the heatmap, made in the same pass as its softmax
+// (core::softmaxPooled) when the heatmap's pooling is known: the frame after a change then reads
+// the T x T weights once. Current while `version` is still headVersions[head].
+struct PooledWeights {
+    int head = -1;
+    std::uint64_t version = 0;
+    int factor = 0;
+    std::vector<float> texels;  // ⌈T_q/factor⌉ × ⌈T_k/factor⌉, row-major, as core::poolTexels makes them
+};
+
 struct AppState {
     core::Scenario scenario;   // what to compute (the current swaps included)
     std::string presetId;      // the preset it came from, if any ("" otherwise)
@@ -87,6 +97,7 @@ struct AppState {
     std::vector<std::uint64_t> headVersions;  // per head: changes when that head's weights change
     bool baseStale = true;     // baseForward and equivariance
     bool combineStale = true;  // forward.concat and forward.output
+    PooledWeights pooled;
     ViewState view;
     std::optional<LessonState> lesson;
     std::string error;         // the last rejected change, shown to the user; "" when none
@@ -109,8 +120,9 @@ void recomputeHead(AppState& state, int head);
 // for the mean), only they are computed: the frame after a change shows the new heatmap at once.
 // Otherwise at most `moreHeads` heads are finished: the visible head's A·V first, then the other
 // stale heads. The combined output and the permutation reference follow once every head is
-// fresh. Returns true when everything is up to date.
-bool recomputeStep(AppState& state, int visibleHead, int moreHeads);
+// fresh. With `pooling` >= 1 the visible head's texels, pooled by that factor, are made with its
+// weights (state.pooled). Returns true when everything is up to date.
+bool recomputeStep(AppState& state, int visibleHead, int moreHeads, int pooling = 0);
 bool isFresh(const AppState& state);
 // Whether a head's numbers are up to date (-1: every head, as the mean needs).
 bool headFresh(const AppState& state, int head);

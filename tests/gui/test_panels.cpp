@@ -217,6 +217,53 @@ TEST_F(Headless, ActionsFromFramesAreAppliedAndRecomputedLazily) {
     EXPECT_EQ(app.textureUploads(), uploads);
 }
 
+TEST_F(Headless, TheVisibleHeadIsPooledForTheHeatmapWithItsSoftmax) {
+    core::Scenario s;
+    s.sentence = "the cat sat on the mat";
+    s.length = 1600;  // more keys than the heatmap has pixels: its texels are pooled
+    s.dModel = 64;
+    s.heads = 2;
+    App app(makeState(s));
+    frames(app, 4);
+    ASSERT_TRUE(isFresh(app.state()));
+    for (int change = 0; change < 2; ++change) {
+        if (change == 0) apply(app.state(), action::SetTemperature{0.5f});
+        else apply(app.state(), action::ToggleCausal{});
+        frames(app, 1);  // the change's frame: the visible head's softmax, pooled as the heatmap draws it
+        const AppState& st = app.state();
+        ASSERT_EQ(st.pooled.head, 0);
+        EXPECT_EQ(st.pooled.version, st.headVersions[0]);
+        EXPECT_GE(st.pooled.factor, 3);  // 1600 cells on about 770 pixels
+        std::vector<float> expected;
+        core::poolTexels(st.forward.heads[0].weights, st.settings, st.pooled.factor, expected);
+        EXPECT_EQ(st.pooled.texels, expected);
+        const long long uploads = app.textureUploads();
+        frames(app, 1);  // drawn: the heatmap and the head's thumbnail are uploaded from those texels
+        EXPECT_GE(app.textureUploads(), uploads + 2);
+    }
+}
+
+TEST(Pooling, PooledTexelsPooledAgainEqualTheMatrixPooledOnce) {
+    core::Mat w = core::Mat::Random(67, 95).cwiseAbs();
+    for (int variant = 0; variant < 3; ++variant) {
+        core::Settings settings;
+        settings.causal = variant >= 1;
+        if (variant == 2) settings.paddedKeys = {0, 1, 2, 50};
+        for (int factor : {1, 2, 3})
+            for (int more : {1, 2, 5, 40}) {
+                const gfx::MatrixSource first = gfx::texelsOf(w, settings, factor);
+                const gfx::MatrixSource again = gfx::repooled(first.view(), w.rows(), w.cols(), factor, more);
+                const gfx::MatrixSource once = gfx::texelsOf(w, settings, factor * more);
+                SCOPED_TRACE(std::to_string(variant) + " " + std::to_string(factor) + " " + std::to_string(more));
+                EXPECT_EQ(again.rows, once.rows);
+                EXPECT_EQ(again.cols, once.cols);
+                EXPECT_EQ(again.uScale, once.uScale);
+                EXPECT_EQ(again.vScale, once.vScale);
+                EXPECT_EQ(again.texels, once.texels);
+            }
+    }
+}
+
 TEST(SwapVerdict, WordsAndNumbers) {
     AppState s = makeState(core::loadPreset("seed004-swap"));
     recompute(s);
