@@ -80,7 +80,10 @@ void HeatmapPanel::draw(PanelContext& ctx) {
     float labelW = 0.0f;
     for (int i = 0; i < std::min(tq, 256); ++i)
         labelW = std::max(labelW, ImGui::CalcTextSize(s.queryLabels[static_cast<std::size_t>(i)].c_str()).x);
-    labelW = std::min(labelW, 160.0f * ctx.scale) + 10.0f * ctx.scale;
+    labelW = std::min(labelW, 160.0f * ctx.scale);
+    // More rows than lines of text: the labels are thinned out and numbered ("1021 the").
+    if (static_cast<float>(tq) * lineH > avail.y) labelW += ImGui::CalcTextSize((std::to_string(tq) + " ").c_str()).x;
+    labelW += 10.0f * ctx.scale;
     const float sumW = ImGui::CalcTextSize("Σ 1.00").x + 12.0f * ctx.scale;
     const float barW = 70.0f * ctx.scale;
     const float topH = lineH + 8.0f * ctx.scale;
