@@ -315,8 +315,13 @@ RowStats rowStats(const MatRef& weights) {
 
 Mat meanWeights(const Forward& forward) {
     if (forward.heads.empty()) return {};
-    Mat mean = forward.heads.front().weights;
-    for (std::size_t h = 1; h < forward.heads.size(); ++h) mean += forward.heads[h].weights;
+    return meanWeights(forward, 0, forward.heads.front().weights.rows());
+}
+
+Mat meanWeights(const Forward& forward, Eigen::Index firstRow, Eigen::Index rows) {
+    if (forward.heads.empty()) return {};
+    Mat mean = forward.heads.front().weights.middleRows(firstRow, rows);
+    for (std::size_t h = 1; h < forward.heads.size(); ++h) mean += forward.heads[h].weights.middleRows(firstRow, rows);
     mean /= static_cast<float>(forward.heads.size());
     return mean;
 }

@@ -97,5 +97,7 @@ struct Forward {
 
 // Mean of every head's weights: [T_q, T_k].
 Mat meanWeights(const Forward& forward);
+// Rows [firstRow, firstRow + rows) of it, without the rest.
+Mat meanWeights(const Forward& forward, Eigen::Index firstRow, Eigen::Index rows);
 
 }  // namespace attnviz::core

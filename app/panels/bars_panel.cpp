@@ -71,7 +71,7 @@ void BarsPanel::draw(PanelContext& ctx) {
 
     const float lineH = ImGui::GetTextLineHeightWithSpacing();
     if (!multiples) {
-        const core::RowStats stats = core::rowStats(head < 0 ? core::Mat(core::meanWeights(s.forward).row(q))
+        const core::RowStats stats = core::rowStats(head < 0 ? core::meanWeights(s.forward, q, 1)
                                                               : core::Mat(s.forward.heads[static_cast<std::size_t>(head)].weights.row(q)));
         ImGui::Text("Query %d \"%s\"   Σ = %.2f   max = %.3f   entropy %.2f of %.2f nats", q + 1,
                     s.queryLabels[static_cast<std::size_t>(q)].c_str(), stats.sum(0), stats.max(0), stats.entropy(0),

@@ -233,6 +233,11 @@ TEST(Forward, MultiHeadConcatAndOutputProjection) {
     EXPECT_LT(maxAbsDiff(f.output, f.concat * m.wo), 1e-5f);
     EXPECT_EQ(meanWeights(f).rows(), 5);
     EXPECT_NEAR(meanWeights(f).row(2).sum(), 1.0f, 1e-5f);
+    const Mat rows = meanWeights(f, 2, 2);  // what the bar chart of one query reads
+    ASSERT_EQ(rows.rows(), 2);
+    const Mat byHand = (f.heads[0].weights.middleRows(2, 2) + f.heads[1].weights.middleRows(2, 2) +
+                        f.heads[2].weights.middleRows(2, 2)) / 3.0f;
+    EXPECT_LT(maxAbsDiff(rows, byHand), 1e-7f);
 }
 
 TEST(Forward, OverflowingScoresAreAnErrorNotNaN) {
