@@ -83,12 +83,12 @@ void poolColumns(int factor, const float* band, float* o, Eigen::Index tk, Eigen
 
 }  // namespace
 
-void poolTexels(const MatRef& weights, const Settings& settings, int factor, std::vector<float>& out) {
-    if (factor <= 1) {
-        toTexels(weights, settings, out);
-        return;
-    }
-    const Eigen::Index tq = weights.rows(), tk = weights.cols();
+namespace {
+
+// poolTexels over rows that `rowOf(i, scratch)` gives (a pointer to query i's T_k weights, which
+// may be written into scratch, a T_k buffer of the calling thread).
+template <class RowOf>
+void poolRows(Eigen::Index tq, Eigen::Index tk, const Settings& settings, int factor, std::vector<float>& out, const RowOf& rowOf) {
     const Eigen::Index rows = pooledSize(tq, factor), cols = pooledSize(tk, factor);
     out.resize(static_cast<std::size_t>(rows * cols));
     const bool perElement = masksCells(settings);
@@ -96,13 +96,13 @@ void poolTexels(const MatRef& weights, const Settings& settings, int factor, std
 #pragma omp parallel if (tq * tk >= (1 << 18))
     {
         // Column maxima of one band of `factor` rows: kMaskedTexel where every cell is masked.
-        std::vector<float> bandStore(static_cast<std::size_t>(tk));
+        std::vector<float> bandStore(static_cast<std::size_t>(tk)), scratch(static_cast<std::size_t>(tk));
         float* __restrict band = bandStore.data();
 #pragma omp for schedule(static)
         for (Eigen::Index r = 0; r < rows; ++r) {
             std::fill(band, band + tk, kMaskedTexel);
             for (Eigen::Index i = r * factor; i < std::min(tq, (r + 1) * factor); ++i) {
-                const float* __restrict w = weights.row(i).data();
+                const float* __restrict w = rowOf(i, scratch.data());
                 if (perElement) {
                     const bool* __restrict b = blocked.row(i).data();
                     for (Eigen::Index j = 0; j < tk; ++j) band[j] = b[j] ? band[j] : std::max(band[j], w[j]);
@@ -114,6 +114,35 @@ void poolTexels(const MatRef& weights, const Settings& settings, int factor, std
             poolColumns(factor, band, out.data() + r * cols, tk, cols);
         }
     }
+}
+
+}  // namespace
+
+void poolTexels(const MatRef& weights, const Settings& settings, int factor, std::vector<float>& out) {
+    if (factor <= 1) {
+        toTexels(weights, settings, out);
+        return;
+    }
+    poolRows(weights.rows(), weights.cols(), settings, factor, out,
+             [&](Eigen::Index i, float*) { return weights.row(i).data(); });
+}
+
+void poolMeanTexels(const Forward& forward, const Settings& settings, int factor, std::vector<float>& out) {
+    if (factor <= 1 || forward.heads.empty()) {  // every cell a texel: the mean itself is that large
+        toTexels(meanWeights(forward), settings, out);
+        return;
+    }
+    const auto& heads = forward.heads;
+    const Eigen::Index tk = heads.front().weights.cols();
+    const float count = static_cast<float>(heads.size());
+    poolRows(heads.front().weights.rows(), tk, settings, factor, out, [&](Eigen::Index i, float* scratch) {
+        // The same additions, in the same order, as meanWeights.
+        Eigen::Map<Eigen::Matrix<float, 1, Eigen::Dynamic>> mean(scratch, tk);
+        mean = heads.front().weights.row(i);
+        for (std::size_t h = 1; h < heads.size(); ++h) mean += heads[h].weights.row(i);
+        mean /= count;
+        return static_cast<const float*>(scratch);
+    });
 }
 
 float logitScale(int dk, const Settings& settings) {

@@ -99,5 +99,8 @@ struct Forward {
 Mat meanWeights(const Forward& forward);
 // Rows [firstRow, firstRow + rows) of it, without the rest.
 Mat meanWeights(const Forward& forward, Eigen::Index firstRow, Eigen::Index rows);
+// poolTexels(meanWeights(forward), settings, factor, out), a band of rows at a time: the mean
+// is never held whole.
+void poolMeanTexels(const Forward& forward, const Settings& settings, int factor, std::vector<float>& out);
 
 }  // namespace attnviz::core

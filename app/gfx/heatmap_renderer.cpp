@@ -45,6 +45,15 @@ MatrixSource texelsOf(const core::MatRef& weights, const core::Settings& setting
     return src;
 }
 
+MatrixSource meanTexelsOf(const core::Forward& forward, const core::Settings& settings, int factor) {
+    factor = std::max(1, factor);
+    const Eigen::Index tq = forward.heads.empty() ? 0 : forward.heads.front().weights.rows();
+    const Eigen::Index tk = forward.heads.empty() ? 0 : forward.heads.front().weights.cols();
+    MatrixSource src = sourceWithLayout(pooledLayout(tq, tk, factor));
+    core::poolMeanTexels(forward, settings, factor, src.texels);
+    return src;
+}
+
 TexelsView pooledView(const std::vector<float>& texels, Eigen::Index tq, Eigen::Index tk, int factor) {
     TexelsView v = pooledLayout(tq, tk, std::max(1, factor));
     v.texels = texels.data();

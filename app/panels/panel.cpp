@@ -27,7 +27,7 @@ const gfx::HeatmapTexture& headWeightsTexture(PanelContext& ctx, const std::stri
         if (pooledCurrent && factor > p.factor)
             return gfx::repooled(gfx::pooledView(p.texels, tq, tk, p.factor), tq, tk, p.factor, (factor + p.factor - 1) / p.factor);
         if (head >= 0) return gfx::texelsOf(s.forward.heads[static_cast<std::size_t>(head)].weights, s.settings, factor);
-        return gfx::texelsOf(core::meanWeights(s.forward), s.settings, factor);
+        return gfx::meanTexelsOf(s.forward, s.settings, factor);
     });
 }
 

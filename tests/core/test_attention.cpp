@@ -367,6 +367,30 @@ TEST(Texels, SoftmaxPooledZeroesOverflowedRowsAsSoftmaxDoes) {
     }
 }
 
+TEST(Texels, TheMeanPooledBandByBandEqualsPoolingTheWholeMean) {
+    Scenario sc;
+    sc.sentence = "the cat sat on the mat";
+    sc.length = 67;
+    sc.dModel = 24;
+    sc.heads = 3;
+    const Model m = buildModel(sc);
+    for (int variant = 0; variant < 3; ++variant) {
+        Settings s;
+        s.causal = variant >= 1;
+        if (variant == 2) s.paddedKeys = {0, 9, 66};
+        const Forward f = runForward(m, s);
+        for (int factor : {1, 2, 3, 5, 64}) {
+            std::vector<float> banded, whole;
+            poolMeanTexels(f, s, factor, banded);
+            poolTexels(meanWeights(f), s, factor, whole);
+            ASSERT_EQ(banded.size(), whole.size());
+            for (std::size_t k = 0; k < whole.size(); ++k)
+                ASSERT_EQ(std::bit_cast<std::uint32_t>(banded[k]), std::bit_cast<std::uint32_t>(whole[k]))
+                    << "variant " << variant << " factor " << factor << " texel " << k;
+        }
+    }
+}
+
 TEST(Texels, OneSharpWeightSurvivesAnyShrinking) {
     // A 2048-token map shown 770 pixels wide: averaging or sampling would lose this cell.
     Mat w = Mat::Constant(2048, 2048, 1e-6f);
