@@ -274,7 +274,8 @@ int runMain(int argc, const char* const* argv, const GuiLauncher& gui, std::ostr
             nlohmann::json j = {{"T", r.tq}, {"T_k", r.tk}, {"heads", r.heads}, {"d_model", r.dModel},
                                 {"forward_ms", r.forwardMs}, {"softmax_ms", r.softmaxMs},
                                 {"visible_softmax_ms", r.visibleSoftmaxMs}, {"gflops", r.gflops},
-                                {"sgemm_gflops", r.sgemmGflops}, {"runs", r.runs}};
+                                {"sgemm_gflops", r.sgemmGflops}, {"runs", r.runs},
+                                {"kept_mib", static_cast<double>(r.keptBytes) / (1024.0 * 1024.0)}};
             out << j.dump() << "\n";
             return 0;
         }

@@ -48,6 +48,7 @@ BenchResult benchmark(const Model& model, const Settings& settings, double secon
     r.gflops = forwardFlops(model) / (r.forwardMs * 1e6);
     r.softmaxMs = medianMs(seconds * 0.25, [&] { reweighAll(model, settings, forward); }, 5, 1000);
     r.visibleSoftmaxMs = medianMs(seconds * 0.25, [&] { weighHead(model, settings, forward.heads.front()); }, 5, 1000);
+    r.keptBytes = keptBytes(model, forward);
     return r;
 }
 

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <vector>
 
 namespace attnviz::core {
@@ -42,6 +43,7 @@ struct BenchResult {
     double visibleSoftmaxMs = 0;  // median, softmax of one head (the visible one)
     double gflops = 0;            // forwardFlops / forwardMs
     double sgemmGflops = 0;       // Eigen single-precision GEMM on this machine, same run
+    std::uint64_t keptBytes = 0;  // every matrix the model and its forward pass hold (keptBytes)
 };
 
 // Repeats the forward pass, alternating with an Eigen 1024³ sgemm, for at least `seconds` (and

@@ -162,6 +162,21 @@ std::uint64_t forwardBytes(long long tq, long long tk, long long heads, long lon
     return total > 1.8e19L ? UINT64_MAX : static_cast<std::uint64_t>(total);
 }
 
+std::uint64_t keptBytes(const Model& model, const Forward& forward) {
+    std::uint64_t floats = 0;
+    const auto add = [&](const Mat& m) { floats += static_cast<std::uint64_t>(m.size()); };
+    for (const Mat* m : {&model.embeddings, &model.positional, &model.x, &model.wq, &model.wk, &model.wv, &model.wo,
+                         &model.q, &model.k, &model.v})
+        add(*m);
+    for (const HeadTensors& h : forward.heads) {
+        for (const Mat* m : {&h.q, &h.k, &h.v, &h.scores, &h.weights, &h.output, &h.projectionWeights, &h.projected}) add(*m);
+        floats += h.packedKeys.panels.size();
+    }
+    add(forward.concat);
+    add(forward.output);
+    return 4 * floats;
+}
+
 std::string formatBytes(std::uint64_t bytes) {
     const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
     double value = static_cast<double>(bytes);

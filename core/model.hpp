@@ -46,6 +46,9 @@ Settings buildSettings(const Scenario& scenario, const Model& model);
 // `projects`, x times each head's projection weights too).
 std::uint64_t forwardBytes(long long tq, long long tk, long long heads, long long dModel, long long dk, long long dv,
                            bool projects);
+// Bytes of every matrix a model and its forward pass hold now: the model's inputs and weights,
+// each head's tensors and scratch, concat and output (what a peak memory is compared with).
+std::uint64_t keptBytes(const Model& model, const Forward& forward);
 // "1.6 GiB"
 std::string formatBytes(std::uint64_t bytes);
 

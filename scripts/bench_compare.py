@@ -156,8 +156,7 @@ def main():
                 rss = peak_rss_mib([args.attnviz, "--scenario", path, "--bench", "--bench-seconds", "0.2"])
             finally:
                 os.unlink(path)
-            # scores, weights; q, k, v, output; packed k; x · [W_Q_h | W_K_h | W_V_h] (per head)
-            kept = 4 * HEADS * (2 * T * T + 8 * T * (D_MODEL // HEADS)) / 2**20
+            kept = av["kept_mib"]  # every matrix the model and its forward pass hold, as attnviz counts them
             print(f"| {T} | {av['forward_ms']:.2f} ms | {av['forward_ms'] / (T * T / 1e6):.2f} | {av['gflops']:.0f} | "
                   f"{kept:.0f} MiB | {'n/a (install time)' if math.isnan(rss) else f'{rss:.0f} MiB'} |")
 

@@ -391,6 +391,25 @@ TEST(Texels, TheMeanPooledBandByBandEqualsPoolingTheWholeMean) {
     }
 }
 
+TEST(Memory, KeptBytesCountEveryMatrixTheModelAndForwardPassHold) {
+    Scenario sc;
+    sc.sentence = "the cat sat on mats";  // 5 tokens
+    sc.dModel = 8;
+    sc.heads = 2;  // d_k = d_v = 4
+    sc.wo.kind = MatrixSpec::Kind::Random;
+    const Model m = buildModel(sc);
+    const Forward f = runForward(m, {});
+    ASSERT_EQ(m.tq(), 5);
+    // embeddings and x 5 x 8 each; W_Q, W_K, W_V, W_O 8 x 8 each
+    const std::uint64_t model = 2 * 40 + 4 * 64;
+    // q, k, v, output 5 x 4; scores, weights 5 x 5; [W_Q_h | W_K_h | W_V_h] 8 x 12; x times it 5 x 12
+    const std::uint64_t head = 4 * 20 + 2 * 25 + 96 + 60;
+    // k packed for the score kernel (nothing for a sequence this short)
+    const std::uint64_t packed = f.heads[0].packedKeys.panels.size() + f.heads[1].packedKeys.panels.size();
+    const std::uint64_t combined = 2 * 40;  // concat, output
+    EXPECT_EQ(keptBytes(m, f), 4 * (model + 2 * head + packed + combined));
+}
+
 TEST(Texels, OneSharpWeightSurvivesAnyShrinking) {
     // A 2048-token map shown 770 pixels wide: averaging or sampling would lose this cell.
     Mat w = Mat::Constant(2048, 2048, 1e-6f);
