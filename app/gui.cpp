@@ -183,9 +183,12 @@ int runGui(const GuiRequest& request) {
                 ImGui_ImplOpenGL3_CreateFontsTexture();
             }
             app.prepareStyle(contentScale);
-            ImGui_ImplOpenGL3_NewFrame();
+            ImGui_ImplOpenGL3_NewFrame();  // uploads the font atlas when it was (re)built
             ImGui_ImplGlfw_NewFrame();
             ImGuiIO& io = ImGui::GetIO();
+            // The atlas's pixels live on the GPU now: the CPU copy (megabytes) is not needed again
+            // until the fonts are rebuilt, which makes new pixels.
+            if (io.Fonts->TexPixelsAlpha8 || io.Fonts->TexPixelsRGBA32) io.Fonts->ClearTexData();
             if (screenshot) io.DisplaySize = ImVec2(static_cast<float>(width), static_cast<float>(height));
             if (capture) io.DisplayFramebufferScale = ImVec2(pixelScale, pixelScale);
             ImGui::NewFrame();
