@@ -265,6 +265,18 @@ TEST(Softmax, TinyTemperatureWithHugeScoresIsNeverNaN) {
 
 namespace {
 
+// Four masks for a [tq, tk] map (tk > 40): none, causal, padding, causal + padding + one custom cell.
+Settings maskVariant(int variant, Eigen::Index tq, Eigen::Index tk) {
+    Settings s;
+    s.causal = variant == 1 || variant == 3;
+    if (variant >= 2) s.paddedKeys = {0, 5, 40};
+    if (variant == 3) {
+        s.custom = MaskMat::Zero(tq, tk);
+        s.custom(20, 7) = true;
+    }
+    return s;
+}
+
 // Reference for poolTexels: the block maximum over readable cells, written the plain way.
 std::vector<float> pooledByHand(const Mat& w, const Settings& s, int f) {
     const Eigen::Index rows = pooledSize(w.rows(), f), cols = pooledSize(w.cols(), f);
@@ -283,13 +295,7 @@ std::vector<float> pooledByHand(const Mat& w, const Settings& s, int f) {
 TEST(Texels, PooledBlocksKeepTheirLargestReadableWeight) {
     const Mat scores = randomMatrix(37, 41, 11, 3.0f);
     for (int variant = 0; variant < 4; ++variant) {
-        Settings s;
-        s.causal = variant == 1 || variant == 3;
-        if (variant >= 2) s.paddedKeys = {0, 5, 40};
-        if (variant == 3) {
-            s.custom = MaskMat::Zero(37, 41);
-            s.custom(20, 7) = true;
-        }
+        const Settings s = maskVariant(variant, 37, 41);
         Mat w;
         softmaxRows(scores, 0.5f, s, w);
         for (int f : {1, 2, 3, 4, 5, 8, 40, 64}) {
@@ -329,13 +335,7 @@ void expectPooledSoftmaxMatches(const Mat& scores, float scale, const Settings& 
 TEST(Texels, SoftmaxPooledInOnePassEqualsSoftmaxThenPooling) {
     const Mat scores = randomMatrix(37, 53, 12, 3.0f);
     for (int variant = 0; variant < 4; ++variant) {
-        Settings s;
-        s.causal = variant == 1 || variant == 3;
-        if (variant >= 2) s.paddedKeys = {0, 5, 40};
-        if (variant == 3) {
-            s.custom = MaskMat::Zero(37, 53);
-            s.custom(20, 7) = true;
-        }
+        const Settings s = maskVariant(variant, 37, 53);
         for (int f : {1, 2, 3, 4, 5, 8, 53, 64})
             for (float scale : {0.5f, 1e-30f, 1e30f}) expectPooledSoftmaxMatches(scores, scale, s, f);
     }
