@@ -18,7 +18,8 @@ namespace attnviz::gfx {
 // core::kMaskedTexel (see core::toTexels). A texel may stand for a block of cells (a map drawn
 // smaller than one pixel per cell); uScale, vScale are then the fraction of the texture's width
 // and height that the matrix's cells cover (below 1 when the last block is partial).
-// TexelsView is the same layout over texels kept elsewhere (uploaded in place, not copied).
+// MatrixSource owns its texels; TexelsView is the same layout over texels kept elsewhere
+// (uploaded from where they are, not copied).
 struct TexelsView {
     const float* texels = nullptr;
     int rows = 0, cols = 0;
