@@ -3,6 +3,7 @@
 // The GUI is a fake launcher that records the request, so no window or display is needed.
 #include "cli_harness.hpp"
 
+#include "core/model.hpp"
 #include "core/presets.hpp"
 
 #include <gtest/gtest.h>
@@ -75,6 +76,22 @@ TEST_F(Cli, PresetFlagOpensThatPreset) {
     EXPECT_EQ(run.request.scenario.q->cols(), 3);
     ASSERT_TRUE(run.request.scenario.keyTokens.has_value());
     EXPECT_EQ(*run.request.scenario.keyTokens, (std::vector<std::string>{"k1", "k2", "k3"}));
+}
+
+TEST_F(Cli, BenchPrintsOneJsonLineWithTheMatricesKept) {
+    const CliRun run = runCli({"--preset", "default", "--bench", "--bench-seconds", "0.01"});
+    ASSERT_EQ(run.code, 0) << run.err;
+    EXPECT_EQ(run.guiCalls, 0);
+    ASSERT_EQ(std::count(run.out.begin(), run.out.end(), '\n'), 1) << run.out;
+    const nlohmann::json j = nlohmann::json::parse(run.out);
+    EXPECT_EQ(j.at("T"), 6);
+    EXPECT_EQ(j.at("heads"), 4);
+    for (const char* key : {"forward_ms", "softmax_ms", "visible_softmax_ms", "gflops", "sgemm_gflops"})
+        EXPECT_GT(j.at(key).get<double>(), 0.0) << key;
+    // The default demo: every matrix of its model and forward pass, as keptBytes counts them.
+    const core::Model model = core::buildModel(core::loadPreset("default"));
+    const core::Forward forward = core::runForward(model, core::buildSettings(core::loadPreset("default"), model));
+    EXPECT_DOUBLE_EQ(j.at("kept_mib").get<double>(), static_cast<double>(core::keptBytes(model, forward)) / (1024.0 * 1024.0));
 }
 
 TEST_F(Cli, EveryPresetOpens) {
