@@ -169,4 +169,32 @@ void BM_ScoresByBlocks(benchmark::State& state) {
 }
 BENCHMARK(BM_ScoresByBlocks)->ArgsProduct({{1024, 2048}, {0, 1}})->Unit(benchmark::kMillisecond)->UseRealTime();
 
+// One head's A·V by blocks of rows, as the forward pass computes it: Eigen's product (second
+// argument 0, which repacks v for every block) or the register-tiled kernel (1, v packed once);
+// third argument 1: under a causal mask (the kernel skips the keys past each block's last query).
+void BM_ValuesByBlocks(benchmark::State& state) {
+    Fixture& f = fixture(static_cast<int>(state.range(0)));
+    const bool kernel = state.range(1) != 0, causal = state.range(2) != 0;
+    Settings settings = f.settings;
+    settings.causal = causal;
+    HeadTensors h = f.forward.heads[0];
+    weighHead(f.model, settings, h);
+    const Eigen::Index T = h.q.rows(), block = std::max<Eigen::Index>(6, (1 << 17) / T / 6 * 6);
+    Mat out(T, h.v.cols());
+    PackedValues packed;
+    for (auto _ : state) {
+        if (kernel) packValues(h.v, packed);
+        for (Eigen::Index r0 = 0; r0 < T; r0 += block) {
+            const Eigen::Index rows = std::min(block, T - r0);
+            if (kernel) weighValues(h.weights.middleRows(r0, rows), h.v, packed, out.middleRows(r0, rows), causal ? r0 : -1);
+            else out.middleRows(r0, rows).noalias() = h.weights.middleRows(r0, rows) * h.v;
+        }
+        benchmark::DoNotOptimize(out.data());
+    }
+    // The full product's multiply-adds, so that the causal rows show the keys skipped as speed.
+    state.counters["GFLOP/s"] = benchmark::Counter(2.0 * static_cast<double>(T * T * h.v.cols()) * 1e-9,
+                                                   benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(BM_ValuesByBlocks)->ArgsProduct({{1024, 2048}, {0, 1}, {0, 1}})->Unit(benchmark::kMillisecond)->UseRealTime();
+
 BENCHMARK_MAIN();

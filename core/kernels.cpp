@@ -18,27 +18,28 @@ namespace {
 
 constexpr Eigen::Index kPanel = 16;   // keys per panel: two 8-float registers
 constexpr Eigen::Index kTileRows = 6;  // queries per tile: 6 × 2 accumulators + 2 panel rows + 1 broadcast
-constexpr Eigen::Index kChunk = 256;   // keys per pass over a block's rows: 64 KiB of panels at d_k = 64
+constexpr Eigen::Index kChunk = 256;   // keys per pass over a block's rows: 64 KiB of panels at d_k or d_v = 64
 
-// out[0..6)[0..16) = q[0..6) · panelᵀ; q rows are `ldq` floats apart, out rows `ldo`.
-// panel: [d_k][16].
-void tile6(const float* q, Eigen::Index ldq, const float* panel, Eigen::Index dk, float* out, Eigen::Index ldo) {
+// out[0..6)[0..16) = q[0..6) · panelᵀ, out rows `ldo` floats apart.
+// qp: the six query rows interleaved, [d_k][6]; panel: [d_k][16]. Reading both through one
+// pointer each keeps the loop's addresses in registers (six row pointers did not fit beside
+// the accumulators, and the compiler spilled the loop counter to the stack).
+void tile6(const float* qp, const float* panel, Eigen::Index dk, float* out, Eigen::Index ldo) {
     __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
     __m256 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
-    const float *q0 = q, *q1 = q + ldq, *q2 = q + 2 * ldq, *q3 = q + 3 * ldq, *q4 = q + 4 * ldq, *q5 = q + 5 * ldq;
-    for (Eigen::Index d = 0; d < dk; ++d) {
-        const __m256 b0 = _mm256_loadu_ps(panel + d * kPanel), b1 = _mm256_loadu_ps(panel + d * kPanel + 8);
-        __m256 a = _mm256_broadcast_ss(q0 + d);
+    for (Eigen::Index d = 0; d < dk; ++d, qp += kTileRows, panel += kPanel) {
+        const __m256 b0 = _mm256_loadu_ps(panel), b1 = _mm256_loadu_ps(panel + 8);
+        __m256 a = _mm256_broadcast_ss(qp);
         c00 = _mm256_fmadd_ps(a, b0, c00), c01 = _mm256_fmadd_ps(a, b1, c01);
-        a = _mm256_broadcast_ss(q1 + d);
+        a = _mm256_broadcast_ss(qp + 1);
         c10 = _mm256_fmadd_ps(a, b0, c10), c11 = _mm256_fmadd_ps(a, b1, c11);
-        a = _mm256_broadcast_ss(q2 + d);
+        a = _mm256_broadcast_ss(qp + 2);
         c20 = _mm256_fmadd_ps(a, b0, c20), c21 = _mm256_fmadd_ps(a, b1, c21);
-        a = _mm256_broadcast_ss(q3 + d);
+        a = _mm256_broadcast_ss(qp + 3);
         c30 = _mm256_fmadd_ps(a, b0, c30), c31 = _mm256_fmadd_ps(a, b1, c31);
-        a = _mm256_broadcast_ss(q4 + d);
+        a = _mm256_broadcast_ss(qp + 4);
         c40 = _mm256_fmadd_ps(a, b0, c40), c41 = _mm256_fmadd_ps(a, b1, c41);
-        a = _mm256_broadcast_ss(q5 + d);
+        a = _mm256_broadcast_ss(qp + 5);
         c50 = _mm256_fmadd_ps(a, b0, c50), c51 = _mm256_fmadd_ps(a, b1, c51);
     }
     _mm256_storeu_ps(out, c00), _mm256_storeu_ps(out + 8, c01), out += ldo;
@@ -60,6 +61,60 @@ void tile1(const float* q, const float* panel, Eigen::Index dk, float* out) {
     _mm256_storeu_ps(out, c0), _mm256_storeu_ps(out + 8, c1);
 }
 
+
+// out[0..6)[0..16) (+)= w[0..6)[0..keys) · panel[0..keys); w rows `ldw` floats apart, out rows
+// `ldo`; panel: [keys][16]. `accumulate` continues sums left in out by an earlier chunk of keys,
+// so chunking the keys leaves every output's chain of multiply-adds unchanged. The six rows are
+// read through two pointers (rows 0-2 and 3-5) at offsets 0, ldw and 2 ldw, which x86 addresses
+// directly.
+void valueTile6(const float* w, Eigen::Index ldw, const float* panel, Eigen::Index keys, float* out, Eigen::Index ldo,
+                bool accumulate) {
+    __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
+    __m256 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
+    if (accumulate) {
+        c00 = _mm256_loadu_ps(out), c01 = _mm256_loadu_ps(out + 8);
+        c10 = _mm256_loadu_ps(out + ldo), c11 = _mm256_loadu_ps(out + ldo + 8);
+        c20 = _mm256_loadu_ps(out + 2 * ldo), c21 = _mm256_loadu_ps(out + 2 * ldo + 8);
+        c30 = _mm256_loadu_ps(out + 3 * ldo), c31 = _mm256_loadu_ps(out + 3 * ldo + 8);
+        c40 = _mm256_loadu_ps(out + 4 * ldo), c41 = _mm256_loadu_ps(out + 4 * ldo + 8);
+        c50 = _mm256_loadu_ps(out + 5 * ldo), c51 = _mm256_loadu_ps(out + 5 * ldo + 8);
+    }
+    const float* a = w;
+    const float* b = w + 3 * ldw;
+    for (Eigen::Index j = 0; j < keys; ++j, ++a, ++b, panel += kPanel) {
+        const __m256 v0 = _mm256_loadu_ps(panel), v1 = _mm256_loadu_ps(panel + 8);
+        __m256 x = _mm256_broadcast_ss(a);
+        c00 = _mm256_fmadd_ps(x, v0, c00), c01 = _mm256_fmadd_ps(x, v1, c01);
+        x = _mm256_broadcast_ss(a + ldw);
+        c10 = _mm256_fmadd_ps(x, v0, c10), c11 = _mm256_fmadd_ps(x, v1, c11);
+        x = _mm256_broadcast_ss(a + 2 * ldw);
+        c20 = _mm256_fmadd_ps(x, v0, c20), c21 = _mm256_fmadd_ps(x, v1, c21);
+        x = _mm256_broadcast_ss(b);
+        c30 = _mm256_fmadd_ps(x, v0, c30), c31 = _mm256_fmadd_ps(x, v1, c31);
+        x = _mm256_broadcast_ss(b + ldw);
+        c40 = _mm256_fmadd_ps(x, v0, c40), c41 = _mm256_fmadd_ps(x, v1, c41);
+        x = _mm256_broadcast_ss(b + 2 * ldw);
+        c50 = _mm256_fmadd_ps(x, v0, c50), c51 = _mm256_fmadd_ps(x, v1, c51);
+    }
+    _mm256_storeu_ps(out, c00), _mm256_storeu_ps(out + 8, c01), out += ldo;
+    _mm256_storeu_ps(out, c10), _mm256_storeu_ps(out + 8, c11), out += ldo;
+    _mm256_storeu_ps(out, c20), _mm256_storeu_ps(out + 8, c21), out += ldo;
+    _mm256_storeu_ps(out, c30), _mm256_storeu_ps(out + 8, c31), out += ldo;
+    _mm256_storeu_ps(out, c40), _mm256_storeu_ps(out + 8, c41), out += ldo;
+    _mm256_storeu_ps(out, c50), _mm256_storeu_ps(out + 8, c51);
+}
+
+// One row of weights against one panel (the rows left over after the 6-row tiles).
+void valueTile1(const float* w, const float* panel, Eigen::Index keys, float* out, bool accumulate) {
+    __m256 c0 = accumulate ? _mm256_loadu_ps(out) : _mm256_setzero_ps();
+    __m256 c1 = accumulate ? _mm256_loadu_ps(out + 8) : _mm256_setzero_ps();
+    for (Eigen::Index j = 0; j < keys; ++j, panel += kPanel) {
+        const __m256 x = _mm256_broadcast_ss(w + j);
+        c0 = _mm256_fmadd_ps(x, _mm256_loadu_ps(panel), c0);
+        c1 = _mm256_fmadd_ps(x, _mm256_loadu_ps(panel + 8), c1);
+    }
+    _mm256_storeu_ps(out, c0), _mm256_storeu_ps(out + 8, c1);
+}
 }  // namespace
 
 void packKeys(const MatRef& k, PackedKeys& out) {
@@ -80,18 +135,26 @@ void scoreRange(const MatRef& q, const MatRef& k, const PackedKeys& packed, Eige
     const Eigen::Index tk = k.rows(), dk = k.cols();
     const Eigen::Index panels = tk / kPanel, ldq = q.outerStride(), lds = scores.outerStride();
     const Eigen::Index fullEnd = r0 + (r1 - r0) / kTileRows * kTileRows;
-    // 1. Full panels, a chunk of keys at a time so that its panels stay in L1/L2 across the rows.
+    // 1. The queries of each 6-row tile interleaved, [d_k][6], for tile6.
+    thread_local std::vector<float> tiles;
+    tiles.resize(static_cast<std::size_t>((fullEnd - r0) * dk));
+    for (Eigen::Index i = r0; i < fullEnd; i += kTileRows) {
+        float* tile = tiles.data() + (i - r0) * dk;
+        for (Eigen::Index d = 0; d < dk; ++d)
+            for (Eigen::Index l = 0; l < kTileRows; ++l) tile[d * kTileRows + l] = q(i + l, d);
+    }
+    // 2. Full panels, a chunk of keys at a time so that its panels stay in L1/L2 across the rows.
     for (Eigen::Index p0 = 0; p0 < panels; p0 += kChunk / kPanel) {
         const Eigen::Index p1 = std::min(panels, p0 + kChunk / kPanel);
         for (Eigen::Index i = r0; i < fullEnd; i += kTileRows)
             for (Eigen::Index p = p0; p < p1; ++p)
-                tile6(q.data() + i * ldq, ldq, packed.panels.data() + p * dk * kPanel, dk,
+                tile6(tiles.data() + (i - r0) * dk, packed.panels.data() + p * dk * kPanel, dk,
                       scores.data() + i * lds + p * kPanel, lds);
         for (Eigen::Index i = fullEnd; i < r1; ++i)
             for (Eigen::Index p = p0; p < p1; ++p)
                 tile1(q.data() + i * ldq, packed.panels.data() + p * dk * kPanel, dk, scores.data() + i * lds + p * kPanel);
     }
-    // 2. The last tk mod 16 keys: the same chain of fused multiply-adds, one score at a time.
+    // 3. The last tk mod 16 keys: the same chain of fused multiply-adds, one score at a time.
     for (Eigen::Index i = r0; i < r1; ++i)
         for (Eigen::Index j = panels * kPanel; j < tk; ++j) {
             float acc = 0.0f;
@@ -120,12 +183,87 @@ void scoreRows(const MatRef& q, const MatRef& k, const PackedKeys& packed, Eigen
     }
 }
 
+void packValues(const MatRef& v, PackedValues& out) {
+    const Eigen::Index panels = v.cols() / kPanel, tk = v.rows();
+    out.panels.resize(static_cast<std::size_t>(panels * tk * kPanel));
+    for (Eigen::Index p = 0; p < panels; ++p)
+        for (Eigen::Index j = 0; j < tk; ++j)
+            for (Eigen::Index l = 0; l < kPanel; ++l)
+                out.panels[static_cast<std::size_t>((p * tk + j) * kPanel + l)] = v(j, p * kPanel + l);
+}
+
+namespace {
+
+// Rows [r0, r1) of out = weights · v; r0 is a multiple of kTileRows, and only the last range has
+// rows left over after the 6-row tiles. causalFrom as in weighValues.
+void valueRange(const MatRef& weights, const MatRef& v, const PackedValues& packed, Eigen::Ref<Mat>& out,
+                Eigen::Index causalFrom, Eigen::Index r0, Eigen::Index r1) {
+    const Eigen::Index tk = v.rows(), dv = v.cols(), panels = dv / kPanel;
+    const Eigen::Index ldw = weights.outerStride(), ldo = out.outerStride();
+    const Eigen::Index fullEnd = r0 + (r1 - r0) / kTileRows * kTileRows;
+    // The keys rows [i, i + n) read: all, or under a causal mask those up to the last row's query.
+    const auto keysOf = [&](Eigen::Index i, Eigen::Index n) {
+        return causalFrom < 0 ? tk : std::min(tk, causalFrom + i + n);
+    };
+    // 1. Full panels, a chunk of keys at a time so that its slice of v stays in L1/L2 across
+    // the rows; the sums carry over from chunk to chunk in out.
+    const Eigen::Index lastKey = std::max<Eigen::Index>(keysOf(r0, r1 - r0), 1);  // one pass even with no keys: zeros
+    for (Eigen::Index j0 = 0; j0 < lastKey; j0 += kChunk) {
+        for (Eigen::Index i = r0; i < r1;) {
+            const Eigen::Index n = i < fullEnd ? kTileRows : 1;
+            const Eigen::Index keys = std::min(kChunk, keysOf(i, n) - j0);
+            if (keys > 0 || j0 == 0)
+                for (Eigen::Index p = 0; p < panels; ++p) {
+                    const float* panel = packed.panels.data() + (p * tk + j0) * kPanel;
+                    float* o = out.data() + i * ldo + p * kPanel;
+                    const float* w = weights.data() + i * ldw + j0;
+                    if (n == kTileRows) valueTile6(w, ldw, panel, std::max<Eigen::Index>(keys, 0), o, ldo, j0 > 0);
+                    else valueTile1(w, panel, std::max<Eigen::Index>(keys, 0), o, j0 > 0);
+                }
+            i += n;
+        }
+    }
+    // 2. The last d_v mod 16 columns: the same chain of fused multiply-adds, one output at a time.
+    for (Eigen::Index i = r0; i < r1; ++i)
+        for (Eigen::Index c = panels * kPanel; c < dv; ++c) {
+            float acc = 0.0f;
+            for (Eigen::Index j = 0; j < keysOf(i, 1); ++j) acc = std::fma(weights(i, j), v(j, c), acc);
+            out(i, c) = acc;
+        }
+}
+
+}  // namespace
+
+void weighValues(const MatRef& weights, const MatRef& v, const PackedValues& packed, Eigen::Ref<Mat> out,
+                 Eigen::Index causalFrom) {
+    const Eigen::Index rows = weights.rows();
+    // As scoreRows: every core takes a contiguous share of the 6-row tiles.
+#pragma omp parallel if (rows * v.rows() >= (1 << 16))
+    {
+        Eigen::Index threads = 1, id = 0;
+#ifdef _OPENMP
+        threads = omp_get_num_threads();
+        id = omp_get_thread_num();
+#endif
+        const Eigen::Index tiles = (rows + kTileRows - 1) / kTileRows, share = tiles / threads, extra = tiles % threads;
+        const Eigen::Index first = id * share + std::min(id, extra), count = share + (id < extra ? 1 : 0);
+        const Eigen::Index r0 = first * kTileRows, r1 = std::min(rows, (first + count) * kTileRows);
+        if (r0 < r1) valueRange(weights, v, packed, out, causalFrom, r0, r1);
+    }
+}
+
 #else  // portable build: Eigen's product
 
 void packKeys(const MatRef&, PackedKeys& out) { out.panels.clear(); }
 
 void scoreRows(const MatRef& q, const MatRef& k, const PackedKeys&, Eigen::Ref<Mat> scores) {
     scores.noalias() = q * k.transpose();
+}
+
+void packValues(const MatRef&, PackedValues& out) { out.panels.clear(); }
+
+void weighValues(const MatRef& weights, const MatRef& v, const PackedValues&, Eigen::Ref<Mat> out, Eigen::Index) {
+    out.noalias() = weights * v;
 }
 
 #endif

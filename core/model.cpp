@@ -354,8 +354,17 @@ void weighHead(const Model& model, const Settings& settings, HeadTensors& head, 
         overflowed("scores", "Q Kᵀ");
 }
 
-void outputHead(HeadTensors& head) {
-    head.output.noalias() = head.weights * head.v;
+// v packed for weighValues, per thread: repacked on every call (a copy of v, small beside A·V's
+// T² d_v multiply-adds), so no head keeps a second copy of its values.
+PackedValues& valuesScratch(const Mat& v) {
+    thread_local PackedValues packed;
+    packValues(v, packed);
+    return packed;
+}
+
+void outputHead(const Settings& settings, HeadTensors& head) {
+    head.output.resize(head.weights.rows(), head.v.cols());
+    weighValues(head.weights, head.v, valuesScratch(head.v), head.output, settings.causal ? 0 : -1);
     requireFinite(head.output, "V", "A·V");
 }
 
@@ -366,6 +375,7 @@ void attendHead(const Model& model, const Settings& settings, HeadTensors& head,
     head.output.resize(tq, head.v.cols());
     const float scale = logitScale(model.dk, settings);
     if (newScores) packKeys(head.k, head.packedKeys);
+    const PackedValues& packedValues = valuesScratch(head.v);
     // Blocks of rows small enough that a block's scores and weights are still in cache when the
     // softmax and A·V read them back; a multiple of scoreRows' 6-row tiles.
     const Eigen::Index block = std::clamp<Eigen::Index>((1 << 17) / std::max<Eigen::Index>(tk, 1) / 6 * 6, 6, 252);
@@ -375,7 +385,7 @@ void attendHead(const Model& model, const Settings& settings, HeadTensors& head,
         auto weights = head.weights.middleRows(r0, rows);
         if (newScores) scoreRows(head.q.middleRows(r0, rows), head.k, head.packedKeys, scores);
         if (!softmaxRows(scores, scale, settings, weights, r0)) overflowed("scores", "Q Kᵀ");
-        head.output.middleRows(r0, rows).noalias() = weights * head.v;
+        weighValues(weights, head.v, packedValues, head.output.middleRows(r0, rows), settings.causal ? r0 : -1);
     }
     requireFinite(head.output, "V", "A·V");
 }

@@ -58,7 +58,8 @@ void scoreHead(HeadTensors& head);                                  // scores = 
 void weighHead(const Model& model, const Settings& settings, HeadTensors& head);  // weights (throws if scores overflowed)
 // The same, with the weights' texels pooled by `factor` in the same pass (softmaxPooled).
 void weighHead(const Model& model, const Settings& settings, HeadTensors& head, int factor, std::vector<float>& texels);
-void outputHead(HeadTensors& head);                                 // output = weights v
+// output = weights v; under a causal mask the keys past each query (zero weights) are not read.
+void outputHead(const Settings& settings, HeadTensors& head);
 void combineHeads(const Model& model, Forward& forward);            // concat, output
 // Scores (when newScores), softmax and A·V together, by blocks of rows that stay in cache:
 // the same numbers as scoreHead + weighHead + outputHead, faster.

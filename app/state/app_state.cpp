@@ -82,7 +82,7 @@ void recomputeHead(AppState& state, int head) {
         ++state.work.softmaxes;
         ++state.work.outputs;
     } else {  // the weights are fresh: A·V only
-        core::outputHead(t);
+        core::outputHead(state.settings, t);
         ++state.work.outputs;
     }
     stage = Stage::Fresh;

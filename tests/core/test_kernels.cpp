@@ -1,5 +1,6 @@
-// scoreRows against a double-precision product, over shapes that exercise every edge of the
-// tiling (rows not a multiple of 6, keys not a multiple of 16, d_k of 1 and odd widths).
+// scoreRows and weighValues against double-precision products, over shapes that exercise every
+// edge of the tiling (rows not a multiple of 6, keys or values not a multiple of 16, widths of 1
+// and odd widths), and attendHead against the stages it fuses.
 #include "core/kernels.hpp"
 #include "core/model.hpp"
 #include "core/permutation.hpp"
@@ -49,6 +50,98 @@ TEST(Kernels, ScoreRowsWritesIntoABlockOfALargerMatrix) {
     EXPECT_TRUE((scores.bottomRows(7).array() == 7.0f).all());
 }
 
+// Rows of non-negative weights that sum to 1, as a softmax leaves them; under `causal`, row r's
+// weights past key causalFrom + r are zero.
+Mat weightRows(Eigen::Index rows, Eigen::Index keys, Eigen::Index causalFrom = -1) {
+    Mat w = Mat::Random(rows, keys).cwiseAbs();
+    for (Eigen::Index r = 0; r < rows; ++r) {
+        if (causalFrom >= 0) w.row(r).tail(std::max<Eigen::Index>(0, keys - causalFrom - r - 1)).setZero();
+        const float sum = w.row(r).sum();
+        if (sum > 0.0f) w.row(r) /= sum;
+    }
+    return w;
+}
+
+TEST(Kernels, WeighValuesMatchesADoubleProductOnEveryEdge) {
+    for (const Shape s : {Shape{1, 1, 1}, Shape{5, 15, 3}, Shape{6, 16, 16}, Shape{7, 17, 64}, Shape{13, 40, 5},
+                          Shape{60, 300, 64}, Shape{61, 513, 33}, Shape{2, 1024, 128}, Shape{12, 257, 17},
+                          Shape{97, 1000, 20}}) {  // the last above the size that splits rows among cores
+        for (const Eigen::Index causalFrom : {Eigen::Index{-1}, Eigen::Index{0}, s.keys / 3}) {
+            SCOPED_TRACE(::testing::Message() << s.rows << " queries, " << s.keys << " keys, d_v " << s.dk
+                                              << ", causal from " << causalFrom);
+            std::srand(static_cast<unsigned>(s.rows * 131 + s.keys * 7 + s.dk + causalFrom));
+            const Mat w = weightRows(s.rows, s.keys, causalFrom), v = Mat::Random(s.keys, s.dk);
+            PackedValues packed;
+            packValues(v, packed);
+            Mat out(s.rows, s.dk);
+            weighValues(w, v, packed, out, causalFrom);
+            const MatD reference = w.cast<double>() * v.cast<double>();
+            // Averages of values in [-1, 1]: float accumulation over n keys errs by ~n · 2^-24.
+            EXPECT_LT((out.cast<double>() - reference).cwiseAbs().maxCoeff(), 1e-7 * static_cast<double>(s.keys) + 1e-6);
+            if (causalFrom >= 0) {  // skipping the zero weights changes no output
+                Mat full(s.rows, s.dk);
+                weighValues(w, v, packed, full);
+                EXPECT_TRUE((out.array() == full.array()).all());
+            }
+        }
+    }
+}
+
+TEST(Kernels, WeighValuesWritesIntoABlockOfALargerMatrixAndGivesZerosWithoutKeys) {
+    const Mat w = weightRows(20, 35), v = Mat::Random(35, 18);
+    PackedValues packed;
+    packValues(v, packed);
+    Mat out = Mat::Constant(20, 18, 7.0f);
+    weighValues(w.middleRows(6, 7), v, packed, out.middleRows(6, 7));
+    const Mat expected = w.middleRows(6, 7) * v;
+    EXPECT_LT((out.middleRows(6, 7) - expected).cwiseAbs().maxCoeff(), 1e-6f);
+    EXPECT_TRUE((out.topRows(6).array() == 7.0f).all());
+    EXPECT_TRUE((out.bottomRows(7).array() == 7.0f).all());
+    // No keys at all (every key padded away upstream): the outputs are zeros, not what was there.
+    const Mat none(8, 0), noValues(0, 18);
+    packValues(noValues, packed);
+    Mat empty = Mat::Constant(8, 18, 7.0f);
+    weighValues(none, noValues, packed, empty);
+    EXPECT_TRUE((empty.array() == 0.0f).all());
+}
+
+TEST(Kernels, AttendHeadGivesTheNumbersOfTheStagesItFuses) {
+    // attendHead computes scores, softmax and A·V block by block; scoreHead, weighHead and
+    // outputHead each over the whole matrix. Same kernels, same chains: the same bits (with AVX2).
+    Scenario s;
+    s.sentence = "the cat sat on the mat while the dog slept by the door";
+    s.length = 301;  // several blocks, the last one short, rows not a multiple of 6
+    s.dModel = 48;
+    s.heads = 3;
+    s.seed = 5;
+    const Model model = buildModel(s);
+    for (const int variant : {0, 1, 2}) {
+        SCOPED_TRACE(variant == 0 ? "plain" : variant == 1 ? "causal" : "causal with padding");
+        Settings settings;
+        settings.causal = variant >= 1;
+        if (variant == 2) settings.paddedKeys = {0, 7, 300};
+        settings.temperature = 0.7f;
+        HeadTensors fused, staged;
+        projectHead(model, 1, fused);
+        staged = fused;
+        attendHead(model, settings, fused, true);
+        scoreHead(staged);
+        weighHead(model, settings, staged);
+        outputHead(settings, staged);
+#if defined(__AVX2__) && defined(__FMA__)
+        EXPECT_TRUE((fused.scores.array() == staged.scores.array()).all());
+        EXPECT_TRUE((fused.weights.array() == staged.weights.array()).all());
+        EXPECT_TRUE((fused.output.array() == staged.output.array()).all());
+#else  // Eigen's products, whose sums may run in another order for a block than for the whole
+        EXPECT_LT((fused.scores - staged.scores).cwiseAbs().maxCoeff(), 1e-5f);
+        EXPECT_LT((fused.weights - staged.weights).cwiseAbs().maxCoeff(), 1e-5f);
+#endif
+        // And against a double-precision A·V of those weights.
+        const MatD reference = staged.weights.cast<double>() * staged.v.cast<double>();
+        EXPECT_LT((fused.output.cast<double>() - reference).cwiseAbs().maxCoeff(), 1e-5);
+    }
+}
+
 #if defined(__AVX2__) && defined(__FMA__)
 TEST(Kernels, PermutedTokensGiveExactlyPermutedScores) {
     // 37 tokens: rows move between tile positions and the leftover rows, keys between panels and
@@ -67,6 +160,20 @@ TEST(Kernels, PermutedTokensGiveExactlyPermutedScores) {
         for (int j = 0; j < 37; ++j)
             ASSERT_EQ(permuted(i, j), scores(perm[static_cast<std::size_t>(i)], perm[static_cast<std::size_t>(j)]))
                 << "query " << i << ", key " << j;
+}
+TEST(Kernels, PermutedQueriesGiveExactlyPermutedOutputs) {
+    // Rows move between tile positions and the leftover rows; each output is the same chain.
+    const Mat w = weightRows(37, 45), v = Mat::Random(45, 21);
+    std::vector<int> perm(37);
+    for (int i = 0; i < 37; ++i) perm[static_cast<std::size_t>(i)] = (i * 10 + 3) % 37;
+    PackedValues packed;
+    packValues(v, packed);
+    Mat out(37, 21), permuted(37, 21);
+    weighValues(w, v, packed, out);
+    weighValues(permuteRows(w, perm), v, packed, permuted);
+    for (int i = 0; i < 37; ++i)
+        for (int c = 0; c < 21; ++c)
+            ASSERT_EQ(permuted(i, c), out(perm[static_cast<std::size_t>(i)], c)) << "query " << i << ", column " << c;
 }
 #endif
 
