@@ -181,9 +181,9 @@ void BM_ValuesByBlocks(benchmark::State& state) {
     weighHead(f.model, settings, h);
     const Eigen::Index T = h.q.rows(), block = std::max<Eigen::Index>(6, (1 << 17) / T / 6 * 6);
     Mat out(T, h.v.cols());
-    PackedValues packed;
+    PackedColumns packed;
     for (auto _ : state) {
-        if (kernel) packValues(h.v, packed);
+        if (kernel) packColumns(h.v, packed);
         for (Eigen::Index r0 = 0; r0 < T; r0 += block) {
             const Eigen::Index rows = std::min(block, T - r0);
             if (kernel) weighValues(h.weights.middleRows(r0, rows), h.v, packed, out.middleRows(r0, rows), causal ? r0 : -1);

@@ -16,6 +16,7 @@
 #include "core/kernels.hpp"
 #include "core/matrix.hpp"
 
+#include <array>
 #include <vector>
 
 namespace attnviz::core {
@@ -82,11 +83,12 @@ struct HeadTensors {
     Mat scores;    // [T_q, T_k] raw q kᵀ
     Mat weights;   // [T_q, T_k] final attention A
     Mat output;    // [T_q, d_v] A v
-    // Scratch, kept so a recompute allocates nothing: the projection's
-    // [d_model, 2 d_k + d_v] = [W_Q_h | W_K_h | W_V_h] and [T, 2 d_k + d_v] = x times it; k packed
-    // for scoreRows.
-    Mat projectionWeights, projected;
+    // Scratch, kept so that a recompute allocates nothing: k and v packed for the kernels of the
+    // scores and A·V (v by projectHead, k with the scores), and the head's slices of W_Q, W_K,
+    // W_V packed for its projections.
     PackedKeys packedKeys;
+    PackedColumns packedValues;
+    std::array<PackedColumns, 3> packedProjections;
 };
 
 struct Forward {

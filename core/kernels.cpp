@@ -13,6 +13,8 @@
 
 namespace attnviz::core {
 
+bool packs(const PackedColumns& packed, const MatRef& b) { return packed.rows == b.rows() && packed.cols == b.cols(); }
+
 #ifdef ATTNVIZ_KERNELS_AVX2
 namespace {
 
@@ -128,48 +130,48 @@ void packKeys(const MatRef& k, PackedKeys& out) {
 
 namespace {
 
-// Rows [r0, r1) of scores; r0 is a multiple of kTileRows, and only the last range has rows
-// left over after the 6-row tiles.
-void scoreRange(const MatRef& q, const MatRef& k, const PackedKeys& packed, Eigen::Ref<Mat>& scores, Eigen::Index r0,
-                Eigen::Index r1) {
-    const Eigen::Index tk = k.rows(), dk = k.cols();
-    const Eigen::Index panels = tk / kPanel, ldq = q.outerStride(), lds = scores.outerStride();
+// The full 6-row tiles of rows [r0, r1) of a [rows, d], each [d][6], one after another.
+void packTiles(const MatRef& a, Eigen::Index r0, Eigen::Index r1, float* tiles) {
+    const Eigen::Index d = a.cols();
+    for (Eigen::Index i = r0; i + kTileRows <= r1; i += kTileRows, tiles += d * kTileRows)
+        for (Eigen::Index c = 0; c < d; ++c)
+            for (Eigen::Index l = 0; l < kTileRows; ++l) tiles[c * kTileRows + l] = a(i + l, c);
+}
+
+// Rows [r0, r1) of out [rows, n] = a [rows, d] · b [d, n], where `tiles` holds packTiles of a's
+// rows [r0, r1), `panels` b's first ⌊n/16⌋ columns as [d][16] panels, and b(c, j) reads any
+// element of b (the last n mod 16 columns). r0 is a multiple of kTileRows, and only the last
+// range has rows left over after the 6-row tiles.
+template <class ElementOfB>
+void productRange(const MatRef& a, const float* tiles, const float* panels, Eigen::Index n, const ElementOfB& b,
+                  Eigen::Ref<Mat>& out, Eigen::Index r0, Eigen::Index r1) {
+    const Eigen::Index d = a.cols(), fullPanels = n / kPanel, lda = a.outerStride(), ldo = out.outerStride();
     const Eigen::Index fullEnd = r0 + (r1 - r0) / kTileRows * kTileRows;
-    // 1. The queries of each 6-row tile interleaved, [d_k][6], for tile6.
-    thread_local std::vector<float> tiles;
-    tiles.resize(static_cast<std::size_t>((fullEnd - r0) * dk));
-    for (Eigen::Index i = r0; i < fullEnd; i += kTileRows) {
-        float* tile = tiles.data() + (i - r0) * dk;
-        for (Eigen::Index d = 0; d < dk; ++d)
-            for (Eigen::Index l = 0; l < kTileRows; ++l) tile[d * kTileRows + l] = q(i + l, d);
-    }
-    // 2. Full panels, a chunk of keys at a time so that its panels stay in L1/L2 across the rows.
-    for (Eigen::Index p0 = 0; p0 < panels; p0 += kChunk / kPanel) {
-        const Eigen::Index p1 = std::min(panels, p0 + kChunk / kPanel);
+    // 1. Full panels, a chunk of columns at a time so that its panels stay in L1/L2 across the rows.
+    for (Eigen::Index p0 = 0; p0 < fullPanels; p0 += kChunk / kPanel) {
+        const Eigen::Index p1 = std::min(fullPanels, p0 + kChunk / kPanel);
         for (Eigen::Index i = r0; i < fullEnd; i += kTileRows)
             for (Eigen::Index p = p0; p < p1; ++p)
-                tile6(tiles.data() + (i - r0) * dk, packed.panels.data() + p * dk * kPanel, dk,
-                      scores.data() + i * lds + p * kPanel, lds);
+                tile6(tiles + (i - r0) * d, panels + p * d * kPanel, d, out.data() + i * ldo + p * kPanel, ldo);
         for (Eigen::Index i = fullEnd; i < r1; ++i)
             for (Eigen::Index p = p0; p < p1; ++p)
-                tile1(q.data() + i * ldq, packed.panels.data() + p * dk * kPanel, dk, scores.data() + i * lds + p * kPanel);
+                tile1(a.data() + i * lda, panels + p * d * kPanel, d, out.data() + i * ldo + p * kPanel);
     }
-    // 3. The last tk mod 16 keys: the same chain of fused multiply-adds, one score at a time.
+    // 2. The last n mod 16 columns: the same chain of fused multiply-adds, one element at a time.
     for (Eigen::Index i = r0; i < r1; ++i)
-        for (Eigen::Index j = panels * kPanel; j < tk; ++j) {
+        for (Eigen::Index j = fullPanels * kPanel; j < n; ++j) {
             float acc = 0.0f;
-            for (Eigen::Index d = 0; d < dk; ++d) acc = std::fma(q(i, d), k(j, d), acc);
-            scores(i, j) = acc;
+            for (Eigen::Index c = 0; c < d; ++c) acc = std::fma(a(i, c), b(c, j), acc);
+            out(i, j) = acc;
         }
 }
 
-}  // namespace
-
-void scoreRows(const MatRef& q, const MatRef& k, const PackedKeys& packed, Eigen::Ref<Mat> scores) {
-    const Eigen::Index rows = q.rows();
-    // Every core takes a contiguous share of the 6-row tiles (inside the forward pass's
-    // parallel heads this is one share: nested regions run on one thread).
-#pragma omp parallel if (rows * k.rows() >= (1 << 16))
+// Calls rangeOf(r0, r1) for each core's contiguous share of the ⌈rows/6⌉ tiles of six rows, on
+// every core when `parallel` (inside the forward pass's parallel heads this is one share:
+// nested regions run on one thread).
+template <class RangeOf>
+void forEachShare(Eigen::Index rows, bool parallel, const RangeOf& rangeOf) {
+#pragma omp parallel if (parallel)
     {
         Eigen::Index threads = 1, id = 0;
 #ifdef _OPENMP
@@ -179,12 +181,47 @@ void scoreRows(const MatRef& q, const MatRef& k, const PackedKeys& packed, Eigen
         const Eigen::Index tiles = (rows + kTileRows - 1) / kTileRows, share = tiles / threads, extra = tiles % threads;
         const Eigen::Index first = id * share + std::min(id, extra), count = share + (id < extra ? 1 : 0);
         const Eigen::Index r0 = first * kTileRows, r1 = std::min(rows, (first + count) * kTileRows);
-        if (r0 < r1) scoreRange(q, k, packed, scores, r0, r1);
+        if (r0 < r1) rangeOf(r0, r1);
     }
 }
 
-void packValues(const MatRef& v, PackedValues& out) {
+// A core's rows of a packed into its own scratch.
+const float* packedScratch(const MatRef& a, Eigen::Index r0, Eigen::Index r1) {
+    thread_local std::vector<float> scratch;
+    scratch.resize(static_cast<std::size_t>((r1 - r0) * a.cols()));
+    packTiles(a, r0, r1, scratch.data());
+    return scratch.data();
+}
+
+}  // namespace
+
+void scoreRows(const MatRef& q, const MatRef& k, const PackedKeys& packed, Eigen::Ref<Mat> scores) {
+    // scores = q · kᵀ: kᵀ's columns are k's rows, packed by packKeys.
+    forEachShare(q.rows(), q.rows() * k.rows() >= (1 << 16), [&](Eigen::Index r0, Eigen::Index r1) {
+        productRange(q, packedScratch(q, r0, r1), packed.panels.data(), k.rows(),
+                     [&](Eigen::Index c, Eigen::Index j) { return k(j, c); }, scores, r0, r1);
+    });
+}
+
+void packRows(const MatRef& a, PackedRows& out) {
+    out.tiles.resize(static_cast<std::size_t>(a.rows() / kTileRows * kTileRows * a.cols()));
+    out.rows = a.rows();
+    out.cols = a.cols();
+    packTiles(a, 0, a.rows(), out.tiles.data());
+}
+
+void multiplyPacked(const MatRef& a, const PackedRows* pa, const MatRef& b, const PackedColumns& pb, Eigen::Ref<Mat> out) {
+    if (pa && (pa->rows != a.rows() || pa->cols != a.cols())) pa = nullptr;
+    forEachShare(a.rows(), a.rows() * b.cols() >= (1 << 16), [&](Eigen::Index r0, Eigen::Index r1) {
+        productRange(a, pa ? pa->tiles.data() + r0 * a.cols() : packedScratch(a, r0, r1), pb.panels.data(), b.cols(),
+                     [&](Eigen::Index c, Eigen::Index j) { return b(c, j); }, out, r0, r1);
+    });
+}
+
+void packColumns(const MatRef& v, PackedColumns& out) {
     const Eigen::Index panels = v.cols() / kPanel, tk = v.rows();
+    out.rows = v.rows();
+    out.cols = v.cols();
     out.panels.resize(static_cast<std::size_t>(panels * tk * kPanel));
     for (Eigen::Index p = 0; p < panels; ++p)
         for (Eigen::Index j = 0; j < tk; ++j)
@@ -196,7 +233,7 @@ namespace {
 
 // Rows [r0, r1) of out = weights · v; r0 is a multiple of kTileRows, and only the last range has
 // rows left over after the 6-row tiles. causalFrom as in weighValues.
-void valueRange(const MatRef& weights, const MatRef& v, const PackedValues& packed, Eigen::Ref<Mat>& out,
+void valueRange(const MatRef& weights, const MatRef& v, const PackedColumns& packed, Eigen::Ref<Mat>& out,
                 Eigen::Index causalFrom, Eigen::Index r0, Eigen::Index r1) {
     const Eigen::Index tk = v.rows(), dv = v.cols(), panels = dv / kPanel;
     const Eigen::Index ldw = weights.outerStride(), ldo = out.outerStride();
@@ -234,22 +271,11 @@ void valueRange(const MatRef& weights, const MatRef& v, const PackedValues& pack
 
 }  // namespace
 
-void weighValues(const MatRef& weights, const MatRef& v, const PackedValues& packed, Eigen::Ref<Mat> out,
+void weighValues(const MatRef& weights, const MatRef& v, const PackedColumns& packed, Eigen::Ref<Mat> out,
                  Eigen::Index causalFrom) {
-    const Eigen::Index rows = weights.rows();
-    // As scoreRows: every core takes a contiguous share of the 6-row tiles.
-#pragma omp parallel if (rows * v.rows() >= (1 << 16))
-    {
-        Eigen::Index threads = 1, id = 0;
-#ifdef _OPENMP
-        threads = omp_get_num_threads();
-        id = omp_get_thread_num();
-#endif
-        const Eigen::Index tiles = (rows + kTileRows - 1) / kTileRows, share = tiles / threads, extra = tiles % threads;
-        const Eigen::Index first = id * share + std::min(id, extra), count = share + (id < extra ? 1 : 0);
-        const Eigen::Index r0 = first * kTileRows, r1 = std::min(rows, (first + count) * kTileRows);
-        if (r0 < r1) valueRange(weights, v, packed, out, causalFrom, r0, r1);
-    }
+    forEachShare(weights.rows(), weights.rows() * v.rows() >= (1 << 16), [&](Eigen::Index r0, Eigen::Index r1) {
+        valueRange(weights, v, packed, out, causalFrom, r0, r1);
+    });
 }
 
 #else  // portable build: Eigen's product
@@ -260,9 +286,23 @@ void scoreRows(const MatRef& q, const MatRef& k, const PackedKeys&, Eigen::Ref<M
     scores.noalias() = q * k.transpose();
 }
 
-void packValues(const MatRef&, PackedValues& out) { out.panels.clear(); }
+void packColumns(const MatRef& b, PackedColumns& out) {
+    out.panels.clear();
+    out.rows = b.rows();
+    out.cols = b.cols();
+}
 
-void weighValues(const MatRef& weights, const MatRef& v, const PackedValues&, Eigen::Ref<Mat> out, Eigen::Index) {
+void packRows(const MatRef& a, PackedRows& out) {
+    out.tiles.clear();
+    out.rows = a.rows();
+    out.cols = a.cols();
+}
+
+void multiplyPacked(const MatRef& a, const PackedRows*, const MatRef& b, const PackedColumns&, Eigen::Ref<Mat> out) {
+    out.noalias() = a * b;
+}
+
+void weighValues(const MatRef& weights, const MatRef& v, const PackedColumns&, Eigen::Ref<Mat> out, Eigen::Index) {
     out.noalias() = weights * v;
 }
 

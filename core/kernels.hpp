@@ -1,12 +1,12 @@
-// The attention's two T × T products, scores = q kᵀ and output = weights v, as register-tiled
-// kernels.
+// The forward pass's products as register-tiled AVX2 kernels: scores = q kᵀ, output = weights v
+// and the projections x W.
 //
-// Eigen repacks kᵀ on every call, and the forward pass calls it once per block of query rows
-// (so that the block's scores are still in cache for the softmax and A·V). Here k is packed once
-// per head, into panels of 16 keys, and each 6 × 16 tile of scores is accumulated in AVX2
-// registers over d_k: ~17% faster than Eigen for the scores of a head at T = 2048, d_k = 64.
-// A·V likewise: Eigen repacks v for every block of rows, here v is packed once per head, into
-// panels of 16 columns, and a causal block reads only the keys its rows can see.
+// Eigen repacks its operands on every call, and the forward pass calls it once per block of
+// query rows (so that the block's scores are still in cache for the softmax and A·V), and once
+// per head for the projections (x repacked eight times). Here k, v and the weights' slices are
+// packed once per head into panels of 16 columns, x once per model into tiles of 6 rows, and each
+// 6 × 16 tile of the result is accumulated in AVX2 registers. A causal block of A·V reads only
+// the keys its rows can see. Ratios against Eigen: BM_ScoresByBlocks and BM_ValuesByBlocks.
 // Without AVX2 and FMA (a portable build) the same functions use Eigen's product.
 #pragma once
 
@@ -29,19 +29,36 @@ void packKeys(const MatRef& k, PackedKeys& out);
 // the scores exactly.
 void scoreRows(const MatRef& q, const MatRef& k, const PackedKeys& packed, Eigen::Ref<Mat> scores);
 
-// v: [T_k, d_v] repacked as ⌊d_v/16⌋ panels of [T_k][16] (column-minor); the last d_v mod 16
-// columns are not packed (weighValues reads them from v).
-struct PackedValues {
+// b: [n, m] repacked as ⌊m/16⌋ panels of its columns, [n][16] each; the last m mod 16 columns
+// are not packed (the products read them from b). For A·V, b = v; for a projection, b = the
+// head's slice of a weight matrix.
+struct PackedColumns {
     std::vector<float> panels;
+    Eigen::Index rows = 0, cols = 0;  // b's shape
 };
-void packValues(const MatRef& v, PackedValues& out);
+void packColumns(const MatRef& b, PackedColumns& out);
+// Whether `packed` has b's shape (packColumns(b) or of another matrix of that shape).
+bool packs(const PackedColumns& packed, const MatRef& b);
+
+// a: [rows, d] with its ⌊rows/6⌋ full tiles of six rows interleaved, [d][6] each (what
+// scoreRows packs q into on every call); packed once when many products read the same rows.
+struct PackedRows {
+    std::vector<float> tiles;
+    Eigen::Index rows = 0, cols = 0;  // a's shape
+};
+void packRows(const MatRef& a, PackedRows& out);
+
+// out: [rows, m] = a [rows, d] · b [d, m]; pb = packColumns(b), pa = packRows(a) (or null, or
+// another shape's: a's tiles are packed here). With AVX2 every element is one chain of fused
+// multiply-adds over d, however a was packed.
+void multiplyPacked(const MatRef& a, const PackedRows* pa, const MatRef& b, const PackedColumns& pb, Eigen::Ref<Mat> out);
 
 // out: [rows, d_v] = weights [rows, T_k] · v [T_k, d_v], for one block of queries; `packed` is
-// packValues(v). causalFrom >= 0: the block's first row is query causalFrom of a causal mask, so
+// packColumns(v). causalFrom >= 0: the block's first row is query causalFrom of a causal mask, so
 // row r's weights are zero past key causalFrom + r and those keys are not read.
 // With AVX2, every output is the same chain of fused multiply-adds over the keys it reads, in
 // key order, whatever the block or the row's place in a tile.
-void weighValues(const MatRef& weights, const MatRef& v, const PackedValues& packed, Eigen::Ref<Mat> out,
+void weighValues(const MatRef& weights, const MatRef& v, const PackedColumns& packed, Eigen::Ref<Mat> out,
                  Eigen::Index causalFrom = -1);
 
 }  // namespace attnviz::core

@@ -49,8 +49,8 @@ struct MatrixSize {
 
 // The model's own matrices count as well as the forward pass's: with one token and a huge d_k
 // the weights are nearly all of it.
-// `projects`: token mode, where each head multiplies x by its own copy of its W_Q, W_K, W_V
-// slices (as many bytes as W_Q, W_K and W_V together).
+// `projects`: token mode, where each head keeps its W_Q, W_K, W_V slices packed for its
+// projections (as many bytes as W_Q, W_K and W_V together).
 void checkLimits(long long tq, long long tk, long long heads, long long dModel, long long dk, long long dv,
                  std::initializer_list<MatrixSize> modelMatrices, const Limits& limits, bool projects) {
     if (tq > limits.maxTokens || tk > limits.maxTokens)
@@ -59,7 +59,7 @@ void checkLimits(long long tq, long long tk, long long heads, long long dModel, 
     if (dModel > limits.maxDModel)
         throw InputError("d_model", std::to_string(dModel) + " is over the limit of " +
                                         std::to_string(limits.maxDModel));
-    const std::uint64_t forward = forwardBytes(tq, tk, heads, dModel, dk, dv, projects);
+    const std::uint64_t forward = forwardBytes(tq, tk, heads, dModel, dk, dv);
     const long double copies = projects ? 4.0L * dModel * heads * static_cast<long double>(2 * dk + dv) : 0.0L;
     long double total = static_cast<long double>(forward) + copies;
     const MatrixSize* largest = nullptr;
@@ -151,13 +151,11 @@ Model buildExplicit(const Scenario& s, bool applySwaps, const Limits& limits) {
 
 }  // namespace
 
-std::uint64_t forwardBytes(long long tq, long long tk, long long heads, long long dModel, long long dk, long long dv,
-                           bool projects) {
-    // scores and weights; q, k, v and the output; k packed; x times the head's projection weights
+std::uint64_t forwardBytes(long long tq, long long tk, long long heads, long long dModel, long long dk, long long dv) {
+    // scores and weights; q, k, v and the output; k and v packed for the kernels
     const long double perHead = 2.0L * tq * tk + static_cast<long double>(tq) * dk + static_cast<long double>(tk) * dk +
                                 static_cast<long double>(tk) * dv + static_cast<long double>(tq) * dv +
-                                static_cast<long double>(tk) * dk +  // k packed for the scores
-                                (projects ? static_cast<long double>(tk) * (2 * dk + dv) : 0.0L);
+                                static_cast<long double>(tk) * (dk + dv);
     const long double total = 4.0L * (heads * perHead + 2.0L * tq * (heads * dv + dModel) + tq * dModel);
     return total > 1.8e19L ? UINT64_MAX : static_cast<std::uint64_t>(total);
 }
@@ -168,9 +166,11 @@ std::uint64_t keptBytes(const Model& model, const Forward& forward) {
     for (const Mat* m : {&model.embeddings, &model.positional, &model.x, &model.wq, &model.wk, &model.wv, &model.wo,
                          &model.q, &model.k, &model.v})
         add(*m);
+    floats += model.xTiles.tiles.size();
     for (const HeadTensors& h : forward.heads) {
-        for (const Mat* m : {&h.q, &h.k, &h.v, &h.scores, &h.weights, &h.output, &h.projectionWeights, &h.projected}) add(*m);
-        floats += h.packedKeys.panels.size();
+        for (const Mat* m : {&h.q, &h.k, &h.v, &h.scores, &h.weights, &h.output}) add(*m);
+        floats += h.packedKeys.panels.size() + h.packedValues.panels.size();
+        for (const PackedColumns& p : h.packedProjections) floats += p.panels.size();
     }
     add(forward.concat);
     add(forward.output);
@@ -249,7 +249,8 @@ Model buildModel(const Scenario& s, bool applySwaps, const Limits& limits) {
         throw InputError("heads", std::to_string(m.heads) + " heads x d_k " + std::to_string(m.dk) + " (d_v " +
                                       std::to_string(m.dv) + ") is too large");
     const bool hasWo = s.wo.kind != MatrixSpec::Kind::None;
-    const long long inputs = s.positional == Positional::Sinusoidal ? 3 : 2;  // embeddings, x (, positional)
+    // embeddings, x, x's tiles packed for the projections (, positional)
+    const long long inputs = s.positional == Positional::Sinusoidal ? 4 : 3;
     checkLimits(T, T, m.heads, m.dModel, m.dk, m.dv,
                 {{"X", inputs * T, m.dModel}, {"W_Q", m.dModel, hk}, {"W_K", m.dModel, hk}, {"W_V", m.dModel, hv},
                  {"W_O", hasWo ? hv : 0, m.dModel}},
@@ -270,6 +271,7 @@ Model buildModel(const Scenario& s, bool applySwaps, const Limits& limits) {
         m.positional = sinusoidalEncoding(static_cast<int>(T), m.dModel);
         m.x += m.positional;
     }
+    packRows(m.x, m.xTiles);
     // 3. projections (hk, hv fit an int: checked above)
     const std::string qkShape = "d_model x heads*d_k";
     const int hki = static_cast<int>(hk), hvi = static_cast<int>(hv);
@@ -306,20 +308,20 @@ void projectHead(const Model& model, int head, HeadTensors& out) {
         out.q = model.q;
         out.k = model.k;
         out.v = model.v;
-        return;
+    } else {
+        // q, k: [T, d_k] = x [T, d_model] · W[:, head*d_k : (head+1)*d_k]; v likewise with d_v.
+        // x's tiles are packed once per model (buildModel), the slices here (a copy of their rows).
+        const auto project = [&](const Mat& w, Eigen::Index first, Eigen::Index n, PackedColumns& packed, Mat& dst) {
+            packColumns(w.middleCols(first, n), packed);
+            dst.resize(model.x.rows(), n);
+            multiplyPacked(model.x, &model.xTiles, w.middleCols(first, n), packed, dst);
+        };
+        const Eigen::Index dk = model.dk, dv = model.dv;
+        project(model.wq, head * dk, dk, out.packedProjections[0], out.q);
+        project(model.wk, head * dk, dk, out.packedProjections[1], out.k);
+        project(model.wv, head * dv, dv, out.packedProjections[2], out.v);
     }
-    // q, k: [T, d_k] = x [T, d_model] · W[:, head*d_k : (head+1)*d_k]; v likewise with d_v.
-    // One product with the three slices side by side reads x once and keeps the GEMM wide
-    // (2 d_k + d_v columns) instead of three narrow ones.
-    const Eigen::Index dk = model.dk, dv = model.dv;
-    out.projectionWeights.resize(model.x.cols(), 2 * dk + dv);
-    out.projectionWeights.leftCols(dk) = model.wq.middleCols(head * dk, dk);
-    out.projectionWeights.middleCols(dk, dk) = model.wk.middleCols(head * dk, dk);
-    out.projectionWeights.rightCols(dv) = model.wv.middleCols(head * dv, dv);
-    out.projected.noalias() = model.x * out.projectionWeights;
-    out.q = out.projected.leftCols(dk);
-    out.k = out.projected.middleCols(dk, dk);
-    out.v = out.projected.rightCols(dv);
+    packColumns(out.v, out.packedValues);
 }
 
 void scoreHead(HeadTensors& head) {
@@ -354,17 +356,15 @@ void weighHead(const Model& model, const Settings& settings, HeadTensors& head, 
         overflowed("scores", "Q Kᵀ");
 }
 
-// v packed for weighValues, per thread: repacked on every call (a copy of v, small beside A·V's
-// T² d_v multiply-adds), so no head keeps a second copy of its values.
-PackedValues& valuesScratch(const Mat& v) {
-    thread_local PackedValues packed;
-    packValues(v, packed);
-    return packed;
+// v packed for weighValues: by projectHead, or here when v was set otherwise.
+const PackedColumns& packedValues(HeadTensors& head) {
+    if (!packs(head.packedValues, head.v)) packColumns(head.v, head.packedValues);
+    return head.packedValues;
 }
 
 void outputHead(const Settings& settings, HeadTensors& head) {
     head.output.resize(head.weights.rows(), head.v.cols());
-    weighValues(head.weights, head.v, valuesScratch(head.v), head.output, settings.causal ? 0 : -1);
+    weighValues(head.weights, head.v, packedValues(head), head.output, settings.causal ? 0 : -1);
     requireFinite(head.output, "V", "A·V");
 }
 
@@ -375,7 +375,7 @@ void attendHead(const Model& model, const Settings& settings, HeadTensors& head,
     head.output.resize(tq, head.v.cols());
     const float scale = logitScale(model.dk, settings);
     if (newScores) packKeys(head.k, head.packedKeys);
-    const PackedValues& packedValues = valuesScratch(head.v);
+    const PackedColumns& values = packedValues(head);
     // Blocks of rows small enough that a block's scores and weights are still in cache when the
     // softmax and A·V read them back; a multiple of scoreRows' 6-row tiles.
     const Eigen::Index block = std::clamp<Eigen::Index>((1 << 17) / std::max<Eigen::Index>(tk, 1) / 6 * 6, 6, 252);
@@ -385,7 +385,7 @@ void attendHead(const Model& model, const Settings& settings, HeadTensors& head,
         auto weights = head.weights.middleRows(r0, rows);
         if (newScores) scoreRows(head.q.middleRows(r0, rows), head.k, head.packedKeys, scores);
         if (!softmaxRows(scores, scale, settings, weights, r0)) overflowed("scores", "Q Kᵀ");
-        weighValues(weights, head.v, packedValues, head.output.middleRows(r0, rows), settings.causal ? r0 : -1);
+        weighValues(weights, head.v, values, head.output.middleRows(r0, rows), settings.causal ? r0 : -1);
     }
     requireFinite(head.output, "V", "A·V");
 }

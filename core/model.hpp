@@ -23,6 +23,7 @@ struct Model {
     Mat embeddings;  // [T, d_model] token vectors before positional encoding (token mode)
     Mat positional;  // [T, d_model] the encoding added to them; empty when none
     Mat x;           // [T, d_model] = embeddings + positional: the attention input
+    PackedRows xTiles;  // token mode: x's full 6-row tiles packed once, for every head's projections
     Mat wq, wk;      // [d_model, h*d_k]
     Mat wv;          // [d_model, h*d_v]
     Mat wo;          // [h*d_v, d_model]; empty: output = concat
@@ -42,10 +43,8 @@ Model buildModel(const Scenario& scenario, bool applySwaps = true, const Limits&
 // Softmax settings and masks; checks padding positions and the mask's shape against the model.
 Settings buildSettings(const Scenario& scenario, const Model& model);
 
-// Bytes of the float matrices one forward pass keeps (Q, K, V, scores, weights, outputs; with
-// `projects`, x times each head's projection weights too).
-std::uint64_t forwardBytes(long long tq, long long tk, long long heads, long long dModel, long long dk, long long dv,
-                           bool projects);
+// Bytes of the float matrices one forward pass keeps (Q, K, V, scores, weights, outputs).
+std::uint64_t forwardBytes(long long tq, long long tk, long long heads, long long dModel, long long dk, long long dv);
 // Bytes of every matrix a model and its forward pass hold now: the model's inputs and weights,
 // each head's tensors and scratch, concat and output (what a peak memory is compared with).
 std::uint64_t keptBytes(const Model& model, const Forward& forward);

@@ -393,21 +393,20 @@ TEST(Texels, TheMeanPooledBandByBandEqualsPoolingTheWholeMean) {
 
 TEST(Memory, KeptBytesCountEveryMatrixTheModelAndForwardPassHold) {
     Scenario sc;
-    sc.sentence = "the cat sat on mats";  // 5 tokens
-    sc.dModel = 8;
-    sc.heads = 2;  // d_k = d_v = 4
+    sc.sentence = "the cat sat on the mat today";  // 7 tokens: one full tile of six rows
+    sc.dModel = 32;
+    sc.heads = 2;  // d_k = d_v = 16: one panel of 16 columns
     sc.wo.kind = MatrixSpec::Kind::Random;
     const Model m = buildModel(sc);
     const Forward f = runForward(m, {});
-    ASSERT_EQ(m.tq(), 5);
-    // embeddings and x 5 x 8 each; W_Q, W_K, W_V, W_O 8 x 8 each
-    const std::uint64_t model = 2 * 40 + 4 * 64;
-    // q, k, v, output 5 x 4; scores, weights 5 x 5; [W_Q_h | W_K_h | W_V_h] 8 x 12; x times it 5 x 12
-    const std::uint64_t head = 4 * 20 + 2 * 25 + 96 + 60;
-    // k packed for the score kernel (nothing for a sequence this short)
-    const std::uint64_t packed = f.heads[0].packedKeys.panels.size() + f.heads[1].packedKeys.panels.size();
-    const std::uint64_t combined = 2 * 40;  // concat, output
-    EXPECT_EQ(keptBytes(m, f), 4 * (model + 2 * head + packed + combined));
+    ASSERT_EQ(m.tq(), 7);
+    // embeddings and x 7 x 32 each; x's one tile 6 x 32; W_Q, W_K, W_V, W_O 32 x 32 each
+    const std::uint64_t model = 2 * 224 + 192 + 4 * 1024;
+    // q, k, v, output 7 x 16; scores, weights 7 x 7; v packed 7 x 16; the W_Q, W_K, W_V slices
+    // packed 32 x 16 each; k packed: nothing (7 keys, no full panel of 16)
+    const std::uint64_t head = 4 * 112 + 2 * 49 + 112 + 3 * 512;
+    const std::uint64_t combined = 2 * 224;  // concat, output
+    EXPECT_EQ(keptBytes(m, f), 4 * (model + 2 * head + combined));
 }
 
 TEST(Texels, OneSharpWeightSurvivesAnyShrinking) {

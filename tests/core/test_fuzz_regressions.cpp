@@ -114,12 +114,12 @@ TEST(FuzzRegressions, SmallestFloatSurvivesSaveAndLoad) {
 // fuzz_scenario's byte-limit property: the limit counted the forward pass only. One token with a
 // huge d_k passed it while W_Q, W_K and W_V alone took many times the limit (77 GB for d_k = 3e8
 // at the default 12 GiB). Checked under a small limit, so that a regression costs this test
-// 200 MB, not 77 GB. 404.4 MiB = W_Q, W_K, W_V (183.1 MiB), the head's copy of them for its
-// projection (183.1 MiB) and the forward pass (38 MiB).
+// 200 MB, not 77 GB. 396.7 MiB = W_Q, W_K, W_V (183.1 MiB), the head's packed copy of them for
+// its projections (183.1 MiB) and the forward pass (30.5 MiB).
 TEST(FuzzRegressions, WeightMatricesCountTowardsTheByteLimit) {
     const Limits limits{16384, 16384, 64ULL << 20};
     EXPECT_EQ(buildError(R"({"tokens": ["a"], "d_k": 1000000})", limits),
-              "s.json: W_Q: this needs about 404.4 MiB (W_Q alone is 16 x 1000000), over the limit of 64.0 MiB");
+              "s.json: W_Q: this needs about 396.7 MiB (W_Q alone is 16 x 1000000), over the limit of 64.0 MiB");
     // The message the README shows is unchanged.
     EXPECT_EQ(buildError(R"({"heads": 64, "d_model": 64, "length": 8192})", Limits{}),
               "s.json: heads: this needs about 32.0 GiB (64 heads x 8192 x 8192 scores and weights), over the limit of 12.0 GiB");

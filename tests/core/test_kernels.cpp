@@ -71,8 +71,8 @@ TEST(Kernels, WeighValuesMatchesADoubleProductOnEveryEdge) {
                                               << ", causal from " << causalFrom);
             std::srand(static_cast<unsigned>(s.rows * 131 + s.keys * 7 + s.dk + causalFrom));
             const Mat w = weightRows(s.rows, s.keys, causalFrom), v = Mat::Random(s.keys, s.dk);
-            PackedValues packed;
-            packValues(v, packed);
+            PackedColumns packed;
+            packColumns(v, packed);
             Mat out(s.rows, s.dk);
             weighValues(w, v, packed, out, causalFrom);
             const MatD reference = w.cast<double>() * v.cast<double>();
@@ -89,8 +89,8 @@ TEST(Kernels, WeighValuesMatchesADoubleProductOnEveryEdge) {
 
 TEST(Kernels, WeighValuesWritesIntoABlockOfALargerMatrixAndGivesZerosWithoutKeys) {
     const Mat w = weightRows(20, 35), v = Mat::Random(35, 18);
-    PackedValues packed;
-    packValues(v, packed);
+    PackedColumns packed;
+    packColumns(v, packed);
     Mat out = Mat::Constant(20, 18, 7.0f);
     weighValues(w.middleRows(6, 7), v, packed, out.middleRows(6, 7));
     const Mat expected = w.middleRows(6, 7) * v;
@@ -99,10 +99,37 @@ TEST(Kernels, WeighValuesWritesIntoABlockOfALargerMatrixAndGivesZerosWithoutKeys
     EXPECT_TRUE((out.bottomRows(7).array() == 7.0f).all());
     // No keys at all (every key padded away upstream): the outputs are zeros, not what was there.
     const Mat none(8, 0), noValues(0, 18);
-    packValues(noValues, packed);
+    packColumns(noValues, packed);
     Mat empty = Mat::Constant(8, 18, 7.0f);
     weighValues(none, noValues, packed, empty);
     EXPECT_TRUE((empty.array() == 0.0f).all());
+}
+
+TEST(Kernels, MultiplyPackedMatchesADoubleProductHoweverTheRowsWerePacked) {
+    // The projections: x [T, d_model] times a head's slice of a weight matrix [d_model, d_k],
+    // a block of a wider matrix; x packed once (or not, or packed for another shape: ignored).
+    for (const Shape s : {Shape{1, 1, 1}, Shape{5, 15, 3}, Shape{6, 16, 16}, Shape{7, 33, 64}, Shape{61, 40, 512},
+                          Shape{100, 64, 512}}) {
+        SCOPED_TRACE(::testing::Message() << s.rows << " rows, " << s.keys << " columns, d " << s.dk);
+        std::srand(static_cast<unsigned>(s.rows * 17 + s.keys * 3 + s.dk));
+        const Mat a = Mat::Random(s.rows, s.dk), wide = Mat::Random(s.dk, 3 * s.keys);
+        const auto b = wide.middleCols(s.keys, s.keys);
+        PackedColumns pb;
+        packColumns(b, pb);
+        PackedRows pa, other;
+        packRows(a, pa);
+        packRows(Mat::Random(s.rows + 6, s.dk), other);
+        const MatD reference = a.cast<double>() * b.cast<double>();
+        // Sums of d products in [-1, 1]: float rounding errs by far less than d · 2^-24 · sqrt(d).
+        const double tolerance = 2e-6 * static_cast<double>(s.dk) + 1e-6;
+        Mat packedOnce(s.rows, s.keys), packedHere(s.rows, s.keys), packedWrong(s.rows, s.keys);
+        multiplyPacked(a, &pa, b, pb, packedOnce);
+        multiplyPacked(a, nullptr, b, pb, packedHere);
+        multiplyPacked(a, &other, b, pb, packedWrong);
+        EXPECT_LT((packedOnce.cast<double>() - reference).cwiseAbs().maxCoeff(), tolerance);
+        EXPECT_TRUE((packedOnce.array() == packedHere.array()).all());
+        EXPECT_TRUE((packedOnce.array() == packedWrong.array()).all());
+    }
 }
 
 TEST(Kernels, AttendHeadGivesTheNumbersOfTheStagesItFuses) {
@@ -166,8 +193,8 @@ TEST(Kernels, PermutedQueriesGiveExactlyPermutedOutputs) {
     const Mat w = weightRows(37, 45), v = Mat::Random(45, 21);
     std::vector<int> perm(37);
     for (int i = 0; i < 37; ++i) perm[static_cast<std::size_t>(i)] = (i * 10 + 3) % 37;
-    PackedValues packed;
-    packValues(v, packed);
+    PackedColumns packed;
+    packColumns(v, packed);
     Mat out(37, 21), permuted(37, 21);
     weighValues(w, v, packed, out);
     weighValues(permuteRows(w, perm), v, packed, permuted);
