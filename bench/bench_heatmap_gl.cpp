@@ -70,9 +70,10 @@ void BM_RedrawOnly(benchmark::State& state) {
 BENCHMARK(BM_RedrawOnly)->Arg(2048)->Unit(benchmark::kMillisecond)->UseRealTime()->MeasureProcessCPUTime();
 
 // A temperature change (second argument 0) or a causal toggle (1) at T = 2048, h = 8, as the app
-// handles it: the visible head's softmax with its texels pooled in the same pass, their upload,
-// and the head's thumbnail in the head grid pooled from those texels; the other heads follow in
-// later frames. With the third argument 1 the heatmap is drawn too.
+// handles it: the visible head's softmax (its row maxima kept with the scores) with its texels
+// pooled in the same pass, their upload, and the head's thumbnail in the head grid pooled from
+// those texels; the other heads follow in later frames. With the third argument 1 the heatmap is
+// drawn too.
 void BM_VisibleHeadUpdate(benchmark::State& state) {
     const int T = static_cast<int>(state.range(0));
     const bool toggleCausal = state.range(1) != 0, draw = state.range(2) != 0;

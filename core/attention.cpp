@@ -199,19 +199,46 @@ float expRow(const float* __restrict raw, float* __restrict out, Eigen::Index n,
     return sum;
 }
 
-}  // namespace
-
-bool softmaxRows(const MatRef& scores, float scale, const Settings& settings, Mat& weights) {
-    weights.resize(scores.rows(), scores.cols());
-    return softmaxRows(scores, scale, settings, Eigen::Ref<Mat>(weights), 0);
+// `maxima` when it has queries [0, end), else null (the maxima are then read from the scores).
+const ScoreMaxima* covering(const ScoreMaxima* maxima, Eigen::Index end) {
+    return maxima && maxima->all.size() >= end && maxima->causal.size() >= end ? maxima : nullptr;
 }
 
-bool softmaxRows(const MatRef& scores, float scale, const Settings& settings, Eigen::Ref<Mat> weights, Eigen::Index firstRow) {
+// The largest of row r's first n scores (n > 0), for query i: n is all keys or, under a causal
+// mask, i + 1 (the same when i + 1 >= T_k). From `known` = covering(…), else from the row.
+float readableMax(const MatRef& scores, Eigen::Index r, Eigen::Index i, Eigen::Index n, const ScoreMaxima* known) {
+    if (known) return n == scores.cols() ? known->all(i) : known->causal(i);
+    return scores.row(r).head(n).maxCoeff<Eigen::PropagateNaN>();
+}
+
+}  // namespace
+
+void scoreMaxima(const MatRef& scores, Eigen::Index firstRow, ScoreMaxima& out) {
+    const Eigen::Index rows = scores.rows(), tk = scores.cols();
+    constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+    for (Eigen::Index r = 0; r < rows; ++r) {
+        const Eigen::Index i = firstRow + r, prefix = std::min(i + 1, tk);
+        const auto row = scores.row(r);
+        const float upTo = prefix > 0 ? row.head(prefix).maxCoeff<Eigen::PropagateNaN>() : kNaN;
+        const float rest = prefix < tk ? row.tail(tk - prefix).maxCoeff<Eigen::PropagateNaN>() : upTo;
+        out.causal(i) = upTo;
+        out.all(i) = std::isnan(upTo) || std::isnan(rest) ? kNaN : std::max(upTo, rest);
+    }
+}
+
+bool softmaxRows(const MatRef& scores, float scale, const Settings& settings, Mat& weights, const ScoreMaxima* maxima) {
+    weights.resize(scores.rows(), scores.cols());
+    return softmaxRows(scores, scale, settings, Eigen::Ref<Mat>(weights), 0, maxima);
+}
+
+bool softmaxRows(const MatRef& scores, float scale, const Settings& settings, Eigen::Ref<Mat> weights, Eigen::Index firstRow,
+                 const ScoreMaxima* maxima) {
     const Eigen::Index rows = scores.rows();
     const Eigen::Index tk = scores.cols();
     int finite = 1;  // every row's maximum is a finite number (else the scores overflowed)
     const float scale2 = log2Scale(scale);
     const bool perElement = masksCells(settings);
+    const ScoreMaxima* known = covering(maxima, firstRow + rows);
     if (!perElement) {
         // Plain or causal: each row reads a prefix [0, n) of the keys. Rows are independent:
         // large matrices use every core (a no-op inside an already parallel region).
@@ -226,7 +253,7 @@ bool softmaxRows(const MatRef& scores, float scale, const Settings& settings, Ei
             }
             // Shift by the raw max before scaling: (s - max) <= 0, so exp never overflows and a
             // huge scale (tiny τ) turns every non-max logit into -inf, never inf - inf.
-            const float rowMax = scores.row(r).head(n).maxCoeff<Eigen::PropagateNaN>();
+            const float rowMax = readableMax(scores, r, i, n, known);
             if (!std::isfinite(rowMax)) {
                 finite = 0;
                 out.setZero();
@@ -284,10 +311,10 @@ void normalizeAndPool(float inv, Eigen::Index n, Eigen::Index tk, float* __restr
 }  // namespace
 
 bool softmaxPooled(const MatRef& scores, float scale, const Settings& settings, Mat& weights, int factor,
-                   std::vector<float>& texels) {
+                   std::vector<float>& texels, const ScoreMaxima* maxima) {
     factor = std::max(1, factor);
     if (masksCells(settings)) {  // padding or a custom mask: the two passes
-        const bool finite = softmaxRows(scores, scale, settings, weights);
+        const bool finite = softmaxRows(scores, scale, settings, weights, maxima);
         poolTexels(weights, settings, factor, texels);
         return finite;
     }
@@ -296,6 +323,7 @@ bool softmaxPooled(const MatRef& scores, float scale, const Settings& settings, 
     const Eigen::Index rows = pooledSize(tq, factor), cols = pooledSize(tk, factor);
     texels.resize(static_cast<std::size_t>(rows * cols));
     const float scale2 = log2Scale(scale);
+    const ScoreMaxima* known = covering(maxima, tq);
     int finite = 1;
 #pragma omp parallel reduction(&& : finite) if (tq * tk >= (1 << 16))
     {
@@ -308,7 +336,7 @@ bool softmaxPooled(const MatRef& scores, float scale, const Settings& settings, 
             for (Eigen::Index i = r * factor; i < std::min(tq, (r + 1) * factor); ++i) {
                 const Eigen::Index n = settings.causal ? std::min(i + 1, tk) : tk;
                 float* out = weights.row(i).data();
-                const float rowMax = n > 0 ? scores.row(i).head(n).maxCoeff<Eigen::PropagateNaN>() : 0.0f;
+                const float rowMax = n > 0 ? readableMax(scores, i, i, n, known) : 0.0f;
                 if (!std::isfinite(rowMax)) {  // an overflowed row: zeros, as softmaxRows leaves it
                     finite = 0;
                     std::fill(out, out + n, 0.0f);

@@ -53,6 +53,16 @@ inline Eigen::Index pooledSize(Eigen::Index cells, int factor) { return (cells +
 // c in logits = scores * c.
 float logitScale(int dk, const Settings& settings);
 
+// Each row's largest raw score over all keys and over the keys up to its query (what a causal
+// mask leaves readable), [T_q] each; NaN where one of those scores is NaN. Computed with the
+// scores: max(s · c) = c · max(s) for c > 0, so a temperature change or a causal toggle reads
+// these instead of passing over the T_q × T_k scores once more.
+struct ScoreMaxima {
+    Vec all, causal;
+};
+// Rows firstRow … firstRow + scores.rows() - 1 of `out`, which must have at least that many.
+void scoreMaxima(const MatRef& scores, Eigen::Index firstRow, ScoreMaxima& out);
+
 // weights: [T_q, T_k]. Row-wise softmax of scores * scale over the keys a query may read:
 //   1. row max of the raw scores over readable keys (scale > 0 keeps the argmax)
 //   2. exp((score - max) * scale) for readable keys: never overflows, never NaN for finite
@@ -60,16 +70,20 @@ float logitScale(int dk, const Settings& settings);
 //   3. divide by the row sum (>= 1, the max term is exp(0))
 // A row whose every key is blocked is all zeros, never NaN. Returns false when some row's
 // readable scores are not finite (an overflowed Q Kᵀ); such rows are zero.
-bool softmaxRows(const MatRef& scores, float scale, const Settings& settings, Mat& weights);
+// maxima: scoreMaxima of these scores, for step 1 without a mask per cell (else ignored), or null.
+bool softmaxRows(const MatRef& scores, float scale, const Settings& settings, Mat& weights,
+                 const ScoreMaxima* maxima = nullptr);
 // The same for a block of rows: scores and weights hold queries firstRow … firstRow + rows - 1
-// (the mask is applied by absolute query index); weights must already have the block's shape.
-bool softmaxRows(const MatRef& scores, float scale, const Settings& settings, Eigen::Ref<Mat> weights, Eigen::Index firstRow);
+// (the mask is applied by absolute query index); weights must already have the block's shape;
+// maxima, when given, covers every query (indexed by query).
+bool softmaxRows(const MatRef& scores, float scale, const Settings& settings, Eigen::Ref<Mat> weights, Eigen::Index firstRow,
+                 const ScoreMaxima* maxima = nullptr);
 
 // softmaxRows and poolTexels(weights, settings, factor, texels) in one pass, for the map on
 // screen: the same weights and texels, bit for bit, but each row is pooled while it is still in
 // cache, so the T_q × T_k weights are not read back.
 bool softmaxPooled(const MatRef& scores, float scale, const Settings& settings, Mat& weights, int factor,
-                   std::vector<float>& texels);
+                   std::vector<float>& texels, const ScoreMaxima* maxima = nullptr);
 
 struct RowStats {
     Vec sum;      // [T_q] Σ_j a_ij: 1, or 0 for a fully masked row
@@ -86,6 +100,7 @@ struct HeadTensors {
     // Scratch, kept so that a recompute allocates nothing: k and v packed for the kernels of the
     // scores and A·V (v by projectHead, k with the scores), and the head's slices of W_Q, W_K,
     // W_V packed for its projections.
+    ScoreMaxima scoreMax;  // of scores, computed with them
     PackedKeys packedKeys;
     PackedColumns packedValues;
     std::array<PackedColumns, 3> packedProjections;

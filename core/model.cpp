@@ -152,10 +152,11 @@ Model buildExplicit(const Scenario& s, bool applySwaps, const Limits& limits) {
 }  // namespace
 
 std::uint64_t forwardBytes(long long tq, long long tk, long long heads, long long dModel, long long dk, long long dv) {
-    // scores and weights; q, k, v and the output; k and v packed for the kernels
+    // scores and weights; q, k, v and the output; k and v packed for the kernels; the scores'
+    // two maxima per query
     const long double perHead = 2.0L * tq * tk + static_cast<long double>(tq) * dk + static_cast<long double>(tk) * dk +
                                 static_cast<long double>(tk) * dv + static_cast<long double>(tq) * dv +
-                                static_cast<long double>(tk) * (dk + dv);
+                                static_cast<long double>(tk) * (dk + dv) + 2.0L * tq;
     const long double total = 4.0L * (heads * perHead + 2.0L * tq * (heads * dv + dModel) + tq * dModel);
     return total > 1.8e19L ? UINT64_MAX : static_cast<std::uint64_t>(total);
 }
@@ -169,6 +170,7 @@ std::uint64_t keptBytes(const Model& model, const Forward& forward) {
     floats += model.xTiles.tiles.size();
     for (const HeadTensors& h : forward.heads) {
         for (const Mat* m : {&h.q, &h.k, &h.v, &h.scores, &h.weights, &h.output}) add(*m);
+        floats += static_cast<std::uint64_t>(h.scoreMax.all.size() + h.scoreMax.causal.size());
         floats += h.packedKeys.panels.size() + h.packedValues.panels.size();
         for (const PackedColumns& p : h.packedProjections) floats += p.panels.size();
     }
@@ -328,6 +330,9 @@ void scoreHead(HeadTensors& head) {
     head.scores.resize(head.q.rows(), head.k.rows());
     packKeys(head.k, head.packedKeys);
     scoreRows(head.q, head.k, head.packedKeys, head.scores);
+    head.scoreMax.all.resize(head.scores.rows());
+    head.scoreMax.causal.resize(head.scores.rows());
+    scoreMaxima(head.scores, 0, head.scoreMax);
 }
 
 namespace {
@@ -348,11 +353,12 @@ void requireFinite(const Mat& m, const char* where, const char* what) {
 }  // namespace
 
 void weighHead(const Model& model, const Settings& settings, HeadTensors& head) {
-    if (!softmaxRows(head.scores, logitScale(model.dk, settings), settings, head.weights)) overflowed("scores", "Q Kᵀ");
+    if (!softmaxRows(head.scores, logitScale(model.dk, settings), settings, head.weights, &head.scoreMax))
+        overflowed("scores", "Q Kᵀ");
 }
 
 void weighHead(const Model& model, const Settings& settings, HeadTensors& head, int factor, std::vector<float>& texels) {
-    if (!softmaxPooled(head.scores, logitScale(model.dk, settings), settings, head.weights, factor, texels))
+    if (!softmaxPooled(head.scores, logitScale(model.dk, settings), settings, head.weights, factor, texels, &head.scoreMax))
         overflowed("scores", "Q Kᵀ");
 }
 
@@ -374,7 +380,11 @@ void attendHead(const Model& model, const Settings& settings, HeadTensors& head,
     head.weights.resize(tq, tk);
     head.output.resize(tq, head.v.cols());
     const float scale = logitScale(model.dk, settings);
-    if (newScores) packKeys(head.k, head.packedKeys);
+    if (newScores) {
+        packKeys(head.k, head.packedKeys);
+        head.scoreMax.all.resize(tq);
+        head.scoreMax.causal.resize(tq);
+    }
     const PackedColumns& values = packedValues(head);
     // Blocks of rows small enough that a block's scores and weights are still in cache when the
     // softmax and A·V read them back; a multiple of scoreRows' 6-row tiles.
@@ -383,8 +393,11 @@ void attendHead(const Model& model, const Settings& settings, HeadTensors& head,
         const Eigen::Index rows = std::min(block, tq - r0);
         auto scores = head.scores.middleRows(r0, rows);
         auto weights = head.weights.middleRows(r0, rows);
-        if (newScores) scoreRows(head.q.middleRows(r0, rows), head.k, head.packedKeys, scores);
-        if (!softmaxRows(scores, scale, settings, weights, r0)) overflowed("scores", "Q Kᵀ");
+        if (newScores) {
+            scoreRows(head.q.middleRows(r0, rows), head.k, head.packedKeys, scores);
+            scoreMaxima(scores, r0, head.scoreMax);
+        }
+        if (!softmaxRows(scores, scale, settings, weights, r0, &head.scoreMax)) overflowed("scores", "Q Kᵀ");
         weighValues(weights, head.v, values, head.output.middleRows(r0, rows), settings.causal ? r0 : -1);
     }
     requireFinite(head.output, "V", "A·V");

@@ -312,22 +312,38 @@ TEST(Texels, PooledBlocksKeepTheirLargestReadableWeight) {
 namespace {
 
 // softmaxPooled against the two passes it replaces: the same bits in weights and texels.
+void expectSameBits(const Mat& weights, const Mat& expected, const char* what) {
+    ASSERT_EQ(weights.rows(), expected.rows()) << what;
+    ASSERT_EQ(weights.cols(), expected.cols()) << what;
+    for (Eigen::Index i = 0; i < weights.rows(); ++i)
+        for (Eigen::Index j = 0; j < weights.cols(); ++j)
+            ASSERT_EQ(std::bit_cast<std::uint32_t>(weights(i, j)), std::bit_cast<std::uint32_t>(expected(i, j)))
+                << what << " " << i << "," << j;
+}
+
+// softmaxPooled against softmaxRows then poolTexels, bit for bit; and both again with the
+// scores' maxima computed beforehand (as the app does), which must change nothing.
 void expectPooledSoftmaxMatches(const Mat& scores, float scale, const Settings& s, int factor) {
-    Mat expectedWeights, weights;
-    std::vector<float> expectedTexels, texels;
+    SCOPED_TRACE(::testing::Message() << "factor " << factor << ", scale " << scale);
+    Mat expectedWeights, weights, known;
+    std::vector<float> expectedTexels, texels, knownTexels;
     const bool expectedFinite = softmaxRows(scores, scale, s, expectedWeights);
     poolTexels(expectedWeights, s, factor, expectedTexels);
     ASSERT_EQ(softmaxPooled(scores, scale, s, weights, factor, texels), expectedFinite);
-    ASSERT_EQ(weights.rows(), expectedWeights.rows());
-    ASSERT_EQ(weights.cols(), expectedWeights.cols());
-    for (Eigen::Index i = 0; i < weights.rows(); ++i)
-        for (Eigen::Index j = 0; j < weights.cols(); ++j)
-            ASSERT_EQ(std::bit_cast<std::uint32_t>(weights(i, j)), std::bit_cast<std::uint32_t>(expectedWeights(i, j)))
-                << "weight " << i << "," << j << " factor " << factor;
-    ASSERT_EQ(texels.size(), expectedTexels.size()) << "factor " << factor;
-    for (std::size_t k = 0; k < texels.size(); ++k)
-        ASSERT_EQ(std::bit_cast<std::uint32_t>(texels[k]), std::bit_cast<std::uint32_t>(expectedTexels[k]))
-            << "texel " << k << " factor " << factor;
+    expectSameBits(weights, expectedWeights, "weight");
+    ScoreMaxima maxima;
+    maxima.all.resize(scores.rows());
+    maxima.causal.resize(scores.rows());
+    scoreMaxima(scores, 0, maxima);
+    ASSERT_EQ(softmaxPooled(scores, scale, s, known, factor, knownTexels, &maxima), expectedFinite);
+    expectSameBits(known, expectedWeights, "weight from the maxima");
+    ASSERT_EQ(softmaxRows(scores, scale, s, known, &maxima), expectedFinite);
+    expectSameBits(known, expectedWeights, "softmaxRows' weight from the maxima");
+    for (const std::vector<float>* t : {&texels, &knownTexels}) {
+        ASSERT_EQ(t->size(), expectedTexels.size());
+        for (std::size_t k = 0; k < t->size(); ++k)
+            ASSERT_EQ(std::bit_cast<std::uint32_t>((*t)[k]), std::bit_cast<std::uint32_t>(expectedTexels[k])) << "texel " << k;
+    }
 }
 
 }  // namespace
@@ -367,6 +383,82 @@ TEST(Texels, SoftmaxPooledZeroesOverflowedRowsAsSoftmaxDoes) {
     }
 }
 
+TEST(ScoreMaxima, EachRowsMaximaOverAllKeysAndUpToItsQuery) {
+    // 9 queries, 6 keys: queries 5 … 8 may read every key under a causal mask too.
+    Mat scores = randomMatrix(9, 6, 21, 5.0f);
+    scores(2, 4) = std::numeric_limits<float>::quiet_NaN();  // past query 2: only "all" is NaN
+    scores(3, 1) = std::numeric_limits<float>::infinity();
+    scores(6, 0) = std::numeric_limits<float>::quiet_NaN();
+    ScoreMaxima m;
+    m.all.resize(9);
+    m.causal.resize(9);
+    scoreMaxima(scores.topRows(4), 0, m);  // by blocks of rows, as the forward pass computes them
+    scoreMaxima(scores.bottomRows(5), 4, m);
+    for (Eigen::Index i = 0; i < 9; ++i) {
+        SCOPED_TRACE(::testing::Message() << "query " << i);
+        const float all = scores.row(i).maxCoeff<Eigen::PropagateNaN>();
+        const float upTo = scores.row(i).head(std::min<Eigen::Index>(i + 1, 6)).maxCoeff<Eigen::PropagateNaN>();
+        EXPECT_EQ(std::isnan(m.all(i)), std::isnan(all));
+        EXPECT_EQ(std::isnan(m.causal(i)), std::isnan(upTo));
+        if (!std::isnan(all)) {
+            EXPECT_EQ(m.all(i), all);
+        }
+        if (!std::isnan(upTo)) {
+            EXPECT_EQ(m.causal(i), upTo);
+        }
+    }
+    EXPECT_TRUE(std::isnan(m.all(2)));
+    EXPECT_FALSE(std::isnan(m.causal(2)));
+    EXPECT_EQ(m.causal(3), std::numeric_limits<float>::infinity());
+}
+
+TEST(ScoreMaxima, ABlockOfRowsReadsTheMaximaOfItsOwnQueries) {
+    const Mat scores = randomMatrix(20, 20, 22, 6.0f);
+    ScoreMaxima m;
+    m.all.resize(20);
+    m.causal.resize(20);
+    scoreMaxima(scores, 0, m);
+    for (bool causal : {false, true}) {
+        Settings s;
+        s.causal = causal;
+        Mat expected, block(7, 20);
+        softmaxRows(scores, 0.3f, s, expected);
+        ASSERT_TRUE(softmaxRows(scores.middleRows(9, 7), 0.3f, s, block, 9, &m));
+        expectSameBits(block, expected.middleRows(9, 7), "block weight");
+    }
+}
+
+TEST(ScoreMaxima, NewScoresBringNewMaxima) {
+    // The maxima are kept with a head's scores: after new scores (here q scaled by 4, so every
+    // maximum moves) the softmax must not read the old ones.
+    Scenario sc;
+    sc.sentence = "the cat sat on the mat";
+    sc.dModel = 16;
+    sc.heads = 2;
+    const Model model = buildModel(sc);
+    Settings settings;
+    HeadTensors head;
+    projectHead(model, 0, head);
+    for (int round = 0; round < 2; ++round) {
+        if (round == 1) head.q *= 4.0f;
+        for (bool blocks : {false, true}) {
+            if (blocks) {
+                attendHead(model, settings, head, true);
+            } else {
+                scoreHead(head);
+                weighHead(model, settings, head);
+            }
+            Mat expected;
+            softmaxRows(head.scores, logitScale(model.dk, settings), settings, expected);
+            expectSameBits(head.weights, expected, blocks ? "weight by blocks" : "weight");
+            settings.causal = !settings.causal;  // and the other variant from the same maxima
+            weighHead(model, settings, head);
+            softmaxRows(head.scores, logitScale(model.dk, settings), settings, expected);
+            expectSameBits(head.weights, expected, "toggled weight");
+        }
+    }
+}
+
 TEST(Texels, TheMeanPooledBandByBandEqualsPoolingTheWholeMean) {
     Scenario sc;
     sc.sentence = "the cat sat on the mat";
@@ -402,9 +494,10 @@ TEST(Memory, KeptBytesCountEveryMatrixTheModelAndForwardPassHold) {
     ASSERT_EQ(m.tq(), 7);
     // embeddings and x 7 x 32 each; x's one tile 6 x 32; W_Q, W_K, W_V, W_O 32 x 32 each
     const std::uint64_t model = 2 * 224 + 192 + 4 * 1024;
-    // q, k, v, output 7 x 16; scores, weights 7 x 7; v packed 7 x 16; the W_Q, W_K, W_V slices
-    // packed 32 x 16 each; k packed: nothing (7 keys, no full panel of 16)
-    const std::uint64_t head = 4 * 112 + 2 * 49 + 112 + 3 * 512;
+    // q, k, v, output 7 x 16; scores, weights 7 x 7; the scores' two maxima per query; v packed
+    // 7 x 16; the W_Q, W_K, W_V slices packed 32 x 16 each; k packed: nothing (7 keys, no full
+    // panel of 16)
+    const std::uint64_t head = 4 * 112 + 2 * 49 + 2 * 7 + 112 + 3 * 512;
     const std::uint64_t combined = 2 * 224;  // concat, output
     EXPECT_EQ(keptBytes(m, f), 4 * (model + 2 * head + combined));
 }
