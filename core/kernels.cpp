@@ -224,9 +224,8 @@ void packColumns(const MatRef& v, PackedColumns& out) {
     out.cols = v.cols();
     out.panels.resize(static_cast<std::size_t>(panels * tk * kPanel));
     for (Eigen::Index p = 0; p < panels; ++p)
-        for (Eigen::Index j = 0; j < tk; ++j)
-            for (Eigen::Index l = 0; l < kPanel; ++l)
-                out.panels[static_cast<std::size_t>((p * tk + j) * kPanel + l)] = v(j, p * kPanel + l);
+        for (Eigen::Index j = 0; j < tk; ++j)  // 16 contiguous floats of row j
+            std::copy_n(v.row(j).data() + p * kPanel, kPanel, out.panels.data() + (p * tk + j) * kPanel);
 }
 
 namespace {
