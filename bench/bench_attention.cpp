@@ -146,24 +146,35 @@ BENCHMARK(BM_Texels)->ArgsProduct({kSizes, {0, 1}})->Unit(benchmark::kMillisecon
 
 }  // namespace
 
+// Times one product of a T-token head as the forward pass computes it: pack() (the kernels'
+// operands; nothing for Eigen's product), then product(r0, rows) for each block of rows, as
+// attendHead splits them at d_k = 64; `out` is the result.
+template <class Pack, class Product>
+void timeByBlocks(benchmark::State& state, Eigen::Index T, const Pack& pack, const Product& product, const Mat& out) {
+    const Eigen::Index block = std::max<Eigen::Index>(6, (1 << 17) / T / 6 * 6);
+    for (auto _ : state) {
+        pack();
+        for (Eigen::Index r0 = 0; r0 < T; r0 += block) product(r0, std::min(block, T - r0));
+        benchmark::DoNotOptimize(out.data());
+    }
+}
+
 // One head's Q Kᵀ by blocks of rows, as the forward pass computes it: Eigen's product (second
 // argument 0, which repacks kᵀ for every block) or the register-tiled kernel (1, k packed once).
 void BM_ScoresByBlocks(benchmark::State& state) {
     Fixture& f = fixture(static_cast<int>(state.range(0)));
     const bool kernel = state.range(1) != 0;
     const HeadTensors& h = f.forward.heads[0];
-    const Eigen::Index T = h.q.rows(), block = std::max<Eigen::Index>(6, (1 << 17) / T / 6 * 6);
+    const Eigen::Index T = h.q.rows();
     Mat scores(T, h.k.rows());
     PackedKeys packed;
-    for (auto _ : state) {
-        if (kernel) packKeys(h.k, packed);
-        for (Eigen::Index r0 = 0; r0 < T; r0 += block) {
-            const Eigen::Index rows = std::min(block, T - r0);
+    timeByBlocks(
+        state, T, [&] { if (kernel) packKeys(h.k, packed); },
+        [&](Eigen::Index r0, Eigen::Index rows) {
             if (kernel) scoreRows(h.q.middleRows(r0, rows), h.k, packed, scores.middleRows(r0, rows));
             else scores.middleRows(r0, rows).noalias() = h.q.middleRows(r0, rows) * h.k.transpose();
-        }
-        benchmark::DoNotOptimize(scores.data());
-    }
+        },
+        scores);
     state.counters["GFLOP/s"] = benchmark::Counter(2.0 * static_cast<double>(T * T * h.q.cols()) * 1e-9,
                                                    benchmark::Counter::kIsIterationInvariantRate);
 }
@@ -179,18 +190,16 @@ void BM_ValuesByBlocks(benchmark::State& state) {
     settings.causal = causal;
     HeadTensors h = f.forward.heads[0];
     weighHead(f.model, settings, h);
-    const Eigen::Index T = h.q.rows(), block = std::max<Eigen::Index>(6, (1 << 17) / T / 6 * 6);
+    const Eigen::Index T = h.q.rows();
     Mat out(T, h.v.cols());
     PackedColumns packed;
-    for (auto _ : state) {
-        if (kernel) packColumns(h.v, packed);
-        for (Eigen::Index r0 = 0; r0 < T; r0 += block) {
-            const Eigen::Index rows = std::min(block, T - r0);
+    timeByBlocks(
+        state, T, [&] { if (kernel) packColumns(h.v, packed); },
+        [&](Eigen::Index r0, Eigen::Index rows) {
             if (kernel) weighValues(h.weights.middleRows(r0, rows), h.v, packed, out.middleRows(r0, rows), causal ? r0 : -1);
             else out.middleRows(r0, rows).noalias() = h.weights.middleRows(r0, rows) * h.v;
-        }
-        benchmark::DoNotOptimize(out.data());
-    }
+        },
+        out);
     // The full product's multiply-adds, so that the causal rows show the keys skipped as speed.
     state.counters["GFLOP/s"] = benchmark::Counter(2.0 * static_cast<double>(T * T * h.v.cols()) * 1e-9,
                                                    benchmark::Counter::kIsIterationInvariantRate);

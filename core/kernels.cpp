@@ -22,34 +22,42 @@ constexpr Eigen::Index kPanel = 16;   // keys per panel: two 8-float registers
 constexpr Eigen::Index kTileRows = 6;  // queries per tile: 6 × 2 accumulators + 2 panel rows + 1 broadcast
 constexpr Eigen::Index kChunk = 256;   // keys per pass over a block's rows: 64 KiB of panels at d_k or d_v = 64
 
+// Six rows × 16 columns of sums in twelve AVX2 registers: every index into c is a constant once
+// the loops over the rows are unrolled, so the compiler keeps the array in registers.
+struct Sums6x16 {
+    __m256 c[kTileRows][2];
+
+    Sums6x16() {
+        for (auto& row : c) row[0] = row[1] = _mm256_setzero_ps();
+    }
+    // Rows `ld` floats apart.
+    void load(const float* out, Eigen::Index ld) {
+#pragma GCC unroll 6
+        for (int r = 0; r < kTileRows; ++r) c[r][0] = _mm256_loadu_ps(out + r * ld), c[r][1] = _mm256_loadu_ps(out + r * ld + 8);
+    }
+    void store(float* out, Eigen::Index ld) const {
+#pragma GCC unroll 6
+        for (int r = 0; r < kTileRows; ++r) _mm256_storeu_ps(out + r * ld, c[r][0]), _mm256_storeu_ps(out + r * ld + 8, c[r][1]);
+    }
+    // Row r += x · (b0, b1), one fused multiply-add per register.
+    void add(int r, __m256 x, __m256 b0, __m256 b1) {
+        c[r][0] = _mm256_fmadd_ps(x, b0, c[r][0]);
+        c[r][1] = _mm256_fmadd_ps(x, b1, c[r][1]);
+    }
+};
+
 // out[0..6)[0..16) = q[0..6) · panelᵀ, out rows `ldo` floats apart.
 // qp: the six query rows interleaved, [d_k][6]; panel: [d_k][16]. Reading both through one
 // pointer each keeps the loop's addresses in registers (six row pointers did not fit beside
 // the accumulators, and the compiler spilled the loop counter to the stack).
-void tile6(const float* qp, const float* panel, Eigen::Index dk, float* out, Eigen::Index ldo) {
-    __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
-    __m256 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
+[[gnu::always_inline]] inline void tile6(const float* qp, const float* panel, Eigen::Index dk, float* out, Eigen::Index ldo) {
+    Sums6x16 sums;
     for (Eigen::Index d = 0; d < dk; ++d, qp += kTileRows, panel += kPanel) {
         const __m256 b0 = _mm256_loadu_ps(panel), b1 = _mm256_loadu_ps(panel + 8);
-        __m256 a = _mm256_broadcast_ss(qp);
-        c00 = _mm256_fmadd_ps(a, b0, c00), c01 = _mm256_fmadd_ps(a, b1, c01);
-        a = _mm256_broadcast_ss(qp + 1);
-        c10 = _mm256_fmadd_ps(a, b0, c10), c11 = _mm256_fmadd_ps(a, b1, c11);
-        a = _mm256_broadcast_ss(qp + 2);
-        c20 = _mm256_fmadd_ps(a, b0, c20), c21 = _mm256_fmadd_ps(a, b1, c21);
-        a = _mm256_broadcast_ss(qp + 3);
-        c30 = _mm256_fmadd_ps(a, b0, c30), c31 = _mm256_fmadd_ps(a, b1, c31);
-        a = _mm256_broadcast_ss(qp + 4);
-        c40 = _mm256_fmadd_ps(a, b0, c40), c41 = _mm256_fmadd_ps(a, b1, c41);
-        a = _mm256_broadcast_ss(qp + 5);
-        c50 = _mm256_fmadd_ps(a, b0, c50), c51 = _mm256_fmadd_ps(a, b1, c51);
+#pragma GCC unroll 6
+        for (int r = 0; r < kTileRows; ++r) sums.add(r, _mm256_broadcast_ss(qp + r), b0, b1);
     }
-    _mm256_storeu_ps(out, c00), _mm256_storeu_ps(out + 8, c01), out += ldo;
-    _mm256_storeu_ps(out, c10), _mm256_storeu_ps(out + 8, c11), out += ldo;
-    _mm256_storeu_ps(out, c20), _mm256_storeu_ps(out + 8, c21), out += ldo;
-    _mm256_storeu_ps(out, c30), _mm256_storeu_ps(out + 8, c31), out += ldo;
-    _mm256_storeu_ps(out, c40), _mm256_storeu_ps(out + 8, c41), out += ldo;
-    _mm256_storeu_ps(out, c50), _mm256_storeu_ps(out + 8, c51);
+    sums.store(out, ldo);
 }
 
 // One query row against one panel (the rows left over after the 6-row tiles).
@@ -71,39 +79,16 @@ void tile1(const float* q, const float* panel, Eigen::Index dk, float* out) {
 // directly.
 void valueTile6(const float* w, Eigen::Index ldw, const float* panel, Eigen::Index keys, float* out, Eigen::Index ldo,
                 bool accumulate) {
-    __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
-    __m256 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
-    if (accumulate) {
-        c00 = _mm256_loadu_ps(out), c01 = _mm256_loadu_ps(out + 8);
-        c10 = _mm256_loadu_ps(out + ldo), c11 = _mm256_loadu_ps(out + ldo + 8);
-        c20 = _mm256_loadu_ps(out + 2 * ldo), c21 = _mm256_loadu_ps(out + 2 * ldo + 8);
-        c30 = _mm256_loadu_ps(out + 3 * ldo), c31 = _mm256_loadu_ps(out + 3 * ldo + 8);
-        c40 = _mm256_loadu_ps(out + 4 * ldo), c41 = _mm256_loadu_ps(out + 4 * ldo + 8);
-        c50 = _mm256_loadu_ps(out + 5 * ldo), c51 = _mm256_loadu_ps(out + 5 * ldo + 8);
-    }
+    Sums6x16 sums;
+    if (accumulate) sums.load(out, ldo);
     const float* a = w;
     const float* b = w + 3 * ldw;
     for (Eigen::Index j = 0; j < keys; ++j, ++a, ++b, panel += kPanel) {
         const __m256 v0 = _mm256_loadu_ps(panel), v1 = _mm256_loadu_ps(panel + 8);
-        __m256 x = _mm256_broadcast_ss(a);
-        c00 = _mm256_fmadd_ps(x, v0, c00), c01 = _mm256_fmadd_ps(x, v1, c01);
-        x = _mm256_broadcast_ss(a + ldw);
-        c10 = _mm256_fmadd_ps(x, v0, c10), c11 = _mm256_fmadd_ps(x, v1, c11);
-        x = _mm256_broadcast_ss(a + 2 * ldw);
-        c20 = _mm256_fmadd_ps(x, v0, c20), c21 = _mm256_fmadd_ps(x, v1, c21);
-        x = _mm256_broadcast_ss(b);
-        c30 = _mm256_fmadd_ps(x, v0, c30), c31 = _mm256_fmadd_ps(x, v1, c31);
-        x = _mm256_broadcast_ss(b + ldw);
-        c40 = _mm256_fmadd_ps(x, v0, c40), c41 = _mm256_fmadd_ps(x, v1, c41);
-        x = _mm256_broadcast_ss(b + 2 * ldw);
-        c50 = _mm256_fmadd_ps(x, v0, c50), c51 = _mm256_fmadd_ps(x, v1, c51);
+#pragma GCC unroll 6
+        for (int r = 0; r < kTileRows; ++r) sums.add(r, _mm256_broadcast_ss(r < 3 ? a + r * ldw : b + (r - 3) * ldw), v0, v1);
     }
-    _mm256_storeu_ps(out, c00), _mm256_storeu_ps(out + 8, c01), out += ldo;
-    _mm256_storeu_ps(out, c10), _mm256_storeu_ps(out + 8, c11), out += ldo;
-    _mm256_storeu_ps(out, c20), _mm256_storeu_ps(out + 8, c21), out += ldo;
-    _mm256_storeu_ps(out, c30), _mm256_storeu_ps(out + 8, c31), out += ldo;
-    _mm256_storeu_ps(out, c40), _mm256_storeu_ps(out + 8, c41), out += ldo;
-    _mm256_storeu_ps(out, c50), _mm256_storeu_ps(out + 8, c51);
+    sums.store(out, ldo);
 }
 
 // One row of weights against one panel (the rows left over after the 6-row tiles).
