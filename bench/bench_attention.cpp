@@ -206,4 +206,17 @@ void BM_ValuesByBlocks(benchmark::State& state) {
 }
 BENCHMARK(BM_ValuesByBlocks)->ArgsProduct({{1024, 2048}, {0, 1}, {0, 1}})->Unit(benchmark::kMillisecond)->UseRealTime();
 
+// The overflow check on A·V and the output (a T × d_model matrix): Eigen's allFinite() (argument
+// 0), which tests a coefficient at a time, or the sum of x · 0 (1), which vectorises and is 0
+// exactly when every coefficient is finite.
+void BM_FiniteCheck(benchmark::State& state) {
+    const Mat m = Mat::Random(2048, kDModel);
+    const bool summed = state.range(0) != 0;
+    for (auto _ : state) {
+        const bool finite = summed ? (m.array() * 0.0f).sum() == 0.0f : m.allFinite();
+        benchmark::DoNotOptimize(finite);
+    }
+}
+BENCHMARK(BM_FiniteCheck)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
+
 BENCHMARK_MAIN();

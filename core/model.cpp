@@ -344,8 +344,8 @@ namespace {
 
 // A·V and concat·W_O are averages and sums of finite numbers, but can still overflow.
 // x·0 is 0 for a finite x and NaN for ±inf and NaN: the sum is 0 exactly when every coefficient
-// is finite, and Eigen vectorises it (allFinite() tests coefficient by coefficient: 2.7 ms
-// against 0.09 ms for a 2048 × 512 matrix).
+// is finite, and Eigen vectorises it (allFinite() tests coefficient by coefficient: about 30
+// times slower for a 2048 × 512 matrix, BM_FiniteCheck).
 void requireFinite(const Mat& m, const char* where, const char* what) {
     if (!((m.array() * 0.0f).sum() == 0.0f)) overflowed(where, what);
 }
