@@ -97,10 +97,10 @@ struct HeadTensors {
     Mat scores;    // [T_q, T_k] raw q kᵀ
     Mat weights;   // [T_q, T_k] final attention A
     Mat output;    // [T_q, d_v] A v
+    ScoreMaxima scoreMax;  // [T_q] each, of scores, computed with them
     // Scratch, kept so that a recompute allocates nothing: k and v packed for the kernels of the
     // scores and A·V (v by projectHead, k with the scores), and the head's slices of W_Q, W_K,
     // W_V packed for its projections.
-    ScoreMaxima scoreMax;  // of scores, computed with them
     PackedKeys packedKeys;
     PackedColumns packedValues;
     std::array<PackedColumns, 3> packedProjections;

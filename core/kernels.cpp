@@ -71,7 +71,6 @@ void tile1(const float* q, const float* panel, Eigen::Index dk, float* out) {
     _mm256_storeu_ps(out, c0), _mm256_storeu_ps(out + 8, c1);
 }
 
-
 // out[0..6)[0..16) (+)= w[0..6)[0..keys) · panel[0..keys); w rows `ldw` floats apart, out rows
 // `ldo`; panel: [keys][16]. `accumulate` continues sums left in out by an earlier chunk of keys,
 // so chunking the keys leaves every output's chain of multiply-adds unchanged. The six rows are
@@ -102,6 +101,7 @@ void valueTile1(const float* w, const float* panel, Eigen::Index keys, float* ou
     }
     _mm256_storeu_ps(out, c0), _mm256_storeu_ps(out + 8, c1);
 }
+
 }  // namespace
 
 void packKeys(const MatRef& k, PackedKeys& out) {
@@ -170,7 +170,7 @@ void forEachShare(Eigen::Index rows, bool parallel, const RangeOf& rangeOf) {
     }
 }
 
-// A core's rows of a packed into its own scratch.
+// packTiles of rows [r0, r1) of a, into this thread's scratch (for a that was not packed once).
 const float* packedScratch(const MatRef& a, Eigen::Index r0, Eigen::Index r1) {
     thread_local std::vector<float> scratch;
     scratch.resize(static_cast<std::size_t>((r1 - r0) * a.cols()));
