@@ -204,11 +204,23 @@ const ScoreMaxima* covering(const ScoreMaxima* maxima, Eigen::Index end) {
     return maxima && maxima->all.size() >= end && maxima->causal.size() >= end ? maxima : nullptr;
 }
 
-// The largest of row r's first n scores (n > 0), for query i: n is all keys or, under a causal
-// mask, i + 1 (the same when i + 1 >= T_k). From `known` = covering(…), else from the row.
-float readableMax(const MatRef& scores, Eigen::Index r, Eigen::Index i, Eigen::Index n, const ScoreMaxima* known) {
-    if (known) return n == scores.cols() ? known->all(i) : known->causal(i);
-    return scores.row(r).head(n).maxCoeff<Eigen::PropagateNaN>();
+// Steps 1 and 2 for a plain or causal row: query i, row r of scores, its first n keys readable
+// (all keys, or i + 1 under a causal mask). out[0, n) = exp((s - max) · c), and the result is
+// 1/Σ, step 3's factor. The maximum comes from `known` = covering(…), else from the row. A row
+// with no readable key, or whose scores overflowed (then finite = 0), returns 0, its out zeros.
+float exponentiate(const MatRef& scores, Eigen::Index r, Eigen::Index i, Eigen::Index n, const ScoreMaxima* known,
+                   float scale2, float* out, int& finite) {
+    if (n == 0) return 0.0f;
+    // Shift by the raw max before scaling: (s - max) <= 0, so exp never overflows and a huge
+    // scale (tiny τ) turns every non-max logit into -inf, never inf - inf.
+    const float rowMax = known ? (n == scores.cols() ? known->all(i) : known->causal(i))
+                               : scores.row(r).head(n).maxCoeff<Eigen::PropagateNaN>();
+    if (!std::isfinite(rowMax)) {
+        finite = 0;
+        std::fill(out, out + n, 0.0f);
+        return 0.0f;
+    }
+    return 1.0f / expRow(scores.row(r).data(), out, n, rowMax, scale2);
 }
 
 }  // namespace
@@ -247,20 +259,7 @@ bool softmaxRows(const MatRef& scores, float scale, const Settings& settings, Ei
             const Eigen::Index i = firstRow + r;  // the query this row belongs to
             const Eigen::Index n = settings.causal ? std::min(i + 1, tk) : tk;
             auto out = weights.row(r);
-            if (n == 0) {
-                out.setZero();
-                continue;
-            }
-            // Shift by the raw max before scaling: (s - max) <= 0, so exp never overflows and a
-            // huge scale (tiny τ) turns every non-max logit into -inf, never inf - inf.
-            const float rowMax = readableMax(scores, r, i, n, known);
-            if (!std::isfinite(rowMax)) {
-                finite = 0;
-                out.setZero();
-                continue;
-            }
-            const float sum = expRow(scores.row(r).data(), out.data(), n, rowMax, scale2);
-            out.head(n) *= 1.0f / sum;
+            out.head(n) *= exponentiate(scores, r, i, n, known, scale2, out.data(), finite);
             out.tail(tk - n).setZero();
         }
         return finite;
@@ -336,15 +335,7 @@ bool softmaxPooled(const MatRef& scores, float scale, const Settings& settings, 
             for (Eigen::Index i = r * factor; i < std::min(tq, (r + 1) * factor); ++i) {
                 const Eigen::Index n = settings.causal ? std::min(i + 1, tk) : tk;
                 float* out = weights.row(i).data();
-                const float rowMax = n > 0 ? readableMax(scores, i, i, n, known) : 0.0f;
-                if (!std::isfinite(rowMax)) {  // an overflowed row: zeros, as softmaxRows leaves it
-                    finite = 0;
-                    std::fill(out, out + n, 0.0f);
-                    normalizeAndPool(0.0f, n, tk, out, band);
-                    continue;
-                }
-                const float sum = n > 0 ? expRow(scores.row(i).data(), out, n, rowMax, scale2) : 1.0f;
-                normalizeAndPool(1.0f / sum, n, tk, out, band);
+                normalizeAndPool(exponentiate(scores, i, i, n, known, scale2, out, finite), n, tk, out, band);
             }
             poolColumns(factor, band, texels.data() + r * cols, tk, cols);
         }
