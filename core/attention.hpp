@@ -59,6 +59,7 @@ float logitScale(int dk, const Settings& settings);
 // these instead of passing over the T_q × T_k scores once more.
 struct ScoreMaxima {
     Vec all, causal;
+    void resize(Eigen::Index queries) { all.resize(queries), causal.resize(queries); }
 };
 // Rows firstRow … firstRow + scores.rows() - 1 of `out`, which must have at least that many.
 void scoreMaxima(const MatRef& scores, Eigen::Index firstRow, ScoreMaxima& out);

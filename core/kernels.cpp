@@ -14,6 +14,7 @@
 namespace attnviz::core {
 
 bool packs(const PackedColumns& packed, const MatRef& b) { return packed.rows == b.rows() && packed.cols == b.cols(); }
+bool packs(const PackedRows& packed, const MatRef& a) { return packed.rows == a.rows() && packed.cols == a.cols(); }
 
 #ifdef ATTNVIZ_KERNELS_AVX2
 namespace {
@@ -196,7 +197,7 @@ void packRows(const MatRef& a, PackedRows& out) {
 }
 
 void multiplyPacked(const MatRef& a, const PackedRows* pa, const MatRef& b, const PackedColumns& pb, Eigen::Ref<Mat> out) {
-    if (pa && (pa->rows != a.rows() || pa->cols != a.cols())) pa = nullptr;
+    if (pa && !packs(*pa, a)) pa = nullptr;
     forEachShare(a.rows(), a.rows() * b.cols() >= (1 << 16), [&](Eigen::Index r0, Eigen::Index r1) {
         productRange(a, pa ? pa->tiles.data() + r0 * a.cols() : packedScratch(a, r0, r1), pb.panels.data(), b.cols(),
                      [&](Eigen::Index c, Eigen::Index j) { return b(c, j); }, out, r0, r1);

@@ -47,6 +47,8 @@ struct PackedRows {
     Eigen::Index rows = 0, cols = 0;  // a's shape
 };
 void packRows(const MatRef& a, PackedRows& out);
+// Whether `packed` has a's shape.
+bool packs(const PackedRows& packed, const MatRef& a);
 
 // out: [rows, m] = a [rows, d] · b [d, m]; pb = packColumns(b), pa = packRows(a) (or null, or
 // another shape's: a's tiles are packed here). With AVX2 every element is one chain of fused

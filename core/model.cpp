@@ -330,8 +330,7 @@ void scoreHead(HeadTensors& head) {
     head.scores.resize(head.q.rows(), head.k.rows());
     packKeys(head.k, head.packedKeys);
     scoreRows(head.q, head.k, head.packedKeys, head.scores);
-    head.scoreMax.all.resize(head.scores.rows());
-    head.scoreMax.causal.resize(head.scores.rows());
+    head.scoreMax.resize(head.scores.rows());
     scoreMaxima(head.scores, 0, head.scoreMax);
 }
 
@@ -382,8 +381,7 @@ void attendHead(const Model& model, const Settings& settings, HeadTensors& head,
     const float scale = logitScale(model.dk, settings);
     if (newScores) {
         packKeys(head.k, head.packedKeys);
-        head.scoreMax.all.resize(tq);
-        head.scoreMax.causal.resize(tq);
+        head.scoreMax.resize(tq);
     }
     const PackedColumns& values = packedValues(head);
     // Blocks of rows small enough that a block's scores and weights are still in cache when the

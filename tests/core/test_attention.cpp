@@ -332,8 +332,7 @@ void expectPooledSoftmaxMatches(const Mat& scores, float scale, const Settings& 
     ASSERT_EQ(softmaxPooled(scores, scale, s, weights, factor, texels), expectedFinite);
     expectSameBits(weights, expectedWeights, "weight");
     ScoreMaxima maxima;
-    maxima.all.resize(scores.rows());
-    maxima.causal.resize(scores.rows());
+    maxima.resize(scores.rows());
     scoreMaxima(scores, 0, maxima);
     ASSERT_EQ(softmaxPooled(scores, scale, s, known, factor, knownTexels, &maxima), expectedFinite);
     expectSameBits(known, expectedWeights, "weight from the maxima");
@@ -390,8 +389,7 @@ TEST(ScoreMaxima, EachRowsMaximaOverAllKeysAndUpToItsQuery) {
     scores(3, 1) = std::numeric_limits<float>::infinity();
     scores(6, 0) = std::numeric_limits<float>::quiet_NaN();
     ScoreMaxima m;
-    m.all.resize(9);
-    m.causal.resize(9);
+    m.resize(9);
     scoreMaxima(scores.topRows(4), 0, m);  // by blocks of rows, as the forward pass computes them
     scoreMaxima(scores.bottomRows(5), 4, m);
     for (Eigen::Index i = 0; i < 9; ++i) {
@@ -415,8 +413,7 @@ TEST(ScoreMaxima, EachRowsMaximaOverAllKeysAndUpToItsQuery) {
 TEST(ScoreMaxima, ABlockOfRowsReadsTheMaximaOfItsOwnQueries) {
     const Mat scores = randomMatrix(20, 20, 22, 6.0f);
     ScoreMaxima m;
-    m.all.resize(20);
-    m.causal.resize(20);
+    m.resize(20);
     scoreMaxima(scores, 0, m);
     for (bool causal : {false, true}) {
         Settings s;
