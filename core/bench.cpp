@@ -1,6 +1,5 @@
 #include "core/bench.hpp"
 
-#include <algorithm>
 #include <chrono>
 #include <vector>
 
@@ -38,10 +37,6 @@ BenchResult benchmark(const Model& model, const Settings& settings, double secon
         sgemmMs.push_back(medianMs(0.0, [&] { c.noalias() = a * b; }, 1, 1));
         if (forwardMs.size() >= 200) break;
     }
-    const auto median = [](std::vector<double> v) {
-        std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
-        return v[v.size() / 2];
-    };
     r.runs = static_cast<int>(forwardMs.size());
     r.forwardMs = median(forwardMs);
     r.sgemmGflops = 2.0 * n * n * static_cast<double>(n) / (median(sgemmMs) * 1e6);

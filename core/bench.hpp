@@ -6,9 +6,16 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 namespace attnviz::core {
+
+// The middle value (the upper of the two middle ones for an even count); v non-empty.
+inline double median(std::vector<double> v) {
+    std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+    return v[v.size() / 2];
+}
 
 // Median milliseconds of `work`, run at least `minRuns` times and for at least `seconds`, but no
 // more than `maxRuns` times.
@@ -23,8 +30,7 @@ double medianMs(double seconds, Work&& work, std::size_t minRuns, std::size_t ma
         work();
         times.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
     }
-    std::nth_element(times.begin(), times.begin() + static_cast<std::ptrdiff_t>(times.size() / 2), times.end());
-    return times[times.size() / 2];
+    return median(std::move(times));
 }
 
 // Floating-point operations of one forward pass, counting a multiply-add as 2:
