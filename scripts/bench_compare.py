@@ -2,10 +2,14 @@
 """Times multi-head self-attention in attnviz, numpy and (when installed) PyTorch on identical
 inputs, in one run, and prints the ratio table; then the cost-growth table of attnviz alone.
 
+The three take turns: each size is timed in rounds (attnviz, numpy, torch, then again), and a
+ratio is the median of the rounds' ratios, so that a neighbour's burst of work on a shared
+machine slows one round of every peer rather than the whole measurement of one.
+
 Forward pass: d_model 512, 8 heads (d_k = d_v = 64), W_Q, W_K, W_V, W_O, fp32, every per-head
 T x T weight matrix materialised. numpy and torch are comparison peers only.
 
-Usage: /usr/bin/python3 scripts/bench_compare.py [--attnviz build/attnviz] [--seconds 3]
+Usage: /usr/bin/python3 scripts/bench_compare.py [--attnviz build/attnviz] [--seconds 3] [--rounds 5]
                                                   [--sizes 1024,2048] [--growth 128,...,4096]
 """
 import argparse
@@ -88,7 +92,8 @@ def numpy_blas():
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--attnviz", default=os.path.join(os.path.dirname(__file__), "..", "build", "attnviz"))
-    parser.add_argument("--seconds", type=float, default=3.0)
+    parser.add_argument("--seconds", type=float, default=3.0, help="seconds of timing per peer and size, over all rounds")
+    parser.add_argument("--rounds", type=int, default=5, help="turns the peers take at each size")
     parser.add_argument("--sizes", default="1024,2048")
     parser.add_argument("--growth", default="128,256,512,1024,2048,4096")
     parser.add_argument("--threads", type=int, default=os.cpu_count())
@@ -103,8 +108,12 @@ def main():
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), platform.processor())
     print(f"machine: {cpu}, {os.cpu_count()} cores; numpy {np.__version__} on {numpy_blas()}; "
           f"torch {torch.__version__ + f' ({args.threads} threads)' if torch else 'not installed'}")
-    print(f"forward: d_model {D_MODEL}, {HEADS} heads, W_O, fp32, all weights materialised; medians over >= {args.seconds:g} s\n")
+    print(f"forward: d_model {D_MODEL}, {HEADS} heads, W_O, fp32, all weights materialised; each peer timed for >= {args.seconds:g} s "
+          f"per size, in {args.rounds} rounds taken in turn\n")
 
+    if args.rounds < 1:
+        sys.exit("--rounds: expected at least 1")
+    per_round = args.seconds / args.rounds
     rows = []
     for T in [int(t) for t in args.sizes.split(",") if t]:
         x, (wq, wk, wv, wo) = inputs(T)
@@ -112,35 +121,56 @@ def main():
             json.dump({"X": x.tolist(), "heads": HEADS, "W_Q": wq.tolist(), "W_K": wk.tolist(), "W_V": wv.tolist(),
                        "W_O": wo.tolist()}, f)
             path = f.name
-        try:
-            av = run_attnviz(args.attnviz, path, args.seconds)
-        finally:
-            os.unlink(path)
-        np_ms = median_ms(lambda: numpy_mha(x, wq, wk, wv, wo), args.seconds)
-        torch_ms = None
+        torch_step = None
         if torch:
             mha = torch.nn.MultiheadAttention(D_MODEL, HEADS, bias=False, batch_first=True)
             with torch.no_grad():
                 mha.in_proj_weight.copy_(torch.from_numpy(np.concatenate([wq.T, wk.T, wv.T])))
                 mha.out_proj.weight.copy_(torch.from_numpy(wo.T.copy()))
-                xt = torch.from_numpy(x).unsqueeze(0)
-                # Same numbers as numpy (a check that the peers compute the same thing).
-                out, weights = mha(xt, xt, xt, need_weights=True, average_attn_weights=False)
-                ref, _ = numpy_mha(x, wq, wk, wv, wo)
-                assert np.allclose(out[0].numpy(), ref, atol=1e-3), "torch and numpy disagree"
-                torch_ms = median_ms(lambda: mha(xt, xt, xt, need_weights=True, average_attn_weights=False), args.seconds)
-        rows.append((T, torch_ms, np_ms, av))
+            xt = torch.from_numpy(x).unsqueeze(0)
+
+            def torch_step():
+                with torch.no_grad():
+                    return mha(xt, xt, xt, need_weights=True, average_attn_weights=False)
+            # Same numbers as numpy (a check that the peers compute the same thing).
+            out, _ = torch_step()
+            ref, _ = numpy_mha(x, wq, wk, wv, wo)
+            assert np.allclose(out[0].numpy(), ref, atol=1e-3), "torch and numpy disagree"
+        turns = []  # per round: (attnviz JSON, numpy ms, torch ms or None)
+        try:
+            for r in range(args.rounds):
+                av = run_attnviz(args.attnviz, path, per_round)
+                np_ms = median_ms(lambda: numpy_mha(x, wq, wk, wv, wo), per_round)
+                torch_ms = median_ms(torch_step, per_round) if torch_step else None
+                turns.append((av, np_ms, torch_ms))
+                t = f", PyTorch {torch_ms:.1f} ms" if torch_ms else ""
+                print(f"T = {T}, round {r + 1} of {args.rounds}: attnviz {av['forward_ms']:.1f} ms (sgemm "
+                      f"{av['sgemm_gflops']:.0f} GFLOP/s), numpy {np_ms:.1f} ms{t}", flush=True)
+        finally:
+            os.unlink(path)
+        rows.append((T, turns))
+    print()
+
+    def med(values):
+        return statistics.median(values)
 
     print("| T | PyTorch nn.MultiheadAttention | numpy | attnviz | attnviz GFLOP/s | Eigen sgemm GFLOP/s | vs PyTorch | vs numpy | of sgemm |")
     print("|---|---|---|---|---|---|---|---|---|")
-    for T, torch_ms, np_ms, av in rows:
-        t = f"{torch_ms:.1f} ms" if torch_ms else "n/a"
-        vt = f"{torch_ms / av['forward_ms']:.2f}x" if torch_ms else "n/a"
-        print(f"| {T} | {t} | {np_ms:.1f} ms | {av['forward_ms']:.1f} ms | {av['gflops']:.0f} | {av['sgemm_gflops']:.0f} | "
-              f"{vt} | {np_ms / av['forward_ms']:.2f}x | {100 * av['gflops'] / av['sgemm_gflops']:.0f}% |")
-    print()
-    for T, _, _, av in rows:
-        print(f"T = {T}: softmax of all {HEADS} heads {av['softmax_ms']:.1f} ms, of the visible head {av['visible_softmax_ms']:.2f} ms")
+    for T, turns in rows:
+        av_ms = med([av["forward_ms"] for av, _, _ in turns])
+        np_ms = med([n for _, n, _ in turns])
+        has_torch = turns[0][2] is not None
+        t = f"{med([tm for _, _, tm in turns]):.1f} ms" if has_torch else "n/a"
+        vt = f"{med([tm / av['forward_ms'] for av, _, tm in turns]):.2f}x" if has_torch else "n/a"
+        vn = med([n / av["forward_ms"] for av, n, _ in turns])
+        of = med([100 * av["gflops"] / av["sgemm_gflops"] for av, _, _ in turns])
+        print(f"| {T} | {t} | {np_ms:.1f} ms | {av_ms:.1f} ms | {med([av['gflops'] for av, _, _ in turns]):.0f} | "
+              f"{med([av['sgemm_gflops'] for av, _, _ in turns]):.0f} | {vt} | {vn:.2f}x | {of:.0f}% |")
+    print(f"\n(times and GFLOP/s: medians of the {args.rounds} rounds' medians; ratios: medians of the rounds' ratios)\n")
+    for T, turns in rows:
+        sm = med([av["softmax_ms"] for av, _, _ in turns])
+        vs = med([av["visible_softmax_ms"] for av, _, _ in turns])
+        print(f"T = {T}: softmax of all {HEADS} heads {sm:.1f} ms, of the visible head {vs:.2f} ms")
 
     growth = [int(t) for t in args.growth.split(",") if t]
     if growth:
