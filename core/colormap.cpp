@@ -5,6 +5,10 @@
 #include <algorithm>
 #include <cmath>
 
+#if defined(__AVX2__) && defined(__FMA__)
+#include <immintrin.h>
+#endif
+
 namespace attnviz::core {
 namespace {
 
@@ -56,16 +60,44 @@ const ColormapTable& colormapTable(ColormapKind kind) {
     return viridis;
 }
 
-int colormapIndex(float v, float lo, float hi) {
-    const float span = hi - lo;
-    const float t = span > 0.0f ? (v - lo) / span : 0.0f;
-    if (!(t > 0.0f)) return 0;  // also NaN
-    if (t >= 1.0f) return 255;
-    return static_cast<int>(std::lround(t * 255.0f));
-}
-
 Rgb colormapColor(ColormapKind kind, float v, float lo, float hi) {
     return colormapTable(kind)[static_cast<std::size_t>(colormapIndex(v, lo, hi))];
+}
+
+namespace {
+
+constexpr std::uint32_t rgba(Rgb c, std::uint32_t alpha) {
+    return static_cast<std::uint32_t>(c.r) | static_cast<std::uint32_t>(c.g) << 8 | static_cast<std::uint32_t>(c.b) << 16 | alpha << 24;
+}
+
+}  // namespace
+
+void colormapTexels(ColormapKind kind, const float* values, std::size_t n, float lo, float hi, std::uint32_t* out) {
+    // Entry 256 is a masked texel's.
+    std::array<std::uint32_t, 257> packed{};
+    const ColormapTable& table = colormapTable(kind);
+    for (std::size_t i = 0; i < table.size(); ++i) packed[i] = rgba(table[i], 255);
+    packed[256] = rgba(kMaskedPaper, 0);
+    const ColormapScale scale = colormapScale(lo, hi);
+    std::size_t i = 0;
+#if defined(__AVX2__) && defined(__FMA__)
+    // colormapIndexScaled on eight values at once (the compiler keeps that loop scalar), and the
+    // table read by a gather.
+    const __m256 vScale = _mm256_set1_ps(scale.scale), vOffset = _mm256_set1_ps(scale.offset),
+                 v255 = _mm256_set1_ps(255.0f), vZero = _mm256_setzero_ps(), vMaskedBelow = _mm256_set1_ps(-1.0e38f);
+    const __m256i vMaskedEntry = _mm256_set1_epi32(256);
+    const auto* table32 = reinterpret_cast<const int*>(packed.data());
+    for (; i + 8 <= n; i += 8) {
+        const __m256 v = _mm256_loadu_ps(values + i);
+        __m256 x = _mm256_fmadd_ps(v, vScale, vOffset);
+        x = _mm256_and_ps(x, _mm256_cmp_ps(x, vZero, _CMP_GT_OQ));         // x > 0 ? x : 0 (NaN: 0)
+        x = _mm256_blendv_ps(v255, x, _mm256_cmp_ps(x, v255, _CMP_LT_OQ));  // x < 255 ? x : 255
+        const __m256i masked = _mm256_castps_si256(_mm256_cmp_ps(v, vMaskedBelow, _CMP_LT_OQ));
+        const __m256i k = _mm256_blendv_epi8(_mm256_cvtps_epi32(x), vMaskedEntry, masked);
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), _mm256_i32gather_epi32(table32, k, 4));
+    }
+#endif
+    for (; i < n; ++i) out[i] = packed[values[i] < -1.0e38f ? 256 : static_cast<std::size_t>(colormapIndexScaled(values[i], scale))];
 }
 
 const char* colormapName(ColormapKind kind) {
