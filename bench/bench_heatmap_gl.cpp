@@ -29,7 +29,7 @@ std::unique_ptr<gfx::OffscreenTarget> g_target;
 
 void drawHeatmap(const gfx::HeatmapTexture& tex) {
     g_target->bind();
-    g_renderer->drawNow(tex, ImVec2(330, 60), ImVec2(330 + kSide, 60 + kSide), ImVec2(kWidth, kHeight), core::ColormapKind::Viridis);
+    g_renderer->drawNow(tex, ImVec2(330, 60), ImVec2(330 + kSide, 60 + kSide), ImVec2(kWidth, kHeight));
     glFinish();  // the time until the pixels exist
 }
 
@@ -49,9 +49,9 @@ void BM_UploadAndDraw(benchmark::State& state) {
     const core::Mat w = randomWeights(T);
     const core::Settings settings;
     gfx::HeatmapTexture tex;
-    tex.upload(gfx::texelsOf(w, settings, factor));
+    tex.upload(gfx::texelsOf(w, settings, factor), {});
     for (auto _ : state) {
-        tex.upload(gfx::texelsOf(w, settings, factor));
+        tex.upload(gfx::texelsOf(w, settings, factor), {});
         drawHeatmap(tex);
     }
     state.counters["texels"] = static_cast<double>(tex.rows()) * tex.cols();
@@ -64,7 +64,7 @@ BENCHMARK(BM_UploadAndDraw)->Args({512, 1})->Args({1024, 1})->Args({2048, 1})->A
 void BM_RedrawOnly(benchmark::State& state) {
     const int T = static_cast<int>(state.range(0));
     gfx::HeatmapTexture tex;
-    tex.upload(gfx::texelsOf(randomWeights(T), core::Settings{}, appFactor(T)));
+    tex.upload(gfx::texelsOf(randomWeights(T), core::Settings{}, appFactor(T)), {});
     for (auto _ : state) drawHeatmap(tex);
 }
 BENCHMARK(BM_RedrawOnly)->Arg(2048)->Unit(benchmark::kMillisecond)->UseRealTime()->MeasureProcessCPUTime();
@@ -95,8 +95,8 @@ void BM_VisibleHeadUpdate(benchmark::State& state) {
         else settings.temperature = tau = tau > 1.5f ? 0.5f : tau * 1.1f;
         core::weighHead(model, settings, forward.heads[0], factor, texels);
         const gfx::TexelsView pooled = gfx::pooledView(texels, T, T, factor);
-        tex.upload(pooled);
-        thumb.upload(gfx::repooled(pooled, T, T, factor, (thumbFactor + factor - 1) / factor));
+        tex.upload(pooled, {});
+        thumb.upload(gfx::repooled(pooled, T, T, factor, (thumbFactor + factor - 1) / factor), {});
         if (draw) drawHeatmap(tex);
         else glFinish();  // the uploads have landed
     }

@@ -1,27 +1,21 @@
 #version 330 core
-// One float texture of weights (a texel per cell, or per block of cells for a shrunk map; row =
-// query) through a 256-entry colormap table: the same table and the same rounding as
-// core/colormap.cpp, so screen and export agree. Both textures are sampled NEAREST; the
-// table's clamp-to-edge does the clamping of values outside lo..hi. Masked cells hold -3e38
-// (far below any value shown) and are drawn as diagonal hatching.
+// One texture of the cells' colours (a texel per cell, or per block of cells for a shrunk map;
+// row = query), coloured on upload through the colormap table with the exporter's rounding
+// (core::colormapTexels), so screen and export agree. Sampled NEAREST. Masked cells have alpha 0
+// and the hatch's paper colour; every other stripe of them is drawn in ink.
 //
 // Kept this short on purpose: with a software rasterizer every instruction here runs for each
-// of the half-million pixels of a large map.
-uniform sampler2D u_weights;  // R32F, width = keys, height = queries
-uniform sampler2D u_lut;      // 256 x 1 RGBA8
-uniform vec2 u_map;           // table coordinate = w * u_map.x + u_map.y (lo..hi onto texel centres)
+// of the half-million pixels of a large map, and a colormap lookup here (a second, dependent
+// texture fetch per pixel) made a 2048-token map's redraw about a quarter slower
+// (BM_RedrawOnly in bench/bench_heatmap_gl.cpp).
+uniform sampler2D u_colours;  // RGBA8, width = keys, height = queries
 uniform vec3 u_maskInk;
-uniform vec3 u_maskPaper;
 uniform float u_hatch;        // stripe period in pixels
 in vec2 v_uv;
 out vec4 frag;
 
 void main() {
-    float w = texture(u_weights, v_uv).r;
-    if (w < -1.0e38) {
-        bool ink = fract((gl_FragCoord.x + gl_FragCoord.y) / u_hatch) < 0.5;
-        frag = vec4(ink ? u_maskInk : u_maskPaper, 1.0);
-        return;
-    }
-    frag = vec4(texture(u_lut, vec2(w * u_map.x + u_map.y, 0.5)).rgb, 1.0);
+    vec4 cell = texture(u_colours, v_uv);
+    bool ink = cell.a < 0.5 && fract((gl_FragCoord.x + gl_FragCoord.y) / u_hatch) < 0.5;
+    frag = vec4(ink ? u_maskInk : cell.rgb, 1.0);
 }

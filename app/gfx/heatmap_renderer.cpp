@@ -104,7 +104,7 @@ MatrixSource reduce(const TexelsView& in, int maxSide) {
 
 }  // namespace
 
-void HeatmapTexture::upload(const TexelsView& source, int maxSide) {
+void HeatmapTexture::upload(const TexelsView& source, const Colouring& colouring, int maxSide) {
     const bool shrink = maxSide > 0 && (source.rows > maxSide || source.cols > maxSide);
     const MatrixSource reduced = shrink ? reduce(source, maxSide) : MatrixSource{};
     const TexelsView m = shrink ? reduced.view() : source;
@@ -114,21 +114,25 @@ void HeatmapTexture::upload(const TexelsView& source, int maxSide) {
     m_uScale = m.uScale;
     m_vScale = m.vScale;
     const std::size_t count = static_cast<std::size_t>(m.rows) * static_cast<std::size_t>(m.cols);
-    m_max = count == 0 ? 0.0f : *std::max_element(m.texels, m.texels + count);
+    m_max = count == 0 ? 0.0f : Eigen::Map<const Eigen::ArrayXf>(m.texels, static_cast<Eigen::Index>(count)).maxCoeff();
+    m_colouring = colouring;
+    m_hi = colouring.stretch ? std::max(m_max, colouring.lo + 1e-6f) : colouring.hi;
     if (!glReady()) return;
+    m_rgba.resize(count);
+    core::colormapTexels(colouring.colormap, m.texels, count, colouring.lo, m_hi, m_rgba.data());
     const bool fresh = !m_texture;
     if (fresh) m_texture = makeTexture();
     glBindTexture(GL_TEXTURE_2D, m_texture.id());
     glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
     if (sameSize && !fresh) {  // same storage: only the texels change
-        glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, m_cols, m_rows, GL_RED, GL_FLOAT, m.texels);
+        glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, m_cols, m_rows, GL_RGBA, GL_UNSIGNED_BYTE, m_rgba.data());
         return;
     }
     glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
     glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
     glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
     glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
-    glTexImage2D(GL_TEXTURE_2D, 0, GL_R32F, m_cols, m_rows, 0, GL_RED, GL_FLOAT, m.texels);
+    glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, m_cols, m_rows, 0, GL_RGBA, GL_UNSIGNED_BYTE, m_rgba.data());
 }
 
 HeatmapRenderer::HeatmapRenderer() {
@@ -138,40 +142,18 @@ HeatmapRenderer::HeatmapRenderer() {
     const GLuint p = m_program.id();
     m_uRect = glGetUniformLocation(p, "u_rect");
     m_uUv = glGetUniformLocation(p, "u_uv");
-    m_uWeights = glGetUniformLocation(p, "u_weights");
-    m_uLut = glGetUniformLocation(p, "u_lut");
-    m_uMap = glGetUniformLocation(p, "u_map");
+    m_uColours = glGetUniformLocation(p, "u_colours");
     m_uInk = glGetUniformLocation(p, "u_maskInk");
-    m_uPaper = glGetUniformLocation(p, "u_maskPaper");
     m_uHatch = glGetUniformLocation(p, "u_hatch");
-    for (int k = 0; k < core::kColormapCount; ++k) {
-        const core::ColormapTable& table = core::colormapTable(static_cast<core::ColormapKind>(k));
-        std::array<unsigned char, 256 * 4> rgba{};
-        for (int i = 0; i < 256; ++i) {
-            rgba[4 * i] = table[i].r;
-            rgba[4 * i + 1] = table[i].g;
-            rgba[4 * i + 2] = table[i].b;
-            rgba[4 * i + 3] = 255;
-        }
-        m_luts[k] = makeTexture();
-        glBindTexture(GL_TEXTURE_2D, m_luts[k].id());
-        glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
-        glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
-        glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
-        glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
-        glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, 256, 1, 0, GL_RGBA, GL_UNSIGNED_BYTE, rgba.data());
-    }
 }
 
-void HeatmapRenderer::draw(ImDrawList* list, const HeatmapTexture& texture, ImVec2 min, ImVec2 max, ImVec2 uv0,
-                           ImVec2 uv1, core::ColormapKind colormap, float lo, float hi) {
+void HeatmapRenderer::draw(ImDrawList* list, const HeatmapTexture& texture, ImVec2 min, ImVec2 max, ImVec2 uv0, ImVec2 uv1) {
     if (texture.empty()) return;
     if (!m_program) {  // no GL (panel tests): a flat stand-in keeps the layout
         list->AddRectFilled(min, max, IM_COL32(90, 90, 100, 255));
         return;
     }
-    m_calls.push_back(Call{this, texture.id(), m_luts[static_cast<std::size_t>(colormap)].id(), min, max,
-                           texture.toTexture(uv0), texture.toTexture(uv1), lo, hi});
+    m_calls.push_back(Call{this, texture.id(), min, max, texture.toTexture(uv0), texture.toTexture(uv1)});
     list->AddCallback(&HeatmapRenderer::callback, &m_calls.back());
     list->AddCallback(ImDrawCallback_ResetRenderState, nullptr);
 }
@@ -197,27 +179,16 @@ void HeatmapRenderer::render(const Call& c, ImVec2 displayPos, ImVec2 displaySiz
     glBindVertexArray(m_vao.id());
     glActiveTexture(GL_TEXTURE0);
     glBindTexture(GL_TEXTURE_2D, c.texture);
-    glActiveTexture(GL_TEXTURE1);
-    glBindTexture(GL_TEXTURE_2D, c.lut);
-    glUniform1i(m_uWeights, 0);
-    glUniform1i(m_uLut, 1);
+    glUniform1i(m_uColours, 0);
     glUniform4f(m_uRect, ndcX(c.min.x), ndcY(c.min.y), ndcX(c.max.x), ndcY(c.max.y));
     glUniform4f(m_uUv, c.uv0.x, c.uv0.y, c.uv1.x, c.uv1.y);
-    // Table texel floor(u · 256) = round((w - lo) / (hi - lo) · 255), as core::colormapIndex.
-    const float span = c.hi > c.lo ? c.hi - c.lo : 1.0f;
-    glUniform2f(m_uMap, 255.0f / (256.0f * span), (0.5f - c.lo * 255.0f / span) / 256.0f);
     glUniform3f(m_uInk, core::kMaskedInk.r / 255.0f, core::kMaskedInk.g / 255.0f, core::kMaskedInk.b / 255.0f);
-    glUniform3f(m_uPaper, core::kMaskedPaper.r / 255.0f, core::kMaskedPaper.g / 255.0f, core::kMaskedPaper.b / 255.0f);
     glUniform1f(m_uHatch, 8.0f * pixelScale);
     glDrawArrays(GL_TRIANGLE_STRIP, 0, 4);
-    glActiveTexture(GL_TEXTURE0);
 }
 
-void HeatmapRenderer::drawNow(const HeatmapTexture& texture, ImVec2 min, ImVec2 max, ImVec2 displaySize,
-                              core::ColormapKind colormap) const {
-    render(Call{this, texture.id(), m_luts[static_cast<std::size_t>(colormap)].id(), min, max, ImVec2(0, 0),
-                texture.toTexture(ImVec2(1, 1)), 0.0f, 1.0f},
-           ImVec2(0, 0), displaySize, 1.0f);
+void HeatmapRenderer::drawNow(const HeatmapTexture& texture, ImVec2 min, ImVec2 max, ImVec2 displaySize) const {
+    render(Call{this, texture.id(), min, max, ImVec2(0, 0), texture.toTexture(ImVec2(1, 1))}, ImVec2(0, 0), displaySize, 1.0f);
 }
 
 }  // namespace attnviz::gfx

@@ -1,5 +1,6 @@
-// Heatmaps on the GPU: a matrix as one float texture, drawn through the colormap shader
-// (shaders/heatmap.*) inside ImGui's draw list by a draw callback.
+// Heatmaps on the GPU: a matrix as one texture of colormap colours (coloured on upload by
+// core::colormapTexels, the exporter's table and rounding), drawn by the shader in
+// shaders/heatmap.* inside ImGui's draw list by a draw callback.
 #pragma once
 
 #include "app/gfx/gl_objects.hpp"
@@ -9,8 +10,9 @@
 
 #include <imgui.h>
 
-#include <array>
+#include <cstdint>
 #include <deque>
+#include <vector>
 
 namespace attnviz::gfx {
 
@@ -45,18 +47,32 @@ MatrixSource repooled(const TexelsView& pooled, Eigen::Index tq, Eigen::Index tk
 // The pooling factor that puts at most one texel on each pixel: ceil(cells per pixel).
 int poolFactor(float pixelsPerCell);
 
-// One matrix as an R32F texture: a texel per cell (or per block of cells), row = query.
+// How a texture's values become colours: lo … hi onto the colormap, or with `stretch`, lo … the
+// largest value uploaded (at least lo + 1e-6; hi is then not used).
+struct Colouring {
+    core::ColormapKind colormap = core::ColormapKind::Viridis;
+    float lo = 0.0f, hi = 1.0f;
+    bool stretch = false;
+    bool operator==(const Colouring&) const = default;
+};
+
+// One matrix as an RGBA8 texture of its colours: a texel per cell (or per block of cells), row =
+// query; masked cells have alpha 0 and are hatched by the shader.
 class HeatmapTexture {
 public:
     // With maxSide > 0 a larger matrix is reduced to at most maxSide texels a side by block
     // means (a block is masked only if all of its cells are), for thumbnails of signed values.
-    void upload(const TexelsView& source, int maxSide = 0);
-    void upload(const MatrixSource& source, int maxSide = 0) { upload(source.view(), maxSide); }
+    void upload(const TexelsView& source, const Colouring& colouring, int maxSide = 0);
+    void upload(const MatrixSource& source, const Colouring& colouring, int maxSide = 0) {
+        upload(source.view(), colouring, maxSide);
+    }
     int rows() const { return m_rows; }
     int cols() const { return m_cols; }
     GLuint id() const { return m_texture.id(); }
     bool empty() const { return m_rows == 0; }
     float maxValue() const { return m_max; }  // largest unmasked value uploaded
+    const Colouring& colouring() const { return m_colouring; }
+    float hi() const { return m_hi; }  // the value coloured as the colormap's top (stretched or not)
     // Texture coordinates of a point given as a fraction of the matrix's cells.
     ImVec2 toTexture(ImVec2 uv) const { return ImVec2(uv.x * m_uScale, uv.y * m_vScale); }
 
@@ -64,7 +80,9 @@ private:
     GlTexture m_texture;
     int m_rows = 0, m_cols = 0;
     float m_uScale = 1.0f, m_vScale = 1.0f;
-    float m_max = 0.0f;
+    float m_max = 0.0f, m_hi = 1.0f;
+    Colouring m_colouring;
+    std::vector<std::uint32_t> m_rgba;  // upload scratch, kept between uploads
 };
 
 class HeatmapRenderer {
@@ -75,29 +93,24 @@ public:
     void beginFrame() { m_calls.clear(); }
 
     // Draws the part [uv0, uv1] of the matrix in `texture` (fractions of its cells: u = key
-    // axis, v = query axis) into the screen rectangle [min, max], mapping values lo..hi onto the
-    // colormap; masked texels are hatched.
-    void draw(ImDrawList* list, const HeatmapTexture& texture, ImVec2 min, ImVec2 max, ImVec2 uv0, ImVec2 uv1,
-              core::ColormapKind colormap, float lo = 0.0f, float hi = 1.0f);
+    // axis, v = query axis) into the screen rectangle [min, max]; masked texels are hatched.
+    void draw(ImDrawList* list, const HeatmapTexture& texture, ImVec2 min, ImVec2 max, ImVec2 uv0, ImVec2 uv1);
 
     // Draws the whole matrix into [min, max] of the bound framebuffer right away (benchmarks).
-    void drawNow(const HeatmapTexture& texture, ImVec2 min, ImVec2 max, ImVec2 displaySize, core::ColormapKind colormap) const;
+    void drawNow(const HeatmapTexture& texture, ImVec2 min, ImVec2 max, ImVec2 displaySize) const;
 
 private:
     struct Call {
         const HeatmapRenderer* renderer;
         GLuint texture;
-        GLuint lut;
         ImVec2 min, max, uv0, uv1;  // uv in texture coordinates
-        float lo, hi;
     };
     static void callback(const ImDrawList* list, const ImDrawCmd* cmd);
     void render(const Call& call, ImVec2 displayPos, ImVec2 displaySize, float pixelScale) const;
 
     GlProgram m_program;
     GlVertexArray m_vao;
-    std::array<GlTexture, core::kColormapCount> m_luts;
-    GLint m_uRect = -1, m_uUv = -1, m_uWeights = -1, m_uLut = -1, m_uMap = -1, m_uInk = -1, m_uPaper = -1, m_uHatch = -1;
+    GLint m_uRect = -1, m_uUv = -1, m_uColours = -1, m_uInk = -1, m_uHatch = -1;
     std::deque<Call> m_calls;  // stable addresses for the draw callbacks of this frame
 };
 

@@ -2,21 +2,22 @@
 
 namespace attnviz::gfx {
 
-const HeatmapTexture& TextureCache::get(const std::string& key, std::uint64_t version,
+const HeatmapTexture& TextureCache::get(const std::string& key, std::uint64_t version, const Colouring& colouring,
                                         const std::function<MatrixSource()>& make, int maxSide) {
     Entry& e = m_entries[key];
-    if (e.version != version || e.texture.empty()) {
-        e.texture.upload(make(), maxSide);
+    if (e.version != version || e.texture.empty() || !(e.texture.colouring() == colouring)) {
+        e.texture.upload(make(), colouring, maxSide);
         e.version = version;
         ++m_uploads;
     }
     return e.texture;
 }
 
-const HeatmapTexture& TextureCache::get(const std::string& key, std::uint64_t version, const TexelsView& ready) {
+const HeatmapTexture& TextureCache::get(const std::string& key, std::uint64_t version, const Colouring& colouring,
+                                        const TexelsView& ready) {
     Entry& e = m_entries[key];
-    if (e.version != version || e.texture.empty()) {
-        e.texture.upload(ready);
+    if (e.version != version || e.texture.empty() || !(e.texture.colouring() == colouring)) {
+        e.texture.upload(ready, colouring);
         e.version = version;
         ++m_uploads;
     }

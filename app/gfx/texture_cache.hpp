@@ -1,4 +1,4 @@
-// GPU copies of matrices, re-uploaded only when the data they come from changed.
+// GPU copies of matrices, re-uploaded only when the data they come from or their colours changed.
 #pragma once
 
 #include "app/gfx/heatmap_renderer.hpp"
@@ -12,12 +12,13 @@ namespace attnviz::gfx {
 
 class TextureCache {
 public:
-    // The texture for `key`; `make` runs (and the texture is uploaded) only when `version`
-    // differs from the one cached. maxSide > 0 reduces large matrices (thumbnails).
-    const HeatmapTexture& get(const std::string& key, std::uint64_t version,
+    // The texture for `key`, coloured by `colouring`; `make` runs (and the texture is uploaded)
+    // only when `version` or `colouring` differs from the cached one. maxSide > 0 reduces large
+    // matrices (thumbnails).
+    const HeatmapTexture& get(const std::string& key, std::uint64_t version, const Colouring& colouring,
                               const std::function<MatrixSource()>& make, int maxSide = 0);
-    // The same for texels that already exist: uploaded from where they are when `version` differs.
-    const HeatmapTexture& get(const std::string& key, std::uint64_t version, const TexelsView& ready);
+    // The same for texels that already exist: uploaded from where they are when either differs.
+    const HeatmapTexture& get(const std::string& key, std::uint64_t version, const Colouring& colouring, const TexelsView& ready);
     long long uploads() const { return m_uploads; }
 
 private:

@@ -44,11 +44,11 @@ void HeadsPanel::draw(PanelContext& ctx) {
         }
         const gfx::HeatmapTexture& tex = headWeightsTexture(
             ctx, "thumb:" + std::to_string(head), head,
-            tile / static_cast<float>(std::max<Eigen::Index>({1, s.model.tq(), s.model.tk()})));
+            tile / static_cast<float>(std::max<Eigen::Index>({1, s.model.tq(), s.model.tk()})), {s.view.colormap});
         const ImVec2 p = ImGui::GetCursorScreenPos();
         const float w = tile, h = tile * static_cast<float>(s.model.tq()) / static_cast<float>(std::max<Eigen::Index>(1, s.model.tk()));
         const ImVec2 q(p.x + w, p.y + std::min(h, tile));
-        ctx.heatmaps.draw(ImGui::GetWindowDrawList(), tex, p, q, ImVec2(0, 0), ImVec2(1, 1), s.view.colormap);
+        ctx.heatmaps.draw(ImGui::GetWindowDrawList(), tex, p, q, ImVec2(0, 0), ImVec2(1, 1));
         ImGui::InvisibleButton(("##head" + std::to_string(head)).c_str(), ImVec2(w, tile));
         if (selected) ImGui::GetWindowDrawList()->AddRect(ImVec2(p.x - 2, p.y - 2), ImVec2(q.x + 2, q.y + 2), IM_COL32(239, 68, 68, 255), 0, 0, 3.0f);
         if (ImGui::IsItemHovered()) {

@@ -97,12 +97,12 @@ void HeatmapPanel::draw(PanelContext& ctx) {
     const float fu = std::min(1.0f, matW / (cell * tk)), fv = std::min(1.0f, matH / (cell * tq));
     const float u0 = std::clamp(s.view.panX - fu * 0.5f, 0.0f, 1.0f - fu), v0 = std::clamp(s.view.panY - fv * 0.5f, 0.0f, 1.0f - fv);
     // One texture, whichever head is shown.
-    const gfx::HeatmapTexture& tex = headWeightsTexture(ctx, "heat", head, cell);
-    if (head >= 0) ctx.requests.heatmapPooling = headPooling(cell);  // the next softmax pools for it
     // Colour range: 0 … 1 (comparable across heads), or 0 … the largest weight shown (contrast
     // for long sequences, where every weight is near 1/T).
-    const float hi = s.view.autoRange ? std::max(tex.maxValue(), 1e-6f) : 1.0f;
-    ctx.heatmaps.draw(list, tex, mMin, mMax, ImVec2(u0, v0), ImVec2(u0 + fu, v0 + fv), s.view.colormap, 0.0f, hi);
+    const gfx::HeatmapTexture& tex = headWeightsTexture(ctx, "heat", head, cell, {s.view.colormap, 0.0f, 1.0f, s.view.autoRange});
+    if (head >= 0) ctx.requests.heatmapPooling = headPooling(cell);  // the next softmax pools for it
+    const float hi = tex.hi();
+    ctx.heatmaps.draw(list, tex, mMin, mMax, ImVec2(u0, v0), ImVec2(u0 + fu, v0 + fv));
     const float firstCol = u0 * tk, firstRow = v0 * tq;
     const auto cellX = [&](float j) { return mMin.x + (j - firstCol) * cell; };
     const auto cellY = [&](float i) { return mMin.y + (i - firstRow) * cell; };

@@ -59,14 +59,13 @@ void LinearPanel::draw(PanelContext& ctx) {
     // cached under key + head at `texVersion` (weights with the mask marked, or plain values).
     const auto matrix = [&](const std::string& key, std::uint64_t texVersion, const core::Mat& m, bool weights, int maxSide,
                             float box, float lo, float hi) {
-        const gfx::HeatmapTexture& tex = ctx.textures.get(key + h, texVersion, [&] {
+        const gfx::HeatmapTexture& tex = ctx.textures.get(key + h, texVersion, {s.view.colormap, lo, hi}, [&] {
             return weights ? gfx::texelsOf(m, s.settings) : gfx::texelsOf(m);
         }, maxSide);
         const ImVec2 p = ImGui::GetCursorScreenPos();
         const float rows = static_cast<float>(std::max<Eigen::Index>(1, m.rows())), cols = static_cast<float>(std::max<Eigen::Index>(1, m.cols()));
         const float w = box * std::min(1.0f, cols / rows), hgt = box * std::min(1.0f, rows / cols);
-        ctx.heatmaps.draw(ImGui::GetWindowDrawList(), tex, p, ImVec2(p.x + w, p.y + hgt), ImVec2(0, 0), ImVec2(1, 1),
-                          s.view.colormap, lo, hi);
+        ctx.heatmaps.draw(ImGui::GetWindowDrawList(), tex, p, ImVec2(p.x + w, p.y + hgt), ImVec2(0, 0), ImVec2(1, 1));
         ImGui::Dummy(ImVec2(side, box));
     };
     // 1. the two maps on the same q, k: softmax is sharper, φ = elu + 1 spreads weight wider

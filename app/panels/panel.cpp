@@ -8,7 +8,8 @@ namespace attnviz::app {
 
 int headPooling(float pixelsPerCell) { return gfx::poolFactor(pixelsPerCell * ImGui::GetIO().DisplayFramebufferScale.x); }
 
-const gfx::HeatmapTexture& headWeightsTexture(PanelContext& ctx, const std::string& key, int head, float pixelsPerCell) {
+const gfx::HeatmapTexture& headWeightsTexture(PanelContext& ctx, const std::string& key, int head, float pixelsPerCell,
+                                             const gfx::Colouring& colouring) {
     const AppState& s = ctx.state;
     const int factor = headPooling(pixelsPerCell);
     // The mean changes when any head's weights do (not when only an A·V is finished).
@@ -22,8 +23,8 @@ const gfx::HeatmapTexture& headWeightsTexture(PanelContext& ctx, const std::stri
     const Eigen::Index tq = s.model.tq(), tk = s.model.tk();
     const bool pooledCurrent = head >= 0 && p.head == head && p.version == headVersion && p.factor >= 1 &&
                                p.texels.size() == static_cast<std::size_t>(core::pooledSize(tq, p.factor) * core::pooledSize(tk, p.factor));
-    if (pooledCurrent && factor == p.factor) return ctx.textures.get(key, version, gfx::pooledView(p.texels, tq, tk, p.factor));
-    return ctx.textures.get(key, version, [&] {
+    if (pooledCurrent && factor == p.factor) return ctx.textures.get(key, version, colouring, gfx::pooledView(p.texels, tq, tk, p.factor));
+    return ctx.textures.get(key, version, colouring, [&] {
         if (pooledCurrent && factor > p.factor)
             return gfx::repooled(gfx::pooledView(p.texels, tq, tk, p.factor), tq, tk, p.factor, (factor + p.factor - 1) / p.factor);
         if (head >= 0) return gfx::texelsOf(s.forward.heads[static_cast<std::size_t>(head)].weights, s.settings, factor);

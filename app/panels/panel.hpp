@@ -12,6 +12,7 @@
 namespace attnviz::gfx {
 class HeatmapRenderer;
 class HeatmapTexture;
+struct Colouring;
 class TextureCache;
 }  // namespace attnviz::gfx
 
@@ -76,7 +77,8 @@ bool beginPanelFor(PanelContext& ctx, const char* title, int head, bool weightsO
 // map whose cells are `pixelsPerCell` logical pixels wide. Smaller than a pixel per cell, each
 // texel is the largest weight of its block of cells: no more texels than pixels to upload and
 // draw, and no sharp weight lost. Re-made only when the head, its numbers or the pooling change.
-const gfx::HeatmapTexture& headWeightsTexture(PanelContext& ctx, const std::string& key, int head, float pixelsPerCell);
+const gfx::HeatmapTexture& headWeightsTexture(PanelContext& ctx, const std::string& key, int head, float pixelsPerCell,
+                                             const gfx::Colouring& colouring);
 // The pooling factor headWeightsTexture uses for a map `pixelsPerCell` logical pixels a cell.
 int headPooling(float pixelsPerCell);
 

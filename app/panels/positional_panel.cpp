@@ -33,13 +33,13 @@ void PositionalPanel::draw(PanelContext& ctx) {
     ImGui::Dummy(ImVec2(avail.x, plotH));
     ImGui::TextDisabled("PE matrix (%d positions × %d dims), −1 … 1", T, dModel);
     const gfx::HeatmapTexture& tex = ctx.textures.get("pe", static_cast<std::uint64_t>(T) * 100003u + static_cast<std::uint64_t>(dModel),
-                                                      [&] { return gfx::texelsOf(core::sinusoidalEncoding(T, dModel)); }, 512);
+                                                      {s.view.colormap, -1.0f, 1.0f}, [&] { return gfx::texelsOf(core::sinusoidalEncoding(T, dModel)); }, 512);
     const ImVec2 q = ImGui::GetCursorScreenPos();
     const ImVec2 rest = ImGui::GetContentRegionAvail();
     // Rows = positions, columns = dimensions; fill the width, keep cells no taller than wide x 2.
     const float w = rest.x;
     const float h = std::max(20.0f, std::min(rest.y - 4.0f, w / static_cast<float>(dModel) * 2.0f * static_cast<float>(T)));
-    ctx.heatmaps.draw(ImGui::GetWindowDrawList(), tex, q, ImVec2(q.x + w, q.y + h), ImVec2(0, 0), ImVec2(1, 1), s.view.colormap, -1.0f, 1.0f);
+    ctx.heatmaps.draw(ImGui::GetWindowDrawList(), tex, q, ImVec2(q.x + w, q.y + h), ImVec2(0, 0), ImVec2(1, 1));
     ImGui::Dummy(ImVec2(w, h));
     ImGui::End();
 }

@@ -95,7 +95,7 @@ void SwapPanel::draw(PanelContext& ctx) {
     const auto matrix = [&](const std::string& key, const char* caption, const std::function<core::Mat()>& make, bool reordered) {
         ImGui::BeginGroup();
         ImGui::TextUnformatted(caption);
-        const gfx::HeatmapTexture& tex = ctx.textures.get(key, s.dataVersion, [&] {
+        const gfx::HeatmapTexture& tex = ctx.textures.get(key, s.dataVersion, {s.view.colormap}, [&] {
             const core::Mat m = make();
             gfx::MatrixSource src = gfx::texelsOf(m, s.settings);
             if (reordered && core::hasMask(s.settings))
@@ -108,7 +108,7 @@ void SwapPanel::draw(PanelContext& ctx) {
             return src;
         }, 256);
         const ImVec2 p = ImGui::GetCursorScreenPos();
-        ctx.heatmaps.draw(ImGui::GetWindowDrawList(), tex, p, ImVec2(p.x + side, p.y + side), ImVec2(0, 0), ImVec2(1, 1), s.view.colormap);
+        ctx.heatmaps.draw(ImGui::GetWindowDrawList(), tex, p, ImVec2(p.x + side, p.y + side), ImVec2(0, 0), ImVec2(1, 1));
         ImGui::Dummy(ImVec2(side, side));
         ImGui::EndGroup();
     };

@@ -156,10 +156,9 @@ void TrainPanel::draw(PanelContext& ctx) {
             if (h) ImGui::SameLine();
             const core::Mat map = runs[r].maps[h].cast<float>();
             const gfx::HeatmapTexture& tex = ctx.textures.get("train:" + std::to_string(r) + ":" + std::to_string(h), version,
-                                                              [&] { return gfx::texelsOf(map); });
+                                                              {ctx.state.view.colormap}, [&] { return gfx::texelsOf(map); });
             const ImVec2 q = ImGui::GetCursorScreenPos();
-            ctx.heatmaps.draw(ImGui::GetWindowDrawList(), tex, q, ImVec2(q.x + side, q.y + side), ImVec2(0, 0), ImVec2(1, 1),
-                              ctx.state.view.colormap);
+            ctx.heatmaps.draw(ImGui::GetWindowDrawList(), tex, q, ImVec2(q.x + side, q.y + side), ImVec2(0, 0), ImVec2(1, 1));
             ImGui::Dummy(ImVec2(side, side));
         }
     }

@@ -1,5 +1,5 @@
 // Heatmap figures drawn without a window or GL: PNG (for slides) and SVG (vector, for papers).
-// Same colormap tables as the on-screen shader (core/colormap.hpp).
+// Same colormap tables and rounding as the window's heatmap textures (core/colormap.hpp).
 #pragma once
 
 #include "core/colormap.hpp"

@@ -215,6 +215,21 @@ TEST_F(Headless, ActionsFromFramesAreAppliedAndRecomputedLazily) {
     const long long uploads = app.textureUploads();
     frames(app, 3);  // nothing changed since: nothing is re-uploaded
     EXPECT_EQ(app.textureUploads(), uploads);
+    // The textures hold colours: another colormap re-colours every map on screen (the heatmap
+    // and the four thumbnails at least), the stretched range the heatmap; once, computing nothing.
+    for (const auto& [change, maps] : {std::pair{Action{action::SetColormap{core::ColormapKind::Magma}}, 5},
+                                       std::pair{Action{action::SetAutoRange{!app.state().view.autoRange}}, 1}}) {
+        const WorkCounters work = app.state().work;
+        const long long at = app.textureUploads();
+        apply(app.state(), change);
+        frames(app, 1);
+        EXPECT_GE(app.textureUploads(), at + maps);
+        const long long recoloured = app.textureUploads();
+        frames(app, 2);
+        EXPECT_EQ(app.textureUploads(), recoloured);
+        EXPECT_EQ(app.state().work.softmaxes, work.softmaxes);
+        EXPECT_EQ(app.state().work.scores, work.scores);
+    }
 }
 
 TEST_F(Headless, TheVisibleHeadIsPooledForTheHeatmapWithItsSoftmax) {
