@@ -12,6 +12,13 @@
 #include <memory>
 #include <vector>
 
+#if defined(__AVX2__) && defined(__FMA__)
+#include <immintrin.h>
+#endif
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
 using namespace attnviz::core;
 
 namespace {
@@ -65,6 +72,39 @@ void BM_Sgemm(benchmark::State& state) {
                                                    benchmark::Counter::kIsIterationInvariantRate);
 }
 BENCHMARK(BM_Sgemm)->Arg(1024)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+#if defined(__AVX2__) && defined(__FMA__)
+// The machine's ceiling: every core issuing fused multiply-adds of eight floats and nothing else
+// (ten independent chains per core, enough to cover the latency), what no product can exceed.
+// Rows of one run compare the products with it.
+void BM_FmaPeak(benchmark::State& state) {
+    constexpr long kSteps = 1 << 22;
+    int threads = 1;
+    for (auto _ : state) {
+#pragma omp parallel
+        {
+#ifdef _OPENMP
+#pragma omp single
+            threads = omp_get_num_threads();
+#endif
+            __m256 a0 = _mm256_set1_ps(1.0f), a1 = _mm256_set1_ps(1.1f), a2 = _mm256_set1_ps(1.2f), a3 = _mm256_set1_ps(1.3f),
+                   a4 = _mm256_set1_ps(1.4f), a5 = _mm256_set1_ps(1.5f), a6 = _mm256_set1_ps(1.6f), a7 = _mm256_set1_ps(1.7f),
+                   a8 = _mm256_set1_ps(1.8f), a9 = _mm256_set1_ps(1.9f);
+            const __m256 m = _mm256_set1_ps(0.9999999f), c = _mm256_set1_ps(1e-7f);
+            for (long k = 0; k < kSteps; ++k) {
+                a0 = _mm256_fmadd_ps(a0, m, c), a1 = _mm256_fmadd_ps(a1, m, c), a2 = _mm256_fmadd_ps(a2, m, c);
+                a3 = _mm256_fmadd_ps(a3, m, c), a4 = _mm256_fmadd_ps(a4, m, c), a5 = _mm256_fmadd_ps(a5, m, c);
+                a6 = _mm256_fmadd_ps(a6, m, c), a7 = _mm256_fmadd_ps(a7, m, c), a8 = _mm256_fmadd_ps(a8, m, c);
+                a9 = _mm256_fmadd_ps(a9, m, c);
+            }
+            for (__m256 v : {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9}) benchmark::DoNotOptimize(v);
+        }
+    }
+    state.counters["GFLOP/s"] = benchmark::Counter(static_cast<double>(threads) * kSteps * 10 * 16 * 1e-9,
+                                                   benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(BM_FmaPeak)->Unit(benchmark::kMillisecond)->UseRealTime();
+#endif
 
 // Full forward: projections, every head's T x T scores and weights, A V, W_O.
 void BM_Forward(benchmark::State& state) {
