@@ -76,7 +76,8 @@ bool beginPanelFor(PanelContext& ctx, const char* title, int head, bool weightsO
 // The weights of `head` (-1 = the mean of all heads) as the texture cached under `key`, for a
 // map whose cells are `pixelsPerCell` logical pixels wide. Smaller than a pixel per cell, each
 // texel is the largest weight of its block of cells: no more texels than pixels to upload and
-// draw, and no sharp weight lost. Re-made only when the head, its numbers or the pooling change.
+// draw, and no sharp weight lost. Re-made only when the head, its numbers, the pooling or the
+// colouring change.
 const gfx::HeatmapTexture& headWeightsTexture(PanelContext& ctx, const std::string& key, int head, float pixelsPerCell,
                                              const gfx::Colouring& colouring);
 // The pooling factor headWeightsTexture uses for a map `pixelsPerCell` logical pixels a cell.
