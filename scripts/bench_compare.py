@@ -98,6 +98,8 @@ def main():
     parser.add_argument("--growth", default="128,256,512,1024,2048,4096")
     parser.add_argument("--threads", type=int, default=os.cpu_count())
     args = parser.parse_args()
+    if args.rounds < 1:
+        parser.error("--rounds: expected at least 1")
 
     try:
         import torch
@@ -111,8 +113,6 @@ def main():
     print(f"forward: d_model {D_MODEL}, {HEADS} heads, W_O, fp32, all weights materialised; each peer timed for >= {args.seconds:g} s "
           f"per size, in {args.rounds} rounds taken in turn\n")
 
-    if args.rounds < 1:
-        sys.exit("--rounds: expected at least 1")
     per_round = args.seconds / args.rounds
     rows = []
     for T in [int(t) for t in args.sizes.split(",") if t]:
