@@ -39,7 +39,8 @@ bool hasMask(const Settings& settings);
 // A weight matrix as texels for display: [T_q, T_k] row-major floats, masked cells set to
 // kMaskedTexel (far below any value a heatmap shows), so the shader can hatch them.
 inline constexpr float kMaskedTexel = -3.0e38f;
-inline bool isMaskedTexel(float v) { return v < -1.0e38f; }
+inline constexpr float kMaskedBelow = -1.0e38f;  // a texel below this is masked
+inline bool isMaskedTexel(float v) { return v < kMaskedBelow; }
 void toTexels(const MatRef& weights, const Settings& settings, std::vector<float>& out);
 
 // The same at 1/factor resolution, for a map drawn smaller than one pixel per cell: texel

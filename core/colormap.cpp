@@ -1,5 +1,6 @@
 #include "core/colormap.hpp"
 
+#include "core/attention.hpp"
 #include "core/error.hpp"
 
 #include <algorithm>
@@ -84,7 +85,7 @@ void colormapTexels(ColormapKind kind, const float* values, std::size_t n, float
     // colormapIndexScaled on eight values at once (the compiler keeps that loop scalar), and the
     // table read by a gather.
     const __m256 vScale = _mm256_set1_ps(scale.scale), vOffset = _mm256_set1_ps(scale.offset),
-                 v255 = _mm256_set1_ps(255.0f), vZero = _mm256_setzero_ps(), vMaskedBelow = _mm256_set1_ps(-1.0e38f);
+                 v255 = _mm256_set1_ps(255.0f), vZero = _mm256_setzero_ps(), vMaskedBelow = _mm256_set1_ps(kMaskedBelow);
     const __m256i vMaskedEntry = _mm256_set1_epi32(256);
     const auto* table32 = reinterpret_cast<const int*>(packed.data());
     for (; i + 8 <= n; i += 8) {
@@ -97,7 +98,7 @@ void colormapTexels(ColormapKind kind, const float* values, std::size_t n, float
         _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), _mm256_i32gather_epi32(table32, k, 4));
     }
 #endif
-    for (; i < n; ++i) out[i] = packed[values[i] < -1.0e38f ? 256 : static_cast<std::size_t>(colormapIndexScaled(values[i], scale))];
+    for (; i < n; ++i) out[i] = packed[isMaskedTexel(values[i]) ? 256 : static_cast<std::size_t>(colormapIndexScaled(values[i], scale))];
 }
 
 const char* colormapName(ColormapKind kind) {

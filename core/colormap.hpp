@@ -53,8 +53,8 @@ inline constexpr Rgb kMaskedInk{150, 150, 160};
 inline constexpr Rgb kMaskedPaper{60, 60, 70};
 
 // Texels as RGBA8 for a texture (bytes r, g, b, a in memory order): rgba[i] is the colour of
-// values[i] in lo … hi, alpha 255; a value below -1e38 (a masked cell, core::kMaskedTexel) gets
-// kMaskedPaper with alpha 0, which the shader hatches.
+// values[i] in lo … hi, alpha 255; a masked cell's value (core::isMaskedTexel) gets kMaskedPaper
+// with alpha 0, which the shader hatches.
 void colormapTexels(ColormapKind kind, const float* values, std::size_t n, float lo, float hi, std::uint32_t* rgba);
 
 const char* colormapName(ColormapKind kind);

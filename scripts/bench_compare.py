@@ -151,8 +151,7 @@ def main():
         rows.append((T, turns))
     print()
 
-    def med(values):
-        return statistics.median(values)
+    med = statistics.median
 
     print("| T | PyTorch nn.MultiheadAttention | numpy | attnviz | attnviz GFLOP/s | Eigen sgemm GFLOP/s | vs PyTorch | vs numpy | of sgemm |")
     print("|---|---|---|---|---|---|---|---|---|")

@@ -116,10 +116,9 @@ void HeatmapTexture::upload(const TexelsView& source, const Colouring& colouring
     const std::size_t count = static_cast<std::size_t>(m.rows) * static_cast<std::size_t>(m.cols);
     m_max = count == 0 ? 0.0f : Eigen::Map<const Eigen::ArrayXf>(m.texels, static_cast<Eigen::Index>(count)).maxCoeff();
     m_colouring = colouring;
-    m_hi = colouring.stretch ? std::max(m_max, colouring.lo + 1e-6f) : colouring.hi;
     if (!glReady()) return;
     m_rgba.resize(count);
-    core::colormapTexels(colouring.colormap, m.texels, count, colouring.lo, m_hi, m_rgba.data());
+    core::colormapTexels(colouring.colormap, m.texels, count, colouring.lo, hi(), m_rgba.data());
     const bool fresh = !m_texture;
     if (fresh) m_texture = makeTexture();
     glBindTexture(GL_TEXTURE_2D, m_texture.id());

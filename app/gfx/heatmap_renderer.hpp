@@ -10,6 +10,7 @@
 
 #include <imgui.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <vector>
@@ -72,7 +73,8 @@ public:
     bool empty() const { return m_rows == 0; }
     float maxValue() const { return m_max; }  // largest unmasked value uploaded
     const Colouring& colouring() const { return m_colouring; }
-    float hi() const { return m_hi; }  // the value coloured as the colormap's top (stretched or not)
+    // The value coloured as the colormap's top: colouring().hi, or stretched to maxValue().
+    float hi() const { return m_colouring.stretch ? std::max(m_max, m_colouring.lo + 1e-6f) : m_colouring.hi; }
     // Texture coordinates of a point given as a fraction of the matrix's cells.
     ImVec2 toTexture(ImVec2 uv) const { return ImVec2(uv.x * m_uScale, uv.y * m_vScale); }
 
@@ -80,7 +82,7 @@ private:
     GlTexture m_texture;
     int m_rows = 0, m_cols = 0;
     float m_uScale = 1.0f, m_vScale = 1.0f;
-    float m_max = 0.0f, m_hi = 1.0f;
+    float m_max = 0.0f;
     Colouring m_colouring;
     std::vector<std::uint32_t> m_rgba;  // upload scratch, kept between uploads
 };
