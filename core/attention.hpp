@@ -112,6 +112,7 @@ struct Forward {
     std::vector<HeadTensors> heads;
     Mat concat;  // [T_q, h*d_v]
     Mat output;  // [T_q, d_model] = concat W_O, or concat when there is no W_O
+    PackedColumns packedWo;  // scratch: W_O packed for concat·W_O, on every pass (W_O may change)
 };
 
 // Mean of every head's weights: [T_q, T_k].

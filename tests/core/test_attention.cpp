@@ -495,7 +495,7 @@ TEST(Memory, KeptBytesCountEveryMatrixTheModelAndForwardPassHold) {
     // 7 x 16; the W_Q, W_K, W_V slices packed 32 x 16 each; k packed: nothing (7 keys, no full
     // panel of 16)
     const std::uint64_t head = 4 * 112 + 2 * 49 + 2 * 7 + 112 + 3 * 512;
-    const std::uint64_t combined = 2 * 224;  // concat, output
+    const std::uint64_t combined = 2 * 224 + 1024;  // concat, output; W_O packed (two panels of 16 columns)
     EXPECT_EQ(keptBytes(m, f), 4 * (model + 2 * head + combined));
 }
 
