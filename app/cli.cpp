@@ -7,6 +7,7 @@
 #include "core/export.hpp"
 #include "core/files.hpp"
 #include "core/format.hpp"
+#include "core/kernels.hpp"
 #include "core/presets.hpp"
 #include "app/render/heatmap_image.hpp"
 
@@ -275,6 +276,7 @@ int runMain(int argc, const char* const* argv, const GuiLauncher& gui, std::ostr
                                 {"forward_ms", r.forwardMs}, {"softmax_ms", r.softmaxMs},
                                 {"visible_softmax_ms", r.visibleSoftmaxMs}, {"gflops", r.gflops},
                                 {"sgemm_gflops", r.sgemmGflops}, {"runs", r.runs},
+                                {"kernels", core::kernelIsaName(core::kernelIsa())},
                                 {"kept_mib", static_cast<double>(r.keptBytes) / (1024.0 * 1024.0)}};
             out << j.dump() << "\n";
             return 0;

@@ -2,6 +2,7 @@
 // mask toggle, and the texture-ready conversion, against the machine's Eigen sgemm.
 // Run: ./build/attnviz_bench   (compare rows of one run: the ratios are what count)
 #include "core/bench.hpp"
+#include "core/kernels.hpp"
 #include "core/model.hpp"
 
 #include <benchmark/benchmark.h>
@@ -104,6 +105,45 @@ void BM_FmaPeak(benchmark::State& state) {
                                                    benchmark::Counter::kIsIterationInvariantRate);
 }
 BENCHMARK(BM_FmaPeak)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// The same with sixteen-float AVX-512 fused multiply-adds, the ceiling of the kernels' AVX-512
+// build (kernels_avx512.cpp); skipped on a CPU without AVX-512.
+[[gnu::target("avx512f")]] void fmaPeakAvx512(long steps) {
+    __m512 a0 = _mm512_set1_ps(1.0f), a1 = _mm512_set1_ps(1.1f), a2 = _mm512_set1_ps(1.2f), a3 = _mm512_set1_ps(1.3f),
+           a4 = _mm512_set1_ps(1.4f), a5 = _mm512_set1_ps(1.5f), a6 = _mm512_set1_ps(1.6f), a7 = _mm512_set1_ps(1.7f),
+           a8 = _mm512_set1_ps(1.8f), a9 = _mm512_set1_ps(1.9f);
+    const __m512 m = _mm512_set1_ps(0.9999999f), c = _mm512_set1_ps(1e-7f);
+    for (long k = 0; k < steps; ++k) {
+        a0 = _mm512_fmadd_ps(a0, m, c), a1 = _mm512_fmadd_ps(a1, m, c), a2 = _mm512_fmadd_ps(a2, m, c);
+        a3 = _mm512_fmadd_ps(a3, m, c), a4 = _mm512_fmadd_ps(a4, m, c), a5 = _mm512_fmadd_ps(a5, m, c);
+        a6 = _mm512_fmadd_ps(a6, m, c), a7 = _mm512_fmadd_ps(a7, m, c), a8 = _mm512_fmadd_ps(a8, m, c);
+        a9 = _mm512_fmadd_ps(a9, m, c);
+    }
+    // The sums leave through an empty asm statement, so the loop is not optimised away.
+    asm volatile("" : : "v"(a0), "v"(a1), "v"(a2), "v"(a3), "v"(a4), "v"(a5), "v"(a6), "v"(a7), "v"(a8), "v"(a9));
+}
+
+void BM_FmaPeakAvx512(benchmark::State& state) {
+    if (!__builtin_cpu_supports("avx512f")) {
+        state.SkipWithError("this CPU has no AVX-512");
+        return;
+    }
+    constexpr long kSteps = 1 << 22;
+    int threads = 1;
+    for (auto _ : state) {
+#pragma omp parallel
+        {
+#ifdef _OPENMP
+#pragma omp single
+            threads = omp_get_num_threads();
+#endif
+            fmaPeakAvx512(kSteps);
+        }
+    }
+    state.counters["GFLOP/s"] = benchmark::Counter(static_cast<double>(threads) * kSteps * 10 * 32 * 1e-9,
+                                                   benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(BM_FmaPeakAvx512)->Unit(benchmark::kMillisecond)->UseRealTime();
 #endif
 
 // Full forward: projections, every head's T x T scores and weights, A V, W_O.
@@ -117,6 +157,31 @@ void BM_Forward(benchmark::State& state) {
     state.counters["GFLOP/s"] = benchmark::Counter(forwardFlops(f.model) * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
 }
 BENCHMARK(BM_Forward)->Apply(sizes);
+
+// The same on each of the kernels' instruction sets, second argument 1: AVX2, 2: AVX-512
+// (skipped on a CPU without it). The products give the same bits on both.
+void BM_ForwardKernels(benchmark::State& state) {
+    const auto wanted = static_cast<KernelIsa>(state.range(1));
+    const KernelIsa before = kernelIsa();
+    if (useKernelIsa(wanted) != wanted) {
+        useKernelIsa(before);
+        state.SkipWithError("this CPU or build lacks that instruction set");
+        return;
+    }
+    Fixture& f = fixture(static_cast<int>(state.range(0)));
+    Forward out = runForward(f.model, f.settings);
+    for (auto _ : state) {
+        runForward(f.model, f.settings, out);
+        benchmark::DoNotOptimize(out.output.data());
+    }
+    useKernelIsa(before);
+    state.SetLabel(kernelIsaName(wanted));
+    state.counters["GFLOP/s"] = benchmark::Counter(forwardFlops(f.model) * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(BM_ForwardKernels)
+    ->ArgsProduct({{1024, 2048}, {static_cast<int>(KernelIsa::Avx2), static_cast<int>(KernelIsa::Avx512)}})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 // A temperature change: new softmax for all heads (scores reused).
 void BM_SoftmaxAllHeads(benchmark::State& state) {
@@ -245,6 +310,30 @@ void BM_ValuesByBlocks(benchmark::State& state) {
                                                    benchmark::Counter::kIsIterationInvariantRate);
 }
 BENCHMARK(BM_ValuesByBlocks)->ArgsProduct({{1024, 2048}, {0, 1}, {0, 1}})->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// concat · W_O, the forward pass's last product ([T, 512] · [512, 512]): Eigen's product on
+// every core (second argument 0) or the register-tiled kernel on every core with W_O packed in
+// the loop, as each forward pass packs it (1).
+void BM_OutputProjection(benchmark::State& state) {
+    Fixture& f = fixture(static_cast<int>(state.range(0)));
+    const bool kernel = state.range(1) != 0;
+    const Mat& concat = f.forward.concat;
+    const Mat& wo = f.model.wo;
+    Mat out(concat.rows(), wo.cols());
+    PackedColumns packed;
+    for (auto _ : state) {
+        if (kernel) {
+            packColumns(wo, packed);
+            multiplyPacked(concat, nullptr, wo, packed, out);
+        } else {
+            out.noalias() = concat * wo;
+        }
+        benchmark::DoNotOptimize(out.data());
+    }
+    state.counters["GFLOP/s"] = benchmark::Counter(2.0 * static_cast<double>(concat.rows() * concat.cols() * wo.cols()) * 1e-9,
+                                                   benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(BM_OutputProjection)->ArgsProduct({{1024, 2048}, {0, 1}})->Unit(benchmark::kMillisecond)->UseRealTime();
 
 // The overflow check on A·V and the output (a T × d_model matrix): Eigen's allFinite() (argument
 // 0), which tests a coefficient at a time, or the sum of x · 0 (1), which vectorises and is 0

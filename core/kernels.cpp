@@ -1,6 +1,9 @@
 #include "core/kernels.hpp"
 
+#include "core/kernel_strips.hpp"
+
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 
 #if defined(__AVX2__) && defined(__FMA__)
@@ -103,7 +106,47 @@ void valueTile1(const float* w, const float* panel, Eigen::Index keys, float* ou
     _mm256_storeu_ps(out, c0), _mm256_storeu_ps(out + 8, c1);
 }
 
+// The AVX2 build of a strip (kernel_strips.hpp): one 6 × 16 tile at a time.
+void avx2Strip(const StripArgs& g) {
+    for (KernelIndex p = 0; p < g.panelCount; ++p) {
+        const float* panel = g.panels + p * g.panelStride;
+        float* out = g.out + p * kPanel;
+        if (g.lda == 0) tile6(g.a, panel, g.steps, out, g.ldo);
+        else valueTile6(g.a, g.lda, panel, g.steps, out, g.ldo, g.accumulate);
+    }
+}
+
+// Whether this build has the AVX-512 strips and this CPU (and its OS) can run them.
+bool cpuHasAvx512() {
+#ifdef ATTNVIZ_KERNELS_AVX512
+    __builtin_cpu_init();  // may run before libgcc's own constructor has filled in the features
+    return __builtin_cpu_supports("avx512f");
+#else
+    return false;
+#endif
+}
+
+std::atomic<KernelIsa>& isaInUse() {
+    static std::atomic<KernelIsa> isa{cpuHasAvx512() ? KernelIsa::Avx512 : KernelIsa::Avx2};
+    return isa;
+}
+
+void strip(const StripArgs& args) {
+#ifdef ATTNVIZ_KERNELS_AVX512
+    if (isaInUse().load(std::memory_order_relaxed) == KernelIsa::Avx512) return avx512::strip(args);
+#endif
+    avx2Strip(args);
+}
+
 }  // namespace
+
+KernelIsa kernelIsa() { return isaInUse().load(); }
+
+KernelIsa useKernelIsa(KernelIsa isa) {
+    if (isa == KernelIsa::Portable || (isa == KernelIsa::Avx512 && !cpuHasAvx512())) isa = KernelIsa::Avx2;
+    isaInUse().store(isa);
+    return isa;
+}
 
 void packKeys(const MatRef& k, PackedKeys& out) {
     const Eigen::Index panels = k.rows() / kPanel, dk = k.cols();
@@ -137,8 +180,8 @@ void productRange(const MatRef& a, const float* tiles, const float* panels, Eige
     for (Eigen::Index p0 = 0; p0 < fullPanels; p0 += kChunk / kPanel) {
         const Eigen::Index p1 = std::min(fullPanels, p0 + kChunk / kPanel);
         for (Eigen::Index i = r0; i < fullEnd; i += kTileRows)
-            for (Eigen::Index p = p0; p < p1; ++p)
-                tile6(tiles + (i - r0) * d, panels + p * d * kPanel, d, out.data() + i * ldo + p * kPanel, ldo);
+            strip({tiles + (i - r0) * d, 0, panels + p0 * d * kPanel, d * kPanel, p1 - p0, d, out.data() + i * ldo + p0 * kPanel,
+                   ldo, false});
         for (Eigen::Index i = fullEnd; i < r1; ++i)
             for (Eigen::Index p = p0; p < p1; ++p)
                 tile1(a.data() + i * lda, panels + p * d * kPanel, d, out.data() + i * ldo + p * kPanel);
@@ -234,14 +277,16 @@ void valueRange(const MatRef& weights, const MatRef& v, const PackedColumns& pac
         for (Eigen::Index i = r0; i < r1;) {
             const Eigen::Index n = i < fullEnd ? kTileRows : 1;
             const Eigen::Index keys = std::min(kChunk, keysOf(i, n) - j0);
-            if (keys > 0 || j0 == 0)
-                for (Eigen::Index p = 0; p < panels; ++p) {
-                    const float* panel = packed.panels.data() + (p * tk + j0) * kPanel;
-                    float* o = out.data() + i * ldo + p * kPanel;
-                    const float* w = weights.data() + i * ldw + j0;
-                    if (n == kTileRows) valueTile6(w, ldw, panel, std::max<Eigen::Index>(keys, 0), o, ldo, j0 > 0);
-                    else valueTile1(w, panel, std::max<Eigen::Index>(keys, 0), o, j0 > 0);
-                }
+            if (keys > 0 || j0 == 0) {
+                const float* panel = packed.panels.data() + j0 * kPanel;
+                float* o = out.data() + i * ldo;
+                const float* w = weights.data() + i * ldw + j0;
+                if (n == kTileRows)
+                    strip({w, ldw, panel, tk * kPanel, panels, std::max<Eigen::Index>(keys, 0), o, ldo, j0 > 0});
+                else
+                    for (Eigen::Index p = 0; p < panels; ++p)
+                        valueTile1(w, panel + p * tk * kPanel, std::max<Eigen::Index>(keys, 0), o + p * kPanel, j0 > 0);
+            }
             i += n;
         }
     }
@@ -264,6 +309,9 @@ void weighValues(const MatRef& weights, const MatRef& v, const PackedColumns& pa
 }
 
 #else  // portable build: Eigen's product
+
+KernelIsa kernelIsa() { return KernelIsa::Portable; }
+KernelIsa useKernelIsa(KernelIsa) { return KernelIsa::Portable; }
 
 void packKeys(const MatRef&, PackedKeys& out) { out.panels.clear(); }
 
@@ -292,5 +340,14 @@ void weighValues(const MatRef& weights, const MatRef& v, const PackedColumns&, E
 }
 
 #endif
+
+const char* kernelIsaName(KernelIsa isa) {
+    switch (isa) {
+        case KernelIsa::Avx512: return "avx512";
+        case KernelIsa::Avx2: return "avx2";
+        case KernelIsa::Portable: break;
+    }
+    return "portable";
+}
 
 }  // namespace attnviz::core

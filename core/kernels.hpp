@@ -7,6 +7,7 @@
 // packed once per head into panels of 16 columns, x once per model into tiles of 6 rows, and each
 // 6 × 16 tile of the result is accumulated in AVX2 registers. A causal block of A·V reads only
 // the keys its rows can see. Ratios against Eigen: BM_ScoresByBlocks and BM_ValuesByBlocks.
+// On a CPU with AVX-512 the tiles are 6 × 64 in 24 of its 32 registers (kernels_avx512.cpp).
 // Without AVX2 and FMA (a portable build) the same functions use Eigen's product.
 #pragma once
 
@@ -15,6 +16,17 @@
 #include <vector>
 
 namespace attnviz::core {
+
+// The instruction set the kernels run on: AVX-512 where the CPU has it, else AVX2 (or, in a
+// portable build, none: Eigen's product). One setting for the process, chosen when it starts.
+// Every product gives the same bits with AVX2 and AVX-512: each element is the same chain of
+// fused multiply-adds.
+enum class KernelIsa { Portable, Avx2, Avx512 };
+KernelIsa kernelIsa();
+// For tests and benchmarks comparing the two: uses `isa` if this CPU and build have it (else
+// the nearest below); returns the one now in use. Not while a product runs.
+KernelIsa useKernelIsa(KernelIsa isa);
+const char* kernelIsaName(KernelIsa isa);  // "avx512", "avx2", "portable"
 
 // k: [T_k, d_k] repacked as ⌊T_k/16⌋ panels of [d_k][16] (key-minor); the last T_k mod 16 keys
 // are not packed (scoreRows reads them from k).

@@ -3,6 +3,7 @@
 // The GUI is a fake launcher that records the request, so no window or display is needed.
 #include "cli_harness.hpp"
 
+#include "core/kernels.hpp"
 #include "core/model.hpp"
 #include "core/presets.hpp"
 
@@ -92,6 +93,8 @@ TEST_F(Cli, BenchPrintsOneJsonLineWithTheMatricesKept) {
     const core::Model model = core::buildModel(core::loadPreset("default"));
     const core::Forward forward = core::runForward(model, core::buildSettings(core::loadPreset("default"), model));
     EXPECT_DOUBLE_EQ(j.at("kept_mib").get<double>(), static_cast<double>(core::keptBytes(model, forward)) / (1024.0 * 1024.0));
+    // The instruction set the products ran on, the one this CPU and build give.
+    EXPECT_EQ(j.at("kernels"), core::kernelIsaName(core::kernelIsa()));
 }
 
 TEST_F(Cli, EveryPresetOpens) {

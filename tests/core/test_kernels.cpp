@@ -202,6 +202,66 @@ TEST(Kernels, PermutedQueriesGiveExactlyPermutedOutputs) {
         for (int c = 0; c < 21; ++c)
             ASSERT_EQ(permuted(i, c), out(perm[static_cast<std::size_t>(i)], c)) << "query " << i << ", column " << c;
 }
+
+// Runs f() with the kernels on `isa`, then puts back the one in use.
+template <class F>
+void withKernels(KernelIsa isa, const F& f) {
+    const KernelIsa before = kernelIsa();
+    ASSERT_EQ(useKernelIsa(isa), isa);
+    f();
+    useKernelIsa(before);
+}
+
+TEST(Kernels, Avx2AndAvx512GiveTheSameBits) {
+    // Both builds of the strips sum each element as one chain of fused multiply-adds in the
+    // same order; the AVX-512 one covers four, two or one panels at a time, so the widths here
+    // run 1 to 9 panels (every mix of the three) and the leftover columns, rows and keys.
+    if (useKernelIsa(KernelIsa::Avx512) != KernelIsa::Avx512) GTEST_SKIP() << "this CPU has no AVX-512";
+    for (const Shape s : {Shape{5, 15, 3}, Shape{6, 16, 16}, Shape{13, 40, 33}, Shape{61, 513, 64}, Shape{37, 96, 112},
+                          Shape{18, 144, 144}, Shape{97, 1000, 20}, Shape{7, 300, 130}}) {
+        SCOPED_TRACE(::testing::Message() << s.rows << " rows, " << s.keys << " keys, width " << s.dk);
+        std::srand(static_cast<unsigned>(s.rows * 131 + s.keys * 7 + s.dk));
+        const Mat q = Mat::Random(s.rows, s.dk), k = Mat::Random(s.keys, s.dk), v = Mat::Random(s.keys, s.dk);
+        const Mat b = Mat::Random(s.dk, s.keys), w = weightRows(s.rows, s.keys, s.keys / 4);
+        PackedKeys pk;
+        packKeys(k, pk);
+        PackedColumns pv, pb;
+        packColumns(v, pv);
+        packColumns(b, pb);
+        Mat scores[2], product[2], values[2], causal[2];
+        for (int n = 0; n < 2; ++n)
+            withKernels(n == 0 ? KernelIsa::Avx2 : KernelIsa::Avx512, [&] {
+                scores[n].resize(s.rows, s.keys);
+                product[n].resize(s.rows, s.keys);
+                values[n].resize(s.rows, s.dk);
+                causal[n].resize(s.rows, s.dk);
+                scoreRows(q, k, pk, scores[n]);
+                multiplyPacked(q, nullptr, b, pb, product[n]);
+                weighValues(w, v, pv, values[n]);
+                weighValues(w, v, pv, causal[n], s.keys / 4);
+            });
+        EXPECT_TRUE((scores[0].array() == scores[1].array()).all());
+        EXPECT_TRUE((product[0].array() == product[1].array()).all());
+        EXPECT_TRUE((values[0].array() == values[1].array()).all());
+        EXPECT_TRUE((causal[0].array() == causal[1].array()).all());
+        // And a real difference would show: the product is not all zeros.
+        EXPECT_GT(product[1].cwiseAbs().maxCoeff(), 0.1f);
+    }
+    // A whole forward pass, W_O included: the same output and weights, bit for bit.
+    Scenario sc;
+    sc.sentence = "the cat sat on the mat while the dog slept by the door";
+    sc.length = 203;
+    sc.dModel = 96;
+    sc.heads = 2;  // d_k = d_v = 48: three panels
+    sc.wo.kind = MatrixSpec::Kind::Random;
+    const Model model = buildModel(sc);
+    Forward forward[2];
+    for (int n = 0; n < 2; ++n)
+        withKernels(n == 0 ? KernelIsa::Avx2 : KernelIsa::Avx512, [&] { forward[n] = runForward(model, {}); });
+    EXPECT_TRUE((forward[0].output.array() == forward[1].output.array()).all());
+    for (int h = 0; h < 2; ++h)
+        EXPECT_TRUE((forward[0].heads[h].weights.array() == forward[1].heads[h].weights.array()).all()) << "head " << h;
+}
 #endif
 
 }  // namespace
