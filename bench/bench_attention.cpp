@@ -4,6 +4,7 @@
 #include "core/bench.hpp"
 #include "core/kernels.hpp"
 #include "core/model.hpp"
+#include "bench/sgemm.hpp"
 
 #include <benchmark/benchmark.h>
 
@@ -61,54 +62,30 @@ void sizes(benchmark::internal::Benchmark* b) {
     b->Unit(benchmark::kMillisecond)->UseRealTime();
 }
 
-void BM_Sgemm(benchmark::State& state) {
-    const int n = static_cast<int>(state.range(0));
-    const Mat a = Mat::Random(n, n), b = Mat::Random(n, n);
-    Mat c(n, n);
-    for (auto _ : state) {
-        c.noalias() = a * b;
-        benchmark::DoNotOptimize(c.data());
-    }
-    state.counters["GFLOP/s"] = benchmark::Counter(2.0 * n * n * static_cast<double>(n) * 1e-9,
-                                                   benchmark::Counter::kIsIterationInvariantRate);
-}
+void BM_Sgemm(benchmark::State& state) { timeSgemm(state); }
 BENCHMARK(BM_Sgemm)->Arg(1024)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 #if defined(__AVX2__) && defined(__FMA__)
-// The machine's ceiling: every core issuing fused multiply-adds of eight floats and nothing else
-// (ten independent chains per core, enough to cover the latency), what no product can exceed.
-// Rows of one run compare the products with it.
-void BM_FmaPeak(benchmark::State& state) {
-    constexpr long kSteps = 1 << 22;
-    int threads = 1;
-    for (auto _ : state) {
-#pragma omp parallel
-        {
-#ifdef _OPENMP
-#pragma omp single
-            threads = omp_get_num_threads();
-#endif
-            __m256 a0 = _mm256_set1_ps(1.0f), a1 = _mm256_set1_ps(1.1f), a2 = _mm256_set1_ps(1.2f), a3 = _mm256_set1_ps(1.3f),
-                   a4 = _mm256_set1_ps(1.4f), a5 = _mm256_set1_ps(1.5f), a6 = _mm256_set1_ps(1.6f), a7 = _mm256_set1_ps(1.7f),
-                   a8 = _mm256_set1_ps(1.8f), a9 = _mm256_set1_ps(1.9f);
-            const __m256 m = _mm256_set1_ps(0.9999999f), c = _mm256_set1_ps(1e-7f);
-            for (long k = 0; k < kSteps; ++k) {
-                a0 = _mm256_fmadd_ps(a0, m, c), a1 = _mm256_fmadd_ps(a1, m, c), a2 = _mm256_fmadd_ps(a2, m, c);
-                a3 = _mm256_fmadd_ps(a3, m, c), a4 = _mm256_fmadd_ps(a4, m, c), a5 = _mm256_fmadd_ps(a5, m, c);
-                a6 = _mm256_fmadd_ps(a6, m, c), a7 = _mm256_fmadd_ps(a7, m, c), a8 = _mm256_fmadd_ps(a8, m, c);
-                a9 = _mm256_fmadd_ps(a9, m, c);
-            }
-            for (__m256 v : {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9}) benchmark::DoNotOptimize(v);
-        }
+// The machine's ceiling: every core issuing fused multiply-adds and nothing else (ten independent
+// chains per core, enough to cover the latency), what no product can exceed. Rows of one run
+// compare the products with it. One function per register width; each core runs `steps` of ten.
+// The sums leave through an empty asm statement, so the loop is not optimised away.
+void fmaChainsAvx2(long steps) {
+    __m256 a0 = _mm256_set1_ps(1.0f), a1 = _mm256_set1_ps(1.1f), a2 = _mm256_set1_ps(1.2f), a3 = _mm256_set1_ps(1.3f),
+           a4 = _mm256_set1_ps(1.4f), a5 = _mm256_set1_ps(1.5f), a6 = _mm256_set1_ps(1.6f), a7 = _mm256_set1_ps(1.7f),
+           a8 = _mm256_set1_ps(1.8f), a9 = _mm256_set1_ps(1.9f);
+    const __m256 m = _mm256_set1_ps(0.9999999f), c = _mm256_set1_ps(1e-7f);
+    for (long k = 0; k < steps; ++k) {
+        a0 = _mm256_fmadd_ps(a0, m, c), a1 = _mm256_fmadd_ps(a1, m, c), a2 = _mm256_fmadd_ps(a2, m, c);
+        a3 = _mm256_fmadd_ps(a3, m, c), a4 = _mm256_fmadd_ps(a4, m, c), a5 = _mm256_fmadd_ps(a5, m, c);
+        a6 = _mm256_fmadd_ps(a6, m, c), a7 = _mm256_fmadd_ps(a7, m, c), a8 = _mm256_fmadd_ps(a8, m, c);
+        a9 = _mm256_fmadd_ps(a9, m, c);
     }
-    state.counters["GFLOP/s"] = benchmark::Counter(static_cast<double>(threads) * kSteps * 10 * 16 * 1e-9,
-                                                   benchmark::Counter::kIsIterationInvariantRate);
+    asm volatile("" : : "v"(a0), "v"(a1), "v"(a2), "v"(a3), "v"(a4), "v"(a5), "v"(a6), "v"(a7), "v"(a8), "v"(a9));
 }
-BENCHMARK(BM_FmaPeak)->Unit(benchmark::kMillisecond)->UseRealTime();
 
-// The same with sixteen-float AVX-512 fused multiply-adds, the ceiling of the kernels' AVX-512
-// build (kernels_avx512.cpp); skipped on a CPU without AVX-512.
-[[gnu::target("avx512f")]] void fmaPeakAvx512(long steps) {
+// Sixteen-float AVX-512 fused multiply-adds: the ceiling of the kernels' AVX-512 build.
+[[gnu::target("avx512f")]] void fmaChainsAvx512(long steps) {
     __m512 a0 = _mm512_set1_ps(1.0f), a1 = _mm512_set1_ps(1.1f), a2 = _mm512_set1_ps(1.2f), a3 = _mm512_set1_ps(1.3f),
            a4 = _mm512_set1_ps(1.4f), a5 = _mm512_set1_ps(1.5f), a6 = _mm512_set1_ps(1.6f), a7 = _mm512_set1_ps(1.7f),
            a8 = _mm512_set1_ps(1.8f), a9 = _mm512_set1_ps(1.9f);
@@ -119,15 +96,11 @@ BENCHMARK(BM_FmaPeak)->Unit(benchmark::kMillisecond)->UseRealTime();
         a6 = _mm512_fmadd_ps(a6, m, c), a7 = _mm512_fmadd_ps(a7, m, c), a8 = _mm512_fmadd_ps(a8, m, c);
         a9 = _mm512_fmadd_ps(a9, m, c);
     }
-    // The sums leave through an empty asm statement, so the loop is not optimised away.
     asm volatile("" : : "v"(a0), "v"(a1), "v"(a2), "v"(a3), "v"(a4), "v"(a5), "v"(a6), "v"(a7), "v"(a8), "v"(a9));
 }
 
-void BM_FmaPeakAvx512(benchmark::State& state) {
-    if (!__builtin_cpu_supports("avx512f")) {
-        state.SkipWithError("this CPU has no AVX-512");
-        return;
-    }
+// chains(steps) on every core at once; `floats`: the register width of its multiply-adds.
+void timeFmaPeak(benchmark::State& state, void (*chains)(long), int floats) {
     constexpr long kSteps = 1 << 22;
     int threads = 1;
     for (auto _ : state) {
@@ -137,11 +110,22 @@ void BM_FmaPeakAvx512(benchmark::State& state) {
 #pragma omp single
             threads = omp_get_num_threads();
 #endif
-            fmaPeakAvx512(kSteps);
+            chains(kSteps);
         }
     }
-    state.counters["GFLOP/s"] = benchmark::Counter(static_cast<double>(threads) * kSteps * 10 * 32 * 1e-9,
+    state.counters["GFLOP/s"] = benchmark::Counter(static_cast<double>(threads) * kSteps * 10 * 2 * floats * 1e-9,
                                                    benchmark::Counter::kIsIterationInvariantRate);
+}
+
+void BM_FmaPeak(benchmark::State& state) { timeFmaPeak(state, fmaChainsAvx2, 8); }
+BENCHMARK(BM_FmaPeak)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_FmaPeakAvx512(benchmark::State& state) {
+    if (!hasKernelIsa(KernelIsa::Avx512)) {
+        state.SkipWithError("this CPU has no AVX-512");
+        return;
+    }
+    timeFmaPeak(state, fmaChainsAvx512, 16);
 }
 BENCHMARK(BM_FmaPeakAvx512)->Unit(benchmark::kMillisecond)->UseRealTime();
 #endif
@@ -162,12 +146,12 @@ BENCHMARK(BM_Forward)->Apply(sizes);
 // (skipped on a CPU without it). The products give the same bits on both.
 void BM_ForwardKernels(benchmark::State& state) {
     const auto wanted = static_cast<KernelIsa>(state.range(1));
-    const KernelIsa before = kernelIsa();
-    if (useKernelIsa(wanted) != wanted) {
-        useKernelIsa(before);
+    if (!hasKernelIsa(wanted)) {
         state.SkipWithError("this CPU or build lacks that instruction set");
         return;
     }
+    const KernelIsa before = kernelIsa();
+    useKernelIsa(wanted);
     Fixture& f = fixture(static_cast<int>(state.range(0)));
     Forward out = runForward(f.model, f.settings);
     for (auto _ : state) {

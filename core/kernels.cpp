@@ -142,8 +142,10 @@ void strip(const StripArgs& args) {
 
 KernelIsa kernelIsa() { return isaInUse().load(); }
 
+bool hasKernelIsa(KernelIsa isa) { return isa == KernelIsa::Avx2 || (isa == KernelIsa::Avx512 && cpuHasAvx512()); }
+
 KernelIsa useKernelIsa(KernelIsa isa) {
-    if (isa == KernelIsa::Portable || (isa == KernelIsa::Avx512 && !cpuHasAvx512())) isa = KernelIsa::Avx2;
+    if (!hasKernelIsa(isa)) isa = KernelIsa::Avx2;
     isaInUse().store(isa);
     return isa;
 }
@@ -311,6 +313,7 @@ void weighValues(const MatRef& weights, const MatRef& v, const PackedColumns& pa
 #else  // portable build: Eigen's product
 
 KernelIsa kernelIsa() { return KernelIsa::Portable; }
+bool hasKernelIsa(KernelIsa isa) { return isa == KernelIsa::Portable; }
 KernelIsa useKernelIsa(KernelIsa) { return KernelIsa::Portable; }
 
 void packKeys(const MatRef&, PackedKeys& out) { out.panels.clear(); }

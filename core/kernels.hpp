@@ -23,8 +23,10 @@ namespace attnviz::core {
 // fused multiply-adds.
 enum class KernelIsa { Portable, Avx2, Avx512 };
 KernelIsa kernelIsa();
-// For tests and benchmarks comparing the two: uses `isa` if this CPU and build have it (else
-// the nearest below); returns the one now in use. Not while a product runs.
+// Whether this CPU and build can run the kernels on `isa` (Portable: only a portable build).
+bool hasKernelIsa(KernelIsa isa);
+// For tests and benchmarks comparing the two: uses `isa` if hasKernelIsa(isa) (else the nearest
+// below); returns the one now in use. Not while a product runs.
 KernelIsa useKernelIsa(KernelIsa isa);
 const char* kernelIsaName(KernelIsa isa);  // "avx512", "avx2", "portable"
 

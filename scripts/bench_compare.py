@@ -165,7 +165,8 @@ def main():
         of = med([100 * av["gflops"] / av["sgemm_gflops"] for av, _, _ in turns])
         print(f"| {T} | {t} | {np_ms:.1f} ms | {av_ms:.1f} ms | {med([av['gflops'] for av, _, _ in turns]):.0f} | "
               f"{med([av['sgemm_gflops'] for av, _, _ in turns]):.0f} | {vt} | {vn:.2f}x | {of:.0f}% |")
-    kernels = rows[0][1][0][0].get("kernels", "?") if rows else "?"
+    first_attnviz = rows[0][1][0][0] if rows else {}  # rows: (T, turns); a turn: (attnviz, numpy, torch)
+    kernels = first_attnviz.get("kernels", "?")
     print(f"\n(times and GFLOP/s: medians of the {args.rounds} rounds' medians; ratios: medians of the rounds' ratios; "
           f"attnviz's kernels: {kernels}; the Eigen sgemm is attnviz's build, x86-64-v3)\n")
     for T, turns in rows:
