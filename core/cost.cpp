@@ -49,14 +49,19 @@ CostPoint measureCost(long long tokens, int width, double seconds) {
     const Mat wh = gaussian(d, d, 2, init), wx = gaussian(d, d, 3, init);
     CostPoint p;
     p.tokens = tokens;
+    p.width = width;
     // RNN: T matrix-vector steps, each waiting for the last (row vectors: h W)
     RowVec h(d), pre(d);
     p.rnnMs = medianMs(seconds / 2, [&] {
+        p.rnnSteps = 0;
+        p.rnnMultiplyAdds = 0;
         h.setZero();
         for (Eigen::Index t = 0; t < T; ++t) {
             pre.noalias() = h * wh;
             pre.noalias() += x.row(t) * wx;
             h = pre.array().tanh();
+            ++p.rnnSteps;
+            p.rnnMultiplyAdds += static_cast<double>(wh.size() + wx.size());
         }
     }, 3, 200);
     // attention: one T × T product, the softmax, one product with V, on every core (its steps
@@ -68,6 +73,11 @@ CostPoint measureCost(long long tokens, int width, double seconds) {
         softmaxRows(scores, scale, Settings{}, weights);
         out.noalias() = weights * x;
     }, 3, 200);
+    const auto products = [](const Mat& a, const Mat& result) {  // multiply-adds of result = a · b
+        return static_cast<double>(result.size()) * static_cast<double>(a.cols());
+    };
+    p.attentionMultiplyAdds = products(x, scores) + products(weights, out);
+    p.attentionExps = static_cast<double>(weights.size());
     return p;
 }
 

@@ -36,9 +36,18 @@ std::uint64_t physicalMemoryBytes();
 // `seconds` (at least 3):
 //   RNN:       h_t = tanh(W_h h_{t-1} + W_x x_t), t = 1 … T in sequence: O(T d²), one core
 //   attention: softmax(Q Kᵀ / √d) V with Q = K = V = X: O(T² d), every core (no step waits)
+// Beside the times, the work one pass of each did, counted from what the timed code ran: the RNN's steps and multiply-adds (2 d² a step), attention's multiply-adds (T² d for Q Kᵀ
+// and as many for A·V) and softmax exponentials (T²). The times depend on the machine; the work
+// does not.
 struct CostPoint {
     long long tokens = 0;
+    int width = 0;
     double rnnMs = 0, attentionMs = 0;
+    long long rnnSteps = 0;
+    double rnnMultiplyAdds = 0, attentionMultiplyAdds = 0, attentionExps = 0;
+
+    // How many times longer the RNN took than attention (what the panel prints).
+    double rnnOverAttention() const { return rnnMs / attentionMs; }
 };
 CostPoint measureCost(long long tokens, int width, double seconds);
 

@@ -6,12 +6,12 @@
 #include <algorithm>
 #include <cstdio>
 #include <string>
+#include <utility>
 
 namespace attnviz::app {
 namespace {
 
 constexpr int kWidth = 64;  // d, as seed 000's timing
-const std::vector<long long> kTokens = {16, 32, 64, 128, 256, 512, 1024, 2048, 4096};
 
 std::string gib(double v) {
     char buf[32];
@@ -21,7 +21,17 @@ std::string gib(double v) {
 
 }  // namespace
 
+CostPanel::CostPanel(Measure measure) : m_measure(std::move(measure)) {
+    if (!m_measure)
+        m_measure = [](long long tokens, int width, const std::atomic<bool>&) { return core::measureCost(tokens, width, 0.15); };
+}
+
 CostPanel::~CostPanel() { stopMeasuring(); }
+
+const std::vector<long long>& CostPanel::sweepTokens() {
+    static const std::vector<long long> tokens = {16, 32, 64, 128, 256, 512, 1024, 2048, 4096};
+    return tokens;
+}
 
 void CostPanel::startMeasuring() {
     m_job.stop();
@@ -30,9 +40,10 @@ void CostPanel::startMeasuring() {
         m_points.clear();
     }
     m_job.start([this](const std::atomic<bool>& cancel) {
-        for (long long t : kTokens) {
+        for (long long t : sweepTokens()) {
             if (cancel) break;
-            const core::CostPoint p = core::measureCost(t, kWidth, 0.15);
+            const core::CostPoint p = m_measure(t, kWidth, cancel);
+            if (cancel) break;
             const std::lock_guard lock(m_mutex);
             m_points.push_back(p);
         }
@@ -144,7 +155,11 @@ void CostPanel::drawTiming(PanelContext&) {
         ImGui::Dummy(size);
         const core::CostPoint& last = pts.back();
         ImGui::Text("T = %lld: RNN %.2f ms, attention %.2f ms (RNN / attention = %.2fx)", last.tokens, last.rnnMs,
-                    last.attentionMs, last.rnnMs / last.attentionMs);
+                    last.attentionMs, last.rnnOverAttention());
+        if (ImGui::IsItemHovered())
+            ImGui::SetTooltip("one pass at T = %lld: RNN %lld steps, %.3g multiply-adds; attention %.3g multiply-adds, "
+                              "%.3g exp", last.tokens, last.rnnSteps, last.rnnMultiplyAdds, last.attentionMultiplyAdds,
+                              last.attentionExps);
         ImGui::TextDisabled("Attention's work grows as T², the RNN's as T; attention wins where its T x T products "
                             "can use more cores than the RNN's T steps can wait for.");
     }

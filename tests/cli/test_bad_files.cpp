@@ -11,9 +11,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include <chrono>
 #include <csignal>
-#include <future>
 #include <iterator>
 #include <string>
 #include <utility>
@@ -223,14 +221,9 @@ TEST_F(Cli, ByteOrderMarkIsSkipped) {
 TEST_F(Cli, NamedPipeWithoutAWriterIsAnErrorNotAHang) {
     const fs::path fifo = path("scenario.fifo");
     ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
-    auto pending = std::async(std::launch::async, [&] { return runCli({"--scenario", fifo.string()}); });
-    if (pending.wait_for(std::chrono::seconds(30)) != std::future_status::ready) {
-        // Open and close the write end so the blocked reader sees end of file and the test ends.
-        const int fd = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK);
-        if (fd >= 0) ::close(fd);
-        ADD_FAILURE() << "--scenario waited for a writer on a named pipe";
-    }
-    const std::string line = expectError(pending.get());
+    // Nothing here times the call: had it waited for a writer, it would wait for ever, and the
+    // test's own time limit (ctest) would fail it.
+    const std::string line = expectError(runCli({"--scenario", fifo.string()}));
     EXPECT_EQ(line.rfind(fifo.string() + ": malformed JSON at line 1, column 1: ", 0), 0u) << line;
 }
 

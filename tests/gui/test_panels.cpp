@@ -10,7 +10,10 @@
 
 #include <gtest/gtest.h>
 
-#include <chrono>
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
 #include <thread>
 
 using namespace attnviz;
@@ -77,23 +80,64 @@ TEST_F(Headless, LabPanelsReplaceTheBottomRow) {
     }
 }
 
-// The timing runs on its own thread: results arrive while frames go on, and Stop returns
-// promptly with what was measured so far.
+// The timing runs on its own thread: results arrive while frames go on, and Stop returns with
+// what was measured so far. The measurement is a stand-in that holds the third point until Stop
+// is asked for, so the test depends on no clock and no scheduling.
 TEST(CostTiming, RunsOffTheUiThreadAndStops) {
-    CostPanel panel;
+    std::mutex mutex;
+    std::condition_variable reached;
+    bool third = false;
+    std::thread::id worker;
+    CostPanel panel([&](long long tokens, int width, const std::atomic<bool>& cancel) {
+        core::CostPoint p;
+        p.tokens = tokens;
+        p.width = width;
+        p.rnnMs = 2.0 * static_cast<double>(tokens);
+        p.attentionMs = 1.0;
+        if (tokens == CostPanel::sweepTokens()[2]) {
+            {
+                const std::lock_guard lock(mutex);
+                third = true;
+                worker = std::this_thread::get_id();
+            }
+            reached.notify_all();
+            while (!cancel) std::this_thread::yield();  // measured across Stop: dropped
+        }
+        return p;
+    });
     panel.startMeasuring();
+    {
+        std::unique_lock lock(mutex);
+        reached.wait(lock, [&] { return third; });
+    }
     EXPECT_TRUE(panel.measuring());
-    const auto start = std::chrono::steady_clock::now();
-    while (panel.points().size() < 2 && std::chrono::steady_clock::now() - start < std::chrono::seconds(20))
-        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    EXPECT_NE(worker, std::this_thread::get_id());
+    ASSERT_EQ(panel.points().size(), 2u);  // published while the sweep goes on
     panel.stopMeasuring();
     EXPECT_FALSE(panel.measuring());
     const auto points = panel.points();
-    ASSERT_GE(points.size(), 2u);
-    EXPECT_LT(points.size(), 9u);  // stopped before T = 4096
+    ASSERT_EQ(points.size(), 2u);
     EXPECT_EQ(points[0].tokens, 16);
     EXPECT_EQ(points[1].tokens, 32);
-    for (const auto& p : points) EXPECT_TRUE(p.rnnMs > 0 && p.attentionMs > 0);
+    EXPECT_EQ(points[1].width, 64);  // seed 000's width
+    EXPECT_DOUBLE_EQ(points[1].rnnOverAttention(), 64.0);
+}
+
+// The real measurement through the panel: every point of the sweep, each with the work the
+// timed code did (its times are not compared with anything).
+TEST(CostTiming, SweepsTheSeedsLengthsWithTheWorkOfEach) {
+    EXPECT_EQ(CostPanel::sweepTokens(), (std::vector<long long>{16, 32, 64, 128, 256, 512, 1024, 2048, 4096}));
+    CostPanel panel([](long long tokens, int width, const std::atomic<bool>&) {
+        return core::measureCost(std::min(tokens, 64LL), width, 0.0);  // three runs each, small T
+    });
+    panel.startMeasuring();
+    while (panel.measuring()) std::this_thread::yield();
+    const auto points = panel.points();
+    ASSERT_EQ(points.size(), 9u);
+    for (const auto& p : points) {
+        EXPECT_EQ(p.rnnSteps, p.tokens);
+        EXPECT_TRUE(p.rnnMs > 0 && p.attentionMs > 0);
+    }
 }
 
 TEST_F(Headless, LessonStepsLayOutTheirPanelsAboveTheLessonStrip) {
@@ -128,9 +172,7 @@ TEST(TrainLab, TrainsOffTheUiThreadDeterministicallyAndStops) {
     TrainPanel panel;
     panel.settings.task = core::TrainTask::Reversal;
     const auto wait = [&] {
-        const auto start = std::chrono::steady_clock::now();
-        while (panel.training() && std::chrono::steady_clock::now() - start < std::chrono::seconds(60))
-            std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        while (panel.training()) std::this_thread::yield();
     };
     panel.start(60);
     wait();
@@ -148,11 +190,15 @@ TEST(TrainLab, TrainsOffTheUiThreadDeterministicallyAndStops) {
     panel.start(60);
     wait();
     EXPECT_EQ(panel.progress()[1].losses, first[1].losses);  // the same seed, the same run
-    panel.start(5000);
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    // A run far longer than any test (days on any machine): Stop ends it once it has published.
+    constexpr int endless = 1 << 30;
+    panel.start(endless);
+    while (panel.progress()[0].losses.empty()) std::this_thread::yield();
     panel.stop();
     EXPECT_FALSE(panel.training());
-    EXPECT_LT(panel.progress()[0].losses.size(), 5000u);
+    const auto stopped = panel.progress();
+    EXPECT_GE(stopped[0].losses.size(), 1u);
+    EXPECT_LT(stopped[0].losses.size(), static_cast<std::size_t>(endless));
 }
 
 TEST_F(Headless, PresenterModeShowsHeatmapBarsAndHeads) {
