@@ -2,12 +2,14 @@
 
 #include "core/error.hpp"
 #include "core/format.hpp"
+#include "core/json_text.hpp"
 #include "core/presets.hpp"
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <filesystem>
+#include <initializer_list>
 
 namespace attnviz::core {
 namespace {
@@ -21,6 +23,19 @@ std::string lineColumnOf(const std::string& text, std::size_t byte) {
         else ++column;
     }
     return "line " + std::to_string(line) + ", column " + std::to_string(column);
+}
+
+// Lesson files are as strict as scenario files: a key this format does not know is a mistake
+// (a typo such as "panel" for "panels" would otherwise be silently ignored).
+// `prefix` is the place of the object with its separator: "file.json: " or "...steps[2].".
+void requireKnownKeys(const json& j, std::initializer_list<const char*> known, const std::string& prefix) {
+    for (const auto& item : j.items()) {
+        if (std::none_of(known.begin(), known.end(), [&](const char* k) { return item.key() == k; })) {
+            std::string list;
+            for (const char* k : known) list += (list.empty() ? "" : ", ") + std::string(k);
+            throw InputError(prefix + item.key(), "unknown key (known: " + list + ")");
+        }
+    }
 }
 
 const json& member(const json& j, const char* key, const std::string& where) {
@@ -37,12 +52,13 @@ std::string stringField(const json& j, const char* key, const std::string& where
 int positiveInt(const json& j, const char* key, const std::string& where) {
     const json& v = member(j, key, where);
     if (!v.is_number_integer() || v.get<long long>() < 1 || v.get<long long>() > 1000000)
-        throw InputError(where + "." + key, "expected a whole number from 1 (the first), got " + v.dump());
+        throw InputError(where + "." + key, "expected a whole number from 1 (the first), got " + describeJson(v));
     return v.get<int>();
 }
 
 QuickCheck parseCheck(const json& j, const std::string& where) {
     if (!j.is_object()) throw InputError(where, "expected an object with \"question\" and \"quantity\"");
+    requireKnownKeys(j, {"question", "quantity", "head", "query", "key", "tolerance"}, where + ".");
     QuickCheck c;
     c.question = stringField(j, "question", where);
     const std::string quantity = stringField(j, "quantity", where);
@@ -56,12 +72,12 @@ QuickCheck parseCheck(const json& j, const std::string& where) {
     } else if (quantity == "equivariance") {
         c.quantity = CheckQuantity::Equivariance;
     } else {
-        throw InputError(where + ".quantity", "expected score_entries, weight or equivariance, got '" + quantity + "'");
+        throw InputError(where + ".quantity", "expected score_entries, weight or equivariance, got " + quoteValue(quantity));
     }
     if (j.contains("tolerance")) {
         const json& t = j.at("tolerance");
         if (!t.is_number() || !(t.get<double>() >= 0.0) || t.get<double>() > 1e6)
-            throw InputError(where + ".tolerance", "expected a number from 0 to 1e6, got " + t.dump());
+            throw InputError(where + ".tolerance", "expected a number from 0 to 1e6, got " + describeJson(t));
         c.tolerance = t.get<double>();
     }
     return c;
@@ -69,6 +85,7 @@ QuickCheck parseCheck(const json& j, const std::string& where) {
 
 LessonStep parseStep(const json& j, const std::string& where) {
     if (!j.is_object()) throw InputError(where, "expected an object with \"title\", \"text\" and a preset or scenario");
+    requireKnownKeys(j, {"title", "text", "preset", "scenario", "panels", "lab", "head", "check"}, where + ".");
     LessonStep step;
     step.title = stringField(j, "title", where);
     const json& text = member(j, "text", where);
@@ -107,19 +124,21 @@ LessonStep parseStep(const json& j, const std::string& where) {
             const std::string id = panels[i].get<std::string>();
             const auto& known = lessonPanelIds();
             if (std::find(known.begin(), known.end(), id) == known.end())
-                throw InputError(at, "unknown panel '" + id + "' (known: " + joinStrings(known, ", ") + ")");
+                throw InputError(at, "unknown panel " + quoteValue(id) + " (known: " + joinStrings(known, ", ") + ")");
+            if (std::find(step.panels.begin(), step.panels.end(), id) != step.panels.end())
+                throw InputError(at, "panel '" + id + "' is already in this step's list");
             step.panels.push_back(id);
         }
     }
     if (j.contains("lab")) {
         step.lab = stringField(j, "lab", where);
         if (step.lab != "linear" && step.lab != "cost" && step.lab != "train")
-            throw InputError(where + ".lab", "expected linear, cost or train, got '" + step.lab + "'");
+            throw InputError(where + ".lab", "expected linear, cost or train, got " + quoteValue(step.lab));
     }
     if (j.contains("head")) {
         const json& h = j.at("head");
         if (!h.is_number_integer() || h.get<long long>() < 0 || h.get<long long>() > 4096)
-            throw InputError(where + ".head", "expected a head number from 1, or 0 for the mean, got " + h.dump());
+            throw InputError(where + ".head", "expected a head number from 1, or 0 for the mean, got " + describeJson(h));
         step.head = h.get<int>() - 1;
     }
     if (j.contains("check")) step.check = parseCheck(j.at("check"), where + ".check");
@@ -143,6 +162,7 @@ Lesson parseLesson(const std::string& text, const std::string& where) {
         throw InputError(where, "malformed JSON");
     }
     if (!j.is_object()) throw InputError(where, "expected a lesson object with \"title\" and \"steps\"");
+    requireKnownKeys(j, {"title", "steps"}, where + ": ");
     Lesson lesson;
     lesson.title = stringField(j, "title", where);
     const json& steps = member(j, "steps", where);
@@ -175,7 +195,7 @@ Lesson loadLesson(const std::string& nameOrPath) {
         if (nameOrPath == lesson.id) return lesson;
     std::error_code ec;
     if (!std::filesystem::exists(nameOrPath, ec))
-        throw InputError("--lesson", "'" + nameOrPath + "' is neither a lesson (" + joinStrings(lessonIds(), ", ") +
+        throw InputError("--lesson", quoteValue(nameOrPath) + " is neither a lesson (" + joinStrings(lessonIds(), ", ") +
                                          ") nor an existing file");
     Lesson lesson = parseLesson(readTextFile(nameOrPath), nameOrPath);
     lesson.id = nameOrPath;

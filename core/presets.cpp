@@ -28,7 +28,7 @@ const Preset* findPreset(const std::string& id) {
 
 Scenario loadPreset(const std::string& id) {
     if (const Preset* p = findPreset(id)) return p->scenario;
-    throw InputError("--preset", "unknown preset '" + id + "' (known: " + joinStrings(presetIds(), ", ") + ")");
+    throw InputError("--preset", "unknown preset " + quoteValue(id) + " (known: " + joinStrings(presetIds(), ", ") + ")");
 }
 
 }  // namespace attnviz::core

@@ -2,6 +2,7 @@
 
 #include "core/error.hpp"
 #include "core/format.hpp"
+#include "core/json_text.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -20,12 +21,6 @@ namespace attnviz::core {
 namespace {
 
 using nlohmann::json;
-
-std::string typeName(const json& v) {
-    if (v.is_number_integer() || v.is_number_unsigned()) return "an integer";
-    if (v.is_number()) return "a number";
-    return std::string("a ") + v.type_name();
-}
 
 std::string expectString(const json& v, const std::string& field) {
     if (!v.is_string()) throw InputError(field, "expected a string, got " + typeName(v));
@@ -112,7 +107,7 @@ MatrixSpec expectMatrixSpec(const json& v, const std::string& field, bool allowN
         if (s == "identity") return {MatrixSpec::Kind::Identity, {}};
         if (allowNone && s == "none") return {MatrixSpec::Kind::None, {}};
         throw InputError(field, "expected a matrix, \"random\" or \"identity\"" +
-                                    std::string(allowNone ? " or \"none\"" : "") + ", got \"" + s + "\"");
+                                    std::string(allowNone ? " or \"none\"" : "") + ", got \"" + clipText(s, 40) + "\"");
     }
     if (allowNone && v.is_null()) return {MatrixSpec::Kind::None, {}};
     return {MatrixSpec::Kind::Explicit, expectMatrix(v, field)};
@@ -193,7 +188,7 @@ Scenario scenarioFromJson(const json& j) {
         const std::string t = expectString(j["tokenizer"], "tokenizer");
         if (t == "word") s.tokenizer = Tokenizer::Word;
         else if (t == "char") s.tokenizer = Tokenizer::Char;
-        else throw InputError("tokenizer", "expected \"word\" or \"char\", got \"" + t + "\"");
+        else throw InputError("tokenizer", "expected \"word\" or \"char\", got \"" + clipText(t, 40) + "\"");
     }
     if (has("d_model")) s.dModel = expectSize(j["d_model"], "d_model");
     if (has("heads")) s.heads = expectSize(j["heads"], "heads");
@@ -208,13 +203,13 @@ Scenario scenarioFromJson(const json& j) {
         const std::string e = expectString(j["embedding"], "embedding");
         if (e == "random") s.embedding = EmbeddingKind::Random;
         else if (e == "onehot") s.embedding = EmbeddingKind::OneHot;
-        else throw InputError("embedding", "expected \"random\" or \"onehot\", got \"" + e + "\"");
+        else throw InputError("embedding", "expected \"random\" or \"onehot\", got \"" + clipText(e, 40) + "\"");
     }
     if (has("positional")) {
         const std::string p = expectString(j["positional"], "positional");
         if (p == "none") s.positional = Positional::None;
         else if (p == "sinusoidal") s.positional = Positional::Sinusoidal;
-        else throw InputError("positional", "expected \"none\" or \"sinusoidal\", got \"" + p + "\"");
+        else throw InputError("positional", "expected \"none\" or \"sinusoidal\", got \"" + clipText(p, 40) + "\"");
     }
     if (has("X")) s.x = expectMatrix(j["X"], "X");
     if (has("W_Q")) s.wq = expectMatrixSpec(j["W_Q"], "W_Q", false);

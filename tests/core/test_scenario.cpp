@@ -74,7 +74,7 @@ TEST(Scenario, ErrorsNameTheField) {
     EXPECT_EQ(errorOf(R"({"tokens": ["a"], "mask": [[2]]})"), "s.json: mask[0][0]: expected 0 (allowed) or 1 (blocked), got 2");
     EXPECT_EQ(errorOf(R"({"embedding": "onehot", "d_model": 2})"),
               "s.json: d_model: one-hot embedding needs at least 5 dimensions (one per distinct token), got 2");
-    EXPECT_EQ(errorOf(R"([1, 2])"), "s.json: a scenario must be a JSON object, got a array");
+    EXPECT_EQ(errorOf(R"([1, 2])"), "s.json: a scenario must be a JSON object, got an array");
 }
 
 TEST(Scenario, MalformedJsonNamesLineAndColumn) {
