@@ -14,7 +14,11 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <charconv>
 #include <cmath>
+#include <limits>
+#include <string_view>
+#include <tuple>
 #include <ostream>
 
 namespace attnviz::app {
@@ -23,15 +27,16 @@ namespace {
 struct Flags {
     std::string scenarioPath, preset;
     std::string sentence, tokenizer, embedding, positional;
-    std::vector<std::string> tokens, swaps;
+    std::string tokens;
+    std::vector<std::string> swaps;
     int dModel = 0, heads = 0, dk = 0, dv = 0;
-    long long seed = 0;
+    std::string seed;
     float temperature = 1.0f;
     bool causal = false, unscaled = false;
     std::string exportJson, exportNpy, exportCsv, exportHeatmap, colormap = "viridis";
     int cellSize = 0;
     int head = 0;
-    long long maxTokens = 0, maxMemoryMiB = 0;
+    std::string maxTokens, maxMemoryMiB;  // read whole by parseWhole: CLI11 saturates a long long
     bool listPresets = false, version = false, fresh = false, bench = false;
     int length = 0;
     double benchSeconds = 2.0;
@@ -40,6 +45,53 @@ struct Flags {
     bool presenter = false;
     std::string lab, lesson;
 };
+
+// "a,b,c" -> {a, b, c}. Read as one value and split here: an empty or blank item is a mistake
+// (`--tokens ,` or a trailing comma), never a token and never a reason to read the next argument.
+std::vector<std::string> splitTokens(const std::string& text) {
+    std::vector<std::string> tokens;
+    std::size_t start = 0;
+    for (;;) {
+        const std::size_t comma = text.find(',', start);
+        const std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+        if (item.find_first_not_of(" \t\r\n") == std::string::npos)
+            throw core::InputError("--tokens", "token " + std::to_string(tokens.size() + 1) +
+                                                   " is empty (expected A,B,… with no empty item)");
+        tokens.push_back(item);
+        if (comma == std::string::npos) return tokens;
+        start = comma + 1;
+    }
+}
+
+// A whole number in [lo, hi], digits only and read whole: past the range is an error, never
+// wrapped or saturated into another number.
+long long parseWhole(const char* flag, const std::string& text, long long lo, long long hi) {
+    long long value = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (ec != std::errc() || end != text.data() + text.size() || value < lo || value > hi)
+        throw core::InputError(flag, "expected a whole number from " + std::to_string(lo) + " to " + std::to_string(hi) +
+                                         ", got " + core::quoteValue(text));
+    return value;
+}
+
+// "WxH" with both in range; digits only, so "4294967496x150" is too large, not 200x150.
+std::pair<int, int> parseSize(const std::string& text) {
+    const auto bad = [&] {
+        return core::InputError("--size", "expected WIDTHxHEIGHT between 200x150 and 16384x16384, got " + core::quoteValue(text));
+    };
+    const std::size_t x = text.find_first_of("xX");
+    if (x == std::string::npos) throw bad();
+    const auto number = [&](std::string_view digits) {
+        int value = 0;
+        const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+        if (digits.empty() || ec != std::errc() || end != digits.data() + digits.size()) throw bad();
+        return value;
+    };
+    const std::string_view all(text);
+    const int w = number(all.substr(0, x)), h = number(all.substr(x + 1));
+    if (w < 200 || h < 150 || w > 16384 || h > 16384) throw bad();
+    return {w, h};
+}
 
 std::pair<int, int> parseSwap(const std::string& text) {
     const auto comma = text.find(',');
@@ -51,7 +103,7 @@ std::pair<int, int> parseSwap(const std::string& text) {
         if (used1 != a.size() || used2 != b.size() || i < 0 || j < 0) throw std::invalid_argument("bad");
         return {i, j};
     } catch (const std::exception&) {
-        throw core::InputError("--swap", "expected two positions I,J (e.g. --swap 0,2), got '" + text + "'");
+        throw core::InputError("--swap", "expected two positions I,J (e.g. --swap 0,2), got " + core::quoteValue(text));
     }
 }
 
@@ -64,11 +116,11 @@ void requirePositive(const CLI::Option* opt, long long value, const char* name) 
 void applyOverrides(const Flags& f, const CLI::App& app, core::Scenario& s) {
     const auto given = [&](const char* name) { return app.get_option(name)->count() > 0; };
     if (given("--sentence")) s.sentence = f.sentence, s.tokens.reset();
-    if (given("--tokens")) s.tokens = f.tokens, s.sentence.reset();
+    if (given("--tokens")) s.tokens = splitTokens(f.tokens), s.sentence.reset();
     if (given("--tokenizer")) {
         if (f.tokenizer == "word") s.tokenizer = core::Tokenizer::Word;
         else if (f.tokenizer == "char") s.tokenizer = core::Tokenizer::Char;
-        else throw core::InputError("--tokenizer", "expected word or char, got '" + f.tokenizer + "'");
+        else throw core::InputError("--tokenizer", "expected word or char, got " + core::quoteValue(f.tokenizer));
     }
     requirePositive(app.get_option("--d-model"), f.dModel, "--d-model");
     requirePositive(app.get_option("--heads"), f.heads, "--heads");
@@ -79,19 +131,17 @@ void applyOverrides(const Flags& f, const CLI::App& app, core::Scenario& s) {
     if (given("--d-k")) s.dk = f.dk;
     if (given("--d-v")) s.dv = f.dv;
     if ((given("--d-model") || given("--heads")) && !given("--d-k") && s.dk && !s.q) s.dk.reset();
-    if (given("--seed")) {
-        if (f.seed < 0) throw core::InputError("--seed", "must be 0 or more");
-        s.seed = static_cast<std::uint64_t>(f.seed);
-    }
+    // up to 2^63 - 1, the largest seed a scenario file holds
+    if (given("--seed")) s.seed = static_cast<std::uint64_t>(parseWhole("--seed", f.seed, 0, std::numeric_limits<long long>::max()));
     if (given("--embedding")) {
         if (f.embedding == "random") s.embedding = core::EmbeddingKind::Random;
         else if (f.embedding == "onehot") s.embedding = core::EmbeddingKind::OneHot;
-        else throw core::InputError("--embedding", "expected random or onehot, got '" + f.embedding + "'");
+        else throw core::InputError("--embedding", "expected random or onehot, got " + core::quoteValue(f.embedding));
     }
     if (given("--positional")) {
         if (f.positional == "none") s.positional = core::Positional::None;
         else if (f.positional == "sinusoidal") s.positional = core::Positional::Sinusoidal;
-        else throw core::InputError("--positional", "expected none or sinusoidal, got '" + f.positional + "'");
+        else throw core::InputError("--positional", "expected none or sinusoidal, got " + core::quoteValue(f.positional));
     }
     if (given("--temperature")) {
         if (!std::isfinite(f.temperature) || f.temperature <= 0.0f)
@@ -124,7 +174,14 @@ std::string heatmapTitle(const core::Scenario& scenario, const core::Model& mode
     return title;
 }
 
-std::string errorLine(const std::string& message) { return "attnviz: error: " + message; }
+// One line, bounded whatever the input was: a message may quote a flag's value (CLI11 quotes
+// a value it cannot convert whole).
+std::string errorLine(const std::string& message) {
+    std::string line = core::clipText(message, 2 * core::InputError::kMaxWhat);
+    for (char& c : line)
+        if (c == '\n' || c == '\r') c = ' ';
+    return "attnviz: error: " + line;
+}
 
 int runMain(int argc, const char* const* argv, const GuiLauncher& gui, std::ostream& out, std::ostream& err) {
     const auto started = std::chrono::steady_clock::now();
@@ -135,7 +192,7 @@ int runMain(int argc, const char* const* argv, const GuiLauncher& gui, std::ostr
     auto* presetOpt = app.add_option("--preset", f.preset, "Open a built-in preset (see --list-presets)")->type_name("NAME");
     app.add_flag("--list-presets", f.listPresets, "List the built-in presets and exit");
     app.add_option("--sentence", f.sentence, "Text to tokenize (replaces the scenario's tokens)")->type_name("TEXT");
-    app.add_option("--tokens", f.tokens, "Explicit tokens, comma-separated")->delimiter(',')->type_name("A,B,...");
+    app.add_option("--tokens", f.tokens, "Explicit tokens, comma-separated (not with --sentence)")->type_name("A,B,...");
     app.add_option("--tokenizer", f.tokenizer, "word (punctuation split off) or char")->type_name("word|char");
     app.add_option("--d-model", f.dModel, "Embedding width d_model")->type_name("N");
     app.add_option("--heads", f.heads, "Number of heads h")->type_name("N");
@@ -196,11 +253,25 @@ int runMain(int argc, const char* const* argv, const GuiLauncher& gui, std::ostr
     request.started = started;
     std::string source;
     try {
-        // An empty path (an unset variable in --export "$OUT") must not quietly mean "no export".
-        for (const char* name : {"--scenario", "--export", "--export-npy", "--export-csv", "--export-heatmap", "--screenshot"})
-            if (app.get_option(name)->count() && app.get_option(name)->as<std::string>().empty())
-                throw core::InputError(name, "expected a path, got an empty one");
+        // An empty value (an unset variable in --export "$OUT") must not quietly mean "no export"
+        // or "the default": every option that takes text refuses an empty one.
+        for (const CLI::Option* opt : app.get_options()) {
+            if (!opt->count() || opt->get_expected_min() == 0) continue;
+            const bool path = opt->get_type_name().find("OUT") != std::string::npos || opt->get_type_name() == "FILE" ||
+                              opt->get_type_name() == "DIR";
+            for (const std::string& value : opt->results())
+                if (value.empty())
+                    throw core::InputError(opt->get_name(), std::string("expected ") + (path ? "a path" : "a value") + ", got an empty one");
+        }
         if (*scenarioOpt && *presetOpt) throw core::InputError("--preset", "give either --scenario or --preset, not both");
+        const auto given = [&](const char* name) { return app.get_option(name)->count() > 0; };
+        if (given("--sentence") && given("--tokens"))
+            throw core::InputError("--tokens", "give either --sentence or --tokens, not both");
+        const bool anyExport = given("--export") || given("--export-npy") || given("--export-csv") || given("--export-heatmap");
+        if (given("--screenshot") && anyExport)
+            throw core::InputError("--screenshot", "renders the window; it cannot be combined with --export* (run twice)");
+        if (f.bench && (anyExport || given("--screenshot")))
+            throw core::InputError("--bench", "times the forward pass only; it cannot be combined with exports or --screenshot");
         if (*scenarioOpt) {
             request.scenario = core::loadScenarioFile(f.scenarioPath);
             request.scenarioPath = f.scenarioPath;
@@ -211,14 +282,9 @@ int runMain(int argc, const char* const* argv, const GuiLauncher& gui, std::ostr
             source = "preset " + request.presetId;
         }
         applyOverrides(f, app, request.scenario);
-        if (app.get_option("--max-tokens")->count()) {
-            if (f.maxTokens < 1) throw core::InputError("--max-tokens", "must be at least 1");
-            request.limits.maxTokens = f.maxTokens;
-        }
-        if (app.get_option("--max-memory")->count()) {
-            if (f.maxMemoryMiB < 1) throw core::InputError("--max-memory", "must be at least 1");
-            request.limits.maxBytes = static_cast<std::uint64_t>(f.maxMemoryMiB) << 20;
-        }
+        if (given("--max-tokens")) request.limits.maxTokens = parseWhole("--max-tokens", f.maxTokens, 1, 1LL << 40);
+        if (given("--max-memory"))  // at most 1 PiB, so that the bytes fit in 64 bits
+            request.limits.maxBytes = static_cast<std::uint64_t>(parseWhole("--max-memory", f.maxMemoryMiB, 1, 1LL << 30)) << 20;
         if (app.get_option("--head")->count()) request.head = f.head;
         request.screenshot = f.screenshot;
         request.panel = f.panel;
@@ -234,25 +300,17 @@ int runMain(int argc, const char* const* argv, const GuiLauncher& gui, std::ostr
             request.uiScale = f.uiScale;
         }
         if (!f.theme.empty() && f.theme != "dark" && f.theme != "light" && f.theme != "high-contrast")
-            throw core::InputError("--theme", "expected dark, light or high-contrast, got '" + f.theme + "'");
+            throw core::InputError("--theme", "expected dark, light or high-contrast, got " + core::quoteValue(f.theme));
         request.theme = f.theme;
         request.presenter = f.presenter;
         if (!labFromName(f.lab))
-            throw core::InputError("--lab", "expected linear, cost or train, got '" + f.lab + "'");
+            throw core::InputError("--lab", "expected linear, cost or train, got " + core::quoteValue(f.lab));
         request.lab = f.lab;
         if (!f.lesson.empty()) request.lesson = core::loadLesson(f.lesson);
         for (const char* name : {"--scenario", "--preset", "--sentence", "--tokens", "--tokenizer", "--d-model", "--heads", "--d-k", "--length",
                                  "--d-v", "--seed", "--embedding", "--positional", "--temperature", "--causal", "--unscaled", "--swap"})
             if (app.get_option(name)->count()) request.explicitScenario = true;
-        if (!f.size.empty()) {
-            int w = 0, h = 0;
-            char x = 0, extra = 0;
-            if (std::sscanf(f.size.c_str(), "%d%c%d%c", &w, &x, &h, &extra) != 3 || (x != 'x' && x != 'X') || w < 200 ||
-                h < 150 || w > 16384 || h > 16384)
-                throw core::InputError("--size", "expected WIDTHxHEIGHT between 200x150 and 16384x16384, got '" + f.size + "'");
-            request.width = w;
-            request.height = h;
-        }
+        if (!f.size.empty()) std::tie(request.width, request.height) = parseSize(f.size);
 
         const core::ColormapKind colormap = core::parseColormap(f.colormap, "--colormap");
         request.colormap = colormap;

@@ -178,6 +178,68 @@ TEST_F(Cli, EmptyPathIsRefused) {
     }
 }
 
+// ---- the command line: values read whole, conflicts refused -------------------------------
+
+// An empty list item made the parser take the next two arguments as tokens: `--tokens ,
+// --export o.json` opened the window on the tokens "--export", "o.json" and never returned.
+TEST_F(Cli, CommandLineEmptyListItemsAreErrors) {
+    const std::string out = path("o.json").string();
+    for (const char* list : {",", ",,,", "a,,b", "a,", ",a", "a, ,b"}) {
+        SCOPED_TRACE(list);
+        const std::string line = expectError(runCli({"--tokens", list, "--export", out}));
+        EXPECT_EQ(line.rfind("--tokens: token ", 0), 0u) << line;
+        EXPECT_NE(line.find(" is empty"), std::string::npos) << line;
+        EXPECT_FALSE(fs::exists(out));
+    }
+    const CliRun ok = runCli({"--tokens", "a,b,c", "--export", "-"});
+    ASSERT_EQ(ok.code, 0) << ok.err;
+    EXPECT_EQ(nlohmann::json::parse(ok.out)["tokens"].get<std::vector<std::string>>(), (std::vector<std::string>{"a", "b", "c"}));
+}
+
+TEST_F(Cli, CommandLineConflictingFlagsAreRefused) {
+    EXPECT_EQ(expectError(runCli({"--tokens", "a,b", "--sentence", "c d"})), "--tokens: give either --sentence or --tokens, not both");
+    const std::string shot = expectError(runCli({"--export", path("o.json").string(), "--screenshot", path("s.png").string()}));
+    EXPECT_EQ(shot.rfind("--screenshot: ", 0), 0u) << shot;
+    EXPECT_FALSE(fs::exists(path("o.json")));
+    const std::string bench = expectError(runCli({"--bench", "--export-csv", "-"}));
+    EXPECT_EQ(bench.rfind("--bench: ", 0), 0u) << bench;
+}
+
+// Integers are read whole and in range: 4294967496x150 was read as 200x150, and a huge
+// --max-memory wrapped to 0.
+TEST_F(Cli, CommandLineIntegersRefuseOverflow) {
+    EXPECT_EQ(expectError(runCli({"--size", "4294967496x150"})),
+              "--size: expected WIDTHxHEIGHT between 200x150 and 16384x16384, got '4294967496x150'");
+    for (const char* size : {"x", "800x", "x600", "800x600x", "+800x600", "800 x600", "-800x600"})
+        EXPECT_EQ(expectError(runCli({"--size", size})).rfind("--size: ", 0), 0u) << size;
+    EXPECT_EQ(runCli({"--size", "800x600"}).request.width, 800);
+    EXPECT_EQ(expectError(runCli({"--max-memory", "17592186044416", "--export", "-"})),
+              "--max-memory: expected a whole number from 1 to 1073741824, got '17592186044416'");
+    EXPECT_EQ(expectError(runCli({"--seed", "99999999999999999999999"})).rfind("--seed: expected a whole number", 0), 0u);
+    EXPECT_EQ(expectError(runCli({"--seed", "-1"})).rfind("--seed: ", 0), 0u);
+    EXPECT_EQ(runCli({"--seed", "9223372036854775807"}).request.scenario.seed, 9223372036854775807ULL);
+    for (const char* flag : {"--d-model", "--heads", "--d-k", "--d-v", "--length", "--head", "--cell-size", "--max-tokens", "--max-memory"})
+        EXPECT_NE(expectError(runCli({flag, "99999999999999999999", "--export", "-"})).find(flag), std::string::npos) << flag;
+}
+
+TEST_F(Cli, CommandLineEmptyValuesAreErrors) {
+    for (const char* flag : {"--preset", "--sentence", "--tokenizer", "--embedding", "--positional", "--temperature", "--colormap",
+                             "--theme", "--lab", "--lesson", "--panel", "--size", "--seed", "--d-model", "--swap"}) {
+        const std::string line = expectError(runCli({flag, ""}));
+        EXPECT_EQ(line, std::string(flag) + ": expected a value, got an empty one");
+    }
+}
+
+// A flag's value is quoted clipped: a 100,000-character value gives a short line.
+TEST_F(Cli, ErrorMessagesNeverEchoUnboundedInputFromFlags) {
+    const std::string huge(100000, '9');
+    for (const char* flag : {"--tokenizer", "--d-model", "--theme", "--swap", "--size", "--preset", "--lesson", "--seed"}) {
+        const std::string line = expectError(runCli({flag, huge}));
+        EXPECT_LT(line.size(), 1000u) << flag;
+        EXPECT_EQ(line.rfind(flag, 0) == 0 || line.find(flag) != std::string::npos, true) << line.substr(0, 200);
+    }
+}
+
 // ---- inputs -----------------------------------------------------------------------------
 
 TEST_F(Cli, Latin1ScenarioNamesTheByteAndItsPlace) {
