@@ -16,6 +16,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <filesystem>
 #include <limits>
 #include <string_view>
 #include <tuple>
@@ -158,9 +159,46 @@ void applyOverrides(const Flags& f, const CLI::App& app, core::Scenario& s) {
     }
 }
 
-void writeOutput(const std::string& path, const std::string& text, std::ostream& out) {
-    if (path == "-") out << text;
-    else core::writeFileAtomic(path, text);
+// Standard output as a sink: a full disk (/dev/full), a closed descriptor or a reader that went
+// away is an error (exit 2), never data lost with exit 0.
+class StreamSink : public core::ByteSink {
+public:
+    explicit StreamSink(std::ostream& out) : m_out(out) {}
+    void write(std::string_view bytes) override {
+        m_out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+        check();
+    }
+    void finish() {
+        m_out.flush();
+        check();
+    }
+
+private:
+    void check() const {
+        if (!m_out) throw core::InputError("standard output", "write failed (closed, full, or nothing reading it)");
+    }
+    std::ostream& m_out;
+};
+
+// Outputs are checked before anything is computed: the same file twice, two outputs on
+// standard output, or an output that is the scenario being read are refused.
+void checkOutputs(const std::vector<std::pair<const char*, std::string>>& outputs, const std::string& input) {
+    namespace fs = std::filesystem;
+    for (std::size_t i = 0; i < outputs.size(); ++i) {
+        const auto& [flag, path] = outputs[i];
+        if (path.empty()) continue;  // not asked for
+        std::error_code ec;
+        if (!input.empty() && path != "-" && fs::equivalent(path, input, ec))
+            throw core::InputError(std::string(flag) + " " + path, "is the scenario being read; write elsewhere");
+        for (std::size_t k = 0; k < i; ++k) {
+            const auto& [other, otherPath] = outputs[k];
+            if (otherPath.empty()) continue;
+            if (path == "-" && otherPath == "-")
+                throw core::InputError(flag, std::string("standard output is already taken by ") + other);
+            if (path != "-" && (path == otherPath || fs::equivalent(path, otherPath, ec)))
+                throw core::InputError(flag, std::string("the same file as ") + other);
+        }
+    }
 }
 
 }  // namespace
@@ -317,6 +355,9 @@ int runMain(int argc, const char* const* argv, const GuiLauncher& gui, std::ostr
         request.colormapGiven = app.get_option("--colormap")->count() > 0;
         const bool exporting = !f.exportJson.empty() || !f.exportNpy.empty() || !f.exportCsv.empty() || !f.exportHeatmap.empty();
         if (!exporting && !f.bench) return gui(request);
+        checkOutputs({{"--export", f.exportJson}, {"--export-csv", f.exportCsv}, {"--export-heatmap", f.exportHeatmap}},
+                     f.scenarioPath);
+        if (!f.exportHeatmap.empty()) render::heatmapIsPng(f.exportHeatmap);  // a bad extension before any work
         if (f.bench && (!(f.benchSeconds > 0.0) || f.benchSeconds > 600.0))
             throw core::InputError("--bench-seconds", "expected 0 to 600 seconds");
 
@@ -354,8 +395,15 @@ int runMain(int argc, const char* const* argv, const GuiLauncher& gui, std::ostr
         const auto headWeights = [&]() -> core::Mat {
             return f.head < 0 ? core::meanWeights(forward) : forward.heads[static_cast<std::size_t>(f.head)].weights;
         };
-        if (!f.exportJson.empty()) writeOutput(f.exportJson, core::prettyJson(core::exportJson(model, forward)), out);
-        if (!f.exportNpy.empty()) core::exportNpyDir(f.exportNpy, model, forward);
+        // Every output is written to its temporary first; standard output next; then all are
+        // renamed into place together. A failure anywhere leaves every old file as it was.
+        core::FileBatch batch;
+        StreamSink stdoutSink(out);
+        const auto sinkFor = [&](const std::string& path) -> core::ByteSink& {
+            return path == "-" ? static_cast<core::ByteSink&>(stdoutSink) : batch.open(path);
+        };
+        if (!f.exportJson.empty() && f.exportJson != "-") core::writeExportJson(batch.open(f.exportJson), model, forward);
+        if (!f.exportNpy.empty()) core::exportNpyDir(batch, f.exportNpy, model, forward);
         if (!f.exportHeatmap.empty()) {
             if (app.get_option("--cell-size")->count() && (f.cellSize < 1 || f.cellSize > 256))
                 throw core::InputError("--cell-size", "expected 1 to 256 pixels, got " + std::to_string(f.cellSize));
@@ -367,9 +415,13 @@ int runMain(int argc, const char* const* argv, const GuiLauncher& gui, std::ostr
             figure.title = heatmapTitle(request.scenario, model, settings, f.head);
             figure.colormap = colormap;
             figure.cellSize = f.cellSize;
-            render::exportHeatmap(f.exportHeatmap, figure);
+            batch.add(f.exportHeatmap, render::encodeHeatmap(f.exportHeatmap, figure));
         }
-        if (!f.exportCsv.empty()) writeOutput(f.exportCsv, core::weightsCsv(model, headWeights()), out);
+        if (!f.exportCsv.empty() && f.exportCsv != "-") batch.add(f.exportCsv, core::weightsCsv(model, headWeights()));
+        if (f.exportJson == "-") core::writeExportJson(sinkFor("-"), model, forward);
+        if (f.exportCsv == "-") sinkFor("-").write(core::weightsCsv(model, headWeights()));
+        stdoutSink.finish();
+        batch.commit();
         return 0;
     } catch (const core::InputError& e) {
         err << errorLine(e.message()) << "\n";

@@ -10,6 +10,10 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
+#include <iterator>
+#include <string_view>
+#include <utility>
 #include <filesystem>
 
 namespace attnviz::core {
@@ -73,26 +77,97 @@ std::string prettyJson(const nlohmann::json& j) {
     return out;
 }
 
-nlohmann::json exportJson(const Model& model, const Forward& forward) {
-    nlohmann::json j;
-    j["tokens"] = model.queryTokens;
-    j["key_tokens"] = model.keyTokens;
-    j["X"] = model.explicitQkv ? nlohmann::json(nullptr) : matrixToJson(model.x);
-    nlohmann::json heads = nlohmann::json::array();
-    for (const HeadTensors& h : forward.heads) {
-        heads.push_back({{"Q", matrixToJson(h.q)},
-                         {"K", matrixToJson(h.k)},
-                         {"V", matrixToJson(h.v)},
-                         {"scores", matrixToJson(h.scores)},
-                         {"weights", matrixToJson(h.weights)},
-                         {"output", matrixToJson(h.output)}});
+namespace {
+
+// The export's JSON text, a piece at a time: flushed to the sink whenever it holds a megabyte.
+class JsonStream {
+public:
+    explicit JsonStream(ByteSink& sink) : m_sink(sink) {}
+    ~JsonStream() = default;
+    JsonStream(const JsonStream&) = delete;
+    JsonStream& operator=(const JsonStream&) = delete;
+
+    JsonStream& operator<<(std::string_view text) {
+        m_buffer.append(text);
+        if (m_buffer.size() >= (std::size_t{1} << 20)) flush();
+        return *this;
     }
-    j["heads"] = std::move(heads);
-    j["output"] = matrixToJson(forward.output);
-    return j;
+    void number(float v) {
+        if (!std::isfinite(v)) {
+            *this << "null";
+            return;
+        }
+        char digits[32];
+        auto r = std::to_chars(digits, digits + sizeof digits, v);
+        // a whole number keeps a ".0", so that it reads back as a float (numpy: float64, not int)
+        if (std::find_if(digits, r.ptr, [](char c) { return c == '.' || c == 'e'; }) == r.ptr) *r.ptr++ = '.', *r.ptr++ = '0';
+        *this << std::string_view(digits, static_cast<std::size_t>(r.ptr - digits));
+    }
+    void strings(const std::vector<std::string>& list) {
+        *this << "[";
+        for (std::size_t i = 0; i < list.size(); ++i) *this << (i ? "," : "") << nlohmann::json(list[i]).dump();
+        *this << "]";
+    }
+    // rows one a line at `depth` (the layout prettyJson gives a matrix)
+    void matrix(const Mat& m, int depth) {
+        if (m.rows() == 0) {
+            *this << "[]";
+            return;
+        }
+        const std::string pad(static_cast<std::size_t>(2 * (depth + 1)), ' ');
+        *this << "[\n";
+        for (Eigen::Index i = 0; i < m.rows(); ++i) {
+            *this << pad << "[";
+            for (Eigen::Index j = 0; j < m.cols(); ++j) {
+                if (j) *this << ",";
+                number(m(i, j));
+            }
+            *this << (i + 1 < m.rows() ? "],\n" : "]\n");
+        }
+        *this << std::string(static_cast<std::size_t>(2 * depth), ' ') << "]";
+    }
+    void flush() {
+        m_sink.write(m_buffer);
+        m_buffer.clear();
+    }
+
+private:
+    ByteSink& m_sink;
+    std::string m_buffer;
+};
+
+}  // namespace
+
+void writeExportJson(ByteSink& out, const Model& model, const Forward& forward) {
+    JsonStream j(out);
+    j << "{\n  \"X\": ";
+    if (model.explicitQkv) j << "null";
+    else j.matrix(model.x, 1);
+    j << ",\n  \"heads\": [";
+    for (std::size_t h = 0; h < forward.heads.size(); ++h) {
+        const HeadTensors& t = forward.heads[h];
+        j << (h ? ",\n    {\n" : "\n    {\n");
+        const std::pair<const char*, const Mat*> members[] = {{"K", &t.k},           {"Q", &t.q},           {"V", &t.v},
+                                                              {"output", &t.output}, {"scores", &t.scores}, {"weights", &t.weights}};
+        for (std::size_t m = 0; m < std::size(members); ++m) {
+            j << "      \"" << members[m].first << "\": ";
+            j.matrix(*members[m].second, 3);
+            j << (m + 1 < std::size(members) ? ",\n" : "\n");
+        }
+        j << "    }";
+    }
+    j << (forward.heads.empty() ? "],\n" : "\n  ],\n");
+    j << "  \"key_tokens\": ";
+    j.strings(model.keyTokens);
+    j << ",\n  \"output\": ";
+    j.matrix(forward.output, 1);
+    j << ",\n  \"tokens\": ";
+    j.strings(model.queryTokens);
+    j << "\n}\n";
+    j.flush();
 }
 
-void exportNpyDir(const std::string& dir, const Model& model, const Forward& forward) {
+void exportNpyDir(FileBatch& batch, const std::string& dir, const Model& model, const Forward& forward) {
     namespace fs = std::filesystem;
     std::error_code ec;
     if (fs::exists(dir, ec) && !fs::is_directory(dir, ec)) throw InputError(dir, "exists and is not a folder");
@@ -104,16 +179,17 @@ void exportNpyDir(const std::string& dir, const Model& model, const Forward& for
         for (const HeadTensors& h : forward.heads) ms.push_back(&(h.*member));
         return encodeNpy(stackTensor(ms));
     };
-    if (!model.explicitQkv) writeFileAtomic(path("X.npy"), encodeNpy(matrixTensor(model.x)));
-    writeFileAtomic(path("Q.npy"), stack(&HeadTensors::q));
-    writeFileAtomic(path("K.npy"), stack(&HeadTensors::k));
-    writeFileAtomic(path("V.npy"), stack(&HeadTensors::v));
-    writeFileAtomic(path("scores.npy"), stack(&HeadTensors::scores));
-    writeFileAtomic(path("weights.npy"), stack(&HeadTensors::weights));
-    writeFileAtomic(path("head_output.npy"), stack(&HeadTensors::output));
-    writeFileAtomic(path("output.npy"), encodeNpy(matrixTensor(forward.output)));
-    writeFileAtomic(path("tokens.txt"), labelsText(model.queryTokens));
-    writeFileAtomic(path("key_tokens.txt"), labelsText(model.keyTokens));
+    if (model.explicitQkv) batch.removeOnCommit(path("X.npy"));
+    else batch.add(path("X.npy"), encodeNpy(matrixTensor(model.x)));
+    batch.add(path("Q.npy"), stack(&HeadTensors::q));
+    batch.add(path("K.npy"), stack(&HeadTensors::k));
+    batch.add(path("V.npy"), stack(&HeadTensors::v));
+    batch.add(path("scores.npy"), stack(&HeadTensors::scores));
+    batch.add(path("weights.npy"), stack(&HeadTensors::weights));
+    batch.add(path("head_output.npy"), stack(&HeadTensors::output));
+    batch.add(path("output.npy"), encodeNpy(matrixTensor(forward.output)));
+    batch.add(path("tokens.txt"), labelsText(model.queryTokens));
+    batch.add(path("key_tokens.txt"), labelsText(model.keyTokens));
 }
 
 std::string weightsCsv(const Model& model, const MatRef& weights) {

@@ -1,15 +1,73 @@
-// Writing files safely: everything goes to a temporary file beside the target and is renamed
-// over it only when complete, so a failure (full disk, no permission) never leaves a
-// half-written or destroyed file. A symbolic link is followed (the file it names is replaced);
-// a device or a pipe (/dev/null, a FIFO) is written in place, never replaced by a file.
+// Writing files safely. Every file is written to a hidden temporary beside its target and
+// renamed over it only when complete, so a failure (full disk, no permission, a signal) never
+// leaves a half-written or destroyed file, and no temporary stays behind:
+//   * the temporary is an unnamed O_TMPFILE where the file system has them (nothing to leave
+//     even after SIGKILL), linked in under a short hidden name only to be renamed at once;
+//     elsewhere a short hidden name (".attnviz-XXXXXX", so a 255-byte target name still works);
+//   * a named temporary is removed by a handler of SIGINT, SIGTERM, SIGHUP and SIGQUIT before
+//     the signal takes its usual course; SIGXFSZ (file size limit) is ignored while writing, so
+//     the write fails and is reported instead of killing the process;
+//   * a symbolic link is followed (the file it names is replaced, the link stays);
+//   * a device or a pipe (/dev/null, a FIFO) is written in place, never replaced by a file, and
+//     a FIFO nothing reads from is an error at once, never a wait.
+// Several files are all or nothing (FileBatch): every one is written to its temporary first,
+// and only when all are complete are they renamed into place.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace attnviz::core {
 
-// Throws InputError(path, reason) on failure; the old file, if any, is untouched.
+// Where bytes go: a file being written, standard output, a string in tests.
+class ByteSink {
+public:
+    virtual ~ByteSink() = default;
+    // Throws InputError (naming the destination) when the bytes cannot be written.
+    virtual void write(std::string_view bytes) = 0;
+};
+
+// Bytes collected in a string.
+class StringSink : public ByteSink {
+public:
+    void write(std::string_view bytes) override { text.append(bytes); }
+    std::string text;
+};
+
+class FileBatch {
+public:
+    // Unnamed: O_TMPFILE where the file system has it, else a short hidden name. Named: always
+    // the hidden name (what other file systems get; tests take this path on purpose).
+    enum class Temporaries { Unnamed, Named };
+    explicit FileBatch(Temporaries kind = Temporaries::Unnamed);
+    FileBatch(const FileBatch&) = delete;
+    FileBatch& operator=(const FileBatch&) = delete;
+    ~FileBatch();  // removes every temporary that was not committed
+
+    // Checks that `path` can be written (its folder exists, it is not a folder; a FIFO has a
+    // reader) and opens its temporary; the returned sink writes there (buffered). Throws
+    // InputError(path, reason); nothing is changed on disk then.
+    ByteSink& open(const std::string& path);
+    void add(const std::string& path, std::string_view bytes) { open(path).write(bytes); }
+    // A file that commit() removes, if it exists (an output the new set does not hold).
+    void removeOnCommit(const std::string& path);
+    // Flushes and syncs every file, then renames each into place and removes what was named.
+    void commit();
+
+    struct Entry;
+
+private:
+    Temporaries m_kind;
+    std::vector<std::unique_ptr<Entry>> m_entries;
+    std::vector<std::string> m_removals;
+};
+
+// One file, all or nothing. Throws InputError(path, reason); the old file, if any, is untouched.
 void writeFileAtomic(const std::string& path, std::string_view bytes);
+
+// Hidden temporaries this process has visible right now (for tests: none after any write).
+int visibleTemporaries();
 
 }  // namespace attnviz::core

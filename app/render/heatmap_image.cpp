@@ -427,17 +427,24 @@ std::string renderHeatmapSvg(const HeatmapFigure& figure) {
     return drawSvg(figure, layOut(figure, fonts));
 }
 
-void exportHeatmap(const std::string& path, const HeatmapFigure& figure) {
+bool heatmapIsPng(const std::string& path) {
     std::string ext = std::filesystem::path(path).extension().string();
     std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
     if (ext != ".png" && ext != ".svg") throw core::InputError(path, "unknown image type; use .png or .svg");
-    std::string bytes;
+    return ext == ".png";
+}
+
+std::string encodeHeatmap(const std::string& path, const HeatmapFigure& figure) {
+    const bool png = heatmapIsPng(path);
     try {
-        bytes = ext == ".png" ? renderHeatmapPng(figure) : renderHeatmapSvg(figure);
+        return png ? renderHeatmapPng(figure) : renderHeatmapSvg(figure);
     } catch (const core::InputError& e) {
         throw e.within(path);
     }
-    core::writeFileAtomic(path, bytes);
+}
+
+void exportHeatmap(const std::string& path, const HeatmapFigure& figure) {
+    core::writeFileAtomic(path, encodeHeatmap(path, figure));
 }
 
 }  // namespace attnviz::render

@@ -26,7 +26,12 @@ struct HeatmapFigure {
 std::string renderHeatmapPng(const HeatmapFigure& figure);
 std::string renderHeatmapSvg(const HeatmapFigure& figure);
 
-// Writes OUT.png or OUT.svg (chosen by the extension) atomically; InputError names the path.
+// The figure's format from the path's extension (.png or .svg, any case): true for PNG; an
+// InputError naming the path for any other.
+bool heatmapIsPng(const std::string& path);
+// The file for OUT.png or OUT.svg (chosen by the extension); InputError names the path.
+std::string encodeHeatmap(const std::string& path, const HeatmapFigure& figure);
+// Writes it atomically.
 void exportHeatmap(const std::string& path, const HeatmapFigure& figure);
 
 }  // namespace attnviz::render

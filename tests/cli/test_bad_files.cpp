@@ -13,6 +13,8 @@
 
 #include <csignal>
 #include <iterator>
+#include <sstream>
+#include <streambuf>
 #include <string>
 #include <utility>
 #include <vector>
@@ -111,6 +113,86 @@ TEST_F(Cli, WriteFailingHalfwayLeavesTheOldFileAndNoTemporary) {
     EXPECT_EQ(readFile(path("npy") / "X.npy"), before);
     EXPECT_EQ(listDir().size(), kFileExports.size() + 1);  // no temporary file beside the old ones
     EXPECT_EQ(std::distance(fs::directory_iterator(path("npy")), fs::directory_iterator()), 1);
+}
+
+// Several outputs are all or nothing: each is checked before any is written, and a failure in
+// one leaves every old file as it was. Before, `--export a.json --export-heatmap a.jpg`
+// replaced a.json and only then refused the .jpg.
+TEST_F(Cli, WritesSeveralOutputsAllOrNothing) {
+    const std::string before = "old\n";
+    writeFile(path("a.json"), before);
+    EXPECT_EQ(expectError(runCli({"--export", path("a.json").string(), "--export-heatmap", path("a.jpg").string()})),
+              path("a.jpg").string() + ": unknown image type; use .png or .svg");
+    EXPECT_EQ(readFile(path("a.json")), before);
+    const std::string missing = (path("missing") / "w.csv").string();
+    EXPECT_EQ(expectError(runCli({"--export", path("a.json").string(), "--export-csv", missing})),
+              missing + ": folder " + path("missing").string() + " does not exist");
+    EXPECT_EQ(readFile(path("a.json")), before);
+    EXPECT_EQ(listDir(), std::vector<fs::path>{"a.json"});
+    // the same file twice, or standard output twice, is refused before anything is done
+    EXPECT_EQ(expectError(runCli({"--export", path("a.json").string(), "--export-csv", path("a.json").string()})),
+              "--export-csv: the same file as --export");
+    EXPECT_EQ(expectError(runCli({"--export", "-", "--export-csv", "-"})), "--export-csv: standard output is already taken by --export");
+}
+
+// A folder of .npy files is replaced as a whole: a file that cannot be written leaves every old
+// file; an export without X (explicit Q, K, V) removes the X.npy of an earlier one.
+TEST_F(Cli, WritesNpyFolderAllOrNothingAndNeverMixed) {
+    const fs::path dir = path("npy");
+    ASSERT_EQ(runCli({"--preset", "default", "--export-npy", dir.string()}).code, 0);
+    const std::string oldQ = readFile(dir / "Q.npy"), oldX = readFile(dir / "X.npy");
+    fs::remove(dir / "weights.npy");
+    fs::create_directory(dir / "weights.npy");  // in the way
+    EXPECT_EQ(expectError(runCli({"--preset", "random-heads", "--export-npy", dir.string()})),
+              (dir / "weights.npy").string() + ": is a directory, expected a file name");
+    EXPECT_EQ(readFile(dir / "Q.npy"), oldQ);
+    EXPECT_EQ(readFile(dir / "X.npy"), oldX);
+    fs::remove(dir / "weights.npy");
+    EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 9);  // no temporary
+    ASSERT_EQ(runCli({"--preset", "seed003-exam", "--export-npy", dir.string()}).code, 0);
+    EXPECT_FALSE(fs::exists(dir / "X.npy"));
+    EXPECT_TRUE(fs::exists(dir / "weights.npy"));
+    EXPECT_NE(readFile(dir / "Q.npy"), oldQ);
+}
+
+// Standard output that cannot take the data (a full disk, a closed descriptor, a reader gone)
+// is exit 2, not a silent 0 with the data lost.
+TEST_F(Cli, ExportToAFailingStandardOutputIsAnError) {
+    struct Full : std::streambuf {
+        int overflow(int) override { return traits_type::eof(); }
+        std::streamsize xsputn(const char*, std::streamsize) override { return 0; }
+    } full;
+    std::ostream out(&full);
+    std::ostringstream err;
+    std::vector<const char*> argv{"attnviz", "--export", "-"};
+    const int code = runMain(static_cast<int>(argv.size()), argv.data(), [](const GuiRequest&) { return 0; }, out, err);
+    EXPECT_EQ(code, 2);
+    EXPECT_EQ(err.str(), "attnviz: error: standard output: write failed (closed, full, or nothing reading it)\n");
+}
+
+TEST_F(Cli, ExportOverTheScenarioBeingReadIsRefused) {
+    const std::string scenario = R"({"sentence": "the cat sat"})";
+    writeFile(path("s.json"), scenario);
+    for (const char* flag : {"--export", "--export-csv", "--export-heatmap"}) {
+        const std::string line = expectError(runCli({"--scenario", path("s.json").string(), flag, path("s.json").string()}));
+        EXPECT_EQ(line, std::string(flag) + " " + path("s.json").string() + ": is the scenario being read; write elsewhere");
+    }
+    EXPECT_EQ(readFile(path("s.json")), scenario);
+}
+
+TEST_F(Cli, ExportToANamedPipeWithoutAReaderIsAnErrorNotAHang) {
+    const fs::path fifo = path("out.fifo");
+    ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+    EXPECT_EQ(expectError(runCli({"--export", fifo.string()})), fifo.string() + ": a named pipe that nothing reads from");
+    EXPECT_TRUE(fs::is_fifo(fifo));
+}
+
+TEST_F(Cli, ExportToTheLongestLegalFileName) {
+    const fs::path out = path(std::string(250, 'n') + ".json");
+    const CliRun run = runCli({"--export", out.string()});
+    ASSERT_EQ(run.code, 0) << run.err;
+    EXPECT_EQ(readFile(out), runCli({"--export", "-"}).out);
+    EXPECT_EQ(listDir().size(), 1u);
 }
 
 TEST_F(Cli, ExportOntoAFolderLeavesItIntact) {
