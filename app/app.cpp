@@ -12,6 +12,7 @@
 #include "app/panels/swap_panel.hpp"
 #include "app/panels/train_panel.hpp"
 #include "app/theme.hpp"
+#include "app/widgets/text.hpp"
 #include "core/error.hpp"
 #include "core/export.hpp"
 #include "core/files.hpp"
@@ -173,7 +174,9 @@ void App::frame() {
         ImGui::SetNextWindowBgAlpha(0.9f);
         ImGui::Begin("##toast", nullptr, ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoSavedSettings |
                                              ImGuiWindowFlags_NoFocusOnAppearing | ImGuiWindowFlags_NoNav);
-        ImGui::TextColored(m_toastError ? ImVec4(1.0f, 0.45f, 0.4f, 1.0f) : ImGui::GetStyleColorVec4(ImGuiCol_Text), "%s", m_toast.c_str());
+        // A message may quote a user's path or value: a few lines of it at most, 36 ems wide.
+        widgets::wrappedTextColored(m_toastError ? ImVec4(1.0f, 0.45f, 0.4f, 1.0f) : ImGui::GetStyleColorVec4(ImGuiCol_Text), m_toast, 400,
+                                    ImGui::GetFontSize() * 36.0f);
         ImGui::End();
     }
     keys();
@@ -274,7 +277,10 @@ void App::menuBar() {
                                "Heatmap: click a row to select it, wheel to zoom, right-drag to pan.");
         ImGui::EndMenu();
     }
-    ImGui::TextDisabled("  %s", m_state.scenario.name.empty() ? "attnviz" : m_state.scenario.name.c_str());
+    const std::string& name = m_state.scenario.name.empty() ? std::string("attnviz") : m_state.scenario.name;
+    const std::string shown = widgets::fitLabel(name, ImGui::GetContentRegionAvail().x - ImGui::GetFontSize(), widgets::kTitleGlyphs);
+    ImGui::TextDisabled("  %s", shown.c_str());
+    if (shown != name) widgets::hoverTooltip(name);
     ImGui::EndMainMenuBar();
 }
 

@@ -42,6 +42,7 @@ void FontSet::build(float pixelScale, const std::vector<std::string>& tokens) {
         0x2420, 0x2424,  // ␣ (a visible space)
         0x25A0, 0x25FF,  // geometric shapes ■ ▲
         0x1D00, 0x1DBF,  // phonetic extensions incl. ᵀ
+        0xFFFD, 0xFFFD,  // �: ImGui draws every glyph it lacks (emoji beyond U+FFFF too) as this, not '?'
         0,
     };
     builder.AddRanges(kRanges);

@@ -4,6 +4,7 @@
 #include "app/gfx/capture.hpp"
 #include "app/render/png.hpp"
 #include "app/state/session.hpp"
+#include "app/widgets/text.hpp"
 #include "core/error.hpp"
 #include "core/files.hpp"
 #include "core/format.hpp"
@@ -120,7 +121,7 @@ int runGui(const GuiRequest& request) {
     glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
     glfwWindowHint(GLFW_OPENGL_FORWARD_COMPAT, GLFW_TRUE);
     if (screenshot) glfwWindowHint(GLFW_VISIBLE, GLFW_FALSE);
-    const std::string title = "attnviz — " + (state.scenario.name.empty() ? std::string("self-attention") : state.scenario.name);
+    const std::string title = "attnviz — " + (state.scenario.name.empty() ? std::string("self-attention") : widgets::clipLabel(state.scenario.name, widgets::kTitleGlyphs));
     GLFWwindow* window = glfwCreateWindow(width, height, title.c_str(), nullptr, nullptr);
     if (!window) {
         std::cerr << "attnviz: cannot open an OpenGL 3.3 window (" << g_glfwError << "): " << kNoDisplayHint << "\n";

@@ -2,10 +2,12 @@
 
 #include "app/panels/heatmap_panel.hpp"
 #include "app/widgets/charts.hpp"
+#include "app/widgets/text.hpp"
 #include "core/attention.hpp"
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 namespace attnviz::app {
 
@@ -49,10 +51,15 @@ void queryBars(PanelContext& ctx, int head, int q, ImVec2 size, bool compact) {
     const int hovered = widgets::barChart(ImGui::GetWindowDrawList(), min, ImVec2(min.x + size.x, min.y + size.y), values,
                                           s.keyLabels, self, blocked, style);
     ImGui::Dummy(size);
-    if (hovered >= 0 && ImGui::IsItemHovered())
-        ImGui::SetTooltip("\"%s\" → \"%s\": %s%.4f", s.queryLabels[static_cast<std::size_t>(q)].c_str(),
-                          s.keyLabels[static_cast<std::size_t>(hovered)].c_str(),
-                          blocked[static_cast<std::size_t>(hovered)] ? "masked, " : "α = ", values[static_cast<std::size_t>(hovered)]);
+    if (hovered >= 0 && ImGui::IsItemHovered()) {
+        char value[48];
+        std::snprintf(value, sizeof value, "%s%.4f", blocked[static_cast<std::size_t>(hovered)] ? "masked, " : "α = ",
+                      values[static_cast<std::size_t>(hovered)]);
+        constexpr std::size_t kQuote = widgets::kTooltipGlyphs / 2;  // the value after them always shows
+        widgets::showTooltip("\"" + widgets::labelWithLength(s.queryLabels[static_cast<std::size_t>(q)], kQuote) + "\" → \"" +
+                                 widgets::labelWithLength(s.keyLabels[static_cast<std::size_t>(hovered)], kQuote) + "\": " + value,
+                             2 * widgets::kTooltipGlyphs);
+    }
     if (ImGui::IsItemClicked()) ctx.actions.emit(action::SelectQuery{q});
 }
 
@@ -74,7 +81,9 @@ void BarsPanel::draw(PanelContext& ctx) {
         const core::RowStats stats = core::rowStats(head < 0 ? core::meanWeights(s.forward, q, 1)
                                                               : core::Mat(s.forward.heads[static_cast<std::size_t>(head)].weights.row(q)));
         ImGui::Text("Query %d \"%s\"   Σ = %.2f   max = %.3f   entropy %.2f of %.2f nats", q + 1,
-                    s.queryLabels[static_cast<std::size_t>(q)].c_str(), stats.sum(0), stats.max(0), stats.entropy(0),
+                    widgets::fitLabel(s.queryLabels[static_cast<std::size_t>(q)],
+                                      std::min(ImGui::GetFontSize() * 12.0f, ImGui::GetContentRegionAvail().x * 0.3f)).c_str(),
+                    stats.sum(0), stats.max(0), stats.entropy(0),
                     std::log(static_cast<double>(s.model.tk())));
         const ImVec2 avail = ImGui::GetContentRegionAvail();
         queryBars(ctx, head, q, ImVec2(avail.x, std::max(60.0f, avail.y - 4.0f)), false);
@@ -84,7 +93,8 @@ void BarsPanel::draw(PanelContext& ctx) {
         const float each = std::max(50.0f, avail.y / static_cast<float>(positions.size()) - lineH - 2.0f);
         for (int p : positions) {
             ImGui::TextColored(p == q ? ImVec4(0.94f, 0.27f, 0.27f, 1.0f) : ImGui::GetStyleColorVec4(ImGuiCol_Text),
-                               "Query %d \"%s\"", p + 1, s.queryLabels[static_cast<std::size_t>(p)].c_str());
+                               "Query %d \"%s\"", p + 1,
+                               widgets::fitLabel(s.queryLabels[static_cast<std::size_t>(p)], avail.x * 0.8f).c_str());
             queryBars(ctx, head, p, ImVec2(avail.x, each), true);
         }
     }

@@ -1,5 +1,6 @@
 #include "app/panels/controls_panel.hpp"
 
+#include "app/widgets/text.hpp"
 #include "core/presets.hpp"
 
 #include <imgui_stdlib.h>
@@ -32,6 +33,37 @@ bool intField(const char* label, int value, int lo, int hi, int& out) {
     return false;
 }
 
+constexpr std::size_t kDescriptionGlyphs = 400;  // a description or an error: the shipped ones whole
+// ImGui's one-line field draws only the part inside its frame, but reserves 4 vertices a byte
+// every frame; a longer sentence is shown cut instead, and can be cleared to type a new one.
+constexpr std::size_t kEditableBytes = 64 * 1024;
+
+// The description, scrolling in at most a third of the panel: the controls below stay in view.
+void description(const std::string& text) {
+    const std::string shown = widgets::tooltipBody(text, kDescriptionGlyphs);
+    const float most = ImGui::GetWindowHeight() * 0.33f;
+    const bool scrolls = ImGui::CalcTextSize(shown.c_str(), nullptr, false, ImGui::GetContentRegionAvail().x).y > most;
+    if (scrolls) ImGui::BeginChild("##description", ImVec2(0.0f, most));
+    widgets::wrappedTextColored(ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled), shown);
+    if (scrolls) ImGui::EndChild();
+}
+
+void sentenceField(PanelContext& ctx) {
+    std::string& draft = ctx.drafts.sentence;
+    if (draft.size() <= kEditableBytes) {
+        ImGui::SetNextItemWidth(-1);
+        if (ImGui::InputText("##sentence", &draft)) ctx.actions.emit(action::SetSentence{draft});
+        tooltip("Type anything: attention is recomputed as you type.");
+        return;
+    }
+    const float clearW = ImGui::CalcTextSize("clear").x + ImGui::GetStyle().FramePadding.x * 2.0f;
+    ImGui::TextDisabled("%s", widgets::fitLabel(draft, ImGui::GetContentRegionAvail().x - clearW - ImGui::GetStyle().ItemSpacing.x, widgets::kTitleGlyphs).c_str());
+    widgets::hoverTooltip(draft);
+    ImGui::SameLine();
+    if (ImGui::SmallButton("clear")) draft.clear();  // the model keeps its sentence until one is typed
+    tooltip("Too long to edit here: clear the field to type a new sentence, or open a scenario file.");
+}
+
 }  // namespace
 
 void ControlsPanel::draw(PanelContext& ctx) {
@@ -40,7 +72,9 @@ void ControlsPanel::draw(PanelContext& ctx) {
     // Scenario: presets and the sentence.
     ImGui::SetNextItemWidth(-1);
     const core::Preset* preset = core::findPreset(s.presetId);
-    const std::string current = preset ? preset->scenario.name : s.scenario.name.empty() ? "(custom)" : s.scenario.name;
+    const std::string& name = preset ? preset->scenario.name : s.scenario.name.empty() ? "(custom)" : s.scenario.name;
+    const float previewW = ImGui::GetContentRegionAvail().x - ImGui::GetFrameHeight() - ImGui::GetStyle().FramePadding.x * 2.0f;
+    const std::string current = widgets::escapeIdMarks(widgets::fitLabel(name, previewW, widgets::kTitleGlyphs));
     if (ImGui::BeginCombo("##preset", current.c_str())) {
         for (const core::Preset& p : core::presets()) {
             if (ImGui::Selectable(p.scenario.name.c_str(), p.id == s.presetId)) ctx.actions.emit(action::LoadScenario{p.scenario, p.id, ""});
@@ -48,20 +82,15 @@ void ControlsPanel::draw(PanelContext& ctx) {
         }
         ImGui::EndCombo();
     }
-    tooltip("Presets: every worked example of the lessons, the anagram sentences and random-head demos.");
-    if (!s.scenario.description.empty()) {
-        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-        ImGui::TextWrapped("%s", s.scenario.description.c_str());
-        ImGui::PopStyleColor();
-    }
+    if (current != name) widgets::hoverTooltip(name);
+    else tooltip("Presets: every worked example of the lessons, the anagram sentences and random-head demos.");
+    if (!s.scenario.description.empty()) description(s.scenario.description);
     ImGui::Separator();
 
     const bool editable = !s.model.explicitQkv && !s.scenario.x;
     if (editable) {
         ImGui::TextUnformatted("Sentence");
-        ImGui::SetNextItemWidth(-1);
-        if (ImGui::InputText("##sentence", &ctx.drafts.sentence)) ctx.actions.emit(action::SetSentence{ctx.drafts.sentence});
-        tooltip("Type anything: attention is recomputed as you type.");
+        sentenceField(ctx);
         int tokenizer = s.scenario.tokenizer == core::Tokenizer::Char ? 1 : 0;
         if (ImGui::RadioButton("words", &tokenizer, 0)) ctx.actions.emit(action::SetTokenizer{core::Tokenizer::Word});
         tooltip("One token per word; punctuation becomes its own token.");
@@ -144,9 +173,7 @@ void ControlsPanel::draw(PanelContext& ctx) {
 
     if (!s.error.empty()) {
         ImGui::Separator();
-        ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(0.95f, 0.35f, 0.30f, 1.0f));
-        ImGui::TextWrapped("%s", s.error.c_str());
-        ImGui::PopStyleColor();
+        widgets::wrappedTextColored(ImVec4(0.95f, 0.35f, 0.30f, 1.0f), s.error, kDescriptionGlyphs);
         if (ImGui::SmallButton("dismiss")) ctx.actions.emit(action::ClearError{});
     }
     ImGui::End();

@@ -3,6 +3,7 @@
 #include "app/gfx/texture_cache.hpp"
 #include "app/panels/controls_panel.hpp"
 #include "app/widgets/charts.hpp"
+#include "app/widgets/text.hpp"
 #include "core/format.hpp"
 
 #include <algorithm>
@@ -22,23 +23,26 @@ std::string headLabel(const AppState& state, int head) {
 
 namespace {
 
+// The tokens are quoted at half a tooltip each: the numbers after them always show.
 std::string cellTooltip(const AppState& s, int head, int i, int j, float weight) {
-    const std::string& q = s.queryLabels[static_cast<std::size_t>(i)];
-    const std::string& k = s.keyLabels[static_cast<std::size_t>(j)];
-    char buf[512];
-    int n = std::snprintf(buf, sizeof buf, "query %d \"%s\"  →  key %d \"%s\"\n", i + 1, q.c_str(), j + 1, k.c_str());
+    constexpr std::size_t kQuote = widgets::kTooltipGlyphs / 2;
+    std::string text = "query " + std::to_string(i + 1) + " \"" + widgets::labelWithLength(s.queryLabels[static_cast<std::size_t>(i)], kQuote) +
+                       "\"  →  key " + std::to_string(j + 1) + " \"" + widgets::labelWithLength(s.keyLabels[static_cast<std::size_t>(j)], kQuote) + "\"\n";
+    char buf[160];
     if (core::isBlocked(s.settings, i, j)) {
-        std::snprintf(buf + n, sizeof buf - n, "masked%s: weight 0", s.settings.causal && j > i ? " (causal: a future key)" : "");
-        return buf;
+        std::snprintf(buf, sizeof buf, "masked%s: weight 0", s.settings.causal && j > i ? " (causal: a future key)" : "");
+        return text + buf;
     }
-    n += std::snprintf(buf + n, sizeof buf - n, "weight α = %.4f", weight);
+    std::snprintf(buf, sizeof buf, "weight α = %.4f", weight);
+    text += buf;
     if (head >= 0) {
         const float score = s.forward.heads[static_cast<std::size_t>(head)].scores(i, j);
         const float c = core::logitScale(s.model.dk, s.settings);
-        std::snprintf(buf + n, sizeof buf - n, "\nscore q·k = %.4f\nscaled = %.4f  (÷ %s%.3g)", score, score * c,
+        std::snprintf(buf, sizeof buf, "\nscore q·k = %.4f\nscaled = %.4f  (÷ %s%.3g)", score, score * c,
                       s.settings.scaled ? "√d_k·τ = " : "τ = ", 1.0 / c);
+        text += buf;
     }
-    return buf;
+    return text;
 }
 
 }  // namespace
@@ -77,10 +81,13 @@ void HeatmapPanel::draw(PanelContext& ctx) {
     const ImVec2 origin = ImGui::GetCursorScreenPos();
     const ImVec2 avail = ImGui::GetContentRegionAvail();
     const float lineH = ImGui::GetTextLineHeight();
+    // Row labels: as wide as the widest of the first rows' tokens, at most 160 px and a fifth of
+    // the panel (then "…"): the matrix keeps the room.
+    const float maxNameW = std::min(160.0f * ctx.scale, avail.x * 0.2f);
     float labelW = 0.0f;
-    for (int i = 0; i < std::min(tq, 256); ++i)
-        labelW = std::max(labelW, ImGui::CalcTextSize(s.queryLabels[static_cast<std::size_t>(i)].c_str()).x);
-    labelW = std::min(labelW, 160.0f * ctx.scale);
+    for (int i = 0; i < std::min(tq, 256) && labelW < maxNameW; ++i)
+        labelW = std::max(labelW, ImGui::CalcTextSize(widgets::clipLabel(s.queryLabels[static_cast<std::size_t>(i)]).c_str()).x);
+    labelW = std::min(labelW, maxNameW);
     // More rows than lines of text: the labels are thinned out and numbered ("1021 the").
     if (static_cast<float>(tq) * lineH > avail.y) labelW += ImGui::CalcTextSize((std::to_string(tq) + " ").c_str()).x;
     labelW += 10.0f * ctx.scale;
@@ -131,8 +138,10 @@ void HeatmapPanel::draw(PanelContext& ctx) {
         const bool selected = i == s.view.selectedQuery;
         if (i % rowStep != 0 && !selected) continue;
         // When rows are thinned out, say which position each label belongs to.
-        const std::string numbered = rowStep > 1 ? std::to_string(i + 1) + " " + s.queryLabels[static_cast<std::size_t>(i)] : std::string();
-        const char* label = rowStep > 1 ? numbered.c_str() : s.queryLabels[static_cast<std::size_t>(i)].c_str();
+        const std::string& token = s.queryLabels[static_cast<std::size_t>(i)];
+        const std::string fitted = widgets::fitLabel(rowStep > 1 ? std::to_string(i + 1) + " " + widgets::clipLabel(token) : token,
+                                                     labelW - 10.0f * ctx.scale + 0.5f);
+        const char* label = fitted.c_str();
         const ImVec2 ts = ImGui::CalcTextSize(label);
         const float y = cellY(i + 0.5f) - ts.y * 0.5f;
         list->AddText(ImVec2(mMin.x - ts.x - 6.0f, y), selected ? accent : text, label);
@@ -142,14 +151,17 @@ void HeatmapPanel::draw(PanelContext& ctx) {
     }
     list->PopClipRect();
     list->AddText(ImVec2(mMax.x + 8.0f, origin.y + 4.0f), text, "Σ");
-    // Column labels (keys) above the matrix, skipping those that would overlap.
+    // Column labels (keys) above the matrix: a cell wide (at least four ems, then "…"),
+    // skipping those that would overlap.
     float lastEnd = -1e9f;
+    const float columnW = std::max(cell - 4.0f, ImGui::GetFontSize() * 4.0f);
     for (int j = jBegin; j < jEnd; ++j) {
-        const char* label = s.keyLabels[static_cast<std::size_t>(j)].c_str();
-        const ImVec2 ts = ImGui::CalcTextSize(label);
+        if (cellX(j + 0.5f) < lastEnd + 4.0f) continue;  // overlaps whatever its width
+        const std::string label = widgets::fitLabel(s.keyLabels[static_cast<std::size_t>(j)], columnW);
+        const ImVec2 ts = ImGui::CalcTextSize(label.c_str());
         const float x = cellX(j + 0.5f) - ts.x * 0.5f;
         if (x < lastEnd + 4.0f || x + ts.x > mMax.x + 20.0f) continue;
-        list->AddText(ImVec2(x, origin.y + 4.0f), text, label);
+        list->AddText(ImVec2(x, origin.y + 4.0f), text, label.c_str());
         lastEnd = x + ts.x;
     }
     // Selected query row outline.
@@ -169,9 +181,11 @@ void HeatmapPanel::draw(PanelContext& ctx) {
             if (io.MousePos.x >= mMin.x && j >= 0 && j < tk) {
                 list->AddRect(ImVec2(cellX(static_cast<float>(j)), cellY(static_cast<float>(i))),
                               ImVec2(cellX(j + 1.0f), cellY(i + 1.0f)), IM_COL32(255, 255, 255, 255), 0.0f, 0, 1.5f);
-                ImGui::SetTooltip("%s", cellTooltip(s, head, i, j, weight(i, j)).c_str());
+                widgets::showTooltip(cellTooltip(s, head, i, j, weight(i, j)), 2 * widgets::kTooltipGlyphs);
             } else {
-                ImGui::SetTooltip("query %d \"%s\": click to select", i + 1, s.queryLabels[static_cast<std::size_t>(i)].c_str());
+                widgets::showTooltip("query " + std::to_string(i + 1) + " \"" +
+                                     widgets::labelWithLength(s.queryLabels[static_cast<std::size_t>(i)], widgets::kTooltipGlyphs) +
+                                     "\": click to select", 2 * widgets::kTooltipGlyphs);
             }
             if (ImGui::IsItemClicked(ImGuiMouseButton_Left)) ctx.actions.emit(action::SelectQuery{i});
         }

@@ -3,6 +3,7 @@
 #include "app/gfx/heatmap_renderer.hpp"
 #include "app/gfx/texture_cache.hpp"
 #include "app/widgets/charts.hpp"
+#include "app/widgets/text.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -106,7 +107,7 @@ void LinearPanel::draw(PanelContext& ctx) {
     Eigen::Index strongest = 0;
     step.weights.maxCoeff(&strongest);
     ImGui::TextDisabled("recalls key %lld \"%s\" most (%.3f)", static_cast<long long>(strongest + 1),
-                        s.keyLabels[static_cast<std::size_t>(strongest)].c_str(), static_cast<double>(step.weights(strongest)));
+                        widgets::fitLabel(s.keyLabels[static_cast<std::size_t>(strongest)], ImGui::GetFontSize() * 8.0f).c_str(), static_cast<double>(step.weights(strongest)));
     std::vector<float> values(step.weights.data(), step.weights.data() + step.weights.size());
     const ImVec2 b = ImGui::GetCursorScreenPos();
     const ImVec2 size(std::max(60.0f, ImGui::GetContentRegionAvail().x - 4.0f), side - 2.0f * caption);

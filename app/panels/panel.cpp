@@ -1,6 +1,7 @@
 #include "app/panels/panel.hpp"
 
 #include "app/gfx/texture_cache.hpp"
+#include "app/widgets/text.hpp"
 
 #include <algorithm>
 
@@ -38,14 +39,7 @@ void helpMarker(const char* text) {
     tooltip(text);
 }
 
-void tooltip(const char* text) {
-    if (!ImGui::IsItemHovered()) return;
-    ImGui::BeginTooltip();
-    ImGui::PushTextWrapPos(ImGui::GetFontSize() * 28.0f);
-    ImGui::TextUnformatted(text);
-    ImGui::PopTextWrapPos();
-    ImGui::EndTooltip();
-}
+void tooltip(const char* text) { widgets::hoverTooltip(text); }
 
 bool beginPanel(PanelContext& ctx, const char* title) {
     if (ImGui::Begin(title, nullptr, ctx.windowFlags)) return true;

@@ -85,7 +85,7 @@ int headPooling(float pixelsPerCell);
 
 // Adds a "(?)" marker whose tooltip explains the previous control in plain words.
 void helpMarker(const char* text);
-// Tooltip on the previous item.
+// Tooltip on the previous item (bounded: it may quote a user's description).
 void tooltip(const char* text);
 
 }  // namespace attnviz::app

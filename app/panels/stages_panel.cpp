@@ -1,5 +1,6 @@
 #include "app/panels/stages_panel.hpp"
 
+#include "app/widgets/text.hpp"
 #include "core/format.hpp"
 
 #include <cmath>
@@ -91,14 +92,25 @@ void StagesPanel::draw(PanelContext& ctx) {
         if (ctx.fonts.mono) ImGui::PushFont(ctx.fonts.mono);
         const int cols = static_cast<int>(v.values.cols()) + 1;
         if (ImGui::BeginTable("##stage", cols, ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_ScrollX | ImGuiTableFlags_ScrollY)) {
+            // Tokens label rows and (for Q Kᵀ … A) columns: in the regular font, which has
+            // their glyphs, cut to 8 ems; the header drawn as plain text so that a token with
+            // "##" in it is not taken for an ID.
+            const auto tokenCell = [&](const std::string& token) {
+                if (ctx.fonts.mono) ImGui::PushFont(ctx.fonts.regular);
+                ImGui::TextUnformatted(widgets::fitLabel(token, ImGui::GetFontSize() * 8.0f).c_str());
+                if (ctx.fonts.mono) ImGui::PopFont();
+            };
             ImGui::TableSetupScrollFreeze(1, 1);
-            ImGui::TableSetupColumn("");
-            for (const auto& c : v.colLabels) ImGui::TableSetupColumn(c.c_str());
-            ImGui::TableHeadersRow();
+            for (int c = 0; c < cols; ++c) ImGui::TableSetupColumn(("##col" + std::to_string(c)).c_str());
+            ImGui::TableNextRow(ImGuiTableRowFlags_Headers);
+            for (int c = 1; c < cols; ++c) {
+                ImGui::TableSetColumnIndex(c);
+                tokenCell(v.colLabels[static_cast<std::size_t>(c - 1)]);
+            }
             for (Eigen::Index i = 0; i < v.values.rows(); ++i) {
                 ImGui::TableNextRow();
                 ImGui::TableNextColumn();
-                ImGui::TextUnformatted(v.rowLabels[static_cast<std::size_t>(i)].c_str());
+                tokenCell(v.rowLabels[static_cast<std::size_t>(i)]);
                 for (Eigen::Index j = 0; j < v.values.cols(); ++j) {
                     ImGui::TableNextColumn();
                     const float x = v.values(i, j);

@@ -1,6 +1,7 @@
 #include "app/panels/swap_panel.hpp"
 
 #include "app/gfx/texture_cache.hpp"
+#include "app/widgets/text.hpp"
 #include "core/format.hpp"
 #include "core/permutation.hpp"
 #include "core/presets.hpp"
@@ -21,14 +22,17 @@ std::string verdictText(const AppState& s) {
 
 namespace {
 
+// The first 40 tokens, each cut to 16 glyphs: the line is bounded whatever the tokens.
 void orderLine(const char* caption, const std::vector<std::string>& tokens) {
     std::string line = "[";
-    for (std::size_t i = 0; i < tokens.size() && i < 40; ++i) line += (i ? ", " : "") + tokens[i];
+    for (std::size_t i = 0; i < tokens.size() && i < 40; ++i) line += (i ? ", " : "") + widgets::clipLabel(tokens[i], 16);
     if (tokens.size() > 40) line += ", …";
     line += "]";
     ImGui::TextDisabled("%s", caption);
     ImGui::SameLine();
-    ImGui::TextWrapped("%s", line.c_str());
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::TextUnformatted(line.c_str(), line.c_str() + line.size());
+    ImGui::PopTextWrapPos();
 }
 
 }  // namespace
@@ -46,19 +50,23 @@ void SwapPanel::draw(PanelContext& ctx) {
     }
     ImGui::TextDisabled("Click two chips to swap their tokens.");
     // Chips: the current order; the first clicked chip is highlighted until the second click.
+    // A chip is at most 12 ems (or the panel) wide; its tooltip quotes the whole token.
     const int shown = std::min(n, 64);
+    const float chipW = std::min(ImGui::GetFontSize() * 12.0f, ImGui::GetContentRegionAvail().x - ImGui::GetStyle().FramePadding.x * 2.0f);
     for (int p = 0; p < shown; ++p) {
+        const std::string& token = s.queryLabels[static_cast<std::size_t>(p)];
+        const std::string chip = widgets::fitLabel(token, chipW);
         if (p > 0) {
-            const float next = ImGui::GetItemRectMax().x + ImGui::CalcTextSize(s.queryLabels[static_cast<std::size_t>(p)].c_str()).x + 24.0f;
+            const float next = ImGui::GetItemRectMax().x + ImGui::CalcTextSize(chip.c_str()).x + 24.0f;
             if (next < ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x) ImGui::SameLine();
         }
         const bool pending = s.view.pendingSwap == p;
         const bool moved = s.model.perm[static_cast<std::size_t>(p)] != p;
         if (pending) ImGui::PushStyleColor(ImGuiCol_Button, ImVec4(0.94f, 0.27f, 0.27f, 1.0f));
         else if (moved) ImGui::PushStyleColor(ImGuiCol_Button, ImVec4(0.85f, 0.55f, 0.10f, 0.9f));
-        const std::string label = s.queryLabels[static_cast<std::size_t>(p)] + "##chip" + std::to_string(p);
-        if (ImGui::Button(label.c_str())) ctx.actions.emit(action::PickSwapChip{p});
+        if (widgets::button(chip, "chip" + std::to_string(p))) ctx.actions.emit(action::PickSwapChip{p});
         if (pending || moved) ImGui::PopStyleColor();
+        if (chip.ends_with("…")) widgets::hoverTooltip(token);
     }
     if (n > shown) ImGui::TextDisabled("(%d more tokens)", n - shown);
 

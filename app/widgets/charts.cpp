@@ -1,5 +1,7 @@
 #include "app/widgets/charts.hpp"
 
+#include "app/widgets/text.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -62,11 +64,14 @@ int barChart(ImDrawList* list, ImVec2 min, ImVec2 max, const std::vector<float>&
             const ImVec2 ts = ImGui::CalcTextSize(buf);
             list->AddText(ImVec2((x0 + x1 - ts.x) * 0.5f, y0 - ts.y - 1.0f), text, buf);
         }
-        if (labelsFit && j < static_cast<int>(labels.size())) {
-            const ImVec2 ts = ImGui::CalcTextSize(labels[j].c_str());
+        // Labels a slot wide (at least four ems, then "…"); those that would overlap the
+        // previous one are skipped.
+        if (labelsFit && j < static_cast<int>(labels.size()) && (x0 + x1) * 0.5f > lastLabelEnd + 4.0f) {
+            const std::string label = fitLabel(labels[j], std::max(slot - 2.0f, ImGui::GetFontSize() * 4.0f));
+            const ImVec2 ts = ImGui::CalcTextSize(label.c_str());
             const float lx = (x0 + x1 - ts.x) * 0.5f;
-            if (lx > lastLabelEnd + 4.0f) {  // skip labels that would overlap the previous one
-                list->AddText(ImVec2(lx, plotMax.y + 3.0f), j == highlight ? style.highlight : text, labels[j].c_str());
+            if (lx > lastLabelEnd + 4.0f) {
+                list->AddText(ImVec2(lx, plotMax.y + 3.0f), j == highlight ? style.highlight : text, label.c_str());
                 lastLabelEnd = lx + ts.x;
             }
         }

@@ -6,6 +6,8 @@
 #include "app/panels/cost_panel.hpp"
 #include "app/panels/swap_panel.hpp"
 #include "app/panels/train_panel.hpp"
+#include "app/panels/stages_panel.hpp"
+#include "app/widgets/text.hpp"
 #include "core/presets.hpp"
 
 #include <gtest/gtest.h>
@@ -367,4 +369,104 @@ TEST(SmallMultiples, SpreadAndIncludeTheSelectedQuery) {
     EXPECT_EQ(smallMultiplePositions(22, 0, 5), (std::vector<int>{0, 5, 11, 16, 21}));
     EXPECT_EQ(smallMultiplePositions(22, 7, 5), (std::vector<int>{0, 5, 7, 11, 16, 21}));
     EXPECT_EQ(smallMultiplePositions(3, 1, 5), (std::vector<int>{0, 1, 2}));
+}
+
+// ---- User text of any length: 16-bit draw indices (Debian's Dear ImGui 1.86) ----
+
+namespace {
+
+std::string times(std::string_view unit, int n) {
+    std::string out;
+    for (int i = 0; i < n; ++i) out += unit;
+    return out;
+}
+
+
+// Tokens no label can show whole, right-to-left scripts, an emoji sequence, a lone combining
+// mark and invisible characters.
+core::Scenario hostileScenario() {
+    core::Scenario s;
+    s.tokens = std::vector<std::string>{std::string(40000, 'a'), times("שלום ", 8000), times("مرحبا", 8000),
+                                        times("e\u0301", 20000), "שלום", "مرحبا", "👩‍👩‍👧", "\u0301", "\x01", "\t",
+                                        "\x7f", "\u200b", "a\x01" "b\tc\x7f" "d\u200b", "b"};
+    s.name = std::string(40000, 'n');
+    s.description = std::string(40000, 'd');
+    return s;
+}
+
+core::Lesson hostileLesson() {
+    core::LessonStep step;
+    step.title = std::string(40000, 'T');
+    step.text = {std::string(20000, 'x'), times("word ", 4000)};
+    step.scenario = hostileScenario();
+    step.check = core::QuickCheck{std::string(40000, 'q')};
+    core::LessonStep panels = step;
+    panels.panels = {"heatmap", "bars", "swap", "stages"};
+    return core::Lesson{"hostile", std::string(40000, 't'), {step, panels}};
+}
+
+}  // namespace
+
+TEST_F(Headless, TextOfAnyLengthIsClippedBeforeImGui) {
+    App app(makeState(hostileScenario()));
+    app.state().error = std::string(40000, 'e');
+    const auto draw = [&](const std::string& what) {
+        // The mouse sweeps the window, so every panel's hover tooltips are drawn too.
+        const ImVec2 size = ImGui::GetIO().DisplaySize;
+        for (int f = 0; f < 48; ++f) {
+            ImGui::GetIO().MousePos = ImVec2(size.x * (static_cast<float>(f % 8) + 0.5f) / 8.0f, size.y * (static_cast<float>(f / 8) + 0.5f) / 6.0f);
+            app.state().view.stage = f % kStageCount;
+            app.prepareFonts(1.0f, 1.0f);
+            app.prepareStyle(1.0f);
+            ImGui::NewFrame();
+            app.frame();
+            ImGui::Render();
+            const ImDrawData* data = ImGui::GetDrawData();
+            for (int i = 0; i < data->CmdListsCount; ++i)
+                ASSERT_LT(data->CmdLists[i]->VtxBuffer.Size, 65536) << what << ", " << data->CmdLists[i]->_OwnerName;
+        }
+    };
+    for (const ImVec2 display : {ImVec2(1280, 720), ImVec2(1920, 1080)})
+        for (const float scale : {1.0f, 2.0f}) {
+            const std::string config = std::to_string(static_cast<int>(display.x)) + " at " + std::to_string(static_cast<int>(scale));
+            ImGui::GetIO().DisplaySize = display;
+            apply(app.state(), action::SetUiScale{scale});
+            app.notify(std::string(40000, 'm'), true);
+            for (Lab lab : {Lab::None, Lab::Linear, Lab::Cost, Lab::Train}) {
+                apply(app.state(), action::SetLab{lab});
+                draw(config + ", lab " + std::to_string(static_cast<int>(lab)));
+            }
+            apply(app.state(), action::SetLab{Lab::None});
+            apply(app.state(), action::SetSmallMultiples{true});
+            apply(app.state(), action::SelectHead{-1});
+            draw(config + ", small multiples, mean");
+            apply(app.state(), action::SetPresenter{true});
+            draw(config + ", presenter");
+            ASSERT_TRUE(apply(app.state(), action::OpenLesson{hostileLesson()}));
+            draw(config + ", lesson");
+            ASSERT_TRUE(apply(app.state(), action::StepLesson{+1}));
+            draw(config + ", lesson step with panels");
+            apply(app.state(), action::SetPresenter{false});
+            apply(app.state(), action::CloseLesson{});
+            apply(app.state(), action::SetSmallMultiples{false});
+        }
+}
+
+TEST_F(Headless, LabelsFitAWidthInTheFont) {
+    ImGui::GetIO().Fonts->AddFontDefault();
+    ImGui::GetIO().Fonts->Build();
+    ImGui::NewFrame();
+    const std::string token(40000, 'a');
+    for (float width : {1.0f, 30.0f, 100.0f, 400.0f}) {
+        const std::string shown = widgets::fitLabel(token, width);
+        EXPECT_TRUE(shown.ends_with("…"));
+        EXPECT_FALSE(shown.empty());
+        if (shown != "…") {
+            EXPECT_LE(ImGui::CalcTextSize(shown.c_str()).x, width);
+        }
+    }
+    EXPECT_EQ(widgets::fitLabel("abc", 1000.0f), "abc");
+    EXPECT_EQ(widgets::fitLabel("abc", 1.0f), "…");
+    EXPECT_EQ(widgets::fitLabel("e\u0301e\u0301e\u0301e\u0301", ImGui::CalcTextSize("e\u0301e\u0301…").x + 0.5f), "e\u0301e\u0301…");
+    ImGui::EndFrame();
 }
