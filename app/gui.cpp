@@ -34,26 +34,6 @@ constexpr const char* kNoDisplayHint =
     "use --export / --export-npy / --export-csv to compute without a window, or run the app under a virtual display: "
     "xvfb-run -a attnviz … --screenshot OUT.png";
 
-// Session restore: the saved view always, the saved scenario unless the command line named one.
-void restoreSession(const GuiRequest& request, core::Scenario& scenario, std::string& presetId, ViewState& view, int& width, int& height,
-                    std::string& notice) {
-    if (request.fresh || !request.screenshot.empty()) return;
-    try {
-        const auto session = loadSession(sessionPath());
-        if (!session) return;
-        view = session->view;
-        width = session->windowWidth;
-        height = session->windowHeight;
-        if (!request.explicitScenario) {
-            scenario = session->scenario;
-            presetId = session->presetId;
-        }
-    } catch (const core::InputError& e) {
-        notice = "Ignored the saved session: " + e.message();
-        std::cerr << "attnviz: note: " << notice << "\n";
-    }
-}
-
 }  // namespace
 
 int runGui(const GuiRequest& request) {
@@ -69,12 +49,25 @@ int runGui(const GuiRequest& request) {
         return 1;
     }
 
-    core::Scenario scenario = request.scenario;
-    std::string presetId = request.presetId;
+    // The saved view always, the saved scenario unless the command line named one; a file that
+    // cannot be used is kept aside and named in a note (see restoreSession).
+    const std::string sessionFile = sessionPath();
+    const RestoredSession restored =
+        request.fresh || !request.screenshot.empty() ? RestoredSession{} : restoreSession(sessionFile);
+    if (!restored.notice.empty()) std::cerr << "attnviz: note: " << restored.notice << "\n";
     ViewState view;
     int width = 1600, height = 1000;
-    std::string notice;
-    restoreSession(request, scenario, presetId, view, width, height, notice);
+    if (restored.session) {
+        view = restored.session->view;
+        // a saved size larger than this monitor (another monitor's, or a broken file's) would
+        // cost its framebuffer's memory for nothing
+        width = restored.session->windowWidth, height = restored.session->windowHeight;
+        GLFWmonitor* monitor = glfwGetPrimaryMonitor();
+        if (const GLFWvidmode* mode = monitor ? glfwGetVideoMode(monitor) : nullptr) {
+            width = std::min(width, mode->width);
+            height = std::min(height, mode->height);
+        }
+    }
     if (request.width > 0) width = request.width, height = request.height;
     if (request.uiScale > 0.0f) view.uiScale = request.uiScale;
     if (request.theme == "dark") view.theme = Theme::Dark;
@@ -86,25 +79,15 @@ int runGui(const GuiRequest& request) {
     if (request.colormapGiven) view.colormap = request.colormap;
 
     AppState state;
+    std::string notice;
     try {
-        state = makeState(scenario, request.limits);
+        state = startingState(request.scenario, request.presetId, restored, request.explicitScenario, request.limits, sessionFile, notice);
     } catch (const core::InputError& e) {
-        // A saved session that no longer builds is not fatal: fall back to what was asked for.
-        if (scenario.name == request.scenario.name && !request.explicitScenario && notice.empty()) {
-            std::cerr << errorLine(e.message()) << "\n";
-            glfwTerminate();
-            return 2;
-        }
-        try {
-            state = makeState(request.scenario, request.limits);
-            presetId = request.presetId;
-        } catch (const core::InputError& e2) {
-            std::cerr << errorLine(e2.message()) << "\n";
-            glfwTerminate();
-            return 2;
-        }
+        std::cerr << errorLine(e.message()) << "\n";
+        glfwTerminate();
+        return 2;
     }
-    state.presetId = presetId;
+    if (notice != restored.notice) std::cerr << "attnviz: note: " << notice << "\n";
     state.sourcePath = request.scenarioPath;
     state.view = view;
     apply(state, action::SelectHead{view.selectedHead});  // clamps the restored selection

@@ -9,6 +9,9 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <cstdlib>
 #include <filesystem>
 
@@ -74,9 +77,54 @@ Session decodeSession(const std::string& text, const std::string& where) {
 }
 
 std::optional<Session> loadSession(const std::string& path) {
+    namespace fs = std::filesystem;
     std::error_code ec;
-    if (path.empty() || !std::filesystem::exists(path, ec)) return std::nullopt;
+    if (path.empty()) return std::nullopt;
+    const fs::file_status status = fs::status(path, ec);
+    if (!fs::exists(status)) return std::nullopt;
+    if (!fs::is_regular_file(status)) throw core::InputError(path, "is not a regular file");
     return decodeSession(core::readTextFile(path), path);
+}
+
+std::string setAsideSession(const std::string& path, const std::string& why) {
+    const std::string aside = path + ".broken";
+    if (::rename(path.c_str(), aside.c_str()) != 0)
+        return why + "; it could not be kept aside (" + std::strerror(errno) + ") and is left as it is";
+    return why + "; the file is kept as " + aside;
+}
+
+RestoredSession restoreSession(const std::string& path) {
+    namespace fs = std::filesystem;
+    RestoredSession r;
+    try {
+        r.session = loadSession(path);
+    } catch (const core::InputError& e) {
+        std::error_code ec;
+        const bool regular = fs::is_regular_file(fs::symlink_status(path, ec));
+        r.notice = "Ignored the saved session: " + (regular ? setAsideSession(path, e.message()) : e.message());
+    }
+    return r;
+}
+
+AppState startingState(const core::Scenario& requested, const std::string& requestedPreset, const RestoredSession& restored,
+                       bool explicitScenario, const core::Limits& limits, const std::string& sessionFile, std::string& notice) {
+    notice = restored.notice;
+    const auto fromRequest = [&] {
+        AppState state = makeState(requested, limits);
+        state.presetId = requestedPreset;
+        return state;
+    };
+    if (!restored.session || explicitScenario) return fromRequest();
+    try {
+        AppState state = makeState(restored.session->scenario, limits);
+        state.presetId = restored.session->presetId;
+        return state;
+    } catch (const core::InputError& e) {
+        notice = "The saved session's scenario does not open (" + e.message() + "), so attnviz started on " +
+                 (requested.name.empty() ? std::string("the default") : "'" + core::clipText(requested.name, 60) + "'") +
+                 "; " + setAsideSession(sessionFile, "start with --fresh to skip a saved session");
+        return fromRequest();
+    }
 }
 
 void saveSession(const std::string& path, const Session& session) {

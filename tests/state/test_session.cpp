@@ -1,10 +1,18 @@
 // The saved session: what it keeps, and sessions written before a field existed.
 #include "app/state/session.hpp"
+#include "core/error.hpp"
 #include "core/presets.hpp"
 
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+#include <sys/stat.h>
+#include <unistd.h>
 
 using namespace attnviz;
 using namespace attnviz::app;
@@ -34,4 +42,99 @@ TEST(Session, OneWrittenBeforeTheLabsOpensWithoutOne) {
     EXPECT_EQ(decodeSession(j.dump(), "session.json").view.lab, Lab::None);
     j["view"]["lab"] = 77;  // out of range: clamped, never an invalid enum
     EXPECT_EQ(decodeSession(j.dump(), "session.json").view.lab, Lab::Train);  // the last lab
+}
+
+// ---- The session file: never destroy what could not be read ----
+
+namespace {
+
+namespace fs = std::filesystem;
+
+class SessionFile : public ::testing::Test {
+protected:
+    void SetUp() override {
+        m_dir = fs::temp_directory_path() / ("attnviz-session-" + std::to_string(::getpid()) + "-" +
+                                             ::testing::UnitTest::GetInstance()->current_test_info()->name());
+        fs::remove_all(m_dir);
+        fs::create_directories(m_dir);
+    }
+    void TearDown() override { fs::remove_all(m_dir); }
+    std::string path() const { return (m_dir / "session.json").string(); }
+    static std::string read(const std::string& p) {
+        std::ifstream in(p, std::ios::binary);
+        return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    }
+    static void write(const std::string& p, const std::string& text) { std::ofstream(p, std::ios::binary) << text; }
+
+    fs::path m_dir;
+};
+
+Session defaultSession() {
+    Session s;
+    s.scenario = core::loadPreset("default");
+    s.presetId = "default";
+    return s;
+}
+
+}  // namespace
+
+// A broken file, or one from another version, is kept aside with a note naming it; the session
+// saved at exit then writes a new file beside it instead of over it.
+TEST_F(SessionFile, BrokenOrNewerIsKeptAsideNotOverwritten) {
+    nlohmann::json newer = nlohmann::json::parse(encodeSession(defaultSession()));
+    newer["version"] = kSessionVersion + 1;
+    for (const std::string& text : {std::string("{\"version\": 1, \"scenario\": "), newer.dump(), std::string("\xff\xfe")}) {
+        write(path(), text);
+        const RestoredSession r = restoreSession(path());
+        EXPECT_FALSE(r.session.has_value());
+        EXPECT_NE(r.notice.find("the file is kept as " + path() + ".broken"), std::string::npos) << r.notice;
+        EXPECT_EQ(r.notice.rfind("Ignored the saved session: " + path() + ": ", 0), 0u) << r.notice;
+        EXPECT_EQ(read(path() + ".broken"), text);
+        EXPECT_FALSE(fs::exists(path()));
+        saveSession(path(), defaultSession());
+        EXPECT_EQ(read(path() + ".broken"), text);  // the save at exit did not touch it
+        fs::remove(path());
+    }
+    // none at all: nothing to say
+    const RestoredSession none = restoreSession(path());
+    EXPECT_FALSE(none.session.has_value());
+    EXPECT_EQ(none.notice, "");
+}
+
+// A FIFO at the session path is reported at once, never opened (a read would wait for a
+// writer, and the save at exit for a reader); it stays where it is.
+TEST_F(SessionFile, FifoIsReportedWithoutBlocking) {
+    ASSERT_EQ(::mkfifo(path().c_str(), 0600), 0);
+    const RestoredSession r = restoreSession(path());
+    EXPECT_FALSE(r.session.has_value());
+    EXPECT_EQ(r.notice, "Ignored the saved session: " + path() + ": is not a regular file");
+    EXPECT_TRUE(fs::is_fifo(path()));
+    EXPECT_THROW(saveSession(path(), defaultSession()), core::InputError);
+    EXPECT_TRUE(fs::is_fifo(path()));
+}
+
+// A saved scenario that no longer builds (here: over --max-tokens) does not stop the start: the
+// app starts on what was asked for, and the note names the file and --fresh.
+TEST_F(SessionFile, SavedScenarioThatNoLongerBuildsStartsOnTheRequest) {
+    saveSession(path(), defaultSession());  // six tokens
+    const RestoredSession r = restoreSession(path());
+    ASSERT_TRUE(r.session.has_value());
+    core::Scenario requested = core::loadPreset("seed003-exam");  // two queries
+    core::Limits limits;
+    limits.maxTokens = 3;
+    std::string notice;
+    const AppState state = startingState(requested, "seed003-exam", r, false, limits, path(), notice);
+    EXPECT_EQ(state.presetId, "seed003-exam");
+    EXPECT_EQ(state.model.tq(), 2);
+    EXPECT_NE(notice.find("--fresh"), std::string::npos) << notice;
+    EXPECT_NE(notice.find(path() + ".broken"), std::string::npos) << notice;
+    EXPECT_TRUE(fs::exists(path() + ".broken"));
+    // the session's scenario when it builds, and the request's when the command line named one
+    std::string quiet;
+    EXPECT_EQ(startingState(requested, "seed003-exam", RestoredSession{defaultSession(), ""}, false, {}, path(), quiet).presetId, "default");
+    EXPECT_EQ(quiet, "");
+    EXPECT_EQ(startingState(requested, "seed003-exam", RestoredSession{defaultSession(), ""}, true, {}, path(), quiet).presetId,
+              "seed003-exam");
+    // an error in the request itself is the caller's to report
+    EXPECT_THROW(startingState(core::loadPreset("default"), "default", r, false, limits, path(), quiet), core::InputError);
 }
