@@ -29,6 +29,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
+#include <new>
 
 namespace attnviz::app {
 
@@ -193,6 +194,9 @@ void App::applyActions() {
         recomputeStep(m_state, shownHead(m_state), 1, m_requests.heatmapPooling);
     } catch (const core::InputError& e) {
         notify(e.message(), true);
+        m_computeFailed = true;
+    } catch (const std::bad_alloc&) {
+        notify("out of memory while computing the heads; make the model smaller (fewer tokens or heads)", true);
         m_computeFailed = true;
     }
 }

@@ -18,6 +18,7 @@
 #include <cmath>
 #include <filesystem>
 #include <limits>
+#include <new>
 #include <string_view>
 #include <tuple>
 #include <ostream>
@@ -290,6 +291,7 @@ int runMain(int argc, const char* const* argv, const GuiLauncher& gui, std::ostr
     GuiRequest request;
     request.started = started;
     std::string source;
+    const char* doing = "reading the flags and the scenario";  // for an out-of-memory message
     try {
         // An empty value (an unset variable in --export "$OUT") must not quietly mean "no export"
         // or "the default": every option that takes text refuses an empty one.
@@ -363,6 +365,7 @@ int runMain(int argc, const char* const* argv, const GuiLauncher& gui, std::ostr
 
         core::Model model;
         core::Settings settings;
+        doing = "building the model";
         try {
             model = core::buildModel(request.scenario, true, request.limits);
             settings = core::buildSettings(request.scenario, model);
@@ -370,6 +373,7 @@ int runMain(int argc, const char* const* argv, const GuiLauncher& gui, std::ostr
             throw e.within(source);
         }
         if (f.bench) {
+            doing = "timing the forward pass";
             const core::BenchResult r = core::benchmark(model, settings, f.benchSeconds);
             nlohmann::json j = {{"T", r.tq}, {"T_k", r.tk}, {"heads", r.heads}, {"d_model", r.dModel},
                                 {"forward_ms", r.forwardMs}, {"softmax_ms", r.softmaxMs},
@@ -381,6 +385,7 @@ int runMain(int argc, const char* const* argv, const GuiLauncher& gui, std::ostr
             return 0;
         }
         core::Forward forward;
+        doing = "computing the forward pass";
         try {
             forward = core::runForward(model, settings);
         } catch (const core::InputError& e) {
@@ -397,6 +402,7 @@ int runMain(int argc, const char* const* argv, const GuiLauncher& gui, std::ostr
         };
         // Every output is written to its temporary first; standard output next; then all are
         // renamed into place together. A failure anywhere leaves every old file as it was.
+        doing = "writing the exports";
         core::FileBatch batch;
         StreamSink stdoutSink(out);
         const auto sinkFor = [&](const std::string& path) -> core::ByteSink& {
@@ -425,6 +431,13 @@ int runMain(int argc, const char* const* argv, const GuiLauncher& gui, std::ostr
         return 0;
     } catch (const core::InputError& e) {
         err << errorLine(e.message()) << "\n";
+        return 2;
+    } catch (const std::bad_alloc&) {
+        // past the estimate --max-memory checks (a limit such as ulimit -v, or other processes):
+        // nothing was written, and the message says what needed the memory
+        err << errorLine(std::string("out of memory while ") + doing +
+                         " (--max-memory checks the matrices before they are made; this machine or its limits had less)")
+            << "\n";
         return 2;
     }
 }

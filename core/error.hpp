@@ -3,7 +3,7 @@
 // An error line never grows with the input: a value in a message is quoted clipped
 // (quoteValue), a JSON value is described by its type and size (describeJson in
 // core/json_text.hpp), and as a last guard every InputError clips its place and its text to a
-// few hundred bytes, whatever a caller put in.
+// few hundred bytes on one line, whatever a caller put in.
 #pragma once
 
 #include <cstddef>
@@ -36,12 +36,32 @@ inline std::string clipPlace(std::string_view place, std::size_t maxBytes) {
 // A value for a message: 'value', clipped to 40 bytes.
 inline std::string quoteValue(std::string_view value) { return "'" + clipText(value, 40) + "'"; }
 
+// `text` on one line: a control character (a newline in a key, a tab in a value) is written as
+// an escape, \n, \r, \t or \xNN, so that an error stays one line.
+inline std::string oneLine(std::string_view text) {
+    std::string out;
+    out.reserve(text.size());
+    for (const char c : text) {
+        const auto u = static_cast<unsigned char>(c);
+        if (u >= 0x20 && u != 0x7F) {
+            out += c;
+            continue;
+        }
+        static constexpr char kHex[] = "0123456789ABCDEF";
+        if (c == '\n') out += "\\n";
+        else if (c == '\r') out += "\\r";
+        else if (c == '\t') out += "\\t";
+        else out += std::string("\\x") + kHex[u >> 4] + kHex[u & 15];
+    }
+    return out;
+}
+
 class InputError : public std::runtime_error {
 public:
     static constexpr std::size_t kMaxWhere = 240, kMaxWhat = 400;
 
     InputError(std::string_view where, std::string_view what)
-        : std::runtime_error(clipText(what, kMaxWhat)), m_where(clipPlace(where, kMaxWhere)) {}
+        : std::runtime_error(clipText(oneLine(what), kMaxWhat)), m_where(clipPlace(oneLine(where), kMaxWhere)) {}
 
     const std::string& where() const { return m_where; }
     // "<where>: <what>", or just "<what>" when no place is known.

@@ -174,20 +174,31 @@ void exportNpyDir(FileBatch& batch, const std::string& dir, const Model& model, 
     fs::create_directories(dir, ec);
     if (ec) throw InputError(dir, "cannot create the folder: " + ec.message());
     const auto path = [&](const char* name) { return (fs::path(dir) / name).string(); };
-    const auto stack = [&](auto member) {
+    // Each file is its header and then the matrices' own bytes, head after head (row-major
+    // floats are the .npy layout): no stacked copy of every head is made.
+    const auto write = [&](const char* name, const std::vector<const Mat*>& ms, bool stacked) {
+        std::vector<long long> shape = {ms.front()->rows(), ms.front()->cols()};
+        if (stacked) shape.insert(shape.begin(), static_cast<long long>(ms.size()));
+        ByteSink& sink = batch.open(path(name));
+        sink.write(npyHeader(shape));
+        for (const Mat* m : ms)  // x86-64 is little-endian: the bytes are '<f4'
+            sink.write(std::string_view(reinterpret_cast<const char*>(m->data()), static_cast<std::size_t>(m->size()) * sizeof(float)));
+    };
+    const auto stack = [&](const char* name, auto member) {
         std::vector<const Mat*> ms;
         for (const HeadTensors& h : forward.heads) ms.push_back(&(h.*member));
-        return encodeNpy(stackTensor(ms));
+        if (ms.empty()) batch.add(path(name), encodeNpy(stackTensor(ms)));
+        else write(name, ms, true);
     };
     if (model.explicitQkv) batch.removeOnCommit(path("X.npy"));
-    else batch.add(path("X.npy"), encodeNpy(matrixTensor(model.x)));
-    batch.add(path("Q.npy"), stack(&HeadTensors::q));
-    batch.add(path("K.npy"), stack(&HeadTensors::k));
-    batch.add(path("V.npy"), stack(&HeadTensors::v));
-    batch.add(path("scores.npy"), stack(&HeadTensors::scores));
-    batch.add(path("weights.npy"), stack(&HeadTensors::weights));
-    batch.add(path("head_output.npy"), stack(&HeadTensors::output));
-    batch.add(path("output.npy"), encodeNpy(matrixTensor(forward.output)));
+    else write("X.npy", {&model.x}, false);
+    stack("Q.npy", &HeadTensors::q);
+    stack("K.npy", &HeadTensors::k);
+    stack("V.npy", &HeadTensors::v);
+    stack("scores.npy", &HeadTensors::scores);
+    stack("weights.npy", &HeadTensors::weights);
+    stack("head_output.npy", &HeadTensors::output);
+    write("output.npy", {&forward.output}, false);
     batch.add(path("tokens.txt"), labelsText(model.queryTokens));
     batch.add(path("key_tokens.txt"), labelsText(model.keyTokens));
 }

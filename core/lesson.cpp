@@ -88,6 +88,7 @@ LessonStep parseStep(const json& j, const std::string& where) {
     requireKnownKeys(j, {"title", "text", "preset", "scenario", "panels", "lab", "head", "check"}, where + ".");
     LessonStep step;
     step.title = stringField(j, "title", where);
+    if (step.title.empty()) throw InputError(where + ".title", "is empty (a step needs a heading)");
     const json& text = member(j, "text", where);
     if (text.is_string()) {
         step.text.push_back(text.get<std::string>());
@@ -96,6 +97,7 @@ LessonStep parseStep(const json& j, const std::string& where) {
     } else {
         throw InputError(where + ".text", "expected text or a list of lines");
     }
+    if (step.text.empty()) throw InputError(where + ".text", "has no lines (a step needs its text)");
     if (j.contains("preset") == j.contains("scenario"))
         throw InputError(where, "needs exactly one of \"preset\" (a preset's name) and \"scenario\" (a scenario object)");
     if (j.contains("preset")) {

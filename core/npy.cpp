@@ -9,12 +9,12 @@
 
 namespace attnviz::core {
 
-std::string encodeNpy(const Tensor& tensor) {
+std::string npyHeader(const std::vector<long long>& dims) {
     std::string shape = "(";
-    for (std::size_t i = 0; i < tensor.shape.size(); ++i) {
-        shape += std::to_string(tensor.shape[i]);
-        if (tensor.shape.size() == 1 || i + 1 < tensor.shape.size()) shape += ",";
-        if (i + 1 < tensor.shape.size()) shape += " ";
+    for (std::size_t i = 0; i < dims.size(); ++i) {
+        shape += std::to_string(dims[i]);
+        if (dims.size() == 1 || i + 1 < dims.size()) shape += ",";
+        if (i + 1 < dims.size()) shape += " ";
     }
     shape += ")";
     std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': " + shape + ", }";
@@ -26,6 +26,11 @@ std::string encodeNpy(const Tensor& tensor) {
     out += static_cast<char>(header.size() & 0xFF);
     out += static_cast<char>((header.size() >> 8) & 0xFF);
     out += header;
+    return out;
+}
+
+std::string encodeNpy(const Tensor& tensor) {
+    std::string out = npyHeader(tensor.shape);
     const std::size_t bytes = tensor.data.size() * sizeof(float);
     const std::size_t start = out.size();
     out.resize(start + bytes);

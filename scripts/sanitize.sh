@@ -11,8 +11,10 @@ BUILD_DIR=build-asan
 # Every test and every program a test starts (the app under the oracle and the screenshot tests)
 # inherits these. halt_on_error: the first report ends the process with a failure.
 # detect_leaks: LeakSanitizer at exit. The initialisation-order and stack-use-after-return checks
-# are off by default. print_stacktrace: UBSan reports say where the call came from.
-export ASAN_OPTIONS="halt_on_error=1:detect_leaks=1:check_initialization_order=1:strict_init_order=1:detect_stack_use_after_return=1"
+# are off by default. allocator_may_return_null: an allocation no memory can hold fails as it does
+# in the release build (Eigen throws std::bad_alloc, which attnviz reports), instead of ASan
+# ending the process. print_stacktrace: UBSan reports say where the call came from.
+export ASAN_OPTIONS="allocator_may_return_null=1:halt_on_error=1:detect_leaks=1:check_initialization_order=1:strict_init_order=1:detect_stack_use_after_return=1"
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
 
 # Debug for assertions (Eigen checks every index), at -O1 so the suite runs in minutes.

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <new>
 #include <utility>
 
 namespace attnviz::app {
@@ -41,6 +42,9 @@ bool rebuild(AppState& state, core::Scenario next) {
         return true;
     } catch (const core::InputError& e) {
         state.error = e.message();
+        return false;
+    } catch (const std::bad_alloc&) {  // past the estimate (other processes, a ulimit): the old model stays
+        state.error = "out of memory while building the model; the previous one is kept";
         return false;
     }
 }

@@ -10,6 +10,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <cstdlib>
@@ -42,6 +44,23 @@ std::string encodeSession(const Session& s) {
     return core::prettyJson(j);
 }
 
+namespace {
+
+// A whole number of a session field, clamped to [lo, hi]. Read as long long or as a whole
+// double and clamped before any narrowing: get<int>() of 1e10 would be undefined behaviour, and
+// of 4294967297 would wrap to 1. A fraction or another type is an error naming the field.
+int wholeNumber(const nlohmann::json& v, const char* field, int lo, int hi) {
+    if (v.is_number_unsigned()) return v.get<std::uint64_t>() > static_cast<std::uint64_t>(hi) ? hi : std::clamp(v.get<int>(), lo, hi);
+    if (v.is_number_integer()) return static_cast<int>(std::clamp<long long>(v.get<long long>(), lo, hi));
+    if (v.is_number_float()) {
+        const double d = v.get<double>();
+        if (std::isfinite(d) && d == std::floor(d)) return static_cast<int>(std::clamp<double>(d, lo, hi));
+    }
+    throw core::InputError(field, "expected a whole number");
+}
+
+}  // namespace
+
 Session decodeSession(const std::string& text, const std::string& where) {
     nlohmann::json j;
     try {
@@ -50,24 +69,27 @@ Session decodeSession(const std::string& text, const std::string& where) {
         throw core::InputError(where, "not valid JSON");
     }
     if (!j.is_object()) throw core::InputError(where, "not a session object");
-    if (!j.contains("version") || !j["version"].is_number_integer() || j["version"].get<int>() != kSessionVersion)
+    if (!j.contains("version") || !j["version"].is_number_integer() || j["version"].get<long long>() != kSessionVersion)
         throw core::InputError(where, "written by another version of attnviz");
     Session s;
     try {
         s.scenario = core::scenarioFromJson(j.at("scenario"));
         s.presetId = j.value("preset", "");
         const auto& v = j.at("view");
-        s.view.theme = static_cast<Theme>(std::clamp(v.at("theme").get<int>(), 0, 2));
+        constexpr int kAny = 1 << 30;  // head and query: clamped to the model by SelectHead / SelectQuery
+        s.view.theme = static_cast<Theme>(wholeNumber(v.at("theme"), "view.theme", 0, 2));
         s.view.colormap = core::parseColormap(v.at("colormap").get<std::string>(), "view.colormap");
-        s.view.uiScale = std::clamp(v.at("ui_scale").get<float>(), kMinUiScale, kMaxUiScale);
+        // clamped as a double first: a float conversion of 1e300 is undefined
+        s.view.uiScale = static_cast<float>(std::clamp<double>(v.at("ui_scale").get<double>(), kMinUiScale, kMaxUiScale));
         s.view.presenter = v.at("presenter").get<bool>();
         s.view.smallMultiples = v.at("small_multiples").get<bool>();
-        s.view.selectedHead = v.at("head").get<int>();
-        s.view.selectedQuery = v.at("query").get<int>();
-        s.view.stage = std::clamp(v.at("stage").get<int>(), 0, kStageCount - 1);
-        s.view.lab = static_cast<Lab>(std::clamp(v.value("lab", 0), 0, 3));  // sessions from before the labs have none
-        s.windowWidth = std::clamp(j.at("window").at("width").get<int>(), 320, 16384);
-        s.windowHeight = std::clamp(j.at("window").at("height").get<int>(), 240, 16384);
+        s.view.selectedHead = wholeNumber(v.at("head"), "view.head", -1, kAny);
+        s.view.selectedQuery = wholeNumber(v.at("query"), "view.query", 0, kAny);
+        s.view.stage = wholeNumber(v.at("stage"), "view.stage", 0, kStageCount - 1);
+        // sessions from before the labs have none
+        s.view.lab = static_cast<Lab>(v.contains("lab") ? wholeNumber(v.at("lab"), "view.lab", 0, 3) : 0);
+        s.windowWidth = wholeNumber(j.at("window").at("width"), "window.width", 320, 16384);
+        s.windowHeight = wholeNumber(j.at("window").at("height"), "window.height", 240, 16384);
     } catch (const core::InputError& e) {
         throw e.within(where);
     } catch (const nlohmann::json::exception& e) {

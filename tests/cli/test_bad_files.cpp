@@ -195,6 +195,16 @@ TEST_F(Cli, ExportToTheLongestLegalFileName) {
     EXPECT_EQ(listDir().size(), 1u);
 }
 
+// Memory that runs out past the estimate (another process took it, a ulimit) is exit 2 with
+// what was being done, not an abort: 300,000 tokens with --max-memory raised to 1 PiB ask for a
+// 360 GB score matrix, which no allocator of this machine gives.
+TEST_F(Cli, OutOfMemoryIsExitTwoWithWhatWasBeingDone) {
+    const CliRun run = runCli({"--length", "300000", "--heads", "1", "--d-model", "1", "--max-tokens", "1000000", "--max-memory",
+                               "1073741824", "--export", path("o.json").string()});
+    EXPECT_EQ(expectError(run).rfind("out of memory while computing the forward pass (", 0), 0u) << run.err;
+    EXPECT_FALSE(fs::exists(path("o.json")));
+}
+
 TEST_F(Cli, ExportOntoAFolderLeavesItIntact) {
     for (const auto& [flag, name] : kFileExports) {
         const fs::path out = path(name);

@@ -3,6 +3,7 @@
 // Some old failures were undefined behaviour that only the sanitized build (ATTNVIZ_SANITIZE)
 // reports; each test also checks a visible outcome where there is one.
 #include "core/error.hpp"
+#include "core/lesson.hpp"
 #include "core/model.hpp"
 #include "core/npy.hpp"
 #include "core/scenario.hpp"
@@ -164,4 +165,37 @@ TEST(FuzzRegressions, OverflowingOutputsAreAnErrorNotInfOrNaN) {
             EXPECT_NE(e.message().find("overflows the float range"), std::string::npos) << e.message();
         }
     }
+}
+
+// fuzz_lesson and fuzz_session: a key or value holding a newline made a two-line error (and a
+// two-line note on stderr for a broken session). Every InputError is one line now.
+TEST(FuzzRegression, ErrorLinesNeverBreak) {
+    const auto lessonError = [](const std::string& step) {
+        try {
+            parseLesson(R"({"title": "t", "steps": [)" + step + "]}", "fuzz.json");
+        } catch (const InputError& e) {
+            return e.message();
+        }
+        return std::string("(no error)");
+    };
+    const std::string base = R"("title": "s", "text": "x", "preset": "default")";
+    for (const std::string& message :
+         {lessonError("{" + base + R"(, "panel\ns": 1})"), lessonError("{" + base + R"(, "panels": ["heat\nmap"]})"),
+          lessonError("{" + base + R"(, "lab": "a\rb"})")}) {
+        EXPECT_EQ(message.find_first_of("\r\n"), std::string::npos) << message;
+        EXPECT_NE(message.find("\\n"), message.find("\\r")) << message;  // shown as an escape
+    }
+    EXPECT_EQ(lessonError("{" + base + R"(, "panel\ns": 1})").rfind("fuzz.json: steps[0].panel\\ns: unknown key", 0), 0u);
+    try {
+        parseScenario(R"({"tok\ns": 1, "x\u0001": 2})", "s.json");
+        FAIL() << "no error";
+    } catch (const InputError& e) {
+        EXPECT_EQ(e.message().find_first_of("\r\n\x01"), std::string::npos) << e.message();
+    }
+}
+
+// fuzz_lesson: a step with an empty title or no text was taken, though both are required.
+TEST(FuzzRegression, LessonStepNeedsATitleAndText) {
+    EXPECT_THROW(parseLesson(R"({"title": "t", "steps": [{"title": "", "text": "x", "preset": "default"}]})", "l.json"), InputError);
+    EXPECT_THROW(parseLesson(R"({"title": "t", "steps": [{"title": "s", "text": [], "preset": "default"}]})", "l.json"), InputError);
 }

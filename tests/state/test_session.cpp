@@ -1,4 +1,5 @@
 // The saved session: what it keeps, and sessions written before a field existed.
+#include "app/state/actions.hpp"
 #include "app/state/session.hpp"
 #include "core/error.hpp"
 #include "core/presets.hpp"
@@ -137,4 +138,31 @@ TEST_F(SessionFile, SavedScenarioThatNoLongerBuildsStartsOnTheRequest) {
               "seed003-exam");
     // an error in the request itself is the caller's to report
     EXPECT_THROW(startingState(core::loadPreset("default"), "default", r, false, limits, path(), quiet), core::InputError);
+}
+
+// fuzz_session: a view or window number past int (1e10) was converted with get<int>(), which is
+// undefined; a version past int wrapped to 1. Each is clamped, or refused when not whole.
+TEST(Session, NumbersPastIntAreClampedNotWrapped) {
+    const nlohmann::json base = nlohmann::json::parse(encodeSession(defaultSession()));
+    for (const char* field : {"theme", "head", "query", "stage", "lab"}) {
+        nlohmann::json j = base;
+        j["view"][field] = 1e10;
+        EXPECT_NO_THROW(decodeSession(j.dump(), "s.json")) << field;
+        j["view"][field] = 1.5;
+        EXPECT_THROW(decodeSession(j.dump(), "s.json"), core::InputError) << field;
+    }
+    nlohmann::json j = base;
+    j["window"]["width"] = 1e10;
+    j["window"]["height"] = -1e300;
+    j["view"]["ui_scale"] = 1e300;
+    const Session s = decodeSession(j.dump(), "s.json");
+    EXPECT_EQ(s.windowWidth, 16384);
+    EXPECT_EQ(s.windowHeight, 240);
+    EXPECT_EQ(s.view.uiScale, kMaxUiScale);
+    j = base;
+    j["view"]["stage"] = 4294967297LL;  // 2^32 + 1: wrapped to 1 as an int
+    EXPECT_EQ(decodeSession(j.dump(), "s.json").view.stage, kStageCount - 1);
+    j = base;
+    j["version"] = 4294967297LL;
+    EXPECT_THROW(decodeSession(j.dump(), "s.json"), core::InputError);
 }
