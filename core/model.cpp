@@ -9,6 +9,9 @@
 #include <exception>
 #include <initializer_list>
 #include <limits>
+#include <optional>
+#include <tuple>
+#include <utility>
 
 namespace attnviz::core {
 namespace {
@@ -52,15 +55,21 @@ struct MatrixSize {
 // the weights are nearly all of it.
 // `projects`: token mode, where each head keeps its W_Q, W_K, W_V slices packed for its
 // projections (as many bytes as W_Q, W_K and W_V together).
-void checkLimits(long long tq, long long tk, long long heads, long long dModel, long long dk, long long dv,
-                 std::initializer_list<MatrixSize> modelMatrices, const Limits& limits, bool projects) {
+// The heads' count is checked where it is resolved (resolveShapes); d_k and d_v come after the
+// bytes: a wide head is first a question of memory, which that message sizes, and their own
+// limit then bounds the work the bytes do not show (Q Kᵀ is T² d_k multiply-adds).
+void checkLimits(long long tq, long long tk, long long heads, long long dModel, long long dOut, long long dk,
+                 long long dv, std::initializer_list<MatrixSize> modelMatrices, const Limits& limits, bool projects) {
     if (tq > limits.maxTokens || tk > limits.maxTokens)
         throw InputError("tokens", std::to_string(std::max(tq, tk)) + " tokens is over the limit of " +
                                        std::to_string(limits.maxTokens));
     if (dModel > limits.maxDModel)
         throw InputError("d_model", std::to_string(dModel) + " is over the limit of " +
                                         std::to_string(limits.maxDModel));
-    const std::uint64_t forward = forwardBytes(tq, tk, heads, dModel, dk, dv);
+    if (dOut > limits.maxDModel)
+        throw InputError("W_O", std::to_string(dOut) + " columns (d_out) is over the limit of " +
+                                    std::to_string(limits.maxDModel));
+    const std::uint64_t forward = forwardBytes(tq, tk, heads, std::max(dModel, dOut), dk, dv);
     const long double copies = projects ? 4.0L * dModel * heads * static_cast<long double>(2 * dk + dv) : 0.0L;
     long double total = static_cast<long double>(forward) + copies;
     const MatrixSize* largest = nullptr;
@@ -69,15 +78,187 @@ void checkLimits(long long tq, long long tk, long long heads, long long dModel, 
         total += m.copies * bytesOf(m);
         if (!largest || bytesOf(m) > bytesOf(*largest)) largest = &m;
     }
-    if (total <= static_cast<long double>(limits.maxBytes)) return;
-    const std::uint64_t bytes = total > 1.8e19L ? UINT64_MAX : static_cast<std::uint64_t>(total);
-    if (largest && bytesOf(*largest) > static_cast<long double>(forward))
-        throw InputError(largest->name, "this needs about " + formatBytes(bytes) + " (" + largest->name + " alone is " +
-                                            shapeString(largest->rows, largest->cols) + "), over the limit of " +
-                                            formatBytes(limits.maxBytes));
-    throw InputError("heads", "this needs about " + formatBytes(bytes) + " (" + std::to_string(heads) + " heads x " +
-                                  std::to_string(tq) + " x " + std::to_string(tk) +
-                                  " scores and weights), over the limit of " + formatBytes(limits.maxBytes));
+    if (total > static_cast<long double>(limits.maxBytes)) {
+        const std::uint64_t bytes = total > 1.8e19L ? UINT64_MAX : static_cast<std::uint64_t>(total);
+        if (largest && bytesOf(*largest) > static_cast<long double>(forward))
+            throw InputError(largest->name, "this needs about " + formatBytes(bytes) + " (" + largest->name +
+                                                " alone is " + shapeString(largest->rows, largest->cols) +
+                                                "), over the limit of " + formatBytes(limits.maxBytes));
+        throw InputError("heads", "this needs about " + formatBytes(bytes) + " (" + std::to_string(heads) + " heads x " +
+                                      std::to_string(tq) + " x " + std::to_string(tk) +
+                                      " scores and weights), over the limit of " + formatBytes(limits.maxBytes));
+    }
+    for (const auto& [name, width] : {std::pair{"d_k", dk}, {"d_v", dv}})
+        if (width > limits.maxHeadWidth)
+            throw InputError(name, std::to_string(width) + " is over the limit of " + std::to_string(limits.maxHeadWidth));
+}
+
+std::string count(long long n, const char* noun) {
+    return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
+}
+
+// The sizes of a token-mode model: what the explicit matrices fix, then the given sizes, then
+// the defaults.
+struct Shapes {
+    int dModel = 0, heads = 1, dk = 0, dv = 0, dOut = 0;
+};
+
+// An explicit matrix as the source of one size: its rows or its columns.
+struct Source {
+    const char* name = nullptr;  // nullptr: no matrix fixes the size
+    const Mat* m = nullptr;
+    const char* role = "";       // its shape in symbols: "d_model x heads*d_k"
+    bool rows = false;           // the size is its rows (else its columns)
+
+    explicit operator bool() const { return name != nullptr; }
+    long long size() const { return rows ? m->rows() : m->cols(); }
+    std::string shape() const { return shapeString(m->rows(), m->cols()); }
+    // "W_Q has 3 columns"
+    std::string says() const { return std::string(name) + " has " + count(size(), rows ? "row" : "column"); }
+    // "W_Q is 10 x 3 (d_model x heads*d_k)"
+    std::string is() const { return std::string(name) + " is " + shape() + " (" + role + ")"; }
+};
+
+// Two weights that fix the same size and disagree: neither is more right, both are named.
+InputError disagree(const Source& later, const Source& first) {
+    const std::string roles = std::string(later.role) == first.role
+                                  ? std::string("both are ") + first.role
+                                  : std::string(first.name) + " is " + first.role + ", " + later.name + " is " + later.role;
+    return InputError(later.name, later.shape() + " disagrees with " + first.name + ": " + first.shape() + " (" + roles + ")");
+}
+
+// The first of `sources` that is there fixes the size; each later one must agree with it.
+Source agreeing(std::initializer_list<Source> sources) {
+    Source first;
+    for (const Source& s : sources) {
+        if (!s) continue;
+        if (!first) first = s;
+        else if (s.size() != first.size()) throw disagree(s, first);
+    }
+    return first;
+}
+
+// `width` columns or rows of `from` (heads*d_k or heads*d_v) split into `heads` heads.
+// headsWhy: "" when heads was given, else where the count came from.
+InputError notMultiple(const Source& from, const char* role, int heads, const std::string& headsWhy) {
+    if (headsWhy.empty())
+        return InputError("heads", std::to_string(heads) + " given, but " + from.says() + " (" + role +
+                                       "), not a multiple of " + std::to_string(heads));
+    return InputError(from.name, "its " + count(from.size(), from.rows ? "row" : "column") + " (" + role +
+                                     ") are not a multiple of " + count(heads, "head") + headsWhy);
+}
+
+// Every size of a token-mode model (X or tokens, W_Q, W_K, W_V, W_O), or the contradiction that
+// names both sides. `vocab`: the distinct tokens a one-hot embedding needs (0: not one-hot).
+// `skip`: a weight taken as not given, to say what shape the others expect of it.
+// 1. d_model: X's columns, else the weights' rows (all equal), else d_model, one-hot's vocabulary, 16
+// 2. heads*d_k from W_Q, W_K's columns; heads*d_v from W_V's columns and W_O's rows
+// 3. heads: given, else a given d_k (d_v) into heads*d_k (heads*d_v), else 1
+// 4. d_k, d_v: those widths split into the heads, else given, else d_model / heads and d_k
+//    (d_model / heads for an identity W_V)
+// 5. d_out: W_O's columns, else d_model
+Shapes resolveShapes(const Scenario& s, int vocab, const Limits& limits, const MatrixSpec* skip = nullptr) {
+    const auto given = [&](const MatrixSpec& spec) { return spec.kind == MatrixSpec::Kind::Explicit && &spec != skip; };
+    const auto source = [&](const MatrixSpec& spec, const char* name, const char* role, bool rows) {
+        return given(spec) ? Source{name, &spec.value, role, rows} : Source{};
+    };
+    const char* qk = "d_model x heads*d_k";
+    const char* v = "d_model x heads*d_v";
+    const char* o = "heads*d_v x d_out";
+    Shapes out;
+
+    // 1. d_model
+    const Source x = s.x ? Source{"X", &*s.x, "T x d_model", false} : Source{};
+    if (x && s.dModel && *s.dModel != x.size())
+        throw InputError("d_model", std::to_string(*s.dModel) + " given, but " + x.is());
+    Source dModelFrom = x;
+    for (const auto& [spec, name, role] : {std::tuple{&s.wq, "W_Q", qk}, {&s.wk, "W_K", qk}, {&s.wv, "W_V", v}}) {
+        const Source w = source(*spec, name, role, true);
+        if (!w) continue;
+        if (!dModelFrom) {
+            dModelFrom = w;
+        } else if (w.size() != dModelFrom.size()) {
+            if (!x) throw disagree(w, dModelFrom);
+            // X is the data: the weight is wrong. Say the shape the other inputs give it, when
+            // they agree among themselves (one level deep: `skip` is set while saying it).
+            const std::string why = count(w.size(), "row") + ", but " + x.says() + " (d_model)";
+            const InputError plain(name, w.shape() + " (" + role + ") has " + why);
+            if (skip) throw plain;
+            Shapes others;
+            try {
+                others = resolveShapes(s, vocab, limits, spec);
+            } catch (const InputError&) {
+                throw plain;
+            }
+            const long long width = static_cast<long long>(others.heads) * (spec == &s.wv ? others.dv : others.dk);
+            throw InputError(name, "expected " + shapeString(others.dModel, width) + " (" + role + "), got " +
+                                       w.shape() + ": " + why);
+        }
+    }
+    if (!x && dModelFrom && s.dModel && *s.dModel != dModelFrom.size())
+        throw InputError("d_model", std::to_string(*s.dModel) + " given, but " + dModelFrom.is());
+    out.dModel = dModelFrom ? static_cast<int>(dModelFrom.size()) : s.dModel.value_or(vocab > 0 ? vocab : 16);
+    if (!x && out.dModel < vocab)
+        throw InputError("d_model", "one-hot embedding needs at least " + std::to_string(vocab) +
+                                        " dimensions (one per distinct token), " +
+                                        (s.dModel ? "got " + std::to_string(*s.dModel) : "but " + dModelFrom.is()));
+
+    // 2. the heads' total widths
+    const Source hk = agreeing({source(s.wq, "W_Q", qk, false), source(s.wk, "W_K", qk, false)});
+    const Source hv = agreeing({source(s.wv, "W_V", v, false), source(s.wo, "W_O", o, true)});
+
+    // 3. heads
+    std::string headsWhy;  // "" when given
+    if (s.heads) {
+        out.heads = *s.heads;
+    } else if (s.dk && hk) {
+        if (hk.size() % *s.dk != 0)
+            throw InputError("d_k", std::to_string(*s.dk) + " given, but " + hk.says() + " (heads*d_k), not a multiple of " +
+                                        std::to_string(*s.dk));
+        out.heads = static_cast<int>(hk.size() / *s.dk);
+        headsWhy = " (" + hk.says() + ", d_k " + std::to_string(*s.dk) + " given)";
+    } else if (s.dv && hv) {
+        if (hv.size() % *s.dv != 0)
+            throw InputError("d_v", std::to_string(*s.dv) + " given, but " + hv.says() + " (heads*d_v), not a multiple of " +
+                                        std::to_string(*s.dv));
+        out.heads = static_cast<int>(hv.size() / *s.dv);
+        headsWhy = " (" + hv.says() + ", d_v " + std::to_string(*s.dv) + " given)";
+    }
+    // Checked before any size is derived from it (d_k = d_model / heads).
+    if (out.heads > limits.maxHeads)
+        throw InputError("heads", std::to_string(out.heads) + " is over the limit of " +
+                                      std::to_string(limits.maxHeads) + headsWhy);
+
+    // 4. per-head widths
+    const auto split = [&](const Source& from, const std::optional<int>& width, const char* name, const char* role) {
+        if (width) {
+            if (static_cast<long long>(out.heads) * *width != from.size())
+                throw InputError(name, std::to_string(*width) + " given, but " + from.says() + " for " +
+                                           count(out.heads, "head"));
+            return *width;
+        }
+        if (from.size() % out.heads != 0) throw notMultiple(from, role, out.heads, headsWhy);
+        return static_cast<int>(from.size() / out.heads);
+    };
+    if (hk) {
+        out.dk = split(hk, s.dk, "d_k", "heads*d_k");
+    } else if (s.dk) {
+        out.dk = *s.dk;
+    } else {
+        if (out.dModel % out.heads != 0)
+            throw InputError("d_k", "d_model " + std::to_string(out.dModel) + " is not divisible by " +
+                                        std::to_string(out.heads) + " heads; give d_k");
+        out.dk = out.dModel / out.heads;
+    }
+    if (hv) out.dv = split(hv, s.dv, "d_v", "heads*d_v");
+    else if (s.dv) out.dv = *s.dv;
+    // an identity W_V is square: V = X, split into the heads
+    else if (s.wv.kind == MatrixSpec::Kind::Identity && out.dModel % out.heads == 0) out.dv = out.dModel / out.heads;
+    else out.dv = out.dk;
+
+    // 5. d_out
+    out.dOut = given(s.wo) ? static_cast<int>(s.wo.value.cols()) : out.dModel;
+    return out;
 }
 
 Model buildExplicit(const Scenario& s, bool applySwaps, const Limits& limits) {
@@ -105,13 +286,15 @@ Model buildExplicit(const Scenario& s, bool applySwaps, const Limits& limits) {
     if (m.v.rows() != m.k.rows())
         throw InputError("V", "expected " + std::to_string(m.k.rows()) + " rows (one per key, as K), got " +
                                   std::to_string(m.v.rows()));
-    if (s.dk && *s.dk != m.dk) throw InputError("d_k", "is " + std::to_string(*s.dk) + " but Q has " + std::to_string(m.dk) + " columns");
-    if (s.dv && *s.dv != m.dv) throw InputError("d_v", "is " + std::to_string(*s.dv) + " but V has " + std::to_string(m.dv) + " columns");
+    if (s.dk && *s.dk != m.dk)
+        throw InputError("d_k", std::to_string(*s.dk) + " given, but Q is " + shapeString(m.q.rows(), m.dk) + " (T_q x d_k)");
+    if (s.dv && *s.dv != m.dv)
+        throw InputError("d_v", std::to_string(*s.dv) + " given, but V is " + shapeString(m.v.rows(), m.dv) + " (T_k x d_v)");
     // W_O maps the head's output [T_q, d_v] to [T_q, d_out]; d_out is free here (no X to match).
     // A random W_O is d_v x d_v: checked before it is drawn.
     const int dOut = s.wo.kind == MatrixSpec::Kind::Explicit ? static_cast<int>(s.wo.value.cols()) : m.dv;
     const bool hasWo = s.wo.kind != MatrixSpec::Kind::None;
-    checkLimits(m.q.rows(), m.k.rows(), 1, dOut, m.dk, m.dv,
+    checkLimits(m.q.rows(), m.k.rows(), 1, dOut, dOut, m.dk, m.dv,
                 {{"Q", m.q.rows(), m.dk}, {"K", m.k.rows(), m.dk}, {"V", m.v.rows(), m.dv},
                  {"W_O", hasWo ? m.dv : 0, dOut, 2}},
                 limits, false);
@@ -209,23 +392,17 @@ Model buildModel(const Scenario& s, bool applySwaps, const Limits& limits) {
         } else {
             tokens = numberedLabels("x", s.x->rows());
         }
-        m.dModel = static_cast<int>(s.x->cols());
-        if (s.dModel && *s.dModel != m.dModel)
-            throw InputError("d_model", "is " + std::to_string(*s.dModel) + " but X has " + std::to_string(m.dModel) + " columns");
     } else {
         tokens = s.tokens ? *s.tokens : tokenize(s.sentence ? *s.sentence : kDefaultSentence, s.tokenizer);
         if (tokens.empty())
             throw InputError(s.tokens ? "tokens" : "sentence", "no tokens: the text is empty or only white space");
-        if (s.embedding == EmbeddingKind::OneHot) {
-            const int vocab = static_cast<int>(vocabulary(tokens).size());
-            m.dModel = s.dModel.value_or(vocab);
-            if (m.dModel < vocab)
-                throw InputError("d_model", "one-hot embedding needs at least " + std::to_string(vocab) +
-                                                " dimensions (one per distinct token), got " + std::to_string(m.dModel));
-        } else {
-            m.dModel = s.dModel.value_or(16);
-        }
     }
+    const int vocab = !s.x && s.embedding == EmbeddingKind::OneHot ? static_cast<int>(vocabulary(tokens).size()) : 0;
+    const Shapes shapes = resolveShapes(s, vocab, limits);
+    m.dModel = shapes.dModel;
+    m.heads = shapes.heads;
+    m.dk = shapes.dk;
+    m.dv = shapes.dv;
     if (s.length) {
         if (s.x) throw InputError("length", "repeats tokens; it cannot stretch an explicit X");
         if (*s.length > limits.maxTokens)
@@ -238,16 +415,6 @@ Model buildModel(const Scenario& s, bool applySwaps, const Limits& limits) {
     for (std::string& t : tokens) t = sanitizeUtf8(t);
     const long long T = static_cast<long long>(tokens.size());
 
-    m.heads = s.heads.value_or(1);
-    if (s.dk) {
-        m.dk = *s.dk;
-    } else {
-        if (m.dModel % m.heads != 0)
-            throw InputError("d_k", "d_model " + std::to_string(m.dModel) + " is not divisible by " +
-                                        std::to_string(m.heads) + " heads; give d_k");
-        m.dk = m.dModel / m.heads;
-    }
-    m.dv = s.dv.value_or(m.dk);
     const long long hk = static_cast<long long>(m.heads) * m.dk, hv = static_cast<long long>(m.heads) * m.dv;
     if (std::max(hk, hv) > std::numeric_limits<int>::max())
         throw InputError("heads", std::to_string(m.heads) + " heads x d_k " + std::to_string(m.dk) + " (d_v " +
@@ -255,9 +422,9 @@ Model buildModel(const Scenario& s, bool applySwaps, const Limits& limits) {
     const bool hasWo = s.wo.kind != MatrixSpec::Kind::None;
     // embeddings, x, x's tiles packed for the projections (, positional)
     const long long inputs = s.positional == Positional::Sinusoidal ? 4 : 3;
-    checkLimits(T, T, m.heads, m.dModel, m.dk, m.dv,
+    checkLimits(T, T, m.heads, m.dModel, shapes.dOut, m.dk, m.dv,
                 {{"X", inputs * T, m.dModel}, {"W_Q", m.dModel, hk}, {"W_K", m.dModel, hk}, {"W_V", m.dModel, hv},
-                 {"W_O", hasWo ? hv : 0, m.dModel, 2}},
+                 {"W_O", hasWo ? hv : 0, shapes.dOut, 2}},
                 limits, true);
 
     m.perm = identityPermutation(static_cast<int>(T));
@@ -282,7 +449,7 @@ Model buildModel(const Scenario& s, bool applySwaps, const Limits& limits) {
     m.wq = projectionMatrix(s.wq, m.dModel, hki, m.dk, s.seed, "W_Q", qkShape);
     m.wk = projectionMatrix(s.wk, m.dModel, hki, m.dk, s.seed, "W_K", qkShape);
     m.wv = projectionMatrix(s.wv, m.dModel, hvi, m.dv, s.seed, "W_V", "d_model x heads*d_v");
-    m.wo = projectionMatrix(s.wo, hvi, m.dModel, m.dModel, s.seed, "W_O", "heads*d_v x d_model");
+    m.wo = projectionMatrix(s.wo, hvi, shapes.dOut, shapes.dOut, s.seed, "W_O", "heads*d_v x d_out");
     return m;
 }
 

@@ -10,11 +10,16 @@
 
 namespace attnviz::core {
 
-// Refuse work that would not fit, before allocating it.
+// Refuse work that would not fit, or that no real model needs, before allocating it. buildModel
+// checks them all, so a scenario file, the flags and the app's actions meet the same limits.
 struct Limits {
     long long maxTokens = 16384;
-    long long maxDModel = 16384;
+    long long maxDModel = 16384;           // d_model, and d_out (W_O's columns)
     std::uint64_t maxBytes = 12ULL << 30;  // the model's matrices (X, weights) and those of one forward pass
+    // Real models have at most 128 heads a layer. A head costs work and drawing whatever its
+    // width, which the bytes do not see: 4096 heads of width 1 took minutes for one screenshot.
+    long long maxHeads = 256;
+    long long maxHeadWidth = 16384;  // d_k and d_v: as wide as the widest d_model, one head's share of it
 };
 
 struct Model {
@@ -26,7 +31,7 @@ struct Model {
     PackedRows xTiles;  // token mode: x's full 6-row tiles packed once, for every head's projections
     Mat wq, wk;      // [d_model, h*d_k]
     Mat wv;          // [d_model, h*d_v]
-    Mat wo;          // [h*d_v, d_model]; empty: output = concat
+    Mat wo;          // [h*d_v, d_out] (d_out = d_model unless W_O is explicit); empty: output = concat
     Mat q, k, v;     // explicit mode only: [T_q, d_k], [T_k, d_k], [T_k, d_v]
     bool explicitQkv = false;
     int heads = 1, dk = 0, dv = 0, dModel = 0;
@@ -36,7 +41,11 @@ struct Model {
     Eigen::Index tk() const { return static_cast<Eigen::Index>(keyTokens.size()); }
 };
 
-// Resolves defaults, builds X and the weights, checks every shape.
+// Resolves the sizes, builds X and the weights, checks every shape.
+// Explicit matrices define the sizes they fix (d_model from X or a weight's rows, heads*d_k from
+// W_Q or W_K's columns, heads*d_v from W_V's columns or W_O's rows, d_out from W_O's columns);
+// given sizes must agree with them, and the defaults fill in only what nothing fixes. A true
+// contradiction names both sides ("W_K: 10 x 4 disagrees with W_Q: 10 x 3 (…)").
 // applySwaps = false gives the model before the scenario's swaps (the permutation reference).
 // Throws InputError naming the field.
 Model buildModel(const Scenario& scenario, bool applySwaps = true, const Limits& limits = {});

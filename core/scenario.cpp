@@ -13,8 +13,12 @@
 #include <cstring>
 #include <filesystem>
 #include <limits>
+#include <map>
+#include <optional>
+#include <string_view>
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace attnviz::core {
@@ -55,16 +59,22 @@ int expectSize(const json& v, const std::string& field) {
     return static_cast<int>(n);
 }
 
-float expectFloat(const json& v, const std::string& field) {
-    if (!v.is_number()) throw InputError(field, "expected a number, got " + typeName(v));
-    const double d = v.get<double>();
-    if (!std::isfinite(d)) throw InputError(field, "not a finite number");
+// Why a JSON number cannot be a float ("" when it can).
+std::string whyNotFloat(double d) {
+    if (!std::isfinite(d)) return "not a finite number";
     if (std::abs(d) > std::numeric_limits<float>::max())
-        throw InputError(field, formatNumber(d) + " is outside the float range (±3.4e38)");
+        return formatNumber(d) + " is outside the float range (±3.4e38)";
     // Whatever rounds to a non-zero float is taken: the shortest text of the smallest float
     // ("1e-45", which a saved scenario holds) is below denorm_min as a double.
     if (d != 0.0 && static_cast<float>(d) == 0.0f)
-        throw InputError(field, formatNumber(d) + " is too close to 0 for a float (smallest: 1.4e-45)");
+        return formatNumber(d) + " is too close to 0 for a float (smallest: 1.4e-45)";
+    return "";
+}
+
+float expectFloat(const json& v, const std::string& field) {
+    if (!v.is_number()) throw InputError(field, "expected a number, got " + typeName(v));
+    const double d = v.get<double>();
+    if (std::string why = whyNotFloat(d); !why.empty()) throw InputError(field, why);
     return static_cast<float>(d);
 }
 
@@ -113,8 +123,7 @@ MatrixSpec expectMatrixSpec(const json& v, const std::string& field, bool allowN
     return {MatrixSpec::Kind::Explicit, expectMatrix(v, field)};
 }
 
-MaskMat expectMask(const json& v, const std::string& field) {
-    const Mat m = expectMatrix(v, field);
+MaskMat maskOf(const Mat& m, const std::string& field) {
     MaskMat mask(m.rows(), m.cols());
     for (Eigen::Index r = 0; r < m.rows(); ++r)
         for (Eigen::Index c = 0; c < m.cols(); ++c) {
@@ -159,6 +168,252 @@ std::size_t firstInvalidUtf8(const std::string& text) {
     return std::string::npos;
 }
 
+// A matrix read from the parser's events (parseScenario), or the first error expectMatrix would
+// have thrown for its value, kept until the scenario reads that key so that errors keep their order.
+struct ReadMatrix {
+    Mat value;
+    std::optional<InputError> error;
+};
+using ReadMatrices = std::map<std::string, ReadMatrix, std::less<>>;
+
+bool isMatrixKey(std::string_view key) {
+    for (const char* k : {"X", "W_Q", "W_K", "W_V", "W_O", "Q", "K", "V", "mask"})
+        if (key == k) return true;
+    return false;
+}
+
+// One matrix value [[n, …], …] as its events arrive, checked as expectMatrix checks it and in
+// its order (row r is a list, has row 0's length, then holds numbers that fit a float); the first
+// error is kept and the rest of the value skipped. The numbers go into one column grown by
+// realloc (a large block moves by remapping its pages, not copying them), reshaped to
+// [rows, cols] at the end without a copy.
+class MatrixReader {
+public:
+    explicit MatrixReader(std::string key) : m_key(std::move(key)) {}
+
+    void open(bool array) {
+        const int level = ++m_level;  // 1: the matrix, 2: a row, 3: inside a row
+        if (level == 1 || m_error || m_skipFrom) return;
+        if (level == 2 && array) {
+            m_col = 0;
+            m_rowError.reset();
+        } else if (level == 2) {
+            rowIsNot("an object");
+        } else {
+            item(array ? "an array" : "an object", 0.0);
+            m_skipFrom = level;  // counted as one item when it closes
+        }
+    }
+
+    // True when the matrix itself closed.
+    bool close() {
+        const int level = m_level--;
+        if (level == 1) {
+            if (!m_error && m_rows == 0) m_error.emplace(m_key, "matrix has no rows");
+            return true;
+        }
+        if (m_error) return false;
+        if (m_skipFrom) {
+            if (level == m_skipFrom) m_skipFrom = 0, ++m_col;
+            return false;
+        }
+        if (level == 2) endRow();
+        return false;
+    }
+
+    // type: as typeName says it ("an integer", "a string"…); d: the value when it is a number.
+    void scalar(const char* type, bool number, double d) {
+        if (m_error || m_skipFrom) return;
+        if (m_level == 1) return rowIsNot(type);
+        item(number ? nullptr : type, d);
+        ++m_col;
+    }
+
+    std::size_t numbers() const { return m_n; }
+
+    ReadMatrix result() && {
+        if (m_error) return {Mat(), std::move(m_error)};
+        m_flat.conservativeResize(static_cast<Eigen::Index>(m_n), 1);
+        m_flat.resize(m_rows, m_cols);  // the same size: the numbers stay, row-major as they came
+        return {std::move(m_flat), std::nullopt};
+    }
+
+private:
+    std::string field() const { return m_key + "[" + std::to_string(m_rows) + "]"; }
+
+    void rowIsNot(const char* type) {
+        m_error.emplace(field(), std::string("expected a row (a list of numbers), got ") + type);
+    }
+
+    // notNumber: the item's type when it is not a number.
+    void item(const char* notNumber, double d) {
+        if (m_rowError) return;
+        const std::string why = notNumber ? std::string("expected a number, got ") + notNumber : whyNotFloat(d);
+        if (!why.empty()) {
+            m_rowError.emplace(field() + "[" + std::to_string(m_col) + "]", why);
+        } else if (m_rows == 0 || m_col < m_cols) {
+            if (m_n == static_cast<std::size_t>(m_flat.rows()))
+                m_flat.conservativeResize(std::max<Eigen::Index>(4096, 2 * m_flat.rows()), 1);
+            m_flat(static_cast<Eigen::Index>(m_n++), 0) = static_cast<float>(d);
+        }
+    }
+
+    void endRow() {
+        if (m_rows == 0) {
+            if (m_col == 0) return void(m_error.emplace(field(), "row is empty"));
+            m_cols = m_col;
+        } else if (m_col != m_cols) {
+            return void(m_error.emplace(m_key, "ragged rows: row " + std::to_string(m_rows) + " has " +
+                                                   std::to_string(m_col) + " values, row 0 has " + std::to_string(m_cols)));
+        }
+        if (m_rowError) return void(m_error = std::move(m_rowError));
+        ++m_rows;
+    }
+
+    std::string m_key;
+    Mat m_flat;  // [capacity, 1], the first m_n used
+    std::size_t m_n = 0;
+    Eigen::Index m_rows = 0, m_cols = 0, m_col = 0;
+    int m_level = 0, m_skipFrom = 0;  // m_skipFrom: the level of an item being skipped (a list in a row)
+    std::optional<InputError> m_rowError, m_error;
+};
+
+// nlohmann's SAX events into a scenario: the matrices' numbers through MatrixReader, everything
+// else into a JSON tree as json::parse builds it (a repeated key: the last counts), except an
+// unknown key's value, which nothing reads. The tree holds at most kMaxScenarioJsonValues values.
+class ScenarioSax {
+public:
+    ScenarioSax(const std::string& text, const std::string& where) : m_text(text), m_where(where) {}
+
+    json root;
+    ReadMatrices matrices;
+    ScenarioParseCounts counts;
+
+    bool null() { return scalar("null", false, 0.0, [] { return json(nullptr); }); }
+    bool boolean(bool b) { return scalar("a boolean", false, 0.0, [b] { return json(b); }); }
+    bool number_integer(json::number_integer_t n) {
+        return scalar("an integer", true, static_cast<double>(n), [n] { return json(n); });
+    }
+    bool number_unsigned(json::number_unsigned_t n) {
+        return scalar("an integer", true, static_cast<double>(n), [n] { return json(n); });
+    }
+    bool number_float(json::number_float_t d, const json::string_t&) {
+        return scalar("a number", true, d, [d] { return json(d); });
+    }
+    // copied, not moved: the lexer's buffer has grown past the string, a copy is its own size
+    bool string(json::string_t& s) { return scalar("a string", false, 0.0, [&s] { return json(s); }); }
+    bool binary(json::binary_t& b) { return scalar("a binary", false, 0.0, [&b] { return json(std::move(b)); }); }
+    bool start_object(std::size_t) { return open(false); }
+    bool start_array(std::size_t) { return open(true); }
+    bool end_object() { return close(); }
+    bool end_array() { return close(); }
+
+    bool key(json::string_t& k) {
+        if (m_matrix || m_skipDepth > 0) return true;
+        if (m_stack.size() == 1 && m_stack.back() == &root) {  // a scenario's key
+            m_key = k;
+            root.erase(k);  // a repeated key: the last one counts
+            matrices.erase(k);
+            const auto& keys = scenarioKeys();
+            if (std::find(keys.begin(), keys.end(), k) == keys.end()) {
+                m_slot = &root[k];
+                add(nullptr);  // named by the unknown-key error; its value is skipped unread
+                m_skipDepth = 0;
+                return true;
+            }
+            m_matrixNext = isMatrixKey(k);
+        }
+        m_slot = &(*m_stack.back())[k];
+        return true;
+    }
+
+    bool parse_error(std::size_t position, const std::string& token, const json::exception& e) {
+        if (e.id == 406) {  // a number too large for a double ("1e400")
+            const auto at = m_text.rfind(token, position);
+            throw InputError(m_where, "malformed JSON" +
+                                          (at == std::string::npos ? std::string() : " at " + lineColumn(m_text, at)) +
+                                          ": number " + token + " is out of range");
+        }
+        if (const auto* p = dynamic_cast<const json::parse_error*>(&e)) {
+            // nlohmann's text: "[json.exception.parse_error.101] parse error at line 1, column 2: syntax error …"
+            const std::string what = p->what();
+            const auto colon = what.find(": ");
+            const std::string detail = colon == std::string::npos ? what : what.substr(colon + 2);
+            throw InputError(m_where, "malformed JSON at " + lineColumn(m_text, p->byte == 0 ? 0 : p->byte - 1) + ": " + detail);
+        }
+        throw InputError(m_where, std::string("malformed JSON: ") + e.what());
+    }
+
+private:
+    template <class Make>
+    bool scalar(const char* type, bool number, double d, Make make) {
+        if (m_matrix) {
+            m_matrix->scalar(type, number, d);
+        } else if (m_skipDepth >= 0) {
+            if (m_skipDepth == 0) m_skipDepth = -1;
+        } else {
+            m_matrixNext = false;
+            add(make());
+        }
+        return true;
+    }
+
+    bool open(bool array) {
+        if (m_matrix) {
+            m_matrix->open(array);
+        } else if (m_skipDepth >= 0) {
+            ++m_skipDepth;
+        } else if (m_matrixNext && array) {
+            m_matrixNext = false;
+            m_matrix.emplace(m_key);
+            m_matrix->open(true);
+        } else {
+            m_matrixNext = false;
+            m_stack.push_back(add(array ? json::array() : json::object()));
+        }
+        return true;
+    }
+
+    bool close() {
+        if (m_matrix) {
+            if (m_matrix->close()) {
+                counts.matrixNumbers += m_matrix->numbers();
+                matrices[m_key] = std::move(*m_matrix).result();
+                m_matrix.reset();
+            }
+        } else if (m_skipDepth > 0) {
+            if (--m_skipDepth == 0) m_skipDepth = -1;
+        } else {
+            m_stack.pop_back();
+        }
+        return true;
+    }
+
+    // Where the value goes: the root, the open array's end, or the member whose key came last.
+    json* add(json&& v) {
+        if (++counts.jsonValues > kMaxScenarioJsonValues)
+            throw InputError(m_key, "more than " + std::to_string(kMaxScenarioJsonValues) +
+                                        " values outside the matrices; no scenario holds that many (is it the right file?)")
+                .within(m_where);
+        if (m_stack.empty()) return &(root = std::move(v));
+        if (m_stack.back()->is_array()) {
+            m_stack.back()->push_back(std::move(v));
+            return &m_stack.back()->back();
+        }
+        *m_slot = std::move(v);
+        return m_slot;
+    }
+
+    const std::string& m_text;
+    const std::string& m_where;
+    std::vector<json*> m_stack;  // the open arrays and objects of the tree (a pointer stays valid while open)
+    json* m_slot = nullptr;      // the member of the open object whose key came last
+    std::string m_key;           // the scenario's key being read
+    bool m_matrixNext = false;   // the next value is a matrix key's
+    int m_skipDepth = -1;        // >= 0: skipping an unknown key's value, this deep in it
+    std::optional<MatrixReader> m_matrix;
+};
+
 }  // namespace
 
 const std::vector<std::string>& scenarioKeys() {
@@ -170,7 +425,11 @@ const std::vector<std::string>& scenarioKeys() {
     return keys;
 }
 
-Scenario scenarioFromJson(const json& j) {
+namespace {
+
+// A scenario from a JSON tree, and from the matrices parseScenario read beside it (`read`, which
+// this moves from; nullptr: every value is in the tree).
+Scenario scenarioFrom(const json& j, ReadMatrices* read) {
     if (!j.is_object()) throw InputError("", "a scenario must be a JSON object, got " + typeName(j));
     const auto& keys = scenarioKeys();
     for (const auto& item : j.items())
@@ -178,7 +437,17 @@ Scenario scenarioFromJson(const json& j) {
             throw InputError(item.key(), "unknown key (known keys: " + joinStrings(keys, ", ") + ")");
 
     Scenario s;
-    const auto has = [&](const char* key) { return j.contains(key); };
+    const auto wasRead = [&](const char* key) { return read && read->count(key) > 0; };
+    const auto has = [&](const char* key) { return j.contains(key) || wasRead(key); };
+    const auto matrix = [&](const char* key) {
+        if (!wasRead(key)) return expectMatrix(j[key], key);
+        ReadMatrix& m = read->find(key)->second;
+        if (m.error) throw *m.error;
+        return std::move(m.value);
+    };
+    const auto matrixSpec = [&](const char* key, bool allowNone) {
+        return wasRead(key) ? MatrixSpec{MatrixSpec::Kind::Explicit, matrix(key)} : expectMatrixSpec(j[key], key, allowNone);
+    };
     if (has("name")) s.name = expectString(j["name"], "name");
     if (has("description")) s.description = expectString(j["description"], "description");
     if (has("sentence") && has("tokens")) throw InputError("tokens", "give either sentence or tokens, not both");
@@ -211,14 +480,14 @@ Scenario scenarioFromJson(const json& j) {
         else if (p == "sinusoidal") s.positional = Positional::Sinusoidal;
         else throw InputError("positional", "expected \"none\" or \"sinusoidal\", got \"" + clipText(p, 40) + "\"");
     }
-    if (has("X")) s.x = expectMatrix(j["X"], "X");
-    if (has("W_Q")) s.wq = expectMatrixSpec(j["W_Q"], "W_Q", false);
-    if (has("W_K")) s.wk = expectMatrixSpec(j["W_K"], "W_K", false);
-    if (has("W_V")) s.wv = expectMatrixSpec(j["W_V"], "W_V", false);
-    if (has("W_O")) s.wo = expectMatrixSpec(j["W_O"], "W_O", true);
-    if (has("Q")) s.q = expectMatrix(j["Q"], "Q");
-    if (has("K")) s.k = expectMatrix(j["K"], "K");
-    if (has("V")) s.v = expectMatrix(j["V"], "V");
+    if (has("X")) s.x = matrix("X");
+    if (has("W_Q")) s.wq = matrixSpec("W_Q", false);
+    if (has("W_K")) s.wk = matrixSpec("W_K", false);
+    if (has("W_V")) s.wv = matrixSpec("W_V", false);
+    if (has("W_O")) s.wo = matrixSpec("W_O", true);
+    if (has("Q")) s.q = matrix("Q");
+    if (has("K")) s.k = matrix("K");
+    if (has("V")) s.v = matrix("V");
     if (has("causal")) s.causal = expectBool(j["causal"], "causal");
     if (has("temperature")) {
         s.temperature = expectFloat(j["temperature"], "temperature");
@@ -252,12 +521,16 @@ Scenario scenarioFromJson(const json& j) {
             s.padding.push_back(static_cast<int>(p));
         }
     }
-    if (has("mask")) s.mask = expectMask(j["mask"], "mask");
+    if (has("mask")) s.mask = maskOf(matrix("mask"), "mask");
     if (has("length")) s.length = expectSize(j["length"], "length");
     return s;
 }
 
-Scenario parseScenario(const std::string& text, const std::string& where) {
+}  // namespace
+
+Scenario scenarioFromJson(const json& j) { return scenarioFrom(j, nullptr); }
+
+Scenario parseScenario(const std::string& text, const std::string& where, ScenarioParseCounts* counts) {
     // Checked first so that the message names the byte instead of echoing it (nlohmann's would).
     if (const std::size_t bad = firstInvalidUtf8(text); bad != std::string::npos) {
         char hex[8];
@@ -265,28 +538,11 @@ Scenario parseScenario(const std::string& text, const std::string& where) {
         throw InputError(where, std::string("not UTF-8 text: byte ") + hex + " at " + lineColumn(text, bad) +
                                     "; save the file as UTF-8");
     }
-    json j;
+    ScenarioSax sax(text, where);
+    json::sax_parse(text, &sax);  // syntax errors throw from sax.parse_error
+    if (counts) *counts = sax.counts;
     try {
-        j = json::parse(text);
-    } catch (const json::parse_error& e) {
-        std::string what = e.what();
-        // nlohmann's text: "[json.exception.parse_error.101] parse error at line 1, column 2: syntax error …"
-        const auto colon = what.find(": ");
-        std::string detail = colon == std::string::npos ? what : what.substr(colon + 2);
-        throw InputError(where, "malformed JSON at " + lineColumn(text, e.byte == 0 ? 0 : e.byte - 1) + ": " + detail);
-    } catch (const json::out_of_range& e) {
-        // A number too large for a double ("1e400"): nlohmann names the literal but not its place.
-        const std::string what = e.what();
-        const auto open = what.find('\''), close = what.rfind('\'');
-        const std::string literal = open != std::string::npos && close > open ? what.substr(open + 1, close - open - 1) : "";
-        const auto at = literal.empty() ? std::string::npos : text.find(literal);
-        throw InputError(where, "malformed JSON" + (at == std::string::npos ? std::string() : " at " + lineColumn(text, at)) +
-                                    ": number " + literal + " is out of range");
-    } catch (const json::exception& e) {
-        throw InputError(where, std::string("malformed JSON: ") + e.what());
-    }
-    try {
-        return scenarioFromJson(j);
+        return scenarioFrom(sax.root, &sax.matrices);
     } catch (const InputError& e) {
         throw e.within(where);
     }
@@ -298,15 +554,31 @@ std::string readTextFile(const std::string& path) {
     const auto status = fs::status(path, ec);
     if (ec || !fs::exists(status)) throw InputError(path, "no such file");
     if (fs::is_directory(status)) throw InputError(path, "is a directory, expected a file");
+    const auto tooLarge = [&] {
+        return InputError(path, "larger than " + std::to_string(kMaxScenarioFileBytes >> 20) + " MiB" +
+                                    ", the most a scenario file may be (is it the right file?)");
+    };
     // O_NONBLOCK: opening a named pipe that nothing writes to would otherwise wait forever. Reads
     // block again once it is open, so a pipe with a writer (--scenario <(…)) is read to its end.
     const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) throw InputError(path, std::string("cannot open: ") + std::strerror(errno));
     ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
     std::string text;
+    // A regular file says its size: one over the limit is refused unread, and one under it is
+    // read into a string of its size (appending would double the string, and copy it, as it grows).
+    struct stat info {};
+    if (::fstat(fd, &info) == 0 && S_ISREG(info.st_mode)) {
+        if (static_cast<std::uint64_t>(info.st_size) > kMaxScenarioFileBytes) {
+            ::close(fd);
+            throw tooLarge();
+        }
+        text.reserve(static_cast<std::size_t>(info.st_size));
+    }
     char buffer[1 << 16];
     for (;;) {
-        const ssize_t n = ::read(fd, buffer, sizeof buffer);
+        // never past one byte over the limit: /dev/zero, or a pipe that does not end
+        const std::size_t want = std::min(sizeof buffer, kMaxScenarioFileBytes + 1 - text.size());
+        const ssize_t n = ::read(fd, buffer, want);
         if (n == 0) break;
         if (n < 0 && errno == EINTR) continue;
         if (n < 0) {
@@ -315,10 +587,9 @@ std::string readTextFile(const std::string& path) {
             throw InputError(path, std::string("read failed: ") + std::strerror(err));
         }
         text.append(buffer, static_cast<std::size_t>(n));
-        if (text.size() > kMaxScenarioFileBytes) {  // /dev/zero, or a file that is not a scenario
+        if (text.size() > kMaxScenarioFileBytes) {
             ::close(fd);
-            throw InputError(path, "larger than " + std::to_string(kMaxScenarioFileBytes >> 20) + " MiB" +
-                                       ", the most a scenario file may be (is it the right file?)");
+            throw tooLarge();
         }
     }
     ::close(fd);

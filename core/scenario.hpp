@@ -54,8 +54,23 @@ inline constexpr const char* kDefaultSentence = "the cat sat on the mat";
 
 // Throws InputError naming the field ("W_Q: row 2 has 3 values, expected 2").
 Scenario scenarioFromJson(const nlohmann::json& j);
+
+// What parsing a scenario's text built: numbers read straight into matrices (4 bytes each), and
+// JSON values built as a tree for the rest (tokens, sizes, flags: some 50 bytes each).
+struct ScenarioParseCounts {
+    std::size_t matrixNumbers = 0;
+    std::size_t jsonValues = 0;
+};
+// A list outside the matrices longer than this is not a scenario's (a million tokens would need
+// 8 TB of scores and weights a head); refused while parsing, before its tree fills the memory.
+inline constexpr std::size_t kMaxScenarioJsonValues = std::size_t{1} << 20;
+
 // Parses text; JSON syntax errors name the line and column. `where` prefixes messages (a file name).
-Scenario parseScenario(const std::string& text, const std::string& where);
+// The matrices (X, W_Q, W_K, W_V, W_O, Q, K, V, mask) go from the parser's events straight into
+// floats, never through a JSON tree: parsing costs about the text and its numbers, where a tree
+// took up to 22 times the text (an X of one column). The same scenario and the same errors as
+// scenarioFromJson.
+Scenario parseScenario(const std::string& text, const std::string& where, ScenarioParseCounts* counts = nullptr);
 // Reads and parses a file; errors name the file.
 Scenario loadScenarioFile(const std::string& path);
 
@@ -68,7 +83,10 @@ nlohmann::json matrixToJson(const MatRef& m);
 const std::vector<std::string>& scenarioKeys();
 
 // Reads a whole file; throws InputError(path, …) when it cannot, or when it holds more than
-// kMaxScenarioFileBytes (a device such as /dev/zero would otherwise fill the memory).
+// kMaxScenarioFileBytes (a device such as /dev/zero would otherwise fill the memory). A regular
+// file over it is refused from its size, unread; a pipe or a device is read to one byte past it.
+// 256 MiB holds an explicit X of 16384 tokens x 1024 (180 MB as shortest float text) with room
+// to spare; parsing peaks at about the text and its floats (README, "Scenario files").
 inline constexpr std::size_t kMaxScenarioFileBytes = std::size_t{256} << 20;
 std::string readTextFile(const std::string& path);
 
