@@ -14,6 +14,8 @@ TARGETS=(
   "fuzz_scenario 4096 fuzz/scenario.dict"
   "fuzz_npy 8192 fuzz/npy.dict"
   "fuzz_tokenizer 1024 -"
+  "fuzz_lesson 8192 fuzz/lesson.dict"
+  "fuzz_session 4096 fuzz/session.dict"
 )
 
 if ! [[ $SECONDS_PER_TARGET =~ ^[1-9][0-9]*$ ]]; then
