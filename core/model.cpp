@@ -183,12 +183,12 @@ Shapes resolveShapes(const Scenario& s, int vocab, const Limits& limits, const M
             // they agree among themselves (one level deep: `skip` is set while saying it).
             const std::string why = count(w.size(), "row") + ", but " + x.says() + " (d_model)";
             const InputError plain(name, w.shape() + " (" + role + ") has " + why);
-            if (skip) throw plain;
+            if (skip) throw InputError(plain);
             Shapes others;
             try {
                 others = resolveShapes(s, vocab, limits, spec);
             } catch (const InputError&) {
-                throw plain;
+                throw InputError(plain);
             }
             const long long width = static_cast<long long>(others.heads) * (spec == &s.wv ? others.dv : others.dk);
             throw InputError(name, "expected " + shapeString(others.dModel, width) + " (" + role + "), got " +

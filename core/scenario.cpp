@@ -442,7 +442,7 @@ Scenario scenarioFrom(const json& j, ReadMatrices* read) {
     const auto matrix = [&](const char* key) {
         if (!wasRead(key)) return expectMatrix(j[key], key);
         ReadMatrix& m = read->find(key)->second;
-        if (m.error) throw *m.error;
+        if (m.error) throw InputError(*m.error);
         return std::move(m.value);
     };
     const auto matrixSpec = [&](const char* key, bool allowNone) {
