@@ -3,7 +3,6 @@
 
 #include <gtest/gtest.h>
 
-#include <cmath>
 #include <cstdio>
 #include <string>
 
@@ -47,8 +46,8 @@ TEST(MemoryWall, ScalesWithEveryFactor) {
     EXPECT_DOUBLE_EQ(memoryWall(MemoryWall{}, {MemoryWall{}.tokens}, 0)[0].totalGiB, 16.0);
 }
 
-// Times depend on the machine and on what else runs beside the test, so nothing here compares
-// two of them; the work each side did is exact, and the times need only be real durations.
+// Times depend on the machine and on what else runs beside the test, so nothing here asserts
+// anything about them (they belong to bench/); the work each side did is exact.
 TEST(Cost, CountsTheWorkOfEachSideExactly) {
     for (const long long T : {1LL, 16LL, 100LL, 512LL}) {
         SCOPED_TRACE(T);
@@ -62,10 +61,6 @@ TEST(Cost, CountsTheWorkOfEachSideExactly) {
         // attention: Q Kᵀ and A·V, T² d multiply-adds each, and one exp per weight
         EXPECT_EQ(p.attentionMultiplyAdds, 2.0 * static_cast<double>(T) * static_cast<double>(T) * d);
         EXPECT_EQ(p.attentionExps, static_cast<double>(T) * static_cast<double>(T));
-        for (const double ms : {p.rnnMs, p.attentionMs}) {
-            EXPECT_TRUE(std::isfinite(ms));
-            EXPECT_GT(ms, 0.0);
-        }
     }
 }
 
