@@ -3,6 +3,7 @@
 #pragma once
 
 #include "app/cli.hpp"
+#include "tests/test_folder.hpp"
 
 #include <gtest/gtest.h>
 
@@ -45,15 +46,8 @@ inline CliRun runCli(const std::vector<std::string>& args) {
     return run;
 }
 
-inline std::string readFile(const fs::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-inline void writeFile(const fs::path& path, const std::string& text) {
-    std::ofstream out(path, std::ios::binary);
-    out << text;
-}
+using attnviz::testfs::readFile;
+using attnviz::testfs::writeFile;
 
 inline std::vector<std::string> splitLines(const std::string& text) {
     std::vector<std::string> lines;
@@ -78,29 +72,7 @@ inline std::string expectError(const CliRun& run) {
     return run.err.substr(prefix.size(), run.err.size() - prefix.size() - 1);
 }
 
-// Each test gets its own fresh folder under the system temp folder, removed afterwards.
-class Cli : public ::testing::Test {
-protected:
-    void SetUp() override {
-        static std::atomic<int> counter{0};
-        const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-        m_dir = fs::temp_directory_path() / ("attnviz-cli-" + std::to_string(::getpid()) + "-" +
-                                             std::to_string(counter++) + "-" + info->name());
-        fs::remove_all(m_dir);
-        ASSERT_TRUE(fs::create_directories(m_dir));
-    }
-    void TearDown() override {
-        std::error_code ec;
-        fs::remove_all(m_dir, ec);
-    }
-    fs::path path(const std::string& name) const { return m_dir / name; }
-    std::vector<fs::path> listDir() const {
-        std::vector<fs::path> entries;
-        for (const auto& e : fs::directory_iterator(m_dir)) entries.push_back(e.path().filename());
-        return entries;
-    }
-
-    fs::path m_dir;
-};
+// Each test gets its own fresh folder (see tests/test_folder.hpp).
+using Cli = attnviz::testfs::TestFolder;
 
 }  // namespace attnviz::app::clitest

@@ -2,6 +2,7 @@
 // half-written file or a mix of old and new files; a FIFO with no reader is an error, not a wait.
 #include "core/error.hpp"
 #include "core/files.hpp"
+#include "tests/test_folder.hpp"
 
 #include <gtest/gtest.h>
 
@@ -24,30 +25,10 @@ namespace {
 namespace fs = std::filesystem;
 using Kind = FileBatch::Temporaries;
 
-class Writes : public ::testing::Test {
+class Writes : public attnviz::testfs::TestFolder {
 protected:
-    void SetUp() override {
-        m_dir = fs::temp_directory_path() / ("attnviz-files-" + std::to_string(::getpid()) + "-" +
-                                             ::testing::UnitTest::GetInstance()->current_test_info()->name());
-        fs::remove_all(m_dir);
-        fs::create_directories(m_dir);
-    }
-    void TearDown() override { fs::remove_all(m_dir); }
-
-    fs::path path(const std::string& name) const { return m_dir / name; }
-    std::vector<std::string> listDir() const {
-        std::vector<std::string> names;
-        for (const auto& e : fs::directory_iterator(m_dir)) names.push_back(e.path().filename().string());
-        std::sort(names.begin(), names.end());
-        return names;
-    }
-    static std::string read(const fs::path& p) {
-        std::ifstream in(p, std::ios::binary);
-        return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-    }
-    static void write(const fs::path& p, const std::string& text) { std::ofstream(p, std::ios::binary) << text; }
-
-    fs::path m_dir;
+    static std::string read(const fs::path& p) { return attnviz::testfs::readFile(p); }
+    static void write(const fs::path& p, const std::string& text) { attnviz::testfs::writeFile(p, text); }
 };
 
 // A child process writes 2 MiB over an old file and is interrupted by `sig` half-way: it dies
@@ -70,7 +51,7 @@ TEST_F(Writes, SignalDuringAWriteLeavesTheOldFileAndNoTemporary) {
             int status = 0;
             ASSERT_EQ(::waitpid(child, &status, 0), child);
             EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == sig) << status;
-            EXPECT_EQ(listDir(), std::vector<std::string>{"out.bin"});
+            EXPECT_EQ(listDir(), std::vector<fs::path>{"out.bin"});
             EXPECT_EQ(read(path("out.bin")), "old\n");
         }
     }
@@ -101,7 +82,7 @@ TEST_F(Writes, FileSizeLimitIsAnErrorNotADeath) {
         int status = 0;
         ASSERT_EQ(::waitpid(child, &status, 0), child);
         EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 3) << status;
-        EXPECT_EQ(listDir(), std::vector<std::string>{"out.bin"});
+        EXPECT_EQ(listDir(), std::vector<fs::path>{"out.bin"});
         EXPECT_EQ(read(path("out.bin")), "old\n");
     }
 }
@@ -121,7 +102,7 @@ TEST_F(Writes, BatchIsAllOrNothing) {
         }
         EXPECT_EQ(read(path("a.txt")), "old a\n");
         EXPECT_EQ(read(path("b.txt")), "old b\n");
-        EXPECT_EQ(listDir(), (std::vector<std::string>{"a.txt", "b.txt", "c.txt"}));
+        EXPECT_EQ(listDir(), (std::vector<fs::path>{"a.txt", "b.txt", "c.txt"}));
         EXPECT_EQ(visibleTemporaries(), 0);
         fs::remove(path("c.txt"));
         {
@@ -133,7 +114,7 @@ TEST_F(Writes, BatchIsAllOrNothing) {
         }
         EXPECT_EQ(read(path("a.txt")), "new a\n");
         EXPECT_EQ(read(path("c.txt")), "new c\n");
-        EXPECT_EQ(listDir(), (std::vector<std::string>{"a.txt", "c.txt"}));
+        EXPECT_EQ(listDir(), (std::vector<fs::path>{"a.txt", "c.txt"}));
         EXPECT_EQ(visibleTemporaries(), 0);
         fs::remove(path("a.txt"));
         fs::remove(path("c.txt"));
@@ -160,7 +141,7 @@ TEST_F(Writes, LongestLegalFileNameWorks) {
         batch.add(path(name).string(), "long\n");
         batch.commit();
         EXPECT_EQ(read(path(name)), "long\n");
-        EXPECT_EQ(listDir(), std::vector<std::string>{name});
+        EXPECT_EQ(listDir(), std::vector<fs::path>{name});
         fs::remove(path(name));
     }
 }

@@ -3,6 +3,7 @@
 #include "app/state/session.hpp"
 #include "core/error.hpp"
 #include "core/presets.hpp"
+#include "tests/test_folder.hpp"
 
 #include <gtest/gtest.h>
 
@@ -51,23 +52,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class SessionFile : public ::testing::Test {
+class SessionFile : public attnviz::testfs::TestFolder {
 protected:
-    void SetUp() override {
-        m_dir = fs::temp_directory_path() / ("attnviz-session-" + std::to_string(::getpid()) + "-" +
-                                             ::testing::UnitTest::GetInstance()->current_test_info()->name());
-        fs::remove_all(m_dir);
-        fs::create_directories(m_dir);
-    }
-    void TearDown() override { fs::remove_all(m_dir); }
-    std::string path() const { return (m_dir / "session.json").string(); }
-    static std::string read(const std::string& p) {
-        std::ifstream in(p, std::ios::binary);
-        return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-    }
-    static void write(const std::string& p, const std::string& text) { std::ofstream(p, std::ios::binary) << text; }
-
-    fs::path m_dir;
+    std::string path() const { return TestFolder::path("session.json").string(); }
+    static std::string read(const std::string& p) { return attnviz::testfs::readFile(p); }
+    static void write(const std::string& p, const std::string& text) { attnviz::testfs::writeFile(p, text); }
 };
 
 Session defaultSession() {
