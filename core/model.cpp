@@ -209,21 +209,17 @@ Shapes resolveShapes(const Scenario& s, int vocab, const Limits& limits, const M
 
     // 3. heads
     std::string headsWhy;  // "" when given
-    if (s.heads) {
-        out.heads = *s.heads;
-    } else if (s.dk && hk) {
-        if (hk.size() % *s.dk != 0)
-            throw InputError("d_k", std::to_string(*s.dk) + " given, but " + hk.says() + " (heads*d_k), not a multiple of " +
-                                        std::to_string(*s.dk));
-        out.heads = static_cast<int>(hk.size() / *s.dk);
-        headsWhy = " (" + hk.says() + ", d_k " + std::to_string(*s.dk) + " given)";
-    } else if (s.dv && hv) {
-        if (hv.size() % *s.dv != 0)
-            throw InputError("d_v", std::to_string(*s.dv) + " given, but " + hv.says() + " (heads*d_v), not a multiple of " +
-                                        std::to_string(*s.dv));
-        out.heads = static_cast<int>(hv.size() / *s.dv);
-        headsWhy = " (" + hv.says() + ", d_v " + std::to_string(*s.dv) + " given)";
-    }
+    // heads from a given per-head width (d_k or d_v) and the total width it must divide
+    const auto headsFrom = [&](const char* name, int width, const Source& total, const char* role) {
+        if (total.size() % width != 0)
+            throw InputError(name, std::to_string(width) + " given, but " + total.says() + " (" + role +
+                                       "), not a multiple of " + std::to_string(width));
+        out.heads = static_cast<int>(total.size() / width);
+        headsWhy = " (" + total.says() + ", " + name + " " + std::to_string(width) + " given)";
+    };
+    if (s.heads) out.heads = *s.heads;
+    else if (s.dk && hk) headsFrom("d_k", *s.dk, hk, "heads*d_k");
+    else if (s.dv && hv) headsFrom("d_v", *s.dv, hv, "heads*d_v");
     // Checked before any size is derived from it (d_k = d_model / heads).
     if (out.heads > limits.maxHeads)
         throw InputError("heads", std::to_string(out.heads) + " is over the limit of " +
