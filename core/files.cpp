@@ -59,9 +59,9 @@ void installHandlers() {
     std::signal(SIGXFSZ, SIG_IGN);
 }
 
-// A slot for `path`, or -1 when every slot is taken or the name does not fit.
+// A slot for `path`, or -1 when every slot is taken or the name does not fit. Only batches
+// register names, and each installed the handlers when it was made.
 int registerTemporary(const std::string& path) {
-    installHandlers();
     if (path.size() >= sizeof g_slots[0].path) return -1;
     static std::mutex mutex;  // writers only; the handler reads without it
     const std::lock_guard lock(mutex);
