@@ -405,9 +405,6 @@ int runMain(int argc, const char* const* argv, const GuiLauncher& gui, std::ostr
         doing = "writing the exports";
         core::FileBatch batch;
         StreamSink stdoutSink(out);
-        const auto sinkFor = [&](const std::string& path) -> core::ByteSink& {
-            return path == "-" ? static_cast<core::ByteSink&>(stdoutSink) : batch.open(path);
-        };
         if (!f.exportJson.empty() && f.exportJson != "-") core::writeExportJson(batch.open(f.exportJson), model, forward);
         if (!f.exportNpy.empty()) core::exportNpyDir(batch, f.exportNpy, model, forward);
         if (!f.exportHeatmap.empty()) {
@@ -424,8 +421,8 @@ int runMain(int argc, const char* const* argv, const GuiLauncher& gui, std::ostr
             batch.add(f.exportHeatmap, render::encodeHeatmap(f.exportHeatmap, figure));
         }
         if (!f.exportCsv.empty() && f.exportCsv != "-") batch.add(f.exportCsv, core::weightsCsv(model, headWeights()));
-        if (f.exportJson == "-") core::writeExportJson(sinkFor("-"), model, forward);
-        if (f.exportCsv == "-") sinkFor("-").write(core::weightsCsv(model, headWeights()));
+        if (f.exportJson == "-") core::writeExportJson(stdoutSink, model, forward);
+        if (f.exportCsv == "-") stdoutSink.write(core::weightsCsv(model, headWeights()));
         stdoutSink.finish();
         batch.commit();
         return 0;
