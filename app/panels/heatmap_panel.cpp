@@ -87,15 +87,17 @@ void HeatmapPanel::draw(PanelContext& ctx) {
     float labelW = 0.0f;
     for (int i = 0; i < std::min(tq, 256) && labelW < maxNameW; ++i)
         labelW = std::max(labelW, ImGui::CalcTextSize(widgets::clipLabel(s.queryLabels[static_cast<std::size_t>(i)]).c_str()).x);
-    labelW = std::min(labelW, maxNameW);
-    // More rows than lines of text: the labels are thinned out and numbered ("1021 the").
-    if (static_cast<float>(tq) * lineH > avail.y) labelW += ImGui::CalcTextSize((std::to_string(tq) + " ").c_str()).x;
-    labelW += 10.0f * ctx.scale;
+    labelW = std::min(labelW, maxNameW) + 10.0f * ctx.scale;
     const float sumW = ImGui::CalcTextSize("Σ 1.00").x + 12.0f * ctx.scale;
     const float barW = 70.0f * ctx.scale;
     const float topH = lineH + 8.0f * ctx.scale;
-    const float side = std::max(40.0f, std::min(avail.x - labelW - sumW - barW, avail.y - topH - 4.0f));
     const float zoom = s.view.zoom;
+    const auto sideFor = [&](float labels) { return std::max(40.0f, std::min(avail.x - labels - sumW - barW, avail.y - topH - 4.0f)); };
+    // Cells lower than a line of text: the labels are thinned out and numbered ("1021 the"), so
+    // the number gets its room (the rule rowStep below follows); the cells only shrink with it.
+    if (std::min(sideFor(labelW) / tk, sideFor(labelW) / tq) * zoom < lineH)
+        labelW += ImGui::CalcTextSize((std::to_string(tq) + " ").c_str()).x;
+    const float side = sideFor(labelW);
     const float cell = std::min(side / tk, side / tq) * zoom;  // pixels per cell at this zoom
     const float matW = std::min(side, cell * tk), matH = std::min(side, cell * tq);
     const ImVec2 mMin(origin.x + labelW, origin.y + topH), mMax(mMin.x + matW, mMin.y + matH);
