@@ -13,12 +13,12 @@
 #include "app/panels/train_panel.hpp"
 #include "app/theme.hpp"
 #include "app/widgets/text.hpp"
-#include "core/error.hpp"
-#include "core/export.hpp"
-#include "core/files.hpp"
-#include "core/format.hpp"
-#include "core/npy.hpp"
-#include "core/presets.hpp"
+#include "core/base/error.hpp"
+#include "core/io/export.hpp"
+#include "core/base/files.hpp"
+#include "core/base/format.hpp"
+#include "core/io/npy.hpp"
+#include "core/scenario/presets.hpp"
 
 #include <nlohmann/json.hpp>
 

@@ -2,13 +2,13 @@
 
 #include "app/state/app_state.hpp"
 
-#include "core/bench.hpp"
-#include "core/error.hpp"
-#include "core/export.hpp"
-#include "core/files.hpp"
-#include "core/format.hpp"
-#include "core/kernels.hpp"
-#include "core/presets.hpp"
+#include "core/scenario/bench.hpp"
+#include "core/base/error.hpp"
+#include "core/io/export.hpp"
+#include "core/base/files.hpp"
+#include "core/base/format.hpp"
+#include "core/attention/kernels.hpp"
+#include "core/scenario/presets.hpp"
 #include "app/render/heatmap_image.hpp"
 
 #include <CLI/CLI.hpp>

@@ -2,10 +2,10 @@
 // the GUI. Errors print one line, "attnviz: error: <where>: <what>", and exit with code 2.
 #pragma once
 
-#include "core/colormap.hpp"
-#include "core/lesson.hpp"
-#include "core/model.hpp"
-#include "core/scenario.hpp"
+#include "core/attention/colormap.hpp"
+#include "core/io/lesson.hpp"
+#include "core/scenario/model.hpp"
+#include "core/scenario/scenario.hpp"
 
 #include <chrono>
 #include <functional>

@@ -1,7 +1,7 @@
 #include "app/fonts.hpp"
 
 #include "app/render/fonts.hpp"
-#include "core/tokenizer.hpp"
+#include "core/text/tokenizer.hpp"
 
 #include <imgui.h>
 

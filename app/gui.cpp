@@ -5,9 +5,9 @@
 #include "app/render/png.hpp"
 #include "app/state/session.hpp"
 #include "app/widgets/text.hpp"
-#include "core/error.hpp"
-#include "core/files.hpp"
-#include "core/format.hpp"
+#include "core/base/error.hpp"
+#include "core/base/files.hpp"
+#include "core/base/format.hpp"
 
 #include <glad/gl.h>
 #include <GLFW/glfw3.h>

@@ -1,9 +1,9 @@
 // Google Benchmark of the engine: forward pass, softmax-only recompute (temperature change),
 // mask toggle, and the texture-ready conversion, against the machine's Eigen sgemm.
 // Run: ./build/attnviz_bench   (compare rows of one run: the ratios are what count)
-#include "core/bench.hpp"
-#include "core/kernels.hpp"
-#include "core/model.hpp"
+#include "core/scenario/bench.hpp"
+#include "core/attention/kernels.hpp"
+#include "core/scenario/model.hpp"
 #include "bench/sgemm.hpp"
 
 #include <benchmark/benchmark.h>

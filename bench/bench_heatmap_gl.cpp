@@ -7,7 +7,7 @@
 #include "app/gfx/capture.hpp"
 #include "app/gfx/heatmap_renderer.hpp"
 #include "app/gui.hpp"
-#include "core/model.hpp"
+#include "core/scenario/model.hpp"
 
 #include <glad/gl.h>
 #include <GLFW/glfw3.h>

@@ -4,7 +4,7 @@
 // each compiles this for its own instruction set.
 #pragma once
 
-#include "core/matrix.hpp"
+#include "core/base/matrix.hpp"
 
 #include <benchmark/benchmark.h>
 

@@ -4,9 +4,9 @@
 // valid UTF-8. A loaded lesson has at least one step; every step has a title, at least one line
 // of text, at most 4 known panels with none twice, a lab and a head in range, a quick check in
 // range, and a scenario that builds or is refused with an InputError.
-#include "core/error.hpp"
-#include "core/lesson.hpp"
-#include "core/model.hpp"
+#include "core/base/error.hpp"
+#include "core/io/lesson.hpp"
+#include "core/scenario/model.hpp"
 #include "fuzz/check.hpp"
 
 #include <algorithm>

@@ -1,8 +1,8 @@
 // libFuzzer target: bytes as a .npy file. A file is either refused with core::InputError or
 // decoded into a tensor whose data matches its shape and is finite; that tensor encodes to a
 // file that decodes back to the same shape and the same bits, and encodes again to the same bytes.
-#include "core/error.hpp"
-#include "core/npy.hpp"
+#include "core/base/error.hpp"
+#include "core/io/npy.hpp"
 #include "fuzz/check.hpp"
 
 #include <cmath>

@@ -4,11 +4,11 @@
 // Expected outcomes: the scenario runs, or core::InputError says what is wrong. Anything else
 // is a bug: another exception, a crash, a sanitizer report, a model over its limits, a
 // non-finite weight, or a row of weights that does not sum to 1 (0 when every key is blocked).
-#include "core/error.hpp"
-#include "core/model.hpp"
-#include "core/permutation.hpp"
-#include "core/scenario.hpp"
-#include "core/tokenizer.hpp"
+#include "core/base/error.hpp"
+#include "core/scenario/model.hpp"
+#include "core/attention/permutation.hpp"
+#include "core/scenario/scenario.hpp"
+#include "core/text/tokenizer.hpp"
 #include "fuzz/check.hpp"
 
 #include <nlohmann/json.hpp>

@@ -5,7 +5,7 @@
 // it encodes to a file that decodes, and that file encodes again to the same bytes.
 #include "app/state/actions.hpp"
 #include "app/state/session.hpp"
-#include "core/error.hpp"
+#include "core/base/error.hpp"
 #include "fuzz/check.hpp"
 
 #include <cmath>

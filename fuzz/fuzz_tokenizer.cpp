@@ -1,9 +1,9 @@
 // libFuzzer target: bytes as a sentence, tokenized at word and at character level.
-// Properties (core/tokenizer.hpp): every token and every label is non-empty valid UTF-8;
+// Properties (core/text/tokenizer.hpp): every token and every label is non-empty valid UTF-8;
 // character tokens concatenate back to the sanitized text; word tokens are the sanitized text
 // with its white space taken out, and re-tokenize to themselves; a token of only white space is
 // shown with visible symbols.
-#include "core/tokenizer.hpp"
+#include "core/text/tokenizer.hpp"
 #include "fuzz/check.hpp"
 
 #include <cstddef>

@@ -16,6 +16,6 @@ fi
 # GCC-only warning flags mean nothing to clang: keep its driver quiet about them. The
 # "N warnings generated" lines count what the header filter suppressed (Eigen's, the standard
 # library's); they are dropped.
-ls core/*.cpp | xargs -P "$(nproc)" -n 1 "$TIDY" -p "$BUILD_DIR" --quiet --warnings-as-errors='*' \
+find core -name "*.cpp" | sort | xargs -P "$(nproc)" -n 1 "$TIDY" -p "$BUILD_DIR" --quiet --warnings-as-errors='*' \
   --extra-arg=-Wno-unknown-warning-option 2>&1 | sed -e '/^[0-9]* warnings\? generated\.$/d'
 echo "attnviz: clang-tidy: core is clean"

@@ -4,9 +4,9 @@
 #pragma once
 
 #include "app/gfx/gl_objects.hpp"
-#include "core/attention.hpp"
-#include "core/colormap.hpp"
-#include "core/matrix.hpp"
+#include "core/attention/attention.hpp"
+#include "core/attention/colormap.hpp"
+#include "core/base/matrix.hpp"
 
 #include <imgui.h>
 

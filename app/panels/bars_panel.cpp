@@ -3,7 +3,7 @@
 #include "app/panels/heatmap_panel.hpp"
 #include "app/widgets/charts.hpp"
 #include "app/widgets/text.hpp"
-#include "core/attention.hpp"
+#include "core/attention/attention.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,7 +1,7 @@
 #include "app/panels/controls_panel.hpp"
 
 #include "app/widgets/text.hpp"
-#include "core/presets.hpp"
+#include "core/scenario/presets.hpp"
 
 #include <imgui_stdlib.h>
 

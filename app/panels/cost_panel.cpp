@@ -1,7 +1,7 @@
 #include "app/panels/cost_panel.hpp"
 
 #include "app/widgets/charts.hpp"
-#include "core/model.hpp"
+#include "core/scenario/model.hpp"
 
 #include <algorithm>
 #include <cstdio>

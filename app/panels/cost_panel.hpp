@@ -5,7 +5,7 @@
 
 #include "app/background_job.hpp"
 #include "app/panels/panel.hpp"
-#include "core/cost.hpp"
+#include "core/labs/cost.hpp"
 
 #include <atomic>
 #include <functional>

@@ -4,7 +4,7 @@
 #include "app/panels/controls_panel.hpp"
 #include "app/widgets/charts.hpp"
 #include "app/widgets/text.hpp"
-#include "core/format.hpp"
+#include "core/base/format.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -4,7 +4,7 @@
 #pragma once
 
 #include "app/panels/panel.hpp"
-#include "core/linear_attention.hpp"
+#include "core/labs/linear_attention.hpp"
 
 #include <cstdint>
 

@@ -2,7 +2,7 @@
 
 #include "app/gfx/texture_cache.hpp"
 #include "app/widgets/charts.hpp"
-#include "core/embedding.hpp"
+#include "core/scenario/embedding.hpp"
 
 #include <algorithm>
 

@@ -1,7 +1,7 @@
 #include "app/panels/stages_panel.hpp"
 
 #include "app/widgets/text.hpp"
-#include "core/format.hpp"
+#include "core/base/format.hpp"
 
 #include <cmath>
 #include <cstdio>

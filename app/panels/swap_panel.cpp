@@ -2,10 +2,10 @@
 
 #include "app/gfx/texture_cache.hpp"
 #include "app/widgets/text.hpp"
-#include "core/format.hpp"
-#include "core/permutation.hpp"
-#include "core/presets.hpp"
-#include "core/tokenizer.hpp"
+#include "core/base/format.hpp"
+#include "core/attention/permutation.hpp"
+#include "core/scenario/presets.hpp"
+#include "core/text/tokenizer.hpp"
 
 #include <cstdio>
 #include <functional>

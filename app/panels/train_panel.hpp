@@ -7,7 +7,7 @@
 
 #include "app/background_job.hpp"
 #include "app/panels/panel.hpp"
-#include "core/train.hpp"
+#include "core/labs/train.hpp"
 
 #include <atomic>
 #include <cstdint>

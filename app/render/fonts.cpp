@@ -1,6 +1,6 @@
 #include "app/render/fonts.hpp"
 
-#include "core/error.hpp"
+#include "core/base/error.hpp"
 
 #include <cstdlib>
 #include <filesystem>

@@ -4,10 +4,10 @@
 #include "app/render/heatmap_image.hpp"
 
 #include "app/render/raster.hpp"
-#include "core/error.hpp"
-#include "core/files.hpp"
-#include "core/format.hpp"
-#include "core/tokenizer.hpp"
+#include "core/base/error.hpp"
+#include "core/base/files.hpp"
+#include "core/base/format.hpp"
+#include "core/text/tokenizer.hpp"
 
 #include <algorithm>
 #include <array>

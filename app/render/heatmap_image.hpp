@@ -1,9 +1,9 @@
 // Heatmap figures drawn without a window or GL: PNG (for slides) and SVG (vector, for papers).
-// Same colormap tables and rounding as the window's heatmap textures (core/colormap.hpp).
+// Same colormap tables and rounding as the window's heatmap textures (core/attention/colormap.hpp).
 #pragma once
 
-#include "core/colormap.hpp"
-#include "core/matrix.hpp"
+#include "core/attention/colormap.hpp"
+#include "core/base/matrix.hpp"
 
 #include <string>
 #include <vector>

@@ -1,6 +1,6 @@
 #include "app/render/png.hpp"
 
-#include "core/error.hpp"
+#include "core/base/error.hpp"
 
 #include <stb_image_write.h>
 

@@ -2,8 +2,8 @@
 
 #include "app/render/fonts.hpp"
 #include "app/render/png.hpp"
-#include "core/error.hpp"
-#include "core/tokenizer.hpp"
+#include "core/base/error.hpp"
+#include "core/text/tokenizer.hpp"
 
 #include <stb_truetype.h>
 

@@ -4,7 +4,7 @@
 // antialiasing, so heatmap cells are pure colour.
 #pragma once
 
-#include "core/colormap.hpp"
+#include "core/attention/colormap.hpp"
 
 #include <cstdint>
 #include <memory>

@@ -1,8 +1,8 @@
 #include "app/state/actions.hpp"
 
-#include "core/error.hpp"
-#include "core/format.hpp"
-#include "core/prng.hpp"
+#include "core/base/error.hpp"
+#include "core/base/format.hpp"
+#include "core/base/prng.hpp"
 
 #include <algorithm>
 #include <cmath>

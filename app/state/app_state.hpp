@@ -2,12 +2,12 @@
 // truth; the model and forward pass are derived from it and recomputed lazily, stage by stage.
 #pragma once
 
-#include "core/colormap.hpp"
-#include "core/cost.hpp"
-#include "core/lesson.hpp"
-#include "core/model.hpp"
-#include "core/permutation.hpp"
-#include "core/scenario.hpp"
+#include "core/attention/colormap.hpp"
+#include "core/labs/cost.hpp"
+#include "core/io/lesson.hpp"
+#include "core/scenario/model.hpp"
+#include "core/attention/permutation.hpp"
+#include "core/scenario/scenario.hpp"
 
 #include <cstdint>
 #include <optional>

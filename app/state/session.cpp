@@ -2,9 +2,9 @@
 
 #include "app/state/actions.hpp"
 
-#include "core/error.hpp"
-#include "core/export.hpp"
-#include "core/files.hpp"
+#include "core/base/error.hpp"
+#include "core/io/export.hpp"
+#include "core/base/files.hpp"
 
 #include <nlohmann/json.hpp>
 

@@ -1,7 +1,7 @@
 // Charts drawn with ImDrawList, all in one place: bars, lines, colour bars, axis labels.
 #pragma once
 
-#include "core/colormap.hpp"
+#include "core/attention/colormap.hpp"
 
 #include <imgui.h>
 

@@ -1,6 +1,6 @@
 #include "app/widgets/text.hpp"
 
-#include "core/tokenizer.hpp"
+#include "core/text/tokenizer.hpp"
 
 #include <algorithm>
 #include <cstdio>

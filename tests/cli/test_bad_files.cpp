@@ -6,7 +6,7 @@
 // temporary file left behind, or a damaged old file or device.
 #include "cli_harness.hpp"
 
-#include "core/tokenizer.hpp"
+#include "core/text/tokenizer.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

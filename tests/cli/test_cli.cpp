@@ -3,10 +3,10 @@
 // The GUI is a fake launcher that records the request, so no window or display is needed.
 #include "cli_harness.hpp"
 
-#include "core/bench.hpp"
-#include "core/kernels.hpp"
-#include "core/model.hpp"
-#include "core/presets.hpp"
+#include "core/scenario/bench.hpp"
+#include "core/attention/kernels.hpp"
+#include "core/scenario/model.hpp"
+#include "core/scenario/presets.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

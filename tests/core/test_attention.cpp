@@ -1,9 +1,9 @@
 // Softmax, masks, temperature and numerical extremes: properties over many seeds.
-#include "core/attention.hpp"
-#include "core/error.hpp"
-#include "core/model.hpp"
-#include "core/permutation.hpp"
-#include "core/prng.hpp"
+#include "core/attention/attention.hpp"
+#include "core/base/error.hpp"
+#include "core/scenario/model.hpp"
+#include "core/attention/permutation.hpp"
+#include "core/base/prng.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,8 +1,8 @@
 // Texels coloured for the window's textures (core::colormapTexels, eight at a time with AVX2)
 // against the per-value function the exporter uses (core::colormapColor), and the index's
 // rounding and clamping derived by hand.
-#include "core/attention.hpp"
-#include "core/colormap.hpp"
+#include "core/attention/attention.hpp"
+#include "core/attention/colormap.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // The memory wall against seed 000's printed table, and the live cost measurement's shape.
-#include "core/cost.hpp"
+#include "core/labs/cost.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // Writes: a signal, a file size limit or a failing second file never leaves a temporary, a
 // half-written file or a mix of old and new files; a FIFO with no reader is an error, not a wait.
-#include "core/error.hpp"
-#include "core/files.hpp"
+#include "core/base/error.hpp"
+#include "core/base/files.hpp"
 #include "tests/test_folder.hpp"
 
 #include <gtest/gtest.h>

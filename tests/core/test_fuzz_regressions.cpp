@@ -2,12 +2,12 @@
 // exercise, each pinned to the fixed behaviour; the files are in fuzz/corpus/<target>/regression_*.
 // Some old failures were undefined behaviour that only the sanitized build (ATTNVIZ_SANITIZE)
 // reports; each test also checks a visible outcome where there is one.
-#include "core/error.hpp"
-#include "core/lesson.hpp"
-#include "core/model.hpp"
-#include "core/npy.hpp"
-#include "core/scenario.hpp"
-#include "core/tokenizer.hpp"
+#include "core/base/error.hpp"
+#include "core/io/lesson.hpp"
+#include "core/scenario/model.hpp"
+#include "core/io/npy.hpp"
+#include "core/scenario/scenario.hpp"
+#include "core/text/tokenizer.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

@@ -1,7 +1,7 @@
 // Tokens, embeddings, positional encodings and the deterministic PRNG.
-#include "core/embedding.hpp"
-#include "core/prng.hpp"
-#include "core/tokenizer.hpp"
+#include "core/scenario/embedding.hpp"
+#include "core/base/prng.hpp"
+#include "core/text/tokenizer.hpp"
 
 #include <gtest/gtest.h>
 

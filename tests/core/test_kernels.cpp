@@ -1,9 +1,9 @@
 // scoreRows and weighValues against double-precision products, over shapes that exercise every
 // edge of the tiling (rows not a multiple of 6, keys or values not a multiple of 16, widths of 1
 // and odd widths), and attendHead against the stages it fuses.
-#include "core/kernels.hpp"
-#include "core/model.hpp"
-#include "core/permutation.hpp"
+#include "core/attention/kernels.hpp"
+#include "core/scenario/model.hpp"
+#include "core/attention/permutation.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,8 +1,8 @@
 // Lesson files: the shipped lesson loads and every step builds; malformed lessons name the
 // problem and where.
-#include "core/error.hpp"
-#include "core/lesson.hpp"
-#include "core/model.hpp"
+#include "core/base/error.hpp"
+#include "core/io/lesson.hpp"
+#include "core/scenario/model.hpp"
 
 #include <gtest/gtest.h>
 

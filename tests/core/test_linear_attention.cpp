@@ -1,8 +1,8 @@
 // Linear attention in its three forms, the fast-weight matrix and the Hopfield step, against
 // hand-written double-precision loops (independent of the Eigen products the engine uses).
-#include "core/linear_attention.hpp"
-#include "core/model.hpp"
-#include "core/prng.hpp"
+#include "core/labs/linear_attention.hpp"
+#include "core/scenario/model.hpp"
+#include "core/base/prng.hpp"
 
 #include <gtest/gtest.h>
 

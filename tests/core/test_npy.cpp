@@ -1,6 +1,6 @@
 // .npy encoding and decoding.
-#include "core/error.hpp"
-#include "core/npy.hpp"
+#include "core/base/error.hpp"
+#include "core/io/npy.hpp"
 
 #include <gtest/gtest.h>
 

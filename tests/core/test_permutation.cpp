@@ -1,7 +1,7 @@
 // Permutation equivariance (seed 000 §39.5, seed 004) as a property over many seeds.
-#include "core/model.hpp"
-#include "core/permutation.hpp"
-#include "core/prng.hpp"
+#include "core/scenario/model.hpp"
+#include "core/attention/permutation.hpp"
+#include "core/base/prng.hpp"
 
 #include <gtest/gtest.h>
 

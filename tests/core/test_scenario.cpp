@@ -1,9 +1,9 @@
 // Scenario files: defaults, round trips, and errors that name the field.
-#include "core/error.hpp"
-#include "core/model.hpp"
-#include "core/permutation.hpp"
-#include "core/presets.hpp"
-#include "core/scenario.hpp"
+#include "core/base/error.hpp"
+#include "core/scenario/model.hpp"
+#include "core/attention/permutation.hpp"
+#include "core/scenario/presets.hpp"
+#include "core/scenario/scenario.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

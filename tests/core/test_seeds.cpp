@@ -1,7 +1,7 @@
 // Every worked example the seeds print, to the digits they print.
-#include "core/model.hpp"
-#include "core/permutation.hpp"
-#include "core/presets.hpp"
+#include "core/scenario/model.hpp"
+#include "core/attention/permutation.hpp"
+#include "core/scenario/presets.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,10 +1,10 @@
 // Sizes: explicit matrices define the sizes they fix (d_model, heads*d_k, heads*d_v, d_out),
 // only true contradictions are refused and name both sides; and every size has a limit that
 // buildModel checks before it allocates.
-#include "core/error.hpp"
-#include "core/export.hpp"
-#include "core/model.hpp"
-#include "core/scenario.hpp"
+#include "core/base/error.hpp"
+#include "core/io/export.hpp"
+#include "core/scenario/model.hpp"
+#include "core/scenario/scenario.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

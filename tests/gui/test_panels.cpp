@@ -8,7 +8,7 @@
 #include "app/panels/train_panel.hpp"
 #include "app/panels/stages_panel.hpp"
 #include "app/widgets/text.hpp"
-#include "core/presets.hpp"
+#include "core/scenario/presets.hpp"
 
 #include <gtest/gtest.h>
 

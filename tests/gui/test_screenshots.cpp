@@ -1,6 +1,6 @@
 // The real binary: a window under a virtual X display (xvfb-run), and figures written without
 // one; every assertion is on the pixels of the PNG.
-#include "core/colormap.hpp"
+#include "core/attention/colormap.hpp"
 
 #include <gtest/gtest.h>
 #include <stb_image.h>

@@ -1,7 +1,7 @@
 // The text helpers every panel draws user text through: labels cut at whole characters and
 // never blank, control characters visible, long texts in bounded pieces that lose nothing.
 #include "app/widgets/text.hpp"
-#include "core/tokenizer.hpp"
+#include "core/text/tokenizer.hpp"
 
 #include <gtest/gtest.h>
 

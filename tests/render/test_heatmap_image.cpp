@@ -4,7 +4,7 @@
 #include "app/render/fonts.hpp"
 #include "app/render/heatmap_image.hpp"
 #include "app/render/raster.hpp"
-#include "core/error.hpp"
+#include "core/base/error.hpp"
 
 #include <gtest/gtest.h>
 #include <stb_image.h>

@@ -1,6 +1,6 @@
 // Actions and lazy recompute, without a window.
 #include "app/state/actions.hpp"
-#include "core/presets.hpp"
+#include "core/scenario/presets.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // Lessons through the action layer: stepping loads each step's scenario, panels and lab; the
 // quick checks are answered against the live numbers (seed 004's three).
 #include "app/state/actions.hpp"
-#include "core/presets.hpp"
+#include "core/scenario/presets.hpp"
 
 #include <gtest/gtest.h>
 

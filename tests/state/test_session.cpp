@@ -1,8 +1,8 @@
 // The saved session: what it keeps, and sessions written before a field existed.
 #include "app/state/actions.hpp"
 #include "app/state/session.hpp"
-#include "core/error.hpp"
-#include "core/presets.hpp"
+#include "core/base/error.hpp"
+#include "core/scenario/presets.hpp"
 #include "tests/test_folder.hpp"
 
 #include <gtest/gtest.h>

@@ -2,8 +2,8 @@
 // temperature extremes, a single token and back. Nothing may crash, no number may be NaN or
 // Inf, every row must sum to 1 (or 0 when fully masked), and memory must stay flat.
 #include "app/state/actions.hpp"
-#include "core/presets.hpp"
-#include "core/prng.hpp"
+#include "core/scenario/presets.hpp"
+#include "core/base/prng.hpp"
 
 #include <gtest/gtest.h>
 

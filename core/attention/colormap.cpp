@@ -1,0 +1,120 @@
+#include "core/attention/colormap.hpp"
+
+#include "core/attention/attention.hpp"
+#include "core/base/error.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#if defined(__AVX2__) && defined(__FMA__)
+#include <immintrin.h>
+#endif
+
+namespace attnviz::core {
+namespace {
+
+using Anchors = std::array<std::uint32_t, 10>;
+
+// Ten evenly spaced samples (0, 1/9, …, 1) of each map, as 0xRRGGBB.
+constexpr Anchors kViridis = {0x440154, 0x482878, 0x3e4989, 0x31688e, 0x26828e,
+                              0x1f9e89, 0x35b779, 0x6ece58, 0xb5de2b, 0xfde725};
+constexpr Anchors kMagma = {0x000004, 0x180f3d, 0x440f76, 0x721f81, 0x9e2f7f,
+                            0xcd4071, 0xf1605d, 0xfd9668, 0xfeca8d, 0xfcfdbf};
+constexpr Anchors kCividis = {0x00224e, 0x123570, 0x3b496c, 0x575d6d, 0x707173,
+                              0x8a8779, 0xa69d75, 0xc4b56c, 0xe4cf5b, 0xfee838};
+
+ColormapTable interpolate(const Anchors& anchors) {
+    ColormapTable table{};
+    for (int i = 0; i < 256; ++i) {
+        const double t = i / 255.0 * 9.0;
+        const int a = std::min(static_cast<int>(t), 8);
+        const double f = t - a;
+        const auto channel = [&](int shift) {
+            const double lo = (anchors[a] >> shift) & 0xFF, hi = (anchors[a + 1] >> shift) & 0xFF;
+            return static_cast<std::uint8_t>(std::lround(lo + (hi - lo) * f));
+        };
+        table[i] = Rgb{channel(16), channel(8), channel(0)};
+    }
+    return table;
+}
+
+ColormapTable grayscale() {
+    ColormapTable table{};
+    for (int i = 0; i < 256; ++i) {
+        const auto v = static_cast<std::uint8_t>(i);
+        table[i] = Rgb{v, v, v};
+    }
+    return table;
+}
+
+}  // namespace
+
+const ColormapTable& colormapTable(ColormapKind kind) {
+    static const ColormapTable viridis = interpolate(kViridis), magma = interpolate(kMagma),
+                               cividis = interpolate(kCividis), gray = grayscale();
+    switch (kind) {
+        case ColormapKind::Viridis: return viridis;
+        case ColormapKind::Magma: return magma;
+        case ColormapKind::Grayscale: return gray;
+        case ColormapKind::Cividis: return cividis;
+    }
+    return viridis;
+}
+
+Rgb colormapColor(ColormapKind kind, float v, float lo, float hi) {
+    return colormapTable(kind)[static_cast<std::size_t>(colormapIndex(v, lo, hi))];
+}
+
+namespace {
+
+constexpr std::uint32_t rgba(Rgb c, std::uint32_t alpha) {
+    return static_cast<std::uint32_t>(c.r) | static_cast<std::uint32_t>(c.g) << 8 | static_cast<std::uint32_t>(c.b) << 16 | alpha << 24;
+}
+
+}  // namespace
+
+void colormapTexels(ColormapKind kind, const float* values, std::size_t n, float lo, float hi, std::uint32_t* out) {
+    // Entry 256 is a masked texel's.
+    std::array<std::uint32_t, 257> packed{};
+    const ColormapTable& table = colormapTable(kind);
+    for (std::size_t i = 0; i < table.size(); ++i) packed[i] = rgba(table[i], 255);
+    packed[256] = rgba(kMaskedPaper, 0);
+    const ColormapScale scale = colormapScale(lo, hi);
+    std::size_t i = 0;
+#if defined(__AVX2__) && defined(__FMA__)
+    // colormapIndexScaled on eight values at once (the compiler keeps that loop scalar), and the
+    // table read by a gather.
+    const __m256 vScale = _mm256_set1_ps(scale.scale), vOffset = _mm256_set1_ps(scale.offset),
+                 v255 = _mm256_set1_ps(255.0f), vZero = _mm256_setzero_ps(), vMaskedBelow = _mm256_set1_ps(kMaskedBelow);
+    const __m256i vMaskedEntry = _mm256_set1_epi32(256);
+    const auto* table32 = reinterpret_cast<const int*>(packed.data());
+    for (; i + 8 <= n; i += 8) {
+        const __m256 v = _mm256_loadu_ps(values + i);
+        __m256 x = _mm256_fmadd_ps(v, vScale, vOffset);
+        x = _mm256_and_ps(x, _mm256_cmp_ps(x, vZero, _CMP_GT_OQ));         // x > 0 ? x : 0 (NaN: 0)
+        x = _mm256_blendv_ps(v255, x, _mm256_cmp_ps(x, v255, _CMP_LT_OQ));  // x < 255 ? x : 255
+        const __m256i masked = _mm256_castps_si256(_mm256_cmp_ps(v, vMaskedBelow, _CMP_LT_OQ));
+        const __m256i k = _mm256_blendv_epi8(_mm256_cvtps_epi32(x), vMaskedEntry, masked);
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), _mm256_i32gather_epi32(table32, k, 4));
+    }
+#endif
+    for (; i < n; ++i) out[i] = packed[isMaskedTexel(values[i]) ? 256 : static_cast<std::size_t>(colormapIndexScaled(values[i], scale))];
+}
+
+const char* colormapName(ColormapKind kind) {
+    switch (kind) {
+        case ColormapKind::Viridis: return "viridis";
+        case ColormapKind::Magma: return "magma";
+        case ColormapKind::Grayscale: return "grayscale";
+        case ColormapKind::Cividis: return "cividis";
+    }
+    return "viridis";
+}
+
+ColormapKind parseColormap(const std::string& name, const std::string& where) {
+    for (int i = 0; i < kColormapCount; ++i)
+        if (name == colormapName(static_cast<ColormapKind>(i))) return static_cast<ColormapKind>(i);
+    throw InputError(where, "unknown colormap '" + name + "' (known: viridis, magma, grayscale, cividis)");
+}
+
+}  // namespace attnviz::core

@@ -1,0 +1,356 @@
+#include "core/attention/kernels.hpp"
+
+#include "core/attention/kernel_strips.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+
+#if defined(__AVX2__) && defined(__FMA__)
+#include <immintrin.h>
+#define ATTNVIZ_KERNELS_AVX2 1
+#endif
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+namespace attnviz::core {
+
+bool packs(const PackedColumns& packed, const MatRef& b) { return packed.rows == b.rows() && packed.cols == b.cols(); }
+bool packs(const PackedRows& packed, const MatRef& a) { return packed.rows == a.rows() && packed.cols == a.cols(); }
+
+#ifdef ATTNVIZ_KERNELS_AVX2
+namespace {
+
+constexpr Eigen::Index kPanel = 16;   // keys per panel: two 8-float registers
+constexpr Eigen::Index kTileRows = 6;  // queries per tile: 6 × 2 accumulators + 2 panel rows + 1 broadcast
+constexpr Eigen::Index kChunk = 256;   // keys per pass over a block's rows: 64 KiB of panels at d_k or d_v = 64
+
+// Six rows × 16 columns of sums in twelve AVX2 registers: every index into c is a constant once
+// the loops over the rows are unrolled, so the compiler keeps the array in registers.
+struct Sums6x16 {
+    __m256 c[kTileRows][2];
+
+    Sums6x16() {
+        for (auto& row : c) row[0] = row[1] = _mm256_setzero_ps();
+    }
+    // Rows `ld` floats apart.
+    void load(const float* out, Eigen::Index ld) {
+#pragma GCC unroll 6
+        for (int r = 0; r < kTileRows; ++r) c[r][0] = _mm256_loadu_ps(out + r * ld), c[r][1] = _mm256_loadu_ps(out + r * ld + 8);
+    }
+    void store(float* out, Eigen::Index ld) const {
+#pragma GCC unroll 6
+        for (int r = 0; r < kTileRows; ++r) _mm256_storeu_ps(out + r * ld, c[r][0]), _mm256_storeu_ps(out + r * ld + 8, c[r][1]);
+    }
+    // Row r += x · (b0, b1), one fused multiply-add per register.
+    void add(int r, __m256 x, __m256 b0, __m256 b1) {
+        c[r][0] = _mm256_fmadd_ps(x, b0, c[r][0]);
+        c[r][1] = _mm256_fmadd_ps(x, b1, c[r][1]);
+    }
+};
+
+// out[0..6)[0..16) = q[0..6) · panelᵀ, out rows `ldo` floats apart.
+// qp: the six query rows interleaved, [d_k][6]; panel: [d_k][16]. Reading both through one
+// pointer each keeps the loop's addresses in registers (six row pointers did not fit beside
+// the accumulators, and the compiler spilled the loop counter to the stack).
+[[gnu::always_inline]] inline void tile6(const float* qp, const float* panel, Eigen::Index dk, float* out, Eigen::Index ldo) {
+    Sums6x16 sums;
+    for (Eigen::Index d = 0; d < dk; ++d, qp += kTileRows, panel += kPanel) {
+        const __m256 b0 = _mm256_loadu_ps(panel), b1 = _mm256_loadu_ps(panel + 8);
+#pragma GCC unroll 6
+        for (int r = 0; r < kTileRows; ++r) sums.add(r, _mm256_broadcast_ss(qp + r), b0, b1);
+    }
+    sums.store(out, ldo);
+}
+
+// One query row against one panel (the rows left over after the 6-row tiles).
+void tile1(const float* q, const float* panel, Eigen::Index dk, float* out) {
+    __m256 c0 = _mm256_setzero_ps(), c1 = c0;
+    for (Eigen::Index d = 0; d < dk; ++d) {
+        const __m256 a = _mm256_broadcast_ss(q + d);
+        c0 = _mm256_fmadd_ps(a, _mm256_loadu_ps(panel + d * kPanel), c0);
+        c1 = _mm256_fmadd_ps(a, _mm256_loadu_ps(panel + d * kPanel + 8), c1);
+    }
+    _mm256_storeu_ps(out, c0), _mm256_storeu_ps(out + 8, c1);
+}
+
+// out[0..6)[0..16) (+)= w[0..6)[0..keys) · panel[0..keys); w rows `ldw` floats apart, out rows
+// `ldo`; panel: [keys][16]. `accumulate` continues sums left in out by an earlier chunk of keys,
+// so chunking the keys leaves every output's chain of multiply-adds unchanged. The six rows are
+// read through two pointers (rows 0-2 and 3-5) at offsets 0, ldw and 2 ldw, which x86 addresses
+// directly.
+void valueTile6(const float* w, Eigen::Index ldw, const float* panel, Eigen::Index keys, float* out, Eigen::Index ldo,
+                bool accumulate) {
+    Sums6x16 sums;
+    if (accumulate) sums.load(out, ldo);
+    const float* a = w;
+    const float* b = w + 3 * ldw;
+    for (Eigen::Index j = 0; j < keys; ++j, ++a, ++b, panel += kPanel) {
+        const __m256 v0 = _mm256_loadu_ps(panel), v1 = _mm256_loadu_ps(panel + 8);
+#pragma GCC unroll 6
+        for (int r = 0; r < kTileRows; ++r) sums.add(r, _mm256_broadcast_ss(r < 3 ? a + r * ldw : b + (r - 3) * ldw), v0, v1);
+    }
+    sums.store(out, ldo);
+}
+
+// One row of weights against one panel (the rows left over after the 6-row tiles).
+void valueTile1(const float* w, const float* panel, Eigen::Index keys, float* out, bool accumulate) {
+    __m256 c0 = accumulate ? _mm256_loadu_ps(out) : _mm256_setzero_ps();
+    __m256 c1 = accumulate ? _mm256_loadu_ps(out + 8) : _mm256_setzero_ps();
+    for (Eigen::Index j = 0; j < keys; ++j, panel += kPanel) {
+        const __m256 x = _mm256_broadcast_ss(w + j);
+        c0 = _mm256_fmadd_ps(x, _mm256_loadu_ps(panel), c0);
+        c1 = _mm256_fmadd_ps(x, _mm256_loadu_ps(panel + 8), c1);
+    }
+    _mm256_storeu_ps(out, c0), _mm256_storeu_ps(out + 8, c1);
+}
+
+// The AVX2 build of a strip (kernel_strips.hpp): one 6 × 16 tile at a time.
+void avx2Strip(const StripArgs& g) {
+    for (KernelIndex p = 0; p < g.panelCount; ++p) {
+        const float* panel = g.panels + p * g.panelStride;
+        float* out = g.out + p * kPanel;
+        if (g.lda == 0) tile6(g.a, panel, g.steps, out, g.ldo);
+        else valueTile6(g.a, g.lda, panel, g.steps, out, g.ldo, g.accumulate);
+    }
+}
+
+// Whether this build has the AVX-512 strips and this CPU (and its OS) can run them.
+bool cpuHasAvx512() {
+#ifdef ATTNVIZ_KERNELS_AVX512
+    __builtin_cpu_init();  // may run before libgcc's own constructor has filled in the features
+    return __builtin_cpu_supports("avx512f");
+#else
+    return false;
+#endif
+}
+
+std::atomic<KernelIsa>& isaInUse() {
+    static std::atomic<KernelIsa> isa{cpuHasAvx512() ? KernelIsa::Avx512 : KernelIsa::Avx2};
+    return isa;
+}
+
+void strip(const StripArgs& args) {
+#ifdef ATTNVIZ_KERNELS_AVX512
+    if (isaInUse().load(std::memory_order_relaxed) == KernelIsa::Avx512) return avx512::strip(args);
+#endif
+    avx2Strip(args);
+}
+
+}  // namespace
+
+KernelIsa kernelIsa() { return isaInUse().load(); }
+
+bool hasKernelIsa(KernelIsa isa) { return isa == KernelIsa::Avx2 || (isa == KernelIsa::Avx512 && cpuHasAvx512()); }
+
+KernelIsa useKernelIsa(KernelIsa isa) {
+    if (!hasKernelIsa(isa)) isa = KernelIsa::Avx2;
+    isaInUse().store(isa);
+    return isa;
+}
+
+void packKeys(const MatRef& k, PackedKeys& out) {
+    const Eigen::Index panels = k.rows() / kPanel, dk = k.cols();
+    out.panels.resize(static_cast<std::size_t>(panels * dk * kPanel));
+    for (Eigen::Index p = 0; p < panels; ++p)
+        for (Eigen::Index d = 0; d < dk; ++d)
+            for (Eigen::Index l = 0; l < kPanel; ++l)
+                out.panels[static_cast<std::size_t>((p * dk + d) * kPanel + l)] = k(p * kPanel + l, d);
+}
+
+namespace {
+
+// The full 6-row tiles of rows [r0, r1) of a [rows, d], each [d][6], one after another.
+void packTiles(const MatRef& a, Eigen::Index r0, Eigen::Index r1, float* tiles) {
+    const Eigen::Index d = a.cols();
+    for (Eigen::Index i = r0; i + kTileRows <= r1; i += kTileRows, tiles += d * kTileRows)
+        for (Eigen::Index c = 0; c < d; ++c)
+            for (Eigen::Index l = 0; l < kTileRows; ++l) tiles[c * kTileRows + l] = a(i + l, c);
+}
+
+// Rows [r0, r1) of out [rows, n] = a [rows, d] · b [d, n], where `tiles` holds packTiles of a's
+// rows [r0, r1), `panels` b's first ⌊n/16⌋ columns as [d][16] panels, and b(c, j) reads any
+// element of b (the last n mod 16 columns). r0 is a multiple of kTileRows, and only the last
+// range has rows left over after the 6-row tiles.
+template <class ElementOfB>
+void productRange(const MatRef& a, const float* tiles, const float* panels, Eigen::Index n, const ElementOfB& b,
+                  Eigen::Ref<Mat>& out, Eigen::Index r0, Eigen::Index r1) {
+    const Eigen::Index d = a.cols(), fullPanels = n / kPanel, lda = a.outerStride(), ldo = out.outerStride();
+    const Eigen::Index fullEnd = r0 + (r1 - r0) / kTileRows * kTileRows;
+    // 1. Full panels, a chunk of columns at a time so that its panels stay in L1/L2 across the rows.
+    for (Eigen::Index p0 = 0; p0 < fullPanels; p0 += kChunk / kPanel) {
+        const Eigen::Index p1 = std::min(fullPanels, p0 + kChunk / kPanel);
+        for (Eigen::Index i = r0; i < fullEnd; i += kTileRows)
+            strip({tiles + (i - r0) * d, 0, panels + p0 * d * kPanel, d * kPanel, p1 - p0, d, out.data() + i * ldo + p0 * kPanel,
+                   ldo, false});
+        for (Eigen::Index i = fullEnd; i < r1; ++i)
+            for (Eigen::Index p = p0; p < p1; ++p)
+                tile1(a.data() + i * lda, panels + p * d * kPanel, d, out.data() + i * ldo + p * kPanel);
+    }
+    // 2. The last n mod 16 columns: the same chain of fused multiply-adds, one element at a time.
+    for (Eigen::Index i = r0; i < r1; ++i)
+        for (Eigen::Index j = fullPanels * kPanel; j < n; ++j) {
+            float acc = 0.0f;
+            for (Eigen::Index c = 0; c < d; ++c) acc = std::fma(a(i, c), b(c, j), acc);
+            out(i, j) = acc;
+        }
+}
+
+// Calls rangeOf(r0, r1) for each core's contiguous share of the ⌈rows/6⌉ tiles of six rows, on
+// every core when `parallel` (inside the forward pass's parallel heads this is one share:
+// nested regions run on one thread).
+template <class RangeOf>
+void forEachShare(Eigen::Index rows, bool parallel, const RangeOf& rangeOf) {
+#pragma omp parallel if (parallel)
+    {
+        Eigen::Index threads = 1, id = 0;
+#ifdef _OPENMP
+        threads = omp_get_num_threads();
+        id = omp_get_thread_num();
+#endif
+        const Eigen::Index tiles = (rows + kTileRows - 1) / kTileRows, share = tiles / threads, extra = tiles % threads;
+        const Eigen::Index first = id * share + std::min(id, extra), count = share + (id < extra ? 1 : 0);
+        const Eigen::Index r0 = first * kTileRows, r1 = std::min(rows, (first + count) * kTileRows);
+        if (r0 < r1) rangeOf(r0, r1);
+    }
+}
+
+// packTiles of rows [r0, r1) of a, into this thread's scratch (for a that was not packed once).
+const float* packedScratch(const MatRef& a, Eigen::Index r0, Eigen::Index r1) {
+    thread_local std::vector<float> scratch;
+    scratch.resize(static_cast<std::size_t>((r1 - r0) * a.cols()));
+    packTiles(a, r0, r1, scratch.data());
+    return scratch.data();
+}
+
+}  // namespace
+
+void scoreRows(const MatRef& q, const MatRef& k, const PackedKeys& packed, Eigen::Ref<Mat> scores) {
+    // scores = q · kᵀ: kᵀ's columns are k's rows, packed by packKeys.
+    forEachShare(q.rows(), q.rows() * k.rows() >= (1 << 16), [&](Eigen::Index r0, Eigen::Index r1) {
+        productRange(q, packedScratch(q, r0, r1), packed.panels.data(), k.rows(),
+                     [&](Eigen::Index c, Eigen::Index j) { return k(j, c); }, scores, r0, r1);
+    });
+}
+
+void packRows(const MatRef& a, PackedRows& out) {
+    out.tiles.resize(static_cast<std::size_t>(a.rows() / kTileRows * kTileRows * a.cols()));
+    out.rows = a.rows();
+    out.cols = a.cols();
+    packTiles(a, 0, a.rows(), out.tiles.data());
+}
+
+void multiplyPacked(const MatRef& a, const PackedRows* pa, const MatRef& b, const PackedColumns& pb, Eigen::Ref<Mat> out) {
+    if (pa && !packs(*pa, a)) pa = nullptr;
+    forEachShare(a.rows(), a.rows() * b.cols() >= (1 << 16), [&](Eigen::Index r0, Eigen::Index r1) {
+        productRange(a, pa ? pa->tiles.data() + r0 * a.cols() : packedScratch(a, r0, r1), pb.panels.data(), b.cols(),
+                     [&](Eigen::Index c, Eigen::Index j) { return b(c, j); }, out, r0, r1);
+    });
+}
+
+void packColumns(const MatRef& v, PackedColumns& out) {
+    const Eigen::Index panels = v.cols() / kPanel, tk = v.rows();
+    out.rows = v.rows();
+    out.cols = v.cols();
+    out.panels.resize(static_cast<std::size_t>(panels * tk * kPanel));
+    for (Eigen::Index p = 0; p < panels; ++p)
+        for (Eigen::Index j = 0; j < tk; ++j)  // 16 contiguous floats of row j
+            std::copy_n(v.row(j).data() + p * kPanel, kPanel, out.panels.data() + (p * tk + j) * kPanel);
+}
+
+namespace {
+
+// Rows [r0, r1) of out = weights · v; r0 is a multiple of kTileRows, and only the last range has
+// rows left over after the 6-row tiles. causalFrom as in weighValues.
+void valueRange(const MatRef& weights, const MatRef& v, const PackedColumns& packed, Eigen::Ref<Mat>& out,
+                Eigen::Index causalFrom, Eigen::Index r0, Eigen::Index r1) {
+    const Eigen::Index tk = v.rows(), dv = v.cols(), panels = dv / kPanel;
+    const Eigen::Index ldw = weights.outerStride(), ldo = out.outerStride();
+    const Eigen::Index fullEnd = r0 + (r1 - r0) / kTileRows * kTileRows;
+    // The keys rows [i, i + n) read: all, or under a causal mask those up to the last row's query.
+    const auto keysOf = [&](Eigen::Index i, Eigen::Index n) {
+        return causalFrom < 0 ? tk : std::min(tk, causalFrom + i + n);
+    };
+    // 1. Full panels, a chunk of keys at a time so that its slice of v stays in L1/L2 across
+    // the rows; the sums carry over from chunk to chunk in out.
+    const Eigen::Index lastKey = std::max<Eigen::Index>(keysOf(r0, r1 - r0), 1);  // one pass even with no keys: zeros
+    for (Eigen::Index j0 = 0; j0 < lastKey; j0 += kChunk) {
+        for (Eigen::Index i = r0; i < r1;) {
+            const Eigen::Index n = i < fullEnd ? kTileRows : 1;
+            const Eigen::Index keys = std::min(kChunk, keysOf(i, n) - j0);
+            if (keys > 0 || j0 == 0) {
+                const float* panel = packed.panels.data() + j0 * kPanel;
+                float* o = out.data() + i * ldo;
+                const float* w = weights.data() + i * ldw + j0;
+                if (n == kTileRows)
+                    strip({w, ldw, panel, tk * kPanel, panels, std::max<Eigen::Index>(keys, 0), o, ldo, j0 > 0});
+                else
+                    for (Eigen::Index p = 0; p < panels; ++p)
+                        valueTile1(w, panel + p * tk * kPanel, std::max<Eigen::Index>(keys, 0), o + p * kPanel, j0 > 0);
+            }
+            i += n;
+        }
+    }
+    // 2. The last d_v mod 16 columns: the same chain of fused multiply-adds, one output at a time.
+    for (Eigen::Index i = r0; i < r1; ++i)
+        for (Eigen::Index c = panels * kPanel; c < dv; ++c) {
+            float acc = 0.0f;
+            for (Eigen::Index j = 0; j < keysOf(i, 1); ++j) acc = std::fma(weights(i, j), v(j, c), acc);
+            out(i, c) = acc;
+        }
+}
+
+}  // namespace
+
+void weighValues(const MatRef& weights, const MatRef& v, const PackedColumns& packed, Eigen::Ref<Mat> out,
+                 Eigen::Index causalFrom) {
+    forEachShare(weights.rows(), weights.rows() * v.rows() >= (1 << 16), [&](Eigen::Index r0, Eigen::Index r1) {
+        valueRange(weights, v, packed, out, causalFrom, r0, r1);
+    });
+}
+
+#else  // portable build: Eigen's product
+
+KernelIsa kernelIsa() { return KernelIsa::Portable; }
+bool hasKernelIsa(KernelIsa isa) { return isa == KernelIsa::Portable; }
+KernelIsa useKernelIsa(KernelIsa) { return KernelIsa::Portable; }
+
+void packKeys(const MatRef&, PackedKeys& out) { out.panels.clear(); }
+
+void scoreRows(const MatRef& q, const MatRef& k, const PackedKeys&, Eigen::Ref<Mat> scores) {
+    scores.noalias() = q * k.transpose();
+}
+
+void packColumns(const MatRef& b, PackedColumns& out) {
+    out.panels.clear();
+    out.rows = b.rows();
+    out.cols = b.cols();
+}
+
+void packRows(const MatRef& a, PackedRows& out) {
+    out.tiles.clear();
+    out.rows = a.rows();
+    out.cols = a.cols();
+}
+
+void multiplyPacked(const MatRef& a, const PackedRows*, const MatRef& b, const PackedColumns&, Eigen::Ref<Mat> out) {
+    out.noalias() = a * b;
+}
+
+void weighValues(const MatRef& weights, const MatRef& v, const PackedColumns&, Eigen::Ref<Mat> out, Eigen::Index) {
+    out.noalias() = weights * v;
+}
+
+#endif
+
+const char* kernelIsaName(KernelIsa isa) {
+    switch (isa) {
+        case KernelIsa::Avx512: return "avx512";
+        case KernelIsa::Avx2: return "avx2";
+        case KernelIsa::Portable: break;
+    }
+    return "portable";
+}
+
+}  // namespace attnviz::core

@@ -1,0 +1,226 @@
+#include "core/io/export.hpp"
+
+#include "core/base/error.hpp"
+#include "core/base/files.hpp"
+#include "core/base/format.hpp"
+#include "core/io/npy.hpp"
+#include "core/scenario/scenario.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <iterator>
+#include <string_view>
+#include <utility>
+#include <filesystem>
+
+namespace attnviz::core {
+namespace {
+
+std::string csvField(const std::string& text) {
+    if (text.find_first_of(",\"\r\n") == std::string::npos && !text.empty() && text.front() != ' ' && text.back() != ' ')
+        return text;
+    std::string out(1, '"');
+    for (char c : text) {
+        if (c == '"') out += '"';
+        out += c;
+    }
+    out += '"';
+    return out;
+}
+
+std::string labelsText(const std::vector<std::string>& labels) {
+    std::string out;
+    for (const auto& l : labels) {
+        for (char c : l) out += (c == '\n' ? ' ' : c);
+        out += '\n';
+    }
+    return out;
+}
+
+void writePretty(const nlohmann::json& j, int depth, std::string& out) {
+    const std::string pad(static_cast<std::size_t>(2 * (depth + 1)), ' ');
+    const std::string closePad(static_cast<std::size_t>(2 * depth), ' ');
+    if (j.is_object() && !j.empty()) {
+        out += "{\n";
+        std::size_t n = 0;
+        for (const auto& item : j.items()) {
+            out += pad + nlohmann::json(item.key()).dump() + ": ";
+            writePretty(item.value(), depth + 1, out);
+            out += ++n < j.size() ? ",\n" : "\n";
+        }
+        out += closePad + "}";
+        return;
+    }
+    const bool flat = j.is_array() && std::none_of(j.begin(), j.end(), [](const nlohmann::json& v) { return v.is_structured(); });
+    if (!j.is_array() || flat) {
+        out += j.dump();
+        return;
+    }
+    out += "[\n";
+    for (std::size_t i = 0; i < j.size(); ++i) {
+        out += pad;
+        writePretty(j[i], depth + 1, out);
+        out += i + 1 < j.size() ? ",\n" : "\n";
+    }
+    out += closePad + "]";
+}
+
+}  // namespace
+
+std::string prettyJson(const nlohmann::json& j) {
+    std::string out;
+    writePretty(j, 0, out);
+    out += "\n";
+    return out;
+}
+
+namespace {
+
+// The export's JSON text, a piece at a time: flushed to the sink whenever it holds a megabyte.
+class JsonStream {
+public:
+    explicit JsonStream(ByteSink& sink) : m_sink(sink) {}
+    ~JsonStream() = default;
+    JsonStream(const JsonStream&) = delete;
+    JsonStream& operator=(const JsonStream&) = delete;
+
+    JsonStream& operator<<(std::string_view text) {
+        m_buffer.append(text);
+        if (m_buffer.size() >= (std::size_t{1} << 20)) flush();
+        return *this;
+    }
+    void number(float v) {
+        if (!std::isfinite(v)) {
+            *this << "null";
+            return;
+        }
+        char digits[32];
+        auto r = std::to_chars(digits, digits + sizeof digits, v);
+        // a whole number keeps a ".0", so that it reads back as a float (numpy: float64, not int)
+        if (std::find_if(digits, r.ptr, [](char c) { return c == '.' || c == 'e'; }) == r.ptr) *r.ptr++ = '.', *r.ptr++ = '0';
+        *this << std::string_view(digits, static_cast<std::size_t>(r.ptr - digits));
+    }
+    void strings(const std::vector<std::string>& list) {
+        *this << "[";
+        for (std::size_t i = 0; i < list.size(); ++i) *this << (i ? "," : "") << nlohmann::json(list[i]).dump();
+        *this << "]";
+    }
+    // rows one a line at `depth` (the layout prettyJson gives a matrix)
+    void matrix(const Mat& m, int depth) {
+        if (m.rows() == 0) {
+            *this << "[]";
+            return;
+        }
+        const std::string pad(static_cast<std::size_t>(2 * (depth + 1)), ' ');
+        *this << "[\n";
+        for (Eigen::Index i = 0; i < m.rows(); ++i) {
+            *this << pad << "[";
+            for (Eigen::Index j = 0; j < m.cols(); ++j) {
+                if (j) *this << ",";
+                number(m(i, j));
+            }
+            *this << (i + 1 < m.rows() ? "],\n" : "]\n");
+        }
+        *this << std::string(static_cast<std::size_t>(2 * depth), ' ') << "]";
+    }
+    void flush() {
+        m_sink.write(m_buffer);
+        m_buffer.clear();
+    }
+
+private:
+    ByteSink& m_sink;
+    std::string m_buffer;
+};
+
+}  // namespace
+
+void writeExportJson(ByteSink& out, const Model& model, const Forward& forward) {
+    JsonStream j(out);
+    j << "{\n  \"X\": ";
+    if (model.explicitQkv) j << "null";
+    else j.matrix(model.x, 1);
+    j << ",\n  \"heads\": [";
+    for (std::size_t h = 0; h < forward.heads.size(); ++h) {
+        const HeadTensors& t = forward.heads[h];
+        j << (h ? ",\n    {\n" : "\n    {\n");
+        const std::pair<const char*, const Mat*> members[] = {{"K", &t.k},           {"Q", &t.q},           {"V", &t.v},
+                                                              {"output", &t.output}, {"scores", &t.scores}, {"weights", &t.weights}};
+        for (std::size_t m = 0; m < std::size(members); ++m) {
+            j << "      \"" << members[m].first << "\": ";
+            j.matrix(*members[m].second, 3);
+            j << (m + 1 < std::size(members) ? ",\n" : "\n");
+        }
+        j << "    }";
+    }
+    j << (forward.heads.empty() ? "],\n" : "\n  ],\n");
+    j << "  \"key_tokens\": ";
+    j.strings(model.keyTokens);
+    j << ",\n  \"output\": ";
+    j.matrix(forward.output, 1);
+    j << ",\n  \"tokens\": ";
+    j.strings(model.queryTokens);
+    j << "\n}\n";
+    j.flush();
+}
+
+void exportNpyDir(FileBatch& batch, const std::string& dir, const Model& model, const Forward& forward) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    if (fs::exists(dir, ec) && !fs::is_directory(dir, ec)) throw InputError(dir, "exists and is not a folder");
+    fs::create_directories(dir, ec);
+    if (ec) throw InputError(dir, "cannot create the folder: " + ec.message());
+    const auto path = [&](const char* name) { return (fs::path(dir) / name).string(); };
+    // Each file is its header and then the matrices' own bytes, head after head (row-major
+    // floats are the .npy layout): no stacked copy of every head is made.
+    const auto write = [&](const char* name, const std::vector<const Mat*>& ms, bool stacked) {
+        std::vector<long long> shape = {ms.front()->rows(), ms.front()->cols()};
+        if (stacked) shape.insert(shape.begin(), static_cast<long long>(ms.size()));
+        ByteSink& sink = batch.open(path(name));
+        sink.write(npyHeader(shape));
+        for (const Mat* m : ms)  // x86-64 is little-endian: the bytes are '<f4'
+            sink.write(std::string_view(reinterpret_cast<const char*>(m->data()), static_cast<std::size_t>(m->size()) * sizeof(float)));
+    };
+    const auto stack = [&](const char* name, auto member) {
+        std::vector<const Mat*> ms;
+        for (const HeadTensors& h : forward.heads) ms.push_back(&(h.*member));
+        if (ms.empty()) batch.add(path(name), encodeNpy(stackTensor(ms)));
+        else write(name, ms, true);
+    };
+    if (model.explicitQkv) batch.removeOnCommit(path("X.npy"));
+    else write("X.npy", {&model.x}, false);
+    stack("Q.npy", &HeadTensors::q);
+    stack("K.npy", &HeadTensors::k);
+    stack("V.npy", &HeadTensors::v);
+    stack("scores.npy", &HeadTensors::scores);
+    stack("weights.npy", &HeadTensors::weights);
+    stack("head_output.npy", &HeadTensors::output);
+    write("output.npy", {&forward.output}, false);
+    batch.add(path("tokens.txt"), labelsText(model.queryTokens));
+    batch.add(path("key_tokens.txt"), labelsText(model.keyTokens));
+}
+
+std::string weightsCsv(const Model& model, const MatRef& weights) {
+    std::string out = "query\\key";
+    for (const auto& k : model.keyTokens) {
+        out += ',';
+        out += csvField(k);
+    }
+    out += "\n";
+    for (Eigen::Index i = 0; i < weights.rows(); ++i) {
+        out += csvField(model.queryTokens[static_cast<std::size_t>(i)]);
+        for (Eigen::Index j = 0; j < weights.cols(); ++j) {
+            char buffer[32];
+            const auto r = std::to_chars(buffer, buffer + sizeof buffer, weights(i, j));
+            out += ',';
+            out.append(buffer, r.ptr);
+        }
+        out += "\n";
+    }
+    return out;
+}
+
+}  // namespace attnviz::core

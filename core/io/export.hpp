@@ -1,0 +1,36 @@
+// Exports of a computed forward pass: JSON, .npy files, CSV.
+#pragma once
+
+#include "core/base/files.hpp"
+#include "core/scenario/model.hpp"
+
+#include <nlohmann/json_fwd.hpp>
+
+#include <string>
+
+namespace attnviz::core {
+
+// {"X", "heads": [{"K","Q","V","output","scores","weights"}], "key_tokens", "output", "tokens"}
+// scores are the raw Q Kᵀ, weights the final A, a head's output its A V, and the top-level
+// output concat · W_O (the concat itself without W_O, i.e. head 0's output with one head).
+// Written as a stream, a matrix row at a time, in prettyJson's layout: the export costs a
+// buffer beside the matrices, not a JSON tree of them (about 11 times their size). Each number
+// is the shortest text that reads back as the same float; a non-finite one is null.
+void writeExportJson(ByteSink& out, const Model& model, const Forward& forward);
+
+// JSON text with two-space indents where arrays of plain values (matrix rows, token lists)
+// stay on one line, so a matrix reads as a matrix.
+std::string prettyJson(const nlohmann::json& j);
+
+// Writes X.npy [T, d_model], Q.npy / K.npy [h, T, d_k], V.npy [h, T, d_v], scores.npy and
+// weights.npy [h, T_q, T_k], head_output.npy [h, T_q, d_v], output.npy [T_q, d_out] and
+// tokens.txt / key_tokens.txt (one label a line) into `dir`, creating it if needed. The files
+// join `batch` (all or nothing with the rest of it); an X.npy left from an earlier export is
+// removed on commit when this model has no X (explicit Q, K, V), so the folder never mixes two.
+void exportNpyDir(FileBatch& batch, const std::string& dir, const Model& model, const Forward& forward);
+
+// One head's weights with token headers: first row "query\key,<key tokens…>", then
+// "<query token>,<weights…>". Fields are quoted as RFC 4180 needs.
+std::string weightsCsv(const Model& model, const MatRef& weights);
+
+}  // namespace attnviz::core

@@ -1,0 +1,84 @@
+#include "core/labs/cost.hpp"
+
+#include "core/attention/attention.hpp"
+#include "core/scenario/bench.hpp"
+#include "core/base/prng.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace attnviz::core {
+
+std::vector<MemoryWallRow> memoryWall(const MemoryWall& wall, const std::vector<long long>& tokens,
+                                      std::uint64_t memoryBytes) {
+    std::vector<MemoryWallRow> rows;
+    for (long long t : tokens) {
+        const double matrix = static_cast<double>(wall.bytesPerValue) * static_cast<double>(t) * static_cast<double>(t);
+        const double total = matrix * static_cast<double>(wall.batch * wall.heads * wall.layers);
+        rows.push_back({t, matrix / (1024.0 * 1024.0), total / (1024.0 * 1024.0 * 1024.0),
+                        memoryBytes > 0 && total <= static_cast<double>(memoryBytes)});
+    }
+    return rows;
+}
+
+std::vector<long long> memoryWallTokens() { return {512, 2048, 8192, 32768, 131072}; }
+
+std::uint64_t physicalMemoryBytes() {
+    const long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGE_SIZE);
+    return pages > 0 && size > 0 ? static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(size) : 0;
+}
+
+namespace {
+
+Mat gaussian(Eigen::Index rows, Eigen::Index cols, std::uint64_t seed, float scale) {
+    Prng prng(seed);
+    Mat m(rows, cols);
+    for (Eigen::Index i = 0; i < rows; ++i)
+        for (Eigen::Index j = 0; j < cols; ++j) m(i, j) = scale * static_cast<float>(prng.normal());
+    return m;
+}
+
+}  // namespace
+
+CostPoint measureCost(long long tokens, int width, double seconds) {
+    const Eigen::Index T = tokens, d = width;
+    const Mat x = gaussian(T, d, 1, 1.0f);
+    const float init = 1.0f / std::sqrt(static_cast<float>(d));
+    const Mat wh = gaussian(d, d, 2, init), wx = gaussian(d, d, 3, init);
+    CostPoint p;
+    p.tokens = tokens;
+    p.width = width;
+    // RNN: T matrix-vector steps, each waiting for the last (row vectors: h W)
+    RowVec h(d), pre(d);
+    p.rnnMs = medianMs(seconds / 2, [&] {
+        p.rnnSteps = 0;
+        p.rnnMultiplyAdds = 0;
+        h.setZero();
+        for (Eigen::Index t = 0; t < T; ++t) {
+            pre.noalias() = h * wh;
+            pre.noalias() += x.row(t) * wx;
+            h = pre.array().tanh();
+            ++p.rnnSteps;
+            p.rnnMultiplyAdds += static_cast<double>(wh.size() + wx.size());
+        }
+    }, 3, 200);
+    // attention: one T × T product, the softmax, one product with V, on every core (its steps
+    // are independent; the RNN's are not)
+    Mat scores(T, T), weights(T, T), out(T, d);
+    const float scale = 1.0f / std::sqrt(static_cast<float>(d));
+    p.attentionMs = medianMs(seconds / 2, [&] {
+        scores.noalias() = x * x.transpose();
+        softmaxRows(scores, scale, Settings{}, weights);
+        out.noalias() = weights * x;
+    }, 3, 200);
+    const auto products = [](const Mat& a, const Mat& result) {  // multiply-adds of result = a · b
+        return static_cast<double>(result.size()) * static_cast<double>(a.cols());
+    };
+    p.attentionMultiplyAdds = products(x, scores) + products(weights, out);
+    p.attentionExps = static_cast<double>(weights.size());
+    return p;
+}
+
+}  // namespace attnviz::core

@@ -1,0 +1,54 @@
+// The cost of attention (seed 000 §39.3): the memory wall of stored T × T matrices, and a
+// live timing of self-attention against an RNN cell of the same width.
+#pragma once
+
+#include "core/base/matrix.hpp"
+
+#include <cstdint>
+#include <vector>
+
+namespace attnviz::core {
+
+// Bytes of attention matrices stored for backprop: bytes · B · h · L · T² (one T × T matrix
+// per example, head and layer).
+struct MemoryWall {
+    long long batch = 1, heads = 16, layers = 32;
+    int bytesPerValue = 2;     // fp16
+    long long tokens = 4096;   // a T of the user's own, beside the seed's
+};
+
+struct MemoryWallRow {
+    long long tokens = 0;
+    double perMatrixMiB = 0;  // one T × T matrix
+    double totalGiB = 0;      // every example, head and layer
+    bool fits = false;        // totalGiB within the given memory
+};
+
+// One row per T; `memoryBytes` is what counts as fitting (this machine's RAM, say).
+std::vector<MemoryWallRow> memoryWall(const MemoryWall& wall, const std::vector<long long>& tokens,
+                                      std::uint64_t memoryBytes);
+// The seed's T = 512, 2048, 8192, 32768, 131072.
+std::vector<long long> memoryWallTokens();
+// Physical memory of this machine, in bytes (0 when unknown).
+std::uint64_t physicalMemoryBytes();
+
+// Milliseconds for one forward pass over T tokens of width d, median of runs for about
+// `seconds` (at least 3):
+//   RNN:       h_t = tanh(W_h h_{t-1} + W_x x_t), t = 1 … T in sequence: O(T d²), one core
+//   attention: softmax(Q Kᵀ / √d) V with Q = K = V = X: O(T² d), every core (no step waits)
+// Beside the times, the work one pass of each did, counted from what the timed code ran: the RNN's steps and multiply-adds (2 d² a step), attention's multiply-adds (T² d for Q Kᵀ
+// and as many for A·V) and softmax exponentials (T²). The times depend on the machine; the work
+// does not.
+struct CostPoint {
+    long long tokens = 0;
+    int width = 0;
+    double rnnMs = 0, attentionMs = 0;
+    long long rnnSteps = 0;
+    double rnnMultiplyAdds = 0, attentionMultiplyAdds = 0, attentionExps = 0;
+
+    // How many times longer the RNN took than attention (what the panel prints).
+    double rnnOverAttention() const { return rnnMs / attentionMs; }
+};
+CostPoint measureCost(long long tokens, int width, double seconds);
+
+}  // namespace attnviz::core

@@ -1,0 +1,614 @@
+#include "core/scenario/model.hpp"
+
+#include "core/base/error.hpp"
+#include "core/base/format.hpp"
+#include "core/attention/permutation.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <exception>
+#include <initializer_list>
+#include <limits>
+#include <optional>
+#include <tuple>
+#include <utility>
+
+namespace attnviz::core {
+namespace {
+
+std::vector<std::string> numberedLabels(const char* prefix, Eigen::Index n) {
+    std::vector<std::string> labels;
+    for (Eigen::Index i = 0; i < n; ++i) labels.push_back(prefix + std::to_string(i + 1));
+    return labels;
+}
+
+void expectShape(const Mat& m, Eigen::Index rows, Eigen::Index cols, const std::string& field,
+                 const std::string& why) {
+    if (m.rows() != rows || m.cols() != cols)
+        throw InputError(field, "expected " + shapeString(rows, cols) + " (" + why + "), got " +
+                                    shapeString(m.rows(), m.cols()));
+}
+
+Mat projectionMatrix(const MatrixSpec& spec, int rows, int cols, int headWidth, std::uint64_t seed,
+                     const std::string& field, const std::string& why) {
+    switch (spec.kind) {
+        case MatrixSpec::Kind::Random: return xavierMatrix(rows, cols, headWidth, seed, field);
+        case MatrixSpec::Kind::Identity:
+            if (rows != cols)
+                throw InputError(field, "\"identity\" needs a square matrix, but the shape is " +
+                                            shapeString(rows, cols) + " (" + why + ")");
+            return Mat::Identity(rows, cols);
+        case MatrixSpec::Kind::Explicit: expectShape(spec.value, rows, cols, field, why); return spec.value;
+        case MatrixSpec::Kind::None: return {};
+    }
+    return {};
+}
+
+// One of the matrices a model holds itself (X, weights), for the memory estimate.
+struct MatrixSize {
+    const char* name;
+    long long rows, cols;
+    int copies = 1;  // 2: also kept packed for a product
+};
+
+// The model's own matrices count as well as the forward pass's: with one token and a huge d_k
+// the weights are nearly all of it.
+// `projects`: token mode, where each head keeps its W_Q, W_K, W_V slices packed for its
+// projections (as many bytes as W_Q, W_K and W_V together).
+// The heads' count is checked where it is resolved (resolveShapes); d_k and d_v come after the
+// bytes: a wide head is first a question of memory, which that message sizes, and their own
+// limit then bounds the work the bytes do not show (Q Kᵀ is T² d_k multiply-adds).
+void checkLimits(long long tq, long long tk, long long heads, long long dModel, long long dOut, long long dk,
+                 long long dv, std::initializer_list<MatrixSize> modelMatrices, const Limits& limits, bool projects) {
+    if (tq > limits.maxTokens || tk > limits.maxTokens)
+        throw InputError("tokens", std::to_string(std::max(tq, tk)) + " tokens is over the limit of " +
+                                       std::to_string(limits.maxTokens));
+    if (dModel > limits.maxDModel)
+        throw InputError("d_model", std::to_string(dModel) + " is over the limit of " +
+                                        std::to_string(limits.maxDModel));
+    if (dOut > limits.maxDModel)
+        throw InputError("W_O", std::to_string(dOut) + " columns (d_out) is over the limit of " +
+                                    std::to_string(limits.maxDModel));
+    const std::uint64_t forward = forwardBytes(tq, tk, heads, std::max(dModel, dOut), dk, dv);
+    const long double copies = projects ? 4.0L * dModel * heads * static_cast<long double>(2 * dk + dv) : 0.0L;
+    long double total = static_cast<long double>(forward) + copies;
+    const MatrixSize* largest = nullptr;
+    const auto bytesOf = [](const MatrixSize& m) { return 4.0L * m.rows * m.cols; };
+    for (const MatrixSize& m : modelMatrices) {
+        total += m.copies * bytesOf(m);
+        if (!largest || bytesOf(m) > bytesOf(*largest)) largest = &m;
+    }
+    if (total > static_cast<long double>(limits.maxBytes)) {
+        const std::uint64_t bytes = total > 1.8e19L ? UINT64_MAX : static_cast<std::uint64_t>(total);
+        if (largest && bytesOf(*largest) > static_cast<long double>(forward))
+            throw InputError(largest->name, "this needs about " + formatBytes(bytes) + " (" + largest->name +
+                                                " alone is " + shapeString(largest->rows, largest->cols) +
+                                                "), over the limit of " + formatBytes(limits.maxBytes));
+        throw InputError("heads", "this needs about " + formatBytes(bytes) + " (" + std::to_string(heads) + " heads x " +
+                                      std::to_string(tq) + " x " + std::to_string(tk) +
+                                      " scores and weights), over the limit of " + formatBytes(limits.maxBytes));
+    }
+    for (const auto& [name, width] : {std::pair{"d_k", dk}, {"d_v", dv}})
+        if (width > limits.maxHeadWidth)
+            throw InputError(name, std::to_string(width) + " is over the limit of " + std::to_string(limits.maxHeadWidth));
+}
+
+std::string count(long long n, const char* noun) {
+    return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
+}
+
+// The sizes of a token-mode model: what the explicit matrices fix, then the given sizes, then
+// the defaults.
+struct Shapes {
+    int dModel = 0, heads = 1, dk = 0, dv = 0, dOut = 0;
+};
+
+// An explicit matrix as the source of one size: its rows or its columns.
+struct Source {
+    const char* name = nullptr;  // nullptr: no matrix fixes the size
+    const Mat* m = nullptr;
+    const char* role = "";       // its shape in symbols: "d_model x heads*d_k"
+    bool rows = false;           // the size is its rows (else its columns)
+
+    explicit operator bool() const { return name != nullptr; }
+    long long size() const { return rows ? m->rows() : m->cols(); }
+    std::string shape() const { return shapeString(m->rows(), m->cols()); }
+    // "W_Q has 3 columns"
+    std::string says() const { return std::string(name) + " has " + count(size(), rows ? "row" : "column"); }
+    // "W_Q is 10 x 3 (d_model x heads*d_k)"
+    std::string is() const { return std::string(name) + " is " + shape() + " (" + role + ")"; }
+};
+
+// Two weights that fix the same size and disagree: neither is more right, both are named.
+InputError disagree(const Source& later, const Source& first) {
+    const std::string roles = std::string(later.role) == first.role
+                                  ? std::string("both are ") + first.role
+                                  : std::string(first.name) + " is " + first.role + ", " + later.name + " is " + later.role;
+    return InputError(later.name, later.shape() + " disagrees with " + first.name + ": " + first.shape() + " (" + roles + ")");
+}
+
+// The first of `sources` that is there fixes the size; each later one must agree with it.
+Source agreeing(std::initializer_list<Source> sources) {
+    Source first;
+    for (const Source& s : sources) {
+        if (!s) continue;
+        if (!first) first = s;
+        else if (s.size() != first.size()) throw disagree(s, first);
+    }
+    return first;
+}
+
+// `width` columns or rows of `from` (heads*d_k or heads*d_v) split into `heads` heads.
+// headsWhy: "" when heads was given, else where the count came from.
+InputError notMultiple(const Source& from, const char* role, int heads, const std::string& headsWhy) {
+    if (headsWhy.empty())
+        return InputError("heads", std::to_string(heads) + " given, but " + from.says() + " (" + role +
+                                       "), not a multiple of " + std::to_string(heads));
+    return InputError(from.name, "its " + count(from.size(), from.rows ? "row" : "column") + " (" + role +
+                                     ") are not a multiple of " + count(heads, "head") + headsWhy);
+}
+
+// Every size of a token-mode model (X or tokens, W_Q, W_K, W_V, W_O), or the contradiction that
+// names both sides. `vocab`: the distinct tokens a one-hot embedding needs (0: not one-hot).
+// `skip`: a weight taken as not given, to say what shape the others expect of it.
+// 1. d_model: X's columns, else the weights' rows (all equal), else d_model, one-hot's vocabulary, 16
+// 2. heads*d_k from W_Q, W_K's columns; heads*d_v from W_V's columns and W_O's rows
+// 3. heads: given, else a given d_k (d_v) into heads*d_k (heads*d_v), else 1
+// 4. d_k, d_v: those widths split into the heads, else given, else d_model / heads and d_k
+//    (d_model / heads for an identity W_V)
+// 5. d_out: W_O's columns, else d_model
+Shapes resolveShapes(const Scenario& s, int vocab, const Limits& limits, const MatrixSpec* skip = nullptr) {
+    const auto given = [&](const MatrixSpec& spec) { return spec.kind == MatrixSpec::Kind::Explicit && &spec != skip; };
+    const auto source = [&](const MatrixSpec& spec, const char* name, const char* role, bool rows) {
+        return given(spec) ? Source{name, &spec.value, role, rows} : Source{};
+    };
+    const char* qk = "d_model x heads*d_k";
+    const char* v = "d_model x heads*d_v";
+    const char* o = "heads*d_v x d_out";
+    Shapes out;
+
+    // 1. d_model
+    const Source x = s.x ? Source{"X", &*s.x, "T x d_model", false} : Source{};
+    if (x && s.dModel && *s.dModel != x.size())
+        throw InputError("d_model", std::to_string(*s.dModel) + " given, but " + x.is());
+    Source dModelFrom = x;
+    for (const auto& [spec, name, role] : {std::tuple{&s.wq, "W_Q", qk}, {&s.wk, "W_K", qk}, {&s.wv, "W_V", v}}) {
+        const Source w = source(*spec, name, role, true);
+        if (!w) continue;
+        if (!dModelFrom) {
+            dModelFrom = w;
+        } else if (w.size() != dModelFrom.size()) {
+            if (!x) throw disagree(w, dModelFrom);
+            // X is the data: the weight is wrong. Say the shape the other inputs give it, when
+            // they agree among themselves (one level deep: `skip` is set while saying it).
+            const std::string why = count(w.size(), "row") + ", but " + x.says() + " (d_model)";
+            const InputError plain(name, w.shape() + " (" + role + ") has " + why);
+            if (skip) throw InputError(plain);
+            Shapes others;
+            try {
+                others = resolveShapes(s, vocab, limits, spec);
+            } catch (const InputError&) {
+                throw InputError(plain);
+            }
+            const long long width = static_cast<long long>(others.heads) * (spec == &s.wv ? others.dv : others.dk);
+            throw InputError(name, "expected " + shapeString(others.dModel, width) + " (" + role + "), got " +
+                                       w.shape() + ": " + why);
+        }
+    }
+    if (!x && dModelFrom && s.dModel && *s.dModel != dModelFrom.size())
+        throw InputError("d_model", std::to_string(*s.dModel) + " given, but " + dModelFrom.is());
+    out.dModel = dModelFrom ? static_cast<int>(dModelFrom.size()) : s.dModel.value_or(vocab > 0 ? vocab : 16);
+    if (!x && out.dModel < vocab)
+        throw InputError("d_model", "one-hot embedding needs at least " + std::to_string(vocab) +
+                                        " dimensions (one per distinct token), " +
+                                        (s.dModel ? "got " + std::to_string(*s.dModel) : "but " + dModelFrom.is()));
+
+    // 2. the heads' total widths
+    const Source hk = agreeing({source(s.wq, "W_Q", qk, false), source(s.wk, "W_K", qk, false)});
+    const Source hv = agreeing({source(s.wv, "W_V", v, false), source(s.wo, "W_O", o, true)});
+
+    // 3. heads
+    std::string headsWhy;  // "" when given
+    // heads from a given per-head width (d_k or d_v) and the total width it must divide
+    const auto headsFrom = [&](const char* name, int width, const Source& total, const char* role) {
+        if (total.size() % width != 0)
+            throw InputError(name, std::to_string(width) + " given, but " + total.says() + " (" + role +
+                                       "), not a multiple of " + std::to_string(width));
+        out.heads = static_cast<int>(total.size() / width);
+        headsWhy = " (" + total.says() + ", " + name + " " + std::to_string(width) + " given)";
+    };
+    if (s.heads) out.heads = *s.heads;
+    else if (s.dk && hk) headsFrom("d_k", *s.dk, hk, "heads*d_k");
+    else if (s.dv && hv) headsFrom("d_v", *s.dv, hv, "heads*d_v");
+    // Checked before any size is derived from it (d_k = d_model / heads).
+    if (out.heads > limits.maxHeads)
+        throw InputError("heads", std::to_string(out.heads) + " is over the limit of " +
+                                      std::to_string(limits.maxHeads) + headsWhy);
+
+    // 4. per-head widths
+    const auto split = [&](const Source& from, const std::optional<int>& width, const char* name, const char* role) {
+        if (width) {
+            if (static_cast<long long>(out.heads) * *width != from.size())
+                throw InputError(name, std::to_string(*width) + " given, but " + from.says() + " for " +
+                                           count(out.heads, "head"));
+            return *width;
+        }
+        if (from.size() % out.heads != 0) throw notMultiple(from, role, out.heads, headsWhy);
+        return static_cast<int>(from.size() / out.heads);
+    };
+    if (hk) {
+        out.dk = split(hk, s.dk, "d_k", "heads*d_k");
+    } else if (s.dk) {
+        out.dk = *s.dk;
+    } else {
+        if (out.dModel % out.heads != 0)
+            throw InputError("d_k", "d_model " + std::to_string(out.dModel) + " is not divisible by " +
+                                        std::to_string(out.heads) + " heads; give d_k");
+        out.dk = out.dModel / out.heads;
+    }
+    if (hv) out.dv = split(hv, s.dv, "d_v", "heads*d_v");
+    else if (s.dv) out.dv = *s.dv;
+    // an identity W_V is square: V = X, split into the heads
+    else if (s.wv.kind == MatrixSpec::Kind::Identity && out.dModel % out.heads == 0) out.dv = out.dModel / out.heads;
+    else out.dv = out.dk;
+
+    // 5. d_out
+    out.dOut = given(s.wo) ? static_cast<int>(s.wo.value.cols()) : out.dModel;
+    return out;
+}
+
+Model buildExplicit(const Scenario& s, bool applySwaps, const Limits& limits) {
+    if (!s.k) throw InputError("K", "required when Q is given");
+    if (!s.v) throw InputError("V", "required when Q is given");
+    if (s.x) throw InputError("X", "cannot be combined with explicit Q, K, V");
+    for (const auto* spec : {&s.wq, &s.wk, &s.wv})
+        if (spec->kind != MatrixSpec::Kind::Random)
+            throw InputError(spec == &s.wq ? "W_Q" : spec == &s.wk ? "W_K" : "W_V",
+                             "cannot be combined with explicit Q, K, V");
+    if (s.positional != Positional::None)
+        throw InputError("positional", "explicit Q, K, V are used as given; positional encoding needs token inputs");
+    if (s.heads && *s.heads != 1) throw InputError("heads", "explicit Q, K, V describe one head");
+    if (s.length) throw InputError("length", "repeats tokens; it cannot stretch explicit Q, K, V");
+    Model m;
+    m.explicitQkv = true;
+    m.q = *s.q;
+    m.k = *s.k;
+    m.v = *s.v;
+    m.dk = static_cast<int>(m.q.cols());
+    m.dv = static_cast<int>(m.v.cols());
+    if (m.k.cols() != m.q.cols())
+        throw InputError("K", "expected " + std::to_string(m.dk) + " columns (d_k, as Q), got " +
+                                  std::to_string(m.k.cols()));
+    if (m.v.rows() != m.k.rows())
+        throw InputError("V", "expected " + std::to_string(m.k.rows()) + " rows (one per key, as K), got " +
+                                  std::to_string(m.v.rows()));
+    if (s.dk && *s.dk != m.dk)
+        throw InputError("d_k", std::to_string(*s.dk) + " given, but Q is " + shapeString(m.q.rows(), m.dk) + " (T_q x d_k)");
+    if (s.dv && *s.dv != m.dv)
+        throw InputError("d_v", std::to_string(*s.dv) + " given, but V is " + shapeString(m.v.rows(), m.dv) + " (T_k x d_v)");
+    // W_O maps the head's output [T_q, d_v] to [T_q, d_out]; d_out is free here (no X to match).
+    // A random W_O is d_v x d_v: checked before it is drawn.
+    const int dOut = s.wo.kind == MatrixSpec::Kind::Explicit ? static_cast<int>(s.wo.value.cols()) : m.dv;
+    const bool hasWo = s.wo.kind != MatrixSpec::Kind::None;
+    checkLimits(m.q.rows(), m.k.rows(), 1, dOut, dOut, m.dk, m.dv,
+                {{"Q", m.q.rows(), m.dk}, {"K", m.k.rows(), m.dk}, {"V", m.v.rows(), m.dv},
+                 {"W_O", hasWo ? m.dv : 0, dOut, 2}},
+                limits, false);
+    m.wo = projectionMatrix(s.wo, m.dv, dOut, dOut, s.seed, "W_O", "d_v x d_out");
+    m.dModel = dOut;
+
+    if (s.sentence || s.tokens) {
+        m.queryTokens = s.tokens ? *s.tokens : tokenize(*s.sentence, s.tokenizer);
+        if (static_cast<Eigen::Index>(m.queryTokens.size()) != m.q.rows())
+            throw InputError(s.tokens ? "tokens" : "sentence",
+                             std::to_string(m.queryTokens.size()) + " tokens, but Q has " +
+                                 std::to_string(m.q.rows()) + " rows");
+    } else {
+        m.queryTokens = numberedLabels("q", m.q.rows());
+    }
+    if (s.keyTokens) {
+        m.keyTokens = *s.keyTokens;
+        if (static_cast<Eigen::Index>(m.keyTokens.size()) != m.k.rows())
+            throw InputError("key_tokens", std::to_string(m.keyTokens.size()) + " labels, but K has " +
+                                               std::to_string(m.k.rows()) + " rows");
+    } else {
+        m.keyTokens = m.k.rows() == m.q.rows() ? m.queryTokens : numberedLabels("k", m.k.rows());
+    }
+    m.perm = identityPermutation(static_cast<int>(m.q.rows()));
+    if (applySwaps && !s.swaps.empty()) {
+        if (m.q.rows() != m.k.rows())
+            throw InputError("swaps", "need as many queries as keys (self-attention); Q has " +
+                                          std::to_string(m.q.rows()) + " rows, K has " + std::to_string(m.k.rows()));
+        m.perm = permutationFromSwaps(static_cast<int>(m.q.rows()), s.swaps, "swaps");
+        m.q = permuteRows(m.q, m.perm);
+        m.k = permuteRows(m.k, m.perm);
+        m.v = permuteRows(m.v, m.perm);
+        m.queryTokens = permuteLabels(m.queryTokens, m.perm);
+        m.keyTokens = permuteLabels(m.keyTokens, m.perm);
+    }
+    return m;
+}
+
+}  // namespace
+
+std::uint64_t forwardBytes(long long tq, long long tk, long long heads, long long dModel, long long dk, long long dv) {
+    // scores and weights; q, k, v and the output; k and v packed for the kernels; the scores'
+    // two maxima per query
+    const long double perHead = 2.0L * tq * tk + static_cast<long double>(tq) * dk + static_cast<long double>(tk) * dk +
+                                static_cast<long double>(tk) * dv + static_cast<long double>(tq) * dv +
+                                static_cast<long double>(tk) * (dk + dv) + 2.0L * tq;
+    const long double total = 4.0L * (heads * perHead + 2.0L * tq * (heads * dv + dModel) + tq * dModel);
+    return total > 1.8e19L ? UINT64_MAX : static_cast<std::uint64_t>(total);
+}
+
+std::uint64_t keptBytes(const Model& model, const Forward& forward) {
+    std::uint64_t floats = 0;
+    const auto add = [&](const Mat& m) { floats += static_cast<std::uint64_t>(m.size()); };
+    for (const Mat* m : {&model.embeddings, &model.positional, &model.x, &model.wq, &model.wk, &model.wv, &model.wo,
+                         &model.q, &model.k, &model.v})
+        add(*m);
+    floats += model.xTiles.tiles.size();
+    for (const HeadTensors& h : forward.heads) {
+        for (const Mat* m : {&h.q, &h.k, &h.v, &h.scores, &h.weights, &h.output}) add(*m);
+        floats += static_cast<std::uint64_t>(h.scoreMax.all.size() + h.scoreMax.causal.size());
+        floats += h.packedKeys.panels.size() + h.packedValues.panels.size();
+        for (const PackedColumns& p : h.packedProjections) floats += p.panels.size();
+    }
+    add(forward.concat);
+    add(forward.output);
+    floats += forward.packedWo.panels.size();
+    return 4 * floats;
+}
+
+std::string formatBytes(std::uint64_t bytes) {
+    const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    double value = static_cast<double>(bytes);
+    int unit = 0;
+    while (value >= 1024.0 && unit < 6) value /= 1024.0, ++unit;
+    char buffer[32];
+    std::snprintf(buffer, sizeof buffer, unit == 0 ? "%.0f %s" : "%.1f %s", value, units[unit]);
+    return buffer;
+}
+
+Model buildModel(const Scenario& s, bool applySwaps, const Limits& limits) {
+    if (s.q || s.k || s.v) {
+        if (!s.q) throw InputError(s.k ? "K" : "V", "explicit K and V need an explicit Q too");
+        return buildExplicit(s, applySwaps, limits);
+    }
+    if (s.keyTokens) throw InputError("key_tokens", "only for explicit Q, K, V (cross-attention)");
+
+    Model m;
+    std::vector<std::string> tokens;
+    if (s.x) {
+        if (s.sentence || s.tokens) {
+            tokens = s.tokens ? *s.tokens : tokenize(*s.sentence, s.tokenizer);
+            if (static_cast<Eigen::Index>(tokens.size()) != s.x->rows())
+                throw InputError(s.tokens ? "tokens" : "sentence",
+                                 std::to_string(tokens.size()) + " tokens, but X has " + std::to_string(s.x->rows()) + " rows");
+        } else {
+            tokens = numberedLabels("x", s.x->rows());
+        }
+    } else {
+        tokens = s.tokens ? *s.tokens : tokenize(s.sentence ? *s.sentence : kDefaultSentence, s.tokenizer);
+        if (tokens.empty())
+            throw InputError(s.tokens ? "tokens" : "sentence", "no tokens: the text is empty or only white space");
+    }
+    const int vocab = !s.x && s.embedding == EmbeddingKind::OneHot ? static_cast<int>(vocabulary(tokens).size()) : 0;
+    const Shapes shapes = resolveShapes(s, vocab, limits);
+    m.dModel = shapes.dModel;
+    m.heads = shapes.heads;
+    m.dk = shapes.dk;
+    m.dv = shapes.dv;
+    if (s.length) {
+        if (s.x) throw InputError("length", "repeats tokens; it cannot stretch an explicit X");
+        if (*s.length > limits.maxTokens)
+            throw InputError("length", std::to_string(*s.length) + " tokens is over the limit of " + std::to_string(limits.maxTokens));
+        std::vector<std::string> cycled;
+        cycled.reserve(static_cast<std::size_t>(*s.length));
+        for (int t = 0; t < *s.length; ++t) cycled.push_back(tokens[static_cast<std::size_t>(t) % tokens.size()]);
+        tokens = std::move(cycled);
+    }
+    for (std::string& t : tokens) t = sanitizeUtf8(t);
+    const long long T = static_cast<long long>(tokens.size());
+
+    const long long hk = static_cast<long long>(m.heads) * m.dk, hv = static_cast<long long>(m.heads) * m.dv;
+    if (std::max(hk, hv) > std::numeric_limits<int>::max())
+        throw InputError("heads", std::to_string(m.heads) + " heads x d_k " + std::to_string(m.dk) + " (d_v " +
+                                      std::to_string(m.dv) + ") is too large");
+    const bool hasWo = s.wo.kind != MatrixSpec::Kind::None;
+    // embeddings, x, x's tiles packed for the projections (, positional)
+    const long long inputs = s.positional == Positional::Sinusoidal ? 4 : 3;
+    checkLimits(T, T, m.heads, m.dModel, shapes.dOut, m.dk, m.dv,
+                {{"X", inputs * T, m.dModel}, {"W_Q", m.dModel, hk}, {"W_K", m.dModel, hk}, {"W_V", m.dModel, hv},
+                 {"W_O", hasWo ? hv : 0, shapes.dOut, 2}},
+                limits, true);
+
+    m.perm = identityPermutation(static_cast<int>(T));
+    if (applySwaps && !s.swaps.empty()) m.perm = permutationFromSwaps(static_cast<int>(T), s.swaps, "swaps");
+    m.queryTokens = permuteLabels(tokens, m.perm);
+    m.keyTokens = m.queryTokens;
+
+    // 1. token vectors, in the current (swapped) order
+    if (s.x) m.embeddings = permuteRows(*s.x, m.perm);
+    else if (s.embedding == EmbeddingKind::OneHot) m.embeddings = oneHotEmbeddings(m.queryTokens, m.dModel);
+    else m.embeddings = randomEmbeddings(m.queryTokens, m.dModel, s.seed);
+    // 2. position is added after the reordering: this is what breaks equivariance
+    m.x = m.embeddings;
+    if (s.positional == Positional::Sinusoidal) {
+        m.positional = sinusoidalEncoding(static_cast<int>(T), m.dModel);
+        m.x += m.positional;
+    }
+    packRows(m.x, m.xTiles);
+    // 3. projections (hk, hv fit an int: checked above)
+    const std::string qkShape = "d_model x heads*d_k";
+    const int hki = static_cast<int>(hk), hvi = static_cast<int>(hv);
+    m.wq = projectionMatrix(s.wq, m.dModel, hki, m.dk, s.seed, "W_Q", qkShape);
+    m.wk = projectionMatrix(s.wk, m.dModel, hki, m.dk, s.seed, "W_K", qkShape);
+    m.wv = projectionMatrix(s.wv, m.dModel, hvi, m.dv, s.seed, "W_V", "d_model x heads*d_v");
+    m.wo = projectionMatrix(s.wo, hvi, shapes.dOut, shapes.dOut, s.seed, "W_O", "heads*d_v x d_out");
+    return m;
+}
+
+Settings buildSettings(const Scenario& s, const Model& model) {
+    Settings settings;
+    settings.temperature = s.temperature;
+    settings.scaled = s.scaled;
+    settings.causal = s.causal;
+    for (std::size_t n = 0; n < s.padding.size(); ++n) {
+        if (s.padding[n] >= model.tk())
+            throw InputError("padding[" + std::to_string(n) + "]",
+                             "key position " + std::to_string(s.padding[n]) + " is out of range (" +
+                                 std::to_string(model.tk()) + " keys)");
+        settings.paddedKeys.push_back(s.padding[n]);
+    }
+    if (s.mask) {
+        if (s.mask->rows() != model.tq() || s.mask->cols() != model.tk())
+            throw InputError("mask", "expected " + shapeString(model.tq(), model.tk()) + " (queries x keys), got " +
+                                         shapeString(s.mask->rows(), s.mask->cols()));
+        settings.custom = *s.mask;
+    }
+    return settings;
+}
+
+void projectHead(const Model& model, int head, HeadTensors& out) {
+    if (model.explicitQkv) {
+        out.q = model.q;
+        out.k = model.k;
+        out.v = model.v;
+    } else {
+        // q, k: [T, d_k] = x [T, d_model] · W[:, head*d_k : (head+1)*d_k]; v likewise with d_v.
+        // x's tiles are packed once per model (buildModel), the slices here (a copy of their rows).
+        const auto project = [&](const Mat& w, Eigen::Index first, Eigen::Index n, PackedColumns& packed, Mat& dst) {
+            packColumns(w.middleCols(first, n), packed);
+            dst.resize(model.x.rows(), n);
+            multiplyPacked(model.x, &model.xTiles, w.middleCols(first, n), packed, dst);
+        };
+        const Eigen::Index dk = model.dk, dv = model.dv;
+        project(model.wq, head * dk, dk, out.packedProjections[0], out.q);
+        project(model.wk, head * dk, dk, out.packedProjections[1], out.k);
+        project(model.wv, head * dv, dv, out.packedProjections[2], out.v);
+    }
+    packColumns(out.v, out.packedValues);
+}
+
+void scoreHead(HeadTensors& head) {
+    head.scores.resize(head.q.rows(), head.k.rows());
+    packKeys(head.k, head.packedKeys);
+    scoreRows(head.q, head.k, head.packedKeys, head.scores);
+    head.scoreMax.resize(head.scores.rows());
+    scoreMaxima(head.scores, 0, head.scoreMax);
+}
+
+namespace {
+
+// Products near the float range's edge overflow: say where rather than show inf or NaN.
+[[noreturn]] void overflowed(const char* where, const char* what) {
+    throw InputError(where, std::string(what) + " overflows the float range; the inputs or weights are too large");
+}
+
+// A·V and concat·W_O are averages and sums of finite numbers, but can still overflow.
+// x·0 is 0 for a finite x and NaN for ±inf and NaN: the sum is 0 exactly when every coefficient
+// is finite, and Eigen vectorises it (allFinite() tests coefficient by coefficient: about 30
+// times slower for a 2048 × 512 matrix, BM_FiniteCheck).
+void requireFinite(const Mat& m, const char* where, const char* what) {
+    if (!((m.array() * 0.0f).sum() == 0.0f)) overflowed(where, what);
+}
+
+}  // namespace
+
+void weighHead(const Model& model, const Settings& settings, HeadTensors& head) {
+    if (!softmaxRows(head.scores, logitScale(model.dk, settings), settings, head.weights, &head.scoreMax))
+        overflowed("scores", "Q Kᵀ");
+}
+
+void weighHead(const Model& model, const Settings& settings, HeadTensors& head, int factor, std::vector<float>& texels) {
+    if (!softmaxPooled(head.scores, logitScale(model.dk, settings), settings, head.weights, factor, texels, &head.scoreMax))
+        overflowed("scores", "Q Kᵀ");
+}
+
+// v packed for weighValues: by projectHead, or here when v was set otherwise.
+const PackedColumns& packedValues(HeadTensors& head) {
+    if (!packs(head.packedValues, head.v)) packColumns(head.v, head.packedValues);
+    return head.packedValues;
+}
+
+void outputHead(const Settings& settings, HeadTensors& head) {
+    head.output.resize(head.weights.rows(), head.v.cols());
+    weighValues(head.weights, head.v, packedValues(head), head.output, settings.causal ? 0 : -1);
+    requireFinite(head.output, "V", "A·V");
+}
+
+void attendHead(const Model& model, const Settings& settings, HeadTensors& head, bool newScores) {
+    const Eigen::Index tq = head.q.rows(), tk = head.k.rows();
+    head.scores.resize(tq, tk);
+    head.weights.resize(tq, tk);
+    head.output.resize(tq, head.v.cols());
+    const float scale = logitScale(model.dk, settings);
+    if (newScores) {
+        packKeys(head.k, head.packedKeys);
+        head.scoreMax.resize(tq);
+    }
+    const PackedColumns& values = packedValues(head);
+    // Blocks of rows small enough that a block's scores and weights are still in cache when the
+    // softmax and A·V read them back; a multiple of scoreRows' 6-row tiles.
+    const Eigen::Index block = std::clamp<Eigen::Index>((1 << 17) / std::max<Eigen::Index>(tk, 1) / 6 * 6, 6, 252);
+    for (Eigen::Index r0 = 0; r0 < tq; r0 += block) {
+        const Eigen::Index rows = std::min(block, tq - r0);
+        auto scores = head.scores.middleRows(r0, rows);
+        auto weights = head.weights.middleRows(r0, rows);
+        if (newScores) {
+            scoreRows(head.q.middleRows(r0, rows), head.k, head.packedKeys, scores);
+            scoreMaxima(scores, r0, head.scoreMax);
+        }
+        if (!softmaxRows(scores, scale, settings, weights, r0, &head.scoreMax)) overflowed("scores", "Q Kᵀ");
+        weighValues(weights, head.v, values, head.output.middleRows(r0, rows), settings.causal ? r0 : -1);
+    }
+    requireFinite(head.output, "V", "A·V");
+}
+
+void combineHeads(const Model& model, Forward& forward) {
+    const Eigen::Index tq = model.tq();
+    forward.concat.resize(tq, static_cast<Eigen::Index>(model.heads) * model.dv);
+    for (int h = 0; h < model.heads; ++h) forward.concat.middleCols(static_cast<Eigen::Index>(h) * model.dv, model.dv) = forward.heads[h].output;
+    if (model.wo.size() != 0) {
+        // The register-tiled kernel on every core: faster than Eigen's product here
+        // (BM_OutputProjection), and each output is one chain of multiply-adds whatever the threads.
+        packColumns(model.wo, forward.packedWo);
+        forward.output.resize(tq, model.wo.cols());
+        multiplyPacked(forward.concat, nullptr, model.wo, forward.packedWo, forward.output);
+    } else {
+        forward.output = forward.concat;
+    }
+    requireFinite(forward.output, "W_O", "concat·W_O");
+}
+
+Forward runForward(const Model& model, const Settings& settings) {
+    Forward forward;
+    runForward(model, settings, forward);
+    return forward;
+}
+
+void runForward(const Model& model, const Settings& settings, Forward& forward) {
+    const auto heads = static_cast<std::size_t>(model.heads);
+    forward.heads.resize(heads);
+    // 1-4. One head per core, every stage of it (the products inside run single-threaded):
+    // q, k, v, then scores, softmax and A·V by blocks of rows.
+    std::exception_ptr failure;
+#pragma omp parallel for schedule(dynamic, 1) if (heads > 1)
+    for (std::size_t h = 0; h < heads; ++h) {
+        try {
+            HeadTensors& head = forward.heads[h];
+            projectHead(model, static_cast<int>(h), head);
+            attendHead(model, settings, head, true);
+        } catch (...) {
+#pragma omp critical(attnviz_forward_failure)
+            failure = std::current_exception();
+        }
+    }
+    if (failure) std::rethrow_exception(failure);
+    // 5. concat · W_O as one product (all cores); the sum order never depends on the threads,
+    // so the same input gives the same bits on every run.
+    combineHeads(model, forward);
+}
+
+}  // namespace attnviz::core

@@ -1,0 +1,81 @@
+// A scenario resolved into concrete matrices, and the forward pass over it.
+#pragma once
+
+#include "core/attention/attention.hpp"
+#include "core/scenario/scenario.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace attnviz::core {
+
+// Refuse work that would not fit, or that no real model needs, before allocating it. buildModel
+// checks them all, so a scenario file, the flags and the app's actions meet the same limits.
+struct Limits {
+    long long maxTokens = 16384;
+    long long maxDModel = 16384;           // d_model, and d_out (W_O's columns)
+    std::uint64_t maxBytes = 12ULL << 30;  // the model's matrices (X, weights) and those of one forward pass
+    // Real models have at most 128 heads a layer. A head costs work and drawing whatever its
+    // width, which the bytes do not see: 4096 heads of width 1 took minutes for one screenshot.
+    long long maxHeads = 256;
+    long long maxHeadWidth = 16384;  // d_k and d_v: as wide as the widest d_model, one head's share of it
+};
+
+struct Model {
+    std::vector<std::string> queryTokens;  // [T_q] row labels
+    std::vector<std::string> keyTokens;    // [T_k] column labels (= queryTokens in self-attention)
+    Mat embeddings;  // [T, d_model] token vectors before positional encoding (token mode)
+    Mat positional;  // [T, d_model] the encoding added to them; empty when none
+    Mat x;           // [T, d_model] = embeddings + positional: the attention input
+    PackedRows xTiles;  // token mode: x's full 6-row tiles packed once, for every head's projections
+    Mat wq, wk;      // [d_model, h*d_k]
+    Mat wv;          // [d_model, h*d_v]
+    Mat wo;          // [h*d_v, d_out] (d_out = d_model unless W_O is explicit); empty: output = concat
+    Mat q, k, v;     // explicit mode only: [T_q, d_k], [T_k, d_k], [T_k, d_v]
+    bool explicitQkv = false;
+    int heads = 1, dk = 0, dv = 0, dModel = 0;
+    std::vector<int> perm;  // position p holds the token originally at position perm[p]
+
+    Eigen::Index tq() const { return static_cast<Eigen::Index>(queryTokens.size()); }
+    Eigen::Index tk() const { return static_cast<Eigen::Index>(keyTokens.size()); }
+};
+
+// Resolves the sizes, builds X and the weights, checks every shape.
+// Explicit matrices define the sizes they fix (d_model from X or a weight's rows, heads*d_k from
+// W_Q or W_K's columns, heads*d_v from W_V's columns or W_O's rows, d_out from W_O's columns);
+// given sizes must agree with them, and the defaults fill in only what nothing fixes. A true
+// contradiction names both sides ("W_K: 10 x 4 disagrees with W_Q: 10 x 3 (…)").
+// applySwaps = false gives the model before the scenario's swaps (the permutation reference).
+// Throws InputError naming the field.
+Model buildModel(const Scenario& scenario, bool applySwaps = true, const Limits& limits = {});
+// Softmax settings and masks; checks padding positions and the mask's shape against the model.
+Settings buildSettings(const Scenario& scenario, const Model& model);
+
+// Bytes of the float matrices one forward pass keeps (Q, K, V, scores, weights, outputs).
+std::uint64_t forwardBytes(long long tq, long long tk, long long heads, long long dModel, long long dk, long long dv);
+// Bytes of every matrix a model and its forward pass hold now: the model's inputs and weights,
+// each head's tensors and scratch, concat and output (what a peak memory is compared with).
+std::uint64_t keptBytes(const Model& model, const Forward& forward);
+// "1.6 GiB"
+std::string formatBytes(std::uint64_t bytes);
+
+// Stages of the forward pass, per head, so callers recompute only what changed.
+void projectHead(const Model& model, int head, HeadTensors& out);  // q, k, v
+void scoreHead(HeadTensors& head);                                  // scores = q kᵀ
+void weighHead(const Model& model, const Settings& settings, HeadTensors& head);  // weights (throws if scores overflowed)
+// The same, with the weights' texels pooled by `factor` in the same pass (softmaxPooled).
+void weighHead(const Model& model, const Settings& settings, HeadTensors& head, int factor, std::vector<float>& texels);
+// output = weights v; under a causal mask the keys past each query (zero weights) are not read.
+void outputHead(const Settings& settings, HeadTensors& head);
+void combineHeads(const Model& model, Forward& forward);            // concat, output
+// Scores (when newScores), softmax and A·V together, by blocks of rows that stay in cache:
+// the same numbers as scoreHead + weighHead + outputHead, faster.
+void attendHead(const Model& model, const Settings& settings, HeadTensors& head, bool newScores);
+
+// All stages for every head, into `out`: its matrices are reused when the shapes match, so a
+// recompute allocates (and page-faults) nothing.
+void runForward(const Model& model, const Settings& settings, Forward& out);
+Forward runForward(const Model& model, const Settings& settings);
+
+}  // namespace attnviz::core

@@ -1,0 +1,93 @@
+// Scenario files: the one format for presets, saved sessions, tests and the command line.
+// A JSON object; every key is optional where a default makes sense; unknown keys are errors.
+// The keys and their defaults are documented in README.md ("Scenario files").
+#pragma once
+
+#include "core/scenario/embedding.hpp"
+#include "core/base/matrix.hpp"
+#include "core/text/tokenizer.hpp"
+
+#include <nlohmann/json_fwd.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace attnviz::core {
+
+// A projection matrix: seeded, identity, explicit numbers, or absent (W_O only).
+struct MatrixSpec {
+    enum class Kind { Random, Identity, Explicit, None };
+    Kind kind = Kind::Random;
+    Mat value;  // Explicit only
+};
+
+struct Scenario {
+    std::string name;
+    std::string description;
+    std::optional<std::string> sentence;
+    std::optional<std::vector<std::string>> tokens;
+    Tokenizer tokenizer = Tokenizer::Word;
+    std::optional<int> dModel, heads, dk, dv;
+    std::uint64_t seed = 0;
+    EmbeddingKind embedding = EmbeddingKind::Random;
+    Positional positional = Positional::None;
+    std::optional<Mat> x;                       // [T, d_model]
+    MatrixSpec wq, wk, wv;                      // [d_model, h*d_k] / [d_model, h*d_v]
+    MatrixSpec wo{MatrixSpec::Kind::None, {}};  // [h*d_v, d_model]
+    std::optional<Mat> q, k, v;                 // explicit single head: [T_q, d_k], [T_k, d_k], [T_k, d_v]
+    bool causal = false;
+    float temperature = 1.0f;
+    bool scaled = true;
+    std::vector<std::pair<int, int>> swaps;  // applied in order to the token positions
+    std::optional<std::vector<std::string>> keyTokens;  // labels of the key side (cross-attention)
+    std::vector<int> padding;                // key positions every query ignores
+    std::optional<MaskMat> mask;             // [T_q, T_k], true (1) = blocked
+    std::optional<int> length;               // repeat the tokens cyclically to this many
+};
+
+// The sentence used when a scenario names neither sentence, tokens, X nor Q.
+inline constexpr const char* kDefaultSentence = "the cat sat on the mat";
+
+// Throws InputError naming the field ("W_Q: row 2 has 3 values, expected 2").
+Scenario scenarioFromJson(const nlohmann::json& j);
+
+// What parsing a scenario's text built: numbers read straight into matrices (4 bytes each), and
+// JSON values built as a tree for the rest (tokens, sizes, flags: some 50 bytes each).
+struct ScenarioParseCounts {
+    std::size_t matrixNumbers = 0;
+    std::size_t jsonValues = 0;
+};
+// A list outside the matrices longer than this is not a scenario's (a million tokens would need
+// 8 TB of scores and weights a head); refused while parsing, before its tree fills the memory.
+inline constexpr std::size_t kMaxScenarioJsonValues = std::size_t{1} << 20;
+
+// Parses text; JSON syntax errors name the line and column. `where` prefixes messages (a file name).
+// The matrices (X, W_Q, W_K, W_V, W_O, Q, K, V, mask) go from the parser's events straight into
+// floats, never through a JSON tree: parsing costs about the text and its numbers, where a tree
+// took up to 22 times the text (an X of one column). The same scenario and the same errors as
+// scenarioFromJson.
+Scenario parseScenario(const std::string& text, const std::string& where, ScenarioParseCounts* counts = nullptr);
+// Reads and parses a file; errors name the file.
+Scenario loadScenarioFile(const std::string& path);
+
+nlohmann::json scenarioToJson(const Scenario& s);
+
+// A matrix as a JSON array of rows, each number the shortest text that reads back as the same float.
+nlohmann::json matrixToJson(const MatRef& m);
+
+// Every key a scenario file may hold, in documentation order.
+const std::vector<std::string>& scenarioKeys();
+
+// Reads a whole file; throws InputError(path, …) when it cannot, or when it holds more than
+// kMaxScenarioFileBytes (a device such as /dev/zero would otherwise fill the memory). A regular
+// file over it is refused from its size, unread; a pipe or a device is read to one byte past it.
+// 256 MiB holds an explicit X of 16384 tokens x 1024 (180 MB as shortest float text) with room
+// to spare; parsing peaks at about the text and its floats (README, "Scenario files").
+inline constexpr std::size_t kMaxScenarioFileBytes = std::size_t{256} << 20;
+std::string readTextFile(const std::string& path);
+
+}  // namespace attnviz::core

@@ -1,0 +1,149 @@
+#include "core/text/tokenizer.hpp"
+
+namespace attnviz::core {
+namespace {
+
+constexpr char32_t kReplacement = 0xFFFD;
+
+bool isSpace(char32_t cp) {
+    return cp == ' ' || cp == '\t' || cp == '\n' || cp == '\r' || cp == '\v' || cp == '\f' ||
+           cp == 0x00A0 || cp == 0x1680 || (cp >= 0x2000 && cp <= 0x200A) || cp == 0x2028 ||
+           cp == 0x2029 || cp == 0x202F || cp == 0x205F || cp == 0x3000;
+}
+
+bool isPunct(char32_t cp) {
+    if (cp < 0x80) {
+        return (cp >= 0x21 && cp <= 0x2F) || (cp >= 0x3A && cp <= 0x40) ||
+               (cp >= 0x5B && cp <= 0x60) || (cp >= 0x7B && cp <= 0x7E);
+    }
+    return cp == 0x00A1 || cp == 0x00AB || cp == 0x00BB || cp == 0x00BF ||  // ¡ « » ¿
+           (cp >= 0x2010 && cp <= 0x2027) ||                                  // dashes, quotes, …
+           (cp >= 0x2030 && cp <= 0x205E) || (cp >= 0x3001 && cp <= 0x3003) ||
+           (cp >= 0xFF01 && cp <= 0xFF0F);
+}
+
+// Marks that belong to the previous character: combining diacritics, variation
+// selectors, zero-width joiner (emoji sequences), skin-tone modifiers.
+bool isExtender(char32_t cp) {
+    return (cp >= 0x0300 && cp <= 0x036F) || (cp >= 0x1AB0 && cp <= 0x1AFF) ||
+           (cp >= 0x1DC0 && cp <= 0x1DFF) || (cp >= 0x20D0 && cp <= 0x20FF) ||
+           (cp >= 0xFE00 && cp <= 0xFE0F) || (cp >= 0xFE20 && cp <= 0xFE2F) || cp == 0x200D ||
+           (cp >= 0x1F3FB && cp <= 0x1F3FF) || (cp >= 0xE0100 && cp <= 0xE01EF);
+}
+
+}  // namespace
+
+char32_t decodeUtf8(std::string_view text, std::size_t& pos) {
+    const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(text[i]); };
+    const unsigned char b0 = byte(pos);
+    if (b0 < 0x80) {
+        ++pos;
+        return b0;
+    }
+    int extra = 0;
+    char32_t cp = 0;
+    char32_t minimum = 0;
+    if ((b0 & 0xE0) == 0xC0) {
+        extra = 1, cp = b0 & 0x1F, minimum = 0x80;
+    } else if ((b0 & 0xF0) == 0xE0) {
+        extra = 2, cp = b0 & 0x0F, minimum = 0x800;
+    } else if ((b0 & 0xF8) == 0xF0) {
+        extra = 3, cp = b0 & 0x07, minimum = 0x10000;
+    } else {
+        ++pos;
+        return kReplacement;
+    }
+    if (pos + extra >= text.size()) {  // truncated sequence
+        ++pos;
+        return kReplacement;
+    }
+    for (int i = 1; i <= extra; ++i) {
+        const unsigned char b = byte(pos + i);
+        if ((b & 0xC0) != 0x80) {
+            ++pos;
+            return kReplacement;
+        }
+        cp = (cp << 6) | (b & 0x3F);
+    }
+    if (cp < minimum || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
+        ++pos;
+        return kReplacement;
+    }
+    pos += extra + 1;
+    return cp;
+}
+
+void appendUtf8(std::string& out, char32_t cp) {
+    if (cp < 0x80) {
+        out += static_cast<char>(cp);
+    } else if (cp < 0x800) {
+        out += static_cast<char>(0xC0 | (cp >> 6));
+        out += static_cast<char>(0x80 | (cp & 0x3F));
+    } else if (cp < 0x10000) {
+        out += static_cast<char>(0xE0 | (cp >> 12));
+        out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+        out += static_cast<char>(0x80 | (cp & 0x3F));
+    } else {
+        out += static_cast<char>(0xF0 | (cp >> 18));
+        out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+        out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+        out += static_cast<char>(0x80 | (cp & 0x3F));
+    }
+}
+
+std::string sanitizeUtf8(std::string_view text) {
+    std::string out;
+    out.reserve(text.size());
+    for (std::size_t pos = 0; pos < text.size();) appendUtf8(out, decodeUtf8(text, pos));
+    return out;
+}
+
+std::vector<std::string> tokenize(std::string_view sentence, Tokenizer kind) {
+    std::vector<std::string> tokens;
+    std::string word;
+    const auto flushWord = [&] {
+        if (!word.empty()) tokens.push_back(std::move(word));
+        word.clear();
+    };
+    for (std::size_t pos = 0; pos < sentence.size();) {
+        const char32_t cp = decodeUtf8(sentence, pos);
+        if (kind == Tokenizer::Char) {
+            if (isExtender(cp) && !tokens.empty()) {
+                appendUtf8(tokens.back(), cp);
+            } else {
+                tokens.emplace_back();
+                appendUtf8(tokens.back(), cp);
+            }
+            continue;
+        }
+        if (isSpace(cp)) {
+            flushWord();
+        } else if (isPunct(cp)) {
+            flushWord();
+            tokens.emplace_back();
+            appendUtf8(tokens.back(), cp);
+        } else {
+            appendUtf8(word, cp);
+        }
+    }
+    flushWord();
+    return tokens;
+}
+
+std::string visibleToken(std::string_view token) {
+    std::string text = sanitizeUtf8(token);
+    // Every white space character isSpace knows, not just ASCII: a token of only U+00A0 or
+    // '\v' would otherwise be a blank label.
+    std::string shown;
+    for (std::size_t pos = 0; pos < text.size();) {
+        const char32_t cp = decodeUtf8(text, pos);
+        if (!isSpace(cp)) return text;
+        const bool lineBreak = cp == '\n' || cp == '\r' || cp == '\v' || cp == '\f' || cp == 0x2028 || cp == 0x2029;
+        shown += cp == '\t' ? "\u21E5" : lineBreak ? "\u21B5" : "\u2423";
+    }
+    return shown;
+}
+
+const char* tokenizerName(Tokenizer kind) { return kind == Tokenizer::Word ? "word" : "char"; }
+
+}  // namespace attnviz::core
