@@ -213,15 +213,6 @@ std::string heatmapTitle(const core::Scenario& scenario, const core::Model& mode
     return title;
 }
 
-// One line, bounded whatever the input was: a message may quote a flag's value (CLI11 quotes
-// a value it cannot convert whole).
-std::string errorLine(const std::string& message) {
-    std::string line = core::clipText(message, 2 * core::InputError::kMaxWhat);
-    for (char& c : line)
-        if (c == '\n' || c == '\r') c = ' ';
-    return "attnviz: error: " + line;
-}
-
 int runMain(int argc, const char* const* argv, const GuiLauncher& gui, std::ostream& out, std::ostream& err) {
     const auto started = std::chrono::steady_clock::now();
     CLI::App app{"attnviz: see self-attention work. With no export flag it opens the desktop app.", "attnviz"};

@@ -69,14 +69,7 @@ int runGui(const GuiRequest& request) {
         }
     }
     if (request.width > 0) width = request.width, height = request.height;
-    if (request.uiScale > 0.0f) view.uiScale = request.uiScale;
-    if (request.theme == "dark") view.theme = Theme::Dark;
-    if (request.theme == "light") view.theme = Theme::Light;
-    if (request.theme == "high-contrast") view.theme = Theme::HighContrast;
-    if (request.presenter) view.presenter = true;
-    if (!request.lab.empty()) view.lab = labFromName(request.lab).value_or(Lab::None);  // checked by the CLI
-    if (request.head) view.selectedHead = *request.head;
-    if (request.colormapGiven) view.colormap = request.colormap;
+    view = requestedView(request, view);
 
     AppState state;
     std::string notice;

@@ -1,7 +1,7 @@
 // The desktop app's entry point (GLFW window, OpenGL 3.3 core, Dear ImGui).
 #pragma once
 
-#include "app/cli.hpp"
+#include "app/state/launch.hpp"
 
 namespace attnviz::app {
 

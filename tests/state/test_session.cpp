@@ -1,6 +1,7 @@
 // The saved session: what it keeps, and sessions written before a field existed.
 #include "app/state/actions.hpp"
 #include "app/state/session.hpp"
+#include "app/state/launch.hpp"
 #include "core/base/error.hpp"
 #include "core/scenario/presets.hpp"
 #include "tests/test_folder.hpp"
@@ -154,4 +155,26 @@ TEST(Session, NumbersPastIntAreClampedNotWrapped) {
     j = base;
     j["version"] = 4294967297LL;
     EXPECT_THROW(decodeSession(j.dump(), "s.json"), core::InputError);
+}
+
+TEST(RequestedView, SetsWhatTheRequestNamesAndKeepsTheRest) {
+    ViewState saved;
+    saved.theme = Theme::Light;
+    saved.uiScale = 1.5f;
+    saved.selectedHead = 2;
+    GuiRequest request;
+    EXPECT_EQ(requestedView(request, saved).theme, Theme::Light);
+    EXPECT_FLOAT_EQ(requestedView(request, saved).uiScale, 1.5f);
+    EXPECT_EQ(requestedView(request, saved).selectedHead, 2);
+    request.theme = "high-contrast";
+    request.uiScale = 2.0f;
+    request.head = -1;
+    request.lab = "cost";
+    request.presenter = true;
+    const ViewState view = requestedView(request, saved);
+    EXPECT_EQ(view.theme, Theme::HighContrast);
+    EXPECT_FLOAT_EQ(view.uiScale, 2.0f);
+    EXPECT_EQ(view.selectedHead, -1);
+    EXPECT_EQ(view.lab, Lab::Cost);
+    EXPECT_TRUE(view.presenter);
 }

@@ -1,0 +1,47 @@
+// What the command line asks the window to open: the scenario, the view and, for a screenshot,
+// what to capture. Plain data (core types only), so that the front end links the state library
+// and not the command line.
+#pragma once
+
+#include "app/state/app_state.hpp"
+#include "core/attention/colormap.hpp"
+#include "core/io/lesson.hpp"
+#include "core/scenario/model.hpp"
+#include "core/scenario/scenario.hpp"
+
+#include <chrono>
+#include <optional>
+#include <string>
+
+namespace attnviz::app {
+
+struct GuiRequest {
+    core::Scenario scenario;
+    std::string presetId;      // when opened with --preset (or the default demo)
+    std::string scenarioPath;  // when opened with --scenario
+    core::Limits limits;
+    std::string screenshot;    // --screenshot OUT.png: render, save, exit
+    std::string panel;         // --panel NAME: only that panel in the screenshot
+    int width = 0, height = 0;        // --size WxH (0 = the saved session's, or 1600x1000)
+    float scale = 1.0f;               // --scale S: pixels per UI point in the screenshot (1x, 2x …)
+    float uiScale = 0.0f;             // --ui-scale S (0 = the saved session's, or 1)
+    std::optional<int> head;          // --head N (-1 = mean)
+    std::string theme;                // --theme dark|light|high-contrast ("" = the saved session's)
+    bool presenter = false;           // --presenter
+    std::string lab;                  // --lab linear|cost ("" = none)
+    std::optional<core::Lesson> lesson;  // --lesson NAME|FILE, parsed
+    bool fresh = false;               // --fresh: ignore the saved session
+    bool explicitScenario = false;    // a scenario, preset or model flag was given
+    core::ColormapKind colormap = core::ColormapKind::Viridis;  // --colormap
+    std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();  // for the start-up time
+    bool colormapGiven = false;
+};
+
+// The view the window opens with: `saved` (the last session's, or the defaults) with what the
+// request sets on top (theme, UI scale, presenter mode, lab, head, colour map).
+ViewState requestedView(const GuiRequest& request, ViewState saved);
+
+// The one-line error format of the command line and the app: "attnviz: error: <what>".
+std::string errorLine(const std::string& message);
+
+}  // namespace attnviz::app
