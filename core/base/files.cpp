@@ -2,7 +2,9 @@
 
 #include "core/base/error.hpp"
 
+#include <algorithm>
 #include <atomic>
+#include <cstdint>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
@@ -241,6 +243,54 @@ int visibleTemporaries() {
     int n = 0;
     for (const TemporarySlot& slot : g_slots) n += slot.used.load() ? 1 : 0;
     return n;
+}
+
+std::string readTextFile(const std::string& path) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    const auto status = fs::status(path, ec);
+    if (ec || !fs::exists(status)) throw InputError(path, "no such file");
+    if (fs::is_directory(status)) throw InputError(path, "is a directory, expected a file");
+    const auto tooLarge = [&] {
+        return InputError(path, "larger than " + std::to_string(kMaxTextFileBytes >> 20) + " MiB" +
+                                    ", the most a scenario file may be (is it the right file?)");
+    };
+    // O_NONBLOCK: opening a named pipe that nothing writes to would otherwise wait forever. Reads
+    // block again once it is open, so a pipe with a writer (--scenario <(…)) is read to its end.
+    const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) throw InputError(path, std::string("cannot open: ") + std::strerror(errno));
+    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    std::string text;
+    // A regular file says its size: one over the limit is refused unread, and one under it is
+    // read into a string of its size (appending would double the string, and copy it, as it grows).
+    struct stat info {};
+    if (::fstat(fd, &info) == 0 && S_ISREG(info.st_mode)) {
+        if (static_cast<std::uint64_t>(info.st_size) > kMaxTextFileBytes) {
+            ::close(fd);
+            throw tooLarge();
+        }
+        text.reserve(static_cast<std::size_t>(info.st_size));
+    }
+    char buffer[1 << 16];
+    for (;;) {
+        // never past one byte over the limit: /dev/zero, or a pipe that does not end
+        const std::size_t want = std::min(sizeof buffer, kMaxTextFileBytes + 1 - text.size());
+        const ssize_t n = ::read(fd, buffer, want);
+        if (n == 0) break;
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) {
+            const int err = errno;  // e.g. EIO from /proc/self/mem
+            ::close(fd);
+            throw InputError(path, std::string("read failed: ") + std::strerror(err));
+        }
+        text.append(buffer, static_cast<std::size_t>(n));
+        if (text.size() > kMaxTextFileBytes) {
+            ::close(fd);
+            throw tooLarge();
+        }
+    }
+    ::close(fd);
+    return text;
 }
 
 }  // namespace attnviz::core

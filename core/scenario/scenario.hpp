@@ -4,6 +4,7 @@
 #pragma once
 
 #include "core/scenario/embedding.hpp"
+#include "core/base/files.hpp"
 #include "core/base/matrix.hpp"
 #include "core/text/tokenizer.hpp"
 
@@ -82,12 +83,9 @@ nlohmann::json matrixToJson(const MatRef& m);
 // Every key a scenario file may hold, in documentation order.
 const std::vector<std::string>& scenarioKeys();
 
-// Reads a whole file; throws InputError(path, …) when it cannot, or when it holds more than
-// kMaxScenarioFileBytes (a device such as /dev/zero would otherwise fill the memory). A regular
-// file over it is refused from its size, unread; a pipe or a device is read to one byte past it.
-// 256 MiB holds an explicit X of 16384 tokens x 1024 (180 MB as shortest float text) with room
-// to spare; parsing peaks at about the text and its floats (README, "Scenario files").
-inline constexpr std::size_t kMaxScenarioFileBytes = std::size_t{256} << 20;
-std::string readTextFile(const std::string& path);
+// A scenario file is read whole, up to kMaxTextFileBytes (core/base/files.hpp): 256 MiB holds an
+// explicit X of 16384 tokens x 1024 (180 MB as shortest float text) with room to spare; parsing
+// peaks at about the text and its floats (README, "Scenario files").
+inline constexpr std::size_t kMaxScenarioFileBytes = kMaxTextFileBytes;
 
 }  // namespace attnviz::core
