@@ -19,6 +19,7 @@ struct GuiRequest {
     core::Scenario scenario;
     std::string presetId;      // when opened with --preset (or the default demo)
     std::string scenarioPath;  // when opened with --scenario
+    std::string source;        // where the scenario came from, for messages: its path, or "preset NAME"
     core::Limits limits;
     std::string screenshot;    // --screenshot OUT.png: render, save, exit
     std::string panel;         // --panel NAME: only that panel in the screenshot

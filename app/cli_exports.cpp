@@ -1,0 +1,160 @@
+// What the command line does without a window: the benchmark and the exports.
+#include "app/cli.hpp"
+#include "app/cli_flags.hpp"
+
+#include "app/render/heatmap_image.hpp"
+#include "core/attention/kernels.hpp"
+#include "core/base/error.hpp"
+#include "core/base/files.hpp"
+#include "core/base/format.hpp"
+#include "core/io/export.hpp"
+#include "core/scenario/bench.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <ostream>
+#include <string_view>
+#include <utility>
+
+namespace attnviz::app {
+namespace {
+
+// Standard output as a sink: a full disk (/dev/full), a closed descriptor or a reader that went
+// away is an error (exit 2), never data lost with exit 0.
+class StreamSink : public core::ByteSink {
+public:
+    explicit StreamSink(std::ostream& out) : m_out(out) {}
+    void write(std::string_view bytes) override {
+        m_out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+        check();
+    }
+    void finish() {
+        m_out.flush();
+        check();
+    }
+
+private:
+    void check() const {
+        if (!m_out) throw core::InputError("standard output", "write failed (closed, full, or nothing reading it)");
+    }
+    std::ostream& m_out;
+};
+
+// Outputs are checked before anything is computed: the same file twice, two outputs on
+// standard output, or an output that is the scenario being read are refused.
+void checkOutputs(const std::vector<std::pair<const char*, std::string>>& outputs, const std::string& input) {
+    namespace fs = std::filesystem;
+    for (std::size_t i = 0; i < outputs.size(); ++i) {
+        const auto& [flag, path] = outputs[i];
+        if (path.empty()) continue;  // not asked for
+        std::error_code ec;
+        if (!input.empty() && path != "-" && fs::equivalent(path, input, ec))
+            throw core::InputError(std::string(flag) + " " + path, "is the scenario being read; write elsewhere");
+        for (std::size_t k = 0; k < i; ++k) {
+            const auto& [other, otherPath] = outputs[k];
+            if (otherPath.empty()) continue;
+            if (path == "-" && otherPath == "-")
+                throw core::InputError(flag, std::string("standard output is already taken by ") + other);
+            if (path != "-" && (path == otherPath || fs::equivalent(path, otherPath, ec)))
+                throw core::InputError(flag, std::string("the same file as ") + other);
+        }
+    }
+}
+
+// The request's model and its softmax settings; errors name where the scenario came from.
+std::pair<core::Model, core::Settings> buildFor(const GuiRequest& request, const char*& doing) {
+    core::Model model;
+    core::Settings settings;
+    doing = "building the model";
+    try {
+        model = core::buildModel(request.scenario, true, request.limits);
+        settings = core::buildSettings(request.scenario, model);
+    } catch (const core::InputError& e) {
+        throw e.within(request.source);
+    }
+    return {std::move(model), std::move(settings)};
+}
+
+}  // namespace
+
+std::string heatmapTitle(const core::Scenario& scenario, const core::Model& model, const core::Settings& settings, int head) {
+    std::string title = scenario.name.empty() ? std::string() : scenario.name + " · ";
+    title += head < 0 ? "mean of " + std::to_string(model.heads) + " heads" : "head " + std::to_string(head + 1) + " of " + std::to_string(model.heads);
+    title += " · τ = " + core::formatFixed(settings.temperature, 2);
+    if (!settings.scaled) title += " · unscaled";
+    if (settings.causal) title += " · causal";
+    return title;
+}
+
+namespace cli {
+
+void checkExports(const Flags& f) {
+    checkOutputs({{"--export", f.exportJson}, {"--export-csv", f.exportCsv}, {"--export-heatmap", f.exportHeatmap}},
+                 f.scenarioPath);
+    if (!f.exportHeatmap.empty()) render::heatmapIsPng(f.exportHeatmap);  // a bad extension before any work
+    if (f.bench && (!(f.benchSeconds > 0.0) || f.benchSeconds > 600.0))
+        throw core::InputError("--bench-seconds", "expected 0 to 600 seconds");
+}
+
+void runBench(const Flags& f, const GuiRequest& request, std::ostream& out, const char*& doing) {
+    const auto [model, settings] = buildFor(request, doing);
+
+    doing = "timing the forward pass";
+    const core::BenchResult r = core::benchmark(model, settings, f.benchSeconds);
+    nlohmann::json j = {{"T", r.tq}, {"T_k", r.tk}, {"heads", r.heads}, {"d_model", r.dModel},
+                        {"forward_ms", r.forwardMs}, {"softmax_ms", r.softmaxMs},
+                        {"visible_softmax_ms", r.visibleSoftmaxMs}, {"gflops", r.gflops},
+                        {"sgemm_gflops", r.sgemmGflops}, {"runs", r.runs},
+                        {"kernels", core::kernelIsaName(core::kernelIsa())},
+                        {"kept_mib", static_cast<double>(r.keptBytes) / (1024.0 * 1024.0)}};
+    out << j.dump() << "\n";
+}
+
+void runExports(const Flags& f, const CLI::App& app, const GuiRequest& request, std::ostream& out, const char*& doing) {
+    const auto [model, settings] = buildFor(request, doing);
+    core::Forward forward;
+    doing = "computing the forward pass";
+    try {
+        forward = core::runForward(model, settings);
+    } catch (const core::InputError& e) {
+        throw e.within(request.source);
+    }
+    if (!f.exportCsv.empty() || !f.exportHeatmap.empty()) {
+        if (f.head < -1 || f.head >= model.heads)
+            throw core::InputError("--head", "head " + std::to_string(f.head) + " does not exist (the model has " +
+                                                 std::to_string(model.heads) + "; -1 = mean)");
+    }
+    // The head --export-csv and --export-heatmap show (-1: the mean over heads).
+    const auto headWeights = [&]() -> core::Mat {
+        return f.head < 0 ? core::meanWeights(forward) : forward.heads[static_cast<std::size_t>(f.head)].weights;
+    };
+    // Every output is written to its temporary first; standard output next; then all are
+    // renamed into place together. A failure anywhere leaves every old file as it was.
+    doing = "writing the exports";
+    core::FileBatch batch;
+    StreamSink stdoutSink(out);
+    if (!f.exportJson.empty() && f.exportJson != "-") core::writeExportJson(batch.open(f.exportJson), model, forward);
+    if (!f.exportNpy.empty()) core::exportNpyDir(batch, f.exportNpy, model, forward);
+    if (!f.exportHeatmap.empty()) {
+        if (app.get_option("--cell-size")->count() && (f.cellSize < 1 || f.cellSize > 256))
+            throw core::InputError("--cell-size", "expected 1 to 256 pixels, got " + std::to_string(f.cellSize));
+        render::HeatmapFigure figure;
+        figure.rowLabels = model.queryTokens;
+        figure.colLabels = model.keyTokens;
+        figure.weights = headWeights();
+        if (core::hasMask(settings)) figure.blocked = core::blockedMatrix(settings, model.tq(), model.tk());
+        figure.title = heatmapTitle(request.scenario, model, settings, f.head);
+        figure.colormap = request.colormap;
+        figure.cellSize = f.cellSize;
+        batch.add(f.exportHeatmap, render::encodeHeatmap(f.exportHeatmap, figure));
+    }
+    if (!f.exportCsv.empty() && f.exportCsv != "-") batch.add(f.exportCsv, core::weightsCsv(model, headWeights()));
+    if (f.exportJson == "-") core::writeExportJson(stdoutSink, model, forward);
+    if (f.exportCsv == "-") stdoutSink.write(core::weightsCsv(model, headWeights()));
+    stdoutSink.finish();
+    batch.commit();
+}
+
+}  // namespace cli
+}  // namespace attnviz::app

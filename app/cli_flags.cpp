@@ -1,0 +1,251 @@
+// The flags: declared, checked, and read into a request (a scenario and a view).
+#include "app/cli_flags.hpp"
+
+#include "core/base/error.hpp"
+#include "core/base/format.hpp"
+#include "core/scenario/presets.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <limits>
+#include <string_view>
+#include <tuple>
+
+namespace attnviz::app::cli {
+namespace {
+
+// "a,b,c" -> {a, b, c}. Read as one value and split here: an empty or blank item is a mistake
+// (`--tokens ,` or a trailing comma), never a token and never a reason to read the next argument.
+std::vector<std::string> splitTokens(const std::string& text) {
+    std::vector<std::string> tokens;
+    std::size_t start = 0;
+    for (;;) {
+        const std::size_t comma = text.find(',', start);
+        const std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+        if (item.find_first_not_of(" \t\r\n") == std::string::npos)
+            throw core::InputError("--tokens", "token " + std::to_string(tokens.size() + 1) +
+                                                   " is empty (expected A,B,… with no empty item)");
+        tokens.push_back(item);
+        if (comma == std::string::npos) return tokens;
+        start = comma + 1;
+    }
+}
+
+// A whole number in [lo, hi], digits only and read whole: past the range is an error, never
+// wrapped or saturated into another number.
+long long parseWhole(const char* flag, const std::string& text, long long lo, long long hi) {
+    long long value = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (ec != std::errc() || end != text.data() + text.size() || value < lo || value > hi)
+        throw core::InputError(flag, "expected a whole number from " + std::to_string(lo) + " to " + std::to_string(hi) +
+                                         ", got " + core::quoteValue(text));
+    return value;
+}
+
+// "WxH" with both in range; digits only, so "4294967496x150" is too large, not 200x150.
+std::pair<int, int> parseSize(const std::string& text) {
+    const auto bad = [&] {
+        return core::InputError("--size", "expected WIDTHxHEIGHT between 200x150 and 16384x16384, got " + core::quoteValue(text));
+    };
+    const std::size_t x = text.find_first_of("xX");
+    if (x == std::string::npos) throw bad();
+    const auto number = [&](std::string_view digits) {
+        int value = 0;
+        const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+        if (digits.empty() || ec != std::errc() || end != digits.data() + digits.size()) throw bad();
+        return value;
+    };
+    const std::string_view all(text);
+    const int w = number(all.substr(0, x)), h = number(all.substr(x + 1));
+    if (w < 200 || h < 150 || w > 16384 || h > 16384) throw bad();
+    return {w, h};
+}
+
+std::pair<int, int> parseSwap(const std::string& text) {
+    const auto comma = text.find(',');
+    try {
+        if (comma == std::string::npos) throw std::invalid_argument("no comma");
+        std::size_t used1 = 0, used2 = 0;
+        const std::string a = text.substr(0, comma), b = text.substr(comma + 1);
+        const int i = std::stoi(a, &used1), j = std::stoi(b, &used2);
+        if (used1 != a.size() || used2 != b.size() || i < 0 || j < 0) throw std::invalid_argument("bad");
+        return {i, j};
+    } catch (const std::exception&) {
+        throw core::InputError("--swap", "expected two positions I,J (e.g. --swap 0,2), got " + core::quoteValue(text));
+    }
+}
+
+void requirePositive(const CLI::Option* opt, long long value, const char* name) {
+    if (opt->count() && value < 1)
+        throw core::InputError(name, "must be at least 1, got " + std::to_string(value));
+}
+
+// Applies the flags that set the same things as the file; flags win.
+void applyOverrides(const Flags& f, const CLI::App& app, core::Scenario& s) {
+    const auto given = [&](const char* name) { return app.get_option(name)->count() > 0; };
+    if (given("--sentence")) s.sentence = f.sentence, s.tokens.reset();
+    if (given("--tokens")) s.tokens = splitTokens(f.tokens), s.sentence.reset();
+    if (given("--tokenizer")) {
+        if (f.tokenizer == "word") s.tokenizer = core::Tokenizer::Word;
+        else if (f.tokenizer == "char") s.tokenizer = core::Tokenizer::Char;
+        else throw core::InputError("--tokenizer", "expected word or char, got " + core::quoteValue(f.tokenizer));
+    }
+    requirePositive(app.get_option("--d-model"), f.dModel, "--d-model");
+    requirePositive(app.get_option("--heads"), f.heads, "--heads");
+    requirePositive(app.get_option("--d-k"), f.dk, "--d-k");
+    requirePositive(app.get_option("--d-v"), f.dv, "--d-v");
+    if (given("--d-model")) s.dModel = f.dModel;
+    if (given("--heads")) s.heads = f.heads;
+    if (given("--d-k")) s.dk = f.dk;
+    if (given("--d-v")) s.dv = f.dv;
+    if ((given("--d-model") || given("--heads")) && !given("--d-k") && s.dk && !s.q) s.dk.reset();
+    // up to 2^63 - 1, the largest seed a scenario file holds
+    if (given("--seed")) s.seed = static_cast<std::uint64_t>(parseWhole("--seed", f.seed, 0, std::numeric_limits<long long>::max()));
+    if (given("--embedding")) {
+        if (f.embedding == "random") s.embedding = core::EmbeddingKind::Random;
+        else if (f.embedding == "onehot") s.embedding = core::EmbeddingKind::OneHot;
+        else throw core::InputError("--embedding", "expected random or onehot, got " + core::quoteValue(f.embedding));
+    }
+    if (given("--positional")) {
+        if (f.positional == "none") s.positional = core::Positional::None;
+        else if (f.positional == "sinusoidal") s.positional = core::Positional::Sinusoidal;
+        else throw core::InputError("--positional", "expected none or sinusoidal, got " + core::quoteValue(f.positional));
+    }
+    if (given("--temperature")) {
+        if (!std::isfinite(f.temperature) || f.temperature <= 0.0f)
+            throw core::InputError("--temperature", "must be greater than 0, got " + core::formatNumber(f.temperature));
+        s.temperature = f.temperature;
+    }
+    if (given("--causal")) s.causal = f.causal;
+    if (given("--unscaled")) s.scaled = !f.unscaled;
+    requirePositive(app.get_option("--length"), f.length, "--length");
+    if (given("--length")) s.length = f.length;
+    if (given("--swap")) {
+        s.swaps.clear();
+        for (const auto& text : f.swaps) s.swaps.push_back(parseSwap(text));
+    }
+}
+
+}  // namespace
+
+void defineFlags(CLI::App& app, Flags& f) {
+    app.set_help_flag("-h,--help", "Print this help and exit");
+    app.add_option("--scenario", f.scenarioPath, "Open a scenario file (JSON)")->type_name("FILE");
+    app.add_option("--preset", f.preset, "Open a built-in preset (see --list-presets)")->type_name("NAME");
+    app.add_flag("--list-presets", f.listPresets, "List the built-in presets and exit");
+    app.add_option("--sentence", f.sentence, "Text to tokenize (replaces the scenario's tokens)")->type_name("TEXT");
+    app.add_option("--tokens", f.tokens, "Explicit tokens, comma-separated (not with --sentence)")->type_name("A,B,...");
+    app.add_option("--tokenizer", f.tokenizer, "word (punctuation split off) or char")->type_name("word|char");
+    app.add_option("--d-model", f.dModel, "Embedding width d_model")->type_name("N");
+    app.add_option("--heads", f.heads, "Number of heads h")->type_name("N");
+    app.add_option("--d-k", f.dk, "Query/key width per head (default d_model / heads)")->type_name("N");
+    app.add_option("--d-v", f.dv, "Value width per head (default d_k)")->type_name("N");
+    app.add_option("--seed", f.seed, "Seed for embeddings and weights")->type_name("N");
+    app.add_option("--embedding", f.embedding, "random or onehot")->type_name("random|onehot");
+    app.add_option("--positional", f.positional, "none or sinusoidal")->type_name("none|sinusoidal");
+    app.add_option("--temperature", f.temperature, "Softmax temperature tau > 0 (logits / (sqrt(d_k) tau))")->type_name("TAU");
+    app.add_flag("--causal,!--no-causal", f.causal, "Causal mask on (or off): query i reads keys j <= i");
+    app.add_flag("--unscaled", f.unscaled, "Divide the scores by 1 instead of sqrt(d_k)");
+    app.add_option("--length", f.length, "Repeat the tokens cyclically to N tokens (large-T demos and benchmarks)")->type_name("N");
+    app.add_option("--swap", f.swaps, "Swap token positions I and J (repeatable, applied in order)")->type_name("I,J");
+    app.add_option("--export", f.exportJson, "Compute without a window and write every matrix as JSON ('-' = stdout)")->type_name("OUT.json");
+    app.add_option("--export-npy", f.exportNpy, "Write the matrices as .npy files into DIR")->type_name("DIR");
+    app.add_option("--export-csv", f.exportCsv, "Write one head's weights as CSV with token headers ('-' = stdout)")->type_name("OUT.csv");
+    app.add_option("--export-heatmap", f.exportHeatmap, "Write a heatmap figure (labels, colour bar) without a window: .png or .svg (vector)")->type_name("OUT.png|OUT.svg");
+    app.add_option("--cell-size", f.cellSize, "With --export-heatmap: pixels per cell (default: about 720 px for the matrix)")->type_name("PX");
+    app.add_option("--colormap", f.colormap, "viridis, magma, grayscale or cividis (colour-blind safe)")->type_name("NAME");
+    app.add_option("--head", f.head, "Head for --export-csv and the window (-1 = mean over heads)")->type_name("N");
+    app.add_option("--max-tokens", f.maxTokens, "Refuse more tokens than this (default 16384)")->type_name("N");
+    app.add_option("--max-memory", f.maxMemoryMiB, "Refuse a forward pass needing more MiB than this (default 12288)")->type_name("MIB");
+    app.add_option("--screenshot", f.screenshot, "Open the window, render, save a PNG and exit (needs a display; xvfb-run works)")->type_name("OUT.png");
+    app.add_option("--panel", f.panel, "With --screenshot: only this panel")->type_name("NAME");
+    app.add_option("--size", f.size, "Window size for the app and --screenshot")->type_name("WxH");
+    app.add_option("--scale", f.scale, "With --screenshot: pixel density, 1 to 4 (2 = a 2x-resolution image)")->type_name("S");
+    app.add_option("--ui-scale", f.uiScale, "UI scale (text and controls), 0.5 to 4")->type_name("S");
+    app.add_option("--theme", f.theme, "dark, light or high-contrast")->type_name("NAME");
+    app.add_flag("--presenter", f.presenter, "Start in presenter mode (large heatmap and labels, no controls)");
+    app.add_option("--lab", f.lab, "Show a lab panel in the bottom row: linear (linear attention, fast weights, Hopfield), cost or train")
+        ->type_name("NAME");
+    app.add_option("--lesson", f.lesson, "Open a lesson: a shipped one by name (attention) or a lesson file (see docs/lessons.md)")
+        ->type_name("NAME|FILE");
+    app.add_flag("--fresh", f.fresh, "Do not restore the last session");
+    app.add_flag("--bench", f.bench, "Time the forward pass and the softmax on this machine; print one JSON line and exit");
+    app.add_option("--bench-seconds", f.benchSeconds, "With --bench: seconds per measurement (default 2)")->type_name("S");
+    app.add_flag("--version", f.version, "Print the version and exit");
+}
+
+void checkFlags(const Flags& f, const CLI::App& app) {
+    const auto given = [&](const char* name) { return app.get_option(name)->count() > 0; };
+    // An empty value (an unset variable in --export "$OUT") must not quietly mean "no export"
+    // or "the default": every option that takes text refuses an empty one.
+    for (const CLI::Option* opt : app.get_options()) {
+        if (!opt->count() || opt->get_expected_min() == 0) continue;
+        const bool path = opt->get_type_name().find("OUT") != std::string::npos || opt->get_type_name() == "FILE" ||
+                          opt->get_type_name() == "DIR";
+        for (const std::string& value : opt->results())
+            if (value.empty())
+                throw core::InputError(opt->get_name(), std::string("expected ") + (path ? "a path" : "a value") + ", got an empty one");
+    }
+    if (given("--scenario") && given("--preset")) throw core::InputError("--preset", "give either --scenario or --preset, not both");
+    if (given("--sentence") && given("--tokens"))
+        throw core::InputError("--tokens", "give either --sentence or --tokens, not both");
+    const bool anyExport = given("--export") || given("--export-npy") || given("--export-csv") || given("--export-heatmap");
+    if (given("--screenshot") && anyExport)
+        throw core::InputError("--screenshot", "renders the window; it cannot be combined with --export* (run twice)");
+    if (f.bench && (anyExport || given("--screenshot")))
+        throw core::InputError("--bench", "times the forward pass only; it cannot be combined with exports or --screenshot");
+}
+
+bool exporting(const Flags& f) {
+    return !f.exportJson.empty() || !f.exportNpy.empty() || !f.exportCsv.empty() || !f.exportHeatmap.empty();
+}
+
+GuiRequest requestFrom(const Flags& f, const CLI::App& app) {
+    const auto given = [&](const char* name) { return app.get_option(name)->count() > 0; };
+    GuiRequest request;
+if (given("--scenario")) {
+        request.scenario = core::loadScenarioFile(f.scenarioPath);
+        request.scenarioPath = f.scenarioPath;
+        request.source = f.scenarioPath;
+    } else {
+        request.presetId = given("--preset") ? f.preset : "default";
+        request.scenario = core::loadPreset(request.presetId);
+        request.source = "preset " + request.presetId;
+    }
+    applyOverrides(f, app, request.scenario);
+    if (given("--max-tokens")) request.limits.maxTokens = parseWhole("--max-tokens", f.maxTokens, 1, 1LL << 40);
+    if (given("--max-memory"))  // at most 1 PiB, so that the bytes fit in 64 bits
+        request.limits.maxBytes = static_cast<std::uint64_t>(parseWhole("--max-memory", f.maxMemoryMiB, 1, 1LL << 30)) << 20;
+    if (app.get_option("--head")->count()) request.head = f.head;
+    request.screenshot = f.screenshot;
+    request.panel = f.panel;
+    request.fresh = f.fresh;
+    if (app.get_option("--scale")->count()) {
+        if (!std::isfinite(f.scale) || f.scale < 1.0f || f.scale > 4.0f)
+            throw core::InputError("--scale", "expected a pixel scale from 1 to 4, got " + core::formatNumber(f.scale));
+        request.scale = f.scale;
+    }
+    if (app.get_option("--ui-scale")->count()) {
+        if (!std::isfinite(f.uiScale) || f.uiScale < 0.5f || f.uiScale > 4.0f)
+            throw core::InputError("--ui-scale", "expected a UI scale from 0.5 to 4, got " + core::formatNumber(f.uiScale));
+        request.uiScale = f.uiScale;
+    }
+    if (!f.theme.empty() && f.theme != "dark" && f.theme != "light" && f.theme != "high-contrast")
+        throw core::InputError("--theme", "expected dark, light or high-contrast, got " + core::quoteValue(f.theme));
+    request.theme = f.theme;
+    request.presenter = f.presenter;
+    if (!labFromName(f.lab))
+        throw core::InputError("--lab", "expected linear, cost or train, got " + core::quoteValue(f.lab));
+    request.lab = f.lab;
+    if (!f.lesson.empty()) request.lesson = core::loadLesson(f.lesson);
+    for (const char* name : {"--scenario", "--preset", "--sentence", "--tokens", "--tokenizer", "--d-model", "--heads", "--d-k", "--length",
+                             "--d-v", "--seed", "--embedding", "--positional", "--temperature", "--causal", "--unscaled", "--swap"})
+        if (app.get_option(name)->count()) request.explicitScenario = true;
+    if (!f.size.empty()) std::tie(request.width, request.height) = parseSize(f.size);
+
+    request.colormap = core::parseColormap(f.colormap, "--colormap");
+    request.colormapGiven = app.get_option("--colormap")->count() > 0;
+    return request;
+}
+
+}  // namespace attnviz::app::cli

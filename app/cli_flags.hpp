@@ -1,0 +1,57 @@
+// Inside the command line (cli.cpp): the flags as parsed, what reads them into a request, and
+// what carries out a request without a window (cli_exports.cpp).
+#pragma once
+
+#include "app/state/launch.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+namespace attnviz::app::cli {
+
+
+struct Flags {
+    std::string scenarioPath, preset;
+    std::string sentence, tokenizer, embedding, positional;
+    std::string tokens;
+    std::vector<std::string> swaps;
+    int dModel = 0, heads = 0, dk = 0, dv = 0;
+    std::string seed;
+    float temperature = 1.0f;
+    bool causal = false, unscaled = false;
+    std::string exportJson, exportNpy, exportCsv, exportHeatmap, colormap = "viridis";
+    int cellSize = 0;
+    int head = 0;
+    std::string maxTokens, maxMemoryMiB;  // read whole by parseWhole: CLI11 saturates a long long
+    bool listPresets = false, version = false, fresh = false, bench = false;
+    int length = 0;
+    double benchSeconds = 2.0;
+    std::string screenshot, panel, size, theme;
+    float scale = 1.0f, uiScale = 1.0f;
+    bool presenter = false;
+    std::string lab, lesson;
+};
+
+// Declares every flag on `app`, reading into `f`.
+void defineFlags(CLI::App& app, Flags& f);
+// Refuses an empty value and flags that cannot go together, before anything is read.
+void checkFlags(const Flags& f, const CLI::App& app);
+// The scenario (file or preset, with the flags over it) and the view the flags ask for.
+GuiRequest requestFrom(const Flags& f, const CLI::App& app);
+// Any of --export, --export-npy, --export-csv, --export-heatmap.
+bool exporting(const Flags& f);
+
+// Before any work: outputs that clash (the same file twice, two on standard output, the scenario
+// itself), a figure's extension, the benchmark's seconds.
+void checkExports(const Flags& f);
+// --bench: times the request's model and prints one JSON line. `doing` names the work under way
+// (for an out-of-memory message).
+void runBench(const Flags& f, const GuiRequest& request, std::ostream& out, const char*& doing);
+// Every export asked for, all or nothing: temporaries first, then standard output, then renamed
+// into place together.
+void runExports(const Flags& f, const CLI::App& app, const GuiRequest& request, std::ostream& out, const char*& doing);
+
+}  // namespace attnviz::app::cli
