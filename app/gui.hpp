@@ -1,19 +1,16 @@
-// The desktop app's entry point (GLFW window, OpenGL 3.3 core, Dear ImGui).
+// The desktop app's entry point (GLFW window, OpenGL 3.3 core, Dear ImGui; see app/platform/).
 #pragma once
 
+#include "app/platform/process.hpp"
 #include "app/state/launch.hpp"
 
 namespace attnviz::app {
 
 // Opens the window on the request's scenario; with request.screenshot, renders, saves and exits.
+// Exit codes: 0; 1 when no window can be opened; 2 for an error in the request or the screenshot.
 int runGui(const GuiRequest& request);
 
-// OpenMP's worker threads (libgomp) spin for milliseconds after each parallel region before they
-// sleep, which in a window takes the cores from the software rasterizer and its own threads:
-// updating a 2048-token heatmap took 8.4 ms with spinning workers and 4.6 ms with sleeping ones
-// (bench/bench_heatmap_gl.cpp). The policy is read when the runtime loads, before main, so this
-// starts the process again with OMP_WAIT_POLICY=passive; call it first thing in main. A policy the
-// user set is kept; if the restart fails the program goes on as it is.
-void preferSleepingWorkers(char** argv);
+// Now in app/platform/process.hpp; named here too for bench/bench_heatmap_gl.cpp, which calls it as app::.
+using platform::preferSleepingWorkers;
 
 }  // namespace attnviz::app

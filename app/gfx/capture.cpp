@@ -1,5 +1,7 @@
 #include "app/gfx/capture.hpp"
 
+#include <backends/imgui_impl_opengl3.h>
+
 #include <cstring>
 #include <stdexcept>
 
@@ -35,6 +37,27 @@ std::vector<unsigned char> OffscreenTarget::read(int x, int y, int w, int h) con
     const std::size_t row = static_cast<std::size_t>(w) * 4;
     for (int r = 0; r < h; ++r) std::memcpy(out.data() + r * row, flipped.data() + (h - 1 - r) * row, row);  // GL is bottom-up
     return out;
+}
+
+Image captureFrame(ImDrawData* drawData, float pixelScale, ImVec4 background, const std::optional<FrameRect>& rect) {
+    struct Unbind {
+        ~Unbind() { OffscreenTarget::unbind(); }
+    } unbind;
+    const int fw = static_cast<int>(drawData->DisplaySize.x * pixelScale), fh = static_cast<int>(drawData->DisplaySize.y * pixelScale);
+    OffscreenTarget target(fw, fh);
+    target.bind();
+    glClearColor(background.x, background.y, background.z, 1.0f);
+    glClear(GL_COLOR_BUFFER_BIT);
+    ImGui_ImplOpenGL3_RenderDrawData(drawData);
+    int x = 0, y = 0;
+    Image image{{}, fw, fh};
+    if (rect) {
+        x = static_cast<int>(rect->min.x * pixelScale), y = static_cast<int>(rect->min.y * pixelScale);
+        image.width = static_cast<int>((rect->max.x - rect->min.x) * pixelScale);
+        image.height = static_cast<int>((rect->max.y - rect->min.y) * pixelScale);
+    }
+    image.rgba = target.read(x, y, image.width, image.height);
+    return image;
 }
 
 }  // namespace attnviz::gfx

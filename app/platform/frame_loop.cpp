@@ -1,0 +1,153 @@
+#include "app/platform/frame_loop.hpp"
+
+#include "app/gfx/capture.hpp"
+#include "app/render/png.hpp"
+#include "app/state/launch.hpp"
+#include "core/base/error.hpp"
+#include "core/base/files.hpp"
+
+#include <glad/gl.h>
+#include <GLFW/glfw3.h>
+#include <imgui.h>
+
+#include <algorithm>
+#include <deque>
+#include <iostream>
+
+namespace attnviz::platform {
+namespace {
+
+using app::CaptureRequest;
+
+class FrameLoop {
+public:
+    FrameLoop(Window& window, ImGuiInstance& imgui, app::App& app, const LoopOptions& options)
+        : m_window(window), m_imgui(imgui), m_app(app), m_options(options) {}
+    int run();
+
+private:
+    void waitForEvents();
+    void buildFrame(const CaptureRequest* capture);
+    void present();
+    int save(const CaptureRequest& capture);  // the exit code
+    // A save that failed: `what` as the error line on stderr for a screenshot (exit code 2), else `note` in the window.
+    int failed(const std::string& what, const std::string& note);
+    bool screenshot() const { return m_options.screenshot.has_value(); }
+
+    Window& m_window;
+    ImGuiInstance& m_imgui;
+    app::App& m_app;
+    const LoopOptions& m_options;
+    std::deque<CaptureRequest> m_captures;  // front: drawn offscreen and saved this frame
+    int m_frame = 0;
+    double m_firstFrameMs = 0.0;  // from the start of main to the first finished frame
+    int m_eagerFrames = 3;        // frames to draw without waiting (ImGui settles hover and clicks over a few)
+};
+
+int FrameLoop::run() {
+    while (!m_window.shouldClose() && !m_app.quitRequested()) {
+        waitForEvents();
+        // A screenshot shows the finished state: every head computed (or the error that stopped it).
+        if (screenshot() && m_frame >= 3 && m_captures.empty() && (app::isFresh(m_app.state()) || m_app.computeFailed()))
+            m_captures.push_back(m_options.screenshot->capture);
+        const CaptureRequest* capture = m_captures.empty() ? nullptr : &m_captures.front();
+        buildFrame(capture);
+        if (capture) {
+            const int exitCode = save(*capture);
+            m_captures.pop_front();
+            if (screenshot()) return exitCode;
+        } else {
+            present();
+        }
+        if (m_frame == 0) {
+            glFinish();
+            m_firstFrameMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - m_options.started).count();
+        }
+        for (CaptureRequest& c : m_app.takeCaptures()) m_captures.push_back(std::move(c));
+        if (m_app.takeFullscreenToggle()) m_window.toggleFullscreen();
+        ++m_frame;
+    }
+    return 0;
+}
+
+// Idle, the app sleeps until input arrives (or half a second passes): no busy loop. A wait that
+// ends early was input, and the next few frames are drawn without waiting.
+void FrameLoop::waitForEvents() {
+    const bool busy = screenshot() || !m_captures.empty() || !app::isFresh(m_app.state()) || m_eagerFrames > 0;
+    if (busy) {
+        glfwPollEvents();
+        m_eagerFrames = std::max(0, m_eagerFrames - 1);
+    } else {
+        const auto waitStart = std::chrono::steady_clock::now();
+        glfwWaitEventsTimeout(0.5);
+        if (std::chrono::steady_clock::now() - waitStart < std::chrono::milliseconds(450)) m_eagerFrames = 3;
+    }
+}
+
+// From ImGui::NewFrame to ImGui::Render, with the fonts and style for this frame's scale (an
+// export's pixel scale while one is drawn).
+void FrameLoop::buildFrame(const CaptureRequest* capture) {
+    const float pixelScale = capture ? capture->pixelScale : 1.0f;
+    const float contentScale = m_window.contentScale();
+    if (m_app.prepareFonts(contentScale, pixelScale)) m_imgui.recreateFontTexture();
+    m_app.prepareStyle(contentScale);
+    m_imgui.newFrame();
+    ImGuiIO& io = ImGui::GetIO();
+    if (screenshot()) io.DisplaySize = ImVec2(static_cast<float>(m_options.screenshot->size.width), static_cast<float>(m_options.screenshot->size.height));
+    if (capture) io.DisplayFramebufferScale = ImVec2(pixelScale, pixelScale);
+    ImGui::NewFrame();
+    m_app.frame();
+    ImGui::Render();
+}
+
+void FrameLoop::present() {
+    const Size fb = m_window.framebufferSize();
+    glViewport(0, 0, fb.width, fb.height);
+    const ImVec4 bg = ImGui::GetStyleColorVec4(ImGuiCol_WindowBg);
+    glClearColor(bg.x, bg.y, bg.z, 1.0f);
+    glClear(GL_COLOR_BUFFER_BIT);
+    m_imgui.renderDrawData();
+    m_window.swapBuffers();
+}
+
+// A screenshot reports on stdout (or its error line on stderr, exit code 2); an export from the
+// app is a message in the window.
+int FrameLoop::save(const CaptureRequest& capture) {
+    try {
+        std::optional<gfx::FrameRect> rect;
+        if (!capture.panel.empty()) {
+            const auto it = m_app.panelRects().find(capture.panel);
+            if (it == m_app.panelRects().end()) throw core::InputError("--panel", "panel '" + capture.panel + "' is not shown in this layout");
+            rect = gfx::FrameRect{it->second.min, it->second.max};
+        }
+        const gfx::Image image =
+            gfx::captureFrame(ImGui::GetDrawData(), capture.pixelScale, ImGui::GetStyleColorVec4(ImGuiCol_WindowBg), rect);
+        core::writeFileAtomic(capture.path, render::encodeRgbaPng(image.rgba.data(), image.width, image.height));
+        if (screenshot())
+            std::cout << "attnviz: wrote " << capture.path << " (" << image.width << "x" << image.height << "); first frame "
+                      << static_cast<int>(m_firstFrameMs) << " ms after start\n";
+        else m_app.notify("Saved " + capture.path);
+    } catch (const core::InputError& e) {
+        return failed(e.message(), e.message());
+    } catch (const std::exception& e) {
+        return failed(std::string("screenshot: ") + e.what(), e.what());
+    }
+    return 0;
+}
+
+int FrameLoop::failed(const std::string& what, const std::string& note) {
+    if (!screenshot()) {
+        m_app.notify(note, true);
+        return 0;
+    }
+    std::cerr << app::errorLine(what) << "\n";
+    return 2;
+}
+
+}  // namespace
+
+int runFrameLoop(Window& window, ImGuiInstance& imgui, app::App& app, const LoopOptions& options) {
+    return FrameLoop(window, imgui, app, options).run();
+}
+
+}  // namespace attnviz::platform
