@@ -6,7 +6,7 @@
 //   whole process's CPU time (every thread, the software rasterizer's included).
 #include "app/gfx/capture.hpp"
 #include "app/gfx/heatmap_renderer.hpp"
-#include "app/gui.hpp"
+#include "app/platform/process.hpp"
 #include "core/scenario/model.hpp"
 
 #include <glad/gl.h>
@@ -107,7 +107,7 @@ BENCHMARK(BM_VisibleHeadUpdate)->Args({2048, 0, 0})->Args({2048, 1, 0})->Args({2
 }  // namespace
 
 int main(int argc, char** argv) {
-    app::preferSleepingWorkers(argv);  // as the app does
+    platform::preferSleepingWorkers(argv);  // as the app does
     if (!glfwInit()) {
         std::fprintf(stderr, "attnviz_gl_bench: no display; run it under xvfb-run -a\n");
         return 1;
