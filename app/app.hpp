@@ -2,7 +2,7 @@
 // actions after every frame and recomputes lazily. No window or GL code here (see gui.cpp).
 #pragma once
 
-#include "app/fonts.hpp"
+#include "app/fonts/font_atlas.hpp"
 #include "app/gfx/heatmap_renderer.hpp"
 #include "app/gfx/texture_cache.hpp"
 #include "app/panels/panel.hpp"

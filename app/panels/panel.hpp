@@ -2,6 +2,7 @@
 // and the front end's shared drawing resources.
 #pragma once
 
+#include "app/fonts/font_atlas.hpp"
 #include "app/state/actions.hpp"
 
 #include <imgui.h>
@@ -27,12 +28,6 @@ struct Drafts {
     std::string exportPath;
     std::string checkAnswer;  // the lesson's quick-check answer being typed
     int checkStep = -1;       // the lesson step it was typed for (a new step starts empty)
-};
-
-struct Fonts {
-    ImFont* regular = nullptr;
-    ImFont* large = nullptr;  // titles, presenter labels
-    ImFont* mono = nullptr;   // matrices
 };
 
 // Requests a panel makes of the app itself (files, window), not of the model.
@@ -83,8 +78,6 @@ const gfx::HeatmapTexture& headWeightsTexture(PanelContext& ctx, const std::stri
 // The pooling factor headWeightsTexture uses for a map `pixelsPerCell` logical pixels a cell.
 int headPooling(float pixelsPerCell);
 
-// Adds a "(?)" marker whose tooltip explains the previous control in plain words.
-void helpMarker(const char* text);
 // Tooltip on the previous item (bounded: it may quote a user's description).
 void tooltip(const char* text);
 

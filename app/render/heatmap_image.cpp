@@ -64,7 +64,7 @@ struct Layout {
     std::vector<Line> lines;
 };
 
-struct Fonts {
+struct FigureFonts {
     Font regular{"DejaVuSans.ttf"};
     Font bold = loadBold();
 
@@ -147,7 +147,7 @@ int ceilPx(float v) { return static_cast<int>(std::ceil(v)); }
 // Left to right: row caption | row labels | matrix | Σ column | colour bar, ticks, caption.
 // Top to bottom: title | matrix | column labels | column caption.
 
-Layout layOut(const HeatmapFigure& f, const Fonts& fonts) {
+Layout layOut(const HeatmapFigure& f, const FigureFonts& fonts) {
     const Font& font = fonts.regular;
     Layout L;
     L.rows = static_cast<int>(f.weights.rows());
@@ -286,7 +286,7 @@ Layout layOut(const HeatmapFigure& f, const Fonts& fonts) {
 
 // ---- 4. PNG -----------------------------------------------------------------------------------
 
-std::string drawPng(const HeatmapFigure& f, const Layout& L, const Fonts& fonts) {
+std::string drawPng(const HeatmapFigure& f, const Layout& L, const FigureFonts& fonts) {
     Canvas canvas(L.width, L.height);
     for (int i = 0; i < L.rows; ++i)
         for (int j = 0; j < L.cols; ++j) {
@@ -417,13 +417,13 @@ std::string drawSvg(const HeatmapFigure& f, const Layout& L) {
 
 std::string renderHeatmapPng(const HeatmapFigure& figure) {
     validate(figure);
-    const Fonts fonts;
+    const FigureFonts fonts;
     return drawPng(figure, layOut(figure, fonts), fonts);
 }
 
 std::string renderHeatmapSvg(const HeatmapFigure& figure) {
     validate(figure);
-    const Fonts fonts;  // the layout measures text with the same font the SVG names
+    const FigureFonts fonts;  // the layout measures text with the same font the SVG names
     return drawSvg(figure, layOut(figure, fonts));
 }
 

@@ -1,6 +1,6 @@
 #include "app/render/raster.hpp"
 
-#include "app/render/fonts.hpp"
+#include "app/fonts/font_files.hpp"
 #include "app/render/png.hpp"
 #include "core/base/error.hpp"
 #include "core/text/tokenizer.hpp"
@@ -114,11 +114,11 @@ std::vector<Shaped> shape(const stbtt_fontinfo& info, std::string_view utf8, flo
 }  // namespace
 
 Font::Font(const std::string& fileName) : m_info(std::make_unique<stbtt_fontinfo>()) {
-    const std::string& bytes = fontBytes(fileName);
+    const std::string& bytes = fonts::fontBytes(fileName);
     const auto* data = reinterpret_cast<const unsigned char*>(bytes.data());
     const int offset = stbtt_GetFontOffsetForIndex(data, 0);
     if (offset < 0 || !stbtt_InitFont(m_info.get(), data, offset))
-        throw core::InputError(findFont(fileName), "not a TrueType font");
+        throw core::InputError(fonts::findFont(fileName), "not a TrueType font");
 }
 
 Font::~Font() = default;

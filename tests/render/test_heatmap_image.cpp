@@ -1,7 +1,7 @@
 // Heatmap PNG/SVG figures, checked on decoded pixels and on the SVG text: exact cell colours
 // from the colormap table, hatching only on masked cells, labels that exist and do not overlap,
 // escaping, and exports that fail without touching an existing file.
-#include "app/render/fonts.hpp"
+#include "app/fonts/font_files.hpp"
 #include "app/render/heatmap_image.hpp"
 #include "app/render/raster.hpp"
 #include "core/base/error.hpp"
@@ -457,21 +457,21 @@ TEST_F(HeatmapImage, RasterTextBoxesMissingGlyphsAndRotates) {
 }
 
 TEST_F(HeatmapImage, FindsFontsAndNamesThePackageWhenMissing) {
-    const std::string path = render::findFont("DejaVuSans.ttf");
+    const std::string path = fonts::findFont("DejaVuSans.ttf");
     EXPECT_TRUE(fs::is_regular_file(path)) << path;
-    const std::string& bytes = render::fontBytes("DejaVuSans.ttf");
-    EXPECT_EQ(&bytes, &render::fontBytes("DejaVuSans.ttf"));  // read once
+    const std::string& bytes = fonts::fontBytes("DejaVuSans.ttf");
+    EXPECT_EQ(&bytes, &fonts::fontBytes("DejaVuSans.ttf"));  // read once
     EXPECT_EQ(bytes.substr(0, 4), std::string("\0\1\0\0", 4));  // TrueType
 
     // $ATTNVIZ_FONT_DIR comes first.
     fs::copy_file(path, m_dir / "DejaVuSans.ttf");
     ::setenv("ATTNVIZ_FONT_DIR", m_dir.c_str(), 1);
-    const std::string fromEnv = render::findFont("DejaVuSans.ttf");
+    const std::string fromEnv = fonts::findFont("DejaVuSans.ttf");
     ::unsetenv("ATTNVIZ_FONT_DIR");
     EXPECT_EQ(fromEnv, (m_dir / "DejaVuSans.ttf").string());
 
     try {
-        (void)render::findFont("NoSuchFont-attnviz.ttf");
+        (void)fonts::findFont("NoSuchFont-attnviz.ttf");
         ADD_FAILURE() << "found a font that does not exist";
     } catch (const core::InputError& e) {
         EXPECT_EQ(e.message(), "fonts: NoSuchFont-attnviz.ttf not found; install fonts-dejavu-core");

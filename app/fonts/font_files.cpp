@@ -1,4 +1,4 @@
-#include "app/render/fonts.hpp"
+#include "app/fonts/font_files.hpp"
 
 #include "core/base/error.hpp"
 
@@ -11,7 +11,7 @@
 #include <mutex>
 #include <vector>
 
-namespace attnviz::render {
+namespace attnviz::fonts {
 namespace fs = std::filesystem;
 
 namespace {
@@ -59,4 +59,4 @@ const std::string& fontBytes(const std::string& fileName) {
     return *cache.emplace(fileName, std::move(bytes)).first->second;
 }
 
-}  // namespace attnviz::render
+}  // namespace attnviz::fonts

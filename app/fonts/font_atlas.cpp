@@ -1,6 +1,6 @@
-#include "app/fonts.hpp"
+#include "app/fonts/font_atlas.hpp"
 
-#include "app/render/fonts.hpp"
+#include "app/fonts/font_files.hpp"
 #include "core/text/tokenizer.hpp"
 
 #include <imgui.h>
@@ -52,11 +52,11 @@ void FontSet::build(float pixelScale, const std::vector<std::string>& tokens) {
     m_ranges.assign(ranges.begin(), ranges.end());
 
     ImFontConfig config;
-    config.FontDataOwnedByAtlas = false;  // the bytes live in render::fontBytes
+    config.FontDataOwnedByAtlas = false;  // the bytes live in fonts::fontBytes
     config.OversampleH = 2;
     const auto load = [&](const char* file, float size) -> ImFont* {
         try {
-            const std::string& bytes = render::fontBytes(file);
+            const std::string& bytes = fonts::fontBytes(file);
             return io.Fonts->AddFontFromMemoryTTF(const_cast<char*>(bytes.data()), static_cast<int>(bytes.size()), size * pixelScale,
                                                   &config, m_ranges.data());
         } catch (const std::exception&) {

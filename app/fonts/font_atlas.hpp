@@ -1,8 +1,7 @@
-// DejaVu fonts for the UI: Latin, Greek and the maths symbols the lessons use (α, τ, √, Σ, ‖,
-// subscripts), plus every character of the current tokens; rebuilt when the scale changes.
+// The fonts module, part 2: the window's ImGui font atlas. DejaVu fonts for the UI: Latin, Greek
+// and the maths symbols the lessons use (α, τ, √, Σ, ‖, subscripts), plus every character of the
+// current tokens; rebuilt when the scale changes. The files come from font_files.
 #pragma once
-
-#include "app/panels/panel.hpp"
 
 #include <imgui.h>
 
@@ -11,6 +10,14 @@
 #include <vector>
 
 namespace attnviz::app {
+
+// The faces panels draw with.
+struct Fonts {
+    ImFont* regular = nullptr;
+    ImFont* large = nullptr;  // titles, presenter labels
+    ImFont* mono = nullptr;   // matrices
+};
+
 
 class FontSet {
 public:
