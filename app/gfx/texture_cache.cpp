@@ -2,23 +2,23 @@
 
 namespace attnviz::gfx {
 
-const HeatmapTexture& TextureCache::get(const std::string& key, std::uint64_t version, const Colouring& colouring,
+const HeatmapTexture& TextureCache::get(const std::string& key, const TextureStamp& stamp, const Colouring& colouring,
                                         const std::function<MatrixSource()>& make, int maxSide) {
     Entry& e = m_entries[key];
-    if (e.version != version || e.texture.empty() || !(e.texture.colouring() == colouring)) {
+    if (!(e.stamp == stamp) || e.texture.empty() || !(e.texture.colouring() == colouring)) {
         e.texture.upload(make(), colouring, maxSide);
-        e.version = version;
+        e.stamp = stamp;
         ++m_uploads;
     }
     return e.texture;
 }
 
-const HeatmapTexture& TextureCache::get(const std::string& key, std::uint64_t version, const Colouring& colouring,
+const HeatmapTexture& TextureCache::get(const std::string& key, const TextureStamp& stamp, const Colouring& colouring,
                                         const TexelsView& ready) {
     Entry& e = m_entries[key];
-    if (e.version != version || e.texture.empty() || !(e.texture.colouring() == colouring)) {
+    if (!(e.stamp == stamp) || e.texture.empty() || !(e.texture.colouring() == colouring)) {
         e.texture.upload(ready, colouring);
-        e.version = version;
+        e.stamp = stamp;
         ++m_uploads;
     }
     return e.texture;

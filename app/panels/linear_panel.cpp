@@ -60,7 +60,7 @@ void LinearPanel::draw(PanelContext& ctx) {
     // cached under key + head at `texVersion` (weights with the mask marked, or plain values).
     const auto matrix = [&](const std::string& key, std::uint64_t texVersion, const core::Mat& m, bool weights, int maxSide,
                             float box, float lo, float hi) {
-        const gfx::HeatmapTexture& tex = ctx.textures.get(key + h, texVersion, {s.view.colormap, lo, hi}, [&] {
+        const gfx::HeatmapTexture& tex = ctx.textures.get(key + h, gfx::TextureStamp{texVersion}, {s.view.colormap, lo, hi}, [&] {
             return weights ? gfx::texelsOf(m, s.settings) : gfx::texelsOf(m);
         }, maxSide);
         const ImVec2 p = ImGui::GetCursorScreenPos();

@@ -16,8 +16,7 @@ const gfx::HeatmapTexture& headWeightsTexture(PanelContext& ctx, const std::stri
     // The mean changes when any head's weights do (not when only an A·V is finished).
     const std::uint64_t headVersion = head < 0 ? *std::max_element(s.headVersions.begin(), s.headVersions.end())
                                                : s.headVersions[static_cast<std::size_t>(head)];
-    const std::uint64_t version = ((headVersion * 1024 + static_cast<std::uint64_t>(head + 1)) << 16) |
-                                  static_cast<std::uint64_t>(std::min(factor, 0xffff));
+    const gfx::TextureStamp version{headVersion, head, factor};
     // Texels pooled with the softmax (AppState::pooled): used as they are, or pooled further for
     // a smaller map, instead of reading the T x T weights again.
     const PooledWeights& p = s.pooled;
@@ -31,12 +30,6 @@ const gfx::HeatmapTexture& headWeightsTexture(PanelContext& ctx, const std::stri
         if (head >= 0) return gfx::texelsOf(s.forward.heads[static_cast<std::size_t>(head)].weights, s.settings, factor);
         return gfx::meanTexelsOf(s.forward, s.settings, factor);
     });
-}
-
-void helpMarker(const char* text) {
-    ImGui::SameLine();
-    ImGui::TextDisabled("(?)");
-    tooltip(text);
 }
 
 void tooltip(const char* text) { widgets::hoverTooltip(text); }

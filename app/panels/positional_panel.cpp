@@ -32,7 +32,7 @@ void PositionalPanel::draw(PanelContext& ctx) {
     widgets::linePlot(ImGui::GetWindowDrawList(), p, ImVec2(p.x + avail.x, p.y + plotH), series, -1.0f, 1.0f, "position");
     ImGui::Dummy(ImVec2(avail.x, plotH));
     ImGui::TextDisabled("PE matrix (%d positions × %d dims), −1 … 1", T, dModel);
-    const gfx::HeatmapTexture& tex = ctx.textures.get("pe", static_cast<std::uint64_t>(T) * 100003u + static_cast<std::uint64_t>(dModel),
+    const gfx::HeatmapTexture& tex = ctx.textures.get("pe", gfx::TextureStamp{.rows = T, .cols = dModel},
                                                       {s.view.colormap, -1.0f, 1.0f}, [&] { return gfx::texelsOf(core::sinusoidalEncoding(T, dModel)); }, 512);
     const ImVec2 q = ImGui::GetCursorScreenPos();
     const ImVec2 rest = ImGui::GetContentRegionAvail();

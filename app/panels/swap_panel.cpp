@@ -103,7 +103,7 @@ void SwapPanel::draw(PanelContext& ctx) {
     const auto matrix = [&](const std::string& key, const char* caption, const std::function<core::Mat()>& make, bool reordered) {
         ImGui::BeginGroup();
         ImGui::TextUnformatted(caption);
-        const gfx::HeatmapTexture& tex = ctx.textures.get(key, s.dataVersion, {s.view.colormap}, [&] {
+        const gfx::HeatmapTexture& tex = ctx.textures.get(key, gfx::TextureStamp{s.dataVersion}, {s.view.colormap}, [&] {
             const core::Mat m = make();
             gfx::MatrixSource src = gfx::texelsOf(m, s.settings);
             if (reordered && core::hasMask(s.settings))

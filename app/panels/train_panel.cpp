@@ -155,7 +155,7 @@ void TrainPanel::draw(PanelContext& ctx) {
         for (std::size_t h = 0; h < runs[r].maps.size(); ++h) {
             if (h) ImGui::SameLine();
             const core::Mat map = runs[r].maps[h].cast<float>();
-            const gfx::HeatmapTexture& tex = ctx.textures.get("train:" + std::to_string(r) + ":" + std::to_string(h), version,
+            const gfx::HeatmapTexture& tex = ctx.textures.get("train:" + std::to_string(r) + ":" + std::to_string(h), gfx::TextureStamp{version},
                                                               {ctx.state.view.colormap}, [&] { return gfx::texelsOf(map); });
             const ImVec2 q = ImGui::GetCursorScreenPos();
             ctx.heatmaps.draw(ImGui::GetWindowDrawList(), tex, q, ImVec2(q.x + side, q.y + side), ImVec2(0, 0), ImVec2(1, 1));
