@@ -1,6 +1,5 @@
 #include "app/panels/bars_panel.hpp"
 
-#include "app/panels/heatmap_panel.hpp"
 #include "app/widgets/charts.hpp"
 #include "app/widgets/text.hpp"
 #include "core/attention/attention.hpp"

@@ -1,7 +1,6 @@
 #include "app/panels/heatmap_panel.hpp"
 
 #include "app/gfx/texture_cache.hpp"
-#include "app/panels/controls_panel.hpp"
 #include "app/widgets/charts.hpp"
 #include "app/widgets/text.hpp"
 #include "core/base/format.hpp"
@@ -11,15 +10,6 @@
 #include <cstdio>
 
 namespace attnviz::app {
-
-int shownHead(const AppState& state) {
-    return state.view.previewHead >= -1 ? state.view.previewHead : state.view.selectedHead;
-}
-
-std::string headLabel(const AppState& state, int head) {
-    if (head < 0) return "Mean of " + std::to_string(state.model.heads) + " heads";
-    return "Head " + std::to_string(head + 1) + " of " + std::to_string(state.model.heads);
-}
 
 namespace {
 

@@ -13,9 +13,4 @@ public:
     void draw(PanelContext& ctx) override;
 };
 
-// The head the heatmap shows: the one under the mouse in the head grid, else the selected one.
-int shownHead(const AppState& state);
-// "Head 2 of 4" / "Mean of 4 heads"
-std::string headLabel(const AppState& state, int head);
-
 }  // namespace attnviz::app

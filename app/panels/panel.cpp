@@ -7,6 +7,15 @@
 
 namespace attnviz::app {
 
+int shownHead(const AppState& state) {
+    return state.view.previewHead >= -1 ? state.view.previewHead : state.view.selectedHead;
+}
+
+std::string headLabel(const AppState& state, int head) {
+    if (head < 0) return "Mean of " + std::to_string(state.model.heads) + " heads";
+    return "Head " + std::to_string(head + 1) + " of " + std::to_string(state.model.heads);
+}
+
 int headPooling(float pixelsPerCell) { return gfx::poolFactor(pixelsPerCell * ImGui::GetIO().DisplayFramebufferScale.x); }
 
 const gfx::HeatmapTexture& headWeightsTexture(PanelContext& ctx, const std::string& key, int head, float pixelsPerCell,

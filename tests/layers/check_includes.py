@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+"""The layers' include rules, checked on every source file.
+
+CMake's targets make a wrong *link* impossible, but a header-only include (a GL header from core,
+one panel reaching into another) would still compile. This reads every #include of the project's
+own files and fails, naming the file and line, when one breaks the rules that docs/architecture.md
+states:
+
+  core rooms     base <- text, attention <- scenario <- io, labs (each includes only rooms below
+                 it); core includes no app/ header and no ImGui, GL, GLFW, stb or CLI11 header
+  app/state      core and state only; no ImGui, GL or GLFW
+  app/render     core, render and the font files; no ImGui, GL or GLFW
+  app/fonts      font_files: core only; font_atlas may use ImGui
+  command line   app/cli*: state, render and core; no ImGui, GL, GLFW, panels, gfx or platform
+  panels         no GL header (GL lives in app/gfx and app/platform); no other panel's header
+  gfx            no panel, no platform header
+
+Usage: check_includes.py SOURCE_DIR   (exit 1 and one line per broken rule)
+"""
+import pathlib
+import re
+import sys
+
+CORE_ROOMS = {
+    "base": {"base"},
+    "text": {"base", "text"},
+    "attention": {"base", "attention"},
+    "scenario": {"base", "text", "attention", "scenario"},
+    "io": {"base", "text", "attention", "scenario", "io"},
+    "labs": {"base", "text", "attention", "scenario", "labs"},
+}
+UI_LIBS = ("imgui", "backends/imgui", "GL/", "GLFW/", "glad/")
+NOT_IN_CORE = UI_LIBS + ("stb_", "CLI/")
+INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')
+
+
+def rules_for(rel: str):
+    """Yields (predicate over (kind, target), why) for a file's includes."""
+    parts = rel.split("/")
+    if parts[0] == "core":
+        room = parts[1] if len(parts) > 2 else None
+        allowed = CORE_ROOMS.get(room, set(CORE_ROOMS))
+
+        def core_rule(kind, target):
+            if kind == "<":
+                return not target.startswith(NOT_IN_CORE)
+            if not target.startswith("core/"):
+                return False
+            other = target.split("/")[1]
+            return other in allowed
+
+        yield core_rule, f"core/{room} may include only core rooms {sorted(allowed)} and no UI or app header"
+        return
+    if rel.startswith("app/state/"):
+        yield (lambda k, t: (k == "<" and not t.startswith(UI_LIBS)) or t.startswith(("core/", "app/state/")),
+               "app/state links core only: no ImGui, GL, GLFW or front-end header")
+        return
+    if rel.startswith("app/render/"):
+        yield (lambda k, t: (k == "<" and not t.startswith(UI_LIBS)) or
+               t.startswith(("core/", "app/render/", "app/fonts/font_files")),
+               "app/render draws figures on the CPU: core, render and font files only")
+        return
+    if rel.startswith("app/fonts/font_files"):
+        yield (lambda k, t: (k == "<" and not t.startswith(UI_LIBS)) or t.startswith(("core/", "app/fonts/font_files")),
+               "the font files are shared with the figures: no ImGui, GL or GLFW")
+        return
+    if re.match(r"app/cli[^/]*$", rel):
+        yield (lambda k, t: (k == "<" and not t.startswith(UI_LIBS)) or
+               t.startswith(("core/", "app/state/", "app/render/", "app/cli")),
+               "the command line links state and render: no window, panel, gfx or platform header")
+        return
+    if rel.startswith("app/panels/"):
+        own = pathlib.PurePosixPath(rel).stem
+
+        def panel_rule(kind, target):
+            if kind == "<":
+                return not target.startswith(("GL/", "GLFW/", "glad/", "backends/"))
+            if target.startswith(("app/platform/",)):
+                return False
+            if target.startswith("app/panels/"):
+                return pathlib.PurePosixPath(target).stem in (own, "panel", "panel_table")
+            return True
+
+        yield panel_rule, "panels draw with ImGui and gfx only (no GL, no platform) and include no other panel"
+        return
+    if rel.startswith("app/gfx/"):
+        yield (lambda k, t: not t.startswith(("app/panels/", "app/platform/")),
+               "gfx owns GL objects and knows no panel or platform")
+        return
+
+
+def main() -> int:
+    root = pathlib.Path(sys.argv[1])
+    broken = []
+    checked = 0
+    for path in sorted(list(root.glob("core/**/*.[ch]pp")) + list(root.glob("app/**/*.[ch]pp"))):
+        rel = path.relative_to(root).as_posix()
+        rules = list(rules_for(rel))
+        if not rules:
+            continue
+        checked += 1
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            m = INCLUDE.match(line)
+            if not m:
+                continue
+            kind, target = m.group(1), m.group(2)
+            for ok, why in rules:
+                if not ok(kind, target):
+                    broken.append(f"{rel}:{number}: includes {target}: {why}")
+    for line in broken:
+        print(line)
+    if checked < 50:
+        print(f"only {checked} files checked under {root}: is it the source folder?")
+        return 1
+    print(f"{checked} files checked, {len(broken)} includes break the layers")
+    return 1 if broken else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
