@@ -142,9 +142,7 @@ void App::layout() {
     put("heatmap", left, top, heatR, rowY);
     put("bars", heatR, top, W, barsY);
     put("heads", heatR, barsY, W, rowY);
-    if (m_state.view.lab == Lab::Linear) return put("linear", left, rowY, W, H);
-    if (m_state.view.lab == Lab::Cost) return put("cost", left, rowY, W, H);
-    if (m_state.view.lab == Lab::Train) return put("train", left, rowY, W, H);
+    if (m_state.view.lab != Lab::None) return put(labName(m_state.view.lab), left, rowY, W, H);  // the lab's panel id
     const float swapR = left + mainW * 0.40f, stagesR = left + mainW * 0.76f;
     put("swap", left, rowY, swapR, H);
     put("stages", swapR, rowY, stagesR, H);
@@ -257,13 +255,9 @@ void App::menuBar() {
         if (ImGui::MenuItem("High contrast", nullptr, theme == Theme::HighContrast)) m_actions.emit(action::SetTheme{Theme::HighContrast});
         ImGui::Separator();
         if (ImGui::MenuItem("Presenter mode", "F5", m_state.view.presenter)) m_actions.emit(action::SetPresenter{!m_state.view.presenter});
-        const Lab lab = m_state.view.lab;
-        if (ImGui::MenuItem("Lab: linear attention and fast weights", nullptr, lab == Lab::Linear))
-            m_actions.emit(action::SetLab{lab == Lab::Linear ? Lab::None : Lab::Linear});
-        if (ImGui::MenuItem("Lab: the cost of attention", nullptr, lab == Lab::Cost))
-            m_actions.emit(action::SetLab{lab == Lab::Cost ? Lab::None : Lab::Cost});
-        if (ImGui::MenuItem("Lab: heads that learn", nullptr, lab == Lab::Train))
-            m_actions.emit(action::SetLab{lab == Lab::Train ? Lab::None : Lab::Train});
+        for (const LabInfo& l : kLabs)
+            if (ImGui::MenuItem(("Lab: " + std::string(l.title)).c_str(), nullptr, m_state.view.lab == l.lab))
+                m_actions.emit(action::SetLab{m_state.view.lab == l.lab ? Lab::None : l.lab});
         if (ImGui::MenuItem("Fullscreen", "F11")) m_requests.toggleFullscreen = true;
         ImGui::Separator();
         if (ImGui::MenuItem("Larger", "Ctrl+=")) m_actions.emit(action::SetUiScale{m_state.view.uiScale * 1.1f});

@@ -235,7 +235,7 @@ if (given("--scenario")) {
     request.theme = f.theme;
     request.presenter = f.presenter;
     if (!labFromName(f.lab))
-        throw core::InputError("--lab", "expected linear, cost or train, got " + core::quoteValue(f.lab));
+        throw core::InputError("--lab", "expected " + labNameList() + ", got " + core::quoteValue(f.lab));
     request.lab = f.lab;
     if (!f.lesson.empty()) request.lesson = core::loadLesson(f.lesson);
     for (const char* name : {"--scenario", "--preset", "--sentence", "--tokens", "--tokenizer", "--d-model", "--heads", "--d-k", "--length",

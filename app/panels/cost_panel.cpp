@@ -11,8 +11,6 @@
 namespace attnviz::app {
 namespace {
 
-constexpr int kWidth = 64;  // d, as seed 000's timing
-
 std::string gib(double v) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "%.1f GiB", v);  // as seed 000 prints it
@@ -20,42 +18,6 @@ std::string gib(double v) {
 }
 
 }  // namespace
-
-CostPanel::CostPanel(Measure measure) : m_measure(std::move(measure)) {
-    if (!m_measure)
-        m_measure = [](long long tokens, int width, const std::atomic<bool>&) { return core::measureCost(tokens, width, 0.15); };
-}
-
-CostPanel::~CostPanel() { stopMeasuring(); }
-
-const std::vector<long long>& CostPanel::sweepTokens() {
-    static const std::vector<long long> tokens = {16, 32, 64, 128, 256, 512, 1024, 2048, 4096};
-    return tokens;
-}
-
-void CostPanel::startMeasuring() {
-    m_job.stop();
-    {
-        const std::lock_guard lock(m_mutex);
-        m_points.clear();
-    }
-    m_job.start([this](const std::atomic<bool>& cancel) {
-        for (long long t : sweepTokens()) {
-            if (cancel) break;
-            const core::CostPoint p = m_measure(t, kWidth, cancel);
-            if (cancel) break;
-            const std::lock_guard lock(m_mutex);
-            m_points.push_back(p);
-        }
-    });
-}
-
-void CostPanel::stopMeasuring() { m_job.stop(); }
-
-std::vector<core::CostPoint> CostPanel::points() const {
-    const std::lock_guard lock(m_mutex);
-    return m_points;
-}
 
 void CostPanel::draw(PanelContext& ctx) {
     if (!beginPanel(ctx, title())) return;
@@ -126,15 +88,16 @@ void CostPanel::drawMemoryWall(PanelContext& ctx, float width) {
     }
 }
 
-void CostPanel::drawTiming(PanelContext&) {
+void CostPanel::drawTiming(PanelContext& ctx) {
     ImGui::TextUnformatted("RNN vs self-attention on this machine (§39.3), d = 64");
-    const std::vector<core::CostPoint> pts = points();
-    if (m_job.running()) {
-        if (ImGui::Button("Stop")) stopMeasuring();
+    const CostSnapshot sweep = costSnapshot(ctx.state);
+    const std::vector<core::CostPoint>& pts = sweep.points;
+    if (sweep.running) {
+        if (ImGui::Button("Stop")) ctx.actions.emit(action::StopCostSweep{});
         ImGui::SameLine();
         ImGui::TextDisabled("measuring… (the window stays responsive)");
     } else if (ImGui::Button(pts.empty() ? "Measure" : "Measure again")) {
-        startMeasuring();
+        ctx.actions.emit(action::StartCostSweep{});
     }
     widgets::LogSeries rnn{{}, {}, IM_COL32(59, 130, 246, 255), "RNN, sequential (one core)"};
     widgets::LogSeries attn{{}, {}, IM_COL32(245, 158, 11, 255), "self-attention, parallel (all cores)"};

@@ -12,40 +12,26 @@
 
 namespace attnviz::app {
 
-const LinearPanel::Derived& LinearPanel::derived(const AppState& s, int head, int steps) {
-    const std::uint64_t version = s.headVersions[static_cast<std::size_t>(head)];
-    const core::HeadTensors& t = s.forward.heads[static_cast<std::size_t>(head)];
-    const bool same = m_derived.version == version && m_derived.head == head;
-    if (!same || m_derived.steps != steps) {  // the fast weights: per head and slider position
-        m_derived.steps = steps;
-        m_derived.fast = core::fastWeights(t.k, t.v, steps);
-        m_derived.fastRange = std::max(1e-6f, m_derived.fast.cwiseAbs().maxCoeff());
-    }
-    if (same && m_derived.causal == s.settings.causal) return m_derived;
-    m_derived.version = version;
-    m_derived.head = head;
-    m_derived.causal = s.settings.causal;
-    m_derived.linear = core::linearAttention(t.q, t.k, t.v, s.settings.causal);
-    const core::Mat recurrent = core::linearAttentionRecurrent(t.q, t.k, t.v);
-    const core::Mat parallel = s.settings.causal ? m_derived.linear.output : core::linearAttention(t.q, t.k, t.v, true).output;
-    m_derived.recurrentDiff = (recurrent - parallel).cwiseAbs().maxCoeff();
-    return m_derived;
-}
-
 void LinearPanel::draw(PanelContext& ctx) {
     const AppState& s = ctx.state;
     const int head = std::max(0, s.view.selectedHead);
     if (!beginPanelFor(ctx, title(), head, true)) return;
     const Eigen::Index T = s.model.tq();
-    if (T != s.model.tk() || T > kMaxTokens) {
+    if (!linearInputs(s)) {
         ImGui::TextWrapped("Linear attention is shown for self-attention up to %lld tokens (here %lld queries, %lld keys).",
-                           static_cast<long long>(kMaxTokens), static_cast<long long>(T), static_cast<long long>(s.model.tk()));
+                           static_cast<long long>(kMaxLinearTokens), static_cast<long long>(T), static_cast<long long>(s.model.tk()));
         ImGui::End();
         return;
     }
+    const LinearMaps* maps = linearMaps(s);
+    if (!maps) {  // made by the state's next recompute (a frame after a change)
+        ImGui::TextDisabled("computing…");
+        ImGui::End();
+        return;
+    }
+    const LinearMaps& d = *maps;
     const core::HeadTensors& t = s.forward.heads[static_cast<std::size_t>(head)];
-    const int steps = s.view.fastWeightSteps < 0 ? static_cast<int>(T) : std::min<int>(s.view.fastWeightSteps, static_cast<int>(T));
-    const Derived& d = derived(s, head, steps);
+    const int steps = d.steps;
     const std::string h = std::to_string(head + 1);
     const std::uint64_t version = s.headVersions[static_cast<std::size_t>(head)] * 2 + (s.settings.causal ? 1 : 0);
 
@@ -94,13 +80,11 @@ void LinearPanel::draw(PanelContext& ctx) {
 
     // 3. one Hopfield step: probe = the selected query, stored patterns = the keys, β = 1/√d_k
     ImGui::BeginGroup();
-    const int query = std::clamp(s.view.selectedQuery, 0, static_cast<int>(T) - 1);
-    const float beta = 1.0f / std::sqrt(static_cast<float>(std::max(1, s.model.dk)));
-    const core::HopfieldStep step = core::hopfieldStep(t.k, t.q.row(query).transpose(), beta);
+    const int query = d.query;
+    const core::HopfieldStep& step = d.hopfield;
     ImGui::Text("Hopfield step, probe q_%d, β = 1/√%d", query + 1, s.model.dk);
-    if (s.settings.temperature == 1.0f && s.settings.scaled && !core::hasMask(s.settings)) {
-        const float diff = (step.weights.transpose() - t.weights.row(query)).cwiseAbs().maxCoeff();
-        ImGui::TextDisabled("= attention row %d: max |Δ| = %.2g", query + 1, static_cast<double>(diff));
+    if (d.hopfieldDiff) {
+        ImGui::TextDisabled("= attention row %d: max |Δ| = %.2g", query + 1, static_cast<double>(*d.hopfieldDiff));
     } else {
         ImGui::TextDisabled("(equals row %d of attention at τ = 1, scaled, no mask)", query + 1);
     }

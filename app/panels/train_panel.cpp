@@ -8,90 +8,21 @@
 #include <string>
 
 namespace attnviz::app {
-namespace {
-
-const char* positionsName(core::TrainPositions p) {
-    switch (p) {
-        case core::TrainPositions::None: return "no positions";
-        case core::TrainPositions::Learned: return "learned positions";
-        case core::TrainPositions::Sinusoidal: return "sinusoidal positions";
-    }
-    return "";
-}
-
-}  // namespace
-
-TrainPanel::TrainPanel() { settings.task = core::TrainTask::TwoRelations; }
-
-TrainPanel::~TrainPanel() { stop(); }
-
-std::vector<core::TrainConfig> TrainPanel::runs() const {
-    core::TrainConfig a = settings, b = settings;
-    if (settings.task == core::TrainTask::TwoRelations) {
-        a.heads = 1, b.heads = 2;  // same budget: d_model 4 either way
-        a.learningRate = b.learningRate = 5e-3;
-    } else {
-        a.positions = core::TrainPositions::None;  // Exercise 39.4: without positions, then with
-        if (b.positions == core::TrainPositions::None) b.positions = core::TrainPositions::Learned;
-    }
-    return {a, b};
-}
-
-void TrainPanel::start(int steps) {
-    m_job.stop();
-    const std::vector<core::TrainConfig> configs = runs();
-    {
-        const std::lock_guard lock(m_mutex);
-        m_progress.clear();
-        for (const core::TrainConfig& c : configs) {
-            Progress p;
-            p.config = c;
-            p.label = c.task == core::TrainTask::TwoRelations ? std::to_string(c.heads) + (c.heads > 1 ? " heads" : " head")
-                                                              : positionsName(c.positions);
-            m_progress.push_back(p);
-        }
-    }
-    m_job.start([this, configs, steps](const std::atomic<bool>& cancel) {
-        std::vector<core::Trainer> trainers(configs.begin(), configs.end());
-        for (int s = 0; s < steps && !cancel; ++s) {
-            std::vector<double> losses;
-            for (core::Trainer& t : trainers) losses.push_back(t.step());
-            const bool publish = s % 10 == 9 || s + 1 == steps;
-            std::vector<std::vector<core::MatD>> maps;
-            std::vector<double> heldOut;
-            if (publish)
-                for (const core::Trainer& t : trainers) maps.push_back(t.sampleAttention()), heldOut.push_back(t.heldOutLoss());
-            const std::lock_guard lock(m_mutex);
-            for (std::size_t r = 0; r < trainers.size(); ++r) {
-                m_progress[r].losses.push_back(static_cast<float>(losses[r]));
-                if (!publish) continue;
-                m_progress[r].maps = maps[r];
-                m_progress[r].heldOut = heldOut[r];
-                m_progress[r].scenario = trainers[r].toScenario();
-            }
-            if (publish) ++m_version;
-        }
-    });
-}
-
-void TrainPanel::stop() { m_job.stop(); }
-
-std::vector<TrainPanel::Progress> TrainPanel::progress(std::uint64_t* version) const {
-    const std::lock_guard lock(m_mutex);
-    if (version) *version = m_version;
-    return m_progress;
-}
 
 void TrainPanel::draw(PanelContext& ctx) {
     if (!beginPanel(ctx, title())) return;
     const float field = ImGui::GetFontSize() * 9.0f;
     // 1. settings (fixed while a run goes on)
-    const bool running = m_job.running();
+    const TrainSnapshot snap = trainSnapshot(ctx.state);
+    const bool running = snap.running;
+    TrainSettings edit = ctx.state.labs.train;
+    core::TrainConfig& settings = edit.config;
+    bool changed = false;
     ImGui::BeginDisabled(running);
     const char* tasks[] = {"two-relation toy", "reversal", "previous token"};
     int task = static_cast<int>(settings.task);
     ImGui::SetNextItemWidth(field);
-    if (ImGui::Combo("task", &task, tasks, 3)) settings.task = static_cast<core::TrainTask>(task);
+    if (ImGui::Combo("task", &task, tasks, 3)) settings.task = static_cast<core::TrainTask>(task), changed = true;
     ImGui::SameLine();
     const bool twoRelations = settings.task == core::TrainTask::TwoRelations;
     if (!twoRelations) {
@@ -99,30 +30,31 @@ void TrainPanel::draw(PanelContext& ctx) {
         int p = settings.positions == core::TrainPositions::Sinusoidal ? 1 : 0;
         ImGui::SetNextItemWidth(field * 0.8f);
         if (ImGui::Combo("positions", &p, positions, 2))
-            settings.positions = p == 1 ? core::TrainPositions::Sinusoidal : core::TrainPositions::Learned;
+            settings.positions = p == 1 ? core::TrainPositions::Sinusoidal : core::TrainPositions::Learned, changed = true;
         ImGui::SameLine();
         const int choices[] = {1, 2, 4};
         int heads = static_cast<int>(std::find(std::begin(choices), std::end(choices), settings.heads) - std::begin(choices));
         ImGui::SetNextItemWidth(field * 0.6f);
-        if (ImGui::Combo("heads", &heads, "1\0" "2\0" "4\0\0")) settings.heads = choices[std::clamp(heads, 0, 2)];
+        if (ImGui::Combo("heads", &heads, "1\0" "2\0" "4\0\0")) settings.heads = choices[std::clamp(heads, 0, 2)], changed = true;
         ImGui::SameLine();
     }
     int seed = static_cast<int>(settings.seed);
     ImGui::SetNextItemWidth(field * 0.6f);
-    if (ImGui::InputInt("seed", &seed)) settings.seed = static_cast<std::uint64_t>(std::max(0, seed));
+    if (ImGui::InputInt("seed", &seed)) settings.seed = static_cast<std::uint64_t>(std::max(0, seed)), changed = true;
     ImGui::SameLine();
     ImGui::SetNextItemWidth(field * 0.6f);
-    ImGui::InputInt("steps", &m_steps, 100);
-    m_steps = std::clamp(m_steps, 10, 5000);
+    changed |= ImGui::InputInt("steps", &edit.steps, 100);
+    edit.steps = std::clamp(edit.steps, 10, 5000);
     ImGui::EndDisabled();
+    if (changed) ctx.actions.emit(action::SetTrainSettings{edit});
     ImGui::SameLine();
     if (running) {
-        if (ImGui::Button("Stop")) stop();
+        if (ImGui::Button("Stop")) ctx.actions.emit(action::StopTraining{});
     } else if (ImGui::Button("Train")) {
-        start(m_steps);
+        ctx.actions.emit(action::StartTraining{edit});
     }
-    std::uint64_t version = 0;
-    const std::vector<Progress> runs = progress(&version);
+    const std::uint64_t version = snap.version;
+    const std::vector<TrainRun>& runs = snap.runs;
     ImGui::TextDisabled(twoRelations ? "One head against two, same budget: attend to position 2 and to the planted [1, 0] token (MSE of the maps)."
                                      : "Without positions attention is permutation-equivariant and cannot solve it (Exercise 39.4); with them it can.");
     if (runs.empty()) {

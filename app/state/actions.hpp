@@ -48,9 +48,16 @@ struct SetAutoRange { bool value; };
 struct SetPreviewHead { int head; };  // -2 = none
 struct PickSwapChip { int position; };  // first click remembers, second click swaps
 struct SetView { float zoom; float panX; float panY; };
+// Labs: which one is shown, its view, and its jobs (started and stopped here, read as
+// snapshots: trainSnapshot, costSnapshot).
 struct SetLab { Lab value; };
 struct SetFastWeightSteps { int steps; };  // -1 = every token
 struct SetMemoryWall { core::MemoryWall value; };
+struct SetTrainSettings { TrainSettings value; };  // rejected while a run goes on
+struct StartTraining { TrainSettings value; };     // becomes the lab's settings; stops a run first
+struct StopTraining {};
+struct StartCostSweep {};  // stops a sweep first
+struct StopCostSweep {};
 // Lessons: open one at its first step, go to a step (loads its scenario, panels and lab),
 // answer the step's quick check, close.
 struct OpenLesson { core::Lesson lesson; };
@@ -69,8 +76,10 @@ using Action = std::variant<action::SetSentence, action::SetTokens, action::SetT
                             action::StepQuery, action::StepStage, action::SetColormap, action::SetTheme,
                             action::SetUiScale, action::SetPresenter, action::SetSmallMultiples, action::SetAutoRange,
                             action::SetPreviewHead, action::PickSwapChip, action::SetView, action::SetLab,
-                            action::SetFastWeightSteps, action::SetMemoryWall, action::OpenLesson, action::GoToLessonStep,
-                            action::StepLesson, action::AnswerCheck, action::CloseLesson, action::ClearError>;
+                            action::SetFastWeightSteps, action::SetMemoryWall, action::SetTrainSettings,
+                            action::StartTraining, action::StopTraining, action::StartCostSweep, action::StopCostSweep,
+                            action::OpenLesson, action::GoToLessonStep, action::StepLesson, action::AnswerCheck,
+                            action::CloseLesson, action::ClearError>;
 
 // Returns false (and sets state.error) when the change was rejected.
 bool apply(AppState& state, const Action& action);

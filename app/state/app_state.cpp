@@ -4,14 +4,6 @@
 
 namespace attnviz::app {
 
-std::optional<Lab> labFromName(const std::string& name) {
-    if (name.empty()) return Lab::None;
-    if (name == "linear") return Lab::Linear;
-    if (name == "cost") return Lab::Cost;
-    if (name == "train") return Lab::Train;
-    return std::nullopt;
-}
-
 AppState makeState(const core::Scenario& scenario, const core::Limits& limits) {
     AppState state;
     state.limits = limits;
@@ -30,6 +22,14 @@ AppState makeState(const core::Scenario& scenario, const core::Limits& limits) {
 }
 
 namespace {
+
+// The softmax settings the scenario's edits change (SetTemperature, SetScaled, SetCausal); the
+// masks only change with a new model (makeState). Cheap: called on every recompute.
+void deriveSettings(AppState& state) {
+    state.settings.temperature = state.scenario.temperature;
+    state.settings.scaled = state.scenario.scaled;
+    state.settings.causal = state.scenario.causal;
+}
 
 // What every recompute of a stale head starts with: new versions (the weights' only when they
 // change), the combined output and the reference marked stale, and the projections if needed.
@@ -72,6 +72,7 @@ void recomputeWeights(AppState& state, int head, int pooling = 0) {
 }  // namespace
 
 void recomputeHead(AppState& state, int head) {
+    deriveSettings(state);
     auto& stage = state.stale[static_cast<std::size_t>(head)];
     if (stage == Stage::Fresh) return;
     core::HeadTensors& t = startRecompute(state, head, stage);
@@ -110,11 +111,15 @@ void finish(AppState& state) {
 }  // namespace
 
 void recompute(AppState& state) {
+    deriveSettings(state);
     for (int h = 0; h < state.model.heads; ++h) recomputeHead(state, h);
     finish(state);
+    refreshLabMaps(state);
 }
 
-bool recomputeStep(AppState& state, int visibleHead, int moreHeads, int pooling) {
+namespace {
+
+bool stepHeads(AppState& state, int visibleHead, int moreHeads, int pooling) {
     if (isFresh(state)) return true;
     // 1. What the user looks at: its weights, and nothing else in the frame that needed them,
     // so the new heatmap is drawn as soon as it can be.
@@ -140,6 +145,15 @@ bool recomputeStep(AppState& state, int visibleHead, int moreHeads, int pooling)
     const bool headsFresh = std::all_of(state.stale.begin(), state.stale.end(), [](Stage st) { return st == Stage::Fresh; });
     if (headsFresh) finish(state);
     return isFresh(state);
+}
+
+}  // namespace
+
+bool recomputeStep(AppState& state, int visibleHead, int moreHeads, int pooling) {
+    deriveSettings(state);
+    const bool fresh = stepHeads(state, visibleHead, moreHeads, pooling);
+    refreshLabMaps(state);  // the shown lab's maps, once their head's weights are fresh
+    return fresh;
 }
 
 bool isFresh(const AppState& state) {

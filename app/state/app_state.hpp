@@ -1,7 +1,9 @@
 // AppState: everything the app shows, as plain data. The scenario is the single source of
-// truth; the model and forward pass are derived from it and recomputed lazily, stage by stage.
+// truth; the model, softmax settings and forward pass are derived from it and recomputed
+// lazily, stage by stage. The labs' jobs and maps live here too (labs.hpp).
 #pragma once
 
+#include "app/state/labs.hpp"
 #include "core/attention/colormap.hpp"
 #include "core/labs/cost.hpp"
 #include "core/io/lesson.hpp"
@@ -26,15 +28,12 @@ struct WorkCounters {
     long long scores = 0;       // per head: Q Kᵀ
     long long softmaxes = 0;    // per head
     long long outputs = 0;      // per head: A V
+    long long linearMaps = 0;   // the linear lab's map and recurrent check (LinearMaps)
+    long long fastWeights = 0;  // its fast-weight matrix
+    long long hopfieldSteps = 0;
 };
 
 enum class Theme : std::uint8_t { Dark, Light, HighContrast };
-
-// The lab panel shown in place of the bottom row (swap, stages, positional encoding).
-enum class Lab : std::uint8_t { None, Linear, Cost, Train };
-// "linear", "cost", "train" (as --lab and lesson files write them), "" for none; nullopt for
-// any other name.
-std::optional<Lab> labFromName(const std::string& name);
 
 // What the user looks at; changes here never recompute anything.
 struct ViewState {
@@ -79,6 +78,7 @@ struct PooledWeights {
     std::vector<float> texels;  // ⌈T_q/factor⌉ × ⌈T_k/factor⌉, row-major, as core::poolTexels makes them
 };
 
+// Movable, not copyable (it owns the labs' worker threads).
 struct AppState {
     core::Scenario scenario;   // what to compute (the current swaps included)
     std::string presetId;      // the preset it came from, if any ("" otherwise)
@@ -87,6 +87,8 @@ struct AppState {
     core::Model model;         // current token order
     std::vector<std::string> queryLabels, keyLabels;  // the tokens as drawn (␣ for a space)
     core::Model baseModel;     // before the swaps (the permutation reference); only when swapped
+    // Derived from the scenario: its masks when the model is built, its temperature, scaling and
+    // causal flag when recomputing (see recompute); no action writes it.
     core::Settings settings;
     core::Forward forward;
     core::Forward baseForward;  // only when swapped; see referenceForward()
@@ -99,12 +101,12 @@ struct AppState {
     bool combineStale = true;  // forward.concat and forward.output
     PooledWeights pooled;
     ViewState view;
+    Labs labs;                 // the labs' settings, jobs and derived maps
     std::optional<LessonState> lesson;
     std::string error;         // the last rejected change, shown to the user; "" when none
     WorkCounters work;
     core::Limits limits;
 
-    int headCount() const { return model.heads; }
     bool swapped() const { return !core::isIdentity(model.perm); }
 };
 
@@ -112,6 +114,8 @@ struct AppState {
 // computed yet: every head is stale (see recompute, recomputeStep).
 AppState makeState(const core::Scenario& scenario, const core::Limits& limits = {});
 
+// Every recompute below first takes the softmax settings from the scenario, and after its
+// heads brings the shown lab's maps up to date (refreshLabMaps).
 // Brings every stale stage up to date (all heads, then the permutation reference).
 void recompute(AppState& state);
 // Brings one head up to date: every stale stage, scores to A·V by blocks of rows.

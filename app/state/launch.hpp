@@ -29,7 +29,7 @@ struct GuiRequest {
     std::optional<int> head;          // --head N (-1 = mean)
     std::string theme;                // --theme dark|light|high-contrast ("" = the saved session's)
     bool presenter = false;           // --presenter
-    std::string lab;                  // --lab linear|cost ("" = none)
+    std::string lab;                  // --lab NAME, a labName ("" = none)
     std::optional<core::Lesson> lesson;  // --lesson NAME|FILE, parsed
     bool fresh = false;               // --fresh: ignore the saved session
     bool explicitScenario = false;    // a scenario, preset or model flag was given

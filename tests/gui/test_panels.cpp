@@ -3,9 +3,7 @@
 #include "app/app.hpp"
 #include "app/panels/bars_panel.hpp"
 #include "app/panels/controls_panel.hpp"
-#include "app/panels/cost_panel.hpp"
 #include "app/panels/swap_panel.hpp"
-#include "app/panels/train_panel.hpp"
 #include "app/panels/stages_panel.hpp"
 #include "app/widgets/text.hpp"
 #include "core/scenario/presets.hpp"
@@ -13,10 +11,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <atomic>
-#include <condition_variable>
-#include <mutex>
-#include <thread>
 
 using namespace attnviz;
 using namespace attnviz::app;
@@ -82,68 +76,6 @@ TEST_F(Headless, LabPanelsReplaceTheBottomRow) {
     }
 }
 
-// The timing runs on its own thread: results arrive while frames go on, and Stop returns with
-// what was measured so far. The measurement is a stand-in that holds the third point until Stop
-// is asked for, so the test depends on no clock and no scheduling.
-TEST(CostTiming, RunsOffTheUiThreadAndStops) {
-    std::mutex mutex;
-    std::condition_variable reached;
-    bool third = false;
-    std::thread::id worker;
-    CostPanel panel([&](long long tokens, int width, const std::atomic<bool>& cancel) {
-        core::CostPoint p;
-        p.tokens = tokens;
-        p.width = width;
-        p.rnnMs = 2.0 * static_cast<double>(tokens);
-        p.attentionMs = 1.0;
-        if (tokens == CostPanel::sweepTokens()[2]) {
-            {
-                const std::lock_guard lock(mutex);
-                third = true;
-                worker = std::this_thread::get_id();
-            }
-            reached.notify_all();
-            while (!cancel) std::this_thread::yield();  // measured across Stop: dropped
-        }
-        return p;
-    });
-    panel.startMeasuring();
-    {
-        std::unique_lock lock(mutex);
-        reached.wait(lock, [&] { return third; });
-    }
-    EXPECT_TRUE(panel.measuring());
-    EXPECT_NE(worker, std::this_thread::get_id());
-    ASSERT_EQ(panel.points().size(), 2u);  // published while the sweep goes on
-    panel.stopMeasuring();
-    EXPECT_FALSE(panel.measuring());
-    const auto points = panel.points();
-    ASSERT_EQ(points.size(), 2u);
-    EXPECT_EQ(points[0].tokens, 16);
-    EXPECT_EQ(points[1].tokens, 32);
-    EXPECT_EQ(points[1].width, 64);  // seed 000's width
-    EXPECT_DOUBLE_EQ(points[1].rnnOverAttention(), 64.0);
-}
-
-// The real measurement through the panel: every point of the sweep, each with the work the
-// timed code did (nothing is asserted about its times).
-TEST(CostTiming, SweepsTheSeedsLengthsWithTheWorkOfEach) {
-    EXPECT_EQ(CostPanel::sweepTokens(), (std::vector<long long>{16, 32, 64, 128, 256, 512, 1024, 2048, 4096}));
-    CostPanel panel([](long long tokens, int width, const std::atomic<bool>&) {
-        return core::measureCost(std::min(tokens, 64LL), width, 0.0);  // three runs each, small T
-    });
-    panel.startMeasuring();
-    while (panel.measuring()) std::this_thread::yield();
-    const auto points = panel.points();
-    ASSERT_EQ(points.size(), 9u);
-    for (const auto& p : points) {
-        EXPECT_EQ(p.width, 64);  // seed 000's width
-        EXPECT_EQ(p.rnnSteps, p.tokens);
-        EXPECT_EQ(p.rnnMultiplyAdds, static_cast<double>(p.tokens) * 2 * 64 * 64);
-        EXPECT_EQ(p.attentionMultiplyAdds, 2.0 * static_cast<double>(p.tokens) * static_cast<double>(p.tokens) * 64);
-    }
-}
-
 TEST_F(Headless, LessonStepsLayOutTheirPanelsAboveTheLessonStrip) {
     AppState state = makeState(core::loadPreset("default"));
     ASSERT_TRUE(apply(state, action::OpenLesson{core::loadLesson("attention")}));
@@ -168,41 +100,6 @@ TEST_F(Headless, LessonStepsLayOutTheirPanelsAboveTheLessonStrip) {
     apply(app.state(), action::CloseLesson{});
     frames(app, 1);
     EXPECT_FALSE(app.panelRects().count("lesson"));
-}
-
-// Training runs on its own thread, publishes curves and maps, gives the same run for the same
-// seed, and stops when asked.
-TEST(TrainLab, TrainsOffTheUiThreadDeterministicallyAndStops) {
-    TrainPanel panel;
-    panel.settings.task = core::TrainTask::Reversal;
-    const auto wait = [&] {
-        while (panel.training()) std::this_thread::yield();
-    };
-    panel.start(60);
-    wait();
-    const auto first = panel.progress();
-    ASSERT_EQ(first.size(), 2u);
-    EXPECT_EQ(first[0].label, "no positions");
-    EXPECT_EQ(first[1].label, "learned positions");
-    for (const auto& run : first) {
-        EXPECT_EQ(run.losses.size(), 60u);
-        ASSERT_EQ(run.maps.size(), 1u);
-        EXPECT_EQ(run.maps[0].rows(), 6);
-        ASSERT_TRUE(run.scenario.tokens);
-    }
-    EXPECT_LT(first[1].heldOut, first[0].heldOut);  // positions already help after 60 steps
-    panel.start(60);
-    wait();
-    EXPECT_EQ(panel.progress()[1].losses, first[1].losses);  // the same seed, the same run
-    // A run far longer than any test (days on any machine): Stop ends it once it has published.
-    constexpr int endless = 1 << 30;
-    panel.start(endless);
-    while (panel.progress()[0].losses.empty()) std::this_thread::yield();
-    panel.stop();
-    EXPECT_FALSE(panel.training());
-    const auto stopped = panel.progress();
-    EXPECT_GE(stopped[0].losses.size(), 1u);
-    EXPECT_LT(stopped[0].losses.size(), static_cast<std::size_t>(endless));
 }
 
 TEST_F(Headless, PresenterModeShowsHeatmapBarsAndHeads) {

@@ -1,6 +1,6 @@
 // One task on a worker thread that can be asked to stop (long measurements, training): the
-// panel that owns it polls what the task publishes under its own lock, and the UI thread never
-// waits except in stop().
+// state's lab job that owns it publishes under its own lock what the panels poll, and the UI
+// thread never waits except in stop().
 #pragma once
 
 #include <atomic>

@@ -1,0 +1,71 @@
+// apply()'s halves, one overload per action, grouped by family in their own files:
+// actions_scenario.cpp (the model and the softmax), actions_view.cpp, actions_lesson.cpp,
+// actions_labs.cpp. apply() (actions.cpp) dispatches; a missing overload does not compile.
+// Internal to the state library.
+#pragma once
+
+#include "app/state/actions.hpp"
+
+#include <string>
+
+namespace attnviz::app::detail {
+
+// Shared by the families (actions.cpp).
+void clampSelection(AppState& state);
+// Sets state.error to "where: what" and returns false.
+bool reject(AppState& state, const std::string& where, const std::string& what);
+
+// Scenario: a new model (or only new weights, for the softmax settings).
+bool applyAction(AppState& state, const action::SetSentence& a);
+bool applyAction(AppState& state, const action::SetTokens& a);
+bool applyAction(AppState& state, const action::SetTokenizer& a);
+bool applyAction(AppState& state, const action::SetDModel& a);
+bool applyAction(AppState& state, const action::SetHeads& a);
+bool applyAction(AppState& state, const action::SetDk& a);
+bool applyAction(AppState& state, const action::SetSeed& a);
+bool applyAction(AppState& state, const action::SetEmbedding& a);
+bool applyAction(AppState& state, const action::SetPositional& a);
+bool applyAction(AppState& state, const action::LoadScenario& a);
+bool applyAction(AppState& state, const action::SwapTokens& a);
+bool applyAction(AppState& state, const action::ResetSwaps& a);
+bool applyAction(AppState& state, const action::Shuffle& a);
+bool applyAction(AppState& state, const action::SetTemperature& a);
+bool applyAction(AppState& state, const action::SetScaled& a);
+bool applyAction(AppState& state, const action::SetCausal& a);
+bool applyAction(AppState& state, const action::ToggleCausal& a);
+
+// View: nothing is recomputed.
+bool applyAction(AppState& state, const action::SelectHead& a);
+bool applyAction(AppState& state, const action::StepHead& a);
+bool applyAction(AppState& state, const action::SelectQuery& a);
+bool applyAction(AppState& state, const action::StepQuery& a);
+bool applyAction(AppState& state, const action::StepStage& a);
+bool applyAction(AppState& state, const action::SetColormap& a);
+bool applyAction(AppState& state, const action::SetTheme& a);
+bool applyAction(AppState& state, const action::SetUiScale& a);
+bool applyAction(AppState& state, const action::SetPresenter& a);
+bool applyAction(AppState& state, const action::SetSmallMultiples& a);
+bool applyAction(AppState& state, const action::SetAutoRange& a);
+bool applyAction(AppState& state, const action::SetPreviewHead& a);
+bool applyAction(AppState& state, const action::PickSwapChip& a);
+bool applyAction(AppState& state, const action::SetView& a);
+bool applyAction(AppState& state, const action::ClearError& a);
+
+// Labs: the lab shown, its view, its jobs.
+bool applyAction(AppState& state, const action::SetLab& a);
+bool applyAction(AppState& state, const action::SetFastWeightSteps& a);
+bool applyAction(AppState& state, const action::SetMemoryWall& a);
+bool applyAction(AppState& state, const action::SetTrainSettings& a);
+bool applyAction(AppState& state, const action::StartTraining& a);
+bool applyAction(AppState& state, const action::StopTraining& a);
+bool applyAction(AppState& state, const action::StartCostSweep& a);
+bool applyAction(AppState& state, const action::StopCostSweep& a);
+
+// Lessons.
+bool applyAction(AppState& state, const action::OpenLesson& a);
+bool applyAction(AppState& state, const action::GoToLessonStep& a);
+bool applyAction(AppState& state, const action::StepLesson& a);
+bool applyAction(AppState& state, const action::AnswerCheck& a);
+bool applyAction(AppState& state, const action::CloseLesson& a);
+
+}  // namespace attnviz::app::detail

@@ -1,0 +1,185 @@
+// Scenario actions: edits of the document that is saved. A model change rebuilds the model
+// (rejected with a message when it does not build, the previous state kept); a softmax change
+// (temperature, scaling, mask) writes the scenario and marks the weights stale, and the next
+// recompute takes the new settings from it.
+#include "app/state/actions_families.hpp"
+
+#include "core/base/error.hpp"
+#include "core/base/format.hpp"
+#include "core/base/prng.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <new>
+#include <utility>
+
+namespace attnviz::app::detail {
+namespace {
+
+// Rebuilds the model from `next`; on failure the state is unchanged and the error is kept.
+bool rebuild(AppState& state, core::Scenario next) {
+    try {
+        AppState fresh = makeState(next, state.limits);
+        fresh.view = state.view;
+        fresh.work = state.work;
+        fresh.work.modelBuilds += 1;
+        fresh.dataVersion = state.dataVersion + 1;  // versions never repeat: caches key on them
+        fresh.presetId = state.presetId;
+        fresh.sourcePath = state.sourcePath;
+        fresh.lesson = std::move(state.lesson);
+        fresh.labs.train = state.labs.train;
+        fresh.labs.jobs = std::move(state.labs.jobs);  // runs and sweeps go on across models
+        state = std::move(fresh);
+        state.error.clear();
+        clampSelection(state);
+        return true;
+    } catch (const core::InputError& e) {
+        state.error = e.message();
+        return false;
+    } catch (const std::bad_alloc&) {  // past the estimate (other processes, a ulimit): the old model stays
+        state.error = "out of memory while building the model; the previous one is kept";
+        return false;
+    }
+}
+
+// d_k follows d_model / heads when not set; when it does not divide, fall back to the floor.
+void fitHeadWidth(core::Scenario& s) {
+    const int dModel = s.dModel.value_or(16);
+    const int heads = s.heads.value_or(1);
+    s.dk.reset();
+    s.dv.reset();
+    if (dModel % heads != 0) s.dk = std::max(1, dModel / heads);
+}
+
+void markSoftmaxStale(AppState& state) {
+    for (Stage& s : state.stale) s = std::max(s, Stage::Weights);
+    state.baseStale = true;
+}
+
+}  // namespace
+
+bool applyAction(AppState& state, const action::SetSentence& a) {
+    core::Scenario next = state.scenario;
+    next.sentence = a.text;
+    next.tokens.reset();
+    next.x.reset();
+    next.q.reset(), next.k.reset(), next.v.reset(), next.keyTokens.reset();
+    next.swaps.clear();
+    return rebuild(state, next);
+}
+
+bool applyAction(AppState& state, const action::SetTokens& a) {
+    core::Scenario next = state.scenario;
+    next.tokens = a.tokens;
+    next.sentence.reset();
+    next.x.reset();
+    next.swaps.clear();
+    return rebuild(state, next);
+}
+
+bool applyAction(AppState& state, const action::SetTokenizer& a) {
+    core::Scenario next = state.scenario;
+    next.tokenizer = a.kind;
+    next.swaps.clear();
+    return rebuild(state, next);
+}
+
+bool applyAction(AppState& state, const action::SetDModel& a) {
+    core::Scenario next = state.scenario;
+    next.dModel = a.value;
+    fitHeadWidth(next);
+    return rebuild(state, next);
+}
+
+bool applyAction(AppState& state, const action::SetHeads& a) {
+    core::Scenario next = state.scenario;
+    next.heads = a.value;
+    fitHeadWidth(next);
+    return rebuild(state, next);
+}
+
+bool applyAction(AppState& state, const action::SetDk& a) {
+    core::Scenario next = state.scenario;
+    next.dk = a.value;
+    next.dv.reset();
+    return rebuild(state, next);
+}
+
+bool applyAction(AppState& state, const action::SetSeed& a) {
+    core::Scenario next = state.scenario;
+    next.seed = a.value;
+    return rebuild(state, next);
+}
+
+bool applyAction(AppState& state, const action::SetEmbedding& a) {
+    core::Scenario next = state.scenario;
+    next.embedding = a.kind;
+    if (a.kind == core::EmbeddingKind::OneHot) next.dModel.reset(), next.dk.reset(), next.dv.reset();
+    return rebuild(state, next);
+}
+
+bool applyAction(AppState& state, const action::SetPositional& a) {
+    core::Scenario next = state.scenario;
+    next.positional = a.kind;
+    return rebuild(state, next);
+}
+
+bool applyAction(AppState& state, const action::LoadScenario& a) {
+    const std::string preset = state.presetId, path = state.sourcePath;
+    state.presetId = a.presetId;
+    state.sourcePath = a.path;
+    if (rebuild(state, a.scenario)) return true;
+    state.presetId = preset;
+    state.sourcePath = path;
+    return false;
+}
+
+bool applyAction(AppState& state, const action::SwapTokens& a) {
+    const int n = static_cast<int>(state.model.tq());
+    if (a.a < 0 || a.b < 0 || a.a >= n || a.b >= n)
+        return reject(state, "swap", "positions must be between 0 and " + std::to_string(n - 1));
+    core::Scenario next = state.scenario;
+    next.swaps.emplace_back(a.a, a.b);
+    return rebuild(state, next);
+}
+
+bool applyAction(AppState& state, const action::ResetSwaps&) {
+    core::Scenario next = state.scenario;
+    next.swaps.clear();
+    return rebuild(state, next);
+}
+
+bool applyAction(AppState& state, const action::Shuffle& a) {
+    core::Scenario next = state.scenario;
+    next.swaps.clear();
+    core::Prng rng(a.seed);
+    for (int i = static_cast<int>(state.model.tq()) - 1; i > 0; --i) {
+        const int j = static_cast<int>(rng.nextU64() % static_cast<std::uint64_t>(i + 1));
+        if (j != i) next.swaps.emplace_back(i, j);
+    }
+    return rebuild(state, next);
+}
+
+bool applyAction(AppState& state, const action::SetTemperature& a) {
+    if (!std::isfinite(a.value) || a.value <= 0.0f)
+        return reject(state, "temperature", "must be greater than 0, got " + core::formatNumber(a.value));
+    state.scenario.temperature = a.value;
+    markSoftmaxStale(state);
+    return true;
+}
+
+bool applyAction(AppState& state, const action::SetScaled& a) {
+    state.scenario.scaled = a.value;
+    markSoftmaxStale(state);
+    return true;
+}
+
+bool applyAction(AppState& state, const action::SetCausal& a) {
+    state.scenario.causal = a.value;
+    markSoftmaxStale(state);
+    return true;
+}
+
+bool applyAction(AppState& state, const action::ToggleCausal&) { return applyAction(state, action::SetCausal{!state.scenario.causal}); }
+
+}  // namespace attnviz::app::detail

@@ -1,0 +1,102 @@
+// View actions: what the user looks at. Nothing is recomputed (a swap picked by its second
+// chip goes through the scenario's SwapTokens).
+#include "app/state/actions_families.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+namespace attnviz::app::detail {
+
+bool applyAction(AppState& state, const action::SelectHead& a) {
+    state.view.selectedHead = a.head;
+    clampSelection(state);
+    return true;
+}
+
+bool applyAction(AppState& state, const action::StepHead& a) {
+    // cycles through mean (-1), 0, 1, …, heads-1
+    const int n = state.model.heads + 1;
+    state.view.selectedHead = ((state.view.selectedHead + 1 + a.delta) % n + n) % n - 1;
+    return true;
+}
+
+bool applyAction(AppState& state, const action::SelectQuery& a) {
+    state.view.selectedQuery = a.query;
+    clampSelection(state);
+    return true;
+}
+
+bool applyAction(AppState& state, const action::StepQuery& a) {
+    state.view.selectedQuery += a.delta;
+    clampSelection(state);
+    return true;
+}
+
+bool applyAction(AppState& state, const action::StepStage& a) {
+    state.view.stage = std::clamp(state.view.stage + a.delta, 0, kStageCount - 1);
+    return true;
+}
+
+bool applyAction(AppState& state, const action::SetColormap& a) {
+    state.view.colormap = a.value;
+    return true;
+}
+
+bool applyAction(AppState& state, const action::SetTheme& a) {
+    state.view.theme = a.value;
+    return true;
+}
+
+bool applyAction(AppState& state, const action::SetUiScale& a) {
+    if (!std::isfinite(a.value)) return reject(state, "UI scale", "not a number");
+    state.view.uiScale = std::clamp(a.value, kMinUiScale, kMaxUiScale);
+    return true;
+}
+
+bool applyAction(AppState& state, const action::SetPresenter& a) {
+    state.view.presenter = a.value;
+    return true;
+}
+
+bool applyAction(AppState& state, const action::SetSmallMultiples& a) {
+    state.view.smallMultiples = a.value;
+    return true;
+}
+
+bool applyAction(AppState& state, const action::SetAutoRange& a) {
+    state.view.autoRange = a.value;
+    return true;
+}
+
+bool applyAction(AppState& state, const action::SetPreviewHead& a) {
+    state.view.previewHead = a.head >= -1 && a.head < state.model.heads ? a.head : -2;
+    return true;
+}
+
+bool applyAction(AppState& state, const action::PickSwapChip& a) {
+    const int n = static_cast<int>(state.model.tq());
+    if (a.position < 0 || a.position >= n) return reject(state, "swap", "no token at position " + std::to_string(a.position));
+    if (state.view.pendingSwap < 0) {
+        state.view.pendingSwap = a.position;
+        return true;
+    }
+    const int first = std::exchange(state.view.pendingSwap, -1);
+    if (first == a.position) return true;  // clicking a chip twice deselects it
+    return applyAction(state, action::SwapTokens{first, a.position});
+}
+
+bool applyAction(AppState& state, const action::SetView& a) {
+    state.view.zoom = std::isfinite(a.zoom) ? std::clamp(a.zoom, 1.0f, 512.0f) : 1.0f;
+    const float half = 0.5f / state.view.zoom;
+    state.view.panX = std::isfinite(a.panX) ? std::clamp(a.panX, half, 1.0f - half) : 0.5f;
+    state.view.panY = std::isfinite(a.panY) ? std::clamp(a.panY, half, 1.0f - half) : 0.5f;
+    return true;
+}
+
+bool applyAction(AppState& state, const action::ClearError&) {
+    state.error.clear();
+    return true;
+}
+
+}  // namespace attnviz::app::detail
