@@ -53,7 +53,8 @@ void fitHeadWidth(core::Scenario& s) {
 
 void markSoftmaxStale(AppState& state) {
     for (Stage& s : state.stale) s = std::max(s, Stage::Weights);
-    state.baseStale = true;
+    state.baseStage = std::max(state.baseStage, Stage::Weights);
+    state.equivarianceStale = true;
 }
 
 }  // namespace

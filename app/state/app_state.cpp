@@ -17,7 +17,8 @@ AppState makeState(const core::Scenario& scenario, const core::Limits& limits) {
     state.forward.heads.resize(static_cast<std::size_t>(state.model.heads));
     state.stale.assign(static_cast<std::size_t>(state.model.heads), Stage::Projections);
     state.headVersions.assign(static_cast<std::size_t>(state.model.heads), 0);
-    state.baseStale = true;
+    state.baseStage = Stage::Projections;
+    state.equivarianceStale = true;
     return state;
 }
 
@@ -37,7 +38,7 @@ core::HeadTensors& startRecompute(AppState& state, int head, Stage stage) {
     ++state.dataVersion;
     if (stage >= Stage::Weights) state.headVersions[static_cast<std::size_t>(head)] = state.dataVersion;
     state.combineStale = true;
-    state.baseStale = true;
+    state.equivarianceStale = true;
     core::HeadTensors& t = state.forward.heads[static_cast<std::size_t>(head)];
     if (stage >= Stage::Projections) {
         core::projectHead(state.model, head, t);
@@ -96,16 +97,22 @@ void finish(AppState& state) {
         core::combineHeads(state.model, state.forward);
         state.combineStale = false;
     }
-    if (state.baseStale) {
-        if (state.swapped()) {
-            state.baseForward = core::runForward(state.baseModel, state.settings);
-            state.equivariance = core::checkEquivariance(state.baseForward, state.forward, state.model.perm);
-        } else {  // identity order: the reference is the forward pass itself (no copy)
+    if (!state.swapped()) {  // identity order: the reference is the forward pass itself (no copy)
+        if (state.equivarianceStale) {
             state.baseForward = core::Forward{};
             state.equivariance = core::EquivarianceReport{0.0f, std::vector<float>(state.forward.heads.size(), 0.0f)};
         }
-        state.baseStale = false;
+    } else if (state.baseStage >= Stage::Scores) {  // a new model: everything, into the kept matrices
+        core::runForward(state.baseModel, state.settings, state.baseForward);
+        ++state.work.referencePasses;
+    } else if (state.baseStage != Stage::Fresh) {  // a softmax setting: its scores stand
+        core::reattendForward(state.baseModel, state.settings, state.baseForward);
+        ++state.work.referenceSoftmaxes;
     }
+    state.baseStage = Stage::Fresh;
+    if (state.swapped() && state.equivarianceStale)
+        state.equivariance = core::checkEquivariance(state.baseForward, state.forward, state.model.perm);
+    state.equivarianceStale = false;
 }
 
 }  // namespace
@@ -157,7 +164,7 @@ bool recomputeStep(AppState& state, int visibleHead, int moreHeads, int pooling)
 }
 
 bool isFresh(const AppState& state) {
-    return !state.baseStale &&
+    return state.baseStage == Stage::Fresh && !state.equivarianceStale &&
            std::all_of(state.stale.begin(), state.stale.end(), [](Stage s) { return s == Stage::Fresh; });
 }
 

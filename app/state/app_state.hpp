@@ -31,6 +31,8 @@ struct WorkCounters {
     long long linearMaps = 0;   // the linear lab's map and recurrent check (LinearMaps)
     long long fastWeights = 0;  // its fast-weight matrix
     long long hopfieldSteps = 0;
+    long long referencePasses = 0;     // the permutation reference's whole forward pass (swapped order)
+    long long referenceSoftmaxes = 0;  // its softmax and A·V again, from its kept scores
 };
 
 enum class Theme : std::uint8_t { Dark, Light, HighContrast };
@@ -97,7 +99,8 @@ struct AppState {
     std::vector<Stage> stale;  // per head of `forward`
     std::uint64_t dataVersion = 1;  // changes whenever any computed number changes
     std::vector<std::uint64_t> headVersions;  // per head: changes when that head's weights change
-    bool baseStale = true;     // baseForward and equivariance
+    Stage baseStage = Stage::Projections;  // what baseForward must redo (the reference keeps its scores)
+    bool equivarianceStale = true;         // equivariance, compared after any head changed
     bool combineStale = true;  // forward.concat and forward.output
     PooledWeights pooled;
     ViewState view;

@@ -449,4 +449,19 @@ void runForward(const Model& model, const Settings& settings, Forward& forward) 
     combineHeads(model, forward);
 }
 
+void reattendForward(const Model& model, const Settings& settings, Forward& forward) {
+    std::exception_ptr failure;
+#pragma omp parallel for schedule(dynamic, 1) if (forward.heads.size() > 1)
+    for (std::size_t h = 0; h < forward.heads.size(); ++h) {
+        try {
+            attendHead(model, settings, forward.heads[h], false);
+        } catch (...) {
+#pragma omp critical(attnviz_forward_failure)
+            failure = std::current_exception();
+        }
+    }
+    if (failure) std::rethrow_exception(failure);
+    combineHeads(model, forward);
+}
+
 }  // namespace attnviz::core

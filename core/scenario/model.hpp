@@ -77,5 +77,8 @@ void attendHead(const Model& model, const Settings& settings, HeadTensors& head,
 // recompute allocates (and page-faults) nothing.
 void runForward(const Model& model, const Settings& settings, Forward& out);
 Forward runForward(const Model& model, const Settings& settings);
+// What a new temperature, scaling or causal flag needs of a forward pass whose projections and
+// scores are kept: every head's softmax and A·V again (heads in parallel), then the output.
+void reattendForward(const Model& model, const Settings& settings, Forward& forward);
 
 }  // namespace attnviz::core

@@ -177,6 +177,37 @@ TEST(State, SwapVerdictFlipsWithPositionalEncoding) {
     EXPECT_FALSE(apply(s, action::SwapTokens{0, 9}));
 }
 
+// With the tokens swapped, the permutation reference (the forward pass in the original order)
+// follows a softmax setting with a softmax of its own: its projections and Q Kᵀ stand.
+TEST(State, SwappedReferenceFollowsATemperatureWithoutNewScores) {
+    AppState s = ready("seed004-swap");
+    ASSERT_TRUE(s.swapped());
+    EXPECT_EQ(s.work.referencePasses, 1);
+    EXPECT_EQ(s.work.referenceSoftmaxes, 0);
+    const core::Mat scores = s.baseForward.heads[0].scores;
+    const core::Mat weights = s.baseForward.heads[0].weights;
+    ASSERT_TRUE(apply(s, action::SetTemperature{0.25f}));
+    recompute(s);
+    EXPECT_EQ(s.work.referencePasses, 1);  // no new projections or scores
+    EXPECT_EQ(s.work.referenceSoftmaxes, 1);
+    EXPECT_EQ(s.baseForward.heads[0].scores, scores);
+    EXPECT_NE(s.baseForward.heads[0].weights, weights);
+    // The same reference, and verdict, as a state built at τ = 0.25 from the start.
+    core::Scenario cold = core::loadPreset("seed004-swap");
+    cold.temperature = 0.25f;
+    AppState fresh = makeState(cold);
+    recompute(fresh);
+    EXPECT_TRUE(s.baseForward.heads[0].weights.isApprox(fresh.baseForward.heads[0].weights, 1e-6f));
+    EXPECT_TRUE(s.baseForward.output.isApprox(fresh.baseForward.output, 1e-6f));
+    EXPECT_TRUE(s.equivariance.holds());
+    EXPECT_NEAR(s.equivariance.outputDiff, fresh.equivariance.outputDiff, 1e-6f);
+    // A new model (positions added) is a whole pass again.
+    ASSERT_TRUE(apply(s, action::SetPositional{core::Positional::Sinusoidal}));
+    recompute(s);
+    EXPECT_EQ(s.work.referencePasses, 2);
+    EXPECT_FALSE(s.equivariance.holds());
+}
+
 TEST(State, ShuffleIsDeterministicAndAPermutation) {
     AppState a = ready(), b = ready();
     apply(a, action::Shuffle{42});
