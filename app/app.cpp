@@ -1,16 +1,6 @@
 #include "app/app.hpp"
 
-#include "app/panels/bars_panel.hpp"
-#include "app/panels/controls_panel.hpp"
-#include "app/panels/cost_panel.hpp"
-#include "app/panels/heads_panel.hpp"
-#include "app/panels/heatmap_panel.hpp"
-#include "app/panels/lesson_panel.hpp"
-#include "app/panels/linear_panel.hpp"
-#include "app/panels/positional_panel.hpp"
-#include "app/panels/stages_panel.hpp"
-#include "app/panels/swap_panel.hpp"
-#include "app/panels/train_panel.hpp"
+#include "app/panels/panel_table.hpp"
 #include "app/theme.hpp"
 #include "app/widgets/text.hpp"
 #include "core/base/error.hpp"
@@ -34,17 +24,7 @@
 namespace attnviz::app {
 
 App::App(AppState state) : m_state(std::move(state)) {
-    m_panels.push_back(std::make_unique<ControlsPanel>());
-    m_panels.push_back(std::make_unique<HeatmapPanel>());
-    m_panels.push_back(std::make_unique<BarsPanel>());
-    m_panels.push_back(std::make_unique<HeadsPanel>());
-    m_panels.push_back(std::make_unique<SwapPanel>());
-    m_panels.push_back(std::make_unique<StagesPanel>());
-    m_panels.push_back(std::make_unique<PositionalPanel>());
-    m_panels.push_back(std::make_unique<LinearPanel>());
-    m_panels.push_back(std::make_unique<CostPanel>());
-    m_panels.push_back(std::make_unique<TrainPanel>());
-    m_panels.push_back(std::make_unique<LessonPanel>());
+    for (const PanelInfo& info : panelTable()) m_panels.push_back(info.make(info));
     recomputeStep(m_state, shownHead(m_state), 0);  // the first frame needs the visible head only
     syncDrafts();
 }
@@ -112,11 +92,13 @@ void App::layout() {
     const float top = ImGui::GetFrameHeight();
     const float s = m_effectiveScale;
     m_rects.clear();
-    const auto put = [&](const char* id, float x0, float y0, float x1, float y1) { m_rects[id] = {ImVec2(x0, y0), ImVec2(x1, y1)}; };
+    const auto put = [&](std::string_view id, float x0, float y0, float x1, float y1) {
+        m_rects[std::string(id)] = {ImVec2(x0, y0), ImVec2(x1, y1)};
+    };
     if (m_state.lesson) {
         // The lesson strip along the bottom; the step's panels (or the usual layout) above it.
         const float strip = std::max(150.0f * s, (H - top) * 0.24f);
-        put("lesson", 0, H - strip, W, H);
+        put(panel_id::kLesson, 0, H - strip, W, H);
         H -= strip;
         const auto& panels = m_state.lesson->lesson.steps[static_cast<std::size_t>(m_state.lesson->step)].panels;
         if (!panels.empty()) {
@@ -130,23 +112,23 @@ void App::layout() {
     }
     if (m_state.view.presenter) {
         const float split = W * 0.64f, mid = top + (H - top) * 0.55f;
-        put("heatmap", 0, top, split, H);
-        put("bars", split, top, W, mid);
-        put("heads", split, mid, W, H);
+        put(panel_id::kHeatmap, 0, top, split, H);
+        put(panel_id::kBars, split, top, W, mid);
+        put(panel_id::kHeads, split, mid, W, H);
         return;
     }
     const float left = std::min(340.0f * s, W * 0.28f);
     const float mainW = W - left, rowY = top + (H - top) * 0.60f;
     const float heatR = left + mainW * 0.56f, barsY = top + (rowY - top) * 0.55f;
-    put("controls", 0, top, left, H);
-    put("heatmap", left, top, heatR, rowY);
-    put("bars", heatR, top, W, barsY);
-    put("heads", heatR, barsY, W, rowY);
+    put(panel_id::kControls, 0, top, left, H);
+    put(panel_id::kHeatmap, left, top, heatR, rowY);
+    put(panel_id::kBars, heatR, top, W, barsY);
+    put(panel_id::kHeads, heatR, barsY, W, rowY);
     if (m_state.view.lab != Lab::None) return put(labName(m_state.view.lab), left, rowY, W, H);  // the lab's panel id
     const float swapR = left + mainW * 0.40f, stagesR = left + mainW * 0.76f;
-    put("swap", left, rowY, swapR, H);
-    put("stages", swapR, rowY, stagesR, H);
-    put("positional", stagesR, rowY, W, H);
+    put(panel_id::kSwap, left, rowY, swapR, H);
+    put(panel_id::kStages, swapR, rowY, stagesR, H);
+    put(panel_id::kPositional, stagesR, rowY, W, H);
 }
 
 void App::frame() {
@@ -158,13 +140,13 @@ void App::frame() {
                      ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoSavedSettings};
     const bool presenter = m_state.view.presenter;
     for (const auto& panel : m_panels) {
-        const auto it = m_rects.find(panel->id());
+        const auto it = m_rects.find(std::string(panel->id()));
         if (it == m_rects.end()) continue;
         ImGui::SetNextWindowPos(it->second.min, ImGuiCond_Always);
         ImGui::SetNextWindowSize(ImVec2(it->second.max.x - it->second.min.x, it->second.max.y - it->second.min.y), ImGuiCond_Always);
-        if (presenter && m_fontSet.fonts().large && panel->id() == std::string("heatmap")) ImGui::PushFont(m_fontSet.fonts().large);
+        if (presenter && m_fontSet.fonts().large && panel->id() == panel_id::kHeatmap) ImGui::PushFont(m_fontSet.fonts().large);
         panel->draw(ctx);
-        if (presenter && m_fontSet.fonts().large && panel->id() == std::string("heatmap")) ImGui::PopFont();
+        if (presenter && m_fontSet.fonts().large && panel->id() == panel_id::kHeatmap) ImGui::PopFont();
     }
     dialogs();
     if (!m_toast.empty() && ImGui::GetTime() < m_toastUntil) {
@@ -338,7 +320,7 @@ void App::dialogs() {
         ImGui::SameLine();
         ImGui::RadioButton("2x resolution", &m_exportScale, 2);
         if (ImGui::Button("Save PNG")) {
-            const std::string panel = m_exportPanel > 0 ? m_panels[static_cast<std::size_t>(m_exportPanel - 1)]->id() : "";
+            const std::string panel = m_exportPanel > 0 ? std::string(m_panels[static_cast<std::size_t>(m_exportPanel - 1)]->id()) : std::string();
             m_captures.push_back({m_drafts.exportPath, panel, static_cast<float>(m_exportScale)});
             ImGui::CloseCurrentPopup();
         }

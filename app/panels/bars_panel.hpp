@@ -8,8 +8,7 @@ namespace attnviz::app {
 
 class BarsPanel : public Panel {
 public:
-    const char* id() const override { return "bars"; }
-    const char* title() const override { return "Per-query attention"; }
+    using Panel::Panel;
     void draw(PanelContext& ctx) override;
 };
 

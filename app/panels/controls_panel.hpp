@@ -8,8 +8,7 @@ namespace attnviz::app {
 
 class ControlsPanel : public Panel {
 public:
-    const char* id() const override { return "controls"; }
-    const char* title() const override { return "Controls"; }
+    using Panel::Panel;
     void draw(PanelContext& ctx) override;
 };
 

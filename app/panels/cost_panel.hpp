@@ -10,8 +10,7 @@ namespace attnviz::app {
 
 class CostPanel : public Panel {
 public:
-    const char* id() const override { return labName(Lab::Cost); }
-    const char* title() const override { return "Cost of attention"; }
+    using Panel::Panel;
     void draw(PanelContext& ctx) override;
 
 private:

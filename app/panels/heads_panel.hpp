@@ -7,8 +7,7 @@ namespace attnviz::app {
 
 class HeadsPanel : public Panel {
 public:
-    const char* id() const override { return "heads"; }
-    const char* title() const override { return "Heads"; }
+    using Panel::Panel;
     void draw(PanelContext& ctx) override;
 };
 

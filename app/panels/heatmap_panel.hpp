@@ -8,8 +8,7 @@ namespace attnviz::app {
 
 class HeatmapPanel : public Panel {
 public:
-    const char* id() const override { return "heatmap"; }
-    const char* title() const override { return "Attention weights"; }
+    using Panel::Panel;
     void draw(PanelContext& ctx) override;
 };
 

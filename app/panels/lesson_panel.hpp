@@ -8,8 +8,7 @@ namespace attnviz::app {
 
 class LessonPanel : public Panel {
 public:
-    const char* id() const override { return "lesson"; }
-    const char* title() const override { return "Lesson"; }
+    using Panel::Panel;
     void draw(PanelContext& ctx) override;
 };
 

@@ -10,8 +10,7 @@ namespace attnviz::app {
 
 class LinearPanel : public Panel {
 public:
-    const char* id() const override { return labName(Lab::Linear); }
-    const char* title() const override { return "Linear attention · fast weights · Hopfield"; }
+    using Panel::Panel;
     void draw(PanelContext& ctx) override;
 };
 

@@ -1,4 +1,5 @@
 #include "app/panels/panel.hpp"
+#include "app/panels/panel_table.hpp"
 
 #include "app/gfx/texture_cache.hpp"
 #include "app/widgets/text.hpp"
@@ -6,6 +7,9 @@
 #include <algorithm>
 
 namespace attnviz::app {
+
+std::string_view Panel::id() const { return m_info.id; }
+const char* Panel::title() const { return m_info.title; }
 
 int shownHead(const AppState& state) {
     return state.view.previewHead >= -1 ? state.view.previewHead : state.view.selectedHead;

@@ -8,6 +8,7 @@
 #include <imgui.h>
 
 #include <string>
+#include <string_view>
 
 
 namespace attnviz::gfx {
@@ -52,13 +53,21 @@ struct PanelContext {
     int windowFlags;  // ImGuiWindowFlags the app wants on every panel window
 };
 
+struct PanelInfo;  // panel_table.hpp
+
 class Panel {
 public:
+    explicit Panel(const PanelInfo& info) : m_info(info) {}
+    Panel(const Panel&) = delete;
+    Panel& operator=(const Panel&) = delete;
     virtual ~Panel() = default;
-    virtual const char* id() const = 0;     // "heatmap": for --panel and exports
-    virtual const char* title() const = 0;  // window title
+    std::string_view id() const;  // "heatmap": for --panel, lessons and exports (panel_table.cpp)
+    const char* title() const;    // the window's title
     // Opens and closes its own ImGui window; position and size are set by the app beforehand.
     virtual void draw(PanelContext& ctx) = 0;
+
+private:
+    const PanelInfo& m_info;
 };
 
 // ImGui::Begin with the app's window flags; false (and the window already ended) when there is

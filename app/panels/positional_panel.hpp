@@ -8,8 +8,7 @@ namespace attnviz::app {
 
 class PositionalPanel : public Panel {
 public:
-    const char* id() const override { return "positional"; }
-    const char* title() const override { return "Positional encoding"; }
+    using Panel::Panel;
     void draw(PanelContext& ctx) override;
 };
 

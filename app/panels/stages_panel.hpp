@@ -8,8 +8,7 @@ namespace attnviz::app {
 
 class StagesPanel : public Panel {
 public:
-    const char* id() const override { return "stages"; }
-    const char* title() const override { return "Stages"; }
+    using Panel::Panel;
     void draw(PanelContext& ctx) override;
 };
 

@@ -8,8 +8,7 @@ namespace attnviz::app {
 
 class SwapPanel : public Panel {
 public:
-    const char* id() const override { return "swap"; }
-    const char* title() const override { return "Token swap"; }
+    using Panel::Panel;
     void draw(PanelContext& ctx) override;
 };
 

@@ -12,8 +12,7 @@ namespace attnviz::app {
 
 class TrainPanel : public Panel {
 public:
-    const char* id() const override { return labName(Lab::Train); }
-    const char* title() const override { return "Heads that learn"; }
+    using Panel::Panel;
     void draw(PanelContext& ctx) override;
 };
 

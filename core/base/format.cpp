@@ -25,6 +25,13 @@ std::string formatFixed(double value, int digits) {
     return buffer;
 }
 
+std::string joinChoices(const std::vector<std::string>& choices) {
+    std::string out;
+    for (std::size_t i = 0; i < choices.size(); ++i)
+        out += (i == 0 ? "" : i + 1 == choices.size() ? " or " : ", ") + choices[i];
+    return out;
+}
+
 std::string joinStrings(const std::vector<std::string>& parts, const std::string& separator) {
     std::string out;
     for (std::size_t i = 0; i < parts.size(); ++i) {

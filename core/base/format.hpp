@@ -14,5 +14,7 @@ std::string formatNumber(double value);
 // Fixed digits: formatFixed(0.40131, 3) == "0.401".
 std::string formatFixed(double value, int digits);
 std::string joinStrings(const std::vector<std::string>& parts, const std::string& separator);
+// "a", "a or b", "a, b or c": the choices a message offers.
+std::string joinChoices(const std::vector<std::string>& choices);
 
 }  // namespace attnviz::core

@@ -134,8 +134,9 @@ LessonStep parseStep(const json& j, const std::string& where) {
     }
     if (j.contains("lab")) {
         step.lab = stringField(j, "lab", where);
-        if (step.lab != "linear" && step.lab != "cost" && step.lab != "train")
-            throw InputError(where + ".lab", "expected linear, cost or train, got " + quoteValue(step.lab));
+        const auto& labs = lessonLabNames();
+        if (std::find(labs.begin(), labs.end(), step.lab) == labs.end())
+            throw InputError(where + ".lab", "expected " + joinChoices(labs) + ", got " + quoteValue(step.lab));
     }
     if (j.contains("head")) {
         const json& h = j.at("head");
@@ -148,6 +149,11 @@ LessonStep parseStep(const json& j, const std::string& where) {
 }
 
 }  // namespace
+
+const std::vector<std::string>& lessonLabNames() {
+    static const std::vector<std::string> names = {"linear", "cost", "train"};
+    return names;
+}
 
 const std::vector<std::string>& lessonPanelIds() {
     static const std::vector<std::string> ids = {"heatmap", "bars", "heads", "swap", "stages", "positional", "linear", "cost", "train"};

@@ -43,8 +43,11 @@ struct Lesson {
     std::vector<LessonStep> steps;
 };
 
-// The panel ids a step may name.
+// The panel ids a step may name (the app's panels but its controls and the lesson strip; a test
+// holds them to the app's panel table).
 const std::vector<std::string>& lessonPanelIds();
+// The labs a step may open (a test holds them to the app's lab table).
+const std::vector<std::string>& lessonLabNames();
 
 // Throws InputError naming the field: "steps[2].check.quantity: expected …".
 Lesson parseLesson(const std::string& text, const std::string& where);

@@ -3,14 +3,17 @@
 #include "app/app.hpp"
 #include "app/panels/bars_panel.hpp"
 #include "app/panels/controls_panel.hpp"
+#include "app/panels/panel_table.hpp"
 #include "app/panels/swap_panel.hpp"
 #include "app/panels/stages_panel.hpp"
 #include "app/widgets/text.hpp"
+#include "core/io/lesson.hpp"
 #include "core/scenario/presets.hpp"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <set>
 
 using namespace attnviz;
 using namespace attnviz::app;
@@ -368,4 +371,33 @@ TEST_F(Headless, LabelsFitAWidthInTheFont) {
     EXPECT_EQ(widgets::fitLabel("abc", 1.0f), "…");
     EXPECT_EQ(widgets::fitLabel("e\u0301e\u0301e\u0301e\u0301", ImGui::CalcTextSize("e\u0301e\u0301…").x + 0.5f), "e\u0301e\u0301…");
     ImGui::EndFrame();
+}
+
+// One panel table: the app builds its panels from it, and the lesson format's panel ids and lab
+// names are exactly the table's (but for the controls and the lesson strip) and the lab table's.
+TEST_F(Headless, PanelTableIsTheOneListOfPanels) {
+    std::set<std::string> ids;
+    for (const PanelInfo& p : panelTable()) {
+        EXPECT_TRUE(ids.insert(std::string(p.id)).second) << p.id << " twice";
+        EXPECT_EQ(findPanel(p.id), &p);
+        EXPECT_GT(std::string(p.title).size(), 3u);
+    }
+    EXPECT_EQ(findPanel("fourier"), nullptr);
+    App app(makeState(core::loadPreset("default")));
+    const std::vector<std::string> built = app.panelIds();
+    EXPECT_EQ(std::set<std::string>(built.begin(), built.end()), ids);
+    EXPECT_EQ(built.size(), panelTable().size());
+
+    std::set<std::string> inLessons = ids;
+    inLessons.erase(std::string(panel_id::kControls));
+    inLessons.erase(std::string(panel_id::kLesson));
+    const auto& lessonIds = core::lessonPanelIds();
+    EXPECT_EQ(std::set<std::string>(lessonIds.begin(), lessonIds.end()), inLessons);
+
+    std::vector<std::string> labs;
+    for (const LabInfo& l : kLabs) {
+        labs.emplace_back(l.name);
+        EXPECT_NE(findPanel(l.name), nullptr) << "no panel for the lab " << l.name;
+    }
+    EXPECT_EQ(core::lessonLabNames(), labs);
 }

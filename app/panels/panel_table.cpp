@@ -1,0 +1,50 @@
+#include "app/panels/panel_table.hpp"
+
+#include "app/panels/bars_panel.hpp"
+#include "app/panels/controls_panel.hpp"
+#include "app/panels/cost_panel.hpp"
+#include "app/panels/heads_panel.hpp"
+#include "app/panels/heatmap_panel.hpp"
+#include "app/panels/lesson_panel.hpp"
+#include "app/panels/linear_panel.hpp"
+#include "app/panels/positional_panel.hpp"
+#include "app/panels/stages_panel.hpp"
+#include "app/panels/swap_panel.hpp"
+#include "app/panels/train_panel.hpp"
+
+#include <algorithm>
+
+namespace attnviz::app {
+namespace {
+
+template <class P>
+std::unique_ptr<Panel> make(const PanelInfo& info) {
+    return std::make_unique<P>(info);
+}
+
+}  // namespace
+
+const std::vector<PanelInfo>& panelTable() {
+    static const std::vector<PanelInfo> table = {
+        {panel_id::kControls, "Controls", make<ControlsPanel>},
+        {panel_id::kHeatmap, "Attention weights", make<HeatmapPanel>},
+        {panel_id::kBars, "Per-query attention", make<BarsPanel>},
+        {panel_id::kHeads, "Heads", make<HeadsPanel>},
+        {panel_id::kSwap, "Token swap", make<SwapPanel>},
+        {panel_id::kStages, "Stages", make<StagesPanel>},
+        {panel_id::kPositional, "Positional encoding", make<PositionalPanel>},
+        {labName(Lab::Linear), "Linear attention · fast weights · Hopfield", make<LinearPanel>},
+        {labName(Lab::Cost), "Cost of attention", make<CostPanel>},
+        {labName(Lab::Train), "Heads that learn", make<TrainPanel>},
+        {panel_id::kLesson, "Lesson", make<LessonPanel>},
+    };
+    return table;
+}
+
+const PanelInfo* findPanel(std::string_view id) {
+    const auto& table = panelTable();
+    const auto it = std::find_if(table.begin(), table.end(), [&](const PanelInfo& p) { return p.id == id; });
+    return it == table.end() ? nullptr : &*it;
+}
+
+}  // namespace attnviz::app
