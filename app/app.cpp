@@ -171,7 +171,7 @@ void App::applyActions() {
     if (m_computeFailed) return;  // reported once; the next change tries again
     // The visible head now (what the user waits for); the other heads follow, one a frame.
     try {
-        recomputeStep(m_state, shownHead(m_state), 1, m_requests.heatmapPooling);
+        recomputeStep(m_state, shownHead(m_state), 1, m_state.view.heatmapPooling);
     } catch (const core::InputError& e) {
         notify(e.message(), true);
         m_computeFailed = true;

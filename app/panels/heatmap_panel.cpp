@@ -99,7 +99,9 @@ void HeatmapPanel::draw(PanelContext& ctx) {
     // Colour range: 0 … 1 (comparable across heads), or 0 … the largest weight shown (contrast
     // for long sequences, where every weight is near 1/T).
     const gfx::HeatmapTexture& tex = headWeightsTexture(ctx, "heat", head, cell, {s.view.colormap, 0.0f, 1.0f, s.view.autoRange});
-    if (head >= 0) ctx.requests.heatmapPooling = headPooling(cell);  // the next softmax pools for it
+    // the next softmax of the shown head pools its texels for this map
+    if (const int pooling = headPooling(cell); head >= 0 && pooling != s.view.heatmapPooling)
+        ctx.actions.emit(action::SetHeatmapPooling{pooling});
     const float hi = tex.hi();
     ctx.heatmaps.draw(list, tex, mMin, mMax, ImVec2(u0, v0), ImVec2(u0 + fu, v0 + fv));
     const float firstCol = u0 * tk, firstRow = v0 * tq;

@@ -11,10 +11,6 @@ namespace attnviz::app {
 std::string_view Panel::id() const { return m_info.id; }
 const char* Panel::title() const { return m_info.title; }
 
-int shownHead(const AppState& state) {
-    return state.view.previewHead >= -1 ? state.view.previewHead : state.view.selectedHead;
-}
-
 std::string headLabel(const AppState& state, int head) {
     if (head < 0) return "Mean of " + std::to_string(state.model.heads) + " heads";
     return "Head " + std::to_string(head + 1) + " of " + std::to_string(state.model.heads);

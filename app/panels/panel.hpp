@@ -38,7 +38,6 @@ struct AppRequests {
     bool exportDialog = false;
     bool screenshot = false;  // Ctrl+S: whole window at 1x to the default path
     bool toggleFullscreen = false;
-    int heatmapPooling = 0;  // the pooling factor the heatmap drew a single head with (0: none this frame)
 };
 
 struct PanelContext {
@@ -87,9 +86,6 @@ const gfx::HeatmapTexture& headWeightsTexture(PanelContext& ctx, const std::stri
 // The pooling factor headWeightsTexture uses for a map `pixelsPerCell` logical pixels a cell.
 int headPooling(float pixelsPerCell);
 
-// The head the heatmap, bars and stages show: the one under the mouse in the head grid, else the
-// selected one.
-int shownHead(const AppState& state);
 // "Head 2 of 4" / "Mean of 4 heads"
 std::string headLabel(const AppState& state, int head);
 // Tooltip on the previous item (bounded: it may quote a user's description).

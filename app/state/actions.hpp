@@ -46,6 +46,7 @@ struct SetPresenter { bool value; };
 struct SetSmallMultiples { bool value; };
 struct SetAutoRange { bool value; };
 struct SetPreviewHead { int head; };  // -2 = none
+struct SetHeatmapPooling { int factor; };  // what the heatmap draws the shown head with (>= 1)
 struct PickSwapChip { int position; };  // first click remembers, second click swaps
 struct SetView { float zoom; float panX; float panY; };
 // Labs: which one is shown, its view, and its jobs (started and stopped here, read as
@@ -75,7 +76,7 @@ using Action = std::variant<action::SetSentence, action::SetTokens, action::SetT
                             action::ToggleCausal, action::SelectHead, action::StepHead, action::SelectQuery,
                             action::StepQuery, action::StepStage, action::SetColormap, action::SetTheme,
                             action::SetUiScale, action::SetPresenter, action::SetSmallMultiples, action::SetAutoRange,
-                            action::SetPreviewHead, action::PickSwapChip, action::SetView, action::SetLab,
+                            action::SetPreviewHead, action::SetHeatmapPooling, action::PickSwapChip, action::SetView, action::SetLab,
                             action::SetFastWeightSteps, action::SetMemoryWall, action::SetTrainSettings,
                             action::StartTraining, action::StopTraining, action::StartCostSweep, action::StopCostSweep,
                             action::OpenLesson, action::GoToLessonStep, action::StepLesson, action::AnswerCheck,

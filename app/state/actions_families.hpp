@@ -47,6 +47,7 @@ bool applyAction(AppState& state, const action::SetPresenter& a);
 bool applyAction(AppState& state, const action::SetSmallMultiples& a);
 bool applyAction(AppState& state, const action::SetAutoRange& a);
 bool applyAction(AppState& state, const action::SetPreviewHead& a);
+bool applyAction(AppState& state, const action::SetHeatmapPooling& a);
 bool applyAction(AppState& state, const action::PickSwapChip& a);
 bool applyAction(AppState& state, const action::SetView& a);
 bool applyAction(AppState& state, const action::ClearError& a);

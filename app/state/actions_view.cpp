@@ -74,6 +74,12 @@ bool applyAction(AppState& state, const action::SetPreviewHead& a) {
     return true;
 }
 
+bool applyAction(AppState& state, const action::SetHeatmapPooling& a) {
+    if (a.factor < 1) return false;
+    state.view.heatmapPooling = a.factor;
+    return true;
+}
+
 bool applyAction(AppState& state, const action::PickSwapChip& a) {
     const int n = static_cast<int>(state.model.tq());
     if (a.position < 0 || a.position >= n) return reject(state, "swap", "no token at position " + std::to_string(a.position));

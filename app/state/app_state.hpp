@@ -49,6 +49,8 @@ struct ViewState {
     bool smallMultiples = false;
     bool autoRange = false;  // heatmap colours span 0 … the largest weight shown instead of 0 … 1
     int previewHead = -2;   // head under the mouse in the head grid (-2 = none)
+    int heatmapPooling = 0; // cells per texel side the heatmap draws the shown head with (0: not drawn;
+                            // the softmax pools the shown head's texels for it in the same pass)
     int pendingSwap = -1;   // first chip clicked in the token-swap panel (-1 = none)
     float zoom = 1.0f;      // heatmap zoom (1 = whole matrix)
     float panX = 0.5f, panY = 0.5f;  // heatmap view centre, as fractions of keys / queries
@@ -112,6 +114,10 @@ struct AppState {
 
     bool swapped() const { return !core::isIdentity(model.perm); }
 };
+
+// The head the heatmap, bars and stages show: the one under the mouse in the head grid, else the
+// selected one.
+int shownHead(const AppState& state);
 
 // A state showing `scenario`; throws core::InputError when it does not build. Nothing is
 // computed yet: every head is stale (see recompute, recomputeStep).

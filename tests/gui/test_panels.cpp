@@ -199,6 +199,7 @@ TEST_F(Headless, TheVisibleHeadIsPooledForTheHeatmapWithItsSoftmax) {
         ASSERT_EQ(st.pooled.head, 0);
         EXPECT_EQ(st.pooled.version, st.headVersions[0]);
         EXPECT_GE(st.pooled.factor, 3);  // 1600 cells on about 770 pixels
+        EXPECT_EQ(st.view.heatmapPooling, st.pooled.factor);  // the heatmap said so through an action
         std::vector<float> expected;
         core::poolTexels(st.forward.heads[0].weights, st.settings, st.pooled.factor, expected);
         EXPECT_EQ(st.pooled.texels, expected);
