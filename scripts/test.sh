@@ -2,7 +2,7 @@
 # Installs what is missing, builds, and runs the whole test suite:
 #   1. ctest on the Release build: core and state tests, the numpy oracle, figure export, and the
 #      real app under a virtual display;
-#   2. clang-tidy on the engine (scripts/tidy.sh), every warning an error;
+#   2. clang-tidy on the engine and the state (scripts/tidy.sh), every warning an error;
 #   3. the same ctest suite built with AddressSanitizer + UndefinedBehaviorSanitizer
 #      (scripts/sanitize.sh);
 #   4. each libFuzzer target for 60 s from its seed corpus (scripts/fuzz.sh).
@@ -23,7 +23,7 @@ step "test suite (Release)"
 ctest --test-dir build --output-on-failure -j "$(nproc)"
 ((QUICK)) && exit 0
 
-step "clang-tidy on core/"
+step "clang-tidy on core/ and app/state/"
 bash scripts/tidy.sh build
 step "test suite under AddressSanitizer + UndefinedBehaviorSanitizer"
 bash scripts/sanitize.sh

@@ -17,7 +17,7 @@ namespace attnviz::app::detail {
 namespace {
 
 // Rebuilds the model from `next`; on failure the state is unchanged and the error is kept.
-bool rebuild(AppState& state, core::Scenario next) {
+bool rebuild(AppState& state, const core::Scenario& next) {
     try {
         AppState fresh = makeState(next, state.limits);
         fresh.view = state.view;
