@@ -4,9 +4,9 @@
 #include "app/theme.hpp"
 #include "app/widgets/text.hpp"
 #include "core/base/error.hpp"
-#include "core/io/export.hpp"
 #include "core/base/files.hpp"
 #include "core/base/format.hpp"
+#include "core/io/export.hpp"
 #include "core/io/npy.hpp"
 #include "core/scenario/presets.hpp"
 
@@ -38,8 +38,7 @@ std::vector<std::string> App::panelIds() const {
 bool App::prepareFonts(float contentScale, float pixelScale) {
     m_effectiveScale = m_state.view.uiScale * contentScale;
     const float raster = m_effectiveScale * pixelScale;
-    if (!m_fontSet.needsRebuild(raster, m_state.model.queryTokens) &&
-        !m_fontSet.needsRebuild(raster, m_state.model.keyTokens))
+    if (!m_fontSet.needsRebuild(raster, m_state.model.queryTokens) && !m_fontSet.needsRebuild(raster, m_state.model.keyTokens))
         return false;
     std::vector<std::string> tokens = m_state.model.queryTokens;
     tokens.insert(tokens.end(), m_state.model.keyTokens.begin(), m_state.model.keyTokens.end());
@@ -77,7 +76,8 @@ std::string App::defaultExportPath(const char* extension) const {
     namespace fs = std::filesystem;
     std::error_code ec;
     fs::path dir = ".";
-    if (const char* home = std::getenv("HOME"); home && fs::is_directory(fs::path(home) / "Pictures", ec)) dir = fs::path(home) / "Pictures";
+    if (const char* home = std::getenv("HOME"); home && fs::is_directory(fs::path(home) / "Pictures", ec))
+        dir = fs::path(home) / "Pictures";
     const std::time_t now = std::time(nullptr);
     char stamp[32];
     std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::localtime(&now));
@@ -136,7 +136,14 @@ void App::frame() {
     syncDrafts();
     menuBar();
     layout();
-    PanelContext ctx{m_state, m_actions, m_heatmaps, m_textures, m_drafts, m_fontSet.fonts(), m_requests, m_effectiveScale,
+    PanelContext ctx{m_state,
+                     m_actions,
+                     m_heatmaps,
+                     m_textures,
+                     m_drafts,
+                     m_fontSet.fonts(),
+                     m_requests,
+                     m_effectiveScale,
                      ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoSavedSettings};
     const bool presenter = m_state.view.presenter;
     for (const auto& panel : m_panels) {
@@ -153,8 +160,9 @@ void App::frame() {
         const ImVec2 size = ImGui::GetIO().DisplaySize;
         ImGui::SetNextWindowPos(ImVec2(size.x - 12, size.y - 12), ImGuiCond_Always, ImVec2(1, 1));
         ImGui::SetNextWindowBgAlpha(0.9f);
-        ImGui::Begin("##toast", nullptr, ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoSavedSettings |
-                                             ImGuiWindowFlags_NoFocusOnAppearing | ImGuiWindowFlags_NoNav);
+        ImGui::Begin("##toast", nullptr,
+                     ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoSavedSettings |
+                         ImGuiWindowFlags_NoFocusOnAppearing | ImGuiWindowFlags_NoNav);
         // A message may quote a user's path or value: a few lines of it at most, 36 ems wide.
         widgets::wrappedTextColored(m_toastError ? ImVec4(1.0f, 0.45f, 0.4f, 1.0f) : ImGui::GetStyleColorVec4(ImGuiCol_Text), m_toast, 400,
                                     ImGui::GetFontSize() * 36.0f);
@@ -252,9 +260,10 @@ void App::menuBar() {
         ImGui::EndMenu();
     }
     if (ImGui::BeginMenu("Help")) {
-        ImGui::TextUnformatted("Space        causal mask on/off\n[ and ]      previous / next head\n↑ and ↓      previous / next query\n← and →      previous / next stage\n"
-                               "Ctrl+S       screenshot\nCtrl+O       open a scenario\nCtrl+= / − / 0   UI scale\nF5           presenter mode\nF11          fullscreen\n"
-                               "Heatmap: click a row to select it, wheel to zoom, right-drag to pan.");
+        ImGui::TextUnformatted(
+            "Space        causal mask on/off\n[ and ]      previous / next head\n↑ and ↓      previous / next query\n← and →      previous / next stage\n"
+            "Ctrl+S       screenshot\nCtrl+O       open a scenario\nCtrl+= / − / 0   UI scale\nF5           presenter mode\nF11          fullscreen\n"
+            "Heatmap: click a row to select it, wheel to zoom, right-drag to pan.");
         ImGui::EndMenu();
     }
     const std::string& name = m_state.scenario.name.empty() ? std::string("attnviz") : m_state.scenario.name;
@@ -264,8 +273,7 @@ void App::menuBar() {
     ImGui::EndMainMenuBar();
 }
 
-void App::pathDialog(const char* title, const char* prompt, const char* button, std::string& path,
-                     const std::function<void()>& accept) {
+void App::pathDialog(const char* title, const char* prompt, const char* button, std::string& path, const std::function<void()>& accept) {
     if (!ImGui::BeginPopupModal(title, nullptr, ImGuiWindowFlags_NoSavedSettings)) return;
     ImGui::TextUnformatted(prompt);
     ImGui::SetNextItemWidth(-1);
@@ -320,7 +328,8 @@ void App::dialogs() {
         ImGui::SameLine();
         ImGui::RadioButton("2x resolution", &m_exportScale, 2);
         if (ImGui::Button("Save PNG")) {
-            const std::string panel = m_exportPanel > 0 ? std::string(m_panels[static_cast<std::size_t>(m_exportPanel - 1)]->id()) : std::string();
+            const std::string panel =
+                m_exportPanel > 0 ? std::string(m_panels[static_cast<std::size_t>(m_exportPanel - 1)]->id()) : std::string();
             m_captures.push_back({m_drafts.exportPath, panel, static_cast<float>(m_exportScale)});
             ImGui::CloseCurrentPopup();
         }

@@ -61,8 +61,7 @@ private:
     void menuBar();
     void dialogs();
     // A modal asking for a path; `accept` runs on the button or Enter and may throw InputError.
-    void pathDialog(const char* title, const char* prompt, const char* button, std::string& path,
-                    const std::function<void()>& accept);
+    void pathDialog(const char* title, const char* prompt, const char* button, std::string& path, const std::function<void()>& accept);
     void keys();
     void applyActions();
     void syncDrafts();
@@ -81,7 +80,7 @@ private:
     std::string m_toast;
     bool m_toastError = false;
     double m_toastUntil = 0.0;
-    int m_exportPanel = 0;        // Export dialog: 0 = whole window, else panel index + 1
+    int m_exportPanel = 0;  // Export dialog: 0 = whole window, else panel index + 1
     int m_exportScale = 1;
     int m_styleTheme = -1;
     float m_styleScale = 0.0f;

@@ -14,7 +14,6 @@
 
 namespace attnviz::app {
 
-
 // Opens the window; returns the process exit code.
 using GuiLauncher = std::function<int(const GuiRequest&)>;
 
@@ -23,6 +22,5 @@ int runMain(int argc, const char* const* argv, const GuiLauncher& gui, std::ostr
 
 // "The cat sat on the mat · head 1 of 4 · τ = 1.00 · causal": the title of exported figures.
 std::string heatmapTitle(const core::Scenario& scenario, const core::Model& model, const core::Settings& settings, int head);
-
 
 }  // namespace attnviz::app

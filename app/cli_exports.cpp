@@ -54,8 +54,7 @@ void checkOutputs(const std::vector<std::pair<const char*, std::string>>& output
         for (std::size_t k = 0; k < i; ++k) {
             const auto& [other, otherPath] = outputs[k];
             if (otherPath.empty()) continue;
-            if (path == "-" && otherPath == "-")
-                throw core::InputError(flag, std::string("standard output is already taken by ") + other);
+            if (path == "-" && otherPath == "-") throw core::InputError(flag, std::string("standard output is already taken by ") + other);
             if (path != "-" && (path == otherPath || fs::equivalent(path, otherPath, ec)))
                 throw core::InputError(flag, std::string("the same file as ") + other);
         }
@@ -80,7 +79,8 @@ std::pair<core::Model, core::Settings> buildFor(const GuiRequest& request, const
 
 std::string heatmapTitle(const core::Scenario& scenario, const core::Model& model, const core::Settings& settings, int head) {
     std::string title = scenario.name.empty() ? std::string() : scenario.name + " · ";
-    title += head < 0 ? "mean of " + std::to_string(model.heads) + " heads" : "head " + std::to_string(head + 1) + " of " + std::to_string(model.heads);
+    title += head < 0 ? "mean of " + std::to_string(model.heads) + " heads"
+                      : "head " + std::to_string(head + 1) + " of " + std::to_string(model.heads);
     title += " · τ = " + core::formatFixed(settings.temperature, 2);
     if (!settings.scaled) title += " · unscaled";
     if (settings.causal) title += " · causal";
@@ -90,8 +90,7 @@ std::string heatmapTitle(const core::Scenario& scenario, const core::Model& mode
 namespace cli {
 
 void checkExports(const Flags& f) {
-    checkOutputs({{"--export", f.exportJson}, {"--export-csv", f.exportCsv}, {"--export-heatmap", f.exportHeatmap}},
-                 f.scenarioPath);
+    checkOutputs({{"--export", f.exportJson}, {"--export-csv", f.exportCsv}, {"--export-heatmap", f.exportHeatmap}}, f.scenarioPath);
     if (!f.exportHeatmap.empty()) render::heatmapIsPng(f.exportHeatmap);  // a bad extension before any work
     if (f.bench && (!(f.benchSeconds > 0.0) || f.benchSeconds > 600.0))
         throw core::InputError("--bench-seconds", "expected 0 to 600 seconds");
@@ -102,10 +101,16 @@ void runBench(const Flags& f, const GuiRequest& request, std::ostream& out, cons
 
     doing = "timing the forward pass";
     const core::BenchResult r = core::benchmark(model, settings, f.benchSeconds);
-    nlohmann::json j = {{"T", r.tq}, {"T_k", r.tk}, {"heads", r.heads}, {"d_model", r.dModel},
-                        {"forward_ms", r.forwardMs}, {"softmax_ms", r.softmaxMs},
-                        {"visible_softmax_ms", r.visibleSoftmaxMs}, {"gflops", r.gflops},
-                        {"sgemm_gflops", r.sgemmGflops}, {"runs", r.runs},
+    nlohmann::json j = {{"T", r.tq},
+                        {"T_k", r.tk},
+                        {"heads", r.heads},
+                        {"d_model", r.dModel},
+                        {"forward_ms", r.forwardMs},
+                        {"softmax_ms", r.softmaxMs},
+                        {"visible_softmax_ms", r.visibleSoftmaxMs},
+                        {"gflops", r.gflops},
+                        {"sgemm_gflops", r.sgemmGflops},
+                        {"runs", r.runs},
                         {"kernels", core::kernelIsaName(core::kernelIsa())},
                         {"kept_mib", static_cast<double>(r.keptBytes) / (1024.0 * 1024.0)}};
     out << j.dump() << "\n";

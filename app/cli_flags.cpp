@@ -23,8 +23,8 @@ std::vector<std::string> splitTokens(const std::string& text) {
         const std::size_t comma = text.find(',', start);
         const std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
         if (item.find_first_not_of(" \t\r\n") == std::string::npos)
-            throw core::InputError("--tokens", "token " + std::to_string(tokens.size() + 1) +
-                                                   " is empty (expected A,B,… with no empty item)");
+            throw core::InputError("--tokens",
+                                   "token " + std::to_string(tokens.size() + 1) + " is empty (expected A,B,… with no empty item)");
         tokens.push_back(item);
         if (comma == std::string::npos) return tokens;
         start = comma + 1;
@@ -37,8 +37,8 @@ long long parseWhole(const char* flag, const std::string& text, long long lo, lo
     long long value = 0;
     const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
     if (ec != std::errc() || end != text.data() + text.size() || value < lo || value > hi)
-        throw core::InputError(flag, "expected a whole number from " + std::to_string(lo) + " to " + std::to_string(hi) +
-                                         ", got " + core::quoteValue(text));
+        throw core::InputError(
+            flag, "expected a whole number from " + std::to_string(lo) + " to " + std::to_string(hi) + ", got " + core::quoteValue(text));
     return value;
 }
 
@@ -76,8 +76,7 @@ std::pair<int, int> parseSwap(const std::string& text) {
 }
 
 void requirePositive(const CLI::Option* opt, long long value, const char* name) {
-    if (opt->count() && value < 1)
-        throw core::InputError(name, "must be at least 1, got " + std::to_string(value));
+    if (opt->count() && value < 1) throw core::InputError(name, "must be at least 1, got " + std::to_string(value));
 }
 
 // Applies the flags that set the same things as the file; flags win.
@@ -148,16 +147,21 @@ void defineFlags(CLI::App& app, Flags& f) {
     app.add_flag("--unscaled", f.unscaled, "Divide the scores by 1 instead of sqrt(d_k)");
     app.add_option("--length", f.length, "Repeat the tokens cyclically to N tokens (large-T demos and benchmarks)")->type_name("N");
     app.add_option("--swap", f.swaps, "Swap token positions I and J (repeatable, applied in order)")->type_name("I,J");
-    app.add_option("--export", f.exportJson, "Compute without a window and write every matrix as JSON ('-' = stdout)")->type_name("OUT.json");
+    app.add_option("--export", f.exportJson, "Compute without a window and write every matrix as JSON ('-' = stdout)")
+        ->type_name("OUT.json");
     app.add_option("--export-npy", f.exportNpy, "Write the matrices as .npy files into DIR")->type_name("DIR");
     app.add_option("--export-csv", f.exportCsv, "Write one head's weights as CSV with token headers ('-' = stdout)")->type_name("OUT.csv");
-    app.add_option("--export-heatmap", f.exportHeatmap, "Write a heatmap figure (labels, colour bar) without a window: .png or .svg (vector)")->type_name("OUT.png|OUT.svg");
-    app.add_option("--cell-size", f.cellSize, "With --export-heatmap: pixels per cell (default: about 720 px for the matrix)")->type_name("PX");
+    app.add_option("--export-heatmap", f.exportHeatmap,
+                   "Write a heatmap figure (labels, colour bar) without a window: .png or .svg (vector)")
+        ->type_name("OUT.png|OUT.svg");
+    app.add_option("--cell-size", f.cellSize, "With --export-heatmap: pixels per cell (default: about 720 px for the matrix)")
+        ->type_name("PX");
     app.add_option("--colormap", f.colormap, "viridis, magma, grayscale or cividis (colour-blind safe)")->type_name("NAME");
     app.add_option("--head", f.head, "Head for --export-csv and the window (-1 = mean over heads)")->type_name("N");
     app.add_option("--max-tokens", f.maxTokens, "Refuse more tokens than this (default 16384)")->type_name("N");
     app.add_option("--max-memory", f.maxMemoryMiB, "Refuse a forward pass needing more MiB than this (default 12288)")->type_name("MIB");
-    app.add_option("--screenshot", f.screenshot, "Open the window, render, save a PNG and exit (needs a display; xvfb-run works)")->type_name("OUT.png");
+    app.add_option("--screenshot", f.screenshot, "Open the window, render, save a PNG and exit (needs a display; xvfb-run works)")
+        ->type_name("OUT.png");
     app.add_option("--panel", f.panel, "With --screenshot: only this panel")->type_name("NAME");
     app.add_option("--size", f.size, "Window size for the app and --screenshot")->type_name("WxH");
     app.add_option("--scale", f.scale, "With --screenshot: pixel density, 1 to 4 (2 = a 2x-resolution image)")->type_name("S");
@@ -180,15 +184,14 @@ void checkFlags(const Flags& f, const CLI::App& app) {
     // or "the default": every option that takes text refuses an empty one.
     for (const CLI::Option* opt : app.get_options()) {
         if (!opt->count() || opt->get_expected_min() == 0) continue;
-        const bool path = opt->get_type_name().find("OUT") != std::string::npos || opt->get_type_name() == "FILE" ||
-                          opt->get_type_name() == "DIR";
+        const bool path =
+            opt->get_type_name().find("OUT") != std::string::npos || opt->get_type_name() == "FILE" || opt->get_type_name() == "DIR";
         for (const std::string& value : opt->results())
             if (value.empty())
                 throw core::InputError(opt->get_name(), std::string("expected ") + (path ? "a path" : "a value") + ", got an empty one");
     }
     if (given("--scenario") && given("--preset")) throw core::InputError("--preset", "give either --scenario or --preset, not both");
-    if (given("--sentence") && given("--tokens"))
-        throw core::InputError("--tokens", "give either --sentence or --tokens, not both");
+    if (given("--sentence") && given("--tokens")) throw core::InputError("--tokens", "give either --sentence or --tokens, not both");
     const bool anyExport = given("--export") || given("--export-npy") || given("--export-csv") || given("--export-heatmap");
     if (given("--screenshot") && anyExport)
         throw core::InputError("--screenshot", "renders the window; it cannot be combined with --export* (run twice)");
@@ -196,14 +199,12 @@ void checkFlags(const Flags& f, const CLI::App& app) {
         throw core::InputError("--bench", "times the forward pass only; it cannot be combined with exports or --screenshot");
 }
 
-bool exporting(const Flags& f) {
-    return !f.exportJson.empty() || !f.exportNpy.empty() || !f.exportCsv.empty() || !f.exportHeatmap.empty();
-}
+bool exporting(const Flags& f) { return !f.exportJson.empty() || !f.exportNpy.empty() || !f.exportCsv.empty() || !f.exportHeatmap.empty(); }
 
 GuiRequest requestFrom(const Flags& f, const CLI::App& app) {
     const auto given = [&](const char* name) { return app.get_option(name)->count() > 0; };
     GuiRequest request;
-if (given("--scenario")) {
+    if (given("--scenario")) {
         request.scenario = core::loadScenarioFile(f.scenarioPath);
         request.scenarioPath = f.scenarioPath;
         request.source = f.scenarioPath;
@@ -234,8 +235,7 @@ if (given("--scenario")) {
         throw core::InputError("--theme", "expected dark, light or high-contrast, got " + core::quoteValue(f.theme));
     request.theme = f.theme;
     request.presenter = f.presenter;
-    if (!labFromName(f.lab))
-        throw core::InputError("--lab", "expected " + labNameList() + ", got " + core::quoteValue(f.lab));
+    if (!labFromName(f.lab)) throw core::InputError("--lab", "expected " + labNameList() + ", got " + core::quoteValue(f.lab));
     request.lab = f.lab;
     if (!f.lesson.empty()) request.lesson = core::loadLesson(f.lesson);
     for (const char* name : {"--scenario", "--preset", "--sentence", "--tokens", "--tokenizer", "--d-model", "--heads", "--d-k", "--length",

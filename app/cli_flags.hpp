@@ -12,7 +12,6 @@
 
 namespace attnviz::app::cli {
 
-
 struct Flags {
     std::string scenarioPath, preset;
     std::string sentence, tokenizer, embedding, positional;

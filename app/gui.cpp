@@ -35,8 +35,7 @@ struct Opening {
 // flags on top; a file that cannot be used is kept aside and named in a note (see restoreSession).
 // An error in the request is printed and gives nullopt.
 std::optional<Opening> opening(const GuiRequest& request, const platform::GlfwLibrary& glfw, const std::string& sessionFile) {
-    const RestoredSession restored =
-        request.fresh || !request.screenshot.empty() ? RestoredSession{} : restoreSession(sessionFile);
+    const RestoredSession restored = request.fresh || !request.screenshot.empty() ? RestoredSession{} : restoreSession(sessionFile);
     if (!restored.notice.empty()) std::cerr << "attnviz: note: " << restored.notice << "\n";
     Opening o;
     ViewState view;
@@ -49,7 +48,8 @@ std::optional<Opening> opening(const GuiRequest& request, const platform::GlfwLi
     if (request.width > 0) o.size = {request.width, request.height};
     view = requestedView(request, view);
     try {
-        o.state = startingState(request.scenario, request.presetId, restored, request.explicitScenario, request.limits, sessionFile, o.notice);
+        o.state =
+            startingState(request.scenario, request.presetId, restored, request.explicitScenario, request.limits, sessionFile, o.notice);
     } catch (const core::InputError& e) {
         std::cerr << errorLine(e.message()) << "\n";
         return std::nullopt;
@@ -67,7 +67,8 @@ std::optional<Opening> opening(const GuiRequest& request, const platform::GlfwLi
 }
 
 std::string windowTitle(const AppState& state) {
-    return "attnviz — " + (state.scenario.name.empty() ? std::string("self-attention") : widgets::clipLabel(state.scenario.name, widgets::kTitleGlyphs));
+    return "attnviz — " +
+           (state.scenario.name.empty() ? std::string("self-attention") : widgets::clipLabel(state.scenario.name, widgets::kTitleGlyphs));
 }
 
 // --panel names a panel the app has (whether this layout shows it is known only after a frame).

@@ -1,10 +1,10 @@
 // Google Benchmark of the engine: forward pass, softmax-only recompute (temperature change),
 // mask toggle, and the texture-ready conversion, against the machine's Eigen sgemm.
 // Run: ./build/attnviz_bench   (compare rows of one run: the ratios are what count)
-#include "core/scenario/bench.hpp"
-#include "core/attention/kernels.hpp"
-#include "core/scenario/model.hpp"
 #include "bench/sgemm.hpp"
+#include "core/attention/kernels.hpp"
+#include "core/scenario/bench.hpp"
+#include "core/scenario/model.hpp"
 
 #include <benchmark/benchmark.h>
 
@@ -113,8 +113,8 @@ void timeFmaPeak(benchmark::State& state, void (*chains)(long), int floats) {
             chains(kSteps);
         }
     }
-    state.counters["GFLOP/s"] = benchmark::Counter(static_cast<double>(threads) * kSteps * 10 * 2 * floats * 1e-9,
-                                                   benchmark::Counter::kIsIterationInvariantRate);
+    state.counters["GFLOP/s"] =
+        benchmark::Counter(static_cast<double>(threads) * kSteps * 10 * 2 * floats * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
 }
 
 void BM_FmaPeak(benchmark::State& state) { timeFmaPeak(state, fmaChainsAvx2, 8); }
@@ -258,14 +258,17 @@ void BM_ScoresByBlocks(benchmark::State& state) {
     Mat scores(T, h.k.rows());
     PackedKeys packed;
     timeByBlocks(
-        state, T, [&] { if (kernel) packKeys(h.k, packed); },
+        state, T,
+        [&] {
+            if (kernel) packKeys(h.k, packed);
+        },
         [&](Eigen::Index r0, Eigen::Index rows) {
             if (kernel) scoreRows(h.q.middleRows(r0, rows), h.k, packed, scores.middleRows(r0, rows));
             else scores.middleRows(r0, rows).noalias() = h.q.middleRows(r0, rows) * h.k.transpose();
         },
         scores);
-    state.counters["GFLOP/s"] = benchmark::Counter(2.0 * static_cast<double>(T * T * h.q.cols()) * 1e-9,
-                                                   benchmark::Counter::kIsIterationInvariantRate);
+    state.counters["GFLOP/s"] =
+        benchmark::Counter(2.0 * static_cast<double>(T * T * h.q.cols()) * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
 }
 BENCHMARK(BM_ScoresByBlocks)->ArgsProduct({{1024, 2048}, {0, 1}})->Unit(benchmark::kMillisecond)->UseRealTime();
 
@@ -283,15 +286,18 @@ void BM_ValuesByBlocks(benchmark::State& state) {
     Mat out(T, h.v.cols());
     PackedColumns packed;
     timeByBlocks(
-        state, T, [&] { if (kernel) packColumns(h.v, packed); },
+        state, T,
+        [&] {
+            if (kernel) packColumns(h.v, packed);
+        },
         [&](Eigen::Index r0, Eigen::Index rows) {
             if (kernel) weighValues(h.weights.middleRows(r0, rows), h.v, packed, out.middleRows(r0, rows), causal ? r0 : -1);
             else out.middleRows(r0, rows).noalias() = h.weights.middleRows(r0, rows) * h.v;
         },
         out);
     // The full product's multiply-adds, so that the causal rows show the keys skipped as speed.
-    state.counters["GFLOP/s"] = benchmark::Counter(2.0 * static_cast<double>(T * T * h.v.cols()) * 1e-9,
-                                                   benchmark::Counter::kIsIterationInvariantRate);
+    state.counters["GFLOP/s"] =
+        benchmark::Counter(2.0 * static_cast<double>(T * T * h.v.cols()) * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
 }
 BENCHMARK(BM_ValuesByBlocks)->ArgsProduct({{1024, 2048}, {0, 1}, {0, 1}})->Unit(benchmark::kMillisecond)->UseRealTime();
 

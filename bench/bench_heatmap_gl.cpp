@@ -9,9 +9,9 @@
 #include "app/platform/process.hpp"
 #include "core/scenario/model.hpp"
 
+#include <benchmark/benchmark.h>
 #include <glad/gl.h>
 #include <GLFW/glfw3.h>
-#include <benchmark/benchmark.h>
 
 #include <cstdio>
 #include <memory>
@@ -57,8 +57,14 @@ void BM_UploadAndDraw(benchmark::State& state) {
     state.counters["texels"] = static_cast<double>(tex.rows()) * tex.cols();
 }
 // Second argument 1: pooled to the screen (the app); 0: every cell uploaded (for comparison).
-BENCHMARK(BM_UploadAndDraw)->Args({512, 1})->Args({1024, 1})->Args({2048, 1})->Args({2048, 0})
-    ->Unit(benchmark::kMillisecond)->UseRealTime()->MeasureProcessCPUTime();
+BENCHMARK(BM_UploadAndDraw)
+    ->Args({512, 1})
+    ->Args({1024, 1})
+    ->Args({2048, 1})
+    ->Args({2048, 0})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->MeasureProcessCPUTime();
 
 // Panning and hovering: the texture stays, only the quad is drawn again.
 void BM_RedrawOnly(benchmark::State& state) {
@@ -101,8 +107,13 @@ void BM_VisibleHeadUpdate(benchmark::State& state) {
         else glFinish();  // the uploads have landed
     }
 }
-BENCHMARK(BM_VisibleHeadUpdate)->Args({2048, 0, 0})->Args({2048, 1, 0})->Args({2048, 0, 1})
-    ->Unit(benchmark::kMillisecond)->UseRealTime()->MeasureProcessCPUTime();
+BENCHMARK(BM_VisibleHeadUpdate)
+    ->Args({2048, 0, 0})
+    ->Args({2048, 1, 0})
+    ->Args({2048, 0, 1})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->MeasureProcessCPUTime();
 
 }  // namespace
 

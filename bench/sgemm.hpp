@@ -17,6 +17,6 @@ inline void timeSgemm(benchmark::State& state) {
         c.noalias() = a * b;
         benchmark::DoNotOptimize(c.data());
     }
-    state.counters["GFLOP/s"] = benchmark::Counter(2.0 * n * n * static_cast<double>(n) * 1e-9,
-                                                   benchmark::Counter::kIsIterationInvariantRate);
+    state.counters["GFLOP/s"] =
+        benchmark::Counter(2.0 * n * n * static_cast<double>(n) * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
 }

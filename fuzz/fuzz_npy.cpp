@@ -39,8 +39,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         return 0;  // refused with a message: fine
     }
     // 1. the decoded tensor is consistent
-    check(elementCount(t) >= 0 && static_cast<std::size_t>(elementCount(t)) == t.data.size(),
-          "data size does not match the shape");
+    check(elementCount(t) >= 0 && static_cast<std::size_t>(elementCount(t)) == t.data.size(), "data size does not match the shape");
     for (float v : t.data) check(std::isfinite(v), "decoded a non-finite value");
 
     // 2. encode, decode: same shape, same bits; encoding is stable
@@ -57,8 +56,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         check(false, "a re-encoded tensor does not decode", e.message());
     }
     check(back.shape == t.shape, "shape changed in the round trip");
-    check(back.data.size() == t.data.size() &&
-              (t.data.empty() || std::memcmp(back.data.data(), t.data.data(), 4 * t.data.size()) == 0),
+    check(back.data.size() == t.data.size() && (t.data.empty() || std::memcmp(back.data.data(), t.data.data(), 4 * t.data.size()) == 0),
           "data changed in the round trip");
     check(encodeNpy(back) == encoded, "encoding is not stable");
     return 0;

@@ -4,9 +4,9 @@
 // Expected outcomes: the scenario runs, or core::InputError says what is wrong. Anything else
 // is a bug: another exception, a crash, a sanitizer report, a model over its limits, a
 // non-finite weight, or a row of weights that does not sum to 1 (0 when every key is blocked).
+#include "core/attention/permutation.hpp"
 #include "core/base/error.hpp"
 #include "core/scenario/model.hpp"
-#include "core/attention/permutation.hpp"
 #include "core/scenario/scenario.hpp"
 #include "core/text/tokenizer.hpp"
 #include "fuzz/check.hpp"
@@ -33,8 +33,7 @@ std::uint64_t matrixBytes(const Mat& m) { return 4ULL * static_cast<std::uint64_
 // Bytes of every matrix a model holds.
 std::uint64_t modelBytes(const Model& m) {
     std::uint64_t bytes = 0;
-    for (const Mat* x : {&m.embeddings, &m.positional, &m.x, &m.wq, &m.wk, &m.wv, &m.wo, &m.q, &m.k, &m.v})
-        bytes += matrixBytes(*x);
+    for (const Mat* x : {&m.embeddings, &m.positional, &m.x, &m.wq, &m.wk, &m.wv, &m.wo, &m.q, &m.k, &m.v}) bytes += matrixBytes(*x);
     return bytes;
 }
 
@@ -50,8 +49,7 @@ void checkForward(const Model& model, const Settings& settings, const Forward& f
             bool open = false;
             for (Eigen::Index j = 0; j < tk; ++j) {
                 const float w = head.weights(i, j);
-                check(std::isfinite(w) && w >= 0.0f && w <= 1.0f + 1e-6f, "weight not finite or outside [0, 1]",
-                      std::to_string(w));
+                check(std::isfinite(w) && w >= 0.0f && w <= 1.0f + 1e-6f, "weight not finite or outside [0, 1]", std::to_string(w));
                 const bool blocked = isBlocked(settings, i, j);
                 check(!blocked || w == 0.0f, "a blocked key has weight");
                 open = open || !blocked;
@@ -70,8 +68,7 @@ void checkForward(const Model& model, const Settings& settings, const Forward& f
 
 // The app's makeState + first recompute for one model.
 void run(const Scenario& scenario, const Model& model) {
-    check(modelBytes(model) <= kLimits.maxBytes, "the model's matrices exceed the byte limit",
-          std::to_string(modelBytes(model)));
+    check(modelBytes(model) <= kLimits.maxBytes, "the model's matrices exceed the byte limit", std::to_string(modelBytes(model)));
     check(model.tq() >= 1 && model.tk() >= 1 && model.tq() <= kLimits.maxTokens && model.tk() <= kLimits.maxTokens,
           "token count outside the limits");
     for (const auto* labels : {&model.queryTokens, &model.keyTokens})

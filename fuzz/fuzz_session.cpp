@@ -33,10 +33,9 @@ void checkMessage(const core::InputError& e) {
 // The bounds decodeSession clamps to (app/state/session.cpp).
 void checkBounds(const Session& s) {
     check(s.windowWidth >= 320 && s.windowWidth <= 16384, "window width not clamped", std::to_string(s.windowWidth));
-    check(s.windowHeight >= 240 && s.windowHeight <= 16384, "window height not clamped",
-          std::to_string(s.windowHeight));
-    check(std::isfinite(s.view.uiScale) && s.view.uiScale >= app::kMinUiScale && s.view.uiScale <= app::kMaxUiScale,
-          "UI scale not clamped", std::to_string(s.view.uiScale));
+    check(s.windowHeight >= 240 && s.windowHeight <= 16384, "window height not clamped", std::to_string(s.windowHeight));
+    check(std::isfinite(s.view.uiScale) && s.view.uiScale >= app::kMinUiScale && s.view.uiScale <= app::kMaxUiScale, "UI scale not clamped",
+          std::to_string(s.view.uiScale));
     check(static_cast<int>(s.view.theme) <= 2, "theme out of range");
     check(s.view.stage >= 0 && s.view.stage < app::kStageCount, "stage out of range", std::to_string(s.view.stage));
     check(static_cast<int>(s.view.lab) <= 3, "lab out of range");

@@ -33,8 +33,8 @@ protected:
     void SetUp() override {
         static std::atomic<int> counter{0};
         const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-        m_dir = fs::temp_directory_path() / ("attnviz-test-" + std::to_string(::getpid()) + "-" +
-                                             std::to_string(counter++) + "-" + info->name());
+        m_dir = fs::temp_directory_path() /
+                ("attnviz-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++) + "-" + info->name());
         fs::remove_all(m_dir);
         ASSERT_TRUE(fs::create_directories(m_dir));
     }

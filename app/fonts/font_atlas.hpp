@@ -18,7 +18,6 @@ struct Fonts {
     ImFont* mono = nullptr;   // matrices
 };
 
-
 class FontSet {
 public:
     // True when the atlas must be rebuilt for this pixel size or these token characters.

@@ -18,7 +18,8 @@ OffscreenTarget::OffscreenTarget(int width, int height)
     const GLenum status = glCheckFramebufferStatus(GL_FRAMEBUFFER);
     glBindFramebuffer(GL_FRAMEBUFFER, 0);
     if (status != GL_FRAMEBUFFER_COMPLETE)
-        throw std::runtime_error("cannot render " + std::to_string(width) + "x" + std::to_string(height) + " offscreen (framebuffer incomplete)");
+        throw std::runtime_error("cannot render " + std::to_string(width) + "x" + std::to_string(height) +
+                                 " offscreen (framebuffer incomplete)");
 }
 
 void OffscreenTarget::bind() const {

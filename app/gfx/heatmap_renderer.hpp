@@ -64,9 +64,7 @@ public:
     // With maxSide > 0 a larger matrix is reduced to at most maxSide texels a side by block
     // means (a block is masked only if all of its cells are), for thumbnails of signed values.
     void upload(const TexelsView& source, const Colouring& colouring, int maxSide = 0);
-    void upload(const MatrixSource& source, const Colouring& colouring, int maxSide = 0) {
-        upload(source.view(), colouring, maxSide);
-    }
+    void upload(const MatrixSource& source, const Colouring& colouring, int maxSide = 0) { upload(source.view(), colouring, maxSide); }
     int rows() const { return m_rows; }
     int cols() const { return m_cols; }
     GLuint id() const { return m_texture.id(); }

@@ -12,10 +12,10 @@ namespace attnviz::gfx {
 
 // What a cached texture was made from: it is re-made when any of it changes (or its colours do).
 struct TextureStamp {
-    std::uint64_t data = 0;         // the version of the numbers (AppState's dataVersion, a head's version)
-    int head = 0;                   // the head shown (-1: the mean), where one key shows any head
-    int pooling = 1;                // cells a texel covers along each side
-    long long rows = 0, cols = 0;   // the matrix's shape, where the shape alone decides the numbers
+    std::uint64_t data = 0;        // the version of the numbers (AppState's dataVersion, a head's version)
+    int head = 0;                  // the head shown (-1: the mean), where one key shows any head
+    int pooling = 1;               // cells a texel covers along each side
+    long long rows = 0, cols = 0;  // the matrix's shape, where the shape alone decides the numbers
     bool operator==(const TextureStamp&) const = default;
 };
 

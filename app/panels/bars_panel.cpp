@@ -47,13 +47,13 @@ void queryBars(PanelContext& ctx, int head, int q, ImVec2 size, bool compact) {
     style.showLabels = true;
     // The query's own key is red when queries and keys are the same sequence.
     const int self = s.model.explicitQkv && s.model.tq() != s.model.tk() ? -1 : q;
-    const int hovered = widgets::barChart(ImGui::GetWindowDrawList(), min, ImVec2(min.x + size.x, min.y + size.y), values,
-                                          s.keyLabels, self, blocked, style);
+    const int hovered = widgets::barChart(ImGui::GetWindowDrawList(), min, ImVec2(min.x + size.x, min.y + size.y), values, s.keyLabels,
+                                          self, blocked, style);
     ImGui::Dummy(size);
     if (hovered >= 0 && ImGui::IsItemHovered()) {
         char value[48];
-        std::snprintf(value, sizeof value, "%s%.4f", blocked[static_cast<std::size_t>(hovered)] ? "masked, " : "α = ",
-                      values[static_cast<std::size_t>(hovered)]);
+        std::snprintf(value, sizeof value, "%s%.4f",
+                      blocked[static_cast<std::size_t>(hovered)] ? "masked, " : "α = ", values[static_cast<std::size_t>(hovered)]);
         constexpr std::size_t kQuote = widgets::kTooltipGlyphs / 2;  // the value after them always shows
         widgets::showTooltip("\"" + widgets::labelWithLength(s.queryLabels[static_cast<std::size_t>(q)], kQuote) + "\" → \"" +
                                  widgets::labelWithLength(s.keyLabels[static_cast<std::size_t>(hovered)], kQuote) + "\": " + value,
@@ -78,12 +78,12 @@ void BarsPanel::draw(PanelContext& ctx) {
     const float lineH = ImGui::GetTextLineHeightWithSpacing();
     if (!multiples) {
         const core::RowStats stats = core::rowStats(head < 0 ? core::meanWeights(s.forward, q, 1)
-                                                              : core::Mat(s.forward.heads[static_cast<std::size_t>(head)].weights.row(q)));
+                                                             : core::Mat(s.forward.heads[static_cast<std::size_t>(head)].weights.row(q)));
         ImGui::Text("Query %d \"%s\"   Σ = %.2f   max = %.3f   entropy %.2f of %.2f nats", q + 1,
                     widgets::fitLabel(s.queryLabels[static_cast<std::size_t>(q)],
-                                      std::min(ImGui::GetFontSize() * 12.0f, ImGui::GetContentRegionAvail().x * 0.3f)).c_str(),
-                    stats.sum(0), stats.max(0), stats.entropy(0),
-                    std::log(static_cast<double>(s.model.tk())));
+                                      std::min(ImGui::GetFontSize() * 12.0f, ImGui::GetContentRegionAvail().x * 0.3f))
+                        .c_str(),
+                    stats.sum(0), stats.max(0), stats.entropy(0), std::log(static_cast<double>(s.model.tk())));
         const ImVec2 avail = ImGui::GetContentRegionAvail();
         queryBars(ctx, head, q, ImVec2(avail.x, std::max(60.0f, avail.y - 4.0f)), false);
     } else {
@@ -91,9 +91,8 @@ void BarsPanel::draw(PanelContext& ctx) {
         const ImVec2 avail = ImGui::GetContentRegionAvail();
         const float each = std::max(50.0f, avail.y / static_cast<float>(positions.size()) - lineH - 2.0f);
         for (int p : positions) {
-            ImGui::TextColored(p == q ? ImVec4(0.94f, 0.27f, 0.27f, 1.0f) : ImGui::GetStyleColorVec4(ImGuiCol_Text),
-                               "Query %d \"%s\"", p + 1,
-                               widgets::fitLabel(s.queryLabels[static_cast<std::size_t>(p)], avail.x * 0.8f).c_str());
+            ImGui::TextColored(p == q ? ImVec4(0.94f, 0.27f, 0.27f, 1.0f) : ImGui::GetStyleColorVec4(ImGuiCol_Text), "Query %d \"%s\"",
+                               p + 1, widgets::fitLabel(s.queryLabels[static_cast<std::size_t>(p)], avail.x * 0.8f).c_str());
             queryBars(ctx, head, p, ImVec2(avail.x, each), true);
         }
     }

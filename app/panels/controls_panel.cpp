@@ -57,7 +57,9 @@ void sentenceField(PanelContext& ctx) {
         return;
     }
     const float clearW = ImGui::CalcTextSize("clear").x + ImGui::GetStyle().FramePadding.x * 2.0f;
-    ImGui::TextDisabled("%s", widgets::fitLabel(draft, ImGui::GetContentRegionAvail().x - clearW - ImGui::GetStyle().ItemSpacing.x, widgets::kTitleGlyphs).c_str());
+    ImGui::TextDisabled(
+        "%s", widgets::fitLabel(draft, ImGui::GetContentRegionAvail().x - clearW - ImGui::GetStyle().ItemSpacing.x, widgets::kTitleGlyphs)
+                  .c_str());
     widgets::hoverTooltip(draft);
     ImGui::SameLine();
     if (ImGui::SmallButton("clear")) draft.clear();  // the model keeps its sentence until one is typed
@@ -77,7 +79,8 @@ void ControlsPanel::draw(PanelContext& ctx) {
     const std::string current = widgets::escapeIdMarks(widgets::fitLabel(name, previewW, widgets::kTitleGlyphs));
     if (ImGui::BeginCombo("##preset", current.c_str())) {
         for (const core::Preset& p : core::presets()) {
-            if (ImGui::Selectable(p.scenario.name.c_str(), p.id == s.presetId)) ctx.actions.emit(action::LoadScenario{p.scenario, p.id, ""});
+            if (ImGui::Selectable(p.scenario.name.c_str(), p.id == s.presetId))
+                ctx.actions.emit(action::LoadScenario{p.scenario, p.id, ""});
             tooltip(p.scenario.description.c_str());
         }
         ImGui::EndCombo();
@@ -114,7 +117,8 @@ void ControlsPanel::draw(PanelContext& ctx) {
         tooltip("Number of attention heads. Each gets its own W_Q, W_K, W_V; d_k = d_model / heads.");
         if (intField("d_k", s.model.dk, 1, 1024, v)) ctx.actions.emit(action::SetDk{v});
         tooltip("Query/key width per head: the √d_k in the scaling.");
-        if (intField("seed", static_cast<int>(s.scenario.seed % 1000000), 0, 999999, v)) ctx.actions.emit(action::SetSeed{static_cast<std::uint64_t>(v)});
+        if (intField("seed", static_cast<int>(s.scenario.seed % 1000000), 0, 999999, v))
+            ctx.actions.emit(action::SetSeed{static_cast<std::uint64_t>(v)});
         tooltip("Random seed for embeddings and weights: the same seed gives the same numbers on every machine.");
         if (!s.scenario.x) {
             int kind = s.scenario.embedding == core::EmbeddingKind::OneHot ? 1 : 0;
@@ -143,7 +147,8 @@ void ControlsPanel::draw(PanelContext& ctx) {
         const float x = sliderMin.x + (max.x - sliderMin.x) * 0.5f;
         ImGui::GetWindowDrawList()->AddLine(ImVec2(x, sliderMin.y), ImVec2(x, max.y), ImGui::GetColorU32(ImGuiCol_Text), 2.0f);
     }
-    tooltip("Divides the scores before the softmax. Small τ: each row collapses onto its best key. Large τ: rows flatten. Log scale 0.01–100; snaps to 1.");
+    tooltip(
+        "Divides the scores before the softmax. Small τ: each row collapses onto its best key. Large τ: rows flatten. Log scale 0.01–100; snaps to 1.");
     ImGui::SameLine();
     if (ImGui::Button("reset")) ctx.actions.emit(action::SetTemperature{1.0f});
     tooltip("Back to τ = 1.");
@@ -161,7 +166,8 @@ void ControlsPanel::draw(PanelContext& ctx) {
     if (ImGui::BeginCombo("head ([ ])", headName.c_str())) {
         if (s.model.heads > 1 && ImGui::Selectable("mean of heads", s.view.selectedHead < 0)) ctx.actions.emit(action::SelectHead{-1});
         for (int h = 0; h < s.model.heads; ++h)
-            if (ImGui::Selectable(("head " + std::to_string(h + 1)).c_str(), h == s.view.selectedHead)) ctx.actions.emit(action::SelectHead{h});
+            if (ImGui::Selectable(("head " + std::to_string(h + 1)).c_str(), h == s.view.selectedHead))
+                ctx.actions.emit(action::SelectHead{h});
         ImGui::EndCombo();
     }
     tooltip("Which head the heatmap, bars and stages show.");

@@ -81,8 +81,7 @@ void CostPanel::drawMemoryWall(PanelContext& ctx, float width) {
             ImGui::TableNextColumn();
             ImGui::TextUnformatted(gib(r.totalGiB).c_str());
             ImGui::TableNextColumn();
-            ImGui::TextColored(r.fits ? ImVec4(0.20f, 0.75f, 0.35f, 1.0f) : ImVec4(0.95f, 0.35f, 0.25f, 1.0f), "%s",
-                               r.fits ? "yes" : "no");
+            ImGui::TextColored(r.fits ? ImVec4(0.20f, 0.75f, 0.35f, 1.0f) : ImVec4(0.95f, 0.35f, 0.25f, 1.0f), "%s", r.fits ? "yes" : "no");
         }
         ImGui::EndTable();
     }
@@ -110,21 +109,24 @@ void CostPanel::drawTiming(PanelContext& ctx) {
     const ImVec2 p = ImGui::GetCursorScreenPos();
     const ImVec2 size(avail.x - 4.0f, std::max(80.0f, avail.y - tableH));
     if (pts.empty()) {
-        ImGui::TextWrapped("Times one forward pass of each for T = 16 … 4096 tokens: the RNN walks T steps in "
-                           "sequence (O(T d²)), attention does two T x T products (O(T² d)) that need not wait.");
+        ImGui::TextWrapped(
+            "Times one forward pass of each for T = 16 … 4096 tokens: the RNN walks T steps in "
+            "sequence (O(T d²)), attention does two T x T products (O(T² d)) that need not wait.");
     } else {
-        widgets::logLogPlot(ImGui::GetWindowDrawList(), p, ImVec2(p.x + size.x, p.y + size.y), {rnn, attn},
-                            "sequence length T", "ms per forward pass");
+        widgets::logLogPlot(ImGui::GetWindowDrawList(), p, ImVec2(p.x + size.x, p.y + size.y), {rnn, attn}, "sequence length T",
+                            "ms per forward pass");
         ImGui::Dummy(size);
         const core::CostPoint& last = pts.back();
-        ImGui::Text("T = %lld: RNN %.2f ms, attention %.2f ms (RNN / attention = %.2fx)", last.tokens, last.rnnMs,
-                    last.attentionMs, last.rnnOverAttention());
+        ImGui::Text("T = %lld: RNN %.2f ms, attention %.2f ms (RNN / attention = %.2fx)", last.tokens, last.rnnMs, last.attentionMs,
+                    last.rnnOverAttention());
         if (ImGui::IsItemHovered())
-            ImGui::SetTooltip("one pass at T = %lld: RNN %lld steps, %.3g multiply-adds; attention %.3g multiply-adds, "
-                              "%.3g exp", last.tokens, last.rnnSteps, last.rnnMultiplyAdds, last.attentionMultiplyAdds,
-                              last.attentionExps);
-        ImGui::TextDisabled("Attention's work grows as T², the RNN's as T; attention wins where its T x T products "
-                            "can use more cores than the RNN's T steps can wait for.");
+            ImGui::SetTooltip(
+                "one pass at T = %lld: RNN %lld steps, %.3g multiply-adds; attention %.3g multiply-adds, "
+                "%.3g exp",
+                last.tokens, last.rnnSteps, last.rnnMultiplyAdds, last.attentionMultiplyAdds, last.attentionExps);
+        ImGui::TextDisabled(
+            "Attention's work grows as T², the RNN's as T; attention wins where its T x T products "
+            "can use more cores than the RNN's T steps can wait for.");
     }
 }
 

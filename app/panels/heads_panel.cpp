@@ -42,15 +42,16 @@ void HeadsPanel::draw(PanelContext& ctx) {
             ImGui::EndGroup();
             continue;
         }
-        const gfx::HeatmapTexture& tex = headWeightsTexture(
-            ctx, "thumb:" + std::to_string(head), head,
-            tile / static_cast<float>(std::max<Eigen::Index>({1, s.model.tq(), s.model.tk()})), {s.view.colormap});
+        const gfx::HeatmapTexture& tex =
+            headWeightsTexture(ctx, "thumb:" + std::to_string(head), head,
+                               tile / static_cast<float>(std::max<Eigen::Index>({1, s.model.tq(), s.model.tk()})), {s.view.colormap});
         const ImVec2 p = ImGui::GetCursorScreenPos();
         const float w = tile, h = tile * static_cast<float>(s.model.tq()) / static_cast<float>(std::max<Eigen::Index>(1, s.model.tk()));
         const ImVec2 q(p.x + w, p.y + std::min(h, tile));
         ctx.heatmaps.draw(ImGui::GetWindowDrawList(), tex, p, q, ImVec2(0, 0), ImVec2(1, 1));
         ImGui::InvisibleButton(("##head" + std::to_string(head)).c_str(), ImVec2(w, tile));
-        if (selected) ImGui::GetWindowDrawList()->AddRect(ImVec2(p.x - 2, p.y - 2), ImVec2(q.x + 2, q.y + 2), IM_COL32(239, 68, 68, 255), 0, 0, 3.0f);
+        if (selected)
+            ImGui::GetWindowDrawList()->AddRect(ImVec2(p.x - 2, p.y - 2), ImVec2(q.x + 2, q.y + 2), IM_COL32(239, 68, 68, 255), 0, 0, 3.0f);
         if (ImGui::IsItemHovered()) {
             hoveredHead = head;
             ImGui::SetTooltip("%s: click to select (keys [ and ] step through heads)", name);
@@ -58,7 +59,8 @@ void HeadsPanel::draw(PanelContext& ctx) {
         if (ImGui::IsItemClicked()) ctx.actions.emit(action::SelectHead{head});
         ImGui::EndGroup();
     }
-    if (hoveredHead != s.view.previewHead && (ImGui::IsWindowHovered(ImGuiHoveredFlags_AllowWhenBlockedByActiveItem) || s.view.previewHead != -2))
+    if (hoveredHead != s.view.previewHead &&
+        (ImGui::IsWindowHovered(ImGuiHoveredFlags_AllowWhenBlockedByActiveItem) || s.view.previewHead != -2))
         ctx.actions.emit(action::SetPreviewHead{hoveredHead});
     ImGui::End();
 }

@@ -16,8 +16,9 @@ namespace {
 // The tokens are quoted at half a tooltip each: the numbers after them always show.
 std::string cellTooltip(const AppState& s, int head, int i, int j, float weight) {
     constexpr std::size_t kQuote = widgets::kTooltipGlyphs / 2;
-    std::string text = "query " + std::to_string(i + 1) + " \"" + widgets::labelWithLength(s.queryLabels[static_cast<std::size_t>(i)], kQuote) +
-                       "\"  →  key " + std::to_string(j + 1) + " \"" + widgets::labelWithLength(s.keyLabels[static_cast<std::size_t>(j)], kQuote) + "\"\n";
+    std::string text = "query " + std::to_string(i + 1) + " \"" +
+                       widgets::labelWithLength(s.queryLabels[static_cast<std::size_t>(i)], kQuote) + "\"  →  key " +
+                       std::to_string(j + 1) + " \"" + widgets::labelWithLength(s.keyLabels[static_cast<std::size_t>(j)], kQuote) + "\"\n";
     char buf[160];
     if (core::isBlocked(s.settings, i, j)) {
         std::snprintf(buf, sizeof buf, "masked%s: weight 0", s.settings.causal && j > i ? " (causal: a future key)" : "");
@@ -60,8 +61,8 @@ void HeatmapPanel::draw(PanelContext& ctx) {
     ImGui::TextUnformatted(headLabel(s, head).c_str());
     if (ctx.fonts.large) ImGui::PopFont();
     ImGui::SameLine();
-    ImGui::TextDisabled("τ = %.3g%s%s   rows: queries · columns: keys", s.settings.temperature,
-                        s.settings.scaled ? "" : " · unscaled (÷1)", s.settings.causal ? " · causal mask" : "");
+    ImGui::TextDisabled("τ = %.3g%s%s   rows: queries · columns: keys", s.settings.temperature, s.settings.scaled ? "" : " · unscaled (÷1)",
+                        s.settings.causal ? " · causal mask" : "");
     ImGui::SameLine();
     bool autoRange = s.view.autoRange;
     if (ImGui::Checkbox("stretch colours", &autoRange)) ctx.actions.emit(action::SetAutoRange{autoRange});
@@ -160,26 +161,28 @@ void HeatmapPanel::draw(PanelContext& ctx) {
     }
     // Selected query row outline.
     if (s.view.selectedQuery >= iBegin && s.view.selectedQuery < iEnd)
-        list->AddRect(ImVec2(mMin.x, cellY(static_cast<float>(s.view.selectedQuery))),
-                      ImVec2(mMax.x, cellY(s.view.selectedQuery + 1.0f)), accent, 0.0f, 0, 2.0f);
+        list->AddRect(ImVec2(mMin.x, cellY(static_cast<float>(s.view.selectedQuery))), ImVec2(mMax.x, cellY(s.view.selectedQuery + 1.0f)),
+                      accent, 0.0f, 0, 2.0f);
     widgets::colorBar(list, ImVec2(mMax.x + sumW, mMin.y), ImVec2(mMax.x + sumW + barW, mMax.y), s.view.colormap, 0.0f, hi, 5);
 
     // Interaction: hover, click a cell or a label, wheel zoom, right/middle drag pan.
     ImGui::SetCursorScreenPos(ImVec2(origin.x, mMin.y));
-    ImGui::InvisibleButton("##matrix", ImVec2(mMax.x - origin.x, matH), ImGuiButtonFlags_MouseButtonLeft | ImGuiButtonFlags_MouseButtonRight | ImGuiButtonFlags_MouseButtonMiddle);
+    ImGui::InvisibleButton("##matrix", ImVec2(mMax.x - origin.x, matH),
+                           ImGuiButtonFlags_MouseButtonLeft | ImGuiButtonFlags_MouseButtonRight | ImGuiButtonFlags_MouseButtonMiddle);
     const ImGuiIO& io = ImGui::GetIO();
     if (ImGui::IsItemHovered()) {
         const int i = static_cast<int>(std::floor(firstRow + (io.MousePos.y - mMin.y) / cell));
         const int j = static_cast<int>(std::floor(firstCol + (io.MousePos.x - mMin.x) / cell));
         if (i >= 0 && i < tq) {
             if (io.MousePos.x >= mMin.x && j >= 0 && j < tk) {
-                list->AddRect(ImVec2(cellX(static_cast<float>(j)), cellY(static_cast<float>(i))),
-                              ImVec2(cellX(j + 1.0f), cellY(i + 1.0f)), IM_COL32(255, 255, 255, 255), 0.0f, 0, 1.5f);
+                list->AddRect(ImVec2(cellX(static_cast<float>(j)), cellY(static_cast<float>(i))), ImVec2(cellX(j + 1.0f), cellY(i + 1.0f)),
+                              IM_COL32(255, 255, 255, 255), 0.0f, 0, 1.5f);
                 widgets::showTooltip(cellTooltip(s, head, i, j, weight(i, j)), 2 * widgets::kTooltipGlyphs);
             } else {
                 widgets::showTooltip("query " + std::to_string(i + 1) + " \"" +
-                                     widgets::labelWithLength(s.queryLabels[static_cast<std::size_t>(i)], widgets::kTooltipGlyphs) +
-                                     "\": click to select", 2 * widgets::kTooltipGlyphs);
+                                         widgets::labelWithLength(s.queryLabels[static_cast<std::size_t>(i)], widgets::kTooltipGlyphs) +
+                                         "\": click to select",
+                                     2 * widgets::kTooltipGlyphs);
             }
             if (ImGui::IsItemClicked(ImGuiMouseButton_Left)) ctx.actions.emit(action::SelectQuery{i});
         }

@@ -31,7 +31,8 @@ void stepBar(PanelContext& ctx, const LessonState& l) {
     const float hintW = ImGui::CalcTextSize(hint).x + style.ItemSpacing.x;
     float room = ImGui::GetContentRegionAvail().x - ImGui::CalcTextSize(prefix.c_str()).x - ImGui::CalcTextSize("Next ▶").x -
                  ImGui::CalcTextSize("Close lesson").x - style.FramePadding.x * 2.0f - style.ItemSpacing.x * 3.0f - 12.0f;
-    const bool showHint = room - hintW >= std::min(ImGui::CalcTextSize(widgets::clipLabel(l.lesson.title, widgets::kTitleGlyphs).c_str()).x, ImGui::GetFontSize() * 8.0f);
+    const bool showHint = room - hintW >= std::min(ImGui::CalcTextSize(widgets::clipLabel(l.lesson.title, widgets::kTitleGlyphs).c_str()).x,
+                                                   ImGui::GetFontSize() * 8.0f);
     if (showHint) room -= hintW;
     const std::string title = widgets::fitLabel(l.lesson.title, std::max(room, ImGui::GetFontSize() * 2.0f), widgets::kTitleGlyphs);
     ImGui::TextUnformatted((prefix + title).c_str());
@@ -82,7 +83,8 @@ void LessonPanel::draw(PanelContext& ctx) {
     stepBar(ctx, l);
 
     // 2. the step: its title on one line and its text, scrolling in what the quick check leaves
-    const float checkH = step.check ? ImGui::GetTextLineHeightWithSpacing() + ImGui::GetFrameHeight() + ImGui::GetStyle().ItemSpacing.y * 3.0f : 0.0f;
+    const float checkH =
+        step.check ? ImGui::GetTextLineHeightWithSpacing() + ImGui::GetFrameHeight() + ImGui::GetStyle().ItemSpacing.y * 3.0f : 0.0f;
     ImGui::BeginChild("##text", ImVec2(0.0f, std::max(ImGui::GetContentRegionAvail().y - checkH, ImGui::GetTextLineHeightWithSpacing())));
     if (ctx.fonts.large) ImGui::PushFont(ctx.fonts.large);
     const std::string heading = widgets::fitLabel(step.title, ImGui::GetContentRegionAvail().x, widgets::kTooltipGlyphs);

@@ -19,12 +19,12 @@ std::string headLabel(const AppState& state, int head) {
 int headPooling(float pixelsPerCell) { return gfx::poolFactor(pixelsPerCell * ImGui::GetIO().DisplayFramebufferScale.x); }
 
 const gfx::HeatmapTexture& headWeightsTexture(PanelContext& ctx, const std::string& key, int head, float pixelsPerCell,
-                                             const gfx::Colouring& colouring) {
+                                              const gfx::Colouring& colouring) {
     const AppState& s = ctx.state;
     const int factor = headPooling(pixelsPerCell);
     // The mean changes when any head's weights do (not when only an A·V is finished).
-    const std::uint64_t headVersion = head < 0 ? *std::max_element(s.headVersions.begin(), s.headVersions.end())
-                                               : s.headVersions[static_cast<std::size_t>(head)];
+    const std::uint64_t headVersion =
+        head < 0 ? *std::max_element(s.headVersions.begin(), s.headVersions.end()) : s.headVersions[static_cast<std::size_t>(head)];
     const gfx::TextureStamp version{headVersion, head, factor};
     // Texels pooled with the softmax (AppState::pooled): used as they are, or pooled further for
     // a smaller map, instead of reading the T x T weights again.

@@ -10,7 +10,6 @@
 #include <string>
 #include <string_view>
 
-
 namespace attnviz::gfx {
 class HeatmapRenderer;
 class HeatmapTexture;
@@ -48,7 +47,7 @@ struct PanelContext {
     Drafts& drafts;
     const Fonts& fonts;
     AppRequests& requests;
-    float scale;  // UI scale in effect (content scale x user scale)
+    float scale;      // UI scale in effect (content scale x user scale)
     int windowFlags;  // ImGuiWindowFlags the app wants on every panel window
 };
 
@@ -82,7 +81,7 @@ bool beginPanelFor(PanelContext& ctx, const char* title, int head, bool weightsO
 // draw, and no sharp weight lost. Re-made only when the head, its numbers, the pooling or the
 // colouring change.
 const gfx::HeatmapTexture& headWeightsTexture(PanelContext& ctx, const std::string& key, int head, float pixelsPerCell,
-                                             const gfx::Colouring& colouring);
+                                              const gfx::Colouring& colouring);
 // The pooling factor headWeightsTexture uses for a map `pixelsPerCell` logical pixels a cell.
 int headPooling(float pixelsPerCell);
 

@@ -14,7 +14,8 @@ void PositionalPanel::draw(PanelContext& ctx) {
     const bool on = s.scenario.positional == core::Positional::Sinusoidal;
     const int dModel = std::max(2, s.model.dModel);
     const int T = static_cast<int>(s.model.tq());
-    ImGui::TextWrapped(on ? "On: PE is added to X (not concatenated). Base 10000." : "Off: X is the embeddings alone; the model cannot see order.");
+    ImGui::TextWrapped(on ? "On: PE is added to X (not concatenated). Base 10000."
+                          : "Off: X is the embeddings alone; the model cannot see order.");
     const int positions = std::clamp(T, 64, 256);  // enough to see the slow waves, few enough to see the fast ones
     const core::Mat curve = core::sinusoidalEncoding(positions, dModel);
     const auto column = [&](int d) {
@@ -32,8 +33,9 @@ void PositionalPanel::draw(PanelContext& ctx) {
     widgets::linePlot(ImGui::GetWindowDrawList(), p, ImVec2(p.x + avail.x, p.y + plotH), series, -1.0f, 1.0f, "position");
     ImGui::Dummy(ImVec2(avail.x, plotH));
     ImGui::TextDisabled("PE matrix (%d positions × %d dims), −1 … 1", T, dModel);
-    const gfx::HeatmapTexture& tex = ctx.textures.get("pe", gfx::TextureStamp{.rows = T, .cols = dModel},
-                                                      {s.view.colormap, -1.0f, 1.0f}, [&] { return gfx::texelsOf(core::sinusoidalEncoding(T, dModel)); }, 512);
+    const gfx::HeatmapTexture& tex = ctx.textures.get(
+        "pe", gfx::TextureStamp{.rows = T, .cols = dModel}, {s.view.colormap, -1.0f, 1.0f},
+        [&] { return gfx::texelsOf(core::sinusoidalEncoding(T, dModel)); }, 512);
     const ImVec2 q = ImGui::GetCursorScreenPos();
     const ImVec2 rest = ImGui::GetContentRegionAvail();
     // Rows = positions, columns = dimensions; fill the width, keep cells no taller than wide x 2.

@@ -30,22 +30,48 @@ StageView stageView(const AppState& s, int index, int head, bool withValues) {
     const core::Mat* source = nullptr;
     switch (index) {
         case 0:
-            v = {"X", "X = embeddings" + std::string(s.model.positional.size() ? " + positional encoding" : ""),
-                 "One row per token: the input every head projects.", 0, 0, {}, rows, dims("d", s.model.x.cols())};
+            v = {"X",
+                 "X = embeddings" + std::string(s.model.positional.size() ? " + positional encoding" : ""),
+                 "One row per token: the input every head projects.",
+                 0,
+                 0,
+                 {},
+                 rows,
+                 dims("d", s.model.x.cols())};
             if (!s.model.explicitQkv) source = &s.model.x;
             break;
         case 1: v = {"Q", "Q = X W_Q", "Queries: what each token asks for.", 0, 0, {}, rows, dims("d", h.q.cols())}, source = &h.q; break;
         case 2: v = {"K", "K = X W_K", "Keys: how each token can be found.", 0, 0, {}, keys, dims("d", h.k.cols())}, source = &h.k; break;
-        case 3: v = {"V", "V = X W_V", "Values: what each token hands over when it is found.", 0, 0, {}, keys, dims("d", h.v.cols())}, source = &h.v; break;
-        case 4: v = {"Q Kᵀ", "S = Q Kᵀ", "Every query against every key: raw dot products.", 0, 0, {}, rows, keys}, source = &h.scores; break;
-        case 5: v = {"scaled", std::string("S / (") + divisor + ")", "Divided so the softmax stays responsive.", 0, 0, {}, rows, keys}, source = &h.scores; break;
-        case 6:
-            v = {"masked", "blocked cells → −∞", s.settings.causal ? "Causal: a query may not read future keys." : "No mask is on: nothing changes.",
-                 0, 0, {}, rows, keys};
+        case 3:
+            v = {"V", "V = X W_V", "Values: what each token hands over when it is found.", 0, 0, {}, keys, dims("d", h.v.cols())},
+            source = &h.v;
+            break;
+        case 4:
+            v = {"Q Kᵀ", "S = Q Kᵀ", "Every query against every key: raw dot products.", 0, 0, {}, rows, keys}, source = &h.scores;
+            break;
+        case 5:
+            v = {"scaled", std::string("S / (") + divisor + ")", "Divided so the softmax stays responsive.", 0, 0, {}, rows, keys},
             source = &h.scores;
             break;
-        case 7: v = {"A", "A = softmax(rows)", "Each row becomes a distribution over keys: it sums to 1.", 0, 0, {}, rows, keys}, source = &h.weights; break;
-        default: v = {"A·V", "Y = A V", "Each output row is a weighted average of value rows.", 0, 0, {}, rows, dims("d", h.output.cols())}, source = &h.output; break;
+        case 6:
+            v = {"masked",
+                 "blocked cells → −∞",
+                 s.settings.causal ? "Causal: a query may not read future keys." : "No mask is on: nothing changes.",
+                 0,
+                 0,
+                 {},
+                 rows,
+                 keys};
+            source = &h.scores;
+            break;
+        case 7:
+            v = {"A", "A = softmax(rows)", "Each row becomes a distribution over keys: it sums to 1.", 0, 0, {}, rows, keys},
+            source = &h.weights;
+            break;
+        default:
+            v = {"A·V", "Y = A V", "Each output row is a weighted average of value rows.", 0, 0, {}, rows, dims("d", h.output.cols())},
+            source = &h.output;
+            break;
     }
     if (!source) return v;
     v.rows = source->rows();
@@ -76,8 +102,7 @@ void StagesPanel::draw(PanelContext& ctx) {
         if (current) ImGui::PushStyleColor(ImGuiCol_Button, ImGui::GetStyleColorVec4(ImGuiCol_ButtonActive));
         if (ImGui::SmallButton((v.name + "##stage" + std::to_string(k)).c_str())) ctx.actions.emit(action::StepStage{k - s.view.stage});
         if (current) ImGui::PopStyleColor();
-        if (ImGui::IsItemHovered())
-            ImGui::SetTooltip("%s: %s", v.name.c_str(), v.rows ? core::shapeString(v.rows, v.cols).c_str() : "n/a");
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s: %s", v.name.c_str(), v.rows ? core::shapeString(v.rows, v.cols).c_str() : "n/a");
     }
     const StageView v = stageView(s, s.view.stage, head, true);
     if (ctx.fonts.large) ImGui::PushFont(ctx.fonts.large);
@@ -91,7 +116,9 @@ void StagesPanel::draw(PanelContext& ctx) {
     } else if (v.values.size() != 0) {
         if (ctx.fonts.mono) ImGui::PushFont(ctx.fonts.mono);
         const int cols = static_cast<int>(v.values.cols()) + 1;
-        if (ImGui::BeginTable("##stage", cols, ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_ScrollX | ImGuiTableFlags_ScrollY)) {
+        if (ImGui::BeginTable(
+                "##stage", cols,
+                ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_ScrollX | ImGuiTableFlags_ScrollY)) {
             // Tokens label rows and (for Q Kᵀ … A) columns: in the regular font, which has
             // their glyphs, cut to 8 ems; the header drawn as plain text so that a token with
             // "##" in it is not taken for an ID.

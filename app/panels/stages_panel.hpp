@@ -13,11 +13,11 @@ public:
 };
 
 struct StageView {
-    std::string name;      // "Q Kᵀ"
-    std::string formula;   // "scores = Q Kᵀ"
-    std::string meaning;   // one sentence
+    std::string name;                 // "Q Kᵀ"
+    std::string formula;              // "scores = Q Kᵀ"
+    std::string meaning;              // one sentence
     Eigen::Index rows = 0, cols = 0;  // 0 x 0 when the stage does not exist (X with explicit Q/K/V)
-    core::Mat values;      // the numbers, only when withValues and small enough to print
+    core::Mat values;                 // the numbers, only when withValues and small enough to print
     std::vector<std::string> rowLabels, colLabels;
 };
 inline constexpr Eigen::Index kPrintableStage = 24;  // larger stages show their shape only

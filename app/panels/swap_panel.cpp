@@ -2,8 +2,8 @@
 
 #include "app/gfx/texture_cache.hpp"
 #include "app/widgets/text.hpp"
-#include "core/base/format.hpp"
 #include "core/attention/permutation.hpp"
+#include "core/base/format.hpp"
 #include "core/scenario/presets.hpp"
 #include "core/text/tokenizer.hpp"
 
@@ -85,7 +85,8 @@ void SwapPanel::draw(PanelContext& ctx) {
     orderLine("current ordering ", s.queryLabels);
     const bool holds = s.equivariance.holds();
     const ImVec4 colour = !s.swapped() ? ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled)
-                                       : holds ? ImVec4(0.20f, 0.75f, 0.35f, 1.0f) : ImVec4(0.95f, 0.35f, 0.25f, 1.0f);
+                          : holds      ? ImVec4(0.20f, 0.75f, 0.35f, 1.0f)
+                                       : ImVec4(0.95f, 0.35f, 0.25f, 1.0f);
     if (ctx.fonts.large) ImGui::PushFont(ctx.fonts.large);
     ImGui::PushTextWrapPos(0.0f);  // wrap at the panel's edge: the verdict must be read whole
     ImGui::TextColored(colour, "%s", verdictText(s).c_str());
@@ -98,33 +99,40 @@ void SwapPanel::draw(PanelContext& ctx) {
     // Before and after, side by side: P A Pᵀ from the original order, and A′ on the swapped input.
     const int head = std::max(0, s.view.selectedHead);
     const float side = std::max(40.0f, std::min(ImGui::GetContentRegionAvail().x * 0.5f - 16.0f,
-                                               ImGui::GetContentRegionAvail().y - 4.0f * ImGui::GetTextLineHeightWithSpacing()));
+                                                ImGui::GetContentRegionAvail().y - 4.0f * ImGui::GetTextLineHeightWithSpacing()));
     // The reference's weights reordered (P A Pᵀ) carry the reference's mask reordered the same way.
     const auto matrix = [&](const std::string& key, const char* caption, const std::function<core::Mat()>& make, bool reordered) {
         ImGui::BeginGroup();
         ImGui::TextUnformatted(caption);
-        const gfx::HeatmapTexture& tex = ctx.textures.get(key, gfx::TextureStamp{s.dataVersion}, {s.view.colormap}, [&] {
-            const core::Mat m = make();
-            gfx::MatrixSource src = gfx::texelsOf(m, s.settings);
-            if (reordered && core::hasMask(s.settings))
-                for (int p = 0; p < src.rows; ++p)
-                    for (int q = 0; q < src.cols; ++q)
-                        src.texels[static_cast<std::size_t>(p) * src.cols + q] =
-                            core::isBlocked(s.settings, s.model.perm[static_cast<std::size_t>(p)], s.model.perm[static_cast<std::size_t>(q)])
-                                ? core::kMaskedTexel
-                                : m(p, q);
-            return src;
-        }, 256);
+        const gfx::HeatmapTexture& tex = ctx.textures.get(
+            key, gfx::TextureStamp{s.dataVersion}, {s.view.colormap},
+            [&] {
+                const core::Mat m = make();
+                gfx::MatrixSource src = gfx::texelsOf(m, s.settings);
+                if (reordered && core::hasMask(s.settings))
+                    for (int p = 0; p < src.rows; ++p)
+                        for (int q = 0; q < src.cols; ++q)
+                            src.texels[static_cast<std::size_t>(p) * src.cols + q] =
+                                core::isBlocked(s.settings, s.model.perm[static_cast<std::size_t>(p)],
+                                                s.model.perm[static_cast<std::size_t>(q)])
+                                    ? core::kMaskedTexel
+                                    : m(p, q);
+                return src;
+            },
+            256);
         const ImVec2 p = ImGui::GetCursorScreenPos();
         ctx.heatmaps.draw(ImGui::GetWindowDrawList(), tex, p, ImVec2(p.x + side, p.y + side), ImVec2(0, 0), ImVec2(1, 1));
         ImGui::Dummy(ImVec2(side, side));
         ImGui::EndGroup();
     };
     if (isFresh(s) && headFresh(s, head) && side > 40.0f) {
-        matrix("swap:before:" + std::to_string(head), "P A Pᵀ (original, reordered)",
-               [&] { return core::permuteBoth(referenceForward(s).heads[static_cast<std::size_t>(head)].weights, s.model.perm); }, true);
+        matrix(
+            "swap:before:" + std::to_string(head), "P A Pᵀ (original, reordered)",
+            [&] { return core::permuteBoth(referenceForward(s).heads[static_cast<std::size_t>(head)].weights, s.model.perm); }, true);
         ImGui::SameLine(0.0f, 16.0f);
-        matrix("swap:after:" + std::to_string(head), "A′ (on the swapped input)", [&] { return s.forward.heads[static_cast<std::size_t>(head)].weights; }, false);
+        matrix(
+            "swap:after:" + std::to_string(head), "A′ (on the swapped input)",
+            [&] { return s.forward.heads[static_cast<std::size_t>(head)].weights; }, false);
     }
     ImGui::TextDisabled("Anagrams (seed 000 §39.5.1):");
     for (const char* id : {"seed000-anagram-original", "seed000-anagram-swapped", "seed000-anagram-gibberish"}) {

@@ -35,7 +35,11 @@ void TrainPanel::draw(PanelContext& ctx) {
         const int choices[] = {1, 2, 4};
         int heads = static_cast<int>(std::find(std::begin(choices), std::end(choices), settings.heads) - std::begin(choices));
         ImGui::SetNextItemWidth(field * 0.6f);
-        if (ImGui::Combo("heads", &heads, "1\0" "2\0" "4\0\0")) settings.heads = choices[std::clamp(heads, 0, 2)], changed = true;
+        if (ImGui::Combo("heads", &heads,
+                         "1\0"
+                         "2\0"
+                         "4\0\0"))
+            settings.heads = choices[std::clamp(heads, 0, 2)], changed = true;
         ImGui::SameLine();
     }
     int seed = static_cast<int>(settings.seed);
@@ -55,8 +59,9 @@ void TrainPanel::draw(PanelContext& ctx) {
     }
     const std::uint64_t version = snap.version;
     const std::vector<TrainRun>& runs = snap.runs;
-    ImGui::TextDisabled(twoRelations ? "One head against two, same budget: attend to position 2 and to the planted [1, 0] token (MSE of the maps)."
-                                     : "Without positions attention is permutation-equivariant and cannot solve it (Exercise 39.4); with them it can.");
+    ImGui::TextDisabled(
+        twoRelations ? "One head against two, same budget: attend to position 2 and to the planted [1, 0] token (MSE of the maps)."
+                     : "Without positions attention is permutation-equivariant and cannot solve it (Exercise 39.4); with them it can.");
     if (runs.empty()) {
         ImGui::End();
         return;
@@ -81,14 +86,16 @@ void TrainPanel::draw(PanelContext& ctx) {
     ImGui::Dummy(ImVec2(plotW, plotH));
     ImGui::SameLine(0.0f, 12.0f);
     ImGui::BeginGroup();
-    const float side = std::max(40.0f, std::min((avail.x - plotW - 24.0f) / 4.0f - 8.0f, plotH / 2.0f - 2.0f * ImGui::GetTextLineHeightWithSpacing()));
+    const float side =
+        std::max(40.0f, std::min((avail.x - plotW - 24.0f) / 4.0f - 8.0f, plotH / 2.0f - 2.0f * ImGui::GetTextLineHeightWithSpacing()));
     for (std::size_t r = 0; r < runs.size(); ++r) {
         ImGui::TextUnformatted(runs[r].label.c_str());
         for (std::size_t h = 0; h < runs[r].maps.size(); ++h) {
             if (h) ImGui::SameLine();
             const core::Mat map = runs[r].maps[h].cast<float>();
-            const gfx::HeatmapTexture& tex = ctx.textures.get("train:" + std::to_string(r) + ":" + std::to_string(h), gfx::TextureStamp{version},
-                                                              {ctx.state.view.colormap}, [&] { return gfx::texelsOf(map); });
+            const gfx::HeatmapTexture& tex =
+                ctx.textures.get("train:" + std::to_string(r) + ":" + std::to_string(h), gfx::TextureStamp{version},
+                                 {ctx.state.view.colormap}, [&] { return gfx::texelsOf(map); });
             const ImVec2 q = ImGui::GetCursorScreenPos();
             ctx.heatmaps.draw(ImGui::GetWindowDrawList(), tex, q, ImVec2(q.x + side, q.y + side), ImVec2(0, 0), ImVec2(1, 1));
             ImGui::Dummy(ImVec2(side, side));

@@ -93,7 +93,9 @@ void FrameLoop::buildFrame(const CaptureRequest* capture) {
     m_app.prepareStyle(contentScale);
     m_imgui.newFrame();
     ImGuiIO& io = ImGui::GetIO();
-    if (screenshot()) io.DisplaySize = ImVec2(static_cast<float>(m_options.screenshot->size.width), static_cast<float>(m_options.screenshot->size.height));
+    if (screenshot())
+        io.DisplaySize =
+            ImVec2(static_cast<float>(m_options.screenshot->size.width), static_cast<float>(m_options.screenshot->size.height));
     if (capture) io.DisplayFramebufferScale = ImVec2(pixelScale, pixelScale);
     ImGui::NewFrame();
     m_app.frame();
@@ -117,7 +119,8 @@ int FrameLoop::save(const CaptureRequest& capture) {
         std::optional<gfx::FrameRect> rect;
         if (!capture.panel.empty()) {
             const auto it = m_app.panelRects().find(capture.panel);
-            if (it == m_app.panelRects().end()) throw core::InputError("--panel", "panel '" + capture.panel + "' is not shown in this layout");
+            if (it == m_app.panelRects().end())
+                throw core::InputError("--panel", "panel '" + capture.panel + "' is not shown in this layout");
             rect = gfx::FrameRect{it->second.min, it->second.max};
         }
         const gfx::Image image =

@@ -12,7 +12,7 @@ struct GLFWwindow;
 namespace attnviz::platform {
 
 struct WindowOptions {
-    Size size;             // screen coordinates
+    Size size;  // screen coordinates
     std::string title;
     bool visible = true;   // a screenshot's window is hidden
     int swapInterval = 1;  // 1 waits for the display's refresh; 0 for a window that presents nothing

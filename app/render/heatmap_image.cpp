@@ -96,24 +96,22 @@ bool isBlocked(const HeatmapFigure& f, int i, int j) { return f.blocked.size() !
 
 void validate(const HeatmapFigure& f) {
     const auto rows = f.weights.rows(), cols = f.weights.cols();
-    if (rows == 0 || cols == 0)
-        throw core::InputError("weights", "empty matrix (" + core::shapeString(rows, cols) + "); nothing to draw");
+    if (rows == 0 || cols == 0) throw core::InputError("weights", "empty matrix (" + core::shapeString(rows, cols) + "); nothing to draw");
     if (!f.rowLabels.empty() && static_cast<Eigen::Index>(f.rowLabels.size()) != rows)
-        throw core::InputError("row labels", "expected " + std::to_string(rows) + " (one per query row), got " +
-                                                 std::to_string(f.rowLabels.size()));
+        throw core::InputError("row labels",
+                               "expected " + std::to_string(rows) + " (one per query row), got " + std::to_string(f.rowLabels.size()));
     if (!f.colLabels.empty() && static_cast<Eigen::Index>(f.colLabels.size()) != cols)
-        throw core::InputError("column labels", "expected " + std::to_string(cols) + " (one per key column), got " +
-                                                    std::to_string(f.colLabels.size()));
+        throw core::InputError("column labels",
+                               "expected " + std::to_string(cols) + " (one per key column), got " + std::to_string(f.colLabels.size()));
     if (f.blocked.size() != 0 && (f.blocked.rows() != rows || f.blocked.cols() != cols))
-        throw core::InputError("mask", "expected " + core::shapeString(rows, cols) + ", got " +
-                                           core::shapeString(f.blocked.rows(), f.blocked.cols()));
+        throw core::InputError(
+            "mask", "expected " + core::shapeString(rows, cols) + ", got " + core::shapeString(f.blocked.rows(), f.blocked.cols()));
     const auto longest = std::max(rows, cols);
     if (longest > kMaxMatrixSide)
         throw core::InputError("weights", core::shapeString(rows, cols) + " is too large for an image (at most " +
                                               std::to_string(kMaxMatrixSide) + " rows and columns)");
     if (f.cellSize < 0)
-        throw core::InputError("cell size", "must be 0 (automatic) or a number of pixels, got " +
-                                                std::to_string(f.cellSize));
+        throw core::InputError("cell size", "must be 0 (automatic) or a number of pixels, got " + std::to_string(f.cellSize));
     if (f.cellSize > 0 && longest * f.cellSize > kMaxMatrixSide)
         throw core::InputError("cell size", std::to_string(f.cellSize) + " px makes the matrix too large (at most " +
                                                 std::to_string(kMaxMatrixSide) + " px per side)");
@@ -208,46 +206,40 @@ Layout layOut(const HeatmapFigure& f, const FigureFonts& fonts) {
     y += colLabelExtent + 10;
     const int colCaptionBaseline = y + ceilPx(font.ascent(kCaptionPx));
     y += lineH(kCaptionPx);
-    L.height = std::max({y + kMargin, L.barY + L.barH + lineH(kTickPx) / 2 + kMargin,
-                         L.matrixY + matrixH / 2 + rowCaptionW / 2 + kMargin});
+    L.height = std::max({y + kMargin, L.barY + L.barH + lineH(kTickPx) / 2 + kMargin, L.matrixY + matrixH / 2 + rowCaptionW / 2 + kMargin});
 
     // Title centred over the matrix, shifted or widened so it never leaves the figure.
     if (!f.title.empty()) {
         float cx = static_cast<float>(L.matrixX) + static_cast<float>(matrixW) / 2.0f;
         cx = std::max(cx, static_cast<float>(kMargin) + titleW / 2.0f);
         L.width = std::max(L.width, ceilPx(cx + titleW / 2.0f) + kMargin);
-        L.texts.push_back({core::sanitizeUtf8(f.title), cx, static_cast<float>(kMargin) + font.ascent(kTitlePx),
-                           kTitlePx, Anchor::Middle, kText, false, true});
+        L.texts.push_back({core::sanitizeUtf8(f.title), cx, static_cast<float>(kMargin) + font.ascent(kTitlePx), kTitlePx, Anchor::Middle,
+                           kText, false, true});
     }
 
     // Captions.
     const float matrixMidY = static_cast<float>(L.matrixY) + static_cast<float>(matrixH) / 2.0f;
-    L.texts.push_back({kRowCaption, static_cast<float>(rowCaptionBaseline), matrixMidY, kCaptionPx, Anchor::Middle,
-                       kCaption, true});
+    L.texts.push_back({kRowCaption, static_cast<float>(rowCaptionBaseline), matrixMidY, kCaptionPx, Anchor::Middle, kCaption, true});
     L.texts.push_back({kColCaption, static_cast<float>(L.matrixX) + static_cast<float>(matrixW) / 2.0f,
                        static_cast<float>(colCaptionBaseline), kCaptionPx, Anchor::Middle, kCaption});
 
     // Row labels (right-aligned), row sums, column labels.
     for (std::size_t n = 0; n < rowIdx.size(); ++n) {
         const float cy = static_cast<float>(L.matrixY + rowIdx[n] * cell) + static_cast<float>(cell) / 2.0f;
-        L.texts.push_back({rowText[n], static_cast<float>(rowLabelRight), centreBaseline(cy, labelPx), labelPx,
-                           Anchor::End, kText});
+        L.texts.push_back({rowText[n], static_cast<float>(rowLabelRight), centreBaseline(cy, labelPx), labelPx, Anchor::End, kText});
         if (f.showRowSums)
-            L.texts.push_back({sumText[n], static_cast<float>(sumRight), centreBaseline(cy, labelPx), labelPx,
-                               Anchor::End, kText});
+            L.texts.push_back({sumText[n], static_cast<float>(sumRight), centreBaseline(cy, labelPx), labelPx, Anchor::End, kText});
         if (tickLen) L.lines.push_back({L.matrixX - 1 - tickLen, static_cast<int>(cy), tickLen, 1, kFrame});
     }
     if (f.showRowSums)
-        L.texts.push_back({"\u03A3", static_cast<float>(sumRight) - sumW / 2.0f,
-                           static_cast<float>(colLabelTop) + font.ascent(labelPx), labelPx, Anchor::Middle, kText});
+        L.texts.push_back({"\u03A3", static_cast<float>(sumRight) - sumW / 2.0f, static_cast<float>(colLabelTop) + font.ascent(labelPx),
+                           labelPx, Anchor::Middle, kText});
     for (std::size_t n = 0; n < colIdx.size(); ++n) {
         const float cx = static_cast<float>(L.matrixX + colIdx[n] * cell) + static_cast<float>(cell) / 2.0f;
         if (colsUp)
-            L.texts.push_back({colText[n], centreBaseline(cx, labelPx), static_cast<float>(colLabelTop), labelPx,
-                               Anchor::End, kText, true});
-        else
-            L.texts.push_back({colText[n], cx, static_cast<float>(colLabelTop) + font.ascent(labelPx), labelPx,
-                               Anchor::Middle, kText});
+            L.texts.push_back(
+                {colText[n], centreBaseline(cx, labelPx), static_cast<float>(colLabelTop), labelPx, Anchor::End, kText, true});
+        else L.texts.push_back({colText[n], cx, static_cast<float>(colLabelTop) + font.ascent(labelPx), labelPx, Anchor::Middle, kText});
         if (tickLen) L.lines.push_back({static_cast<int>(cx), L.matrixY + matrixH + 1, 1, tickLen, kFrame});
     }
 
@@ -260,22 +252,20 @@ Layout layOut(const HeatmapFigure& f, const FigureFonts& fonts) {
                 const float w = f.weights(i, j);
                 const core::Rgb c = core::colormapColor(f.colormap, w, 0.0f, 1.0f);
                 L.texts.push_back({core::formatFixed(w, 2), static_cast<float>(L.matrixX + j * cell) + cell / 2.0f,
-                                   centreBaseline(static_cast<float>(L.matrixY + i * cell) + cell / 2.0f, valuePx),
-                                   valuePx, Anchor::Middle, contrastingText(c)});
+                                   centreBaseline(static_cast<float>(L.matrixY + i * cell) + cell / 2.0f, valuePx), valuePx, Anchor::Middle,
+                                   contrastingText(c)});
             }
 
     // Colour bar ticks and caption; frames just outside the matrix and the bar.
     for (const float v : {0.0f, 0.25f, 0.5f, 0.75f, 1.0f}) {
         const int ty = std::min(L.barY + L.barH - 1, L.barY + static_cast<int>(std::lround((1.0f - v) * L.barH)));
         L.lines.push_back({L.barX + L.barW, ty, 5, 1, kFrame});
-        L.texts.push_back({core::formatFixed(v, 2), barTickX, centreBaseline(static_cast<float>(ty), kTickPx), kTickPx,
-                           Anchor::Start, kText});
+        L.texts.push_back(
+            {core::formatFixed(v, 2), barTickX, centreBaseline(static_cast<float>(ty), kTickPx), kTickPx, Anchor::Start, kText});
     }
-    L.texts.push_back({kBarCaption, static_cast<float>(barCaptionBaseline),
-                       static_cast<float>(L.barY) + static_cast<float>(L.barH) / 2.0f, kTickPx + 1, Anchor::Middle,
-                       kCaption, true});
-    for (const auto& [bx, by, bw, bh] : {std::array{L.matrixX, L.matrixY, matrixW, matrixH},
-                                         std::array{L.barX, L.barY, L.barW, L.barH}}) {
+    L.texts.push_back({kBarCaption, static_cast<float>(barCaptionBaseline), static_cast<float>(L.barY) + static_cast<float>(L.barH) / 2.0f,
+                       kTickPx + 1, Anchor::Middle, kCaption, true});
+    for (const auto& [bx, by, bw, bh] : {std::array{L.matrixX, L.matrixY, matrixW, matrixH}, std::array{L.barX, L.barY, L.barW, L.barH}}) {
         L.lines.push_back({bx - 1, by - 1, bw + 2, 1, kFrame});
         L.lines.push_back({bx - 1, by + bh, bw + 2, 1, kFrame});
         L.lines.push_back({bx - 1, by, 1, bh, kFrame});
@@ -291,10 +281,8 @@ std::string drawPng(const HeatmapFigure& f, const Layout& L, const FigureFonts& 
     for (int i = 0; i < L.rows; ++i)
         for (int j = 0; j < L.cols; ++j) {
             const int x = L.matrixX + j * L.cell, y = L.matrixY + i * L.cell;
-            if (isBlocked(f, i, j))
-                canvas.hatchRect(x, y, L.cell, L.cell, L.stripe);
-            else
-                canvas.fillRect(x, y, L.cell, L.cell, core::colormapColor(f.colormap, f.weights(i, j), 0.0f, 1.0f));
+            if (isBlocked(f, i, j)) canvas.hatchRect(x, y, L.cell, L.cell, L.stripe);
+            else canvas.fillRect(x, y, L.cell, L.cell, core::colormapColor(f.colormap, f.weights(i, j), 0.0f, 1.0f));
         }
     const core::ColormapTable& table = core::colormapTable(f.colormap);
     for (int r = 0; r < L.barH; ++r) {  // top row = entry 255, bottom row = entry 0
@@ -306,10 +294,8 @@ std::string drawPng(const HeatmapFigure& f, const Layout& L, const FigureFonts& 
         const Font& font = fonts.of(t);
         const float w = font.textWidth(t.text, t.px);
         const float shift = t.anchor == Anchor::Start ? 0.0f : t.anchor == Anchor::Middle ? -w / 2.0f : -w;
-        if (t.up)
-            font.draw(canvas, t.text, t.x, t.y - shift, t.px, t.colour, TextDirection::Up);
-        else
-            font.draw(canvas, t.text, t.x + shift, t.y, t.px, t.colour);
+        if (t.up) font.draw(canvas, t.text, t.x, t.y - shift, t.px, t.colour, TextDirection::Up);
+        else font.draw(canvas, t.text, t.x + shift, t.y, t.px, t.colour);
     }
     return canvas.encodePng();
 }
@@ -355,16 +341,15 @@ std::string drawSvg(const HeatmapFigure& f, const Layout& L) {
     std::string s;
     s.reserve(static_cast<std::size_t>(L.rows) * static_cast<std::size_t>(L.cols) * 64 + 4096);
     s += "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-    s += "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + std::to_string(L.width) + "\" height=\"" +
-         std::to_string(L.height) + "\" viewBox=\"0 0 " + std::to_string(L.width) + " " + std::to_string(L.height) +
-         "\">\n";
+    s += "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + std::to_string(L.width) + "\" height=\"" + std::to_string(L.height) +
+         "\" viewBox=\"0 0 " + std::to_string(L.width) + " " + std::to_string(L.height) + "\">\n";
     if (anyBlocked) {
         // The raster's stripes: period 2·stripe along x at 45°, half ink, half paper.
         const double period = L.stripe * std::sqrt(2.0);
-        s += "<defs><pattern id=\"masked\" patternUnits=\"userSpaceOnUse\" width=\"" + num(period) + "\" height=\"" +
-             num(period) + "\" patternTransform=\"rotate(45)\"><rect width=\"" + num(period) + "\" height=\"" +
-             num(period) + "\" fill=\"" + hex(core::kMaskedPaper) + "\"/><rect width=\"" + num(period / 2) +
-             "\" height=\"" + num(period) + "\" fill=\"" + hex(core::kMaskedInk) + "\"/></pattern></defs>\n";
+        s += "<defs><pattern id=\"masked\" patternUnits=\"userSpaceOnUse\" width=\"" + num(period) + "\" height=\"" + num(period) +
+             "\" patternTransform=\"rotate(45)\"><rect width=\"" + num(period) + "\" height=\"" + num(period) + "\" fill=\"" +
+             hex(core::kMaskedPaper) + "\"/><rect width=\"" + num(period / 2) + "\" height=\"" + num(period) + "\" fill=\"" +
+             hex(core::kMaskedInk) + "\"/></pattern></defs>\n";
     }
     s += "<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n";
 
@@ -372,8 +357,7 @@ std::string drawSvg(const HeatmapFigure& f, const Layout& L) {
     s += "<g id=\"cells\" shape-rendering=\"crispEdges\">\n";
     const bool merge = L.cols > 512;
     const auto fill = [&](int i, int j) {
-        return isBlocked(f, i, j) ? std::string("url(#masked)")
-                                  : hex(core::colormapColor(f.colormap, f.weights(i, j), 0.0f, 1.0f));
+        return isBlocked(f, i, j) ? std::string("url(#masked)") : hex(core::colormapColor(f.colormap, f.weights(i, j), 0.0f, 1.0f));
     };
     for (int i = 0; i < L.rows; ++i) {
         const std::string y = std::to_string(L.matrixY + i * L.cell), h = std::to_string(L.cell);
@@ -381,8 +365,8 @@ std::string drawSvg(const HeatmapFigure& f, const Layout& L) {
             const std::string colour = fill(i, j);
             int run = 1;
             while (merge && j + run < L.cols && fill(i, j + run) == colour) ++run;
-            s += "<rect x=\"" + std::to_string(L.matrixX + j * L.cell) + "\" y=\"" + y + "\" width=\"" +
-                 std::to_string(run * L.cell) + "\" height=\"" + h + "\" fill=\"" + colour + "\"/>\n";
+            s += "<rect x=\"" + std::to_string(L.matrixX + j * L.cell) + "\" y=\"" + y + "\" width=\"" + std::to_string(run * L.cell) +
+                 "\" height=\"" + h + "\" fill=\"" + colour + "\"/>\n";
             j += run;
         }
     }
@@ -393,18 +377,17 @@ std::string drawSvg(const HeatmapFigure& f, const Layout& L) {
     const core::ColormapTable& table = core::colormapTable(f.colormap);
     const double band = static_cast<double>(L.barH) / 256.0;
     for (int k = 0; k < 256; ++k)
-        s += "<rect x=\"" + std::to_string(L.barX) + "\" y=\"" + num(L.barY + k * band) + "\" width=\"" +
-             std::to_string(L.barW) + "\" height=\"" + num(k == 255 ? band : band + 0.5) + "\" fill=\"" +
-             hex(table[static_cast<std::size_t>(255 - k)]) + "\"/>\n";
+        s += "<rect x=\"" + std::to_string(L.barX) + "\" y=\"" + num(L.barY + k * band) + "\" width=\"" + std::to_string(L.barW) +
+             "\" height=\"" + num(k == 255 ? band : band + 0.5) + "\" fill=\"" + hex(table[static_cast<std::size_t>(255 - k)]) + "\"/>\n";
     s += "</g>\n<g id=\"axes\" shape-rendering=\"crispEdges\">\n";
     for (const Line& l : L.lines)
-        s += "<rect x=\"" + std::to_string(l.x) + "\" y=\"" + std::to_string(l.y) + "\" width=\"" +
-             std::to_string(l.w) + "\" height=\"" + std::to_string(l.h) + "\" fill=\"" + hex(l.colour) + "\"/>\n";
+        s += "<rect x=\"" + std::to_string(l.x) + "\" y=\"" + std::to_string(l.y) + "\" width=\"" + std::to_string(l.w) + "\" height=\"" +
+             std::to_string(l.h) + "\" fill=\"" + hex(l.colour) + "\"/>\n";
     s += "</g>\n<g id=\"text\">\n";
     for (const TextItem& t : L.texts) {
         const char* anchor = t.anchor == Anchor::Start ? "start" : t.anchor == Anchor::Middle ? "middle" : "end";
-        s += "<text x=\"" + num(t.x) + "\" y=\"" + num(t.y) + "\" font-family=\"DejaVu Sans, sans-serif\" font-size=\"" +
-             num(t.px) + "\" text-anchor=\"" + anchor + "\" fill=\"" + hex(t.colour) + "\"";
+        s += "<text x=\"" + num(t.x) + "\" y=\"" + num(t.y) + "\" font-family=\"DejaVu Sans, sans-serif\" font-size=\"" + num(t.px) +
+             "\" text-anchor=\"" + anchor + "\" fill=\"" + hex(t.colour) + "\"";
         if (t.bold) s += " font-weight=\"bold\"";
         if (t.up) s += " transform=\"rotate(-90 " + num(t.x) + " " + num(t.y) + ")\"";
         s += ">" + xmlText(t.text) + "</text>\n";
@@ -443,8 +426,6 @@ std::string encodeHeatmap(const std::string& path, const HeatmapFigure& figure) 
     }
 }
 
-void exportHeatmap(const std::string& path, const HeatmapFigure& figure) {
-    core::writeFileAtomic(path, encodeHeatmap(path, figure));
-}
+void exportHeatmap(const std::string& path, const HeatmapFigure& figure) { core::writeFileAtomic(path, encodeHeatmap(path, figure)); }
 
 }  // namespace attnviz::render

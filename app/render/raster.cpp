@@ -52,7 +52,8 @@ void Canvas::hatchRect(int x, int y, int w, int h, int stripe) {
     for (int py = y0; py < y1; ++py)
         for (int px = x0; px < x1; ++px) {
             const core::Rgb c = ((px + py) / stripe) % 2 == 0 ? core::kMaskedInk : core::kMaskedPaper;
-            std::uint8_t* p = &m_rgba[(static_cast<std::size_t>(py) * static_cast<std::size_t>(m_width) + static_cast<std::size_t>(px)) * 4];
+            std::uint8_t* p =
+                &m_rgba[(static_cast<std::size_t>(py) * static_cast<std::size_t>(m_width) + static_cast<std::size_t>(px)) * 4];
             p[0] = c.r;
             p[1] = c.g;
             p[2] = c.b;
@@ -63,9 +64,7 @@ void Canvas::blendPixel(int x, int y, core::Rgb colour, int coverage) {
     if (x < 0 || y < 0 || x >= m_width || y >= m_height || coverage <= 0) return;
     coverage = std::min(coverage, 255);
     std::uint8_t* p = &m_rgba[(static_cast<std::size_t>(y) * static_cast<std::size_t>(m_width) + static_cast<std::size_t>(x)) * 4];
-    const auto mix = [coverage](int fg, int bg) {
-        return static_cast<std::uint8_t>((fg * coverage + bg * (255 - coverage) + 127) / 255);
-    };
+    const auto mix = [coverage](int fg, int bg) { return static_cast<std::uint8_t>((fg * coverage + bg * (255 - coverage) + 127) / 255); };
     p[0] = mix(colour.r, p[0]);
     p[1] = mix(colour.g, p[1]);
     p[2] = mix(colour.b, p[2]);
@@ -117,8 +116,7 @@ Font::Font(const std::string& fileName) : m_info(std::make_unique<stbtt_fontinfo
     const std::string& bytes = fonts::fontBytes(fileName);
     const auto* data = reinterpret_cast<const unsigned char*>(bytes.data());
     const int offset = stbtt_GetFontOffsetForIndex(data, 0);
-    if (offset < 0 || !stbtt_InitFont(m_info.get(), data, offset))
-        throw core::InputError(fonts::findFont(fileName), "not a TrueType font");
+    if (offset < 0 || !stbtt_InitFont(m_info.get(), data, offset)) throw core::InputError(fonts::findFont(fileName), "not a TrueType font");
 }
 
 Font::~Font() = default;
@@ -162,18 +160,15 @@ std::string Font::ellipsize(std::string_view utf8, float px, float maxWidth) con
     return prefix + ellipsis;
 }
 
-void Font::draw(Canvas& canvas, std::string_view utf8, float x, float y, float px, core::Rgb colour,
-                TextDirection direction) const {
+void Font::draw(Canvas& canvas, std::string_view utf8, float x, float y, float px, core::Rgb colour, TextDirection direction) const {
     const bool up = direction == TextDirection::Up;
     const float scale = stbtt_ScaleForMappingEmToPixels(m_info.get(), px);
     // Text space: t runs along the baseline, d runs down from it (d < 0 above the baseline).
     const float along0 = up ? -y : x;
     const int baseline = static_cast<int>(std::lround(up ? x : y));
     const auto plot = [&](int t, int d, int coverage) {
-        if (up)
-            canvas.blendPixel(baseline + d, -t - 1, colour, coverage);
-        else
-            canvas.blendPixel(t, baseline + d, colour, coverage);
+        if (up) canvas.blendPixel(baseline + d, -t - 1, colour, coverage);
+        else canvas.blendPixel(t, baseline + d, colour, coverage);
     };
 
     std::vector<unsigned char> bitmap;
@@ -199,8 +194,7 @@ void Font::draw(Canvas& canvas, std::string_view utf8, float x, float y, float p
                 bitmap.assign(static_cast<std::size_t>(w) * static_cast<std::size_t>(h), 0);
                 stbtt_MakeGlyphBitmapSubpixel(m_info.get(), bitmap.data(), w, h, w, scale, scale, frac, 0.0f, s.glyph);
                 for (int v = 0; v < h; ++v)
-                    for (int u = 0; u < w; ++u)
-                        plot(whole + x0 + u, y0 + v, bitmap[static_cast<std::size_t>(v * w + u)]);
+                    for (int u = 0; u < w; ++u) plot(whole + x0 + u, y0 + v, bitmap[static_cast<std::size_t>(v * w + u)]);
             }
         }
         pen += s.advance;

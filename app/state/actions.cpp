@@ -13,8 +13,7 @@ namespace detail {
 
 void clampSelection(AppState& state) {
     state.view.selectedHead = std::clamp(state.view.selectedHead, -1, std::max(0, state.model.heads - 1));
-    state.view.selectedQuery =
-        std::clamp(state.view.selectedQuery, 0, std::max(0, static_cast<int>(state.model.tq()) - 1));
+    state.view.selectedQuery = std::clamp(state.view.selectedQuery, 0, std::max(0, static_cast<int>(state.model.tq()) - 1));
 }
 
 bool reject(AppState& state, const std::string& where, const std::string& what) {

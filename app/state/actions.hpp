@@ -14,73 +14,154 @@ namespace attnviz::app {
 
 namespace action {
 // Model changes: rebuild X and weights, recompute every stage.
-struct SetSentence { std::string text; };
-struct SetTokens { std::vector<std::string> tokens; };
-struct SetTokenizer { core::Tokenizer kind; };
-struct SetDModel { int value; };
-struct SetHeads { int value; };   // d_k follows as d_model / heads unless set explicitly
-struct SetDk { int value; };
-struct SetSeed { std::uint64_t value; };
-struct SetEmbedding { core::EmbeddingKind kind; };
-struct SetPositional { core::Positional kind; };
-struct LoadScenario { core::Scenario scenario; std::string presetId; std::string path; };
+struct SetSentence {
+    std::string text;
+};
+struct SetTokens {
+    std::vector<std::string> tokens;
+};
+struct SetTokenizer {
+    core::Tokenizer kind;
+};
+struct SetDModel {
+    int value;
+};
+struct SetHeads {
+    int value;
+};  // d_k follows as d_model / heads unless set explicitly
+struct SetDk {
+    int value;
+};
+struct SetSeed {
+    std::uint64_t value;
+};
+struct SetEmbedding {
+    core::EmbeddingKind kind;
+};
+struct SetPositional {
+    core::Positional kind;
+};
+struct LoadScenario {
+    core::Scenario scenario;
+    std::string presetId;
+    std::string path;
+};
 // Token order.
-struct SwapTokens { int a; int b; };
+struct SwapTokens {
+    int a;
+    int b;
+};
 struct ResetSwaps {};
-struct Shuffle { std::uint64_t seed; };
+struct Shuffle {
+    std::uint64_t seed;
+};
 // Softmax changes: new weights and outputs, never new scores.
-struct SetTemperature { float value; };
-struct SetScaled { bool value; };
-struct SetCausal { bool value; };
+struct SetTemperature {
+    float value;
+};
+struct SetScaled {
+    bool value;
+};
+struct SetCausal {
+    bool value;
+};
 struct ToggleCausal {};
 // View changes: nothing is recomputed.
-struct SelectHead { int head; };    // -1 = mean over heads
-struct StepHead { int delta; };
-struct SelectQuery { int query; };
-struct StepQuery { int delta; };
-struct StepStage { int delta; };
-struct SetColormap { core::ColormapKind value; };
-struct SetTheme { Theme value; };
-struct SetUiScale { float value; };
-struct SetPresenter { bool value; };
-struct SetSmallMultiples { bool value; };
-struct SetAutoRange { bool value; };
-struct SetPreviewHead { int head; };  // -2 = none
-struct SetHeatmapPooling { int factor; };  // what the heatmap draws the shown head with (>= 1)
-struct PickSwapChip { int position; };  // first click remembers, second click swaps
-struct SetView { float zoom; float panX; float panY; };
+struct SelectHead {
+    int head;
+};  // -1 = mean over heads
+struct StepHead {
+    int delta;
+};
+struct SelectQuery {
+    int query;
+};
+struct StepQuery {
+    int delta;
+};
+struct StepStage {
+    int delta;
+};
+struct SetColormap {
+    core::ColormapKind value;
+};
+struct SetTheme {
+    Theme value;
+};
+struct SetUiScale {
+    float value;
+};
+struct SetPresenter {
+    bool value;
+};
+struct SetSmallMultiples {
+    bool value;
+};
+struct SetAutoRange {
+    bool value;
+};
+struct SetPreviewHead {
+    int head;
+};  // -2 = none
+struct SetHeatmapPooling {
+    int factor;
+};  // what the heatmap draws the shown head with (>= 1)
+struct PickSwapChip {
+    int position;
+};  // first click remembers, second click swaps
+struct SetView {
+    float zoom;
+    float panX;
+    float panY;
+};
 // Labs: which one is shown, its view, and its jobs (started and stopped here, read as
 // snapshots: trainSnapshot, costSnapshot).
-struct SetLab { Lab value; };
-struct SetFastWeightSteps { int steps; };  // -1 = every token
-struct SetMemoryWall { core::MemoryWall value; };
-struct SetTrainSettings { TrainSettings value; };  // rejected while a run goes on
-struct StartTraining { TrainSettings value; };     // becomes the lab's settings; stops a run first
+struct SetLab {
+    Lab value;
+};
+struct SetFastWeightSteps {
+    int steps;
+};  // -1 = every token
+struct SetMemoryWall {
+    core::MemoryWall value;
+};
+struct SetTrainSettings {
+    TrainSettings value;
+};  // rejected while a run goes on
+struct StartTraining {
+    TrainSettings value;
+};  // becomes the lab's settings; stops a run first
 struct StopTraining {};
 struct StartCostSweep {};  // stops a sweep first
 struct StopCostSweep {};
 // Lessons: open one at its first step, go to a step (loads its scenario, panels and lab),
 // answer the step's quick check, close.
-struct OpenLesson { core::Lesson lesson; };
-struct GoToLessonStep { int step; };
-struct StepLesson { int delta; };
-struct AnswerCheck { double value; };
+struct OpenLesson {
+    core::Lesson lesson;
+};
+struct GoToLessonStep {
+    int step;
+};
+struct StepLesson {
+    int delta;
+};
+struct AnswerCheck {
+    double value;
+};
 struct CloseLesson {};
 struct ClearError {};
 }  // namespace action
 
-using Action = std::variant<action::SetSentence, action::SetTokens, action::SetTokenizer, action::SetDModel,
-                            action::SetHeads, action::SetDk, action::SetSeed, action::SetEmbedding,
-                            action::SetPositional, action::LoadScenario, action::SwapTokens, action::ResetSwaps,
-                            action::Shuffle, action::SetTemperature, action::SetScaled, action::SetCausal,
-                            action::ToggleCausal, action::SelectHead, action::StepHead, action::SelectQuery,
-                            action::StepQuery, action::StepStage, action::SetColormap, action::SetTheme,
-                            action::SetUiScale, action::SetPresenter, action::SetSmallMultiples, action::SetAutoRange,
-                            action::SetPreviewHead, action::SetHeatmapPooling, action::PickSwapChip, action::SetView, action::SetLab,
-                            action::SetFastWeightSteps, action::SetMemoryWall, action::SetTrainSettings,
-                            action::StartTraining, action::StopTraining, action::StartCostSweep, action::StopCostSweep,
-                            action::OpenLesson, action::GoToLessonStep, action::StepLesson, action::AnswerCheck,
-                            action::CloseLesson, action::ClearError>;
+using Action =
+    std::variant<action::SetSentence, action::SetTokens, action::SetTokenizer, action::SetDModel, action::SetHeads, action::SetDk,
+                 action::SetSeed, action::SetEmbedding, action::SetPositional, action::LoadScenario, action::SwapTokens, action::ResetSwaps,
+                 action::Shuffle, action::SetTemperature, action::SetScaled, action::SetCausal, action::ToggleCausal, action::SelectHead,
+                 action::StepHead, action::SelectQuery, action::StepQuery, action::StepStage, action::SetColormap, action::SetTheme,
+                 action::SetUiScale, action::SetPresenter, action::SetSmallMultiples, action::SetAutoRange, action::SetPreviewHead,
+                 action::SetHeatmapPooling, action::PickSwapChip, action::SetView, action::SetLab, action::SetFastWeightSteps,
+                 action::SetMemoryWall, action::SetTrainSettings, action::StartTraining, action::StopTraining, action::StartCostSweep,
+                 action::StopCostSweep, action::OpenLesson, action::GoToLessonStep, action::StepLesson, action::AnswerCheck,
+                 action::CloseLesson, action::ClearError>;
 
 // Returns false (and sets state.error) when the change was rejected.
 bool apply(AppState& state, const Action& action);

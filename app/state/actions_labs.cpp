@@ -31,8 +31,7 @@ bool applyAction(AppState& state, const action::SetMemoryWall& a) {
     const core::MemoryWall& w = a.value;
     for (auto [value, name] : {std::pair{w.batch, "batch"}, {w.heads, "heads"}, {w.layers, "layers"}})
         if (value < 1 || value > 1000000) return reject(state, name, "expected 1 to 1000000, got " + std::to_string(value));
-    if (w.tokens < 1 || w.tokens > 100000000)
-        return reject(state, "T", "expected 1 to 100000000 tokens, got " + std::to_string(w.tokens));
+    if (w.tokens < 1 || w.tokens > 100000000) return reject(state, "T", "expected 1 to 100000000 tokens, got " + std::to_string(w.tokens));
     if (w.bytesPerValue != 1 && w.bytesPerValue != 2 && w.bytesPerValue != 4 && w.bytesPerValue != 8)
         return reject(state, "bytes per value", "expected 1, 2, 4 or 8, got " + std::to_string(w.bytesPerValue));
     state.view.wall = w;

@@ -77,9 +77,7 @@ double liveCheckValue(AppState& state, const core::QuickCheck& check) {
             recomputeHead(state, check.head - 1);
             return state.forward.heads[static_cast<std::size_t>(check.head - 1)].weights(check.query - 1, check.key - 1);
         }
-        case core::CheckQuantity::Equivariance:
-            recompute(state);
-            return state.equivariance.outputDiff;
+        case core::CheckQuantity::Equivariance: recompute(state); return state.equivariance.outputDiff;
     }
     return 0.0;
 }

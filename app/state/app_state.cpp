@@ -139,8 +139,8 @@ bool stepHeads(AppState& state, int visibleHead, int moreHeads, int pooling) {
         return false;
     }
     // 2. Then, a head a frame: the visible head's A·V first, then the others in order.
-    if (visibleHead >= 0 && visibleHead < state.model.heads &&
-        state.stale[static_cast<std::size_t>(visibleHead)] != Stage::Fresh && moreHeads > 0) {
+    if (visibleHead >= 0 && visibleHead < state.model.heads && state.stale[static_cast<std::size_t>(visibleHead)] != Stage::Fresh &&
+        moreHeads > 0) {
         recomputeHead(state, visibleHead);
         --moreHeads;
     }
@@ -168,15 +168,11 @@ bool isFresh(const AppState& state) {
            std::all_of(state.stale.begin(), state.stale.end(), [](Stage s) { return s == Stage::Fresh; });
 }
 
-int shownHead(const AppState& state) {
-    return state.view.previewHead >= -1 ? state.view.previewHead : state.view.selectedHead;
-}
+int shownHead(const AppState& state) { return state.view.previewHead >= -1 ? state.view.previewHead : state.view.selectedHead; }
 
 const core::Model& referenceModel(const AppState& state) { return state.swapped() ? state.baseModel : state.model; }
 
-const core::Forward& referenceForward(const AppState& state) {
-    return state.swapped() ? state.baseForward : state.forward;
-}
+const core::Forward& referenceForward(const AppState& state) { return state.swapped() ? state.baseForward : state.forward; }
 
 bool weightsFresh(const AppState& state, int head) {
     const auto fresh = [](Stage s) { return s <= Stage::Outputs; };

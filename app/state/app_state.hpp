@@ -5,10 +5,10 @@
 
 #include "app/state/labs.hpp"
 #include "core/attention/colormap.hpp"
-#include "core/labs/cost.hpp"
-#include "core/io/lesson.hpp"
-#include "core/scenario/model.hpp"
 #include "core/attention/permutation.hpp"
+#include "core/io/lesson.hpp"
+#include "core/labs/cost.hpp"
+#include "core/scenario/model.hpp"
 #include "core/scenario/scenario.hpp"
 
 #include <cstdint>
@@ -39,20 +39,20 @@ enum class Theme : std::uint8_t { Dark, Light, HighContrast };
 
 // What the user looks at; changes here never recompute anything.
 struct ViewState {
-    int selectedHead = 0;   // -1 = mean over heads
+    int selectedHead = 0;  // -1 = mean over heads
     int selectedQuery = 0;
-    int stage = 0;          // shape-passport step (0 = X … last = A V)
+    int stage = 0;  // shape-passport step (0 = X … last = A V)
     core::ColormapKind colormap = core::ColormapKind::Viridis;
     Theme theme = Theme::Dark;
     float uiScale = 1.0f;
     bool presenter = false;
     bool smallMultiples = false;
-    bool autoRange = false;  // heatmap colours span 0 … the largest weight shown instead of 0 … 1
-    int previewHead = -2;   // head under the mouse in the head grid (-2 = none)
-    int heatmapPooling = 0; // cells per texel side the heatmap draws the shown head with (0: not drawn;
-                            // the softmax pools the shown head's texels for it in the same pass)
-    int pendingSwap = -1;   // first chip clicked in the token-swap panel (-1 = none)
-    float zoom = 1.0f;      // heatmap zoom (1 = whole matrix)
+    bool autoRange = false;          // heatmap colours span 0 … the largest weight shown instead of 0 … 1
+    int previewHead = -2;            // head under the mouse in the head grid (-2 = none)
+    int heatmapPooling = 0;          // cells per texel side the heatmap draws the shown head with (0: not drawn;
+                                     // the softmax pools the shown head's texels for it in the same pass)
+    int pendingSwap = -1;            // first chip clicked in the token-swap panel (-1 = none)
+    float zoom = 1.0f;               // heatmap zoom (1 = whole matrix)
     float panX = 0.5f, panY = 0.5f;  // heatmap view centre, as fractions of keys / queries
     Lab lab = Lab::None;
     int fastWeightSteps = -1;  // tokens written into the fast-weight matrix shown (-1 = all)
@@ -84,13 +84,13 @@ struct PooledWeights {
 
 // Movable, not copyable (it owns the labs' worker threads).
 struct AppState {
-    core::Scenario scenario;   // what to compute (the current swaps included)
-    std::string presetId;      // the preset it came from, if any ("" otherwise)
-    std::string sourcePath;    // the file it came from, if any
+    core::Scenario scenario;  // what to compute (the current swaps included)
+    std::string presetId;     // the preset it came from, if any ("" otherwise)
+    std::string sourcePath;   // the file it came from, if any
 
-    core::Model model;         // current token order
+    core::Model model;                                // current token order
     std::vector<std::string> queryLabels, keyLabels;  // the tokens as drawn (␣ for a space)
-    core::Model baseModel;     // before the swaps (the permutation reference); only when swapped
+    core::Model baseModel;                            // before the swaps (the permutation reference); only when swapped
     // Derived from the scenario: its masks when the model is built, its temperature, scaling and
     // causal flag when recomputing (see recompute); no action writes it.
     core::Settings settings;
@@ -98,17 +98,17 @@ struct AppState {
     core::Forward baseForward;  // only when swapped; see referenceForward()
     core::EquivarianceReport equivariance;
 
-    std::vector<Stage> stale;  // per head of `forward`
-    std::uint64_t dataVersion = 1;  // changes whenever any computed number changes
+    std::vector<Stage> stale;                 // per head of `forward`
+    std::uint64_t dataVersion = 1;            // changes whenever any computed number changes
     std::vector<std::uint64_t> headVersions;  // per head: changes when that head's weights change
-    Stage baseStage = Stage::Projections;  // what baseForward must redo (the reference keeps its scores)
-    bool equivarianceStale = true;         // equivariance, compared after any head changed
-    bool combineStale = true;  // forward.concat and forward.output
+    Stage baseStage = Stage::Projections;     // what baseForward must redo (the reference keeps its scores)
+    bool equivarianceStale = true;            // equivariance, compared after any head changed
+    bool combineStale = true;                 // forward.concat and forward.output
     PooledWeights pooled;
     ViewState view;
-    Labs labs;                 // the labs' settings, jobs and derived maps
+    Labs labs;  // the labs' settings, jobs and derived maps
     std::optional<LessonState> lesson;
-    std::string error;         // the last rejected change, shown to the user; "" when none
+    std::string error;  // the last rejected change, shown to the user; "" when none
     WorkCounters work;
     core::Limits limits;
 

@@ -146,16 +146,16 @@ inline constexpr Eigen::Index kMaxLinearTokens = 2048;
 // remade only when its own inputs change.
 struct LinearMaps {
     int head = -1;
-    std::uint64_t version = 0;     // headVersions[head] the maps were made from
+    std::uint64_t version = 0;  // headVersions[head] the maps were made from
     bool causal = false;
-    core::LinearAttention linear;  // with the scenario's mask (causal or not)
-    float recurrentDiff = 0;       // max |recurrent − causal parallel output|
-    int steps = -1;                // tokens written into `fast`
-    core::Mat fast;                // the fast-weight matrix S after `steps` tokens, [d_k, d_v]
-    float fastRange = 0;           // max |S|, the colour scale
-    int query = -1;                // the Hopfield probe: q of this query
-    float beta = 0;                // 1/√d_k
-    core::HopfieldStep hopfield;   // keys as stored patterns
+    core::LinearAttention linear;       // with the scenario's mask (causal or not)
+    float recurrentDiff = 0;            // max |recurrent − causal parallel output|
+    int steps = -1;                     // tokens written into `fast`
+    core::Mat fast;                     // the fast-weight matrix S after `steps` tokens, [d_k, d_v]
+    float fastRange = 0;                // max |S|, the colour scale
+    int query = -1;                     // the Hopfield probe: q of this query
+    float beta = 0;                     // 1/√d_k
+    core::HopfieldStep hopfield;        // keys as stored patterns
     std::optional<float> hopfieldDiff;  // max |Δ| to attention row `query`; only at τ = 1, scaled, no mask
 };
 

@@ -21,18 +21,18 @@ struct GuiRequest {
     std::string scenarioPath;  // when opened with --scenario
     std::string source;        // where the scenario came from, for messages: its path, or "preset NAME"
     core::Limits limits;
-    std::string screenshot;    // --screenshot OUT.png: render, save, exit
-    std::string panel;         // --panel NAME: only that panel in the screenshot
-    int width = 0, height = 0;        // --size WxH (0 = the saved session's, or 1600x1000)
-    float scale = 1.0f;               // --scale S: pixels per UI point in the screenshot (1x, 2x …)
-    float uiScale = 0.0f;             // --ui-scale S (0 = the saved session's, or 1)
-    std::optional<int> head;          // --head N (-1 = mean)
-    std::string theme;                // --theme dark|light|high-contrast ("" = the saved session's)
-    bool presenter = false;           // --presenter
-    std::string lab;                  // --lab NAME, a labName ("" = none)
-    std::optional<core::Lesson> lesson;  // --lesson NAME|FILE, parsed
-    bool fresh = false;               // --fresh: ignore the saved session
-    bool explicitScenario = false;    // a scenario, preset or model flag was given
+    std::string screenshot;                                     // --screenshot OUT.png: render, save, exit
+    std::string panel;                                          // --panel NAME: only that panel in the screenshot
+    int width = 0, height = 0;                                  // --size WxH (0 = the saved session's, or 1600x1000)
+    float scale = 1.0f;                                         // --scale S: pixels per UI point in the screenshot (1x, 2x …)
+    float uiScale = 0.0f;                                       // --ui-scale S (0 = the saved session's, or 1)
+    std::optional<int> head;                                    // --head N (-1 = mean)
+    std::string theme;                                          // --theme dark|light|high-contrast ("" = the saved session's)
+    bool presenter = false;                                     // --presenter
+    std::string lab;                                            // --lab NAME, a labName ("" = none)
+    std::optional<core::Lesson> lesson;                         // --lesson NAME|FILE, parsed
+    bool fresh = false;                                         // --fresh: ignore the saved session
+    bool explicitScenario = false;                              // a scenario, preset or model flag was given
     core::ColormapKind colormap = core::ColormapKind::Viridis;  // --colormap
     std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();  // for the start-up time
     bool colormapGiven = false;

@@ -3,8 +3,8 @@
 #include "app/state/actions.hpp"
 
 #include "core/base/error.hpp"
-#include "core/io/export.hpp"
 #include "core/base/files.hpp"
+#include "core/io/export.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -13,8 +13,8 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 
 namespace attnviz::app {
@@ -143,8 +143,8 @@ AppState startingState(const core::Scenario& requested, const std::string& reque
         return state;
     } catch (const core::InputError& e) {
         notice = "The saved session's scenario does not open (" + e.message() + "), so attnviz started on " +
-                 (requested.name.empty() ? std::string("the default") : "'" + core::clipText(requested.name, 60) + "'") +
-                 "; " + setAsideSession(sessionFile, "start with --fresh to skip a saved session");
+                 (requested.name.empty() ? std::string("the default") : "'" + core::clipText(requested.name, 60) + "'") + "; " +
+                 setAsideSession(sessionFile, "start with --fresh to skip a saved session");
         return fromRequest();
     }
 }

@@ -15,9 +15,8 @@ ImU32 contrastingText(core::Rgb c) {
     return luminance > 140.0 ? IM_COL32(0, 0, 0, 255) : IM_COL32(255, 255, 255, 255);
 }
 
-int barChart(ImDrawList* list, ImVec2 min, ImVec2 max, const std::vector<float>& values,
-             const std::vector<std::string>& labels, int highlight, const std::vector<bool>& blocked,
-             const BarChartStyle& style) {
+int barChart(ImDrawList* list, ImVec2 min, ImVec2 max, const std::vector<float>& values, const std::vector<std::string>& labels,
+             int highlight, const std::vector<bool>& blocked, const BarChartStyle& style) {
     const int n = static_cast<int>(values.size());
     if (n == 0) return -1;
     const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
@@ -53,11 +52,9 @@ int barChart(ImDrawList* list, ImVec2 min, ImVec2 max, const std::vector<float>&
         if (isBlocked) {
             list->AddRectFilled(ImVec2(x0, plotMin.y), ImVec2(x1, plotMax.y), style.masked);
         } else {
-            list->AddRectFilled(ImVec2(x0, y0), ImVec2(std::max(x1, x0 + 1.0f), plotMax.y),
-                                j == highlight ? style.highlight : style.bar);
+            list->AddRectFilled(ImVec2(x0, y0), ImVec2(std::max(x1, x0 + 1.0f), plotMax.y), j == highlight ? style.highlight : style.bar);
         }
-        if (mouse.x >= plotMin.x + j * slot && mouse.x < plotMin.x + (j + 1) * slot && mouse.y >= min.y && mouse.y <= max.y)
-            hovered = j;
+        if (mouse.x >= plotMin.x + j * slot && mouse.x < plotMin.x + (j + 1) * slot && mouse.y >= min.y && mouse.y <= max.y) hovered = j;
         if (valuesFit && !isBlocked) {
             char buf[16];
             std::snprintf(buf, sizeof buf, "%.2f", values[j]);
@@ -79,8 +76,7 @@ int barChart(ImDrawList* list, ImVec2 min, ImVec2 max, const std::vector<float>&
     return hovered;
 }
 
-void linePlot(ImDrawList* list, ImVec2 min, ImVec2 max, const std::vector<Series>& series, float yMin, float yMax,
-              const char* xCaption) {
+void linePlot(ImDrawList* list, ImVec2 min, ImVec2 max, const std::vector<Series>& series, float yMin, float yMax, const char* xCaption) {
     const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
     const ImU32 grid = ImGui::GetColorU32(ImGuiCol_Border);
     const float lineH = ImGui::GetTextLineHeight();
@@ -123,7 +119,8 @@ void logLogPlot(ImDrawList* list, ImVec2 min, ImVec2 max, const std::vector<LogS
     double x0 = 1e300, x1 = 0, y0 = 1e300, y1 = 0;
     for (const LogSeries& s : series)
         for (std::size_t i = 0; i < std::min(s.x.size(), s.y.size()); ++i)
-            if (s.x[i] > 0 && s.y[i] > 0) x0 = std::min(x0, s.x[i]), x1 = std::max(x1, s.x[i]), y0 = std::min(y0, s.y[i]), y1 = std::max(y1, s.y[i]);
+            if (s.x[i] > 0 && s.y[i] > 0)
+                x0 = std::min(x0, s.x[i]), x1 = std::max(x1, s.x[i]), y0 = std::min(y0, s.y[i]), y1 = std::max(y1, s.y[i]);
     const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text), grid = ImGui::GetColorU32(ImGuiCol_Border);
     const float lineH = ImGui::GetTextLineHeight();
     const ImVec2 pMin(min.x + ImGui::CalcTextSize("1e-3").x + 8.0f, min.y + lineH + 4.0f);

@@ -20,9 +20,8 @@ struct BarChartStyle {
 
 // Vertical bars of `values` (0..1) in [min, max]; bar `highlight` in red; blocked bars hatched
 // faintly. Returns the index of the bar under the mouse, or -1.
-int barChart(ImDrawList* list, ImVec2 min, ImVec2 max, const std::vector<float>& values,
-             const std::vector<std::string>& labels, int highlight, const std::vector<bool>& blocked,
-             const BarChartStyle& style);
+int barChart(ImDrawList* list, ImVec2 min, ImVec2 max, const std::vector<float>& values, const std::vector<std::string>& labels,
+             int highlight, const std::vector<bool>& blocked, const BarChartStyle& style);
 
 struct Series {
     std::vector<float> y;
@@ -30,8 +29,7 @@ struct Series {
     std::string label;
 };
 // Lines over x = 0 … n-1 with y in [yMin, yMax], light grid, legend at the top right.
-void linePlot(ImDrawList* list, ImVec2 min, ImVec2 max, const std::vector<Series>& series, float yMin, float yMax,
-              const char* xCaption);
+void linePlot(ImDrawList* list, ImVec2 min, ImVec2 max, const std::vector<Series>& series, float yMin, float yMax, const char* xCaption);
 
 // Points (x[i], y[i]) of each series on log–log axes, decades gridded and labelled (x and y
 // must be > 0; the axes span every series). Dots at the points, lines between them.
@@ -40,8 +38,7 @@ struct LogSeries {
     ImU32 color;
     std::string label;
 };
-void logLogPlot(ImDrawList* list, ImVec2 min, ImVec2 max, const std::vector<LogSeries>& series, const char* xCaption,
-                const char* yCaption);
+void logLogPlot(ImDrawList* list, ImVec2 min, ImVec2 max, const std::vector<LogSeries>& series, const char* xCaption, const char* yCaption);
 
 // A vertical colour bar of `kind` for lo (bottom) … hi (top) with tick labels on the right.
 void colorBar(ImDrawList* list, ImVec2 min, ImVec2 max, core::ColormapKind kind, float lo, float hi, int ticks);

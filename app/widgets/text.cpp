@@ -15,32 +15,29 @@ bool isContinuation(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0
 
 // Marks drawn on the letter before them (ImGui draws each with no advance of its own).
 bool isCombining(char32_t cp) {
-    return (cp >= 0x0300 && cp <= 0x036F) || (cp >= 0x0483 && cp <= 0x0489) || (cp >= 0x0591 && cp <= 0x05BD) ||
-           cp == 0x05BF || cp == 0x05C1 || cp == 0x05C2 || cp == 0x05C4 || cp == 0x05C5 || cp == 0x05C7 ||
-           (cp >= 0x0610 && cp <= 0x061A) || (cp >= 0x064B && cp <= 0x065F) || cp == 0x0670 ||
-           (cp >= 0x06D6 && cp <= 0x06DC) || (cp >= 0x06DF && cp <= 0x06E4) || (cp >= 0x0900 && cp <= 0x0903) ||
-           (cp >= 0x093A && cp <= 0x094F) || cp == 0x0E31 || (cp >= 0x0E34 && cp <= 0x0E3A) || (cp >= 0x0E47 && cp <= 0x0E4E) ||
-           (cp >= 0x1AB0 && cp <= 0x1AFF) || (cp >= 0x1DC0 && cp <= 0x1DFF) || (cp >= 0x20D0 && cp <= 0x20FF) ||
-           cp == 0x3099 || cp == 0x309A || (cp >= 0xFE20 && cp <= 0xFE2F);
+    return (cp >= 0x0300 && cp <= 0x036F) || (cp >= 0x0483 && cp <= 0x0489) || (cp >= 0x0591 && cp <= 0x05BD) || cp == 0x05BF ||
+           cp == 0x05C1 || cp == 0x05C2 || cp == 0x05C4 || cp == 0x05C5 || cp == 0x05C7 || (cp >= 0x0610 && cp <= 0x061A) ||
+           (cp >= 0x064B && cp <= 0x065F) || cp == 0x0670 || (cp >= 0x06D6 && cp <= 0x06DC) || (cp >= 0x06DF && cp <= 0x06E4) ||
+           (cp >= 0x0900 && cp <= 0x0903) || (cp >= 0x093A && cp <= 0x094F) || cp == 0x0E31 || (cp >= 0x0E34 && cp <= 0x0E3A) ||
+           (cp >= 0x0E47 && cp <= 0x0E4E) || (cp >= 0x1AB0 && cp <= 0x1AFF) || (cp >= 0x1DC0 && cp <= 0x1DFF) ||
+           (cp >= 0x20D0 && cp <= 0x20FF) || cp == 0x3099 || cp == 0x309A || (cp >= 0xFE20 && cp <= 0xFE2F);
 }
 
 // Joiners and variation selectors: part of the character before them, nothing alone.
-bool isJoiner(char32_t cp) {
-    return cp == 0x200C || cp == 0x200D || (cp >= 0xFE00 && cp <= 0xFE0F) || (cp >= 0xE0100 && cp <= 0xE01EF);
-}
+bool isJoiner(char32_t cp) { return cp == 0x200C || cp == 0x200D || (cp >= 0xFE00 && cp <= 0xFE0F) || (cp >= 0xE0100 && cp <= 0xE01EF); }
 
 // Characters that draw nothing or steer other characters: C1 controls, soft hyphen, zero-width
 // spaces, bidi controls (which could make a label read as something it is not), tags.
 bool isInvisible(char32_t cp) {
-    return (cp >= 0x80 && cp <= 0x9F) || cp == 0x00AD || cp == 0x061C || cp == 0x115F || cp == 0x1160 || cp == 0x17B4 ||
-           cp == 0x17B5 || cp == 0x180E || (cp >= 0x200B && cp <= 0x200F) || (cp >= 0x2028 && cp <= 0x202E) ||
-           (cp >= 0x2060 && cp <= 0x206F) || cp == 0x3164 || cp == 0xFEFF || cp == 0xFFA0 || (cp >= 0xFFF0 && cp <= 0xFFF8) ||
-           cp == 0xFFFE || cp == 0xFFFF || (cp >= 0xE0000 && cp <= 0xE007F);
+    return (cp >= 0x80 && cp <= 0x9F) || cp == 0x00AD || cp == 0x061C || cp == 0x115F || cp == 0x1160 || cp == 0x17B4 || cp == 0x17B5 ||
+           cp == 0x180E || (cp >= 0x200B && cp <= 0x200F) || (cp >= 0x2028 && cp <= 0x202E) || (cp >= 0x2060 && cp <= 0x206F) ||
+           cp == 0x3164 || cp == 0xFEFF || cp == 0xFFA0 || (cp >= 0xFFF0 && cp <= 0xFFF8) || cp == 0xFFFE || cp == 0xFFFF ||
+           (cp >= 0xE0000 && cp <= 0xE007F);
 }
 
 bool isBlank(char32_t cp) {
-    return cp == ' ' || cp == '\t' || cp == '\n' || cp == 0x00A0 || cp == 0x1680 || (cp >= 0x2000 && cp <= 0x200A) ||
-           cp == 0x202F || cp == 0x205F || cp == 0x3000;
+    return cp == ' ' || cp == '\t' || cp == '\n' || cp == 0x00A0 || cp == 0x1680 || (cp >= 0x2000 && cp <= 0x200A) || cp == 0x202F ||
+           cp == 0x205F || cp == 0x3000;
 }
 
 void appendEscape(std::string& out, const char* format, unsigned value) {

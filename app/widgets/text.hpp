@@ -66,8 +66,7 @@ void labelColored(const ImVec4& colour, std::string_view text, std::size_t maxGl
 // "… (N characters)"), in pieces: a piece outside the window is skipped by ImGui's clipping, so
 // a long text costs only what is on screen. Returns whether the text was cut.
 bool wrappedText(std::string_view text, std::size_t maxGlyphs = kLongTextGlyphs, float wrapWidth = 0.0f);
-bool wrappedTextColored(const ImVec4& colour, std::string_view text, std::size_t maxGlyphs = kLongTextGlyphs,
-                        float wrapWidth = 0.0f);
+bool wrappedTextColored(const ImVec4& colour, std::string_view text, std::size_t maxGlyphs = kLongTextGlyphs, float wrapWidth = 0.0f);
 // A button showing `shown` (a label already clipped or fitted) as it is, "##" included; `id`
 // tells buttons with the same text apart.
 bool button(std::string_view shown, const std::string& id);

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <bit>
-#include <cstdint>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <numbers>
 
@@ -123,8 +123,7 @@ void poolTexels(const MatRef& weights, const Settings& settings, int factor, std
         toTexels(weights, settings, out);
         return;
     }
-    poolRows(weights.rows(), weights.cols(), settings, factor, out,
-             [&](Eigen::Index i, float*) { return weights.row(i).data(); });
+    poolRows(weights.rows(), weights.cols(), settings, factor, out, [&](Eigen::Index i, float*) { return weights.row(i).data(); });
 }
 
 void poolMeanTexels(const Forward& forward, const Settings& settings, int factor, std::vector<float>& out) {
@@ -146,8 +145,7 @@ void poolMeanTexels(const Forward& forward, const Settings& settings, int factor
 }
 
 float logitScale(int dk, const Settings& settings) {
-    const double divisor = (settings.scaled ? std::sqrt(static_cast<double>(dk)) : 1.0) *
-                           static_cast<double>(settings.temperature);
+    const double divisor = (settings.scaled ? std::sqrt(static_cast<double>(dk)) : 1.0) * static_cast<double>(settings.temperature);
     // Clamped into the positive float range so that (s - max) * c is never 0 * inf.
     return static_cast<float>(std::clamp(1.0 / divisor, static_cast<double>(std::numeric_limits<float>::min()),
                                          static_cast<double>(std::numeric_limits<float>::max())));
@@ -178,8 +176,8 @@ inline float exp2NonPositive(float y) {
 // c·log2(e), so that exp((s - max)·c) = 2^((s - max)·c·log2 e); clamped like c, so that
 // (s - max)·c2 is never 0·inf.
 float log2Scale(float scale) {
-    return static_cast<float>(std::min(static_cast<double>(scale) * std::numbers::log2e,
-                                       static_cast<double>(std::numeric_limits<float>::max())));
+    return static_cast<float>(
+        std::min(static_cast<double>(scale) * std::numbers::log2e, static_cast<double>(std::numeric_limits<float>::max())));
 }
 
 // out[j] = exp((raw[j] - max) * c) = 2^((raw[j] - max) * scale2) over n readable keys, with
@@ -208,13 +206,13 @@ const ScoreMaxima* covering(const ScoreMaxima* maxima, Eigen::Index end) {
 // (all keys, or i + 1 under a causal mask). out[0, n) = exp((s - max) · c), and the result is
 // 1/Σ, step 3's factor. The maximum comes from `known` = covering(…), else from the row. A row
 // with no readable key, or whose scores overflowed (then finite = 0), returns 0, its out zeros.
-float exponentiate(const MatRef& scores, Eigen::Index r, Eigen::Index i, Eigen::Index n, const ScoreMaxima* known,
-                   float scale2, float* out, int& finite) {
+float exponentiate(const MatRef& scores, Eigen::Index r, Eigen::Index i, Eigen::Index n, const ScoreMaxima* known, float scale2, float* out,
+                   int& finite) {
     if (n == 0) return 0.0f;
     // Shift by the raw max before scaling: (s - max) <= 0, so exp never overflows and a huge
     // scale (tiny τ) turns every non-max logit into -inf, never inf - inf.
-    const float rowMax = known ? (n == scores.cols() ? known->all(i) : known->causal(i))
-                               : scores.row(r).head(n).maxCoeff<Eigen::PropagateNaN>();
+    const float rowMax =
+        known ? (n == scores.cols() ? known->all(i) : known->causal(i)) : scores.row(r).head(n).maxCoeff<Eigen::PropagateNaN>();
     if (!std::isfinite(rowMax)) {
         finite = 0;
         std::fill(out, out + n, 0.0f);
@@ -268,8 +266,7 @@ bool softmaxRows(const MatRef& scores, float scale, const Settings& settings, Ei
     for (int p : settings.paddedKeys)
         if (p >= 0 && p < tk) padded[static_cast<std::size_t>(p)] = 1;
     const auto blocked = [&](Eigen::Index i, Eigen::Index j) {
-        return (settings.causal && j > i) || padded[static_cast<std::size_t>(j)] ||
-               (settings.custom.size() != 0 && settings.custom(i, j));
+        return (settings.causal && j > i) || padded[static_cast<std::size_t>(j)] || (settings.custom.size() != 0 && settings.custom(i, j));
     };
 #pragma omp parallel for schedule(static) reduction(&& : finite) if (rows * tk >= (1 << 16))
     for (Eigen::Index r = 0; r < rows; ++r) {
@@ -309,8 +306,8 @@ void normalizeAndPool(float inv, Eigen::Index n, Eigen::Index tk, float* __restr
 
 }  // namespace
 
-bool softmaxPooled(const MatRef& scores, float scale, const Settings& settings, Mat& weights, int factor,
-                   std::vector<float>& texels, const ScoreMaxima* maxima) {
+bool softmaxPooled(const MatRef& scores, float scale, const Settings& settings, Mat& weights, int factor, std::vector<float>& texels,
+                   const ScoreMaxima* maxima) {
     factor = std::max(1, factor);
     if (masksCells(settings)) {  // padding or a custom mask: the two passes
         const bool finite = softmaxRows(scores, scale, settings, weights, maxima);

@@ -22,9 +22,9 @@
 namespace attnviz::core {
 
 struct Settings {
-    float temperature = 1.0f;  // τ > 0; divides the logits (τ < 1 sharpens, τ > 1 flattens)
-    bool scaled = true;        // divide by √d_k (false: by 1, seed 003's saturation demo)
-    bool causal = false;       // key j > query i is blocked
+    float temperature = 1.0f;     // τ > 0; divides the logits (τ < 1 sharpens, τ > 1 flattens)
+    bool scaled = true;           // divide by √d_k (false: by 1, seed 003's saturation demo)
+    bool causal = false;          // key j > query i is blocked
     std::vector<int> paddedKeys;  // key indices blocked for every query
     MaskMat custom;               // [T_q, T_k], true = blocked; empty = none
 };
@@ -73,8 +73,7 @@ void scoreMaxima(const MatRef& scores, Eigen::Index firstRow, ScoreMaxima& out);
 // A row whose every key is blocked is all zeros, never NaN. Returns false when some row's
 // readable scores are not finite (an overflowed Q Kᵀ); such rows are zero.
 // maxima: scoreMaxima of these scores, for step 1 without a mask per cell (else ignored), or null.
-bool softmaxRows(const MatRef& scores, float scale, const Settings& settings, Mat& weights,
-                 const ScoreMaxima* maxima = nullptr);
+bool softmaxRows(const MatRef& scores, float scale, const Settings& settings, Mat& weights, const ScoreMaxima* maxima = nullptr);
 // The same for a block of rows: scores and weights hold queries firstRow … firstRow + rows - 1
 // (the mask is applied by absolute query index); weights must already have the block's shape;
 // maxima, when given, covers every query (indexed by query).
@@ -84,8 +83,8 @@ bool softmaxRows(const MatRef& scores, float scale, const Settings& settings, Ei
 // softmaxRows and poolTexels(weights, settings, factor, texels) in one pass, for the map on
 // screen: the same weights and texels, bit for bit, but each row is pooled while it is still in
 // cache, so the T_q × T_k weights are not read back.
-bool softmaxPooled(const MatRef& scores, float scale, const Settings& settings, Mat& weights, int factor,
-                   std::vector<float>& texels, const ScoreMaxima* maxima = nullptr);
+bool softmaxPooled(const MatRef& scores, float scale, const Settings& settings, Mat& weights, int factor, std::vector<float>& texels,
+                   const ScoreMaxima* maxima = nullptr);
 
 struct RowStats {
     Vec sum;      // [T_q] Σ_j a_ij: 1, or 0 for a fully masked row
@@ -95,10 +94,10 @@ struct RowStats {
 RowStats rowStats(const MatRef& weights);
 
 struct HeadTensors {
-    Mat q, k, v;   // [T_q, d_k], [T_k, d_k], [T_k, d_v]
-    Mat scores;    // [T_q, T_k] raw q kᵀ
-    Mat weights;   // [T_q, T_k] final attention A
-    Mat output;    // [T_q, d_v] A v
+    Mat q, k, v;           // [T_q, d_k], [T_k, d_k], [T_k, d_v]
+    Mat scores;            // [T_q, T_k] raw q kᵀ
+    Mat weights;           // [T_q, T_k] final attention A
+    Mat output;            // [T_q, d_v] A v
     ScoreMaxima scoreMax;  // [T_q] each, of scores, computed with them
     // Scratch, kept so that a recompute allocates nothing: k and v packed for the kernels of the
     // scores and A·V (v by projectHead, k with the scores), and the head's slices of W_Q, W_K,
@@ -110,8 +109,8 @@ struct HeadTensors {
 
 struct Forward {
     std::vector<HeadTensors> heads;
-    Mat concat;  // [T_q, h*d_v]
-    Mat output;  // [T_q, d_model] = concat W_O, or concat when there is no W_O
+    Mat concat;              // [T_q, h*d_v]
+    Mat output;              // [T_q, d_model] = concat W_O, or concat when there is no W_O
     PackedColumns packedWo;  // scratch: W_O packed for concat·W_O, on every pass (W_O may change)
 };
 

@@ -16,12 +16,9 @@ namespace {
 using Anchors = std::array<std::uint32_t, 10>;
 
 // Ten evenly spaced samples (0, 1/9, …, 1) of each map, as 0xRRGGBB.
-constexpr Anchors kViridis = {0x440154, 0x482878, 0x3e4989, 0x31688e, 0x26828e,
-                              0x1f9e89, 0x35b779, 0x6ece58, 0xb5de2b, 0xfde725};
-constexpr Anchors kMagma = {0x000004, 0x180f3d, 0x440f76, 0x721f81, 0x9e2f7f,
-                            0xcd4071, 0xf1605d, 0xfd9668, 0xfeca8d, 0xfcfdbf};
-constexpr Anchors kCividis = {0x00224e, 0x123570, 0x3b496c, 0x575d6d, 0x707173,
-                              0x8a8779, 0xa69d75, 0xc4b56c, 0xe4cf5b, 0xfee838};
+constexpr Anchors kViridis = {0x440154, 0x482878, 0x3e4989, 0x31688e, 0x26828e, 0x1f9e89, 0x35b779, 0x6ece58, 0xb5de2b, 0xfde725};
+constexpr Anchors kMagma = {0x000004, 0x180f3d, 0x440f76, 0x721f81, 0x9e2f7f, 0xcd4071, 0xf1605d, 0xfd9668, 0xfeca8d, 0xfcfdbf};
+constexpr Anchors kCividis = {0x00224e, 0x123570, 0x3b496c, 0x575d6d, 0x707173, 0x8a8779, 0xa69d75, 0xc4b56c, 0xe4cf5b, 0xfee838};
 
 ColormapTable interpolate(const Anchors& anchors) {
     ColormapTable table{};
@@ -50,8 +47,8 @@ ColormapTable grayscale() {
 }  // namespace
 
 const ColormapTable& colormapTable(ColormapKind kind) {
-    static const ColormapTable viridis = interpolate(kViridis), magma = interpolate(kMagma),
-                               cividis = interpolate(kCividis), gray = grayscale();
+    static const ColormapTable viridis = interpolate(kViridis), magma = interpolate(kMagma), cividis = interpolate(kCividis),
+                               gray = grayscale();
     switch (kind) {
         case ColormapKind::Viridis: return viridis;
         case ColormapKind::Magma: return magma;
@@ -84,14 +81,14 @@ void colormapTexels(ColormapKind kind, const float* values, std::size_t n, float
 #if defined(__AVX2__) && defined(__FMA__)
     // colormapIndexScaled on eight values at once (the compiler keeps that loop scalar), and the
     // table read by a gather.
-    const __m256 vScale = _mm256_set1_ps(scale.scale), vOffset = _mm256_set1_ps(scale.offset),
-                 v255 = _mm256_set1_ps(255.0f), vZero = _mm256_setzero_ps(), vMaskedBelow = _mm256_set1_ps(kMaskedBelow);
+    const __m256 vScale = _mm256_set1_ps(scale.scale), vOffset = _mm256_set1_ps(scale.offset), v255 = _mm256_set1_ps(255.0f),
+                 vZero = _mm256_setzero_ps(), vMaskedBelow = _mm256_set1_ps(kMaskedBelow);
     const __m256i vMaskedEntry = _mm256_set1_epi32(256);
     const auto* table32 = reinterpret_cast<const int*>(packed.data());
     for (; i + 8 <= n; i += 8) {
         const __m256 v = _mm256_loadu_ps(values + i);
         __m256 x = _mm256_fmadd_ps(v, vScale, vOffset);
-        x = _mm256_and_ps(x, _mm256_cmp_ps(x, vZero, _CMP_GT_OQ));         // x > 0 ? x : 0 (NaN: 0)
+        x = _mm256_and_ps(x, _mm256_cmp_ps(x, vZero, _CMP_GT_OQ));          // x > 0 ? x : 0 (NaN: 0)
         x = _mm256_blendv_ps(v255, x, _mm256_cmp_ps(x, v255, _CMP_LT_OQ));  // x < 255 ? x : 255
         const __m256i masked = _mm256_castps_si256(_mm256_cmp_ps(v, vMaskedBelow, _CMP_LT_OQ));
         const __m256i k = _mm256_blendv_epi8(_mm256_cvtps_epi32(x), vMaskedEntry, masked);

@@ -22,7 +22,7 @@ bool packs(const PackedRows& packed, const MatRef& a) { return packed.rows == a.
 #ifdef ATTNVIZ_KERNELS_AVX2
 namespace {
 
-constexpr Eigen::Index kPanel = 16;   // keys per panel: two 8-float registers
+constexpr Eigen::Index kPanel = 16;    // keys per panel: two 8-float registers
 constexpr Eigen::Index kTileRows = 6;  // queries per tile: 6 × 2 accumulators + 2 panel rows + 1 broadcast
 constexpr Eigen::Index kChunk = 256;   // keys per pass over a block's rows: 64 KiB of panels at d_k or d_v = 64
 
@@ -80,8 +80,7 @@ void tile1(const float* q, const float* panel, Eigen::Index dk, float* out) {
 // so chunking the keys leaves every output's chain of multiply-adds unchanged. The six rows are
 // read through two pointers (rows 0-2 and 3-5) at offsets 0, ldw and 2 ldw, which x86 addresses
 // directly.
-void valueTile6(const float* w, Eigen::Index ldw, const float* panel, Eigen::Index keys, float* out, Eigen::Index ldo,
-                bool accumulate) {
+void valueTile6(const float* w, Eigen::Index ldw, const float* panel, Eigen::Index keys, float* out, Eigen::Index ldo, bool accumulate) {
     Sums6x16 sums;
     if (accumulate) sums.load(out, ldo);
     const float* a = w;
@@ -174,19 +173,18 @@ void packTiles(const MatRef& a, Eigen::Index r0, Eigen::Index r1, float* tiles) 
 // element of b (the last n mod 16 columns). r0 is a multiple of kTileRows, and only the last
 // range has rows left over after the 6-row tiles.
 template <class ElementOfB>
-void productRange(const MatRef& a, const float* tiles, const float* panels, Eigen::Index n, const ElementOfB& b,
-                  Eigen::Ref<Mat>& out, Eigen::Index r0, Eigen::Index r1) {
+void productRange(const MatRef& a, const float* tiles, const float* panels, Eigen::Index n, const ElementOfB& b, Eigen::Ref<Mat>& out,
+                  Eigen::Index r0, Eigen::Index r1) {
     const Eigen::Index d = a.cols(), fullPanels = n / kPanel, lda = a.outerStride(), ldo = out.outerStride();
     const Eigen::Index fullEnd = r0 + (r1 - r0) / kTileRows * kTileRows;
     // 1. Full panels, a chunk of columns at a time so that its panels stay in L1/L2 across the rows.
     for (Eigen::Index p0 = 0; p0 < fullPanels; p0 += kChunk / kPanel) {
         const Eigen::Index p1 = std::min(fullPanels, p0 + kChunk / kPanel);
         for (Eigen::Index i = r0; i < fullEnd; i += kTileRows)
-            strip({tiles + (i - r0) * d, 0, panels + p0 * d * kPanel, d * kPanel, p1 - p0, d, out.data() + i * ldo + p0 * kPanel,
-                   ldo, false});
+            strip({tiles + (i - r0) * d, 0, panels + p0 * d * kPanel, d * kPanel, p1 - p0, d, out.data() + i * ldo + p0 * kPanel, ldo,
+                   false});
         for (Eigen::Index i = fullEnd; i < r1; ++i)
-            for (Eigen::Index p = p0; p < p1; ++p)
-                tile1(a.data() + i * lda, panels + p * d * kPanel, d, out.data() + i * ldo + p * kPanel);
+            for (Eigen::Index p = p0; p < p1; ++p) tile1(a.data() + i * lda, panels + p * d * kPanel, d, out.data() + i * ldo + p * kPanel);
     }
     // 2. The last n mod 16 columns: the same chain of fused multiply-adds, one element at a time.
     for (Eigen::Index i = r0; i < r1; ++i)
@@ -229,8 +227,9 @@ const float* packedScratch(const MatRef& a, Eigen::Index r0, Eigen::Index r1) {
 void scoreRows(const MatRef& q, const MatRef& k, const PackedKeys& packed, Eigen::Ref<Mat> scores) {
     // scores = q · kᵀ: kᵀ's columns are k's rows, packed by packKeys.
     forEachShare(q.rows(), q.rows() * k.rows() >= (1 << 16), [&](Eigen::Index r0, Eigen::Index r1) {
-        productRange(q, packedScratch(q, r0, r1), packed.panels.data(), k.rows(),
-                     [&](Eigen::Index c, Eigen::Index j) { return k(j, c); }, scores, r0, r1);
+        productRange(
+            q, packedScratch(q, r0, r1), packed.panels.data(), k.rows(), [&](Eigen::Index c, Eigen::Index j) { return k(j, c); }, scores,
+            r0, r1);
     });
 }
 
@@ -244,8 +243,9 @@ void packRows(const MatRef& a, PackedRows& out) {
 void multiplyPacked(const MatRef& a, const PackedRows* pa, const MatRef& b, const PackedColumns& pb, Eigen::Ref<Mat> out) {
     if (pa && !packs(*pa, a)) pa = nullptr;
     forEachShare(a.rows(), a.rows() * b.cols() >= (1 << 16), [&](Eigen::Index r0, Eigen::Index r1) {
-        productRange(a, pa ? pa->tiles.data() + r0 * a.cols() : packedScratch(a, r0, r1), pb.panels.data(), b.cols(),
-                     [&](Eigen::Index c, Eigen::Index j) { return b(c, j); }, out, r0, r1);
+        productRange(
+            a, pa ? pa->tiles.data() + r0 * a.cols() : packedScratch(a, r0, r1), pb.panels.data(), b.cols(),
+            [&](Eigen::Index c, Eigen::Index j) { return b(c, j); }, out, r0, r1);
     });
 }
 
@@ -263,15 +263,13 @@ namespace {
 
 // Rows [r0, r1) of out = weights · v; r0 is a multiple of kTileRows, and only the last range has
 // rows left over after the 6-row tiles. causalFrom as in weighValues.
-void valueRange(const MatRef& weights, const MatRef& v, const PackedColumns& packed, Eigen::Ref<Mat>& out,
-                Eigen::Index causalFrom, Eigen::Index r0, Eigen::Index r1) {
+void valueRange(const MatRef& weights, const MatRef& v, const PackedColumns& packed, Eigen::Ref<Mat>& out, Eigen::Index causalFrom,
+                Eigen::Index r0, Eigen::Index r1) {
     const Eigen::Index tk = v.rows(), dv = v.cols(), panels = dv / kPanel;
     const Eigen::Index ldw = weights.outerStride(), ldo = out.outerStride();
     const Eigen::Index fullEnd = r0 + (r1 - r0) / kTileRows * kTileRows;
     // The keys rows [i, i + n) read: all, or under a causal mask those up to the last row's query.
-    const auto keysOf = [&](Eigen::Index i, Eigen::Index n) {
-        return causalFrom < 0 ? tk : std::min(tk, causalFrom + i + n);
-    };
+    const auto keysOf = [&](Eigen::Index i, Eigen::Index n) { return causalFrom < 0 ? tk : std::min(tk, causalFrom + i + n); };
     // 1. Full panels, a chunk of keys at a time so that its slice of v stays in L1/L2 across
     // the rows; the sums carry over from chunk to chunk in out.
     const Eigen::Index lastKey = std::max<Eigen::Index>(keysOf(r0, r1 - r0), 1);  // one pass even with no keys: zeros
@@ -283,8 +281,7 @@ void valueRange(const MatRef& weights, const MatRef& v, const PackedColumns& pac
                 const float* panel = packed.panels.data() + j0 * kPanel;
                 float* o = out.data() + i * ldo;
                 const float* w = weights.data() + i * ldw + j0;
-                if (n == kTileRows)
-                    strip({w, ldw, panel, tk * kPanel, panels, std::max<Eigen::Index>(keys, 0), o, ldo, j0 > 0});
+                if (n == kTileRows) strip({w, ldw, panel, tk * kPanel, panels, std::max<Eigen::Index>(keys, 0), o, ldo, j0 > 0});
                 else
                     for (Eigen::Index p = 0; p < panels; ++p)
                         valueTile1(w, panel + p * tk * kPanel, std::max<Eigen::Index>(keys, 0), o + p * kPanel, j0 > 0);
@@ -303,11 +300,9 @@ void valueRange(const MatRef& weights, const MatRef& v, const PackedColumns& pac
 
 }  // namespace
 
-void weighValues(const MatRef& weights, const MatRef& v, const PackedColumns& packed, Eigen::Ref<Mat> out,
-                 Eigen::Index causalFrom) {
-    forEachShare(weights.rows(), weights.rows() * v.rows() >= (1 << 16), [&](Eigen::Index r0, Eigen::Index r1) {
-        valueRange(weights, v, packed, out, causalFrom, r0, r1);
-    });
+void weighValues(const MatRef& weights, const MatRef& v, const PackedColumns& packed, Eigen::Ref<Mat> out, Eigen::Index causalFrom) {
+    forEachShare(weights.rows(), weights.rows() * v.rows() >= (1 << 16),
+                 [&](Eigen::Index r0, Eigen::Index r1) { valueRange(weights, v, packed, out, causalFrom, r0, r1); });
 }
 
 #else  // portable build: Eigen's product
@@ -318,9 +313,7 @@ KernelIsa useKernelIsa(KernelIsa) { return KernelIsa::Portable; }
 
 void packKeys(const MatRef&, PackedKeys& out) { out.panels.clear(); }
 
-void scoreRows(const MatRef& q, const MatRef& k, const PackedKeys&, Eigen::Ref<Mat> scores) {
-    scores.noalias() = q * k.transpose();
-}
+void scoreRows(const MatRef& q, const MatRef& k, const PackedKeys&, Eigen::Ref<Mat> scores) { scores.noalias() = q * k.transpose(); }
 
 void packColumns(const MatRef& b, PackedColumns& out) {
     out.panels.clear();

@@ -74,7 +74,6 @@ void multiplyPacked(const MatRef& a, const PackedRows* pa, const MatRef& b, cons
 // row r's weights are zero past key causalFrom + r and those keys are not read.
 // With AVX2, every output is the same chain of fused multiply-adds over the keys it reads, in
 // key order, whatever the block or the row's place in a tile.
-void weighValues(const MatRef& weights, const MatRef& v, const PackedColumns& packed, Eigen::Ref<Mat> out,
-                 Eigen::Index causalFrom = -1);
+void weighValues(const MatRef& weights, const MatRef& v, const PackedColumns& packed, Eigen::Ref<Mat> out, Eigen::Index causalFrom = -1);
 
 }  // namespace attnviz::core

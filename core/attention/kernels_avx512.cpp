@@ -19,8 +19,7 @@ template <int P, bool Interleaved>
 #pragma GCC unroll 6
     for (int r = 0; r < kRows; ++r)
 #pragma GCC unroll 4
-        for (int p = 0; p < P; ++p)
-            c[r][p] = g.accumulate ? _mm512_loadu_ps(out + r * g.ldo + p * kPanel) : _mm512_setzero_ps();
+        for (int p = 0; p < P; ++p) c[r][p] = g.accumulate ? _mm512_loadu_ps(out + r * g.ldo + p * kPanel) : _mm512_setzero_ps();
     const float* a = g.a;
     const float* a3 = g.a + 3 * g.lda;  // rows 3-5 of a row layout: offsets 0, lda, 2 lda again
     const KernelIndex stride = g.panelStride, lda = g.lda, steps = g.steps;

@@ -19,9 +19,9 @@ std::vector<int> permutationFromSwaps(int n, const std::vector<std::pair<int, in
     for (std::size_t s = 0; s < swaps.size(); ++s) {
         const auto [a, b] = swaps[s];
         if (a < 0 || a >= n || b < 0 || b >= n)
-            throw InputError(where + "[" + std::to_string(s) + "]",
-                             "[" + std::to_string(a) + ", " + std::to_string(b) + "] is out of range: positions go from 0 to " +
-                                 std::to_string(n - 1));
+            throw InputError(
+                where + "[" + std::to_string(s) + "]",
+                "[" + std::to_string(a) + ", " + std::to_string(b) + "] is out of range: positions go from 0 to " + std::to_string(n - 1));
         std::swap(perm[static_cast<std::size_t>(a)], perm[static_cast<std::size_t>(b)]);
     }
     return perm;
@@ -42,8 +42,7 @@ Mat permuteRows(const MatRef& m, const std::vector<int>& perm) {
 Mat permuteBoth(const MatRef& m, const std::vector<int>& perm) {
     Mat out(m.rows(), m.cols());
     for (Eigen::Index p = 0; p < m.rows(); ++p)
-        for (Eigen::Index q = 0; q < m.cols(); ++q)
-            out(p, q) = m(perm[static_cast<std::size_t>(p)], perm[static_cast<std::size_t>(q)]);
+        for (Eigen::Index q = 0; q < m.cols(); ++q) out(p, q) = m(perm[static_cast<std::size_t>(p)], perm[static_cast<std::size_t>(q)]);
     return out;
 }
 

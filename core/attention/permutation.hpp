@@ -17,8 +17,8 @@ std::vector<int> identityPermutation(int n);
 std::vector<int> permutationFromSwaps(int n, const std::vector<std::pair<int, int>>& swaps, const std::string& where);
 bool isIdentity(const std::vector<int>& perm);
 
-Mat permuteRows(const MatRef& m, const std::vector<int>& perm);   // P M
-Mat permuteBoth(const MatRef& m, const std::vector<int>& perm);   // P M Pᵀ
+Mat permuteRows(const MatRef& m, const std::vector<int>& perm);  // P M
+Mat permuteBoth(const MatRef& m, const std::vector<int>& perm);  // P M Pᵀ
 std::vector<std::string> permuteLabels(const std::vector<std::string>& labels, const std::vector<int>& perm);
 
 float maxAbsDiff(const MatRef& a, const MatRef& b);

@@ -68,9 +68,7 @@ public:
     std::string message() const { return m_where.empty() ? what() : m_where + ": " + what(); }
 
     // Prefix the place, e.g. a file name in front of a field name.
-    InputError within(const std::string& outer) const {
-        return InputError(m_where.empty() ? outer : outer + ": " + m_where, what());
-    }
+    InputError within(const std::string& outer) const { return InputError(m_where.empty() ? outer : outer + ": " + m_where, what()); }
 
 private:
     std::string m_where;

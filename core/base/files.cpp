@@ -4,9 +4,9 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstdint>
 #include <cerrno>
 #include <csignal>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <mutex>
@@ -102,9 +102,9 @@ struct FileBatch::Entry : ByteSink {
     std::string path;    // as given, for messages
     std::string target;  // a link followed
     int fd = -1;
-    bool inPlace = false;    // a device or a pipe
-    std::string tempName;    // the visible temporary, when there is one
-    int slot = -1;           // its signal-handler slot
+    bool inPlace = false;  // a device or a pipe
+    std::string tempName;  // the visible temporary, when there is one
+    int slot = -1;         // its signal-handler slot
     std::string buffer;
 
     ~Entry() override { discard(); }
@@ -208,8 +208,7 @@ void FileBatch::commit() {
             const fs::path dir = fs::path(e->target).has_parent_path() ? fs::path(e->target).parent_path() : fs::path(".");
             const std::string self = "/proc/self/fd/" + std::to_string(e->fd);
             for (;;) {
-                const std::string name =
-                    (dir / (".attnviz-" + std::to_string(::getpid()) + "-" + std::to_string(counter++))).string();
+                const std::string name = (dir / (".attnviz-" + std::to_string(::getpid()) + "-" + std::to_string(counter++))).string();
                 e->nameTemporary(name);
                 if (::linkat(AT_FDCWD, self.c_str(), AT_FDCWD, name.c_str(), AT_SYMLINK_FOLLOW) == 0) break;
                 const int err = errno;
@@ -224,8 +223,7 @@ void FileBatch::commit() {
     // 2. each renamed over its target
     for (const auto& e : m_entries) {
         if (e->inPlace) continue;
-        if (::rename(e->tempName.c_str(), e->target.c_str()) != 0)
-            throw InputError(e->path, errnoText("cannot replace the file", errno));
+        if (::rename(e->tempName.c_str(), e->target.c_str()) != 0) throw InputError(e->path, errnoText("cannot replace the file", errno));
         unregisterTemporary(e->slot), e->slot = -1, e->tempName.clear();
     }
     for (const std::string& path : m_removals) ::unlink(path.c_str());

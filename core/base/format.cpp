@@ -27,8 +27,7 @@ std::string formatFixed(double value, int digits) {
 
 std::string joinChoices(const std::vector<std::string>& choices) {
     std::string out;
-    for (std::size_t i = 0; i < choices.size(); ++i)
-        out += (i == 0 ? "" : i + 1 == choices.size() ? " or " : ", ") + choices[i];
+    for (std::size_t i = 0; i < choices.size(); ++i) out += (i == 0 ? "" : i + 1 == choices.size() ? " or " : ", ") + choices[i];
     return out;
 }
 

@@ -16,8 +16,6 @@ using MaskMat = Eigen::Matrix<bool, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMa
 using MatRef = Eigen::Ref<const Mat>;
 
 // "3 x 4", used in messages and the shape passport.
-inline std::string shapeString(Eigen::Index rows, Eigen::Index cols) {
-    return std::to_string(rows) + " x " + std::to_string(cols);
-}
+inline std::string shapeString(Eigen::Index rows, Eigen::Index cols) { return std::to_string(rows) + " x " + std::to_string(cols); }
 
 }  // namespace attnviz::core

@@ -11,17 +11,16 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <filesystem>
 #include <iterator>
 #include <string_view>
 #include <utility>
-#include <filesystem>
 
 namespace attnviz::core {
 namespace {
 
 std::string csvField(const std::string& text) {
-    if (text.find_first_of(",\"\r\n") == std::string::npos && !text.empty() && text.front() != ' ' && text.back() != ' ')
-        return text;
+    if (text.find_first_of(",\"\r\n") == std::string::npos && !text.empty() && text.front() != ' ' && text.back() != ' ') return text;
     std::string out(1, '"');
     for (char c : text) {
         if (c == '"') out += '"';

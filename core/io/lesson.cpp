@@ -203,8 +203,8 @@ Lesson loadLesson(const std::string& nameOrPath) {
         if (nameOrPath == lesson.id) return lesson;
     std::error_code ec;
     if (!std::filesystem::exists(nameOrPath, ec))
-        throw InputError("--lesson", quoteValue(nameOrPath) + " is neither a lesson (" + joinStrings(lessonIds(), ", ") +
-                                         ") nor an existing file");
+        throw InputError("--lesson",
+                         quoteValue(nameOrPath) + " is neither a lesson (" + joinStrings(lessonIds(), ", ") + ") nor an existing file");
     Lesson lesson = parseLesson(readTextFile(nameOrPath), nameOrPath);
     lesson.id = nameOrPath;
     return lesson;

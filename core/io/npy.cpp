@@ -34,7 +34,7 @@ std::string encodeNpy(const Tensor& tensor) {
     const std::size_t bytes = tensor.data.size() * sizeof(float);
     const std::size_t start = out.size();
     out.resize(start + bytes);
-    if (bytes != 0)  // an empty vector's data() may be null, which memcpy may not receive
+    if (bytes != 0)                                                  // an empty vector's data() may be null, which memcpy may not receive
         std::memcpy(out.data() + start, tensor.data.data(), bytes);  // x86-64 is little-endian
     return out;
 }
@@ -85,8 +85,7 @@ std::string headerValue(const std::string& header, const std::string& key, const
 }  // namespace
 
 Tensor decodeNpy(const std::string& bytes, const std::string& where) {
-    if (bytes.size() < 10 || std::memcmp(bytes.data(), "\x93NUMPY", 6) != 0)
-        throw InputError(where, "not a .npy file (wrong magic bytes)");
+    if (bytes.size() < 10 || std::memcmp(bytes.data(), "\x93NUMPY", 6) != 0) throw InputError(where, "not a .npy file (wrong magic bytes)");
     const auto major = static_cast<unsigned char>(bytes[6]);
     std::size_t headerLen = 0, headerStart = 0;
     if (major == 1) {
@@ -123,8 +122,7 @@ Tensor decodeNpy(const std::string& bytes, const std::string& where) {
         while (end + 1 < shape.size() && shape[end] >= '0' && shape[end] <= '9') ++end;
         if (end == i) throw InputError(where, "npy header: bad shape " + shape);
         if (end - i > 15) throw InputError(where, "npy shape " + shape + " is absurdly large");
-        if (t.shape.size() == kMaxRank)
-            throw InputError(where, "npy shape has more than " + std::to_string(kMaxRank) + " dimensions");
+        if (t.shape.size() == kMaxRank) throw InputError(where, "npy shape has more than " + std::to_string(kMaxRank) + " dimensions");
         const long long dim = std::stoll(shape.substr(i, end - i));
         t.shape.push_back(dim);
         count *= static_cast<long double>(dim);

@@ -18,7 +18,7 @@ struct Tensor {
 std::string encodeNpy(const Tensor& tensor);
 // The magic, version and header of a '<f4' .npy file of this shape: what comes before the data.
 std::string npyHeader(const std::vector<long long>& shape);
-Tensor matrixTensor(const MatRef& m);                        // shape [rows, cols]
+Tensor matrixTensor(const MatRef& m);                         // shape [rows, cols]
 Tensor stackTensor(const std::vector<const Mat*>& matrices);  // shape [n, rows, cols], all the same shape
 
 // Parses a .npy file ('<f4' or '<f8', C order, any rank). Throws InputError(where, …) naming

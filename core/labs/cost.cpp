@@ -1,8 +1,8 @@
 #include "core/labs/cost.hpp"
 
 #include "core/attention/attention.hpp"
-#include "core/scenario/bench.hpp"
 #include "core/base/prng.hpp"
+#include "core/scenario/bench.hpp"
 
 #include <unistd.h>
 
@@ -11,8 +11,7 @@
 
 namespace attnviz::core {
 
-std::vector<MemoryWallRow> memoryWall(const MemoryWall& wall, const std::vector<long long>& tokens,
-                                      std::uint64_t memoryBytes) {
+std::vector<MemoryWallRow> memoryWall(const MemoryWall& wall, const std::vector<long long>& tokens, std::uint64_t memoryBytes) {
     std::vector<MemoryWallRow> rows;
     for (long long t : tokens) {
         const double matrix = static_cast<double>(wall.bytesPerValue) * static_cast<double>(t) * static_cast<double>(t);
@@ -52,27 +51,33 @@ CostPoint measureCost(long long tokens, int width, double seconds) {
     p.width = width;
     // RNN: T matrix-vector steps, each waiting for the last (row vectors: h W)
     RowVec h(d), pre(d);
-    p.rnnMs = medianMs(seconds / 2, [&] {
-        p.rnnSteps = 0;
-        p.rnnMultiplyAdds = 0;
-        h.setZero();
-        for (Eigen::Index t = 0; t < T; ++t) {
-            pre.noalias() = h * wh;
-            pre.noalias() += x.row(t) * wx;
-            h = pre.array().tanh();
-            ++p.rnnSteps;
-            p.rnnMultiplyAdds += static_cast<double>(wh.size() + wx.size());
-        }
-    }, 3, 200);
+    p.rnnMs = medianMs(
+        seconds / 2,
+        [&] {
+            p.rnnSteps = 0;
+            p.rnnMultiplyAdds = 0;
+            h.setZero();
+            for (Eigen::Index t = 0; t < T; ++t) {
+                pre.noalias() = h * wh;
+                pre.noalias() += x.row(t) * wx;
+                h = pre.array().tanh();
+                ++p.rnnSteps;
+                p.rnnMultiplyAdds += static_cast<double>(wh.size() + wx.size());
+            }
+        },
+        3, 200);
     // attention: one T × T product, the softmax, one product with V, on every core (its steps
     // are independent; the RNN's are not)
     Mat scores(T, T), weights(T, T), out(T, d);
     const float scale = 1.0f / std::sqrt(static_cast<float>(d));
-    p.attentionMs = medianMs(seconds / 2, [&] {
-        scores.noalias() = x * x.transpose();
-        softmaxRows(scores, scale, Settings{}, weights);
-        out.noalias() = weights * x;
-    }, 3, 200);
+    p.attentionMs = medianMs(
+        seconds / 2,
+        [&] {
+            scores.noalias() = x * x.transpose();
+            softmaxRows(scores, scale, Settings{}, weights);
+            out.noalias() = weights * x;
+        },
+        3, 200);
     const auto products = [](const Mat& a, const Mat& result) {  // multiply-adds of result = a · b
         return static_cast<double>(result.size()) * static_cast<double>(a.cols());
     };

@@ -13,8 +13,8 @@ namespace attnviz::core {
 // per example, head and layer).
 struct MemoryWall {
     long long batch = 1, heads = 16, layers = 32;
-    int bytesPerValue = 2;     // fp16
-    long long tokens = 4096;   // a T of the user's own, beside the seed's
+    int bytesPerValue = 2;    // fp16
+    long long tokens = 4096;  // a T of the user's own, beside the seed's
 };
 
 struct MemoryWallRow {
@@ -25,8 +25,7 @@ struct MemoryWallRow {
 };
 
 // One row per T; `memoryBytes` is what counts as fitting (this machine's RAM, say).
-std::vector<MemoryWallRow> memoryWall(const MemoryWall& wall, const std::vector<long long>& tokens,
-                                      std::uint64_t memoryBytes);
+std::vector<MemoryWallRow> memoryWall(const MemoryWall& wall, const std::vector<long long>& tokens, std::uint64_t memoryBytes);
 // The seed's T = 512, 2048, 8192, 32768, 131072.
 std::vector<long long> memoryWallTokens();
 // Physical memory of this machine, in bytes (0 when unknown).

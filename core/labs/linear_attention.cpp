@@ -30,10 +30,10 @@ LinearAttention linearAttention(const MatRef& q, const MatRef& k, const MatRef& 
 
 Mat linearAttentionFactored(const MatRef& q, const MatRef& k, const MatRef& v) {
     const Mat fq = featureMap(q), fk = featureMap(k);
-    const Mat kv = fk.transpose() * v;                     // [d_k, d_v]: every key's outer product, summed
-    const Vec z = fk.colwise().sum().transpose();          // [d_k]: Σ_j φ(k_j)
-    const Vec norm = fq * z;                               // [T_q]
-    Mat out = fq * kv;                                     // [T_q, d_v]
+    const Mat kv = fk.transpose() * v;             // [d_k, d_v]: every key's outer product, summed
+    const Vec z = fk.colwise().sum().transpose();  // [d_k]: Σ_j φ(k_j)
+    const Vec norm = fq * z;                       // [T_q]
+    Mat out = fq * kv;                             // [T_q, d_v]
     for (Eigen::Index i = 0; i < out.rows(); ++i) out.row(i) /= norm(i);
     return out;
 }
@@ -47,8 +47,8 @@ Mat linearAttentionRecurrent(const MatRef& q, const MatRef& k, const MatRef& v) 
     for (Eigen::Index t = 0; t < T; ++t) {
         s.noalias() += fk.row(t).transpose() * v.row(t);  // write: S_t = S_{t-1} + φ(k_t) v_tᵀ
         z += fk.row(t);
-        y.row(t).noalias() = fq.row(t) * s;               // read: φ(q_t)ᵀ S_t …
-        y.row(t) /= fq.row(t).dot(z);                     // … / φ(q_t)ᵀ z_t
+        y.row(t).noalias() = fq.row(t) * s;  // read: φ(q_t)ᵀ S_t …
+        y.row(t) /= fq.row(t).dot(z);        // … / φ(q_t)ᵀ z_t
     }
     return y;
 }

@@ -1,8 +1,8 @@
 #include "core/labs/train.hpp"
 
-#include "core/scenario/embedding.hpp"
 #include "core/base/error.hpp"
 #include "core/base/prng.hpp"
+#include "core/scenario/embedding.hpp"
 
 #include <cmath>
 
@@ -18,8 +18,13 @@ MatD normalMatrix(Prng& prng, Eigen::Index rows, Eigen::Index cols, double scale
 
 TinyModel zerosLike(const TinyModel& m) {
     TinyModel z;
-    for (auto [out, in] : {std::pair{&z.embed, &m.embed}, {&z.pos, &m.pos}, {&z.wq, &m.wq}, {&z.wk, &m.wk},
-                           {&z.wv, &m.wv}, {&z.wo, &m.wo}, {&z.wout, &m.wout}})
+    for (auto [out, in] : {std::pair{&z.embed, &m.embed},
+                           {&z.pos, &m.pos},
+                           {&z.wq, &m.wq},
+                           {&z.wk, &m.wk},
+                           {&z.wv, &m.wv},
+                           {&z.wo, &m.wo},
+                           {&z.wout, &m.wout}})
         *out = MatD::Zero(in->rows(), in->cols());
     return z;
 }
@@ -42,9 +47,8 @@ MatD inputOf(const TinyModel& model, const TrainConfig& config, const TrainBatch
     if (isTwoRelations(config)) return batch.x[b];
     const int T = config.tokens;
     MatD x(T, config.dModel);
-    const MatD sinusoid = config.positions == TrainPositions::Sinusoidal
-                              ? MatD(sinusoidalEncoding(T, config.dModel).cast<double>())
-                              : MatD::Zero(T, config.dModel);
+    const MatD sinusoid = config.positions == TrainPositions::Sinusoidal ? MatD(sinusoidalEncoding(T, config.dModel).cast<double>())
+                                                                         : MatD::Zero(T, config.dModel);
     for (int t = 0; t < T; ++t) {
         x.row(t) = model.embed.row(batch.tokens[b][static_cast<std::size_t>(t)]) + sinusoid.row(t);
         if (config.positions == TrainPositions::Learned) x.row(t) += model.pos.row(t);
@@ -71,8 +75,8 @@ Forward1 forwardOne(const TinyModel& m, const TrainConfig& config, const MatD& x
         hc.q = x * m.wq.middleCols(i * dk, dk);
         hc.k = x * m.wk.middleCols(i * dk, dk);
         hc.v = x * m.wv.middleCols(i * dk, dk);
-        hc.a = (hc.q * hc.k.transpose()) * c;  // 1. scaled scores
-        softmaxRowsInPlace(hc.a);              // 2. weights
+        hc.a = (hc.q * hc.k.transpose()) * c;           // 1. scaled scores
+        softmaxRowsInPlace(hc.a);                       // 2. weights
         f.concat.middleCols(i * dk, dk) = hc.a * hc.v;  // 3. A V
         f.heads.push_back(std::move(hc));
     }
@@ -148,8 +152,8 @@ TrainBatch makeBatch(const TrainConfig& config, int size, std::uint64_t seed) {
         for (int& t : tokens) t = static_cast<int>(prng.nextU64() % static_cast<std::uint64_t>(config.vocab));
         for (int t = 0; t < T; ++t)
             targets[static_cast<std::size_t>(t)] = config.task == TrainTask::Reversal ? tokens[static_cast<std::size_t>(T - 1 - t)]
-                                                   : t == 0                          ? -1
-                                                                                     : tokens[static_cast<std::size_t>(t - 1)];
+                                                   : t == 0                           ? -1
+                                                                                      : tokens[static_cast<std::size_t>(t - 1)];
         batch.tokens.push_back(tokens);
         batch.targets.push_back(targets);
     }
@@ -277,7 +281,8 @@ Scenario Trainer::toScenario() const {
     s.x = x.cast<float>();
     std::vector<std::string> tokens;
     for (int t = 0; t < m_config.tokens; ++t) {
-        if (isTwoRelations(m_config)) tokens.push_back(t == m_heldOut.planted[0] ? "x" + std::to_string(t + 1) + "*" : "x" + std::to_string(t + 1));
+        if (isTwoRelations(m_config))
+            tokens.push_back(t == m_heldOut.planted[0] ? "x" + std::to_string(t + 1) + "*" : "x" + std::to_string(t + 1));
         else tokens.emplace_back(1, static_cast<char>('a' + m_heldOut.tokens[0][static_cast<std::size_t>(t)]));
     }
     s.tokens = tokens;

@@ -33,16 +33,20 @@ BenchResult benchmark(const Model& model, const Settings& settings, double secon
     std::vector<double> forwardMs, sgemmMs;
     const auto start = std::chrono::steady_clock::now();
     while (forwardMs.size() < 5 || std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < seconds) {
-        forwardMs.push_back(medianMs(0.0, [&] { runForward(model, settings, forward); }, 1, 1));
-        sgemmMs.push_back(medianMs(0.0, [&] { c.noalias() = a * b; }, 1, 1));
+        forwardMs.push_back(medianMs(
+            0.0, [&] { runForward(model, settings, forward); }, 1, 1));
+        sgemmMs.push_back(medianMs(
+            0.0, [&] { c.noalias() = a * b; }, 1, 1));
         if (forwardMs.size() >= 200) break;
     }
     r.runs = static_cast<int>(forwardMs.size());
     r.forwardMs = median(forwardMs);
     r.sgemmGflops = 2.0 * n * n * static_cast<double>(n) / (median(sgemmMs) * 1e6);
     r.gflops = forwardFlops(model) / (r.forwardMs * 1e6);
-    r.softmaxMs = medianMs(seconds * 0.25, [&] { reweighAll(model, settings, forward); }, 5, 1000);
-    r.visibleSoftmaxMs = medianMs(seconds * 0.25, [&] { weighHead(model, settings, forward.heads.front()); }, 5, 1000);
+    r.softmaxMs = medianMs(
+        seconds * 0.25, [&] { reweighAll(model, settings, forward); }, 5, 1000);
+    r.visibleSoftmaxMs = medianMs(
+        seconds * 0.25, [&] { weighHead(model, settings, forward.heads.front()); }, 5, 1000);
     r.keptBytes = keptBytes(model, forward);
     return r;
 }

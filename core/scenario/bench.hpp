@@ -24,8 +24,7 @@ double medianMs(double seconds, Work&& work, std::size_t minRuns, std::size_t ma
     using Clock = std::chrono::steady_clock;
     std::vector<double> times;
     const auto start = Clock::now();
-    while (times.size() < minRuns ||
-           (std::chrono::duration<double>(Clock::now() - start).count() < seconds && times.size() < maxRuns)) {
+    while (times.size() < minRuns || (std::chrono::duration<double>(Clock::now() - start).count() < seconds && times.size() < maxRuns)) {
         const auto t0 = Clock::now();
         work();
         times.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());

@@ -1,9 +1,9 @@
 #include "core/scenario/model.hpp"
 #include "core/scenario/shapes.hpp"
 
+#include "core/attention/permutation.hpp"
 #include "core/base/error.hpp"
 #include "core/base/format.hpp"
-#include "core/attention/permutation.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -23,21 +23,19 @@ std::vector<std::string> numberedLabels(const char* prefix, Eigen::Index n) {
     return labels;
 }
 
-void expectShape(const Mat& m, Eigen::Index rows, Eigen::Index cols, const std::string& field,
-                 const std::string& why) {
+void expectShape(const Mat& m, Eigen::Index rows, Eigen::Index cols, const std::string& field, const std::string& why) {
     if (m.rows() != rows || m.cols() != cols)
-        throw InputError(field, "expected " + shapeString(rows, cols) + " (" + why + "), got " +
-                                    shapeString(m.rows(), m.cols()));
+        throw InputError(field, "expected " + shapeString(rows, cols) + " (" + why + "), got " + shapeString(m.rows(), m.cols()));
 }
 
-Mat projectionMatrix(const MatrixSpec& spec, int rows, int cols, int headWidth, std::uint64_t seed,
-                     const std::string& field, const std::string& why) {
+Mat projectionMatrix(const MatrixSpec& spec, int rows, int cols, int headWidth, std::uint64_t seed, const std::string& field,
+                     const std::string& why) {
     switch (spec.kind) {
         case MatrixSpec::Kind::Random: return xavierMatrix(rows, cols, headWidth, seed, field);
         case MatrixSpec::Kind::Identity:
             if (rows != cols)
-                throw InputError(field, "\"identity\" needs a square matrix, but the shape is " +
-                                            shapeString(rows, cols) + " (" + why + ")");
+                throw InputError(field,
+                                 "\"identity\" needs a square matrix, but the shape is " + shapeString(rows, cols) + " (" + why + ")");
             return Mat::Identity(rows, cols);
         case MatrixSpec::Kind::Explicit: expectShape(spec.value, rows, cols, field, why); return spec.value;
         case MatrixSpec::Kind::None: return {};
@@ -59,17 +57,14 @@ struct MatrixSize {
 // The heads' count is checked where it is resolved (resolveShapes); d_k and d_v come after the
 // bytes: a wide head is first a question of memory, which that message sizes, and their own
 // limit then bounds the work the bytes do not show (Q Kᵀ is T² d_k multiply-adds).
-void checkLimits(long long tq, long long tk, long long heads, long long dModel, long long dOut, long long dk,
-                 long long dv, std::initializer_list<MatrixSize> modelMatrices, const Limits& limits, bool projects) {
+void checkLimits(long long tq, long long tk, long long heads, long long dModel, long long dOut, long long dk, long long dv,
+                 std::initializer_list<MatrixSize> modelMatrices, const Limits& limits, bool projects) {
     if (tq > limits.maxTokens || tk > limits.maxTokens)
-        throw InputError("tokens", std::to_string(std::max(tq, tk)) + " tokens is over the limit of " +
-                                       std::to_string(limits.maxTokens));
+        throw InputError("tokens", std::to_string(std::max(tq, tk)) + " tokens is over the limit of " + std::to_string(limits.maxTokens));
     if (dModel > limits.maxDModel)
-        throw InputError("d_model", std::to_string(dModel) + " is over the limit of " +
-                                        std::to_string(limits.maxDModel));
+        throw InputError("d_model", std::to_string(dModel) + " is over the limit of " + std::to_string(limits.maxDModel));
     if (dOut > limits.maxDModel)
-        throw InputError("W_O", std::to_string(dOut) + " columns (d_out) is over the limit of " +
-                                    std::to_string(limits.maxDModel));
+        throw InputError("W_O", std::to_string(dOut) + " columns (d_out) is over the limit of " + std::to_string(limits.maxDModel));
     const std::uint64_t forward = forwardBytes(tq, tk, heads, std::max(dModel, dOut), dk, dv);
     const long double copies = projects ? 4.0L * dModel * heads * static_cast<long double>(2 * dk + dv) : 0.0L;
     long double total = static_cast<long double>(forward) + copies;
@@ -82,18 +77,17 @@ void checkLimits(long long tq, long long tk, long long heads, long long dModel, 
     if (total > static_cast<long double>(limits.maxBytes)) {
         const std::uint64_t bytes = total > 1.8e19L ? UINT64_MAX : static_cast<std::uint64_t>(total);
         if (largest && bytesOf(*largest) > static_cast<long double>(forward))
-            throw InputError(largest->name, "this needs about " + formatBytes(bytes) + " (" + largest->name +
-                                                " alone is " + shapeString(largest->rows, largest->cols) +
-                                                "), over the limit of " + formatBytes(limits.maxBytes));
+            throw InputError(largest->name, "this needs about " + formatBytes(bytes) + " (" + largest->name + " alone is " +
+                                                shapeString(largest->rows, largest->cols) + "), over the limit of " +
+                                                formatBytes(limits.maxBytes));
         throw InputError("heads", "this needs about " + formatBytes(bytes) + " (" + std::to_string(heads) + " heads x " +
-                                      std::to_string(tq) + " x " + std::to_string(tk) +
-                                      " scores and weights), over the limit of " + formatBytes(limits.maxBytes));
+                                      std::to_string(tq) + " x " + std::to_string(tk) + " scores and weights), over the limit of " +
+                                      formatBytes(limits.maxBytes));
     }
     for (const auto& [name, width] : {std::pair{"d_k", dk}, {"d_v", dv}})
         if (width > limits.maxHeadWidth)
             throw InputError(name, std::to_string(width) + " is over the limit of " + std::to_string(limits.maxHeadWidth));
 }
-
 
 Model buildExplicit(const Scenario& s, bool applySwaps, const Limits& limits) {
     if (!s.k) throw InputError("K", "required when Q is given");
@@ -101,8 +95,7 @@ Model buildExplicit(const Scenario& s, bool applySwaps, const Limits& limits) {
     if (s.x) throw InputError("X", "cannot be combined with explicit Q, K, V");
     for (const auto* spec : {&s.wq, &s.wk, &s.wv})
         if (spec->kind != MatrixSpec::Kind::Random)
-            throw InputError(spec == &s.wq ? "W_Q" : spec == &s.wk ? "W_K" : "W_V",
-                             "cannot be combined with explicit Q, K, V");
+            throw InputError(spec == &s.wq ? "W_Q" : spec == &s.wk ? "W_K" : "W_V", "cannot be combined with explicit Q, K, V");
     if (s.positional != Positional::None)
         throw InputError("positional", "explicit Q, K, V are used as given; positional encoding needs token inputs");
     if (s.heads && *s.heads != 1) throw InputError("heads", "explicit Q, K, V describe one head");
@@ -115,11 +108,9 @@ Model buildExplicit(const Scenario& s, bool applySwaps, const Limits& limits) {
     m.dk = static_cast<int>(m.q.cols());
     m.dv = static_cast<int>(m.v.cols());
     if (m.k.cols() != m.q.cols())
-        throw InputError("K", "expected " + std::to_string(m.dk) + " columns (d_k, as Q), got " +
-                                  std::to_string(m.k.cols()));
+        throw InputError("K", "expected " + std::to_string(m.dk) + " columns (d_k, as Q), got " + std::to_string(m.k.cols()));
     if (m.v.rows() != m.k.rows())
-        throw InputError("V", "expected " + std::to_string(m.k.rows()) + " rows (one per key, as K), got " +
-                                  std::to_string(m.v.rows()));
+        throw InputError("V", "expected " + std::to_string(m.k.rows()) + " rows (one per key, as K), got " + std::to_string(m.v.rows()));
     if (s.dk && *s.dk != m.dk)
         throw InputError("d_k", std::to_string(*s.dk) + " given, but Q is " + shapeString(m.q.rows(), m.dk) + " (T_q x d_k)");
     if (s.dv && *s.dv != m.dv)
@@ -129,9 +120,8 @@ Model buildExplicit(const Scenario& s, bool applySwaps, const Limits& limits) {
     const int dOut = s.wo.kind == MatrixSpec::Kind::Explicit ? static_cast<int>(s.wo.value.cols()) : m.dv;
     const bool hasWo = s.wo.kind != MatrixSpec::Kind::None;
     checkLimits(m.q.rows(), m.k.rows(), 1, dOut, dOut, m.dk, m.dv,
-                {{"Q", m.q.rows(), m.dk}, {"K", m.k.rows(), m.dk}, {"V", m.v.rows(), m.dv},
-                 {"W_O", hasWo ? m.dv : 0, dOut, 2}},
-                limits, false);
+                {{"Q", m.q.rows(), m.dk}, {"K", m.k.rows(), m.dk}, {"V", m.v.rows(), m.dv}, {"W_O", hasWo ? m.dv : 0, dOut, 2}}, limits,
+                false);
     m.wo = projectionMatrix(s.wo, m.dv, dOut, dOut, s.seed, "W_O", "d_v x d_out");
     m.dModel = dOut;
 
@@ -139,24 +129,23 @@ Model buildExplicit(const Scenario& s, bool applySwaps, const Limits& limits) {
         m.queryTokens = s.tokens ? *s.tokens : tokenize(*s.sentence, s.tokenizer);
         if (static_cast<Eigen::Index>(m.queryTokens.size()) != m.q.rows())
             throw InputError(s.tokens ? "tokens" : "sentence",
-                             std::to_string(m.queryTokens.size()) + " tokens, but Q has " +
-                                 std::to_string(m.q.rows()) + " rows");
+                             std::to_string(m.queryTokens.size()) + " tokens, but Q has " + std::to_string(m.q.rows()) + " rows");
     } else {
         m.queryTokens = numberedLabels("q", m.q.rows());
     }
     if (s.keyTokens) {
         m.keyTokens = *s.keyTokens;
         if (static_cast<Eigen::Index>(m.keyTokens.size()) != m.k.rows())
-            throw InputError("key_tokens", std::to_string(m.keyTokens.size()) + " labels, but K has " +
-                                               std::to_string(m.k.rows()) + " rows");
+            throw InputError("key_tokens",
+                             std::to_string(m.keyTokens.size()) + " labels, but K has " + std::to_string(m.k.rows()) + " rows");
     } else {
         m.keyTokens = m.k.rows() == m.q.rows() ? m.queryTokens : numberedLabels("k", m.k.rows());
     }
     m.perm = identityPermutation(static_cast<int>(m.q.rows()));
     if (applySwaps && !s.swaps.empty()) {
         if (m.q.rows() != m.k.rows())
-            throw InputError("swaps", "need as many queries as keys (self-attention); Q has " +
-                                          std::to_string(m.q.rows()) + " rows, K has " + std::to_string(m.k.rows()));
+            throw InputError("swaps", "need as many queries as keys (self-attention); Q has " + std::to_string(m.q.rows()) +
+                                          " rows, K has " + std::to_string(m.k.rows()));
         m.perm = permutationFromSwaps(static_cast<int>(m.q.rows()), s.swaps, "swaps");
         m.q = permuteRows(m.q, m.perm);
         m.k = permuteRows(m.k, m.perm);
@@ -182,8 +171,8 @@ std::uint64_t forwardBytes(long long tq, long long tk, long long heads, long lon
 std::uint64_t keptBytes(const Model& model, const Forward& forward) {
     std::uint64_t floats = 0;
     const auto add = [&](const Mat& m) { floats += static_cast<std::uint64_t>(m.size()); };
-    for (const Mat* m : {&model.embeddings, &model.positional, &model.x, &model.wq, &model.wk, &model.wv, &model.wo,
-                         &model.q, &model.k, &model.v})
+    for (const Mat* m :
+         {&model.embeddings, &model.positional, &model.x, &model.wq, &model.wk, &model.wv, &model.wo, &model.q, &model.k, &model.v})
         add(*m);
     floats += model.xTiles.tiles.size();
     for (const HeadTensors& h : forward.heads) {
@@ -228,8 +217,7 @@ Model buildModel(const Scenario& s, bool applySwaps, const Limits& limits) {
         }
     } else {
         tokens = s.tokens ? *s.tokens : tokenize(s.sentence ? *s.sentence : kDefaultSentence, s.tokenizer);
-        if (tokens.empty())
-            throw InputError(s.tokens ? "tokens" : "sentence", "no tokens: the text is empty or only white space");
+        if (tokens.empty()) throw InputError(s.tokens ? "tokens" : "sentence", "no tokens: the text is empty or only white space");
     }
     const int vocab = !s.x && s.embedding == EmbeddingKind::OneHot ? static_cast<int>(vocabulary(tokens).size()) : 0;
     const Shapes shapes = resolveShapes(s, vocab, limits);
@@ -251,13 +239,16 @@ Model buildModel(const Scenario& s, bool applySwaps, const Limits& limits) {
 
     const long long hk = static_cast<long long>(m.heads) * m.dk, hv = static_cast<long long>(m.heads) * m.dv;
     if (std::max(hk, hv) > std::numeric_limits<int>::max())
-        throw InputError("heads", std::to_string(m.heads) + " heads x d_k " + std::to_string(m.dk) + " (d_v " +
-                                      std::to_string(m.dv) + ") is too large");
+        throw InputError(
+            "heads", std::to_string(m.heads) + " heads x d_k " + std::to_string(m.dk) + " (d_v " + std::to_string(m.dv) + ") is too large");
     const bool hasWo = s.wo.kind != MatrixSpec::Kind::None;
     // embeddings, x, x's tiles packed for the projections (, positional)
     const long long inputs = s.positional == Positional::Sinusoidal ? 4 : 3;
     checkLimits(T, T, m.heads, m.dModel, shapes.dOut, m.dk, m.dv,
-                {{"X", inputs * T, m.dModel}, {"W_Q", m.dModel, hk}, {"W_K", m.dModel, hk}, {"W_V", m.dModel, hv},
+                {{"X", inputs * T, m.dModel},
+                 {"W_Q", m.dModel, hk},
+                 {"W_K", m.dModel, hk},
+                 {"W_V", m.dModel, hv},
                  {"W_O", hasWo ? hv : 0, shapes.dOut, 2}},
                 limits, true);
 
@@ -295,8 +286,7 @@ Settings buildSettings(const Scenario& s, const Model& model) {
     for (std::size_t n = 0; n < s.padding.size(); ++n) {
         if (s.padding[n] >= model.tk())
             throw InputError("padding[" + std::to_string(n) + "]",
-                             "key position " + std::to_string(s.padding[n]) + " is out of range (" +
-                                 std::to_string(model.tk()) + " keys)");
+                             "key position " + std::to_string(s.padding[n]) + " is out of range (" + std::to_string(model.tk()) + " keys)");
         settings.paddedKeys.push_back(s.padding[n]);
     }
     if (s.mask) {
@@ -355,8 +345,7 @@ void requireFinite(const Mat& m, const char* where, const char* what) {
 }  // namespace
 
 void weighHead(const Model& model, const Settings& settings, HeadTensors& head) {
-    if (!softmaxRows(head.scores, logitScale(model.dk, settings), settings, head.weights, &head.scoreMax))
-        overflowed("scores", "Q Kᵀ");
+    if (!softmaxRows(head.scores, logitScale(model.dk, settings), settings, head.weights, &head.scoreMax)) overflowed("scores", "Q Kᵀ");
 }
 
 void weighHead(const Model& model, const Settings& settings, HeadTensors& head, int factor, std::vector<float>& texels) {
@@ -407,7 +396,8 @@ void attendHead(const Model& model, const Settings& settings, HeadTensors& head,
 void combineHeads(const Model& model, Forward& forward) {
     const Eigen::Index tq = model.tq();
     forward.concat.resize(tq, static_cast<Eigen::Index>(model.heads) * model.dv);
-    for (int h = 0; h < model.heads; ++h) forward.concat.middleCols(static_cast<Eigen::Index>(h) * model.dv, model.dv) = forward.heads[h].output;
+    for (int h = 0; h < model.heads; ++h)
+        forward.concat.middleCols(static_cast<Eigen::Index>(h) * model.dv, model.dv) = forward.heads[h].output;
     if (model.wo.size() != 0) {
         // The register-tiled kernel on every core: faster than Eigen's product here
         // (BM_OutputProjection), and each output is one chain of multiply-adds whatever the threads.

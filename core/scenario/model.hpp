@@ -25,14 +25,14 @@ struct Limits {
 struct Model {
     std::vector<std::string> queryTokens;  // [T_q] row labels
     std::vector<std::string> keyTokens;    // [T_k] column labels (= queryTokens in self-attention)
-    Mat embeddings;  // [T, d_model] token vectors before positional encoding (token mode)
-    Mat positional;  // [T, d_model] the encoding added to them; empty when none
-    Mat x;           // [T, d_model] = embeddings + positional: the attention input
-    PackedRows xTiles;  // token mode: x's full 6-row tiles packed once, for every head's projections
-    Mat wq, wk;      // [d_model, h*d_k]
-    Mat wv;          // [d_model, h*d_v]
-    Mat wo;          // [h*d_v, d_out] (d_out = d_model unless W_O is explicit); empty: output = concat
-    Mat q, k, v;     // explicit mode only: [T_q, d_k], [T_k, d_k], [T_k, d_v]
+    Mat embeddings;                        // [T, d_model] token vectors before positional encoding (token mode)
+    Mat positional;                        // [T, d_model] the encoding added to them; empty when none
+    Mat x;                                 // [T, d_model] = embeddings + positional: the attention input
+    PackedRows xTiles;                     // token mode: x's full 6-row tiles packed once, for every head's projections
+    Mat wq, wk;                            // [d_model, h*d_k]
+    Mat wv;                                // [d_model, h*d_v]
+    Mat wo;                                // [h*d_v, d_out] (d_out = d_model unless W_O is explicit); empty: output = concat
+    Mat q, k, v;                           // explicit mode only: [T_q, d_k], [T_k, d_k], [T_k, d_v]
     bool explicitQkv = false;
     int heads = 1, dk = 0, dv = 0, dModel = 0;
     std::vector<int> perm;  // position p holds the token originally at position perm[p]
@@ -61,14 +61,14 @@ std::uint64_t keptBytes(const Model& model, const Forward& forward);
 std::string formatBytes(std::uint64_t bytes);
 
 // Stages of the forward pass, per head, so callers recompute only what changed.
-void projectHead(const Model& model, int head, HeadTensors& out);  // q, k, v
-void scoreHead(HeadTensors& head);                                  // scores = q kᵀ
+void projectHead(const Model& model, int head, HeadTensors& out);                 // q, k, v
+void scoreHead(HeadTensors& head);                                                // scores = q kᵀ
 void weighHead(const Model& model, const Settings& settings, HeadTensors& head);  // weights (throws if scores overflowed)
 // The same, with the weights' texels pooled by `factor` in the same pass (softmaxPooled).
 void weighHead(const Model& model, const Settings& settings, HeadTensors& head, int factor, std::vector<float>& texels);
 // output = weights v; under a causal mask the keys past each query (zero weights) are not read.
 void outputHead(const Settings& settings, HeadTensors& head);
-void combineHeads(const Model& model, Forward& forward);            // concat, output
+void combineHeads(const Model& model, Forward& forward);  // concat, output
 // Scores (when newScores), softmax and A·V together, by blocks of rows that stay in cache:
 // the same numbers as scoreHead + weighHead + outputHead, faster.
 void attendHead(const Model& model, const Settings& settings, HeadTensors& head, bool newScores);

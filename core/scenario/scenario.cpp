@@ -12,18 +12,15 @@
 #include <limits>
 #include <optional>
 
-
 namespace attnviz::core {
 
 // Why a JSON number cannot be a float ("" when it can).
 std::string whyNotFloat(double d) {
     if (!std::isfinite(d)) return "not a finite number";
-    if (std::abs(d) > std::numeric_limits<float>::max())
-        return formatNumber(d) + " is outside the float range (±3.4e38)";
+    if (std::abs(d) > std::numeric_limits<float>::max()) return formatNumber(d) + " is outside the float range (±3.4e38)";
     // Whatever rounds to a non-zero float is taken: the shortest text of the smallest float
     // ("1e-45", which a saved scenario holds) is below denorm_min as a double.
-    if (d != 0.0 && static_cast<float>(d) == 0.0f)
-        return formatNumber(d) + " is too close to 0 for a float (smallest: 1.4e-45)";
+    if (d != 0.0 && static_cast<float>(d) == 0.0f) return formatNumber(d) + " is too close to 0 for a float (smallest: 1.4e-45)";
     return "";
 }
 
@@ -64,7 +61,6 @@ int expectSize(const json& v, const std::string& field) {
     return static_cast<int>(n);
 }
 
-
 float expectFloat(const json& v, const std::string& field) {
     if (!v.is_number()) throw InputError(field, "expected a number, got " + typeName(v));
     const double d = v.get<double>();
@@ -76,8 +72,7 @@ std::vector<std::string> expectStrings(const json& v, const std::string& field) 
     if (!v.is_array()) throw InputError(field, "expected a list of strings, got " + typeName(v));
     std::vector<std::string> out;
     out.reserve(v.size());
-    for (std::size_t i = 0; i < v.size(); ++i)
-        out.push_back(expectString(v[i], field + "[" + std::to_string(i) + "]"));
+    for (std::size_t i = 0; i < v.size(); ++i) out.push_back(expectString(v[i], field + "[" + std::to_string(i) + "]"));
     return out;
 }
 
@@ -95,11 +90,10 @@ Mat expectMatrix(const json& v, const std::string& field) {
         const std::string rowField = field + "[" + std::to_string(r) + "]";
         if (!row.is_array()) throw InputError(rowField, "expected a row (a list of numbers), got " + typeName(row));
         if (row.size() != cols)
-            throw InputError(field, "ragged rows: row " + std::to_string(r) + " has " + std::to_string(row.size()) +
-                                        " values, row 0 has " + std::to_string(cols));
+            throw InputError(field, "ragged rows: row " + std::to_string(r) + " has " + std::to_string(row.size()) + " values, row 0 has " +
+                                        std::to_string(cols));
         for (std::size_t c = 0; c < cols; ++c)
-            m(static_cast<Eigen::Index>(r), static_cast<Eigen::Index>(c)) =
-                expectFloat(row[c], rowField + "[" + std::to_string(c) + "]");
+            m(static_cast<Eigen::Index>(r), static_cast<Eigen::Index>(c)) = expectFloat(row[c], rowField + "[" + std::to_string(c) + "]");
     }
     return m;
 }
@@ -110,8 +104,8 @@ MatrixSpec expectMatrixSpec(const json& v, const std::string& field, bool allowN
         if (s == "random") return {MatrixSpec::Kind::Random, {}};
         if (s == "identity") return {MatrixSpec::Kind::Identity, {}};
         if (allowNone && s == "none") return {MatrixSpec::Kind::None, {}};
-        throw InputError(field, "expected a matrix, \"random\" or \"identity\"" +
-                                    std::string(allowNone ? " or \"none\"" : "") + ", got \"" + clipText(s, 40) + "\"");
+        throw InputError(field, "expected a matrix, \"random\" or \"identity\"" + std::string(allowNone ? " or \"none\"" : "") +
+                                    ", got \"" + clipText(s, 40) + "\"");
     }
     if (allowNone && v.is_null()) return {MatrixSpec::Kind::None, {}};
     return {MatrixSpec::Kind::Explicit, expectMatrix(v, field)};
@@ -143,10 +137,9 @@ json specJson(const MatrixSpec& spec) {
 
 const std::vector<std::string>& scenarioKeys() {
     static const std::vector<std::string> keys = {
-        "name",       "description", "sentence", "tokens", "tokenizer", "d_model", "heads",  "d_k",
-        "d_v",        "seed",        "embedding", "positional", "X",    "W_Q",     "W_K",    "W_V",
-        "W_O",        "Q",           "K",        "V",      "causal",    "temperature", "scaled", "swaps",
-        "key_tokens", "padding",     "mask", "length"};
+        "name",      "description", "sentence", "tokens", "tokenizer",  "d_model", "heads", "d_k",   "d_v", "seed",
+        "embedding", "positional",  "X",        "W_Q",    "W_K",        "W_V",     "W_O",   "Q",     "K",   "V",
+        "causal",    "temperature", "scaled",   "swaps",  "key_tokens", "padding", "mask",  "length"};
     return keys;
 }
 
@@ -216,8 +209,7 @@ Scenario scenarioFrom(const json& j, ReadMatrices* read) {
     if (has("causal")) s.causal = expectBool(j["causal"], "causal");
     if (has("temperature")) {
         s.temperature = expectFloat(j["temperature"], "temperature");
-        if (!(s.temperature > 0.0f))
-            throw InputError("temperature", "must be greater than 0, got " + formatNumber(s.temperature));
+        if (!(s.temperature > 0.0f)) throw InputError("temperature", "must be greater than 0, got " + formatNumber(s.temperature));
     }
     if (has("scaled")) s.scaled = expectBool(j["scaled"], "scaled");
     if (has("swaps")) {
@@ -226,8 +218,7 @@ Scenario scenarioFrom(const json& j, ReadMatrices* read) {
         for (std::size_t n = 0; n < swaps.size(); ++n) {
             const std::string field = "swaps[" + std::to_string(n) + "]";
             const json& pair = swaps[n];
-            if (!pair.is_array() || pair.size() != 2)
-                throw InputError(field, "expected a pair [i, j] of token positions");
+            if (!pair.is_array() || pair.size() != 2) throw InputError(field, "expected a pair [i, j] of token positions");
             const long long a = expectInteger(pair[0], field + "[0]");
             const long long b = expectInteger(pair[1], field + "[1]");
             if (a < 0 || b < 0 || a > std::numeric_limits<int>::max() || b > std::numeric_limits<int>::max())

@@ -3,9 +3,9 @@
 // The keys and their defaults are documented in README.md ("Scenario files").
 #pragma once
 
-#include "core/scenario/embedding.hpp"
 #include "core/base/files.hpp"
 #include "core/base/matrix.hpp"
+#include "core/scenario/embedding.hpp"
 #include "core/text/tokenizer.hpp"
 
 #include <nlohmann/json_fwd.hpp>
@@ -43,11 +43,11 @@ struct Scenario {
     bool causal = false;
     float temperature = 1.0f;
     bool scaled = true;
-    std::vector<std::pair<int, int>> swaps;  // applied in order to the token positions
+    std::vector<std::pair<int, int>> swaps;             // applied in order to the token positions
     std::optional<std::vector<std::string>> keyTokens;  // labels of the key side (cross-attention)
-    std::vector<int> padding;                // key positions every query ignores
-    std::optional<MaskMat> mask;             // [T_q, T_k], true (1) = blocked
-    std::optional<int> length;               // repeat the tokens cyclically to this many
+    std::vector<int> padding;                           // key positions every query ignores
+    std::optional<MaskMat> mask;                        // [T_q, T_k], true (1) = blocked
+    std::optional<int> length;                          // repeat the tokens cyclically to this many
 };
 
 // The sentence used when a scenario names neither sentence, tokens, X nor Q.

@@ -102,9 +102,7 @@ public:
 private:
     std::string field() const { return m_key + "[" + std::to_string(m_rows) + "]"; }
 
-    void rowIsNot(const char* type) {
-        m_error.emplace(field(), std::string("expected a row (a list of numbers), got ") + type);
-    }
+    void rowIsNot(const char* type) { m_error.emplace(field(), std::string("expected a row (a list of numbers), got ") + type); }
 
     // notNumber: the item's type when it is not a number.
     void item(const char* notNumber, double d) {
@@ -124,8 +122,8 @@ private:
             if (m_col == 0) return void(m_error.emplace(field(), "row is empty"));
             m_cols = m_col;
         } else if (m_col != m_cols) {
-            return void(m_error.emplace(m_key, "ragged rows: row " + std::to_string(m_rows) + " has " +
-                                                   std::to_string(m_col) + " values, row 0 has " + std::to_string(m_cols)));
+            return void(m_error.emplace(m_key, "ragged rows: row " + std::to_string(m_rows) + " has " + std::to_string(m_col) +
+                                                   " values, row 0 has " + std::to_string(m_cols)));
         }
         if (m_rowError) return void(m_error = std::move(m_rowError));
         ++m_rows;
@@ -150,8 +148,12 @@ public:
     ReadMatrices matrices;
     ScenarioParseCounts counts;
 
-    bool null() { return scalar("null", false, 0.0, [] { return json(nullptr); }); }
-    bool boolean(bool b) { return scalar("a boolean", false, 0.0, [b] { return json(b); }); }
+    bool null() {
+        return scalar("null", false, 0.0, [] { return json(nullptr); });
+    }
+    bool boolean(bool b) {
+        return scalar("a boolean", false, 0.0, [b] { return json(b); });
+    }
     bool number_integer(json::number_integer_t n) {
         return scalar("an integer", true, static_cast<double>(n), [n] { return json(n); });
     }
@@ -162,8 +164,12 @@ public:
         return scalar("a number", true, d, [d] { return json(d); });
     }
     // copied, not moved: the lexer's buffer has grown past the string, a copy is its own size
-    bool string(json::string_t& s) { return scalar("a string", false, 0.0, [&s] { return json(s); }); }
-    bool binary(json::binary_t& b) { return scalar("a binary", false, 0.0, [&b] { return json(std::move(b)); }); }
+    bool string(json::string_t& s) {
+        return scalar("a string", false, 0.0, [&s] { return json(s); });
+    }
+    bool binary(json::binary_t& b) {
+        return scalar("a binary", false, 0.0, [&b] { return json(std::move(b)); });
+    }
     bool start_object(std::size_t) { return open(false); }
     bool start_array(std::size_t) { return open(true); }
     bool end_object() { return close(); }
@@ -191,8 +197,7 @@ public:
     bool parse_error(std::size_t position, const std::string& token, const json::exception& e) {
         if (e.id == 406) {  // a number too large for a double ("1e400")
             const auto at = m_text.rfind(token, position);
-            throw InputError(m_where, "malformed JSON" +
-                                          (at == std::string::npos ? std::string() : " at " + lineColumn(m_text, at)) +
+            throw InputError(m_where, "malformed JSON" + (at == std::string::npos ? std::string() : " at " + lineColumn(m_text, at)) +
                                           ": number " + token + " is out of range");
         }
         if (const auto* p = dynamic_cast<const json::parse_error*>(&e)) {
@@ -275,7 +280,6 @@ private:
     std::optional<MatrixReader> m_matrix;
 };
 
-
 }  // namespace
 
 ScenarioEvents readScenarioEvents(const std::string& text, const std::string& where) {
@@ -283,8 +287,7 @@ ScenarioEvents readScenarioEvents(const std::string& text, const std::string& wh
     if (const std::size_t bad = firstInvalidUtf8(text); bad != std::string::npos) {
         char hex[8];
         std::snprintf(hex, sizeof hex, "0x%02X", static_cast<unsigned char>(text[bad]));
-        throw InputError(where, std::string("not UTF-8 text: byte ") + hex + " at " + lineColumn(text, bad) +
-                                    "; save the file as UTF-8");
+        throw InputError(where, std::string("not UTF-8 text: byte ") + hex + " at " + lineColumn(text, bad) + "; save the file as UTF-8");
     }
     ScenarioSax sax(text, where);
     json::sax_parse(text, &sax);  // syntax errors throw from sax.parse_error

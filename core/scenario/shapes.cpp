@@ -9,16 +9,14 @@
 namespace attnviz::core {
 namespace {
 
-std::string count(long long n, const char* noun) {
-    return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
-}
+std::string count(long long n, const char* noun) { return std::to_string(n) + " " + noun + (n == 1 ? "" : "s"); }
 
 // An explicit matrix as the source of one size: its rows or its columns.
 struct Source {
     const char* name = nullptr;  // nullptr: no matrix fixes the size
     const Mat* m = nullptr;
-    const char* role = "";       // its shape in symbols: "d_model x heads*d_k"
-    bool rows = false;           // the size is its rows (else its columns)
+    const char* role = "";  // its shape in symbols: "d_model x heads*d_k"
+    bool rows = false;      // the size is its rows (else its columns)
 
     explicit operator bool() const { return name != nullptr; }
     long long size() const { return rows ? m->rows() : m->cols(); }
@@ -52,10 +50,10 @@ Source agreeing(std::initializer_list<Source> sources) {
 // headsWhy: "" when heads was given, else where the count came from.
 InputError notMultiple(const Source& from, const char* role, int heads, const std::string& headsWhy) {
     if (headsWhy.empty())
-        return InputError("heads", std::to_string(heads) + " given, but " + from.says() + " (" + role +
-                                       "), not a multiple of " + std::to_string(heads));
-    return InputError(from.name, "its " + count(from.size(), from.rows ? "row" : "column") + " (" + role +
-                                     ") are not a multiple of " + count(heads, "head") + headsWhy);
+        return InputError(
+            "heads", std::to_string(heads) + " given, but " + from.says() + " (" + role + "), not a multiple of " + std::to_string(heads));
+    return InputError(from.name, "its " + count(from.size(), from.rows ? "row" : "column") + " (" + role + ") are not a multiple of " +
+                                     count(heads, "head") + headsWhy);
 }
 
 }  // namespace
@@ -81,8 +79,7 @@ Shapes resolveShapes(const Scenario& s, int vocab, const Limits& limits, const M
 
     // 1. d_model
     const Source x = s.x ? Source{"X", &*s.x, "T x d_model", false} : Source{};
-    if (x && s.dModel && *s.dModel != x.size())
-        throw InputError("d_model", std::to_string(*s.dModel) + " given, but " + x.is());
+    if (x && s.dModel && *s.dModel != x.size()) throw InputError("d_model", std::to_string(*s.dModel) + " given, but " + x.is());
     Source dModelFrom = x;
     for (const auto& [spec, name, role] : {std::tuple{&s.wq, "W_Q", qk}, {&s.wk, "W_K", qk}, {&s.wv, "W_V", v}}) {
         const Source w = source(*spec, name, role, true);
@@ -103,16 +100,14 @@ Shapes resolveShapes(const Scenario& s, int vocab, const Limits& limits, const M
                 throw InputError(plain);
             }
             const long long width = static_cast<long long>(others.heads) * (spec == &s.wv ? others.dv : others.dk);
-            throw InputError(name, "expected " + shapeString(others.dModel, width) + " (" + role + "), got " +
-                                       w.shape() + ": " + why);
+            throw InputError(name, "expected " + shapeString(others.dModel, width) + " (" + role + "), got " + w.shape() + ": " + why);
         }
     }
     if (!x && dModelFrom && s.dModel && *s.dModel != dModelFrom.size())
         throw InputError("d_model", std::to_string(*s.dModel) + " given, but " + dModelFrom.is());
     out.dModel = dModelFrom ? static_cast<int>(dModelFrom.size()) : s.dModel.value_or(vocab > 0 ? vocab : 16);
     if (!x && out.dModel < vocab)
-        throw InputError("d_model", "one-hot embedding needs at least " + std::to_string(vocab) +
-                                        " dimensions (one per distinct token), " +
+        throw InputError("d_model", "one-hot embedding needs at least " + std::to_string(vocab) + " dimensions (one per distinct token), " +
                                         (s.dModel ? "got " + std::to_string(*s.dModel) : "but " + dModelFrom.is()));
 
     // 2. the heads' total widths
@@ -124,8 +119,8 @@ Shapes resolveShapes(const Scenario& s, int vocab, const Limits& limits, const M
     // heads from a given per-head width (d_k or d_v) and the total width it must divide
     const auto headsFrom = [&](const char* name, int width, const Source& total, const char* role) {
         if (total.size() % width != 0)
-            throw InputError(name, std::to_string(width) + " given, but " + total.says() + " (" + role +
-                                       "), not a multiple of " + std::to_string(width));
+            throw InputError(name, std::to_string(width) + " given, but " + total.says() + " (" + role + "), not a multiple of " +
+                                       std::to_string(width));
         out.heads = static_cast<int>(total.size() / width);
         headsWhy = " (" + total.says() + ", " + name + " " + std::to_string(width) + " given)";
     };
@@ -134,15 +129,13 @@ Shapes resolveShapes(const Scenario& s, int vocab, const Limits& limits, const M
     else if (s.dv && hv) headsFrom("d_v", *s.dv, hv, "heads*d_v");
     // Checked before any size is derived from it (d_k = d_model / heads).
     if (out.heads > limits.maxHeads)
-        throw InputError("heads", std::to_string(out.heads) + " is over the limit of " +
-                                      std::to_string(limits.maxHeads) + headsWhy);
+        throw InputError("heads", std::to_string(out.heads) + " is over the limit of " + std::to_string(limits.maxHeads) + headsWhy);
 
     // 4. per-head widths
     const auto split = [&](const Source& from, const std::optional<int>& width, const char* name, const char* role) {
         if (width) {
             if (static_cast<long long>(out.heads) * *width != from.size())
-                throw InputError(name, std::to_string(*width) + " given, but " + from.says() + " for " +
-                                           count(out.heads, "head"));
+                throw InputError(name, std::to_string(*width) + " given, but " + from.says() + " for " + count(out.heads, "head"));
             return *width;
         }
         if (from.size() % out.heads != 0) throw notMultiple(from, role, out.heads, headsWhy);
@@ -154,8 +147,8 @@ Shapes resolveShapes(const Scenario& s, int vocab, const Limits& limits, const M
         out.dk = *s.dk;
     } else {
         if (out.dModel % out.heads != 0)
-            throw InputError("d_k", "d_model " + std::to_string(out.dModel) + " is not divisible by " +
-                                        std::to_string(out.heads) + " heads; give d_k");
+            throw InputError(
+                "d_k", "d_model " + std::to_string(out.dModel) + " is not divisible by " + std::to_string(out.heads) + " heads; give d_k");
         out.dk = out.dModel / out.heads;
     }
     if (hv) out.dv = split(hv, s.dv, "d_v", "heads*d_v");

@@ -165,7 +165,8 @@ TEST_F(Cli, ExportToAFailingStandardOutputIsAnError) {
     std::ostream out(&full);
     std::ostringstream err;
     std::vector<const char*> argv{"attnviz", "--export", "-"};
-    const int code = runMain(static_cast<int>(argv.size()), argv.data(), [](const GuiRequest&) { return 0; }, out, err);
+    const int code = runMain(
+        static_cast<int>(argv.size()), argv.data(), [](const GuiRequest&) { return 0; }, out, err);
     EXPECT_EQ(code, 2);
     EXPECT_EQ(err.str(), "attnviz: error: standard output: write failed (closed, full, or nothing reading it)\n");
 }
@@ -367,8 +368,7 @@ TEST_F(Cli, ByteOrderMarkIsSkipped) {
     ASSERT_EQ(bom.code, 0) << bom.err;
     ASSERT_EQ(plain.code, 0) << plain.err;
     EXPECT_EQ(bom.out, plain.out);
-    EXPECT_EQ(nlohmann::json::parse(bom.out)["tokens"].get<std::vector<std::string>>(),
-              (std::vector<std::string>{"the", "cat", "sat"}));
+    EXPECT_EQ(nlohmann::json::parse(bom.out)["tokens"].get<std::vector<std::string>>(), (std::vector<std::string>{"the", "cat", "sat"}));
 }
 
 // A named pipe nothing writes to: an error at once, not a wait for a writer that never comes.

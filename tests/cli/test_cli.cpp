@@ -3,8 +3,8 @@
 // The GUI is a fake launcher that records the request, so no window or display is needed.
 #include "cli_harness.hpp"
 
-#include "core/scenario/bench.hpp"
 #include "core/attention/kernels.hpp"
+#include "core/scenario/bench.hpp"
 #include "core/scenario/model.hpp"
 #include "core/scenario/presets.hpp"
 
@@ -62,7 +62,8 @@ TEST_F(Cli, NoFlagsOpensTheDefaultPreset) {
 TEST_F(Cli, LauncherExitCodeIsReturned) {
     std::ostringstream out, err;
     const char* argv[] = {"attnviz"};
-    const int code = runMain(1, argv, [](const GuiRequest&) { return 7; }, out, err);
+    const int code = runMain(
+        1, argv, [](const GuiRequest&) { return 7; }, out, err);
     EXPECT_EQ(code, 7);
 }
 
@@ -132,8 +133,8 @@ TEST_F(Cli, ScenarioFileOpensThatFile) {
 }
 
 TEST_F(Cli, WindowFlagsReachTheRequest) {
-    const CliRun run = runCli({"--size", "800x600", "--scale", "2", "--head", "-1", "--fresh", "--screenshot",
-                            path("shot.png").string(), "--panel", "heatmap"});
+    const CliRun run = runCli(
+        {"--size", "800x600", "--scale", "2", "--head", "-1", "--fresh", "--screenshot", path("shot.png").string(), "--panel", "heatmap"});
     EXPECT_EQ(run.code, 0) << run.err;
     ASSERT_EQ(run.guiCalls, 1);
     EXPECT_EQ(run.request.width, 800);
@@ -186,8 +187,8 @@ TEST_F(Cli, TokensReplaceTheSentence) {
 }
 
 TEST_F(Cli, NumericAndSwitchOverrides) {
-    const CliRun run = runCli({"--d-model", "8", "--heads", "2", "--temperature", "0.5", "--causal", "--unscaled", "--swap",
-                            "0,2", "--swap", "1,3", "--seed", "42"});
+    const CliRun run = runCli({"--d-model", "8", "--heads", "2", "--temperature", "0.5", "--causal", "--unscaled", "--swap", "0,2",
+                               "--swap", "1,3", "--seed", "42"});
     EXPECT_EQ(run.code, 0) << run.err;
     ASSERT_EQ(run.guiCalls, 1);
     const core::Scenario& s = run.request.scenario;
@@ -316,8 +317,7 @@ TEST_F(Cli, MalformedSizeIsRefused) {
 
 TEST_F(Cli, MissingHeadIsRefusedForCsv) {
     const fs::path csv = path("weights.csv");
-    const std::string line =
-        expectError(runCli({"--preset", "seed000-three-tokens", "--head", "7", "--export-csv", csv.string()}));
+    const std::string line = expectError(runCli({"--preset", "seed000-three-tokens", "--head", "7", "--export-csv", csv.string()}));
     EXPECT_EQ(line, "--head: head 7 does not exist (the model has 1; -1 = mean)");
     EXPECT_FALSE(fs::exists(csv));
 }
@@ -341,8 +341,7 @@ TEST_F(Cli, ExportJsonToStdout) {
     EXPECT_EQ(run.err, "");
     const auto j = nlohmann::json::parse(run.out);
     for (const char* key : {"tokens", "X", "heads", "output"}) EXPECT_TRUE(j.contains(key)) << key;
-    EXPECT_EQ(j["tokens"].get<std::vector<std::string>>(),
-              (std::vector<std::string>{"the", "cat", "sat", "on", "the", "mat"}));
+    EXPECT_EQ(j["tokens"].get<std::vector<std::string>>(), (std::vector<std::string>{"the", "cat", "sat", "on", "the", "mat"}));
     ASSERT_EQ(j["X"].size(), 6u);
     EXPECT_EQ(j["X"][0].size(), 16u);
     ASSERT_EQ(j["heads"].size(), 4u);
@@ -459,8 +458,8 @@ TEST_F(Cli, ExportNpyWritesEveryFile) {
     const fs::path dir = path("npy") / "nested";
     const CliRun run = runCli({"--preset", "seed000-three-tokens", "--export-npy", dir.string()});
     ASSERT_EQ(run.code, 0) << run.err;
-    for (const char* name : {"X.npy", "Q.npy", "K.npy", "V.npy", "scores.npy", "weights.npy", "head_output.npy",
-                             "output.npy", "tokens.txt", "key_tokens.txt"})
+    for (const char* name :
+         {"X.npy", "Q.npy", "K.npy", "V.npy", "scores.npy", "weights.npy", "head_output.npy", "output.npy", "tokens.txt", "key_tokens.txt"})
         EXPECT_TRUE(fs::is_regular_file(dir / name)) << name;
     EXPECT_EQ(readFile(dir / "tokens.txt"), "[1,0]\n[0,1]\n[1,1]\n");
     EXPECT_EQ(readFile(dir / "Q.npy").substr(0, 6), "\x93NUMPY");

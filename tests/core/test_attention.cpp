@@ -1,9 +1,9 @@
 // Softmax, masks, temperature and numerical extremes: properties over many seeds.
 #include "core/attention/attention.hpp"
-#include "core/base/error.hpp"
-#include "core/scenario/model.hpp"
 #include "core/attention/permutation.hpp"
+#include "core/base/error.hpp"
 #include "core/base/prng.hpp"
+#include "core/scenario/model.hpp"
 
 #include <gtest/gtest.h>
 
@@ -235,8 +235,8 @@ TEST(Forward, MultiHeadConcatAndOutputProjection) {
     EXPECT_NEAR(meanWeights(f).row(2).sum(), 1.0f, 1e-5f);
     const Mat rows = meanWeights(f, 2, 2);  // what the bar chart of one query reads
     ASSERT_EQ(rows.rows(), 2);
-    const Mat byHand = (f.heads[0].weights.middleRows(2, 2) + f.heads[1].weights.middleRows(2, 2) +
-                        f.heads[2].weights.middleRows(2, 2)) / 3.0f;
+    const Mat byHand =
+        (f.heads[0].weights.middleRows(2, 2) + f.heads[1].weights.middleRows(2, 2) + f.heads[2].weights.middleRows(2, 2)) / 3.0f;
     EXPECT_LT(maxAbsDiff(rows, byHand), 1e-7f);
 }
 
@@ -519,6 +519,5 @@ TEST(Texels, CausalBlocksAboveTheDiagonalAreMaskedOnTheDiagonalNot) {
     poolTexels(w, s, 4, pooled);  // 3 x 3 blocks
     ASSERT_EQ(pooled.size(), std::size_t{9});
     for (int r = 0; r < 3; ++r)
-        for (int c = 0; c < 3; ++c)
-            EXPECT_EQ(isMaskedTexel(pooled[static_cast<std::size_t>(r * 3 + c)]), c > r) << r << "," << c;
+        for (int c = 0; c < 3; ++c) EXPECT_EQ(isMaskedTexel(pooled[static_cast<std::size_t>(r * 3 + c)]), c > r) << r << "," << c;
 }

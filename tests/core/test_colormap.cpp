@@ -46,8 +46,8 @@ TEST(Colormap, IndexRoundsHalvesToEvenAndClamps) {
 // texel's colour is colormapColor's, alpha 255; a masked texel is the hatch's paper, alpha 0.
 TEST(Colormap, TexelsHaveTheExportersColours) {
     const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
-    std::vector<float> values = {0.0f, 1.0f, 0.5f, 126.5f / 255.0f, 127.5f / 255.0f, -0.25f, 1.75f, nan, inf, -inf,
-                                 kMaskedTexel, -1.0e37f, 1e-8f, 0.999f, 0.001f, 0.3333333f, 0.6666667f};
+    std::vector<float> values = {0.0f, 1.0f,         0.5f,     126.5f / 255.0f, 127.5f / 255.0f, -0.25f, 1.75f,      nan,       inf,
+                                 -inf, kMaskedTexel, -1.0e37f, 1e-8f,           0.999f,          0.001f, 0.3333333f, 0.6666667f};
     for (int i = 0; i <= 1000; ++i) values.push_back(static_cast<float>(i) / 1000.0f);
     for (int i = 0; i < 512; ++i) values.push_back(static_cast<float>(i) / 510.0f);  // every half step
     for (const auto& [lo, hi] : {std::pair{0.0f, 1.0f}, std::pair{-1.0f, 1.0f}, std::pair{0.0f, 0.01f}, std::pair{0.2f, 0.2f}})
@@ -57,7 +57,8 @@ TEST(Colormap, TexelsHaveTheExportersColours) {
                 std::vector<std::uint32_t> rgba(n, 0xdeadbeef);
                 colormapTexels(kind, values.data(), n, lo, hi, rgba.data());
                 for (std::size_t i = 0; i < n; ++i) {
-                    const std::uint32_t want = isMaskedTexel(values[i]) ? packed(kMaskedPaper, 0) : packed(colormapColor(kind, values[i], lo, hi), 255);
+                    const std::uint32_t want =
+                        isMaskedTexel(values[i]) ? packed(kMaskedPaper, 0) : packed(colormapColor(kind, values[i], lo, hi), 255);
                     ASSERT_EQ(rgba[i], want) << "value " << values[i] << " at " << i << " of " << n << ", range " << lo << " … " << hi
                                              << ", colormap " << colormapName(kind);
                 }

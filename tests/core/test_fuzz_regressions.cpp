@@ -4,8 +4,8 @@
 // reports; each test also checks a visible outcome where there is one.
 #include "core/base/error.hpp"
 #include "core/io/lesson.hpp"
-#include "core/scenario/model.hpp"
 #include "core/io/npy.hpp"
+#include "core/scenario/model.hpp"
 #include "core/scenario/scenario.hpp"
 #include "core/text/tokenizer.hpp"
 
@@ -152,7 +152,8 @@ TEST(FuzzRegressions, OverflowingOutputsAreAnErrorNotInfOrNaN) {
         {R"({"Q":[[1]],"K":[[1]],"V":[[3e38,3e38]],"W_O":[[3e38],[-3e38]]})", "W_O"},
         {R"({"Q":[[1]],"K":[[1],[1]],"V":[[3e38],[3e38]],"W_O":[[10]]})", "W_O"},
         {R"({"tokens":["a","b"],"d_model":2,"X":[[3e38,3e38],[3e38,-3e38]],"W_Q":[[0,0],[0,0]],"W_K":[[0,0],[0,0]],)"
-         R"("W_V":[[1,1],[1,1]],"W_O":"none"})", "V"},
+         R"("W_V":[[1,1],[1,1]],"W_O":"none"})",
+         "V"},
     };
     for (const auto& c : cases) {
         const Scenario s = parseScenario(c.json, "edge.json");

@@ -1,6 +1,6 @@
 // Tokens, embeddings, positional encodings and the deterministic PRNG.
-#include "core/scenario/embedding.hpp"
 #include "core/base/prng.hpp"
+#include "core/scenario/embedding.hpp"
 #include "core/text/tokenizer.hpp"
 
 #include <gtest/gtest.h>
@@ -12,10 +12,8 @@ using namespace attnviz::core;
 TEST(Tokenizer, WordsSplitOffPunctuation) {
     EXPECT_EQ(tokenize("The cat sat on the mat.", Tokenizer::Word),
               (std::vector<std::string>{"The", "cat", "sat", "on", "the", "mat", "."}));
-    EXPECT_EQ(tokenize("  don't,  stop!\tnow ", Tokenizer::Word),
-              (std::vector<std::string>{"don", "'", "t", ",", "stop", "!", "now"}));
-    EXPECT_EQ(tokenize("«naïve» café…", Tokenizer::Word),
-              (std::vector<std::string>{"«", "naïve", "»", "café", "…"}));
+    EXPECT_EQ(tokenize("  don't,  stop!\tnow ", Tokenizer::Word), (std::vector<std::string>{"don", "'", "t", ",", "stop", "!", "now"}));
+    EXPECT_EQ(tokenize("«naïve» café…", Tokenizer::Word), (std::vector<std::string>{"«", "naïve", "»", "café", "…"}));
     EXPECT_TRUE(tokenize("   \t\n ", Tokenizer::Word).empty());
     EXPECT_TRUE(tokenize("", Tokenizer::Char).empty());
 }

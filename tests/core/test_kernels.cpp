@@ -2,8 +2,8 @@
 // edge of the tiling (rows not a multiple of 6, keys or values not a multiple of 16, widths of 1
 // and odd widths), and attendHead against the stages it fuses.
 #include "core/attention/kernels.hpp"
-#include "core/scenario/model.hpp"
 #include "core/attention/permutation.hpp"
+#include "core/scenario/model.hpp"
 
 #include <gtest/gtest.h>
 
@@ -19,9 +19,9 @@ struct Shape {
 };
 
 TEST(Kernels, ScoreRowsMatchesADoubleProductOnEveryEdge) {
-    for (const Shape s : {Shape{1, 1, 1}, Shape{5, 15, 3}, Shape{6, 16, 64}, Shape{7, 17, 64}, Shape{13, 40, 5},
-                          Shape{60, 300, 64}, Shape{61, 513, 33}, Shape{2, 1024, 128},
-                          Shape{97, 1000, 20}}) {  // the last above the size that splits rows among cores
+    for (const Shape s :
+         {Shape{1, 1, 1}, Shape{5, 15, 3}, Shape{6, 16, 64}, Shape{7, 17, 64}, Shape{13, 40, 5}, Shape{60, 300, 64}, Shape{61, 513, 33},
+          Shape{2, 1024, 128}, Shape{97, 1000, 20}}) {  // the last above the size that splits rows among cores
         SCOPED_TRACE(::testing::Message() << s.rows << " queries, " << s.keys << " keys, d_k " << s.dk);
         std::srand(static_cast<unsigned>(s.rows * 131 + s.keys * 7 + s.dk));
         const Mat q = Mat::Random(s.rows, s.dk), k = Mat::Random(s.keys, s.dk);
@@ -63,12 +63,12 @@ Mat weightRows(Eigen::Index rows, Eigen::Index keys, Eigen::Index causalFrom = -
 }
 
 TEST(Kernels, WeighValuesMatchesADoubleProductOnEveryEdge) {
-    for (const Shape s : {Shape{1, 1, 1}, Shape{5, 15, 3}, Shape{6, 16, 16}, Shape{7, 17, 64}, Shape{13, 40, 5},
-                          Shape{60, 300, 64}, Shape{61, 513, 33}, Shape{2, 1024, 128}, Shape{12, 257, 17},
-                          Shape{97, 1000, 20}}) {  // the last above the size that splits rows among cores
+    for (const Shape s :
+         {Shape{1, 1, 1}, Shape{5, 15, 3}, Shape{6, 16, 16}, Shape{7, 17, 64}, Shape{13, 40, 5}, Shape{60, 300, 64}, Shape{61, 513, 33},
+          Shape{2, 1024, 128}, Shape{12, 257, 17}, Shape{97, 1000, 20}}) {  // the last above the size that splits rows among cores
         for (const Eigen::Index causalFrom : {Eigen::Index{-1}, Eigen::Index{0}, s.keys / 3}) {
-            SCOPED_TRACE(::testing::Message() << s.rows << " queries, " << s.keys << " keys, d_v " << s.dk
-                                              << ", causal from " << causalFrom);
+            SCOPED_TRACE(::testing::Message() << s.rows << " queries, " << s.keys << " keys, d_v " << s.dk << ", causal from "
+                                              << causalFrom);
             std::srand(static_cast<unsigned>(s.rows * 131 + s.keys * 7 + s.dk + causalFrom));
             const Mat w = weightRows(s.rows, s.keys, causalFrom), v = Mat::Random(s.keys, s.dk);
             PackedColumns packed;
@@ -108,8 +108,7 @@ TEST(Kernels, WeighValuesWritesIntoABlockOfALargerMatrixAndGivesZerosWithoutKeys
 TEST(Kernels, MultiplyPackedMatchesADoubleProductHoweverTheRowsWerePacked) {
     // The projections: x [T, d_model] times a head's slice of a weight matrix [d_model, d_k],
     // a block of a wider matrix; x packed once (or not, or packed for another shape: ignored).
-    for (const Shape s : {Shape{1, 1, 1}, Shape{5, 15, 3}, Shape{6, 16, 16}, Shape{7, 33, 64}, Shape{61, 40, 512},
-                          Shape{100, 64, 512}}) {
+    for (const Shape s : {Shape{1, 1, 1}, Shape{5, 15, 3}, Shape{6, 16, 16}, Shape{7, 33, 64}, Shape{61, 40, 512}, Shape{100, 64, 512}}) {
         SCOPED_TRACE(::testing::Message() << s.rows << " rows, " << s.keys << " columns, d " << s.dk);
         std::srand(static_cast<unsigned>(s.rows * 17 + s.keys * 3 + s.dk));
         const Mat a = Mat::Random(s.rows, s.dk), wide = Mat::Random(s.dk, 3 * s.keys);
@@ -217,8 +216,8 @@ TEST(Kernels, Avx2AndAvx512GiveTheSameBits) {
     // same order; the AVX-512 one covers four, two or one panels at a time, so the widths here
     // run 1 to 9 panels (every mix of the three) and the leftover columns, rows and keys.
     if (!hasKernelIsa(KernelIsa::Avx512)) GTEST_SKIP() << "this CPU has no AVX-512";
-    for (const Shape s : {Shape{5, 15, 3}, Shape{6, 16, 16}, Shape{13, 40, 33}, Shape{61, 513, 64}, Shape{37, 96, 112},
-                          Shape{18, 144, 144}, Shape{97, 1000, 20}, Shape{7, 300, 130}}) {
+    for (const Shape s : {Shape{5, 15, 3}, Shape{6, 16, 16}, Shape{13, 40, 33}, Shape{61, 513, 64}, Shape{37, 96, 112}, Shape{18, 144, 144},
+                          Shape{97, 1000, 20}, Shape{7, 300, 130}}) {
         SCOPED_TRACE(::testing::Message() << s.rows << " rows, " << s.keys << " keys, width " << s.dk);
         std::srand(static_cast<unsigned>(s.rows * 131 + s.keys * 7 + s.dk));
         const Mat q = Mat::Random(s.rows, s.dk), k = Mat::Random(s.keys, s.dk), v = Mat::Random(s.keys, s.dk);
@@ -256,8 +255,7 @@ TEST(Kernels, Avx2AndAvx512GiveTheSameBits) {
     sc.wo.kind = MatrixSpec::Kind::Random;
     const Model model = buildModel(sc);
     Forward forward[2];
-    for (int n = 0; n < 2; ++n)
-        withKernels(n == 0 ? KernelIsa::Avx2 : KernelIsa::Avx512, [&] { forward[n] = runForward(model, {}); });
+    for (int n = 0; n < 2; ++n) withKernels(n == 0 ? KernelIsa::Avx2 : KernelIsa::Avx512, [&] { forward[n] = runForward(model, {}); });
     EXPECT_TRUE((forward[0].output.array() == forward[1].output.array()).all());
     for (int h = 0; h < 2; ++h)
         EXPECT_TRUE((forward[0].heads[h].weights.array() == forward[1].heads[h].weights.array()).all()) << "head " << h;

@@ -61,10 +61,14 @@ TEST(Lesson, MalformedLessonsSayWhatAndWhere) {
     EXPECT_EQ(lessonError(R"({"title": "t", "steps": [{"title": "s", "text": "x", "preset": "default", "panels": ["heatmap", "chart"]}]})")
                   .rfind("l.json: steps[0].panels[1]: unknown panel 'chart' (known: heatmap, ", 0),
               0u);
-    EXPECT_EQ(lessonError(R"({"title": "t", "steps": [{"title": "s", "text": "x", "preset": "default", "check": {"question": "q", "quantity": "entropy"}}]})"),
-              "l.json: steps[0].check.quantity: expected score_entries, weight or equivariance, got 'entropy'");
-    EXPECT_EQ(lessonError(R"({"title": "t", "steps": [{"title": "s", "text": "x", "preset": "default", "check": {"question": "q", "quantity": "weight", "head": 1, "query": 0, "key": 1}}]})"),
-              "l.json: steps[0].check.query: expected a whole number from 1 (the first), got 0");
+    EXPECT_EQ(
+        lessonError(
+            R"({"title": "t", "steps": [{"title": "s", "text": "x", "preset": "default", "check": {"question": "q", "quantity": "entropy"}}]})"),
+        "l.json: steps[0].check.quantity: expected score_entries, weight or equivariance, got 'entropy'");
+    EXPECT_EQ(
+        lessonError(
+            R"({"title": "t", "steps": [{"title": "s", "text": "x", "preset": "default", "check": {"question": "q", "quantity": "weight", "head": 1, "query": 0, "key": 1}}]})"),
+        "l.json: steps[0].check.query: expected a whole number from 1 (the first), got 0");
     EXPECT_EQ(lessonError(R"({"title": "t", "steps": [{"title": "s", "text": "x", "scenario": {"heads": "two"}}]})")
                   .rfind("l.json: steps[0].scenario: heads", 0),
               0u);
@@ -88,12 +92,14 @@ TEST(ErrorMessagesNeverEchoUnboundedInput, DeepAndHugeLessonValues) {
     EXPECT_EQ(lessonError(withHead(huge)),
               "l.json: steps[0].head: expected a head number from 1, or 0 for the mean, got an array of 1000000 items");
     const std::string longText(100000, 'q');
-    const std::string quantity = lessonError(R"({"title": "t", "steps": [{"title": "s", "text": "x", "preset": "default", "check": {"question": "q", "quantity": ")" +
-                                             longText + R"("}}]})");
+    const std::string quantity = lessonError(
+        R"({"title": "t", "steps": [{"title": "s", "text": "x", "preset": "default", "check": {"question": "q", "quantity": ")" + longText +
+        R"("}}]})");
     EXPECT_LT(quantity.size(), 200u) << quantity.size();
     EXPECT_NE(quantity.find("got 'qqqq"), std::string::npos) << quantity;
     EXPECT_NE(quantity.find("(100000 bytes)"), std::string::npos) << quantity;
-    const std::string tolerance = lessonError(R"({"title": "t", "steps": [{"title": "s", "text": "x", "preset": "default", "check": {"question": "q", "quantity": "score_entries", "tolerance": {"a": [1, 2]}}}]})");
+    const std::string tolerance = lessonError(
+        R"({"title": "t", "steps": [{"title": "s", "text": "x", "preset": "default", "check": {"question": "q", "quantity": "score_entries", "tolerance": {"a": [1, 2]}}}]})");
     EXPECT_EQ(tolerance, "l.json: steps[0].check.tolerance: expected a number from 0 to 1e6, got an object of 1 key");
 }
 
@@ -128,10 +134,14 @@ TEST(Lesson, UnknownKeysAndRepeatedPanelsAreRefused) {
               "l.json: steps[0].pannels: unknown key (known: title, text, preset, scenario, panels, lab, head, check)");
     EXPECT_EQ(lessonError(R"({"title": "t", "stepz": [], "steps": [{"title": "s", "text": "x", "preset": "default"}]})"),
               "l.json: stepz: unknown key (known: title, steps)");
-    EXPECT_EQ(lessonError(R"({"title": "t", "steps": [{"title": "s", "text": "x", "preset": "default", "check": {"question": "q", "quantity": "score_entries", "tolerence": 1}}]})"),
-              "l.json: steps[0].check.tolerence: unknown key (known: question, quantity, head, query, key, tolerance)");
-    EXPECT_EQ(lessonError(R"({"title": "t", "steps": [{"title": "s", "text": "x", "preset": "default", "panels": ["heatmap", "bars", "heatmap"]}]})"),
-              "l.json: steps[0].panels[2]: panel 'heatmap' is already in this step's list");
+    EXPECT_EQ(
+        lessonError(
+            R"({"title": "t", "steps": [{"title": "s", "text": "x", "preset": "default", "check": {"question": "q", "quantity": "score_entries", "tolerence": 1}}]})"),
+        "l.json: steps[0].check.tolerence: unknown key (known: question, quantity, head, query, key, tolerance)");
+    EXPECT_EQ(
+        lessonError(
+            R"({"title": "t", "steps": [{"title": "s", "text": "x", "preset": "default", "panels": ["heatmap", "bars", "heatmap"]}]})"),
+        "l.json: steps[0].panels[2]: panel 'heatmap' is already in this step's list");
 }
 
 TEST(Lesson, UnknownNameListsTheShippedLessons) {

@@ -1,8 +1,8 @@
 // Linear attention in its three forms, the fast-weight matrix and the Hopfield step, against
 // hand-written double-precision loops (independent of the Eigen products the engine uses).
+#include "core/base/prng.hpp"
 #include "core/labs/linear_attention.hpp"
 #include "core/scenario/model.hpp"
-#include "core/base/prng.hpp"
 
 #include <gtest/gtest.h>
 
@@ -122,7 +122,8 @@ TEST(Hopfield, OneStepIsOneAttentionRow) {
         std::vector<double> e(7);
         double sum = 0, max = -1e300;
         for (Eigen::Index n = 0; n < 7; ++n) max = std::max(max, static_cast<double>(x.row(n).dot(probes.row(i))) / 4.0);
-        for (Eigen::Index n = 0; n < 7; ++n) sum += e[static_cast<std::size_t>(n)] = std::exp(static_cast<double>(x.row(n).dot(probes.row(i))) / 4.0 - max);
+        for (Eigen::Index n = 0; n < 7; ++n)
+            sum += e[static_cast<std::size_t>(n)] = std::exp(static_cast<double>(x.row(n).dot(probes.row(i))) / 4.0 - max);
         for (Eigen::Index n = 0; n < 7; ++n) EXPECT_NEAR(step.weights(n), e[static_cast<std::size_t>(n)] / sum, 1e-6);
     }
 }

@@ -1,7 +1,7 @@
 // Permutation equivariance (seed 000 §39.5, seed 004) as a property over many seeds.
-#include "core/scenario/model.hpp"
 #include "core/attention/permutation.hpp"
 #include "core/base/prng.hpp"
+#include "core/scenario/model.hpp"
 
 #include <gtest/gtest.h>
 
@@ -23,8 +23,7 @@ Scenario randomScenario(std::uint64_t seed, Positional positional) {
     s.positional = positional;
     s.wo.kind = seed % 2 ? MatrixSpec::Kind::Random : MatrixSpec::Kind::None;
     const int swaps = 1 + static_cast<int>(rng.nextU64() % 4);
-    for (int k = 0; k < swaps; ++k)
-        s.swaps.emplace_back(static_cast<int>(rng.nextU64() % T), static_cast<int>(rng.nextU64() % T));
+    for (int k = 0; k < swaps; ++k) s.swaps.emplace_back(static_cast<int>(rng.nextU64() % T), static_cast<int>(rng.nextU64() % T));
     return s;
 }
 
@@ -63,8 +62,7 @@ TEST(Permutation, EquivarianceFailsClearlyWithPositionalEncoding) {
         const Scenario s = randomScenario(seed, Positional::Sinusoidal);
         const Model permuted = buildModel(s);
         // A swap of two equal tokens (or a swap and its undoing) moves nothing.
-        if (permuteLabels(buildModel(s, false).queryTokens, permuted.perm) == buildModel(s, false).queryTokens &&
-            isIdentity(permuted.perm))
+        if (permuteLabels(buildModel(s, false).queryTokens, permuted.perm) == buildModel(s, false).queryTokens && isIdentity(permuted.perm))
             continue;
         if (isIdentity(permuted.perm)) continue;
         ++nonTrivial;

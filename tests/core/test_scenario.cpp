@@ -1,7 +1,7 @@
 // Scenario files: defaults, round trips, and errors that name the field.
+#include "core/attention/permutation.hpp"
 #include "core/base/error.hpp"
 #include "core/scenario/model.hpp"
-#include "core/attention/permutation.hpp"
 #include "core/scenario/presets.hpp"
 #include "core/scenario/scenario.hpp"
 
@@ -96,13 +96,10 @@ TEST(Scenario, ErrorsNameTheField) {
     EXPECT_EQ(errorOf(R"({"sentence": "   "})"), "s.json: sentence: no tokens: the text is empty or only white space");
     EXPECT_EQ(errorOf(R"({"tokens": []})"), "s.json: tokens: no tokens: the text is empty or only white space");
     EXPECT_EQ(errorOf(R"({"d_model": 10, "heads": 3})"), "s.json: d_k: d_model 10 is not divisible by 3 heads; give d_k");
-    EXPECT_EQ(errorOf(R"({"tokens": ["a","b"], "swaps": [[0, 2]]})"),
-              "s.json: swaps[0]: [0, 2] is out of range: positions go from 0 to 1");
-    EXPECT_EQ(errorOf(R"({"Q": [[1, 0]], "K": [[1, 0, 0]], "V": [[1]]})"),
-              "s.json: K: expected 2 columns (d_k, as Q), got 3");
+    EXPECT_EQ(errorOf(R"({"tokens": ["a","b"], "swaps": [[0, 2]]})"), "s.json: swaps[0]: [0, 2] is out of range: positions go from 0 to 1");
+    EXPECT_EQ(errorOf(R"({"Q": [[1, 0]], "K": [[1, 0, 0]], "V": [[1]]})"), "s.json: K: expected 2 columns (d_k, as Q), got 3");
     EXPECT_EQ(errorOf(R"({"Q": [[1, 0]]})"), "s.json: K: required when Q is given");
-    EXPECT_EQ(errorOf(R"({"tokens": ["a","b"], "padding": [5]})"),
-              "s.json: padding[0]: key position 5 is out of range (2 keys)");
+    EXPECT_EQ(errorOf(R"({"tokens": ["a","b"], "padding": [5]})"), "s.json: padding[0]: key position 5 is out of range (2 keys)");
     EXPECT_EQ(errorOf(R"({"tokens": ["a","b"], "mask": [[0, 1]]})"), "s.json: mask: expected 2 x 2 (queries x keys), got 1 x 2");
     EXPECT_EQ(errorOf(R"({"tokens": ["a"], "mask": [[2]]})"), "s.json: mask[0][0]: expected 0 (allowed) or 1 (blocked), got 2");
     EXPECT_EQ(errorOf(R"({"embedding": "onehot", "d_model": 2})"),
@@ -149,7 +146,8 @@ TEST(Scenario, RoundTripThroughJson) {
 
 TEST(Scenario, IdentityAndExplicitWeights) {
     const Scenario s = parseScenario(R"({"X": [[1,2],[3,4]], "W_Q": "identity", "W_K": [[1,0],[0,1]],
-                                         "W_V": [[2,0],[0,2]], "W_O": "identity"})", "s");
+                                         "W_V": [[2,0],[0,2]], "W_O": "identity"})",
+                                     "s");
     const Model m = buildModel(s);
     EXPECT_EQ(m.wq, Mat::Identity(2, 2));
     EXPECT_EQ(m.wv(0, 0), 2.0f);
@@ -161,8 +159,7 @@ TEST(Scenario, CrossAttentionLabels) {
     const Model m = buildModel(loadPreset("seed003-exam"));
     EXPECT_TRUE(m.explicitQkv);
     EXPECT_EQ(m.keyTokens, (std::vector<std::string>{"k1", "k2", "k3"}));
-    EXPECT_THROW(buildModel(parseScenario(R"({"Q": [[1]], "K": [[1],[2]], "V": [[1],[2]], "swaps": [[0, 1]]})", "s")),
-                 InputError);
+    EXPECT_THROW(buildModel(parseScenario(R"({"Q": [[1]], "K": [[1],[2]], "V": [[1],[2]], "swaps": [[0, 1]]})", "s")), InputError);
 }
 
 TEST(Scenario, PositionalEncodingIsAddedNotConcatenated) {
@@ -174,14 +171,14 @@ TEST(Scenario, PositionalEncodingIsAddedNotConcatenated) {
 
 TEST(Scenario, OutputProjectionAppliesToExplicitQkv) {
     const Scenario s = parseScenario(R"({"Q": [[1, 0], [0, 1]], "K": [[1, 0], [0, 1]], "V": [[1, 2], [3, 4]],
-                                         "W_O": [[10, 0, 1], [0, 10, 1]]})", "s");
+                                         "W_O": [[10, 0, 1], [0, 10, 1]]})",
+                                     "s");
     const Model m = buildModel(s);
     const Forward f = runForward(m, buildSettings(s, m));
     ASSERT_EQ(f.output.cols(), 3);
     EXPECT_LT(maxAbsDiff(f.output, f.heads[0].output * s.wo.value), 1e-5f);
     EXPECT_NEAR(f.output(0, 0), 16.605f, 1e-3f);  // numpy: A V W_O
-    EXPECT_EQ(errorOf(R"({"Q": [[1]], "K": [[1]], "V": [[1, 2]], "W_O": [[1]]})"),
-              "s.json: W_O: expected 2 x 1 (d_v x d_out), got 1 x 1");
+    EXPECT_EQ(errorOf(R"({"Q": [[1]], "K": [[1]], "V": [[1, 2]], "W_O": [[1]]})"), "s.json: W_O: expected 2 x 1 (d_v x d_out), got 1 x 1");
 }
 
 TEST(Scenario, TemperatureBelowFloatRangeIsNamed) {

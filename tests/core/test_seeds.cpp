@@ -1,6 +1,6 @@
 // Every worked example the seeds print, to the digits they print.
-#include "core/scenario/model.hpp"
 #include "core/attention/permutation.hpp"
+#include "core/scenario/model.hpp"
 #include "core/scenario/presets.hpp"
 
 #include <gtest/gtest.h>
@@ -30,8 +30,7 @@ void expectPrinted(const Mat& actual, const std::vector<std::vector<double>>& pr
     const double half = 0.5 * std::pow(10.0, -digits) + 1e-9;
     for (Eigen::Index r = 0; r < actual.rows(); ++r) {
         ASSERT_EQ(actual.cols(), static_cast<Eigen::Index>(printed[r].size()));
-        for (Eigen::Index c = 0; c < actual.cols(); ++c)
-            EXPECT_NEAR(actual(r, c), printed[r][c], half) << "at (" << r << ", " << c << ")";
+        for (Eigen::Index c = 0; c < actual.cols(); ++c) EXPECT_NEAR(actual(r, c), printed[r][c], half) << "at (" << r << ", " << c << ")";
     }
 }
 
@@ -54,12 +53,10 @@ TEST(Seed000, IdentityQueriesAndKeys) {
     const PresetRun r = runPreset("seed000-identity4");
     const HeadTensors& h = r.forward.heads[0];
     expectPrinted(h.weights,
-                  {{0.355, 0.215, 0.215, 0.215}, {0.215, 0.355, 0.215, 0.215}, {0.215, 0.215, 0.355, 0.215},
-                   {0.215, 0.215, 0.215, 0.355}},
+                  {{0.355, 0.215, 0.215, 0.215}, {0.215, 0.355, 0.215, 0.215}, {0.215, 0.215, 0.355, 0.215}, {0.215, 0.215, 0.215, 0.355}},
                   3);
     expectPrinted(h.output,
-                  {{5.163, 6.163, 7.163, 8.163}, {5.721, 6.721, 7.721, 8.721}, {6.279, 7.279, 8.279, 9.279},
-                   {6.837, 7.837, 8.837, 9.837}},
+                  {{5.163, 6.163, 7.163, 8.163}, {5.721, 6.721, 7.721, 8.721}, {6.279, 7.279, 8.279, 9.279}, {6.837, 7.837, 8.837, 9.837}},
                   3);
 }
 

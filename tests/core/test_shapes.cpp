@@ -77,27 +77,68 @@ TEST(Shapes, ExplicitMatricesDefineTheirShapes) {
     } inferred[] = {
         {"the report: W_Q, W_K 10 x 3 and W_V 10 x 7, heads 1",
          {{"X", numbers(6, 10, 0)}, {"W_Q", numbers(10, 3, 1)}, {"W_K", numbers(10, 3, 2)}, {"W_V", numbers(10, 7, 3)}, {"heads", 1}},
-         10, 1, 3, 7, 7},
+         10,
+         1,
+         3,
+         7,
+         7},
         {"the same without heads",
          {{"X", numbers(6, 10, 0)}, {"W_Q", numbers(10, 3, 1)}, {"W_K", numbers(10, 3, 2)}, {"W_V", numbers(10, 7, 3)}},
-         10, 1, 3, 7, 7},
+         10,
+         1,
+         3,
+         7,
+         7},
         {"heads given: d_k and d_v are the widths over the heads",
          {{"X", numbers(6, 10, 0)}, {"W_Q", numbers(10, 6, 1)}, {"W_K", numbers(10, 6, 2)}, {"W_V", numbers(10, 4, 3)}, {"heads", 2}},
-         10, 2, 3, 2, 4},
+         10,
+         2,
+         3,
+         2,
+         4},
         {"d_k given: heads is W_Q's width over it, W_K and W_V are drawn to match",
-         {{"X", numbers(6, 10, 0)}, {"W_Q", numbers(10, 6, 1)}, {"d_k", 3}}, 10, 2, 3, 3, 6},
-        {"d_v given: heads is W_V's width over it",
-         {{"X", numbers(5, 12, 0)}, {"W_V", numbers(12, 6, 3)}, {"d_v", 2}}, 12, 3, 4, 2, 6},
+         {{"X", numbers(6, 10, 0)}, {"W_Q", numbers(10, 6, 1)}, {"d_k", 3}},
+         10,
+         2,
+         3,
+         3,
+         6},
+        {"d_v given: heads is W_V's width over it", {{"X", numbers(5, 12, 0)}, {"W_V", numbers(12, 6, 3)}, {"d_v", 2}}, 12, 3, 4, 2, 6},
         {"no X: d_model is the weights' rows",
-         {{"tokens", {"a", "b", "c"}}, {"W_Q", numbers(5, 4, 1)}, {"W_K", numbers(5, 4, 2)}}, 5, 1, 4, 4, 4},
+         {{"tokens", {"a", "b", "c"}}, {"W_Q", numbers(5, 4, 1)}, {"W_K", numbers(5, 4, 2)}},
+         5,
+         1,
+         4,
+         4,
+         4},
         {"W_O's rows give heads*d_v, its columns d_out",
-         {{"X", numbers(6, 10, 0)}, {"W_O", numbers(8, 5, 4)}, {"heads", 2}}, 10, 2, 5, 4, 5},
+         {{"X", numbers(6, 10, 0)}, {"W_O", numbers(8, 5, 4)}, {"heads", 2}},
+         10,
+         2,
+         5,
+         4,
+         5},
         {"one-hot over the d_model W_Q's rows give",
-         {{"tokens", {"a", "b", "a"}}, {"embedding", "onehot"}, {"W_Q", numbers(7, 2, 1)}}, 7, 1, 2, 2, 2},
+         {{"tokens", {"a", "b", "a"}}, {"embedding", "onehot"}, {"W_Q", numbers(7, 2, 1)}},
+         7,
+         1,
+         2,
+         2,
+         2},
         {"an identity W_V keeps X's width",
-         {{"X", numbers(6, 4, 0)}, {"W_Q", numbers(4, 2, 1)}, {"W_K", numbers(4, 2, 2)}, {"W_V", "identity"}}, 4, 1, 2, 4, 4},
+         {{"X", numbers(6, 4, 0)}, {"W_Q", numbers(4, 2, 1)}, {"W_K", numbers(4, 2, 2)}, {"W_V", "identity"}},
+         4,
+         1,
+         2,
+         4,
+         4},
         {"explicit Q, K, V: d_k from Q, d_v from V, d_out from W_O",
-         {{"Q", numbers(2, 3, 1)}, {"K", numbers(4, 3, 2)}, {"V", numbers(4, 5, 3)}, {"W_O", numbers(5, 2, 4)}}, 2, 1, 3, 5, 2},
+         {{"Q", numbers(2, 3, 1)}, {"K", numbers(4, 3, 2)}, {"V", numbers(4, 5, 3)}, {"W_O", numbers(5, 2, 4)}},
+         2,
+         1,
+         3,
+         5,
+         2},
     };
     for (const auto& c : inferred) {
         SCOPED_TRACE(c.what);
@@ -164,8 +205,8 @@ TEST(Shapes, ExplicitMatricesDefineTheirShapes) {
 // double with Eigen from the scenario's own matrices. Two heads of d_k 2 and d_v 3 (from W_Q's
 // 4 and W_V's 6 columns) and a W_O of 6 x 5: d_out 5 ≠ d_model 6.
 TEST(Shapes, InferredShapesExportTheRightNumbers) {
-    const json j = {{"X", numbers(4, 6, 0)},       {"W_Q", numbers(6, 4, 1)}, {"W_K", numbers(6, 4, 2)},
-                    {"W_V", numbers(6, 6, 3)},     {"W_O", numbers(6, 5, 4)}, {"heads", 2}};
+    const json j = {{"X", numbers(4, 6, 0)},   {"W_Q", numbers(6, 4, 1)}, {"W_K", numbers(6, 4, 2)},
+                    {"W_V", numbers(6, 6, 3)}, {"W_O", numbers(6, 5, 4)}, {"heads", 2}};
     const Scenario s = parseScenario(j.dump(), "s.json");
     const Model m = buildModel(s);
     ASSERT_EQ(m.dk, 2);
@@ -196,8 +237,7 @@ TEST(Shapes, InferredShapesExportTheRightNumbers) {
 
 TEST(Shapes, HeavyRequestsStayResponsive) {
     // heads: 256 is the most; the flags' --heads 4096 --d-k 1 --d-model 1 is refused at once.
-    EXPECT_EQ(errorOf({{"tokens", {"a", "b"}}, {"heads", 257}, {"d_k", 1}, {"d_model", 1}}),
-              "s.json: heads: 257 is over the limit of 256");
+    EXPECT_EQ(errorOf({{"tokens", {"a", "b"}}, {"heads", 257}, {"d_k", 1}, {"d_model", 1}}), "s.json: heads: 257 is over the limit of 256");
     EXPECT_EQ(errorOf({{"tokens", {"a", "b"}}, {"heads", 4096}, {"d_k", 1}, {"d_model", 1}}),
               "s.json: heads: 4096 is over the limit of 256");
     // before d_k = d_model / heads is derived from it

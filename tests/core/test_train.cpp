@@ -1,8 +1,8 @@
 // Heads that learn: every backward pass against finite differences, and training on the three
 // tasks from a fixed seed (seed 000 §39.7.1 and Exercise 39.4).
 #include "core/base/error.hpp"
-#include "core/scenario/model.hpp"
 #include "core/labs/train.hpp"
+#include "core/scenario/model.hpp"
 
 #include <gtest/gtest.h>
 

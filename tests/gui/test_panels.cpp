@@ -4,8 +4,8 @@
 #include "app/panels/bars_panel.hpp"
 #include "app/panels/controls_panel.hpp"
 #include "app/panels/panel_table.hpp"
-#include "app/panels/swap_panel.hpp"
 #include "app/panels/stages_panel.hpp"
+#include "app/panels/swap_panel.hpp"
 #include "app/widgets/text.hpp"
 #include "core/io/lesson.hpp"
 #include "core/scenario/presets.hpp"
@@ -156,7 +156,7 @@ TEST_F(Headless, ActionsFromFramesAreAppliedAndRecomputedLazily) {
     frames(app, 1);  // its A·V
     EXPECT_EQ(app.state().work.softmaxes, before.softmaxes + 1);
     EXPECT_EQ(app.state().work.outputs, before.outputs + 1);
-    frames(app, 3);  // the other heads, one a frame
+    frames(app, 3);                                     // the other heads, one a frame
     EXPECT_EQ(app.state().work.scores, before.scores);  // no new Q Kᵀ for a temperature change
     EXPECT_EQ(app.state().work.softmaxes, before.softmaxes + 4);
     EXPECT_EQ(app.state().work.outputs, before.outputs + 4);
@@ -198,7 +198,7 @@ TEST_F(Headless, TheVisibleHeadIsPooledForTheHeatmapWithItsSoftmax) {
         const AppState& st = app.state();
         ASSERT_EQ(st.pooled.head, 0);
         EXPECT_EQ(st.pooled.version, st.headVersions[0]);
-        EXPECT_GE(st.pooled.factor, 3);  // 1600 cells on about 770 pixels
+        EXPECT_GE(st.pooled.factor, 3);                       // 1600 cells on about 770 pixels
         EXPECT_EQ(st.view.heatmapPooling, st.pooled.factor);  // the heatmap said so through an action
         std::vector<float> expected;
         core::poolTexels(st.forward.heads[0].weights, st.settings, st.pooled.factor, expected);
@@ -284,14 +284,26 @@ std::string times(std::string_view unit, int n) {
     return out;
 }
 
-
 // Tokens no label can show whole, right-to-left scripts, an emoji sequence, a lone combining
 // mark and invisible characters.
 core::Scenario hostileScenario() {
     core::Scenario s;
-    s.tokens = std::vector<std::string>{std::string(40000, 'a'), times("שלום ", 8000), times("مرحبا", 8000),
-                                        times("e\u0301", 20000), "שלום", "مرحبا", "👩‍👩‍👧", "\u0301", "\x01", "\t",
-                                        "\x7f", "\u200b", "a\x01" "b\tc\x7f" "d\u200b", "b"};
+    s.tokens = std::vector<std::string>{std::string(40000, 'a'),
+                                        times("שלום ", 8000),
+                                        times("مرحبا", 8000),
+                                        times("e\u0301", 20000),
+                                        "שלום",
+                                        "مرحبا",
+                                        "👩‍👩‍👧",
+                                        "\u0301",
+                                        "\x01",
+                                        "\t",
+                                        "\x7f",
+                                        "\u200b",
+                                        "a\x01"
+                                        "b\tc\x7f"
+                                        "d\u200b",
+                                        "b"};
     s.name = std::string(40000, 'n');
     s.description = std::string(40000, 'd');
     return s;
@@ -317,7 +329,8 @@ TEST_F(Headless, TextOfAnyLengthIsClippedBeforeImGui) {
         // The mouse sweeps the window, so every panel's hover tooltips are drawn too.
         const ImVec2 size = ImGui::GetIO().DisplaySize;
         for (int f = 0; f < 48; ++f) {
-            ImGui::GetIO().MousePos = ImVec2(size.x * (static_cast<float>(f % 8) + 0.5f) / 8.0f, size.y * (static_cast<float>(f / 8) + 0.5f) / 6.0f);
+            ImGui::GetIO().MousePos =
+                ImVec2(size.x * (static_cast<float>(f % 8) + 0.5f) / 8.0f, size.y * (static_cast<float>(f / 8) + 0.5f) / 6.0f);
             app.state().view.stage = f % kStageCount;
             app.prepareFonts(1.0f, 1.0f);
             app.prepareStyle(1.0f);

@@ -228,9 +228,7 @@ TEST(Screenshot, ShaderAndExportAgreeOnColours) {
 TEST(Screenshot, WaitsForEveryHead) {
     if (!hasDisplayTools()) GTEST_SKIP() << "xvfb-run is not installed";
     const fs::path out = tempDir() / "heads.png";
-    ASSERT_EQ(run("--sentence \"a b c d\" --heads 8 --d-model 64 --temperature 1000 --screenshot " + out.string() +
-                      " --panel heads",
-                  true),
+    ASSERT_EQ(run("--sentence \"a b c d\" --heads 8 --d-model 64 --temperature 1000 --screenshot " + out.string() + " --panel heads", true),
               0);
     const Image img = load(out.string());
     ASSERT_GT(img.width, 0);
@@ -262,7 +260,7 @@ TEST(Screenshot, LessonStripUnderTheStepsPanels) {
     ASSERT_EQ(run("--lesson attention --presenter --screenshot " + strip.string() + " --panel lesson", true), 0);
     const Image img = load(whole.string()), panel = load(strip.string());
     ASSERT_EQ(img.width, 1600);
-    EXPECT_EQ(panel.width, 1600);            // the strip spans the window
+    EXPECT_EQ(panel.width, 1600);             // the strip spans the window
     EXPECT_LT(panel.height, img.height / 2);  // and leaves most of it to the panels
     // Seed 000's three-token map: 0.40 and 0.20 cells in the heatmap above the strip
     for (float w : {0.40111208f, 0.19777581f}) {

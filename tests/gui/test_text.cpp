@@ -23,8 +23,8 @@ bool blank(const std::string& s) { return s.find_first_not_of(" \t\n") == std::s
 }  // namespace
 
 TEST(TextClipping, EllipsisKeepsWholeUtf8Sequences) {
-    for (const std::string& text : {times("שלום", 30), times("مرحبا", 30), times("👩‍👩‍👧", 20), times("e\u0301", 60),
-                                    times("aé€😀", 30)}) {
+    for (const std::string& text :
+         {times("שלום", 30), times("مرحبا", 30), times("👩‍👩‍👧", 20), times("e\u0301", 60), times("aé€😀", 30)}) {
         for (std::size_t n = 1; n <= 70; ++n) {
             const widgets::Clipped c = widgets::clipText(text, n, false);
             SCOPED_TRACE(c.text);
@@ -50,12 +50,14 @@ TEST(TextClipping, NothingIsBlankAndControlsAreVisible) {
     EXPECT_EQ(widgets::clipLabel("\x7f"), "\\x7F");
     EXPECT_EQ(widgets::clipLabel("\u200b"), "<U+200B>");
     EXPECT_EQ(widgets::clipLabel("\u202e"), "<U+202E>");  // a bidi override cannot turn the label round
-    EXPECT_EQ(widgets::clipLabel("a\xff" "b"), "a\\xFFb");  // a byte that is no character, as a byte
+    EXPECT_EQ(widgets::clipLabel("a\xff"
+                                 "b"),
+              "a\\xFFb");  // a byte that is no character, as a byte
     EXPECT_EQ(widgets::clipLabel("  "), "\u2423\u2423");
     EXPECT_EQ(widgets::clipLabel("👩‍👩‍👧"), "👩‍👩‍👧");  // the joiners stay with the emoji
     EXPECT_EQ(widgets::clipLabel("\u200d"), "<U+200D>");
     EXPECT_EQ(widgets::clipText("a\nb\tc", 10, true).text, "a\nb\tc");  // wrapped text keeps its lines
-    EXPECT_EQ(widgets::clipLabel("a\nb"), "a\\nb");  // a label is one line
+    EXPECT_EQ(widgets::clipLabel("a\nb"), "a\\nb");                     // a label is one line
     for (const char* text : {"\u0301", "\x01", "\t", "\x7f", "\u200b", " ", "\n", "\u200d", "\xff", "\xe2\x82", "\u00a0\u3000"})
         for (std::size_t n : {1u, 2u, 3u, 40u}) {
             const std::string shown = widgets::clipLabel(text, n);

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 #include <stb_image.h>
 
+#include <unistd.h>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -16,7 +17,6 @@
 #include <fstream>
 #include <iterator>
 #include <regex>
-#include <unistd.h>
 
 using namespace attnviz;
 using core::Rgb;
@@ -36,8 +36,8 @@ struct Image {
 Image decodePng(const std::string& png) {
     Image img;
     int channels = 0;
-    unsigned char* data = stbi_load_from_memory(reinterpret_cast<const unsigned char*>(png.data()),
-                                                static_cast<int>(png.size()), &img.width, &img.height, &channels, 4);
+    unsigned char* data = stbi_load_from_memory(reinterpret_cast<const unsigned char*>(png.data()), static_cast<int>(png.size()),
+                                                &img.width, &img.height, &channels, 4);
     if (!data) throw std::runtime_error("not a PNG");
     img.rgba.assign(data, data + static_cast<std::size_t>(img.width) * static_cast<std::size_t>(img.height) * 4);
     stbi_image_free(data);
@@ -70,9 +70,7 @@ render::HeatmapFigure causalFigure(int T) {
     return f;
 }
 
-Rgb cellColour(const render::HeatmapFigure& f, int i, int j) {
-    return core::colormapColor(f.colormap, f.weights(i, j), 0.0f, 1.0f);
-}
+Rgb cellColour(const render::HeatmapFigure& f, int i, int j) { return core::colormapColor(f.colormap, f.weights(i, j), 0.0f, 1.0f); }
 
 // Where the matrix of a causal figure is: the first hatch pixel in reading order is the top-left
 // corner of cell (0, 1); the run of cell (0, 0)'s colour left of it gives the cell size.
@@ -124,8 +122,7 @@ class HeatmapImage : public ::testing::Test {
 protected:
     void SetUp() override {
         static std::atomic<int> counter{0};
-        m_dir = fs::temp_directory_path() /
-                ("attnviz-render-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
+        m_dir = fs::temp_directory_path() / ("attnviz-render-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
         fs::remove_all(m_dir);
         ASSERT_TRUE(fs::create_directories(m_dir));
     }
@@ -151,10 +148,8 @@ TEST_F(HeatmapImage, CausalCellsAreExactColoursAndMaskedCellsOnlyHatch) {
         for (int j = 0; j < 4; ++j) {
             const int x0 = m.left + j * m.cell, y0 = m.top + i * m.cell;
             const Rgb centre = img.at(x0 + m.cell / 2, y0 + m.cell / 2);
-            if (f.blocked(i, j))
-                EXPECT_TRUE(isHatch(centre)) << "cell " << i << "," << j;
-            else
-                EXPECT_EQ(centre, cellColour(f, i, j)) << "cell " << i << "," << j;
+            if (f.blocked(i, j)) EXPECT_TRUE(isHatch(centre)) << "cell " << i << "," << j;
+            else EXPECT_EQ(centre, cellColour(f, i, j)) << "cell " << i << "," << j;
             bool ink = false, paper = false, other = false;
             for (int y = y0; y < y0 + m.cell; ++y)
                 for (int x = x0; x < x0 + m.cell; ++x) {
@@ -254,7 +249,8 @@ TEST_F(HeatmapImage, AutomaticCellsForThreeHundredTokensKeepLabelsApart) {
     // separate band of rows, one line tall, with white space between neighbours.
     std::vector<bool> rowInk(static_cast<std::size_t>(side), false);
     for (int y = 0; y < side; ++y)
-        for (int x = m.left - 30; x < m.left - 8; ++x) rowInk[static_cast<std::size_t>(y)] = rowInk[static_cast<std::size_t>(y)] || isDark(img.at(x, m.top + y));
+        for (int x = m.left - 30; x < m.left - 8; ++x)
+            rowInk[static_cast<std::size_t>(y)] = rowInk[static_cast<std::size_t>(y)] || isDark(img.at(x, m.top + y));
     const auto rowRuns = runs(rowInk);
     EXPECT_GE(rowRuns.size(), 10u);
     EXPECT_LT(rowRuns.size(), 300u);
@@ -263,7 +259,8 @@ TEST_F(HeatmapImage, AutomaticCellsForThreeHundredTokensKeepLabelsApart) {
     // Column labels below the matrix, likewise separated along x.
     std::vector<bool> colInk(static_cast<std::size_t>(side), false);
     for (int x = 0; x < side; ++x)
-        for (int y = m.top + side + 12; y < m.top + side + 30; ++y) colInk[static_cast<std::size_t>(x)] = colInk[static_cast<std::size_t>(x)] || isDark(img.at(m.left + x, y));
+        for (int y = m.top + side + 12; y < m.top + side + 30; ++y)
+            colInk[static_cast<std::size_t>(x)] = colInk[static_cast<std::size_t>(x)] || isDark(img.at(m.left + x, y));
     const auto colRuns = runs(colInk);
     EXPECT_GE(colRuns.size(), 10u);
     for (const auto& [start, length] : colRuns) EXPECT_LE(length, 20) << "column labels overlap at x = " << start;
@@ -277,8 +274,7 @@ TEST_F(HeatmapImage, SvgHasOneRectPerCellWithTheTableColours) {
     EXPECT_EQ(countOf(cells, "<rect"), 16u);
     const std::regex fillRe("fill=\"([^\"]+)\"");
     std::vector<std::string> fills;
-    for (auto it = std::sregex_iterator(cells.begin(), cells.end(), fillRe); it != std::sregex_iterator(); ++it)
-        fills.push_back((*it)[1]);
+    for (auto it = std::sregex_iterator(cells.begin(), cells.end(), fillRe); it != std::sregex_iterator(); ++it) fills.push_back((*it)[1]);
     ASSERT_EQ(fills.size(), 16u);
     for (int i = 0; i < 4; ++i)
         for (int j = 0; j < 4; ++j)
@@ -460,7 +456,7 @@ TEST_F(HeatmapImage, FindsFontsAndNamesThePackageWhenMissing) {
     const std::string path = fonts::findFont("DejaVuSans.ttf");
     EXPECT_TRUE(fs::is_regular_file(path)) << path;
     const std::string& bytes = fonts::fontBytes("DejaVuSans.ttf");
-    EXPECT_EQ(&bytes, &fonts::fontBytes("DejaVuSans.ttf"));  // read once
+    EXPECT_EQ(&bytes, &fonts::fontBytes("DejaVuSans.ttf"));     // read once
     EXPECT_EQ(bytes.substr(0, 4), std::string("\0\1\0\0", 4));  // TrueType
 
     // $ATTNVIZ_FONT_DIR comes first.

@@ -34,14 +34,13 @@ TEST(State, TemperatureChangeDoesNotRecomputeScores) {
     ASSERT_TRUE(apply(s, action::SetTemperature{0.1f}));
     EXPECT_FALSE(isFresh(s));
     recompute(s);
-    EXPECT_EQ(s.work.scores, 4);      // unchanged: no new Q Kᵀ
+    EXPECT_EQ(s.work.scores, 4);  // unchanged: no new Q Kᵀ
     EXPECT_EQ(s.work.projections, 4);
-    EXPECT_EQ(s.work.softmaxes, 8);   // one more softmax per head
+    EXPECT_EQ(s.work.softmaxes, 8);  // one more softmax per head
     EXPECT_EQ(s.work.outputs, 8);
     EXPECT_EQ(s.forward.heads[0].scores, scores);
     // τ = 0.1 sharpens every row.
-    for (Eigen::Index i = 0; i < before.rows(); ++i)
-        EXPECT_GT(s.forward.heads[0].weights.row(i).maxCoeff(), before.row(i).maxCoeff());
+    for (Eigen::Index i = 0; i < before.rows(); ++i) EXPECT_GT(s.forward.heads[0].weights.row(i).maxCoeff(), before.row(i).maxCoeff());
 }
 
 TEST(State, CausalToggleOnlyReweighs) {

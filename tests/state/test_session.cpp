@@ -1,7 +1,7 @@
 // The saved session: what it keeps, and sessions written before a field existed.
 #include "app/state/actions.hpp"
-#include "app/state/session.hpp"
 #include "app/state/launch.hpp"
+#include "app/state/session.hpp"
 #include "core/base/error.hpp"
 #include "core/scenario/presets.hpp"
 #include "tests/test_folder.hpp"
@@ -43,7 +43,7 @@ TEST(Session, OneWrittenBeforeTheLabsOpensWithoutOne) {
     nlohmann::json j = nlohmann::json::parse(encodeSession(s));
     j["view"].erase("lab");
     EXPECT_EQ(decodeSession(j.dump(), "session.json").view.lab, Lab::None);
-    j["view"]["lab"] = 77;  // out of range: clamped, never an invalid enum
+    j["view"]["lab"] = 77;                                                    // out of range: clamped, never an invalid enum
     EXPECT_EQ(decodeSession(j.dump(), "session.json").view.lab, Lab::Train);  // the last lab
 }
 
@@ -122,7 +122,8 @@ TEST_F(SessionFile, SavedScenarioThatNoLongerBuildsStartsOnTheRequest) {
     EXPECT_TRUE(fs::exists(path() + ".broken"));
     // the session's scenario when it builds, and the request's when the command line named one
     std::string quiet;
-    EXPECT_EQ(startingState(requested, "seed003-exam", RestoredSession{defaultSession(), ""}, false, {}, path(), quiet).presetId, "default");
+    EXPECT_EQ(startingState(requested, "seed003-exam", RestoredSession{defaultSession(), ""}, false, {}, path(), quiet).presetId,
+              "default");
     EXPECT_EQ(quiet, "");
     EXPECT_EQ(startingState(requested, "seed003-exam", RestoredSession{defaultSession(), ""}, true, {}, path(), quiet).presetId,
               "seed003-exam");

@@ -2,8 +2,8 @@
 // temperature extremes, a single token and back. Nothing may crash, no number may be NaN or
 // Inf, every row must sum to 1 (or 0 when fully masked), and memory must stay flat.
 #include "app/state/actions.hpp"
-#include "core/scenario/presets.hpp"
 #include "core/base/prng.hpp"
+#include "core/scenario/presets.hpp"
 
 #include <gtest/gtest.h>
 
@@ -39,8 +39,15 @@ void expectSane(const AppState& s) {
 Action randomAction(core::Prng& rng, const AppState& s) {
     const auto pick = [&](int n) { return static_cast<int>(rng.nextU64() % static_cast<std::uint64_t>(n)); };
     const int T = static_cast<int>(s.model.tq());
-    static const char* sentences[] = {"the cat sat on the mat", "dog bites man", "x", "", "   ", "ab\xFF\xFE cd",
-                                      "naïve café — α β γ 🦀", "e\xCC\x81 \xF0\x9F\x91\x8D\xF0\x9F\x8F\xBD", "a a a a a a a a"};
+    static const char* sentences[] = {"the cat sat on the mat",
+                                      "dog bites man",
+                                      "x",
+                                      "",
+                                      "   ",
+                                      "ab\xFF\xFE cd",
+                                      "naïve café — α β γ 🦀",
+                                      "e\xCC\x81 \xF0\x9F\x91\x8D\xF0\x9F\x8F\xBD",
+                                      "a a a a a a a a"};
     switch (pick(16)) {
         case 0: return action::SetSentence{sentences[pick(9)]};
         case 1: return action::SwapTokens{pick(T + 1), pick(T + 1)};  // sometimes out of range
@@ -80,7 +87,7 @@ TEST(Soak, TenThousandRandomActions) {
     }
     recompute(s);
     expectSane(s);
-    EXPECT_GT(rejected, 50);  // the bad inputs were refused (empty sentences, out-of-range swaps)
+    EXPECT_GT(rejected, 50);        // the bad inputs were refused (empty sentences, out-of-range swaps)
 #if !defined(__SANITIZE_ADDRESS__)  // AddressSanitizer quarantines freed memory: RSS says nothing there
     EXPECT_LT(residentKiB() - baseline, 20 * 1024) << "memory grew by " << (residentKiB() - baseline) << " KiB";
 #else
