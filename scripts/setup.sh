@@ -2,7 +2,7 @@
 # Installs what attnviz needs from Debian (only what is missing), then configures and builds.
 # Usage: bash scripts/setup.sh [--checks] [build-dir]     (default: build)
 #   --checks  also installs the checking tools the full test run uses: clang 14 with libFuzzer
-#             and its OpenMP runtime (fuzz targets), clang-tidy.
+#             and its OpenMP runtime (fuzz targets), clang-tidy, clang-format.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CHECKS=0
@@ -27,7 +27,8 @@ PACKAGES=(
 if ((CHECKS)); then
   PACKAGES+=(
     clang-14 libclang-rt-14-dev libomp-14-dev  # libFuzzer targets (scripts/fuzz.sh)
-    clang-tidy-14                              # static checks of the engine (scripts/tidy.sh)
+    clang-tidy-14                              # static checks of the engine and the state (scripts/tidy.sh)
+    clang-format-14                            # the layout of every source file (.clang-format)
   )
 fi
 

@@ -2,7 +2,8 @@
 # Installs what is missing, builds, and runs the whole test suite:
 #   1. ctest on the Release build: core and state tests, the numpy oracle, figure export, and the
 #      real app under a virtual display;
-#   2. clang-tidy on the engine and the state (scripts/tidy.sh), every warning an error;
+#   2. clang-tidy on the engine and the state (scripts/tidy.sh), every warning an error, and every
+#      source file laid out as .clang-format says;
 #   3. the same ctest suite built with AddressSanitizer + UndefinedBehaviorSanitizer
 #      (scripts/sanitize.sh);
 #   4. each libFuzzer target for 60 s from its seed corpus (scripts/fuzz.sh).
@@ -25,6 +26,9 @@ ctest --test-dir build --output-on-failure -j "$(nproc)"
 
 step "clang-tidy on core/ and app/state/"
 bash scripts/tidy.sh build
+step "layout (.clang-format)"
+git ls-files -z '*.cpp' '*.hpp' | xargs -0 clang-format-14 --dry-run --Werror
+echo "attnviz: every source file is laid out as .clang-format says"
 step "test suite under AddressSanitizer + UndefinedBehaviorSanitizer"
 bash scripts/sanitize.sh
 step "fuzzing, 60 s per target"
