@@ -42,6 +42,14 @@ bool rebuild(AppState& state, const core::Scenario& next) {
     }
 }
 
+// Rebuilds from the current scenario as `edit` changes it.
+template <class Edit>
+bool rebuildWith(AppState& state, Edit&& edit) {
+    core::Scenario next = state.scenario;
+    edit(next);
+    return rebuild(state, next);
+}
+
 // d_k follows d_model / heads when not set; when it does not divide, fall back to the floor.
 void fitHeadWidth(core::Scenario& s) {
     const int dModel = s.dModel.value_or(16);
@@ -60,69 +68,65 @@ void markSoftmaxStale(AppState& state) {
 }  // namespace
 
 bool applyAction(AppState& state, const action::SetSentence& a) {
-    core::Scenario next = state.scenario;
-    next.sentence = a.text;
-    next.tokens.reset();
-    next.x.reset();
-    next.q.reset(), next.k.reset(), next.v.reset(), next.keyTokens.reset();
-    next.swaps.clear();
-    return rebuild(state, next);
+    return rebuildWith(state, [&](core::Scenario& next) {
+        next.sentence = a.text;
+        next.tokens.reset();
+        next.x.reset();
+        next.q.reset(), next.k.reset(), next.v.reset(), next.keyTokens.reset();
+        next.swaps.clear();
+    });
 }
 
 bool applyAction(AppState& state, const action::SetTokens& a) {
-    core::Scenario next = state.scenario;
-    next.tokens = a.tokens;
-    next.sentence.reset();
-    next.x.reset();
-    next.swaps.clear();
-    return rebuild(state, next);
+    return rebuildWith(state, [&](core::Scenario& next) {
+        next.tokens = a.tokens;
+        next.sentence.reset();
+        next.x.reset();
+        next.swaps.clear();
+    });
 }
 
 bool applyAction(AppState& state, const action::SetTokenizer& a) {
-    core::Scenario next = state.scenario;
-    next.tokenizer = a.kind;
-    next.swaps.clear();
-    return rebuild(state, next);
+    return rebuildWith(state, [&](core::Scenario& next) {
+        next.tokenizer = a.kind;
+        next.swaps.clear();
+    });
 }
 
 bool applyAction(AppState& state, const action::SetDModel& a) {
-    core::Scenario next = state.scenario;
-    next.dModel = a.value;
-    fitHeadWidth(next);
-    return rebuild(state, next);
+    return rebuildWith(state, [&](core::Scenario& next) {
+        next.dModel = a.value;
+        fitHeadWidth(next);
+    });
 }
 
 bool applyAction(AppState& state, const action::SetHeads& a) {
-    core::Scenario next = state.scenario;
-    next.heads = a.value;
-    fitHeadWidth(next);
-    return rebuild(state, next);
+    return rebuildWith(state, [&](core::Scenario& next) {
+        next.heads = a.value;
+        fitHeadWidth(next);
+    });
 }
 
 bool applyAction(AppState& state, const action::SetDk& a) {
-    core::Scenario next = state.scenario;
-    next.dk = a.value;
-    next.dv.reset();
-    return rebuild(state, next);
+    return rebuildWith(state, [&](core::Scenario& next) {
+        next.dk = a.value;
+        next.dv.reset();
+    });
 }
 
 bool applyAction(AppState& state, const action::SetSeed& a) {
-    core::Scenario next = state.scenario;
-    next.seed = a.value;
-    return rebuild(state, next);
+    return rebuildWith(state, [&](core::Scenario& next) { next.seed = a.value; });
 }
 
 bool applyAction(AppState& state, const action::SetEmbedding& a) {
-    core::Scenario next = state.scenario;
-    next.embedding = a.kind;
-    if (a.kind == core::EmbeddingKind::OneHot) next.dModel.reset(), next.dk.reset(), next.dv.reset();
-    return rebuild(state, next);
+    return rebuildWith(state, [&](core::Scenario& next) {
+        next.embedding = a.kind;
+        if (a.kind == core::EmbeddingKind::OneHot) next.dModel.reset(), next.dk.reset(), next.dv.reset();
+    });
 }
 
 bool applyAction(AppState& state, const action::SetPositional& a) {
-    core::Scenario next = state.scenario;
-    next.positional = a.kind;
-    return rebuild(state, next);
+    return rebuildWith(state, [&](core::Scenario& next) { next.positional = a.kind; });
 }
 
 bool applyAction(AppState& state, const action::LoadScenario& a) {
@@ -139,26 +143,22 @@ bool applyAction(AppState& state, const action::SwapTokens& a) {
     const int n = static_cast<int>(state.model.tq());
     if (a.a < 0 || a.b < 0 || a.a >= n || a.b >= n)
         return reject(state, "swap", "positions must be between 0 and " + std::to_string(n - 1));
-    core::Scenario next = state.scenario;
-    next.swaps.emplace_back(a.a, a.b);
-    return rebuild(state, next);
+    return rebuildWith(state, [&](core::Scenario& next) { next.swaps.emplace_back(a.a, a.b); });
 }
 
 bool applyAction(AppState& state, const action::ResetSwaps&) {
-    core::Scenario next = state.scenario;
-    next.swaps.clear();
-    return rebuild(state, next);
+    return rebuildWith(state, [&](core::Scenario& next) { next.swaps.clear(); });
 }
 
 bool applyAction(AppState& state, const action::Shuffle& a) {
-    core::Scenario next = state.scenario;
-    next.swaps.clear();
-    core::Prng rng(a.seed);
-    for (int i = static_cast<int>(state.model.tq()) - 1; i > 0; --i) {
-        const int j = static_cast<int>(rng.nextU64() % static_cast<std::uint64_t>(i + 1));
-        if (j != i) next.swaps.emplace_back(i, j);
-    }
-    return rebuild(state, next);
+    return rebuildWith(state, [&](core::Scenario& next) {
+        next.swaps.clear();
+        core::Prng rng(a.seed);
+        for (int i = static_cast<int>(state.model.tq()) - 1; i > 0; --i) {
+            const int j = static_cast<int>(rng.nextU64() % static_cast<std::uint64_t>(i + 1));
+            if (j != i) next.swaps.emplace_back(i, j);
+        }
+    });
 }
 
 bool applyAction(AppState& state, const action::SetTemperature& a) {

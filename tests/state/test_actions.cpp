@@ -1,21 +1,14 @@
 // Actions and lazy recompute, without a window.
 #include "app/state/actions.hpp"
 #include "core/scenario/presets.hpp"
+#include "tests/state/ready_state.hpp"
 
 #include <gtest/gtest.h>
 
 using namespace attnviz;
 using namespace attnviz::app;
 
-namespace {
-
-AppState ready(const std::string& preset = "default") {
-    AppState s = makeState(core::loadPreset(preset));
-    recompute(s);
-    return s;
-}
-
-}  // namespace
+using attnviz::app::testing::ready;
 
 TEST(State, InitialRecomputeRunsEveryStageOncePerHead) {
     const AppState s = ready();

@@ -4,6 +4,7 @@
 // variable or on published state.
 #include "app/state/actions.hpp"
 #include "core/scenario/presets.hpp"
+#include "tests/state/ready_state.hpp"
 
 #include <gtest/gtest.h>
 
@@ -16,15 +17,7 @@
 using namespace attnviz;
 using namespace attnviz::app;
 
-namespace {
-
-AppState ready(const std::string& preset = "default") {
-    AppState s = makeState(core::loadPreset(preset));
-    recompute(s);
-    return s;
-}
-
-}  // namespace
+using attnviz::app::testing::ready;
 
 // The timing runs on its own thread: results arrive while the UI goes on, and stopping returns
 // with what was measured so far. The measurement is a stand-in that holds the third point until
