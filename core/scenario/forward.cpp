@@ -1,0 +1,166 @@
+// The forward pass over a built model, stage by stage and whole (model.hpp declares them).
+#include "core/base/error.hpp"
+#include "core/scenario/model.hpp"
+
+#include <exception>
+#include <string>
+
+namespace attnviz::core {
+
+void projectHead(const Model& model, int head, HeadTensors& out) {
+    if (model.explicitQkv) {
+        out.q = model.q;
+        out.k = model.k;
+        out.v = model.v;
+    } else {
+        // q, k: [T, d_k] = x [T, d_model] · W[:, head*d_k : (head+1)*d_k]; v likewise with d_v.
+        // x's tiles are packed once per model (buildModel), the slices here (a copy of their rows).
+        const auto project = [&](const Mat& w, Eigen::Index first, Eigen::Index n, PackedColumns& packed, Mat& dst) {
+            packColumns(w.middleCols(first, n), packed);
+            dst.resize(model.x.rows(), n);
+            multiplyPacked(model.x, &model.xTiles, w.middleCols(first, n), packed, dst);
+        };
+        const Eigen::Index dk = model.dk, dv = model.dv;
+        project(model.wq, head * dk, dk, out.packedProjections[0], out.q);
+        project(model.wk, head * dk, dk, out.packedProjections[1], out.k);
+        project(model.wv, head * dv, dv, out.packedProjections[2], out.v);
+    }
+    packColumns(out.v, out.packedValues);
+}
+
+void scoreHead(HeadTensors& head) {
+    head.scores.resize(head.q.rows(), head.k.rows());
+    packKeys(head.k, head.packedKeys);
+    scoreRows(head.q, head.k, head.packedKeys, head.scores);
+    head.scoreMax.resize(head.scores.rows());
+    scoreMaxima(head.scores, 0, head.scoreMax);
+}
+
+namespace {
+
+// Products near the float range's edge overflow: say where rather than show inf or NaN.
+[[noreturn]] void overflowed(const char* where, const char* what) {
+    throw InputError(where, std::string(what) + " overflows the float range; the inputs or weights are too large");
+}
+
+// A·V and concat·W_O are averages and sums of finite numbers, but can still overflow.
+// x·0 is 0 for a finite x and NaN for ±inf and NaN: the sum is 0 exactly when every coefficient
+// is finite, and Eigen vectorises it (allFinite() tests coefficient by coefficient: about 30
+// times slower for a 2048 × 512 matrix, BM_FiniteCheck).
+void requireFinite(const Mat& m, const char* where, const char* what) {
+    if (!((m.array() * 0.0f).sum() == 0.0f)) overflowed(where, what);
+}
+
+}  // namespace
+
+void weighHead(const Model& model, const Settings& settings, HeadTensors& head) {
+    if (!softmaxRows(head.scores, logitScale(model.dk, settings), settings, head.weights, &head.scoreMax)) overflowed("scores", "Q Kᵀ");
+}
+
+void weighHead(const Model& model, const Settings& settings, HeadTensors& head, int factor, std::vector<float>& texels) {
+    if (!softmaxPooled(head.scores, logitScale(model.dk, settings), settings, head.weights, factor, texels, &head.scoreMax))
+        overflowed("scores", "Q Kᵀ");
+}
+
+// v packed for weighValues: by projectHead, or here when v was set otherwise.
+const PackedColumns& packedValues(HeadTensors& head) {
+    if (!packs(head.packedValues, head.v)) packColumns(head.v, head.packedValues);
+    return head.packedValues;
+}
+
+void outputHead(const Settings& settings, HeadTensors& head) {
+    head.output.resize(head.weights.rows(), head.v.cols());
+    weighValues(head.weights, head.v, packedValues(head), head.output, settings.causal ? 0 : -1);
+    requireFinite(head.output, "V", "A·V");
+}
+
+void attendHead(const Model& model, const Settings& settings, HeadTensors& head, bool newScores) {
+    const Eigen::Index tq = head.q.rows(), tk = head.k.rows();
+    head.scores.resize(tq, tk);
+    head.weights.resize(tq, tk);
+    head.output.resize(tq, head.v.cols());
+    const float scale = logitScale(model.dk, settings);
+    if (newScores) {
+        packKeys(head.k, head.packedKeys);
+        head.scoreMax.resize(tq);
+    }
+    const PackedColumns& values = packedValues(head);
+    // Blocks of rows small enough that a block's scores and weights are still in cache when the
+    // softmax and A·V read them back; a multiple of scoreRows' 6-row tiles.
+    const Eigen::Index block = std::clamp<Eigen::Index>((1 << 17) / std::max<Eigen::Index>(tk, 1) / 6 * 6, 6, 252);
+    for (Eigen::Index r0 = 0; r0 < tq; r0 += block) {
+        const Eigen::Index rows = std::min(block, tq - r0);
+        auto scores = head.scores.middleRows(r0, rows);
+        auto weights = head.weights.middleRows(r0, rows);
+        if (newScores) {
+            scoreRows(head.q.middleRows(r0, rows), head.k, head.packedKeys, scores);
+            scoreMaxima(scores, r0, head.scoreMax);
+        }
+        if (!softmaxRows(scores, scale, settings, weights, r0, &head.scoreMax)) overflowed("scores", "Q Kᵀ");
+        weighValues(weights, head.v, values, head.output.middleRows(r0, rows), settings.causal ? r0 : -1);
+    }
+    requireFinite(head.output, "V", "A·V");
+}
+
+void combineHeads(const Model& model, Forward& forward) {
+    const Eigen::Index tq = model.tq();
+    forward.concat.resize(tq, static_cast<Eigen::Index>(model.heads) * model.dv);
+    for (int h = 0; h < model.heads; ++h)
+        forward.concat.middleCols(static_cast<Eigen::Index>(h) * model.dv, model.dv) = forward.heads[h].output;
+    if (model.wo.size() != 0) {
+        // The register-tiled kernel on every core: faster than Eigen's product here
+        // (BM_OutputProjection), and each output is one chain of multiply-adds whatever the threads.
+        packColumns(model.wo, forward.packedWo);
+        forward.output.resize(tq, model.wo.cols());
+        multiplyPacked(forward.concat, nullptr, model.wo, forward.packedWo, forward.output);
+    } else {
+        forward.output = forward.concat;
+    }
+    requireFinite(forward.output, "W_O", "concat·W_O");
+}
+
+Forward runForward(const Model& model, const Settings& settings) {
+    Forward forward;
+    runForward(model, settings, forward);
+    return forward;
+}
+
+void runForward(const Model& model, const Settings& settings, Forward& forward) {
+    const auto heads = static_cast<std::size_t>(model.heads);
+    forward.heads.resize(heads);
+    // 1-4. One head per core, every stage of it (the products inside run single-threaded):
+    // q, k, v, then scores, softmax and A·V by blocks of rows.
+    std::exception_ptr failure;
+#pragma omp parallel for schedule(dynamic, 1) if (heads > 1)
+    for (std::size_t h = 0; h < heads; ++h) {
+        try {
+            HeadTensors& head = forward.heads[h];
+            projectHead(model, static_cast<int>(h), head);
+            attendHead(model, settings, head, true);
+        } catch (...) {
+#pragma omp critical(attnviz_forward_failure)
+            failure = std::current_exception();
+        }
+    }
+    if (failure) std::rethrow_exception(failure);
+    // 5. concat · W_O as one product (all cores); the sum order never depends on the threads,
+    // so the same input gives the same bits on every run.
+    combineHeads(model, forward);
+}
+
+void reattendForward(const Model& model, const Settings& settings, Forward& forward) {
+    std::exception_ptr failure;
+#pragma omp parallel for schedule(dynamic, 1) if (forward.heads.size() > 1)
+    for (std::size_t h = 0; h < forward.heads.size(); ++h) {
+        try {
+            attendHead(model, settings, forward.heads[h], false);
+        } catch (...) {
+#pragma omp critical(attnviz_forward_failure)
+            failure = std::current_exception();
+        }
+    }
+    if (failure) std::rethrow_exception(failure);
+    combineHeads(model, forward);
+}
+
+}  // namespace attnviz::core
