@@ -264,6 +264,8 @@ void App::menuBar() {
             "Space        causal mask on/off\n[ and ]      previous / next head\n↑ and ↓      previous / next query\n← and →      previous / next stage\n"
             "Ctrl+S       screenshot\nCtrl+O       open a scenario\nCtrl+= / − / 0   UI scale\nF5           presenter mode\nF11          fullscreen\n"
             "Heatmap: click a row to select it, wheel to zoom, right-drag to pan.");
+        ImGui::Separator();
+        ImGui::TextUnformatted("About: attnviz " ATTNVIZ_VERSION ", see self-attention work (man attnviz)");
         ImGui::EndMenu();
     }
     const std::string& name = m_state.scenario.name.empty() ? std::string("attnviz") : m_state.scenario.name;

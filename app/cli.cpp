@@ -26,7 +26,7 @@ int runMain(int argc, const char* const* argv, const GuiLauncher& gui, std::ostr
         return 2;
     }
     if (f.version) {
-        out << "attnviz 0.1.0\n";
+        out << "attnviz " ATTNVIZ_VERSION "\n";  // the project's version (CMakeLists.txt)
         return 0;
     }
     if (f.listPresets) {

@@ -146,7 +146,10 @@ void defineFlags(CLI::App& app, Flags& f) {
     app.add_flag("--causal,!--no-causal", f.causal, "Causal mask on (or off): query i reads keys j <= i");
     app.add_flag("--unscaled", f.unscaled, "Divide the scores by 1 instead of sqrt(d_k)");
     app.add_option("--length", f.length, "Repeat the tokens cyclically to N tokens (large-T demos and benchmarks)")->type_name("N");
-    app.add_option("--swap", f.swaps, "Swap token positions I and J (repeatable, applied in order)")->type_name("I,J");
+    // One I,J per --swap, so that a FILE after it is not read as a swap.
+    app.add_option("--swap", f.swaps, "Swap token positions I and J (repeatable, applied in order)")
+        ->type_name("I,J")
+        ->allow_extra_args(false);
     app.add_option("--export", f.exportJson, "Compute without a window and write every matrix as JSON ('-' = stdout)")
         ->type_name("OUT.json");
     app.add_option("--export-npy", f.exportNpy, "Write the matrices as .npy files into DIR")->type_name("DIR");
@@ -176,6 +179,8 @@ void defineFlags(CLI::App& app, Flags& f) {
     app.add_flag("--bench", f.bench, "Time the forward pass and the softmax on this machine; print one JSON line and exit");
     app.add_option("--bench-seconds", f.benchSeconds, "With --bench: seconds per measurement (default 2)")->type_name("S");
     app.add_flag("--version", f.version, "Print the version and exit");
+    // What a file manager passes on a double-click (Exec=attnviz %f): the same as --scenario FILE.
+    app.add_option("FILE", f.scenarioPath, "A scenario file to open (the same as --scenario FILE)")->type_name("");
 }
 
 void checkFlags(const Flags& f, const CLI::App& app) {
@@ -184,13 +189,16 @@ void checkFlags(const Flags& f, const CLI::App& app) {
     // or "the default": every option that takes text refuses an empty one.
     for (const CLI::Option* opt : app.get_options()) {
         if (!opt->count() || opt->get_expected_min() == 0) continue;
-        const bool path =
-            opt->get_type_name().find("OUT") != std::string::npos || opt->get_type_name() == "FILE" || opt->get_type_name() == "DIR";
+        const bool path = opt->get_type_name().find("OUT") != std::string::npos || opt->get_type_name() == "FILE" ||
+                          opt->get_type_name() == "DIR" || opt->get_name() == "FILE";
         for (const std::string& value : opt->results())
             if (value.empty())
                 throw core::InputError(opt->get_name(), std::string("expected ") + (path ? "a path" : "a value") + ", got an empty one");
     }
     if (given("--scenario") && given("--preset")) throw core::InputError("--preset", "give either --scenario or --preset, not both");
+    if (given("FILE") && given("--scenario"))
+        throw core::InputError("--scenario", "give the scenario file once, as FILE or with --scenario, not both");
+    if (given("FILE") && given("--preset")) throw core::InputError("--preset", "give either a scenario FILE or --preset, not both");
     if (given("--sentence") && given("--tokens")) throw core::InputError("--tokens", "give either --sentence or --tokens, not both");
     const bool anyExport = given("--export") || given("--export-npy") || given("--export-csv") || given("--export-heatmap");
     if (given("--screenshot") && anyExport)
@@ -204,7 +212,7 @@ bool exporting(const Flags& f) { return !f.exportJson.empty() || !f.exportNpy.em
 GuiRequest requestFrom(const Flags& f, const CLI::App& app) {
     const auto given = [&](const char* name) { return app.get_option(name)->count() > 0; };
     GuiRequest request;
-    if (given("--scenario")) {
+    if (given("--scenario") || given("FILE")) {
         request.scenario = core::loadScenarioFile(f.scenarioPath);
         request.scenarioPath = f.scenarioPath;
         request.source = f.scenarioPath;
@@ -238,8 +246,9 @@ GuiRequest requestFrom(const Flags& f, const CLI::App& app) {
     if (!labFromName(f.lab)) throw core::InputError("--lab", "expected " + labNameList() + ", got " + core::quoteValue(f.lab));
     request.lab = f.lab;
     if (!f.lesson.empty()) request.lesson = core::loadLesson(f.lesson);
-    for (const char* name : {"--scenario", "--preset", "--sentence", "--tokens", "--tokenizer", "--d-model", "--heads", "--d-k", "--length",
-                             "--d-v", "--seed", "--embedding", "--positional", "--temperature", "--causal", "--unscaled", "--swap"})
+    for (const char* name :
+         {"--scenario", "FILE", "--preset", "--sentence", "--tokens", "--tokenizer", "--d-model", "--heads", "--d-k", "--length", "--d-v",
+          "--seed", "--embedding", "--positional", "--temperature", "--causal", "--unscaled", "--swap"})
         if (app.get_option(name)->count()) request.explicitScenario = true;
     if (!f.size.empty()) std::tie(request.width, request.height) = parseSize(f.size);
 

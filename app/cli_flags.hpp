@@ -13,7 +13,7 @@
 namespace attnviz::app::cli {
 
 struct Flags {
-    std::string scenarioPath, preset;
+    std::string scenarioPath, preset;  // scenarioPath: --scenario FILE or the positional FILE
     std::string sentence, tokenizer, embedding, positional;
     std::string tokens;
     std::vector<std::string> swaps;

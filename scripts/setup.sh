@@ -23,6 +23,10 @@ PACKAGES=(
   libgl1-mesa-dri xvfb xauth           # software OpenGL and a virtual display for headless runs
   libgtest-dev libgmock-dev libbenchmark-dev  # tests and benchmarks
   python3-numpy                        # independent oracle in the tests
+  librsvg2-bin                         # the icon's PNG sizes, drawn from its SVG at build time
+  desktop-file-utils appstream         # checks of the installed menu entry and metainfo (tests)
+  shared-mime-info man-db              # the scenario file type and the manual page (tests)
+  dpkg-dev lintian                     # the .deb: dependencies from the binary (dpkg-shlibdeps), its checks
 )
 if ((CHECKS)); then
   PACKAGES+=(

@@ -132,6 +132,59 @@ TEST_F(Cli, ScenarioFileOpensThatFile) {
     EXPECT_FLOAT_EQ(run.request.scenario.wv.value(1, 1), 2.0f);
 }
 
+// A file manager opens a scenario with `attnviz FILE` (the desktop entry's Exec=attnviz %f).
+TEST_F(Cli, PositionalFileOpensThatFile) {
+    const fs::path file = path("three.attnviz.json");
+    writeFile(file, kThreeTokens);
+    const CliRun run = runCli({file.string()});
+    EXPECT_EQ(run.code, 0) << run.err;
+    ASSERT_EQ(run.guiCalls, 1);
+    EXPECT_EQ(run.request.scenarioPath, file.string());
+    EXPECT_EQ(run.request.source, file.string());
+    EXPECT_EQ(run.request.presetId, "");
+    EXPECT_TRUE(run.request.explicitScenario);  // the saved session does not replace it
+    ASSERT_TRUE(run.request.scenario.tokens.has_value());
+    EXPECT_EQ(*run.request.scenario.tokens, (std::vector<std::string>{"p", "q", "r"}));
+}
+
+TEST_F(Cli, PositionalFileTakesFlagsAndExports) {
+    const fs::path file = path("three.attnviz.json");
+    writeFile(file, kThreeTokens);
+    const CliRun run = runCli({"--causal", file.string(), "--export", "-"});
+    EXPECT_EQ(run.code, 0) << run.err;
+    EXPECT_EQ(run.guiCalls, 0);
+    const auto json = nlohmann::json::parse(run.out);
+    EXPECT_EQ(json["tokens"], nlohmann::json::array({"p", "q", "r"}));
+    EXPECT_EQ(json["heads"][0]["weights"][0][1], 0.0);  // the flag applies over the file
+}
+
+TEST_F(Cli, PositionalFileAfterSwapIsTheFileNotASwap) {
+    const fs::path file = path("three.attnviz.json");
+    writeFile(file, kThreeTokens);
+    const CliRun run = runCli({"--swap", "0,2", file.string(), "--swap", "0,1"});
+    EXPECT_EQ(run.code, 0) << run.err;
+    ASSERT_EQ(run.guiCalls, 1);
+    EXPECT_EQ(run.request.scenarioPath, file.string());
+    EXPECT_EQ(run.request.scenario.swaps, (std::vector<std::pair<int, int>>{{0, 2}, {0, 1}}));
+}
+
+TEST_F(Cli, PositionalFileWithScenarioOrPresetIsRefused) {
+    const fs::path file = path("three.attnviz.json");
+    writeFile(file, kThreeTokens);
+    EXPECT_EQ(expectError(runCli({file.string(), "--scenario", file.string()})),
+              "--scenario: give the scenario file once, as FILE or with --scenario, not both");
+    EXPECT_EQ(expectError(runCli({file.string(), "--preset", "default"})), "--preset: give either a scenario FILE or --preset, not both");
+    EXPECT_EQ(expectError(runCli({""})), "FILE: expected a path, got an empty one");
+    const std::string two = expectError(runCli({file.string(), file.string()}));
+    EXPECT_NE(two.find(file.string()), std::string::npos) << two;  // the second one is named as unexpected
+}
+
+TEST_F(Cli, MissingPositionalFileIsOneLine) {
+    const fs::path missing = path("missing.attnviz.json");
+    const std::string line = expectError(runCli({missing.string()}));
+    EXPECT_EQ(line.rfind(missing.string() + ": ", 0), 0u) << line;
+}
+
 TEST_F(Cli, WindowFlagsReachTheRequest) {
     const CliRun run = runCli(
         {"--size", "800x600", "--scale", "2", "--head", "-1", "--fresh", "--screenshot", path("shot.png").string(), "--panel", "heatmap"});
@@ -495,7 +548,7 @@ TEST_F(Cli, HelpExitsZero) {
 TEST_F(Cli, VersionExitsZero) {
     const CliRun run = runCli({"--version"});
     EXPECT_EQ(run.code, 0);
-    EXPECT_EQ(run.out, "attnviz 0.1.0\n");
+    EXPECT_EQ(run.out, "attnviz " ATTNVIZ_PROJECT_VERSION "\n");  // the version in CMakeLists.txt
     EXPECT_EQ(run.guiCalls, 0);
 }
 
