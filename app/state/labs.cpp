@@ -1,10 +1,12 @@
 #include "app/state/labs.hpp"
 
 #include "app/state/app_state.hpp"
+#include "core/base/format.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <utility>
+#include <vector>
 
 namespace attnviz::app {
 
@@ -24,10 +26,10 @@ std::optional<Lab> labFromName(const std::string& name) {
 }
 
 std::string labNameList() {
-    std::string list;
-    for (std::size_t i = 0; i < kLabs.size(); ++i)
-        list += (i == 0 ? "" : i + 1 == kLabs.size() ? " or " : ", ") + std::string(kLabs[i].name);
-    return list;
+    std::vector<std::string> names;
+    names.reserve(kLabs.size());
+    for (const LabInfo& l : kLabs) names.emplace_back(l.name);
+    return core::joinChoices(names);
 }
 
 // ---- training -------------------------------------------------------------------------------
