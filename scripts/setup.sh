@@ -15,6 +15,7 @@ BUILD_DIR=${1:-build}
 PACKAGES=(
   cmake g++ make pkg-config            # toolchain
   libeigen3-dev nlohmann-json3-dev     # core: matrices, scenario files
+  libpcre2-dev                         # GPT-2's pre-tokenisation pattern: Unicode classes and look-ahead
   libcli11-dev                         # command line
   libimgui-dev libglfw3-dev            # window and UI (ImGui 1.86 with GLFW + OpenGL3 backends)
   python3 python3-glad python3-jinja2  # OpenGL 3.3 loader generated at configure time
@@ -23,11 +24,17 @@ PACKAGES=(
   libgl1-mesa-dri xvfb xauth           # software OpenGL and a virtual display for headless runs
   libgtest-dev libgmock-dev libbenchmark-dev  # tests and benchmarks
   python3-numpy                        # independent oracle in the tests
+  python3-regex                        # GPT-2's own encoder.py, a reference for the tokenizer's test
   librsvg2-bin                         # the icon's PNG sizes, drawn from its SVG at build time
   desktop-file-utils appstream         # checks of the installed menu entry and metainfo (tests)
   shared-mime-info man-db              # the scenario file type and the manual page (tests)
   dpkg-dev lintian                     # the .deb: dependencies from the binary (dpkg-shlibdeps), its checks
 )
+# node and npm run gpt-3-encoder, the tokenizer test's other reference (npm fetches it once); a
+# Node.js already installed (with its npm) is kept.
+if ! command -v node > /dev/null || ! command -v npm > /dev/null; then
+  PACKAGES+=(nodejs npm)
+fi
 if ((CHECKS)); then
   PACKAGES+=(
     clang-14 libclang-rt-14-dev libomp-14-dev  # libFuzzer targets (scripts/fuzz.sh)

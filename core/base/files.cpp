@@ -243,15 +243,15 @@ int visibleTemporaries() {
     return n;
 }
 
-std::string readTextFile(const std::string& path) {
+std::string readTextFile(const std::string& path, std::size_t maxBytes, std::string_view kind) {
     namespace fs = std::filesystem;
     std::error_code ec;
     const auto status = fs::status(path, ec);
     if (ec || !fs::exists(status)) throw InputError(path, "no such file");
     if (fs::is_directory(status)) throw InputError(path, "is a directory, expected a file");
     const auto tooLarge = [&] {
-        return InputError(path, "larger than " + std::to_string(kMaxTextFileBytes >> 20) + " MiB" +
-                                    ", the most a scenario file may be (is it the right file?)");
+        return InputError(path, "larger than " + std::to_string(maxBytes >> 20) + " MiB, the most " + std::string(kind) +
+                                    " may be (is it the right file?)");
     };
     // O_NONBLOCK: opening a named pipe that nothing writes to would otherwise wait forever. Reads
     // block again once it is open, so a pipe with a writer (--scenario <(…)) is read to its end.
@@ -263,7 +263,7 @@ std::string readTextFile(const std::string& path) {
     // read into a string of its size (appending would double the string, and copy it, as it grows).
     struct stat info {};
     if (::fstat(fd, &info) == 0 && S_ISREG(info.st_mode)) {
-        if (static_cast<std::uint64_t>(info.st_size) > kMaxTextFileBytes) {
+        if (static_cast<std::uint64_t>(info.st_size) > maxBytes) {
             ::close(fd);
             throw tooLarge();
         }
@@ -272,7 +272,7 @@ std::string readTextFile(const std::string& path) {
     char buffer[1 << 16];
     for (;;) {
         // never past one byte over the limit: /dev/zero, or a pipe that does not end
-        const std::size_t want = std::min(sizeof buffer, kMaxTextFileBytes + 1 - text.size());
+        const std::size_t want = std::min(sizeof buffer, maxBytes + 1 - text.size());
         const ssize_t n = ::read(fd, buffer, want);
         if (n == 0) break;
         if (n < 0 && errno == EINTR) continue;
@@ -282,7 +282,7 @@ std::string readTextFile(const std::string& path) {
             throw InputError(path, std::string("read failed: ") + std::strerror(err));
         }
         text.append(buffer, static_cast<std::size_t>(n));
-        if (text.size() > kMaxTextFileBytes) {
+        if (text.size() > maxBytes) {
             ::close(fd);
             throw tooLarge();
         }

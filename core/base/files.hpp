@@ -71,11 +71,12 @@ void writeFileAtomic(const std::string& path, std::string_view bytes);
 // Hidden temporaries this process has visible right now (for tests: none after any write).
 int visibleTemporaries();
 
-// Reads a whole text file (a scenario, a lesson, the session); throws InputError(path, …) when
-// it cannot, or when it holds more than kMaxTextFileBytes (a device such as /dev/zero would
-// otherwise fill the memory). A regular file over it is refused from its size, unread; a pipe or a
-// device is read to one byte past it, and a named pipe that nothing writes to is not waited for.
+// Reads a whole text file (a scenario, a lesson, the session, a tokenizer's files); throws
+// InputError(path, …) when it cannot, or when it holds more than `maxBytes` (a device such as
+// /dev/zero would otherwise fill the memory); the message names the bound as the most `kind` may
+// be. A regular file over it is refused from its size, unread; a pipe or a device is read to one
+// byte past it, and a named pipe that nothing writes to is not waited for.
 inline constexpr std::size_t kMaxTextFileBytes = std::size_t{256} << 20;
-std::string readTextFile(const std::string& path);
+std::string readTextFile(const std::string& path, std::size_t maxBytes = kMaxTextFileBytes, std::string_view kind = "a scenario file");
 
 }  // namespace attnviz::core

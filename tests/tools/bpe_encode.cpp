@@ -1,0 +1,52 @@
+// A test helper for tests/oracle/test_gpt2_tokenizer.py: GPT-2's byte-level BPE over a file of
+// texts, so that a script can hold its ids against independent encoders.
+// Usage: attnviz_bpe_encode VOCAB.json MERGES.txt TEXTS
+//        attnviz_bpe_encode --tokenizer-json TOKENIZER.json TEXTS
+// TEXTS holds UTF-8 texts separated by NUL bytes (a NUL after the last is optional). Prints one
+// line a text: its token ids separated by spaces. Exits 1, naming the text, when a text does not
+// decode back to its bytes, and 2 with one line on stderr when a file cannot be loaded.
+#include "core/base/error.hpp"
+#include "core/base/files.hpp"
+#include "core/text/byte_bpe.hpp"
+
+#include <cstdio>
+#include <iostream>
+#include <optional>
+#include <string>
+#include <string_view>
+
+int main(int argc, char** argv) {
+    using attnviz::core::ByteBpe;
+    const bool tokenizerJson = argc == 4 && std::string_view(argv[1]) == "--tokenizer-json";
+    if (argc != 4) {
+        std::fprintf(stderr, "usage: %s VOCAB.json MERGES.txt TEXTS | --tokenizer-json TOKENIZER.json TEXTS\n", argv[0]);
+        return 2;
+    }
+    std::optional<ByteBpe> bpe;
+    std::string texts;
+    try {
+        bpe.emplace(tokenizerJson ? ByteBpe::fromTokenizerJson(argv[2]) : ByteBpe::fromFiles(argv[1], argv[2]));
+        texts = attnviz::core::readTextFile(argv[3]);
+    } catch (const attnviz::core::InputError& e) {
+        std::fprintf(stderr, "attnviz_bpe_encode: %s\n", e.message().c_str());
+        return 2;
+    }
+    if (!texts.empty() && texts.back() == '\0') texts.pop_back();
+    std::string out;
+    std::size_t number = 0;
+    for (std::size_t at = 0; at <= texts.size(); ++number) {
+        std::size_t end = texts.find('\0', at);
+        if (end == std::string::npos) end = texts.size();
+        const std::string_view text = std::string_view(texts).substr(at, end - at);
+        const std::vector<int> ids = bpe->encode(text);
+        if (bpe->decode(ids) != text) {
+            std::fprintf(stderr, "attnviz_bpe_encode: text %zu does not decode back to its bytes\n", number);
+            return 1;
+        }
+        for (std::size_t i = 0; i < ids.size(); ++i) out += (i ? " " : "") + std::to_string(ids[i]);
+        out += '\n';
+        at = end + 1;
+    }
+    std::cout << out;
+    return 0;
+}
