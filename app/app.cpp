@@ -203,6 +203,8 @@ void App::keys() {
     if (pressed(GLFW_KEY_SPACE)) m_actions.emit(action::ToggleCausal{});
     if (pressed(GLFW_KEY_LEFT_BRACKET)) m_actions.emit(action::StepHead{-1});
     if (pressed(GLFW_KEY_RIGHT_BRACKET)) m_actions.emit(action::StepHead{+1});
+    if (pressed(GLFW_KEY_COMMA)) m_actions.emit(action::StepLayer{-1});
+    if (pressed(GLFW_KEY_PERIOD)) m_actions.emit(action::StepLayer{+1});
     if (pressed(GLFW_KEY_UP)) m_actions.emit(action::StepQuery{-1});
     if (pressed(GLFW_KEY_DOWN)) m_actions.emit(action::StepQuery{+1});
     if (pressed(GLFW_KEY_LEFT)) m_actions.emit(action::StepStage{-1});

@@ -61,29 +61,38 @@ void checkOutputs(const std::vector<std::pair<const char*, std::string>>& output
     }
 }
 
-// The request's model and its softmax settings; errors name where the scenario came from.
-std::pair<core::Model, core::Settings> buildFor(const GuiRequest& request, const char*& doing) {
+struct Built {
+    core::LoadedModel loaded;  // when the scenario names a model
     core::Model model;
     core::Settings settings;
+};
+
+// The request's model and its softmax settings; errors name where the scenario came from.
+Built buildFor(const GuiRequest& request, const char*& doing) {
+    Built built;
     doing = "building the model";
     try {
-        model = core::buildModel(request.scenario, true, request.limits);
-        settings = core::buildSettings(request.scenario, model);
+        if (request.scenario.model) doing = "opening and running the model";
+        built.loaded = core::loadModel(request.scenario, nullptr, request.limits);
+        built.model = core::buildModel(request.scenario, built.loaded, true, request.limits);
+        built.settings = core::buildSettings(request.scenario, built.model);
     } catch (const core::InputError& e) {
         throw e.within(request.source);
     }
-    return {std::move(model), std::move(settings)};
+    return built;
 }
 
 }  // namespace
 
 std::string heatmapTitle(const core::Scenario& scenario, const core::Model& model, const core::Settings& settings, int head) {
     std::string title = scenario.name.empty() ? std::string() : scenario.name + " · ";
+    if (scenario.model) title += "layer " + std::to_string(scenario.layer + 1) + " · ";
     title += head < 0 ? "mean of " + std::to_string(model.heads) + " heads"
                       : "head " + std::to_string(head + 1) + " of " + std::to_string(model.heads);
     title += " · τ = " + core::formatFixed(settings.temperature, 2);
     if (!settings.scaled) title += " · unscaled";
     if (settings.causal) title += " · causal";
+    else if (scenario.model) title += " · bidirectional (the model reads causally)";
     return title;
 }
 
@@ -97,7 +106,7 @@ void checkExports(const Flags& f) {
 }
 
 void runBench(const Flags& f, const GuiRequest& request, std::ostream& out, const char*& doing) {
-    const auto [model, settings] = buildFor(request, doing);
+    const auto [loaded, model, settings] = buildFor(request, doing);
 
     doing = "timing the forward pass";
     const core::BenchResult r = core::benchmark(model, settings, f.benchSeconds);
@@ -117,7 +126,7 @@ void runBench(const Flags& f, const GuiRequest& request, std::ostream& out, cons
 }
 
 void runExports(const Flags& f, const CLI::App& app, const GuiRequest& request, std::ostream& out, const char*& doing) {
-    const auto [model, settings] = buildFor(request, doing);
+    const auto [loaded, model, settings] = buildFor(request, doing);
     core::Forward forward;
     doing = "computing the forward pass";
     try {
@@ -139,8 +148,16 @@ void runExports(const Flags& f, const CLI::App& app, const GuiRequest& request, 
     doing = "writing the exports";
     core::FileBatch batch;
     StreamSink stdoutSink(out);
-    if (!f.exportJson.empty() && f.exportJson != "-") core::writeExportJson(batch.open(f.exportJson), model, forward);
-    if (!f.exportNpy.empty()) core::exportNpyDir(batch, f.exportNpy, model, forward);
+    // A model's JSON and .npy exports hold every layer's every head; the others follow the view.
+    const auto writeJson = [&](core::ByteSink& sink) {
+        if (loaded) core::writeModelExportJson(sink, request.scenario, loaded);
+        else core::writeExportJson(sink, model, forward);
+    };
+    if (!f.exportJson.empty() && f.exportJson != "-") writeJson(batch.open(f.exportJson));
+    if (!f.exportNpy.empty()) {
+        if (loaded) core::exportModelNpyDir(batch, f.exportNpy, loaded);
+        else core::exportNpyDir(batch, f.exportNpy, model, forward);
+    }
     if (!f.exportHeatmap.empty()) {
         if (app.get_option("--cell-size")->count() && (f.cellSize < 1 || f.cellSize > 256))
             throw core::InputError("--cell-size", "expected 1 to 256 pixels, got " + std::to_string(f.cellSize));
@@ -155,7 +172,7 @@ void runExports(const Flags& f, const CLI::App& app, const GuiRequest& request, 
         batch.add(f.exportHeatmap, render::encodeHeatmap(f.exportHeatmap, figure));
     }
     if (!f.exportCsv.empty() && f.exportCsv != "-") batch.add(f.exportCsv, core::weightsCsv(model, headWeights()));
-    if (f.exportJson == "-") core::writeExportJson(stdoutSink, model, forward);
+    if (f.exportJson == "-") writeJson(stdoutSink);
     if (f.exportCsv == "-") stdoutSink.write(core::weightsCsv(model, headWeights()));
     stdoutSink.finish();
     batch.commit();

@@ -7,7 +7,9 @@
 
 #include <charconv>
 #include <cmath>
+#include <filesystem>
 #include <limits>
+#include <optional>
 #include <string_view>
 #include <tuple>
 
@@ -123,6 +125,29 @@ void applyOverrides(const Flags& f, const CLI::App& app, core::Scenario& s) {
         s.swaps.clear();
         for (const auto& text : f.swaps) s.swaps.push_back(parseSwap(text));
     }
+    if (given("--model")) {
+        // The preset or file gives the sentence and the softmax settings; the checkpoint the rest.
+        core::Scenario m;
+        m.name = std::filesystem::path(f.model).lexically_normal().filename().string();
+        if (m.name.empty()) m.name = std::filesystem::path(f.model).lexically_normal().parent_path().filename().string();
+        m.model = std::filesystem::absolute(f.model).lexically_normal().string();
+        m.sentence = s.sentence ? s.sentence : std::optional<std::string>(core::kDefaultSentence);
+        m.causal = given("--causal") ? f.causal : true;
+        m.temperature = s.temperature;
+        m.scaled = s.scaled;
+        m.swaps = s.swaps;
+        s = std::move(m);
+    }
+    if (s.model) {
+        for (const char* flag :
+             {"--tokens", "--tokenizer", "--d-model", "--heads", "--d-k", "--d-v", "--seed", "--embedding", "--positional", "--length"})
+            if (given(flag)) throw core::InputError(flag, "not with a model: the checkpoint fixes the tokens, sizes and weights");
+    }
+    if (given("--layer")) {
+        if (!s.model) throw core::InputError("--layer", "only with --model (or a scenario naming a model)");
+        if (f.layer < 0) throw core::InputError("--layer", "must be 0 or more, got " + std::to_string(f.layer));
+        s.layer = f.layer;
+    }
 }
 
 }  // namespace
@@ -147,6 +172,10 @@ void defineFlags(CLI::App& app, Flags& f) {
     app.add_flag("--unscaled", f.unscaled, "Divide the scores by 1 instead of sqrt(d_k)");
     app.add_option("--length", f.length, "Repeat the tokens cyclically to N tokens (large-T demos and benchmarks)")->type_name("N");
     // One I,J per --swap, so that a FILE after it is not read as a swap.
+    app.add_option("--model", f.model,
+                   "Open a Hugging Face GPT-2 folder (config.json, model.safetensors, tokenizer); the sentence is its input")
+        ->type_name("DIR");
+    app.add_option("--layer", f.layer, "With a model: the layer shown and exported as a heatmap or CSV (0 = first)")->type_name("N");
     app.add_option("--swap", f.swaps, "Swap token positions I and J (repeatable, applied in order)")
         ->type_name("I,J")
         ->allow_extra_args(false);
@@ -222,6 +251,10 @@ GuiRequest requestFrom(const Flags& f, const CLI::App& app) {
         request.source = "preset " + request.presetId;
     }
     applyOverrides(f, app, request.scenario);
+    if (given("--model")) {
+        request.source = "--model";  // the checkpoint's own errors name its files
+        request.presetId.clear();    // the preset gave the sentence; the model is what is shown
+    }
     if (given("--max-tokens")) request.limits.maxTokens = parseWhole("--max-tokens", f.maxTokens, 1, 1LL << 40);
     if (given("--max-memory"))  // at most 1 PiB, so that the bytes fit in 64 bits
         request.limits.maxBytes = static_cast<std::uint64_t>(parseWhole("--max-memory", f.maxMemoryMiB, 1, 1LL << 30)) << 20;
@@ -246,9 +279,9 @@ GuiRequest requestFrom(const Flags& f, const CLI::App& app) {
     if (!labFromName(f.lab)) throw core::InputError("--lab", "expected " + labNameList() + ", got " + core::quoteValue(f.lab));
     request.lab = f.lab;
     if (!f.lesson.empty()) request.lesson = core::loadLesson(f.lesson);
-    for (const char* name :
-         {"--scenario", "FILE", "--preset", "--sentence", "--tokens", "--tokenizer", "--d-model", "--heads", "--d-k", "--length", "--d-v",
-          "--seed", "--embedding", "--positional", "--temperature", "--causal", "--unscaled", "--swap"})
+    for (const char* name : {"--scenario",  "FILE",         "--preset",      "--model",  "--layer",    "--sentence", "--tokens",
+                             "--tokenizer", "--d-model",    "--heads",       "--d-k",    "--length",   "--d-v",      "--seed",
+                             "--embedding", "--positional", "--temperature", "--causal", "--unscaled", "--swap"})
         if (app.get_option(name)->count()) request.explicitScenario = true;
     if (!f.size.empty()) std::tie(request.width, request.height) = parseSize(f.size);
 

@@ -32,6 +32,8 @@ struct Flags {
     float scale = 1.0f, uiScale = 1.0f;
     bool presenter = false;
     std::string lab, lesson;
+    std::string model;  // --model DIR
+    int layer = 0;
 };
 
 // Declares every flag on `app`, reading into `f`.

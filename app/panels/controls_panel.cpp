@@ -1,7 +1,9 @@
 #include "app/panels/controls_panel.hpp"
 
 #include "app/widgets/text.hpp"
+#include "core/base/format.hpp"
 #include "core/scenario/presets.hpp"
+#include "core/text/byte_bpe.hpp"
 
 #include <imgui_stdlib.h>
 
@@ -66,6 +68,41 @@ void sentenceField(PanelContext& ctx) {
     tooltip("Too long to edit here: clear the field to type a new sentence, or open a scenario file.");
 }
 
+// A model: what it is, the sentence its tokenizer reads, and what it predicts next.
+void modelSection(PanelContext& ctx) {
+    const AppState& s = ctx.state;
+    const auto& c = s.loaded.checkpoint->config();
+    ImGui::Text("Model %s: %d layers × %d heads, d = %d", s.loaded.checkpoint->name().c_str(), c.nLayer, c.nHead, c.nEmbd);
+    tooltip(s.loaded.checkpoint->folder().c_str());
+    ImGui::TextUnformatted("Sentence");
+    sentenceField(ctx);
+    ImGui::TextDisabled("T = %d tokens (GPT-2 byte-level BPE, at most %d)", static_cast<int>(s.model.tq()), c.nPositions);
+    ImGui::Separator();
+
+    // The next token: softmax(logits / temperature), the ten most likely.
+    ImGui::Text("Next token  (temperature %.3g)", s.view.nextTemperature);
+    float position = temperatureToSlider(s.view.nextTemperature);
+    ImGui::SetNextItemWidth(-1);
+    if (ImGui::SliderFloat("##next-tau", &position, 0.0f, 1.0f, "", ImGuiSliderFlags_NoRoundToFormat))
+        ctx.actions.emit(action::SetNextTemperature{sliderToTemperature(position)});
+    tooltip("Divides the logits of the next token before their softmax, as sampling does. The attention's own temperature is below.");
+    const auto next = core::gpt2::topNext(s.loaded.run->logits, s.view.nextTemperature, 10);
+    const float barW = ImGui::GetContentRegionAvail().x * 0.45f, rowH = ImGui::GetTextLineHeight();
+    for (const auto& n : next) {
+        const std::string label = core::byteTokenLabel(s.loaded.checkpoint->tokenizer().tokenBytes(n.id));
+        const ImVec2 p = ImGui::GetCursorScreenPos();
+        ImDrawList* draw = ImGui::GetWindowDrawList();
+        draw->AddRectFilled(p, ImVec2(p.x + barW, p.y + rowH), ImGui::GetColorU32(ImGuiCol_FrameBg));
+        draw->AddRectFilled(p, ImVec2(p.x + barW * n.prob, p.y + rowH), ImGui::GetColorU32(ImGuiCol_PlotHistogram));
+        ImGui::Dummy(ImVec2(barW, rowH));
+        ImGui::SameLine();
+        ImGui::Text(
+            "%5.1f%%  %s", 100.0 * n.prob,
+            widgets::fitLabel(label, ImGui::GetContentRegionAvail().x - ImGui::GetFontSize() * 4.0f, widgets::kTitleGlyphs).c_str());
+        tooltip(("token id " + std::to_string(n.id) + ", logit " + core::formatFixed(n.logit, 3)).c_str());
+    }
+}
+
 }  // namespace
 
 void ControlsPanel::draw(PanelContext& ctx) {
@@ -91,7 +128,9 @@ void ControlsPanel::draw(PanelContext& ctx) {
     ImGui::Separator();
 
     const bool editable = !s.model.explicitQkv && !s.scenario.x;
-    if (editable) {
+    if (s.loaded) {
+        modelSection(ctx);
+    } else if (editable) {
         ImGui::TextUnformatted("Sentence");
         sentenceField(ctx);
         int tokenizer = s.scenario.tokenizer == core::Tokenizer::Char ? 1 : 0;
@@ -107,7 +146,7 @@ void ControlsPanel::draw(PanelContext& ctx) {
                            static_cast<int>(s.model.tq()), static_cast<int>(s.model.tk()));
     }
 
-    if (!s.model.explicitQkv) {
+    if (!s.model.explicitQkv && !s.loaded) {
         int v = 0;
         if (!s.scenario.x && s.scenario.embedding == core::EmbeddingKind::Random && intField("d_model", s.model.dModel, 1, 1024, v))
             ctx.actions.emit(action::SetDModel{v});
@@ -157,7 +196,14 @@ void ControlsPanel::draw(PanelContext& ctx) {
     tooltip("Scaled dot-product attention. Off: divide by 1 and watch the softmax saturate for large d_k.");
     bool causal = s.settings.causal;
     if (ImGui::Checkbox("causal mask (space)", &causal)) ctx.actions.emit(action::SetCausal{causal});
-    tooltip("Each query may read only itself and earlier keys, as in GPT-style decoders. Rows still sum to 1.");
+    if (s.loaded) {
+        tooltip(
+            "GPT-2 reads causally. Off: what the same weights compute when every token may read every other, which the "
+            "model never does.");
+        if (!causal) widgets::wrappedTextColored(ImVec4(0.95f, 0.65f, 0.25f, 1.0f), "Bidirectional: not how the model reads.");
+    } else {
+        tooltip("Each query may read only itself and earlier keys, as in GPT-style decoders. Rows still sum to 1.");
+    }
     ImGui::Separator();
 
     // View: head, colours.
@@ -171,6 +217,17 @@ void ControlsPanel::draw(PanelContext& ctx) {
         ImGui::EndCombo();
     }
     tooltip("Which head the heatmap, bars and stages show.");
+    if (s.loaded) {
+        ImGui::SetNextItemWidth(ImGui::GetFontSize() * 9.0f);
+        const std::string layerName = "layer " + std::to_string(s.scenario.layer + 1);
+        if (ImGui::BeginCombo("layer (, .)", layerName.c_str())) {
+            for (int l = 0; l < s.loaded.layers(); ++l)
+                if (ImGui::Selectable(("layer " + std::to_string(l + 1)).c_str(), l == s.scenario.layer))
+                    ctx.actions.emit(action::SelectLayer{l});
+            ImGui::EndCombo();
+        }
+        tooltip("Which layer's attention every panel shows. The model's pass over the sentence is kept: a new layer costs no new pass.");
+    }
     int colormap = static_cast<int>(s.view.colormap);
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 9.0f);
     if (ImGui::Combo("colours", &colormap, "viridis\0magma\0grayscale\0cividis (colour-blind safe)\0"))

@@ -12,8 +12,10 @@ std::string_view Panel::id() const { return m_info.id; }
 const char* Panel::title() const { return m_info.title; }
 
 std::string headLabel(const AppState& state, int head) {
-    if (head < 0) return "Mean of " + std::to_string(state.model.heads) + " heads";
-    return "Head " + std::to_string(head + 1) + " of " + std::to_string(state.model.heads);
+    // A model's heads are named with their layer, as papers name them ("layer 5, head 1").
+    const std::string layer = state.loaded ? "Layer " + std::to_string(state.scenario.layer + 1) + " · " : "";
+    if (head < 0) return layer + (layer.empty() ? "Mean" : "mean") + " of " + std::to_string(state.model.heads) + " heads";
+    return layer + (layer.empty() ? "Head " : "head ") + std::to_string(head + 1) + " of " + std::to_string(state.model.heads);
 }
 
 int headPooling(float pixelsPerCell) { return gfx::poolFactor(pixelsPerCell * ImGui::GetIO().DisplayFramebufferScale.x); }

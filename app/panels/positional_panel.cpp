@@ -8,9 +8,40 @@
 
 namespace attnviz::app {
 
+namespace {
+
+// A model's learned positions: wpe's rows for the sentence's T positions, on a range symmetric
+// about 0 from their largest magnitude.
+void learnedPositions(PanelContext& ctx) {
+    const AppState& s = ctx.state;
+    const auto wpe = s.loaded.checkpoint->wpe().map();
+    const auto T = static_cast<int>(s.model.tq()), d = static_cast<int>(wpe.cols());
+    const core::Mat rows = wpe.topRows(T);
+    const float range = std::max(rows.cwiseAbs().maxCoeff(), 1e-6f);
+    ImGui::TextWrapped(
+        "%s learns its positions: row p of wpe is added to the embedding of the token at position p, before layer 1. "
+        "Layer %d sees them only through the residual stream.",
+        s.loaded.checkpoint->name().c_str(), s.scenario.layer + 1);
+    ImGui::TextDisabled("wpe, positions 0 … %d × %d dims, %.3g … %.3g", T - 1, d, -range, range);
+    const gfx::HeatmapTexture& tex = ctx.textures.get(
+        "wpe", gfx::TextureStamp{.data = reinterpret_cast<std::uintptr_t>(s.loaded.checkpoint.get()), .rows = T, .cols = d},
+        {s.view.colormap, -range, range}, [&] { return gfx::texelsOf(rows); }, 512);
+    const ImVec2 q = ImGui::GetCursorScreenPos(), rest = ImGui::GetContentRegionAvail();
+    const float w = rest.x, h = std::max(20.0f, std::min(rest.y - 4.0f, w / static_cast<float>(d) * 2.0f * static_cast<float>(T)));
+    ctx.heatmaps.draw(ImGui::GetWindowDrawList(), tex, q, ImVec2(q.x + w, q.y + h), ImVec2(0, 0), ImVec2(1, 1));
+    ImGui::Dummy(ImVec2(w, h));
+}
+
+}  // namespace
+
 void PositionalPanel::draw(PanelContext& ctx) {
     const AppState& s = ctx.state;
     if (!beginPanel(ctx, title())) return;
+    if (s.loaded) {
+        learnedPositions(ctx);
+        ImGui::End();
+        return;
+    }
     const bool on = s.scenario.positional == core::Positional::Sinusoidal;
     const int dModel = std::max(2, s.model.dModel);
     const int T = static_cast<int>(s.model.tq());

@@ -31,8 +31,10 @@ StageView stageView(const AppState& s, int index, int head, bool withValues) {
     switch (index) {
         case 0:
             v = {"X",
-                 "X = embeddings" + std::string(s.model.positional.size() ? " + positional encoding" : ""),
-                 "One row per token: the input every head projects.",
+                 s.loaded ? "X = ln_1(h), h entering layer " + std::to_string(s.scenario.layer + 1)
+                          : "X = embeddings" + std::string(s.model.positional.size() ? " + positional encoding" : ""),
+                 s.loaded ? "One row per token: the residual stream entering this layer, normed; every head projects it."
+                          : "One row per token: the input every head projects.",
                  0,
                  0,
                  {},
@@ -40,10 +42,37 @@ StageView stageView(const AppState& s, int index, int head, bool withValues) {
                  dims("d", s.model.x.cols())};
             if (!s.model.explicitQkv) source = &s.model.x;
             break;
-        case 1: v = {"Q", "Q = X W_Q", "Queries: what each token asks for.", 0, 0, {}, rows, dims("d", h.q.cols())}, source = &h.q; break;
-        case 2: v = {"K", "K = X W_K", "Keys: how each token can be found.", 0, 0, {}, keys, dims("d", h.k.cols())}, source = &h.k; break;
+        case 1:
+            v = {"Q",
+                 s.loaded ? "Q = X W_Q + b_Q" : "Q = X W_Q",
+                 "Queries: what each token asks for.",
+                 0,
+                 0,
+                 {},
+                 rows,
+                 dims("d", h.q.cols())},
+            source = &h.q;
+            break;
+        case 2:
+            v = {"K",
+                 s.loaded ? "K = X W_K + b_K" : "K = X W_K",
+                 "Keys: how each token can be found.",
+                 0,
+                 0,
+                 {},
+                 keys,
+                 dims("d", h.k.cols())},
+            source = &h.k;
+            break;
         case 3:
-            v = {"V", "V = X W_V", "Values: what each token hands over when it is found.", 0, 0, {}, keys, dims("d", h.v.cols())},
+            v = {"V",
+                 s.loaded ? "V = X W_V + b_V" : "V = X W_V",
+                 "Values: what each token hands over when it is found.",
+                 0,
+                 0,
+                 {},
+                 keys,
+                 dims("d", h.v.cols())},
             source = &h.v;
             break;
         case 4:

@@ -73,11 +73,13 @@ void SwapPanel::draw(PanelContext& ctx) {
     if (ImGui::Button("Reset order")) ctx.actions.emit(action::ResetSwaps{});
     ImGui::SameLine();
     if (ImGui::Button("Shuffle")) ctx.actions.emit(action::Shuffle{static_cast<std::uint64_t>(ImGui::GetFrameCount()) + 1});
-    ImGui::SameLine();
-    bool pe = s.scenario.positional == core::Positional::Sinusoidal;
-    if (!s.model.explicitQkv && ImGui::Checkbox("positional encoding", &pe))
-        ctx.actions.emit(action::SetPositional{pe ? core::Positional::Sinusoidal : core::Positional::None});
-    tooltip("Adds sinusoidal position signals to X. On: the model can tell orders apart, so the verdict flips.");
+    if (!s.model.explicitQkv && !s.loaded) {  // a model's positions are its own (learned, in X already)
+        ImGui::SameLine();
+        bool pe = s.scenario.positional == core::Positional::Sinusoidal;
+        if (ImGui::Checkbox("positional encoding", &pe))
+            ctx.actions.emit(action::SetPositional{pe ? core::Positional::Sinusoidal : core::Positional::None});
+        tooltip("Adds sinusoidal position signals to X. On: the model can tell orders apart, so the verdict flips.");
+    }
 
     std::vector<std::string> original;
     for (const auto& t : referenceModel(s).queryTokens) original.push_back(core::visibleToken(t));

@@ -41,6 +41,13 @@ struct SetEmbedding {
 struct SetPositional {
     core::Positional kind;
 };
+// A model's layer: its attention becomes the scenario's (the model's pass is kept, not rerun).
+struct SelectLayer {
+    int layer;
+};
+struct StepLayer {
+    int delta;
+};
 struct LoadScenario {
     core::Scenario scenario;
     std::string presetId;
@@ -82,6 +89,9 @@ struct StepQuery {
 struct StepStage {
     int delta;
 };
+struct SetNextTemperature {
+    float value;
+};  // the next-token distribution's temperature (the attention's is SetTemperature)
 struct SetColormap {
     core::ColormapKind value;
 };
@@ -154,14 +164,14 @@ struct ClearError {};
 
 using Action =
     std::variant<action::SetSentence, action::SetTokens, action::SetTokenizer, action::SetDModel, action::SetHeads, action::SetDk,
-                 action::SetSeed, action::SetEmbedding, action::SetPositional, action::LoadScenario, action::SwapTokens, action::ResetSwaps,
-                 action::Shuffle, action::SetTemperature, action::SetScaled, action::SetCausal, action::ToggleCausal, action::SelectHead,
-                 action::StepHead, action::SelectQuery, action::StepQuery, action::StepStage, action::SetColormap, action::SetTheme,
-                 action::SetUiScale, action::SetPresenter, action::SetSmallMultiples, action::SetAutoRange, action::SetPreviewHead,
-                 action::SetHeatmapPooling, action::PickSwapChip, action::SetView, action::SetLab, action::SetFastWeightSteps,
-                 action::SetMemoryWall, action::SetTrainSettings, action::StartTraining, action::StopTraining, action::StartCostSweep,
-                 action::StopCostSweep, action::OpenLesson, action::GoToLessonStep, action::StepLesson, action::AnswerCheck,
-                 action::CloseLesson, action::ClearError>;
+                 action::SetSeed, action::SetEmbedding, action::SetPositional, action::SelectLayer, action::StepLayer, action::LoadScenario,
+                 action::SwapTokens, action::ResetSwaps, action::Shuffle, action::SetTemperature, action::SetScaled, action::SetCausal,
+                 action::ToggleCausal, action::SelectHead, action::StepHead, action::SelectQuery, action::StepQuery, action::StepStage,
+                 action::SetNextTemperature, action::SetColormap, action::SetTheme, action::SetUiScale, action::SetPresenter,
+                 action::SetSmallMultiples, action::SetAutoRange, action::SetPreviewHead, action::SetHeatmapPooling, action::PickSwapChip,
+                 action::SetView, action::SetLab, action::SetFastWeightSteps, action::SetMemoryWall, action::SetTrainSettings,
+                 action::StartTraining, action::StopTraining, action::StartCostSweep, action::StopCostSweep, action::OpenLesson,
+                 action::GoToLessonStep, action::StepLesson, action::AnswerCheck, action::CloseLesson, action::ClearError>;
 
 // Returns false (and sets state.error) when the change was rejected.
 bool apply(AppState& state, const Action& action);

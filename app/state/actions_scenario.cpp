@@ -19,7 +19,7 @@ namespace {
 // Rebuilds the model from `next`; on failure the state is unchanged and the error is kept.
 bool rebuild(AppState& state, const core::Scenario& next) {
     try {
-        AppState fresh = makeState(next, state.limits);
+        AppState fresh = makeState(next, state.limits, &state.loaded);
         fresh.view = state.view;
         fresh.work = state.work;
         fresh.work.modelBuilds += 1;
@@ -127,6 +127,19 @@ bool applyAction(AppState& state, const action::SetEmbedding& a) {
 
 bool applyAction(AppState& state, const action::SetPositional& a) {
     return rebuildWith(state, [&](core::Scenario& next) { next.positional = a.kind; });
+}
+
+bool applyAction(AppState& state, const action::SelectLayer& a) {
+    if (!state.loaded) return reject(state, "layer", "only a model has layers (open one with --model or a scenario's \"model\")");
+    if (a.layer < 0 || a.layer >= state.loaded.layers())
+        return reject(state, "layer", std::to_string(a.layer) + " is outside 0 … " + std::to_string(state.loaded.layers() - 1));
+    if (a.layer == state.scenario.layer) return true;
+    return rebuildWith(state, [&](core::Scenario& next) { next.layer = a.layer; });
+}
+
+bool applyAction(AppState& state, const action::StepLayer& a) {
+    if (!state.loaded) return true;  // a key press without a model: nothing to step
+    return applyAction(state, action::SelectLayer{std::clamp(state.scenario.layer + a.delta, 0, state.loaded.layers() - 1)});
 }
 
 bool applyAction(AppState& state, const action::LoadScenario& a) {

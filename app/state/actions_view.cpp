@@ -2,6 +2,8 @@
 // chip goes through the scenario's SwapTokens).
 #include "app/state/actions_families.hpp"
 
+#include "core/base/format.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <utility>
@@ -35,6 +37,13 @@ bool applyAction(AppState& state, const action::StepQuery& a) {
 
 bool applyAction(AppState& state, const action::StepStage& a) {
     state.view.stage = std::clamp(state.view.stage + a.delta, 0, kStageCount - 1);
+    return true;
+}
+
+bool applyAction(AppState& state, const action::SetNextTemperature& a) {
+    if (!std::isfinite(a.value) || a.value <= 0.0f)
+        return reject(state, "next-token temperature", "must be greater than 0, got " + core::formatNumber(a.value));
+    state.view.nextTemperature = std::clamp(a.value, kMinTemperature, kMaxTemperature);
     return true;
 }
 

@@ -4,12 +4,13 @@
 
 namespace attnviz::app {
 
-AppState makeState(const core::Scenario& scenario, const core::Limits& limits) {
+AppState makeState(const core::Scenario& scenario, const core::Limits& limits, const core::LoadedModel* previous) {
     AppState state;
     state.limits = limits;
     state.scenario = scenario;
-    state.model = core::buildModel(scenario, true, limits);
-    if (state.swapped()) state.baseModel = core::buildModel(scenario, false, limits);
+    state.loaded = core::loadModel(scenario, previous, limits);
+    state.model = core::buildModel(scenario, state.loaded, true, limits);
+    if (state.swapped()) state.baseModel = core::buildModel(scenario, state.loaded, false, limits);
     state.settings = core::buildSettings(scenario, state.model);
     for (const auto& t : state.model.queryTokens) state.queryLabels.push_back(core::visibleToken(t));
     for (const auto& t : state.model.keyTokens) state.keyLabels.push_back(core::visibleToken(t));

@@ -8,6 +8,7 @@
 #include "core/attention/permutation.hpp"
 #include "core/io/lesson.hpp"
 #include "core/labs/cost.hpp"
+#include "core/models/loaded_model.hpp"
 #include "core/scenario/model.hpp"
 #include "core/scenario/scenario.hpp"
 
@@ -55,8 +56,9 @@ struct ViewState {
     float zoom = 1.0f;               // heatmap zoom (1 = whole matrix)
     float panX = 0.5f, panY = 0.5f;  // heatmap view centre, as fractions of keys / queries
     Lab lab = Lab::None;
-    int fastWeightSteps = -1;  // tokens written into the fast-weight matrix shown (-1 = all)
-    core::MemoryWall wall;     // the memory-wall calculator's B, h, L and bytes per value
+    int fastWeightSteps = -1;      // tokens written into the fast-weight matrix shown (-1 = all)
+    float nextTemperature = 1.0f;  // a model's next-token distribution: softmax(logits / this)
+    core::MemoryWall wall;         // the memory-wall calculator's B, h, L and bytes per value
 };
 
 // A quick check answered: what was typed, and the live number it was compared with.
@@ -88,6 +90,9 @@ struct AppState {
     std::string presetId;     // the preset it came from, if any ("" otherwise)
     std::string sourcePath;   // the file it came from, if any
 
+    // A scenario naming a model: the checkpoint and its own pass over the sentence (every layer);
+    // `model` is then the selected layer's attention. Empty otherwise.
+    core::LoadedModel loaded;
     core::Model model;                                // current token order
     std::vector<std::string> queryLabels, keyLabels;  // the tokens as drawn (␣ for a space)
     core::Model baseModel;                            // before the swaps (the permutation reference); only when swapped
@@ -120,8 +125,9 @@ struct AppState {
 int shownHead(const AppState& state);
 
 // A state showing `scenario`; throws core::InputError when it does not build. Nothing is
-// computed yet: every head is stale (see recompute, recomputeStep).
-AppState makeState(const core::Scenario& scenario, const core::Limits& limits = {});
+// computed yet: every head is stale (see recompute, recomputeStep). `previous`: the model a
+// state loaded before, whose checkpoint and pass are reused where they still hold.
+AppState makeState(const core::Scenario& scenario, const core::Limits& limits = {}, const core::LoadedModel* previous = nullptr);
 
 // Every recompute below first takes the softmax settings from the scenario, and after its
 // heads brings the shown lab's maps up to date (refreshLabMaps).

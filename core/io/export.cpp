@@ -166,13 +166,28 @@ void writeExportJson(ByteSink& out, const Model& model, const Forward& forward) 
     j.flush();
 }
 
-void exportNpyDir(FileBatch& batch, const std::string& dir, const Model& model, const Forward& forward) {
+namespace {
+
+void makeFolder(const std::string& dir) {
     namespace fs = std::filesystem;
     std::error_code ec;
     if (fs::exists(dir, ec) && !fs::is_directory(dir, ec)) throw InputError(dir, "exists and is not a folder");
     fs::create_directories(dir, ec);
     if (ec) throw InputError(dir, "cannot create the folder: " + ec.message());
+}
+
+// The files each kind of .npy export writes: the other kind's are removed from a folder reused.
+constexpr const char* kScenarioNpyFiles[] = {"X.npy",       "Q.npy",           "K.npy",      "V.npy",      "scores.npy",
+                                             "weights.npy", "head_output.npy", "output.npy", "tokens.txt", "key_tokens.txt"};
+constexpr const char* kModelNpyFiles[] = {"attentions.npy", "token_ids.npy", "next_tokens.txt"};
+
+}  // namespace
+
+void exportNpyDir(FileBatch& batch, const std::string& dir, const Model& model, const Forward& forward) {
+    namespace fs = std::filesystem;
+    makeFolder(dir);
     const auto path = [&](const char* name) { return (fs::path(dir) / name).string(); };
+    for (const char* name : kModelNpyFiles) batch.removeOnCommit(path(name));
     // Each file is its header and then the matrices' own bytes, head after head (row-major
     // floats are the .npy layout): no stacked copy of every head is made.
     const auto write = [&](const char* name, const std::vector<const Mat*>& ms, bool stacked) {
@@ -220,6 +235,72 @@ std::string weightsCsv(const Model& model, const MatRef& weights) {
         out += "\n";
     }
     return out;
+}
+
+void writeModelExportJson(ByteSink& out, const Scenario& scenario, const LoadedModel& loaded) {
+    const gpt2::Checkpoint& model = *loaded.checkpoint;
+    const gpt2::Run& run = *loaded.run;
+    const gpt2::Config& c = model.config();
+    JsonStream j(out);
+    j << "{\n  \"model\": "
+      << nlohmann::json({{"name", model.name()}, {"n_layer", c.nLayer}, {"n_head", c.nHead}, {"n_embd", c.nEmbd}}).dump();
+    j << ",\n  \"sentence\": " << nlohmann::json(scenario.sentence.value_or(kDefaultSentence)).dump();
+    j << ",\n  \"tokens\": ";
+    j.strings(loaded.labels);
+    j << ",\n  \"token_ids\": " << nlohmann::json(run.ids).dump();
+    j << ",\n  \"layers\": [";
+    for (std::size_t l = 0; l < run.layers.size(); ++l) {
+        j << (l ? ",\n    {\"heads\": [" : "\n    {\"heads\": [");
+        const auto& heads = run.layers[l].weights;
+        for (std::size_t h = 0; h < heads.size(); ++h) {
+            j << (h ? ",\n      {\"weights\": " : "\n      {\"weights\": ");
+            j.matrix(heads[h], 4);
+            j << "}";
+        }
+        j << "\n    ]}";
+    }
+    j << "\n  ],\n  \"next_tokens\": [";
+    const auto next = gpt2::topNext(run.logits, 1.0f, 10);
+    for (std::size_t i = 0; i < next.size(); ++i) {
+        j << (i ? ",\n    " : "\n    ") << "{\"id\": " << std::to_string(next[i].id)
+          << ", \"token\": " << nlohmann::json(byteTokenLabel(model.tokenizer().tokenBytes(next[i].id))).dump() << ", \"prob\": ";
+        j.number(next[i].prob);
+        j << "}";
+    }
+    j << "\n  ]\n}\n";
+    j.flush();
+}
+
+void exportModelNpyDir(FileBatch& batch, const std::string& dir, const LoadedModel& loaded) {
+    namespace fs = std::filesystem;
+    makeFolder(dir);
+    const auto path = [&](const char* name) { return (fs::path(dir) / name).string(); };
+    for (const char* name : kScenarioNpyFiles)
+        if (std::string_view(name) != "tokens.txt") batch.removeOnCommit(path(name));
+    const gpt2::Run& run = *loaded.run;
+    const auto layers = static_cast<long long>(run.layers.size());
+    const auto heads = static_cast<long long>(run.layers.front().weights.size());
+    const auto t = static_cast<long long>(run.ids.size());
+    // The kept matrices' own bytes, layer after layer, head after head: no stacked copy.
+    ByteSink& sink = batch.open(path("attentions.npy"));
+    sink.write(npyHeader({layers, heads, t, t}));
+    for (const gpt2::Layer& layer : run.layers)
+        for (const Mat& w : layer.weights)
+            sink.write(std::string_view(reinterpret_cast<const char*>(w.data()), static_cast<std::size_t>(w.size()) * sizeof(float)));
+    std::string ids = npyHeader({t}, "<i8");
+    for (const int id : run.ids) {
+        const auto v = static_cast<std::int64_t>(id);
+        ids.append(reinterpret_cast<const char*>(&v), sizeof v);  // little-endian, as x86-64 stores it
+    }
+    batch.add(path("token_ids.npy"), ids);
+    batch.add(path("tokens.txt"), labelsText(loaded.labels));
+    std::string next;
+    for (const gpt2::NextToken& n : gpt2::topNext(run.logits, 1.0f, 10)) {
+        next += std::to_string(n.id) + "\t" + formatNumber(n.prob) + "\t";
+        for (char c : byteTokenLabel(loaded.checkpoint->tokenizer().tokenBytes(n.id))) next += (c == '\n' || c == '\t' ? ' ' : c);
+        next += "\n";
+    }
+    batch.add(path("next_tokens.txt"), next);
 }
 
 }  // namespace attnviz::core

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "core/base/files.hpp"
+#include "core/models/loaded_model.hpp"
 #include "core/scenario/model.hpp"
 
 #include <nlohmann/json_fwd.hpp>
@@ -32,5 +33,15 @@ void exportNpyDir(FileBatch& batch, const std::string& dir, const Model& model, 
 // One head's weights with token headers: first row "query\key,<key tokens…>", then
 // "<query token>,<weights…>". Fields are quoted as RFC 4180 needs.
 std::string weightsCsv(const Model& model, const MatRef& weights);
+
+// A model's own attention, every layer and head (causal, τ = 1, whatever the view's settings):
+// {"model": {"name", "n_layer", "n_head", "n_embd"}, "sentence", "tokens": [labels],
+//  "token_ids": [ids], "layers": [{"heads": [{"weights": [T, T]}]}],
+//  "next_tokens": [{"id", "token", "prob"} × 10]}, streamed as writeExportJson is.
+void writeModelExportJson(ByteSink& out, const Scenario& scenario, const LoadedModel& loaded);
+// attentions.npy [layers, heads, T, T] ('<f4'), token_ids.npy [T] ('<i8'), tokens.txt (one label
+// a line) and next_tokens.txt ("id<TAB>prob<TAB>label", ten lines) into `dir`, joining `batch`.
+// Files of a scenario's export (X.npy, weights.npy, …) left in the folder are removed on commit.
+void exportModelNpyDir(FileBatch& batch, const std::string& dir, const LoadedModel& loaded);
 
 }  // namespace attnviz::core

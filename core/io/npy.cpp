@@ -9,7 +9,7 @@
 
 namespace attnviz::core {
 
-std::string npyHeader(const std::vector<long long>& dims) {
+std::string npyHeader(const std::vector<long long>& dims, const char* descr) {
     std::string shape = "(";
     for (std::size_t i = 0; i < dims.size(); ++i) {
         shape += std::to_string(dims[i]);
@@ -17,7 +17,7 @@ std::string npyHeader(const std::vector<long long>& dims) {
         if (i + 1 < dims.size()) shape += " ";
     }
     shape += ")";
-    std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': " + shape + ", }";
+    std::string header = std::string("{'descr': '") + descr + "', 'fortran_order': False, 'shape': " + shape + ", }";
     // magic (6) + version (2) + header length (2) + header + '\n' is a multiple of 64.
     const std::size_t unpadded = 10 + header.size() + 1;
     header.append((64 - unpadded % 64) % 64, ' ');

@@ -16,8 +16,9 @@ struct Tensor {
 
 // The bytes of a .npy file holding `tensor` as '<f4'.
 std::string encodeNpy(const Tensor& tensor);
-// The magic, version and header of a '<f4' .npy file of this shape: what comes before the data.
-std::string npyHeader(const std::vector<long long>& shape);
+// The magic, version and header of a .npy file of this shape and dtype ('<f4', or '<i8' for
+// token ids): what comes before the data.
+std::string npyHeader(const std::vector<long long>& shape, const char* descr = "<f4");
 Tensor matrixTensor(const MatRef& m);                         // shape [rows, cols]
 Tensor stackTensor(const std::vector<const Mat*>& matrices);  // shape [n, rows, cols], all the same shape
 

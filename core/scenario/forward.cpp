@@ -15,15 +15,17 @@ void projectHead(const Model& model, int head, HeadTensors& out) {
     } else {
         // q, k: [T, d_k] = x [T, d_model] · W[:, head*d_k : (head+1)*d_k]; v likewise with d_v.
         // x's tiles are packed once per model (buildModel), the slices here (a copy of their rows).
-        const auto project = [&](const Mat& w, Eigen::Index first, Eigen::Index n, PackedColumns& packed, Mat& dst) {
+        // A model read from a checkpoint adds its projections' biases (a scenario's have none).
+        const auto project = [&](const Mat& w, const RowVec& bias, Eigen::Index first, Eigen::Index n, PackedColumns& packed, Mat& dst) {
             packColumns(w.middleCols(first, n), packed);
             dst.resize(model.x.rows(), n);
             multiplyPacked(model.x, &model.xTiles, w.middleCols(first, n), packed, dst);
+            if (bias.size() != 0) dst.rowwise() += bias.segment(first, n);
         };
         const Eigen::Index dk = model.dk, dv = model.dv;
-        project(model.wq, head * dk, dk, out.packedProjections[0], out.q);
-        project(model.wk, head * dk, dk, out.packedProjections[1], out.k);
-        project(model.wv, head * dv, dv, out.packedProjections[2], out.v);
+        project(model.wq, model.bq, head * dk, dk, out.packedProjections[0], out.q);
+        project(model.wk, model.bk, head * dk, dk, out.packedProjections[1], out.k);
+        project(model.wv, model.bv, head * dv, dv, out.packedProjections[2], out.v);
     }
     packColumns(out.v, out.packedValues);
 }
@@ -113,6 +115,7 @@ void combineHeads(const Model& model, Forward& forward) {
         packColumns(model.wo, forward.packedWo);
         forward.output.resize(tq, model.wo.cols());
         multiplyPacked(forward.concat, nullptr, model.wo, forward.packedWo, forward.output);
+        if (model.bo.size() != 0) forward.output.rowwise() += model.bo;
     } else {
         forward.output = forward.concat;
     }

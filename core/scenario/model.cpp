@@ -198,6 +198,7 @@ std::string formatBytes(std::uint64_t bytes) {
 }
 
 Model buildModel(const Scenario& s, bool applySwaps, const Limits& limits) {
+    if (s.model) throw InputError("model", "a scenario naming a model is built from its checkpoint (core/models/loaded_model.hpp)");
     if (s.q || s.k || s.v) {
         if (!s.q) throw InputError(s.k ? "K" : "V", "explicit K and V need an explicit Q too");
         return buildExplicit(s, applySwaps, limits);

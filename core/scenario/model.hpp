@@ -32,6 +32,7 @@ struct Model {
     Mat wq, wk;                            // [d_model, h*d_k]
     Mat wv;                                // [d_model, h*d_v]
     Mat wo;                                // [h*d_v, d_out] (d_out = d_model unless W_O is explicit); empty: output = concat
+    RowVec bq, bk, bv, bo;                 // biases of the projections ([h*d_k], [h*d_k], [h*d_v], [d_out]); empty: none
     Mat q, k, v;                           // explicit mode only: [T_q, d_k], [T_k, d_k], [T_k, d_v]
     bool explicitQkv = false;
     int heads = 1, dk = 0, dv = 0, dModel = 0;

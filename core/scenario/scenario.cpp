@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <limits>
 #include <optional>
 
@@ -137,9 +138,16 @@ json specJson(const MatrixSpec& spec) {
 
 const std::vector<std::string>& scenarioKeys() {
     static const std::vector<std::string> keys = {
-        "name",      "description", "sentence", "tokens", "tokenizer",  "d_model", "heads", "d_k",   "d_v", "seed",
-        "embedding", "positional",  "X",        "W_Q",    "W_K",        "W_V",     "W_O",   "Q",     "K",   "V",
-        "causal",    "temperature", "scaled",   "swaps",  "key_tokens", "padding", "mask",  "length"};
+        "name",      "description", "sentence", "tokens", "tokenizer",  "d_model", "heads", "d_k",    "d_v",   "seed",
+        "embedding", "positional",  "X",        "W_Q",    "W_K",        "W_V",     "W_O",   "Q",      "K",     "V",
+        "causal",    "temperature", "scaled",   "swaps",  "key_tokens", "padding", "mask",  "length", "model", "layer"};
+    return keys;
+}
+
+const std::vector<std::string>& modelFixedKeys() {
+    static const std::vector<std::string> keys = {"tokens",    "tokenizer",  "d_model", "heads",      "d_k",  "d_v",   "seed",
+                                                  "embedding", "positional", "X",       "W_Q",        "W_K",  "W_V",   "W_O",
+                                                  "Q",         "K",          "V",       "key_tokens", "mask", "length"};
     return keys;
 }
 
@@ -239,6 +247,20 @@ Scenario scenarioFrom(const json& j, ReadMatrices* read) {
     }
     if (has("mask")) s.mask = maskOf(matrix("mask"), "mask");
     if (has("length")) s.length = expectSize(j["length"], "length");
+    if (has("model")) {
+        s.model = expectString(j["model"], "model");
+        if (s.model->empty()) throw InputError("model", "expected a model folder, got an empty text");
+        for (const auto& key : modelFixedKeys())
+            if (has(key.c_str()))
+                throw InputError(key, "not with \"model\": the checkpoint fixes the tokens, sizes and weights (remove " + key + ")");
+        if (!has("causal")) s.causal = true;  // what the model computes; false asks what it would bidirectionally
+    }
+    if (has("layer")) {
+        if (!s.model) throw InputError("layer", "only with \"model\" (a scenario's own attention has one layer)");
+        const long long layer = expectInteger(j["layer"], "layer");
+        if (layer < 0 || layer > 4096) throw InputError("layer", "must be 0 or more, got " + std::to_string(layer));
+        s.layer = static_cast<int>(layer);
+    }
     return s;
 }
 
@@ -266,9 +288,38 @@ json matrixToJson(const MatRef& m) {
     return rows;
 }
 
-Scenario loadScenarioFile(const std::string& path) { return parseScenario(readTextFile(path), path); }
+Scenario loadScenarioFile(const std::string& path) {
+    Scenario s = parseScenario(readTextFile(path), path);
+    // A model folder named relative to the file is found beside it, wherever attnviz runs.
+    if (s.model && std::filesystem::path(*s.model).is_relative())
+        s.model = (std::filesystem::path(path).parent_path() / *s.model).lexically_normal().string();
+    return s;
+}
+
+namespace {
+
+// A model scenario: what the checkpoint does not fix.
+json modelScenarioToJson(const Scenario& s) {
+    json j = json::object();
+    if (!s.name.empty()) j["name"] = s.name;
+    if (!s.description.empty()) j["description"] = s.description;
+    j["model"] = *s.model;
+    j["layer"] = s.layer;
+    if (s.sentence) j["sentence"] = *s.sentence;
+    j["causal"] = s.causal;
+    j["temperature"] = shortestDouble(s.temperature);
+    j["scaled"] = s.scaled;
+    json swaps = json::array();
+    for (const auto& [a, b] : s.swaps) swaps.push_back({a, b});
+    j["swaps"] = swaps;
+    if (!s.padding.empty()) j["padding"] = s.padding;
+    return j;
+}
+
+}  // namespace
 
 json scenarioToJson(const Scenario& s) {
+    if (s.model) return modelScenarioToJson(s);
     json j = json::object();
     if (!s.name.empty()) j["name"] = s.name;
     if (!s.description.empty()) j["description"] = s.description;

@@ -48,7 +48,14 @@ struct Scenario {
     std::vector<int> padding;                           // key positions every query ignores
     std::optional<MaskMat> mask;                        // [T_q, T_k], true (1) = blocked
     std::optional<int> length;                          // repeat the tokens cyclically to this many
+    // A checkpoint folder (core/models): the sentence is read by its tokenizer and every size,
+    // weight and token comes from it; `layer` is the layer whose attention the scenario shows.
+    std::optional<std::string> model;
+    int layer = 0;
 };
+
+// The keys a scenario naming a model may not have (the checkpoint fixes what they set).
+const std::vector<std::string>& modelFixedKeys();
 
 // The sentence used when a scenario names neither sentence, tokens, X nor Q.
 inline constexpr const char* kDefaultSentence = "the cat sat on the mat";

@@ -1,0 +1,140 @@
+// GPT-2 (Radford et al. 2019) read from a Hugging Face folder and run natively: every layer's
+// every head's attention weights kept, and the next token's distribution.
+//
+// A folder holds config.json, model.safetensors, and the tokenizer as vocab.json + merges.txt
+// or as tokenizer.json. Tensor names are Hugging Face's GPT2LMHeadModel's, with or without the
+// "transformer." prefix; the causal-mask buffers (h.N.attn.bias, h.N.attn.masked_bias) are
+// ignored; lm_head.weight, when present, must equal wte (GPT-2 ties them).
+//
+// The forward pass, T tokens, d = n_embd, h = n_head, d_k = d / h, per block l:
+//   x     = wte[ids] + wpe[0 … T)                           [T, d]
+//   a     = LayerNorm(x; ln_1)                              [T, d]
+//   qkv   = a · c_attn.W + c_attn.b                         [T, 3d]   (Conv1D: W is [in, out])
+//   per head: q, k, v = qkv's columns [i·d_k, …), [d + i·d_k, …), [2d + i·d_k, …)
+//             A = softmax_causal(q kᵀ / √d_k)               [T, T]    (kept, every layer, every head)
+//             o = A v                                       [T, d_k]
+//   x    += [o_0 | … | o_{h-1}] · attn.c_proj.W + b         [T, d]
+//   x    += gelu(LayerNorm(x; ln_2) · c_fc.W + b) · mlp.c_proj.W + b   (gelu's tanh form)
+// then ln_f, and the logits of the last position against wte: [vocab].
+// The products are the register-tiled kernels of core/attention; the weights of every product
+// are packed for them once, when the checkpoint is opened.
+#pragma once
+
+#include "core/attention/attention.hpp"
+#include "core/base/matrix.hpp"
+#include "core/models/safetensors.hpp"
+#include "core/scenario/model.hpp"
+#include "core/text/byte_bpe.hpp"
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace attnviz::core::gpt2 {
+
+enum class Activation { GeluTanh, GeluErf, Relu };
+
+struct Config {
+    int nLayer = 0, nHead = 0, nEmbd = 0, nPositions = 0, vocabSize = 0, nInner = 0;
+    float layerNormEpsilon = 1e-5f;
+    Activation activation = Activation::GeluTanh;
+    bool scaleAttnWeights = true;             // divide scores by √d_k
+    bool scaleAttnByInverseLayerIdx = false;  // and by l + 1 (some fine-tunes): refused
+    bool tieWordEmbeddings = true;            // the logits read wte; false: lm_head.weight
+    int headWidth() const { return nEmbd / nHead; }
+};
+// config.json's text; `name` stands for the file in messages. Throws InputError naming the
+// field ("config.json: n_head: 5 does not divide n_embd 768").
+Config parseConfig(std::string_view json, const std::string& name);
+
+// A matrix the checkpoint holds: its floats where they lie in the mapped file (F32), or
+// converted once (F16, BF16), and packed for the kernels.
+struct Weight {
+    const float* data = nullptr;
+    Eigen::Index rows = 0, cols = 0;
+    PackedColumns packed;  // products only
+    Eigen::Map<const Mat> map() const { return {data, rows, cols}; }
+    Eigen::Map<const RowVec> row() const { return {data, rows * cols}; }
+};
+
+struct Block {
+    Weight ln1Gain, ln1Bias, attnW, attnBias, projW, projBias;  // [d] [d] [d, 3d] [3d] [d, d] [d]
+    Weight ln2Gain, ln2Bias, fcW, fcBias, fcProjW, fcProjBias;  // [d] [d] [d, 4d] [4d] [4d, d] [d]
+};
+
+class Checkpoint {
+public:
+    // Opens a folder; errors name the file and the tensor or field.
+    static std::shared_ptr<const Checkpoint> open(const std::string& folder);
+    // The same from files already named (tests); tokenizer: vocab + merges, or tokenizer.json
+    // when mergesPath is empty.
+    static std::shared_ptr<const Checkpoint> openFiles(const std::string& configPath, const std::string& weightsPath,
+                                                       const std::string& vocabPath, const std::string& mergesPath);
+
+    const std::string& folder() const { return m_folder; }
+    const std::string& name() const { return m_name; }  // the folder's last component
+    const Config& config() const { return m_config; }
+    const ByteBpe& tokenizer() const { return *m_tokenizer; }
+    const Weight& wte() const { return m_wte; }  // [vocab, d]
+    const Weight& wpe() const { return m_wpe; }  // [n_positions, d]
+    const std::vector<Block>& blocks() const { return m_blocks; }
+    const Weight& lnfGain() const { return m_lnfGain; }
+    const Weight& lnfBias() const { return m_lnfBias; }
+    const Weight& lmHead() const { return m_tied ? m_wte : m_lmHead; }  // [vocab, d]
+    std::uint64_t fileBytes() const;
+
+    struct Private;
+    Checkpoint();
+    ~Checkpoint();
+
+private:
+    std::string m_folder, m_name;
+    Config m_config;
+    std::unique_ptr<ByteBpe> m_tokenizer;
+    std::unique_ptr<SafetensorsFile> m_file;
+    std::vector<std::vector<float>> m_converted;  // F16/BF16 tensors as floats, or misaligned F32
+    Weight m_wte, m_wpe, m_lnfGain, m_lnfBias, m_lmHead;
+    bool m_tied = true;
+    std::vector<Block> m_blocks;
+};
+
+struct Layer {
+    Mat input;                 // [T, d] the residual stream entering the block
+    Mat normed;                // [T, d] LayerNorm(input; ln_1): the attention's input
+    Mat qkv;                   // [T, 3d]
+    std::vector<Mat> weights;  // h × [T, T]
+};
+
+struct NextToken {
+    int id = 0;
+    float logit = 0, prob = 0;
+};
+
+struct Run {
+    std::vector<int> ids;
+    std::vector<Layer> layers;
+    Mat final;   // [T, d] after ln_f
+    Vec logits;  // [vocab] of the last position
+};
+
+// The forward pass over `ids` (1 ≤ T ≤ n_positions; every id < vocab). Throws InputError.
+Run forward(const Checkpoint& model, const std::vector<int>& ids);
+// The same, reusing the first `prefix` positions of `previous` (a causal model's keys and values
+// of earlier tokens do not depend on later ones): only positions prefix … T-1 are computed.
+Run forwardAppend(const Checkpoint& model, const std::vector<int>& ids, const Run& previous);
+// The longest common prefix of two id sequences.
+std::size_t commonPrefix(const std::vector<int>& a, const std::vector<int>& b);
+
+// The `count` most likely next tokens of softmax(logits / temperature), most likely first.
+std::vector<NextToken> topNext(const Vec& logits, float temperature, int count);
+
+// One layer's attention as a scenario model: X = the layer's normed input, W_Q, W_K, W_V and
+// their biases from c_attn, W_O and its bias from attn.c_proj, the token labels; with causal
+// settings at τ = 1 its forward pass gives this layer's kept weights.
+Model layerModel(const Checkpoint& model, const Run& run, int layer, const std::vector<std::string>& labels);
+
+// The tokens' labels (byteTokenLabel of each token's bytes).
+std::vector<std::string> tokenLabels(const Checkpoint& model, const std::vector<int>& ids);
+
+}  // namespace attnviz::core::gpt2

@@ -1,0 +1,161 @@
+// Opening a GPT-2 folder: the config, the tokenizer, and every tensor checked against the
+// config's shapes, mapped (F32) or converted once (F16, BF16), and packed for the kernels.
+#include "core/base/error.hpp"
+#include "core/base/files.hpp"
+#include "core/models/gpt2/gpt2.hpp"
+
+#include <charconv>
+#include <filesystem>
+#include <string>
+#include <system_error>
+
+namespace attnviz::core::gpt2 {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string shapeText(const std::vector<std::int64_t>& shape) {
+    std::string out = "[";
+    for (std::size_t i = 0; i < shape.size(); ++i) out += (i ? ", " : "") + std::to_string(shape[i]);
+    return out + "]";
+}
+
+bool isFile(const fs::path& p) {
+    std::error_code ec;
+    return fs::is_regular_file(p, ec);
+}
+
+// "h.12.attn.c_attn.weight" → 12 and "attn.c_attn.weight"; false for other names.
+bool splitLayer(std::string_view name, int& layer, std::string_view& rest) {
+    if (name.substr(0, 2) != "h.") return false;
+    name.remove_prefix(2);
+    const auto dot = name.find('.');
+    if (dot == std::string_view::npos || dot == 0 || dot > 9) return false;
+    const auto [end, ec] = std::from_chars(name.data(), name.data() + dot, layer);
+    if (ec != std::errc() || end != name.data() + dot) return false;
+    rest = name.substr(dot + 1);
+    return true;
+}
+
+}  // namespace
+
+struct Checkpoint::Private {
+    // Resolves one tensor: `name` with or without the "transformer." prefix, a float dtype, the
+    // given shape ({n} for a vector), its floats in place or converted.
+    static Weight take(Checkpoint& c, const std::string& name, std::vector<std::int64_t> shape, bool pack) {
+        const SafetensorsFile& file = *c.m_file;
+        const TensorInfo* t = file.find("transformer." + name);
+        if (!t) t = file.find(name);
+        if (!t)
+            throw InputError(file.path() + ": " + name, "missing (a GPT-2 checkpoint of " + std::to_string(c.m_config.nLayer) +
+                                                            " layers holds it, with or without the \"transformer.\" prefix)");
+        if (!isFloatDType(t->dtype))
+            throw InputError(file.path() + ": " + t->name, std::string("dtype ") + dtypeName(t->dtype) + " is not a float type");
+        if (t->shape != shape)
+            throw InputError(file.path() + ": " + t->name,
+                             "shape " + shapeText(t->shape) + " disagrees with config.json (expected " + shapeText(shape) + ")");
+        Weight w;
+        w.rows = shape.size() == 2 ? shape[0] : 1;
+        w.cols = shape.back();
+        if (const float* in = file.floatsInPlace(*t)) {
+            w.data = in;
+        } else {
+            auto& copy = c.m_converted.emplace_back(static_cast<std::size_t>(w.rows * w.cols));
+            file.toFloats(*t, copy.data());
+            w.data = copy.data();
+        }
+        if (pack) packColumns(w.map(), w.packed);
+        return w;
+    }
+
+    // A tensor of a layer beyond n_layer means the config and the weights disagree.
+    static void checkLayers(const Checkpoint& c) {
+        for (const TensorInfo& t : c.m_file->tensors()) {
+            std::string_view name = t.name, rest;
+            if (name.substr(0, 12) == "transformer.") name.remove_prefix(12);
+            int layer = 0;
+            if (splitLayer(name, layer, rest) && (layer < 0 || layer >= c.m_config.nLayer))
+                throw InputError(c.m_file->path() + ": " + t.name, "layer " + std::to_string(layer) + " is beyond config.json's n_layer " +
+                                                                       std::to_string(c.m_config.nLayer));
+        }
+    }
+
+    static void load(Checkpoint& c) {
+        const Config& cfg = c.m_config;
+        const std::int64_t d = cfg.nEmbd, inner = cfg.nInner;
+        checkLayers(c);
+        c.m_wte = take(c, "wte.weight", {cfg.vocabSize, d}, false);
+        c.m_wpe = take(c, "wpe.weight", {cfg.nPositions, d}, false);
+        c.m_blocks.resize(static_cast<std::size_t>(cfg.nLayer));
+        for (int l = 0; l < cfg.nLayer; ++l) {
+            const std::string p = "h." + std::to_string(l) + ".";
+            Block& b = c.m_blocks[static_cast<std::size_t>(l)];
+            b.ln1Gain = take(c, p + "ln_1.weight", {d}, false);
+            b.ln1Bias = take(c, p + "ln_1.bias", {d}, false);
+            b.attnW = take(c, p + "attn.c_attn.weight", {d, 3 * d}, true);
+            b.attnBias = take(c, p + "attn.c_attn.bias", {3 * d}, false);
+            b.projW = take(c, p + "attn.c_proj.weight", {d, d}, true);
+            b.projBias = take(c, p + "attn.c_proj.bias", {d}, false);
+            b.ln2Gain = take(c, p + "ln_2.weight", {d}, false);
+            b.ln2Bias = take(c, p + "ln_2.bias", {d}, false);
+            b.fcW = take(c, p + "mlp.c_fc.weight", {d, inner}, true);
+            b.fcBias = take(c, p + "mlp.c_fc.bias", {inner}, false);
+            b.fcProjW = take(c, p + "mlp.c_proj.weight", {inner, d}, true);
+            b.fcProjBias = take(c, p + "mlp.c_proj.bias", {d}, false);
+        }
+        c.m_lnfGain = take(c, "ln_f.weight", {d}, false);
+        c.m_lnfBias = take(c, "ln_f.bias", {d}, false);
+        c.m_tied = cfg.tieWordEmbeddings || !c.m_file->find("lm_head.weight");
+        if (!cfg.tieWordEmbeddings && c.m_tied)
+            throw InputError(c.m_file->path() + ": lm_head.weight", "missing, and config.json says tie_word_embeddings is false");
+        // lm_head.weight is read by name only: "transformer.lm_head.weight" is not Hugging Face's name.
+        if (!c.m_tied) c.m_lmHead = take(c, "lm_head.weight", {cfg.vocabSize, d}, false);
+        if (c.m_tokenizer->vocabSize() > cfg.vocabSize)
+            throw InputError(c.m_folder, "the tokenizer has " + std::to_string(c.m_tokenizer->vocabSize()) +
+                                             " tokens, more than config.json's vocab_size " + std::to_string(cfg.vocabSize));
+    }
+};
+
+Checkpoint::Checkpoint() = default;
+Checkpoint::~Checkpoint() = default;
+
+std::uint64_t Checkpoint::fileBytes() const { return m_file->fileBytes(); }
+
+std::shared_ptr<const Checkpoint> Checkpoint::openFiles(const std::string& configPath, const std::string& weightsPath,
+                                                        const std::string& vocabPath, const std::string& mergesPath) {
+    auto c = std::make_shared<Checkpoint>();
+    const fs::path folder = fs::path(weightsPath).parent_path();
+    c->m_folder = folder.string();
+    c->m_name = folder.filename().string();
+    if (c->m_name.empty()) c->m_name = fs::absolute(folder).filename().string();
+    c->m_config = parseConfig(readTextFile(configPath), configPath);
+    c->m_tokenizer =
+        std::make_unique<ByteBpe>(mergesPath.empty() ? ByteBpe::fromTokenizerJson(vocabPath) : ByteBpe::fromFiles(vocabPath, mergesPath));
+    c->m_file = std::make_unique<SafetensorsFile>(SafetensorsFile::open(weightsPath));
+    Private::load(*c);
+    return c;
+}
+
+std::shared_ptr<const Checkpoint> Checkpoint::open(const std::string& folderText) {
+    const fs::path folder(folderText);
+    std::error_code ec;
+    if (!fs::exists(folder, ec)) throw InputError(folderText, "no such folder");
+    if (!fs::is_directory(folder, ec))
+        throw InputError(folderText, "not a folder (a model is a folder holding config.json and model.safetensors)");
+    const fs::path config = folder / "config.json", weights = folder / "model.safetensors";
+    if (!isFile(config)) throw InputError(config.string(), "missing (a Hugging Face GPT-2 folder holds config.json)");
+    if (!isFile(weights)) {
+        if (isFile(folder / "pytorch_model.bin"))
+            throw InputError(weights.string(),
+                             "missing: the folder holds only pytorch_model.bin, a Python pickle attnviz does not "
+                             "read; save the model with safe_serialization=True to get model.safetensors");
+        throw InputError(weights.string(), "missing (a Hugging Face GPT-2 folder holds model.safetensors)");
+    }
+    const fs::path vocab = folder / "vocab.json", merges = folder / "merges.txt", tokenizer = folder / "tokenizer.json";
+    if (isFile(vocab) && isFile(merges)) return openFiles(config.string(), weights.string(), vocab.string(), merges.string());
+    if (isFile(tokenizer)) return openFiles(config.string(), weights.string(), tokenizer.string(), "");
+    throw InputError(folderText, "no tokenizer: expected vocab.json and merges.txt, or tokenizer.json");
+}
+
+}  // namespace attnviz::core::gpt2

@@ -1,0 +1,95 @@
+#include "core/models/loaded_model.hpp"
+
+#include "core/attention/permutation.hpp"
+#include "core/base/error.hpp"
+
+namespace attnviz::core {
+
+namespace {
+
+// The fields a scenario naming a model may not set (the reader refuses their keys; an action or
+// a flag that set one is refused here).
+void checkFixedFields(const Scenario& s) {
+    const char* field = s.tokens                           ? "tokens"
+                        : s.dModel                         ? "d_model"
+                        : s.heads                          ? "heads"
+                        : s.dk                             ? "d_k"
+                        : s.dv                             ? "d_v"
+                        : s.x                              ? "X"
+                        : (s.q || s.k || s.v)              ? "Q"
+                        : s.keyTokens                      ? "key_tokens"
+                        : s.mask                           ? "mask"
+                        : s.length                         ? "length"
+                        : s.tokenizer != Tokenizer::Word   ? "tokenizer"
+                        : s.positional != Positional::None ? "positional"
+                                                           : nullptr;
+    if (field) throw InputError(field, "not with a model: the checkpoint fixes the tokens, sizes and weights");
+}
+
+}  // namespace
+
+std::uint64_t keptModelBytes(const gpt2::Config& c, long long t) {
+    const auto layers = static_cast<std::uint64_t>(c.nLayer), tokens = static_cast<std::uint64_t>(t);
+    return layers * (static_cast<std::uint64_t>(c.nHead) * tokens * tokens + tokens * 5 * static_cast<std::uint64_t>(c.nEmbd)) *
+           sizeof(float);
+}
+
+LoadedModel loadModel(const Scenario& scenario, const LoadedModel* previous, const Limits& limits) {
+    if (!scenario.model) return {};
+    checkFixedFields(scenario);
+    LoadedModel loaded;
+    if (previous && previous->checkpoint && previous->checkpoint->folder() == *scenario.model) {
+        loaded.checkpoint = previous->checkpoint;
+        loaded.forwardPasses = previous->forwardPasses;
+        loaded.appendedPasses = previous->appendedPasses;
+    } else {
+        loaded.checkpoint = gpt2::Checkpoint::open(*scenario.model);
+    }
+    const gpt2::Checkpoint& model = *loaded.checkpoint;
+    if (scenario.layer >= model.config().nLayer)
+        throw InputError(
+            "layer", std::to_string(scenario.layer) + " is outside this model's layers 0 … " + std::to_string(model.config().nLayer - 1));
+    const std::string sentence = scenario.sentence.value_or(kDefaultSentence);
+    std::vector<int> ids;
+    try {
+        ids = model.tokenizer().encode(sentence);
+    } catch (const InputError& e) {
+        throw e.within("sentence");
+    }
+    if (ids.empty()) throw InputError("sentence", "no tokens: type some text for the model to read");
+    if (static_cast<long long>(ids.size()) > model.config().nPositions)
+        throw InputError("sentence", std::to_string(ids.size()) + " tokens are more than this model's " +
+                                         std::to_string(model.config().nPositions) + " positions");
+    if (keptModelBytes(model.config(), static_cast<long long>(ids.size())) > limits.maxBytes)
+        throw InputError("sentence", std::to_string(ids.size()) + " tokens need " +
+                                         formatBytes(keptModelBytes(model.config(), static_cast<long long>(ids.size()))) +
+                                         " for every layer's attention, more than the limit of " + formatBytes(limits.maxBytes) +
+                                         " (--max-memory)");
+    const bool sameModel = previous && previous->checkpoint == loaded.checkpoint && previous->run;
+    if (sameModel && previous->run->ids == ids) {
+        loaded.run = previous->run;
+    } else if (sameModel && gpt2::commonPrefix(ids, previous->run->ids) > 0) {
+        loaded.run = std::make_shared<const gpt2::Run>(gpt2::forwardAppend(model, ids, *previous->run));
+        ++loaded.appendedPasses;
+    } else {
+        loaded.run = std::make_shared<const gpt2::Run>(gpt2::forward(model, ids));
+        ++loaded.forwardPasses;
+    }
+    loaded.labels = gpt2::tokenLabels(model, ids);
+    return loaded;
+}
+
+Model buildModel(const Scenario& scenario, const LoadedModel& loaded, bool applySwaps, const Limits& limits) {
+    if (!loaded) return buildModel(scenario, applySwaps, limits);
+    Model m = gpt2::layerModel(*loaded.checkpoint, *loaded.run, scenario.layer, loaded.labels);
+    if (applySwaps && !scenario.swaps.empty()) {
+        m.perm = permutationFromSwaps(static_cast<int>(m.x.rows()), scenario.swaps, "swaps");
+        m.x = permuteRows(m.x, m.perm);
+        packRows(m.x, m.xTiles);
+        m.queryTokens = permuteLabels(m.queryTokens, m.perm);
+        m.keyTokens = m.queryTokens;
+    }
+    return m;
+}
+
+}  // namespace attnviz::core

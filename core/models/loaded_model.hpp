@@ -1,0 +1,41 @@
+// A scenario that names a model folder: the checkpoint opened, the sentence read by its
+// tokenizer, the model's own forward pass (causal, τ = 1), and the selected layer's attention as
+// a scenario model, which every view and export of a scenario then works on.
+#pragma once
+
+#include "core/models/gpt2/gpt2.hpp"
+#include "core/scenario/model.hpp"
+#include "core/scenario/scenario.hpp"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace attnviz::core {
+
+struct LoadedModel {
+    std::shared_ptr<const gpt2::Checkpoint> checkpoint;  // null: the scenario names no model
+    std::shared_ptr<const gpt2::Run> run;                // every layer's every head, the next token's logits
+    std::vector<std::string> labels;                     // the tokens as drawn, in text order
+    long long forwardPasses = 0, appendedPasses = 0;     // passes run for this state: whole, and over a kept prefix
+
+    explicit operator bool() const { return checkpoint != nullptr; }
+    int layers() const { return checkpoint ? checkpoint->config().nLayer : 0; }
+};
+
+// Opens scenario.model and runs it over scenario.sentence (the default sentence when none).
+// `previous`: a model loaded before; its checkpoint is reused when the folder is the same, and
+// its pass when the tokens are the same (or only positions after their common prefix are
+// computed). Checks scenario.layer, and that the kept weights of every layer's every head fit
+// limits.maxBytes. Throws InputError naming the file and the field.
+LoadedModel loadModel(const Scenario& scenario, const LoadedModel* previous = nullptr, const Limits& limits = {});
+
+// Bytes a pass over T tokens keeps: every head's [T, T] weights and each layer's input, normed
+// input and q|k|v ([T, 5d]).
+std::uint64_t keptModelBytes(const gpt2::Config& config, long long tokens);
+
+// The selected layer's attention as a scenario model (gpt2::layerModel) with the scenario's
+// swaps applied to its input rows and labels when applySwaps.
+Model buildModel(const Scenario& scenario, const LoadedModel& loaded, bool applySwaps, const Limits& limits = {});
+
+}  // namespace attnviz::core

