@@ -8,6 +8,7 @@
 #include "core/base/format.hpp"
 #include "core/io/export.hpp"
 #include "core/io/npy.hpp"
+#include "core/models/loaded_model.hpp"
 #include "core/scenario/presets.hpp"
 
 #include <nlohmann/json.hpp>
@@ -220,6 +221,7 @@ void App::menuBar() {
     if (!ImGui::BeginMainMenuBar()) return;
     if (ImGui::BeginMenu("File")) {
         if (ImGui::MenuItem("Open scenario…", "Ctrl+O")) m_requests.openDialog = true;
+        if (ImGui::MenuItem("Open model folder…")) m_requests.modelDialog = true;
         if (ImGui::MenuItem("Save scenario…")) m_requests.saveDialog = true;
         if (ImGui::MenuItem("Export image, CSV or .npy…")) m_requests.exportDialog = true;
         if (ImGui::MenuItem("Screenshot now", "Ctrl+S")) m_captures.push_back({defaultExportPath(".png"), "", 1.0f});
@@ -297,6 +299,7 @@ void App::pathDialog(const char* title, const char* prompt, const char* button, 
 
 void App::dialogs() {
     if (std::exchange(m_requests.openDialog, false)) ImGui::OpenPopup("Open scenario");
+    if (std::exchange(m_requests.modelDialog, false)) ImGui::OpenPopup("Open model");
     if (std::exchange(m_requests.saveDialog, false)) {
         if (m_drafts.savePath.empty()) m_drafts.savePath = m_state.sourcePath.empty() ? "scenario.json" : m_state.sourcePath;
         ImGui::OpenPopup("Save scenario");
@@ -312,6 +315,18 @@ void App::dialogs() {
     pathDialog("Open scenario", "Scenario file (JSON):", "Open", m_drafts.openPath, [&] {
         m_actions.emit(action::LoadScenario{core::loadScenarioFile(m_drafts.openPath), "", m_drafts.openPath});
     });
+    ImGui::SetNextWindowPos(centre, ImGuiCond_Appearing, ImVec2(0.5f, 0.5f));
+    ImGui::SetNextWindowSize(ImVec2(width, 0));
+    pathDialog("Open model", "A Hugging Face GPT-2 folder (config.json, model.safetensors, vocab.json + merges.txt):", "Open",
+               m_drafts.modelPath, [&] {
+                   // The sentence on screen stays: the model reads it.
+                   core::Scenario model;
+                   model.model = core::modelFolder(m_drafts.modelPath);
+                   model.name = core::modelFolderName(m_drafts.modelPath);
+                   model.sentence = m_state.scenario.sentence.value_or(core::kDefaultSentence);
+                   model.causal = true;
+                   m_actions.emit(action::LoadScenario{model, "", ""});
+               });
     ImGui::SetNextWindowPos(centre, ImGuiCond_Appearing, ImVec2(0.5f, 0.5f));
     ImGui::SetNextWindowSize(ImVec2(width, 0));
     pathDialog("Save scenario", "Save the current scenario (swaps, temperature and mask included) to:", "Save", m_drafts.savePath, [&] {

@@ -8,6 +8,7 @@
 #include "core/base/files.hpp"
 #include "core/base/format.hpp"
 #include "core/io/export.hpp"
+#include "core/models/model_bench.hpp"
 #include "core/scenario/bench.hpp"
 
 #include <nlohmann/json.hpp>
@@ -107,6 +108,23 @@ void checkExports(const Flags& f) {
 
 void runBench(const Flags& f, const GuiRequest& request, std::ostream& out, const char*& doing) {
     const auto [loaded, model, settings] = buildFor(request, doing);
+    if (loaded) {  // the model's whole pass, every layer and head, and an appended token
+        doing = "timing the model's forward pass";
+        const core::ModelBenchResult r = core::benchmarkModel(*loaded.checkpoint, loaded.run->ids, f.benchSeconds);
+        const nlohmann::json j = {{"model", loaded.checkpoint->name()},
+                                  {"T", r.tokens},
+                                  {"layers", r.layers},
+                                  {"heads", r.heads},
+                                  {"d_model", r.dModel},
+                                  {"forward_ms", r.forwardMs},
+                                  {"append_ms", r.appendMs},
+                                  {"gflops", r.gflops},
+                                  {"runs", r.runs},
+                                  {"kernels", core::kernelIsaName(core::kernelIsa())},
+                                  {"kept_mib", static_cast<double>(r.keptBytes) / (1024.0 * 1024.0)}};
+        out << j.dump() << "\n";
+        return;
+    }
 
     doing = "timing the forward pass";
     const core::BenchResult r = core::benchmark(model, settings, f.benchSeconds);

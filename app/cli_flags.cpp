@@ -3,11 +3,11 @@
 
 #include "core/base/error.hpp"
 #include "core/base/format.hpp"
+#include "core/models/loaded_model.hpp"
 #include "core/scenario/presets.hpp"
 
 #include <charconv>
 #include <cmath>
-#include <filesystem>
 #include <limits>
 #include <optional>
 #include <string_view>
@@ -128,9 +128,8 @@ void applyOverrides(const Flags& f, const CLI::App& app, core::Scenario& s) {
     if (given("--model")) {
         // The preset or file gives the sentence and the softmax settings; the checkpoint the rest.
         core::Scenario m;
-        m.name = std::filesystem::path(f.model).lexically_normal().filename().string();
-        if (m.name.empty()) m.name = std::filesystem::path(f.model).lexically_normal().parent_path().filename().string();
-        m.model = std::filesystem::absolute(f.model).lexically_normal().string();
+        m.name = core::modelFolderName(f.model);
+        m.model = core::modelFolder(f.model);
         m.sentence = s.sentence ? s.sentence : std::optional<std::string>(core::kDefaultSentence);
         m.causal = given("--causal") ? f.causal : true;
         m.temperature = s.temperature;

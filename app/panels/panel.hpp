@@ -24,6 +24,7 @@ struct Drafts {
     std::string sentence;
     std::string sentenceSource;  // the sentence the draft was last synced from
     std::string openPath;
+    std::string modelPath;
     std::string savePath;
     std::string exportPath;
     std::string checkAnswer;  // the lesson's quick-check answer being typed
@@ -33,6 +34,7 @@ struct Drafts {
 // Requests a panel makes of the app itself (files, window), not of the model.
 struct AppRequests {
     bool openDialog = false;
+    bool modelDialog = false;  // File → Open model folder
     bool saveDialog = false;
     bool exportDialog = false;
     bool screenshot = false;  // Ctrl+S: whole window at 1x to the default path

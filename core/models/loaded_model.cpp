@@ -3,7 +3,17 @@
 #include "core/attention/permutation.hpp"
 #include "core/base/error.hpp"
 
+#include <filesystem>
+
 namespace attnviz::core {
+
+std::string modelFolder(const std::string& path) {
+    std::filesystem::path p = std::filesystem::absolute(path).lexically_normal();
+    if (!p.has_filename() && p.has_parent_path()) p = p.parent_path();
+    return p.string();
+}
+
+std::string modelFolderName(const std::string& path) { return std::filesystem::path(modelFolder(path)).filename().string(); }
 
 namespace {
 
@@ -50,6 +60,12 @@ LoadedModel loadModel(const Scenario& scenario, const LoadedModel* previous, con
         throw InputError(
             "layer", std::to_string(scenario.layer) + " is outside this model's layers 0 … " + std::to_string(model.config().nLayer - 1));
     const std::string sentence = scenario.sentence.value_or(kDefaultSentence);
+    // A text longer than the longest tokens could fill every position is refused before the
+    // tokenizer spends seconds on it.
+    const std::size_t mostBytes = static_cast<std::size_t>(model.config().nPositions) * model.tokenizer().longestTokenBytes();
+    if (sentence.size() > mostBytes)
+        throw InputError("sentence", std::to_string(sentence.size()) + " bytes are more than this model's " +
+                                         std::to_string(model.config().nPositions) + " positions can hold");
     std::vector<int> ids;
     try {
         ids = model.tokenizer().encode(sentence);

@@ -23,6 +23,11 @@ struct LoadedModel {
     int layers() const { return checkpoint ? checkpoint->config().nLayer : 0; }
 };
 
+// A model folder as a scenario names it: absolute, normal, without a trailing separator.
+std::string modelFolder(const std::string& path);
+// Its last component ("gpt2"), the name shown for the model.
+std::string modelFolderName(const std::string& path);
+
 // Opens scenario.model and runs it over scenario.sentence (the default sentence when none).
 // `previous`: a model loaded before; its checkpoint is reused when the folder is the same, and
 // its pass when the tokens are the same (or only positions after their common prefix are

@@ -368,4 +368,15 @@ const float* SafetensorsFile::floatsInPlace(const TensorInfo& tensor) const {
     return reinterpret_cast<const float*>(first);
 }
 
+void SafetensorsFile::release(const TensorInfo& tensor) const {
+    if (!m_mapping || tensor.end <= tensor.begin) return;
+    // The whole pages inside the tensor's bytes (the mapping starts on a page): a neighbour's
+    // bytes on a shared page stay.
+    const auto page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+    const std::uint64_t from = (m_dataStart + tensor.begin + page - 1) / page * page, to = (m_dataStart + tensor.end) / page * page;
+    if (to <= from) return;
+    void* first = const_cast<std::byte*>(m_bytes.data() + from);  // madvise takes a mutable pointer; nothing is written
+    ::madvise(first, to - from, MADV_DONTNEED);                   // a hint: nothing to do if it fails
+}
+
 }  // namespace attnviz::core

@@ -73,6 +73,10 @@ public:
     // Its F32 values where they lie, or null when the tensor is not F32 or its first byte is not
     // aligned for a float (then toFloats copies them).
     const float* floatsInPlace(const TensorInfo& tensor) const;
+    // Gives the tensor's pages of the mapped file back to the system (they are read from the
+    // file again if the tensor is read again): for a tensor copied elsewhere (packed for the
+    // kernels), so that a checkpoint is not resident twice. Nothing for fromBytes.
+    void release(const TensorInfo& tensor) const;
 
 private:
     struct Mapping;

@@ -227,6 +227,12 @@ std::vector<std::string> ByteBpe::pieces(std::string_view text) const {
 }
 
 int ByteBpe::vocabSize() const { return static_cast<int>(m_impl->texts.size()); }
+
+std::size_t ByteBpe::longestTokenBytes() const {
+    std::size_t longest = 1;
+    for (const std::string& b : m_impl->bytes) longest = std::max(longest, b.size());
+    return longest;
+}
 bool ByteBpe::hasId(int id) const { return id >= 0 && id < vocabSize() && !m_impl->texts[id].empty(); }
 
 const std::string& ByteBpe::tokenText(int id) const {

@@ -63,7 +63,10 @@ public:
     // piece of its own), for tests: they concatenate to `text`.
     std::vector<std::string> pieces(std::string_view text) const;
 
-    int vocabSize() const;  // the largest id + 1
+    int vocabSize() const;
+    // The most bytes one token stands for (GPT-2: 128): a text of more than n × this many bytes
+    // is more than n tokens, known before it is encoded.
+    std::size_t longestTokenBytes() const;  // the largest id + 1
     bool hasId(int id) const;
     // The vocabulary's spelling of a token ("Ġcat"), and the bytes it stands for (" cat"); a
     // token spelled with characters outside the byte table (an added "<｜end▁of▁sentence｜>")

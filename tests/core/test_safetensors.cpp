@@ -196,6 +196,25 @@ TEST_F(SafetensorsFiles, MappedFileAndAlignment) {
     EXPECT_EQ(floatsOf(f, "odd"), (std::vector<float>{9}));  // copied instead
 }
 
+TEST_F(SafetensorsFiles, ReleasedPagesAreReadAgainFromTheFile) {
+    // A tensor over several pages, and a neighbour sharing its last page.
+    std::vector<float> big(5000), small = {7.0f, 8.0f};
+    for (std::size_t i = 0; i < big.size(); ++i) big[i] = static_cast<float>(i) * 0.25f;
+    json h;
+    h["big"] = entry("F32", {5000}, 0, 20000);
+    h["small"] = entry("F32", {2}, 20000, 20008);
+    const std::string file = path("big.safetensors").string();
+    writeFile(file, stFile(padded(h), raw<float>(big) + raw<float>(small)));
+    const SafetensorsFile f = SafetensorsFile::open(file);
+    EXPECT_EQ(floatsOf(f, "big"), big);
+    f.release(*f.find("big"));
+    EXPECT_EQ(floatsOf(f, "big"), big);
+    EXPECT_EQ(floatsOf(f, "small"), small);
+    const float* inPlace = f.floatsInPlace(*f.find("big"));
+    ASSERT_NE(inPlace, nullptr);
+    EXPECT_EQ(inPlace[4999], 4999 * 0.25f);
+}
+
 TEST_F(SafetensorsFiles, WhatIsNotAFileIsRefusedAtOnce) {
     const std::string missing = path("missing.safetensors").string();
     EXPECT_EQ(errorOfPath(missing), missing + ": no such file");

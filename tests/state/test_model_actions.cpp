@@ -59,8 +59,11 @@ TEST_F(ModelState, TypingMoreTextRunsOnlyTheNewPositions) {
     EXPECT_EQ(s.loaded.forwardPasses, 2);
     EXPECT_FALSE(apply(s, action::SetSentence{""}));
     EXPECT_EQ(s.error, "sentence: no tokens: type some text for the model to read");
-    EXPECT_FALSE(apply(s, action::SetSentence{std::string(40, 'a') + " " + std::string(40, 'b')}));  // beyond 16 positions
-    EXPECT_NE(s.error.find("more than this model's 16 positions"), std::string::npos) << s.error;
+    EXPECT_FALSE(apply(s, action::SetSentence{std::string(30, 'a')}));  // 30 tokens of one byte
+    EXPECT_EQ(s.error, "sentence: 30 tokens are more than this model's 16 positions");
+    // Refused before it is encoded: 16 tokens of at most 13 bytes ("<|endoftext|>") hold 208.
+    EXPECT_FALSE(apply(s, action::SetSentence{std::string(209, 'a')}));
+    EXPECT_EQ(s.error, "sentence: 209 bytes are more than this model's 16 positions can hold");
     EXPECT_EQ(s.model.tq(), 1);  // the last good sentence stays
 }
 

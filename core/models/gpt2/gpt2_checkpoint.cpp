@@ -65,7 +65,12 @@ struct Checkpoint::Private {
             file.toFloats(*t, copy.data());
             w.data = copy.data();
         }
-        if (pack) packColumns(w.map(), w.packed);
+        if (pack) {
+            packColumns(w.map(), w.packed);
+            // The products read the packed copy (and the file only for the last cols % 16
+            // columns, or a layer's weights when it is shown): the mapped pages can go.
+            if (w.data == file.floatsInPlace(*t)) file.release(*t);
+        }
         return w;
     }
 

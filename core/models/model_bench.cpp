@@ -1,0 +1,36 @@
+#include "core/models/model_bench.hpp"
+
+#include "core/models/loaded_model.hpp"
+#include "core/scenario/bench.hpp"
+
+namespace attnviz::core {
+
+double gpt2Flops(const gpt2::Config& c, long long tokens) {
+    const double t = static_cast<double>(tokens), d = c.nEmbd;
+    const double perLayer = 2.0 * t * d * (4.0 * d + 2.0 * c.nInner) + 4.0 * t * t * d;
+    return c.nLayer * perLayer + 2.0 * d * c.vocabSize;
+}
+
+ModelBenchResult benchmarkModel(const gpt2::Checkpoint& model, const std::vector<int>& ids, double seconds) {
+    const gpt2::Config& c = model.config();
+    ModelBenchResult r;
+    r.tokens = static_cast<long long>(ids.size());
+    r.layers = c.nLayer;
+    r.heads = c.nHead;
+    r.dModel = c.nEmbd;
+    gpt2::Run run = gpt2::forward(model, ids);  // warm up: pages of the mapped file, the allocator
+    std::size_t runs = 0;
+    r.forwardMs = medianMs(
+        seconds, [&] { run = gpt2::forward(model, ids), ++runs; }, 5, 1000);
+    r.runs = static_cast<int>(runs);
+    r.gflops = gpt2Flops(c, r.tokens) / (r.forwardMs * 1e6);
+    if (ids.size() > 1) {
+        const gpt2::Run prefix = gpt2::forward(model, std::vector<int>(ids.begin(), ids.end() - 1));
+        r.appendMs = medianMs(
+            seconds * 0.5, [&] { run = gpt2::forwardAppend(model, ids, prefix); }, 5, 1000);
+    }
+    r.keptBytes = keptModelBytes(c, r.tokens);
+    return r;
+}
+
+}  // namespace attnviz::core

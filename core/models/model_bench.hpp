@@ -1,0 +1,29 @@
+// Timing a model's whole forward pass on this machine: `attnviz --model DIR --bench` and
+// scripts/bench_gpt2.py.
+#pragma once
+
+#include "core/models/gpt2/gpt2.hpp"
+
+#include <cstdint>
+#include <vector>
+
+namespace attnviz::core {
+
+// Floating-point operations of GPT-2's pass over T tokens, a multiply-add counted as 2:
+//   per layer  projections 2·T·d·(3d + d + 2·n_inner),  scores and A·V 2·2·T·T·d (dense);
+//   the last position's logits 2·d·vocab. LayerNorm, gelu and the softmax are not counted.
+double gpt2Flops(const gpt2::Config& config, long long tokens);
+
+struct ModelBenchResult {
+    long long tokens = 0;
+    int layers = 0, heads = 0, dModel = 0, runs = 0;
+    double forwardMs = 0;         // median, the whole pass, every layer's every head's weights kept
+    double appendMs = 0;          // median, the same tokens as one appended to a kept pass of T - 1
+    double gflops = 0;            // gpt2Flops / forwardMs
+    std::uint64_t keptBytes = 0;  // what the pass keeps (keptModelBytes)
+};
+
+// Runs the pass over `ids` (and the append) for at least `seconds` and 5 runs each.
+ModelBenchResult benchmarkModel(const gpt2::Checkpoint& model, const std::vector<int>& ids, double seconds);
+
+}  // namespace attnviz::core
