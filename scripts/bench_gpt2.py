@@ -115,8 +115,6 @@ def torch_peer(folder, sizes, seconds, threads):
     for name, info in header.items():
         a, b = info["data_offsets"]
         w[name] = torch.from_numpy(np.frombuffer(data, np.float32, (b - a) // 4, a).reshape(info["shape"]).copy())
-    symbols = {s: b for b, s in byte_symbols().items()}
-
     def forward(ids):
         t, d, dk = len(ids), N_EMBD, N_EMBD // N_HEAD
         x = w["wte.weight"][ids] + w["wpe.weight"][:t]
@@ -140,7 +138,7 @@ def torch_peer(folder, sizes, seconds, threads):
     out = {}
     with torch.inference_mode():
         for t in sizes:
-            ids = torch.tensor([symbols[c] for c in sentence(t)])
+            ids = torch.tensor(list(sentence(t).encode()))  # the vocabulary's id of a byte's symbol is the byte
             forward(ids)
             times, start = [], time.perf_counter()
             while len(times) < 5 or time.perf_counter() - start < seconds:

@@ -242,6 +242,33 @@ void packRows(const MatRef& a, PackedRows& out) {
 
 void multiplyPacked(const MatRef& a, const PackedRows* pa, const MatRef& b, const PackedColumns& pb, Eigen::Ref<Mat> out) {
     if (pa && !packs(*pa, a)) pa = nullptr;
+    // Fewer rows than a tile (a token appended to a kept pass) against a wide b: the work is
+    // reading b's panels once, so the cores share the panels rather than the rows (one share of
+    // rows would leave every other core idle). Each element is the same chain as below.
+    const Eigen::Index d = a.cols(), fullPanels = b.cols() / kPanel;
+    if (a.rows() < kTileRows && fullPanels >= 2 && a.rows() * d * b.cols() >= (1 << 18)) {
+        const Eigen::Index lda = a.outerStride(), ldo = out.outerStride();
+#pragma omp parallel
+        {
+            Eigen::Index threads = 1, id = 0;
+#ifdef _OPENMP
+            threads = omp_get_num_threads();
+            id = omp_get_thread_num();
+#endif
+            const Eigen::Index share = fullPanels / threads, extra = fullPanels % threads;
+            const Eigen::Index p0 = id * share + std::min(id, extra), p1 = p0 + share + (id < extra ? 1 : 0);
+            for (Eigen::Index i = 0; i < a.rows(); ++i)
+                for (Eigen::Index p = p0; p < p1; ++p)
+                    tile1(a.data() + i * lda, pb.panels.data() + p * d * kPanel, d, out.data() + i * ldo + p * kPanel);
+        }
+        for (Eigen::Index i = 0; i < a.rows(); ++i)  // the last n mod 16 columns, as productRange does
+            for (Eigen::Index j = fullPanels * kPanel; j < b.cols(); ++j) {
+                float acc = 0.0f;
+                for (Eigen::Index c = 0; c < d; ++c) acc = std::fma(a(i, c), b(c, j), acc);
+                out(i, j) = acc;
+            }
+        return;
+    }
     forEachShare(a.rows(), a.rows() * b.cols() >= (1 << 16), [&](Eigen::Index r0, Eigen::Index r1) {
         productRange(
             a, pa ? pa->tiles.data() + r0 * a.cols() : packedScratch(a, r0, r1), pb.panels.data(), b.cols(),

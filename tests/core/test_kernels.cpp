@@ -108,7 +108,10 @@ TEST(Kernels, WeighValuesWritesIntoABlockOfALargerMatrixAndGivesZerosWithoutKeys
 TEST(Kernels, MultiplyPackedMatchesADoubleProductHoweverTheRowsWerePacked) {
     // The projections: x [T, d_model] times a head's slice of a weight matrix [d_model, d_k],
     // a block of a wider matrix; x packed once (or not, or packed for another shape: ignored).
-    for (const Shape s : {Shape{1, 1, 1}, Shape{5, 15, 3}, Shape{6, 16, 16}, Shape{7, 33, 64}, Shape{61, 40, 512}, Shape{100, 64, 512}}) {
+    // {1, 520, 512} and {5, 600, 512}: fewer rows than a tile against a wide b, where the cores
+    // share b's panels instead of the rows.
+    for (const Shape s : {Shape{1, 1, 1}, Shape{5, 15, 3}, Shape{6, 16, 16}, Shape{7, 33, 64}, Shape{61, 40, 512}, Shape{100, 64, 512},
+                          Shape{1, 520, 512}, Shape{5, 600, 512}}) {
         SCOPED_TRACE(::testing::Message() << s.rows << " rows, " << s.keys << " columns, d " << s.dk);
         std::srand(static_cast<unsigned>(s.rows * 17 + s.keys * 3 + s.dk));
         const Mat a = Mat::Random(s.rows, s.dk), wide = Mat::Random(s.dk, 3 * s.keys);
@@ -128,6 +131,13 @@ TEST(Kernels, MultiplyPackedMatchesADoubleProductHoweverTheRowsWerePacked) {
         EXPECT_LT((packedOnce.cast<double>() - reference).cwiseAbs().maxCoeff(), tolerance);
         EXPECT_TRUE((packedOnce.array() == packedHere.array()).all());
         EXPECT_TRUE((packedOnce.array() == packedWrong.array()).all());
+        // The same rows inside a taller a (tiles of six, shared by rows): the same bits, so a
+        // token appended to a kept pass gets the numbers the whole pass gives it.
+        Mat taller = Mat::Random(s.rows + 12, s.dk);
+        taller.topRows(s.rows) = a;
+        Mat tallOut(taller.rows(), s.keys);
+        multiplyPacked(taller, nullptr, b, pb, tallOut);
+        EXPECT_TRUE((tallOut.topRows(s.rows).array() == packedOnce.array()).all());
     }
 }
 
