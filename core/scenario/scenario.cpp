@@ -298,6 +298,16 @@ Scenario loadScenarioFile(const std::string& path) {
 
 namespace {
 
+// What every scenario holds: the softmax's settings and the swaps.
+void softmaxToJson(const Scenario& s, json& j) {
+    j["causal"] = s.causal;
+    j["temperature"] = shortestDouble(s.temperature);
+    j["scaled"] = s.scaled;
+    json swaps = json::array();
+    for (const auto& [a, b] : s.swaps) swaps.push_back({a, b});
+    j["swaps"] = swaps;
+}
+
 // A model scenario: what the checkpoint does not fix.
 json modelScenarioToJson(const Scenario& s) {
     json j = json::object();
@@ -306,12 +316,7 @@ json modelScenarioToJson(const Scenario& s) {
     j["model"] = *s.model;
     j["layer"] = s.layer;
     if (s.sentence) j["sentence"] = *s.sentence;
-    j["causal"] = s.causal;
-    j["temperature"] = shortestDouble(s.temperature);
-    j["scaled"] = s.scaled;
-    json swaps = json::array();
-    for (const auto& [a, b] : s.swaps) swaps.push_back({a, b});
-    j["swaps"] = swaps;
+    softmaxToJson(s, j);
     if (!s.padding.empty()) j["padding"] = s.padding;
     return j;
 }
@@ -343,12 +348,7 @@ json scenarioToJson(const Scenario& s) {
     if (s.q) j["Q"] = matrixToJson(*s.q);
     if (s.k) j["K"] = matrixToJson(*s.k);
     if (s.v) j["V"] = matrixToJson(*s.v);
-    j["causal"] = s.causal;
-    j["temperature"] = shortestDouble(s.temperature);
-    j["scaled"] = s.scaled;
-    json swaps = json::array();
-    for (const auto& [a, b] : s.swaps) swaps.push_back({a, b});
-    j["swaps"] = swaps;
+    softmaxToJson(s, j);
     if (s.keyTokens) j["key_tokens"] = *s.keyTokens;
     if (!s.padding.empty()) j["padding"] = s.padding;
     if (s.mask) {
