@@ -12,7 +12,8 @@ The sides take turns, round by round (attnviz, torch, then again), and a ratio i
 the rounds' ratios. PyTorch runs in a subprocess of its own with 2 threads; if OPENBLAS_CORETYPE
 or OPENBLAS_L2_SIZE are set, they are unset for it alone (OpenBLAS then picks the kernel for this
 CPU), and the kernel it ran is named (OPENBLAS_VERBOSE=2). attnviz runs with the environment as
-it is.
+it is. PyTorch on Debian multiplies with the system's libblas.so.3: install libopenblas0-pthread to
+give it OpenBLAS (the reference BLAS it otherwise gets is many times slower).
 
 Also: the append of one token to a kept pass of T - 1 (a causal model's earlier keys and values
 do not change), as a share of the whole pass.
@@ -208,6 +209,7 @@ def main():
     with tempfile.TemporaryDirectory() as folder:
         write_folder(folder, weights(np.random.default_rng(20241124)))
         print(f"GPT-2 small's shape, random weights: {os.path.getsize(os.path.join(folder, 'model.safetensors')) / 1e6:.0f} MB F32")
+        last, kept_mib = {}, {}
         for t in sizes:
             ratios, ours, peers, appends = [], [], [], []
             for _ in range(args.rounds):
@@ -217,17 +219,27 @@ def main():
                 peers.append(ms)
                 ratios.append(ms / a["forward_ms"])
                 appends.append(a["append_ms"] / a["forward_ms"])
+            last[t], kept_mib[t] = a["gflops"], a["kept_mib"]
             print(f"T = {t}: attnviz {statistics.median(ours):.1f} ms ({a['gflops']:.0f} GFLOP/s, kernels {a['kernels']}), "
                   f"PyTorch {info['torch']} eager ({info['threads']} threads, OpenBLAS {kernel}"
                   f"{', ' + ' and '.join(cleared) + ' unset for it' if cleared else ''}) {statistics.median(peers):.1f} ms: "
                   f"attnviz {statistics.median(ratios):.2f}x faster; appending a token costs "
                   f"{100 * statistics.median(appends):.1f} % of the whole pass")
-    sgemm = os.path.join(args.build, "attnviz_sgemm_avx512")
-    if a["kernels"] == "avx512" and os.path.exists(sgemm):
-        s = benchmark_json(sgemm, "BM_Sgemm")
-        gf = [b["GFLOP/s"] for b in s.values()][0] / 1e9 if [b for b in s.values()][0]["GFLOP/s"] > 1e6 else [b["GFLOP/s"] for b in s.values()][0]
-        print(f"Eigen's AVX-512 sgemm (1024^3) in this run: {gf:.0f} GFLOP/s; attnviz's last pass at T = {sizes[-1]}: "
-              f"{100 * a['gflops'] / gf:.0f} % of it")
+        # The ceiling: an sgemm of the width the kernels ran (AVX-512 here needs its own program).
+        program = os.path.join(args.build, "attnviz_sgemm_avx512" if a["kernels"] == "avx512" else "attnviz_bench")
+        sgemm = next(iter(benchmark_json(program, "BM_Sgemm").values()))["GFLOP/s"]
+        for t, gflops in last.items():
+            print(f"T = {t}: attnviz {gflops:.0f} GFLOP/s = {100 * gflops / sgemm:.0f} % of Eigen's {a['kernels']} sgemm "
+                  f"(1024^3, {sgemm:.0f} GFLOP/s in this run)")
+        # Memory: peak RSS of one export against the file and what the pass keeps.
+        for t in sizes:
+            p = subprocess.run(["/usr/bin/time", "-f", "%M", attnviz, "--model", folder, "--sentence", sentence(t), "--export-csv",
+                                os.devnull], capture_output=True, text=True, timeout=600)
+            rss = int(p.stderr.strip().splitlines()[-1]) * 1024
+            kept = kept_mib[t] * 1024 * 1024
+            size = os.path.getsize(os.path.join(folder, "model.safetensors"))
+            print(f"T = {t}: peak RSS {rss / 2**20:.0f} MiB = {rss / (size + kept):.2f} x (the file, {size / 2**20:.0f} MiB, "
+                  f"+ the pass's kept matrices, {kept / 2**20:.0f} MiB)")
     return 0
 
 
