@@ -249,12 +249,11 @@ void writeModelExportJson(ByteSink& out, const Scenario& scenario, const LoadedM
     j.strings(loaded.labels);
     j << ",\n  \"token_ids\": " << nlohmann::json(run.ids).dump();
     j << ",\n  \"layers\": [";
-    for (std::size_t l = 0; l < run.layers.size(); ++l) {
+    for (int l = 0; l < run.layerCount(); ++l) {
         j << (l ? ",\n    {\"heads\": [" : "\n    {\"heads\": [");
-        const auto& heads = run.layers[l].weights;
-        for (std::size_t h = 0; h < heads.size(); ++h) {
+        for (int h = 0; h < run.headCount(); ++h) {
             j << (h ? ",\n      {\"weights\": " : "\n      {\"weights\": ");
-            j.matrix(heads[h], 4);
+            j.matrix(run.weights(l, h), 4);
             j << "}";
         }
         j << "\n    ]}";
@@ -278,15 +277,19 @@ void exportModelNpyDir(FileBatch& batch, const std::string& dir, const LoadedMod
     for (const char* name : kScenarioNpyFiles)
         if (std::string_view(name) != "tokens.txt") batch.removeOnCommit(path(name));
     const gpt2::Run& run = *loaded.run;
-    const auto layers = static_cast<long long>(run.layers.size());
-    const auto heads = static_cast<long long>(run.layers.front().weights.size());
+    const auto layers = static_cast<long long>(run.layerCount());
+    const auto heads = static_cast<long long>(run.headCount());
     const auto t = static_cast<long long>(run.ids.size());
-    // The kept matrices' own bytes, layer after layer, head after head: no stacked copy.
+    // The kept matrices' own rows, layer after layer, head after head, row after row: no stacked copy.
     ByteSink& sink = batch.open(path("attentions.npy"));
     sink.write(npyHeader({layers, heads, t, t}));
-    for (const gpt2::Layer& layer : run.layers)
-        for (const Mat& w : layer.weights)
-            sink.write(std::string_view(reinterpret_cast<const char*>(w.data()), static_cast<std::size_t>(w.size()) * sizeof(float)));
+    for (int l = 0; l < run.layerCount(); ++l)
+        for (int h = 0; h < run.headCount(); ++h) {
+            const gpt2::KeptView w = run.weights(l, h);
+            for (Eigen::Index r = 0; r < w.rows(); ++r)
+                sink.write(
+                    std::string_view(reinterpret_cast<const char*>(w.row(r).data()), static_cast<std::size_t>(w.cols()) * sizeof(float)));
+        }
     std::string ids = npyHeader({t}, "<i8");
     for (const int id : run.ids) {
         const auto v = static_cast<std::int64_t>(id);

@@ -72,10 +72,7 @@ LoadedModel loadModel(const Scenario& scenario, const LoadedModel* previous, con
     } catch (const InputError& e) {
         throw e.within("sentence");
     }
-    if (ids.empty()) throw InputError("sentence", "no tokens: type some text for the model to read");
-    if (static_cast<long long>(ids.size()) > model.config().nPositions)
-        throw InputError("sentence", std::to_string(ids.size()) + " tokens are more than this model's " +
-                                         std::to_string(model.config().nPositions) + " positions");
+    gpt2::checkIds(model.config(), ids, "sentence");
     if (keptModelBytes(model.config(), static_cast<long long>(ids.size())) > limits.maxBytes)
         throw InputError("sentence", std::to_string(ids.size()) + " tokens need " +
                                          formatBytes(keptModelBytes(model.config(), static_cast<long long>(ids.size()))) +

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include <map>
+#include <optional>
 
 namespace attnviz::core {
 namespace {
@@ -76,10 +77,11 @@ TEST_F(Gpt2, ForwardKeepsEveryHeadCausalAndNormalised) {
     const std::vector<int> ids = model->tokenizer().encode(" the then the");
     ASSERT_EQ(ids, (std::vector<int>{258, 258, 110, 258}));  // "Ġthe" "Ġthe" "n" "Ġthe": the merges by rank
     const gpt2::Run run = gpt2::forward(*model, ids);
-    ASSERT_EQ(run.layers.size(), static_cast<std::size_t>(kLayers));
-    for (const gpt2::Layer& layer : run.layers) {
-        ASSERT_EQ(layer.weights.size(), static_cast<std::size_t>(kHeads));
-        for (const Mat& w : layer.weights) {
+    ASSERT_EQ(run.layerCount(), kLayers);
+    ASSERT_EQ(run.headCount(), kHeads);
+    for (int l = 0; l < kLayers; ++l)
+        for (int h = 0; h < kHeads; ++h) {
+            const gpt2::KeptView w = run.weights(l, h);
             ASSERT_EQ(w.rows(), 4);
             for (Eigen::Index i = 0; i < 4; ++i) {
                 EXPECT_NEAR(w.row(i).sum(), 1.0f, 1e-6f);
@@ -87,7 +89,6 @@ TEST_F(Gpt2, ForwardKeepsEveryHeadCausalAndNormalised) {
             }
             EXPECT_EQ(w(0, 0), 1.0f);  // the first token reads only itself
         }
-    }
     EXPECT_EQ(run.logits.size(), kVocab);
     const auto next = gpt2::topNext(run.logits, 1.0f, 10);
     ASSERT_EQ(next.size(), 10u);
@@ -99,21 +100,59 @@ TEST_F(Gpt2, ForwardKeepsEveryHeadCausalAndNormalised) {
     EXPECT_GT(gpt2::topNext(run.logits, 0.01f, 1)[0].prob, 0.99f);
 }
 
+// Every kept matrix of two passes, bit for bit.
+void expectSamePass(const gpt2::Run& a, const gpt2::Run& b) {
+    ASSERT_EQ(a.ids, b.ids);
+    ASSERT_EQ(a.layerCount(), b.layerCount());
+    for (int l = 0; l < a.layerCount(); ++l) {
+        for (int h = 0; h < a.headCount(); ++h) EXPECT_EQ(a.weights(l, h), b.weights(l, h)) << l << " " << h;
+        EXPECT_EQ(a.input(l), b.input(l));
+        EXPECT_EQ(a.normed(l), b.normed(l));
+        EXPECT_EQ(a.qkv(l), b.qkv(l));
+    }
+    EXPECT_EQ(a.final(), b.final());
+    EXPECT_EQ(a.logits, b.logits);
+}
+
 TEST_F(Gpt2, AppendingReusesThePrefixAndGivesTheSameNumbers) {
     const auto model = gpt2::Checkpoint::open(write(weights(2)).string());
     const std::vector<int> shortIds = {5, 77, 258, 9}, longIds = {5, 77, 258, 9, 31, 200};
     const gpt2::Run whole = gpt2::forward(*model, longIds);
-    const gpt2::Run appended = gpt2::forwardAppend(*model, longIds, gpt2::forward(*model, shortIds));
-    for (std::size_t l = 0; l < whole.layers.size(); ++l) {
-        for (std::size_t h = 0; h < whole.layers[l].weights.size(); ++h)
-            EXPECT_EQ(whole.layers[l].weights[h], appended.layers[l].weights[h]);
-        EXPECT_EQ(whole.layers[l].qkv, appended.layers[l].qkv);
-    }
-    EXPECT_EQ(whole.logits, appended.logits);
+    EXPECT_EQ(whole.capacity(), 6);  // a whole pass keeps no spare room
+    expectSamePass(gpt2::forwardAppend(*model, longIds, gpt2::forward(*model, shortIds)), whole);
     EXPECT_EQ(gpt2::commonPrefix(shortIds, longIds), 4u);
-    // An edit in the middle keeps only the positions before it.
+    // An edit in the middle keeps only the positions before it, and leaves the pass it read alone.
     const std::vector<int> edited = {5, 78, 258, 9, 31, 200};
-    EXPECT_EQ(gpt2::forwardAppend(*model, edited, whole).logits, gpt2::forward(*model, edited).logits);
+    expectSamePass(gpt2::forwardAppend(*model, edited, whole), gpt2::forward(*model, edited));
+    expectSamePass(whole, gpt2::forward(*model, longIds));
+}
+
+TEST_F(Gpt2, TypingAtTheEndWritesIntoTheKeptStoreWithoutDisturbingLivePasses) {
+    const auto model = gpt2::Checkpoint::open(write(weights(2)).string());
+    const std::vector<int> a = {5, 77, 258, 9}, b = {5, 77, 258, 9, 31}, c = {5, 77, 258, 9, 31, 200}, d = {5, 77, 258, 9, 31, 7};
+    // The first append copies the prefix into a store with room; the next ones write into it.
+    const gpt2::Run first = gpt2::forward(*model, a);
+    const gpt2::Run typed = gpt2::forwardAppend(*model, b, first);
+    EXPECT_EQ(typed.capacity(), gpt2::grownCapacity(model->config(), 5));
+    EXPECT_NE(typed.weights(0, 0).data(), first.weights(0, 0).data());
+    std::optional<gpt2::Run> more = gpt2::forwardAppend(*model, c, typed);
+    EXPECT_EQ(more->weights(1, 1).data(), typed.weights(1, 1).data());  // the same store: nothing moved
+    expectSamePass(*more, gpt2::forward(*model, c));
+    expectSamePass(typed, gpt2::forward(*model, b));  // the pass it extended reads as before
+    // While `more` lives, another continuation of `typed` may not write over its positions.
+    const gpt2::Run other = gpt2::forwardAppend(*model, d, typed);
+    EXPECT_NE(other.weights(1, 1).data(), typed.weights(1, 1).data());
+    expectSamePass(other, gpt2::forward(*model, d));
+    expectSamePass(*more, gpt2::forward(*model, c));
+    // Once it is gone, the store is free past `typed` again.
+    more.reset();
+    const gpt2::Run again = gpt2::forwardAppend(*model, d, typed);
+    EXPECT_EQ(again.weights(1, 1).data(), typed.weights(1, 1).data());
+    expectSamePass(again, gpt2::forward(*model, d));
+    // A shorter text recomputes its last position (its logits) in a store of its own.
+    const gpt2::Run shorter = gpt2::forwardAppend(*model, a, again);
+    expectSamePass(shorter, gpt2::forward(*model, a));
+    expectSamePass(again, gpt2::forward(*model, d));
 }
 
 TEST_F(Gpt2, OneLayerAsAScenarioModelGivesTheKeptWeights) {
@@ -125,10 +164,7 @@ TEST_F(Gpt2, OneLayerAsAScenarioModelGivesTheKeptWeights) {
         Settings settings;
         settings.causal = true;
         const Forward f = runForward(m, settings);
-        for (int h = 0; h < kHeads; ++h)
-            EXPECT_EQ(f.heads[static_cast<std::size_t>(h)].weights,
-                      run.layers[static_cast<std::size_t>(l)].weights[static_cast<std::size_t>(h)])
-                << l << " " << h;
+        for (int h = 0; h < kHeads; ++h) EXPECT_EQ(f.heads[static_cast<std::size_t>(h)].weights, run.weights(l, h)) << l << " " << h;
     }
 }
 
@@ -142,7 +178,7 @@ TEST_F(Gpt2, HalfPrecisionAndThePrefixedNamesOpenToo) {
     const gpt2::Run f32 = gpt2::forward(*gpt2::Checkpoint::open(write(rounded).string()), ids);
     const gpt2::Run f16 = gpt2::forward(*gpt2::Checkpoint::open(write(halves).string()), ids);
     EXPECT_EQ(f16.logits, f32.logits);
-    EXPECT_EQ(f16.layers[1].weights[1], f32.layers[1].weights[1]);
+    EXPECT_EQ(f16.weights(1, 1), f32.weights(1, 1));
     // "transformer." in front of every name, and lm_head.weight tied to wte: the same model.
     std::map<std::string, StoredTensor> prefixed;
     for (auto& [name, t] : rounded) prefixed["transformer." + name] = t;
@@ -201,7 +237,7 @@ TEST_F(Gpt2, AScenarioNamingTheModelShowsItsLayer) {
     EXPECT_EQ(loaded.labels, (std::vector<std::string>{"␣the", "␣the"}));
     const Model m = buildModel(s, loaded, true);
     EXPECT_EQ(m.heads, kHeads);
-    EXPECT_EQ(m.x, loaded.run->layers[1].normed);
+    EXPECT_EQ(m.x, loaded.run->normed(1));
     // The same sentence again: the pass is kept. A longer one: only the new positions run.
     const LoadedModel again = loadModel(s, &loaded);
     EXPECT_EQ(again.run, loaded.run);

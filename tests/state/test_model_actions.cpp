@@ -37,8 +37,7 @@ TEST_F(ModelState, EveryViewShowsTheSelectedLayersWeights) {
         recompute(s);
         EXPECT_EQ(s.scenario.layer, l);
         for (int h = 0; h < tinygpt2::kHeads; ++h)
-            EXPECT_EQ(s.forward.heads[static_cast<std::size_t>(h)].weights,
-                      s.loaded.run->layers[static_cast<std::size_t>(l)].weights[static_cast<std::size_t>(h)]);
+            EXPECT_EQ(s.forward.heads[static_cast<std::size_t>(h)].weights, s.loaded.run->weights(l, h));
     }
     EXPECT_EQ(s.loaded.forwardPasses, 1);  // a new layer is read from the kept pass
     EXPECT_EQ(s.loaded.appendedPasses, 0);
@@ -75,7 +74,7 @@ TEST_F(ModelState, TheSoftmaxWhatIfsActOnTheShownLayerOnly) {
     const core::Mat& both = s.forward.heads[1].weights;
     EXPECT_GT(both(0, 3), 0.0f);  // the first token now reads the last
     for (Eigen::Index i = 0; i < both.rows(); ++i) EXPECT_NEAR(both.row(i).sum(), 1.0f, 1e-6f);
-    EXPECT_EQ(s.loaded.run->layers[0].weights[1], causal);  // the model's own pass is untouched
+    EXPECT_EQ(s.loaded.run->weights(0, 1), causal);  // the model's own pass is untouched
     const float sharpest = s.forward.heads[1].weights.rowwise().maxCoeff().minCoeff();
     ASSERT_TRUE(apply(s, action::SetTemperature{0.01f}));
     recompute(s);

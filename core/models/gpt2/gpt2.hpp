@@ -99,30 +99,54 @@ private:
     std::vector<Block> m_blocks;
 };
 
-struct Layer {
-    Mat input;                 // [T, d] the residual stream entering the block
-    Mat normed;                // [T, d] LayerNorm(input; ln_1): the attention's input
-    Mat qkv;                   // [T, 3d]
-    std::vector<Mat> weights;  // h × [T, T]
-};
-
 struct NextToken {
     int id = 0;
     float logit = 0, prob = 0;
 };
 
-struct Run {
+// A kept matrix: rows of a store whose rows are `capacity` floats apart.
+using KeptView = Eigen::Map<const Mat, 0, Eigen::OuterStride<>>;
+
+// A pass's kept matrices, every layer's every head's. They live in one store of C >= T
+// positions (anonymous memory, in huge pages where the kernel offers them); a later pass over
+// the same tokens and more (typing at the end of the sentence) writes its new rows and columns
+// into the same store when no other live pass reads them, so that earlier positions never move.
+// A Run is a read-only handle: copies share the store.
+class Run {
+public:
     std::vector<int> ids;
-    std::vector<Layer> layers;
-    Mat final;   // [T, d] after ln_f
     Vec logits;  // [vocab] of the last position
+
+    Eigen::Index tokens() const { return static_cast<Eigen::Index>(ids.size()); }
+    int layerCount() const;
+    int headCount() const;
+    Eigen::Index capacity() const;                // positions the store holds room for
+    KeptView input(int layer) const;              // [T, d] the residual stream entering the block
+    KeptView normed(int layer) const;             // [T, d] LayerNorm(input; ln_1): the attention's input
+    KeptView qkv(int layer) const;                // [T, 3d]
+    KeptView weights(int layer, int head) const;  // [T, T]
+    KeptView final() const;                       // [T, d] after ln_f
+
+    struct Extent;  // the store and this pass's claim on its first T positions
+
+private:
+    friend struct RunAccess;
+    std::shared_ptr<const Extent> m_extent;
 };
 
-// The forward pass over `ids` (1 ≤ T ≤ n_positions; every id < vocab). Throws InputError.
+// Throws InputError naming `field` unless 1 ≤ T ≤ n_positions and every id < vocab.
+void checkIds(const Config& config, const std::vector<int>& ids, const std::string& field);
+// The forward pass over `ids`. Throws InputError (checkIds; activations that overflow).
 Run forward(const Checkpoint& model, const std::vector<int>& ids);
-// The same, reusing the first `prefix` positions of `previous` (a causal model's keys and values
-// of earlier tokens do not depend on later ones): only positions prefix … T-1 are computed.
+// The same, reusing the positions `ids` shares with `previous` (a causal model's keys and values
+// of earlier tokens do not depend on later ones): only the positions after the common prefix
+// are computed (at least the last: the logits are of the last position). When `ids` extends
+// previous's tokens and no other live pass reads past them, the new positions are written into
+// previous's store (previous itself is unchanged); else the prefix is copied into a new store
+// with room for growth (grownCapacity).
 Run forwardAppend(const Checkpoint& model, const std::vector<int>& ids, const Run& previous);
+// The room a store made for a growing text of T tokens holds: T and 32 more, at most n_positions.
+Eigen::Index grownCapacity(const Config& config, Eigen::Index tokens);
 // The longest common prefix of two id sequences.
 std::size_t commonPrefix(const std::vector<int>& a, const std::vector<int>& b);
 

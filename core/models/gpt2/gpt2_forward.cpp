@@ -2,6 +2,7 @@
 // the kept layers of earlier positions: prefix 0 is the whole pass.
 #include "core/base/error.hpp"
 #include "core/models/gpt2/gpt2.hpp"
+#include "core/models/gpt2/gpt2_store.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -13,39 +14,43 @@ namespace attnviz::core::gpt2 {
 namespace {
 
 // out: [rows, d] = LayerNorm of x's rows: (x - mean) / √(var + ε) · gain + bias; the mean and
-// variance summed in double (a row of 1600 floats loses digits in float).
-void layerNorm(const MatRef& x, const Weight& gain, const Weight& bias, float eps, Mat& out) {
-    out.resize(x.rows(), x.cols());
+// variance summed in double (a row of 1600 floats loses digits in float). Rows on every core.
+void layerNorm(const MatRef& x, const Weight& gain, const Weight& bias, float eps, Eigen::Ref<Mat> out) {
     const auto g = gain.row(), b = bias.row();
+    const Eigen::Index n = x.cols();
+#pragma omp parallel for schedule(static) if (x.rows() * n >= (1 << 15))
     for (Eigen::Index r = 0; r < x.rows(); ++r) {
         const auto row = x.row(r);
         double sum = 0, squares = 0;
-        for (Eigen::Index c = 0; c < x.cols(); ++c) sum += row[c];
-        const double mean = sum / static_cast<double>(x.cols());
-        for (Eigen::Index c = 0; c < x.cols(); ++c) squares += (row[c] - mean) * (row[c] - mean);
-        const auto inv = static_cast<float>(1.0 / std::sqrt(squares / static_cast<double>(x.cols()) + eps));
+        for (Eigen::Index c = 0; c < n; ++c) sum += row[c];
+        const double mean = sum / static_cast<double>(n);
+        for (Eigen::Index c = 0; c < n; ++c) squares += (row[c] - mean) * (row[c] - mean);
+        const auto inv = static_cast<float>(1.0 / std::sqrt(squares / static_cast<double>(n) + eps));
         const auto m = static_cast<float>(mean);
         out.row(r) = ((row.array() - m) * inv) * g.array() + b.array();
     }
 }
 
 // out: [rows, n] = a [rows, k] · W [k, n] + bias [n], with W's packed panels.
-void linear(const MatRef& a, const Weight& w, const Weight& bias, Mat& out) {
-    out.resize(a.rows(), w.cols);
+void linear(const MatRef& a, const Weight& w, const Weight& bias, Eigen::Ref<Mat> out) {
     multiplyPacked(a, nullptr, w.map(), w.packed, out);
     out.rowwise() += bias.row();
 }
 
+// The activation of every element of m, rows on every core.
 void activate(Activation act, Mat& m) {
-    auto a = m.array();
-    switch (act) {
-        case Activation::GeluTanh: {
-            constexpr float kRoot2OverPi = 0.7978845608028654f;
-            a = 0.5f * a * (1.0f + (kRoot2OverPi * (a + 0.044715f * a.cube())).tanh());
-            break;
+#pragma omp parallel for schedule(static) if (m.size() >= (1 << 15))
+    for (Eigen::Index r = 0; r < m.rows(); ++r) {
+        auto a = m.row(r).array();
+        switch (act) {
+            case Activation::GeluTanh: {
+                constexpr float kRoot2OverPi = 0.7978845608028654f;
+                a = 0.5f * a * (1.0f + (kRoot2OverPi * (a + 0.044715f * a.cube())).tanh());
+                break;
+            }
+            case Activation::GeluErf: a = a.unaryExpr([](float x) { return 0.5f * x * (1.0f + std::erf(x * 0.7071067811865476f)); }); break;
+            case Activation::Relu: a = a.max(0.0f); break;
         }
-        case Activation::GeluErf: a = a.unaryExpr([](float x) { return 0.5f * x * (1.0f + std::erf(x * 0.7071067811865476f)); }); break;
-        case Activation::Relu: a = a.max(0.0f); break;
     }
 }
 
@@ -53,25 +58,82 @@ void requireFinite(const Mat& m, const std::string& where) {
     if (!((m.array() * 0.0f).sum() == 0.0f)) throw InputError(where, "the activations overflow the float range");
 }
 
-// One head's attention for queries [p, T) over keys [0, T): rows [p, T) of `weights` ([T, T],
-// rows before p already set), and out [T - p, d_k] = A v of those rows.
-void attendRows(const Mat& q, const Mat& k, const Mat& v, float scale, Eigen::Index p, Mat& weights, Mat& out) {
+// What one thread's heads reuse from head to head and pass to pass.
+struct HeadScratch {
+    PackedKeys keys;
+    PackedColumns values;
+    ScoreMaxima maxima;
+    std::vector<float> scores;
+};
+
+// One head's attention for queries [p, T) over keys [0, T): block [T - p, T] = those rows of
+// the weights, and out [T - p, d_k] = A v of those rows.
+void attendRows(const MatRef& q, const MatRef& k, const MatRef& v, float scale, Eigen::Index p, const Eigen::Ref<Mat>& block,
+                const Eigen::Ref<Mat>& out) {
+    thread_local HeadScratch s;
     const Eigen::Index t = k.rows(), rows = t - p;
     Settings causal;
     causal.causal = true;
-    PackedKeys keys;
-    PackedColumns values;
-    packKeys(k, keys);
-    packColumns(v, values);
-    ScoreMaxima maxima;
-    maxima.resize(t);
-    Mat scores(rows, t);
-    out.resize(rows, v.cols());
-    auto block = weights.middleRows(p, rows);
-    scoreRows(q, k, keys, scores);
-    scoreMaxima(scores, p, maxima);
-    if (!softmaxRows(scores, scale, causal, block, p, &maxima)) throw InputError("attention", "Q Kᵀ overflows the float range");
-    weighValues(block, v, values, out, p);
+    packKeys(k, s.keys);
+    packColumns(v, s.values);
+    s.maxima.resize(t);
+    s.scores.resize(static_cast<std::size_t>(rows * t));
+    Eigen::Map<Mat> scores(s.scores.data(), rows, t);
+    scoreRows(q, k, s.keys, scores);
+    scoreMaxima(scores, p, s.maxima);
+    if (!softmaxRows(scores, scale, causal, block, p, &s.maxima)) throw InputError("attention", "Q Kᵀ overflows the float range");
+    weighValues(block, v, s.values, out, p);
+}
+
+// A claim on positions 0 … T-1 of a store whose first p hold previous's: previous's own store
+// when it has room and no live pass reads past p, else a new one with them copied. Every store
+// holds zeros above every row's diagonal (fresh pages are zeros, and every pass is causal), so an
+// extension finds the new columns of earlier rows already zero.
+std::shared_ptr<const Run::Extent> claim(const Config& cfg, Eigen::Index t, const Run* previous, Eigen::Index p) {
+    const auto registered = [](const std::shared_ptr<Store>& store, Eigen::Index tokens) {
+        const auto it = store->live.insert(tokens);
+        try {
+            return std::make_shared<const Run::Extent>(store, tokens);
+        } catch (...) {
+            store->live.erase(it);
+            throw;
+        }
+    };
+    if (!previous || p == 0) {
+        auto store = std::make_shared<Store>(cfg, t);
+        const std::lock_guard<std::mutex> lock(store->mutex);
+        return registered(store, t);
+    }
+    const std::shared_ptr<Store>& old = RunAccess::extent(*previous)->store;
+    if (t <= old->capacity) {
+        const std::lock_guard<std::mutex> lock(old->mutex);
+        if (*old->live.rbegin() <= p) return registered(old, t);
+    }
+    auto store = std::make_shared<Store>(cfg, grownCapacity(cfg, t));
+    const Eigen::Index c = store->capacity, d = store->d;
+    for (int l = 0; l < cfg.nLayer; ++l) {
+        keptBlock(store->input(l), p, d, d) = previous->input(l).topRows(p);
+        keptBlock(store->normed(l), p, d, d) = previous->normed(l).topRows(p);
+        keptBlock(store->qkv(l), p, 3 * d, 3 * d) = previous->qkv(l).topRows(p);
+        for (int h = 0; h < cfg.nHead; ++h) keptBlock(store->weights(l, h), p, p, c) = previous->weights(l, h).topLeftCorner(p, p);
+    }
+    keptBlock(store->final(), p, d, d) = previous->final().topRows(p);
+    const std::lock_guard<std::mutex> lock(store->mutex);
+    return registered(store, t);
+}
+
+// The logits of one position: lm_head [vocab, d] · row, rows of lm_head on every core (a
+// product of one row reads all of it: 154 MB for GPT-2 small).
+void lastLogits(const Weight& head, const Eigen::Ref<const RowVec>& row, Vec& logits) {
+    const auto w = head.map();
+    const Eigen::Index vocab = w.rows();
+    constexpr Eigen::Index kChunk = 2048;
+    logits.resize(vocab);
+#pragma omp parallel for schedule(static)
+    for (Eigen::Index a = 0; a < vocab; a += kChunk) {
+        const Eigen::Index n = std::min(kChunk, vocab - a);
+        logits.segment(a, n).noalias() = w.middleRows(a, n) * row.transpose();
+    }
 }
 
 }  // namespace
@@ -81,16 +143,23 @@ std::size_t commonPrefix(const std::vector<int>& a, const std::vector<int>& b) {
         std::mismatch(a.begin(), a.begin() + static_cast<std::ptrdiff_t>(std::min(a.size(), b.size())), b.begin()).first - a.begin());
 }
 
+void checkIds(const Config& cfg, const std::vector<int>& ids, const std::string& field) {
+    if (ids.empty()) throw InputError(field, "no tokens: type some text for the model to read");
+    if (static_cast<long long>(ids.size()) > cfg.nPositions)
+        throw InputError(
+            field, std::to_string(ids.size()) + " tokens are more than this model's " + std::to_string(cfg.nPositions) + " positions");
+    for (const int id : ids)
+        if (id < 0 || id >= cfg.vocabSize) throw InputError(field, "token id " + std::to_string(id) + " is outside the vocabulary");
+}
+
+Eigen::Index grownCapacity(const Config& cfg, Eigen::Index tokens) { return std::min<Eigen::Index>(cfg.nPositions, tokens + 32); }
+
 namespace {
 
 Run forwardFrom(const Checkpoint& model, const std::vector<int>& ids, const Run* previous, Eigen::Index p) {
     const Config& cfg = model.config();
+    checkIds(cfg, ids, "token ids");
     const auto t = static_cast<Eigen::Index>(ids.size());
-    if (t < 1) throw InputError("text", "no tokens: type some text for the model to read");
-    if (t > cfg.nPositions)
-        throw InputError("text", std::to_string(t) + " tokens are more than the model's " + std::to_string(cfg.nPositions) + " positions");
-    for (const int id : ids)
-        if (id < 0 || id >= cfg.vocabSize) throw InputError("token ids", "id " + std::to_string(id) + " is outside the vocabulary");
     const Eigen::Index d = cfg.nEmbd, heads = cfg.nHead, dk = cfg.headWidth(), rows = t - p;
     Settings scaling;  // τ = 1: the model's own softmax
     scaling.scaled = cfg.scaleAttnWeights;
@@ -98,48 +167,30 @@ Run forwardFrom(const Checkpoint& model, const std::vector<int>& ids, const Run*
 
     Run run;
     run.ids = ids;
-    run.layers.resize(static_cast<std::size_t>(cfg.nLayer));
+    RunAccess::attach(run, claim(cfg, t, previous, p));
+    const Store& store = *RunAccess::extent(run)->store;
+    const Eigen::Index c = store.capacity;
     // 1. x = wte[ids] + wpe[positions], for the new positions.
     Mat x(rows, d);
     for (Eigen::Index i = 0; i < rows; ++i)
         x.row(i) = model.wte().map().row(ids[static_cast<std::size_t>(p + i)]) + model.wpe().map().row(p + i);
 
-    Mat attn, mlp, concat(rows, d);
+    Mat attn(rows, d), normed(rows, d), mlp(rows, cfg.nInner), concat(rows, d);
     for (int l = 0; l < cfg.nLayer; ++l) {
         const Block& b = model.blocks()[static_cast<std::size_t>(l)];
-        Layer& layer = run.layers[static_cast<std::size_t>(l)];
-        const Layer* old = previous ? &previous->layers[static_cast<std::size_t>(l)] : nullptr;
-        // 2. the kept rows: those of earlier positions come from the previous run unchanged.
-        layer.input.resize(t, d);
-        layer.normed.resize(t, d);
-        layer.qkv.resize(t, 3 * d);
-        if (p > 0) {
-            layer.input.topRows(p) = old->input.topRows(p);
-            layer.normed.topRows(p) = old->normed.topRows(p);
-            layer.qkv.topRows(p) = old->qkv.topRows(p);
-        }
-        layer.input.bottomRows(rows) = x;
-        Mat normed;
-        layerNorm(x, b.ln1Gain, b.ln1Bias, cfg.layerNormEpsilon, normed);
-        layer.normed.bottomRows(rows) = normed;
-        Mat qkv;
-        linear(normed, b.attnW, b.attnBias, qkv);
-        layer.qkv.bottomRows(rows) = qkv;
+        // 2. the new positions' rows of the kept matrices (earlier ones are previous's).
+        keptBlock(store.input(l) + p * d, rows, d, d) = x;
+        KeptBlock normed1 = keptBlock(store.normed(l) + p * d, rows, d, d);
+        layerNorm(x, b.ln1Gain, b.ln1Bias, cfg.layerNormEpsilon, normed1);
+        linear(normed1, b.attnW, b.attnBias, keptBlock(store.qkv(l) + p * 3 * d, rows, 3 * d, 3 * d));
+        KeptBlock qkv = keptBlock(store.qkv(l), t, 3 * d, 3 * d);
         // 3. each head: A = softmax_causal(q kᵀ · scale) for the new queries over every key.
-        layer.weights.resize(static_cast<std::size_t>(heads));
         std::exception_ptr failure;
 #pragma omp parallel for schedule(dynamic, 1) if (heads > 1)
         for (Eigen::Index h = 0; h < heads; ++h) {
             try {
-                Mat& w = layer.weights[static_cast<std::size_t>(h)];
-                w.setZero(t, t);
-                if (p > 0) w.topLeftCorner(p, p) = old->weights[static_cast<std::size_t>(h)].topLeftCorner(p, p);
-                const Mat q = layer.qkv.block(p, h * dk, rows, dk);
-                const Mat k = layer.qkv.middleCols(d + h * dk, dk);
-                const Mat v = layer.qkv.middleCols(2 * d + h * dk, dk);
-                Mat out;
-                attendRows(q, k, v, scale, p, w, out);
-                concat.middleCols(h * dk, dk) = out;
+                attendRows(qkv.block(p, h * dk, rows, dk), qkv.middleCols(d + h * dk, dk), qkv.middleCols(2 * d + h * dk, dk), scale, p,
+                           keptBlock(store.weights(l, static_cast<int>(h)) + p * c, rows, t, c), concat.middleCols(h * dk, dk));
             } catch (...) {
 #pragma omp critical(attnviz_gpt2_failure)
                 failure = std::current_exception();
@@ -157,12 +208,9 @@ Run forwardFrom(const Checkpoint& model, const std::vector<int>& ids, const Run*
         requireFinite(x, "layer " + std::to_string(l));
     }
     // 5. ln_f, and the last position's logits against the (tied) embeddings.
-    Mat final;
+    KeptBlock final = keptBlock(store.final() + p * d, rows, d, d);
     layerNorm(x, model.lnfGain(), model.lnfBias(), cfg.layerNormEpsilon, final);
-    run.final.resize(t, d);
-    if (p > 0) run.final.topRows(p) = previous->final.topRows(p);
-    run.final.bottomRows(rows) = final;
-    run.logits = model.lmHead().map() * run.final.row(t - 1).transpose();
+    lastLogits(model.lmHead(), final.row(rows - 1), run.logits);
     return run;
 }
 
@@ -174,7 +222,10 @@ Run forwardAppend(const Checkpoint& model, const std::vector<int>& ids, const Ru
     // At least the last position is computed: the logits are of the last position.
     auto p = static_cast<Eigen::Index>(commonPrefix(ids, previous.ids));
     p = std::min<Eigen::Index>(p, static_cast<Eigen::Index>(ids.size()) - 1);
-    if (p <= 0 || previous.layers.size() != model.blocks().size()) return forward(model, ids);
+    const Config& cfg = model.config();
+    const bool sameShape =
+        previous.layerCount() == cfg.nLayer && previous.headCount() == cfg.nHead && previous.normed(0).cols() == cfg.nEmbd;
+    if (p <= 0 || !sameShape) return forward(model, ids);
     return forwardFrom(model, ids, &previous, p);
 }
 
@@ -215,7 +266,7 @@ Model layerModel(const Checkpoint& model, const Run& run, int layer, const std::
     Model m;
     m.queryTokens = labels;
     m.keyTokens = labels;
-    m.x = run.layers[static_cast<std::size_t>(layer)].normed;
+    m.x = run.normed(layer);
     packRows(m.x, m.xTiles);
     const auto w = b.attnW.map();
     m.wq = w.leftCols(d);

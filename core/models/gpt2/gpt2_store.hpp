@@ -1,0 +1,61 @@
+// Where a pass's kept matrices live (gpt2.hpp's Run): one anonymous mapping per store, laid out
+// layer after layer as input [C, d], normed [C, d], qkv [C, 3d], then every head's weights
+// [C, C], and after the last layer final [C, d]; C = the capacity in positions. Fresh pages read
+// as zeros, so the causal zeros above every row's diagonal are there before any pass writes.
+// Private to the model room's GPT-2 sources.
+#pragma once
+
+#include "core/models/gpt2/gpt2.hpp"
+
+#include <mutex>
+#include <set>
+
+namespace attnviz::core::gpt2 {
+
+using KeptBlock = Eigen::Map<Mat, 0, Eigen::OuterStride<>>;
+
+struct Store {
+    Store(const Config& config, Eigen::Index capacity);
+    ~Store();
+    Store(const Store&) = delete;
+    Store& operator=(const Store&) = delete;
+
+    float* input(int layer) const { return m_data + static_cast<std::ptrdiff_t>(layer) * layerFloats(); }
+    float* normed(int layer) const { return input(layer) + capacity * d; }
+    float* qkv(int layer) const { return normed(layer) + capacity * d; }
+    float* weights(int layer, int head) const { return qkv(layer) + capacity * 3 * d + head * capacity * capacity; }
+    float* final() const { return m_data + static_cast<std::ptrdiff_t>(layers) * layerFloats(); }
+    Eigen::Index layerFloats() const { return capacity * 5 * d + heads * capacity * capacity; }
+
+    const Eigen::Index capacity, d, heads;
+    const int layers;
+    // The token counts of the live passes reading this store; a pass may write positions p … T
+    // only when none of them reads past p.
+    std::mutex mutex;
+    std::multiset<Eigen::Index> live;
+
+private:
+    float* m_data = nullptr;
+    std::size_t m_bytes = 0;
+};
+
+struct Run::Extent {
+    Extent(std::shared_ptr<Store> s, Eigen::Index t);
+    ~Extent();
+    Extent(const Extent&) = delete;
+    Extent& operator=(const Extent&) = delete;
+    std::shared_ptr<Store> store;
+    Eigen::Index tokens;
+};
+
+struct RunAccess {
+    static void attach(Run& run, std::shared_ptr<const Run::Extent> extent) { run.m_extent = std::move(extent); }
+    static const Run::Extent* extent(const Run& run) { return run.m_extent.get(); }
+};
+
+// [rows, cols] at `data` with rows `stride` floats apart, writable.
+inline KeptBlock keptBlock(float* data, Eigen::Index rows, Eigen::Index cols, Eigen::Index stride) {
+    return {data, rows, cols, Eigen::OuterStride<>(stride)};
+}
+
+}  // namespace attnviz::core::gpt2
