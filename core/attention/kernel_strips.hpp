@@ -18,9 +18,9 @@ using KernelIndex = std::ptrdiff_t;
 //   interleaved (lda = 0): a tile [steps][6], a(r, s) = a[6 s + r] (packRows' tiles, q);
 //   rows (lda > 0): a(r, s) = a[r lda + s] (a block of weights).
 // panels: `panelCount` panels of [steps][16], `panelStride` floats apart.
-// out: rows `ldo` floats apart; accumulate (row layout only: A·V's later chunks of keys): add to
-// the sums already in out instead of starting from zero. Products of interleaved tiles always
-// start from zero.
+// out: rows `ldo` floats apart; accumulate: add to the sums already in out instead of starting
+// from zero (A·V's later chunks of keys, a product's later blocks of depth), which continues
+// each element's chain of multiply-adds.
 struct StripArgs {
     const float* a;
     KernelIndex lda;

@@ -25,6 +25,10 @@ namespace {
 constexpr Eigen::Index kPanel = 16;    // keys per panel: two 8-float registers
 constexpr Eigen::Index kTileRows = 6;  // queries per tile: 6 × 2 accumulators + 2 panel rows + 1 broadcast
 constexpr Eigen::Index kChunk = 256;   // keys per pass over a block's rows: 64 KiB of panels at d_k or d_v = 64
+// A product's depth and columns per pass over a share's rows (productRange): each tile's 6 × 256
+// floats stay in L1, and 256 × 512 floats of panels (512 KiB) in L2 across the tiles.
+constexpr Eigen::Index kDepth = 256;
+constexpr Eigen::Index kColumnBlock = 512;
 
 // Six rows × 16 columns of sums in twelve AVX2 registers: every index into c is a constant once
 // the loops over the rows are unrolled, so the compiler keeps the array in registers.
@@ -54,8 +58,10 @@ struct Sums6x16 {
 // qp: the six query rows interleaved, [d_k][6]; panel: [d_k][16]. Reading both through one
 // pointer each keeps the loop's addresses in registers (six row pointers did not fit beside
 // the accumulators, and the compiler spilled the loop counter to the stack).
-[[gnu::always_inline]] inline void tile6(const float* qp, const float* panel, Eigen::Index dk, float* out, Eigen::Index ldo) {
+[[gnu::always_inline]] inline void tile6(const float* qp, const float* panel, Eigen::Index dk, float* out, Eigen::Index ldo,
+                                         bool accumulate) {
     Sums6x16 sums;
+    if (accumulate) sums.load(out, ldo);
     for (Eigen::Index d = 0; d < dk; ++d, qp += kTileRows, panel += kPanel) {
         const __m256 b0 = _mm256_loadu_ps(panel), b1 = _mm256_loadu_ps(panel + 8);
 #pragma GCC unroll 6
@@ -110,7 +116,7 @@ void avx2Strip(const StripArgs& g) {
     for (KernelIndex p = 0; p < g.panelCount; ++p) {
         const float* panel = g.panels + p * g.panelStride;
         float* out = g.out + p * kPanel;
-        if (g.lda == 0) tile6(g.a, panel, g.steps, out, g.ldo);
+        if (g.lda == 0) tile6(g.a, panel, g.steps, out, g.ldo, g.accumulate);
         else valueTile6(g.a, g.lda, panel, g.steps, out, g.ldo, g.accumulate);
     }
 }
@@ -172,20 +178,38 @@ void packTiles(const MatRef& a, Eigen::Index r0, Eigen::Index r1, float* tiles) 
 // rows [r0, r1), `panels` b's first ⌊n/16⌋ columns as [d][16] panels, and b(c, j) reads any
 // element of b (the last n mod 16 columns). r0 is a multiple of kTileRows, and only the last
 // range has rows left over after the 6-row tiles.
+// Blocked as a GEMM is: kDepth steps of d, then kColumnBlock columns, then the tiles of rows; a
+// later block of depth continues the sums the earlier one left in out, so each element is still
+// one chain of fused multiply-adds over d in order. The rows left over after the full tiles are
+// one more tile, padded with zero rows, summed into scratch and copied out.
 template <class ElementOfB>
 void productRange(const MatRef& a, const float* tiles, const float* panels, Eigen::Index n, const ElementOfB& b, Eigen::Ref<Mat>& out,
                   Eigen::Index r0, Eigen::Index r1) {
-    const Eigen::Index d = a.cols(), fullPanels = n / kPanel, lda = a.outerStride(), ldo = out.outerStride();
-    const Eigen::Index fullEnd = r0 + (r1 - r0) / kTileRows * kTileRows;
-    // 1. Full panels, a chunk of columns at a time so that its panels stay in L1/L2 across the rows.
-    for (Eigen::Index p0 = 0; p0 < fullPanels; p0 += kChunk / kPanel) {
-        const Eigen::Index p1 = std::min(fullPanels, p0 + kChunk / kPanel);
-        for (Eigen::Index i = r0; i < fullEnd; i += kTileRows)
-            strip({tiles + (i - r0) * d, 0, panels + p0 * d * kPanel, d * kPanel, p1 - p0, d, out.data() + i * ldo + p0 * kPanel, ldo,
-                   false});
-        for (Eigen::Index i = fullEnd; i < r1; ++i)
-            for (Eigen::Index p = p0; p < p1; ++p) tile1(a.data() + i * lda, panels + p * d * kPanel, d, out.data() + i * ldo + p * kPanel);
+    const Eigen::Index d = a.cols(), fullPanels = n / kPanel, ldo = out.outerStride();
+    const Eigen::Index fullEnd = r0 + (r1 - r0) / kTileRows * kTileRows, left = r1 - fullEnd, width = fullPanels * kPanel;
+    thread_local std::vector<float> lastTile, lastOut;
+    if (left > 0 && fullPanels > 0) {
+        lastTile.assign(static_cast<std::size_t>(d * kTileRows), 0.0f);
+        for (Eigen::Index c = 0; c < d; ++c)
+            for (Eigen::Index l = 0; l < left; ++l) lastTile[static_cast<std::size_t>(c * kTileRows + l)] = a(fullEnd + l, c);
+        lastOut.resize(static_cast<std::size_t>(kTileRows * width));
     }
+    // 1. Full panels.
+    for (Eigen::Index k0 = 0; k0 < d; k0 += kDepth) {
+        const Eigen::Index steps = std::min(kDepth, d - k0);
+        for (Eigen::Index p0 = 0; p0 < fullPanels; p0 += kColumnBlock / kPanel) {
+            const Eigen::Index p1 = std::min(fullPanels, p0 + kColumnBlock / kPanel);
+            const float* block = panels + p0 * d * kPanel + k0 * kPanel;
+            for (Eigen::Index i = r0; i < fullEnd; i += kTileRows)
+                strip({tiles + (i - r0) * d + k0 * kTileRows, 0, block, d * kPanel, p1 - p0, steps, out.data() + i * ldo + p0 * kPanel, ldo,
+                       k0 > 0});
+            if (left > 0)
+                strip(
+                    {lastTile.data() + k0 * kTileRows, 0, block, d * kPanel, p1 - p0, steps, lastOut.data() + p0 * kPanel, width, k0 > 0});
+        }
+    }
+    if (left > 0 && fullPanels > 0)
+        for (Eigen::Index l = 0; l < left; ++l) std::copy_n(lastOut.data() + l * width, width, out.data() + (fullEnd + l) * ldo);
     // 2. The last n mod 16 columns: the same chain of fused multiply-adds, one element at a time.
     for (Eigen::Index i = r0; i < r1; ++i)
         for (Eigen::Index j = fullPanels * kPanel; j < n; ++j) {

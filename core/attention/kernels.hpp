@@ -12,6 +12,7 @@
 #pragma once
 
 #include "core/base/matrix.hpp"
+#include "core/base/pages.hpp"
 
 #include <vector>
 
@@ -30,10 +31,13 @@ bool hasKernelIsa(KernelIsa isa);
 KernelIsa useKernelIsa(KernelIsa isa);
 const char* kernelIsaName(KernelIsa isa);  // "avx512", "avx2", "portable"
 
+// Packed operands: megabytes for a model's weights or a long sequence's keys, in huge pages.
+using PackedFloats = std::vector<float, PageAllocator<float>>;
+
 // k: [T_k, d_k] repacked as ⌊T_k/16⌋ panels of [d_k][16] (key-minor); the last T_k mod 16 keys
 // are not packed (scoreRows reads them from k).
 struct PackedKeys {
-    std::vector<float> panels;
+    PackedFloats panels;
 };
 void packKeys(const MatRef& k, PackedKeys& out);
 
@@ -47,7 +51,7 @@ void scoreRows(const MatRef& q, const MatRef& k, const PackedKeys& packed, Eigen
 // are not packed (the products read them from b). For A·V, b = v; for a projection, b = the
 // head's slice of a weight matrix.
 struct PackedColumns {
-    std::vector<float> panels;
+    PackedFloats panels;
     Eigen::Index rows = 0, cols = 0;  // b's shape
 };
 void packColumns(const MatRef& b, PackedColumns& out);
@@ -57,7 +61,7 @@ bool packs(const PackedColumns& packed, const MatRef& b);
 // a: [rows, d] with its ⌊rows/6⌋ full tiles of six rows interleaved, [d][6] each (what
 // scoreRows packs q into on every call); packed once when many products read the same rows.
 struct PackedRows {
-    std::vector<float> tiles;
+    PackedFloats tiles;
     Eigen::Index rows = 0, cols = 0;  // a's shape
 };
 void packRows(const MatRef& a, PackedRows& out);

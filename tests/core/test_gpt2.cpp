@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <map>
 #include <optional>
 
@@ -153,6 +154,37 @@ TEST_F(Gpt2, TypingAtTheEndWritesIntoTheKeptStoreWithoutDisturbingLivePasses) {
     const gpt2::Run shorter = gpt2::forwardAppend(*model, a, again);
     expectSamePass(shorter, gpt2::forward(*model, a));
     expectSamePass(again, gpt2::forward(*model, d));
+}
+
+TEST_F(Gpt2, AStoreOnPagesThatHeldAnotherLayoutGivesTheSameNumbers) {
+    // The pages a pass over 340 positions gave back (rows 340 floats apart) serve the next store
+    // of about their size, one of 333 (grownCapacity(301)): what the earlier rows' new columns
+    // read is set by the pass, not left from the pages' last use.
+    constexpr int kLong = 512;
+    auto w = weights(4);
+    StoredTensor wpe;
+    wpe.shape = {kLong, kEmbd};
+    for (int i = 0; i < kLong * kEmbd; ++i) wpe.values.push_back(0.3f * std::sin(0.37f * static_cast<float>(i)));
+    w["wpe.weight"] = wpe;
+    const auto model = gpt2::Checkpoint::open(write(w, configText({{"n_positions", kLong}})).string());
+    const auto ids = [](int n) {
+        std::vector<int> out(static_cast<std::size_t>(n));
+        for (int i = 0; i < n; ++i) out[static_cast<std::size_t>(i)] = (i * 37 + 5) % 256;
+        return out;
+    };
+    const gpt2::Run first = gpt2::forward(*model, ids(300));
+    const float* bigStore = nullptr;
+    {
+        const gpt2::Run big = gpt2::forward(*model, ids(340));
+        bigStore = big.input(0).data();
+    }
+    const gpt2::Run typed = gpt2::forwardAppend(*model, ids(301), first);
+    ASSERT_EQ(typed.capacity(), 333);
+    EXPECT_EQ(typed.input(0).data(), bigStore);  // the same pages
+    expectSamePass(typed, gpt2::forward(*model, ids(301)));
+    const gpt2::Run more = gpt2::forwardAppend(*model, ids(320), typed);
+    ASSERT_EQ(more.weights(0, 0).data(), typed.weights(0, 0).data());
+    expectSamePass(more, gpt2::forward(*model, ids(320)));
 }
 
 TEST_F(Gpt2, OneLayerAsAScenarioModelGivesTheKeptWeights) {

@@ -1,6 +1,7 @@
 // GPT-2's forward pass (gpt2.hpp gives the equations), computed for positions prefix … T-1 over
 // the kept layers of earlier positions: prefix 0 is the whole pass.
 #include "core/base/error.hpp"
+#include "core/base/pages.hpp"
 #include "core/models/gpt2/gpt2.hpp"
 #include "core/models/gpt2/gpt2_store.hpp"
 
@@ -38,7 +39,7 @@ void linear(const MatRef& a, const Weight& w, const Weight& bias, Eigen::Ref<Mat
 }
 
 // The activation of every element of m, rows on every core.
-void activate(Activation act, Mat& m) {
+void activate(Activation act, Eigen::Ref<Mat> m) {
 #pragma omp parallel for schedule(static) if (m.size() >= (1 << 15))
     for (Eigen::Index r = 0; r < m.rows(); ++r) {
         auto a = m.row(r).array();
@@ -54,7 +55,7 @@ void activate(Activation act, Mat& m) {
     }
 }
 
-void requireFinite(const Mat& m, const std::string& where) {
+void requireFinite(const MatRef& m, const std::string& where) {
     if (!((m.array() * 0.0f).sum() == 0.0f)) throw InputError(where, "the activations overflow the float range");
 }
 
@@ -86,9 +87,7 @@ void attendRows(const MatRef& q, const MatRef& k, const MatRef& v, float scale, 
 }
 
 // A claim on positions 0 … T-1 of a store whose first p hold previous's: previous's own store
-// when it has room and no live pass reads past p, else a new one with them copied. Every store
-// holds zeros above every row's diagonal (fresh pages are zeros, and every pass is causal), so an
-// extension finds the new columns of earlier rows already zero.
+// when it has room and no live pass reads past p, else a new one with them copied.
 std::shared_ptr<const Run::Extent> claim(const Config& cfg, Eigen::Index t, const Run* previous, Eigen::Index p) {
     const auto registered = [](const std::shared_ptr<Store>& store, Eigen::Index tokens) {
         const auto it = store->live.insert(tokens);
@@ -170,14 +169,20 @@ Run forwardFrom(const Checkpoint& model, const std::vector<int>& ids, const Run*
     RunAccess::attach(run, claim(cfg, t, previous, p));
     const Store& store = *RunAccess::extent(run)->store;
     const Eigen::Index c = store.capacity;
+    // The pass's temporaries, in this thread's buffers kept from pass to pass (fresh pages cost
+    // their faults: core/base/pages.hpp).
+    thread_local std::vector<float, PageAllocator<float>> buffer;
+    buffer.resize(static_cast<std::size_t>(rows * (4 * d + cfg.nInner)));
+    Eigen::Map<Mat> x(buffer.data(), rows, d), attn(x.data() + rows * d, rows, d), normed(attn.data() + rows * d, rows, d),
+        concat(normed.data() + rows * d, rows, d), mlp(concat.data() + rows * d, rows, cfg.nInner);
     // 1. x = wte[ids] + wpe[positions], for the new positions.
-    Mat x(rows, d);
     for (Eigen::Index i = 0; i < rows; ++i)
         x.row(i) = model.wte().map().row(ids[static_cast<std::size_t>(p + i)]) + model.wpe().map().row(p + i);
 
-    Mat attn(rows, d), normed(rows, d), mlp(rows, cfg.nInner), concat(rows, d);
     for (int l = 0; l < cfg.nLayer; ++l) {
         const Block& b = model.blocks()[static_cast<std::size_t>(l)];
+        // Earlier rows read no new key: the causal zeros of their new columns.
+        for (int h = 0; h < heads; ++h) keptBlock(store.weights(l, h) + p, p, rows, c).setZero();
         // 2. the new positions' rows of the kept matrices (earlier ones are previous's).
         keptBlock(store.input(l) + p * d, rows, d, d) = x;
         KeptBlock normed1 = keptBlock(store.normed(l) + p * d, rows, d, d);

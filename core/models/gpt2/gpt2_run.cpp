@@ -1,24 +1,56 @@
 // The store of a pass's kept matrices and the Run handle's views of it (gpt2_store.hpp).
 #include "core/models/gpt2/gpt2_store.hpp"
 
-#include <sys/mman.h>
+#include "core/base/pages.hpp"
 
-#include <new>
+#include <sys/mman.h>
 
 namespace attnviz::core::gpt2 {
 
-Store::Store(const Config& config, Eigen::Index cap) : capacity(cap), d(config.nEmbd), heads(config.nHead), layers(config.nLayer) {
-    const auto floats = static_cast<std::size_t>(layers * layerFloats() + capacity * d);
-    m_bytes = floats * sizeof(float);
-    void* p = ::mmap(nullptr, m_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) throw std::bad_alloc();
-    // Huge pages where the kernel offers them: a pass over 512 tokens writes 200 MB of fresh
-    // pages, and faulting them in 4 KiB at a time costs a tenth of the pass.
-    ::madvise(p, m_bytes, MADV_HUGEPAGE);
-    m_data = static_cast<float*>(p);
+namespace {
+
+// The pages of the last store given back, kept for the next store of about their size: pass
+// after pass (a new sentence, a benchmark) writes into pages already there rather than faulting
+// in fresh ones (core/base/pages.hpp). Kept as MADV_FREE: the kernel may take them back when
+// memory runs short (they then read as zeros; no pass relies on what they hold).
+struct Spare {
+    std::mutex mutex;
+    void* address = nullptr;
+    std::size_t bytes = 0;
+};
+
+Spare& spare() {
+    static Spare s;
+    return s;
 }
 
-Store::~Store() { ::munmap(m_data, m_bytes); }
+}  // namespace
+
+Store::Store(const Config& config, Eigen::Index cap) : capacity(cap), d(config.nEmbd), heads(config.nHead), layers(config.nLayer) {
+    m_bytes = static_cast<std::size_t>(layers * layerFloats() + capacity * d) * sizeof(float);
+    {
+        Spare& s = spare();
+        const std::lock_guard<std::mutex> lock(s.mutex);
+        if (s.address && s.bytes >= m_bytes && s.bytes - m_bytes <= m_bytes / 4) {
+            m_data = static_cast<float*>(s.address);
+            m_bytes = s.bytes;
+            s.address = nullptr;
+            return;
+        }
+        unmapPages(s.address, s.bytes);  // too small or too large for what comes next
+        s.address = nullptr;
+    }
+    m_data = static_cast<float*>(mapPages(m_bytes));
+}
+
+Store::~Store() {
+    Spare& s = spare();
+    const std::lock_guard<std::mutex> lock(s.mutex);
+    unmapPages(s.address, s.bytes);
+    ::madvise(m_data, m_bytes, MADV_FREE);
+    s.address = m_data;
+    s.bytes = m_bytes;
+}
 
 Run::Extent::Extent(std::shared_ptr<Store> s, Eigen::Index t) : store(std::move(s)), tokens(t) {}
 

@@ -1,7 +1,7 @@
-// Where a pass's kept matrices live (gpt2.hpp's Run): one anonymous mapping per store, laid out
-// layer after layer as input [C, d], normed [C, d], qkv [C, 3d], then every head's weights
-// [C, C], and after the last layer final [C, d]; C = the capacity in positions. Fresh pages read
-// as zeros, so the causal zeros above every row's diagonal are there before any pass writes.
+// Where a pass's kept matrices live (gpt2.hpp's Run): one mapping per store, laid out layer
+// after layer as input [C, d], normed [C, d], qkv [C, 3d], then every head's weights [C, C], and
+// after the last layer final [C, d]; C = the capacity in positions. A store's pages may come from
+// one given back (whatever they held): a pass writes every element its views show.
 // Private to the model room's GPT-2 sources.
 #pragma once
 
