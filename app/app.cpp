@@ -39,20 +39,14 @@ std::vector<std::string> App::panelIds() const {
 bool App::prepareFonts(float contentScale, float pixelScale) {
     m_effectiveScale = m_state.view.uiScale * contentScale;
     const float raster = m_effectiveScale * pixelScale;
-    const void* run = m_state.loaded ? m_state.loaded.run.get() : nullptr;
-    if (run != m_otherLabelsOf) {  // a model's ten most likely next tokens (their order does not depend on the temperature)
-        m_otherLabels.clear();
-        if (run)
-            for (const auto& n : core::gpt2::topNext(m_state.loaded.run->logits, 1.0f, 10))
-                m_otherLabels.push_back(core::byteTokenLabel(m_state.loaded.checkpoint->tokenizer().tokenBytes(n.id)));
-        m_otherLabelsOf = run;
-    }
+    // The labels on screen: the tokens, and a model's ten most likely next tokens.
+    const std::vector<std::string>& next = m_state.loaded.nextLabels;
     if (!m_fontSet.needsRebuild(raster, m_state.model.queryTokens) && !m_fontSet.needsRebuild(raster, m_state.model.keyTokens) &&
-        !m_fontSet.needsRebuild(raster, m_otherLabels))
+        !m_fontSet.needsRebuild(raster, next))
         return false;
     std::vector<std::string> tokens = m_state.model.queryTokens;
     tokens.insert(tokens.end(), m_state.model.keyTokens.begin(), m_state.model.keyTokens.end());
-    tokens.insert(tokens.end(), m_otherLabels.begin(), m_otherLabels.end());
+    tokens.insert(tokens.end(), next.begin(), next.end());
     m_fontSet.build(raster, tokens);
     ImGui::GetIO().FontGlobalScale = 1.0f / pixelScale;
     return true;

@@ -74,8 +74,6 @@ private:
     FontSet m_fontSet;
     // The labels drawn beside the tokens (a model's next tokens), for the font atlas, and the
     // model pass they are of.
-    std::vector<std::string> m_otherLabels;
-    const void* m_otherLabelsOf = nullptr;
     gfx::HeatmapRenderer m_heatmaps;
     gfx::TextureCache m_textures;
     std::vector<std::unique_ptr<Panel>> m_panels;

@@ -86,18 +86,19 @@ void modelSection(PanelContext& ctx) {
     if (ImGui::SliderFloat("##next-tau", &position, 0.0f, 1.0f, "", ImGuiSliderFlags_NoRoundToFormat))
         ctx.actions.emit(action::SetNextTemperature{sliderToTemperature(position)});
     tooltip("Divides the logits of the next token before their softmax, as sampling does. The attention's own temperature is below.");
-    const auto next = core::gpt2::topNext(s.loaded.run->logits, s.view.nextTemperature, 10);
     const float barW = ImGui::GetContentRegionAvail().x * 0.45f, rowH = ImGui::GetTextLineHeight();
-    for (const auto& n : next) {
-        const std::string label = core::byteTokenLabel(s.loaded.checkpoint->tokenizer().tokenBytes(n.id));
+    for (std::size_t i = 0; i < s.loaded.next.size() && i < s.nextProbs.size(); ++i) {
+        const core::gpt2::NextToken& n = s.loaded.next[i];
+        const float prob = s.nextProbs[i];
+        const std::string& label = s.loaded.nextLabels[i];
         const ImVec2 p = ImGui::GetCursorScreenPos();
         ImDrawList* draw = ImGui::GetWindowDrawList();
         draw->AddRectFilled(p, ImVec2(p.x + barW, p.y + rowH), ImGui::GetColorU32(ImGuiCol_FrameBg));
-        draw->AddRectFilled(p, ImVec2(p.x + barW * n.prob, p.y + rowH), ImGui::GetColorU32(ImGuiCol_PlotHistogram));
+        draw->AddRectFilled(p, ImVec2(p.x + barW * prob, p.y + rowH), ImGui::GetColorU32(ImGuiCol_PlotHistogram));
         ImGui::Dummy(ImVec2(barW, rowH));
         ImGui::SameLine();
         ImGui::Text(
-            "%5.1f%%  %s", 100.0 * n.prob,
+            "%5.1f%%  %s", 100.0 * prob,
             widgets::fitLabel(label, ImGui::GetContentRegionAvail().x - ImGui::GetFontSize() * 4.0f, widgets::kTitleGlyphs).c_str());
         tooltip(("token id " + std::to_string(n.id) + ", logit " + core::formatFixed(n.logit, 3)).c_str());
     }

@@ -21,6 +21,7 @@ bool rebuild(AppState& state, const core::Scenario& next) {
     try {
         AppState fresh = makeState(next, state.limits, &state.loaded);
         fresh.view = state.view;
+        deriveNextTokens(fresh);
         fresh.work = state.work;
         fresh.work.modelBuilds += 1;
         fresh.dataVersion = state.dataVersion + 1;  // versions never repeat: caches key on them

@@ -44,6 +44,7 @@ bool applyAction(AppState& state, const action::SetNextTemperature& a) {
     if (!std::isfinite(a.value) || a.value <= 0.0f)
         return reject(state, "next-token temperature", "must be greater than 0, got " + core::formatNumber(a.value));
     state.view.nextTemperature = std::clamp(a.value, kMinTemperature, kMaxTemperature);
+    deriveNextTokens(state);
     return true;
 }
 

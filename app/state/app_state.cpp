@@ -20,7 +20,13 @@ AppState makeState(const core::Scenario& scenario, const core::Limits& limits, c
     state.headVersions.assign(static_cast<std::size_t>(state.model.heads), 0);
     state.baseStage = Stage::Projections;
     state.equivarianceStale = true;
+    deriveNextTokens(state);
     return state;
+}
+
+void deriveNextTokens(AppState& state) {
+    state.nextProbs.clear();
+    if (state.loaded) state.nextProbs = core::gpt2::probabilities(state.loaded.run->logits, state.loaded.next, state.view.nextTemperature);
 }
 
 namespace {

@@ -93,6 +93,7 @@ struct AppState {
     // A scenario naming a model: the checkpoint and its own pass over the sentence (every layer);
     // `model` is then the selected layer's attention. Empty otherwise.
     core::LoadedModel loaded;
+    std::vector<float> nextProbs;                     // loaded.next's probabilities at view.nextTemperature (deriveNextTokens)
     core::Model model;                                // current token order
     std::vector<std::string> queryLabels, keyLabels;  // the tokens as drawn (␣ for a space)
     core::Model baseModel;                            // before the swaps (the permutation reference); only when swapped
@@ -128,6 +129,8 @@ int shownHead(const AppState& state);
 // computed yet: every head is stale (see recompute, recomputeStep). `previous`: the model a
 // state loaded before, whose checkpoint and pass are reused where they still hold.
 AppState makeState(const core::Scenario& scenario, const core::Limits& limits = {}, const core::LoadedModel* previous = nullptr);
+// state.nextProbs from the loaded model's next tokens and view.nextTemperature.
+void deriveNextTokens(AppState& state);
 
 // Every recompute below first takes the softmax settings from the scenario, and after its
 // heads brings the shown lab's maps up to date (refreshLabMaps).

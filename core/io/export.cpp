@@ -259,11 +259,10 @@ void writeModelExportJson(ByteSink& out, const Scenario& scenario, const LoadedM
         j << "\n    ]}";
     }
     j << "\n  ],\n  \"next_tokens\": [";
-    const auto next = gpt2::topNext(run.logits, 1.0f, 10);
-    for (std::size_t i = 0; i < next.size(); ++i) {
-        j << (i ? ",\n    " : "\n    ") << "{\"id\": " << std::to_string(next[i].id)
-          << ", \"token\": " << nlohmann::json(byteTokenLabel(model.tokenizer().tokenBytes(next[i].id))).dump() << ", \"prob\": ";
-        j.number(next[i].prob);
+    for (std::size_t i = 0; i < loaded.next.size(); ++i) {
+        j << (i ? ",\n    " : "\n    ") << "{\"id\": " << std::to_string(loaded.next[i].id)
+          << ", \"token\": " << nlohmann::json(loaded.nextLabels[i]).dump() << ", \"prob\": ";
+        j.number(loaded.next[i].prob);
         j << "}";
     }
     j << "\n  ]\n}\n";
@@ -298,9 +297,9 @@ void exportModelNpyDir(FileBatch& batch, const std::string& dir, const LoadedMod
     batch.add(path("token_ids.npy"), ids);
     batch.add(path("tokens.txt"), labelsText(loaded.labels));
     std::string next;
-    for (const gpt2::NextToken& n : gpt2::topNext(run.logits, 1.0f, 10)) {
-        next += std::to_string(n.id) + "\t" + formatNumber(n.prob) + "\t";
-        for (char c : byteTokenLabel(loaded.checkpoint->tokenizer().tokenBytes(n.id))) next += (c == '\n' || c == '\t' ? ' ' : c);
+    for (std::size_t i = 0; i < loaded.next.size(); ++i) {
+        next += std::to_string(loaded.next[i].id) + "\t" + formatNumber(loaded.next[i].prob) + "\t";
+        for (char c : loaded.nextLabels[i]) next += (c == '\n' || c == '\t' ? ' ' : c);
         next += "\n";
     }
     batch.add(path("next_tokens.txt"), next);

@@ -89,6 +89,8 @@ LoadedModel loadModel(const Scenario& scenario, const LoadedModel* previous, con
         ++loaded.forwardPasses;
     }
     loaded.labels = gpt2::tokenLabels(model, ids);
+    loaded.next = gpt2::topNext(loaded.run->logits, 1.0f, 10);
+    for (const gpt2::NextToken& n : loaded.next) loaded.nextLabels.push_back(gpt2::tokenLabel(model, n.id));
     return loaded;
 }
 

@@ -17,6 +17,8 @@ struct LoadedModel {
     std::shared_ptr<const gpt2::Checkpoint> checkpoint;  // null: the scenario names no model
     std::shared_ptr<const gpt2::Run> run;                // every layer's every head, the next token's logits
     std::vector<std::string> labels;                     // the tokens as drawn, in text order
+    std::vector<gpt2::NextToken> next;                   // the ten most likely next tokens at τ = 1 (their order at every τ)
+    std::vector<std::string> nextLabels;                 // and their labels
     long long forwardPasses = 0, appendedPasses = 0;     // passes run for this state: whole, and over a kept prefix
 
     explicit operator bool() const { return checkpoint != nullptr; }

@@ -99,6 +99,16 @@ TEST_F(Gpt2, ForwardKeepsEveryHeadCausalAndNormalised) {
     EXPECT_NEAR(total, 1.0, 1e-5);
     // A low temperature puts almost everything on the most likely token.
     EXPECT_GT(gpt2::topNext(run.logits, 0.01f, 1)[0].prob, 0.99f);
+    // The same probabilities for chosen tokens, at any temperature.
+    const auto cold = gpt2::topNext(run.logits, 0.5f, 10);
+    const std::vector<float> p = gpt2::probabilities(run.logits, next, 0.5f);
+    for (std::size_t i = 0; i < next.size(); ++i) {
+        EXPECT_EQ(cold[i].id, next[i].id);
+        EXPECT_NEAR(p[i], cold[i].prob, 1e-7f);
+    }
+    // An id past the tokenizer's tokens (a padded vocabulary) still has a label.
+    EXPECT_EQ(gpt2::tokenLabel(*model, 258), "␣the");
+    EXPECT_EQ(gpt2::tokenLabel(*model, 100000), "⟨id 100000⟩");
 }
 
 // Every kept matrix of two passes, bit for bit.

@@ -158,7 +158,13 @@ std::vector<NextToken> topNext(const Vec& logits, float temperature, int count);
 // settings at τ = 1 its forward pass gives this layer's kept weights.
 Model layerModel(const Checkpoint& model, const Run& run, int layer, const std::vector<std::string>& labels);
 
-// The tokens' labels (byteTokenLabel of each token's bytes).
+// A token's label: byteTokenLabel of its bytes, or "⟨id N⟩" for an id the tokenizer has no
+// token for (the rows some checkpoints pad their vocabulary with).
+std::string tokenLabel(const Checkpoint& model, int id);
+// The tokens' labels (tokenLabel of each).
 std::vector<std::string> tokenLabels(const Checkpoint& model, const std::vector<int>& ids);
+
+// The probabilities of `tokens` under softmax(logits / temperature).
+std::vector<float> probabilities(const Vec& logits, const std::vector<NextToken>& tokens, float temperature);
 
 }  // namespace attnviz::core::gpt2

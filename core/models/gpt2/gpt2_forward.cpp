@@ -255,10 +255,27 @@ std::vector<NextToken> topNext(const Vec& logits, float temperature, int count) 
     return out;
 }
 
+std::vector<float> probabilities(const Vec& logits, const std::vector<NextToken>& tokens, float temperature) {
+    std::vector<float> out;
+    if (logits.size() == 0) return out;
+    const double tau = std::max(static_cast<double>(temperature), 1e-6);
+    const double top = logits.maxCoeff();
+    double sum = 0;
+    for (Eigen::Index i = 0; i < logits.size(); ++i) sum += std::exp((logits[i] - top) / tau);
+    out.reserve(tokens.size());
+    for (const NextToken& t : tokens) out.push_back(static_cast<float>(std::exp((logits[t.id] - top) / tau) / sum));
+    return out;
+}
+
+std::string tokenLabel(const Checkpoint& model, int id) {
+    if (!model.tokenizer().hasId(id)) return "⟨id " + std::to_string(id) + "⟩";
+    return byteTokenLabel(model.tokenizer().tokenBytes(id));
+}
+
 std::vector<std::string> tokenLabels(const Checkpoint& model, const std::vector<int>& ids) {
     std::vector<std::string> labels;
     labels.reserve(ids.size());
-    for (const int id : ids) labels.push_back(byteTokenLabel(model.tokenizer().tokenBytes(id)));
+    for (const int id : ids) labels.push_back(tokenLabel(model, id));
     return labels;
 }
 
