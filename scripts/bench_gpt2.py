@@ -211,7 +211,7 @@ def main():
         print(f"GPT-2 small's shape, random weights: {os.path.getsize(os.path.join(folder, 'model.safetensors')) / 1e6:.0f} MB F32")
         last, kept_mib = {}, {}
         for t in sizes:
-            ratios, ours, peers, appends = [], [], [], []
+            ratios, ours, peers, appends, rates = [], [], [], [], []
             for _ in range(args.rounds):
                 a = run_attnviz(attnviz, folder, t, args.seconds)
                 ms, kernel, cleared, info = run_torch(folder, t, args.seconds)
@@ -219,18 +219,24 @@ def main():
                 peers.append(ms)
                 ratios.append(ms / a["forward_ms"])
                 appends.append(a["append_ms"] / a["forward_ms"])
-            last[t], kept_mib[t] = a["gflops"], a["kept_mib"]
-            print(f"T = {t}: attnviz {statistics.median(ours):.1f} ms ({a['gflops']:.0f} GFLOP/s, kernels {a['kernels']}), "
+                rates.append(a["gflops"])
+            last[t], kept_mib[t] = statistics.median(rates), a["kept_mib"]
+            print(f"T = {t}: attnviz {statistics.median(ours):.1f} ms ({last[t]:.0f} GFLOP/s, kernels {a['kernels']}), "
                   f"PyTorch {info['torch']} eager ({info['threads']} threads, OpenBLAS {kernel}"
                   f"{', ' + ' and '.join(cleared) + ' unset for it' if cleared else ''}) {statistics.median(peers):.1f} ms: "
                   f"attnviz {statistics.median(ratios):.2f}x faster; appending a token costs "
                   f"{100 * statistics.median(appends):.1f} % of the whole pass")
-        # The ceiling: an sgemm of the width the kernels ran (AVX-512 here needs its own program).
-        program = os.path.join(args.build, "attnviz_sgemm_avx512" if a["kernels"] == "avx512" else "attnviz_bench")
+        # The ceilings: an sgemm of the width the kernels ran (AVX-512 here needs its own program),
+        # and the fused multiply-add peak of that width on every core.
+        wide = a["kernels"] == "avx512"
+        program = os.path.join(args.build, "attnviz_sgemm_avx512" if wide else "attnviz_bench")
         sgemm = next(iter(benchmark_json(program, "BM_Sgemm").values()))["GFLOP/s"]
+        peak_name = "BM_FmaPeakAvx512" if wide else "BM_FmaPeak"
+        peak = benchmark_json(os.path.join(args.build, "attnviz_bench"), f"{peak_name}/")[peak_name + "/real_time"]["GFLOP/s"]
         for t, gflops in last.items():
             print(f"T = {t}: attnviz {gflops:.0f} GFLOP/s = {100 * gflops / sgemm:.0f} % of Eigen's {a['kernels']} sgemm "
-                  f"(1024^3, {sgemm:.0f} GFLOP/s in this run)")
+                  f"(1024^3, {sgemm:.0f} GFLOP/s in this run) = {100 * gflops / peak:.0f} % of the {a['kernels']} FMA peak "
+                  f"({peak_name}, {peak:.0f} GFLOP/s)")
         # Memory: peak RSS of one export against the file and what the pass keeps.
         for t in sizes:
             p = subprocess.run(["/usr/bin/time", "-f", "%M", attnviz, "--model", folder, "--sentence", sentence(t), "--export-csv",

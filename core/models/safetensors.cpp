@@ -210,6 +210,11 @@ SafetensorsFile SafetensorsFile::open(const std::string& path) {
     file.m_mapping = std::make_unique<Mapping>(address, length);
     file.m_bytes = {static_cast<const std::byte*>(address), length};
     file.parse();
+    // Every tensor is read next: the pages are mapped in one call rather than faulted in one
+    // 4 KiB page at a time (a second for GPT-2 small on a virtual machine). Advice only.
+#ifdef MADV_POPULATE_READ
+    ::madvise(address, length, MADV_POPULATE_READ);
+#endif
     return file;
 }
 
