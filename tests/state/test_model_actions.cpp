@@ -54,6 +54,12 @@ TEST_F(ModelState, TypingMoreTextRunsOnlyTheNewPositions) {
     EXPECT_EQ(s.loaded.appendedPasses, 1);
     EXPECT_EQ(s.model.tq(), 3);
     EXPECT_EQ(s.queryLabels, (std::vector<std::string>{"␣the", "␣the", "␣the"}));
+    // Typing on writes into the kept store: the earlier positions' weights do not move.
+    const float* kept = s.loaded.run->weights(1, 1).data();
+    ASSERT_TRUE(apply(s, action::SetSentence{" the the the the"}));
+    EXPECT_EQ(s.loaded.appendedPasses, 2);
+    EXPECT_EQ(s.loaded.run->weights(1, 1).data(), kept);
+    EXPECT_EQ(s.model.tq(), 4);
     ASSERT_TRUE(apply(s, action::SetSentence{"x"}));  // nothing in common: a whole pass
     EXPECT_EQ(s.loaded.forwardPasses, 2);
     EXPECT_FALSE(apply(s, action::SetSentence{""}));
