@@ -87,9 +87,7 @@ Built buildFor(const GuiRequest& request, const char*& doing) {
 
 std::string heatmapTitle(const core::Scenario& scenario, const core::Model& model, const core::Settings& settings, int head) {
     std::string title = scenario.name.empty() ? std::string() : scenario.name + " · ";
-    if (scenario.model) title += "layer " + std::to_string(scenario.layer + 1) + " · ";
-    title += head < 0 ? "mean of " + std::to_string(model.heads) + " heads"
-                      : "head " + std::to_string(head + 1) + " of " + std::to_string(model.heads);
+    title += core::headName(scenario, head, model.heads);
     title += " · τ = " + core::formatFixed(settings.temperature, 2);
     if (!settings.scaled) title += " · unscaled";
     if (settings.causal) title += " · causal";

@@ -5,6 +5,7 @@
 #include "app/widgets/text.hpp"
 
 #include <algorithm>
+#include <cctype>
 
 namespace attnviz::app {
 
@@ -12,10 +13,9 @@ std::string_view Panel::id() const { return m_info.id; }
 const char* Panel::title() const { return m_info.title; }
 
 std::string headLabel(const AppState& state, int head) {
-    // A model's heads are named with their layer, as papers name them ("layer 5, head 1").
-    const std::string layer = state.loaded ? "Layer " + std::to_string(state.scenario.layer + 1) + " · " : "";
-    if (head < 0) return layer + (layer.empty() ? "Mean" : "mean") + " of " + std::to_string(state.model.heads) + " heads";
-    return layer + (layer.empty() ? "Head " : "head ") + std::to_string(head + 1) + " of " + std::to_string(state.model.heads);
+    std::string label = core::headName(state.scenario, head, state.model.heads);
+    label[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(label[0])));
+    return label;
 }
 
 int headPooling(float pixelsPerCell) { return gfx::poolFactor(pixelsPerCell * ImGui::GetIO().DisplayFramebufferScale.x); }

@@ -364,4 +364,10 @@ json scenarioToJson(const Scenario& s) {
     return j;
 }
 
+std::string headName(const Scenario& s, int head, int heads) {
+    const std::string layer = s.model ? "layer " + std::to_string(s.layer + 1) + " · " : "";
+    const std::string count = std::to_string(heads);
+    return layer + (head < 0 ? "mean of " + count + " heads" : "head " + std::to_string(head + 1) + " of " + count);
+}
+
 }  // namespace attnviz::core

@@ -87,6 +87,10 @@ nlohmann::json scenarioToJson(const Scenario& s);
 // A matrix as a JSON array of rows, each number the shortest text that reads back as the same float.
 nlohmann::json matrixToJson(const MatRef& m);
 
+// A head as titles name it: "head 2 of 8", "mean of 8 heads" (head < 0), and with a model its
+// layer first, as papers do: "layer 5 · head 2 of 12".
+std::string headName(const Scenario& s, int head, int heads);
+
 // Every key a scenario file may hold, in documentation order.
 const std::vector<std::string>& scenarioKeys();
 
