@@ -234,14 +234,22 @@ Run forwardAppend(const Checkpoint& model, const std::vector<int>& ids, const Ru
     return forwardFrom(model, ids, &previous, p);
 }
 
-std::vector<NextToken> topNext(const Vec& logits, float temperature, int count) {
-    const Eigen::Index n = logits.size();
-    if (n == 0 || count <= 0) return {};
+std::vector<float> probabilities(const Vec& logits, const std::vector<NextToken>& tokens, float temperature) {
+    std::vector<float> out;
+    if (logits.size() == 0) return out;
     // softmax(logits / τ), with the largest logit subtracted so nothing overflows.
     const double tau = std::max(static_cast<double>(temperature), 1e-6);
     const double top = logits.maxCoeff();
     double sum = 0;
-    for (Eigen::Index i = 0; i < n; ++i) sum += std::exp((logits[i] - top) / tau);
+    for (Eigen::Index i = 0; i < logits.size(); ++i) sum += std::exp((logits[i] - top) / tau);
+    out.reserve(tokens.size());
+    for (const NextToken& t : tokens) out.push_back(static_cast<float>(std::exp((logits[t.id] - top) / tau) / sum));
+    return out;
+}
+
+std::vector<NextToken> topNext(const Vec& logits, float temperature, int count) {
+    const Eigen::Index n = logits.size();
+    if (n == 0 || count <= 0) return {};
     std::vector<int> order(static_cast<std::size_t>(n));
     std::iota(order.begin(), order.end(), 0);
     const auto k = static_cast<std::ptrdiff_t>(std::min<Eigen::Index>(count, n));
@@ -250,20 +258,10 @@ std::vector<NextToken> topNext(const Vec& logits, float temperature, int count) 
     std::vector<NextToken> out;
     for (std::ptrdiff_t i = 0; i < k; ++i) {
         const int id = order[static_cast<std::size_t>(i)];
-        out.push_back({id, logits[id], static_cast<float>(std::exp((logits[id] - top) / tau) / sum)});
+        out.push_back({id, logits[id], 0.0f});
     }
-    return out;
-}
-
-std::vector<float> probabilities(const Vec& logits, const std::vector<NextToken>& tokens, float temperature) {
-    std::vector<float> out;
-    if (logits.size() == 0) return out;
-    const double tau = std::max(static_cast<double>(temperature), 1e-6);
-    const double top = logits.maxCoeff();
-    double sum = 0;
-    for (Eigen::Index i = 0; i < logits.size(); ++i) sum += std::exp((logits[i] - top) / tau);
-    out.reserve(tokens.size());
-    for (const NextToken& t : tokens) out.push_back(static_cast<float>(std::exp((logits[t.id] - top) / tau) / sum));
+    const std::vector<float> probs = probabilities(logits, out, temperature);
+    for (std::size_t i = 0; i < out.size(); ++i) out[i].prob = probs[i];
     return out;
 }
 
