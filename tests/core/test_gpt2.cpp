@@ -8,6 +8,7 @@
 #include "tests/tiny_gpt2.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <nlohmann/json.hpp>
 
 #include <cmath>
@@ -249,6 +250,15 @@ TEST_F(Gpt2, EveryBrokenCheckpointNamesTheFileAndTheTensor) {
               file + ": wte.weight: shape [260, 8] disagrees with config.json (expected [260, 16])");
     EXPECT_EQ(openError(weights(5), configText({{"vocab_size", 200}})),
               file + ": wte.weight: shape [260, 8] disagrees with config.json (expected [200, 8])");
+    // A pipe where the weights should be is named as such, and never waited on.
+    std::filesystem::remove(m_dir / "model.safetensors");
+    ASSERT_EQ(::mkfifo((m_dir / "model.safetensors").c_str(), 0600), 0);
+    try {
+        gpt2::Checkpoint::open(m_dir.string());
+        ADD_FAILURE() << "opened a pipe";
+    } catch (const InputError& e) {
+        EXPECT_EQ(e.message(), file + ": is not a regular file (a pipe or a device cannot be read)");
+    }
     std::filesystem::remove(m_dir / "model.safetensors");
     writeFile(m_dir / "pytorch_model.bin", "PK");
     try {

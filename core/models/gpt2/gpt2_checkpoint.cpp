@@ -26,6 +26,13 @@ bool isFile(const fs::path& p) {
     return fs::is_regular_file(p, ec);
 }
 
+// Why a file a folder must hold cannot be read: missing, or there but not a regular file (a pipe
+// or a device, never opened: a pipe would wait for a writer).
+std::string notAFile(const fs::path& p, const std::string& missing) {
+    std::error_code ec;
+    return fs::exists(p, ec) ? "is not a regular file (a pipe or a device cannot be read)" : missing;
+}
+
 // "h.12.attn.c_attn.weight" → 12 and "attn.c_attn.weight"; false for other names.
 bool splitLayer(std::string_view name, int& layer, std::string_view& rest) {
     if (name.substr(0, 2) != "h.") return false;
@@ -149,13 +156,13 @@ std::shared_ptr<const Checkpoint> Checkpoint::open(const std::string& folderText
     if (!fs::is_directory(folder, ec))
         throw InputError(folderText, "not a folder (a model is a folder holding config.json and model.safetensors)");
     const fs::path config = folder / "config.json", weights = folder / "model.safetensors";
-    if (!isFile(config)) throw InputError(config.string(), "missing (a Hugging Face GPT-2 folder holds config.json)");
+    if (!isFile(config)) throw InputError(config.string(), notAFile(config, "missing (a Hugging Face GPT-2 folder holds config.json)"));
     if (!isFile(weights)) {
         if (isFile(folder / "pytorch_model.bin"))
             throw InputError(weights.string(),
                              "missing: the folder holds only pytorch_model.bin, a Python pickle attnviz does not "
                              "read; save the model with safe_serialization=True to get model.safetensors");
-        throw InputError(weights.string(), "missing (a Hugging Face GPT-2 folder holds model.safetensors)");
+        throw InputError(weights.string(), notAFile(weights, "missing (a Hugging Face GPT-2 folder holds model.safetensors)"));
     }
     const fs::path vocab = folder / "vocab.json", merges = folder / "merges.txt", tokenizer = folder / "tokenizer.json";
     if (isFile(vocab) && isFile(merges)) return openFiles(config.string(), weights.string(), vocab.string(), merges.string());
