@@ -161,6 +161,7 @@ void App::frame() {
         if (presenter && m_fontSet.fonts().large && panel->id() == panel_id::kHeatmap) ImGui::PopFont();
     }
     dialogs();
+    openingStatus();
     if (!m_toast.empty() && ImGui::GetTime() < m_toastUntil) {
         const ImVec2 size = ImGui::GetIO().DisplaySize;
         ImGui::SetNextWindowPos(ImVec2(size.x - 12, size.y - 12), ImGuiCond_Always, ImVec2(1, 1));
@@ -177,7 +178,31 @@ void App::frame() {
     applyActions();
 }
 
+// While a model opens on its worker thread: its name, how far it is, and a way to stop it.
+void App::openingStatus() {
+    const ModelOpening& opening = *m_state.opening;
+    if (!opening.active()) return;
+    const float em = ImGui::GetFontSize();
+    ImGui::SetNextWindowPos(ImVec2(ImGui::GetMainViewport()->GetCenter().x, ImGui::GetFrameHeight() + em * 0.5f), ImGuiCond_Always,
+                            ImVec2(0.5f, 0.0f));
+    ImGui::SetNextWindowBgAlpha(0.95f);
+    ImGui::Begin("##opening", nullptr,
+                 ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoSavedSettings |
+                     ImGuiWindowFlags_NoFocusOnAppearing | ImGuiWindowFlags_NoNav);
+    const std::string name = widgets::fitLabel(opening.name(), em * 16.0f, widgets::kTitleGlyphs);
+    ImGui::Text("Opening %s: reading and packing its weights", name.c_str());
+    ImGui::ProgressBar(static_cast<float>(opening.fraction()), ImVec2(em * 14.0f, 0));
+    ImGui::SameLine();
+    if (ImGui::Button("Cancel")) m_actions.emit(action::CancelOpening{});
+    ImGui::End();
+}
+
 void App::applyActions() {
+    if (adoptOpenedModel(m_state)) {
+        if (!m_state.error.empty()) notify(m_state.error, true);
+        else notify("Opened " + (m_state.loaded ? m_state.loaded.checkpoint->name() : m_state.scenario.name));
+        m_computeFailed = false;
+    }
     std::vector<Action> actions = m_actions.take();
     if (!actions.empty()) m_computeFailed = false;
     for (const Action& a : actions) apply(m_state, a);
@@ -317,19 +342,21 @@ void App::dialogs() {
     ImGui::SetNextWindowPos(centre, ImGuiCond_Appearing, ImVec2(0.5f, 0.5f));
     ImGui::SetNextWindowSize(ImVec2(width, 0));
     pathDialog("Open scenario", "Scenario file (JSON):", "Open", m_drafts.openPath, [&] {
-        m_actions.emit(action::LoadScenario{core::loadScenarioFile(m_drafts.openPath), "", m_drafts.openPath});
+        m_actions.emit(action::LoadScenario{core::loadScenarioFile(m_drafts.openPath), "", m_drafts.openPath, true});
     });
     ImGui::SetNextWindowPos(centre, ImGuiCond_Appearing, ImVec2(0.5f, 0.5f));
     ImGui::SetNextWindowSize(ImVec2(width, 0));
     pathDialog("Open model", "A Hugging Face GPT-2 folder (config.json, model.safetensors, vocab.json + merges.txt):", "Open",
                m_drafts.modelPath, [&] {
-                   // The sentence on screen stays: the model reads it.
+                   // The files are looked for now (a wrong folder keeps the dialog open); they
+                   // are read on a worker thread. The sentence on screen stays: the model reads it.
+                   core::gpt2::locateFiles(core::modelFolder(m_drafts.modelPath));
                    core::Scenario model;
                    model.model = core::modelFolder(m_drafts.modelPath);
                    model.name = core::modelFolderName(m_drafts.modelPath);
                    model.sentence = m_state.scenario.sentence.value_or(core::kDefaultSentence);
                    model.causal = true;
-                   m_actions.emit(action::LoadScenario{model, "", ""});
+                   m_actions.emit(action::LoadScenario{model, "", "", true});
                });
     ImGui::SetNextWindowPos(centre, ImGuiCond_Appearing, ImVec2(0.5f, 0.5f));
     ImGui::SetNextWindowSize(ImVec2(width, 0));

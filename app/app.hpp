@@ -60,6 +60,8 @@ private:
     void layout();
     void menuBar();
     void dialogs();
+    // The model being opened in the background, its progress and a Cancel button.
+    void openingStatus();
     // A modal asking for a path; `accept` runs on the button or Enter and may throw InputError.
     void pathDialog(const char* title, const char* prompt, const char* button, std::string& path, const std::function<void()>& accept);
     void keys();
@@ -72,8 +74,6 @@ private:
     Drafts m_drafts;
     AppRequests m_requests;
     FontSet m_fontSet;
-    // The labels drawn beside the tokens (a model's next tokens), for the font atlas, and the
-    // model pass they are of.
     gfx::HeatmapRenderer m_heatmaps;
     gfx::TextureCache m_textures;
     std::vector<std::unique_ptr<Panel>> m_panels;

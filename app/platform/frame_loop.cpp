@@ -77,6 +77,8 @@ void FrameLoop::waitForEvents() {
     if (busy) {
         glfwPollEvents();
         m_eagerFrames = std::max(0, m_eagerFrames - 1);
+    } else if (m_app.state().opening->active()) {
+        glfwWaitEventsTimeout(0.1);  // a model opening: its progress, and the frame it is ready in
     } else {
         const auto waitStart = std::chrono::steady_clock::now();
         glfwWaitEventsTimeout(0.5);

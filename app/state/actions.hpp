@@ -48,11 +48,18 @@ struct SelectLayer {
 struct StepLayer {
     int delta;
 };
+// A scenario from a preset, a file or the model dialog. With `background`, a scenario naming a
+// model folder other than the one open is opened on a worker thread (the window's dialogs): the
+// state stays as it is until adoptOpenedModel takes the new one. Any other load cancels an
+// opening under way.
 struct LoadScenario {
     core::Scenario scenario;
     std::string presetId;
     std::string path;
+    bool background = false;
 };
+// Stops the model being opened in the background; the state on screen stays.
+struct CancelOpening {};
 // Token order.
 struct SwapTokens {
     int a;
@@ -165,16 +172,23 @@ struct ClearError {};
 using Action =
     std::variant<action::SetSentence, action::SetTokens, action::SetTokenizer, action::SetDModel, action::SetHeads, action::SetDk,
                  action::SetSeed, action::SetEmbedding, action::SetPositional, action::SelectLayer, action::StepLayer, action::LoadScenario,
-                 action::SwapTokens, action::ResetSwaps, action::Shuffle, action::SetTemperature, action::SetScaled, action::SetCausal,
-                 action::ToggleCausal, action::SelectHead, action::StepHead, action::SelectQuery, action::StepQuery, action::StepStage,
-                 action::SetNextTemperature, action::SetColormap, action::SetTheme, action::SetUiScale, action::SetPresenter,
-                 action::SetSmallMultiples, action::SetAutoRange, action::SetPreviewHead, action::SetHeatmapPooling, action::PickSwapChip,
-                 action::SetView, action::SetLab, action::SetFastWeightSteps, action::SetMemoryWall, action::SetTrainSettings,
-                 action::StartTraining, action::StopTraining, action::StartCostSweep, action::StopCostSweep, action::OpenLesson,
-                 action::GoToLessonStep, action::StepLesson, action::AnswerCheck, action::CloseLesson, action::ClearError>;
+                 action::CancelOpening, action::SwapTokens, action::ResetSwaps, action::Shuffle, action::SetTemperature, action::SetScaled,
+                 action::SetCausal, action::ToggleCausal, action::SelectHead, action::StepHead, action::SelectQuery, action::StepQuery,
+                 action::StepStage, action::SetNextTemperature, action::SetColormap, action::SetTheme, action::SetUiScale,
+                 action::SetPresenter, action::SetSmallMultiples, action::SetAutoRange, action::SetPreviewHead, action::SetHeatmapPooling,
+                 action::PickSwapChip, action::SetView, action::SetLab, action::SetFastWeightSteps, action::SetMemoryWall,
+                 action::SetTrainSettings, action::StartTraining, action::StopTraining, action::StartCostSweep, action::StopCostSweep,
+                 action::OpenLesson, action::GoToLessonStep, action::StepLesson, action::AnswerCheck, action::CloseLesson,
+                 action::ClearError>;
 
 // Returns false (and sets state.error) when the change was rejected.
 bool apply(AppState& state, const Action& action);
+
+// Takes the model opened in the background once it is ready: its state replaces this one (the
+// view, labs and lesson carried over, as LoadScenario does), or its error is kept in
+// state.error and the state stays. Returns true when either happened. The app calls it every
+// frame; a model change started meanwhile by another action is replaced, as if it came later.
+bool adoptOpenedModel(AppState& state);
 
 // The live value a quick check asks for, from the numbers on screen (computed as needed);
 // throws core::InputError naming the check's field when it does not apply (a head or

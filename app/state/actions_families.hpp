@@ -28,6 +28,7 @@ bool applyAction(AppState& state, const action::SetPositional& a);
 bool applyAction(AppState& state, const action::SelectLayer& a);
 bool applyAction(AppState& state, const action::StepLayer& a);
 bool applyAction(AppState& state, const action::LoadScenario& a);
+bool applyAction(AppState& state, const action::CancelOpening& a);
 bool applyAction(AppState& state, const action::SwapTokens& a);
 bool applyAction(AppState& state, const action::ResetSwaps& a);
 bool applyAction(AppState& state, const action::Shuffle& a);

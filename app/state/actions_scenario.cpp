@@ -16,23 +16,29 @@
 namespace attnviz::app::detail {
 namespace {
 
+// Puts `fresh`, a state built for a new scenario, in place of `state`: what the user set (the
+// view, the labs, the lesson, the opening under way) carries over.
+void install(AppState& state, AppState fresh) {
+    fresh.view = state.view;
+    deriveNextTokens(fresh);
+    fresh.work = state.work;
+    fresh.work.modelBuilds += 1;
+    fresh.dataVersion = state.dataVersion + 1;  // versions never repeat: caches key on them
+    fresh.presetId = state.presetId;
+    fresh.sourcePath = state.sourcePath;
+    fresh.lesson = std::move(state.lesson);
+    fresh.labs.train = state.labs.train;
+    fresh.labs.jobs = std::move(state.labs.jobs);  // runs and sweeps go on across models
+    fresh.opening = std::move(state.opening);
+    state = std::move(fresh);
+    state.error.clear();
+    clampSelection(state);
+}
+
 // Rebuilds the model from `next`; on failure the state is unchanged and the error is kept.
 bool rebuild(AppState& state, const core::Scenario& next) {
     try {
-        AppState fresh = makeState(next, state.limits, &state.loaded);
-        fresh.view = state.view;
-        deriveNextTokens(fresh);
-        fresh.work = state.work;
-        fresh.work.modelBuilds += 1;
-        fresh.dataVersion = state.dataVersion + 1;  // versions never repeat: caches key on them
-        fresh.presetId = state.presetId;
-        fresh.sourcePath = state.sourcePath;
-        fresh.lesson = std::move(state.lesson);
-        fresh.labs.train = state.labs.train;
-        fresh.labs.jobs = std::move(state.labs.jobs);  // runs and sweeps go on across models
-        state = std::move(fresh);
-        state.error.clear();
-        clampSelection(state);
+        install(state, makeState(next, state.limits, &state.loaded));
         return true;
     } catch (const core::InputError& e) {
         state.error = e.message();
@@ -144,6 +150,12 @@ bool applyAction(AppState& state, const action::StepLayer& a) {
 }
 
 bool applyAction(AppState& state, const action::LoadScenario& a) {
+    const bool opened = state.loaded && a.scenario.model && state.loaded.checkpoint->folder() == *a.scenario.model;
+    if (a.background && a.scenario.model && !opened) {
+        state.opening->start({a.scenario, a.presetId, a.path, state.limits});
+        return true;
+    }
+    state.opening->cancel();
     const std::string preset = state.presetId, path = state.sourcePath;
     state.presetId = a.presetId;
     state.sourcePath = a.path;
@@ -151,6 +163,11 @@ bool applyAction(AppState& state, const action::LoadScenario& a) {
     state.presetId = preset;
     state.sourcePath = path;
     return false;
+}
+
+bool applyAction(AppState& state, const action::CancelOpening&) {
+    state.opening->cancel();
+    return true;
 }
 
 bool applyAction(AppState& state, const action::SwapTokens& a) {
@@ -198,3 +215,20 @@ bool applyAction(AppState& state, const action::SetCausal& a) {
 bool applyAction(AppState& state, const action::ToggleCausal&) { return applyAction(state, action::SetCausal{!state.scenario.causal}); }
 
 }  // namespace attnviz::app::detail
+
+namespace attnviz::app {
+
+bool adoptOpenedModel(AppState& state) {
+    std::optional<OpenedModel> done = state.opening->take();
+    if (!done) return false;
+    if (!done->state) {
+        state.error = done->error;
+        return true;
+    }
+    state.presetId = done->request.presetId;
+    state.sourcePath = done->request.path;
+    detail::install(state, std::move(*done->state));
+    return true;
+}
+
+}  // namespace attnviz::app

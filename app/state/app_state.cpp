@@ -4,11 +4,12 @@
 
 namespace attnviz::app {
 
-AppState makeState(const core::Scenario& scenario, const core::Limits& limits, const core::LoadedModel* previous) {
+AppState makeState(const core::Scenario& scenario, const core::Limits& limits, const core::LoadedModel* previous,
+                   core::Progress* progress) {
     AppState state;
     state.limits = limits;
     state.scenario = scenario;
-    state.loaded = core::loadModel(scenario, previous, limits);
+    state.loaded = core::loadModel(scenario, previous, limits, progress);
     state.model = core::buildModel(scenario, state.loaded, true, limits);
     if (state.swapped()) state.baseModel = core::buildModel(scenario, state.loaded, false, limits);
     state.settings = core::buildSettings(scenario, state.model);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "app/state/labs.hpp"
+#include "app/state/model_opening.hpp"
 #include "core/attention/colormap.hpp"
 #include "core/attention/permutation.hpp"
 #include "core/io/lesson.hpp"
@@ -113,6 +114,9 @@ struct AppState {
     PooledWeights pooled;
     ViewState view;
     Labs labs;  // the labs' settings, jobs and derived maps
+    // A model folder being opened on a worker thread (LoadScenario with `background`); never null
+    // in a live state, carried over when the state is rebuilt.
+    std::unique_ptr<ModelOpening> opening = std::make_unique<ModelOpening>();
     std::optional<LessonState> lesson;
     std::string error;  // the last rejected change, shown to the user; "" when none
     WorkCounters work;
@@ -127,8 +131,10 @@ int shownHead(const AppState& state);
 
 // A state showing `scenario`; throws core::InputError when it does not build. Nothing is
 // computed yet: every head is stale (see recompute, recomputeStep). `previous`: the model a
-// state loaded before, whose checkpoint and pass are reused where they still hold.
-AppState makeState(const core::Scenario& scenario, const core::Limits& limits = {}, const core::LoadedModel* previous = nullptr);
+// state loaded before, whose checkpoint and pass are reused where they still hold. `progress`
+// counts the opening of a checkpoint and may stop it (core::Cancelled).
+AppState makeState(const core::Scenario& scenario, const core::Limits& limits = {}, const core::LoadedModel* previous = nullptr,
+                   core::Progress* progress = nullptr);
 // state.nextProbs from the loaded model's next tokens and view.nextTemperature.
 void deriveNextTokens(AppState& state);
 

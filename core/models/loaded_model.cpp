@@ -44,7 +44,7 @@ std::uint64_t keptModelBytes(const gpt2::Config& c, long long t) {
            sizeof(float);
 }
 
-LoadedModel loadModel(const Scenario& scenario, const LoadedModel* previous, const Limits& limits) {
+LoadedModel loadModel(const Scenario& scenario, const LoadedModel* previous, const Limits& limits, Progress* progress) {
     if (!scenario.model) return {};
     checkFixedFields(scenario);
     LoadedModel loaded;
@@ -53,7 +53,7 @@ LoadedModel loadModel(const Scenario& scenario, const LoadedModel* previous, con
         loaded.forwardPasses = previous->forwardPasses;
         loaded.appendedPasses = previous->appendedPasses;
     } else {
-        loaded.checkpoint = gpt2::Checkpoint::open(*scenario.model);
+        loaded.checkpoint = gpt2::Checkpoint::open(*scenario.model, progress);
     }
     const gpt2::Checkpoint& model = *loaded.checkpoint;
     if (scenario.layer >= model.config().nLayer)
@@ -85,7 +85,7 @@ LoadedModel loadModel(const Scenario& scenario, const LoadedModel* previous, con
         loaded.run = std::make_shared<const gpt2::Run>(gpt2::forwardAppend(model, ids, *previous->run));
         ++loaded.appendedPasses;
     } else {
-        loaded.run = std::make_shared<const gpt2::Run>(gpt2::forward(model, ids));
+        loaded.run = std::make_shared<const gpt2::Run>(gpt2::forward(model, ids, progress));
         ++loaded.forwardPasses;
     }
     loaded.labels = gpt2::tokenLabels(model, ids);

@@ -34,8 +34,10 @@ std::string modelFolderName(const std::string& path);
 // `previous`: a model loaded before; its checkpoint is reused when the folder is the same, and
 // its pass when the tokens are the same (or only positions after their common prefix are
 // computed). Checks scenario.layer, and that the kept weights of every layer's every head fit
-// limits.maxBytes. Throws InputError naming the file and the field.
-LoadedModel loadModel(const Scenario& scenario, const LoadedModel* previous = nullptr, const Limits& limits = {});
+// limits.maxBytes. Throws InputError naming the file and the field. `progress` counts the
+// opening of a checkpoint and may stop it, or the pass (Cancelled).
+LoadedModel loadModel(const Scenario& scenario, const LoadedModel* previous = nullptr, const Limits& limits = {},
+                      Progress* progress = nullptr);
 
 // Bytes a pass over T tokens keeps: every head's [T, T] weights and each layer's input, normed
 // input and q|k|v ([T, 5d]).

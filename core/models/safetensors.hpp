@@ -17,6 +17,7 @@
 #pragma once
 
 #include "core/base/matrix.hpp"
+#include "core/base/progress.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -47,8 +48,9 @@ class SafetensorsFile {
 public:
     static constexpr std::uint64_t kMaxHeaderBytes = 100ULL << 20;  // 100 MiB, the format's own limit
 
-    // Maps `path` and checks its header. Throws InputError(path [: tensor], problem).
-    static SafetensorsFile open(const std::string& path);
+    // Maps `path` and checks its header, then reads its pages in (counted in `progress`, which
+    // may stop it: Cancelled). Throws InputError(path [: tensor], problem).
+    static SafetensorsFile open(const std::string& path, Progress* progress = nullptr);
     // The same over bytes already in memory (tests and the fuzz target); `name` stands for the
     // file in messages. The bytes must outlive the object.
     static SafetensorsFile fromBytes(std::span<const std::byte> bytes, const std::string& name);

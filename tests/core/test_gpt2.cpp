@@ -229,6 +229,29 @@ TEST_F(Gpt2, HalfPrecisionAndThePrefixedNamesOpenToo) {
     EXPECT_EQ(gpt2::forward(*gpt2::Checkpoint::open(write(prefixed).string()), ids).logits, f32.logits);
 }
 
+TEST_F(Gpt2, OpeningCountsItsProgressAndStopsWhenCancelled) {
+    write(weights(4));
+    Progress progress;
+    const auto model = gpt2::Checkpoint::open(m_dir.string(), &progress);
+    EXPECT_EQ(progress.fraction(), 1.0);  // every byte read in, every tensor taken
+    // Asked to stop before it starts, an opening and a pass stop at their first step, and a pass
+    // without a Progress runs as before.
+    Progress stopped;
+    stopped.cancel();
+    EXPECT_THROW(gpt2::Checkpoint::open(m_dir.string(), &stopped), Cancelled);
+    EXPECT_THROW(gpt2::forward(*model, {10, 20}, &stopped), Cancelled);
+    EXPECT_EQ(gpt2::forward(*model, {10, 20}).tokens(), 2);
+    // A folder without its files says so before anything is read.
+    EXPECT_EQ(gpt2::locateFiles(m_dir.string()).merges, (m_dir / "merges.txt").string());
+    std::filesystem::remove(m_dir / "model.safetensors");
+    try {
+        gpt2::locateFiles(m_dir.string());
+        ADD_FAILURE() << "located";
+    } catch (const InputError& e) {
+        EXPECT_EQ(e.message(), (m_dir / "model.safetensors").string() + ": missing (a Hugging Face GPT-2 folder holds model.safetensors)");
+    }
+}
+
 TEST_F(Gpt2, EveryBrokenCheckpointNamesTheFileAndTheTensor) {
     const std::string file = (m_dir / "model.safetensors").string();
     auto missing = weights(5);

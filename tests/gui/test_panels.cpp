@@ -8,7 +8,10 @@
 #include "app/panels/swap_panel.hpp"
 #include "app/widgets/text.hpp"
 #include "core/io/lesson.hpp"
+#include "core/models/loaded_model.hpp"
 #include "core/scenario/presets.hpp"
+#include "tests/test_folder.hpp"
+#include "tests/tiny_gpt2.hpp"
 
 #include <gtest/gtest.h>
 
@@ -180,6 +183,29 @@ TEST_F(Headless, ActionsFromFramesAreAppliedAndRecomputedLazily) {
         EXPECT_EQ(app.state().work.softmaxes, work.softmaxes);
         EXPECT_EQ(app.state().work.scores, work.scores);
     }
+}
+
+TEST_F(Headless, AModelOpeningInTheBackgroundIsShownThenAdopted) {
+    const auto dir = std::filesystem::temp_directory_path() / ("attnviz-test-" + std::to_string(::getpid()) + "-opening");
+    std::filesystem::create_directories(dir);
+    tinygpt2::writeCheckpoint(dir, tinygpt2::weights(7));
+    App app(makeState(core::loadPreset("default")));
+    frames(app, 2);
+    core::Scenario next;
+    next.model = core::modelFolder(dir.string());
+    next.sentence = " the he";
+    next.causal = true;
+    ASSERT_TRUE(apply(app.state(), action::LoadScenario{next, "", "", true}));
+    app.state().opening->wait();
+    ASSERT_TRUE(app.state().opening->active());
+    ImGui::NewFrame();
+    app.frame();  // draws the opening's status, then adopts the model
+    ImGui::Render();
+    ASSERT_TRUE(app.state().loaded);
+    EXPECT_FALSE(app.state().opening->active());
+    EXPECT_EQ(app.state().loaded.labels, app.state().queryLabels);
+    frames(app, 3);
+    std::filesystem::remove_all(dir);
 }
 
 TEST_F(Headless, TheVisibleHeadIsPooledForTheHeatmapWithItsSoftmax) {

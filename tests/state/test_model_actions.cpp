@@ -2,6 +2,7 @@
 // what-ifs on one layer, the next-token temperature, a saved session. Without a window.
 #include "app/state/actions.hpp"
 #include "app/state/session.hpp"
+#include "core/models/loaded_model.hpp"
 #include "core/scenario/presets.hpp"
 #include "tests/test_folder.hpp"
 #include "tests/tiny_gpt2.hpp"
@@ -114,6 +115,78 @@ TEST_F(ModelState, ModelsFixedSettingsAreRefusedWithAMessage) {
     ASSERT_TRUE(apply(s, action::LoadScenario{core::loadPreset("default"), "default", ""}));
     EXPECT_FALSE(s.loaded);
     EXPECT_FALSE(apply(s, action::SelectLayer{1}));
+}
+
+// What the window's dialogs do: the model opens on a worker thread while the state on screen
+// stays, and is adopted when ready.
+TEST_F(ModelState, AModelOpenedInTheBackgroundReplacesTheStateWhenReady) {
+    tinygpt2::writeCheckpoint(m_dir, tinygpt2::weights(7));
+    AppState s = makeState(core::loadPreset("default"));
+    ASSERT_TRUE(apply(s, action::SetColormap{core::ColormapKind::Magma}));
+    core::Scenario next;
+    next.model = core::modelFolder(m_dir.string());
+    next.sentence = " the the he then";
+    next.causal = true;
+    ASSERT_TRUE(apply(s, action::LoadScenario{next, "", "from/here.json", true}));
+    EXPECT_TRUE(s.opening->active());
+    EXPECT_EQ(s.opening->name(), m_dir.filename().string());
+    EXPECT_FALSE(s.loaded);  // the preset is still on screen
+    s.opening->wait();
+    EXPECT_EQ(s.opening->fraction(), 1.0);
+    ASSERT_TRUE(adoptOpenedModel(s));
+    EXPECT_FALSE(s.opening->active());
+    EXPECT_FALSE(adoptOpenedModel(s));  // once
+    ASSERT_TRUE(s.loaded);
+    EXPECT_EQ(s.error, "");
+    EXPECT_EQ(s.sourcePath, "from/here.json");
+    EXPECT_EQ(s.view.colormap, core::ColormapKind::Magma);  // what the user set stays
+    recompute(s);
+    // The same numbers as the model opened at once.
+    AppState direct = makeState(next);
+    recompute(direct);
+    EXPECT_EQ(s.loaded.labels, direct.loaded.labels);
+    EXPECT_EQ(s.forward.heads[1].weights, direct.forward.heads[1].weights);
+    EXPECT_EQ(s.nextProbs, direct.nextProbs);
+    // The model already open is not opened again: the load applies at once.
+    next.sentence = " the";
+    ASSERT_TRUE(apply(s, action::LoadScenario{next, "", "", true}));
+    EXPECT_FALSE(s.opening->active());
+    EXPECT_EQ(s.scenario.sentence, " the");
+    EXPECT_EQ(s.loaded.run->ids, s.loaded.checkpoint->tokenizer().encode(" the"));
+}
+
+TEST_F(ModelState, ABrokenFolderOpenedInTheBackgroundKeepsTheStateAndSaysWhy) {
+    tinygpt2::writeCheckpoint(m_dir, tinygpt2::weights(7), tinygpt2::configText({{"n_head", 3}}));
+    AppState s = makeState(core::loadPreset("default"));
+    const int heads = s.model.heads;
+    core::Scenario next;
+    next.model = core::modelFolder(m_dir.string());
+    ASSERT_TRUE(apply(s, action::LoadScenario{next, "", "", true}));
+    s.opening->wait();
+    ASSERT_TRUE(adoptOpenedModel(s));
+    EXPECT_FALSE(s.loaded);
+    EXPECT_EQ(s.model.heads, heads);
+    EXPECT_EQ(s.presetId, "");  // as before: makeState from a preset without its id
+    EXPECT_EQ(s.error, (m_dir / "config.json").string() + ": n_head: 3 does not divide n_embd 8");
+}
+
+TEST_F(ModelState, ACancelOrAnotherLoadDropsTheOpeningUnderWay) {
+    tinygpt2::writeCheckpoint(m_dir, tinygpt2::weights(7));
+    AppState s = makeState(core::loadPreset("default"));
+    core::Scenario next;
+    next.model = core::modelFolder(m_dir.string());
+    ASSERT_TRUE(apply(s, action::LoadScenario{next, "", "", true}));
+    ASSERT_TRUE(apply(s, action::CancelOpening{}));
+    EXPECT_FALSE(s.opening->active());
+    EXPECT_FALSE(adoptOpenedModel(s));
+    EXPECT_FALSE(s.loaded);
+    // A preset chosen while a model opens wins: the model never replaces it.
+    ASSERT_TRUE(apply(s, action::LoadScenario{next, "", "", true}));
+    ASSERT_TRUE(apply(s, action::LoadScenario{core::loadPreset("default"), "default", ""}));
+    EXPECT_FALSE(s.opening->active());
+    EXPECT_FALSE(adoptOpenedModel(s));
+    EXPECT_FALSE(s.loaded);
+    EXPECT_EQ(s.presetId, "default");
 }
 
 TEST_F(ModelState, SwapsPermuteTheLayersInput) {

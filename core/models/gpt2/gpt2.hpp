@@ -22,6 +22,7 @@
 
 #include "core/attention/attention.hpp"
 #include "core/base/matrix.hpp"
+#include "core/base/progress.hpp"
 #include "core/models/safetensors.hpp"
 #include "core/scenario/model.hpp"
 #include "core/text/byte_bpe.hpp"
@@ -63,14 +64,24 @@ struct Block {
     Weight ln2Gain, ln2Bias, fcW, fcBias, fcProjW, fcProjBias;  // [d] [d] [d, 4d] [4d] [4d, d] [d]
 };
 
+// The files a model folder holds, found (nothing read yet): config.json, model.safetensors, and
+// vocab.json + merges.txt, or tokenizer.json as `vocab` with `merges` empty.
+struct ModelFiles {
+    std::string config, weights, vocab, merges;
+};
+// Throws InputError naming the folder or the file that is missing or not a regular file.
+ModelFiles locateFiles(const std::string& folder);
+
 class Checkpoint {
 public:
-    // Opens a folder; errors name the file and the tensor or field.
-    static std::shared_ptr<const Checkpoint> open(const std::string& folder);
+    // Opens a folder; errors name the file and the tensor or field. `progress` counts the bytes
+    // read and checked, and may stop the opening (Cancelled).
+    static std::shared_ptr<const Checkpoint> open(const std::string& folder, Progress* progress = nullptr);
     // The same from files already named (tests); tokenizer: vocab + merges, or tokenizer.json
     // when mergesPath is empty.
     static std::shared_ptr<const Checkpoint> openFiles(const std::string& configPath, const std::string& weightsPath,
-                                                       const std::string& vocabPath, const std::string& mergesPath);
+                                                       const std::string& vocabPath, const std::string& mergesPath,
+                                                       Progress* progress = nullptr);
 
     const std::string& folder() const { return m_folder; }
     const std::string& name() const { return m_name; }  // the folder's last component
@@ -136,8 +147,9 @@ private:
 
 // Throws InputError naming `field` unless 1 ≤ T ≤ n_positions and every id < vocab.
 void checkIds(const Config& config, const std::vector<int>& ids, const std::string& field);
-// The forward pass over `ids`. Throws InputError (checkIds; activations that overflow).
-Run forward(const Checkpoint& model, const std::vector<int>& ids);
+// The forward pass over `ids`. Throws InputError (checkIds; activations that overflow), and
+// Cancelled between layers once `progress` was asked to stop.
+Run forward(const Checkpoint& model, const std::vector<int>& ids, const Progress* progress = nullptr);
 // The same, reusing the positions `ids` shares with `previous` (a causal model's keys and values
 // of earlier tokens do not depend on later ones): only the positions after the common prefix
 // are computed (at least the last: the logits are of the last position). When `ids` extends

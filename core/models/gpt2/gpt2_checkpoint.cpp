@@ -50,7 +50,7 @@ bool splitLayer(std::string_view name, int& layer, std::string_view& rest) {
 struct Checkpoint::Private {
     // Resolves one tensor: `name` with or without the "transformer." prefix, a float dtype, the
     // given shape ({n} for a vector), its floats in place or converted.
-    static Weight take(Checkpoint& c, const std::string& name, std::vector<std::int64_t> shape, bool pack) {
+    static Weight take(Checkpoint& c, const std::string& name, std::vector<std::int64_t> shape, bool pack, Progress* progress) {
         const SafetensorsFile& file = *c.m_file;
         const TensorInfo* t = file.find("transformer." + name);
         if (!t) t = file.find(name);
@@ -78,6 +78,7 @@ struct Checkpoint::Private {
             // columns, or a layer's weights when it is shown): the mapped pages can go.
             if (w.data == file.floatsInPlace(*t)) file.release(*t);
         }
+        advance(progress, t->end - t->begin);
         return w;
     }
 
@@ -93,36 +94,39 @@ struct Checkpoint::Private {
         }
     }
 
-    static void load(Checkpoint& c) {
+    static void load(Checkpoint& c, Progress* progress) {
         const Config& cfg = c.m_config;
         const std::int64_t d = cfg.nEmbd, inner = cfg.nInner;
         checkLayers(c);
-        c.m_wte = take(c, "wte.weight", {cfg.vocabSize, d}, false);
-        c.m_wpe = take(c, "wpe.weight", {cfg.nPositions, d}, false);
+        std::uint64_t bytes = 0;
+        for (const TensorInfo& t : c.m_file->tensors()) bytes += t.end - t.begin;
+        expect(progress, bytes);
+        c.m_wte = take(c, "wte.weight", {cfg.vocabSize, d}, false, progress);
+        c.m_wpe = take(c, "wpe.weight", {cfg.nPositions, d}, false, progress);
         c.m_blocks.resize(static_cast<std::size_t>(cfg.nLayer));
         for (int l = 0; l < cfg.nLayer; ++l) {
             const std::string p = "h." + std::to_string(l) + ".";
             Block& b = c.m_blocks[static_cast<std::size_t>(l)];
-            b.ln1Gain = take(c, p + "ln_1.weight", {d}, false);
-            b.ln1Bias = take(c, p + "ln_1.bias", {d}, false);
-            b.attnW = take(c, p + "attn.c_attn.weight", {d, 3 * d}, true);
-            b.attnBias = take(c, p + "attn.c_attn.bias", {3 * d}, false);
-            b.projW = take(c, p + "attn.c_proj.weight", {d, d}, true);
-            b.projBias = take(c, p + "attn.c_proj.bias", {d}, false);
-            b.ln2Gain = take(c, p + "ln_2.weight", {d}, false);
-            b.ln2Bias = take(c, p + "ln_2.bias", {d}, false);
-            b.fcW = take(c, p + "mlp.c_fc.weight", {d, inner}, true);
-            b.fcBias = take(c, p + "mlp.c_fc.bias", {inner}, false);
-            b.fcProjW = take(c, p + "mlp.c_proj.weight", {inner, d}, true);
-            b.fcProjBias = take(c, p + "mlp.c_proj.bias", {d}, false);
+            b.ln1Gain = take(c, p + "ln_1.weight", {d}, false, progress);
+            b.ln1Bias = take(c, p + "ln_1.bias", {d}, false, progress);
+            b.attnW = take(c, p + "attn.c_attn.weight", {d, 3 * d}, true, progress);
+            b.attnBias = take(c, p + "attn.c_attn.bias", {3 * d}, false, progress);
+            b.projW = take(c, p + "attn.c_proj.weight", {d, d}, true, progress);
+            b.projBias = take(c, p + "attn.c_proj.bias", {d}, false, progress);
+            b.ln2Gain = take(c, p + "ln_2.weight", {d}, false, progress);
+            b.ln2Bias = take(c, p + "ln_2.bias", {d}, false, progress);
+            b.fcW = take(c, p + "mlp.c_fc.weight", {d, inner}, true, progress);
+            b.fcBias = take(c, p + "mlp.c_fc.bias", {inner}, false, progress);
+            b.fcProjW = take(c, p + "mlp.c_proj.weight", {inner, d}, true, progress);
+            b.fcProjBias = take(c, p + "mlp.c_proj.bias", {d}, false, progress);
         }
-        c.m_lnfGain = take(c, "ln_f.weight", {d}, false);
-        c.m_lnfBias = take(c, "ln_f.bias", {d}, false);
+        c.m_lnfGain = take(c, "ln_f.weight", {d}, false, progress);
+        c.m_lnfBias = take(c, "ln_f.bias", {d}, false, progress);
         c.m_tied = cfg.tieWordEmbeddings || !c.m_file->find("lm_head.weight");
         if (!cfg.tieWordEmbeddings && c.m_tied)
             throw InputError(c.m_file->path() + ": lm_head.weight", "missing, and config.json says tie_word_embeddings is false");
         // lm_head.weight is read by name only: "transformer.lm_head.weight" is not Hugging Face's name.
-        if (!c.m_tied) c.m_lmHead = take(c, "lm_head.weight", {cfg.vocabSize, d}, false);
+        if (!c.m_tied) c.m_lmHead = take(c, "lm_head.weight", {cfg.vocabSize, d}, false, progress);
         if (c.m_tokenizer->vocabSize() > cfg.vocabSize)
             throw InputError(c.m_folder, "the tokenizer has " + std::to_string(c.m_tokenizer->vocabSize()) +
                                              " tokens, more than config.json's vocab_size " + std::to_string(cfg.vocabSize));
@@ -135,7 +139,7 @@ Checkpoint::~Checkpoint() = default;
 std::uint64_t Checkpoint::fileBytes() const { return m_file->fileBytes(); }
 
 std::shared_ptr<const Checkpoint> Checkpoint::openFiles(const std::string& configPath, const std::string& weightsPath,
-                                                        const std::string& vocabPath, const std::string& mergesPath) {
+                                                        const std::string& vocabPath, const std::string& mergesPath, Progress* progress) {
     auto c = std::make_shared<Checkpoint>();
     const fs::path folder = fs::path(weightsPath).parent_path();
     c->m_folder = folder.string();
@@ -144,12 +148,13 @@ std::shared_ptr<const Checkpoint> Checkpoint::openFiles(const std::string& confi
     c->m_config = parseConfig(readTextFile(configPath), configPath);
     c->m_tokenizer =
         std::make_unique<ByteBpe>(mergesPath.empty() ? ByteBpe::fromTokenizerJson(vocabPath) : ByteBpe::fromFiles(vocabPath, mergesPath));
-    c->m_file = std::make_unique<SafetensorsFile>(SafetensorsFile::open(weightsPath));
-    Private::load(*c);
+    c->m_file = std::make_unique<SafetensorsFile>(SafetensorsFile::open(weightsPath, progress));
+    Private::load(*c, progress);
+    complete(progress);  // the tensors not taken (buffers such as attn.bias) count as read
     return c;
 }
 
-std::shared_ptr<const Checkpoint> Checkpoint::open(const std::string& folderText) {
+ModelFiles locateFiles(const std::string& folderText) {
     const fs::path folder(folderText);
     std::error_code ec;
     if (!fs::exists(folder, ec)) throw InputError(folderText, "no such folder");
@@ -165,9 +170,14 @@ std::shared_ptr<const Checkpoint> Checkpoint::open(const std::string& folderText
         throw InputError(weights.string(), notAFile(weights, "missing (a Hugging Face GPT-2 folder holds model.safetensors)"));
     }
     const fs::path vocab = folder / "vocab.json", merges = folder / "merges.txt", tokenizer = folder / "tokenizer.json";
-    if (isFile(vocab) && isFile(merges)) return openFiles(config.string(), weights.string(), vocab.string(), merges.string());
-    if (isFile(tokenizer)) return openFiles(config.string(), weights.string(), tokenizer.string(), "");
+    if (isFile(vocab) && isFile(merges)) return {config.string(), weights.string(), vocab.string(), merges.string()};
+    if (isFile(tokenizer)) return {config.string(), weights.string(), tokenizer.string(), ""};
     throw InputError(folderText, "no tokenizer: expected vocab.json and merges.txt, or tokenizer.json");
+}
+
+std::shared_ptr<const Checkpoint> Checkpoint::open(const std::string& folder, Progress* progress) {
+    const ModelFiles files = locateFiles(folder);
+    return openFiles(files.config, files.weights, files.vocab, files.merges, progress);
 }
 
 }  // namespace attnviz::core::gpt2

@@ -155,7 +155,7 @@ Eigen::Index grownCapacity(const Config& cfg, Eigen::Index tokens) { return std:
 
 namespace {
 
-Run forwardFrom(const Checkpoint& model, const std::vector<int>& ids, const Run* previous, Eigen::Index p) {
+Run forwardFrom(const Checkpoint& model, const std::vector<int>& ids, const Run* previous, Eigen::Index p, const Progress* progress) {
     const Config& cfg = model.config();
     checkIds(cfg, ids, "token ids");
     const auto t = static_cast<Eigen::Index>(ids.size());
@@ -180,6 +180,7 @@ Run forwardFrom(const Checkpoint& model, const std::vector<int>& ids, const Run*
         x.row(i) = model.wte().map().row(ids[static_cast<std::size_t>(p + i)]) + model.wpe().map().row(p + i);
 
     for (int l = 0; l < cfg.nLayer; ++l) {
+        check(progress);
         const Block& b = model.blocks()[static_cast<std::size_t>(l)];
         // Earlier rows read no new key: the causal zeros of their new columns.
         for (int h = 0; h < heads; ++h) keptBlock(store.weights(l, h) + p, p, rows, c).setZero();
@@ -221,7 +222,9 @@ Run forwardFrom(const Checkpoint& model, const std::vector<int>& ids, const Run*
 
 }  // namespace
 
-Run forward(const Checkpoint& model, const std::vector<int>& ids) { return forwardFrom(model, ids, nullptr, 0); }
+Run forward(const Checkpoint& model, const std::vector<int>& ids, const Progress* progress) {
+    return forwardFrom(model, ids, nullptr, 0, progress);
+}
 
 Run forwardAppend(const Checkpoint& model, const std::vector<int>& ids, const Run& previous) {
     // At least the last position is computed: the logits are of the last position.
@@ -231,7 +234,7 @@ Run forwardAppend(const Checkpoint& model, const std::vector<int>& ids, const Ru
     const bool sameShape =
         previous.layerCount() == cfg.nLayer && previous.headCount() == cfg.nHead && previous.normed(0).cols() == cfg.nEmbd;
     if (p <= 0 || !sameShape) return forward(model, ids);
-    return forwardFrom(model, ids, &previous, p);
+    return forwardFrom(model, ids, &previous, p, nullptr);
 }
 
 std::vector<float> probabilities(const Vec& logits, const std::vector<NextToken>& tokens, float temperature) {
