@@ -90,37 +90,66 @@ std::string App::defaultExportPath(const char* extension) const {
     return (dir / ("attnviz-" + name + "-" + stamp + extension)).string();
 }
 
+// Where each panel goes, by the room there is counted in ems (the font's height at this UI
+// scale): the full layout when every panel has the room its content needs (1280 × 720 at scale
+// 1); else the heatmap beside one group of tabs that shows one panel at a time, full size,
+// rather than every panel squeezed until it clips.
 void App::layout() {
+    m_tabbed.clear();
     const ImGuiIO& io = ImGui::GetIO();
     const float W = io.DisplaySize.x;
     float H = io.DisplaySize.y;
     const float top = ImGui::GetFrameHeight();
-    const float s = m_effectiveScale;
+    const float s = m_effectiveScale, em = ImGui::GetFontSize();
     m_rects.clear();
     const auto put = [&](std::string_view id, float x0, float y0, float x1, float y1) {
         m_rects[std::string(id)] = {ImVec2(x0, y0), ImVec2(x1, y1)};
     };
+    const bool roomy = W >= kRoomyWidthEms * em && H - top >= kRoomyHeightEms * em;
+    // The heatmap (or another first panel) on the left, the others as tabs on the right.
+    // The strip of tabs runs across the whole window when it would need two rows over the
+    // right-hand side alone.
+    const auto tabbed = [&](std::string_view first, std::vector<std::string_view> others) {
+        const float split = std::round(W * (W >= 1.4f * (H - top) ? 0.58f : 0.5f));
+        if (tabRows(others, W - split) == 1) {
+            put(first, 0, top, split, H);
+            tabGroup(others, PanelRect{ImVec2(split, top), ImVec2(W, H)}, false);
+        } else {
+            const float below = top + tabGroup(others, PanelRect{ImVec2(0, top), ImVec2(W, H)}, true);
+            put(first, 0, below, split, H);
+            m_rects[m_tab] = {ImVec2(split, below), ImVec2(W, H)};
+        }
+    };
     if (m_state.lesson) {
         // The lesson strip along the bottom; the step's panels (or the usual layout) above it.
-        const float strip = std::max(150.0f * s, (H - top) * 0.24f);
+        const float strip = std::max(std::min(150.0f * s, (H - top) * 0.45f), (H - top) * 0.24f);
         put(panel_id::kLesson, 0, H - strip, W, H);
         H -= strip;
         const auto& panels = m_state.lesson->lesson.steps[static_cast<std::size_t>(m_state.lesson->step)].panels;
+        if (panels.size() == 1) return put(panels.front(), 0, top, W, H);
         if (!panels.empty()) {
-            const float split = panels.size() == 1 ? W : W * 0.6f;
+            if (!roomy) return tabbed(panels.front(), {panels.begin() + 1, panels.end()});
+            const float split = W * 0.6f;
             m_rects[panels.front()] = {ImVec2(0, top), ImVec2(split, H)};
-            const float rowH = (H - top) / static_cast<float>(std::max<std::size_t>(1, panels.size() - 1));
+            const float rowH = (H - top) / static_cast<float>(panels.size() - 1);
             for (std::size_t i = 1; i < panels.size(); ++i)
                 m_rects[panels[i]] = {ImVec2(split, top + rowH * static_cast<float>(i - 1)), ImVec2(W, top + rowH * static_cast<float>(i))};
             return;
         }
     }
     if (m_state.view.presenter) {
+        if (!roomy) return tabbed(panel_id::kHeatmap, {panel_id::kBars, panel_id::kHeads});
         const float split = W * 0.64f, mid = top + (H - top) * 0.55f;
         put(panel_id::kHeatmap, 0, top, split, H);
         put(panel_id::kBars, split, top, W, mid);
         put(panel_id::kHeads, split, mid, W, H);
         return;
+    }
+    if (!roomy) {
+        if (m_state.view.lab != Lab::None)
+            return tabbed(panel_id::kHeatmap, {labName(m_state.view.lab), panel_id::kBars, panel_id::kHeads, panel_id::kControls});
+        return tabbed(panel_id::kHeatmap,
+                      {panel_id::kBars, panel_id::kHeads, panel_id::kControls, panel_id::kSwap, panel_id::kStages, panel_id::kPositional});
     }
     const float left = std::min(340.0f * s, W * 0.28f);
     const float mainW = W - left, rowY = top + (H - top) * 0.60f;
@@ -135,6 +164,61 @@ void App::layout() {
     put(panel_id::kStages, swapR, rowY, stagesR, H);
     put(panel_id::kPositional, stagesR, rowY, W, H);
 }
+
+namespace {
+
+// The width of a tab: its name on a button.
+float tabWidth(std::string_view id) { return ImGui::CalcTextSize(findPanel(id)->tab).x + ImGui::GetStyle().FramePadding.x * 2.0f; }
+
+}  // namespace
+
+int App::tabRows(const std::vector<std::string_view>& panels, float width) {
+    const ImGuiStyle& style = ImGui::GetStyle();
+    const float room = width - style.WindowPadding.x * 2.0f;
+    int rows = 1;
+    float x = 0;
+    for (const std::string_view id : panels) {
+        const float w = tabWidth(id);
+        if (x > 0 && x + w > room) ++rows, x = 0;
+        x += w + style.ItemSpacing.x;
+    }
+    return rows;
+}
+
+// A strip of tabs across the top of `rect`, one per panel, in as many rows as their whole names
+// need; the chosen panel fills the rest of `rect` unless `stripOnly`. Returns the strip's height.
+float App::tabGroup(const std::vector<std::string_view>& panels, PanelRect rect, bool stripOnly) {
+    if (std::find(panels.begin(), panels.end(), m_reveal) != panels.end()) m_tab = m_reveal;
+    m_reveal.clear();
+    if (std::find(panels.begin(), panels.end(), m_tab) == panels.end()) m_tab = std::string(panels.front());
+    const ImGuiStyle& style = ImGui::GetStyle();
+    const float width = rect.max.x - rect.min.x, room = width - style.WindowPadding.x * 2.0f;
+    const int rows = tabRows(panels, width);
+    const float height = static_cast<float>(rows) * ImGui::GetFrameHeight() + static_cast<float>(rows - 1) * style.ItemSpacing.y +
+                         style.WindowPadding.y * 2.0f;
+    ImGui::SetNextWindowPos(rect.min, ImGuiCond_Always);
+    ImGui::SetNextWindowSize(ImVec2(width, height), ImGuiCond_Always);
+    ImGui::Begin("##panel tabs", nullptr,
+                 ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoNav);
+    float x = 0;
+    for (const std::string_view id : panels) {
+        const float w = tabWidth(id);
+        if (x > 0 && x + w <= room) ImGui::SameLine();
+        if (x > 0 && x + w > room) x = 0;
+        x += w + style.ItemSpacing.x;
+        const bool chosen = m_tab == id;
+        ImGui::PushStyleColor(ImGuiCol_Button, ImGui::GetStyleColorVec4(chosen ? ImGuiCol_TabActive : ImGuiCol_Tab));
+        ImGui::PushStyleColor(ImGuiCol_ButtonHovered, ImGui::GetStyleColorVec4(ImGuiCol_TabHovered));
+        if (ImGui::Button(findPanel(id)->tab)) m_tab = std::string(id);
+        ImGui::PopStyleColor(2);
+    }
+    ImGui::End();
+    m_tabbed = m_tab;
+    if (!stripOnly) m_rects[m_tab] = {ImVec2(rect.min.x, rect.min.y + height), rect.max};
+    return height;
+}
+
+void App::revealPanel(std::string_view id) { m_reveal = std::string(id); }
 
 void App::frame() {
     m_heatmaps.beginFrame();
@@ -151,9 +235,12 @@ void App::frame() {
                      m_effectiveScale,
                      ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoSavedSettings};
     const bool presenter = m_state.view.presenter;
+    const int flags = ctx.windowFlags;
     for (const auto& panel : m_panels) {
         const auto it = m_rects.find(std::string(panel->id()));
         if (it == m_rects.end()) continue;
+        // A panel on a tab is named by its tab.
+        ctx.windowFlags = panel->id() == m_tabbed ? flags | ImGuiWindowFlags_NoTitleBar : flags;
         ImGui::SetNextWindowPos(it->second.min, ImGuiCond_Always);
         ImGui::SetNextWindowSize(ImVec2(it->second.max.x - it->second.min.x, it->second.max.y - it->second.min.y), ImGuiCond_Always);
         if (presenter && m_fontSet.fonts().large && panel->id() == panel_id::kHeatmap) ImGui::PushFont(m_fontSet.fonts().large);
@@ -380,6 +467,7 @@ void App::dialogs() {
         if (ImGui::Button("Save PNG")) {
             const std::string panel =
                 m_exportPanel > 0 ? std::string(m_panels[static_cast<std::size_t>(m_exportPanel - 1)]->id()) : std::string();
+            if (!panel.empty()) revealPanel(panel);
             m_captures.push_back({m_drafts.exportPath, panel, static_cast<float>(m_exportScale)});
             ImGui::CloseCurrentPopup();
         }

@@ -44,6 +44,10 @@ public:
     const AppState& state() const { return m_state; }
     const std::map<std::string, PanelRect>& panelRects() const { return m_rects; }
     std::vector<std::string> panelIds() const;
+    // Brings a panel on a tab to the front in the next frame (an export of that panel).
+    void revealPanel(std::string_view id);
+    // The room, in ems, the full layout needs; a smaller window shows the panels as tabs.
+    static constexpr float kRoomyWidthEms = 78.0f, kRoomyHeightEms = 42.0f;
 
     // Exports the app asked for this frame (Ctrl+S, the Export dialog).
     std::vector<CaptureRequest> takeCaptures() { return std::exchange(m_captures, {}); }
@@ -58,6 +62,8 @@ public:
 
 private:
     void layout();
+    static int tabRows(const std::vector<std::string_view>& panels, float width);
+    float tabGroup(const std::vector<std::string_view>& panels, PanelRect rect, bool stripOnly);
     void menuBar();
     void dialogs();
     // The model being opened in the background, its progress and a Cancel button.
@@ -78,6 +84,9 @@ private:
     gfx::TextureCache m_textures;
     std::vector<std::unique_ptr<Panel>> m_panels;
     std::map<std::string, PanelRect> m_rects;
+    std::string m_tab;     // the panel chosen in the group of tabs
+    std::string m_tabbed;  // this frame's panel shown on a tab ("" when the layout has no tabs)
+    std::string m_reveal;  // a panel to bring to the front (revealPanel)
     std::vector<CaptureRequest> m_captures;
     std::string m_toast;
     bool m_toastError = false;

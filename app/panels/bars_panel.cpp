@@ -72,18 +72,31 @@ void BarsPanel::draw(PanelContext& ctx) {
     bool multiples = s.view.smallMultiples;
     if (ImGui::Checkbox("Small multiples", &multiples)) ctx.actions.emit(action::SetSmallMultiples{multiples});
     tooltip("Show several query positions at once, spread along the sentence, like the panel grid of seed 000 §39.6.");
-    ImGui::SameLine();
-    ImGui::TextDisabled("%s · red = the query's own key", headLabel(s, head).c_str());
+    widgets::remarkIfFits(headLabel(s, head));
+    widgets::remarkIfFits("· red = the query's own key");
 
     const float lineH = ImGui::GetTextLineHeightWithSpacing();
     if (!multiples) {
         const core::RowStats stats = core::rowStats(head < 0 ? core::meanWeights(s.forward, q, 1)
                                                              : core::Mat(s.forward.heads[static_cast<std::size_t>(head)].weights.row(q)));
-        ImGui::Text("Query %d \"%s\"   Σ = %.2f   max = %.3f   entropy %.2f of %.2f nats", q + 1,
-                    widgets::fitLabel(s.queryLabels[static_cast<std::size_t>(q)],
-                                      std::min(ImGui::GetFontSize() * 12.0f, ImGui::GetContentRegionAvail().x * 0.3f))
-                        .c_str(),
-                    stats.sum(0), stats.max(0), stats.entropy(0), std::log(static_cast<double>(s.model.tk())));
+        // The entropy's maximum: the uniform row over the keys this query may see.
+        int allowed = 0;
+        for (int j = 0; j < static_cast<int>(s.model.tk()); ++j) allowed += core::isBlocked(s.settings, q, j) ? 0 : 1;
+        char buf[96];
+        std::snprintf(buf, sizeof buf, "Query %d \"%s\"", q + 1,
+                      widgets::fitLabel(s.queryLabels[static_cast<std::size_t>(q)],
+                                        std::min(ImGui::GetFontSize() * 12.0f, ImGui::GetContentRegionAvail().x * 0.3f))
+                          .c_str());
+        widgets::flowText(buf, true);
+        std::snprintf(buf, sizeof buf, "Σ = %.2f", stats.sum(0));
+        widgets::flowText(buf);
+        std::snprintf(buf, sizeof buf, "max = %.3f", stats.max(0));
+        widgets::flowText(buf);
+        std::snprintf(buf, sizeof buf, "entropy %.2f of %.2f nats", stats.entropy(0), std::log(static_cast<double>(std::max(1, allowed))));
+        widgets::flowText(buf);
+        if (ImGui::IsItemHovered())
+            widgets::showTooltip("The row's entropy, and its largest possible value: log of the " + std::to_string(allowed) +
+                                 " keys this query may attend to (a uniform row).");
         const ImVec2 avail = ImGui::GetContentRegionAvail();
         queryBars(ctx, head, q, ImVec2(avail.x, std::max(60.0f, avail.y - 4.0f)), false);
     } else {

@@ -1,6 +1,7 @@
 #include "app/panels/heads_panel.hpp"
 
 #include "app/gfx/texture_cache.hpp"
+#include "app/widgets/text.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -19,7 +20,9 @@ void HeadsPanel::draw(PanelContext& ctx) {
     float tile = 0.0f;
     for (int c = 1; c <= tiles; ++c) {
         const int rows = (tiles + c - 1) / c;
-        const float t = std::min(avail.x / c - 8.0f, avail.y / rows - lineH - 8.0f);
+        const ImVec2 gap = ImGui::GetStyle().ItemSpacing;
+        const float t =
+            std::min((avail.x + gap.x) / static_cast<float>(c) - gap.x - 1.0f, avail.y / static_cast<float>(rows) - lineH - gap.y);
         if (t > tile) tile = t, columns = c;
     }
     tile = std::max(tile, 24.0f);
@@ -33,7 +36,10 @@ void HeadsPanel::draw(PanelContext& ctx) {
         const char* name = nullptr;
         std::string label = head < 0 ? std::string("mean") : "head " + std::to_string(head + 1);
         name = label.c_str();
-        ImGui::TextColored(selected ? ImVec4(0.94f, 0.27f, 0.27f, 1.0f) : ImGui::GetStyleColorVec4(ImGuiCol_Text), "%s", name);
+        // Over a narrow tile, "h3" (and then what fits of it).
+        std::string shown = label;
+        if (ImGui::CalcTextSize(shown.c_str()).x > tile) shown = widgets::fitLabel(head < 0 ? label : "h" + std::to_string(head + 1), tile);
+        ImGui::TextColored(selected ? ImVec4(0.94f, 0.27f, 0.27f, 1.0f) : ImGui::GetStyleColorVec4(ImGuiCol_Text), "%s", shown.c_str());
         if (!weightsFresh(s, head)) {  // still being computed: a frame or two after a change
             const ImVec2 p = ImGui::GetCursorScreenPos();
             ImGui::GetWindowDrawList()->AddRect(p, ImVec2(p.x + tile, p.y + tile), ImGui::GetColorU32(ImGuiCol_Border));

@@ -60,11 +60,13 @@ void HeatmapPanel::draw(PanelContext& ctx) {
     if (ctx.fonts.large) ImGui::PushFont(ctx.fonts.large);
     ImGui::TextUnformatted(headLabel(s, head).c_str());
     if (ctx.fonts.large) ImGui::PopFont();
-    ImGui::SameLine();
-    ImGui::TextDisabled("τ = %.3g%s%s   rows: queries · columns: keys", s.settings.temperature, s.settings.scaled ? "" : " · unscaled (÷1)",
-                        s.settings.causal ? " · causal mask" : "");
-    ImGui::SameLine();
+    char settings[96];
+    std::snprintf(settings, sizeof settings, "τ = %.3g%s%s", s.settings.temperature, s.settings.scaled ? "" : " · unscaled (÷1)",
+                  s.settings.causal ? " · causal mask" : "");
+    widgets::flowTextDisabled(settings);
+    widgets::flowTextDisabled("rows: queries · columns: keys");
     bool autoRange = s.view.autoRange;
+    widgets::sameLineIfFits(ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize("stretch colours").x);
     if (ImGui::Checkbox("stretch colours", &autoRange)) ctx.actions.emit(action::SetAutoRange{autoRange});
     tooltip("Colours span 0 … the largest weight shown instead of 0 … 1: contrast for long sentences, where every weight is near 1/T.");
 

@@ -26,17 +26,17 @@ std::unique_ptr<Panel> make(const PanelInfo& info) {
 
 const std::vector<PanelInfo>& panelTable() {
     static const std::vector<PanelInfo> table = {
-        {panel_id::kControls, "Controls", make<ControlsPanel>},
-        {panel_id::kHeatmap, "Attention weights", make<HeatmapPanel>},
-        {panel_id::kBars, "Per-query attention", make<BarsPanel>},
-        {panel_id::kHeads, "Heads", make<HeadsPanel>},
-        {panel_id::kSwap, "Token swap", make<SwapPanel>},
-        {panel_id::kStages, "Stages", make<StagesPanel>},
-        {panel_id::kPositional, "Positional encoding", make<PositionalPanel>},
-        {labName(Lab::Linear), "Linear attention · fast weights · Hopfield", make<LinearPanel>},
-        {labName(Lab::Cost), "Cost of attention", make<CostPanel>},
-        {labName(Lab::Train), "Heads that learn", make<TrainPanel>},
-        {panel_id::kLesson, "Lesson", make<LessonPanel>},
+        {panel_id::kControls, "Controls", "Controls", make<ControlsPanel>},
+        {panel_id::kHeatmap, "Attention weights", "Weights", make<HeatmapPanel>},
+        {panel_id::kBars, "Per-query attention", "Per query", make<BarsPanel>},
+        {panel_id::kHeads, "Heads", "Heads", make<HeadsPanel>},
+        {panel_id::kSwap, "Token swap", "Swap", make<SwapPanel>},
+        {panel_id::kStages, "Stages", "Stages", make<StagesPanel>},
+        {panel_id::kPositional, "Positional encoding", "Positions", make<PositionalPanel>},
+        {labName(Lab::Linear), "Linear attention · fast weights · Hopfield", "Linear", make<LinearPanel>},
+        {labName(Lab::Cost), "Cost of attention", "Cost", make<CostPanel>},
+        {labName(Lab::Train), "Heads that learn", "Training", make<TrainPanel>},
+        {panel_id::kLesson, "Lesson", "Lesson", make<LessonPanel>},
     };
     return table;
 }

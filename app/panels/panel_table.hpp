@@ -26,6 +26,7 @@ inline constexpr std::string_view kLesson = "lesson";
 struct PanelInfo {
     std::string_view id;
     const char* title;  // the window's title
+    const char* tab;    // its short name, on a tab when panels share a place (a small screen)
     std::unique_ptr<Panel> (*make)(const PanelInfo&);
 };
 

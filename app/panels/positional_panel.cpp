@@ -2,9 +2,11 @@
 
 #include "app/gfx/texture_cache.hpp"
 #include "app/widgets/charts.hpp"
+#include "app/widgets/text.hpp"
 #include "core/scenario/embedding.hpp"
 
 #include <algorithm>
+#include <cstdio>
 
 namespace attnviz::app {
 
@@ -42,38 +44,73 @@ void PositionalPanel::draw(PanelContext& ctx) {
         ImGui::End();
         return;
     }
+    if (s.model.explicitQkv) {
+        widgets::wrappedText("This scenario gives Q, K and V directly: there is no X for positions to be added to.");
+        ImGui::End();
+        return;
+    }
     const bool on = s.scenario.positional == core::Positional::Sinusoidal;
     const int dModel = std::max(2, s.model.dModel);
     const int T = static_cast<int>(s.model.tq());
-    ImGui::TextWrapped(on ? "On: PE is added to X (not concatenated). Base 10000."
-                          : "Off: X is the embeddings alone; the model cannot see order.");
-    const int positions = std::clamp(T, 64, 256);  // enough to see the slow waves, few enough to see the fast ones
-    const core::Mat curve = core::sinusoidalEncoding(positions, dModel);
-    const auto column = [&](int d) {
-        std::vector<float> y(static_cast<std::size_t>(positions));
-        for (int p = 0; p < positions; ++p) y[static_cast<std::size_t>(p)] = curve(p, d);
-        return y;
-    };
-    const int slow = std::max(0, (dModel / 2) & ~1);
-    std::vector<widgets::Series> series = {{column(0), IM_COL32(59, 130, 246, 255), "dim 0 (fast)"},
-                                           {column(slow), IM_COL32(245, 158, 11, 255), "dim " + std::to_string(slow) + " (slow)"}};
-    if (dModel > 4) series.push_back({column(2), IM_COL32(16, 185, 129, 255), "dim 2"});
+    widgets::wrappedText(on ? "On: PE is added to X (not concatenated). Base 10000."
+                            : "Off: X is the embeddings alone; the model cannot see order.");
+    // The fastest pair, a middle one and the slowest, as continuous curves over the sentence's
+    // positions 0 … T−1, a dot at each token.
+    std::vector<int> shown = {0};
+    if (dModel >= 4) shown.push_back((dModel / 2) & ~1);
+    if (dModel >= 6) shown.push_back(dModel - 2);
+    const ImU32 colours[] = {IM_COL32(59, 130, 246, 255), IM_COL32(245, 158, 11, 255), IM_COL32(16, 185, 129, 255)};
+    const float xMax = static_cast<float>(std::max(1, T - 1));
+    constexpr int kSamples = 256;
+    std::vector<widgets::Series> series;
+    for (std::size_t k = 0; k < shown.size(); ++k) {
+        const int dim = shown[k];
+        std::vector<float> y(kSamples);
+        for (int i = 0; i < kSamples; ++i)
+            y[static_cast<std::size_t>(i)] = static_cast<float>(core::sinusoidalValue(xMax * i / (kSamples - 1), dim, dModel));
+        char name[64];
+        std::snprintf(name, sizeof name, "dim %d, λ %.3g", dim, core::sinusoidalWavelength(dim, dModel));
+        series.push_back({std::move(y), colours[k], name});
+    }
+    widgets::legend(series);
+    if (ImGui::IsItemHovered()) widgets::showTooltip("λ: the wavelength in positions, 2π · 10000^(2i/d_model) for dims 2i and 2i+1.");
     const ImVec2 avail = ImGui::GetContentRegionAvail();
-    const float plotH = std::max(60.0f, avail.y * 0.45f);
+    const float lineH = ImGui::GetTextLineHeightWithSpacing();
+    const float plotH = std::max(3.0f * lineH, avail.y < 12.0f * lineH ? avail.y - 4.0f : (avail.y - lineH) * 0.5f);
     const ImVec2 p = ImGui::GetCursorScreenPos();
-    widgets::linePlot(ImGui::GetWindowDrawList(), p, ImVec2(p.x + avail.x, p.y + plotH), series, -1.0f, 1.0f, "position");
+    widgets::linePlot(ImGui::GetWindowDrawList(), p, ImVec2(p.x + avail.x, p.y + plotH), series, -1.0f, 1.0f, "position",
+                      {.xMax = xMax, .dotWholeX = true, .legendInside = false});
     ImGui::Dummy(ImVec2(avail.x, plotH));
-    ImGui::TextDisabled("PE matrix (%d positions × %d dims), −1 … 1", T, dModel);
+    // The matrix only where it has the room to be read.
+    if (ImGui::GetContentRegionAvail().y < 4.0f * lineH) {
+        ImGui::End();
+        return;
+    }
+    char caption[96];
+    std::snprintf(caption, sizeof caption, "PE: %d positions × %d dims", T, dModel);
+    widgets::flowTextDisabled(caption, true);
+    // The matrix: rows = positions, columns = dimensions, with its colour bar on the right.
     const gfx::HeatmapTexture& tex = ctx.textures.get(
         "pe", gfx::TextureStamp{.rows = T, .cols = dModel}, {s.view.colormap, -1.0f, 1.0f},
         [&] { return gfx::texelsOf(core::sinusoidalEncoding(T, dModel)); }, 512);
     const ImVec2 q = ImGui::GetCursorScreenPos();
     const ImVec2 rest = ImGui::GetContentRegionAvail();
-    // Rows = positions, columns = dimensions; fill the width, keep cells no taller than wide x 2.
-    const float w = rest.x;
-    const float h = std::max(20.0f, std::min(rest.y - 4.0f, w / static_cast<float>(dModel) * 2.0f * static_cast<float>(T)));
-    ctx.heatmaps.draw(ImGui::GetWindowDrawList(), tex, q, ImVec2(q.x + w, q.y + h), ImVec2(0, 0), ImVec2(1, 1));
-    ImGui::Dummy(ImVec2(w, h));
+    const float barW = ImGui::CalcTextSize("-1.00").x + ImGui::GetFontSize() * 2.0f;
+    const float axisW = ImGui::CalcTextSize(std::to_string(T - 1).c_str()).x + 4.0f;
+    const float w = std::max(20.0f, rest.x - barW - axisW - 8.0f);
+    const float h = std::max(20.0f, std::min(rest.y - lineH - 4.0f, w / static_cast<float>(dModel) * 2.0f * static_cast<float>(T)));
+    ImDrawList* list = ImGui::GetWindowDrawList();
+    const ImVec2 m0(q.x + axisW, q.y), m1(q.x + axisW + w, q.y + h);
+    ctx.heatmaps.draw(list, tex, m0, m1, ImVec2(0, 0), ImVec2(1, 1));
+    const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
+    // Axes: position 0 and T − 1 down the left, dimension 0 and d − 1 under the matrix.
+    list->AddText(ImVec2(q.x, m0.y), text, "0");
+    const std::string lastRow = std::to_string(T - 1), lastDim = std::to_string(dModel - 1);
+    list->AddText(ImVec2(m0.x - 4.0f - ImGui::CalcTextSize(lastRow.c_str()).x, m1.y - ImGui::GetTextLineHeight()), text, lastRow.c_str());
+    list->AddText(ImVec2(m0.x, m1.y + 2.0f), text, "dim 0");
+    list->AddText(ImVec2(m1.x - ImGui::CalcTextSize(lastDim.c_str()).x, m1.y + 2.0f), text, lastDim.c_str());
+    widgets::colorBar(list, ImVec2(m1.x + 8.0f, m0.y), ImVec2(m1.x + 8.0f + barW, m1.y), s.view.colormap, -1.0f, 1.0f, 3);
+    ImGui::Dummy(ImVec2(rest.x, h + lineH));
     ImGui::End();
 }
 

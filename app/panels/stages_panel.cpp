@@ -3,9 +3,12 @@
 #include "app/widgets/text.hpp"
 #include "core/base/format.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <string>
+#include <vector>
 
 namespace attnviz::app {
 namespace {
@@ -14,6 +17,90 @@ std::vector<std::string> dims(const char* prefix, Eigen::Index n) {
     std::vector<std::string> out;
     for (Eigen::Index i = 0; i < n; ++i) out.push_back(prefix + std::to_string(i));
     return out;
+}
+
+// A number as the stage's table prints it: `digits` after the point, "−∞" for a masked score.
+std::string cellText(float x, int digits) {
+    if (std::isinf(x)) return "−∞";
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.*f", digits, static_cast<double>(x));
+    return buf;
+}
+
+// Which of `n` rows or columns are printed when only `room` fit: all of them, or the first
+// room − 2, a gap (-1), and the last.
+std::vector<Eigen::Index> shownIndices(Eigen::Index n, Eigen::Index room) {
+    std::vector<Eigen::Index> out;
+    if (n <= room) {
+        for (Eigen::Index i = 0; i < n; ++i) out.push_back(i);
+        return out;
+    }
+    for (Eigen::Index i = 0; i < std::max<Eigen::Index>(1, room - 2); ++i) out.push_back(i);
+    out.push_back(-1);
+    out.push_back(n - 1);
+    return out;
+}
+
+// The stage's matrix as a table that fits the panel: three decimals, or two when that lets
+// every column in; the middle columns and rows elided ("…") when even then they do not fit.
+void printStage(PanelContext& ctx, const StageView& v) {
+    const ImGuiStyle& style = ImGui::GetStyle();
+    const ImVec2 avail = ImGui::GetContentRegionAvail();
+    const float pad = style.CellPadding.x * 2.0f + 1.0f;
+    float labelW = 0;
+    for (const std::string& r : v.rowLabels) labelW = std::max(labelW, ImGui::CalcTextSize(widgets::clipLabel(r).c_str()).x);
+    labelW = std::min(labelW, ImGui::GetFontSize() * 6.0f) + pad;
+    if (ctx.fonts.mono) ImGui::PushFont(ctx.fonts.mono);
+    // The widest number at `digits`, and how many columns of it fit.
+    const auto columnWidth = [&](int digits) {
+        float w = ImGui::CalcTextSize("−∞").x;
+        for (Eigen::Index i = 0; i < v.values.size(); ++i) w = std::max(w, ImGui::CalcTextSize(cellText(v.values(i), digits).c_str()).x);
+        return w + pad;
+    };
+    int digits = 3;
+    float colW = columnWidth(3);
+    if (labelW + colW * static_cast<float>(v.values.cols()) > avail.x) digits = 2, colW = columnWidth(2);
+    const auto fitCols = static_cast<Eigen::Index>(std::max(3.0f, std::floor((avail.x - labelW) / colW)));
+    const float rowH = ImGui::GetTextLineHeight() + style.CellPadding.y * 2.0f + 1.0f;
+    const auto fitRows = static_cast<Eigen::Index>(std::max(3.0f, std::floor(avail.y / rowH) - 1.0f));
+    const std::vector<Eigen::Index> cols = shownIndices(v.values.cols(), fitCols), rows = shownIndices(v.values.rows(), fitRows);
+    if (ImGui::BeginTable("##stage", static_cast<int>(cols.size()) + 1, ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit)) {
+        // Tokens label rows and (for Q Kᵀ … A) columns: in the regular font, which has their
+        // glyphs, fitted to the label column; the header drawn as plain text so that a token
+        // with "##" in it is not taken for an ID.
+        const auto tokenCell = [&](const std::string& token, float width) {
+            if (ctx.fonts.mono) ImGui::PushFont(ctx.fonts.regular);
+            ImGui::TextUnformatted(widgets::fitLabel(token, width).c_str());
+            if (ctx.fonts.mono) ImGui::PopFont();
+        };
+        for (std::size_t c = 0; c <= cols.size(); ++c) ImGui::TableSetupColumn(("##col" + std::to_string(c)).c_str());
+        ImGui::TableNextRow(ImGuiTableRowFlags_Headers);
+        for (std::size_t c = 0; c < cols.size(); ++c) {
+            ImGui::TableSetColumnIndex(static_cast<int>(c) + 1);
+            if (cols[c] < 0) ImGui::TextDisabled("…");
+            else tokenCell(v.colLabels[static_cast<std::size_t>(cols[c])], colW - pad);
+        }
+        for (const Eigen::Index i : rows) {
+            ImGui::TableNextRow();
+            ImGui::TableNextColumn();
+            if (i < 0) {
+                ImGui::TextDisabled("…");
+                continue;
+            }
+            tokenCell(v.rowLabels[static_cast<std::size_t>(i)], labelW - pad);
+            for (const Eigen::Index j : cols) {
+                ImGui::TableNextColumn();
+                if (j < 0) ImGui::TextDisabled("…");
+                else if (std::isinf(v.values(i, j))) ImGui::TextDisabled("%s", cellText(v.values(i, j), digits).c_str());
+                else ImGui::TextUnformatted(cellText(v.values(i, j), digits).c_str());
+            }
+        }
+        ImGui::EndTable();
+    }
+    if (ctx.fonts.mono) ImGui::PopFont();
+    if (cols.size() < static_cast<std::size_t>(v.values.cols()) || rows.size() < static_cast<std::size_t>(v.values.rows()))
+        if (ImGui::IsItemHovered())
+            widgets::showTooltip("Every number: --export-csv, or File → Export; a wider panel (or a smaller UI scale) prints more.");
 }
 
 }  // namespace
@@ -119,67 +206,60 @@ void StagesPanel::draw(PanelContext& ctx) {
     const AppState& s = ctx.state;
     const int head = std::max(0, s.view.selectedHead);
     if (!beginPanelFor(ctx, title(), head, false)) return;
-    // The passport: every stage with its shape; the current one highlighted and clickable.
-    for (int k = 0; k < kStageCount; ++k) {
-        const StageView v = stageView(s, k, head, false);
-        if (k) ImGui::SameLine(0, 2);
-        if (k) {
-            ImGui::TextDisabled("→");
-            ImGui::SameLine(0, 2);
+    // The passport: every stage with its shape; the current one highlighted and clickable. The
+    // row wraps after an arrow when the panel is narrow; where it would take more than two lines,
+    // a stepper (← 3 of 9: K →) takes its place.
+    const ImGuiStyle& style = ImGui::GetStyle();
+    float passport = 0;
+    for (int k = 0; k < kStageCount; ++k)
+        passport += ImGui::CalcTextSize(stageView(s, k, head, false).name.c_str()).x + style.FramePadding.x * 2.0f +
+                    ImGui::CalcTextSize("→").x + style.ItemSpacing.x;
+    if (passport <= 2.0f * ImGui::GetContentRegionAvail().x) {
+        for (int k = 0; k < kStageCount; ++k) {
+            const StageView v = stageView(s, k, head, false);
+            if (k) {
+                ImGui::SameLine(0, 2);
+                ImGui::TextDisabled("→");
+                const float chip = ImGui::CalcTextSize(v.name.c_str()).x + style.FramePadding.x * 2.0f;
+                widgets::sameLineIfFits(chip);
+            }
+            const bool current = k == s.view.stage;
+            if (current) ImGui::PushStyleColor(ImGuiCol_Button, ImGui::GetStyleColorVec4(ImGuiCol_ButtonActive));
+            if (ImGui::SmallButton((v.name + "##stage" + std::to_string(k)).c_str())) ctx.actions.emit(action::StepStage{k - s.view.stage});
+            if (current) ImGui::PopStyleColor();
+            if (ImGui::IsItemHovered())
+                ImGui::SetTooltip("%s: %s", v.name.c_str(), v.rows ? core::shapeString(v.rows, v.cols).c_str() : "n/a");
         }
-        const bool current = k == s.view.stage;
-        if (current) ImGui::PushStyleColor(ImGuiCol_Button, ImGui::GetStyleColorVec4(ImGuiCol_ButtonActive));
-        if (ImGui::SmallButton((v.name + "##stage" + std::to_string(k)).c_str())) ctx.actions.emit(action::StepStage{k - s.view.stage});
-        if (current) ImGui::PopStyleColor();
-        if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s: %s", v.name.c_str(), v.rows ? core::shapeString(v.rows, v.cols).c_str() : "n/a");
+    } else {
+        if (ImGui::SmallButton("←##stage")) ctx.actions.emit(action::StepStage{-1});
+        ImGui::SameLine();
+        ImGui::Text("%d of %d: %s", s.view.stage + 1, kStageCount, stageView(s, s.view.stage, head, false).name.c_str());
+        ImGui::SameLine();
+        if (ImGui::SmallButton("→##stage")) ctx.actions.emit(action::StepStage{+1});
     }
     const StageView v = stageView(s, s.view.stage, head, true);
     if (ctx.fonts.large) ImGui::PushFont(ctx.fonts.large);
-    ImGui::Text("%s", v.formula.c_str());
+    widgets::wrappedText(v.formula);
     if (ctx.fonts.large) ImGui::PopFont();
-    ImGui::SameLine();
-    if (v.rows) ImGui::TextDisabled("shape %s  (head %d)", core::shapeString(v.rows, v.cols).c_str(), head + 1);
-    ImGui::TextWrapped("%s  ← / → step through the stages.", v.meaning.c_str());
+    if (v.rows) widgets::flowTextDisabled("shape " + core::shapeString(v.rows, v.cols) + "  (head " + std::to_string(head + 1) + ")");
+    // What the stage means, where it leaves the numbers room (else on the formula's tooltip).
+    const std::string meaning = v.meaning + "  ← / → step through the stages.";
+    const float meaningH = ImGui::CalcTextSize(meaning.c_str(), nullptr, false, ImGui::GetContentRegionAvail().x).y;
+    if (v.values.size() == 0 || ImGui::GetContentRegionAvail().y - meaningH >= 5.0f * ImGui::GetFrameHeightWithSpacing())
+        widgets::wrappedText(meaning);
+    else if (ImGui::IsItemHovered()) widgets::showTooltip(meaning);
     if (v.rows == 0) {
-        ImGui::TextDisabled("This scenario gives Q, K and V directly: there is no X.");
+        widgets::wrappedTextColored(ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled),
+                                    "This scenario gives Q, K and V directly: there is no X.");
+    } else if (v.values.size() != 0 && ImGui::GetContentRegionAvail().y >= 4.0f * ImGui::GetFrameHeightWithSpacing()) {
+        printStage(ctx, v);
     } else if (v.values.size() != 0) {
-        if (ctx.fonts.mono) ImGui::PushFont(ctx.fonts.mono);
-        const int cols = static_cast<int>(v.values.cols()) + 1;
-        if (ImGui::BeginTable(
-                "##stage", cols,
-                ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_ScrollX | ImGuiTableFlags_ScrollY)) {
-            // Tokens label rows and (for Q Kᵀ … A) columns: in the regular font, which has
-            // their glyphs, cut to 8 ems; the header drawn as plain text so that a token with
-            // "##" in it is not taken for an ID.
-            const auto tokenCell = [&](const std::string& token) {
-                if (ctx.fonts.mono) ImGui::PushFont(ctx.fonts.regular);
-                ImGui::TextUnformatted(widgets::fitLabel(token, ImGui::GetFontSize() * 8.0f).c_str());
-                if (ctx.fonts.mono) ImGui::PopFont();
-            };
-            ImGui::TableSetupScrollFreeze(1, 1);
-            for (int c = 0; c < cols; ++c) ImGui::TableSetupColumn(("##col" + std::to_string(c)).c_str());
-            ImGui::TableNextRow(ImGuiTableRowFlags_Headers);
-            for (int c = 1; c < cols; ++c) {
-                ImGui::TableSetColumnIndex(c);
-                tokenCell(v.colLabels[static_cast<std::size_t>(c - 1)]);
-            }
-            for (Eigen::Index i = 0; i < v.values.rows(); ++i) {
-                ImGui::TableNextRow();
-                ImGui::TableNextColumn();
-                tokenCell(v.rowLabels[static_cast<std::size_t>(i)]);
-                for (Eigen::Index j = 0; j < v.values.cols(); ++j) {
-                    ImGui::TableNextColumn();
-                    const float x = v.values(i, j);
-                    if (std::isinf(x)) ImGui::TextDisabled("  −∞");
-                    else ImGui::Text("%6.3f", x);
-                }
-            }
-            ImGui::EndTable();
-        }
-        if (ctx.fonts.mono) ImGui::PopFont();
+        if (ImGui::GetContentRegionAvail().y >= ImGui::GetTextLineHeightWithSpacing())
+            widgets::flowTextDisabled("numbers: a larger panel, or File → Export", true);
     } else {
-        ImGui::TextDisabled("%s is too large to print (%s); export it with --export or the File menu.", v.name.c_str(),
-                            core::shapeString(v.rows, v.cols).c_str());
+        widgets::wrappedTextColored(
+            ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled),
+            v.name + " is too large to print (" + core::shapeString(v.rows, v.cols) + "); export it with --export or the File menu.");
     }
     ImGui::End();
 }

@@ -20,7 +20,7 @@ struct StageView {
     core::Mat values;                 // the numbers, only when withValues and small enough to print
     std::vector<std::string> rowLabels, colLabels;
 };
-inline constexpr Eigen::Index kPrintableStage = 24;  // larger stages show their shape only
+inline constexpr Eigen::Index kPrintableStage = 128;  // larger stages show their shape only
 // Stage `index` (0 … kStageCount-1) of head `head` (>= 0). Copies numbers only when asked and
 // when the stage fits kPrintableStage x kPrintableStage, so large T costs nothing per frame.
 StageView stageView(const AppState& state, int index, int head, bool withValues);

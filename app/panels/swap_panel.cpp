@@ -22,7 +22,8 @@ std::string verdictText(const AppState& s) {
 
 namespace {
 
-// The first 40 tokens, each cut to 16 glyphs: the line is bounded whatever the tokens.
+// The first 40 tokens, each cut to 16 glyphs, on one line fitted to the panel (the whole in a
+// tooltip): the line is bounded whatever the tokens.
 void orderLine(const char* caption, const std::vector<std::string>& tokens) {
     std::string line = "[";
     for (std::size_t i = 0; i < tokens.size() && i < 40; ++i) line += (i ? ", " : "") + widgets::clipLabel(tokens[i], 16);
@@ -30,9 +31,9 @@ void orderLine(const char* caption, const std::vector<std::string>& tokens) {
     line += "]";
     ImGui::TextDisabled("%s", caption);
     ImGui::SameLine();
-    ImGui::PushTextWrapPos(0.0f);
-    ImGui::TextUnformatted(line.c_str(), line.c_str() + line.size());
-    ImGui::PopTextWrapPos();
+    const std::string fitted = widgets::fitLabel(line, ImGui::GetContentRegionAvail().x, widgets::kTooltipGlyphs);
+    ImGui::TextUnformatted(fitted.c_str());
+    if (fitted != line) widgets::hoverTooltip(line);
 }
 
 }  // namespace
@@ -48,7 +49,7 @@ void SwapPanel::draw(PanelContext& ctx) {
         ImGui::End();
         return;
     }
-    ImGui::TextDisabled("Click two chips to swap their tokens.");
+    widgets::flowTextDisabled("Click two chips to swap their tokens.", true);
     // Chips: the current order; the first clicked chip is highlighted until the second click.
     // A chip is at most 12 ems (or the panel) wide; its tooltip quotes the whole token.
     const int shown = std::min(n, 64);
@@ -56,10 +57,7 @@ void SwapPanel::draw(PanelContext& ctx) {
     for (int p = 0; p < shown; ++p) {
         const std::string& token = s.queryLabels[static_cast<std::size_t>(p)];
         const std::string chip = widgets::fitLabel(token, chipW);
-        if (p > 0) {
-            const float next = ImGui::GetItemRectMax().x + ImGui::CalcTextSize(chip.c_str()).x + 24.0f;
-            if (next < ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x) ImGui::SameLine();
-        }
+        if (p > 0) widgets::sameLineIfFits(ImGui::CalcTextSize(chip.c_str()).x + ImGui::GetStyle().FramePadding.x * 2.0f);
         const bool pending = s.view.pendingSwap == p;
         const bool moved = s.model.perm[static_cast<std::size_t>(p)] != p;
         if (pending) ImGui::PushStyleColor(ImGuiCol_Button, ImVec4(0.94f, 0.27f, 0.27f, 1.0f));
@@ -70,21 +68,24 @@ void SwapPanel::draw(PanelContext& ctx) {
     }
     if (n > shown) ImGui::TextDisabled("(%d more tokens)", n - shown);
 
+    const ImGuiStyle& style = ImGui::GetStyle();
     if (ImGui::Button("Reset order")) ctx.actions.emit(action::ResetSwaps{});
-    ImGui::SameLine();
+    widgets::sameLineIfFits(ImGui::CalcTextSize("Shuffle").x + style.FramePadding.x * 2.0f);
     if (ImGui::Button("Shuffle")) ctx.actions.emit(action::Shuffle{static_cast<std::uint64_t>(ImGui::GetFrameCount()) + 1});
     if (!s.model.explicitQkv && !s.loaded) {  // a model's positions are its own (learned, in X already)
-        ImGui::SameLine();
+        widgets::sameLineIfFits(ImGui::GetFrameHeight() + style.ItemInnerSpacing.x + ImGui::CalcTextSize("positional encoding").x);
         bool pe = s.scenario.positional == core::Positional::Sinusoidal;
         if (ImGui::Checkbox("positional encoding", &pe))
             ctx.actions.emit(action::SetPositional{pe ? core::Positional::Sinusoidal : core::Positional::None});
         tooltip("Adds sinusoidal position signals to X. On: the model can tell orders apart, so the verdict flips.");
     }
 
-    std::vector<std::string> original;
-    for (const auto& t : referenceModel(s).queryTokens) original.push_back(core::visibleToken(t));
-    orderLine("original ordering", original);
-    orderLine("current ordering ", s.queryLabels);
+    // The chips show the current order; the original one when it differs.
+    if (s.swapped()) {
+        std::vector<std::string> original;
+        for (const auto& t : referenceModel(s).queryTokens) original.push_back(core::visibleToken(t));
+        orderLine("original order", original);
+    }
     const bool holds = s.equivariance.holds();
     const ImVec4 colour = !s.swapped() ? ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled)
                           : holds      ? ImVec4(0.20f, 0.75f, 0.35f, 1.0f)
@@ -94,18 +95,26 @@ void SwapPanel::draw(PanelContext& ctx) {
     ImGui::TextColored(colour, "%s", verdictText(s).c_str());
     ImGui::PopTextWrapPos();
     if (ctx.fonts.large) ImGui::PopFont();
-    if (s.swapped())
-        ImGui::TextDisabled("weights: max |A′ − P A Pᵀ| = %.2g over %d head%s", s.equivariance.maxWeightDiff(), s.model.heads,
-                            s.model.heads > 1 ? "s" : "");
+    if (s.swapped()) {
+        char buf[96];
+        std::snprintf(buf, sizeof buf, "weights: max |A′ − P A Pᵀ| = %.2g over %d head%s", s.equivariance.maxWeightDiff(), s.model.heads,
+                      s.model.heads > 1 ? "s" : "");
+        widgets::wrappedTextColored(ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled), buf);
+    }
 
     // Before and after, side by side: P A Pᵀ from the original order, and A′ on the swapped input.
     const int head = std::max(0, s.view.selectedHead);
-    const float side = std::max(40.0f, std::min(ImGui::GetContentRegionAvail().x * 0.5f - 16.0f,
-                                                ImGui::GetContentRegionAvail().y - 4.0f * ImGui::GetTextLineHeightWithSpacing()));
+    // The maps first; the anagram shortcuts below them when there is room left for their rows
+    // (they are in Presets too).
+    const float anagramsH = ImGui::GetTextLineHeightWithSpacing() + 2.0f * ImGui::GetFrameHeightWithSpacing();
+    const float side = std::min(ImGui::GetContentRegionAvail().x * 0.5f - 16.0f,
+                                ImGui::GetContentRegionAvail().y - 2.0f * ImGui::GetTextLineHeightWithSpacing());
     // The reference's weights reordered (P A Pᵀ) carry the reference's mask reordered the same way.
-    const auto matrix = [&](const std::string& key, const char* caption, const std::function<core::Mat()>& make, bool reordered) {
+    const auto matrix = [&](const std::string& key, const char* caption, const char* meaning, const std::function<core::Mat()>& make,
+                            bool reordered) {
         ImGui::BeginGroup();
-        ImGui::TextUnformatted(caption);
+        ImGui::TextUnformatted(widgets::fitLabel(caption, side).c_str());
+        widgets::hoverTooltip(meaning);
         const gfx::HeatmapTexture& tex = ctx.textures.get(
             key, gfx::TextureStamp{s.dataVersion}, {s.view.colormap},
             [&] {
@@ -127,22 +136,25 @@ void SwapPanel::draw(PanelContext& ctx) {
         ImGui::Dummy(ImVec2(side, side));
         ImGui::EndGroup();
     };
-    if (isFresh(s) && headFresh(s, head) && side > 40.0f) {
+    if (isFresh(s) && headFresh(s, head) && side >= 2.0f * ImGui::GetTextLineHeight()) {
         matrix(
-            "swap:before:" + std::to_string(head), "P A Pᵀ (original, reordered)",
+            "swap:before:" + std::to_string(head), "P A Pᵀ", "P A Pᵀ: the original order's weights, reordered as the tokens were",
             [&] { return core::permuteBoth(referenceForward(s).heads[static_cast<std::size_t>(head)].weights, s.model.perm); }, true);
         ImGui::SameLine(0.0f, 16.0f);
         matrix(
-            "swap:after:" + std::to_string(head), "A′ (on the swapped input)",
+            "swap:after:" + std::to_string(head), "A′",
+            "A′: the weights computed on the swapped input; equal to P A Pᵀ when attention is permutation-equivariant",
             [&] { return s.forward.heads[static_cast<std::size_t>(head)].weights; }, false);
     }
-    ImGui::TextDisabled("Anagrams (seed 000 §39.5.1):");
-    for (const char* id : {"seed000-anagram-original", "seed000-anagram-swapped", "seed000-anagram-gibberish"}) {
-        const core::Scenario& sc = core::findPreset(id)->scenario;  // shipped presets
-        const char* label = sc.sentence ? sc.sentence->c_str() : id;
-        const float right = ImGui::GetItemRectMax().x + ImGui::CalcTextSize(label).x + 24.0f;
-        if (right < ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x) ImGui::SameLine();
-        if (ImGui::SmallButton(label)) ctx.actions.emit(action::LoadScenario{sc, id, ""});
+    if (ImGui::GetContentRegionAvail().y >= anagramsH) {
+        widgets::flowTextDisabled("Anagrams (seed 000 §39.5.1):", true);
+        for (const char* id : {"seed000-anagram-original", "seed000-anagram-swapped", "seed000-anagram-gibberish"}) {
+            const core::Scenario& sc = core::findPreset(id)->scenario;  // shipped presets
+            const std::string label = widgets::fitLabel(sc.sentence ? *sc.sentence : std::string(id),
+                                                        ImGui::GetContentRegionAvail().x - style.FramePadding.x * 2.0f);
+            widgets::sameLineIfFits(ImGui::CalcTextSize(label.c_str()).x + style.FramePadding.x * 2.0f);
+            if (ImGui::SmallButton(label.c_str())) ctx.actions.emit(action::LoadScenario{sc, id, ""});
+        }
     }
     ImGui::End();
 }

@@ -45,6 +45,7 @@ private:
 };
 
 int FrameLoop::run() {
+    if (screenshot() && !m_options.screenshot->capture.panel.empty()) m_app.revealPanel(m_options.screenshot->capture.panel);
     while (!m_window.shouldClose() && !m_app.quitRequested()) {
         waitForEvents();
         // A screenshot shows the finished state: every head computed (or the error that stopped it).

@@ -1,5 +1,4 @@
 #include "app/widgets/charts.hpp"
-
 #include "app/widgets/text.hpp"
 
 #include <algorithm>
@@ -76,7 +75,8 @@ int barChart(ImDrawList* list, ImVec2 min, ImVec2 max, const std::vector<float>&
     return hovered;
 }
 
-void linePlot(ImDrawList* list, ImVec2 min, ImVec2 max, const std::vector<Series>& series, float yMin, float yMax, const char* xCaption) {
+void linePlot(ImDrawList* list, ImVec2 min, ImVec2 max, const std::vector<Series>& series, float yMin, float yMax, const char* xCaption,
+              const LineAxes& axes) {
     const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
     const ImU32 grid = ImGui::GetColorU32(ImGuiCol_Border);
     const float lineH = ImGui::GetTextLineHeight();
@@ -91,18 +91,31 @@ void linePlot(ImDrawList* list, ImVec2 min, ImVec2 max, const std::vector<Series
         list->AddText(ImVec2(min.x, yPix(tick) - lineH * 0.5f), text, buf);
     }
     const std::size_t n = series.front().y.size();
+    const float xMax = axes.xMax >= 0 ? axes.xMax : static_cast<float>(n > 0 ? n - 1 : 0);
     const float dx = n > 1 ? (pMax.x - pMin.x) / static_cast<float>(n - 1) : 0.0f;
+    const auto xPix = [&](float x) { return xMax > 0 ? pMin.x + x / xMax * (pMax.x - pMin.x) : pMin.x; };
     for (const Series& s : series) {
         std::vector<ImVec2> points;
         for (std::size_t i = 0; i < s.y.size(); ++i) points.emplace_back(pMin.x + dx * static_cast<float>(i), yPix(s.y[i]));
         list->AddPolyline(points.data(), static_cast<int>(points.size()), s.color, 0, 2.0f);
+        // A dot at each whole x (a token's position) when they are far enough apart to tell.
+        if (axes.dotWholeX && n > 1 && xMax > 0 && (pMax.x - pMin.x) / xMax >= 6.0f)
+            for (int x = 0; x <= static_cast<int>(xMax); ++x) {
+                const float at = static_cast<float>(x) / xMax * static_cast<float>(n - 1);
+                const auto i = std::min(n - 2, static_cast<std::size_t>(at));
+                const float y = s.y[i] + (s.y[i + 1] - s.y[i]) * (at - static_cast<float>(i));
+                list->AddCircleFilled(ImVec2(xPix(static_cast<float>(x)), yPix(y)), 3.0f, s.color);
+            }
     }
     list->AddText(ImVec2(pMin.x, pMax.y + 2.0f), text, "0");
     char last[16];
-    std::snprintf(last, sizeof last, "%zu", n - 1);
-    list->AddText(ImVec2(pMax.x - ImGui::CalcTextSize(last).x, pMax.y + 2.0f), text, last);
+    std::snprintf(last, sizeof last, "%.0f", static_cast<double>(xMax));
+    const ImVec2 lastSize = ImGui::CalcTextSize(last);
+    list->AddText(ImVec2(pMax.x - lastSize.x, pMax.y + 2.0f), text, last);
     const ImVec2 cs = ImGui::CalcTextSize(xCaption);
-    list->AddText(ImVec2((pMin.x + pMax.x - cs.x) * 0.5f, pMax.y + 2.0f), text, xCaption);
+    if (cs.x + 2.0f * lastSize.x + 8.0f < pMax.x - pMin.x)
+        list->AddText(ImVec2((pMin.x + pMax.x - cs.x) * 0.5f, pMax.y + 2.0f), text, xCaption);
+    if (!axes.legendInside) return;
     float ly = pMin.y + 2.0f;
     for (const Series& s : series) {  // legend
         const ImVec2 ts = ImGui::CalcTextSize(s.label.c_str());
@@ -111,6 +124,21 @@ void linePlot(ImDrawList* list, ImVec2 min, ImVec2 max, const std::vector<Series
         list->AddLine(ImVec2(lx, ly + ts.y * 0.5f), ImVec2(lx + 16.0f, ly + ts.y * 0.5f), s.color, 3.0f);
         list->AddText(ImVec2(lx + 20.0f, ly), text, s.label.c_str());
         ly += ts.y + 2.0f;
+    }
+}
+
+void legend(const std::vector<Series>& series) {
+    const float swatch = ImGui::GetFontSize() * 1.2f, gap = ImGui::GetStyle().ItemInnerSpacing.x;
+    for (std::size_t k = 0; k < series.size(); ++k) {
+        const Series& s = series[k];
+        const float width = swatch + gap + ImGui::CalcTextSize(s.label.c_str()).x;
+        if (k) sameLineIfFits(width);
+        const ImVec2 at = ImGui::GetCursorScreenPos();
+        const float mid = at.y + ImGui::GetTextLineHeight() * 0.5f;
+        ImGui::GetWindowDrawList()->AddLine(ImVec2(at.x, mid), ImVec2(at.x + swatch, mid), s.color, 3.0f);
+        ImGui::Dummy(ImVec2(swatch, ImGui::GetTextLineHeight()));
+        ImGui::SameLine(0.0f, gap);
+        ImGui::TextUnformatted(s.label.c_str());
     }
 }
 
@@ -185,8 +213,10 @@ void colorBar(ImDrawList* list, ImVec2 min, ImVec2 max, core::ColormapKind kind,
         const float y = max.y - f * h;
         char buf[16];
         std::snprintf(buf, sizeof buf, hi - lo >= 0.1f ? "%.2f" : "%.2g", lo + f * (hi - lo));
-        list->AddLine(ImVec2(min.x + barW, y), ImVec2(min.x + barW + 4.0f, y), text);
-        list->AddText(ImVec2(min.x + barW + 6.0f, y - ImGui::GetTextLineHeight() * 0.5f), text, buf);
+        // The tick stands clear of its label: a tick touching "0.75" would read "-0.75".
+        const float tick = ImGui::GetFontSize() * 0.3f;
+        list->AddLine(ImVec2(min.x + barW, y), ImVec2(min.x + barW + tick, y), text);
+        list->AddText(ImVec2(min.x + barW + tick + ImGui::GetFontSize() * 0.35f, y - ImGui::GetTextLineHeight() * 0.5f), text, buf);
     }
 }
 

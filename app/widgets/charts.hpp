@@ -28,8 +28,20 @@ struct Series {
     ImU32 color;
     std::string label;
 };
-// Lines over x = 0 … n-1 with y in [yMin, yMax], light grid, legend at the top right.
-void linePlot(ImDrawList* list, ImVec2 min, ImVec2 max, const std::vector<Series>& series, float yMin, float yMax, const char* xCaption);
+// How a line plot's x-axis reads: the samples span x = 0 … xMax (n − 1 when xMax < 0), with a
+// dot on each line at every whole x when `dotWholeX` (the token positions of a continuous curve),
+// and the legend inside the plot at the top right, or nowhere (legend() draws it outside).
+struct LineAxes {
+    float xMax = -1.0f;
+    bool dotWholeX = false;
+    bool legendInside = true;
+};
+// Lines over the x-axis with y in [yMin, yMax], light grid.
+void linePlot(ImDrawList* list, ImVec2 min, ImVec2 max, const std::vector<Series>& series, float yMin, float yMax, const char* xCaption,
+              const LineAxes& axes = {});
+// The series' colours and names as a row of items that wraps, for a legend beside a plot rather
+// than over its lines.
+void legend(const std::vector<Series>& series);
 
 // Points (x[i], y[i]) of each series on log–log axes, decades gridded and labelled (x and y
 // must be > 0; the axes span every series). Dots at the points, lines between them.

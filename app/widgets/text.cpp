@@ -215,6 +215,36 @@ std::string fitLabel(std::string_view text, float maxWidth, std::size_t maxGlyph
     return shown.substr(0, ends.empty() ? 0 : ends[lo]) + kEllipsis;
 }
 
+void sameLineIfFits(float width) {
+    const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
+    if (ImGui::GetItemRectMax().x + ImGui::GetStyle().ItemSpacing.x + width <= right) ImGui::SameLine();
+}
+
+namespace {
+
+void flow(std::string_view text, bool first, bool disabled) {
+    const std::string shown = clipLabel(text);
+    const float width = textWidth(shown);
+    if (!first) sameLineIfFits(width);
+    const float room = ImGui::GetContentRegionAvail().x;
+    const std::string fitted = width <= room ? shown : fitLabel(shown, room);
+    if (disabled) ImGui::TextDisabled("%s", fitted.c_str());
+    else ImGui::TextUnformatted(fitted.c_str());
+    if (fitted != shown) hoverTooltip(text);
+}
+
+}  // namespace
+
+void flowText(std::string_view text, bool first) { flow(text, first, false); }
+void remarkIfFits(std::string_view text) {
+    const std::string shown = clipLabel(text);
+    const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
+    if (ImGui::GetItemRectMax().x + ImGui::GetStyle().ItemSpacing.x + textWidth(shown) > right) return;
+    ImGui::SameLine();
+    ImGui::TextDisabled("%s", shown.c_str());
+}
+void flowTextDisabled(std::string_view text, bool first) { flow(text, first, true); }
+
 std::string labelWithLength(std::string_view text, std::size_t maxGlyphs) {
     Clipped c = clipText(text, maxGlyphs, false);
     if (c.cut) c.text += " (" + thousands(codepointCount(text)) + " characters)";

@@ -67,6 +67,17 @@ void labelColored(const ImVec4& colour, std::string_view text, std::size_t maxGl
 // a long text costs only what is on screen. Returns whether the text was cut.
 bool wrappedText(std::string_view text, std::size_t maxGlyphs = kLongTextGlyphs, float wrapWidth = 0.0f);
 bool wrappedTextColored(const ImVec4& colour, std::string_view text, std::size_t maxGlyphs = kLongTextGlyphs, float wrapWidth = 0.0f);
+// A row of items that wraps rather than running past the window's right edge: call before each
+// item after the first with the item's width; it stays on the line when it fits there.
+void sameLineIfFits(float width);
+// Short texts in a flowing row (sameLineIfFits before each but the first of the row), each cut
+// with "…" (the whole in a tooltip) only when a line of its own is too narrow for it.
+void flowText(std::string_view text, bool first = false);
+void flowTextDisabled(std::string_view text, bool first = false);
+// A remark in the disabled colour on the current line only if it fits there whole; else left
+// out (it says nothing the panel needs).
+void remarkIfFits(std::string_view text);
+
 // A button showing `shown` (a label already clipped or fitted) as it is, "##" included; `id`
 // tells buttons with the same text apart.
 bool button(std::string_view shown, const std::string& id);

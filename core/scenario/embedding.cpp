@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numbers>
 
 namespace attnviz::core {
 
@@ -33,16 +34,18 @@ Mat oneHotEmbeddings(const std::vector<std::string>& tokens, int dModel) {
     return x;
 }
 
+double sinusoidalValue(double position, int dim, int dModel) {
+    const int pair = dim / 2;  // i in 2i / 2i+1
+    const double angle = position * std::pow(10000.0, -2.0 * pair / dModel);
+    return dim % 2 == 0 ? std::sin(angle) : std::cos(angle);
+}
+
+double sinusoidalWavelength(int dim, int dModel) { return 2.0 * std::numbers::pi * std::pow(10000.0, 2.0 * (dim / 2) / dModel); }
+
 Mat sinusoidalEncoding(int T, int dModel) {
     Mat pe(T, dModel);
-    for (int c = 0; c < dModel; ++c) {
-        const int pair = c / 2;  // i in 2i / 2i+1
-        const double frequency = std::pow(10000.0, -2.0 * pair / dModel);
-        for (int pos = 0; pos < T; ++pos) {
-            const double angle = pos * frequency;
-            pe(pos, c) = static_cast<float>(c % 2 == 0 ? std::sin(angle) : std::cos(angle));
-        }
-    }
+    for (int c = 0; c < dModel; ++c)
+        for (int pos = 0; pos < T; ++pos) pe(pos, c) = static_cast<float>(sinusoidalValue(pos, c, dModel));
     return pe;
 }
 

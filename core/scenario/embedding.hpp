@@ -27,6 +27,10 @@ Mat oneHotEmbeddings(const std::vector<std::string>& tokens, int dModel);
 // pe: [T, d_model], Vaswani et al. §3.5:
 //   pe[pos, 2i] = sin(pos / 10000^(2i/d_model)),  pe[pos, 2i+1] = cos(pos / 10000^(2i/d_model)).
 Mat sinusoidalEncoding(int T, int dModel);
+// One entry of that formula at any real position (the curves drawn through the positions).
+double sinusoidalValue(double position, int dim, int dModel);
+// The wavelength of dimension `dim`: 2π · 10000^(2i/d_model), in positions.
+double sinusoidalWavelength(int dim, int dModel);
 
 // w: [rows, cols], N(0, 2 / (fan_in + fan_out)) with fan_in = rows and fan_out = headWidth
 // (Xavier/Glorot normal per head), from the stream (seed, tag).

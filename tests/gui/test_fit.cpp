@@ -1,0 +1,119 @@
+// The panels fit their windows: presets and presenter mode drawn without a window at 1280 × 720
+// and 1920 × 1080, UI scale 1 to 2.5 (and, where panels share a place as tabs, each brought to
+// the front in turn). A panel's content that runs past its window (or one of its children's)
+// shows in ImGui's ScrollMax, the content's extent beyond the window's inner size, whether or not
+// a scrollbar is drawn.
+#include "app/app.hpp"
+#include "core/scenario/presets.hpp"
+
+#include <gtest/gtest.h>
+#include <imgui_internal.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+using namespace attnviz;
+using namespace attnviz::app;
+
+namespace {
+
+struct Screen {
+    float width, height, scale;
+};
+
+std::vector<Screen> screens() {
+    std::vector<Screen> out;
+    for (const auto& [w, h] : std::vector<std::pair<float, float>>{{1280, 720}, {1920, 1080}})
+        for (const float scale : {1.0f, 1.5f, 2.0f, 2.5f}) out.push_back({w, h, scale});
+    return out;
+}
+
+// The windows of the last frame whose content runs past their inner size, as "name (dx, dy)".
+std::vector<std::string> overflowing() {
+    std::vector<std::string> out;
+    for (ImGuiWindow* win : GImGui->Windows) {
+        if (!win->WasActive || win->Hidden) continue;
+        const std::string name = win->Name;
+        // The menu bar's own layout, and transient windows: tooltips, popups, the toast.
+        if (name.starts_with("##MainMenuBar") || name.starts_with("##Tooltip") || name.starts_with("##Popup") ||
+            name.starts_with("##toast") || name.starts_with("##Menu"))
+            continue;
+        if (win->ScrollMax.x > 0.5f || win->ScrollMax.y > 0.5f) {
+            char buf[64];
+            std::snprintf(buf, sizeof buf, " (%.0f, %.0f)", win->ScrollMax.x, win->ScrollMax.y);
+            out.push_back(name + buf);
+        }
+    }
+    return out;
+}
+
+// Draws `state` at `screen` as it opens (and with `everyPanel` each panel brought to the front in
+// turn), and adds what overflowed.
+void check(AppState state, const Screen& screen, const std::string& what, bool everyPanel, std::vector<std::string>& failures) {
+    ImGui::CreateContext();
+    ImGuiIO& io = ImGui::GetIO();
+    io.IniFilename = nullptr;
+    io.DisplaySize = ImVec2(screen.width, screen.height);
+    io.DeltaTime = 1.0f / 60.0f;
+    {
+        state.view.uiScale = screen.scale;
+        App app(std::move(state));
+        const auto frames = [&](int n) {
+            for (int i = 0; i < n; ++i) {
+                app.prepareFonts(1.0f, 1.0f);
+                app.prepareStyle(1.0f);
+                ImGui::NewFrame();
+                app.frame();
+                ImGui::Render();
+            }
+        };
+        std::vector<std::string> panels = {""};
+        if (everyPanel)
+            for (const std::string& id : app.panelIds()) panels.push_back(id);
+        for (const std::string& panel : panels) {
+            if (!panel.empty()) app.revealPanel(panel);
+            frames(3);  // ImGui measures a window's content in the frame after it is drawn
+            char where[96];
+            std::snprintf(where, sizeof where, "%.0fx%.0f at %.1f, %s", screen.width, screen.height, screen.scale,
+                          panel.empty() ? "as it opens" : ("showing " + panel).c_str());
+            for (const std::string& w : overflowing()) failures.push_back(what + " (" + where + "): " + w);
+        }
+    }
+    ImGui::DestroyContext();
+}
+
+std::string report(const std::vector<std::string>& failures) {
+    std::string out;
+    for (std::size_t i = 0; i < failures.size() && i < 40; ++i) out += "\n  " + failures[i];
+    if (failures.size() > 40) out += "\n  … and " + std::to_string(failures.size() - 40) + " more";
+    return out;
+}
+
+}  // namespace
+
+TEST(Fit, EveryPresetFitsAsItOpensAtEverySizeAndScale) {
+    std::vector<std::string> failures;
+    for (const Screen& screen : screens())
+        for (const std::string& id : core::presetIds()) check(makeState(core::loadPreset(id)), screen, id, false, failures);
+    EXPECT_TRUE(failures.empty()) << failures.size() << " overflowing windows:" << report(failures);
+}
+
+TEST(Fit, PresenterModeFitsWithEachPanelInFront) {
+    std::vector<std::string> failures;
+    for (const Screen& screen : screens())
+        for (const char* id : {"default", "random-heads", "seed004-causal"}) {
+            AppState s = makeState(core::loadPreset(id));
+            s.view.presenter = true;
+            check(std::move(s), screen, std::string("presenter ") + id, true, failures);
+        }
+    EXPECT_TRUE(failures.empty()) << failures.size() << " overflowing windows:" << report(failures);
+}
+
+TEST(Fit, TheFullLayoutsPanelsFit) {
+    // 1280 × 720 at scale 1 and 1920 × 1080 at 1.5: every panel in its own place.
+    std::vector<std::string> failures;
+    for (const Screen& screen : {Screen{1280, 720, 1.0f}, Screen{1920, 1080, 1.5f}})
+        for (const std::string& id : core::presetIds()) check(makeState(core::loadPreset(id)), screen, id, true, failures);
+    EXPECT_TRUE(failures.empty()) << failures.size() << " overflowing windows:" << report(failures);
+}
