@@ -136,7 +136,7 @@ void ControlsPanel::draw(PanelContext& ctx) {
         sentenceField(ctx);
         int tokenizer = s.scenario.tokenizer == core::Tokenizer::Char ? 1 : 0;
         if (ImGui::RadioButton("words", &tokenizer, 0)) ctx.actions.emit(action::SetTokenizer{core::Tokenizer::Word});
-        tooltip("One token per word; punctuation becomes its own token.");
+        tooltip("One token per word; punctuation becomes its own token, except an apostrophe inside a word (didn't).");
         ImGui::SameLine();
         if (ImGui::RadioButton("characters", &tokenizer, 1)) ctx.actions.emit(action::SetTokenizer{core::Tokenizer::Char});
         tooltip("One token per character, spaces included (as in the character-level lesson).");

@@ -112,7 +112,17 @@ std::vector<std::string> tokenize(std::string_view sentence, Tokenizer kind) {
             }
             continue;
         }
-        if (isSpace(cp)) {
+        // An apostrophe between letters belongs to the word: "didn't", "O'Brien", "rock’n’roll";
+        // a quote at a word's edge ('so') is a token of its own.
+        bool inWord = false;
+        if ((cp == U'\'' || cp == U'\u2019') && !word.empty() && pos < sentence.size()) {
+            std::size_t next = pos;
+            const char32_t after = decodeUtf8(sentence, next);
+            inWord = !isSpace(after) && !isPunct(after);
+        }
+        if (inWord) {
+            appendUtf8(word, cp);
+        } else if (isSpace(cp)) {
             flushWord();
         } else if (isPunct(cp)) {
             flushWord();

@@ -12,7 +12,11 @@ using namespace attnviz::core;
 TEST(Tokenizer, WordsSplitOffPunctuation) {
     EXPECT_EQ(tokenize("The cat sat on the mat.", Tokenizer::Word),
               (std::vector<std::string>{"The", "cat", "sat", "on", "the", "mat", "."}));
-    EXPECT_EQ(tokenize("  don't,  stop!\tnow ", Tokenizer::Word), (std::vector<std::string>{"don", "'", "t", ",", "stop", "!", "now"}));
+    EXPECT_EQ(tokenize("  don't,  stop!\tnow ", Tokenizer::Word), (std::vector<std::string>{"don't", ",", "stop", "!", "now"}));
+    // An apostrophe between letters stays in its word (straight or curly); a quote at a word's
+    // edge is a token.
+    EXPECT_EQ(tokenize("'O'Brien's rock’n’roll' dogs'", Tokenizer::Word),
+              (std::vector<std::string>{"'", "O'Brien's", "rock’n’roll", "'", "dogs", "'"}));
     EXPECT_EQ(tokenize("«naïve» café…", Tokenizer::Word), (std::vector<std::string>{"«", "naïve", "»", "café", "…"}));
     EXPECT_TRUE(tokenize("   \t\n ", Tokenizer::Word).empty());
     EXPECT_TRUE(tokenize("", Tokenizer::Char).empty());
