@@ -40,9 +40,18 @@ constexpr std::size_t kDescriptionGlyphs = 400;  // a description or an error: t
 // every frame; a longer sentence is shown cut instead, and can be cleared to type a new one.
 constexpr std::size_t kEditableBytes = 64 * 1024;
 
-// The description, scrolling in at most a third of the panel: the controls below stay in view.
-void description(const std::string& text) {
+// The description, scrolling in at most a third of the panel: the controls below stay in view;
+// `compact`, cut to the room left above the `below` section headers that follow (the whole in its
+// tooltip).
+void description(const std::string& text, bool compact, int below) {
     const std::string shown = widgets::tooltipBody(text, kDescriptionGlyphs);
+    if (compact) {
+        const float room = ImGui::GetContentRegionAvail().y - static_cast<float>(below) * ImGui::GetFrameHeightWithSpacing();
+        const std::string fitted = widgets::fitWrapped(shown, ImGui::GetContentRegionAvail().x, room);
+        widgets::wrappedTextColored(ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled), fitted);
+        if (fitted != shown) widgets::hoverTooltip(text, kDescriptionGlyphs);
+        return;
+    }
     const float most = ImGui::GetWindowHeight() * 0.33f;
     const bool scrolls = ImGui::CalcTextSize(shown.c_str(), nullptr, false, ImGui::GetContentRegionAvail().x).y > most;
     if (scrolls) ImGui::BeginChild("##description", ImVec2(0.0f, most));
@@ -77,9 +86,11 @@ void modelSection(PanelContext& ctx) {
     ImGui::TextUnformatted("Sentence");
     sentenceField(ctx);
     ImGui::TextDisabled("T = %d tokens (GPT-2 byte-level BPE, at most %d)", static_cast<int>(s.model.tq()), c.nPositions);
-    ImGui::Separator();
+}
 
-    // The next token: softmax(logits / temperature), the ten most likely.
+// The next token: softmax(logits / temperature), the ten most likely.
+void nextTokens(PanelContext& ctx) {
+    const AppState& s = ctx.state;
     ImGui::Text("Next token  (temperature %.3g)", s.view.nextTemperature);
     float position = temperatureToSlider(s.view.nextTemperature);
     ImGui::SetNextItemWidth(-1);
@@ -106,10 +117,50 @@ void modelSection(PanelContext& ctx) {
 
 }  // namespace
 
+bool ControlsPanel::section(const char* name, int index) {
+    if (!m_compact) {
+        if (index > 0) ImGui::Separator();
+        return true;
+    }
+    ImGui::SetNextItemOpen(m_open == index, ImGuiCond_Always);
+    if (ImGui::CollapsingHeader(name)) {
+        m_open = index;
+        return true;
+    }
+    if (m_open == index) m_open = -1;
+    return false;
+}
+
 void ControlsPanel::draw(PanelContext& ctx) {
     const AppState& s = ctx.state;
     if (!beginPanel(ctx, title())) return;
+    // Compact when the whole did not fit the last time it was drawn whole.
+    const float top = ImGui::GetCursorPosY();
+    m_compact = m_wholeHeight > ImGui::GetContentRegionAvail().y + 0.5f;
+    if (m_compact) ImGui::PushID("compact");
     // Scenario: presets and the sentence.
+    if (section("Scenario", 0)) scenarioSection(ctx);
+    const bool editable = !s.model.explicitQkv && !s.scenario.x;
+    if (s.loaded) {
+        if (section("Model and sentence", 1)) modelSection(ctx);
+        if (section("Next token", 2)) nextTokens(ctx);
+    } else if (section(editable ? "Sentence and sizes" : "Inputs", 1)) {
+        inputsSection(ctx);
+    }
+    if (section("Softmax", 3)) softmaxSection(ctx);
+    if (section("View", 4)) viewSection(ctx);
+    if (!s.error.empty()) {
+        ImGui::Separator();
+        widgets::wrappedTextColored(ImVec4(0.95f, 0.35f, 0.30f, 1.0f), s.error, kDescriptionGlyphs);
+        if (ImGui::SmallButton("dismiss")) ctx.actions.emit(action::ClearError{});
+    }
+    if (m_compact) ImGui::PopID();
+    else m_wholeHeight = ImGui::GetCursorPosY() - top;
+    ImGui::End();
+}
+
+void ControlsPanel::scenarioSection(PanelContext& ctx) {
+    const AppState& s = ctx.state;
     ImGui::SetNextItemWidth(-1);
     const core::Preset* preset = core::findPreset(s.presetId);
     const std::string& name = preset ? preset->scenario.name : s.scenario.name.empty() ? "(custom)" : s.scenario.name;
@@ -125,13 +176,13 @@ void ControlsPanel::draw(PanelContext& ctx) {
     }
     if (current != name) widgets::hoverTooltip(name);
     else tooltip("Presets: every worked example of the lessons, the anagram sentences and random-head demos.");
-    if (!s.scenario.description.empty()) description(s.scenario.description);
-    ImGui::Separator();
+    if (!s.scenario.description.empty()) description(s.scenario.description, m_compact, s.loaded ? 4 : 3);
+}
 
+void ControlsPanel::inputsSection(PanelContext& ctx) {
+    const AppState& s = ctx.state;
     const bool editable = !s.model.explicitQkv && !s.scenario.x;
-    if (s.loaded) {
-        modelSection(ctx);
-    } else if (editable) {
+    if (editable) {
         ImGui::TextUnformatted("Sentence");
         sentenceField(ctx);
         int tokenizer = s.scenario.tokenizer == core::Tokenizer::Char ? 1 : 0;
@@ -173,9 +224,11 @@ void ControlsPanel::draw(PanelContext& ctx) {
             ctx.actions.emit(action::SetPositional{pe ? core::Positional::Sinusoidal : core::Positional::None});
         tooltip("Adds sin/cos signals of the position to X, so the same word at two places looks different.");
     }
-    ImGui::Separator();
+}
 
-    // Softmax: temperature on a log scale with a detent and reset at 1, scaling, mask.
+// Softmax: temperature on a log scale with a detent and reset at 1, scaling, mask.
+void ControlsPanel::softmaxSection(PanelContext& ctx) {
+    const AppState& s = ctx.state;
     ImGui::Text("Temperature τ = %.3g", s.settings.temperature);
     float position = temperatureToSlider(s.settings.temperature);
     ImGui::SetNextItemWidth(-ImGui::CalcTextSize("reset").x - ImGui::GetStyle().FramePadding.x * 4);
@@ -205,9 +258,11 @@ void ControlsPanel::draw(PanelContext& ctx) {
     } else {
         tooltip("Each query may read only itself and earlier keys, as in GPT-style decoders. Rows still sum to 1.");
     }
-    ImGui::Separator();
+}
 
-    // View: head, colours.
+// View: head, layer, colours.
+void ControlsPanel::viewSection(PanelContext& ctx) {
+    const AppState& s = ctx.state;
     std::string headName = s.view.selectedHead < 0 ? "mean of heads" : "head " + std::to_string(s.view.selectedHead + 1);
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 9.0f);
     if (ImGui::BeginCombo("head ([ ])", headName.c_str())) {
@@ -234,13 +289,6 @@ void ControlsPanel::draw(PanelContext& ctx) {
     if (ImGui::Combo("colours", &colormap, "viridis\0magma\0grayscale\0cividis (colour-blind safe)\0"))
         ctx.actions.emit(action::SetColormap{static_cast<core::ColormapKind>(colormap)});
     tooltip("Colormap of every heatmap. Masked cells are always hatched grey.");
-
-    if (!s.error.empty()) {
-        ImGui::Separator();
-        widgets::wrappedTextColored(ImVec4(0.95f, 0.35f, 0.30f, 1.0f), s.error, kDescriptionGlyphs);
-        if (ImGui::SmallButton("dismiss")) ctx.actions.emit(action::ClearError{});
-    }
-    ImGui::End();
 }
 
 }  // namespace attnviz::app

@@ -49,7 +49,10 @@ void SwapPanel::draw(PanelContext& ctx) {
         ImGui::End();
         return;
     }
-    widgets::flowTextDisabled("Click two chips to swap their tokens.", true);
+    // A short panel (a tab on a small screen) leaves out the hint and prints the verdict in the
+    // regular font.
+    const bool roomy = ImGui::GetContentRegionAvail().y >= 14.0f * ImGui::GetTextLineHeightWithSpacing();
+    if (roomy) widgets::flowTextDisabled("Click two chips to swap their tokens.", true);
     // Chips: the current order; the first clicked chip is highlighted until the second click.
     // A chip is at most 12 ems (or the panel) wide; its tooltip quotes the whole token.
     const int shown = std::min(n, 64);
@@ -90,11 +93,12 @@ void SwapPanel::draw(PanelContext& ctx) {
     const ImVec4 colour = !s.swapped() ? ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled)
                           : holds      ? ImVec4(0.20f, 0.75f, 0.35f, 1.0f)
                                        : ImVec4(0.95f, 0.35f, 0.25f, 1.0f);
-    if (ctx.fonts.large) ImGui::PushFont(ctx.fonts.large);
+    const bool large = roomy && ctx.fonts.large;
+    if (large) ImGui::PushFont(ctx.fonts.large);
     ImGui::PushTextWrapPos(0.0f);  // wrap at the panel's edge: the verdict must be read whole
     ImGui::TextColored(colour, "%s", verdictText(s).c_str());
     ImGui::PopTextWrapPos();
-    if (ctx.fonts.large) ImGui::PopFont();
+    if (large) ImGui::PopFont();
     if (s.swapped()) {
         char buf[96];
         std::snprintf(buf, sizeof buf, "weights: max |A′ − P A Pᵀ| = %.2g over %d head%s", s.equivariance.maxWeightDiff(), s.model.heads,

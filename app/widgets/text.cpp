@@ -235,6 +235,24 @@ void flow(std::string_view text, bool first, bool disabled) {
 
 }  // namespace
 
+std::string fitWrapped(std::string_view text, float width, float height) {
+    const auto tall = [&](std::string_view t) { return ImGui::CalcTextSize(t.data(), t.data() + t.size(), false, width).y; };
+    if (tall(text) <= height) return std::string(text);
+    // Character starts, and the longest prefix whose wrapped text with "…" fits.
+    std::vector<std::size_t> ends;
+    for (std::size_t pos = 0; pos < text.size();) {
+        ends.push_back(pos);
+        core::decodeUtf8(text, pos);
+    }
+    std::size_t lo = 0, hi = ends.size();
+    while (hi - lo > 1) {
+        const std::size_t mid = (lo + hi) / 2;
+        if (tall(std::string(text.substr(0, ends[mid])) + kEllipsis) <= height) lo = mid;
+        else hi = mid;
+    }
+    return std::string(text.substr(0, ends.empty() ? 0 : ends[lo])) + kEllipsis;
+}
+
 void flowText(std::string_view text, bool first) { flow(text, first, false); }
 void remarkIfFits(std::string_view text) {
     const std::string shown = clipLabel(text);

@@ -74,6 +74,8 @@ void sameLineIfFits(float width);
 // with "…" (the whole in a tooltip) only when a line of its own is too narrow for it.
 void flowText(std::string_view text, bool first = false);
 void flowTextDisabled(std::string_view text, bool first = false);
+// The longest start of `text` (then "…") that, wrapped at `width`, is at most `height` tall.
+std::string fitWrapped(std::string_view text, float width, float height);
 // A remark in the disabled colour on the current line only if it fits there whole; else left
 // out (it says nothing the panel needs).
 void remarkIfFits(std::string_view text);
