@@ -184,6 +184,7 @@ void runExports(const Flags& f, const CLI::App& app, const GuiRequest& request, 
         if (core::hasMask(settings)) figure.blocked = core::blockedMatrix(settings, model.tq(), model.tk());
         figure.title = heatmapTitle(request.scenario, model, settings, f.head);
         figure.colormap = request.colormap;
+        figure.scale = request.colourScale;
         figure.cellSize = f.cellSize;
         batch.add(f.exportHeatmap, render::encodeHeatmap(f.exportHeatmap, figure));
     }

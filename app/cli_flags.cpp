@@ -188,6 +188,10 @@ void defineFlags(CLI::App& app, Flags& f) {
     app.add_option("--cell-size", f.cellSize, "With --export-heatmap: pixels per cell (default: about 720 px for the matrix)")
         ->type_name("PX");
     app.add_option("--colormap", f.colormap, "viridis, magma, grayscale or cividis (colour-blind safe)")->type_name("NAME");
+    app.add_option("--colour-scale", f.colourScale,
+                   "How weights become colours, in the window and --export-heatmap: auto (stretched when every weight is far "
+                   "below 1), fixed (0 … 1), stretch, rows (each row over its largest) or log")
+        ->type_name("NAME");
     app.add_option("--head", f.head, "Head for --export-csv and the window (-1 = mean over heads)")->type_name("N");
     app.add_option("--max-tokens", f.maxTokens, "Refuse more tokens than this (default 16384)")->type_name("N");
     app.add_option("--max-memory", f.maxMemoryMiB, "Refuse a forward pass needing more MiB than this (default 12288)")->type_name("MIB");
@@ -286,6 +290,8 @@ GuiRequest requestFrom(const Flags& f, const CLI::App& app) {
 
     request.colormap = core::parseColormap(f.colormap, "--colormap");
     request.colormapGiven = app.get_option("--colormap")->count() > 0;
+    request.colourScale = core::parseColourScale(f.colourScale, "--colour-scale");
+    request.colourScaleGiven = app.get_option("--colour-scale")->count() > 0;
     return request;
 }
 

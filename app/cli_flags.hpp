@@ -21,7 +21,7 @@ struct Flags {
     std::string seed;
     float temperature = 1.0f;
     bool causal = false, unscaled = false;
-    std::string exportJson, exportNpy, exportCsv, exportHeatmap, colormap = "viridis";
+    std::string exportJson, exportNpy, exportCsv, exportHeatmap, colormap = "viridis", colourScale = "auto";
     int cellSize = 0;
     int head = 0;
     std::string maxTokens, maxMemoryMiB;  // read whole by parseWhole: CLI11 saturates a long long

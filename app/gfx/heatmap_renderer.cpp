@@ -116,9 +116,16 @@ void HeatmapTexture::upload(const TexelsView& source, const Colouring& colouring
     const std::size_t count = static_cast<std::size_t>(m.rows) * static_cast<std::size_t>(m.cols);
     m_max = count == 0 ? 0.0f : Eigen::Map<const Eigen::ArrayXf>(m.texels, static_cast<Eigen::Index>(count)).maxCoeff();
     m_colouring = colouring;
+    m_scale = core::resolveScale(colouring.scale, m_max);
     if (!glReady()) return;
     m_rgba.resize(count);
-    core::colormapTexels(colouring.colormap, m.texels, count, colouring.lo, hi(), m_rgba.data());
+    if (m_scale == core::ColourScale::Fixed) {
+        core::colormapTexels(colouring.colormap, m.texels, count, colouring.lo, colouring.hi, m_rgba.data());
+    } else {
+        m_positions.assign(m.texels, m.texels + count);
+        core::toScalePositions(m_scale, m_positions.data(), m.rows, m.cols, m_max, colouring.logFloor);
+        core::colormapTexels(colouring.colormap, m_positions.data(), count, 0.0f, 1.0f, m_rgba.data());
+    }
     const bool fresh = !m_texture;
     if (fresh) m_texture = makeTexture();
     glBindTexture(GL_TEXTURE_2D, m_texture.id());
@@ -132,6 +139,13 @@ void HeatmapTexture::upload(const TexelsView& source, const Colouring& colouring
     glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
     glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
     glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, m_cols, m_rows, 0, GL_RGBA, GL_UNSIGNED_BYTE, m_rgba.data());
+}
+
+float HeatmapTexture::position(float value, float rowMax) const {
+    if (m_scale == core::ColourScale::Fixed) return (value - m_colouring.lo) / std::max(m_colouring.hi - m_colouring.lo, 1e-30f);
+    if (m_scale == core::ColourScale::Rows) return value / std::max(rowMax, 1e-30f);
+    core::toScalePositions(m_scale, &value, 1, 1, m_max, m_colouring.logFloor);
+    return value;
 }
 
 HeatmapRenderer::HeatmapRenderer() {

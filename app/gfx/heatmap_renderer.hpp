@@ -48,12 +48,14 @@ MatrixSource repooled(const TexelsView& pooled, Eigen::Index tq, Eigen::Index tk
 // The pooling factor that puts at most one texel on each pixel: ceil(cells per pixel).
 int poolFactor(float pixelsPerCell);
 
-// How a texture's values become colours: lo … hi onto the colormap, or with `stretch`, lo … the
-// largest value uploaded (at least lo + 1e-6; hi is then not used).
+// How a texture's values become colours: lo … hi onto the colormap (signed maps, losses); or,
+// for attention weights, by a colour scale (core::ColourScale: fixed 0 … 1, stretched to the
+// largest weight uploaded, per row, or log10 from `logFloor`), which replaces lo … hi.
 struct Colouring {
     core::ColormapKind colormap = core::ColormapKind::Viridis;
     float lo = 0.0f, hi = 1.0f;
-    bool stretch = false;
+    core::ColourScale scale = core::ColourScale::Fixed;
+    float logFloor = 0.01f;
     bool operator==(const Colouring&) const = default;
 };
 
@@ -71,8 +73,10 @@ public:
     bool empty() const { return m_rows == 0; }
     float maxValue() const { return m_max; }  // largest unmasked value uploaded
     const Colouring& colouring() const { return m_colouring; }
-    // The value coloured as the colormap's top: colouring().hi, or stretched to maxValue().
-    float hi() const { return m_colouring.stretch ? std::max(m_max, m_colouring.lo + 1e-6f) : m_colouring.hi; }
+    // The colour scale in effect (Auto made definite by maxValue()).
+    core::ColourScale scale() const { return m_scale; }
+    // Where a value of row maximum `rowMax` falls on the colour bar, 0 … 1: the colour it was given.
+    float position(float value, float rowMax) const;
     // Texture coordinates of a point given as a fraction of the matrix's cells.
     ImVec2 toTexture(ImVec2 uv) const { return ImVec2(uv.x * m_uScale, uv.y * m_vScale); }
 
@@ -82,6 +86,8 @@ private:
     float m_uScale = 1.0f, m_vScale = 1.0f;
     float m_max = 0.0f;
     Colouring m_colouring;
+    core::ColourScale m_scale = core::ColourScale::Fixed;
+    std::vector<float> m_positions;     // upload scratch: the values as colour-bar positions
     std::vector<std::uint32_t> m_rgba;  // upload scratch, kept between uploads
 };
 

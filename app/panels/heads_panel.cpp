@@ -48,9 +48,22 @@ void HeadsPanel::draw(PanelContext& ctx) {
             ImGui::EndGroup();
             continue;
         }
+        // Under a scale other than 0 … 1, a thumbnail smaller than its matrix shows block means:
+        // the maxima the heatmap pools by would put a near-top weight in every block of a long
+        // sentence, and a stretched map of them would be one flat colour. (Auto counts as
+        // stretched here: a thumbnail this small is of a long sentence.)
+        const float perCell = tile / static_cast<float>(std::max<Eigen::Index>({1, s.model.tq(), s.model.tk()}));
+        const gfx::Colouring colouring = weightColouring(s);
+        const bool means = perCell < 1.0f && core::resolveScale(colouring.scale, 0.0f) != core::ColourScale::Fixed;
         const gfx::HeatmapTexture& tex =
-            headWeightsTexture(ctx, "thumb:" + std::to_string(head), head,
-                               tile / static_cast<float>(std::max<Eigen::Index>({1, s.model.tq(), s.model.tk()})), {s.view.colormap});
+            means ? ctx.textures.get(
+                        "thumb-means:" + std::to_string(head), gfx::TextureStamp{s.dataVersion, head}, colouring,
+                        [&] {
+                            return head >= 0 ? gfx::texelsOf(s.forward.heads[static_cast<std::size_t>(head)].weights, s.settings)
+                                             : gfx::meanTexelsOf(s.forward, s.settings, 1);
+                        },
+                        static_cast<int>(tile))
+                  : headWeightsTexture(ctx, "thumb:" + std::to_string(head), head, perCell);
         const ImVec2 p = ImGui::GetCursorScreenPos();
         const float w = tile, h = tile * static_cast<float>(s.model.tq()) / static_cast<float>(std::max<Eigen::Index>(1, s.model.tk()));
         const ImVec2 q(p.x + w, p.y + std::min(h, tile));

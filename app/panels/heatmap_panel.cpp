@@ -65,10 +65,19 @@ void HeatmapPanel::draw(PanelContext& ctx) {
                   s.settings.causal ? " · causal mask" : "");
     widgets::flowTextDisabled(settings);
     widgets::flowTextDisabled("rows: queries · columns: keys");
-    bool autoRange = s.view.autoRange;
-    widgets::sameLineIfFits(ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize("stretch colours").x);
-    if (ImGui::Checkbox("stretch colours", &autoRange)) ctx.actions.emit(action::SetAutoRange{autoRange});
-    tooltip("Colours span 0 … the largest weight shown instead of 0 … 1: contrast for long sentences, where every weight is near 1/T.");
+    if (!ctx.state.view.presenter) {
+        static constexpr const char* kScales[] = {"auto", "0 … 1", "stretched", "per row", "log"};
+        const float comboW = ImGui::CalcTextSize("stretched").x + ImGui::GetFrameHeight() + ImGui::GetStyle().FramePadding.x * 2.0f;
+        widgets::sameLineIfFits(comboW + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize("colours").x);
+        ImGui::SetNextItemWidth(comboW);
+        int scale = static_cast<int>(s.view.colourScale);
+        if (ImGui::Combo("colours##scale", &scale, kScales, core::kColourScaleCount))
+            ctx.actions.emit(action::SetColourScale{static_cast<core::ColourScale>(scale)});
+        tooltip(
+            "How weights become colours. 0 … 1: comparable across heads and sentences. Stretched: 0 … the largest weight "
+            "shown. Per row: each row over its own largest weight. Log: log10 of the weight. Auto: stretched when every "
+            "weight is far below 1 (a long sentence, where each is near 1/T), else 0 … 1.");
+    }
 
     ImDrawList* list = ImGui::GetWindowDrawList();
     const ImVec2 origin = ImGui::GetCursorScreenPos();
@@ -101,11 +110,18 @@ void HeatmapPanel::draw(PanelContext& ctx) {
     // One texture, whichever head is shown.
     // Colour range: 0 … 1 (comparable across heads), or 0 … the largest weight shown (contrast
     // for long sequences, where every weight is near 1/T).
-    const gfx::HeatmapTexture& tex = headWeightsTexture(ctx, "heat", head, cell, {s.view.colormap, 0.0f, 1.0f, s.view.autoRange});
+    const gfx::HeatmapTexture& tex = headWeightsTexture(ctx, "heat", head, cell);
     // the next softmax of the shown head pools its texels for this map
     if (const int pooling = headPooling(cell); head >= 0 && pooling != s.view.heatmapPooling)
         ctx.actions.emit(action::SetHeatmapPooling{pooling});
-    const float hi = tex.hi();
+    // The colour a cell was given, for its number's ink.
+    const auto cellColour = [&](int i, float w) {
+        float rowMax = 0.0f;  // only drawn for small maps: a row's scan is cheap
+        if (tex.scale() == core::ColourScale::Rows)
+            for (int j = 0; j < tk; ++j)
+                if (!core::isBlocked(s.settings, i, j)) rowMax = std::max(rowMax, weight(i, j));
+        return core::colormapColor(s.view.colormap, tex.position(w, rowMax), 0.0f, 1.0f);
+    };
     ctx.heatmaps.draw(list, tex, mMin, mMax, ImVec2(u0, v0), ImVec2(u0 + fu, v0 + fv));
     const float firstCol = u0 * tk, firstRow = v0 * tq;
     const auto cellX = [&](float j) { return mMin.x + (j - firstCol) * cell; };
@@ -126,7 +142,7 @@ void HeatmapPanel::draw(PanelContext& ctx) {
                 std::snprintf(buf, sizeof buf, "%.2f", w);
                 const ImVec2 ts = ImGui::CalcTextSize(buf);
                 list->AddText(ImVec2(cellX(j + 0.5f) - ts.x * 0.5f, cellY(i + 0.5f) - ts.y * 0.5f),
-                              widgets::contrastingText(core::colormapColor(s.view.colormap, w, 0.0f, hi)), buf);
+                              widgets::contrastingText(cellColour(i, w)), buf);
             }
     }
     // Row labels (queries) and the Σ column, where rows are tall enough to read.
@@ -165,7 +181,31 @@ void HeatmapPanel::draw(PanelContext& ctx) {
     if (s.view.selectedQuery >= iBegin && s.view.selectedQuery < iEnd)
         list->AddRect(ImVec2(mMin.x, cellY(static_cast<float>(s.view.selectedQuery))), ImVec2(mMax.x, cellY(s.view.selectedQuery + 1.0f)),
                       accent, 0.0f, 0, 2.0f);
-    widgets::colorBar(list, ImVec2(mMax.x + sumW, mMin.y), ImVec2(mMax.x + sumW + barW, mMax.y), s.view.colormap, 0.0f, hi, 5);
+    // The colour bar in the scale's own terms, and under it what the scale is.
+    const ImVec2 barMin(mMax.x + sumW, mMin.y), barMax(mMax.x + sumW + barW, mMax.y);
+    const char* caption = "";
+    switch (tex.scale()) {
+        case core::ColourScale::Stretch:
+            widgets::colorBar(list, barMin, barMax, s.view.colormap, 0.0f, std::max(tex.maxValue(), 1e-30f), 5);
+            caption = "stretched";
+            break;
+        case core::ColourScale::Rows:
+            widgets::colorBar(list, barMin, barMax, s.view.colormap, 0.0f, 1.0f, 5);
+            caption = "÷ row max";
+            break;
+        case core::ColourScale::Log:
+            widgets::colorBar(list, barMin, barMax, s.view.colormap, std::log10(tex.colouring().logFloor), 0.0f,
+                              static_cast<int>(-std::log10(tex.colouring().logFloor)) + 1, true);
+            caption = "log scale";
+            break;
+        default: widgets::colorBar(list, barMin, barMax, s.view.colormap, 0.0f, 1.0f, 5);
+    }
+    const float windowBottom = ImGui::GetWindowPos().y + ImGui::GetWindowHeight() - ImGui::GetStyle().WindowPadding.y;
+    if (*caption && barMax.y + 4.0f + ImGui::GetTextLineHeight() <= windowBottom) {
+        const std::string shown =
+            widgets::fitLabel(s.view.colourScale == core::ColourScale::Auto ? std::string("auto: ") + caption : caption, barW + sumW);
+        list->AddText(ImVec2(barMin.x, barMax.y + 4.0f), ImGui::GetColorU32(ImGuiCol_TextDisabled), shown.c_str());
+    }
 
     // Interaction: hover, click a cell or a label, wheel zoom, right/middle drag pan.
     ImGui::SetCursorScreenPos(ImVec2(origin.x, mMin.y));

@@ -20,9 +20,13 @@ std::string headLabel(const AppState& state, int head) {
 
 int headPooling(float pixelsPerCell) { return gfx::poolFactor(pixelsPerCell * ImGui::GetIO().DisplayFramebufferScale.x); }
 
-const gfx::HeatmapTexture& headWeightsTexture(PanelContext& ctx, const std::string& key, int head, float pixelsPerCell,
-                                              const gfx::Colouring& colouring) {
+gfx::Colouring weightColouring(const AppState& s) {
+    return {.colormap = s.view.colormap, .scale = s.view.colourScale, .logFloor = core::logFloor(s.model.tk())};
+}
+
+const gfx::HeatmapTexture& headWeightsTexture(PanelContext& ctx, const std::string& key, int head, float pixelsPerCell) {
     const AppState& s = ctx.state;
+    const gfx::Colouring colouring = weightColouring(s);
     const int factor = headPooling(pixelsPerCell);
     // The mean changes when any head's weights do (not when only an A·V is finished).
     const std::uint64_t headVersion =

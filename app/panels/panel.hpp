@@ -81,9 +81,10 @@ bool beginPanelFor(PanelContext& ctx, const char* title, int head, bool weightsO
 // map whose cells are `pixelsPerCell` logical pixels wide. Smaller than a pixel per cell, each
 // texel is the largest weight of its block of cells: no more texels than pixels to upload and
 // draw, and no sharp weight lost. Re-made only when the head, its numbers, the pooling or the
-// colouring change.
-const gfx::HeatmapTexture& headWeightsTexture(PanelContext& ctx, const std::string& key, int head, float pixelsPerCell,
-                                              const gfx::Colouring& colouring);
+// colouring (the view's colormap and colour scale: weightColouring) change.
+const gfx::HeatmapTexture& headWeightsTexture(PanelContext& ctx, const std::string& key, int head, float pixelsPerCell);
+// How every map of attention weights is coloured: the view's colormap and colour scale.
+gfx::Colouring weightColouring(const AppState& state);
 // The pooling factor headWeightsTexture uses for a map `pixelsPerCell` logical pixels a cell.
 int headPooling(float pixelsPerCell);
 

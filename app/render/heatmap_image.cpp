@@ -4,6 +4,7 @@
 #include "app/render/heatmap_image.hpp"
 
 #include "app/render/raster.hpp"
+#include "core/attention/attention.hpp"
 #include "core/base/error.hpp"
 #include "core/base/files.hpp"
 #include "core/base/format.hpp"
@@ -54,7 +55,17 @@ struct Line {  // a 1-px-wide axis-aligned line or frame edge, as a filled recta
     core::Rgb colour;
 };
 
+// A tick's value to three significant digits ("0.025", "0.1").
+std::string significant(float v) {
+    char buffer[32];
+    std::snprintf(buffer, sizeof buffer, "%.3g", static_cast<double>(v));
+    return buffer;
+}
+
 struct Layout {
+    core::Mat colours;  // [rows, cols] each cell's position on the colour bar, 0 … 1 (the figure's scale)
+    core::ColourScale scale = core::ColourScale::Fixed;  // resolved
+    float logFloor = 0.01f;
     int rows = 0, cols = 0, cell = 0;
     int width = 0, height = 0;
     int matrixX = 0, matrixY = 0;
@@ -150,6 +161,35 @@ Layout layOut(const HeatmapFigure& f, const FigureFonts& fonts) {
     Layout L;
     L.rows = static_cast<int>(f.weights.rows());
     L.cols = static_cast<int>(f.weights.cols());
+    // The cells' colours under the figure's scale, masked cells left out of the largest weight.
+    float largest = 0.0f;
+    std::vector<float> positions(static_cast<std::size_t>(L.rows) * static_cast<std::size_t>(L.cols));
+    for (int i = 0; i < L.rows; ++i)
+        for (int j = 0; j < L.cols; ++j) {
+            const bool masked = isBlocked(f, i, j);
+            if (!masked) largest = std::max(largest, f.weights(i, j));
+            positions[static_cast<std::size_t>(i) * static_cast<std::size_t>(L.cols) + static_cast<std::size_t>(j)] =
+                masked ? core::kMaskedTexel : f.weights(i, j);
+        }
+    L.scale = core::resolveScale(f.scale, largest);
+    L.logFloor = core::logFloor(L.cols);
+    core::toScalePositions(L.scale, positions.data(), L.rows, L.cols, largest, L.logFloor);
+    L.colours = Eigen::Map<const Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(positions.data(), L.rows, L.cols);
+    // Ticks in the scale's own terms: weights (0 … 1, or 0 … the largest), fractions of each
+    // row's largest, or decades.
+    std::vector<std::pair<float, std::string>> ticks;  // position on the bar, label
+    const int decades = static_cast<int>(std::lround(-std::log10(L.logFloor)));
+    if (L.scale == core::ColourScale::Log)
+        for (int k = 0; k <= decades; ++k)
+            ticks.emplace_back(static_cast<float>(k) / static_cast<float>(decades),
+                               k == decades ? "1" : "1e-" + std::to_string(decades - k));
+    else
+        for (const float v : {0.0f, 0.25f, 0.5f, 0.75f, 1.0f})
+            ticks.emplace_back(v, L.scale == core::ColourScale::Stretch ? significant(v * largest) : core::formatFixed(v, 2));
+    const char* caption = L.scale == core::ColourScale::Stretch ? "attention weight (stretched)"
+                          : L.scale == core::ColourScale::Rows  ? "weight ÷ its row's largest"
+                          : L.scale == core::ColourScale::Log   ? "attention weight (log scale)"
+                                                                : kBarCaption;
     L.cell = chooseCell(f);
     L.stripe = std::clamp(L.cell / 6, 2, 8);
     const int cell = L.cell, matrixW = L.cols * cell, matrixH = L.rows * cell;
@@ -190,7 +230,9 @@ Layout layOut(const HeatmapFigure& f, const FigureFonts& fonts) {
     const int sumRight = f.showRowSums ? x + 12 + ceilPx(sumW) : x;
     L.barX = sumRight + 28;
     const float barTickX = static_cast<float>(L.barX + L.barW + 8);
-    x = static_cast<int>(barTickX) + ceilPx(font.textWidth("0.00", kTickPx)) + 10;
+    float tickW = font.textWidth("0.00", kTickPx);
+    for (const auto& tick : ticks) tickW = std::max(tickW, font.textWidth(tick.second, kTickPx));
+    x = static_cast<int>(barTickX) + ceilPx(tickW) + 10;
     const int barCaptionBaseline = x + ceilPx(font.ascent(kTickPx + 1));
     L.width = x + lineH(kTickPx + 1) + kMargin;
 
@@ -200,7 +242,7 @@ Layout layOut(const HeatmapFigure& f, const FigureFonts& fonts) {
     const int rowCaptionW = ceilPx(font.textWidth(kRowCaption, kCaptionPx));
     L.matrixY = kMargin + titleH + std::max(0, rowCaptionW / 2 - matrixH / 2);
     L.barY = L.matrixY;
-    L.barH = std::max(matrixH, std::max(160, ceilPx(font.textWidth(kBarCaption, kTickPx + 1)) + 20));
+    L.barH = std::max(matrixH, std::max(160, ceilPx(font.textWidth(caption, kTickPx + 1)) + 20));
     int y = L.matrixY + matrixH + 6 + tickLen;
     const int colLabelTop = y;
     y += colLabelExtent + 10;
@@ -250,20 +292,19 @@ Layout layOut(const HeatmapFigure& f, const FigureFonts& fonts) {
             for (int j = 0; j < L.cols; ++j) {
                 if (isBlocked(f, i, j)) continue;
                 const float w = f.weights(i, j);
-                const core::Rgb c = core::colormapColor(f.colormap, w, 0.0f, 1.0f);
+                const core::Rgb c = core::colormapColor(f.colormap, L.colours(i, j), 0.0f, 1.0f);
                 L.texts.push_back({core::formatFixed(w, 2), static_cast<float>(L.matrixX + j * cell) + cell / 2.0f,
                                    centreBaseline(static_cast<float>(L.matrixY + i * cell) + cell / 2.0f, valuePx), valuePx, Anchor::Middle,
                                    contrastingText(c)});
             }
 
     // Colour bar ticks and caption; frames just outside the matrix and the bar.
-    for (const float v : {0.0f, 0.25f, 0.5f, 0.75f, 1.0f}) {
+    for (const auto& [v, label] : ticks) {
         const int ty = std::min(L.barY + L.barH - 1, L.barY + static_cast<int>(std::lround((1.0f - v) * L.barH)));
         L.lines.push_back({L.barX + L.barW, ty, 5, 1, kFrame});
-        L.texts.push_back(
-            {core::formatFixed(v, 2), barTickX, centreBaseline(static_cast<float>(ty), kTickPx), kTickPx, Anchor::Start, kText});
+        L.texts.push_back({label, barTickX, centreBaseline(static_cast<float>(ty), kTickPx), kTickPx, Anchor::Start, kText});
     }
-    L.texts.push_back({kBarCaption, static_cast<float>(barCaptionBaseline), static_cast<float>(L.barY) + static_cast<float>(L.barH) / 2.0f,
+    L.texts.push_back({caption, static_cast<float>(barCaptionBaseline), static_cast<float>(L.barY) + static_cast<float>(L.barH) / 2.0f,
                        kTickPx + 1, Anchor::Middle, kCaption, true});
     for (const auto& [bx, by, bw, bh] : {std::array{L.matrixX, L.matrixY, matrixW, matrixH}, std::array{L.barX, L.barY, L.barW, L.barH}}) {
         L.lines.push_back({bx - 1, by - 1, bw + 2, 1, kFrame});
@@ -282,7 +323,7 @@ std::string drawPng(const HeatmapFigure& f, const Layout& L, const FigureFonts& 
         for (int j = 0; j < L.cols; ++j) {
             const int x = L.matrixX + j * L.cell, y = L.matrixY + i * L.cell;
             if (isBlocked(f, i, j)) canvas.hatchRect(x, y, L.cell, L.cell, L.stripe);
-            else canvas.fillRect(x, y, L.cell, L.cell, core::colormapColor(f.colormap, f.weights(i, j), 0.0f, 1.0f));
+            else canvas.fillRect(x, y, L.cell, L.cell, core::colormapColor(f.colormap, L.colours(i, j), 0.0f, 1.0f));
         }
     const core::ColormapTable& table = core::colormapTable(f.colormap);
     for (int r = 0; r < L.barH; ++r) {  // top row = entry 255, bottom row = entry 0
@@ -357,7 +398,7 @@ std::string drawSvg(const HeatmapFigure& f, const Layout& L) {
     s += "<g id=\"cells\" shape-rendering=\"crispEdges\">\n";
     const bool merge = L.cols > 512;
     const auto fill = [&](int i, int j) {
-        return isBlocked(f, i, j) ? std::string("url(#masked)") : hex(core::colormapColor(f.colormap, f.weights(i, j), 0.0f, 1.0f));
+        return isBlocked(f, i, j) ? std::string("url(#masked)") : hex(core::colormapColor(f.colormap, L.colours(i, j), 0.0f, 1.0f));
     };
     for (int i = 0; i < L.rows; ++i) {
         const std::string y = std::to_string(L.matrixY + i * L.cell), h = std::to_string(L.cell);

@@ -17,9 +17,10 @@ struct HeatmapFigure {
     core::MaskMat blocked;               // [T_q, T_k] true = masked; empty = nothing masked
     std::string title;                   // drawn above the matrix; "" = none
     core::ColormapKind colormap = core::ColormapKind::Viridis;
-    int cellSize = 0;         // pixels per cell; 0 = automatic (about 720 px for the matrix, 2..64 per cell)
-    bool showValues = true;   // print weights inside cells that are big enough
-    bool showRowSums = true;  // a Σ column right of the matrix
+    core::ColourScale scale = core::ColourScale::Fixed;  // how weights become colours (the window's choice)
+    int cellSize = 0;                                    // pixels per cell; 0 = automatic (about 720 px for the matrix, 2..64 per cell)
+    bool showValues = true;                              // print weights inside cells that are big enough
+    bool showRowSums = true;                             // a Σ column right of the matrix
 };
 
 // The encoded files. Throw core::InputError on impossible sizes.

@@ -114,8 +114,9 @@ struct SetPresenter {
 struct SetSmallMultiples {
     bool value;
 };
-struct SetAutoRange {
-    bool value;
+// How weights become colours in every map of attention (core::ColourScale).
+struct SetColourScale {
+    core::ColourScale scale;
 };
 struct SetPreviewHead {
     int head;
@@ -175,7 +176,7 @@ using Action =
                  action::CancelOpening, action::SwapTokens, action::ResetSwaps, action::Shuffle, action::SetTemperature, action::SetScaled,
                  action::SetCausal, action::ToggleCausal, action::SelectHead, action::StepHead, action::SelectQuery, action::StepQuery,
                  action::StepStage, action::SetNextTemperature, action::SetColormap, action::SetTheme, action::SetUiScale,
-                 action::SetPresenter, action::SetSmallMultiples, action::SetAutoRange, action::SetPreviewHead, action::SetHeatmapPooling,
+                 action::SetPresenter, action::SetSmallMultiples, action::SetColourScale, action::SetPreviewHead, action::SetHeatmapPooling,
                  action::PickSwapChip, action::SetView, action::SetLab, action::SetFastWeightSteps, action::SetMemoryWall,
                  action::SetTrainSettings, action::StartTraining, action::StopTraining, action::StartCostSweep, action::StopCostSweep,
                  action::OpenLesson, action::GoToLessonStep, action::StepLesson, action::AnswerCheck, action::CloseLesson,

@@ -49,7 +49,7 @@ bool applyAction(AppState& state, const action::SetTheme& a);
 bool applyAction(AppState& state, const action::SetUiScale& a);
 bool applyAction(AppState& state, const action::SetPresenter& a);
 bool applyAction(AppState& state, const action::SetSmallMultiples& a);
-bool applyAction(AppState& state, const action::SetAutoRange& a);
+bool applyAction(AppState& state, const action::SetColourScale& a);
 bool applyAction(AppState& state, const action::SetPreviewHead& a);
 bool applyAction(AppState& state, const action::SetHeatmapPooling& a);
 bool applyAction(AppState& state, const action::PickSwapChip& a);

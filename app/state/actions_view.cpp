@@ -74,8 +74,8 @@ bool applyAction(AppState& state, const action::SetSmallMultiples& a) {
     return true;
 }
 
-bool applyAction(AppState& state, const action::SetAutoRange& a) {
-    state.view.autoRange = a.value;
+bool applyAction(AppState& state, const action::SetColourScale& a) {
+    state.view.colourScale = a.scale;
     return true;
 }
 

@@ -49,13 +49,13 @@ struct ViewState {
     float uiScale = 1.0f;
     bool presenter = false;
     bool smallMultiples = false;
-    bool autoRange = false;          // heatmap colours span 0 … the largest weight shown instead of 0 … 1
-    int previewHead = -2;            // head under the mouse in the head grid (-2 = none)
-    int heatmapPooling = 0;          // cells per texel side the heatmap draws the shown head with (0: not drawn;
-                                     // the softmax pools the shown head's texels for it in the same pass)
-    int pendingSwap = -1;            // first chip clicked in the token-swap panel (-1 = none)
-    float zoom = 1.0f;               // heatmap zoom (1 = whole matrix)
-    float panX = 0.5f, panY = 0.5f;  // heatmap view centre, as fractions of keys / queries
+    core::ColourScale colourScale = core::ColourScale::Auto;  // how weights become colours in every map of them
+    int previewHead = -2;                                     // head under the mouse in the head grid (-2 = none)
+    int heatmapPooling = 0;                                   // cells per texel side the heatmap draws the shown head with (0: not drawn;
+                                                              // the softmax pools the shown head's texels for it in the same pass)
+    int pendingSwap = -1;                                     // first chip clicked in the token-swap panel (-1 = none)
+    float zoom = 1.0f;                                        // heatmap zoom (1 = whole matrix)
+    float panX = 0.5f, panY = 0.5f;                           // heatmap view centre, as fractions of keys / queries
     Lab lab = Lab::None;
     int fastWeightSteps = -1;      // tokens written into the fast-weight matrix shown (-1 = all)
     float nextTemperature = 1.0f;  // a model's next-token distribution: softmax(logits / this)

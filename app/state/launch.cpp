@@ -13,6 +13,7 @@ ViewState requestedView(const GuiRequest& request, ViewState view) {
     if (!request.lab.empty()) view.lab = labFromName(request.lab).value_or(Lab::None);  // checked by the CLI
     if (request.head) view.selectedHead = *request.head;
     if (request.colormapGiven) view.colormap = request.colormap;
+    if (request.colourScaleGiven) view.colourScale = request.colourScale;
     return view;
 }
 

@@ -36,10 +36,12 @@ struct GuiRequest {
     core::ColormapKind colormap = core::ColormapKind::Viridis;  // --colormap
     std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();  // for the start-up time
     bool colormapGiven = false;
+    core::ColourScale colourScale = core::ColourScale::Auto;  // --colour-scale
+    bool colourScaleGiven = false;
 };
 
 // The view the window opens with: `saved` (the last session's, or the defaults) with what the
-// request sets on top (theme, UI scale, presenter mode, lab, head, colour map).
+// request sets on top (theme, UI scale, presenter mode, lab, head, colour map and scale).
 ViewState requestedView(const GuiRequest& request, ViewState saved);
 
 // The one-line error format of the command line and the app: "attnviz: error: <what>".

@@ -33,6 +33,7 @@ std::string encodeSession(const Session& s) {
     j["preset"] = s.presetId;
     j["view"] = {{"theme", static_cast<int>(s.view.theme)},
                  {"colormap", core::colormapName(s.view.colormap)},
+                 {"colour_scale", core::colourScaleName(s.view.colourScale)},
                  {"ui_scale", s.view.uiScale},
                  {"presenter", s.view.presenter},
                  {"small_multiples", s.view.smallMultiples},
@@ -79,6 +80,9 @@ Session decodeSession(const std::string& text, const std::string& where) {
         constexpr int kAny = 1 << 30;  // head and query: clamped to the model by SelectHead / SelectQuery
         s.view.theme = static_cast<Theme>(wholeNumber(v.at("theme"), "view.theme", 0, 2));
         s.view.colormap = core::parseColormap(v.at("colormap").get<std::string>(), "view.colormap");
+        // sessions from before the colour scales have none
+        if (v.contains("colour_scale"))
+            s.view.colourScale = core::parseColourScale(v.at("colour_scale").get<std::string>(), "view.colour_scale");
         // clamped as a double first: a float conversion of 1e300 is undefined
         s.view.uiScale = static_cast<float>(std::clamp<double>(v.at("ui_scale").get<double>(), kMinUiScale, kMaxUiScale));
         s.view.presenter = v.at("presenter").get<bool>();

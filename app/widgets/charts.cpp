@@ -197,7 +197,7 @@ void logLogPlot(ImDrawList* list, ImVec2 min, ImVec2 max, const std::vector<LogS
     }
 }
 
-void colorBar(ImDrawList* list, ImVec2 min, ImVec2 max, core::ColormapKind kind, float lo, float hi, int ticks) {
+void colorBar(ImDrawList* list, ImVec2 min, ImVec2 max, core::ColormapKind kind, float lo, float hi, int ticks, bool log) {
     const core::ColormapTable& table = core::colormapTable(kind);
     const float h = max.y - min.y;
     const float barW = std::min(18.0f, (max.x - min.x) * 0.4f);
@@ -212,7 +212,9 @@ void colorBar(ImDrawList* list, ImVec2 min, ImVec2 max, core::ColormapKind kind,
         const float f = ticks > 1 ? static_cast<float>(t) / static_cast<float>(ticks - 1) : 0.0f;
         const float y = max.y - f * h;
         char buf[16];
-        std::snprintf(buf, sizeof buf, hi - lo >= 0.1f ? "%.2f" : "%.2g", lo + f * (hi - lo));
+        const float v = lo + f * (hi - lo);
+        if (log) std::snprintf(buf, sizeof buf, v >= -0.01f ? "1" : "1e%.0f", static_cast<double>(v));
+        else std::snprintf(buf, sizeof buf, hi - lo >= 0.1f ? "%.2f" : "%.2g", static_cast<double>(v));
         // The tick stands clear of its label: a tick touching "0.75" would read "-0.75".
         const float tick = ImGui::GetFontSize() * 0.3f;
         list->AddLine(ImVec2(min.x + barW, y), ImVec2(min.x + barW + tick, y), text);

@@ -52,8 +52,9 @@ struct LogSeries {
 };
 void logLogPlot(ImDrawList* list, ImVec2 min, ImVec2 max, const std::vector<LogSeries>& series, const char* xCaption, const char* yCaption);
 
-// A vertical colour bar of `kind` for lo (bottom) … hi (top) with tick labels on the right.
-void colorBar(ImDrawList* list, ImVec2 min, ImVec2 max, core::ColormapKind kind, float lo, float hi, int ticks);
+// A vertical colour bar of `kind` for lo (bottom) … hi (top) with tick labels on the right; with
+// `log`, lo and hi are powers of ten and the ticks read 10^x ("1e-3", "1").
+void colorBar(ImDrawList* list, ImVec2 min, ImVec2 max, core::ColormapKind kind, float lo, float hi, int ticks, bool log = false);
 
 ImU32 toImColor(core::Rgb c, int alpha = 255);
 // Black or white, whichever reads better on `background`.

@@ -98,6 +98,64 @@ void colormapTexels(ColormapKind kind, const float* values, std::size_t n, float
     for (; i < n; ++i) out[i] = packed[isMaskedTexel(values[i]) ? 256 : static_cast<std::size_t>(colormapIndexScaled(values[i], scale))];
 }
 
+const char* colourScaleName(ColourScale scale) {
+    switch (scale) {
+        case ColourScale::Auto: return "auto";
+        case ColourScale::Fixed: return "fixed";
+        case ColourScale::Stretch: return "stretch";
+        case ColourScale::Rows: return "rows";
+        case ColourScale::Log: return "log";
+    }
+    return "auto";
+}
+
+ColourScale parseColourScale(const std::string& name, const std::string& where) {
+    for (int i = 0; i < kColourScaleCount; ++i)
+        if (name == colourScaleName(static_cast<ColourScale>(i))) return static_cast<ColourScale>(i);
+    throw InputError(where, "unknown colour scale " + quoteValue(name) + " (known: auto, fixed, stretch, rows, log)");
+}
+
+ColourScale resolveScale(ColourScale scale, float maxWeight) {
+    if (scale != ColourScale::Auto) return scale;
+    return maxWeight < kAutoStretchBelow ? ColourScale::Stretch : ColourScale::Fixed;
+}
+
+float logFloor(long long keys) {
+    const double decade = std::floor(std::log10(0.1 / static_cast<double>(std::max(1LL, keys))));
+    return static_cast<float>(std::pow(10.0, std::clamp(decade, -8.0, -2.0)));
+}
+
+void toScalePositions(ColourScale resolved, float* values, long long rows, long long cols, float maxWeight, float floor) {
+    const auto n = static_cast<std::size_t>(rows * cols);
+    switch (resolved) {
+        case ColourScale::Auto:
+        case ColourScale::Fixed: return;
+        case ColourScale::Stretch: {
+            const float top = std::max(maxWeight, 1e-30f);
+            for (std::size_t i = 0; i < n; ++i)
+                if (!isMaskedTexel(values[i])) values[i] /= top;
+            return;
+        }
+        case ColourScale::Rows:
+            for (long long r = 0; r < rows; ++r) {
+                float* row = values + r * cols;
+                float top = 0.0f;
+                for (long long c = 0; c < cols; ++c)
+                    if (!isMaskedTexel(row[c])) top = std::max(top, row[c]);
+                top = std::max(top, 1e-30f);
+                for (long long c = 0; c < cols; ++c)
+                    if (!isMaskedTexel(row[c])) row[c] /= top;
+            }
+            return;
+        case ColourScale::Log: {
+            const float lo = std::log10(floor);
+            for (std::size_t i = 0; i < n; ++i)
+                if (!isMaskedTexel(values[i])) values[i] = std::clamp((std::log10(std::max(values[i], floor)) - lo) / -lo, 0.0f, 1.0f);
+            return;
+        }
+    }
+}
+
 const char* colormapName(ColormapKind kind) {
     switch (kind) {
         case ColormapKind::Viridis: return "viridis";

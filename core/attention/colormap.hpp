@@ -57,6 +57,27 @@ inline constexpr Rgb kMaskedPaper{60, 60, 70};
 // with alpha 0, which the shader hatches.
 void colormapTexels(ColormapKind kind, const float* values, std::size_t n, float lo, float hi, std::uint32_t* rgba);
 
+// How weights become positions on the colour bar. Fixed: 0 … 1, comparable across heads and
+// sentences (seed 000's maps). Stretch: 0 … the largest weight shown. Rows: each row over its
+// own largest weight (where every row's pattern shows, at any T). Log: log10 from a floor to 1.
+// Auto: Stretch when the largest weight is far below 1 (under kAutoStretchBelow: a long
+// sentence, where every weight is near 1/T), Fixed otherwise.
+enum class ColourScale : std::uint8_t { Auto, Fixed, Stretch, Rows, Log };
+inline constexpr int kColourScaleCount = 5;
+inline constexpr float kAutoStretchBelow = 0.25f;
+const char* colourScaleName(ColourScale scale);  // "auto", "fixed", "stretch", "rows", "log"
+// Throws InputError(where, …) on an unknown name.
+ColourScale parseColourScale(const std::string& name, const std::string& where);
+// Auto made definite by the largest weight shown; the others as they are.
+ColourScale resolveScale(ColourScale scale, float maxWeight);
+// The log scale's floor for a map of `keys` columns: the decade at or below 0.1 / keys, at most
+// 0.01 and at least 1e-8.
+float logFloor(long long keys);
+// Rewrites rows × cols weights (row-major; masked texels kept) as their positions 0 … 1 on the
+// colour bar under a resolved scale: w / maxWeight (Stretch), w / the row's largest (Rows), or
+// (log10 w − log10 floor) / −log10 floor clamped to 0 … 1 (Log). Fixed leaves them.
+void toScalePositions(ColourScale resolved, float* values, long long rows, long long cols, float maxWeight, float floor);
+
 const char* colormapName(ColormapKind kind);
 // Throws InputError(where, …) on an unknown name.
 ColormapKind parseColormap(const std::string& name, const std::string& where);

@@ -40,7 +40,10 @@ double sinusoidalValue(double position, int dim, int dModel) {
     return dim % 2 == 0 ? std::sin(angle) : std::cos(angle);
 }
 
-double sinusoidalWavelength(int dim, int dModel) { return 2.0 * std::numbers::pi * std::pow(10000.0, 2.0 * (dim / 2) / dModel); }
+double sinusoidalWavelength(int dim, int dModel) {
+    const int pair = dim / 2;  // i in 2i / 2i+1
+    return 2.0 * std::numbers::pi * std::pow(10000.0, 2.0 * pair / dModel);
+}
 
 Mat sinusoidalEncoding(int T, int dModel) {
     Mat pe(T, dModel);

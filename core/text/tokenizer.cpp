@@ -120,11 +120,9 @@ std::vector<std::string> tokenize(std::string_view sentence, Tokenizer kind) {
             const char32_t after = decodeUtf8(sentence, next);
             inWord = !isSpace(after) && !isPunct(after);
         }
-        if (inWord) {
-            appendUtf8(word, cp);
-        } else if (isSpace(cp)) {
+        if (!inWord && isSpace(cp)) {
             flushWord();
-        } else if (isPunct(cp)) {
+        } else if (!inWord && isPunct(cp)) {
             flushWord();
             tokens.emplace_back();
             appendUtf8(tokens.back(), cp);

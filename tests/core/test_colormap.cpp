@@ -3,6 +3,7 @@
 // rounding and clamping derived by hand.
 #include "core/attention/attention.hpp"
 #include "core/attention/colormap.hpp"
+#include "core/base/error.hpp"
 
 #include <gtest/gtest.h>
 
@@ -64,4 +65,42 @@ TEST(Colormap, TexelsHaveTheExportersColours) {
                 }
             }
         }
+}
+
+TEST(ColourScale, AutoStretchesOnlyWhenEveryWeightIsFarBelowOne) {
+    EXPECT_EQ(resolveScale(ColourScale::Auto, 0.2f), ColourScale::Stretch);  // under 0.25
+    EXPECT_EQ(resolveScale(ColourScale::Auto, 0.25f), ColourScale::Fixed);
+    EXPECT_EQ(resolveScale(ColourScale::Log, 0.9f), ColourScale::Log);
+    // The decade at or below 0.1 / T, between 1e-8 and 1e-2.
+    EXPECT_FLOAT_EQ(logFloor(6), 1e-2f);     // 0.0167 → 1e-2
+    EXPECT_FLOAT_EQ(logFloor(512), 1e-4f);   // 1.95e-4 → 1e-4
+    EXPECT_FLOAT_EQ(logFloor(4096), 1e-5f);  // 2.44e-5 → 1e-5
+    EXPECT_FLOAT_EQ(logFloor(1LL << 40), 1e-8f);
+    EXPECT_EQ(parseColourScale("rows", "--colour-scale"), ColourScale::Rows);
+    EXPECT_THROW(parseColourScale("linear", "--colour-scale"), InputError);
+}
+
+TEST(ColourScale, PositionsOnTheBarByHand) {
+    // Two rows of weights and a masked cell (kept as it is).
+    const std::vector<float> weights = {0.1f, 0.2f, 0.4f, 0.05f, 0.01f, kMaskedTexel};
+    std::vector<float> v = weights;
+    toScalePositions(ColourScale::Fixed, v.data(), 2, 3, 0.4f, 0.01f);
+    EXPECT_EQ(v, weights);
+    toScalePositions(ColourScale::Stretch, v.data(), 2, 3, 0.4f, 0.01f);  // ÷ 0.4
+    EXPECT_FLOAT_EQ(v[0], 0.25f);
+    EXPECT_FLOAT_EQ(v[2], 1.0f);
+    EXPECT_FLOAT_EQ(v[4], 0.025f);
+    EXPECT_EQ(v[5], kMaskedTexel);
+    v = weights;
+    toScalePositions(ColourScale::Rows, v.data(), 2, 3, 0.4f, 0.01f);  // ÷ 0.4, then ÷ 0.05
+    EXPECT_FLOAT_EQ(v[1], 0.5f);
+    EXPECT_FLOAT_EQ(v[3], 1.0f);
+    EXPECT_FLOAT_EQ(v[4], 0.2f);
+    EXPECT_EQ(v[5], kMaskedTexel);
+    v = weights;
+    toScalePositions(ColourScale::Log, v.data(), 2, 3, 0.4f, 0.01f);  // (log10 w + 2) / 2
+    EXPECT_NEAR(v[0], 0.5f, 1e-6f);                                   // 0.1
+    EXPECT_NEAR(v[3], (std::log10(0.05f) + 2.0f) / 2.0f, 1e-6f);
+    EXPECT_EQ(v[4], 0.0f);  // the floor itself
+    EXPECT_EQ(v[5], kMaskedTexel);
 }

@@ -169,9 +169,9 @@ TEST_F(Headless, ActionsFromFramesAreAppliedAndRecomputedLazily) {
     frames(app, 3);  // nothing changed since: nothing is re-uploaded
     EXPECT_EQ(app.textureUploads(), uploads);
     // The textures hold colours: another colormap re-colours every map on screen (the heatmap
-    // and the four thumbnails at least), the stretched range the heatmap; once, computing nothing.
+    // and the four thumbnails at least), and so does another colour scale; once, computing nothing.
     for (const auto& [change, maps] : {std::pair{Action{action::SetColormap{core::ColormapKind::Magma}}, 5},
-                                       std::pair{Action{action::SetAutoRange{!app.state().view.autoRange}}, 1}}) {
+                                       std::pair{Action{action::SetColourScale{core::ColourScale::Log}}, 5}}) {
         const WorkCounters work = app.state().work;
         const long long at = app.textureUploads();
         apply(app.state(), change);

@@ -307,6 +307,42 @@ TEST_F(HeatmapImage, SvgHasOneRectPerCellWithTheTableColours) {
     EXPECT_EQ(countOf(svgGroup(open, "cells"), "<rect"), 16u);
 }
 
+TEST_F(HeatmapImage, TheColourScaleDecidesTheCellsColoursAndTheBarSaysWhich) {
+    // 64 keys, every weight 1/64 but one row's first key at 0.1: far below 1 everywhere.
+    const int T = 64;
+    render::HeatmapFigure f;
+    f.weights = core::Mat::Constant(T, T, 1.0f / T);
+    f.weights(0, 0) = 0.1f;
+    for (int i = 0; i < T; ++i) f.rowLabels.push_back("t" + std::to_string(i)), f.colLabels.push_back("t" + std::to_string(i));
+    f.showValues = false;
+    const core::ColormapTable& table = core::colormapTable(f.colormap);
+    const auto fills = [&](core::ColourScale scale) {
+        f.scale = scale;
+        const std::string svg = render::renderHeatmapSvg(f);
+        return std::pair{svgGroup(svg, "cells"), svg};
+    };
+    // Fixed: 1/64 is entry 4 of 255, and the bar reads "attention weight".
+    const auto [fixedCells, fixedSvg] = fills(core::ColourScale::Fixed);
+    EXPECT_NE(fixedCells.find(hexOf(table[4])), std::string::npos);
+    EXPECT_NE(fixedSvg.find(">attention weight<"), std::string::npos);
+    // Auto stretches to the largest weight, 0.1: 1/64 ÷ 0.1 is entry 40, and 0.1 the top.
+    const auto [autoCells, autoSvg] = fills(core::ColourScale::Auto);
+    EXPECT_NE(autoCells.find(hexOf(table[40])), std::string::npos);
+    EXPECT_NE(autoCells.find(hexOf(table[255])), std::string::npos);
+    EXPECT_EQ(autoCells.find(hexOf(table[4])), std::string::npos);
+    EXPECT_NE(autoSvg.find(">attention weight (stretched)<"), std::string::npos);
+    EXPECT_NE(autoSvg.find(">0.1<"), std::string::npos);  // the top tick is the largest weight
+    // Per row: every row but the first is uniform, so at the top of the bar.
+    const auto [rowCells, rowSvg] = fills(core::ColourScale::Rows);
+    EXPECT_NE(rowCells.find(hexOf(table[255])), std::string::npos);
+    EXPECT_NE(rowSvg.find(">weight ÷ its row&apos;s largest<"), std::string::npos);
+    // Log from 1e-3 (0.1 / 64 → 1e-3): 1/64 sits at (log10(1/64) + 3) / 3 = 0.398, entry 101.
+    const auto [logCells, logSvg] = fills(core::ColourScale::Log);
+    EXPECT_NE(logCells.find(hexOf(table[core::colormapIndex((std::log10(1.0f / T) + 3.0f) / 3.0f, 0.0f, 1.0f)])), std::string::npos);
+    for (const char* tick : {">1e-3<", ">1e-2<", ">1e-1<", ">1<", ">attention weight (log scale)<"})
+        EXPECT_NE(logSvg.find(tick), std::string::npos) << tick;
+}
+
 TEST_F(HeatmapImage, LargeSvgMergesRunsButCoversEveryCell) {
     const int T = 600;
     render::HeatmapFigure f = causalFigure(T);
