@@ -5,6 +5,7 @@
 #include "core/base/format.hpp"
 #include "core/models/loaded_model.hpp"
 #include "core/scenario/presets.hpp"
+#include "core/text/tokenizer.hpp"
 
 #include <charconv>
 #include <cmath>
@@ -81,10 +82,20 @@ void requirePositive(const CLI::Option* opt, long long value, const char* name) 
     if (opt->count() && value < 1) throw core::InputError(name, "must be at least 1, got " + std::to_string(value));
 }
 
+// A title from a text: valid UTF-8 on one line, at most 80 bytes (cut at a character, then "…").
+std::string titleOf(const std::string& text) {
+    std::string title = core::oneLine(core::sanitizeUtf8(text));
+    if (title.size() <= 80) return title;
+    std::size_t cut = 80;
+    while (cut > 0 && (static_cast<unsigned char>(title[cut]) & 0xC0) == 0x80) --cut;
+    return title.substr(0, cut) + "…";
+}
+
 // Applies the flags that set the same things as the file; flags win.
 void applyOverrides(const Flags& f, const CLI::App& app, core::Scenario& s) {
     const auto given = [&](const char* name) { return app.get_option(name)->count() > 0; };
-    if (given("--sentence")) s.sentence = f.sentence, s.tokens.reset();
+    // A sentence of one's own names what is shown (not the preset it replaced); --title wins.
+    if (given("--sentence")) s.sentence = f.sentence, s.tokens.reset(), s.name = titleOf(f.sentence);
     if (given("--tokens")) s.tokens = splitTokens(f.tokens), s.sentence.reset();
     if (given("--tokenizer")) {
         if (f.tokenizer == "word") s.tokenizer = core::Tokenizer::Word;
@@ -147,6 +158,7 @@ void applyOverrides(const Flags& f, const CLI::App& app, core::Scenario& s) {
         if (f.layer < 0) throw core::InputError("--layer", "must be 0 or more, got " + std::to_string(f.layer));
         s.layer = f.layer;
     }
+    if (given("--title")) s.name = titleOf(f.title);
 }
 
 }  // namespace
@@ -156,7 +168,10 @@ void defineFlags(CLI::App& app, Flags& f) {
     app.add_option("--scenario", f.scenarioPath, "Open a scenario file (JSON)")->type_name("FILE");
     app.add_option("--preset", f.preset, "Open a built-in preset (see --list-presets)")->type_name("NAME");
     app.add_flag("--list-presets", f.listPresets, "List the built-in presets and exit");
-    app.add_option("--sentence", f.sentence, "Text to tokenize (replaces the scenario's tokens)")->type_name("TEXT");
+    app.add_option("--sentence", f.sentence, "Text to tokenize (replaces the scenario's tokens, and names what is shown)")
+        ->type_name("TEXT");
+    app.add_option("--title", f.title, "The title of the window and of exported figures (default: the scenario's name, or the --sentence)")
+        ->type_name("TEXT");
     app.add_option("--tokens", f.tokens, "Explicit tokens, comma-separated (not with --sentence)")->type_name("A,B,...");
     app.add_option("--tokenizer", f.tokenizer, "word (punctuation split off) or char")->type_name("word|char");
     app.add_option("--d-model", f.dModel, "Embedding width d_model")->type_name("N");

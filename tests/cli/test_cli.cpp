@@ -59,6 +59,16 @@ TEST_F(Cli, NoFlagsOpensTheDefaultPreset) {
     EXPECT_FALSE(run.request.explicitScenario);  // the saved session may be restored
 }
 
+TEST_F(Cli, ASentenceOfOnesOwnTitlesTheWindowAndTitleWins) {
+    EXPECT_EQ(runCli({"--preset", "seed002-the-cat-sat", "--sentence", "a dog ran"}).request.scenario.name, "a dog ran");
+    EXPECT_EQ(runCli({"--sentence", "a dog ran", "--title", "Figure 2"}).request.scenario.name, "Figure 2");
+    EXPECT_EQ(runCli({"--preset", "seed002-the-cat-sat"}).request.scenario.name, core::loadPreset("seed002-the-cat-sat").name);
+    // One line, at most 80 bytes, cut at a character.
+    const std::string long_ =
+        runCli({"--sentence", std::string(30, 'a') + "\n" + std::string(30, 'b') + "ééééééééééééé"}).request.scenario.name;
+    EXPECT_EQ(long_, std::string(30, 'a') + "\\n" + std::string(30, 'b') + "ééééééééé…");  // 62 bytes and 9 é
+}
+
 TEST_F(Cli, LauncherExitCodeIsReturned) {
     std::ostringstream out, err;
     const char* argv[] = {"attnviz"};
