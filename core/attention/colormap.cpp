@@ -20,11 +20,18 @@ constexpr Anchors kViridis = {0x440154, 0x482878, 0x3e4989, 0x31688e, 0x26828e, 
 constexpr Anchors kMagma = {0x000004, 0x180f3d, 0x440f76, 0x721f81, 0x9e2f7f, 0xcd4071, 0xf1605d, 0xfd9668, 0xfeca8d, 0xfcfdbf};
 constexpr Anchors kCividis = {0x00224e, 0x123570, 0x3b496c, 0x575d6d, 0x707173, 0x8a8779, 0xa69d75, 0xc4b56c, 0xe4cf5b, 0xfee838};
 
-ColormapTable interpolate(const Anchors& anchors) {
+// ColorBrewer's RdBu, eleven classes, blue (negative) through white (0) to red (positive):
+// two-sided, and readable with red-green colour blindness.
+constexpr std::array<std::uint32_t, 11> kDiverging = {0x053061, 0x2166ac, 0x4393c3, 0x92c5de, 0xd1e5f0, 0xf7f7f7,
+                                                      0xfddbc7, 0xf4a582, 0xd6604d, 0xb2182b, 0x67001f};
+
+template <std::size_t N>
+ColormapTable interpolate(const std::array<std::uint32_t, N>& anchors) {
+    constexpr int last = static_cast<int>(N) - 1;
     ColormapTable table{};
     for (int i = 0; i < 256; ++i) {
-        const double t = i / 255.0 * 9.0;
-        const int a = std::min(static_cast<int>(t), 8);
+        const double t = i / 255.0 * last;
+        const int a = std::min(static_cast<int>(t), last - 1);
         const double f = t - a;
         const auto channel = [&](int shift) {
             const double lo = (anchors[a] >> shift) & 0xFF, hi = (anchors[a + 1] >> shift) & 0xFF;
@@ -48,12 +55,13 @@ ColormapTable grayscale() {
 
 const ColormapTable& colormapTable(ColormapKind kind) {
     static const ColormapTable viridis = interpolate(kViridis), magma = interpolate(kMagma), cividis = interpolate(kCividis),
-                               gray = grayscale();
+                               gray = grayscale(), diverging = interpolate(kDiverging);
     switch (kind) {
         case ColormapKind::Viridis: return viridis;
         case ColormapKind::Magma: return magma;
         case ColormapKind::Grayscale: return gray;
         case ColormapKind::Cividis: return cividis;
+        case ColormapKind::Diverging: return diverging;
     }
     return viridis;
 }
@@ -162,6 +170,7 @@ const char* colormapName(ColormapKind kind) {
         case ColormapKind::Magma: return "magma";
         case ColormapKind::Grayscale: return "grayscale";
         case ColormapKind::Cividis: return "cividis";
+        case ColormapKind::Diverging: return "diverging";
     }
     return "viridis";
 }

@@ -11,7 +11,9 @@
 
 namespace attnviz::core {
 
-enum class ColormapKind : std::uint8_t { Viridis, Magma, Grayscale, Cividis };
+// The first kColormapCount are the user's choice for weights (0 … 1); Diverging is for signed
+// values, -r … r with white at 0 (the linear lab's fast-weight matrix).
+enum class ColormapKind : std::uint8_t { Viridis, Magma, Grayscale, Cividis, Diverging };
 inline constexpr int kColormapCount = 4;
 
 struct Rgb {

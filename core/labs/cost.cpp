@@ -8,6 +8,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
+#include <cstdio>
+#include <string>
 
 namespace attnviz::core {
 
@@ -84,6 +87,62 @@ CostPoint measureCost(long long tokens, int width, double seconds) {
     p.attentionMultiplyAdds = products(x, scores) + products(weights, out);
     p.attentionExps = static_cast<double>(weights.size());
     return p;
+}
+
+CostPoint costWork(long long tokens, int width) {
+    const double T = static_cast<double>(tokens), d = width;
+    CostPoint p;
+    p.tokens = tokens;
+    p.width = width;
+    p.rnnSteps = tokens;
+    p.rnnMultiplyAdds = T * 2 * d * d;        // h W_h and x_t W_x, a step
+    p.attentionMultiplyAdds = 2 * T * T * d;  // Q Kᵀ and A·V
+    p.attentionExps = T * T;
+    return p;
+}
+
+namespace {
+
+std::string times(double r) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, r < 9.95 ? "%.1f×" : "%.0f×", r);
+    return buf;
+}
+
+}  // namespace
+
+CostSummary summariseCost(const std::vector<CostPoint>& points) {
+    CostSummary out;
+    if (points.empty()) return out;
+    const CostPoint& last = points.back();
+    const double slower = last.attentionMs / last.rnnMs;  // > 1: attention took longer
+    const std::string at = " at T = " + std::to_string(last.tokens);
+    if (slower > 1.1) out.ratio = "attention " + times(slower) + " slower than the RNN" + at;
+    else if (slower < 1 / 1.1) out.ratio = "attention " + times(1 / slower) + " faster than the RNN" + at;
+    else out.ratio = "attention about as fast as the RNN" + at;
+
+    std::vector<bool> faster(points.size());
+    std::transform(points.begin(), points.end(), faster.begin(), [](const CostPoint& p) { return p.attentionMs < p.rnnMs; });
+    const auto count = static_cast<std::size_t>(std::count(faster.begin(), faster.end(), true));
+    const std::string why = ": its work grows as T², the RNN's as T.";
+    if (count == points.size()) {
+        out.verdict =
+            "Attention was faster at every T measured: its T × T products use every core, while each of the RNN's T steps "
+            "waits for the one before.";
+    } else if (count == 0) {
+        out.verdict = "Attention was slower at every T measured" + why;
+    } else {
+        // the first T from which attention stayed slower
+        std::size_t from = points.size();
+        while (from > 0 && !faster[from - 1]) --from;
+        if (std::count(faster.begin(), faster.begin() + static_cast<std::ptrdiff_t>(from), false) == 0)
+            out.verdict = "Attention was faster up to T = " + std::to_string(points[from - 1].tokens) +
+                          " and slower from T = " + std::to_string(points[from].tokens) + why;
+        else
+            out.verdict = "Attention was faster at " + std::to_string(count) + " of " + std::to_string(points.size()) +
+                          " lengths, with no single crossing (timings this close vary from run to run)" + why;
+    }
+    return out;
 }
 
 }  // namespace attnviz::core

@@ -5,6 +5,7 @@
 #include "core/base/matrix.hpp"
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace attnviz::core {
@@ -49,5 +50,19 @@ struct CostPoint {
     double rnnOverAttention() const { return rnnMs / attentionMs; }
 };
 CostPoint measureCost(long long tokens, int width, double seconds);
+// The work of one pass of each at T tokens and width d, without timing anything: the counts
+// measureCost reports (times left at 0).
+CostPoint costWork(long long tokens, int width);
+
+// What a sweep's times say, in words that agree with its curve:
+//   ratio:   at the longest T, "attention 213× slower than the RNN at T = 4096" (or "faster",
+//            or "about as fast as" within 10 %)
+//   verdict: where attention was faster and where slower, e.g. "Attention was faster up to
+//            T = 512 and slower from T = 1024: its work grows as T², the RNN's as T."
+// Both empty for no points.
+struct CostSummary {
+    std::string ratio, verdict;
+};
+CostSummary summariseCost(const std::vector<CostPoint>& points);
 
 }  // namespace attnviz::core

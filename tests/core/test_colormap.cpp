@@ -52,7 +52,7 @@ TEST(Colormap, TexelsHaveTheExportersColours) {
     for (int i = 0; i <= 1000; ++i) values.push_back(static_cast<float>(i) / 1000.0f);
     for (int i = 0; i < 512; ++i) values.push_back(static_cast<float>(i) / 510.0f);  // every half step
     for (const auto& [lo, hi] : {std::pair{0.0f, 1.0f}, std::pair{-1.0f, 1.0f}, std::pair{0.0f, 0.01f}, std::pair{0.2f, 0.2f}})
-        for (int k = 0; k < kColormapCount; ++k) {
+        for (int k = 0; k <= static_cast<int>(ColormapKind::Diverging); ++k) {
             const auto kind = static_cast<ColormapKind>(k);
             for (std::size_t n : {values.size(), std::size_t{7}, std::size_t{9}, std::size_t{0}}) {
                 std::vector<std::uint32_t> rgba(n, 0xdeadbeef);
@@ -65,6 +65,20 @@ TEST(Colormap, TexelsHaveTheExportersColours) {
                 }
             }
         }
+}
+
+// The two-sided map for signed values: ColorBrewer's RdBu ends, and white at 0 of -r … r (index
+// 128 is 128/255 · 10 = 5.02 of the way through its eleven anchors: a hair from #f7f7f7 towards
+// #fddbc7).
+TEST(Colormap, DivergingIsBlueWhiteRedWithWhiteAtZero) {
+    const ColormapTable& t = colormapTable(ColormapKind::Diverging);
+    EXPECT_EQ(t[0], (Rgb{0x05, 0x30, 0x61}));
+    EXPECT_EQ(t[255], (Rgb{0x67, 0x00, 0x1f}));
+    EXPECT_EQ(colormapColor(ColormapKind::Diverging, 0.0f, -2.0f, 2.0f), (Rgb{0xf7, 0xf6, 0xf6}));
+    EXPECT_EQ(colormapColor(ColormapKind::Diverging, -2.0f, -2.0f, 2.0f), t[0]);
+    EXPECT_EQ(colormapColor(ColormapKind::Diverging, 2.0f, -2.0f, 2.0f), t[255]);
+    // only the user's maps are offered and parsed
+    EXPECT_THROW(parseColormap("diverging", "--colormap"), InputError);
 }
 
 TEST(ColourScale, AutoStretchesOnlyWhenEveryWeightIsFarBelowOne) {

@@ -61,17 +61,38 @@ TEST(Cost, CountsTheWorkOfEachSideExactly) {
         // attention: Q Kᵀ and A·V, T² d multiply-adds each, and one exp per weight
         EXPECT_EQ(p.attentionMultiplyAdds, 2.0 * static_cast<double>(T) * static_cast<double>(T) * d);
         EXPECT_EQ(p.attentionExps, static_cast<double>(T) * static_cast<double>(T));
+        // what the lab draws before anything is measured: the same counts
+        const CostPoint counted = costWork(T, d);
+        EXPECT_EQ(counted.rnnSteps, p.rnnSteps);
+        EXPECT_EQ(counted.rnnMultiplyAdds, p.rnnMultiplyAdds);
+        EXPECT_EQ(counted.attentionMultiplyAdds, p.attentionMultiplyAdds);
+        EXPECT_EQ(counted.attentionExps, p.attentionExps);
     }
 }
 
-TEST(Cost, PrintedRatioIsTheRatioOfTheTimesGiven) {
+CostPoint timed(long long tokens, double rnnMs, double attentionMs) {
     CostPoint p;
-    p.rnnMs = 3.0;
-    p.attentionMs = 0.75;
-    EXPECT_DOUBLE_EQ(p.rnnOverAttention(), 4.0);
-    p.rnnMs = 0.5;
-    p.attentionMs = 2.0;
-    EXPECT_DOUBLE_EQ(p.rnnOverAttention(), 0.25);
+    p.tokens = tokens, p.rnnMs = rnnMs, p.attentionMs = attentionMs;
+    return p;
+}
+
+// The words agree with the times: the ratio at the longest T in the direction it goes (never
+// "0.00x"), and where the curves cross.
+TEST(Cost, SummarySaysWhichWayTheRatioGoesAndWhereTheCurvesCross) {
+    EXPECT_EQ(summariseCost({}).ratio, "");
+    const CostSummary crossing =
+        summariseCost({timed(16, 1.0, 0.1), timed(512, 4.0, 2.0), timed(1024, 8.0, 9.0), timed(4096, 30.0, 6390.0)});
+    EXPECT_EQ(crossing.ratio, "attention 213× slower than the RNN at T = 4096");
+    EXPECT_EQ(crossing.verdict, "Attention was faster up to T = 512 and slower from T = 1024: its work grows as T², the RNN's as T.");
+    const CostSummary faster = summariseCost({timed(16, 1.0, 0.5), timed(64, 3.0, 0.4)});
+    EXPECT_EQ(faster.ratio, "attention 7.5× faster than the RNN at T = 64");
+    EXPECT_TRUE(faster.verdict.starts_with("Attention was faster at every T measured")) << faster.verdict;
+    EXPECT_EQ(summariseCost({timed(16, 1.0, 1.05)}).ratio, "attention about as fast as the RNN at T = 16");
+    const CostSummary slower = summariseCost({timed(16, 1.0, 2.0), timed(32, 1.0, 12.0)});
+    EXPECT_EQ(slower.ratio, "attention 12× slower than the RNN at T = 32");
+    EXPECT_TRUE(slower.verdict.starts_with("Attention was slower at every T measured")) << slower.verdict;
+    const CostSummary noisy = summariseCost({timed(16, 1.0, 0.5), timed(32, 1.0, 2.0), timed(64, 1.0, 0.5), timed(128, 1.0, 3.0)});
+    EXPECT_TRUE(noisy.verdict.starts_with("Attention was faster at 2 of 4 lengths, with no single crossing")) << noisy.verdict;
 }
 
 }  // namespace
