@@ -1,5 +1,6 @@
 #include "app/app.hpp"
 
+#include "app/panels/lesson_panel.hpp"
 #include "app/panels/panel_table.hpp"
 #include "app/theme.hpp"
 #include "app/widgets/text.hpp"
@@ -121,11 +122,27 @@ void App::layout() {
         }
     };
     if (m_state.lesson) {
-        // The lesson strip along the bottom; the step's panels (or the usual layout) above it.
-        const float strip = std::max(std::min(150.0f * s, (H - top) * 0.45f), (H - top) * 0.24f);
+        // The lesson strip along the bottom, as tall as its text needs, with the step's panels
+        // (or the usual layout) above it. When the strip would take more than 45 % of the window,
+        // the lesson is a tab beside the step's first panel instead, full height, brought to the
+        // front at each new step.
+        const auto& panels = m_state.lesson->lesson.steps[static_cast<std::size_t>(m_state.lesson->step)].panels;
+        const float need = lessonPanelHeight(*m_state.lesson, W, m_fontSet.fonts(), m_state.view.presenter);
+        if (!roomy || need > (H - top) * 0.45f) {
+            const std::string shown = m_state.lesson->lesson.id + "#" + std::to_string(m_state.lesson->step);
+            if (shown != m_lessonShown) revealPanel(panel_id::kLesson), m_lessonShown = shown;
+            std::vector<std::string_view> tabs = {panel_id::kLesson};
+            if (panels.empty()) {
+                if (m_state.view.lab != Lab::None) tabs.emplace_back(labName(m_state.view.lab));
+                for (const auto id : {panel_id::kBars, panel_id::kHeads, panel_id::kControls}) tabs.emplace_back(id);
+                return tabbed(panel_id::kHeatmap, tabs);
+            }
+            tabs.insert(tabs.end(), panels.begin() + 1, panels.end());
+            return tabbed(panels.front(), tabs);
+        }
+        const float strip = std::max(need, (H - top) * 0.24f);
         put(panel_id::kLesson, 0, H - strip, W, H);
         H -= strip;
-        const auto& panels = m_state.lesson->lesson.steps[static_cast<std::size_t>(m_state.lesson->step)].panels;
         if (panels.size() == 1) return put(panels.front(), 0, top, W, H);
         if (!panels.empty()) {
             if (!roomy) return tabbed(panels.front(), {panels.begin() + 1, panels.end()});

@@ -80,6 +80,7 @@ private:
     Drafts m_drafts;
     AppRequests m_requests;
     FontSet m_fontSet;
+    std::string m_lessonShown;  // the lesson step last laid out beside its tabs ("id#step")
     gfx::HeatmapRenderer m_heatmaps;
     gfx::TextureCache m_textures;
     std::vector<std::unique_ptr<Panel>> m_panels;

@@ -36,6 +36,7 @@ void FontSet::build(float pixelScale, const std::vector<std::string>& tokens) {
         0x0370, 0x03FF,  // Greek: α β τ Σ
         0x2000, 0x206F,  // punctuation: – — ‖ … ′
         0x2070, 0x209F,  // super- and subscripts: t₁ ᵀ
+        0x2C7C, 0x2C7C,  // ⱼ (subscript j)
         0x2190, 0x21FF,  // arrows ← → ↑ ↓
         0x2200, 0x22FF,  // maths operators √ Σ ∞ ≤ · ∈
         0x2300, 0x23FF,  // technical

@@ -14,7 +14,7 @@ public:
     void draw(PanelContext& ctx) override;
 
 private:
-    void drawMemoryWall(PanelContext& ctx, float width);
+    void drawMemoryWall(PanelContext& ctx);
     void drawTiming(PanelContext& ctx);
 };
 

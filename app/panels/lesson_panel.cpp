@@ -4,6 +4,8 @@
 
 #include <imgui_stdlib.h>
 
+#include <algorithm>
+#include <cfloat>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -18,35 +20,48 @@ std::string number(double v) {
 }
 
 // 1. where we are, and the way on; the lesson's title gets what the buttons leave of the line
-// (the keys' hint goes first when there is no room for both).
+// (the keys' hint goes first when there is no room for both, then the buttons' words).
 void stepBar(PanelContext& ctx, const LessonState& l) {
     const int n = static_cast<int>(l.lesson.steps.size());
-    ImGui::BeginDisabled(l.step == 0);
-    if (ImGui::Button("◀ Previous")) ctx.actions.emit(action::StepLesson{-1});
-    ImGui::EndDisabled();
-    ImGui::SameLine();
     const ImGuiStyle& style = ImGui::GetStyle();
-    const std::string prefix = "Step " + std::to_string(l.step + 1) + " of " + std::to_string(n) + " · ";
+    const float em = ImGui::GetFontSize();
+    const auto buttonW = [&](const char* label) { return ImGui::CalcTextSize(label).x + style.FramePadding.x * 2.0f; };
+    const std::string prefix = "Step " + std::to_string(l.step + 1) + " of " + std::to_string(n);
+    const float avail = ImGui::GetContentRegionAvail().x;
+    const bool compact = buttonW("◀ Previous") + buttonW("Next ▶") + buttonW("Close lesson") + ImGui::CalcTextSize(prefix.c_str()).x +
+                             style.ItemSpacing.x * 4.0f + 6.0f * em >
+                         avail;
+    const char* previous = compact ? "◀" : "◀ Previous";
+    const char* next = compact ? "▶" : "Next ▶";
+    const char* close = compact ? "Close" : "Close lesson";
+    ImGui::BeginDisabled(l.step == 0);
+    if (ImGui::Button(previous)) ctx.actions.emit(action::StepLesson{-1});
+    ImGui::EndDisabled();
     const char* hint = "PageUp / PageDown";
     const float hintW = ImGui::CalcTextSize(hint).x + style.ItemSpacing.x;
-    float room = ImGui::GetContentRegionAvail().x - ImGui::CalcTextSize(prefix.c_str()).x - ImGui::CalcTextSize("Next ▶").x -
-                 ImGui::CalcTextSize("Close lesson").x - style.FramePadding.x * 2.0f - style.ItemSpacing.x * 3.0f - 12.0f;
-    const bool showHint = room - hintW >= std::min(ImGui::CalcTextSize(widgets::clipLabel(l.lesson.title, widgets::kTitleGlyphs).c_str()).x,
-                                                   ImGui::GetFontSize() * 8.0f);
+    float room = avail - ImGui::GetItemRectSize().x - ImGui::CalcTextSize((prefix + " · ").c_str()).x - buttonW(next) - buttonW(close) -
+                 style.ItemSpacing.x * 4.0f;
+    const std::string shownTitle = widgets::clipLabel(l.lesson.title, widgets::kTitleGlyphs);
+    const bool showHint = room - hintW >= std::min(ImGui::CalcTextSize(shownTitle.c_str()).x, em * 8.0f);
     if (showHint) room -= hintW;
-    const std::string title = widgets::fitLabel(l.lesson.title, std::max(room, ImGui::GetFontSize() * 2.0f), widgets::kTitleGlyphs);
+    // the title only where a few words of it fit
+    const std::string title = room >= 3.0f * em ? " · " + widgets::fitLabel(l.lesson.title, room, widgets::kTitleGlyphs) : "";
+    widgets::sameLineIfFits(ImGui::CalcTextSize((prefix + title).c_str()).x);
     ImGui::TextUnformatted((prefix + title).c_str());
-    if (title != l.lesson.title) widgets::hoverTooltip(l.lesson.title);
-    ImGui::SameLine();
+    if (title != " · " + l.lesson.title) widgets::hoverTooltip(l.lesson.title);
+    widgets::sameLineIfFits(buttonW(next));
     ImGui::BeginDisabled(l.step + 1 >= n);
-    if (ImGui::Button("Next ▶")) ctx.actions.emit(action::StepLesson{+1});
+    if (ImGui::Button(next)) ctx.actions.emit(action::StepLesson{+1});
     ImGui::EndDisabled();
     if (showHint) {
         ImGui::SameLine();
         ImGui::TextDisabled("%s", hint);
     }
-    ImGui::SameLine(ImGui::GetWindowContentRegionMax().x - ImGui::CalcTextSize("Close lesson").x - 12.0f);
-    if (ImGui::SmallButton("Close lesson")) ctx.actions.emit(action::CloseLesson{});
+    // Close at the right end of the line when it fits there
+    const float closeX = ImGui::GetWindowContentRegionMax().x - buttonW(close);
+    if (ImGui::GetItemRectMax().x - ImGui::GetWindowPos().x + style.ItemSpacing.x <= closeX) ImGui::SameLine(closeX);
+    if (ImGui::Button(close)) ctx.actions.emit(action::CloseLesson{});
+    if (compact) widgets::hoverTooltip("Close the lesson");
 }
 
 // 3. the quick check: the question on one line (the whole on hover), a typed answer checked
@@ -73,7 +88,34 @@ void quickCheck(PanelContext& ctx, const LessonState& l, const core::QuickCheck&
     }
 }
 
+// The height of the step's title and text wrapped at `width` in the current font at `scale` (the
+// text in the large font for the back of the room in presenter mode).
+float textHeight(const core::LessonStep& step, float width, const Fonts& fonts, bool presenter, float scale) {
+    const auto tall = [&](ImFont* font, const std::string& text) {
+        ImFont* f = font ? font : ImGui::GetFont();
+        return f
+            ->CalcTextSizeA(f->FontSize * scale, FLT_MAX, width, text.c_str(), text.c_str() + std::min(text.size(), widgets::kPieceBytes))
+            .y;
+    };
+    const float spacing = ImGui::GetStyle().ItemSpacing.y;
+    float h = tall(fonts.large, "Ag") + spacing;
+    for (const std::string& line : step.text) h += tall(presenter ? fonts.large : nullptr, line) + spacing;
+    return h;
+}
+
+float checkHeight(const core::LessonStep& step) {
+    return step.check ? ImGui::GetTextLineHeightWithSpacing() + ImGui::GetFrameHeight() + ImGui::GetStyle().ItemSpacing.y * 3.0f : 0.0f;
+}
+
 }  // namespace
+
+float lessonPanelHeight(const LessonState& l, float width, const Fonts& fonts, bool presenter) {
+    const ImGuiStyle& style = ImGui::GetStyle();
+    const core::LessonStep& step = l.lesson.steps[static_cast<std::size_t>(l.step)];
+    const float inner = width - style.WindowPadding.x * 2.0f - style.ScrollbarSize;
+    return ImGui::GetFrameHeight() * 2.0f + style.ItemSpacing.y + textHeight(step, inner, fonts, presenter, 1.0f) + checkHeight(step) +
+           style.WindowPadding.y * 2.0f + 2.0f;
+}
 
 void LessonPanel::draw(PanelContext& ctx) {
     const AppState& s = ctx.state;
@@ -83,16 +125,22 @@ void LessonPanel::draw(PanelContext& ctx) {
     stepBar(ctx, l);
 
     // 2. the step: its title on one line and its text, scrolling in what the quick check leaves
-    const float checkH =
-        step.check ? ImGui::GetTextLineHeightWithSpacing() + ImGui::GetFrameHeight() + ImGui::GetStyle().ItemSpacing.y * 3.0f : 0.0f;
+    const float checkH = checkHeight(step);
     ImGui::BeginChild("##text", ImVec2(0.0f, std::max(ImGui::GetContentRegionAvail().y - checkH, ImGui::GetTextLineHeightWithSpacing())));
+    // The text at the largest scale down to 0.6 at which it fits (a lecturer's own long step at a
+    // large UI scale); it scrolls only when even that does not.
+    const bool presenter = s.view.presenter;
+    const ImVec2 room = ImGui::GetContentRegionAvail();
+    float fit = 1.0f;
+    while (fit > 0.65f && textHeight(step, room.x, ctx.fonts, presenter, fit) > room.y) fit -= 0.1f;
+    ImGui::SetWindowFontScale(fit);
     if (ctx.fonts.large) ImGui::PushFont(ctx.fonts.large);
     const std::string heading = widgets::fitLabel(step.title, ImGui::GetContentRegionAvail().x, widgets::kTooltipGlyphs);
     widgets::labelColored(ImVec4(0.96f, 0.62f, 0.04f, 1.0f), heading, widgets::kTooltipGlyphs);  // amber, as the seeds' headings
     if (ctx.fonts.large) ImGui::PopFont();
     if (heading != step.title) widgets::hoverTooltip(step.title);
     // In presenter mode the text is read from the back of the room: the large font.
-    const bool large = s.view.presenter && ctx.fonts.large;
+    const bool large = presenter && ctx.fonts.large;
     if (large) ImGui::PushFont(ctx.fonts.large);
     for (const std::string& line : step.text) widgets::wrappedText(line);
     if (large) ImGui::PopFont();

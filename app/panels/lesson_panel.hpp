@@ -6,6 +6,10 @@
 
 namespace attnviz::app {
 
+// The height the lesson panel needs at `width` (window padding and title bar included) to show
+// its step bar, the step's title and text, and its quick check without scrolling.
+float lessonPanelHeight(const LessonState& lesson, float width, const Fonts& fonts, bool presenter);
+
 class LessonPanel : public Panel {
 public:
     using Panel::Panel;

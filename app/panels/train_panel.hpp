@@ -8,12 +8,26 @@
 
 #include "app/panels/panel.hpp"
 
+#include <cstdint>
+#include <optional>
+#include <vector>
+
 namespace attnviz::app {
 
 class TrainPanel : public Panel {
 public:
     using Panel::Panel;
     void draw(PanelContext& ctx) override;
+
+private:
+    void drawRuns(PanelContext& ctx, const std::vector<TrainRun>& runs, bool trained, std::uint64_t version, int steps);
+    static void drawLoss(const std::vector<TrainRun>& runs, bool trained, int steps);
+    static void drawMaps(PanelContext& ctx, const std::vector<TrainRun>& runs, bool trained, std::uint64_t version);
+
+    // The runs as they would start under the lab's settings, shown before Train is pressed; made
+    // again when the settings change.
+    std::optional<std::vector<TrainRun>> m_untrained;
+    core::TrainConfig m_untrainedFor;
 };
 
 }  // namespace attnviz::app

@@ -45,7 +45,25 @@ const char* positionsName(core::TrainPositions p) {
     return "";
 }
 
+// A run as it starts: its label, and the held-out loss and maps before any step.
+TrainRun startingRun(const core::Trainer& trainer) {
+    TrainRun run;
+    run.config = trainer.config();
+    const core::TrainConfig& c = run.config;
+    run.label =
+        c.task == core::TrainTask::TwoRelations ? std::to_string(c.heads) + (c.heads > 1 ? " heads" : " head") : positionsName(c.positions);
+    run.heldOut = trainer.heldOutLoss();
+    run.maps = trainer.sampleAttention();
+    return run;
+}
+
 }  // namespace
+
+std::vector<TrainRun> untrainedRuns(const core::TrainConfig& settings) {
+    std::vector<TrainRun> runs;
+    for (const core::TrainConfig& c : trainRuns(settings)) runs.push_back(startingRun(core::Trainer(c)));
+    return runs;
+}
 
 std::vector<core::TrainConfig> trainRuns(const core::TrainConfig& settings) {
     core::TrainConfig a = settings, b = settings;
@@ -66,13 +84,8 @@ void TrainingJob::start(const core::TrainConfig& settings, int steps) {
     {
         const std::lock_guard lock(m_mutex);
         m_runs.clear();
-        for (const core::TrainConfig& c : configs) {
-            TrainRun run;
-            run.config = c;
-            run.label = c.task == core::TrainTask::TwoRelations ? std::to_string(c.heads) + (c.heads > 1 ? " heads" : " head")
-                                                                : positionsName(c.positions);
-            m_runs.push_back(run);
-        }
+        for (const core::Trainer& t : trainers) m_runs.push_back(startingRun(t));
+        ++m_version;
     }
     m_job.start([this, trainers = std::move(trainers), steps](const std::atomic<bool>& cancel) mutable {
         for (int s = 0; s < steps && !cancel; ++s) {
@@ -144,6 +157,7 @@ CostSnapshot CostSweepJob::snapshot() const {
 
 TrainSnapshot trainSnapshot(const AppState& state) { return state.labs.jobs->training.snapshot(); }
 CostSnapshot costSnapshot(const AppState& state) { return state.labs.jobs->cost.snapshot(); }
+bool labsRunning(const AppState& state) { return state.labs.jobs->training.running() || state.labs.jobs->cost.running(); }
 
 // ---- linear attention -----------------------------------------------------------------------
 

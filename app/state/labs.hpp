@@ -70,9 +70,14 @@ struct TrainRun {
     std::vector<float> losses;     // per step, the batch's loss
     double heldOut = 0;            // after the last published step
     std::vector<core::MatD> maps;  // the heads' maps on the held-out example: [h] of [T, T]
-    core::Scenario scenario;       // the trained weights, for the main view
+    core::Scenario scenario;       // the trained weights, for the main view (after a published step)
     std::string label;
 };
+
+// The runs as they start, before any step: labels, held-out losses and the untrained heads' maps
+// (what the lab shows before Train is pressed; a run publishes these at once). Throws
+// core::InputError for settings a trainer cannot take.
+std::vector<TrainRun> untrainedRuns(const core::TrainConfig& settings);
 
 struct TrainSnapshot {
     bool running = false;
@@ -181,5 +186,7 @@ void refreshLabMaps(AppState& state);
 // Snapshots of the jobs for the panels, taken under the jobs' locks.
 TrainSnapshot trainSnapshot(const AppState& state);
 CostSnapshot costSnapshot(const AppState& state);
+// Whether a lab's worker is training or measuring.
+bool labsRunning(const AppState& state);
 
 }  // namespace attnviz::app

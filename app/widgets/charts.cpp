@@ -92,8 +92,8 @@ void linePlot(ImDrawList* list, ImVec2 min, ImVec2 max, const std::vector<Series
     }
     const std::size_t n = series.front().y.size();
     const float xMax = axes.xMax >= 0 ? axes.xMax : static_cast<float>(n > 0 ? n - 1 : 0);
-    const float dx = n > 1 ? (pMax.x - pMin.x) / static_cast<float>(n - 1) : 0.0f;
     const auto xPix = [&](float x) { return xMax > 0 ? pMin.x + x / xMax * (pMax.x - pMin.x) : pMin.x; };
+    const float dx = axes.unitSteps ? xPix(1.0f) - pMin.x : n > 1 ? (pMax.x - pMin.x) / static_cast<float>(n - 1) : 0.0f;
     for (const Series& s : series) {
         std::vector<ImVec2> points;
         for (std::size_t i = 0; i < s.y.size(); ++i) points.emplace_back(pMin.x + dx * static_cast<float>(i), yPix(s.y[i]));
@@ -194,6 +194,46 @@ void logLogPlot(ImDrawList* list, ImVec2 min, ImVec2 max, const std::vector<LogS
         list->AddLine(ImVec2(lx, ly + ts.y * 0.5f), ImVec2(lx + 16.0f, ly + ts.y * 0.5f), s.color, 3.0f);
         list->AddText(ImVec2(lx + 20.0f, ly), text, s.label.c_str());
         ly += ts.y + 2.0f;
+    }
+}
+
+int niceStep(float needed) {
+    for (int decade = 1; decade < 1000000000; decade *= 10)
+        for (const int m : {1, 2, 5})
+            if (static_cast<float>(m * decade) >= needed) return m * decade;
+    return 1000000000;
+}
+
+void matrixLabels(ImDrawList* list, ImVec2 min, ImVec2 max, const std::vector<std::string>& rows, const std::vector<std::string>& cols,
+                  float labelW, int highlightRow, ImU32 accent) {
+    const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
+    const float lineH = ImGui::GetTextLineHeight(), gap = ImGui::GetFontSize() * 0.3f;
+    const auto n = [](const std::vector<std::string>& v) { return static_cast<int>(v.size()); };
+    if (!rows.empty()) {
+        const float cell = (max.y - min.y) / static_cast<float>(n(rows));
+        const int step = niceStep(lineH / cell);
+        for (int i = 0; i < n(rows); ++i) {
+            const bool highlight = i == highlightRow;
+            if (i % step != 0 && !highlight) continue;
+            const std::string& token = rows[static_cast<std::size_t>(i)];
+            const std::string label = fitLabel(step > 1 ? std::to_string(i + 1) + " " + clipLabel(token) : token, labelW - gap);
+            const ImVec2 ts = ImGui::CalcTextSize(label.c_str());
+            list->AddText(ImVec2(min.x - ts.x - gap, min.y + (static_cast<float>(i) + 0.5f) * cell - ts.y * 0.5f),
+                          highlight ? accent : text, label.c_str());
+        }
+    }
+    if (!cols.empty()) {
+        const float cell = (max.x - min.x) / static_cast<float>(n(cols));
+        // tokens when each fits its cell, else positions at a step their widest fits
+        bool tokens = true;
+        for (const std::string& c : cols) tokens = tokens && ImGui::CalcTextSize(clipLabel(c).c_str()).x + gap <= cell;
+        const int step = tokens ? 1 : niceStep((ImGui::CalcTextSize(std::to_string(n(cols)).c_str()).x + 2.0f * gap) / cell);
+        for (int j = 0; j < n(cols); j += step) {
+            const std::string label = tokens ? clipLabel(cols[static_cast<std::size_t>(j)]) : std::to_string(j + 1);
+            const ImVec2 ts = ImGui::CalcTextSize(label.c_str());
+            const float x = std::min(min.x + (static_cast<float>(j) + 0.5f) * cell - ts.x * 0.5f, max.x - ts.x);
+            list->AddText(ImVec2(x, min.y - lineH - gap * 0.5f), text, label.c_str());
+        }
     }
 }
 

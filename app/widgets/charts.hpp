@@ -31,10 +31,13 @@ struct Series {
 // How a line plot's x-axis reads: the samples span x = 0 … xMax (n − 1 when xMax < 0), with a
 // dot on each line at every whole x when `dotWholeX` (the token positions of a continuous curve),
 // and the legend inside the plot at the top right, or nowhere (legend() draws it outside).
+// With `unitSteps` sample i stands at x = i, on an axis to xMax however few samples there are yet
+// (a run's loss as it trains).
 struct LineAxes {
     float xMax = -1.0f;
     bool dotWholeX = false;
     bool legendInside = true;
+    bool unitSteps = false;
 };
 // Lines over the x-axis with y in [yMin, yMax], light grid.
 void linePlot(ImDrawList* list, ImVec2 min, ImVec2 max, const std::vector<Series>& series, float yMin, float yMax, const char* xCaption,
@@ -55,6 +58,17 @@ void logLogPlot(ImDrawList* list, ImVec2 min, ImVec2 max, const std::vector<LogS
 // A vertical colour bar of `kind` for lo (bottom) … hi (top) with tick labels on the right; with
 // `log`, lo and hi are powers of ten and the ticks read 10^x ("1e-3", "1").
 void colorBar(ImDrawList* list, ImVec2 min, ImVec2 max, core::ColormapKind kind, float lo, float hi, int ticks, bool log = false);
+
+// The smallest of 1, 2, 5, 10, 20, 50, … at least `needed`: a step for thinned axis labels that
+// counts positions plainly and rarely lines up with a sentence repeated to fill T.
+int niceStep(float needed);
+
+// Labels of a matrix drawn at [min, max): each row's label right-aligned in the `labelW` pixels
+// left of it, each column's above it (in the line over min.y). Where cells are smaller than the
+// text, only every niceStep-th is labelled, as its 1-based position ("12 cat" for a row, "12" for
+// a column); `highlightRow` (or -1) is always labelled, in `accent`.
+void matrixLabels(ImDrawList* list, ImVec2 min, ImVec2 max, const std::vector<std::string>& rows, const std::vector<std::string>& cols,
+                  float labelW, int highlightRow = -1, ImU32 accent = 0);
 
 ImU32 toImColor(core::Rgb c, int alpha = 255);
 // Black or white, whichever reads better on `background`.

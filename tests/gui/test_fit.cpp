@@ -4,13 +4,17 @@
 // shows in ImGui's ScrollMax, the content's extent beyond the window's inner size, whether or not
 // a scrollbar is drawn.
 #include "app/app.hpp"
+#include "core/io/lesson.hpp"
 #include "core/scenario/presets.hpp"
 
 #include <gtest/gtest.h>
 #include <imgui_internal.h>
 
+#include <atomic>
 #include <cstdio>
+#include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 using namespace attnviz;
@@ -107,5 +111,53 @@ TEST(Fit, PresenterModeFitsWithEachPanelInFront) {
             s.view.presenter = true;
             check(std::move(s), screen, std::string("presenter ") + id, true, failures);
         }
+    EXPECT_TRUE(failures.empty()) << failures.size() << " overflowing windows:" << report(failures);
+}
+
+// Each lab, before its button is pressed and with its results, in the place of the bottom row or
+// as a tab. The cost sweep's times here are made up (the layout is what is tested).
+TEST(Fit, EveryLabFitsBeforeAndAfterItRuns) {
+    std::vector<std::string> failures;
+    for (const LabInfo& info : kLabs)
+        for (const bool ran : {false, true}) {
+            if (!ran && info.lab == Lab::Linear) continue;  // nothing to run
+            const auto state = [&] {
+                AppState s = makeState(core::loadPreset("default"));
+                s.view.lab = info.lab;
+                s.labs.jobs = std::make_unique<LabJobs>([](long long tokens, int width, const std::atomic<bool>&) {
+                    core::CostPoint p;
+                    p.tokens = tokens, p.width = width;
+                    p.rnnMs = 0.01 * static_cast<double>(tokens), p.attentionMs = 1e-5 * static_cast<double>(tokens * tokens);
+                    return p;
+                });
+                if (ran && info.lab == Lab::Cost) {
+                    EXPECT_TRUE(apply(s, action::StartCostSweep{}));
+                    while (costSnapshot(s).running) std::this_thread::yield();
+                }
+                if (ran && info.lab == Lab::Train) {
+                    TrainSettings settings;
+                    settings.steps = 20;
+                    EXPECT_TRUE(apply(s, action::StartTraining{settings}));
+                    while (trainSnapshot(s).running) std::this_thread::yield();
+                }
+                return s;
+            };
+            for (const Screen& screen : screens())
+                check(state(), screen, std::string(info.name) + (ran ? " lab, run" : " lab"), true, failures);
+        }
+    EXPECT_TRUE(failures.empty()) << failures.size() << " overflowing windows:" << report(failures);
+}
+
+// Every step of every shipped lesson, with its strip, panels and lab.
+TEST(Fit, EveryLessonStepFits) {
+    std::vector<std::string> failures;
+    for (const core::Lesson& lesson : core::lessons())
+        for (std::size_t step = 0; step < lesson.steps.size(); ++step)
+            for (const Screen& screen : screens()) {
+                AppState s = makeState(core::loadPreset("default"));
+                EXPECT_TRUE(apply(s, action::OpenLesson{lesson}));
+                EXPECT_TRUE(apply(s, action::GoToLessonStep{static_cast<int>(step)}));
+                check(std::move(s), screen, lesson.id + " step " + std::to_string(step + 1), false, failures);
+            }
     EXPECT_TRUE(failures.empty()) << failures.size() << " overflowing windows:" << report(failures);
 }
