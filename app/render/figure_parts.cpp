@@ -1,0 +1,184 @@
+#include "app/render/figure_parts.hpp"
+
+#include "core/base/error.hpp"
+#include "core/base/format.hpp"
+#include "core/text/tokenizer.hpp"
+
+#include <cmath>
+#include <cstdio>
+
+namespace attnviz::render::figure {
+
+Font FigureFonts::loadBold() {
+    try {
+        return Font("DejaVuSans-Bold.ttf");
+    } catch (const core::InputError&) {
+        return Font("DejaVuSans.ttf");
+    }
+}
+
+int ceilPx(float v) { return static_cast<int>(std::ceil(v)); }
+
+int lineHeight(const Font& font, float px) { return ceilPx(font.ascent(px) + font.descent(px)); }
+
+float centredBaseline(float centre, float px) { return centre + 0.36f * px; }
+
+core::Rgb contrastingText(core::Rgb c) {
+    const auto linear = [](std::uint8_t v) {
+        const double s = v / 255.0;
+        return s <= 0.04045 ? s / 12.92 : std::pow((s + 0.055) / 1.055, 2.4);
+    };
+    const double luminance = 0.2126 * linear(c.r) + 0.7152 * linear(c.g) + 0.0722 * linear(c.b);
+    return luminance > 0.179 ? kBlack : kWhite;
+}
+
+std::string labelText(const std::vector<std::string>& labels, int i, const Font& font, float px, float maxWidth) {
+    const std::string text = labels.empty() ? std::to_string(i) : core::visibleToken(labels[static_cast<std::size_t>(i)]);
+    return font.ellipsize(text, px, maxWidth);
+}
+
+std::string significant(float v) {
+    char buffer[32];
+    std::snprintf(buffer, sizeof buffer, "%.3g", static_cast<double>(v));
+    return buffer;
+}
+
+int decimalsFor(double step) {
+    for (int d = 0; d < 9; ++d) {
+        const double scaled = step * std::pow(10.0, d);
+        if (std::abs(scaled - std::round(scaled)) < 1e-6 * scaled) return d;
+    }
+    return 9;
+}
+
+void frameBox(std::vector<Line>& lines, int x, int y, int w, int h, core::Rgb colour) {
+    lines.push_back({x - 1, y - 1, w + 2, 1, colour});
+    lines.push_back({x - 1, y + h, w + 2, 1, colour});
+    lines.push_back({x - 1, y, 1, h, colour});
+    lines.push_back({x + w, y, 1, h, colour});
+}
+
+ColourBarScale colourBarScale(core::ColourScale resolved, float largest, float logFloor) {
+    ColourBarScale bar;
+    if (resolved == core::ColourScale::Log) {
+        const int decades = static_cast<int>(std::lround(-std::log10(logFloor)));
+        for (int k = 0; k <= decades; ++k)
+            bar.ticks.emplace_back(static_cast<float>(k) / static_cast<float>(decades),
+                                   k == decades ? "1" : "1e-" + std::to_string(decades - k));
+    } else {
+        for (const float v : {0.0f, 0.25f, 0.5f, 0.75f, 1.0f})
+            bar.ticks.emplace_back(v, resolved == core::ColourScale::Stretch ? significant(v * largest) : core::formatFixed(v, 2));
+    }
+    bar.caption = resolved == core::ColourScale::Stretch ? "attention weight (stretched)"
+                  : resolved == core::ColourScale::Rows  ? "weight ÷ its row's largest"
+                  : resolved == core::ColourScale::Log   ? "attention weight (log scale)"
+                                                         : "attention weight";
+    return bar;
+}
+
+// ---- Raster -----------------------------------------------------------------------------------
+
+void drawColourBar(Canvas& canvas, core::ColormapKind kind, int x, int y, int w, int h) {
+    const core::ColormapTable& table = core::colormapTable(kind);
+    for (int r = 0; r < h; ++r) {  // top row = entry 255, bottom row = entry 0
+        const long index = h > 1 ? 255 - std::lround(r * 255.0 / (h - 1)) : 255;
+        canvas.fillRect(x, y + r, w, 1, table[static_cast<std::size_t>(index)]);
+    }
+}
+
+void drawLines(Canvas& canvas, const std::vector<Line>& lines) {
+    for (const Line& l : lines) canvas.fillRect(l.x, l.y, l.w, l.h, l.colour);
+}
+
+void drawTexts(Canvas& canvas, const std::vector<TextItem>& texts, const FigureFonts& fonts) {
+    for (const TextItem& t : texts) {
+        const Font& font = fonts.of(t);
+        const float w = font.textWidth(t.text, t.px);
+        const float shift = t.anchor == Anchor::Start ? 0.0f : t.anchor == Anchor::Middle ? -w / 2.0f : -w;
+        if (t.up) font.draw(canvas, t.text, t.x, t.y - shift, t.px, t.colour, TextDirection::Up);
+        else font.draw(canvas, t.text, t.x + shift, t.y, t.px, t.colour);
+    }
+}
+
+// ---- SVG --------------------------------------------------------------------------------------
+
+std::string hex(core::Rgb c) {
+    char buffer[8];
+    std::snprintf(buffer, sizeof buffer, "#%02x%02x%02x", c.r, c.g, c.b);
+    return buffer;
+}
+
+std::string num(double v) {
+    std::string s = core::formatFixed(v, 2);
+    while (s.back() == '0') s.pop_back();
+    if (s.back() == '.') s.pop_back();
+    return s == "-0" ? "0" : s;
+}
+
+std::string xmlText(const std::string& utf8) {
+    std::string out;
+    for (std::size_t pos = 0; pos < utf8.size();) {
+        const char32_t cp = core::decodeUtf8(utf8, pos);
+        switch (cp) {
+            case U'&': out += "&amp;"; break;
+            case U'<': out += "&lt;"; break;
+            case U'>': out += "&gt;"; break;
+            case U'"': out += "&quot;"; break;
+            case U'\'': out += "&apos;"; break;
+            default:
+                if (cp < 0x20 || cp == 0x7F) out += ' ';
+                else if (cp == 0xFFFE || cp == 0xFFFF) core::appendUtf8(out, U'\uFFFD');
+                else core::appendUtf8(out, cp);
+        }
+    }
+    return out;
+}
+
+std::string svgOpen(int width, int height) {
+    const std::string w = std::to_string(width), h = std::to_string(height);
+    return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + w + "\" height=\"" + h +
+           "\" viewBox=\"0 0 " + w + " " + h + "\">\n<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n";
+}
+
+std::string svgMaskedPattern(int stripe) {
+    // The raster's stripes: period 2·stripe along x at 45°, half ink, half paper.
+    const double period = stripe * std::sqrt(2.0);
+    return "<defs><pattern id=\"masked\" patternUnits=\"userSpaceOnUse\" width=\"" + num(period) + "\" height=\"" + num(period) +
+           "\" patternTransform=\"rotate(45)\"><rect width=\"" + num(period) + "\" height=\"" + num(period) + "\" fill=\"" +
+           hex(core::kMaskedPaper) + "\"/><rect width=\"" + num(period / 2) + "\" height=\"" + num(period) + "\" fill=\"" +
+           hex(core::kMaskedInk) + "\"/></pattern></defs>\n";
+}
+
+void appendColourBarSvg(std::string& svg, core::ColormapKind kind, int x, int y, int w, int h) {
+    // Bands overlap slightly so that no seams show between them.
+    svg += "<g id=\"colour-bar\" shape-rendering=\"crispEdges\">\n";
+    const core::ColormapTable& table = core::colormapTable(kind);
+    const double band = static_cast<double>(h) / 256.0;
+    for (int k = 0; k < 256; ++k)
+        svg += "<rect x=\"" + std::to_string(x) + "\" y=\"" + num(y + k * band) + "\" width=\"" + std::to_string(w) + "\" height=\"" +
+               num(k == 255 ? band : band + 0.5) + "\" fill=\"" + hex(table[static_cast<std::size_t>(255 - k)]) + "\"/>\n";
+    svg += "</g>\n";
+}
+
+void appendLinesSvg(std::string& svg, const std::vector<Line>& lines, const std::string& id) {
+    svg += "<g id=\"" + id + "\" shape-rendering=\"crispEdges\">\n";
+    for (const Line& l : lines)
+        svg += "<rect x=\"" + std::to_string(l.x) + "\" y=\"" + std::to_string(l.y) + "\" width=\"" + std::to_string(l.w) + "\" height=\"" +
+               std::to_string(l.h) + "\" fill=\"" + hex(l.colour) + "\"/>\n";
+    svg += "</g>\n";
+}
+
+void appendTextsSvg(std::string& svg, const std::vector<TextItem>& texts, const std::string& id) {
+    svg += "<g id=\"" + id + "\">\n";
+    for (const TextItem& t : texts) {
+        const char* anchor = t.anchor == Anchor::Start ? "start" : t.anchor == Anchor::Middle ? "middle" : "end";
+        svg += "<text x=\"" + num(t.x) + "\" y=\"" + num(t.y) + "\" font-family=\"DejaVu Sans, sans-serif\" font-size=\"" + num(t.px) +
+               "\" text-anchor=\"" + anchor + "\" fill=\"" + hex(t.colour) + "\"";
+        if (t.bold) svg += " font-weight=\"bold\"";
+        if (t.up) svg += " transform=\"rotate(-90 " + num(t.x) + " " + num(t.y) + ")\"";
+        svg += ">" + xmlText(t.text) + "</text>\n";
+    }
+    svg += "</g>\n";
+}
+
+}  // namespace attnviz::render::figure
