@@ -22,5 +22,7 @@ int runMain(int argc, const char* const* argv, const GuiLauncher& gui, std::ostr
 
 // "The cat sat on the mat · head 1 of 4 · τ = 1.00 · causal": the title of exported figures.
 std::string heatmapTitle(const core::Scenario& scenario, const core::Model& model, const core::Settings& settings, int head);
+// The same for the grid of every head: "… · all 4 heads · τ = 1.00 …".
+std::string headsTitle(const core::Scenario& scenario, const core::Model& model, const core::Settings& settings);
 
 }  // namespace attnviz::app

@@ -2,6 +2,8 @@
 #include "app/cli.hpp"
 #include "app/cli_flags.hpp"
 
+#include "app/render/bars_image.hpp"
+#include "app/render/heads_image.hpp"
 #include "app/render/heatmap_image.hpp"
 #include "core/attention/kernels.hpp"
 #include "core/base/error.hpp"
@@ -85,9 +87,11 @@ Built buildFor(const GuiRequest& request, const char*& doing) {
 
 }  // namespace
 
-std::string heatmapTitle(const core::Scenario& scenario, const core::Model& model, const core::Settings& settings, int head) {
+namespace {
+
+std::string figureTitle(const core::Scenario& scenario, const core::Settings& settings, const std::string& heads) {
     std::string title = scenario.name.empty() ? std::string() : scenario.name + " · ";
-    title += core::headName(scenario, head, model.heads);
+    title += heads;
     title += " · τ = " + core::formatFixed(settings.temperature, 2);
     if (!settings.scaled) title += " · unscaled";
     if (settings.causal) title += " · causal";
@@ -95,11 +99,28 @@ std::string heatmapTitle(const core::Scenario& scenario, const core::Model& mode
     return title;
 }
 
+}  // namespace
+
+std::string heatmapTitle(const core::Scenario& scenario, const core::Model& model, const core::Settings& settings, int head) {
+    return figureTitle(scenario, settings, core::headName(scenario, head, model.heads));
+}
+
+std::string headsTitle(const core::Scenario& scenario, const core::Model& model, const core::Settings& settings) {
+    const std::string layer = scenario.model ? "layer " + std::to_string(scenario.layer + 1) + " · " : "";
+    return figureTitle(scenario, settings, layer + "all " + std::to_string(model.heads) + (model.heads == 1 ? " head" : " heads"));
+}
+
 namespace cli {
 
 void checkExports(const Flags& f) {
-    checkOutputs({{"--export", f.exportJson}, {"--export-csv", f.exportCsv}, {"--export-heatmap", f.exportHeatmap}}, f.scenarioPath);
-    if (!f.exportHeatmap.empty()) render::heatmapIsPng(f.exportHeatmap);  // a bad extension before any work
+    checkOutputs({{"--export", f.exportJson},
+                  {"--export-csv", f.exportCsv},
+                  {"--export-heatmap", f.exportHeatmap},
+                  {"--export-bars", f.exportBars},
+                  {"--export-heads", f.exportHeads}},
+                 f.scenarioPath);
+    for (const std::string* figure : {&f.exportHeatmap, &f.exportBars, &f.exportHeads})  // a bad extension before any work
+        if (!figure->empty()) render::heatmapIsPng(*figure);
     if (f.bench && (!(f.benchSeconds > 0.0) || f.benchSeconds > 600.0))
         throw core::InputError("--bench-seconds", "expected 0 to 600 seconds");
 }
@@ -150,7 +171,7 @@ void runExports(const Flags& f, const CLI::App& app, const GuiRequest& request, 
     } catch (const core::InputError& e) {
         throw e.within(request.source);
     }
-    if (!f.exportCsv.empty() || !f.exportHeatmap.empty()) {
+    if (!f.exportCsv.empty() || !f.exportHeatmap.empty() || !f.exportBars.empty()) {
         if (f.head < -1 || f.head >= model.heads)
             throw core::InputError("--head", "head " + std::to_string(f.head) + " does not exist (the model has " +
                                                  std::to_string(model.heads) + "; -1 = mean)");
@@ -187,6 +208,33 @@ void runExports(const Flags& f, const CLI::App& app, const GuiRequest& request, 
         figure.scale = request.colourScale;
         figure.cellSize = f.cellSize;
         batch.add(f.exportHeatmap, render::encodeHeatmap(f.exportHeatmap, figure));
+    }
+    if (!f.exportBars.empty()) {
+        if (f.query < 0 || f.query >= model.tq())
+            throw core::InputError("--query", "expected 0 to " + std::to_string(model.tq() - 1) + " (" + std::to_string(model.tq()) +
+                                                  " queries), got " + std::to_string(f.query));
+        const core::Mat weights = headWeights();
+        render::BarsFigure figure;
+        figure.keyLabels = model.keyTokens;
+        figure.weights.assign(weights.row(f.query).data(), weights.row(f.query).data() + weights.cols());
+        if (core::hasMask(settings)) {
+            const core::MaskMat blocked = core::blockedMatrix(settings, model.tq(), model.tk());
+            for (Eigen::Index j = 0; j < blocked.cols(); ++j) figure.blocked.push_back(blocked(f.query, j));
+        }
+        figure.query = f.query;
+        figure.queryLabel = model.queryTokens[static_cast<std::size_t>(f.query)];
+        figure.title = heatmapTitle(request.scenario, model, settings, f.head);
+        figure.logScale = request.colourScale == core::ColourScale::Log;
+        batch.add(f.exportBars, render::encodeBars(f.exportBars, figure));
+    }
+    if (!f.exportHeads.empty()) {
+        render::HeadsFigure figure;
+        for (const core::HeadTensors& h : forward.heads) figure.heads.push_back(h.weights);
+        if (core::hasMask(settings)) figure.blocked = core::blockedMatrix(settings, model.tq(), model.tk());
+        figure.title = headsTitle(request.scenario, model, settings);
+        figure.colormap = request.colormap;
+        figure.scale = request.colourScale;
+        batch.add(f.exportHeads, render::encodeHeads(f.exportHeads, figure));
     }
     if (!f.exportCsv.empty() && f.exportCsv != "-") batch.add(f.exportCsv, core::weightsCsv(model, headWeights()));
     if (f.exportJson == "-") writeJson(stdoutSink);

@@ -1,6 +1,7 @@
 // The flags: declared, checked, and read into a request (a scenario and a view).
 #include "app/cli_flags.hpp"
 
+#include "app/state/actions.hpp"
 #include "core/base/error.hpp"
 #include "core/base/format.hpp"
 #include "core/models/loaded_model.hpp"
@@ -200,14 +201,22 @@ void defineFlags(CLI::App& app, Flags& f) {
     app.add_option("--export-heatmap", f.exportHeatmap,
                    "Write a heatmap figure (labels, colour bar) without a window: .png or .svg (vector)")
         ->type_name("OUT.png|OUT.svg");
+    app.add_option("--export-bars", f.exportBars,
+                   "Write the per-query bar chart (one query's weights over the keys; --query, --head) without a window: .png or .svg")
+        ->type_name("OUT.png|OUT.svg");
+    app.add_option("--export-heads", f.exportHeads,
+                   "Write every head's map side by side, with their mean and one colour bar, without a window: .png or .svg")
+        ->type_name("OUT.png|OUT.svg");
     app.add_option("--cell-size", f.cellSize, "With --export-heatmap: pixels per cell (default: about 720 px for the matrix)")
         ->type_name("PX");
     app.add_option("--colormap", f.colormap, "viridis, magma, grayscale or cividis (colour-blind safe)")->type_name("NAME");
-    app.add_option("--colour-scale", f.colourScale,
-                   "How weights become colours, in the window and --export-heatmap: auto (stretched when every weight is far "
-                   "below 1), fixed (0 … 1), stretch, rows (each row over its largest) or log")
+    app.add_option(
+           "--colour-scale", f.colourScale,
+           "How weights become colours, in the window, --export-heatmap and --export-heads (--export-bars: log for a log axis): auto (stretched when every weight is far "
+           "below 1), fixed (0 … 1), stretch, rows (each row over its largest) or log")
         ->type_name("NAME");
-    app.add_option("--head", f.head, "Head for --export-csv and the window (-1 = mean over heads)")->type_name("N");
+    app.add_option("--head", f.head, "Head for --export-csv, --export-heatmap, --export-bars and the window (-1 = mean over heads)")
+        ->type_name("N");
     app.add_option("--max-tokens", f.maxTokens, "Refuse more tokens than this (default 16384)")->type_name("N");
     app.add_option("--max-memory", f.maxMemoryMiB, "Refuse a forward pass needing more MiB than this (default 12288)")->type_name("MIB");
     app.add_option("--screenshot", f.screenshot, "Open the window, render, save a PNG and exit (needs a display; xvfb-run works)")
@@ -222,6 +231,16 @@ void defineFlags(CLI::App& app, Flags& f) {
         ->type_name("NAME");
     app.add_option("--lesson", f.lesson, "Open a lesson: a shipped one by name (attention) or a lesson file (see docs/lessons.md)")
         ->type_name("NAME|FILE");
+    app.add_option("--lesson-step", f.lessonStep, "With --lesson: open it at this step (0 = first)")->type_name("N");
+    app.add_option("--query", f.query, "The query (row) the window selects and --export-bars draws (0 = first)")->type_name("N");
+    app.add_option(
+           "--stage", f.stage,
+           "The stage the window's shape passport shows: 0 = X, 1 = Q, 2 = K, 3 = V, 4 = Q Kᵀ, 5 = scaled, 6 = masked, 7 = A, 8 = A V")
+        ->type_name("N");
+    app.add_flag("--small-multiples", f.smallMultiples, "Show every query's bars at once in the per-query panel");
+    app.add_option("--train-steps", f.trainSteps, "Open the train lab and train for N steps (10 to 5000); --screenshot waits for the end")
+        ->type_name("N");
+    app.add_flag("--measure", f.measure, "Open the cost lab and time the sweep on this machine; --screenshot waits for the end");
     app.add_flag("--fresh", f.fresh, "Do not restore the last session");
     app.add_flag("--bench", f.bench, "Time the forward pass and the softmax on this machine; print one JSON line and exit");
     app.add_option("--bench-seconds", f.benchSeconds, "With --bench: seconds per measurement (default 2)")->type_name("S");
@@ -247,14 +266,18 @@ void checkFlags(const Flags& f, const CLI::App& app) {
         throw core::InputError("--scenario", "give the scenario file once, as FILE or with --scenario, not both");
     if (given("FILE") && given("--preset")) throw core::InputError("--preset", "give either a scenario FILE or --preset, not both");
     if (given("--sentence") && given("--tokens")) throw core::InputError("--tokens", "give either --sentence or --tokens, not both");
-    const bool anyExport = given("--export") || given("--export-npy") || given("--export-csv") || given("--export-heatmap");
+    const bool anyExport = given("--export") || given("--export-npy") || given("--export-csv") || given("--export-heatmap") ||
+                           given("--export-bars") || given("--export-heads");
     if (given("--screenshot") && anyExport)
         throw core::InputError("--screenshot", "renders the window; it cannot be combined with --export* (run twice)");
     if (f.bench && (anyExport || given("--screenshot")))
         throw core::InputError("--bench", "times the forward pass only; it cannot be combined with exports or --screenshot");
 }
 
-bool exporting(const Flags& f) { return !f.exportJson.empty() || !f.exportNpy.empty() || !f.exportCsv.empty() || !f.exportHeatmap.empty(); }
+bool exporting(const Flags& f) {
+    return !f.exportJson.empty() || !f.exportNpy.empty() || !f.exportCsv.empty() || !f.exportHeatmap.empty() || !f.exportBars.empty() ||
+           !f.exportHeads.empty();
+}
 
 GuiRequest requestFrom(const Flags& f, const CLI::App& app) {
     const auto given = [&](const char* name) { return app.get_option(name)->count() > 0; };
@@ -297,6 +320,37 @@ GuiRequest requestFrom(const Flags& f, const CLI::App& app) {
     if (!labFromName(f.lab)) throw core::InputError("--lab", "expected " + labNameList() + ", got " + core::quoteValue(f.lab));
     request.lab = f.lab;
     if (!f.lesson.empty()) request.lesson = core::loadLesson(f.lesson);
+    if (given("--lesson-step")) {
+        if (!request.lesson) throw core::InputError("--lesson-step", "needs --lesson");
+        const int steps = static_cast<int>(request.lesson->steps.size());
+        if (f.lessonStep < 0 || f.lessonStep >= steps)
+            throw core::InputError("--lesson-step", "expected 0 to " + std::to_string(steps - 1) + " (the lesson has " +
+                                                        std::to_string(steps) + " steps), got " + std::to_string(f.lessonStep));
+        request.lessonStep = f.lessonStep;
+    }
+    if (given("--query")) {
+        if (f.query < 0) throw core::InputError("--query", "expected 0 or more, got " + std::to_string(f.query));
+        request.query = f.query;  // checked against the sentence once it is tokenized
+    }
+    if (given("--stage")) {
+        if (f.stage < 0 || f.stage >= kStageCount)
+            throw core::InputError("--stage", "expected 0 to " + std::to_string(kStageCount - 1) + ", got " + std::to_string(f.stage));
+        request.stage = f.stage;
+    }
+    request.smallMultiples = f.smallMultiples;
+    if (given("--train-steps")) {
+        if (f.trainSteps < 10 || f.trainSteps > 5000)
+            throw core::InputError("--train-steps", "expected 10 to 5000, got " + std::to_string(f.trainSteps));
+        if (!f.lab.empty() && f.lab != "train") throw core::InputError("--train-steps", "trains in the train lab, not --lab " + f.lab);
+        request.trainSteps = f.trainSteps;
+        request.lab = "train";
+    }
+    if (f.measure) {
+        if (given("--train-steps")) throw core::InputError("--measure", "one lab at a time: give --measure or --train-steps");
+        if (!f.lab.empty() && f.lab != "cost") throw core::InputError("--measure", "measures in the cost lab, not --lab " + f.lab);
+        request.measure = true;
+        request.lab = "cost";
+    }
     for (const char* name : {"--scenario",  "FILE",         "--preset",      "--model",  "--layer",    "--sentence", "--tokens",
                              "--tokenizer", "--d-model",    "--heads",       "--d-k",    "--length",   "--d-v",      "--seed",
                              "--embedding", "--positional", "--temperature", "--causal", "--unscaled", "--swap"})

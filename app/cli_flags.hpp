@@ -21,7 +21,7 @@ struct Flags {
     std::string seed;
     float temperature = 1.0f;
     bool causal = false, unscaled = false;
-    std::string exportJson, exportNpy, exportCsv, exportHeatmap, colormap = "viridis", colourScale = "auto";
+    std::string exportJson, exportNpy, exportCsv, exportHeatmap, exportBars, exportHeads, colormap = "viridis", colourScale = "auto";
     int cellSize = 0;
     int head = 0;
     std::string maxTokens, maxMemoryMiB;  // read whole by parseWhole: CLI11 saturates a long long
@@ -32,6 +32,8 @@ struct Flags {
     float scale = 1.0f, uiScale = 1.0f;
     bool presenter = false;
     std::string lab, lesson;
+    int query = 0, stage = 0, lessonStep = 0, trainSteps = 0;
+    bool smallMultiples = false, measure = false;
     std::string model;  // --model DIR
     int layer = 0;
 };
@@ -42,7 +44,7 @@ void defineFlags(CLI::App& app, Flags& f);
 void checkFlags(const Flags& f, const CLI::App& app);
 // The scenario (file or preset, with the flags over it) and the view the flags ask for.
 GuiRequest requestFrom(const Flags& f, const CLI::App& app);
-// Any of --export, --export-npy, --export-csv, --export-heatmap.
+// Any of --export, --export-npy, --export-csv, --export-heatmap, --export-bars, --export-heads.
 bool exporting(const Flags& f);
 
 // Before any work: outputs that clash (the same file twice, two on standard output, the scenario

@@ -57,12 +57,10 @@ std::optional<Opening> opening(const GuiRequest& request, const platform::GlfwLi
     if (o.notice != restored.notice) std::cerr << "attnviz: note: " << o.notice << "\n";
     o.state.sourcePath = request.scenarioPath;
     o.state.view = view;
-    apply(o.state, action::SelectHead{view.selectedHead});  // clamps the restored selection
-    if (request.lesson && !apply(o.state, action::OpenLesson{*request.lesson})) {
-        std::cerr << errorLine(o.state.error) << "\n";
+    if (const std::string error = startRequested(o.state, request); !error.empty()) {
+        std::cerr << errorLine(error) << "\n";
         return std::nullopt;
     }
-    apply(o.state, action::SelectQuery{view.selectedQuery});
     return o;
 }
 

@@ -48,8 +48,13 @@ int FrameLoop::run() {
     if (screenshot() && !m_options.screenshot->capture.panel.empty()) m_app.revealPanel(m_options.screenshot->capture.panel);
     while (!m_window.shouldClose() && !m_app.quitRequested()) {
         waitForEvents();
-        // A screenshot shows the finished state: every head computed (or the error that stopped it).
-        if (screenshot() && m_frame >= 3 && m_captures.empty() && (app::isFresh(m_app.state()) || m_app.computeFailed()))
+        // A screenshot of a lab's run draws nothing until the run ends: a frame drawn in software
+        // (a virtual display) would take the cores the run is timed or trained on.
+        if (screenshot() && app::labsRunning(m_app.state())) continue;
+        // A screenshot shows the finished state: every head computed (or the error that stopped it),
+        // and a lab's run (--train-steps, --measure) at its end.
+        if (screenshot() && m_frame >= 3 && m_captures.empty() && (app::isFresh(m_app.state()) || m_app.computeFailed()) &&
+            !app::labsRunning(m_app.state()))
             m_captures.push_back(m_options.screenshot->capture);
         const CaptureRequest* capture = m_captures.empty() ? nullptr : &m_captures.front();
         buildFrame(capture);
@@ -74,12 +79,19 @@ int FrameLoop::run() {
 // Idle, the app sleeps until input arrives (or half a second passes): no busy loop. A wait that
 // ends early was input, and the next few frames are drawn without waiting.
 void FrameLoop::waitForEvents() {
+    const bool labs = app::labsRunning(m_app.state());
     const bool busy = screenshot() || !m_captures.empty() || !app::isFresh(m_app.state()) || m_eagerFrames > 0;
-    if (busy) {
+    if (busy && screenshot() && labs) {
+        glfwWaitEventsTimeout(0.05);  // the lab's worker has the cores; its curve is drawn at its end
+    } else if (busy) {
         glfwPollEvents();
         m_eagerFrames = std::max(0, m_eagerFrames - 1);
     } else if (m_app.state().opening->active()) {
         glfwWaitEventsTimeout(0.1);  // a model opening: its progress, and the frame it is ready in
+    } else if (labs) {
+        // a lab's curve growing as its worker publishes; the cost sweep's points come slowly, and
+        // a frame drawn less often disturbs its timing less
+        glfwWaitEventsTimeout(m_app.state().labs.jobs->cost.running() ? 0.25 : 1.0 / 30.0);
     } else {
         const auto waitStart = std::chrono::steady_clock::now();
         glfwWaitEventsTimeout(0.5);

@@ -1,6 +1,9 @@
 #include "app/state/launch.hpp"
 
+#include "app/state/actions.hpp"
 #include "core/base/error.hpp"
+
+#include <string>
 
 namespace attnviz::app {
 
@@ -14,7 +17,27 @@ ViewState requestedView(const GuiRequest& request, ViewState view) {
     if (request.head) view.selectedHead = *request.head;
     if (request.colormapGiven) view.colormap = request.colormap;
     if (request.colourScaleGiven) view.colourScale = request.colourScale;
+    if (request.stage) view.stage = *request.stage;
+    if (request.smallMultiples) view.smallMultiples = true;
     return view;
+}
+
+std::string startRequested(AppState& state, const GuiRequest& request) {
+    apply(state, action::SelectHead{state.view.selectedHead});  // clamps a restored selection
+    if (request.lesson && !apply(state, action::OpenLesson{*request.lesson})) return state.error;
+    if (request.lessonStep && !apply(state, action::GoToLessonStep{*request.lessonStep})) return state.error;
+    const long long queries = state.model.tq();
+    if (request.query && *request.query >= queries)
+        return "--query: expected 0 to " + std::to_string(queries - 1) + " (" + std::to_string(queries) + " queries), got " +
+               std::to_string(*request.query);
+    apply(state, action::SelectQuery{request.query.value_or(state.view.selectedQuery)});
+    if (request.trainSteps) {
+        TrainSettings settings = state.labs.train;
+        settings.steps = *request.trainSteps;
+        if (!apply(state, action::StartTraining{settings})) return state.error;
+    }
+    if (request.measure && !apply(state, action::StartCostSweep{})) return state.error;
+    return "";
 }
 
 // One line, bounded whatever the input was: a message may quote a flag's value (CLI11 quotes

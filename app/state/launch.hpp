@@ -31,6 +31,12 @@ struct GuiRequest {
     bool presenter = false;                                     // --presenter
     std::string lab;                                            // --lab NAME, a labName ("" = none)
     std::optional<core::Lesson> lesson;                         // --lesson NAME|FILE, parsed
+    std::optional<int> lessonStep;                              // --lesson-step N (0 = first), within the lesson
+    std::optional<int> query;                                   // --query N, checked against T when the state is built
+    std::optional<int> stage;                                   // --stage N, 0 … kStageCount − 1
+    bool smallMultiples = false;                                // --small-multiples
+    std::optional<int> trainSteps;                              // --train-steps N: train at start (the train lab)
+    bool measure = false;                                       // --measure: time the cost sweep at start (the cost lab)
     bool fresh = false;                                         // --fresh: ignore the saved session
     bool explicitScenario = false;                              // a scenario, preset or model flag was given
     core::ColormapKind colormap = core::ColormapKind::Viridis;  // --colormap
@@ -43,6 +49,12 @@ struct GuiRequest {
 // The view the window opens with: `saved` (the last session's, or the defaults) with what the
 // request sets on top (theme, UI scale, presenter mode, lab, head, colour map and scale).
 ViewState requestedView(const GuiRequest& request, ViewState saved);
+
+// Applies what the request asks of a state whose view is already requestedView's, through the
+// action layer: the head and query selected (a --query past the sentence is an error), the
+// lesson opened at its step, a lab's run started (--train-steps, --measure). Returns "" or the
+// error, for one line.
+std::string startRequested(AppState& state, const GuiRequest& request);
 
 // The one-line error format of the command line and the app: "attnviz: error: <what>".
 std::string errorLine(const std::string& message);

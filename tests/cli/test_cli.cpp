@@ -228,6 +228,51 @@ TEST_F(Cli, LessonFlagParsesTheLessonBeforeTheWindowOpens) {
     EXPECT_EQ(expectError(bad), "--lesson: 'no-such-lesson' is neither a lesson (attention) nor an existing file");
 }
 
+// What a lecturer sets up, for a screenshot: the query, the stage, the lesson's step, small
+// multiples, and a lab's run; each checked before the window opens.
+TEST_F(Cli, ViewAndLabRunFlagsReachTheRequestAndAreChecked) {
+    const CliRun run = runCli({"--lesson", "attention", "--lesson-step", "3", "--query", "2", "--stage", "7", "--small-multiples"});
+    EXPECT_EQ(run.code, 0) << run.err;
+    ASSERT_EQ(run.guiCalls, 1);
+    EXPECT_EQ(run.request.lessonStep, 3);
+    EXPECT_EQ(run.request.query, 2);
+    EXPECT_EQ(run.request.stage, 7);
+    EXPECT_TRUE(run.request.smallMultiples);
+    const CliRun train = runCli({"--train-steps", "120"});
+    EXPECT_EQ(train.request.trainSteps, 120);
+    EXPECT_EQ(train.request.lab, "train");
+    const CliRun measure = runCli({"--measure"});
+    EXPECT_TRUE(measure.request.measure);
+    EXPECT_EQ(measure.request.lab, "cost");
+    EXPECT_EQ(expectError(runCli({"--lesson-step", "1"})), "--lesson-step: needs --lesson");
+    EXPECT_EQ(expectError(runCli({"--lesson", "attention", "--lesson-step", "9"})),
+              "--lesson-step: expected 0 to 8 (the lesson has 9 steps), got 9");
+    EXPECT_EQ(expectError(runCli({"--query", "-1"})), "--query: expected 0 or more, got -1");
+    EXPECT_EQ(expectError(runCli({"--stage", "9"})), "--stage: expected 0 to 8, got 9");
+    EXPECT_EQ(expectError(runCli({"--train-steps", "5"})), "--train-steps: expected 10 to 5000, got 5");
+    EXPECT_EQ(expectError(runCli({"--train-steps", "50", "--lab", "cost"})), "--train-steps: trains in the train lab, not --lab cost");
+    EXPECT_EQ(expectError(runCli({"--measure", "--train-steps", "50"})), "--measure: one lab at a time: give --measure or --train-steps");
+    EXPECT_EQ(expectError(runCli({"--measure", "--lab", "linear"})), "--measure: measures in the cost lab, not --lab linear");
+}
+
+// The per-query bars and the heads grid as figures: the query and head asked for, the causal
+// mask's keys drawn as masked, every head with their mean, the title the window has.
+TEST_F(Cli, ExportBarsAndHeadsDrawWhatTheFlagsAsk) {
+    const fs::path bars = path("bars.svg"), heads = path("heads.svg");
+    const CliRun run =
+        runCli({"--causal", "--query", "2", "--head", "1", "--export-bars", bars.string(), "--export-heads", heads.string()});
+    ASSERT_EQ(run.code, 0) << run.err;
+    EXPECT_EQ(run.guiCalls, 0);
+    const std::string b = readFile(bars), h = readFile(heads);
+    EXPECT_NE(b.find("head 2 of"), std::string::npos);
+    EXPECT_NE(b.find(">query 3 &quot;"), std::string::npos) << "query 2, counted from 1 as the window does";
+    EXPECT_NE(b.find("masked key (no weight)"), std::string::npos);
+    EXPECT_NE(h.find(" · all "), std::string::npos);
+    EXPECT_NE(h.find(">mean<"), std::string::npos);
+    EXPECT_EQ(expectError(runCli({"--query", "6", "--export-bars", bars.string()})), "--query: expected 0 to 5 (6 queries), got 6");
+    EXPECT_EQ(expectError(runCli({"--export-heads", path("heads.jpg").string()})).rfind(path("heads.jpg").string() + ": ", 0), 0u);
+}
+
 // ---- flag overrides ---------------------------------------------------------------------
 
 TEST_F(Cli, SentenceReplacesTokens) {

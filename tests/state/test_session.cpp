@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <thread>
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -178,4 +179,38 @@ TEST(RequestedView, SetsWhatTheRequestNamesAndKeepsTheRest) {
     EXPECT_EQ(view.selectedHead, -1);
     EXPECT_EQ(view.lab, Lab::Cost);
     EXPECT_TRUE(view.presenter);
+    request.stage = 7;
+    request.smallMultiples = true;
+    EXPECT_EQ(requestedView(request, saved).stage, 7);
+    EXPECT_TRUE(requestedView(request, saved).smallMultiples);
+}
+
+// The rest of a request goes through the action layer once the state is built: the query
+// (checked against the sentence), the lesson at its step, and a lab's run.
+TEST(StartRequested, SelectsOpensAndStartsWhatTheRequestAsks) {
+    GuiRequest request;
+    request.query = 4;
+    AppState s = makeState(core::loadPreset("default"));
+    EXPECT_EQ(startRequested(s, request), "");
+    EXPECT_EQ(s.view.selectedQuery, 4);
+    request.query = 6;  // "The cat sat on the mat": 6 queries
+    EXPECT_EQ(startRequested(s, request), "--query: expected 0 to 5 (6 queries), got 6");
+
+    GuiRequest lesson;
+    lesson.lesson = core::loadLesson("attention");
+    lesson.lessonStep = 4;
+    AppState l = makeState(core::loadPreset("default"));
+    EXPECT_EQ(startRequested(l, lesson), "");
+    ASSERT_TRUE(l.lesson);
+    EXPECT_EQ(l.lesson->step, 4);
+    EXPECT_EQ(l.scenario.name, lesson.lesson->steps[4].scenario.name);
+
+    GuiRequest train;
+    train.trainSteps = 20;
+    AppState t = makeState(core::loadPreset("default"));
+    EXPECT_EQ(startRequested(t, train), "");
+    while (labsRunning(t)) std::this_thread::yield();
+    const TrainSnapshot done = trainSnapshot(t);
+    ASSERT_EQ(done.runs.size(), 2u);
+    EXPECT_EQ(done.runs[0].losses.size(), 20u);
 }
