@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <utility>
+#include <vector>
 
 namespace attnviz::app {
 
@@ -25,8 +27,8 @@ std::vector<int> smallMultiplePositions(int queries, int selected, int count) {
 
 namespace {
 
-void queryBars(PanelContext& ctx, int head, int q, ImVec2 size, bool compact) {
-    const AppState& s = ctx.state;
+// Query q's weights over the keys for `head` (-1: the mean over heads), and which keys it may not see.
+std::pair<std::vector<float>, std::vector<bool>> queryRow(const AppState& s, int head, int q) {
     const int tk = static_cast<int>(s.model.tk());
     std::vector<float> values(static_cast<std::size_t>(tk));
     std::vector<bool> blocked(static_cast<std::size_t>(tk));
@@ -41,10 +43,19 @@ void queryBars(PanelContext& ctx, int head, int q, ImVec2 size, bool compact) {
         values[static_cast<std::size_t>(j)] = w;
         blocked[static_cast<std::size_t>(j)] = core::isBlocked(s.settings, q, j);
     }
+    return {values, blocked};
+}
+
+// `axisLargest` >= 0: the charts drawn together share the axis of their largest weight.
+void queryBars(PanelContext& ctx, int head, int q, ImVec2 size, bool compact, float axisLargest = -1.0f) {
+    const AppState& s = ctx.state;
+    const int tk = static_cast<int>(s.model.tk());
+    const auto [values, blocked] = queryRow(s, head, q);
     const ImVec2 min = ImGui::GetCursorScreenPos();
     widgets::BarChartStyle style;
     style.showValues = !compact || tk <= 12;
     style.showLabels = true;
+    style.axisLargest = axisLargest;
     // The query's own key is red when queries and keys are the same sequence.
     const int self = s.model.explicitQkv && s.model.tq() != s.model.tk() ? -1 : q;
     const int hovered = widgets::barChart(ImGui::GetWindowDrawList(), min, ImVec2(min.x + size.x, min.y + size.y), values, s.keyLabels,
@@ -74,6 +85,7 @@ void BarsPanel::draw(PanelContext& ctx) {
     tooltip("Show several query positions at once, spread along the sentence, like the panel grid of seed 000 §39.6.");
     widgets::remarkIfFits(headLabel(s, head));
     widgets::remarkIfFits("· red = the query's own key");
+    if (core::hasMask(s.settings)) widgets::remarkIfFits("· hatched = masked");
 
     const float lineH = ImGui::GetTextLineHeightWithSpacing();
     if (!multiples) {
@@ -100,13 +112,24 @@ void BarsPanel::draw(PanelContext& ctx) {
         const ImVec2 avail = ImGui::GetContentRegionAvail();
         queryBars(ctx, head, q, ImVec2(avail.x, std::max(60.0f, avail.y - 4.0f)), false);
     } else {
-        const std::vector<int> positions = smallMultiplePositions(static_cast<int>(s.model.tq()), q, 5);
+        // As many charts as stay legible (each at least five lines tall), up to five.
         const ImVec2 avail = ImGui::GetContentRegionAvail();
-        const float each = std::max(50.0f, avail.y / static_cast<float>(positions.size()) - lineH - 2.0f);
+        const float least = 5.0f * lineH;
+        const int fit = std::clamp(static_cast<int>(avail.y / (least + lineH + 2.0f)), 1, 5);
+        std::vector<int> positions = smallMultiplePositions(static_cast<int>(s.model.tq()), q, fit);
+        if (static_cast<int>(positions.size()) > fit) positions = smallMultiplePositions(static_cast<int>(s.model.tq()), q, fit - 1);
+        const float each =
+            std::max(least * 0.6f, avail.y / static_cast<float>(positions.size()) - lineH - ImGui::GetStyle().ItemSpacing.y - 1.0f);
+        float largest = 0.0f;  // one axis for every chart, so that their bars compare
+        for (const int p : positions) {
+            const auto [values, blocked] = queryRow(s, head, p);
+            for (std::size_t j = 0; j < values.size(); ++j)
+                if (!blocked[j]) largest = std::max(largest, values[j]);
+        }
         for (int p : positions) {
             ImGui::TextColored(p == q ? ImVec4(0.94f, 0.27f, 0.27f, 1.0f) : ImGui::GetStyleColorVec4(ImGuiCol_Text), "Query %d \"%s\"",
                                p + 1, widgets::fitLabel(s.queryLabels[static_cast<std::size_t>(p)], avail.x * 0.8f).c_str());
-            queryBars(ctx, head, p, ImVec2(avail.x, each), true);
+            queryBars(ctx, head, p, ImVec2(avail.x, each), true, largest);
         }
     }
     ImGui::End();

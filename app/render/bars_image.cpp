@@ -26,11 +26,10 @@ constexpr int kTargetPlotW = 720, kMinPlotW = 480, kMaxSlot = 80;
 constexpr int kMaxPlotW = 1440;
 constexpr int kMinPlotH = 300, kMaxPlotH = 420;  // a wide plot grows taller, up to a 1440 × 420 strip
 constexpr float kLabelPx = 12, kValuePx = 11;
-constexpr float kMaxLabelWidth = 120;   // an unthinned token label
-constexpr float kMaxPairWidth = 90;     // the token of a thinned "12 cat" label
-constexpr int kMinLabelGap = 8;         // px of white between neighbouring horizontal labels
-constexpr int kFewestPairLabels = 5;    // fewer "12 cat" labels than this: numbers only, denser
-constexpr float kFullAxisFrom = 0.25f;  // a largest weight from here up gets the whole 0 … 1 axis
+constexpr float kMaxLabelWidth = 120;  // an unthinned token label
+constexpr float kMaxPairWidth = 90;    // the token of a thinned "12 cat" label
+constexpr int kMinLabelGap = 8;        // px of white between neighbouring horizontal labels
+constexpr int kFewestPairLabels = 5;   // fewer "12 cat" labels than this: numbers only, denser
 constexpr double kLogFloor = 1e-4, kLowestFloor = 1e-8;
 constexpr int kHatchPeriod = 5;  // px along x between the masked cells' diagonal lines
 
@@ -98,16 +97,9 @@ struct YAxis {
 // smallest of 1, 2, 5 × 10^e at or above it, so a flat row of 1/512 is not a row of slivers.
 YAxis linearAxis(float largest) {
     YAxis y;
-    double step = 0.25;
-    if (largest > 0.0f && largest < kFullAxisFrom) {
-        const double decade = std::pow(10.0, std::floor(std::log10(largest)));
-        for (const double m : {1.0, 2.0, 5.0, 10.0})
-            if (m * decade >= largest * (1.0 - 1e-6)) {
-                y.top = m * decade;
-                step = y.top / (m == 2.0 ? 4.0 : 5.0);
-                break;
-            }
-    }
+    const core::WeightAxis axis = core::weightAxis(largest);
+    y.top = axis.top;
+    const double step = axis.step;
     const int decimals = figure::decimalsFor(step);
     const int count = static_cast<int>(std::lround(y.top / step));
     for (int k = 0; k <= count; ++k) y.ticks.emplace_back(k * step / y.top, core::formatFixed(k * step, decimals));

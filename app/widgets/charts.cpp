@@ -18,59 +18,109 @@ int barChart(ImDrawList* list, ImVec2 min, ImVec2 max, const std::vector<float>&
              int highlight, const std::vector<bool>& blocked, const BarChartStyle& style) {
     const int n = static_cast<int>(values.size());
     if (n == 0) return -1;
-    const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
+    const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text), dim = ImGui::GetColorU32(ImGuiCol_TextDisabled);
     const ImU32 grid = ImGui::GetColorU32(ImGuiCol_Border);
-    const float lineH = ImGui::GetTextLineHeight();
+    const float lineH = ImGui::GetTextLineHeight(), gapText = ImGui::GetFontSize() * 0.3f;
+    const auto isBlocked = [&](int j) { return j < static_cast<int>(blocked.size()) && blocked[static_cast<std::size_t>(j)]; };
+    // The axis runs to 1, or to just above the largest weight when every weight is far below it.
+    float largest = 0.0f;
+    for (int j = 0; j < n; ++j)
+        if (!isBlocked(j)) largest = std::max(largest, values[static_cast<std::size_t>(j)]);
+    const core::WeightAxis axis = core::weightAxis(style.axisLargest >= 0.0f ? style.axisLargest : largest);
+    const int decimals = std::clamp(static_cast<int>(std::ceil(-std::log10(axis.step) - 1e-9)), 1, 6);
+    const auto tickLabel = [&](double v) {
+        char buf[24];
+        std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+        return std::string(buf);
+    };
     const float labelH = style.showLabels ? lineH + 4.0f : 0.0f;
     const float valueH = style.showValues ? lineH + 2.0f : 0.0f;
-    const float axisW = ImGui::CalcTextSize("1.0").x + 8.0f;
-    const ImVec2 plotMin(min.x + axisW, min.y + valueH);
+    const float axisW = ImGui::CalcTextSize(tickLabel(axis.top).c_str()).x + gapText * 2.0f;
+    const ImVec2 plotMin(min.x + axisW, min.y + std::max(valueH, lineH * 0.5f));
     const ImVec2 plotMax(max.x, max.y - labelH);
     if (plotMax.x <= plotMin.x + 4 || plotMax.y <= plotMin.y + 4) return -1;
     const float height = plotMax.y - plotMin.y;
+    const auto yOf = [&](double v) { return plotMax.y - static_cast<float>(std::clamp(v / axis.top, 0.0, 1.0)) * height; };
 
-    for (float tick : {0.0f, 0.5f, 1.0f}) {
-        const float y = plotMax.y - tick * height;
+    // ticks: every step when they stand a line apart, else the ends and the middle, else the ends
+    const int steps = static_cast<int>(std::lround(axis.top / axis.step));
+    const int every = height / static_cast<float>(steps) >= lineH * 1.2f ? 1 : height >= lineH * 2.4f && steps % 2 == 0 ? steps / 2 : steps;
+    for (int k = 0; k <= steps; k += every) {
+        const float y = yOf(k * axis.step);
         list->AddLine(ImVec2(plotMin.x, y), ImVec2(plotMax.x, y), grid);
-        char buf[8];
-        std::snprintf(buf, sizeof buf, "%.1f", tick);
-        list->AddText(ImVec2(min.x, y - lineH * 0.5f), text, buf);
+        const std::string label = tickLabel(k * axis.step);
+        list->AddText(ImVec2(plotMin.x - gapText - ImGui::CalcTextSize(label.c_str()).x, y - lineH * 0.5f), text, label.c_str());
     }
-    const float slot = (plotMax.x - plotMin.x) / n;
+    const float slot = (plotMax.x - plotMin.x) / static_cast<float>(n);
     const float gap = std::min(6.0f, slot * 0.2f);
     const bool valuesFit = style.showValues && ImGui::CalcTextSize("0.00").x <= slot;
-    const bool labelsFit = style.showLabels;
     int hovered = -1;
     const ImVec2 mouse = ImGui::GetIO().MousePos;
-    float lastLabelEnd = -1e9f;
     for (int j = 0; j < n; ++j) {
-        const float x0 = plotMin.x + j * slot + gap * 0.5f, x1 = plotMin.x + (j + 1) * slot - gap * 0.5f;
-        const float v = std::clamp(values[j], 0.0f, 1.0f);
-        const float y0 = plotMax.y - v * height;
-        const bool isBlocked = j < static_cast<int>(blocked.size()) && blocked[j];
-        if (isBlocked) {
-            list->AddRectFilled(ImVec2(x0, plotMin.y), ImVec2(x1, plotMax.y), style.masked);
+        const float x0 = plotMin.x + static_cast<float>(j) * slot + gap * 0.5f,
+                    x1 = plotMin.x + static_cast<float>(j + 1) * slot - gap * 0.5f;
+        const float v = values[static_cast<std::size_t>(j)];
+        const float y0 = yOf(v);
+        if (mouse.x >= plotMin.x + static_cast<float>(j) * slot && mouse.x < plotMin.x + static_cast<float>(j + 1) * slot &&
+            mouse.y >= min.y && mouse.y <= max.y)
+            hovered = j;
+        if (isBlocked(j)) {
+            // masked: no bar; each run of masked keys is hatched faintly, as the heatmap hatches
+            // masked cells
+            if (j > 0 && isBlocked(j - 1)) continue;
+            int end = j;
+            while (end + 1 < n && isBlocked(end + 1)) ++end;
+            const float r0 = x0, r1 = std::max(plotMin.x + static_cast<float>(end + 1) * slot - gap * 0.5f, x0 + 1.0f);
+            list->PushClipRect(ImVec2(r0, plotMin.y), ImVec2(r1, plotMax.y), true);
+            const float pitch = std::max(4.0f, ImGui::GetFontSize() * 0.45f);
+            for (float d = -height; d < r1 - r0; d += pitch)
+                list->AddLine(ImVec2(r0 + d, plotMax.y), ImVec2(r0 + d + height, plotMin.y), style.masked);
+            list->PopClipRect();
         } else {
             list->AddRectFilled(ImVec2(x0, y0), ImVec2(std::max(x1, x0 + 1.0f), plotMax.y), j == highlight ? style.highlight : style.bar);
         }
-        if (mouse.x >= plotMin.x + j * slot && mouse.x < plotMin.x + (j + 1) * slot && mouse.y >= min.y && mouse.y <= max.y) hovered = j;
-        if (valuesFit && !isBlocked) {
+        if (valuesFit && !isBlocked(j)) {
             char buf[16];
-            std::snprintf(buf, sizeof buf, "%.2f", values[j]);
+            std::snprintf(buf, sizeof buf, "%.2f", static_cast<double>(v));
             const ImVec2 ts = ImGui::CalcTextSize(buf);
             list->AddText(ImVec2((x0 + x1 - ts.x) * 0.5f, y0 - ts.y - 1.0f), text, buf);
         }
-        // Labels a slot wide (at least four ems, then "…"); those that would overlap the
-        // previous one are skipped.
-        if (labelsFit && j < static_cast<int>(labels.size()) && (x0 + x1) * 0.5f > lastLabelEnd + 4.0f) {
-            const std::string label = fitLabel(labels[j], std::max(slot - 2.0f, ImGui::GetFontSize() * 4.0f));
-            const ImVec2 ts = ImGui::CalcTextSize(label.c_str());
-            const float lx = (x0 + x1 - ts.x) * 0.5f;
-            if (lx > lastLabelEnd + 4.0f) {
-                list->AddText(ImVec2(lx, plotMax.y + 3.0f), j == highlight ? style.highlight : text, label.c_str());
-                lastLabelEnd = lx + ts.x;
-            }
-        }
+    }
+    if (!style.showLabels || labels.empty()) return hovered;
+    // Key labels: each token when every one fits its slot; else every niceStep-th key by its
+    // position ("12 cat", or "12" when even those crowd), the highlighted key always.
+    const int count = std::min(n, static_cast<int>(labels.size()));
+    bool tokens = true;
+    for (int j = 0; j < count && tokens; ++j)
+        tokens = ImGui::CalcTextSize(clipLabel(labels[static_cast<std::size_t>(j)]).c_str()).x + gapText <= slot;
+    const float pairW = ImGui::CalcTextSize((std::to_string(n) + " ").c_str()).x + ImGui::GetFontSize() * 3.0f;
+    const bool pairs = !tokens && n / std::max(1, niceStep((pairW + gapText * 2.0f) / slot)) >= 3;
+    const int step = tokens ? 1 : niceStep(((pairs ? pairW : ImGui::CalcTextSize(std::to_string(n).c_str()).x) + gapText * 2.0f) / slot);
+    // the highlighted key's label first; the others keep clear of it and of each other
+    const auto labelOf = [&](int j) {
+        const std::string& token = labels[static_cast<std::size_t>(j)];
+        return tokens  ? fitLabel(token, slot)
+               : pairs ? std::to_string(j + 1) + " " + fitLabel(token, ImGui::GetFontSize() * 3.0f)
+                       : std::to_string(j + 1);
+    };
+    const auto xOf = [&](int j, float w) {
+        return std::clamp(plotMin.x + (static_cast<float>(j) + 0.5f) * slot - w * 0.5f, plotMin.x - axisW, max.x - w);
+    };
+    float keepOut0 = 1e9f, keepOut1 = -1e9f;
+    if (highlight >= 0 && highlight < count) {
+        const std::string label = labelOf(highlight);
+        const float w = ImGui::CalcTextSize(label.c_str()).x;
+        keepOut0 = xOf(highlight, w) - gapText, keepOut1 = xOf(highlight, w) + w + gapText;
+        list->AddText(ImVec2(xOf(highlight, w), plotMax.y + 3.0f), style.highlight, label.c_str());
+    }
+    float lastEnd = -1e9f;
+    for (int j = 0; j < count; j += step) {
+        if (j == highlight) continue;
+        const std::string label = labelOf(j);
+        const float w = ImGui::CalcTextSize(label.c_str()).x, x = xOf(j, w);
+        if (x < lastEnd + gapText || (x < keepOut1 && x + w > keepOut0)) continue;
+        list->AddText(ImVec2(x, plotMax.y + 3.0f), isBlocked(j) ? dim : text, label.c_str());
+        lastEnd = x + w;
     }
     return hovered;
 }

@@ -13,13 +13,16 @@ namespace attnviz::widgets {
 struct BarChartStyle {
     ImU32 bar = IM_COL32(79, 70, 229, 255);        // indigo, as seed 000 §39.6
     ImU32 highlight = IM_COL32(239, 68, 68, 255);  // red: the query's own key
-    ImU32 masked = IM_COL32(128, 128, 140, 90);
+    ImU32 masked = IM_COL32(150, 150, 160, 110);   // the hatching of a masked key
     bool showValues = true;
     bool showLabels = true;
+    float axisLargest = -1.0f;  // >= 0: the axis for this largest weight (charts side by side share one), not the bars' own
 };
 
-// Vertical bars of `values` (0..1) in [min, max]; bar `highlight` in red; blocked bars hatched
-// faintly. Returns the index of the bar under the mouse, or -1.
+// Vertical bars of `values` (0..1) in [min, max] on an axis to 1, or to just above the largest
+// weight when every weight is far below it (core::weightAxis); bar `highlight` in red; a blocked
+// (masked) key has no bar, only a faint hatching. Returns the index of the bar under the mouse,
+// or -1.
 int barChart(ImDrawList* list, ImVec2 min, ImVec2 max, const std::vector<float>& values, const std::vector<std::string>& labels,
              int highlight, const std::vector<bool>& blocked, const BarChartStyle& style);
 

@@ -133,6 +133,19 @@ float logFloor(long long keys) {
     return static_cast<float>(std::pow(10.0, std::clamp(decade, -8.0, -2.0)));
 }
 
+WeightAxis weightAxis(float largest) {
+    WeightAxis axis;
+    if (!(largest > 0.0f) || largest >= kAutoStretchBelow) return axis;
+    const double decade = std::pow(10.0, std::floor(std::log10(largest)));
+    for (const double m : {1.0, 2.0, 5.0, 10.0})
+        if (m * decade >= largest * (1.0 - 1e-6)) {
+            axis.top = m * decade;
+            axis.step = axis.top / (m == 2.0 ? 4.0 : 5.0);
+            break;
+        }
+    return axis;
+}
+
 void toScalePositions(ColourScale resolved, float* values, long long rows, long long cols, float maxWeight, float floor) {
     const auto n = static_cast<std::size_t>(rows * cols);
     switch (resolved) {

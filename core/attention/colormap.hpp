@@ -75,6 +75,15 @@ ColourScale resolveScale(ColourScale scale, float maxWeight);
 // The log scale's floor for a map of `keys` columns: the decade at or below 0.1 / keys, at most
 // 0.01 and at least 1e-8.
 float logFloor(long long keys);
+// The top of a bar chart's weight axis, as the auto scale decides: 1 when the largest weight is at
+// least kAutoStretchBelow (or nothing is positive), else the smallest 1, 2 or 5 × 10^e at or
+// above it, so that a flat row of 1/512 is not a row of slivers.
+struct WeightAxis {
+    double top = 1.0;
+    double step = 0.25;  // between ticks: top / 5, or top / 4 for a top of 2 × 10^e
+};
+WeightAxis weightAxis(float largest);
+
 // Rewrites rows × cols weights (row-major; masked texels kept) as their positions 0 … 1 on the
 // colour bar under a resolved scale: w / maxWeight (Stretch), w / the row's largest (Rows), or
 // (log10 w − log10 floor) / −log10 floor clamped to 0 … 1 (Log). Fixed leaves them.

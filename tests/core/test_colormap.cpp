@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <utility>
 #include <vector>
 
 using namespace attnviz::core;
@@ -79,6 +80,24 @@ TEST(Colormap, DivergingIsBlueWhiteRedWithWhiteAtZero) {
     EXPECT_EQ(colormapColor(ColormapKind::Diverging, 2.0f, -2.0f, 2.0f), t[255]);
     // only the user's maps are offered and parsed
     EXPECT_THROW(parseColormap("diverging", "--colormap"), InputError);
+}
+
+// A bar chart's axis: all of 0 … 1 from a largest weight of 0.25 up, else the next 1, 2 or 5 ×
+// 10^e at or above it, ticked in fifths (quarters for 2 × 10^e).
+TEST(WeightAxis, RunsToOneOrToTheNextRoundValueAboveTheLargestWeight) {
+    const auto axis = [](float largest) {
+        const WeightAxis a = weightAxis(largest);
+        return std::pair{a.top, a.step};
+    };
+    EXPECT_EQ(axis(0.61f), (std::pair{1.0, 0.25}));
+    EXPECT_EQ(axis(0.25f), (std::pair{1.0, 0.25}));
+    EXPECT_EQ(axis(0.0f), (std::pair{1.0, 0.25}));
+    EXPECT_DOUBLE_EQ(axis(0.15f).first, 0.2);
+    EXPECT_DOUBLE_EQ(axis(0.15f).second, 0.05);
+    EXPECT_DOUBLE_EQ(axis(0.03f).first, 0.05);
+    EXPECT_DOUBLE_EQ(axis(0.03f).second, 0.01);
+    EXPECT_DOUBLE_EQ(axis(1.0f / 512).first, 0.002);  // a flat row at T = 512
+    EXPECT_DOUBLE_EQ(axis(0.1f).first, 0.1);          // at the round value itself, not the next
 }
 
 TEST(ColourScale, AutoStretchesOnlyWhenEveryWeightIsFarBelowOne) {

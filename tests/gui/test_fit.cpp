@@ -161,3 +161,15 @@ TEST(Fit, EveryLessonStepFits) {
             }
     EXPECT_TRUE(failures.empty()) << failures.size() << " overflowing windows:" << report(failures);
 }
+
+// Small multiples: as many charts as stay legible, at every size.
+TEST(Fit, SmallMultiplesFit) {
+    std::vector<std::string> failures;
+    for (const Screen& screen : screens())
+        for (const char* id : {"default", "seed004-causal"}) {
+            AppState s = makeState(core::loadPreset(id));
+            s.view.smallMultiples = true;
+            check(std::move(s), screen, std::string("small multiples ") + id, true, failures);
+        }
+    EXPECT_TRUE(failures.empty()) << failures.size() << " overflowing windows:" << report(failures);
+}
