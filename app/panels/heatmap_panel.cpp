@@ -146,10 +146,13 @@ void HeatmapPanel::draw(PanelContext& ctx) {
             }
     }
     // Row labels (queries) and the Σ column, where rows are tall enough to read.
-    const int rowStep = std::max(1, static_cast<int>(std::ceil(lineH / cell)));
+    // Thinned out, every rowStep-th position is labelled counting from 1 (1, 10, 20, … at a step of
+    // 10): a step of 1, 2 or 5 × 10ⁿ reads plainly and rarely lines up with a repeated sentence.
+    const int rowStep = widgets::niceStep(lineH / cell);
+    const auto labelled = [](int i, int step) { return step == 1 || i == 0 || (i + 1) % step == 0; };
     for (int i = iBegin; i < iEnd; ++i) {
         const bool selected = i == s.view.selectedQuery;
-        if (i % rowStep != 0 && !selected) continue;
+        if (!labelled(i, rowStep) && !selected) continue;
         // When rows are thinned out, say which position each label belongs to.
         const std::string& token = s.queryLabels[static_cast<std::size_t>(i)];
         const std::string fitted = widgets::fitLabel(rowStep > 1 ? std::to_string(i + 1) + " " + widgets::clipLabel(token) : token,
@@ -164,13 +167,19 @@ void HeatmapPanel::draw(PanelContext& ctx) {
     }
     list->PopClipRect();
     list->AddText(ImVec2(mMax.x + 8.0f, origin.y + 4.0f), text, "Σ");
-    // Column labels (keys) above the matrix: a cell wide (at least four ems, then "…"),
-    // skipping those that would overlap.
+    // Column labels (keys) above the matrix: each key's token when every one in view fits its
+    // cell (at least four ems, then "…"); else positions, counted from 1, at a step of 1, 2 or
+    // 5 × 10ⁿ that keeps them apart (never "the on on on …" from a repeated sentence).
     float lastEnd = -1e9f;
     const float columnW = std::max(cell - 4.0f, ImGui::GetFontSize() * 4.0f);
+    bool tokens = true;
+    for (int j = jBegin; j < jEnd && tokens; ++j)
+        tokens = ImGui::CalcTextSize(widgets::fitLabel(s.keyLabels[static_cast<std::size_t>(j)], columnW).c_str()).x + 4.0f <= cell;
+    const int columnStep = tokens ? 1 : widgets::niceStep((ImGui::CalcTextSize(std::to_string(tk).c_str()).x + 8.0f) / cell);
     for (int j = jBegin; j < jEnd; ++j) {
+        if (!tokens && !labelled(j, columnStep)) continue;
         if (cellX(j + 0.5f) < lastEnd + 4.0f) continue;  // overlaps whatever its width
-        const std::string label = widgets::fitLabel(s.keyLabels[static_cast<std::size_t>(j)], columnW);
+        const std::string label = tokens ? widgets::fitLabel(s.keyLabels[static_cast<std::size_t>(j)], columnW) : std::to_string(j + 1);
         const ImVec2 ts = ImGui::CalcTextSize(label.c_str());
         const float x = cellX(j + 0.5f) - ts.x * 0.5f;
         if (x < lastEnd + 4.0f || x + ts.x > mMax.x + 20.0f) continue;
