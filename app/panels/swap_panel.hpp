@@ -10,9 +10,15 @@ class SwapPanel : public Panel {
 public:
     using Panel::Panel;
     void draw(PanelContext& ctx) override;
+
+private:
+    static void drawOutputs(PanelContext& ctx);
 };
 
-// "outputs match permutation: ‖Y′ − P·Y‖ = 2.1e-07" / "outputs do not match permutation: ‖Y′ − P·Y‖ = 0.83"
+// "outputs match the permutation: ‖Y′ − P·Y‖ = 0 up to float rounding (2.1e-07)" (or "= 0 exactly")
+// / "outputs do not match the permutation: ‖Y′ − P·Y‖ = 0.83"
 std::string verdictText(const AppState& state);
+// Why they do not match, in words (the causal mask, positional encodings); "" when they match.
+std::string verdictReason(const AppState& state);
 
 }  // namespace attnviz::app
