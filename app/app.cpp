@@ -260,9 +260,11 @@ void App::frame() {
         ctx.windowFlags = panel->id() == m_tabbed ? flags | ImGuiWindowFlags_NoTitleBar : flags;
         ImGui::SetNextWindowPos(it->second.min, ImGuiCond_Always);
         ImGui::SetNextWindowSize(ImVec2(it->second.max.x - it->second.min.x, it->second.max.y - it->second.min.y), ImGuiCond_Always);
-        if (presenter && m_fontSet.fonts().large && panel->id() == panel_id::kHeatmap) ImGui::PushFont(m_fontSet.fonts().large);
+        // Presenter mode: every panel in the large font, read from the back of the room.
+        const bool large = presenter && m_fontSet.fonts().large;
+        if (large) ImGui::PushFont(m_fontSet.fonts().large);
         panel->draw(ctx);
-        if (presenter && m_fontSet.fonts().large && panel->id() == panel_id::kHeatmap) ImGui::PopFont();
+        if (large) ImGui::PopFont();
     }
     dialogs();
     openingStatus();

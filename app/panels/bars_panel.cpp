@@ -80,10 +80,15 @@ void BarsPanel::draw(PanelContext& ctx) {
     const int head = shownHead(s);
     if (!beginPanelFor(ctx, title(), head, true)) return;
     const int q = s.view.selectedQuery;
-    bool multiples = s.view.smallMultiples;
-    if (ImGui::Checkbox("Small multiples", &multiples)) ctx.actions.emit(action::SetSmallMultiples{multiples});
-    tooltip("Show several query positions at once, spread along the sentence, like the panel grid of seed 000 §39.6.");
-    widgets::remarkIfFits(headLabel(s, head));
+    const bool multiples = s.view.smallMultiples;
+    if (!s.view.presenter) {  // presenter mode shows no controls
+        bool choice = multiples;
+        if (ImGui::Checkbox("Small multiples", &choice)) ctx.actions.emit(action::SetSmallMultiples{choice});
+        tooltip("Show several query positions at once, spread along the sentence, like the panel grid of seed 000 §39.6.");
+        widgets::remarkIfFits(headLabel(s, head));
+    } else {
+        widgets::flowTextDisabled(headLabel(s, head), true);
+    }
     widgets::remarkIfFits("· red = the query's own key");
     if (core::hasMask(s.settings)) widgets::remarkIfFits("· hatched = masked");
 

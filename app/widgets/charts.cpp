@@ -27,7 +27,10 @@ int barChart(ImDrawList* list, ImVec2 min, ImVec2 max, const std::vector<float>&
     for (int j = 0; j < n; ++j)
         if (!isBlocked(j)) largest = std::max(largest, values[static_cast<std::size_t>(j)]);
     const core::WeightAxis axis = core::weightAxis(style.axisLargest >= 0.0f ? style.axisLargest : largest);
-    const int decimals = std::clamp(static_cast<int>(std::ceil(-std::log10(axis.step) - 1e-9)), 1, 6);
+    // as many decimals as the step needs to be printed exactly (0.25: two; 0.0005: four)
+    int decimals = 1;
+    while (decimals < 6 && std::abs(axis.step * std::pow(10.0, decimals) - std::round(axis.step * std::pow(10.0, decimals))) > 1e-6)
+        ++decimals;
     const auto tickLabel = [&](double v) {
         char buf[24];
         std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
