@@ -7,13 +7,18 @@ BIN=${1:-build}/attnviz
 OUT=docs/screenshots
 mkdir -p "$OUT"
 shot() { xvfb-run -a -s "-screen 0 1920x1200x24" "$BIN" --fresh "$@"; }
-shot --preset default --screenshot "$OUT/default.png"
-shot --preset seed004-causal --screenshot "$OUT/causal-heatmap.png" --panel heatmap --size 1400x900
-shot --preset seed004-swap --positional sinusoidal --screenshot "$OUT/swap-positional.png" --panel swap
-shot --preset seed000-characters --causal --presenter --screenshot "$OUT/presenter.png" --size 1400x860
-shot --preset random-heads --theme light --screenshot "$OUT/light-eight-heads.png"
-shot --preset seed004-causal --lab linear --screenshot "$OUT/lab-linear.png" --panel linear
-shot --preset default --lab cost --screenshot "$OUT/lab-cost.png" --panel cost
-shot --lesson attention --presenter --screenshot "$OUT/lesson.png" --size 1400x860
+S=1280x720  # a projector's size: every picture is read there first
+shot --preset default --screenshot "$OUT/default.png" --size $S
+shot --preset seed004-causal --screenshot "$OUT/causal-heatmap.png" --panel heatmap --size $S
+shot --preset seed004-swap --positional sinusoidal --screenshot "$OUT/swap-positional.png" --panel swap --size 1920x1080
+shot --preset seed000-characters --causal --presenter --screenshot "$OUT/presenter.png" --size $S
+shot --preset random-heads --theme light --screenshot "$OUT/light-eight-heads.png" --size $S
+shot --preset default --length 512 --query 100 --screenshot "$OUT/long-sequence.png" --size $S
+shot --preset seed004-causal --lab linear --screenshot "$OUT/lab-linear.png" --panel linear --size $S
+shot --preset default --lab cost --screenshot "$OUT/lab-cost.png" --panel cost --size $S
+shot --preset default --train-steps 400 --screenshot "$OUT/lab-train.png" --panel train --size $S
+shot --lesson attention --lesson-step 2 --presenter --screenshot "$OUT/lesson.png" --size $S
 "$BIN" --preset seed004-causal --export-heatmap "$OUT/figure-causal.png"
 "$BIN" --preset seed004-causal --export-heatmap "$OUT/figure-causal.svg"
+"$BIN" --preset default --causal --query 3 --export-bars "$OUT/figure-bars.svg"
+"$BIN" --preset default --causal --export-heads "$OUT/figure-heads.png"

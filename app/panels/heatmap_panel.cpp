@@ -153,6 +153,8 @@ void HeatmapPanel::draw(PanelContext& ctx) {
     for (int i = iBegin; i < iEnd; ++i) {
         const bool selected = i == s.view.selectedQuery;
         if (!labelled(i, rowStep) && !selected) continue;
+        // a thinned label keeps clear of the selected row's, which is always drawn
+        if (!selected && rowStep > 1 && std::abs(cellY(i + 0.5f) - cellY(s.view.selectedQuery + 0.5f)) < lineH) continue;
         // When rows are thinned out, say which position each label belongs to.
         const std::string& token = s.queryLabels[static_cast<std::size_t>(i)];
         const std::string fitted = widgets::fitLabel(rowStep > 1 ? std::to_string(i + 1) + " " + widgets::clipLabel(token) : token,

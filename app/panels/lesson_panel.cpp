@@ -110,11 +110,16 @@ float checkHeight(const core::LessonStep& step) {
 }  // namespace
 
 float lessonPanelHeight(const LessonState& l, float width, const Fonts& fonts, bool presenter) {
+    // in the font the panel is drawn in: the large one in presenter mode
+    const bool large = presenter && fonts.large;
+    if (large) ImGui::PushFont(fonts.large);
     const ImGuiStyle& style = ImGui::GetStyle();
     const core::LessonStep& step = l.lesson.steps[static_cast<std::size_t>(l.step)];
     const float inner = width - style.WindowPadding.x * 2.0f - style.ScrollbarSize;
-    return ImGui::GetFrameHeight() * 2.0f + style.ItemSpacing.y + textHeight(step, inner, fonts, presenter, 1.0f) + checkHeight(step) +
-           style.WindowPadding.y * 2.0f + 2.0f;
+    const float height = ImGui::GetFrameHeight() * 2.0f + style.ItemSpacing.y + textHeight(step, inner, fonts, presenter, 1.0f) +
+                         checkHeight(step) + style.WindowPadding.y * 2.0f + 2.0f;
+    if (large) ImGui::PopFont();
+    return height;
 }
 
 void LessonPanel::draw(PanelContext& ctx) {

@@ -243,7 +243,7 @@ void SwapPanel::draw(PanelContext& ctx) {
             ImGui::TextUnformatted(widgets::fitLabel(caption, side).c_str());
             widgets::hoverTooltip(meaning);
             const gfx::HeatmapTexture& tex = ctx.textures.get(
-                key, gfx::TextureStamp{s.dataVersion}, {s.view.colormap},
+                key, gfx::TextureStamp{s.dataVersion}, weightColouring(s),  // the view's colour scale: readable at long T
                 [&] {
                     const core::Mat m = make();
                     gfx::MatrixSource src = gfx::texelsOf(m, s.settings);
