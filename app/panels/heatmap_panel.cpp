@@ -174,14 +174,13 @@ void HeatmapPanel::draw(PanelContext& ctx) {
     // 5 × 10ⁿ that keeps them apart (never "the on on on …" from a repeated sentence).
     float lastEnd = -1e9f;
     const float columnW = std::max(cell - 4.0f, ImGui::GetFontSize() * 4.0f);
-    bool tokens = true;
-    for (int j = jBegin; j < jEnd && tokens; ++j)
-        tokens = ImGui::CalcTextSize(widgets::fitLabel(s.keyLabels[static_cast<std::size_t>(j)], columnW).c_str()).x + 4.0f <= cell;
-    const int columnStep = tokens ? 1 : widgets::niceStep((ImGui::CalcTextSize(std::to_string(tk).c_str()).x + 8.0f) / cell);
+    const widgets::LabelThinning thin = widgets::thinLabels(s.keyLabels, jBegin, jEnd, cell, columnW);
+    const bool tokens = thin.tokens;
+    const int columnStep = thin.step;
     for (int j = jBegin; j < jEnd; ++j) {
-        if (!tokens && !labelled(j, columnStep)) continue;
+        if (tokens ? j % columnStep != 0 : !labelled(j, columnStep)) continue;
         if (cellX(j + 0.5f) < lastEnd + 4.0f) continue;  // overlaps whatever its width
-        const std::string label = tokens ? widgets::fitLabel(s.keyLabels[static_cast<std::size_t>(j)], columnW) : std::to_string(j + 1);
+        const std::string label = tokens ? widgets::fitLabel(s.keyLabels[static_cast<std::size_t>(j)], thin.width) : std::to_string(j + 1);
         const ImVec2 ts = ImGui::CalcTextSize(label.c_str());
         const float x = cellX(j + 0.5f) - ts.x * 0.5f;
         if (x < lastEnd + 4.0f || x + ts.x > mMax.x + 20.0f) continue;

@@ -93,16 +93,16 @@ int barChart(ImDrawList* list, ImVec2 min, ImVec2 max, const std::vector<float>&
     // Key labels: each token when every one fits its slot; else every niceStep-th key by its
     // position ("12 cat", or "12" when even those crowd), the highlighted key always.
     const int count = std::min(n, static_cast<int>(labels.size()));
-    bool tokens = true;
-    for (int j = 0; j < count && tokens; ++j)
-        tokens = ImGui::CalcTextSize(clipLabel(labels[static_cast<std::size_t>(j)]).c_str()).x + gapText <= slot;
+    const LabelThinning thin = thinLabels(labels, 0, count, slot, ImGui::GetFontSize() * 4.0f);
+    const bool tokens = thin.tokens;
     const float pairW = ImGui::CalcTextSize((std::to_string(n) + " ").c_str()).x + ImGui::GetFontSize() * 3.0f;
     const bool pairs = !tokens && n / std::max(1, niceStep((pairW + gapText * 2.0f) / slot)) >= 3;
-    const int step = tokens ? 1 : niceStep(((pairs ? pairW : ImGui::CalcTextSize(std::to_string(n).c_str()).x) + gapText * 2.0f) / slot);
+    const int step =
+        tokens ? thin.step : niceStep(((pairs ? pairW : ImGui::CalcTextSize(std::to_string(n).c_str()).x) + gapText * 2.0f) / slot);
     // the highlighted key's label first; the others keep clear of it and of each other
     const auto labelOf = [&](int j) {
         const std::string& token = labels[static_cast<std::size_t>(j)];
-        return tokens  ? fitLabel(token, slot)
+        return tokens  ? fitLabel(token, thin.width)
                : pairs ? std::to_string(j + 1) + " " + fitLabel(token, ImGui::GetFontSize() * 3.0f)
                        : std::to_string(j + 1);
     };
@@ -257,6 +257,19 @@ int niceStep(float needed) {
     return 1000000000;
 }
 
+LabelThinning thinLabels(const std::vector<std::string>& labels, int first, int last, float slot, float maxTokenW) {
+    const float gap = ImGui::GetFontSize() * 0.3f;
+    float widest = 0.0f;
+    for (int j = first; j < last; ++j)
+        widest = std::max(widest, ImGui::CalcTextSize(fitLabel(labels[static_cast<std::size_t>(j)], maxTokenW).c_str()).x);
+    // every few tokens still name the keys around them: whole, or cut to what leaves a few letters
+    for (const int step : {1, 2, 3, 4}) {
+        const float room = static_cast<float>(step) * slot - gap;
+        if (widest <= room || room >= ImGui::GetFontSize() * 2.5f) return {step, true, std::min(room, maxTokenW)};
+    }
+    return {niceStep((ImGui::CalcTextSize(std::to_string(last).c_str()).x + 2.0f * gap) / slot), false, 0.0f};
+}
+
 void matrixLabels(ImDrawList* list, ImVec2 min, ImVec2 max, const std::vector<std::string>& rows, const std::vector<std::string>& cols,
                   float labelW, int highlightRow, ImU32 accent) {
     const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
@@ -277,12 +290,10 @@ void matrixLabels(ImDrawList* list, ImVec2 min, ImVec2 max, const std::vector<st
     }
     if (!cols.empty()) {
         const float cell = (max.x - min.x) / static_cast<float>(n(cols));
-        // tokens when each fits its cell, else positions at a step their widest fits
-        bool tokens = true;
-        for (const std::string& c : cols) tokens = tokens && ImGui::CalcTextSize(clipLabel(c).c_str()).x + gap <= cell;
-        const int step = tokens ? 1 : niceStep((ImGui::CalcTextSize(std::to_string(n(cols)).c_str()).x + 2.0f * gap) / cell);
-        for (int j = 0; j < n(cols); j += step) {
-            const std::string label = tokens ? clipLabel(cols[static_cast<std::size_t>(j)]) : std::to_string(j + 1);
+        // tokens when they fit a cell or two, else positions at a step their widest fits
+        const auto [step, tokens, width] = thinLabels(cols, 0, n(cols), cell, ImGui::GetFontSize() * 4.0f);
+        for (int j = tokens ? 0 : step - 1; j < n(cols); j += step) {
+            const std::string label = tokens ? fitLabel(cols[static_cast<std::size_t>(j)], width) : std::to_string(j + 1);
             const ImVec2 ts = ImGui::CalcTextSize(label.c_str());
             const float x = std::min(min.x + (static_cast<float>(j) + 0.5f) * cell - ts.x * 0.5f, max.x - ts.x);
             list->AddText(ImVec2(x, min.y - lineH - gap * 0.5f), text, label.c_str());

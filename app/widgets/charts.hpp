@@ -66,6 +66,16 @@ void colorBar(ImDrawList* list, ImVec2 min, ImVec2 max, core::ColormapKind kind,
 // counts positions plainly and rarely lines up with a sentence repeated to fill T.
 int niceStep(float needed);
 
+// How labels in slots `slot` pixels wide are thinned: tokens at a step of 1 to 4, each whole or
+// cut to `width` with "…" (at most `maxTokenW`, at least a few letters), else 1-based positions at a niceStep their widest fits (a long
+// sentence, where every few tokens would repeat a pattern rather than say where one is).
+struct LabelThinning {
+    int step = 1;
+    bool tokens = true;
+    float width = 0.0f;  // tokens: the width each is cut to
+};
+LabelThinning thinLabels(const std::vector<std::string>& labels, int first, int last, float slot, float maxTokenW);
+
 // Labels of a matrix drawn at [min, max): each row's label right-aligned in the `labelW` pixels
 // left of it, each column's above it (in the line over min.y). Where cells are smaller than the
 // text, only every niceStep-th is labelled, as its 1-based position ("12 cat" for a row, "12" for
