@@ -173,3 +173,14 @@ TEST(Fit, SmallMultiplesFit) {
         }
     EXPECT_TRUE(failures.empty()) << failures.size() << " overflowing windows:" << report(failures);
 }
+
+// A long sentence (T = 511, the swap panel's chips and the labels thinned), each panel in front.
+TEST(Fit, LongSentenceFits) {
+    std::vector<std::string> failures;
+    for (const Screen& screen : screens()) {
+        core::Scenario scenario = core::loadPreset("default");
+        scenario.length = 511;
+        check(makeState(scenario), screen, "default at T = 511", true, failures);
+    }
+    EXPECT_TRUE(failures.empty()) << failures.size() << " overflowing windows:" << report(failures);
+}
