@@ -134,10 +134,10 @@ std::string xmlText(const std::string& utf8) {
     return out;
 }
 
-std::string svgOpen(int width, int height) {
+std::string svgOpen(int width, int height, const std::string& defs) {
     const std::string w = std::to_string(width), h = std::to_string(height);
     return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + w + "\" height=\"" + h +
-           "\" viewBox=\"0 0 " + w + " " + h + "\">\n<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n";
+           "\" viewBox=\"0 0 " + w + " " + h + "\">\n" + defs + "<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n";
 }
 
 std::string svgMaskedPattern(int stripe) {

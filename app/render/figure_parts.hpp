@@ -85,8 +85,9 @@ std::string num(double v);
 // Text content for XML: markup characters escaped; controls (not allowed in XML 1.0) as spaces.
 std::string xmlText(const std::string& utf8);
 
-// The XML declaration, the <svg> element of width × height and a white background.
-std::string svgOpen(int width, int height);
+// The XML declaration, the <svg> element of width × height, then `defs` (if any) and a white
+// background.
+std::string svgOpen(int width, int height, const std::string& defs = {});
 // <defs> with pattern "masked": the raster's hatch (stripes `stripe` px wide along x at 45°).
 std::string svgMaskedPattern(int stripe);
 // <g id="colour-bar">: one band per table entry, top = 1.

@@ -5,13 +5,12 @@
 #include "app/render/heatmap_image.hpp"
 #include "app/render/raster.hpp"
 #include "core/base/error.hpp"
+#include "figure_checks.hpp"
 
 #include <gtest/gtest.h>
-#include <stb_image.h>
 
 #include <unistd.h>
 #include <atomic>
-#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -20,38 +19,13 @@
 
 using namespace attnviz;
 using core::Rgb;
+using namespace figurecheck;
 namespace fs = std::filesystem;
 
 namespace {
 
-struct Image {
-    int width = 0, height = 0;
-    std::vector<unsigned char> rgba;
-    Rgb at(int x, int y) const {
-        const std::size_t i = (static_cast<std::size_t>(y) * static_cast<std::size_t>(width) + static_cast<std::size_t>(x)) * 4;
-        return {rgba[i], rgba[i + 1], rgba[i + 2]};
-    }
-};
-
-Image decodePng(const std::string& png) {
-    Image img;
-    int channels = 0;
-    unsigned char* data = stbi_load_from_memory(reinterpret_cast<const unsigned char*>(png.data()), static_cast<int>(png.size()),
-                                                &img.width, &img.height, &channels, 4);
-    if (!data) throw std::runtime_error("not a PNG");
-    img.rgba.assign(data, data + static_cast<std::size_t>(img.width) * static_cast<std::size_t>(img.height) * 4);
-    stbi_image_free(data);
-    return img;
-}
-
 bool isHatch(Rgb c) { return c == core::kMaskedInk || c == core::kMaskedPaper; }
 bool isDark(Rgb c) { return c.r < 110 && c.g < 110 && c.b < 110; }
-
-std::string hexOf(Rgb c) {
-    char buffer[8];
-    std::snprintf(buffer, sizeof buffer, "#%02x%02x%02x", c.r, c.g, c.b);
-    return buffer;
-}
 
 // [T, T] causal attention: row i spreads over keys 0..i, the rest is masked. Row 0 puts all
 // its weight on key 0, so cell (0, 0) is the colormap's top colour.
@@ -103,18 +77,6 @@ std::vector<std::pair<int, int>> runs(const std::vector<bool>& present) {
 std::string readFile(const fs::path& path) {
     std::ifstream in(path, std::ios::binary);
     return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-std::string svgGroup(const std::string& svg, const std::string& id) {
-    const std::size_t begin = svg.find("<g id=\"" + id + "\"");
-    if (begin == std::string::npos) return {};
-    return svg.substr(begin, svg.find("</g>", begin) - begin);
-}
-
-std::size_t countOf(const std::string& text, const std::string& needle) {
-    std::size_t n = 0;
-    for (std::size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + needle.size())) ++n;
-    return n;
 }
 
 // A fresh folder per test under the system temp folder, removed afterwards.
