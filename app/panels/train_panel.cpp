@@ -99,6 +99,7 @@ void TrainPanel::draw(PanelContext& ctx) {
         try {
             m_untrained = untrainedRuns(ctx.state.labs.train.config);
             m_untrainedFor = ctx.state.labs.train.config;
+            ++m_untrainedVersion;
         } catch (const std::exception&) {  // settings no trainer takes: nothing to show
             m_untrained.reset();
         }
@@ -108,8 +109,9 @@ void TrainPanel::draw(PanelContext& ctx) {
         ImGui::End();
         return;
     }
-    const std::uint64_t version = trained ? snap.version : 0;
-    drawRuns(ctx, *runs, trained, trained ? version : 1ULL << 62, ctx.state.labs.train.steps);
+    // the maps' textures are made again for each published snapshot, or each new preview (apart
+    // from the snapshots' numbers)
+    drawRuns(ctx, *runs, trained, trained ? snap.version : (1ULL << 62) + m_untrainedVersion, ctx.state.labs.train.steps);
     ImGui::End();
 }
 

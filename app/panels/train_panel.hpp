@@ -28,6 +28,7 @@ private:
     // again when the settings change.
     std::optional<std::vector<TrainRun>> m_untrained;
     core::TrainConfig m_untrainedFor;
+    std::uint64_t m_untrainedVersion = 0;  // counts the previews made, for their textures
 };
 
 }  // namespace attnviz::app
