@@ -21,6 +21,9 @@ PACKAGES=(
   python3 python3-glad python3-jinja2  # OpenGL 3.3 loader generated at configure time
   libstb-dev                           # PNG writing and TrueType text for exported figures
   fonts-dejavu-core                    # DejaVu Sans: Greek and maths glyphs (α τ √ Σ)
+  fonts-droid-fallback fonts-nanum     # tokens in Chinese and Japanese; Korean
+  fonts-noto-core fonts-symbola        # Devanagari, Thai and other scripts; emoji (monochrome)
+  libfribidi-dev                       # right-to-left tokens in visual order, Arabic letters joined
   libgl1-mesa-dri xvfb xauth           # software OpenGL and a virtual display for headless runs
   libgtest-dev libgmock-dev libbenchmark-dev  # tests and benchmarks
   python3-numpy                        # independent oracle in the tests

@@ -1,5 +1,6 @@
 #include "app/render/figure_parts.hpp"
 
+#include "app/fonts/font_stack.hpp"
 #include "core/base/error.hpp"
 #include "core/base/format.hpp"
 #include "core/text/tokenizer.hpp"
@@ -169,11 +170,13 @@ void appendLinesSvg(std::string& svg, const std::vector<Line>& lines, const std:
 }
 
 void appendTextsSvg(std::string& svg, const std::vector<TextItem>& texts, const std::string& id) {
-    svg += "<g id=\"" + id + "\">\n";
+    // One font stack for the group: the faces the PNG draws with, so a viewer with them installed
+    // draws the same glyphs; nothing is embedded.
+    svg += "<g id=\"" + id + "\" font-family=\"" + fonts::svgFontFamily() + "\">\n";
     for (const TextItem& t : texts) {
         const char* anchor = t.anchor == Anchor::Start ? "start" : t.anchor == Anchor::Middle ? "middle" : "end";
-        svg += "<text x=\"" + num(t.x) + "\" y=\"" + num(t.y) + "\" font-family=\"DejaVu Sans, sans-serif\" font-size=\"" + num(t.px) +
-               "\" text-anchor=\"" + anchor + "\" fill=\"" + hex(t.colour) + "\"";
+        svg += "<text x=\"" + num(t.x) + "\" y=\"" + num(t.y) + "\" font-size=\"" + num(t.px) + "\" text-anchor=\"" + anchor +
+               "\" fill=\"" + hex(t.colour) + "\"";
         if (t.bold) svg += " font-weight=\"bold\"";
         if (t.up) svg += " transform=\"rotate(-90 " + num(t.x) + " " + num(t.y) + ")\"";
         svg += ">" + xmlText(t.text) + "</text>\n";

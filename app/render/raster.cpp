@@ -1,6 +1,8 @@
 #include "app/render/raster.hpp"
 
 #include "app/fonts/font_files.hpp"
+#include "app/fonts/font_stack.hpp"
+#include "app/fonts/shown_text.hpp"
 #include "app/render/png.hpp"
 #include "core/base/error.hpp"
 #include "core/text/tokenizer.hpp"
@@ -76,38 +78,69 @@ std::string Canvas::encodePng() const { return encodeRgbaPng(m_rgba.data(), m_wi
 
 namespace {
 
-// One code point as the font will draw it: a glyph, or the missing-glyph box (glyph 0).
+// One code point as it will be drawn: a glyph of the font or of the stack's face that has it, or
+// the missing-glyph box (glyph 0).
 struct Shaped {
+    const stbtt_fontinfo* info;
     int glyph;
+    float scale;      // font units to pixels in that face
     float kern;       // pixels to move before drawing (kerning with the previous glyph)
     float advance;    // pixels to move after drawing
-    std::size_t end;  // byte offset just after this code point
+    std::size_t end;  // logical runs only: byte offset just after this code point
 };
 
 constexpr float kBoxAdvanceEm = 0.65f;
 
 bool isControl(char32_t cp) { return cp < 0x20 || (cp >= 0x7F && cp < 0xA0); }
 
-// Shapes utf8 left to right: kerning from the 'kern' table, controls drawn as spaces.
-std::vector<Shaped> shape(const stbtt_fontinfo& info, std::string_view utf8, float px) {
-    const float scale = stbtt_ScaleForMappingEmToPixels(&info, px);
+// Code points left to right in the primary face, else the stack's first face that has them:
+// kerning from the 'kern' table within one face, controls drawn as spaces. `ends` (may be empty)
+// are the byte offsets after each code point.
+std::vector<Shaped> shapeCodepoints(const stbtt_fontinfo& primary, const std::u32string& text, const std::vector<std::size_t>& ends,
+                                    float px) {
+    const fonts::FontStack& stack = fonts::FontStack::shared();
     std::vector<Shaped> out;
+    out.reserve(text.size());
+    const stbtt_fontinfo* previousInfo = nullptr;
     int previous = 0;
-    for (std::size_t pos = 0; pos < utf8.size();) {
-        char32_t cp = core::decodeUtf8(utf8, pos);
-        if (isControl(cp)) cp = U' ';
-        const int glyph = stbtt_FindGlyphIndex(&info, static_cast<int>(cp));
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        const char32_t cp = isControl(text[i]) ? U' ' : text[i];
+        const stbtt_fontinfo* info = &primary;
+        int glyph = stbtt_FindGlyphIndex(info, static_cast<int>(cp));
+        if (glyph == 0)
+            if (const fonts::GlyphRef ref = stack.find(cp); ref.found()) {
+                info = &stack.info(ref.face);
+                glyph = ref.glyph;
+            }
+        const float scale = stbtt_ScaleForMappingEmToPixels(info, px);
         float kern = 0.0f, advance = kBoxAdvanceEm * px;
         if (glyph != 0) {
             int advanceUnits = 0, lsb = 0;
-            stbtt_GetGlyphHMetrics(&info, glyph, &advanceUnits, &lsb);
+            stbtt_GetGlyphHMetrics(info, glyph, &advanceUnits, &lsb);
             advance = static_cast<float>(advanceUnits) * scale;
-            if (previous != 0) kern = static_cast<float>(stbtt_GetGlyphKernAdvance(&info, previous, glyph)) * scale;
+            if (previous != 0 && previousInfo == info) kern = static_cast<float>(stbtt_GetGlyphKernAdvance(info, previous, glyph)) * scale;
         }
-        out.push_back({glyph, kern, advance, pos});
+        out.push_back({info, glyph, scale, kern, advance, ends.empty() ? 0 : ends[i]});
         previous = glyph;
+        previousInfo = info;
     }
     return out;
+}
+
+// utf8 as drawn: in visual order, Arabic joined, no-glyph characters as boxes (fonts::shownText).
+std::vector<Shaped> shapeShown(const stbtt_fontinfo& primary, std::string_view utf8, float px) {
+    return shapeCodepoints(primary, fonts::shownText(utf8).visual, {}, px);
+}
+
+// utf8 in logical order, each code point where its bytes end: for cutting a prefix.
+std::vector<Shaped> shapeLogical(const stbtt_fontinfo& primary, std::string_view utf8, float px) {
+    std::u32string text;
+    std::vector<std::size_t> ends;
+    for (std::size_t pos = 0; pos < utf8.size();) {
+        text.push_back(core::decodeUtf8(utf8, pos));
+        ends.push_back(pos);
+    }
+    return shapeCodepoints(primary, text, ends, px);
 }
 
 }  // namespace
@@ -137,15 +170,13 @@ float Font::descent(float px) const {
 
 float Font::textWidth(std::string_view utf8, float px) const {
     float width = 0.0f;
-    for (const Shaped& s : shape(*m_info, utf8, px)) width += s.kern + s.advance;
+    for (const Shaped& s : shapeShown(*m_info, utf8, px)) width += s.kern + s.advance;
     return width;
 }
 
 std::string Font::ellipsize(std::string_view utf8, float px, float maxWidth) const {
-    const std::vector<Shaped> shaped = shape(*m_info, utf8, px);
-    float total = 0.0f;
-    for (const Shaped& s : shaped) total += s.kern + s.advance;
-    if (total <= maxWidth) return std::string(utf8);
+    if (textWidth(utf8, px) <= maxWidth) return std::string(utf8);
+    const std::vector<Shaped> shaped = shapeLogical(*m_info, utf8, px);
     const std::string ellipsis = "\u2026";
     const float budget = maxWidth - textWidth(ellipsis, px);
     std::size_t keep = 0;
@@ -162,7 +193,6 @@ std::string Font::ellipsize(std::string_view utf8, float px, float maxWidth) con
 
 void Font::draw(Canvas& canvas, std::string_view utf8, float x, float y, float px, core::Rgb colour, TextDirection direction) const {
     const bool up = direction == TextDirection::Up;
-    const float scale = stbtt_ScaleForMappingEmToPixels(m_info.get(), px);
     // Text space: t runs along the baseline, d runs down from it (d < 0 above the baseline).
     const float along0 = up ? -y : x;
     const int baseline = static_cast<int>(std::lround(up ? x : y));
@@ -173,7 +203,7 @@ void Font::draw(Canvas& canvas, std::string_view utf8, float x, float y, float p
 
     std::vector<unsigned char> bitmap;
     float pen = along0;
-    for (const Shaped& s : shape(*m_info, utf8, px)) {
+    for (const Shaped& s : shapeShown(*m_info, utf8, px)) {
         pen += s.kern;
         const int whole = static_cast<int>(std::floor(pen));
         const float frac = pen - static_cast<float>(whole);
@@ -188,11 +218,11 @@ void Font::draw(Canvas& canvas, std::string_view utf8, float x, float y, float p
                     if (t < t0 + stroke || t >= t1 - stroke || d < d0 + stroke || d >= -stroke) plot(t, d, 255);
         } else {
             int x0 = 0, y0 = 0, x1 = 0, y1 = 0;
-            stbtt_GetGlyphBitmapBoxSubpixel(m_info.get(), s.glyph, scale, scale, frac, 0.0f, &x0, &y0, &x1, &y1);
+            stbtt_GetGlyphBitmapBoxSubpixel(s.info, s.glyph, s.scale, s.scale, frac, 0.0f, &x0, &y0, &x1, &y1);
             const int w = x1 - x0, h = y1 - y0;
             if (w > 0 && h > 0) {
                 bitmap.assign(static_cast<std::size_t>(w) * static_cast<std::size_t>(h), 0);
-                stbtt_MakeGlyphBitmapSubpixel(m_info.get(), bitmap.data(), w, h, w, scale, scale, frac, 0.0f, s.glyph);
+                stbtt_MakeGlyphBitmapSubpixel(s.info, bitmap.data(), w, h, w, s.scale, s.scale, frac, 0.0f, s.glyph);
                 for (int v = 0; v < h; ++v)
                     for (int u = 0; u < w; ++u) plot(whole + x0 + u, y0 + v, bitmap[static_cast<std::size_t>(v * w + u)]);
             }

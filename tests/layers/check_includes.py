@@ -11,7 +11,7 @@ states:
                  GL, GLFW, stb or CLI11 header
   app/state      core and state only; no ImGui, GL or GLFW
   app/render     core, render and the font files; no ImGui, GL or GLFW
-  app/fonts      font_files: core only; font_atlas may use ImGui
+  app/fonts      font_files, font_stack, shown_text: core only; font_atlas may use ImGui
   command line   app/cli*: state, render and core; no ImGui, GL, GLFW, panels, gfx or platform
   panels         no GL header (GL lives in app/gfx and app/platform); no other panel's header
                  (but the panel table, which names them all)
@@ -34,6 +34,7 @@ CORE_ROOMS = {
 }
 UI_LIBS = ("imgui", "backends/imgui", "GL/", "GLFW/", "glad/")
 NOT_IN_CORE = UI_LIBS + ("stb_", "CLI/")
+ATLAS = "app/fonts/font_atlas"
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')
 
 
@@ -60,12 +61,13 @@ def rules_for(rel: str):
         return
     if rel.startswith("app/render/"):
         yield (lambda k, t: (k == "<" and not t.startswith(UI_LIBS)) or
-               t.startswith(("core/", "app/render/", "app/fonts/font_files")),
-               "app/render draws figures on the CPU: core, render and font files only")
+               (t.startswith(("core/", "app/render/", "app/fonts/")) and not t.startswith(ATLAS)),
+               "app/render draws figures on the CPU: core, render and the fonts layer only")
         return
-    if rel.startswith("app/fonts/font_files"):
-        yield (lambda k, t: (k == "<" and not t.startswith(UI_LIBS)) or t.startswith(("core/", "app/fonts/font_files")),
-               "the font files are shared with the figures: no ImGui, GL or GLFW")
+    if rel.startswith("app/fonts/") and not rel.startswith(ATLAS):
+        yield (lambda k, t: (k == "<" and not t.startswith(UI_LIBS)) or
+               (t.startswith(("core/", "app/fonts/")) and not t.startswith(ATLAS)),
+               "the fonts layer is shared with the figures: no ImGui, GL, GLFW or atlas header")
         return
     if re.match(r"app/cli[^/]*$", rel):
         yield (lambda k, t: (k == "<" and not t.startswith(UI_LIBS)) or

@@ -250,7 +250,7 @@ TEST_F(HeatmapImage, SvgHasOneRectPerCellWithTheTableColours) {
     EXPECT_NE(svg.find(">&quot;q&quot;</text>"), std::string::npos);
     EXPECT_NE(svg.find(">x&gt;y</text>"), std::string::npos);
     EXPECT_EQ(svg.find("a<b"), std::string::npos);
-    EXPECT_NE(svg.find("font-family=\"DejaVu Sans, sans-serif\""), std::string::npos);
+    EXPECT_NE(svg.find("font-family=\"DejaVu Sans, Droid Sans Fallback, "), std::string::npos);
     for (const char* caption : {">query (attending)<", ">key (attended-to)<", ">attention weight<", ">1.00<"})
         EXPECT_NE(svg.find(caption), std::string::npos) << caption;
 
