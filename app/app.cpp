@@ -17,6 +17,7 @@
 #include <GLFW/glfw3.h>
 #include <imgui_stdlib.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <ctime>
@@ -37,18 +38,39 @@ std::vector<std::string> App::panelIds() const {
     return ids;
 }
 
+std::vector<std::string_view> App::fontTexts() const {
+    // The user's text on screen: the tokens, a model's likely next tokens, the sentence being
+    // typed, the scenario's name and the lesson's step.
+    std::vector<std::string_view> texts;
+    const auto add = [&texts](const std::vector<std::string>& list) { texts.insert(texts.end(), list.begin(), list.end()); };
+    add(m_state.model.queryTokens);
+    add(m_state.model.keyTokens);
+    add(m_state.loaded.nextLabels);
+    texts.emplace_back(m_drafts.sentence);
+    texts.emplace_back(m_state.scenario.name);
+    if (m_state.lesson) {
+        texts.emplace_back(m_state.lesson->lesson.title);
+        const auto& steps = m_state.lesson->lesson.steps;
+        if (m_state.lesson->step >= 0 && m_state.lesson->step < static_cast<int>(steps.size())) {
+            const core::LessonStep& step = steps[static_cast<std::size_t>(m_state.lesson->step)];
+            texts.emplace_back(step.title);
+            add(step.text);
+        }
+    }
+    return texts;
+}
+
 bool App::prepareFonts(float contentScale, float pixelScale) {
     m_effectiveScale = m_state.view.uiScale * contentScale;
     const float raster = m_effectiveScale * pixelScale;
-    // The labels on screen: the tokens, and a model's ten most likely next tokens.
-    const std::vector<std::string>& next = m_state.loaded.nextLabels;
-    if (!m_fontSet.needsRebuild(raster, m_state.model.queryTokens) && !m_fontSet.needsRebuild(raster, m_state.model.keyTokens) &&
-        !m_fontSet.needsRebuild(raster, next))
-        return false;
-    std::vector<std::string> tokens = m_state.model.queryTokens;
-    tokens.insert(tokens.end(), m_state.model.keyTokens.begin(), m_state.model.keyTokens.end());
-    tokens.insert(tokens.end(), next.begin(), next.end());
-    m_fontSet.build(raster, tokens);
+    // The characters the text on screen needs, found again only when that text changed.
+    const std::vector<std::string_view> texts = fontTexts();
+    if (!std::equal(texts.begin(), texts.end(), m_fontTexts.begin(), m_fontTexts.end())) {
+        m_fontTexts.assign(texts.begin(), texts.end());
+        m_fontNeeds = FontSet::neededCharacters(texts);
+    }
+    if (!m_fontSet.needsRebuild(raster, m_fontNeeds)) return false;
+    m_fontSet.build(raster, m_fontNeeds);
     ImGui::GetIO().FontGlobalScale = 1.0f / pixelScale;
     return true;
 }

@@ -10,6 +10,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,8 @@ public:
     // Call before ImGui::NewFrame(): rebuilds the font atlas when the scale or the tokens need
     // it; returns true when the GPU font texture must be re-created.
     bool prepareFonts(float contentScale, float pixelScale);
+    // The atlas: what it holds (tests).
+    const FontSet& fontSet() const { return m_fontSet; }
     // Applies theme and UI scale to ImGui's style when they changed.
     void prepareStyle(float contentScale);
 
@@ -73,6 +76,7 @@ private:
     void keys();
     void applyActions();
     void syncDrafts();
+    std::vector<std::string_view> fontTexts() const;
     std::string defaultExportPath(const char* extension) const;
 
     AppState m_state;
@@ -80,6 +84,8 @@ private:
     Drafts m_drafts;
     AppRequests m_requests;
     FontSet m_fontSet;
+    std::vector<std::string> m_fontTexts;  // the text the atlas's characters were last found in
+    std::set<ImWchar> m_fontNeeds;
     std::string m_lessonShown;  // the lesson step last laid out beside its tabs ("id#step")
     gfx::HeatmapRenderer m_heatmaps;
     gfx::TextureCache m_textures;

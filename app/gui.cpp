@@ -65,8 +65,8 @@ std::optional<Opening> opening(const GuiRequest& request, const platform::GlfwLi
 }
 
 std::string windowTitle(const AppState& state) {
-    return "attnviz — " +
-           (state.scenario.name.empty() ? std::string("self-attention") : widgets::clipLabel(state.scenario.name, widgets::kTitleGlyphs));
+    return "attnviz — " + (state.scenario.name.empty() ? std::string("self-attention")
+                                                       : widgets::clipText(state.scenario.name, widgets::kTitleGlyphs, false).text);
 }
 
 // --panel names a panel the app has (whether this layout shows it is known only after a frame).

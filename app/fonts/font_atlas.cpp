@@ -1,74 +1,253 @@
 #include "app/fonts/font_atlas.hpp"
 
 #include "app/fonts/font_files.hpp"
+#include "app/fonts/font_stack.hpp"
+#include "app/fonts/shown_text.hpp"
+#include "app/widgets/text.hpp"
 #include "core/text/tokenizer.hpp"
 
 #include <imgui.h>
+#include <stb_truetype.h>
+
+#include <cmath>
+#include <map>
+#include <mutex>
+#include <unordered_map>
 
 namespace attnviz::app {
 
-std::set<char32_t> FontSet::tokenCodepoints(const std::vector<std::string>& tokens) {
-    std::set<char32_t> out;
-    for (const std::string& t : tokens)
-        for (std::size_t pos = 0; pos < t.size();) {
-            const char32_t cp = core::decodeUtf8(t, pos);
-            if (cp >= 0x80 && cp <= 0xFFFF) out.insert(cp);  // ImGui 1.86 glyphs are 16-bit
-        }
+namespace {
+
+// The base set, always baked: what the UI's own text and the lessons use.
+constexpr ImWchar kBaseRanges[] = {
+    0x0020, 0x00FF,  // Basic Latin, Latin-1
+    0x0100, 0x017F,  // Latin Extended-A
+    0x0370, 0x03FF,  // Greek: α β τ Σ
+    0x0400, 0x045F,  // Cyrillic
+    0x1D00, 0x1DBF,  // phonetic extensions incl. ᵀ
+    0x2000, 0x206F,  // punctuation: – — ‖ … ′
+    0x2070, 0x209F,  // super- and subscripts: t₁ ᵀ
+    0x2190, 0x21FF,  // arrows ← → ↑ ↓
+    0x2200, 0x22FF,  // maths operators √ Σ ∞ ≤ · ∈
+    0x2300, 0x23FF,  // technical
+    0x2420, 0x2424,  // ␣ (a visible space)
+    0x25A0, 0x25FF,  // geometric shapes ■ ▲ and □, the box of a character no face has
+    0x27E8, 0x27E9,  // ⟨ ⟩ around the bytes of a token that is not whole characters
+    0x2C7C, 0x2C7C,  // ⱼ (subscript j)
+};
+
+// Private-use slots for characters beyond U+FFFF, given out in the order they are first drawn.
+constexpr char32_t kFirstSlot = 0xE000, kLastSlot = 0xF8FF;
+constexpr ImWchar kFallback = 0xFFFD;  // what ImGui draws for a character not in the atlas: baked as a box
+
+struct Slots {
+    std::mutex mutex;
+    std::unordered_map<char32_t, char32_t> slotOf;
+    std::vector<char32_t> codepointOf;  // [slot - kFirstSlot]
+};
+
+Slots& slots() {
+    static Slots s;
+    return s;
+}
+
+// ImGui 1.86's ascent for a face at `px` pixels (ImFontAtlasBuildSetupFont): where glyph tops
+// are measured from.
+float imguiAscent(const stbtt_fontinfo& info, float px) {
+    int ascent = 0, descent = 0, gap = 0;
+    stbtt_GetFontVMetrics(&info, &ascent, &descent, &gap);
+    return std::floor(static_cast<float>(ascent) * stbtt_ScaleForPixelHeight(&info, px) + (ascent > 0 ? 1.0f : -1.0f));
+}
+
+// The pixel size ImGui must be given for a face (it scales by line height) to draw it at an em
+// of emPx pixels.
+float sizeForEm(const stbtt_fontinfo& info, float emPx) {
+    return emPx * stbtt_ScaleForMappingEmToPixels(&info, 1.0f) / stbtt_ScaleForPixelHeight(&info, 1.0f);
+}
+
+}  // namespace
+
+char32_t atlasSlot(char32_t cp) {
+    Slots& s = slots();
+    const std::lock_guard lock(s.mutex);
+    if (const auto it = s.slotOf.find(cp); it != s.slotOf.end()) return it->second;
+    if (s.codepointOf.size() > kLastSlot - kFirstSlot) return fonts::kNoGlyphBox;  // 6,400 emoji drawn: the rest are boxes
+    const char32_t slot = kFirstSlot + static_cast<char32_t>(s.codepointOf.size());
+    s.codepointOf.push_back(cp);
+    s.slotOf.emplace(cp, slot);
+    return slot;
+}
+
+char32_t slotCodepoint(char32_t slot) {
+    Slots& s = slots();
+    const std::lock_guard lock(s.mutex);
+    if (slot < kFirstSlot || slot - kFirstSlot >= s.codepointOf.size()) return 0;
+    return s.codepointOf[slot - kFirstSlot];
+}
+
+std::string atlasText(std::string_view text) {
+    if (!fonts::needsShaping(text)) return std::string(text);
+    // Slots already given out stand for their characters again (text shaped twice keeps its emoji).
+    std::string unslotted;
+    for (std::size_t pos = 0; pos < text.size();) {
+        const char32_t cp = core::decodeUtf8(text, pos);
+        const char32_t astral = cp >= kFirstSlot && cp <= kLastSlot ? slotCodepoint(cp) : 0;
+        core::appendUtf8(unslotted, astral ? astral : cp);
+    }
+    const std::string_view utf8 = unslotted;
+    std::string out;
+    out.reserve(utf8.size());
+    for (std::size_t start = 0;;) {  // line by line: each line is one paragraph for the bidi algorithm
+        const std::size_t end = utf8.find('\n', start);
+        const fonts::ShownText shown =
+            fonts::shownText(utf8.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start));
+        if (!shown.noGlyph.empty()) fonts::reportMissing(shown.noGlyph);
+        for (char32_t cp : shown.visual) core::appendUtf8(out, cp > 0xFFFF ? atlasSlot(cp) : cp);
+        if (end == std::string_view::npos) break;
+        out += '\n';
+        start = end + 1;
+    }
     return out;
 }
 
-bool FontSet::needsRebuild(float pixelScale, const std::vector<std::string>& tokens) const {
-    if (pixelScale != m_pixelScale) return true;
-    for (char32_t cp : tokenCodepoints(tokens))
-        if (!m_extra.count(cp)) return true;
+bool FontSet::inBaseSet(char32_t cp) {
+    for (std::size_t i = 0; i < std::size(kBaseRanges); i += 2)
+        if (cp >= kBaseRanges[i] && cp <= kBaseRanges[i + 1]) return true;
     return false;
 }
 
-void FontSet::build(float pixelScale, const std::vector<std::string>& tokens) {
-    for (char32_t cp : tokenCodepoints(tokens)) m_extra.insert(cp);
-    m_pixelScale = pixelScale;
-    ImGuiIO& io = ImGui::GetIO();
-    io.Fonts->Clear();
-    ImFontGlyphRangesBuilder builder;
-    static const ImWchar kRanges[] = {
-        0x0020, 0x00FF,  // Basic Latin, Latin-1
-        0x0100, 0x017F,  // Latin Extended-A
-        0x0370, 0x03FF,  // Greek: α β τ Σ
-        0x2000, 0x206F,  // punctuation: – — ‖ … ′
-        0x2070, 0x209F,  // super- and subscripts: t₁ ᵀ
-        0x2C7C, 0x2C7C,  // ⱼ (subscript j)
-        0x2190, 0x21FF,  // arrows ← → ↑ ↓
-        0x2200, 0x22FF,  // maths operators √ Σ ∞ ≤ · ∈
-        0x2300, 0x23FF,  // technical
-        0x2420, 0x2424,  // ␣ (a visible space)
-        0x25A0, 0x25FF,  // geometric shapes ■ ▲
-        0x1D00, 0x1DBF,  // phonetic extensions incl. ᵀ
-        0xFFFD, 0xFFFD,  // �: ImGui draws every glyph it lacks (emoji beyond U+FFFF too) as this, not '?'
-        0,
-    };
-    builder.AddRanges(kRanges);
-    for (char32_t cp : m_extra) builder.AddChar(static_cast<ImWchar>(cp));
-    ImVector<ImWchar> ranges;
-    builder.BuildRanges(&ranges);
-    m_ranges.assign(ranges.begin(), ranges.end());
+std::set<ImWchar> FontSet::neededCharacters(const std::vector<std::string_view>& texts) {
+    std::set<ImWchar> out;
+    for (std::string_view text : texts) {
+        if (!fonts::needsShaping(text)) continue;
+        const std::string shown = widgets::tooltipBody(text, widgets::kTooltipGlyphs);  // as the most of it drawn
+        for (std::size_t pos = 0; pos < shown.size();) {
+            const char32_t cp = core::decodeUtf8(shown, pos);
+            if (cp < 0x80 || cp > 0xFFFF || inBaseSet(cp)) continue;
+            out.insert(static_cast<ImWchar>(cp));
+            if (out.size() == kMaxExtraGlyphs) return out;
+        }
+    }
+    return out;
+}
 
+bool FontSet::needsRebuild(float pixelScale, const std::set<ImWchar>& needed) const {
+    if (pixelScale != m_pixelScale) return true;
+    for (ImWchar c : needed)
+        if (!m_extra.count(c)) return true;
+    return false;
+}
+
+ImFont* FontSet::addFace(const char* primaryFile, float size) {
+    ImGuiIO& io = ImGui::GetIO();
+    const float px = size * m_pixelScale;
+    const std::string* bytes = nullptr;
+    stbtt_fontinfo primary{};
+    try {
+        bytes = &fonts::fontBytes(primaryFile);
+    } catch (const std::exception&) {
+        return nullptr;
+    }
+    const auto* data = reinterpret_cast<const unsigned char*>(bytes->data());
+    if (!stbtt_InitFont(&primary, data, stbtt_GetFontOffsetForIndex(data, 0))) return nullptr;
+
+    // 1. which face draws each character: the primary face, a later face of the stack, or a slot
+    const fonts::FontStack& stack = fonts::FontStack::shared();
+    std::vector<ImWchar> own(std::begin(kBaseRanges), std::end(kBaseRanges));
+    std::map<int, std::vector<ImWchar>> merged;  // face -> its characters as ranges
+    std::vector<std::pair<ImWchar, fonts::GlyphRef>> slotted;
+    for (ImWchar c : m_extra) {
+        if (const char32_t astral = slotCodepoint(c); astral != 0) {
+            if (const fonts::GlyphRef ref = stack.find(astral); ref.found()) slotted.emplace_back(c, ref);
+        } else if (stbtt_FindGlyphIndex(&primary, c) != 0) {
+            own.insert(own.end(), {c, c});
+        } else if (const fonts::GlyphRef ref = stack.find(c); ref.found()) {
+            merged[ref.face].insert(merged[ref.face].end(), {c, c});
+        }
+    }
+    own.push_back(0);
+    m_ranges.push_back(std::move(own));
+
+    // 2. the primary face, then each other face merged into it with the characters it is first to have,
+    // at the primary's em size (ImGui sizes a face by its line height, which differs between faces:
+    // Noto Thai's tall lines would make its letters small), as the figures draw them
+    const float emPx = px * stbtt_ScaleForPixelHeight(&primary, 1.0f) / stbtt_ScaleForMappingEmToPixels(&primary, 1.0f);
     ImFontConfig config;
     config.FontDataOwnedByAtlas = false;  // the bytes live in fonts::fontBytes
     config.OversampleH = 2;
-    const auto load = [&](const char* file, float size) -> ImFont* {
-        try {
-            const std::string& bytes = fonts::fontBytes(file);
-            return io.Fonts->AddFontFromMemoryTTF(const_cast<char*>(bytes.data()), static_cast<int>(bytes.size()), size * pixelScale,
-                                                  &config, m_ranges.data());
-        } catch (const std::exception&) {
-            return nullptr;
+    ImFont* font = io.Fonts->AddFontFromMemoryTTF(const_cast<char*>(bytes->data()), static_cast<int>(bytes->size()), px, &config,
+                                                  m_ranges.back().data());
+    for (auto& [face, ranges] : merged) {
+        const std::string& faceBytes = fonts::fontBytes(stack.face(face).file);
+        ranges.push_back(0);
+        m_ranges.push_back(std::move(ranges));
+        ImFontConfig merge;
+        merge.FontDataOwnedByAtlas = false;
+        merge.MergeMode = true;
+        merge.OversampleH = 1;  // ideographs are dense: sharp enough without, half the atlas
+        io.Fonts->AddFontFromMemoryTTF(const_cast<char*>(faceBytes.data()), static_cast<int>(faceBytes.size()),
+                                       sizeForEm(stack.info(face), emPx), &merge, m_ranges.back().data());
+    }
+
+    // 3. characters beyond U+FFFF, and the box ImGui draws for a character it lacks, as custom glyphs
+    const float ascent = imguiAscent(primary, px);
+    for (const auto& [slot, ref] : slotted) {
+        const stbtt_fontinfo& info = stack.info(ref.face);
+        const float scale = stbtt_ScaleForMappingEmToPixels(&info, emPx);
+        int x0 = 0, y0 = 0, x1 = 0, y1 = 0, advance = 0, lsb = 0;
+        stbtt_GetGlyphBitmapBox(&info, ref.glyph, scale, scale, &x0, &y0, &x1, &y1);
+        stbtt_GetGlyphHMetrics(&info, ref.glyph, &advance, &lsb);
+        const int rect =
+            io.Fonts->AddCustomRectFontGlyph(font, slot, std::max(x1 - x0, 1), std::max(y1 - y0, 1), static_cast<float>(advance) * scale,
+                                             ImVec2(static_cast<float>(x0), ascent + static_cast<float>(y0)));
+        m_custom.push_back({rect, ref.face, ref.glyph, scale});
+    }
+    const int boxWidth = std::max(3, static_cast<int>(std::lround(px * 0.45f)));
+    const int boxHeight = std::max(4, static_cast<int>(std::lround(px * 0.62f)));
+    const int rect = io.Fonts->AddCustomRectFontGlyph(font, kFallback, boxWidth, boxHeight, static_cast<float>(boxWidth) + px * 0.2f,
+                                                      ImVec2(px * 0.1f, ascent - static_cast<float>(boxHeight)));
+    m_custom.push_back({rect, -1, 0, px});
+    return font;
+}
+
+void FontSet::bakeCustomGlyphs() {
+    ImGuiIO& io = ImGui::GetIO();
+    unsigned char* pixels = nullptr;
+    int width = 0, height = 0;
+    io.Fonts->GetTexDataAsAlpha8(&pixels, &width, &height);
+    if (!pixels) return;
+    const fonts::FontStack& stack = fonts::FontStack::shared();
+    for (const CustomGlyph& g : m_custom) {
+        const ImFontAtlasCustomRect* r = io.Fonts->GetCustomRectByIndex(g.rect);
+        unsigned char* at = pixels + static_cast<std::ptrdiff_t>(r->Y) * width + r->X;
+        if (g.face >= 0) {
+            stbtt_MakeGlyphBitmap(&stack.info(g.face), at, r->Width, r->Height, width, g.scale, g.scale, g.glyph);
+            continue;
         }
-    };
-    m_fonts.regular = load("DejaVuSans.ttf", kBaseSize);
+        const int stroke = std::max(1, static_cast<int>(std::lround(g.scale / 16.0f)));  // the box: a hollow rectangle
+        for (int y = 0; y < r->Height; ++y)
+            for (int x = 0; x < r->Width; ++x) {
+                const bool edge = x < stroke || y < stroke || x >= r->Width - stroke || y >= r->Height - stroke;
+                at[static_cast<std::ptrdiff_t>(y) * width + x] = edge ? 255 : 0;
+            }
+    }
+}
+
+void FontSet::build(float pixelScale, const std::set<ImWchar>& needed) {
+    std::set<ImWchar> all = m_extra;
+    all.insert(needed.begin(), needed.end());
+    m_extra = all.size() > kMaxExtraGlyphs ? needed : std::move(all);
+    m_pixelScale = pixelScale;
+    ImGuiIO& io = ImGui::GetIO();
+    io.Fonts->Clear();
+    m_ranges.clear();
+    m_custom.clear();
+    m_fonts.regular = addFace("DejaVuSans.ttf", kBaseSize);
     if (!m_fonts.regular) m_fonts.regular = io.Fonts->AddFontDefault();  // no DejaVu: ImGui's built-in font
-    m_fonts.large = load("DejaVuSans.ttf", kBaseSize * 1.4f);
-    m_fonts.mono = load("DejaVuSansMono.ttf", kBaseSize * 0.95f);
+    m_fonts.large = addFace("DejaVuSans.ttf", kBaseSize * 1.4f);
+    m_fonts.mono = addFace("DejaVuSansMono.ttf", kBaseSize * 0.95f);
     io.Fonts->Build();
+    bakeCustomGlyphs();
     io.FontDefault = m_fonts.regular;
 }
 

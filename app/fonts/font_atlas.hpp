@@ -1,12 +1,18 @@
-// The fonts module, part 2: the window's ImGui font atlas. DejaVu fonts for the UI: Latin, Greek
-// and the maths symbols the lessons use (α, τ, √, Σ, ‖, subscripts), plus every character of the
-// current tokens; rebuilt when the scale changes. The files come from font_files.
+// The fonts module, part 4: the window's ImGui font atlas. Dear ImGui 1.86's atlas is static and
+// Debian builds it with 16-bit characters, so it holds a base set (Latin, Greek, Cyrillic and the
+// maths signs the lessons use) and, on top, only the characters of the text on screen, each from
+// the face of the stack (font_stack) that has it; it is rebuilt between frames when new ones
+// arrive. Characters beyond U+FFFF (emoji) are baked into private-use slots, and atlasText writes
+// them that way. The files come from font_files.
 #pragma once
 
 #include <imgui.h>
 
+#include <cstddef>
+#include <deque>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace attnviz::app {
@@ -18,23 +24,54 @@ struct Fonts {
     ImFont* mono = nullptr;   // matrices
 };
 
+// utf8 as ImGui must be given it to draw it right: each line in visual order with Arabic joined
+// (fonts::shownText), a box for what no face has, and each character beyond U+FFFF as its
+// private-use slot. Text of printable ASCII is returned as it is.
+std::string atlasText(std::string_view utf8);
+// The character a slot stands for (0 when `slot` is not one given out); the slot of `cp`.
+char32_t slotCodepoint(char32_t slot);
+char32_t atlasSlot(char32_t cp);
+
 class FontSet {
 public:
-    // True when the atlas must be rebuilt for this pixel size or these token characters.
-    bool needsRebuild(float pixelScale, const std::vector<std::string>& tokens) const;
-    // Builds the atlas (CPU only); the caller re-creates the GPU font texture afterwards.
-    void build(float pixelScale, const std::vector<std::string>& tokens);
-    const Fonts& fonts() const { return m_fonts; }
-    float pixelScale() const { return m_pixelScale; }
-
+    // The characters above the base set that the atlas holds for the text on screen, at most
+    // this many (the first ones, in the order the text gives them): 2,048 CJK characters at
+    // UI scale 2.5 are about 60 MB of atlas.
+    static constexpr std::size_t kMaxExtraGlyphs = 2048;
     static constexpr float kBaseSize = 16.0f;
 
+    // The characters of `texts` (as atlasText writes them, each clipped as a tooltip clips it)
+    // that the base set lacks, at most kMaxExtraGlyphs.
+    static std::set<ImWchar> neededCharacters(const std::vector<std::string_view>& texts);
+    static bool inBaseSet(char32_t cp);
+
+    // True when the atlas must be rebuilt for this pixel size or these characters.
+    bool needsRebuild(float pixelScale, const std::set<ImWchar>& needed) const;
+    // Builds the atlas (CPU only) with the characters it held and `needed`, or `needed` alone when
+    // both are more than kMaxExtraGlyphs; the caller re-creates the GPU font texture afterwards.
+    void build(float pixelScale, const std::set<ImWchar>& needed);
+    const Fonts& fonts() const { return m_fonts; }
+    float pixelScale() const { return m_pixelScale; }
+    const std::set<ImWchar>& extra() const { return m_extra; }
+    // Characters of the text on screen that no installed face has (drawn as boxes): said once.
+    const std::u32string& missing() const { return m_missing; }
+
 private:
-    static std::set<char32_t> tokenCodepoints(const std::vector<std::string>& tokens);
+    ImFont* addFace(const char* primaryFile, float size);
+    void bakeCustomGlyphs();
+
     Fonts m_fonts;
     float m_pixelScale = 0.0f;
-    std::set<char32_t> m_extra;
-    std::vector<ImWchar> m_ranges;  // must outlive the atlas build
+    std::set<ImWchar> m_extra;
+    std::u32string m_missing;
+    std::deque<std::vector<ImWchar>> m_ranges;  // must outlive the atlas build
+    struct CustomGlyph {
+        int rect;  // the atlas's custom rectangle
+        int face;  // in the stack; -1 for the missing-glyph box
+        int glyph;
+        float scale;
+    };
+    std::vector<CustomGlyph> m_custom;
 };
 
 }  // namespace attnviz::app

@@ -157,8 +157,9 @@ void HeatmapPanel::draw(PanelContext& ctx) {
         if (!selected && rowStep > 1 && std::abs(cellY(i + 0.5f) - cellY(s.view.selectedQuery + 0.5f)) < lineH) continue;
         // When rows are thinned out, say which position each label belongs to.
         const std::string& token = s.queryLabels[static_cast<std::size_t>(i)];
-        const std::string fitted = widgets::fitLabel(rowStep > 1 ? std::to_string(i + 1) + " " + widgets::clipLabel(token) : token,
-                                                     labelW - 10.0f * ctx.scale + 0.5f);
+        const std::string fitted = widgets::fitLabel(
+            rowStep > 1 ? std::to_string(i + 1) + " " + widgets::clipText(token, widgets::kLabelGlyphs, false).text : token,
+            labelW - 10.0f * ctx.scale + 0.5f);
         const char* label = fitted.c_str();
         const ImVec2 ts = ImGui::CalcTextSize(label);
         const float y = cellY(i + 0.5f) - ts.y * 0.5f;

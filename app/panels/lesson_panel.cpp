@@ -68,7 +68,7 @@ void stepBar(PanelContext& ctx, const LessonState& l) {
 // against the live number.
 void quickCheck(PanelContext& ctx, const LessonState& l, const core::QuickCheck& check) {
     ImGui::Separator();
-    const std::string question = widgets::fitLabel("Quick check: " + widgets::clipLabel(check.question, widgets::kTooltipGlyphs),
+    const std::string question = widgets::fitLabel("Quick check: " + widgets::clipText(check.question, widgets::kTooltipGlyphs, false).text,
                                                    ImGui::GetContentRegionAvail().x, widgets::kTooltipGlyphs);
     ImGui::TextUnformatted(question.c_str());
     if (question.ends_with("…")) widgets::hoverTooltip(check.question);

@@ -47,7 +47,7 @@ namespace {
 // tooltip): the line is bounded whatever the tokens.
 void orderLine(const char* caption, const std::vector<std::string>& tokens) {
     std::string line = "[";
-    for (std::size_t i = 0; i < tokens.size() && i < 40; ++i) line += (i ? ", " : "") + widgets::clipLabel(tokens[i], 16);
+    for (std::size_t i = 0; i < tokens.size() && i < 40; ++i) line += (i ? ", " : "") + widgets::clipText(tokens[i], 16, false).text;
     if (tokens.size() > 40) line += ", …";
     line += "]";
     ImGui::TextDisabled("%s", caption);

@@ -282,7 +282,8 @@ void matrixLabels(ImDrawList* list, ImVec2 min, ImVec2 max, const std::vector<st
             const bool highlight = i == highlightRow;
             if (i % step != 0 && !highlight) continue;
             const std::string& token = rows[static_cast<std::size_t>(i)];
-            const std::string label = fitLabel(step > 1 ? std::to_string(i + 1) + " " + clipLabel(token) : token, labelW - gap);
+            const std::string label =
+                fitLabel(step > 1 ? std::to_string(i + 1) + " " + clipText(token, kLabelGlyphs, false).text : token, labelW - gap);
             const ImVec2 ts = ImGui::CalcTextSize(label.c_str());
             list->AddText(ImVec2(min.x - ts.x - gap, min.y + (static_cast<float>(i) + 0.5f) * cell - ts.y * 0.5f),
                           highlight ? accent : text, label.c_str());

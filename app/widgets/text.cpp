@@ -1,5 +1,8 @@
 #include "app/widgets/text.hpp"
 
+#include "app/fonts/font_atlas.hpp"
+#include "app/fonts/shown_text.hpp"
+
 #include "core/text/tokenizer.hpp"
 
 #include <algorithm>
@@ -152,10 +155,11 @@ Clipped clipText(std::string_view text, std::size_t maxGlyphs, bool multiline) {
     return r;
 }
 
-std::string clipLabel(std::string_view text, std::size_t maxGlyphs) { return clipText(text, maxGlyphs, false).text; }
+std::string clipLabel(std::string_view text, std::size_t maxGlyphs) { return app::atlasText(clipText(text, maxGlyphs, false).text); }
 
 std::string tooltipBody(std::string_view text, std::size_t maxGlyphs) {
     Clipped c = clipText(text, maxGlyphs, true);
+    c.text = app::atlasText(c.text);
     if (c.cut) c.text += " (" + thousands(codepointCount(text)) + " characters)";
     return c.text;
 }
@@ -196,8 +200,9 @@ std::vector<std::string_view> splitPieces(std::string_view text, std::size_t max
 }
 
 std::string fitLabel(std::string_view text, float maxWidth, std::size_t maxGlyphs) {
-    std::string shown = clipLabel(text, maxGlyphs);
-    if (textWidth(shown) <= maxWidth) return shown;
+    // Cut in logical order (a right-to-left word loses its end, drawn at its left), drawn shaped.
+    const std::string shown = clipText(text, maxGlyphs, false).text;
+    if (std::string whole = app::atlasText(shown); textWidth(whole) <= maxWidth) return whole;
     // Where a prefix may end: before every letter (never between a letter and its marks).
     std::vector<std::size_t> ends;
     for (std::size_t pos = 0; pos < shown.size();) {
@@ -209,10 +214,10 @@ std::string fitLabel(std::string_view text, float maxWidth, std::size_t maxGlyph
     std::size_t lo = 0, hi = ends.size();  // ends[lo] fits (the empty prefix: "…" alone)
     while (hi - lo > 1) {
         const std::size_t mid = (lo + hi) / 2;
-        if (textWidth(shown.substr(0, ends[mid]) + kEllipsis) <= maxWidth) lo = mid;
+        if (textWidth(app::atlasText(shown.substr(0, ends[mid]) + kEllipsis)) <= maxWidth) lo = mid;
         else hi = mid;
     }
-    return shown.substr(0, ends.empty() ? 0 : ends[lo]) + kEllipsis;
+    return app::atlasText(shown.substr(0, ends.empty() ? 0 : ends[lo]) + kEllipsis);
 }
 
 void sameLineIfFits(float width) {
@@ -227,7 +232,7 @@ void flow(std::string_view text, bool first, bool disabled) {
     const float width = textWidth(shown);
     if (!first) sameLineIfFits(width);
     const float room = ImGui::GetContentRegionAvail().x;
-    const std::string fitted = width <= room ? shown : fitLabel(shown, room);
+    const std::string fitted = width <= room ? shown : fitLabel(text, room);
     if (disabled) ImGui::TextDisabled("%s", fitted.c_str());
     else ImGui::TextUnformatted(fitted.c_str());
     if (fitted != shown) hoverTooltip(text);
@@ -287,6 +292,7 @@ void labelColored(const ImVec4& colour, std::string_view text, std::size_t maxGl
 
 bool wrappedText(std::string_view text, std::size_t maxGlyphs, float wrapWidth) {
     Clipped shown = clipText(text, maxGlyphs, true);
+    shown.text = app::atlasText(shown.text);
     if (shown.cut) shown.text += " (" + thousands(codepointCount(text)) + " characters)";
     ImGui::PushTextWrapPos(wrapWidth > 0.0f ? ImGui::GetCursorPosX() + wrapWidth : 0.0f);
     pieces(shown.text);
@@ -315,6 +321,15 @@ void showTooltip(std::string_view text, std::size_t maxGlyphs) {
     ImGui::BeginTooltip();
     ImGui::PushTextWrapPos(ImGui::GetFontSize() * 28.0f);
     pieces(tooltipBody(text, maxGlyphs));
+    // How the text was drawn, when it was not as stored: reordered, joined, unshaped, boxes.
+    if (fonts::needsShaping(text)) {
+        const std::string notes = fonts::shownNotes(fonts::shownText(clipText(text, maxGlyphs, false).text));
+        if (!notes.empty()) {
+            ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+            pieces(notes);
+            ImGui::PopStyleColor();
+        }
+    }
     ImGui::PopTextWrapPos();
     ImGui::EndTooltip();
 }

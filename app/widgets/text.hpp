@@ -38,7 +38,8 @@ struct Clipped {
     bool cut = false;  // "…" was appended
 };
 Clipped clipText(std::string_view text, std::size_t maxGlyphs, bool multiline);
-// A one-line label: clipText(text, maxGlyphs, false).text.
+// A one-line label as drawn: clipText(text, maxGlyphs, false).text in visual order, Arabic joined
+// and emoji in the atlas's slots (app::atlasText). Give it to ImGui, never to another of these.
 std::string clipLabel(std::string_view text, std::size_t maxGlyphs = kLabelGlyphs);
 // What a tooltip shows of `text`: the first kTooltipGlyphs, then "… (40,000 characters)".
 std::string tooltipBody(std::string_view text, std::size_t maxGlyphs = kTooltipGlyphs);
@@ -53,7 +54,8 @@ std::vector<std::string_view> splitPieces(std::string_view text, std::size_t max
 // A label no wider than `maxWidth` pixels (and at most `maxGlyphs`): "…" replaces what does not
 // fit; "…" alone when nothing else fits.
 std::string fitLabel(std::string_view text, float maxWidth, std::size_t maxGlyphs = kLabelGlyphs);
-// A one-line label that says how long the text was when it is cut: "aaa… (40,000 characters)".
+// A one-line label that says how long the text was when it is cut: "aaa… (40,000 characters)",
+// in logical order (not yet shaped for drawing): a part of a tooltip's text, which showTooltip shapes.
 std::string labelWithLength(std::string_view text, std::size_t maxGlyphs = kLabelGlyphs);
 // `shown` for a widget that takes "##" as the start of its ID (combo previews, menu items): the
 // marks are kept apart by a word joiner (U+2060, drawn as nothing), so "##" shows as typed.

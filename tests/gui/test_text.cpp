@@ -1,5 +1,6 @@
 // The text helpers every panel draws user text through: labels cut at whole characters and
 // never blank, control characters visible, long texts in bounded pieces that lose nothing.
+#include "app/fonts/font_atlas.hpp"
 #include "app/widgets/text.hpp"
 #include "core/text/tokenizer.hpp"
 
@@ -54,7 +55,16 @@ TEST(TextClipping, NothingIsBlankAndControlsAreVisible) {
                                  "b"),
               "a\\xFFb");  // a byte that is no character, as a byte
     EXPECT_EQ(widgets::clipLabel("  "), "\u2423\u2423");
-    EXPECT_EQ(widgets::clipLabel("👩‍👩‍👧"), "👩‍👩‍👧");  // the joiners stay with the emoji
+    EXPECT_EQ(widgets::clipText("👩‍👩‍👧", 40, false).text, "👩‍👩‍👧");  // the joiners stay with the emoji
+    // Drawn, each emoji (beyond ImGui's 16-bit characters) is its slot in the atlas.
+    const std::string family = widgets::clipLabel("👩‍👩‍👧");
+    std::u32string slots;
+    for (std::size_t pos = 0; pos < family.size();) slots.push_back(core::decodeUtf8(family, pos));
+    ASSERT_EQ(slots.size(), 5u);
+    EXPECT_EQ(app::slotCodepoint(slots[0]), U'👩');
+    EXPECT_EQ(slots[2], slots[0]);
+    EXPECT_EQ(app::slotCodepoint(slots[4]), U'👧');
+    EXPECT_EQ(slots[1], U'\u200D');
     EXPECT_EQ(widgets::clipLabel("\u200d"), "<U+200D>");
     EXPECT_EQ(widgets::clipText("a\nb\tc", 10, true).text, "a\nb\tc");  // wrapped text keeps its lines
     EXPECT_EQ(widgets::clipLabel("a\nb"), "a\\nb");                     // a label is one line
