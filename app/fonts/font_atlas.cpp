@@ -85,16 +85,35 @@ char32_t slotCodepoint(char32_t slot) {
     return s.codepointOf[slot - kFirstSlot];
 }
 
-std::string atlasText(std::string_view text) {
+std::string slottedText(std::string_view utf8) {
+    if (!fonts::needsShaping(utf8)) return std::string(utf8);
+    std::string out;
+    for (std::size_t pos = 0; pos < utf8.size();) {
+        const std::size_t start = pos;
+        const char32_t cp = core::decodeUtf8(utf8, pos);
+        // A private-use character the user typed takes a slot too, so that it comes back as itself.
+        if (cp > 0xFFFF || (cp >= kFirstSlot && cp <= kLastSlot)) core::appendUtf8(out, atlasSlot(cp));
+        else out.append(utf8.substr(start, pos - start));  // as it was, invalid bytes included
+    }
+    return out;
+}
+
+std::string unslottedText(std::string_view text) {
     if (!fonts::needsShaping(text)) return std::string(text);
-    // Slots already given out stand for their characters again (text shaped twice keeps its emoji).
-    std::string unslotted;
+    std::string out;
     for (std::size_t pos = 0; pos < text.size();) {
+        const std::size_t start = pos;
         const char32_t cp = core::decodeUtf8(text, pos);
         const char32_t astral = cp >= kFirstSlot && cp <= kLastSlot ? slotCodepoint(cp) : 0;
-        core::appendUtf8(unslotted, astral ? astral : cp);
+        if (astral) core::appendUtf8(out, astral);
+        else out.append(text.substr(start, pos - start));
     }
-    const std::string_view utf8 = unslotted;
+    return out;
+}
+
+std::string atlasText(std::string_view text) {
+    if (!fonts::needsShaping(text)) return std::string(text);
+    const std::string_view utf8 = text;
     std::string out;
     out.reserve(utf8.size());
     for (std::size_t start = 0;;) {  // line by line: each line is one paragraph for the bidi algorithm
@@ -120,13 +139,16 @@ std::set<ImWchar> FontSet::neededCharacters(const std::vector<std::string_view>&
     std::set<ImWchar> out;
     for (std::string_view text : texts) {
         if (!fonts::needsShaping(text)) continue;
-        const std::string shown = widgets::tooltipBody(text, widgets::kTooltipGlyphs);  // as the most of it drawn
-        for (std::size_t pos = 0; pos < shown.size();) {
-            const char32_t cp = core::decodeUtf8(shown, pos);
-            if (cp < 0x80 || cp > 0xFFFF || inBaseSet(cp)) continue;
-            out.insert(static_cast<ImWchar>(cp));
-            if (out.size() == kMaxExtraGlyphs) return out;
-        }
+        // As the most of it is drawn (a tooltip), and as a text field shows it while it is edited:
+        // in logical order, Arabic letters unjoined.
+        const std::string logical = widgets::clipText(text, widgets::kTooltipGlyphs, true).text;
+        for (const std::string& shown : {widgets::tooltipBody(text, widgets::kTooltipGlyphs), slottedText(logical)})
+            for (std::size_t pos = 0; pos < shown.size();) {
+                const char32_t cp = core::decodeUtf8(shown, pos);
+                if (cp < 0x80 || cp > 0xFFFF || inBaseSet(cp)) continue;
+                out.insert(static_cast<ImWchar>(cp));
+                if (out.size() == kMaxExtraGlyphs) return out;
+            }
     }
     return out;
 }

@@ -28,6 +28,11 @@ struct Fonts {
 // (fonts::shownText), a box for what no face has, and each character beyond U+FFFF as its
 // private-use slot. Text of printable ASCII is returned as it is.
 std::string atlasText(std::string_view utf8);
+// utf8 with each character beyond U+FFFF (and each private-use one) as its slot, nothing else
+// changed: for a text field, which ImGui edits in 16-bit characters (an emoji typed or kept there
+// would become U+FFFD); unslottedText gives the characters back.
+std::string slottedText(std::string_view utf8);
+std::string unslottedText(std::string_view text);
 // The character a slot stands for (0 when `slot` is not one given out); the slot of `cp`.
 char32_t slotCodepoint(char32_t slot);
 char32_t atlasSlot(char32_t cp);

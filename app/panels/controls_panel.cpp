@@ -1,5 +1,6 @@
 #include "app/panels/controls_panel.hpp"
 
+#include "app/fonts/font_atlas.hpp"
 #include "app/widgets/text.hpp"
 #include "core/base/format.hpp"
 #include "core/scenario/presets.hpp"
@@ -63,7 +64,12 @@ void sentenceField(PanelContext& ctx) {
     std::string& draft = ctx.drafts.sentence;
     if (draft.size() <= kEditableBytes) {
         ImGui::SetNextItemWidth(-1);
-        if (ImGui::InputText("##sentence", &draft)) ctx.actions.emit(action::SetSentence{draft});
+        // Edited with its emoji in the atlas's slots: ImGui's 16-bit characters would lose them.
+        std::string field = slottedText(draft);
+        if (ImGui::InputText("##sentence", &field)) {
+            draft = unslottedText(field);
+            ctx.actions.emit(action::SetSentence{draft});
+        }
         tooltip("Type anything: attention is recomputed as you type.");
         return;
     }
