@@ -38,7 +38,7 @@ constexpr ImWchar kBaseRanges[] = {
 
 // Private-use slots for characters beyond U+FFFF, given out in the order they are first drawn.
 constexpr char32_t kFirstSlot = 0xE000, kLastSlot = 0xF8FF;
-constexpr ImWchar kFallback = 0xFFFD;  // what ImGui draws for a character not in the atlas: baked as a box
+constexpr ImWchar kFallback = 0xFFFD;  // what ImGui draws for a character not in the atlas: baked as □
 
 struct Slots {
     std::mutex mutex;
@@ -178,6 +178,8 @@ ImFont* FontSet::addFace(const char* primaryFile, float size) {
     std::vector<ImWchar> own(std::begin(kBaseRanges), std::end(kBaseRanges));
     std::map<int, std::vector<ImWchar>> merged;  // face -> its characters as ranges
     std::vector<std::pair<ImWchar, fonts::GlyphRef>> slotted;
+    // ImGui's fallback, for a character the atlas lacks: the same box as one no face has.
+    if (const fonts::GlyphRef box = stack.find(fonts::kNoGlyphBox); box.found()) slotted.emplace_back(kFallback, box);
     for (ImWchar c : m_extra) {
         if (const char32_t astral = slotCodepoint(c); astral != 0) {
             if (const fonts::GlyphRef ref = stack.find(astral); ref.found()) slotted.emplace_back(c, ref);
@@ -224,11 +226,6 @@ ImFont* FontSet::addFace(const char* primaryFile, float size) {
                                              ImVec2(static_cast<float>(x0), ascent + static_cast<float>(y0)));
         m_custom.push_back({rect, ref.face, ref.glyph, scale});
     }
-    const int boxWidth = std::max(3, static_cast<int>(std::lround(px * 0.45f)));
-    const int boxHeight = std::max(4, static_cast<int>(std::lround(px * 0.62f)));
-    const int rect = io.Fonts->AddCustomRectFontGlyph(font, kFallback, boxWidth, boxHeight, static_cast<float>(boxWidth) + px * 0.2f,
-                                                      ImVec2(px * 0.1f, ascent - static_cast<float>(boxHeight)));
-    m_custom.push_back({rect, -1, 0, px});
     return font;
 }
 
@@ -242,16 +239,7 @@ void FontSet::bakeCustomGlyphs() {
     for (const CustomGlyph& g : m_custom) {
         const ImFontAtlasCustomRect* r = io.Fonts->GetCustomRectByIndex(g.rect);
         unsigned char* at = pixels + static_cast<std::ptrdiff_t>(r->Y) * width + r->X;
-        if (g.face >= 0) {
-            stbtt_MakeGlyphBitmap(&stack.info(g.face), at, r->Width, r->Height, width, g.scale, g.scale, g.glyph);
-            continue;
-        }
-        const int stroke = std::max(1, static_cast<int>(std::lround(g.scale / 16.0f)));  // the box: a hollow rectangle
-        for (int y = 0; y < r->Height; ++y)
-            for (int x = 0; x < r->Width; ++x) {
-                const bool edge = x < stroke || y < stroke || x >= r->Width - stroke || y >= r->Height - stroke;
-                at[static_cast<std::ptrdiff_t>(y) * width + x] = edge ? 255 : 0;
-            }
+        stbtt_MakeGlyphBitmap(&stack.info(g.face), at, r->Width, r->Height, width, g.scale, g.scale, g.glyph);
     }
 }
 

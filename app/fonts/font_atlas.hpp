@@ -72,7 +72,7 @@ private:
     std::deque<std::vector<ImWchar>> m_ranges;  // must outlive the atlas build
     struct CustomGlyph {
         int rect;  // the atlas's custom rectangle
-        int face;  // in the stack; -1 for the missing-glyph box
+        int face;  // in the stack
         int glyph;
         float scale;
     };

@@ -344,3 +344,158 @@ TEST(ExportHeatmap, CausalFigureWithoutAWindow) {
     ASSERT_EQ(run("--preset seed004-causal --export-heatmap " + svg.string(), false), 0);
     EXPECT_GT(fs::file_size(svg), 1000u);
 }
+
+namespace {
+
+// ---- token labels read back from pixels ----
+
+// Ink of a label: which pixels differ from the background around it.
+struct Ink {
+    int width = 0, height = 0;
+    std::vector<char> on;
+    bool at(int x, int y) const { return on[static_cast<std::size_t>(y) * width + x] != 0; }
+};
+
+bool isColormapColour(Rgb c) {
+    for (const Rgb& v : attnviz::core::colormapTable(attnviz::core::ColormapKind::Viridis))
+        if (v == c) return true;
+    return false;
+}
+
+// The matrix of a heatmap: its left edge and the top and bottom of its cells (viridis pixels).
+struct Matrix {
+    int left = -1, top = -1, bottom = -1;
+};
+
+Matrix findMatrix(const Image& img) {
+    Matrix m;
+    int best = img.width;
+    for (int y = img.height / 3; y < 2 * img.height / 3; ++y)
+        for (int x = 0; x + 16 < img.width && x < best; ++x) {
+            bool run = true;
+            for (int k = 0; k < 16 && run; ++k) run = isColormapColour(img.at(x + k, y));
+            if (run) best = x;
+        }
+    if (best == img.width) return m;
+    m.left = best;
+    const int x = best + 4;
+    for (int y = 0; y < img.height; ++y)
+        if (isColormapColour(img.at(x, y))) {
+            if (m.top < 0) m.top = y;
+            m.bottom = y;
+        }
+    return m;
+}
+
+// The ink left of the matrix across the middle of row `row` of `rows`: from the matrix leftwards
+// to the first gap of 10 blank columns after the label (the axis title stays out), cropped to it.
+Ink rowLabel(const Image& img, const Matrix& m, int rows, int row) {
+    const float cell = static_cast<float>(m.bottom - m.top + 1) / static_cast<float>(rows);
+    const int y0 = m.top + static_cast<int>(cell * (static_cast<float>(row) + 0.1f));
+    const int y1 = m.top + static_cast<int>(cell * (static_cast<float>(row) + 0.9f));
+    const Rgb paper = img.at(m.left - 3, m.top + static_cast<int>(cell * (static_cast<float>(row) + 0.05f)));
+    const auto inked = [&](int x, int y) {
+        const Rgb c = img.at(x, y);
+        return std::max({std::abs(c.r - paper.r), std::abs(c.g - paper.g), std::abs(c.b - paper.b)}) > 60;
+    };
+    int right = -1, left = -1, blank = 0;
+    for (int x = m.left - 3; x >= 0 && blank < 10; --x) {
+        bool any = false;
+        for (int y = y0; y < y1 && !any; ++y) any = inked(x, y);
+        if (any) {
+            if (right < 0) right = x;
+            left = x;
+            blank = 0;
+        } else if (right >= 0) {
+            ++blank;
+        }
+    }
+    Ink ink;
+    if (right < 0) return ink;
+    int top = y1, bottom = y0 - 1;
+    for (int y = y0; y < y1; ++y)
+        for (int x = left; x <= right; ++x)
+            if (inked(x, y)) top = std::min(top, y), bottom = std::max(bottom, y);
+    ink.width = right - left + 1;
+    ink.height = bottom - top + 1;
+    for (int y = top; y <= bottom; ++y)
+        for (int x = left; x <= right; ++x) ink.on.push_back(inked(x, y) ? 1 : 0);
+    return ink;
+}
+
+// The best share of `glyph`'s pixels that agree with `label` at any placement, and where.
+struct Match {
+    double share = 0.0;
+    int x = -1;
+};
+
+Match bestMatch(const Ink& label, const Ink& glyph) {
+    Match best;
+    for (int dy = -2; dy <= label.height - glyph.height + 2; ++dy)
+        for (int dx = 0; dx + glyph.width <= label.width; ++dx) {
+            int agree = 0;
+            for (int y = 0; y < glyph.height; ++y)
+                for (int x = 0; x < glyph.width; ++x) {
+                    const int ly = y + dy;
+                    const bool l = ly >= 0 && ly < label.height && label.at(x + dx, ly);
+                    agree += l == glyph.at(x, y);
+                }
+            const double share = static_cast<double>(agree) / static_cast<double>(glyph.width * glyph.height);
+            if (share > best.share) best = {share, dx};
+        }
+    return best;
+}
+
+// Tokens in every script, with the controls the check needs: a "?" (the glyph to look for), a
+// label that holds one, Hebrew letters alone and together, and a character no font has (a box).
+const std::vector<std::string> kScriptTokens = {"?",    "日本語", "テキスト", "한국어", "中文", "עברית", "سلام", "हिन्दी",     "ไทย",
+                                                "🤖", "Ωμέγα",  "привет",   "x?",     "ע",    "ב",     "עב",   "\U0010FFFD"};
+constexpr int kQuestionRow = 0, kHasQuestionRow = 12, kAyinRow = 13, kBetRow = 14, kPairRow = 15, kBoxRow = 16;
+
+std::string scriptTokensFlag() {
+    std::string out;
+    for (const std::string& t : kScriptTokens) out += (out.empty() ? "" : ",") + t;
+    return "--tokens \"" + out + "\"";
+}
+
+// Every label of `img`'s heatmap: no token but the controls is drawn with the "?" glyph or the
+// box; the controls are found (so the check can see a "?"), and עב is drawn bet first.
+void expectEveryScriptDrawn(const Image& img, const std::string& what) {
+    SCOPED_TRACE(what);
+    const int rows = static_cast<int>(kScriptTokens.size());
+    const Matrix m = findMatrix(img);
+    ASSERT_GT(m.left, 0);
+    ASSERT_GT(m.bottom - m.top, rows * 10);
+    std::vector<Ink> labels;
+    for (int r = 0; r < rows; ++r) {
+        labels.push_back(rowLabel(img, m, rows, r));
+        ASSERT_GT(labels.back().width, 2) << "no label on row " << r << ", " << kScriptTokens[static_cast<std::size_t>(r)];
+    }
+    const Ink& question = labels[kQuestionRow];
+    const Ink& box = labels[kBoxRow];
+    // The check sees a "?" (the control's is drawn in the selected row's colour in the window, so
+    // its ink differs by a pixel or two); no other label comes near (at most 0.8 measured).
+    EXPECT_GT(bestMatch(labels[kHasQuestionRow], question).share, 0.93);
+    for (int r = 1; r < rows; ++r) {
+        if (r == kHasQuestionRow || r == kBoxRow) continue;
+        const std::string& token = kScriptTokens[static_cast<std::size_t>(r)];
+        EXPECT_LT(bestMatch(labels[static_cast<std::size_t>(r)], question).share, 0.88) << token << " has a \"?\"";
+        EXPECT_LT(bestMatch(labels[static_cast<std::size_t>(r)], box).share, 0.88) << token << " has a box";
+    }
+    // עב: bet (drawn alone on its row) left of ayin.
+    const Match bet = bestMatch(labels[kPairRow], labels[kBetRow]), ayin = bestMatch(labels[kPairRow], labels[kAyinRow]);
+    EXPECT_GT(bet.share, 0.85);
+    EXPECT_GT(ayin.share, 0.85);
+    EXPECT_LT(bet.x, ayin.x) << "עב is not in visual order";
+}
+
+}  // namespace
+
+TEST(Screenshot, EveryScriptIsDrawnWithItsGlyphsInTheWindowAndTheFigure) {
+    if (!hasDisplayTools()) GTEST_SKIP() << "xvfb-run is not installed";
+    const fs::path shot = tempDir() / "scripts-app.png", figure = tempDir() / "scripts-figure.png";
+    ASSERT_EQ(run(scriptTokensFlag() + " --screenshot " + shot.string() + " --panel heatmap --size 1280x1024", true), 0);
+    ASSERT_EQ(run(scriptTokensFlag() + " --export-heatmap " + figure.string(), false), 0);
+    expectEveryScriptDrawn(load(shot.string()), "window");
+    expectEveryScriptDrawn(load(figure.string()), "exported PNG");
+}
