@@ -10,7 +10,6 @@
 #include <stb_truetype.h>
 
 #include <cmath>
-#include <map>
 #include <mutex>
 #include <unordered_map>
 
@@ -57,12 +56,6 @@ float imguiAscent(const stbtt_fontinfo& info, float px) {
     int ascent = 0, descent = 0, gap = 0;
     stbtt_GetFontVMetrics(&info, &ascent, &descent, &gap);
     return std::floor(static_cast<float>(ascent) * stbtt_ScaleForPixelHeight(&info, px) + (ascent > 0 ? 1.0f : -1.0f));
-}
-
-// The pixel size ImGui must be given for a face (it scales by line height) to draw it at an em
-// of emPx pixels.
-float sizeForEm(const stbtt_fontinfo& info, float emPx) {
-    return emPx * stbtt_ScaleForMappingEmToPixels(&info, 1.0f) / stbtt_ScaleForPixelHeight(&info, 1.0f);
 }
 
 }  // namespace
@@ -173,56 +166,42 @@ ImFont* FontSet::addFace(const char* primaryFile, float size) {
     const auto* data = reinterpret_cast<const unsigned char*>(bytes->data());
     if (!stbtt_InitFont(&primary, data, stbtt_GetFontOffsetForIndex(data, 0))) return nullptr;
 
-    // 1. which face draws each character: the primary face, a later face of the stack, or a slot
+    // 1. which face draws each character: the primary face, else the first face of the stack that
+    // has it (a character beyond U+FFFF through its slot)
     const fonts::FontStack& stack = fonts::FontStack::shared();
     std::vector<ImWchar> own(std::begin(kBaseRanges), std::end(kBaseRanges));
-    std::map<int, std::vector<ImWchar>> merged;  // face -> its characters as ranges
-    std::vector<std::pair<ImWchar, fonts::GlyphRef>> slotted;
+    std::vector<std::pair<ImWchar, fonts::GlyphRef>> others;
     // ImGui's fallback, for a character the atlas lacks: the same box as one no face has.
-    if (const fonts::GlyphRef box = stack.find(fonts::kNoGlyphBox); box.found()) slotted.emplace_back(kFallback, box);
+    if (const fonts::GlyphRef box = stack.find(fonts::kNoGlyphBox); box.found()) others.emplace_back(kFallback, box);
     for (ImWchar c : m_extra) {
-        if (const char32_t astral = slotCodepoint(c); astral != 0) {
-            if (const fonts::GlyphRef ref = stack.find(astral); ref.found()) slotted.emplace_back(c, ref);
-        } else if (stbtt_FindGlyphIndex(&primary, c) != 0) {
-            own.insert(own.end(), {c, c});
-        } else if (const fonts::GlyphRef ref = stack.find(c); ref.found()) {
-            merged[ref.face].insert(merged[ref.face].end(), {c, c});
-        }
+        const char32_t astral = slotCodepoint(c);
+        if (astral == 0 && stbtt_FindGlyphIndex(&primary, c) != 0) own.insert(own.end(), {c, c});
+        else if (const fonts::GlyphRef ref = stack.find(astral != 0 ? astral : c); ref.found()) others.emplace_back(c, ref);
     }
     own.push_back(0);
     m_ranges.push_back(std::move(own));
 
-    // 2. the primary face, then each other face merged into it with the characters it is first to have,
-    // at the primary's em size (ImGui sizes a face by its line height, which differs between faces:
-    // Noto Thai's tall lines would make its letters small), as the figures draw them
-    const float emPx = px * stbtt_ScaleForPixelHeight(&primary, 1.0f) / stbtt_ScaleForMappingEmToPixels(&primary, 1.0f);
+    // 2. the primary face
     ImFontConfig config;
-    config.FontDataOwnedByAtlas = false;  // the bytes live in fonts::fontBytes
+    config.FontDataOwnedByAtlas = false;  // ImGui copies the bytes anyway
     config.OversampleH = 2;
     ImFont* font = io.Fonts->AddFontFromMemoryTTF(const_cast<char*>(bytes->data()), static_cast<int>(bytes->size()), px, &config,
                                                   m_ranges.back().data());
-    for (auto& [face, ranges] : merged) {
-        const std::string& faceBytes = fonts::fontBytes(stack.face(face).file);
-        ranges.push_back(0);
-        m_ranges.push_back(std::move(ranges));
-        ImFontConfig merge;
-        merge.FontDataOwnedByAtlas = false;
-        merge.MergeMode = true;
-        merge.OversampleH = 1;  // ideographs are dense: sharp enough without, half the atlas
-        io.Fonts->AddFontFromMemoryTTF(const_cast<char*>(faceBytes.data()), static_cast<int>(faceBytes.size()),
-                                       sizeForEm(stack.info(face), emPx), &merge, m_ranges.back().data());
-    }
 
-    // 3. characters beyond U+FFFF, and the box ImGui draws for a character it lacks, as custom glyphs
+    // 3. the other faces' characters as custom glyphs, drawn by stb_truetype from the faces the
+    // stack holds (merging a face into ImGui's build would copy its whole file at each size: 4 MB
+    // for CJK), at the primary's em size as the figures draw them (ImGui would size each face by
+    // its line height, and Noto Thai's tall lines would make its letters small)
+    const float emPx = px * stbtt_ScaleForPixelHeight(&primary, 1.0f) / stbtt_ScaleForMappingEmToPixels(&primary, 1.0f);
     const float ascent = imguiAscent(primary, px);
-    for (const auto& [slot, ref] : slotted) {
+    for (const auto& [c, ref] : others) {
         const stbtt_fontinfo& info = stack.info(ref.face);
         const float scale = stbtt_ScaleForMappingEmToPixels(&info, emPx);
         int x0 = 0, y0 = 0, x1 = 0, y1 = 0, advance = 0, lsb = 0;
         stbtt_GetGlyphBitmapBox(&info, ref.glyph, scale, scale, &x0, &y0, &x1, &y1);
         stbtt_GetGlyphHMetrics(&info, ref.glyph, &advance, &lsb);
         const int rect =
-            io.Fonts->AddCustomRectFontGlyph(font, slot, std::max(x1 - x0, 1), std::max(y1 - y0, 1), static_cast<float>(advance) * scale,
+            io.Fonts->AddCustomRectFontGlyph(font, c, std::max(x1 - x0, 1), std::max(y1 - y0, 1), static_cast<float>(advance) * scale,
                                              ImVec2(static_cast<float>(x0), ascent + static_cast<float>(y0)));
         m_custom.push_back({rect, ref.face, ref.glyph, scale});
     }
@@ -258,6 +237,10 @@ void FontSet::build(float pixelScale, const std::set<ImWchar>& needed) {
     m_fonts.mono = addFace("DejaVuSansMono.ttf", kBaseSize * 0.95f);
     io.Fonts->Build();
     bakeCustomGlyphs();
+    // ImGui copied each face's file for each size it was added at (a CJK face is 4 MB): the
+    // glyphs are baked, so the copies and ranges go.
+    io.Fonts->ClearInputData();
+    m_ranges.clear();
     io.FontDefault = m_fonts.regular;
 }
 

@@ -69,7 +69,7 @@ private:
     float m_pixelScale = 0.0f;
     std::set<ImWchar> m_extra;
     std::u32string m_missing;
-    std::deque<std::vector<ImWchar>> m_ranges;  // must outlive the atlas build
+    std::deque<std::vector<ImWchar>> m_ranges;  // must outlive the atlas build (cleared after it)
     struct CustomGlyph {
         int rect;  // the atlas's custom rectangle
         int face;  // in the stack

@@ -52,9 +52,12 @@ const std::string& fontBytes(const std::string& fileName) {
     if (const auto it = cache.find(fileName); it != cache.end()) return *it->second;
 
     const std::string path = findFont(fileName);
-    std::ifstream in(path, std::ios::binary);
-    auto bytes = std::make_unique<std::string>(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-    if (!in.good() && !in.eof()) throw core::InputError(path, "cannot read the font file");
+    std::ifstream in(path, std::ios::binary | std::ios::ate);
+    if (!in) throw core::InputError(path, "cannot read the font file");
+    const std::streamoff size = in.tellg();
+    auto bytes = std::make_unique<std::string>(size > 0 ? static_cast<std::size_t>(size) : 0, '\0');
+    in.seekg(0);
+    if (size < 0 || !in.read(bytes->data(), size)) throw core::InputError(path, "cannot read the font file");
     if (bytes->empty()) throw core::InputError(path, "the font file is empty");
     return *cache.emplace(fileName, std::move(bytes)).first->second;
 }

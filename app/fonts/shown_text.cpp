@@ -66,7 +66,9 @@ ShownText shownText(std::string_view utf8, const FontStack& stack) {
     std::u32string visual = logical;
     if (anyRtl || joinedLetters) {
         std::vector<FriBidiChar> in(logical.begin(), logical.end()), result(logical.size() + 1);
-        FriBidiParType base = FRIBIDI_PAR_ON;
+        // Left to right as a whole, as the UI around it reads and as an SVG viewer lays out a label
+        // (a position put before a Hebrew token stays at its left); right-to-left runs turn round.
+        FriBidiParType base = FRIBIDI_PAR_LTR;
         const auto length = static_cast<FriBidiStrIndex>(in.size());
         if (fribidi_log2vis(in.data(), length, &base, result.data(), nullptr, nullptr, nullptr) != 0) {
             visual.clear();

@@ -22,7 +22,8 @@ struct ShownText {
     std::u32string noGlyph;    // code points drawn as kNoGlyphBox, each once, in order
 };
 
-// utf8 (valid UTF-8; invalid bytes decode to U+FFFD) as drawn, one line of it (a line break is
+// utf8 (valid UTF-8; invalid bytes decode to U+FFFD) as drawn, one line of it, in a left-to-right
+// line (a label in the UI and in a figure) (a line break is
 // an ordinary character here: callers split lines first). Private-use code points are boxes too:
 // the window keeps that area for its own glyphs.
 ShownText shownText(std::string_view utf8, const FontStack& stack = FontStack::shared());

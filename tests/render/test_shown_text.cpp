@@ -158,3 +158,9 @@ TEST(FigureText, HebrewIsDrawnInVisualOrder) {
     font.draw(logical, "ב", 4.0f + font.textWidth("ע", 24.0f), 30.0f, 24.0f, {0, 0, 0});
     EXPECT_NE(drawn(font, "עב"), logical.rgba());
 }
+
+TEST(ShownText, ALabelIsALeftToRightLineWhateverItStartsWith) {
+    // A position before a Hebrew token stays at its left, as in an SVG viewer.
+    EXPECT_EQ(fonts::shownText("8 עברית").visual, U"8 תירבע");
+    EXPECT_EQ(fonts::shownText("שלום!").visual, U"םולש!");
+}
