@@ -43,8 +43,8 @@ std::vector<std::string_view> App::fontTexts() const {
     // typed, the scenario's name and the lesson's step.
     std::vector<std::string_view> texts;
     const auto add = [&texts](const std::vector<std::string>& list) { texts.insert(texts.end(), list.begin(), list.end()); };
-    add(m_state.model.queryTokens);
-    add(m_state.model.keyTokens);
+    add(m_state.queryLabels);  // as panels draw them: a model's byte tokens as "⟨E6 97⟩"
+    add(m_state.keyLabels);
     add(m_state.loaded.nextLabels);
     texts.emplace_back(m_drafts.sentence);
     texts.emplace_back(m_state.scenario.name);

@@ -5,11 +5,16 @@
 #include "app/fonts/font_atlas.hpp"
 #include "app/fonts/shown_text.hpp"
 #include "app/state/actions.hpp"
+#include "core/base/files.hpp"
+#include "core/io/export.hpp"
 #include "core/scenario/presets.hpp"
 #include "core/text/tokenizer.hpp"
+#include "tests/tiny_gpt2.hpp"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <filesystem>
 #include <map>
 #include <string>
 #include <tuple>
@@ -221,4 +226,31 @@ TEST(TextField, EmojiAndPrivateUseCharactersSurviveAnEdit) {
     EXPECT_EQ(unslottedText(field), typed);
     EXPECT_EQ(unslottedText(field + "x"), typed + "x");  // an edit after them keeps them
     EXPECT_EQ(slottedText("plain"), "plain");
+}
+
+TEST_F(Scripts, AModelsByteTokensAreTheirBytesInTheWindowAndTheExport) {
+    // The tiny checkpoint's tokenizer has no merge for 日 (E6 97 A5) or 本 (E6 9C AC): each byte
+    // is a token of its own, shown as its bytes and never as "?".
+    const auto dir = std::filesystem::temp_directory_path() / ("attnviz-test-" + std::to_string(::getpid()) + "-bytes");
+    std::filesystem::create_directories(dir);
+    tinygpt2::writeCheckpoint(dir, tinygpt2::weights(7));
+    App app(makeState(core::loadPreset("default")));
+    core::Scenario next;
+    next.model = core::modelFolder(dir.string());
+    next.sentence = "日本";
+    next.causal = true;
+    ASSERT_TRUE(apply(app.state(), action::LoadScenario{next, "", "", true}));
+    app.state().opening->wait();
+    frames(app, 4);
+    ASSERT_TRUE(app.state().loaded);
+    const std::vector<std::string> bytes = {"⟨E6⟩", "⟨97⟩", "⟨A5⟩", "⟨E6⟩", "⟨9C⟩", "⟨AC⟩"};
+    EXPECT_EQ(app.state().queryLabels, bytes);
+    const std::u32string drawn = drawnCharacters(app.fontSet().fonts());
+    for (const std::string& label : bytes) EXPECT_NE(drawn.find(drawnForm(label)), std::u32string::npos) << label;
+    EXPECT_EQ(drawn.find(U'\uFFFD'), std::u32string::npos);
+    // The export names the tokens the same way.
+    core::StringSink json;
+    core::writeModelExportJson(json, app.state().scenario, app.state().loaded);
+    EXPECT_NE(json.text.find(R"("tokens": ["⟨E6⟩","⟨97⟩","⟨A5⟩","⟨E6⟩","⟨9C⟩","⟨AC⟩"])"), std::string::npos) << json.text.substr(0, 300);
+    std::filesystem::remove_all(dir);
 }
