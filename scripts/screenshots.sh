@@ -18,6 +18,9 @@ shot --preset seed004-causal --lab linear --screenshot "$OUT/lab-linear.png" --p
 shot --preset default --lab cost --screenshot "$OUT/lab-cost.png" --panel cost --size $S
 shot --preset default --train-steps 400 --screenshot "$OUT/lab-train.png" --panel train --size $S
 shot --lesson attention --lesson-step 2 --presenter --screenshot "$OUT/lesson.png" --size $S
+SCRIPTS="日本語 テキスト café naïve Ωμέγα привет 🤖 עברית 한국어 سلام हिन्दी ไทย"
+shot --sentence "$SCRIPTS" --screenshot "$OUT/every-script.png" --size $S
+"$BIN" --sentence "$SCRIPTS" --export-heatmap "$OUT/figure-every-script.png"
 "$BIN" --preset seed004-causal --export-heatmap "$OUT/figure-causal.png"
 "$BIN" --preset seed004-causal --export-heatmap "$OUT/figure-causal.svg"
 "$BIN" --preset default --causal --query 3 --export-bars "$OUT/figure-bars.svg"
