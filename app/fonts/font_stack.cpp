@@ -5,6 +5,7 @@
 #include <stb_truetype.h>
 
 #include <iostream>
+#include <mutex>
 #include <set>
 
 namespace attnviz::fonts {
@@ -35,11 +36,12 @@ std::string svgFontFamily() {
 }
 
 struct FontStack::Loaded {
+    std::once_flag once;
     bool ok = false;
     stbtt_fontinfo info{};
 };
 
-FontStack::FontStack(std::vector<Face> faces) : m_faces(std::move(faces)), m_loaded(m_faces.size()) {}
+FontStack::FontStack(std::vector<Face> faces) : m_faces(std::move(faces)), m_loaded(std::make_unique<Loaded[]>(m_faces.size())) {}
 FontStack::~FontStack() = default;
 
 const FontStack& FontStack::shared() {
@@ -47,35 +49,33 @@ const FontStack& FontStack::shared() {
     return stack;
 }
 
-const FontStack::Loaded* FontStack::load(std::size_t face) const {
-    const std::lock_guard lock(m_mutex);
-    if (!m_loaded[face]) {
-        auto loaded = std::make_unique<Loaded>();
+const FontStack::Loaded& FontStack::load(std::size_t face) const {
+    Loaded& loaded = m_loaded[face];
+    std::call_once(loaded.once, [&] {
         try {
             const std::string& bytes = fontBytes(m_faces[face].file);
             const auto* data = reinterpret_cast<const unsigned char*>(bytes.data());
             const int offset = stbtt_GetFontOffsetForIndex(data, 0);
-            loaded->ok = offset >= 0 && stbtt_InitFont(&loaded->info, data, offset) != 0;
+            loaded.ok = offset >= 0 && stbtt_InitFont(&loaded.info, data, offset) != 0;
         } catch (const std::exception&) {
-            loaded->ok = false;  // not installed: the faces after it are tried
+            loaded.ok = false;  // not installed: the faces after it are tried
         }
-        m_loaded[face] = std::move(loaded);
-    }
-    return m_loaded[face].get();
+    });
+    return loaded;
 }
 
 GlyphRef FontStack::find(char32_t cp) const {
     for (std::size_t i = 0; i < m_faces.size(); ++i) {
-        const Loaded* f = load(i);
-        if (!f->ok) continue;
-        if (const int glyph = stbtt_FindGlyphIndex(&f->info, static_cast<int>(cp)); glyph != 0) return {static_cast<int>(i), glyph};
+        const Loaded& f = load(i);
+        if (!f.ok) continue;
+        if (const int glyph = stbtt_FindGlyphIndex(&f.info, static_cast<int>(cp)); glyph != 0) return {static_cast<int>(i), glyph};
     }
     return {};
 }
 
-const stbtt_fontinfo& FontStack::info(int face) const { return load(static_cast<std::size_t>(face))->info; }
+const stbtt_fontinfo& FontStack::info(int face) const { return load(static_cast<std::size_t>(face)).info; }
 
-bool FontStack::installed(int face) const { return load(static_cast<std::size_t>(face))->ok; }
+bool FontStack::installed(int face) const { return load(static_cast<std::size_t>(face)).ok; }
 
 namespace {
 

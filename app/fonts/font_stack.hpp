@@ -5,7 +5,6 @@
 
 #include <cstddef>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -59,10 +58,9 @@ public:
 
 private:
     struct Loaded;
-    const Loaded* load(std::size_t face) const;
+    const Loaded& load(std::size_t face) const;
     std::vector<Face> m_faces;
-    mutable std::mutex m_mutex;
-    mutable std::vector<std::unique_ptr<Loaded>> m_loaded;  // null: not tried yet
+    std::unique_ptr<Loaded[]> m_loaded;  // each read once (std::call_once): lookups take no lock
 };
 
 // The packages that would draw code points no installed face has, each with what it adds

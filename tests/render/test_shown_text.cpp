@@ -164,3 +164,11 @@ TEST(ShownText, ALabelIsALeftToRightLineWhateverItStartsWith) {
     EXPECT_EQ(fonts::shownText("8 עברית").visual, U"8 תירבע");
     EXPECT_EQ(fonts::shownText("שלום!").visual, U"םולש!");
 }
+
+TEST(FontStack, WhatIsMissingIsSaidOncePerPackage) {
+    const std::vector<std::string> first = fonts::reportMissing(U"\u0531\u0532");  // Armenian
+    ASSERT_EQ(first.size(), 1u);
+    EXPECT_NE(first[0].find("install fonts-noto-core"), std::string::npos);
+    EXPECT_TRUE(fonts::reportMissing(U"\u0533").empty());  // said already
+    EXPECT_TRUE(fonts::reportMissing(U"abc").empty());     // no package to name
+}
