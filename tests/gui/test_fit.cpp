@@ -6,6 +6,7 @@
 #include "app/app.hpp"
 #include "core/io/lesson.hpp"
 #include "core/scenario/presets.hpp"
+#include "tests/gui/headless.hpp"
 
 #include <gtest/gtest.h>
 #include <imgui_internal.h>
@@ -55,22 +56,12 @@ std::vector<std::string> overflowing() {
 // Draws `state` at `screen` as it opens (and with `everyPanel` each panel brought to the front in
 // turn), and adds what overflowed.
 void check(AppState state, const Screen& screen, const std::string& what, bool everyPanel, std::vector<std::string>& failures) {
-    ImGui::CreateContext();
-    ImGuiIO& io = ImGui::GetIO();
-    io.IniFilename = nullptr;
-    io.DisplaySize = ImVec2(screen.width, screen.height);
-    io.DeltaTime = 1.0f / 60.0f;
+    headless::createContext(ImVec2(screen.width, screen.height));
     {
         state.view.uiScale = screen.scale;
         App app(std::move(state));
         const auto frames = [&](int n) {
-            for (int i = 0; i < n; ++i) {
-                app.prepareFonts(1.0f, 1.0f);
-                app.prepareStyle(1.0f);
-                ImGui::NewFrame();
-                app.frame();
-                ImGui::Render();
-            }
+            for (int i = 0; i < n; ++i) headless::drawFrame(app);
         };
         std::vector<std::string> panels = {""};
         if (everyPanel)

@@ -10,6 +10,7 @@
 #include "core/io/lesson.hpp"
 #include "core/models/loaded_model.hpp"
 #include "core/scenario/presets.hpp"
+#include "tests/gui/headless.hpp"
 #include "tests/test_folder.hpp"
 #include "tests/tiny_gpt2.hpp"
 
@@ -25,23 +26,13 @@ namespace {
 
 class Headless : public ::testing::Test {
 protected:
-    void SetUp() override {
-        ImGui::CreateContext();
-        ImGuiIO& io = ImGui::GetIO();
-        io.IniFilename = nullptr;
-        io.DisplaySize = ImVec2(1600, 1000);
-        io.DeltaTime = 1.0f / 60.0f;
-    }
+    void SetUp() override { headless::createContext(ImVec2(1600, 1000)); }
     void TearDown() override { ImGui::DestroyContext(); }
 
     // Runs frames of the whole app, as the window loop does.
     static void frames(App& app, int n) {
         for (int i = 0; i < n; ++i) {
-            app.prepareFonts(1.0f, 1.0f);
-            app.prepareStyle(1.0f);
-            ImGui::NewFrame();
-            app.frame();
-            ImGui::Render();
+            headless::drawFrame(app);
             ASSERT_GT(ImGui::GetDrawData()->TotalVtxCount, 1000);
         }
     }

@@ -9,6 +9,7 @@
 #include "core/io/export.hpp"
 #include "core/scenario/presets.hpp"
 #include "core/text/tokenizer.hpp"
+#include "tests/gui/headless.hpp"
 #include "tests/tiny_gpt2.hpp"
 
 #include <gtest/gtest.h>
@@ -31,23 +32,11 @@ const std::vector<std::string> kScriptTokens = {"日本語", "テキスト", "�
 
 class Scripts : public ::testing::Test {
 protected:
-    void SetUp() override {
-        ImGui::CreateContext();
-        ImGuiIO& io = ImGui::GetIO();
-        io.IniFilename = nullptr;
-        io.DisplaySize = ImVec2(1920, 1080);
-        io.DeltaTime = 1.0f / 60.0f;
-    }
+    void SetUp() override { headless::createContext(ImVec2(1920, 1080)); }
     void TearDown() override { ImGui::DestroyContext(); }
 
     static void frames(App& app, int n) {
-        for (int i = 0; i < n; ++i) {
-            app.prepareFonts(1.0f, 1.0f);
-            app.prepareStyle(1.0f);
-            ImGui::NewFrame();
-            app.frame();
-            ImGui::Render();
-        }
+        for (int i = 0; i < n; ++i) headless::drawFrame(app);
     }
 
     // The characters of every glyph quad drawn last frame, in drawing order (spaces draw none),
