@@ -40,7 +40,8 @@ std::vector<std::string> App::panelIds() const {
 
 std::vector<std::string_view> App::fontTexts() const {
     // The user's text on screen: the tokens, a model's likely next tokens, the sentence being
-    // typed, the scenario's name and the lesson's step.
+    // typed, the scenario's name and description, the lesson's step and check, and messages.
+    // The lesson's lines come last (m_fontLongFrom): they are drawn whole, not as a tooltip's share.
     std::vector<std::string_view> texts;
     const auto add = [&texts](const std::vector<std::string>& list) { texts.insert(texts.end(), list.begin(), list.end()); };
     add(m_state.queryLabels);  // as panels draw them: a model's byte tokens as "⟨E6 97⟩"
@@ -48,30 +49,42 @@ std::vector<std::string_view> App::fontTexts() const {
     add(m_state.loaded.nextLabels);
     texts.emplace_back(m_drafts.sentence);
     texts.emplace_back(m_state.scenario.name);
+    texts.emplace_back(m_state.scenario.description);
+    texts.emplace_back(m_state.error);
+    texts.emplace_back(m_toast);
+    const core::LessonStep* step = nullptr;
     if (m_state.lesson) {
         texts.emplace_back(m_state.lesson->lesson.title);
         const auto& steps = m_state.lesson->lesson.steps;
         if (m_state.lesson->step >= 0 && m_state.lesson->step < static_cast<int>(steps.size())) {
-            const core::LessonStep& step = steps[static_cast<std::size_t>(m_state.lesson->step)];
-            texts.emplace_back(step.title);
-            add(step.text);
+            step = &steps[static_cast<std::size_t>(m_state.lesson->step)];
+            texts.emplace_back(step->title);
+            if (step->check) texts.emplace_back(step->check->question);
         }
     }
+    texts.emplace_back(std::string_view{});  // the long texts start after this
+    if (step) add(step->text);
     return texts;
 }
 
 bool App::prepareFonts(float contentScale, float pixelScale) {
     m_effectiveScale = m_state.view.uiScale * contentScale;
-    const float raster = m_effectiveScale * pixelScale;
+    // Glyphs are rasterised at the pixels they cover, up to kMaxRasterScale (UI scale 4 on a 2x
+    // display exported at 4x would be 32: an atlas no texture holds); beyond it they are scaled up.
+    const float raster = std::min(m_effectiveScale * pixelScale, FontSet::kMaxRasterScale);
     // The characters the text on screen needs, found again only when that text changed.
     const std::vector<std::string_view> texts = fontTexts();
     if (!std::equal(texts.begin(), texts.end(), m_fontTexts.begin(), m_fontTexts.end())) {
         m_fontTexts.assign(texts.begin(), texts.end());
-        m_fontNeeds = FontSet::neededCharacters(texts);
+        const auto longFrom = std::find(texts.begin(), texts.end(), std::string_view{});
+        m_fontNeeds = FontSet::neededCharacters({texts.begin(), longFrom});
+        const std::set<ImWchar> longNeeds = FontSet::neededCharacters({longFrom, texts.end()}, widgets::kLongTextGlyphs);
+        for (ImWchar c : longNeeds)
+            if (m_fontNeeds.size() < FontSet::kMaxExtraGlyphs) m_fontNeeds.insert(c);
     }
     if (!m_fontSet.needsRebuild(raster, m_fontNeeds)) return false;
     m_fontSet.build(raster, m_fontNeeds);
-    ImGui::GetIO().FontGlobalScale = 1.0f / pixelScale;
+    ImGui::GetIO().FontGlobalScale = m_effectiveScale / raster;
     return true;
 }
 

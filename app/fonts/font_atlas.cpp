@@ -10,6 +10,7 @@
 #include <stb_truetype.h>
 
 #include <cmath>
+#include <iterator>
 #include <mutex>
 #include <unordered_map>
 
@@ -58,6 +59,27 @@ float imguiAscent(const stbtt_fontinfo& info, float px) {
     return std::floor(static_cast<float>(ascent) * stbtt_ScaleForPixelHeight(&info, px) + (ascent > 0 ? 1.0f : -1.0f));
 }
 
+// Every joined form of each Arabic letter in `text` (isolated, initial, medial, final, and lam's
+// ligatures with alef), one word per form, for shaping: a label cut by fitLabel ends in a form
+// its whole text does not have. "" when it has no joining letter.
+std::string joinedForms(std::string_view text) {
+    constexpr const char* kTatweel = "\u0640";  // joins on both sides and is drawn as a line
+    std::u32string letters;
+    for (std::size_t pos = 0; pos < text.size();) {
+        const char32_t cp = core::decodeUtf8(text, pos);
+        if (cp >= 0x0620 && cp <= 0x08FF && letters.find(cp) == std::u32string::npos) letters.push_back(cp);
+    }
+    std::string out;
+    for (char32_t cp : letters) {
+        std::string letter;
+        core::appendUtf8(letter, cp);
+        out += letter + " " + kTatweel + letter + " " + letter + kTatweel + " " + kTatweel + letter + kTatweel + " ";
+        if (cp == 0x0644)  // lam: its ligatures with each alef, alone and after a letter
+            for (const char* alef : {"\u0622", "\u0623", "\u0625", "\u0627"}) out += letter + alef + " " + kTatweel + letter + alef + " ";
+    }
+    return out;
+}
+
 }  // namespace
 
 char32_t atlasSlot(char32_t cp) {
@@ -78,27 +100,37 @@ char32_t slotCodepoint(char32_t slot) {
     return s.codepointOf[slot - kFirstSlot];
 }
 
-std::string slottedText(std::string_view utf8) {
+std::optional<std::string> slottedText(std::string_view utf8) {
     if (!fonts::needsShaping(utf8)) return std::string(utf8);
     std::string out;
     for (std::size_t pos = 0; pos < utf8.size();) {
         const std::size_t start = pos;
         const char32_t cp = core::decodeUtf8(utf8, pos);
         // A private-use character the user typed takes a slot too, so that it comes back as itself.
-        if (cp > 0xFFFF || (cp >= kFirstSlot && cp <= kLastSlot)) core::appendUtf8(out, atlasSlot(cp));
-        else out.append(utf8.substr(start, pos - start));  // as it was, invalid bytes included
+        if (cp > 0xFFFF || (cp >= kFirstSlot && cp <= kLastSlot)) {
+            const char32_t slot = atlasSlot(cp);
+            if (slot == fonts::kNoGlyphBox) return std::nullopt;  // no slot left: the text would be lost
+            core::appendUtf8(out, slot);
+        } else {
+            out.append(utf8.substr(start, pos - start));  // as it was, invalid bytes included
+        }
     }
     return out;
 }
 
-std::string unslottedText(std::string_view text) {
+std::string unslottedText(std::string_view text, std::string_view slotted) {
     if (!fonts::needsShaping(text)) return std::string(text);
+    // Only the slots `slotted` holds stand for characters: a private-use character pasted into the
+    // field is kept as itself even when it equals a slot given out elsewhere.
+    std::u32string known;
+    for (std::size_t pos = 0; pos < slotted.size();)
+        if (const char32_t cp = core::decodeUtf8(slotted, pos); cp >= kFirstSlot && cp <= kLastSlot) known.push_back(cp);
     std::string out;
     for (std::size_t pos = 0; pos < text.size();) {
         const std::size_t start = pos;
         const char32_t cp = core::decodeUtf8(text, pos);
-        const char32_t astral = cp >= kFirstSlot && cp <= kLastSlot ? slotCodepoint(cp) : 0;
-        if (astral) core::appendUtf8(out, astral);
+        const bool slot = cp >= kFirstSlot && cp <= kLastSlot && known.find(cp) != std::u32string::npos;
+        if (const char32_t astral = slot ? slotCodepoint(cp) : 0; astral != 0) core::appendUtf8(out, astral);
         else out.append(text.substr(start, pos - start));
     }
     return out;
@@ -106,6 +138,14 @@ std::string unslottedText(std::string_view text) {
 
 std::string atlasText(std::string_view text) {
     if (!fonts::needsShaping(text)) return std::string(text);
+    // A long text (a lesson's paragraph) is drawn every frame: its shaped form is kept for the
+    // next frames, the last few of them, so a frame costs a comparison, not the bidi algorithm.
+    constexpr std::size_t kCachedFrom = 2048, kCached = 8;
+    thread_local std::vector<std::pair<std::string, std::string>> cache;
+    thread_local std::size_t next = 0;
+    if (text.size() >= kCachedFrom)
+        for (const auto& [in, out] : cache)
+            if (in == text) return out;
     const std::string_view utf8 = text;
     std::string out;
     out.reserve(utf8.size());
@@ -119,6 +159,11 @@ std::string atlasText(std::string_view text) {
         out += '\n';
         start = end + 1;
     }
+    if (text.size() >= kCachedFrom) {
+        if (cache.size() < kCached) cache.emplace_back(text, out);
+        else cache[next] = {std::string(text), out};
+        next = (next + 1) % kCached;
+    }
     return out;
 }
 
@@ -128,14 +173,16 @@ bool FontSet::inBaseSet(char32_t cp) {
     return false;
 }
 
-std::set<ImWchar> FontSet::neededCharacters(const std::vector<std::string_view>& texts) {
+std::set<ImWchar> FontSet::neededCharacters(const std::vector<std::string_view>& texts, std::size_t maxGlyphs) {
     std::set<ImWchar> out;
     for (std::string_view text : texts) {
         if (!fonts::needsShaping(text)) continue;
         // As the most of it is drawn (a tooltip), and as a text field shows it while it is edited:
         // in logical order, Arabic letters unjoined.
-        const std::string logical = widgets::clipText(text, widgets::kTooltipGlyphs, true).text;
-        for (const std::string& shown : {widgets::tooltipBody(text, widgets::kTooltipGlyphs), slottedText(logical)})
+        const std::string logical = widgets::clipText(text, maxGlyphs, true).text;
+        std::vector<std::string> forms = {atlasText(logical), slottedText(logical).value_or("")};
+        forms.push_back(atlasText(joinedForms(logical)));  // a label cut short ends in another form
+        for (const std::string& shown : forms)
             for (std::size_t pos = 0; pos < shown.size();) {
                 const char32_t cp = core::decodeUtf8(shown, pos);
                 if (cp < 0x80 || cp > 0xFFFF || inBaseSet(cp)) continue;
@@ -146,9 +193,24 @@ std::set<ImWchar> FontSet::neededCharacters(const std::vector<std::string_view>&
     return out;
 }
 
+std::size_t FontSet::maxExtraGlyphs(float pixelScale) {
+    // A glyph of the three faces takes about the square of each size; the extra glyphs get at
+    // most a 4096 x 4096 texture's worth (ImGui 1.86 aborts when its glyphs do not pack, and GL
+    // textures stop at 16384 a side).
+    double area = 0.0;
+    for (float size : {kBaseSize, kBaseSize * 1.4f, kBaseSize * 0.95f}) area += std::pow((size * pixelScale) + 2.0, 2.0);
+    return std::min(kMaxExtraGlyphs, static_cast<std::size_t>(4096.0 * 4096.0 / area));
+}
+
+std::set<ImWchar> FontSet::capped(const std::set<ImWchar>& needed, float pixelScale) {
+    const std::size_t most = maxExtraGlyphs(pixelScale);
+    if (needed.size() <= most) return needed;
+    return {needed.begin(), std::next(needed.begin(), static_cast<std::ptrdiff_t>(most))};
+}
+
 bool FontSet::needsRebuild(float pixelScale, const std::set<ImWchar>& needed) const {
     if (pixelScale != m_pixelScale) return true;
-    for (ImWchar c : needed)
+    for (ImWchar c : capped(needed, pixelScale))
         if (!m_extra.count(c)) return true;
     return false;
 }
@@ -222,10 +284,11 @@ void FontSet::bakeCustomGlyphs() {
     }
 }
 
-void FontSet::build(float pixelScale, const std::set<ImWchar>& needed) {
-    std::set<ImWchar> all = m_extra;
+void FontSet::build(float pixelScale, const std::set<ImWchar>& wanted) {
+    const std::set<ImWchar> needed = capped(wanted, pixelScale);
+    std::set<ImWchar> all = pixelScale == m_pixelScale ? m_extra : std::set<ImWchar>{};
     all.insert(needed.begin(), needed.end());
-    m_extra = all.size() > kMaxExtraGlyphs ? needed : std::move(all);
+    m_extra = all.size() > maxExtraGlyphs(pixelScale) ? needed : std::move(all);
     m_pixelScale = pixelScale;
     ImGuiIO& io = ImGui::GetIO();
     io.Fonts->Clear();

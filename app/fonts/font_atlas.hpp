@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <deque>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -31,8 +32,10 @@ std::string atlasText(std::string_view utf8);
 // utf8 with each character beyond U+FFFF (and each private-use one) as its slot, nothing else
 // changed: for a text field, which ImGui edits in 16-bit characters (an emoji typed or kept there
 // would become U+FFFD); unslottedText gives the characters back.
-std::string slottedText(std::string_view utf8);
-std::string unslottedText(std::string_view text);
+// Nothing when the slots are used up (6,400 distinct characters): the field must not edit it.
+std::optional<std::string> slottedText(std::string_view utf8);
+// `text` with the slots that `slotted` (the field's text before the edit) holds given back.
+std::string unslottedText(std::string_view text, std::string_view slotted);
 // The character a slot stands for (0 when `slot` is not one given out); the slot of `cp`.
 char32_t slotCodepoint(char32_t slot);
 char32_t atlasSlot(char32_t cp);
@@ -44,11 +47,19 @@ public:
     // UI scale 2.5 are about 60 MB of atlas.
     static constexpr std::size_t kMaxExtraGlyphs = 2048;
     static constexpr float kBaseSize = 16.0f;
+    // The largest pixel scale glyphs are rasterised at: the base set then still packs into a
+    // 4096 x 16384 texture (ImGui 1.86 aborts when its glyphs do not pack).
+    static constexpr float kMaxRasterScale = 5.0f;
 
-    // The characters of `texts` (as atlasText writes them, each clipped as a tooltip clips it)
-    // that the base set lacks, at most kMaxExtraGlyphs.
-    static std::set<ImWchar> neededCharacters(const std::vector<std::string_view>& texts);
+    // The characters of `texts` (as atlasText writes them, each clipped to `maxGlyphs`, as a
+    // tooltip clips it by default) that the base set lacks, at most kMaxExtraGlyphs.
+    static std::set<ImWchar> neededCharacters(const std::vector<std::string_view>& texts, std::size_t maxGlyphs = 500);
     static bool inBaseSet(char32_t cp);
+    // How many extra characters fit the atlas at this pixel scale: kMaxExtraGlyphs, fewer when
+    // large glyphs would not fit a 4096 x 4096 texture (118 at a raster scale of 12); and the
+    // first that many of `needed`.
+    static std::size_t maxExtraGlyphs(float pixelScale);
+    static std::set<ImWchar> capped(const std::set<ImWchar>& needed, float pixelScale);
 
     // True when the atlas must be rebuilt for this pixel size or these characters.
     bool needsRebuild(float pixelScale, const std::set<ImWchar>& needed) const;

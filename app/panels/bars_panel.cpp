@@ -100,11 +100,12 @@ void BarsPanel::draw(PanelContext& ctx) {
         int allowed = 0;
         for (int j = 0; j < static_cast<int>(s.model.tk()); ++j) allowed += core::isBlocked(s.settings, q, j) ? 0 : 1;
         char buf[96];
-        std::snprintf(buf, sizeof buf, "Query %d \"%s\"", q + 1,
-                      widgets::fitLabel(s.queryLabels[static_cast<std::size_t>(q)],
-                                        std::min(ImGui::GetFontSize() * 12.0f, ImGui::GetContentRegionAvail().x * 0.3f))
-                          .c_str());
-        widgets::flowText(buf, true);
+        // A token's label can be longer than buf: composed as a string (shaped once, by flowText).
+        widgets::flowText("Query " + std::to_string(q + 1) + " \"" +
+                              widgets::fitLogical(s.queryLabels[static_cast<std::size_t>(q)],
+                                                  std::min(ImGui::GetFontSize() * 12.0f, ImGui::GetContentRegionAvail().x * 0.3f)) +
+                              "\"",
+                          true);
         std::snprintf(buf, sizeof buf, "Σ = %.2f", stats.sum(0));
         widgets::flowText(buf);
         std::snprintf(buf, sizeof buf, "max = %.3f", stats.max(0));

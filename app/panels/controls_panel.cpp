@@ -49,25 +49,28 @@ void description(const std::string& text, bool compact, int below) {
     if (compact) {
         const float room = ImGui::GetContentRegionAvail().y - static_cast<float>(below) * ImGui::GetFrameHeightWithSpacing();
         const std::string fitted = widgets::fitWrapped(shown, ImGui::GetContentRegionAvail().x, room);
-        widgets::wrappedTextColored(ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled), fitted);
+        const ImVec4 disabled = ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled);
+        widgets::shownWrapped(fitted, &disabled);
         if (fitted != shown) widgets::hoverTooltip(text, kDescriptionGlyphs);
         return;
     }
     const float most = ImGui::GetWindowHeight() * 0.33f;
     const bool scrolls = ImGui::CalcTextSize(shown.c_str(), nullptr, false, ImGui::GetContentRegionAvail().x).y > most;
     if (scrolls) ImGui::BeginChild("##description", ImVec2(0.0f, most));
-    widgets::wrappedTextColored(ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled), shown);
+    const ImVec4 disabled = ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled);
+    widgets::shownWrapped(shown, &disabled);
     if (scrolls) ImGui::EndChild();
 }
 
 void sentenceField(PanelContext& ctx) {
     std::string& draft = ctx.drafts.sentence;
-    if (draft.size() <= kEditableBytes) {
+    // Edited with its emoji in the atlas's slots: ImGui's 16-bit characters would lose them.
+    const std::optional<std::string> slotted = draft.size() <= kEditableBytes ? slottedText(draft) : std::nullopt;
+    if (slotted) {
         ImGui::SetNextItemWidth(-1);
-        // Edited with its emoji in the atlas's slots: ImGui's 16-bit characters would lose them.
-        std::string field = slottedText(draft);
+        std::string field = *slotted;
         if (ImGui::InputText("##sentence", &field)) {
-            draft = unslottedText(field);
+            draft = unslottedText(field, *slotted);
             ctx.actions.emit(action::SetSentence{draft});
         }
         tooltip("Type anything: attention is recomputed as you type.");
@@ -80,7 +83,8 @@ void sentenceField(PanelContext& ctx) {
     widgets::hoverTooltip(draft);
     ImGui::SameLine();
     if (ImGui::SmallButton("clear")) draft.clear();  // the model keeps its sentence until one is typed
-    tooltip("Too long to edit here: clear the field to type a new sentence, or open a scenario file.");
+    tooltip(
+        "Too long (or holding too many different emoji) to edit here: clear the field to type a new sentence, or open a scenario file.");
 }
 
 // A model: what it is, the sentence its tokenizer reads, and what it predicts next.

@@ -141,7 +141,7 @@ void LessonPanel::draw(PanelContext& ctx) {
     ImGui::SetWindowFontScale(fit);
     if (ctx.fonts.large) ImGui::PushFont(ctx.fonts.large);
     const std::string heading = widgets::fitLabel(step.title, ImGui::GetContentRegionAvail().x, widgets::kTooltipGlyphs);
-    widgets::labelColored(ImVec4(0.96f, 0.62f, 0.04f, 1.0f), heading, widgets::kTooltipGlyphs);  // amber, as the seeds' headings
+    ImGui::TextColored(ImVec4(0.96f, 0.62f, 0.04f, 1.0f), "%s", heading.c_str());  // amber, as the seeds' headings
     if (ctx.fonts.large) ImGui::PopFont();
     if (heading != step.title) widgets::hoverTooltip(step.title);
     // In presenter mode the text is read from the back of the room: the large font.

@@ -221,7 +221,7 @@ void LinearPanel::drawHopfield(PanelContext& ctx, const LinearMaps& d) {
     char most[32];
     std::snprintf(most, sizeof most, "most (%.3f)", static_cast<double>(step.weights(strongest)));
     widgets::flowTextDisabled("recalls key " + std::to_string(strongest + 1) + " \"" +
-                                  widgets::fitLabel(s.keyLabels[static_cast<std::size_t>(strongest)], ImGui::GetFontSize() * 8.0f) + "\"",
+                                  widgets::fitLogical(s.keyLabels[static_cast<std::size_t>(strongest)], ImGui::GetFontSize() * 8.0f) + "\"",
                               true);
     widgets::flowTextDisabled(most);
     const std::vector<float> values(step.weights.data(), step.weights.data() + step.weights.size());

@@ -200,9 +200,13 @@ std::vector<std::string_view> splitPieces(std::string_view text, std::size_t max
 }
 
 std::string fitLabel(std::string_view text, float maxWidth, std::size_t maxGlyphs) {
-    // Cut in logical order (a right-to-left word loses its end, drawn at its left), drawn shaped.
+    return app::atlasText(fitLogical(text, maxWidth, maxGlyphs));
+}
+
+std::string fitLogical(std::string_view text, float maxWidth, std::size_t maxGlyphs) {
+    // Cut in logical order (a right-to-left word loses its end, drawn at its left), measured shaped.
     const std::string shown = clipText(text, maxGlyphs, false).text;
-    if (std::string whole = app::atlasText(shown); textWidth(whole) <= maxWidth) return whole;
+    if (textWidth(app::atlasText(shown)) <= maxWidth) return shown;
     // Where a prefix may end: before every letter (never between a letter and its marks).
     std::vector<std::size_t> ends;
     for (std::size_t pos = 0; pos < shown.size();) {
@@ -217,7 +221,15 @@ std::string fitLabel(std::string_view text, float maxWidth, std::size_t maxGlyph
         if (textWidth(app::atlasText(shown.substr(0, ends[mid]) + kEllipsis)) <= maxWidth) lo = mid;
         else hi = mid;
     }
-    return app::atlasText(shown.substr(0, ends.empty() ? 0 : ends[lo]) + kEllipsis);
+    return shown.substr(0, ends.empty() ? 0 : ends[lo]) + kEllipsis;
+}
+
+void shownWrapped(std::string_view shown, const ImVec4* colour) {
+    if (colour) ImGui::PushStyleColor(ImGuiCol_Text, *colour);
+    ImGui::PushTextWrapPos(0.0f);
+    pieces(shown);
+    ImGui::PopTextWrapPos();
+    if (colour) ImGui::PopStyleColor();
 }
 
 void sameLineIfFits(float width) {

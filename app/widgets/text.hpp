@@ -54,6 +54,9 @@ std::vector<std::string_view> splitPieces(std::string_view text, std::size_t max
 // A label no wider than `maxWidth` pixels (and at most `maxGlyphs`): "…" replaces what does not
 // fit; "…" alone when nothing else fits.
 std::string fitLabel(std::string_view text, float maxWidth, std::size_t maxGlyphs = kLabelGlyphs);
+// fitLabel before it is shaped: the logical text (its prefix and "…"), to compose into a longer
+// label that is then shaped once (flowText("Query 3 \"" + fitLogical(token, w) + "\"")).
+std::string fitLogical(std::string_view text, float maxWidth, std::size_t maxGlyphs = kLabelGlyphs);
 // A one-line label that says how long the text was when it is cut: "aaa… (40,000 characters)",
 // in logical order (not yet shaped for drawing): a part of a tooltip's text, which showTooltip shapes.
 std::string labelWithLength(std::string_view text, std::size_t maxGlyphs = kLabelGlyphs);
@@ -69,6 +72,9 @@ void labelColored(const ImVec4& colour, std::string_view text, std::size_t maxGl
 // a long text costs only what is on screen. Returns whether the text was cut.
 bool wrappedText(std::string_view text, std::size_t maxGlyphs = kLongTextGlyphs, float wrapWidth = 0.0f);
 bool wrappedTextColored(const ImVec4& colour, std::string_view text, std::size_t maxGlyphs = kLongTextGlyphs, float wrapWidth = 0.0f);
+// Text already shaped (tooltipBody, fitLabel, fitWrapped of them) wrapped at the window's edge, in
+// pieces, in `colour` when given: never shaped a second time.
+void shownWrapped(std::string_view shown, const ImVec4* colour = nullptr);
 // A row of items that wraps rather than running past the window's right edge: call before each
 // item after the first with the item's width; it stays on the line when it fits there.
 void sameLineIfFits(float width);

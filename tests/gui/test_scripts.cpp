@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <string>
@@ -40,8 +41,8 @@ protected:
     }
 
     // The characters of every glyph quad drawn last frame, in drawing order (spaces draw none),
-    // one string per draw list joined by '\n'.
-    static std::u32string drawnCharacters(const Fonts& fonts) {
+    // one string per draw list joined by '\n'; the lists of windows named in `skip` left out.
+    static std::u32string drawnCharacters(const Fonts& fonts, const std::vector<std::string>& skip = {}) {
         std::map<std::tuple<float, float, float, float>, char32_t> byUv;
         for (const ImFont* font : {fonts.regular, fonts.large, fonts.mono})
             if (font)
@@ -50,6 +51,7 @@ protected:
         const ImDrawData* data = ImGui::GetDrawData();
         for (int l = 0; l < data->CmdListsCount; ++l) {
             const ImDrawList* list = data->CmdLists[l];
+            if (list->_OwnerName && std::find(skip.begin(), skip.end(), std::string(list->_OwnerName)) != skip.end()) continue;
             const ImVector<ImDrawVert>& v = list->VtxBuffer;
             for (int i = 0; i + 3 < v.Size; ++i) {
                 // A glyph is 4 vertices: top-left, top-right, bottom-right, bottom-left.
@@ -128,6 +130,30 @@ TEST_F(Scripts, EveryScriptIsDrawnWithItsOwnGlyphsInVisualOrder) {
     // No glyph drawn anywhere is ImGui's fallback, and the only '?' are the UI's own.
     EXPECT_EQ(drawn.find(U'\uFFFD'), std::u32string::npos) << utf8(drawn.substr(drawn.find(U'\uFFFD') - 40, 80));
     EXPECT_EQ(drawn.find(fonts::kNoGlyphBox), std::u32string::npos);
+}
+
+TEST_F(Scripts, EveryLabelIsShapedOnceWhereverItIsDrawn) {
+    // A right-to-left token selected (its label is composed into the bars' heading, the heatmap's
+    // highlighted row, …), emoji in the tokens and the description: shaped twice, Hebrew would
+    // come back in logical order and an emoji's slot would become a box.
+    core::Scenario s = core::loadPreset("default");
+    s.sentence.reset();
+    s.tokens = std::vector<std::string>{"עברית", "🤖", "سلام", "日本", "cat"};
+    s.description = "תיאור 🤖 with שלום";
+    App app(makeState(s));
+    for (int query : {0, 1, 2}) {
+        apply(app.state(), action::SelectQuery{query});
+        frames(app, 3);
+        const Fonts& fonts = app.fontSet().fonts();
+        const std::u32string drawn = drawnCharacters(fonts);
+        EXPECT_EQ(drawn.find(U'\uFFFD'), std::u32string::npos)
+            << "query " << query << ": " << utf8(drawn.substr(drawn.find(U'\uFFFD') > 30 ? drawn.find(U'\uFFFD') - 30 : 0, 160));
+        EXPECT_EQ(drawn.find(fonts::kNoGlyphBox), std::u32string::npos) << "query " << query << ": " << utf8(drawn);
+        EXPECT_NE(drawn.find(U"תירבע"), std::u32string::npos);
+        // Logical order is drawn only by the sentence field, which edits the text as stored.
+        const std::u32string outsideTheField = drawnCharacters(fonts, {"Controls"});
+        EXPECT_EQ(outsideTheField.find(U"עברית"), std::u32string::npos) << "query " << query << ": " << utf8(outsideTheField);
+    }
 }
 
 TEST_F(Scripts, TheAtlasGrowsWithNewCharactersAndKeepsTheOld) {
@@ -209,37 +235,58 @@ TEST_F(Scripts, TheAtlasNeverHoldsMoreThanItsBound) {
 TEST(TextField, EmojiAndPrivateUseCharactersSurviveAnEdit) {
     // The sentence field hands ImGui the slotted text; what comes back is the user's text.
     const std::string typed = "a 🤖 b \U0001F600 \uE000 日本 ü";
-    const std::string field = slottedText(typed);
+    const std::string field = slottedText(typed).value();
     for (std::size_t pos = 0; pos < field.size();) EXPECT_LE(core::decodeUtf8(field, pos), 0xFFFFu);
     EXPECT_NE(field, typed);
-    EXPECT_EQ(unslottedText(field), typed);
-    EXPECT_EQ(unslottedText(field + "x"), typed + "x");  // an edit after them keeps them
-    EXPECT_EQ(slottedText("plain"), "plain");
+    EXPECT_EQ(unslottedText(field, field), typed);
+    EXPECT_EQ(unslottedText(field + "x", field), typed + "x");  // an edit after them keeps them
+    EXPECT_EQ(slottedText("plain").value(), "plain");
+    // A private-use character pasted in stays itself, even when it equals a slot given out for
+    // another text.
+    std::string pasted;
+    core::appendUtf8(pasted, atlasSlot(U'🤖'));
+    EXPECT_EQ(unslottedText("x" + pasted, "x"), "x" + pasted);
 }
 
-TEST_F(Scripts, AModelsByteTokensAreTheirBytesInTheWindowAndTheExport) {
-    // The tiny checkpoint's tokenizer has no merge for 日 (E6 97 A5) or 本 (E6 9C AC): each byte
-    // is a token of its own, shown as its bytes and never as "?".
-    const auto dir = std::filesystem::temp_directory_path() / ("attnviz-test-" + std::to_string(::getpid()) + "-bytes");
-    std::filesystem::create_directories(dir);
-    tinygpt2::writeCheckpoint(dir, tinygpt2::weights(7));
+TEST_F(Scripts, AHugeScaleKeepsTheAtlasWithinATexture) {
+    // 2,048 ideographs at the largest raster scale: the atlas holds as many as fit a 4096 x 4096
+    // texture beside the base set, instead of aborting.
+    std::vector<std::string> tokens;
+    for (char32_t i = 0; i < 2048; ++i) {
+        std::string t;
+        core::appendUtf8(t, 0x4E00 + i);
+        tokens.push_back(t);
+    }
+    const std::vector<std::string_view> texts(tokens.begin(), tokens.end());
+    FontSet fonts;
+    const float raster = FontSet::kMaxRasterScale;
+    fonts.build(raster, FontSet::neededCharacters(texts));
+    EXPECT_EQ(fonts.extra().size(), FontSet::maxExtraGlyphs(raster));
+    EXPECT_LT(FontSet::maxExtraGlyphs(raster), 1000u);
+    EXPECT_EQ(FontSet::maxExtraGlyphs(1.0f), FontSet::kMaxExtraGlyphs);
+    EXPECT_FALSE(fonts.needsRebuild(raster, FontSet::neededCharacters(texts)));  // no rebuild every frame
+    EXPECT_LE(ImGui::GetIO().Fonts->TexHeight, 16384);
+    EXPECT_LE(ImGui::GetIO().Fonts->TexWidth, 4096);
+}
+
+TEST_F(Scripts, TheLargestScalesDrawWithoutAborting) {
+    // UI scale 4 on a 2x display, exported at 4x: rasterised at the largest scale, drawn larger.
+    core::Scenario s = core::loadPreset("default");
+    s.sentence = "日本語 テキスト 🤖 עברית";
+    App app(makeState(s));
+    apply(app.state(), action::SetUiScale{4.0f});
+    EXPECT_TRUE(app.prepareFonts(2.0f, 4.0f));
+    EXPECT_EQ(app.fontSet().pixelScale(), FontSet::kMaxRasterScale);
+    EXPECT_FLOAT_EQ(ImGui::GetIO().FontGlobalScale, 8.0f / FontSet::kMaxRasterScale);
+    EXPECT_LE(ImGui::GetIO().Fonts->TexHeight, 16384);
+}
+
+TEST_F(Scripts, AnArabicLabelCutShortHasItsGlyphs) {
+    // "سلام عليكم" cut to "سلام علي…" ends in a final yeh, a form the whole text does not have.
     App app(makeState(core::loadPreset("default")));
-    core::Scenario next;
-    next.model = core::modelFolder(dir.string());
-    next.sentence = "日本";
-    next.causal = true;
-    ASSERT_TRUE(apply(app.state(), action::LoadScenario{next, "", "", true}));
-    app.state().opening->wait();
-    frames(app, 4);
-    ASSERT_TRUE(app.state().loaded);
-    const std::vector<std::string> bytes = {"⟨E6⟩", "⟨97⟩", "⟨A5⟩", "⟨E6⟩", "⟨9C⟩", "⟨AC⟩"};
-    EXPECT_EQ(app.state().queryLabels, bytes);
-    const std::u32string drawn = drawnCharacters(app.fontSet().fonts());
-    for (const std::string& label : bytes) EXPECT_NE(drawn.find(drawnForm(label)), std::u32string::npos) << label;
-    EXPECT_EQ(drawn.find(U'\uFFFD'), std::u32string::npos);
-    // The export names the tokens the same way.
-    core::StringSink json;
-    core::writeModelExportJson(json, app.state().scenario, app.state().loaded);
-    EXPECT_NE(json.text.find(R"("tokens": ["⟨E6⟩","⟨97⟩","⟨A5⟩","⟨E6⟩","⟨9C⟩","⟨AC⟩"])"), std::string::npos) << json.text.substr(0, 300);
-    std::filesystem::remove_all(dir);
+    apply(app.state(), action::SetSentence{"سلام عليكم"});
+    frames(app, 2);
+    const ImFont* regular = app.fontSet().fonts().regular;
+    for (const char* cut : {"سلام علي…", "علي", "عل", "سلا"})
+        for (char32_t c : drawnForm(cut)) EXPECT_NE(regular->FindGlyphNoFallback(static_cast<ImWchar>(c)), nullptr) << cut;
 }
