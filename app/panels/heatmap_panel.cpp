@@ -148,8 +148,9 @@ void HeatmapPanel::draw(PanelContext& ctx) {
     // Row labels (queries) and the Σ column, where rows are tall enough to read.
     // Thinned out, every rowStep-th position is labelled counting from 1 (1, 10, 20, … at a step of
     // 10): a step of 1, 2 or 5 × 10ⁿ reads plainly and rarely lines up with a repeated sentence.
+    // Position 1 is labelled too unless the step is 2, where it would touch position 2's label.
     const int rowStep = widgets::niceStep(lineH / cell);
-    const auto labelled = [](int i, int step) { return step == 1 || i == 0 || (i + 1) % step == 0; };
+    const auto labelled = [](int i, int step) { return step == 1 || (i == 0 && step > 2) || (i + 1) % step == 0; };
     for (int i = iBegin; i < iEnd; ++i) {
         const bool selected = i == s.view.selectedQuery;
         if (!labelled(i, rowStep) && !selected) continue;
