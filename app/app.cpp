@@ -38,33 +38,34 @@ std::vector<std::string> App::panelIds() const {
     return ids;
 }
 
-std::vector<std::string_view> App::fontTexts() const {
+App::FontTexts App::fontTexts() const {
     // The user's text on screen: the tokens, a model's likely next tokens, the sentence being
-    // typed, the scenario's name and description, the lesson's step and check, and messages.
-    // The lesson's lines come last (m_fontLongFrom): they are drawn whole, not as a tooltip's share.
-    std::vector<std::string_view> texts;
-    const auto add = [&texts](const std::vector<std::string>& list) { texts.insert(texts.end(), list.begin(), list.end()); };
-    add(m_state.queryLabels);  // as panels draw them: a model's byte tokens as "⟨E6 97⟩"
-    add(m_state.keyLabels);
-    add(m_state.loaded.nextLabels);
+    // typed, the scenario's name and description, the lesson's step and check, and messages;
+    // apart, the lesson's lines, which are drawn whole, not as a tooltip's share.
+    FontTexts out;
+    std::vector<std::string_view>& texts = out.labels;
+    const auto add = [](std::vector<std::string_view>& to, const std::vector<std::string>& list) {
+        to.insert(to.end(), list.begin(), list.end());
+    };
+    add(texts, m_state.queryLabels);  // as panels draw them: a model's byte tokens as "⟨E6 97⟩"
+    add(texts, m_state.keyLabels);
+    add(texts, m_state.loaded.nextLabels);
     texts.emplace_back(m_drafts.sentence);
     texts.emplace_back(m_state.scenario.name);
     texts.emplace_back(m_state.scenario.description);
     texts.emplace_back(m_state.error);
     texts.emplace_back(m_toast);
-    const core::LessonStep* step = nullptr;
     if (m_state.lesson) {
         texts.emplace_back(m_state.lesson->lesson.title);
         const auto& steps = m_state.lesson->lesson.steps;
         if (m_state.lesson->step >= 0 && m_state.lesson->step < static_cast<int>(steps.size())) {
-            step = &steps[static_cast<std::size_t>(m_state.lesson->step)];
-            texts.emplace_back(step->title);
-            if (step->check) texts.emplace_back(step->check->question);
+            const core::LessonStep& step = steps[static_cast<std::size_t>(m_state.lesson->step)];
+            texts.emplace_back(step.title);
+            if (step.check) texts.emplace_back(step.check->question);
+            add(out.lines, step.text);
         }
     }
-    texts.emplace_back(std::string_view{});  // the long texts start after this
-    if (step) add(step->text);
-    return texts;
+    return out;
 }
 
 bool App::prepareFonts(float contentScale, float pixelScale) {
@@ -73,12 +74,15 @@ bool App::prepareFonts(float contentScale, float pixelScale) {
     // display exported at 4x would be 32: an atlas no texture holds); beyond it they are scaled up.
     const float raster = std::min(m_effectiveScale * pixelScale, FontSet::kMaxRasterScale);
     // The characters the text on screen needs, found again only when that text changed.
-    const std::vector<std::string_view> texts = fontTexts();
-    if (!std::equal(texts.begin(), texts.end(), m_fontTexts.begin(), m_fontTexts.end())) {
-        m_fontTexts.assign(texts.begin(), texts.end());
-        const auto longFrom = std::find(texts.begin(), texts.end(), std::string_view{});
-        m_fontNeeds = FontSet::neededCharacters({texts.begin(), longFrom});
-        const std::set<ImWchar> longNeeds = FontSet::neededCharacters({longFrom, texts.end()}, widgets::kLongTextGlyphs);
+    const FontTexts texts = fontTexts();
+    const auto same = [](const std::vector<std::string_view>& now, const std::vector<std::string>& before) {
+        return std::equal(now.begin(), now.end(), before.begin(), before.end());
+    };
+    if (!same(texts.labels, m_fontLabels) || !same(texts.lines, m_fontLines)) {
+        m_fontLabels.assign(texts.labels.begin(), texts.labels.end());
+        m_fontLines.assign(texts.lines.begin(), texts.lines.end());
+        m_fontNeeds = FontSet::neededCharacters(texts.labels);
+        const std::set<ImWchar> longNeeds = FontSet::neededCharacters(texts.lines, widgets::kLongTextGlyphs);
         for (ImWchar c : longNeeds)
             if (m_fontNeeds.size() < FontSet::kMaxExtraGlyphs) m_fontNeeds.insert(c);
     }

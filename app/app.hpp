@@ -76,7 +76,12 @@ private:
     void keys();
     void applyActions();
     void syncDrafts();
-    std::vector<std::string_view> fontTexts() const;
+    // The user's text the atlas bakes characters for: labels (clipped as a tooltip clips them) and
+    // the lesson's lines (drawn whole).
+    struct FontTexts {
+        std::vector<std::string_view> labels, lines;
+    };
+    FontTexts fontTexts() const;
     std::string defaultExportPath(const char* extension) const;
 
     AppState m_state;
@@ -84,7 +89,7 @@ private:
     Drafts m_drafts;
     AppRequests m_requests;
     FontSet m_fontSet;
-    std::vector<std::string> m_fontTexts;  // the text the atlas's characters were last found in
+    std::vector<std::string> m_fontLabels, m_fontLines;  // the text the atlas's characters were last found in
     std::set<ImWchar> m_fontNeeds;
     std::string m_lessonShown;  // the lesson step last laid out beside its tabs ("id#step")
     gfx::HeatmapRenderer m_heatmaps;

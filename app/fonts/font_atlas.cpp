@@ -46,6 +46,8 @@ struct Slots {
     std::vector<char32_t> codepointOf;  // [slot - kFirstSlot]
 };
 
+bool isSlot(char32_t cp) { return cp >= kFirstSlot && cp <= kLastSlot; }
+
 Slots& slots() {
     static Slots s;
     return s;
@@ -107,7 +109,7 @@ std::optional<std::string> slottedText(std::string_view utf8) {
         const std::size_t start = pos;
         const char32_t cp = core::decodeUtf8(utf8, pos);
         // A private-use character the user typed takes a slot too, so that it comes back as itself.
-        if (cp > 0xFFFF || (cp >= kFirstSlot && cp <= kLastSlot)) {
+        if (cp > 0xFFFF || isSlot(cp)) {
             const char32_t slot = atlasSlot(cp);
             if (slot == fonts::kNoGlyphBox) return std::nullopt;  // no slot left: the text would be lost
             core::appendUtf8(out, slot);
@@ -124,12 +126,12 @@ std::string unslottedText(std::string_view text, std::string_view slotted) {
     // field is kept as itself even when it equals a slot given out elsewhere.
     std::u32string known;
     for (std::size_t pos = 0; pos < slotted.size();)
-        if (const char32_t cp = core::decodeUtf8(slotted, pos); cp >= kFirstSlot && cp <= kLastSlot) known.push_back(cp);
+        if (const char32_t cp = core::decodeUtf8(slotted, pos); isSlot(cp)) known.push_back(cp);
     std::string out;
     for (std::size_t pos = 0; pos < text.size();) {
         const std::size_t start = pos;
         const char32_t cp = core::decodeUtf8(text, pos);
-        const bool slot = cp >= kFirstSlot && cp <= kLastSlot && known.find(cp) != std::u32string::npos;
+        const bool slot = isSlot(cp) && known.find(cp) != std::u32string::npos;
         if (const char32_t astral = slot ? slotCodepoint(cp) : 0; astral != 0) core::appendUtf8(out, astral);
         else out.append(text.substr(start, pos - start));
     }
@@ -146,13 +148,12 @@ std::string atlasText(std::string_view text) {
     if (text.size() >= kCachedFrom)
         for (const auto& [in, out] : cache)
             if (in == text) return out;
-    const std::string_view utf8 = text;
     std::string out;
-    out.reserve(utf8.size());
+    out.reserve(text.size());
     for (std::size_t start = 0;;) {  // line by line: each line is one paragraph for the bidi algorithm
-        const std::size_t end = utf8.find('\n', start);
+        const std::size_t end = text.find('\n', start);
         const fonts::ShownText shown =
-            fonts::shownText(utf8.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start));
+            fonts::shownText(text.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start));
         if (!shown.noGlyph.empty()) fonts::reportMissing(shown.noGlyph);
         for (char32_t cp : shown.visual) core::appendUtf8(out, cp > 0xFFFF ? atlasSlot(cp) : cp);
         if (end == std::string_view::npos) break;
@@ -210,8 +211,10 @@ std::set<ImWchar> FontSet::capped(const std::set<ImWchar>& needed, float pixelSc
 
 bool FontSet::needsRebuild(float pixelScale, const std::set<ImWchar>& needed) const {
     if (pixelScale != m_pixelScale) return true;
-    for (ImWchar c : capped(needed, pixelScale))
-        if (!m_extra.count(c)) return true;
+    // The characters capped(needed) keeps, read in place: this runs every frame.
+    std::size_t left = maxExtraGlyphs(pixelScale);
+    for (auto it = needed.begin(); it != needed.end() && left > 0; ++it, --left)
+        if (!m_extra.count(*it)) return true;
     return false;
 }
 

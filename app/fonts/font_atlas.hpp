@@ -6,6 +6,8 @@
 // them that way. The files come from font_files.
 #pragma once
 
+#include "app/widgets/text.hpp"
+
 #include <imgui.h>
 
 #include <cstddef>
@@ -53,7 +55,7 @@ public:
 
     // The characters of `texts` (as atlasText writes them, each clipped to `maxGlyphs`, as a
     // tooltip clips it by default) that the base set lacks, at most kMaxExtraGlyphs.
-    static std::set<ImWchar> neededCharacters(const std::vector<std::string_view>& texts, std::size_t maxGlyphs = 500);
+    static std::set<ImWchar> neededCharacters(const std::vector<std::string_view>& texts, std::size_t maxGlyphs = widgets::kTooltipGlyphs);
     static bool inBaseSet(char32_t cp);
     // How many extra characters fit the atlas at this pixel scale: kMaxExtraGlyphs, fewer when
     // large glyphs would not fit a 4096 x 4096 texture (118 at a raster scale of 12); and the
