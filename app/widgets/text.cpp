@@ -224,9 +224,9 @@ std::string fitLogical(std::string_view text, float maxWidth, std::size_t maxGly
     return shown.substr(0, ends.empty() ? 0 : ends[lo]) + kEllipsis;
 }
 
-void shownWrapped(std::string_view shown, const ImVec4* colour) {
+void shownWrapped(std::string_view shown, const ImVec4* colour, float wrapWidth) {
     if (colour) ImGui::PushStyleColor(ImGuiCol_Text, *colour);
-    ImGui::PushTextWrapPos(0.0f);
+    ImGui::PushTextWrapPos(wrapWidth > 0.0f ? ImGui::GetCursorPosX() + wrapWidth : 0.0f);
     pieces(shown);
     ImGui::PopTextWrapPos();
     if (colour) ImGui::PopStyleColor();
@@ -306,9 +306,7 @@ bool wrappedText(std::string_view text, std::size_t maxGlyphs, float wrapWidth) 
     Clipped shown = clipText(text, maxGlyphs, true);
     shown.text = app::atlasText(shown.text);
     if (shown.cut) shown.text += " (" + thousands(codepointCount(text)) + " characters)";
-    ImGui::PushTextWrapPos(wrapWidth > 0.0f ? ImGui::GetCursorPosX() + wrapWidth : 0.0f);
-    pieces(shown.text);
-    ImGui::PopTextWrapPos();
+    shownWrapped(shown.text, nullptr, wrapWidth);
     return shown.cut;
 }
 

@@ -72,9 +72,9 @@ void labelColored(const ImVec4& colour, std::string_view text, std::size_t maxGl
 // a long text costs only what is on screen. Returns whether the text was cut.
 bool wrappedText(std::string_view text, std::size_t maxGlyphs = kLongTextGlyphs, float wrapWidth = 0.0f);
 bool wrappedTextColored(const ImVec4& colour, std::string_view text, std::size_t maxGlyphs = kLongTextGlyphs, float wrapWidth = 0.0f);
-// Text already shaped (tooltipBody, fitLabel, fitWrapped of them) wrapped at the window's edge, in
-// pieces, in `colour` when given: never shaped a second time.
-void shownWrapped(std::string_view shown, const ImVec4* colour = nullptr);
+// Text already shaped (tooltipBody, fitLabel, fitWrapped of them) wrapped at the window's edge (or
+// `wrapWidth` pixels on), in pieces, in `colour` when given: never shaped a second time.
+void shownWrapped(std::string_view shown, const ImVec4* colour = nullptr, float wrapWidth = 0.0f);
 // A row of items that wraps rather than running past the window's right edge: call before each
 // item after the first with the item's width; it stays on the line when it fits there.
 void sameLineIfFits(float width);
