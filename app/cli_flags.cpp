@@ -122,8 +122,20 @@ void applyOverrides(const Flags& f, const CLI::App& app, core::Scenario& s) {
     if (given("--positional")) {
         if (f.positional == "none") s.positional = core::Positional::None;
         else if (f.positional == "sinusoidal") s.positional = core::Positional::Sinusoidal;
-        else throw core::InputError("--positional", "expected none or sinusoidal, got " + core::quoteValue(f.positional));
+        else if (f.positional == "rope") s.positional = core::Positional::Rope;
+        else if (f.positional == "alibi") s.positional = core::Positional::Alibi;
+        else throw core::InputError("--positional", "expected none, sinusoidal, rope or alibi, got " + core::quoteValue(f.positional));
     }
+    if (given("--rope-base")) {
+        if (s.positional != core::Positional::Rope) throw core::InputError("--rope-base", "only with --positional rope");
+        if (!std::isfinite(f.ropeBase) || f.ropeBase <= 1.0f)
+            throw core::InputError("--rope-base", "must be greater than 1, got " + core::formatNumber(f.ropeBase));
+        s.ropeBase = f.ropeBase;
+    }
+    requirePositive(app.get_option("--kv-heads"), f.kvHeads, "--kv-heads");
+    requirePositive(app.get_option("--window"), f.window, "--window");
+    if (given("--kv-heads")) s.kvHeads = f.kvHeads;
+    if (given("--window")) s.window = f.window;
     if (given("--temperature")) {
         if (!std::isfinite(f.temperature) || f.temperature <= 0.0f)
             throw core::InputError("--temperature", "must be greater than 0, got " + core::formatNumber(f.temperature));
@@ -150,8 +162,8 @@ void applyOverrides(const Flags& f, const CLI::App& app, core::Scenario& s) {
         s = std::move(m);
     }
     if (s.model) {
-        for (const char* flag :
-             {"--tokens", "--tokenizer", "--d-model", "--heads", "--d-k", "--d-v", "--seed", "--embedding", "--positional", "--length"})
+        for (const char* flag : {"--tokens", "--tokenizer", "--d-model", "--heads", "--d-k", "--d-v", "--seed", "--embedding",
+                                 "--positional", "--length", "--kv-heads", "--rope-base"})
             if (given(flag)) throw core::InputError(flag, "not with a model: the checkpoint fixes the tokens, sizes and weights");
     }
     if (given("--layer")) {
@@ -181,7 +193,12 @@ void defineFlags(CLI::App& app, Flags& f) {
     app.add_option("--d-v", f.dv, "Value width per head (default d_k)")->type_name("N");
     app.add_option("--seed", f.seed, "Seed for embeddings and weights")->type_name("N");
     app.add_option("--embedding", f.embedding, "random or onehot")->type_name("random|onehot");
-    app.add_option("--positional", f.positional, "none or sinusoidal")->type_name("none|sinusoidal");
+    app.add_option("--positional", f.positional, "none, sinusoidal (added to X), rope (rotary q and k) or alibi (distance bias)")
+        ->type_name("none|sinusoidal|rope|alibi");
+    app.add_option("--rope-base", f.ropeBase, "RoPE's base (default 10000)")->type_name("B");
+    app.add_option("--kv-heads", f.kvHeads, "Key/value heads shared by the query heads (grouped-query; 1 = multi-query)")->type_name("N");
+    app.add_option("--window", f.window, "Sliding window: query i reads keys j with |i - j| < W (i - W < j <= i with --causal)")
+        ->type_name("W");
     app.add_option("--temperature", f.temperature, "Softmax temperature tau > 0 (logits / (sqrt(d_k) tau))")->type_name("TAU");
     app.add_flag("--causal,!--no-causal", f.causal, "Causal mask on (or off): query i reads keys j <= i");
     app.add_flag("--unscaled", f.unscaled, "Divide the scores by 1 instead of sqrt(d_k)");
@@ -351,9 +368,10 @@ GuiRequest requestFrom(const Flags& f, const CLI::App& app) {
         request.measure = true;
         request.lab = "cost";
     }
-    for (const char* name : {"--scenario",  "FILE",         "--preset",      "--model",  "--layer",    "--sentence", "--tokens",
-                             "--tokenizer", "--d-model",    "--heads",       "--d-k",    "--length",   "--d-v",      "--seed",
-                             "--embedding", "--positional", "--temperature", "--causal", "--unscaled", "--swap"})
+    for (const char* name :
+         {"--scenario",    "FILE",     "--preset",   "--model",  "--layer",    "--sentence", "--tokens",    "--tokenizer",
+          "--d-model",     "--heads",  "--d-k",      "--length", "--d-v",      "--seed",     "--embedding", "--positional",
+          "--temperature", "--causal", "--unscaled", "--swap",   "--kv-heads", "--window",   "--rope-base"})
         if (app.get_option(name)->count()) request.explicitScenario = true;
     if (!f.size.empty()) std::tie(request.width, request.height) = parseSize(f.size);
 

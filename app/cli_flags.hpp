@@ -17,7 +17,8 @@ struct Flags {
     std::string sentence, tokenizer, embedding, positional, title;
     std::string tokens;
     std::vector<std::string> swaps;
-    int dModel = 0, heads = 0, dk = 0, dv = 0;
+    int dModel = 0, heads = 0, dk = 0, dv = 0, kvHeads = 0, window = 0;
+    float ropeBase = 10000.0f;
     std::string seed;
     float temperature = 1.0f;
     bool causal = false, unscaled = false;

@@ -63,7 +63,7 @@ void recomputeWeights(AppState& state, int head, int pooling = 0) {
     if (stage <= Stage::Outputs) return;
     core::HeadTensors& t = startRecompute(state, head, stage);
     if (stage >= Stage::Scores) {
-        core::scoreHead(t);
+        core::scoreHead(state.model, state.settings, t);
         ++state.work.scores;
     }
     if (pooling >= 1) {

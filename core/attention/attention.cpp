@@ -11,6 +11,7 @@ namespace attnviz::core {
 
 bool isBlocked(const Settings& settings, Eigen::Index i, Eigen::Index j) {
     if (settings.causal && j > i) return true;
+    if (outsideWindow(settings.window, settings.causal, i, j)) return true;
     for (int p : settings.paddedKeys)
         if (p == j) return true;
     return settings.custom.size() != 0 && settings.custom(i, j);
@@ -22,14 +23,17 @@ MaskMat blockedMatrix(const Settings& settings, Eigen::Index tq, Eigen::Index tk
         if (p >= 0 && p < tk) blocked.col(p).setConstant(true);
     if (settings.causal)
         for (Eigen::Index i = 0; i + 1 < tk && i < tq; ++i) blocked.row(i).tail(tk - i - 1).setConstant(true);
+    if (settings.window > 0)
+        for (Eigen::Index i = 0; i < tq; ++i)
+            for (Eigen::Index j = 0; j < tk; ++j) blocked(i, j) = blocked(i, j) || outsideWindow(settings.window, settings.causal, i, j);
     return blocked;
 }
 
 namespace {
 
-// Padding or a custom mask: blocked keys anywhere in a row. Otherwise (no mask, or causal) each
-// query reads a prefix of the keys, which the fast paths below rely on.
-bool masksCells(const Settings& settings) { return !settings.paddedKeys.empty() || settings.custom.size() != 0; }
+// Padding, a window or a custom mask: blocked keys anywhere in a row. Otherwise (no mask, or
+// causal) each query reads a prefix of the keys, which the fast paths below rely on.
+bool masksCells(const Settings& settings) { return !settings.paddedKeys.empty() || settings.custom.size() != 0 || settings.window > 0; }
 
 }  // namespace
 
@@ -266,7 +270,8 @@ bool softmaxRows(const MatRef& scores, float scale, const Settings& settings, Ei
     for (int p : settings.paddedKeys)
         if (p >= 0 && p < tk) padded[static_cast<std::size_t>(p)] = 1;
     const auto blocked = [&](Eigen::Index i, Eigen::Index j) {
-        return (settings.causal && j > i) || padded[static_cast<std::size_t>(j)] || (settings.custom.size() != 0 && settings.custom(i, j));
+        return (settings.causal && j > i) || padded[static_cast<std::size_t>(j)] || outsideWindow(settings.window, settings.causal, i, j) ||
+               (settings.custom.size() != 0 && settings.custom(i, j));
     };
 #pragma omp parallel for schedule(static) reduction(&& : finite) if (rows * tk >= (1 << 16))
     for (Eigen::Index r = 0; r < rows; ++r) {

@@ -27,7 +27,16 @@ struct Settings {
     bool causal = false;          // key j > query i is blocked
     std::vector<int> paddedKeys;  // key indices blocked for every query
     MaskMat custom;               // [T_q, T_k], true = blocked; empty = none
+    // A sliding window of w keys (0: none): causal, query i reads i - w < j <= i; otherwise
+    // |i - j| < w.
+    int window = 0;
 };
+
+// true where a window of `window` keys (0: none) keeps query i from key j.
+inline bool outsideWindow(int window, bool causal, Eigen::Index i, Eigen::Index j) {
+    if (window <= 0) return false;
+    return causal ? j <= i - window : (j > i ? j - i : i - j) >= window;
+}
 
 // true where query i may not read key j.
 bool isBlocked(const Settings& settings, Eigen::Index i, Eigen::Index j);
@@ -99,6 +108,7 @@ struct HeadTensors {
     Mat weights;           // [T_q, T_k] final attention A
     Mat output;            // [T_q, d_v] A v
     ScoreMaxima scoreMax;  // [T_q] each, of scores, computed with them
+    float alibiSlope = 0;  // ALiBi's m of this head (0: none), folded into the scores
     // Scratch, kept so that a recompute allocates nothing: k and v packed for the kernels of the
     // scores and A·V (v by projectHead, k with the scores), and the head's slices of W_Q, W_K,
     // W_V packed for its projections.

@@ -151,9 +151,12 @@ void writeExportJson(ByteSink& out, const Model& model, const Forward& forward) 
         for (std::size_t m = 0; m < std::size(members); ++m) {
             j << "      \"" << members[m].first << "\": ";
             j.matrix(*members[m].second, 3);
-            j << (m + 1 < std::size(members) ? ",\n" : "\n");
+            j << (m + 1 < std::size(members) ? ",\n" : "");
         }
-        j << "    }";
+        // What a variant adds: the key/value head this query head read, ALiBi's slope.
+        if (model.kvHeads > 0) j << ",\n      \"kv_head\": " << std::to_string(model.kvHeadOf(static_cast<int>(h)));
+        if (!model.alibiSlopes.empty()) j << ",\n      \"alibi_slope\": " << nlohmann::json(shortestDouble(t.alibiSlope)).dump();
+        j << "\n    }";
     }
     j << (forward.heads.empty() ? "],\n" : "\n  ],\n");
     j << "  \"key_tokens\": ";
@@ -177,8 +180,9 @@ void makeFolder(const std::string& dir) {
 }
 
 // The files each kind of .npy export writes: the other kind's are removed from a folder reused.
-constexpr const char* kScenarioNpyFiles[] = {"X.npy",       "Q.npy",           "K.npy",      "V.npy",      "scores.npy",
-                                             "weights.npy", "head_output.npy", "output.npy", "tokens.txt", "key_tokens.txt"};
+constexpr const char* kScenarioNpyFiles[] = {"X.npy",      "Q.npy",          "K.npy",           "V.npy",
+                                             "scores.npy", "weights.npy",    "head_output.npy", "output.npy",
+                                             "tokens.txt", "key_tokens.txt", "kv_head.npy",     "alibi_slopes.npy"};
 constexpr const char* kModelNpyFiles[] = {"attentions.npy", "token_ids.npy", "next_tokens.txt"};
 
 }  // namespace
@@ -213,6 +217,24 @@ void exportNpyDir(FileBatch& batch, const std::string& dir, const Model& model, 
     stack("weights.npy", &HeadTensors::weights);
     stack("head_output.npy", &HeadTensors::output);
     write("output.npy", {&forward.output}, false);
+    // The variants' own numbers; a file left from an earlier export without them is removed.
+    if (model.kvHeads > 0) {
+        std::string kv = npyHeader({static_cast<long long>(forward.heads.size())}, "<i8");
+        for (std::size_t h = 0; h < forward.heads.size(); ++h) {
+            const auto v = static_cast<std::int64_t>(model.kvHeadOf(static_cast<int>(h)));
+            kv.append(reinterpret_cast<const char*>(&v), sizeof v);
+        }
+        batch.add(path("kv_head.npy"), kv);
+    } else {
+        batch.removeOnCommit(path("kv_head.npy"));
+    }
+    if (!model.alibiSlopes.empty()) {
+        std::string slopes = npyHeader({static_cast<long long>(forward.heads.size())});
+        for (const HeadTensors& h : forward.heads) slopes.append(reinterpret_cast<const char*>(&h.alibiSlope), sizeof(float));
+        batch.add(path("alibi_slopes.npy"), slopes);
+    } else {
+        batch.removeOnCommit(path("alibi_slopes.npy"));
+    }
     batch.add(path("tokens.txt"), labelsText(model.queryTokens));
     batch.add(path("key_tokens.txt"), labelsText(model.keyTokens));
 }

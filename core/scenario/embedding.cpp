@@ -45,10 +45,10 @@ double sinusoidalWavelength(int dim, int dModel) {
     return 2.0 * std::numbers::pi * std::pow(10000.0, 2.0 * pair / dModel);
 }
 
-Mat sinusoidalEncoding(int T, int dModel) {
+Mat sinusoidalEncoding(int T, int dModel, int first) {
     Mat pe(T, dModel);
     for (int c = 0; c < dModel; ++c)
-        for (int pos = 0; pos < T; ++pos) pe(pos, c) = static_cast<float>(sinusoidalValue(pos, c, dModel));
+        for (int pos = 0; pos < T; ++pos) pe(pos, c) = static_cast<float>(sinusoidalValue(first + pos, c, dModel));
     return pe;
 }
 
@@ -62,6 +62,14 @@ Mat xavierMatrix(int rows, int cols, int headWidth, std::uint64_t seed, std::str
 }
 
 const char* embeddingName(EmbeddingKind kind) { return kind == EmbeddingKind::Random ? "random" : "onehot"; }
-const char* positionalName(Positional kind) { return kind == Positional::None ? "none" : "sinusoidal"; }
+const char* positionalName(Positional kind) {
+    switch (kind) {
+        case Positional::None: return "none";
+        case Positional::Sinusoidal: return "sinusoidal";
+        case Positional::Rope: return "rope";
+        case Positional::Alibi: return "alibi";
+    }
+    return "none";
+}
 
 }  // namespace attnviz::core

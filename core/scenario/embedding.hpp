@@ -11,7 +11,9 @@
 namespace attnviz::core {
 
 enum class EmbeddingKind { Random, OneHot };
-enum class Positional { None, Sinusoidal };
+// How positions reach attention: not at all; sinusoidal encodings added to X; rotary positions
+// applied to each head's q and k (RoPE); or a linear distance penalty on the logits (ALiBi).
+enum class Positional { None, Sinusoidal, Rope, Alibi };
 
 // x: [T, d_model]. One N(0, 1) vector per distinct token, drawn from a stream named by the
 // token itself, so "the" is the same vector wherever it appears (anagrams, swaps).
@@ -26,7 +28,8 @@ Mat oneHotEmbeddings(const std::vector<std::string>& tokens, int dModel);
 
 // pe: [T, d_model], Vaswani et al. §3.5:
 //   pe[pos, 2i] = sin(pos / 10000^(2i/d_model)),  pe[pos, 2i+1] = cos(pos / 10000^(2i/d_model)).
-Mat sinusoidalEncoding(int T, int dModel);
+// Rows are positions first … first + T - 1.
+Mat sinusoidalEncoding(int T, int dModel, int first = 0);
 // One entry of that formula at any real position (the curves drawn through the positions).
 double sinusoidalValue(double position, int dim, int dModel);
 // The wavelength of dimension `dim`: 2π · 10000^(2i/d_model), in positions.

@@ -2,10 +2,27 @@
 #include "core/base/error.hpp"
 #include "core/scenario/model.hpp"
 
+#include <cmath>
 #include <exception>
 #include <string>
 
 namespace attnviz::core {
+namespace {
+
+// RoPE in the rotate-half layout (the Hugging Face Llama code): dimension i < d_k/2 pairs with
+// i + d_k/2, and row t turns each pair by angle t · θ_i: (a, b) -> (a cos - b sin, b cos + a sin).
+void rotate(const Model& model, Mat& m) {
+    const Eigen::Index half = m.cols() / 2;
+    for (Eigen::Index t = 0; t < m.rows(); ++t)
+        for (Eigen::Index i = 0; i < half; ++i) {
+            const float c = model.ropeCos(t, i), s = model.ropeSin(t, i);
+            const float a = m(t, i), b = m(t, i + half);
+            m(t, i) = a * c - b * s;
+            m(t, i + half) = b * c + a * s;
+        }
+}
+
+}  // namespace
 
 void projectHead(const Model& model, int head, HeadTensors& out) {
     if (model.explicitQkv) {
@@ -22,18 +39,40 @@ void projectHead(const Model& model, int head, HeadTensors& out) {
             multiplyPacked(model.x, &model.xTiles, w.middleCols(first, n), packed, dst);
             if (bias.size() != 0) dst.rowwise() += bias.segment(first, n);
         };
-        const Eigen::Index dk = model.dk, dv = model.dv;
+        const Eigen::Index dk = model.dk, dv = model.dv, kv = model.kvHeadOf(head);
         project(model.wq, model.bq, head * dk, dk, out.packedProjections[0], out.q);
-        project(model.wk, model.bk, head * dk, dk, out.packedProjections[1], out.k);
-        project(model.wv, model.bv, head * dv, dv, out.packedProjections[2], out.v);
+        project(model.wk, model.bk, kv * dk, dk, out.packedProjections[1], out.k);
+        project(model.wv, model.bv, kv * dv, dv, out.packedProjections[2], out.v);
+        if (model.ropeCos.size() != 0) {
+            rotate(model, out.q);
+            rotate(model, out.k);
+        }
     }
+    out.alibiSlope = model.alibiSlopes.empty() ? 0.0f : model.alibiSlopes[static_cast<std::size_t>(head)];
     packColumns(out.v, out.packedValues);
 }
 
-void scoreHead(HeadTensors& head) {
+namespace {
+
+// ALiBi's penalty in raw-score units for rows firstRow … of `scores`: -m |i - j| / c, with c the
+// scale at τ = 1, so that the softmax's scores · c/τ hold (q kᵀ c - m |i - j|) / τ.
+void addAlibi(const Model& model, const Settings& settings, float slope, Eigen::Ref<Mat> scores, Eigen::Index firstRow) {
+    if (slope == 0.0f) return;
+    const double perStep = static_cast<double>(slope) * (settings.scaled ? std::sqrt(static_cast<double>(model.dk)) : 1.0);
+    for (Eigen::Index r = 0; r < scores.rows(); ++r) {
+        const Eigen::Index i = firstRow + r;
+        for (Eigen::Index j = 0; j < scores.cols(); ++j)
+            scores(r, j) -= static_cast<float>(perStep * static_cast<double>(i > j ? i - j : j - i));
+    }
+}
+
+}  // namespace
+
+void scoreHead(const Model& model, const Settings& settings, HeadTensors& head) {
     head.scores.resize(head.q.rows(), head.k.rows());
     packKeys(head.k, head.packedKeys);
     scoreRows(head.q, head.k, head.packedKeys, head.scores);
+    addAlibi(model, settings, head.alibiSlope, head.scores, 0);
     head.scoreMax.resize(head.scores.rows());
     scoreMaxima(head.scores, 0, head.scoreMax);
 }
@@ -96,6 +135,7 @@ void attendHead(const Model& model, const Settings& settings, HeadTensors& head,
         auto weights = head.weights.middleRows(r0, rows);
         if (newScores) {
             scoreRows(head.q.middleRows(r0, rows), head.k, head.packedKeys, scores);
+            addAlibi(model, settings, head.alibiSlope, scores, r0);
             scoreMaxima(scores, r0, head.scoreMax);
         }
         if (!softmaxRows(scores, scale, settings, weights, r0, &head.scoreMax)) overflowed("scores", "Q Kᵀ");

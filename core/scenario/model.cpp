@@ -6,6 +6,7 @@
 #include "core/base/format.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <exception>
 #include <initializer_list>
@@ -99,6 +100,7 @@ Model buildExplicit(const Scenario& s, bool applySwaps, const Limits& limits) {
     if (s.positional != Positional::None)
         throw InputError("positional", "explicit Q, K, V are used as given; positional encoding needs token inputs");
     if (s.heads && *s.heads != 1) throw InputError("heads", "explicit Q, K, V describe one head");
+    if (s.kvHeads && *s.kvHeads != 1) throw InputError("kv_heads", "explicit Q, K, V describe one head");
     if (s.length) throw InputError("length", "repeats tokens; it cannot stretch explicit Q, K, V");
     Model m;
     m.explicitQkv = true;
@@ -171,8 +173,8 @@ std::uint64_t forwardBytes(long long tq, long long tk, long long heads, long lon
 std::uint64_t keptBytes(const Model& model, const Forward& forward) {
     std::uint64_t floats = 0;
     const auto add = [&](const Mat& m) { floats += static_cast<std::uint64_t>(m.size()); };
-    for (const Mat* m :
-         {&model.embeddings, &model.positional, &model.x, &model.wq, &model.wk, &model.wv, &model.wo, &model.q, &model.k, &model.v})
+    for (const Mat* m : {&model.embeddings, &model.positional, &model.x, &model.wq, &model.wk, &model.wv, &model.wo, &model.q, &model.k,
+                         &model.v, &model.ropeCos, &model.ropeSin})
         add(*m);
     floats += model.xTiles.tiles.size();
     for (const HeadTensors& h : forward.heads) {
@@ -197,7 +199,42 @@ std::string formatBytes(std::uint64_t bytes) {
     return buffer;
 }
 
-Model buildModel(const Scenario& s, bool applySwaps, const Limits& limits) {
+std::vector<float> alibiSlopes(int heads) {
+    // The slopes of P heads, P a power of two: a geometric sequence from 2^(-8/P) with that ratio.
+    const auto powerOfTwo = [](int p, int count, int first, int step) {
+        std::vector<float> out;
+        for (int n = 0, e = first; n < count; ++n, e += step) out.push_back(static_cast<float>(std::exp2(-8.0 * e / p)));
+        return out;
+    };
+    int p = 1;
+    while (p * 2 <= heads) p *= 2;
+    std::vector<float> slopes = powerOfTwo(p, p, 1, 1);
+    // The rest: 2P heads' slopes 1, 3, 5, … (those between the ones already taken).
+    const std::vector<float> extra = powerOfTwo(2 * p, heads - p, 1, 2);
+    slopes.insert(slopes.end(), extra.begin(), extra.end());
+    return slopes;
+}
+
+namespace {
+
+// cos and sin of (positionOffset + t) · base^(-2i/d_k) for t < T, i < d_k/2, in double.
+void ropeTables(Model& m, long long T, float base, int positionOffset) {
+    const Eigen::Index half = m.dk / 2;
+    m.ropeCos.resize(T, half);
+    m.ropeSin.resize(T, half);
+    for (Eigen::Index i = 0; i < half; ++i) {
+        const double theta = std::pow(static_cast<double>(base), -2.0 * static_cast<double>(i) / m.dk);
+        for (Eigen::Index t = 0; t < T; ++t) {
+            const double angle = static_cast<double>(positionOffset + t) * theta;
+            m.ropeCos(t, i) = static_cast<float>(std::cos(angle));
+            m.ropeSin(t, i) = static_cast<float>(std::sin(angle));
+        }
+    }
+}
+
+}  // namespace
+
+Model buildModel(const Scenario& s, bool applySwaps, const Limits& limits, int positionOffset) {
     if (s.model) throw InputError("model", "a scenario naming a model is built from its checkpoint (core/models/loaded_model.hpp)");
     if (s.q || s.k || s.v) {
         if (!s.q) throw InputError(s.k ? "K" : "V", "explicit K and V need an explicit Q too");
@@ -226,6 +263,9 @@ Model buildModel(const Scenario& s, bool applySwaps, const Limits& limits) {
     m.heads = shapes.heads;
     m.dk = shapes.dk;
     m.dv = shapes.dv;
+    if (s.kvHeads) m.kvHeads = shapes.kvHeads;
+    if (s.positional == Positional::Rope && m.dk % 2 != 0)
+        throw InputError("d_k", std::to_string(m.dk) + " is odd; RoPE turns pairs of dimensions and needs an even d_k");
     if (s.length) {
         if (s.x) throw InputError("length", "repeats tokens; it cannot stretch an explicit X");
         if (*s.length > limits.maxTokens)
@@ -239,17 +279,20 @@ Model buildModel(const Scenario& s, bool applySwaps, const Limits& limits) {
     const long long T = static_cast<long long>(tokens.size());
 
     const long long hk = static_cast<long long>(m.heads) * m.dk, hv = static_cast<long long>(m.heads) * m.dv;
+    const long long kvHeads = m.kvHeads > 0 ? m.kvHeads : m.heads;
+    const long long kk = kvHeads * m.dk, kvv = kvHeads * m.dv;
     if (std::max(hk, hv) > std::numeric_limits<int>::max())
         throw InputError(
             "heads", std::to_string(m.heads) + " heads x d_k " + std::to_string(m.dk) + " (d_v " + std::to_string(m.dv) + ") is too large");
     const bool hasWo = s.wo.kind != MatrixSpec::Kind::None;
     // embeddings, x, x's tiles packed for the projections (, positional)
-    const long long inputs = s.positional == Positional::Sinusoidal ? 4 : 3;
+    // (RoPE's cos and sin tables are T x d_k, less than X's T x d_model)
+    const long long inputs = s.positional == Positional::Sinusoidal || s.positional == Positional::Rope ? 4 : 3;
     checkLimits(T, T, m.heads, m.dModel, shapes.dOut, m.dk, m.dv,
                 {{"X", inputs * T, m.dModel},
                  {"W_Q", m.dModel, hk},
-                 {"W_K", m.dModel, hk},
-                 {"W_V", m.dModel, hv},
+                 {"W_K", m.dModel, kk},
+                 {"W_V", m.dModel, kvv},
                  {"W_O", hasWo ? hv : 0, shapes.dOut, 2}},
                 limits, true);
 
@@ -265,16 +308,21 @@ Model buildModel(const Scenario& s, bool applySwaps, const Limits& limits) {
     // 2. position is added after the reordering: this is what breaks equivariance
     m.x = m.embeddings;
     if (s.positional == Positional::Sinusoidal) {
-        m.positional = sinusoidalEncoding(static_cast<int>(T), m.dModel);
+        m.positional = sinusoidalEncoding(static_cast<int>(T), m.dModel, positionOffset);
         m.x += m.positional;
     }
+    // RoPE and ALiBi leave X alone: they act on each head's q and k, and on its logits.
+    if (s.positional == Positional::Rope) ropeTables(m, T, s.ropeBase, positionOffset);
+    if (s.positional == Positional::Alibi) m.alibiSlopes = alibiSlopes(m.heads);
     packRows(m.x, m.xTiles);
     // 3. projections (hk, hv fit an int: checked above)
     const std::string qkShape = "d_model x heads*d_k";
     const int hki = static_cast<int>(hk), hvi = static_cast<int>(hv);
+    const bool grouped = m.kvHeads > 0;
     m.wq = projectionMatrix(s.wq, m.dModel, hki, m.dk, s.seed, "W_Q", qkShape);
-    m.wk = projectionMatrix(s.wk, m.dModel, hki, m.dk, s.seed, "W_K", qkShape);
-    m.wv = projectionMatrix(s.wv, m.dModel, hvi, m.dv, s.seed, "W_V", "d_model x heads*d_v");
+    m.wk = projectionMatrix(s.wk, m.dModel, static_cast<int>(kk), m.dk, s.seed, "W_K", grouped ? "d_model x kv_heads*d_k" : qkShape);
+    m.wv = projectionMatrix(s.wv, m.dModel, static_cast<int>(kvv), m.dv, s.seed, "W_V",
+                            grouped ? "d_model x kv_heads*d_v" : "d_model x heads*d_v");
     m.wo = projectionMatrix(s.wo, hvi, shapes.dOut, shapes.dOut, s.seed, "W_O", "heads*d_v x d_out");
     return m;
 }
@@ -284,6 +332,7 @@ Settings buildSettings(const Scenario& s, const Model& model) {
     settings.temperature = s.temperature;
     settings.scaled = s.scaled;
     settings.causal = s.causal;
+    settings.window = s.window;
     for (std::size_t n = 0; n < s.padding.size(); ++n) {
         if (s.padding[n] >= model.tk())
             throw InputError("padding[" + std::to_string(n) + "]",

@@ -29,14 +29,24 @@ struct Model {
     Mat positional;                        // [T, d_model] the encoding added to them; empty when none
     Mat x;                                 // [T, d_model] = embeddings + positional: the attention input
     PackedRows xTiles;                     // token mode: x's full 6-row tiles packed once, for every head's projections
-    Mat wq, wk;                            // [d_model, h*d_k]
-    Mat wv;                                // [d_model, h*d_v]
+    Mat wq;                                // [d_model, h*d_k]
+    Mat wk;                                // [d_model, kv*d_k] (kv = kvHeads, h without grouped-query)
+    Mat wv;                                // [d_model, kv*d_v]
     Mat wo;                                // [h*d_v, d_out] (d_out = d_model unless W_O is explicit); empty: output = concat
     RowVec bq, bk, bv, bo;                 // biases of the projections ([h*d_k], [h*d_k], [h*d_v], [d_out]); empty: none
     Mat q, k, v;                           // explicit mode only: [T_q, d_k], [T_k, d_k], [T_k, d_v]
     bool explicitQkv = false;
     int heads = 1, dk = 0, dv = 0, dModel = 0;
+    int kvHeads = 0;  // key/value heads (grouped-query attention); 0: one per query head
+    // RoPE: cos and sin of position · θ_i for each position (rows) and pair i < d_k / 2 of a
+    // head's dimensions (columns), θ_i = base^(-2i/d_k); empty without rotary positions.
+    Mat ropeCos, ropeSin;
+    // ALiBi: head h's slope m_h; the logit of query i and key j gets -m_h |i - j|. Empty: none.
+    std::vector<float> alibiSlopes;
     std::vector<int> perm;  // position p holds the token originally at position perm[p]
+
+    // The key/value head query head `head` reads: ⌊head · kv / h⌋.
+    int kvHeadOf(int head) const { return kvHeads > 0 ? head * kvHeads / heads : head; }
 
     Eigen::Index tq() const { return static_cast<Eigen::Index>(queryTokens.size()); }
     Eigen::Index tk() const { return static_cast<Eigen::Index>(keyTokens.size()); }
@@ -49,7 +59,13 @@ struct Model {
 // contradiction names both sides ("W_K: 10 x 4 disagrees with W_Q: 10 x 3 (…)").
 // applySwaps = false gives the model before the scenario's swaps (the permutation reference).
 // Throws InputError naming the field.
-Model buildModel(const Scenario& scenario, bool applySwaps = true, const Limits& limits = {});
+// positionOffset: positions counted from it instead of 0 (a sentence shifted along, as if it
+// followed that many tokens: what RoPE ignores and sinusoidal encodings do not).
+Model buildModel(const Scenario& scenario, bool applySwaps = true, const Limits& limits = {}, int positionOffset = 0);
+
+// ALiBi's slopes for `heads` heads (Press et al. 2022): 2^(-8h/H) for h = 1 … H when H is a power
+// of two; otherwise those of the largest power of two P below H, then every other slope of 2P's.
+std::vector<float> alibiSlopes(int heads);
 // Softmax settings and masks; checks padding positions and the mask's shape against the model.
 Settings buildSettings(const Scenario& scenario, const Model& model);
 
@@ -62,8 +78,11 @@ std::uint64_t keptBytes(const Model& model, const Forward& forward);
 std::string formatBytes(std::uint64_t bytes);
 
 // Stages of the forward pass, per head, so callers recompute only what changed.
-void projectHead(const Model& model, int head, HeadTensors& out);                 // q, k, v
-void scoreHead(HeadTensors& head);                                                // scores = q kᵀ
+// q, k, v; with RoPE q and k rotated by their positions.
+void projectHead(const Model& model, int head, HeadTensors& out);
+// scores = q kᵀ; with ALiBi, minus m_h |i - j| / c (c = logitScale at τ = 1), so that
+// scores · logitScale = (q kᵀ c - m_h |i - j|) / τ: the bias is added to the scaled logits.
+void scoreHead(const Model& model, const Settings& settings, HeadTensors& head);
 void weighHead(const Model& model, const Settings& settings, HeadTensors& head);  // weights (throws if scores overflowed)
 // The same, with the weights' texels pooled by `factor` in the same pass (softmaxPooled).
 void weighHead(const Model& model, const Settings& settings, HeadTensors& head, int factor, std::vector<float>& texels);

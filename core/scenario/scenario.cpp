@@ -138,16 +138,16 @@ json specJson(const MatrixSpec& spec) {
 
 const std::vector<std::string>& scenarioKeys() {
     static const std::vector<std::string> keys = {
-        "name",      "description", "sentence", "tokens", "tokenizer",  "d_model", "heads", "d_k",    "d_v",   "seed",
-        "embedding", "positional",  "X",        "W_Q",    "W_K",        "W_V",     "W_O",   "Q",      "K",     "V",
-        "causal",    "temperature", "scaled",   "swaps",  "key_tokens", "padding", "mask",  "length", "model", "layer"};
+        "name",       "description", "sentence",    "tokens", "tokenizer", "d_model",    "heads",   "d_k",  "d_v",    "seed",  "embedding",
+        "positional", "rope_base",   "kv_heads",    "window", "X",         "W_Q",        "W_K",     "W_V",  "W_O",    "Q",     "K",
+        "V",          "causal",      "temperature", "scaled", "swaps",     "key_tokens", "padding", "mask", "length", "model", "layer"};
     return keys;
 }
 
 const std::vector<std::string>& modelFixedKeys() {
-    static const std::vector<std::string> keys = {"tokens",    "tokenizer",  "d_model", "heads",      "d_k",  "d_v",   "seed",
-                                                  "embedding", "positional", "X",       "W_Q",        "W_K",  "W_V",   "W_O",
-                                                  "Q",         "K",          "V",       "key_tokens", "mask", "length"};
+    static const std::vector<std::string> keys = {"tokens",     "tokenizer", "d_model",  "heads",      "d_k",  "d_v",   "seed", "embedding",
+                                                  "positional", "rope_base", "kv_heads", "X",          "W_Q",  "W_K",   "W_V",  "W_O",
+                                                  "Q",          "K",         "V",        "key_tokens", "mask", "length"};
     return keys;
 }
 
@@ -204,8 +204,17 @@ Scenario scenarioFrom(const json& j, ReadMatrices* read) {
         const std::string p = expectString(j["positional"], "positional");
         if (p == "none") s.positional = Positional::None;
         else if (p == "sinusoidal") s.positional = Positional::Sinusoidal;
-        else throw InputError("positional", "expected \"none\" or \"sinusoidal\", got \"" + clipText(p, 40) + "\"");
+        else if (p == "rope") s.positional = Positional::Rope;
+        else if (p == "alibi") s.positional = Positional::Alibi;
+        else throw InputError("positional", "expected \"none\", \"sinusoidal\", \"rope\" or \"alibi\", got \"" + clipText(p, 40) + "\"");
     }
+    if (has("rope_base")) {
+        if (s.positional != Positional::Rope) throw InputError("rope_base", "only with \"positional\": \"rope\"");
+        s.ropeBase = expectFloat(j["rope_base"], "rope_base");
+        if (!(s.ropeBase > 1.0f)) throw InputError("rope_base", "must be greater than 1, got " + formatNumber(s.ropeBase));
+    }
+    if (has("kv_heads")) s.kvHeads = expectSize(j["kv_heads"], "kv_heads");
+    if (has("window")) s.window = expectSize(j["window"], "window");
     if (has("X")) s.x = matrix("X");
     if (has("W_Q")) s.wq = matrixSpec("W_Q", false);
     if (has("W_K")) s.wk = matrixSpec("W_K", false);
@@ -306,6 +315,7 @@ void softmaxToJson(const Scenario& s, json& j) {
     json swaps = json::array();
     for (const auto& [a, b] : s.swaps) swaps.push_back({a, b});
     j["swaps"] = swaps;
+    if (s.window > 0) j["window"] = s.window;
 }
 
 // A model scenario: what the checkpoint does not fix.
@@ -338,6 +348,8 @@ json scenarioToJson(const Scenario& s) {
     j["seed"] = s.seed;
     j["embedding"] = embeddingName(s.embedding);
     j["positional"] = positionalName(s.positional);
+    if (s.positional == Positional::Rope) j["rope_base"] = shortestDouble(s.ropeBase);
+    if (s.kvHeads) j["kv_heads"] = *s.kvHeads;
     if (s.x) j["X"] = matrixToJson(*s.x);
     if (!s.q) {
         j["W_Q"] = specJson(s.wq);

@@ -36,6 +36,9 @@ struct Scenario {
     std::uint64_t seed = 0;
     EmbeddingKind embedding = EmbeddingKind::Random;
     Positional positional = Positional::None;
+    float ropeBase = 10000.0f;                  // RoPE's θ base: pair i of a head turns by position · base^(-2i/d_k)
+    std::optional<int> kvHeads;                 // key/value heads shared by the query heads (grouped-query); default heads
+    int window = 0;                             // sliding window of keys (0: none)
     std::optional<Mat> x;                       // [T, d_model]
     MatrixSpec wq, wk, wv;                      // [d_model, h*d_k] / [d_model, h*d_v]
     MatrixSpec wo{MatrixSpec::Kind::None, {}};  // [h*d_v, d_model]

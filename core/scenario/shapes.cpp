@@ -5,6 +5,7 @@
 
 #include <initializer_list>
 #include <string>
+#include <tuple>
 
 namespace attnviz::core {
 namespace {
@@ -99,7 +100,8 @@ Shapes resolveShapes(const Scenario& s, int vocab, const Limits& limits, const M
             } catch (const InputError&) {
                 throw InputError(plain);
             }
-            const long long width = static_cast<long long>(others.heads) * (spec == &s.wv ? others.dv : others.dk);
+            const long long width =
+                static_cast<long long>(spec == &s.wq ? others.heads : others.kvHeads) * (spec == &s.wv ? others.dv : others.dk);
             throw InputError(name, "expected " + shapeString(others.dModel, width) + " (" + role + "), got " + w.shape() + ": " + why);
         }
     }
@@ -111,8 +113,11 @@ Shapes resolveShapes(const Scenario& s, int vocab, const Limits& limits, const M
                                         (s.dModel ? "got " + std::to_string(*s.dModel) : "but " + dModelFrom.is()));
 
     // 2. the heads' total widths
-    const Source hk = agreeing({source(s.wq, "W_Q", qk, false), source(s.wk, "W_K", qk, false)});
-    const Source hv = agreeing({source(s.wv, "W_V", v, false), source(s.wo, "W_O", o, true)});
+    // Grouped-query: W_K and W_V are narrower than W_Q and W_O by heads / kv_heads, and are checked
+    // once the per-head widths are known.
+    const bool grouped = s.kvHeads.has_value();
+    const Source hk = grouped ? source(s.wq, "W_Q", qk, false) : agreeing({source(s.wq, "W_Q", qk, false), source(s.wk, "W_K", qk, false)});
+    const Source hv = grouped ? source(s.wo, "W_O", o, true) : agreeing({source(s.wv, "W_V", v, false), source(s.wo, "W_O", o, true)});
 
     // 3. heads
     std::string headsWhy;  // "" when given
@@ -154,8 +159,26 @@ Shapes resolveShapes(const Scenario& s, int vocab, const Limits& limits, const M
     if (hv) out.dv = split(hv, s.dv, "d_v", "heads*d_v");
     else if (s.dv) out.dv = *s.dv;
     // an identity W_V is square: V = X, split into the heads
-    else if (s.wv.kind == MatrixSpec::Kind::Identity && out.dModel % out.heads == 0) out.dv = out.dModel / out.heads;
+    else if (s.wv.kind == MatrixSpec::Kind::Identity && out.dModel % s.kvHeads.value_or(out.heads) == 0)
+        out.dv = out.dModel / s.kvHeads.value_or(out.heads);
     else out.dv = out.dk;
+
+    out.kvHeads = out.heads;
+    if (grouped) {
+        const int kv = *s.kvHeads;
+        if (kv > out.heads || out.heads % kv != 0)
+            throw InputError("kv_heads", std::to_string(kv) + " does not divide " + count(out.heads, "query head") +
+                                             " (each key/value head serves heads / kv_heads of them)");
+        out.kvHeads = kv;
+        for (const auto& [spec, name, width, role] :
+             {std::tuple{&s.wk, "W_K", out.dk, "d_model x kv_heads*d_k"}, {&s.wv, "W_V", out.dv, "d_model x kv_heads*d_v"}}) {
+            if (!given(*spec)) continue;
+            const long long want = static_cast<long long>(kv) * width;
+            if (spec->value.cols() != want)
+                throw InputError(name, "expected " + shapeString(out.dModel, want) + " (" + role + ", " + count(kv, "kv head") + "), got " +
+                                           shapeString(spec->value.rows(), spec->value.cols()));
+        }
+    }
 
     // 5. d_out
     out.dOut = given(s.wo) ? static_cast<int>(s.wo.value.cols()) : out.dModel;

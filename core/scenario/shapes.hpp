@@ -11,6 +11,7 @@ namespace attnviz::core {
 // the defaults.
 struct Shapes {
     int dModel = 0, heads = 1, dk = 0, dv = 0, dOut = 0;
+    int kvHeads = 1;  // key/value heads: heads unless kv_heads is given (grouped-query attention)
 };
 
 // Every size of a token-mode model (X or tokens, W_Q, W_K, W_V, W_O), or the contradiction that
@@ -22,6 +23,8 @@ struct Shapes {
 // 4. d_k, d_v: those widths split into the heads, else given, else d_model / heads and d_k
 //    (d_model / heads for an identity W_V)
 // 5. d_out: W_O's columns, else d_model
+// With kv_heads, W_K and W_V are d_model x kv_heads*d_k (d_v): W_Q and W_O fix the widths, and
+// kv_heads must divide heads.
 Shapes resolveShapes(const Scenario& s, int vocab, const Limits& limits, const MatrixSpec* skip = nullptr);
 
 }  // namespace attnviz::core

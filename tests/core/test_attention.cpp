@@ -442,7 +442,7 @@ TEST(ScoreMaxima, NewScoresBringNewMaxima) {
             if (blocks) {
                 attendHead(model, settings, head, true);
             } else {
-                scoreHead(head);
+                scoreHead(model, settings, head);
                 weighHead(model, settings, head);
             }
             Mat expected;

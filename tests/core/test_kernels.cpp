@@ -161,7 +161,7 @@ TEST(Kernels, AttendHeadGivesTheNumbersOfTheStagesItFuses) {
         projectHead(model, 1, fused);
         staged = fused;
         attendHead(model, settings, fused, true);
-        scoreHead(staged);
+        scoreHead(model, settings, staged);
         weighHead(model, settings, staged);
         outputHead(settings, staged);
 #if defined(__AVX2__) && defined(__FMA__)

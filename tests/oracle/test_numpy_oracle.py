@@ -13,6 +13,16 @@ on each, and recomputes every exported matrix in float64 numpy from the scenario
                  output  = weights V
     output = concat(heads) W_O, or the concat when there is no W_O
 
+and the variants modern models run, written here from their papers:
+
+    kv_heads g:  query head h reads key/value head floor(h g / H): W_K, W_V have g*d_k, g*d_v columns
+    window w:    key j blocked for query i unless i - w < j <= i (causal) or |i - j| < w
+    rope:        q and k of each head rotated after projection, rotate-half pairs (i, i + d_k/2)
+                 turned by position * base^(-2i/d_k)
+    alibi:       logits = scores c - m_h |i - j| (c = 1/sqrt(d_k) or 1), over tau; the exported
+                 scores are the softmax's input at tau = 1 over c, i.e. Q K^T - m_h |i - j| / c;
+                 slopes m_h from Press et al. 2022 (geometric from 2^(-8/P) for P a power of 2)
+
 Every comparison uses |got - want| <= 1e-5 * max(1, |want|). The inputs are float32 numbers
 (the engine computes in float32), written exactly, so only the engine's float32 arithmetic
 separates the two sides; magnitudes are chosen so that this stays well inside the tolerance.
@@ -88,12 +98,17 @@ def apply_swaps(rows, swaps):
     return out
 
 
-def blocked_matrix(tq, tk, causal, padding, mask):
+def blocked_matrix(tq, tk, causal, padding, mask, window=0):
     """[T_q, T_k] bool, True = query i may not read key j."""
     blocked = np.zeros((tq, tk), dtype=bool)
     if causal:
         for i in range(tq):
             blocked[i, i + 1:] = True
+    if window:
+        for i in range(tq):
+            for j in range(tk):
+                if (j <= i - window) if causal else (abs(i - j) >= window):
+                    blocked[i, j] = True
     for p in padding:
         blocked[:, p] = True
     if mask is not None:
@@ -119,6 +134,31 @@ def logit_scale(dk, tau, scaled):
     return 1.0 / ((math.sqrt(dk) if scaled else 1.0) * tau)
 
 
+def rope(m, base):
+    """Rotary positions, rotate-half layout: row t turns pair (i, i + d/2) by t * base^(-2i/d)."""
+    t, d = m.shape
+    half = d // 2
+    out = m.copy()
+    for i in range(half):
+        angle = np.arange(t) * base ** (-2.0 * i / d)
+        c, s = np.cos(angle), np.sin(angle)
+        out[:, i] = m[:, i] * c - m[:, i + half] * s
+        out[:, i + half] = m[:, i + half] * c + m[:, i] * s
+    return out
+
+
+def alibi_slopes(n):
+    """Press et al. 2022: for a power of two, 2^(-8/n), its square, ...; otherwise those of the
+    largest power of two below n, then the odd-numbered slopes of twice that."""
+    p = 2 ** int(math.floor(math.log2(n)))
+    slopes = [2.0 ** (-8.0 * k / p) for k in range(1, p + 1)]
+    return slopes + [2.0 ** (-8.0 * k / (2 * p)) for k in range(1, 2 * (n - p), 2)]
+
+
+def distance(tq, tk):
+    return np.abs(np.arange(tq)[:, None] - np.arange(tk)[None, :]).astype(np.float64)
+
+
 def reference(spec):
     """The expected export of a scenario description (see make_* below)."""
     tau, scaled = spec["tau"], spec["scaled"]
@@ -136,15 +176,23 @@ def reference(spec):
     if spec.get("positional"):
         x = x + f32(sinusoidal(*x.shape))  # added after the reordering, as float32 numbers
     h, dk, dv = spec["heads"], spec["d_k"], spec["d_v"]
+    kv_heads = spec.get("kv_heads") or h
     t = x.shape[0]
-    blocked = blocked_matrix(t, t, spec["causal"], spec["padding"], spec["mask"])
+    blocked = blocked_matrix(t, t, spec["causal"], spec["padding"], spec["mask"], spec.get("window", 0))
+    slopes = alibi_slopes(h) if spec.get("alibi") else None
     for head in range(h):
+        g = head * kv_heads // h
         q = x @ spec["W_Q"][:, head * dk:(head + 1) * dk]
-        k = x @ spec["W_K"][:, head * dk:(head + 1) * dk]
-        v = x @ spec["W_V"][:, head * dv:(head + 1) * dv]
+        k = x @ spec["W_K"][:, g * dk:(g + 1) * dk]
+        v = x @ spec["W_V"][:, g * dv:(g + 1) * dv]
+        if spec.get("rope"):
+            q, k = rope(q, spec["rope"]), rope(k, spec["rope"])
         scores = q @ k.T
+        if slopes:
+            scores = scores - slopes[head] * distance(t, t) / logit_scale(dk, 1.0, scaled)
         weights = softmax_rows(scores, logit_scale(dk, tau, scaled), blocked)
-        heads_out.append({"Q": q, "K": k, "V": v, "scores": scores, "weights": weights, "output": weights @ v})
+        heads_out.append({"Q": q, "K": k, "V": v, "scores": scores, "weights": weights, "output": weights @ v,
+                          "kv_head": g, "alibi_slope": slopes[head] if slopes else None})
     concat = np.concatenate([hd["output"] for hd in heads_out], axis=1)
     output = concat @ spec["W_O"] if spec["W_O"] is not None else concat
     return {"X": x, "heads": heads_out, "output": output, "blocked": blocked}
@@ -228,6 +276,55 @@ def make_explicit_weights(rng, n):
     if spec["mask"] is not None:
         doc["mask"] = spec["mask"]
     spec["tokens"] = apply_swaps(tokens or [f"x{i + 1}" for i in range(t)], spec["swaps"])
+    spec["key_tokens"] = spec["tokens"]
+    return doc, spec
+
+
+def make_variant(rng, n):
+    """Explicit X and weights with grouped-query heads, a sliding window, RoPE or ALiBi, alone and
+    together, with causal masks, padding and swaps."""
+    t = rng.randint(1, 9)
+    heads = rng.choice([1, 2, 3, 4, 6, 8])
+    kv_heads = rng.choice([g for g in range(1, heads + 1) if heads % g == 0])
+    positional = rng.choice(["none", "rope", "alibi", "rope", "alibi"])
+    dk = 2 * rng.randint(1, 3) if positional == "rope" else rng.randint(1, 6)
+    dv = rng.randint(1, 5)
+    d_model = rng.randint(1, 10)
+    w_scale = 2.0 / math.sqrt(d_model)
+    spec = {
+        "kind": "xw", "heads": heads, "d_k": dk, "d_v": dv, "kv_heads": kv_heads,
+        "X": uniform_matrix(rng, t, d_model, 1.0),
+        "W_Q": uniform_matrix(rng, d_model, heads * dk, w_scale),
+        "W_K": uniform_matrix(rng, d_model, kv_heads * dk, w_scale),
+        "W_V": uniform_matrix(rng, d_model, kv_heads * dv, w_scale),
+        "W_O": uniform_matrix(rng, heads * dv, d_model, 1.0 / math.sqrt(heads * dv)) if rng.random() < 0.5 else None,
+        "tau": float(f32(log_uniform(rng, 0.1, 10.0))),
+        "scaled": rng.random() < 0.7,
+        "swaps": random_swaps(rng, t),
+        "window": rng.randint(1, 4) if rng.random() < 0.5 else 0,
+        "rope": float(f32(rng.choice([10000.0, 500.0, log_uniform(rng, 2.0, 1e6)]))) if positional == "rope" else None,
+        "alibi": positional == "alibi",
+    }
+    random_masks(rng, spec, t, t)
+    doc = {"name": f"oracle {n}: variants", "X": as_json_matrix(spec["X"]), "heads": heads, "d_k": dk, "d_v": dv,
+           "W_Q": as_json_matrix(spec["W_Q"]), "W_K": as_json_matrix(spec["W_K"]), "W_V": as_json_matrix(spec["W_V"]),
+           "temperature": spec["tau"], "scaled": spec["scaled"], "causal": spec["causal"], "swaps": spec["swaps"],
+           "positional": positional}
+    if kv_heads != heads or rng.random() < 0.5:
+        doc["kv_heads"] = kv_heads
+    else:
+        spec["kv_heads"] = None  # not given: no kv_head in the export
+    if spec["window"]:
+        doc["window"] = spec["window"]
+    if spec["rope"] and (spec["rope"] != 10000.0 or rng.random() < 0.5):
+        doc["rope_base"] = spec["rope"]
+    if spec["W_O"] is not None:
+        doc["W_O"] = as_json_matrix(spec["W_O"])
+    if spec["padding"]:
+        doc["padding"] = spec["padding"]
+    if spec["mask"] is not None:
+        doc["mask"] = spec["mask"]
+    spec["tokens"] = apply_swaps([f"x{i + 1}" for i in range(t)], spec["swaps"])
     spec["key_tokens"] = spec["tokens"]
     return doc, spec
 
@@ -346,6 +443,9 @@ def generate():
     for _ in range(8):
         scenarios.append(make_token(rng, n))
         n += 1
+    for _ in range(40):
+        scenarios.append(make_variant(rng, n))
+        n += 1
     return scenarios
 
 
@@ -417,6 +517,14 @@ def check_export(where, exported, spec):
     for h, (got, want) in enumerate(zip(heads, ref["heads"])):
         for key in ("Q", "K", "V", "scores", "weights", "output"):
             compare(f"{where}: heads[{h}].{key}", got.get(key), want[key])
+        if spec.get("kv_heads") and got.get("kv_head") != want["kv_head"]:
+            FAIL.add(where, f"heads[{h}].kv_head {got.get('kv_head')!r}, expected {want['kv_head']}")
+        if not spec.get("kv_heads") and "kv_head" in got:
+            FAIL.add(where, f"heads[{h}] has a kv_head without kv_heads")
+        if want.get("alibi_slope") is not None:
+            compare(f"{where}: heads[{h}].alibi_slope", got.get("alibi_slope"), want["alibi_slope"])
+        elif "alibi_slope" in got:
+            FAIL.add(where, f"heads[{h}] has an alibi_slope without ALiBi")
         check_weight_rows(f"{where}: heads[{h}].weights", got.get("weights"), ref["blocked"])
     compare(f"{where}: output", exported.get("output"), ref["output"])
     return ref
@@ -507,6 +615,14 @@ def check_npy(binary, tmp, where, scenario_path, exported):
             continue
         if arr.shape != want.shape or np.max(np.abs(arr - want), initial=0.0) > NPY_TOL:
             FAIL.add(where, f"{name}: {arr.shape} differs from the JSON export {want.shape}")
+    for name, key, dtype in (("kv_head.npy", "kv_head", "<i8"), ("alibi_slopes.npy", "alibi_slope", "<f4")):
+        path = os.path.join(d, name)
+        if all(key in h for h in heads) and heads:
+            arr = np.load(path)
+            if arr.dtype != np.dtype(dtype) or arr.tolist() != [np.asarray(h[key], dtype=dtype).item() for h in heads]:
+                FAIL.add(where, f"{name}: {arr.tolist()} ({arr.dtype}) differs from the JSON export")
+        elif os.path.exists(path):
+            FAIL.add(where, f"{name} written without its variant")
     out = np.load(os.path.join(d, "output.npy"))
     if out.shape != np.asarray(exported["output"]).shape or np.max(np.abs(out - exported["output"])) > NPY_TOL:
         FAIL.add(where, "output.npy differs from the JSON export")
@@ -558,6 +674,11 @@ def check_bad_inputs(binary, tmp):
         ("zero-temperature.json", json.dumps({"tokens": ["a", "b"], "temperature": 0}), "temperature"),
         ("malformed.json", '{"tokens": ["a", "b"],\n  "causal": tru }', "line 2"),
         ("missing.json", None, "no such file"),
+        ("kv-heads.json", json.dumps({"tokens": ["a", "b"], "heads": 4, "d_model": 8, "kv_heads": 3}), "kv_heads"),
+        ("window.json", json.dumps({"tokens": ["a", "b"], "window": 0}), "window"),
+        ("rope-odd.json", json.dumps({"tokens": ["a", "b"], "d_model": 6, "heads": 2, "positional": "rope"}), "d_k"),
+        ("rope-base.json", json.dumps({"tokens": ["a", "b"], "positional": "rope", "rope_base": 0.5}), "rope_base"),
+        ("kv-shape.json", json.dumps({"X": [[1, 0]], "heads": 2, "d_k": 1, "kv_heads": 1, "W_K": [[1, 0], [0, 1]]}), "W_K"),
         ("a-folder", "DIR", "directory"),
     ]
     count = 0
