@@ -362,6 +362,14 @@ void App::applyActions() {
         notify("out of memory while computing the heads; make the model smaller (fewer tokens or heads)", true);
         m_computeFailed = true;
     }
+    // The positional panel's shift check, when it was shown out of date (two forward passes).
+    if (std::exchange(m_requests.shiftCheck, false)) {
+        try {
+            checkShift(m_state);
+        } catch (const std::bad_alloc&) {
+            m_state.shiftCheck.why = "out of memory while checking the shift";
+        }
+    }
 }
 
 void App::keys() {

@@ -216,6 +216,20 @@ void ControlsPanel::inputsSection(PanelContext& ctx) {
             tooltip("Width of each token vector. Changes every embedding and weight.");
         if (intField("heads", s.model.heads, 1, 64, v)) ctx.actions.emit(action::SetHeads{v});
         tooltip("Number of attention heads. Each gets its own W_Q, W_K, W_V; d_k = d_model / heads.");
+        const int kv = s.model.kvHeads > 0 ? s.model.kvHeads : s.model.heads;
+        if (intField("kv heads", kv, 1, s.model.heads, v)) {
+            // The arrows step through the divisors of the heads; a typed value is taken as it is.
+            if (v == kv - 1 || v == kv + 1) {
+                const int step = v < kv ? -1 : 1;
+                for (v = kv + step; v > 1 && v < s.model.heads && s.model.heads % v != 0; v += step) {}
+                v = std::clamp(v, 1, s.model.heads);
+            }
+            ctx.actions.emit(action::SetKvHeads{v == s.model.heads ? 0 : v});
+        }
+        tooltip(
+            "Key/value heads (grouped-query attention): the query heads share this many K and V heads, query head i reading "
+            "K/V head ⌊i · kv / heads⌋. 1 = multi-query; = heads: every head its own (multi-head). Fewer K/V heads shrink the "
+            "KV cache by heads / kv.");
         if (intField("d_k", s.model.dk, 1, 1024, v)) ctx.actions.emit(action::SetDk{v});
         tooltip("Query/key width per head: the √d_k in the scaling.");
         if (intField("seed", static_cast<int>(s.scenario.seed % 1000000), 0, 999999, v))
@@ -229,10 +243,15 @@ void ControlsPanel::inputsSection(PanelContext& ctx) {
             if (ImGui::RadioButton("one-hot", &kind, 1)) ctx.actions.emit(action::SetEmbedding{core::EmbeddingKind::OneHot});
             tooltip("Each distinct token is a unit vector (d_model = vocabulary size).");
         }
-        bool pe = s.scenario.positional == core::Positional::Sinusoidal;
-        if (ImGui::Checkbox("sinusoidal positional encoding", &pe))
-            ctx.actions.emit(action::SetPositional{pe ? core::Positional::Sinusoidal : core::Positional::None});
-        tooltip("Adds sin/cos signals of the position to X, so the same word at two places looks different.");
+        int positional = static_cast<int>(s.scenario.positional);
+        ImGui::SetNextItemWidth(ImGui::GetFontSize() * 9.0f);
+        if (ImGui::Combo("positions", &positional, "none\0sinusoidal\0RoPE\0ALiBi\0"))
+            ctx.actions.emit(action::SetPositional{static_cast<core::Positional>(positional)});
+        tooltip(
+            "How attention sees where a token is. Sinusoidal: sin/cos signals of the position added to X, so the same word at "
+            "two places looks different. RoPE: each head's q and k are turned by an angle that grows with the position, so a "
+            "score depends on the distance i − j alone (Llama, Qwen, Mistral). ALiBi: a penalty m·|i − j| subtracted from each "
+            "logit, a different slope m per head (BLOOM). The positional panel shows which survive a shift of the sentence.");
     }
 }
 
@@ -267,6 +286,14 @@ void ControlsPanel::softmaxSection(PanelContext& ctx) {
         if (!causal) widgets::wrappedTextColored(ImVec4(0.95f, 0.65f, 0.25f, 1.0f), "Bidirectional: not how the model reads.");
     } else {
         tooltip("Each query may read only itself and earlier keys, as in GPT-style decoders. Rows still sum to 1.");
+    }
+    if (!s.model.explicitQkv || s.model.tq() == s.model.tk()) {
+        int window = 0;
+        if (intField("window", s.scenario.window, 0, std::max<int>(1, static_cast<int>(s.model.tk())), window))
+            ctx.actions.emit(action::SetWindow{window});
+        tooltip(
+            "Sliding window (Mistral, Longformer): each query reads only its nearest keys — the last w up to itself with the "
+            "causal mask, |i − j| < w without. 0 = off. The keys outside are masked, and rows still sum to 1.");
     }
 }
 

@@ -39,6 +39,7 @@ struct AppRequests {
     bool exportDialog = false;
     bool screenshot = false;  // Ctrl+S: whole window at 1x to the default path
     bool toggleFullscreen = false;
+    bool shiftCheck = false;  // the positional panel shows a shift check that is not current: made before the next frame
 };
 
 struct PanelContext {

@@ -3,9 +3,11 @@
 #include "app/gfx/texture_cache.hpp"
 #include "app/widgets/charts.hpp"
 #include "app/widgets/text.hpp"
+#include "core/base/format.hpp"
 #include "core/scenario/embedding.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 namespace attnviz::app {
@@ -34,6 +36,43 @@ void learnedPositions(PanelContext& ctx) {
     ImGui::Dummy(ImVec2(w, h));
 }
 
+// Relative positions: the sentence moved along by `shift` positions, and whether any score
+// changed (state.shiftCheck, made by the app before the next frame when it is not current).
+void shiftCheck(PanelContext& ctx) {
+    const AppState& s = ctx.state;
+    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 7.0f);
+    int shift = s.view.shift;
+    if (ImGui::InputInt("shift", &shift, 1, 16) && shift != s.view.shift)
+        ctx.actions.emit(action::SetShift{std::clamp(shift, 0, kMaxShift)});
+    widgets::hoverTooltip(
+        "Moves the whole sentence along by this many positions, as if it came later in a document, and compares every head's "
+        "scores with those at positions 0 … T−1. RoPE and ALiBi see only the distance i − j, so nothing changes; sinusoidal "
+        "encodings added to X change every score.");
+    if (!shiftCheckCurrent(s)) {
+        ctx.requests.shiftCheck = true;
+        ImGui::TextDisabled("checking …");
+        return;
+    }
+    const ShiftCheck& c = s.shiftCheck;
+    if (!c.report) {
+        widgets::wrappedText(c.why);
+        return;
+    }
+    const bool same = c.report->unchanged();
+    widgets::wrappedTextColored(same ? ImVec4(0.30f, 0.80f, 0.45f, 1.0f) : ImVec4(0.95f, 0.65f, 0.25f, 1.0f),
+                                core::shiftVerdict(*c.report));
+    const char* why = "";
+    switch (s.scenario.positional) {
+        case core::Positional::None: why = "No positions at all: nothing moves, and the model cannot see order either."; break;
+        case core::Positional::Sinusoidal:
+            why = "PE(p + k) is another vector than PE(p): the shifted X, and so every score, differ.";
+            break;
+        case core::Positional::Rope: why = "q_i · k_j = (R_i q)ᵀ(R_j k) = qᵀ R_(j−i) k: only the distance turns the pair."; break;
+        case core::Positional::Alibi: why = "The penalty m·|i − j| is the same for every pair the same distance apart."; break;
+    }
+    widgets::wrappedTextColored(ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled), why);
+}
+
 }  // namespace
 
 void PositionalPanel::draw(PanelContext& ctx) {
@@ -49,40 +88,85 @@ void PositionalPanel::draw(PanelContext& ctx) {
         ImGui::End();
         return;
     }
-    const bool on = s.scenario.positional == core::Positional::Sinusoidal;
+    const core::Positional kind = s.scenario.positional;
     const int dModel = std::max(2, s.model.dModel);
     const int T = static_cast<int>(s.model.tq());
-    widgets::wrappedText(on ? "On: PE is added to X (not concatenated). Base 10000."
-                            : "Off: X is the embeddings alone; the model cannot see order.");
-    // The fastest pair, a middle one and the slowest, as continuous curves over the sentence's
-    // positions 0 … T−1, a dot at each token.
-    std::vector<int> shown = {0};
-    if (dModel >= 4) shown.push_back((dModel / 2) & ~1);
-    if (dModel >= 6) shown.push_back(dModel - 2);
+    switch (kind) {
+        case core::Positional::None: widgets::wrappedText("Off: X is the embeddings alone; the model cannot see order."); break;
+        case core::Positional::Sinusoidal: widgets::wrappedText("On: PE is added to X (not concatenated). Base 10000."); break;
+        case core::Positional::Rope:
+            widgets::wrappedText("RoPE: q, k turned by position · θ_i, θ_i = " + core::formatNumber(s.scenario.ropeBase) +
+                                 "^(−2i/d_k); X unchanged.");
+            break;
+        case core::Positional::Alibi: widgets::wrappedText("ALiBi: logits − m_h · |i − j| per head; X unchanged."); break;
+    }
+    shiftCheck(ctx);
+    // Three curves over the sentence's positions 0 … T−1 (a dot at each token): the fastest pair
+    // of dimensions, a middle one and the slowest (sinusoidal, RoPE), or the first, a middle and
+    // the last head's penalty (ALiBi).
     const ImU32 colours[] = {IM_COL32(59, 130, 246, 255), IM_COL32(245, 158, 11, 255), IM_COL32(16, 185, 129, 255)};
     const float xMax = static_cast<float>(std::max(1, T - 1));
     constexpr int kSamples = 256;
     std::vector<widgets::Series> series;
-    for (std::size_t k = 0; k < shown.size(); ++k) {
-        const int dim = shown[k];
+    float yMin = -1.0f;
+    const auto curve = [&](std::size_t k, const std::string& name, auto&& value) {
         std::vector<float> y(kSamples);
-        for (int i = 0; i < kSamples; ++i)
-            y[static_cast<std::size_t>(i)] = static_cast<float>(core::sinusoidalValue(xMax * i / (kSamples - 1), dim, dModel));
-        char name[64];
-        std::snprintf(name, sizeof name, "dim %d, λ %.3g", dim, core::sinusoidalWavelength(dim, dModel));
+        for (int i = 0; i < kSamples; ++i) y[static_cast<std::size_t>(i)] = static_cast<float>(value(xMax * i / (kSamples - 1)));
         series.push_back({std::move(y), colours[k], name});
+    };
+    if (kind == core::Positional::Alibi) {
+        const std::vector<float>& slopes = s.model.alibiSlopes;
+        std::vector<int> heads = {0};
+        if (slopes.size() >= 3) heads.push_back(static_cast<int>(slopes.size()) / 2);
+        if (slopes.size() >= 2) heads.push_back(static_cast<int>(slopes.size()) - 1);
+        for (std::size_t k = 0; k < heads.size() && !slopes.empty(); ++k) {
+            const double m = slopes[static_cast<std::size_t>(heads[k])];
+            char name[64];
+            std::snprintf(name, sizeof name, "head %d, m %.3g", heads[k] + 1, m);
+            curve(k, name, [&](double d) { return -m * d; });
+            yMin = std::min(yMin, static_cast<float>(-m * xMax));
+        }
+    } else if (kind == core::Positional::Rope) {
+        const int dk = std::max(2, s.model.dk), half = dk / 2;
+        std::vector<int> pairs = {0};
+        if (half >= 3) pairs.push_back(half / 2);
+        if (half >= 2) pairs.push_back(half - 1);
+        for (std::size_t k = 0; k < pairs.size(); ++k) {
+            const double theta = std::pow(static_cast<double>(s.scenario.ropeBase), -2.0 * pairs[k] / dk);
+            char name[64];
+            std::snprintf(name, sizeof name, "pair %d, λ %.3g", pairs[k], 2.0 * 3.141592653589793 / theta);
+            curve(k, name, [&](double p) { return std::cos(p * theta); });
+        }
+    } else {
+        std::vector<int> shown = {0};
+        if (dModel >= 4) shown.push_back((dModel / 2) & ~1);
+        if (dModel >= 6) shown.push_back(dModel - 2);
+        for (std::size_t k = 0; k < shown.size(); ++k) {
+            char name[64];
+            std::snprintf(name, sizeof name, "dim %d, λ %.3g", shown[k], core::sinusoidalWavelength(shown[k], dModel));
+            curve(k, name, [&](double p) { return core::sinusoidalValue(p, shown[k], dModel); });
+        }
+    }
+    // The curves only where they have the room to be read (the text above comes first).
+    if (ImGui::GetContentRegionAvail().y < 5.0f * ImGui::GetTextLineHeightWithSpacing()) {
+        ImGui::End();
+        return;
     }
     widgets::legend(series);
-    if (ImGui::IsItemHovered()) widgets::showTooltip("λ: the wavelength in positions, 2π · 10000^(2i/d_model) for dims 2i and 2i+1.");
+    if (ImGui::IsItemHovered())
+        widgets::showTooltip(kind == core::Positional::Alibi ? "m: the head's slope, 2^(−8h/H) for H heads a power of two."
+                                                             : "λ: the wavelength in positions, 2π / θ.");
     const ImVec2 avail = ImGui::GetContentRegionAvail();
     const float lineH = ImGui::GetTextLineHeightWithSpacing();
-    const float plotH = std::max(3.0f * lineH, avail.y < 12.0f * lineH ? avail.y - 4.0f : (avail.y - lineH) * 0.5f);
+    const bool matrix = kind == core::Positional::None || kind == core::Positional::Sinusoidal;
+    const float plotH = std::max(3.0f * lineH, !matrix || avail.y < 12.0f * lineH ? avail.y - 4.0f : (avail.y - lineH) * 0.5f);
     const ImVec2 p = ImGui::GetCursorScreenPos();
-    widgets::linePlot(ImGui::GetWindowDrawList(), p, ImVec2(p.x + avail.x, p.y + plotH), series, -1.0f, 1.0f, "position",
+    widgets::linePlot(ImGui::GetWindowDrawList(), p, ImVec2(p.x + avail.x, p.y + plotH), series, yMin,
+                      kind == core::Positional::Alibi ? 0.0f : 1.0f, kind == core::Positional::Alibi ? "distance |i − j|" : "position",
                       {.xMax = xMax, .dotWholeX = true, .legendInside = false});
     ImGui::Dummy(ImVec2(avail.x, plotH));
     // The matrix only where it has the room to be read.
-    if (ImGui::GetContentRegionAvail().y < 4.0f * lineH) {
+    if (!matrix || ImGui::GetContentRegionAvail().y < 4.0f * lineH) {
         ImGui::End();
         return;
     }

@@ -41,6 +41,12 @@ struct SetEmbedding {
 struct SetPositional {
     core::Positional kind;
 };
+struct SetKvHeads {
+    int value;
+};  // key/value heads shared by the query heads; 0 = one per query head
+struct SetWindow {
+    int value;
+};  // sliding window of keys; 0 = none
 // A model's layer: its attention becomes the scenario's (the model's pass is kept, not rerun).
 struct SelectLayer {
     int layer;
@@ -96,6 +102,9 @@ struct StepQuery {
 struct StepStage {
     int delta;
 };
+struct SetShift {
+    int value;
+};  // the positional panel's shift of the sentence, 0 … kMaxShift
 struct SetNextTemperature {
     float value;
 };  // the next-token distribution's temperature (the attention's is SetTemperature)
@@ -172,15 +181,15 @@ struct ClearError {};
 
 using Action =
     std::variant<action::SetSentence, action::SetTokens, action::SetTokenizer, action::SetDModel, action::SetHeads, action::SetDk,
-                 action::SetSeed, action::SetEmbedding, action::SetPositional, action::SelectLayer, action::StepLayer, action::LoadScenario,
-                 action::CancelOpening, action::SwapTokens, action::ResetSwaps, action::Shuffle, action::SetTemperature, action::SetScaled,
-                 action::SetCausal, action::ToggleCausal, action::SelectHead, action::StepHead, action::SelectQuery, action::StepQuery,
-                 action::StepStage, action::SetNextTemperature, action::SetColormap, action::SetTheme, action::SetUiScale,
-                 action::SetPresenter, action::SetSmallMultiples, action::SetColourScale, action::SetPreviewHead, action::SetHeatmapPooling,
-                 action::PickSwapChip, action::SetView, action::SetLab, action::SetFastWeightSteps, action::SetMemoryWall,
-                 action::SetTrainSettings, action::StartTraining, action::StopTraining, action::StartCostSweep, action::StopCostSweep,
-                 action::OpenLesson, action::GoToLessonStep, action::StepLesson, action::AnswerCheck, action::CloseLesson,
-                 action::ClearError>;
+                 action::SetSeed, action::SetEmbedding, action::SetPositional, action::SetKvHeads, action::SetWindow, action::SetShift,
+                 action::SelectLayer, action::StepLayer, action::LoadScenario, action::CancelOpening, action::SwapTokens,
+                 action::ResetSwaps, action::Shuffle, action::SetTemperature, action::SetScaled, action::SetCausal, action::ToggleCausal,
+                 action::SelectHead, action::StepHead, action::SelectQuery, action::StepQuery, action::StepStage,
+                 action::SetNextTemperature, action::SetColormap, action::SetTheme, action::SetUiScale, action::SetPresenter,
+                 action::SetSmallMultiples, action::SetColourScale, action::SetPreviewHead, action::SetHeatmapPooling, action::PickSwapChip,
+                 action::SetView, action::SetLab, action::SetFastWeightSteps, action::SetMemoryWall, action::SetTrainSettings,
+                 action::StartTraining, action::StopTraining, action::StartCostSweep, action::StopCostSweep, action::OpenLesson,
+                 action::GoToLessonStep, action::StepLesson, action::AnswerCheck, action::CloseLesson, action::ClearError>;
 
 // Returns false (and sets state.error) when the change was rejected.
 bool apply(AppState& state, const Action& action);
@@ -195,6 +204,9 @@ bool adoptOpenedModel(AppState& state);
 // throws core::InputError naming the check's field when it does not apply (a head or
 // position the current model does not have).
 double liveCheckValue(AppState& state, const core::QuickCheck& check);
+
+// The shift control's range (positions), in a lecture's units: a sentence moved along a document.
+inline constexpr int kMaxShift = 4096;
 
 // Temperature slider range (log scale) and UI scale range.
 inline constexpr float kMinTemperature = 0.01f;

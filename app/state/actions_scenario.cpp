@@ -66,9 +66,10 @@ void fitHeadWidth(core::Scenario& s) {
     if (dModel % heads != 0) s.dk = std::max(1, dModel / heads);
 }
 
-void markSoftmaxStale(AppState& state) {
-    for (Stage& s : state.stale) s = std::max(s, Stage::Weights);
-    state.baseStage = std::max(state.baseStage, Stage::Weights);
+// `from`: Stage::Weights, or Stage::Scores when the change reaches the scores too.
+void markSoftmaxStale(AppState& state, Stage from = Stage::Weights) {
+    for (Stage& s : state.stale) s = std::max(s, from);
+    state.baseStage = std::max(state.baseStage, from);
     state.equivarianceStale = true;
 }
 
@@ -111,7 +112,22 @@ bool applyAction(AppState& state, const action::SetHeads& a) {
     return rebuildWith(state, [&](core::Scenario& next) {
         next.heads = a.value;
         fitHeadWidth(next);
+        // Key/value heads that no longer divide the heads: one per query head again.
+        if (next.kvHeads && (*next.kvHeads > a.value || a.value % *next.kvHeads != 0)) next.kvHeads.reset();
     });
+}
+
+bool applyAction(AppState& state, const action::SetKvHeads& a) {
+    if (a.value < 0) return reject(state, "kv_heads", "must be at least 1, got " + std::to_string(a.value));
+    return rebuildWith(state, [&](core::Scenario& next) {
+        if (a.value == 0) next.kvHeads.reset();
+        else next.kvHeads = a.value;
+    });
+}
+
+bool applyAction(AppState& state, const action::SetWindow& a) {
+    if (a.value < 0) return reject(state, "window", "must be at least 1, got " + std::to_string(a.value));
+    return rebuildWith(state, [&](core::Scenario& next) { next.window = a.value; });
 }
 
 bool applyAction(AppState& state, const action::SetDk& a) {
@@ -202,7 +218,8 @@ bool applyAction(AppState& state, const action::SetTemperature& a) {
 
 bool applyAction(AppState& state, const action::SetScaled& a) {
     state.scenario.scaled = a.value;
-    markSoftmaxStale(state);
+    // ALiBi's penalty is kept in the scores in raw-score units, which the scaling sets.
+    markSoftmaxStale(state, state.model.alibiSlopes.empty() ? Stage::Weights : Stage::Scores);
     return true;
 }
 

@@ -40,6 +40,13 @@ bool applyAction(AppState& state, const action::StepStage& a) {
     return true;
 }
 
+bool applyAction(AppState& state, const action::SetShift& a) {
+    if (a.value < 0 || a.value > kMaxShift)
+        return reject(state, "shift", "must be between 0 and " + std::to_string(kMaxShift) + ", got " + std::to_string(a.value));
+    state.view.shift = a.value;
+    return true;
+}
+
 bool applyAction(AppState& state, const action::SetNextTemperature& a) {
     if (!std::isfinite(a.value) || a.value <= 0.0f)
         return reject(state, "next-token temperature", "must be greater than 0, got " + core::formatNumber(a.value));

@@ -1,5 +1,7 @@
 #include "app/state/app_state.hpp"
 
+#include "core/base/error.hpp"
+
 #include <algorithm>
 
 namespace attnviz::app {
@@ -23,6 +25,31 @@ AppState makeState(const core::Scenario& scenario, const core::Limits& limits, c
     state.equivarianceStale = true;
     deriveNextTokens(state);
     return state;
+}
+
+bool shiftCheckCurrent(const AppState& state) {
+    const ShiftCheck& c = state.shiftCheck;
+    return c.build == state.work.modelBuilds && c.shift == state.view.shift && c.scaled == state.scenario.scaled;
+}
+
+const ShiftCheck& checkShift(AppState& state) {
+    ShiftCheck& c = state.shiftCheck;
+    if (shiftCheckCurrent(state)) return c;
+    c = ShiftCheck{state.work.modelBuilds, state.view.shift, state.scenario.scaled, std::nullopt, ""};
+    // Two forward passes: live for what a lecture shows, not for the longest sequences.
+    const long long cells = static_cast<long long>(state.model.tq()) * state.model.tk() * state.model.heads;
+    if (state.loaded) c.why = "a model's positions are learned vectors added to its input; the shift applies to scenarios";
+    else if (cells > (1LL << 24)) c.why = "too large to check live (T² · heads over 16.8 million)";
+    else {
+        try {
+            core::Scenario s = state.scenario;
+            s.temperature = 1.0f;
+            c.report = core::checkShift(s, state.view.shift, state.limits);
+        } catch (const core::InputError& e) {
+            c.why = e.message();
+        }
+    }
+    return c;
 }
 
 void deriveNextTokens(AppState& state) {

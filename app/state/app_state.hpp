@@ -12,6 +12,7 @@
 #include "core/models/loaded_model.hpp"
 #include "core/scenario/model.hpp"
 #include "core/scenario/scenario.hpp"
+#include "core/scenario/shift.hpp"
 
 #include <cstdint>
 #include <optional>
@@ -60,6 +61,17 @@ struct ViewState {
     int fastWeightSteps = -1;      // tokens written into the fast-weight matrix shown (-1 = all)
     float nextTemperature = 1.0f;  // a model's next-token distribution: softmax(logits / this)
     core::MemoryWall wall;         // the memory-wall calculator's B, h, L and bytes per value
+    int shift = 7;                 // the positional panel's shift of the whole sentence (relative positions)
+};
+
+// The shift check of the positional panel: the scores at positions 0 … and at view.shift …,
+// for the model and scaling it was made with.
+struct ShiftCheck {
+    long long build = -1;  // work.modelBuilds it was made for
+    int shift = -1;
+    bool scaled = true;
+    std::optional<core::ShiftReport> report;  // empty: not applicable, `why`
+    std::string why;
 };
 
 // A quick check answered: what was typed, and the live number it was compared with.
@@ -104,6 +116,7 @@ struct AppState {
     core::Forward forward;
     core::Forward baseForward;  // only when swapped; see referenceForward()
     core::EquivarianceReport equivariance;
+    ShiftCheck shiftCheck;  // see checkShift(AppState&)
 
     std::vector<Stage> stale;                 // per head of `forward`
     std::uint64_t dataVersion = 1;            // changes whenever any computed number changes
@@ -137,6 +150,12 @@ AppState makeState(const core::Scenario& scenario, const core::Limits& limits = 
                    core::Progress* progress = nullptr);
 // state.nextProbs from the loaded model's next tokens and view.nextTemperature.
 void deriveNextTokens(AppState& state);
+
+// The shift check for the current model and view.shift, made when one of them changed (two
+// forward passes); not made for a model's checkpoint or a model too large to check live.
+const ShiftCheck& checkShift(AppState& state);
+// Whether state.shiftCheck is that of the current model, shift and scaling.
+bool shiftCheckCurrent(const AppState& state);
 
 // Every recompute below first takes the softmax settings from the scenario, and after its
 // heads brings the shown lab's maps up to date (refreshLabMaps).

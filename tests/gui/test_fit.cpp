@@ -175,3 +175,18 @@ TEST(Fit, LongSentenceFits) {
     }
     EXPECT_TRUE(failures.empty()) << failures.size() << " overflowing windows:" << report(failures);
 }
+
+// The positional panel for each way of positions, with grouped heads and a window.
+TEST(Fit, EveryPositionalKindFits) {
+    std::vector<std::string> failures;
+    for (const core::Positional kind : {core::Positional::Sinusoidal, core::Positional::Rope, core::Positional::Alibi})
+        for (const Screen& screen : screens()) {
+            core::Scenario scenario = core::loadPreset("default");
+            scenario.positional = kind;
+            scenario.kvHeads = 2;
+            scenario.window = 3;
+            scenario.causal = true;
+            check(makeState(scenario), screen, std::string("positional ") + core::positionalName(kind), true, failures);
+        }
+    EXPECT_TRUE(failures.empty()) << failures.size() << " overflowing windows:" << report(failures);
+}

@@ -232,3 +232,65 @@ TEST(State, MeanOverHeads) {
     for (const auto& h : s.forward.heads) manual += h.weights;
     EXPECT_LT((mean - manual / 4.0f).cwiseAbs().maxCoeff(), 1e-6f);
 }
+
+TEST(State, VariantsAreActionsThatRebuild) {
+    AppState s = ready();
+    ASSERT_EQ(s.model.heads, 4);
+    ASSERT_TRUE(apply(s, action::SetKvHeads{2}));
+    recompute(s);
+    EXPECT_EQ(s.model.kvHeads, 2);
+    EXPECT_EQ(s.forward.heads[0].k, s.forward.heads[1].k);
+    EXPECT_FALSE(apply(s, action::SetKvHeads{3}));  // does not divide 4: refused, the model kept
+    EXPECT_EQ(s.error, "kv_heads: 3 does not divide 4 query heads (each key/value head serves heads / kv_heads of them)");
+    EXPECT_EQ(s.model.kvHeads, 2);
+    ASSERT_TRUE(apply(s, action::SetHeads{3}));  // 2 kv heads no longer divide: one per head again
+    EXPECT_FALSE(s.scenario.kvHeads.has_value());
+    ASSERT_TRUE(apply(s, action::SetWindow{2}));
+    ASSERT_TRUE(apply(s, action::SetCausal{true}));
+    recompute(s);
+    const core::Mat& a = s.forward.heads[0].weights;
+    EXPECT_EQ(a(3, 1), 0.0f);  // outside i - 2 < j <= i
+    EXPECT_GT(a(3, 2), 0.0f);
+    EXPECT_FALSE(apply(s, action::SetShift{-1}));
+    EXPECT_TRUE(apply(s, action::SetShift{12}));
+    EXPECT_EQ(s.view.shift, 12);
+}
+
+TEST(State, ScalingUnderAlibiComputesNewScores) {
+    // ALiBi's penalty sits in the scores in raw-score units, which the scaling sets: a scaling
+    // change must give what a fresh model with that scaling gives.
+    AppState s = ready();
+    ASSERT_TRUE(apply(s, action::SetPositional{core::Positional::Alibi}));
+    recompute(s);
+    const long long scores = s.work.scores;
+    ASSERT_TRUE(apply(s, action::SetScaled{false}));
+    recompute(s);
+    EXPECT_EQ(s.work.scores, scores + s.model.heads);
+    core::Scenario fresh = s.scenario;
+    AppState other = makeState(fresh);
+    recompute(other);
+    for (int h = 0; h < s.model.heads; ++h) {
+        EXPECT_EQ(s.forward.heads[static_cast<std::size_t>(h)].scores, other.forward.heads[static_cast<std::size_t>(h)].scores) << h;
+        EXPECT_EQ(s.forward.heads[static_cast<std::size_t>(h)].weights, other.forward.heads[static_cast<std::size_t>(h)].weights) << h;
+    }
+}
+
+TEST(State, TheShiftCheckFollowsTheModelAndTheShift) {
+    AppState s = ready();
+    ASSERT_TRUE(apply(s, action::SetPositional{core::Positional::Rope}));
+    recompute(s);
+    EXPECT_FALSE(shiftCheckCurrent(s));
+    const ShiftCheck& rope = checkShift(s);
+    ASSERT_TRUE(rope.report.has_value()) << rope.why;
+    EXPECT_TRUE(rope.report->unchanged());
+    EXPECT_EQ(rope.report->shift, 7);
+    EXPECT_TRUE(shiftCheckCurrent(s));
+    ASSERT_TRUE(apply(s, action::SetShift{30}));
+    EXPECT_FALSE(shiftCheckCurrent(s));
+    ASSERT_TRUE(apply(s, action::SetPositional{core::Positional::Sinusoidal}));
+    recompute(s);
+    const ShiftCheck& sinusoidal = checkShift(s);
+    ASSERT_TRUE(sinusoidal.report.has_value());
+    EXPECT_EQ(sinusoidal.report->shift, 30);
+    EXPECT_FALSE(sinusoidal.report->unchanged());
+}
