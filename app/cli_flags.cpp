@@ -244,7 +244,9 @@ void defineFlags(CLI::App& app, Flags& f) {
     app.add_option("--ui-scale", f.uiScale, "UI scale (text and controls), 0.5 to 4")->type_name("S");
     app.add_option("--theme", f.theme, "dark, light or high-contrast")->type_name("NAME");
     app.add_flag("--presenter", f.presenter, "Start in presenter mode (large heatmap and labels, no controls)");
-    app.add_option("--lab", f.lab, "Show a lab panel in the bottom row: linear (linear attention, fast weights, Hopfield), cost or train")
+    app.add_option(
+           "--lab", f.lab,
+           "Show a lab panel in the bottom row: linear (linear attention, fast weights, Hopfield), cost, train or flash (the flash-attention walk)")
         ->type_name("NAME");
     app.add_option("--lesson", f.lesson, "Open a lesson: a shipped one by name (attention) or a lesson file (see docs/lessons.md)")
         ->type_name("NAME|FILE");

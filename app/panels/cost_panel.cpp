@@ -2,9 +2,12 @@
 
 #include "app/widgets/charts.hpp"
 #include "app/widgets/text.hpp"
+#include "core/base/error.hpp"
+#include "core/labs/cost.hpp"
 #include "core/scenario/model.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <string>
 #include <utility>
@@ -27,34 +30,172 @@ std::pair<std::size_t, std::size_t> rowWindow(std::size_t rows, std::size_t keep
     return {first, first + capacity};
 }
 
+// The KV cache a decoder keeps: presets, the inputs, and MHA / the user's kv heads / MQA. The
+// tab says what this is, so the first line is the presets (a remark beside them if it fits).
+void drawKvCache(PanelContext& ctx) {
+    // The inputs are the view's (view.kvCache); an edit is an action, taken in the next frame.
+    core::KvCacheConfig c = ctx.state.view.kvCache;
+    const core::KvCacheConfig before = c;
+    struct Emit {  // whatever this frame changed, sent once on the way out
+        PanelContext& ctx;
+        const core::KvCacheConfig& c;
+        const core::KvCacheConfig& before;
+        ~Emit() {
+            if (!(c == before)) ctx.actions.emit(action::SetKvCache{c});
+        }
+    } emit{ctx, c, before};
+    const ImGuiStyle& style = ImGui::GetStyle();
+    const float em = ImGui::GetFontSize();
+    bool first = true;
+    for (const core::KvCachePreset& p : core::kvCachePresets()) {  // one click to a published configuration
+        if (!first) widgets::sameLineIfFits(ImGui::CalcTextSize(p.name).x + style.FramePadding.x * 2.0f);
+        first = false;
+        if (ImGui::Button(p.name)) c = p.config;
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", p.note);
+    }
+    widgets::remarkIfFits("K and V of every past token");
+
+    const bool narrow = ImGui::GetContentRegionAvail().x < 20.0f * em;
+    const float field = em * (narrow ? 2.5f : 3.0f);
+    const auto number = [&](const char* label, const char* tip, auto* value, float width, bool firstInRow) {
+        if (!firstInRow) widgets::sameLineIfFits(width + style.ItemInnerSpacing.x + ImGui::CalcTextSize(label).x);
+        ImGui::SetNextItemWidth(width);
+        constexpr bool wide = sizeof(*value) == 8;
+        ImGui::InputScalar(label, wide ? ImGuiDataType_S64 : ImGuiDataType_S32, value, nullptr, nullptr, wide ? "%lld" : "%d");
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tip);
+    };
+    number("L", "layers", &c.layers, field, true);
+    number("h", "query heads", &c.heads, field, false);
+    number("kv", "kv heads: K and V heads kept per layer (h for MHA, 1 for MQA)", &c.kvHeads, field, false);
+    number("d", "head_dim: the width of one head's K (and V)", &c.headDim, field, false);
+    const char* kinds[] = {"fp8", "fp16/bf16", "fp32"};
+    const char* shortKinds[] = {"fp8", "fp16", "fp32"};
+    const int sizes[] = {1, 2, 4};
+    int kind = static_cast<int>(std::find(std::begin(sizes), std::end(sizes), c.bytesPerValue) - std::begin(sizes));
+    // narrow: no arrow, so that head_dim, the bytes and T share a line
+    const float comboW = narrow ? ImGui::CalcTextSize("fp16").x + style.FramePadding.x * 2.0f
+                                : ImGui::CalcTextSize("fp16/bf16").x + ImGui::GetFrameHeight() + style.FramePadding.x * 2.0f;
+    widgets::sameLineIfFits(comboW);
+    ImGui::SetNextItemWidth(comboW);
+    const std::string preview = kind < 3 ? (narrow ? shortKinds : kinds)[kind] : std::to_string(c.bytesPerValue) + " B";
+    if (ImGui::BeginCombo("##kvbytes", preview.c_str(), narrow ? ImGuiComboFlags_NoArrowButton : 0)) {
+        for (int k = 0; k < 3; ++k)
+            if (ImGui::Selectable(kinds[k], k == kind)) c.bytesPerValue = sizes[k];
+        ImGui::EndCombo();
+    }
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("bytes a value: %d (fp16 and bf16: 2)", c.bytesPerValue);
+    number("T", "tokens in the sequence", &c.tokens, field * (narrow ? 1.4f : 1.6f), false);
+
+    std::array<core::KvCacheRow, 3> rows;
+    try {
+        rows = core::kvCacheRows(c);
+    } catch (const core::InputError& e) {
+        widgets::wrappedTextColored(ImVec4(0.95f, 0.35f, 0.30f, 1.0f), e.message());
+        return;
+    }
+    // The cells, as wide as the room allows: long headers, then short ones, then the names without
+    // their kv heads, then the ratio folded into the name ("GQA ÷4": MHA's bytes ÷ 4), then the
+    // names alone. Each row's tooltip says everything.
+    struct Cells {
+        std::string name, bareName, ratioName, token, sequence, ratio;
+    };
+    std::array<Cells, 3> cells;
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        const core::KvCacheRow& r = rows[i];
+        const std::string g = std::to_string(r.groups);
+        cells[i] = {std::string(r.name) + " " + std::to_string(r.kvHeads),
+                    r.name,
+                    r.groups == 1 ? r.name : std::string(r.name) + " ÷" + g,
+                    core::formatBytes(r.perToken),
+                    core::formatBytes(r.perSequence),
+                    r.groups == 1 ? "1" : "1/" + g};
+    }
+    struct Layout {
+        std::array<const char*, 4> heads;
+        std::string Cells::*name;
+        int columns;
+    };
+    const Layout layouts[] = {{{"kv heads", "per token", "per sequence", "of MHA"}, &Cells::name, 4},
+                              {{"kv", "token", "all T", "of MHA"}, &Cells::name, 4},
+                              {{"kv", "token", "all T", "of MHA"}, &Cells::bareName, 4},
+                              {{"kv", "token", "all T", ""}, &Cells::ratioName, 3},
+                              {{"kv", "token", "all T", ""}, &Cells::bareName, 3}};
+    const auto cellText = [&](const Layout& l, std::size_t i, int k) -> const std::string& {
+        const Cells& row = cells[i];
+        return k == 0 ? row.*(l.name) : k == 1 ? row.token : k == 2 ? row.sequence : row.ratio;
+    };
+    const auto tableWidth = [&](const Layout& l) {
+        float w = 1.0f;
+        for (int k = 0; k < l.columns; ++k) {
+            float col = ImGui::CalcTextSize(l.heads[static_cast<std::size_t>(k)]).x;
+            for (std::size_t i = 0; i < rows.size(); ++i) col = std::max(col, ImGui::CalcTextSize(cellText(l, i, k).c_str()).x);
+            w += col + 2.0f * style.CellPadding.x + 1.0f;  // and a border
+        }
+        return w;
+    };
+    const float room = ImGui::GetContentRegionAvail().x;
+    const Layout* layout = &layouts[0];
+    while (layout != &layouts[4] && tableWidth(*layout) > room) ++layout;
+
+    const float rowH = ImGui::GetTextLineHeight() + 2.0f * style.CellPadding.y + 1.0f;
+    if (ImGui::GetContentRegionAvail().y >= ImGui::GetTextLineHeightWithSpacing() + 4.0f * rowH + style.ItemSpacing.y)
+        widgets::flowTextDisabled("a token: 2 (K, V) × L × kv × d × bytes", true);
+    if (ImGui::BeginTable("kv", layout->columns, ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingStretchProp)) {
+        for (int k = 0; k < layout->columns; ++k) ImGui::TableSetupColumn(layout->heads[static_cast<std::size_t>(k)]);
+        ImGui::TableHeadersRow();
+        for (std::size_t i = 0; i < rows.size(); ++i) {
+            const core::KvCacheRow& r = rows[i];
+            bool hovered = false;  // any cell of the row
+            ImGui::TableNextRow();
+            for (int k = 0; k < layout->columns; ++k) {
+                ImGui::TableNextColumn();
+                const std::string& text = cellText(*layout, i, k);
+                if (k == 0 && i == 1) ImGui::TextColored(ImVec4(0.96f, 0.62f, 0.04f, 1.0f), "%s", text.c_str());  // the user's
+                else ImGui::TextUnformatted(text.c_str());
+                hovered |= ImGui::IsItemHovered();
+            }
+            if (hovered)
+                ImGui::SetTooltip("%s%s: %d kv heads, %d query heads a kv head, %s of MHA\n%s a token (%llu bytes), %s for %lld tokens",
+                                  r.name, i == 1 ? " (yours)" : "", r.kvHeads, r.groups, cells[i].ratio.c_str(), cells[i].token.c_str(),
+                                  static_cast<unsigned long long>(r.perToken), cells[i].sequence.c_str(), c.tokens);
+        }
+        ImGui::EndTable();
+    }
+}
+
 }  // namespace
 
 void CostPanel::draw(PanelContext& ctx) {
     if (!beginPanel(ctx, title())) return;
     const ImVec2 avail = ImGui::GetContentRegionAvail();
     const float em = ImGui::GetFontSize();
+    // the memory wall and the KV cache are both memory: they share one place as tabs
+    const auto memoryTab = [&](const char* label, const char* id, const auto& drawPart) {
+        if (!ImGui::BeginTabItem(label)) return;
+        ImGui::BeginChild(id, ImVec2(0, 0), false, ImGuiWindowFlags_NoScrollbar);
+        drawPart();
+        ImGui::EndChild();
+        ImGui::EndTabItem();
+    };
+    const auto wall = [&] { drawMemoryWall(ctx); };
+    const auto kv = [&] { drawKvCache(ctx); };
     if (avail.x >= 52.0f * em) {  // side by side
         const float half = std::floor(avail.x * 0.48f);
-        ImGui::BeginChild("wall", ImVec2(half, avail.y), false, ImGuiWindowFlags_NoScrollbar);
-        drawMemoryWall(ctx);
+        ImGui::BeginChild("memory", ImVec2(half, avail.y), false, ImGuiWindowFlags_NoScrollbar);
+        if (ImGui::BeginTabBar("memory parts")) {
+            memoryTab("Memory wall", "wall", wall);
+            memoryTab("KV cache", "kv", kv);
+            ImGui::EndTabBar();
+        }
         ImGui::EndChild();
         ImGui::SameLine();
         ImGui::BeginChild("timing", ImVec2(0, avail.y), false, ImGuiWindowFlags_NoScrollbar);
         drawTiming(ctx);
         ImGui::EndChild();
     } else if (ImGui::BeginTabBar("cost parts")) {  // one at a time, each with the whole panel
-        if (ImGui::BeginTabItem("Memory wall")) {
-            ImGui::BeginChild("wall", ImVec2(0, 0), false, ImGuiWindowFlags_NoScrollbar);
-            drawMemoryWall(ctx);
-            ImGui::EndChild();
-            ImGui::EndTabItem();
-        }
-        if (ImGui::BeginTabItem("Timing")) {
-            ImGui::BeginChild("timing", ImVec2(0, 0), false, ImGuiWindowFlags_NoScrollbar);
-            drawTiming(ctx);
-            ImGui::EndChild();
-            ImGui::EndTabItem();
-        }
+        memoryTab("Memory wall", "wall", wall);
+        memoryTab("KV cache", "kv", kv);
+        memoryTab("Timing", "timing", [&] { drawTiming(ctx); });
         ImGui::EndTabBar();
     }
     ImGui::End();

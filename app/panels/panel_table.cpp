@@ -3,6 +3,7 @@
 #include "app/panels/bars_panel.hpp"
 #include "app/panels/controls_panel.hpp"
 #include "app/panels/cost_panel.hpp"
+#include "app/panels/flash_panel.hpp"
 #include "app/panels/heads_panel.hpp"
 #include "app/panels/heatmap_panel.hpp"
 #include "app/panels/lesson_panel.hpp"
@@ -36,6 +37,7 @@ const std::vector<PanelInfo>& panelTable() {
         {labName(Lab::Linear), "Linear attention · fast weights · Hopfield", "Linear", make<LinearPanel>},
         {labName(Lab::Cost), "Cost of attention", "Cost", make<CostPanel>},
         {labName(Lab::Train), "Heads that learn", "Training", make<TrainPanel>},
+        {labName(Lab::Flash), "Flash-attention walk", "Flash", make<FlashPanel>},
         {panel_id::kLesson, "Lesson", "Lesson", make<LessonPanel>},
     };
     return table;

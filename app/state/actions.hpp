@@ -146,12 +146,21 @@ struct SetView {
 struct SetLab {
     Lab value;
 };
+struct SetFlashStep {
+    int step;
+};  // -1 = the walk done
+struct SetFlashTiles {
+    core::FlashTiles tiles;
+};  // each 1 … kMaxFlashTokens; the walk starts again
 struct SetFastWeightSteps {
     int steps;
 };  // -1 = every token
 struct SetMemoryWall {
     core::MemoryWall value;
 };
+struct SetKvCache {
+    core::KvCacheConfig value;
+};  // kept as typed: the cost lab says what is wrong with it (core::checkKvCache)
 struct SetTrainSettings {
     TrainSettings value;
 };  // rejected while a run goes on
@@ -187,9 +196,10 @@ using Action =
                  action::SelectHead, action::StepHead, action::SelectQuery, action::StepQuery, action::StepStage,
                  action::SetNextTemperature, action::SetColormap, action::SetTheme, action::SetUiScale, action::SetPresenter,
                  action::SetSmallMultiples, action::SetColourScale, action::SetPreviewHead, action::SetHeatmapPooling, action::PickSwapChip,
-                 action::SetView, action::SetLab, action::SetFastWeightSteps, action::SetMemoryWall, action::SetTrainSettings,
-                 action::StartTraining, action::StopTraining, action::StartCostSweep, action::StopCostSweep, action::OpenLesson,
-                 action::GoToLessonStep, action::StepLesson, action::AnswerCheck, action::CloseLesson, action::ClearError>;
+                 action::SetView, action::SetLab, action::SetFlashStep, action::SetFlashTiles, action::SetFastWeightSteps,
+                 action::SetMemoryWall, action::SetKvCache, action::SetTrainSettings, action::StartTraining, action::StopTraining,
+                 action::StartCostSweep, action::StopCostSweep, action::OpenLesson, action::GoToLessonStep, action::StepLesson,
+                 action::AnswerCheck, action::CloseLesson, action::ClearError>;
 
 // Returns false (and sets state.error) when the change was rejected.
 bool apply(AppState& state, const Action& action);

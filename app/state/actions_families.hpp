@@ -61,8 +61,11 @@ bool applyAction(AppState& state, const action::ClearError& a);
 
 // Labs: the lab shown, its view, its jobs.
 bool applyAction(AppState& state, const action::SetLab& a);
+bool applyAction(AppState& state, const action::SetFlashStep& a);
+bool applyAction(AppState& state, const action::SetFlashTiles& a);
 bool applyAction(AppState& state, const action::SetFastWeightSteps& a);
 bool applyAction(AppState& state, const action::SetMemoryWall& a);
+bool applyAction(AppState& state, const action::SetKvCache& a);
 bool applyAction(AppState& state, const action::SetTrainSettings& a);
 bool applyAction(AppState& state, const action::StartTraining& a);
 bool applyAction(AppState& state, const action::StopTraining& a);

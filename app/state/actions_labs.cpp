@@ -22,8 +22,29 @@ bool applyAction(AppState& state, const action::SetLab& a) {
     return true;
 }
 
+bool applyAction(AppState& state, const action::SetFlashStep& a) {
+    if (a.step < -1) return reject(state, "flash step", "must be -1 (the walk done) or more, got " + std::to_string(a.step));
+    state.view.flashStep = a.step;  // past the last step is the walk done (the panel clamps)
+    return true;
+}
+
+bool applyAction(AppState& state, const action::SetFlashTiles& a) {
+    for (const auto& [size, name] : {std::pair{a.tiles.queries, "flash tile rows"}, {a.tiles.keys, "flash tile columns"}})
+        if (size < 1 || size > kMaxFlashTokens)
+            return reject(state, name, "must be between 1 and " + std::to_string(kMaxFlashTokens) + ", got " + std::to_string(size));
+    state.view.flashTiles = a.tiles;
+    state.view.flashStep = 0;
+    refreshLabMaps(state);
+    return true;
+}
+
 bool applyAction(AppState& state, const action::SetFastWeightSteps& a) {
     state.view.fastWeightSteps = a.steps < 0 ? -1 : std::min<int>(a.steps, static_cast<int>(state.model.tk()));
+    return true;
+}
+
+bool applyAction(AppState& state, const action::SetKvCache& a) {
+    state.view.kvCache = a.value;
     return true;
 }
 

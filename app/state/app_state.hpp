@@ -61,7 +61,10 @@ struct ViewState {
     int fastWeightSteps = -1;      // tokens written into the fast-weight matrix shown (-1 = all)
     float nextTemperature = 1.0f;  // a model's next-token distribution: softmax(logits / this)
     core::MemoryWall wall;         // the memory-wall calculator's B, h, L and bytes per value
+    core::KvCacheConfig kvCache;   // the KV-cache calculator's L, h, kv, d, bytes per value and T
     int shift = 7;                 // the positional panel's shift of the whole sentence (relative positions)
+    int flashStep = -1;            // the flash lab's step shown (0 … steps − 1; -1 = the walk done)
+    core::FlashTiles flashTiles;   // its tile sizes
 };
 
 // The shift check of the positional panel: the scores at positions 0 … and at view.shift …,

@@ -180,7 +180,54 @@ const LinearMaps* linearMaps(const AppState& state) {
     return current ? &m : nullptr;
 }
 
+std::string flashWhy(const AppState& state) {
+    const Eigen::Index tq = state.model.tq(), tk = state.model.tk();
+    if (tq > kMaxFlashTokens || tk > kMaxFlashTokens)
+        return "The walk is drawn cell by cell for up to " + std::to_string(kMaxFlashTokens) + " tokens (here " + std::to_string(tq) +
+               " queries, " + std::to_string(tk) + " keys): pick a shorter sentence.";
+    if (state.model.heads < 1) return "There is no head to walk.";
+    return "";
+}
+
+const FlashMaps* flashMaps(const AppState& state) {
+    if (!flashWhy(state).empty()) return nullptr;
+    const int head = std::clamp(state.view.selectedHead, 0, state.model.heads - 1);
+    if (!weightsFresh(state, head)) return nullptr;
+    const FlashMaps& f = state.labs.flash;
+    const bool current = f.head == head && f.version == state.headVersions[static_cast<std::size_t>(head)] &&
+                         f.tiles.queries == state.view.flashTiles.queries && f.tiles.keys == state.view.flashTiles.keys;
+    return current ? &f : nullptr;
+}
+
+namespace {
+
+// The flash lab's walk over the selected head (the mean has none: head 1 then).
+void refreshFlash(AppState& state) {
+    if (!flashWhy(state).empty()) return;
+    const int head = std::clamp(state.view.selectedHead, 0, state.model.heads - 1);
+    if (!weightsFresh(state, head) || flashMaps(state)) return;
+    FlashMaps& f = state.labs.flash;
+    const core::HeadTensors& t = state.forward.heads[static_cast<std::size_t>(head)];
+    f.head = head;
+    f.version = state.headVersions[static_cast<std::size_t>(head)];
+    f.tiles = state.view.flashTiles;
+    f.causal = state.settings.causal;
+    f.walk = core::flashWalk(t, state.settings, f.tiles);
+    // The materialised path's A·V is made a frame after its weights: compared with the head's
+    // own when done, else with A·V of its weights here.
+    core::HeadTensors reference;
+    const bool outputsFresh = headFresh(state, head);
+    if (!outputsFresh) {
+        reference.weights = t.weights;
+        reference.output = t.weights * t.v;
+    }
+    f.gap = core::flashGap(f.walk, outputsFresh ? t : reference);
+}
+
+}  // namespace
+
 void refreshLabMaps(AppState& state) {
+    if (state.view.lab == Lab::Flash) refreshFlash(state);
     if (state.view.lab != Lab::Linear) return;
     const std::optional<LinearInputs> in = linearInputs(state);
     if (!in || !weightsFresh(state, in->head)) return;

@@ -7,6 +7,7 @@
 #include "app/state/background_job.hpp"
 #include "core/base/matrix.hpp"
 #include "core/labs/cost.hpp"
+#include "core/labs/flash_walk.hpp"
 #include "core/labs/linear_attention.hpp"
 #include "core/labs/train.hpp"
 #include "core/scenario/scenario.hpp"
@@ -26,7 +27,7 @@ namespace attnviz::app {
 struct AppState;
 
 // The lab panel shown in place of the bottom row (swap, stages, positional encoding).
-enum class Lab : std::uint8_t { None, Linear, Cost, Train };
+enum class Lab : std::uint8_t { None, Linear, Cost, Train, Flash };
 
 // The one table of lab names: `name` is what --lab and lesson files write, and the id of the
 // lab's panel; `title` is what the View menu shows.
@@ -35,16 +36,17 @@ struct LabInfo {
     const char* name;
     const char* title;
 };
-inline constexpr std::array<LabInfo, 3> kLabs{{
+inline constexpr std::array<LabInfo, 4> kLabs{{
     {Lab::Linear, "linear", "linear attention and fast weights"},
     {Lab::Cost, "cost", "the cost of attention"},
     {Lab::Train, "train", "heads that learn"},
+    {Lab::Flash, "flash", "the flash-attention walk"},
 }};
-// "linear", "cost", "train"; "" for none.
+// "linear", "cost", "train", "flash"; "" for none.
 const char* labName(Lab lab);
 // The inverse of labName ("" is none); nullopt for any other name.
 std::optional<Lab> labFromName(const std::string& name);
-// "linear, cost or train", for messages.
+// "linear, cost, train or flash", for messages.
 std::string labNameList();
 
 // ---- Heads that learn (seed 000 §39.7.1, Exercise 39.4) ------------------------------------
@@ -165,9 +167,25 @@ struct LinearMaps {
 };
 
 // What the state's lab objects hold beside the view.
+// ---- The flash-attention walk (Dao et al. 2022) ---------------------------------------------
+
+// The walk is drawn cell by cell: up to this many queries and keys.
+inline constexpr Eigen::Index kMaxFlashTokens = 64;
+
+// The walk over one head, made when the flash lab is shown and its head's weights are fresh.
+struct FlashMaps {
+    int head = -1;
+    std::uint64_t version = 0;  // headVersions[head] it was made from
+    core::FlashTiles tiles;
+    bool causal = false;
+    core::FlashWalk walk;
+    core::FlashGap gap;  // against the materialised softmax and A·V
+};
+
 struct Labs {
     TrainSettings train;
     LinearMaps linear;
+    FlashMaps flash;
     std::unique_ptr<LabJobs> jobs = std::make_unique<LabJobs>();  // never null in a live state
 };
 
@@ -179,7 +197,12 @@ struct LinearInputs {
 std::optional<LinearInputs> linearInputs(const AppState& state);
 // The maps for the current view, or nullptr while they are not made yet (or not shown).
 const LinearMaps* linearMaps(const AppState& state);
-// Brings the linear lab's maps up to date when that lab is shown and its head's weights are
+// The flash lab's walk for the current view, or nullptr while it is not made yet, or cannot be
+// (flashWhy says why).
+const FlashMaps* flashMaps(const AppState& state);
+// "" when the current model can be walked; else why not (cross-attention, too many tokens).
+std::string flashWhy(const AppState& state);
+// Brings the linear lab's maps (and the flash lab's walk) when that lab is shown and its head's weights are
 // fresh (recompute and recomputeStep call it).
 void refreshLabMaps(AppState& state);
 

@@ -151,12 +151,13 @@ LessonStep parseStep(const json& j, const std::string& where) {
 }  // namespace
 
 const std::vector<std::string>& lessonLabNames() {
-    static const std::vector<std::string> names = {"linear", "cost", "train"};
+    static const std::vector<std::string> names = {"linear", "cost", "train", "flash"};
     return names;
 }
 
 const std::vector<std::string>& lessonPanelIds() {
-    static const std::vector<std::string> ids = {"heatmap", "bars", "heads", "swap", "stages", "positional", "linear", "cost", "train"};
+    static const std::vector<std::string> ids = {"heatmap",    "bars",   "heads", "swap",  "stages",
+                                                 "positional", "linear", "cost",  "train", "flash"};
     return ids;
 }
 

@@ -1,6 +1,7 @@
 #include "core/labs/cost.hpp"
 
 #include "core/attention/attention.hpp"
+#include "core/base/error.hpp"
 #include "core/base/prng.hpp"
 #include "core/scenario/bench.hpp"
 
@@ -10,7 +11,9 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdio>
+#include <limits>
 #include <string>
+#include <utility>
 
 namespace attnviz::core {
 
@@ -30,6 +33,84 @@ std::vector<long long> memoryWallTokens() { return {512, 2048, 8192, 32768, 1310
 std::uint64_t physicalMemoryBytes() {
     const long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGE_SIZE);
     return pages > 0 && size > 0 ? static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(size) : 0;
+}
+
+namespace {
+
+// The KV cache's bytes for `kvHeads` kv heads, multiplied out in the formula's order
+// (2 · layers · kv_heads · head_dim · bytes [· tokens · batch]), each factor checked before it
+// is applied: the field named is the one whose factor would take the count past 2^64 - 1.
+std::uint64_t kvBytes(const KvCacheConfig& c, int kvHeads, const char* kvField, bool perSequence) {
+    struct Factor {
+        const char* field;
+        long long value;
+    };
+    const Factor perToken[] = {{"layers", c.layers}, {kvField, kvHeads}, {"head_dim", c.headDim}, {"bytes_per_value", c.bytesPerValue}};
+    const Factor sequence[] = {{"tokens", c.tokens}, {"batch", c.batch}};
+    std::uint64_t bytes = 2;  // K and V
+    const auto times = [&](const Factor& f) {
+        const auto v = static_cast<std::uint64_t>(f.value);  // >= 1, checked before
+        if (bytes > std::numeric_limits<std::uint64_t>::max() / v)
+            throw InputError(f.field, std::to_string(f.value) + " takes the KV cache past 2^64 - 1 bytes (16 EiB)");
+        bytes *= v;
+    };
+    for (const Factor& f : perToken) times(f);
+    if (perSequence)
+        for (const Factor& f : sequence) times(f);
+    return bytes;
+}
+
+}  // namespace
+
+void checkKvCache(const KvCacheConfig& c) {
+    const std::pair<const char*, long long> sizes[] = {
+        {"layers", c.layers}, {"heads", c.heads}, {"kv_heads", c.kvHeads}, {"head_dim", c.headDim}, {"bytes_per_value", c.bytesPerValue},
+        {"tokens", c.tokens}, {"batch", c.batch}};
+    for (const auto& [field, value] : sizes)
+        if (value < 1) throw InputError(field, "must be at least 1, got " + std::to_string(value));
+    if (c.heads % c.kvHeads != 0)
+        throw InputError("kv_heads", std::to_string(c.kvHeads) + " does not divide " + std::to_string(c.heads) +
+                                         " query heads (each kv head serves heads / kv_heads of them)");
+    kvBytes(c, c.kvHeads, "kv_heads", true);  // the whole cache fits in 64 bits
+}
+
+std::uint64_t kvCacheBytesPerToken(const KvCacheConfig& c) {
+    checkKvCache(c);
+    return kvBytes(c, c.kvHeads, "kv_heads", false);
+}
+
+std::uint64_t kvCacheBytes(const KvCacheConfig& c) {
+    checkKvCache(c);
+    return kvBytes(c, c.kvHeads, "kv_heads", true);
+}
+
+std::array<KvCacheRow, 3> kvCacheRows(const KvCacheConfig& c) {
+    checkKvCache(c);
+    // MHA's kv_heads is `heads`, so that is the field to name when its cache alone is too large
+    const auto row = [&](const char* name, int kv, const char* kvField) {
+        return KvCacheRow{name, kv, kvBytes(c, kv, kvField, false), kvBytes(c, kv, kvField, true), c.heads / kv};
+    };
+    const char* own = c.kvHeads == c.heads ? "MHA" : c.kvHeads == 1 ? "MQA" : "GQA";
+    return {row("MHA", c.heads, "heads"), row(own, c.kvHeads, "kv_heads"), row("MQA", 1, "kv_heads")};
+}
+
+// Two published configurations, from each model's config.json on Hugging Face
+// (num_hidden_layers, num_attention_heads, num_key_value_heads, hidden_size / num_attention_heads
+// = head_dim, torch_dtype, max_position_embeddings as the tokens):
+//   meta-llama/Llama-2-7b-hf: 32 layers, 32 heads, 32 kv heads (MHA: the Llama 2 paper, Touvron
+//     et al. 2023, gives GQA to 34B and 70B only), 4096 / 32 = 128, float16, 4096 tokens
+//       2 · 32 · 32 · 128 · 2 = 524,288 bytes = 512 KiB a token; × 4096 = 2^31 bytes = 2 GiB
+//   meta-llama/Meta-Llama-3-8B: 32 layers, 32 heads, 8 kv heads (GQA, groups of 4; also in "The
+//     Llama 3 Herd of Models", 2024), 4096 / 32 = 128, bfloat16, 8192 tokens
+//       2 · 32 · 8 · 128 · 2 = 131,072 bytes = 128 KiB a token; × 8192 = 2^30 bytes = 1 GiB
+// (Mistral 7B has Llama 3 8B's shape, but its sliding window of 4096 caps the cache at 4096
+// tokens' worth, so it is not offered: its cache at 8192 tokens is not this formula's.)
+const std::vector<KvCachePreset>& kvCachePresets() {
+    static const std::vector<KvCachePreset> presets = {
+        {"Llama 2 7B", "32 layers, 32 heads, MHA, head_dim 128, fp16, 4096 tokens", {32, 32, 32, 128, 2, 4096, 1}},
+        {"Llama 3 8B", "32 layers, 32 heads, 8 kv heads (GQA), head_dim 128, bf16, 8192 tokens", {32, 32, 8, 128, 2, 8192, 1}},
+    };
+    return presets;
 }
 
 namespace {

@@ -1,9 +1,11 @@
-// The cost of attention (seed 000 §39.3): the memory wall of stored T × T matrices, and a
-// live timing of self-attention against an RNN cell of the same width.
+// The cost of attention (seed 000 §39.3): the memory wall of stored T × T matrices, the KV
+// cache a decoder keeps while it generates (MHA, GQA, MQA), and a live timing of self-attention
+// against an RNN cell of the same width.
 #pragma once
 
 #include "core/base/matrix.hpp"
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -31,6 +33,48 @@ std::vector<MemoryWallRow> memoryWall(const MemoryWall& wall, const std::vector<
 std::vector<long long> memoryWallTokens();
 // Physical memory of this machine, in bytes (0 when unknown).
 std::uint64_t physicalMemoryBytes();
+
+// The KV cache: while a decoder generates, every layer keeps each past token's K and V for each
+// of its kv heads, so the cache grows by the same bytes with every token:
+//   per token:    2 (K and V) · layers · kv_heads · head_dim · bytes_per_value
+//   per sequence: per token · tokens · batch
+// Query heads share kv heads in groups of heads / kv_heads: multi-head attention (MHA) has
+// kv_heads = heads, grouped-query (GQA) 1 < kv_heads < heads, multi-query (MQA) kv_heads = 1.
+// `heads` (query heads) does not enter the bytes; it fixes what MHA and the grouping mean.
+struct KvCacheConfig {
+    int layers = 32, heads = 32, kvHeads = 8, headDim = 128;
+    int bytesPerValue = 2;  // fp16 / bf16
+    long long tokens = 8192;
+    long long batch = 1;
+    bool operator==(const KvCacheConfig&) const = default;
+};
+
+// Each throws InputError naming the field ("kv_heads", "tokens", …) when a value is below 1,
+// when kv_heads does not divide heads, or when the bytes would not fit in 64 bits (named by the
+// field whose factor takes the product past 2^64 - 1); a result never wraps.
+void checkKvCache(const KvCacheConfig& config);
+std::uint64_t kvCacheBytesPerToken(const KvCacheConfig& config);
+std::uint64_t kvCacheBytes(const KvCacheConfig& config);  // the whole sequence (times batch)
+
+// One way of sharing kv heads, for the configuration's layers, head_dim, bytes and tokens.
+struct KvCacheRow {
+    const char* name = "";  // "MHA", "GQA", "MQA"
+    int kvHeads = 0;
+    std::uint64_t perToken = 0, perSequence = 0;
+    int groups = 1;  // query heads per kv head: this row's bytes are MHA's / groups
+};
+// MHA (kv_heads = heads), the configuration's own kv_heads, MQA (kv_heads = 1), in that order.
+// The middle row is named for what it is: "GQA", or "MHA" / "MQA" when kv_heads is heads or 1.
+// Throws as kvCacheBytes does, for MHA's bytes (the largest of the three).
+std::array<KvCacheRow, 3> kvCacheRows(const KvCacheConfig& config);
+
+// Published configurations to check the arithmetic against (sources and derivations in cost.cpp).
+struct KvCachePreset {
+    const char* name;  // "Llama 2 7B"
+    const char* note;  // what the numbers come from, one line
+    KvCacheConfig config;
+};
+const std::vector<KvCachePreset>& kvCachePresets();
 
 // Milliseconds for one forward pass over T tokens of width d, median of runs for about
 // `seconds` (at least 3):

@@ -214,7 +214,7 @@ TEST_F(Cli, LabFlagReachesTheRequestAndIsChecked) {
     EXPECT_EQ(run.code, 0) << run.err;
     ASSERT_EQ(run.guiCalls, 1);
     EXPECT_EQ(run.request.lab, "linear");
-    EXPECT_EQ(expectError(runCli({"--lab", "fourier"})), "--lab: expected linear, cost or train, got 'fourier'");
+    EXPECT_EQ(expectError(runCli({"--lab", "fourier"})), "--lab: expected linear, cost, train or flash, got 'fourier'");
 }
 
 TEST_F(Cli, LessonFlagParsesTheLessonBeforeTheWindowOpens) {

@@ -236,7 +236,7 @@ TEST(Labs, NamesComeFromOneTable) {
     EXPECT_STREQ(labName(Lab::Linear), "linear");
     EXPECT_STREQ(labName(Lab::Cost), "cost");
     EXPECT_STREQ(labName(Lab::Train), "train");
-    EXPECT_EQ(labNameList(), "linear, cost or train");
+    EXPECT_EQ(labNameList(), "linear, cost, train or flash");
 }
 
 // The scenario is the one source of the softmax settings: an edit writes it alone, and the
@@ -260,4 +260,51 @@ TEST(State, SoftmaxEditsWriteTheScenarioAndRecomputeDerivesTheSettings) {
     EXPECT_FALSE(s.settings.causal);
     const core::Forward reference = core::runForward(s.model, core::buildSettings(s.scenario, s.model));
     EXPECT_LT((s.forward.heads[0].weights - reference.heads[0].weights).cwiseAbs().maxCoeff(), 1e-6f);
+}
+
+TEST(Labs, TheFlashWalkEndsInTheHeadsOutput) {
+    AppState s = ready();
+    ASSERT_TRUE(apply(s, action::SetCausal{true}));
+    ASSERT_TRUE(apply(s, action::SetLab{Lab::Flash}));
+    recompute(s);
+    const FlashMaps* f = flashMaps(s);
+    ASSERT_NE(f, nullptr);
+    const Eigen::Index T = s.model.tq();
+    const auto tiles = [](Eigen::Index n, int b) { return static_cast<std::size_t>((n + b - 1) / b); };
+    EXPECT_EQ(f->walk.steps.size(), tiles(T, 4) * tiles(T, 4));
+    EXPECT_LE(f->gap.output, 1e-5f);
+    EXPECT_LE(f->gap.weights, 1e-5f);
+    EXPECT_EQ(f->walk.materialisedFloats, static_cast<std::uint64_t>(T * T));
+    // New tiles: a new walk, from its first step.
+    ASSERT_TRUE(apply(s, action::SetFlashStep{3}));
+    ASSERT_TRUE(apply(s, action::SetFlashTiles{{2, 3}}));
+    EXPECT_EQ(s.view.flashStep, 0);
+    f = flashMaps(s);
+    ASSERT_NE(f, nullptr);
+    EXPECT_EQ(f->walk.steps.size(), tiles(T, 2) * tiles(T, 3));
+    EXPECT_FALSE(apply(s, action::SetFlashTiles{{0, 3}}));
+    EXPECT_FALSE(apply(s, action::SetFlashStep{-2}));
+    // A temperature change: the walk follows the head's new weights.
+    ASSERT_TRUE(apply(s, action::SetTemperature{0.2f}));
+    EXPECT_EQ(flashMaps(s), nullptr);
+    recompute(s);
+    f = flashMaps(s);
+    ASSERT_NE(f, nullptr);
+    EXPECT_LE(f->gap.output, 1e-5f);
+    // Too long to draw cell by cell: said, not walked.
+    AppState long_ = ready();
+    ASSERT_TRUE(apply(long_, action::SetSentence{std::string(200, 'a') + " b"}));
+    ASSERT_TRUE(apply(long_, action::SetTokenizer{core::Tokenizer::Char}));
+    ASSERT_TRUE(apply(long_, action::SetLab{Lab::Flash}));
+    recompute(long_);
+    EXPECT_EQ(flashMaps(long_), nullptr);
+    EXPECT_NE(flashWhy(long_).find("up to 64 tokens"), std::string::npos);
+}
+
+TEST(Labs, TheKvCacheInputsAreTheViews) {
+    AppState s = ready();
+    const core::KvCacheConfig llama2 = core::kvCachePresets().front().config;
+    ASSERT_TRUE(apply(s, action::SetKvCache{llama2}));
+    EXPECT_EQ(s.view.kvCache, llama2);
+    EXPECT_EQ(core::kvCacheBytesPerToken(s.view.kvCache), 524288u);  // 2 · 32 layers · 32 heads · 128 · 2 bytes
 }
