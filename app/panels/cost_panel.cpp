@@ -163,6 +163,60 @@ void drawKvCache(PanelContext& ctx) {
     }
 }
 
+// "1.573 G", "3 M": a count of operations in SI steps.
+std::string flops(double v) {
+    const char* units[] = {"", " k", " M", " G", " T", " P"};
+    int u = 0;
+    while (v >= 1000.0 && u < 5) v /= 1000.0, ++u;
+    char buffer[32];
+    std::snprintf(buffer, sizeof buffer, "%.4g%s", v, units[u]);
+    return buffer;
+}
+
+// Seed 002, exercise 4: one self-attention layer's operations, term by term, at the book's
+// n = 1000, d = 512 and at the scenario's own sizes.
+void drawFlops(PanelContext& ctx) {
+    const AppState& s = ctx.state;
+    const core::LayerFlops book = core::layerFlops(1000, 512, 1, 512, 512);
+    const core::LayerFlops here = core::layerFlops(s.model.tq(), s.model.dModel, s.model.heads, s.model.dk, s.model.dv);
+    widgets::flowTextDisabled("FLOPs of one layer, a multiply-add = 2", true);
+    struct Row {
+        const char* name;
+        const char* formula;
+        double book, here;
+    };
+    const Row rows[] = {{"Q, K, V", "2 n d (2 h d_k + h d_v)", book.projections, here.projections},
+                        {"Q Kᵀ", "2 n² h d_k", book.scores, here.scores},
+                        {"softmax", "3 n² h (exp, sum, divide)", book.softmax, here.softmax},
+                        {"A·V", "2 n² h d_v", book.weighted, here.weighted},
+                        {"total", "", book.withoutOutput(), here.withoutOutput()},
+                        {"+ W_O", "2 n h d_v d", book.output, here.output}};
+    const bool formulas = ImGui::GetContentRegionAvail().x >= ImGui::GetFontSize() * 26.0f;
+    if (!ImGui::BeginTable("##flops", formulas ? 4 : 3, ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_RowBg)) return;
+    ImGui::TableSetupColumn("");
+    if (formulas) ImGui::TableSetupColumn("");
+    ImGui::TableSetupColumn("n 1000, d 512");
+    char scenario[64];
+    std::snprintf(scenario, sizeof scenario, "n %lld, d %d", static_cast<long long>(s.model.tq()), s.model.dModel);
+    ImGui::TableSetupColumn(scenario);
+    ImGui::TableHeadersRow();
+    for (const Row& r : rows) {
+        ImGui::TableNextRow();
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(r.name);
+        if (formulas) {
+            ImGui::TableNextColumn();
+            ImGui::TextDisabled("%s", r.formula);
+        }
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(flops(r.book).c_str());
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(flops(r.here).c_str());
+    }
+    ImGui::EndTable();
+    widgets::remarkIfFits("the n² terms win once n > d");
+}
+
 }  // namespace
 
 void CostPanel::draw(PanelContext& ctx) {
@@ -179,12 +233,14 @@ void CostPanel::draw(PanelContext& ctx) {
     };
     const auto wall = [&] { drawMemoryWall(ctx); };
     const auto kv = [&] { drawKvCache(ctx); };
+    const auto work = [&] { drawFlops(ctx); };
     if (avail.x >= 52.0f * em) {  // side by side
         const float half = std::floor(avail.x * 0.48f);
         ImGui::BeginChild("memory", ImVec2(half, avail.y), false, ImGuiWindowFlags_NoScrollbar);
         if (ImGui::BeginTabBar("memory parts")) {
             memoryTab("Memory wall", "wall", wall);
             memoryTab("KV cache", "kv", kv);
+            memoryTab("FLOPs", "flops", work);
             ImGui::EndTabBar();
         }
         ImGui::EndChild();
@@ -195,6 +251,7 @@ void CostPanel::draw(PanelContext& ctx) {
     } else if (ImGui::BeginTabBar("cost parts")) {  // one at a time, each with the whole panel
         memoryTab("Memory wall", "wall", wall);
         memoryTab("KV cache", "kv", kv);
+        memoryTab("FLOPs", "flops", work);
         memoryTab("Timing", "timing", [&] { drawTiming(ctx); });
         ImGui::EndTabBar();
     }

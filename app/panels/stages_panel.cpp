@@ -105,6 +105,27 @@ void printStage(PanelContext& ctx, const StageView& v) {
 
 }  // namespace
 
+StageCheck stageCheck(const AppState& s, int index, int head) {
+    const core::HeadTensors& h = s.forward.heads[static_cast<std::size_t>(head)];
+    const auto gap = [](const core::Mat& a, const core::Mat& b) {
+        char text[32];
+        const float d = (a - b).cwiseAbs().maxCoeff();
+        std::snprintf(text, sizeof text, "%.2g", static_cast<double>(d));
+        return std::pair{d, std::string(text)};
+    };
+    StageCheck c;
+    if (index == 4 && h.scores.rows() == h.scores.cols() && h.scores.rows() > 1 && h.scores.rows() <= 1024) {
+        const auto [d, text] = gap(h.scores, h.scores.transpose());
+        c.holds = d == 0.0f;
+        c.text = c.holds ? "symmetric: max |S − Sᵀ| = 0 (W_Q = W_K gives Q = K)" : "not symmetric: max |S − Sᵀ| = " + text;
+    }
+    if (index == 3 && h.v.rows() == h.k.rows() && h.v.cols() == h.k.cols() && h.v.rows() <= 1024) {
+        const auto [d, text] = gap(h.v, h.k);
+        if (d == 0.0f) c = {"V = K: max |V − K| = 0 (each token hands over its own key)", true};
+    }
+    return c;
+}
+
 StageView stageView(const AppState& s, int index, int head, bool withValues) {
     const core::HeadTensors& h = s.forward.heads[static_cast<std::size_t>(head)];
     const auto& rows = s.queryLabels;
@@ -242,6 +263,9 @@ void StagesPanel::draw(PanelContext& ctx) {
     widgets::wrappedText(v.formula);
     if (ctx.fonts.large) ImGui::PopFont();
     if (v.rows) widgets::flowTextDisabled("shape " + core::shapeString(v.rows, v.cols) + "  (head " + std::to_string(head + 1) + ")");
+    if (const StageCheck check = stageCheck(s, s.view.stage, head); !check.text.empty())
+        widgets::wrappedTextColored(check.holds ? ImVec4(0.30f, 0.80f, 0.45f, 1.0f) : ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled),
+                                    check.text);
     // What the stage means, where it leaves the numbers room (else on the formula's tooltip).
     const std::string meaning = v.meaning + "  ← / → step through the stages.";
     const float meaningH = ImGui::CalcTextSize(meaning.c_str(), nullptr, false, ImGui::GetContentRegionAvail().x).y;

@@ -226,4 +226,16 @@ CostSummary summariseCost(const std::vector<CostPoint>& points) {
     return out;
 }
 
+LayerFlops layerFlops(long long n, long long d, long long heads, long long dk, long long dv) {
+    const double N = static_cast<double>(n), D = static_cast<double>(d), H = static_cast<double>(heads);
+    const double K = static_cast<double>(dk), V = static_cast<double>(dv);
+    LayerFlops f;
+    f.projections = 2.0 * N * D * H * (2.0 * K + V);
+    f.scores = 2.0 * N * N * H * K;
+    f.softmax = 3.0 * N * N * H;
+    f.weighted = 2.0 * N * N * H * V;
+    f.output = 2.0 * N * H * V * D;
+    return f;
+}
+
 }  // namespace attnviz::core

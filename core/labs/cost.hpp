@@ -98,6 +98,22 @@ CostPoint measureCost(long long tokens, int width, double seconds);
 // measureCost reports (times left at 0).
 CostPoint costWork(long long tokens, int width);
 
+// The floating-point operations of one self-attention layer (seed 002, exercise 4), a
+// multiply-add counted as 2: n tokens, model width d, h heads of widths d_k and d_v.
+//   projections  Q, K, V = X W         2 n d (h d_k + h d_k + h d_v)
+//   scores       Q Kᵀ                  2 n² h d_k
+//   softmax      exp, sum, divide      3 n² h
+//   weighted     A V                   2 n² h d_v
+//   output       concat W_O            2 n h d_v d
+// At n = 1000, d = d_k = d_v = 512, one head: 1.573 + 1.024 + 0.003 + 1.024 = 3.62 GFLOP, and
+// 4.15 with W_O.
+struct LayerFlops {
+    double projections = 0, scores = 0, softmax = 0, weighted = 0, output = 0;
+    double withoutOutput() const { return projections + scores + softmax + weighted; }
+    double total() const { return withoutOutput() + output; }
+};
+LayerFlops layerFlops(long long n, long long d, long long heads, long long dk, long long dv);
+
 // What a sweep's times say, in words that agree with its curve:
 //   ratio:   at the longest T, "attention 213× slower than the RNN at T = 4096" (or "faster",
 //            or "about as fast as" within 10 %)

@@ -444,3 +444,25 @@ TEST_F(Headless, PanelTableIsTheOneListOfPanels) {
     }
     EXPECT_EQ(core::lessonLabNames(), labs);
 }
+
+// Seed 002's exercises 3 and 5, checked live in the Stages panel.
+TEST(Panels, StagesSayWhetherScoresAreSymmetricAndWhetherVIsK) {
+    const auto stateOf = [](const char* preset) {
+        AppState s = makeState(core::loadPreset(preset));
+        recompute(s);
+        return s;
+    };
+    const AppState tied = stateOf("seed002-wq-equals-wk");
+    const StageCheck symmetric = stageCheck(tied, 4, 0);
+    EXPECT_TRUE(symmetric.holds);
+    EXPECT_EQ(symmetric.text.rfind("symmetric: max |S − Sᵀ| = 0", 0), 0u) << symmetric.text;
+    EXPECT_TRUE(stageCheck(tied, 3, 0).text.empty());  // V is not K there
+    const AppState plain = stateOf("default");
+    const StageCheck not_ = stageCheck(plain, 4, 0);
+    EXPECT_FALSE(not_.holds);
+    EXPECT_EQ(not_.text.rfind("not symmetric: max |S − Sᵀ| = ", 0), 0u) << not_.text;
+    const AppState values = stateOf("seed002-v-equals-k");
+    EXPECT_TRUE(stageCheck(values, 3, 0).holds);
+    EXPECT_EQ(stageCheck(values, 3, 0).text.rfind("V = K: max |V − K| = 0", 0), 0u);
+    EXPECT_TRUE(stageCheck(values, 5, 0).text.empty());
+}
