@@ -37,6 +37,11 @@ std::string verdictReason(const AppState& s) {
     if (s.loaded) why += "The model adds learned position embeddings to X: a moved token carries the position signal of its new place. ";
     else if (s.scenario.positional == core::Positional::Sinusoidal)
         why += "Positional encodings are added to X by position: a moved token carries the signal of its new place. ";
+    else if (s.scenario.positional == core::Positional::Rope)
+        why += "RoPE turns q and k by their positions: a moved token is turned by its new place, so its distances to the others change. ";
+    else if (s.scenario.positional == core::Positional::Alibi)
+        why += "ALiBi penalises each score by the distance |i − j|: a moved token is at other distances from the rest. ";
+    if (s.settings.window > 0) why += "The sliding window depends on position: after the swap a token reads the keys near its new place. ";
     if (!why.empty()) why.pop_back();
     return why;
 }
@@ -172,10 +177,13 @@ void SwapPanel::draw(PanelContext& ctx) {
     if (ImGui::Button("Shuffle")) ctx.actions.emit(action::Shuffle{static_cast<std::uint64_t>(ImGui::GetFrameCount()) + 1});
     if (!s.model.explicitQkv && !s.loaded) {  // a model's positions are its own (learned, in X already)
         widgets::sameLineIfFits(ImGui::GetFrameHeight() + style.ItemInnerSpacing.x + ImGui::CalcTextSize("positional encoding").x);
-        bool pe = s.scenario.positional == core::Positional::Sinusoidal;
+        // On: whatever positions the scenario has (sinusoidal when it had none); off: none.
+        bool pe = s.scenario.positional != core::Positional::None;
         if (ImGui::Checkbox("positional encoding", &pe))
             ctx.actions.emit(action::SetPositional{pe ? core::Positional::Sinusoidal : core::Positional::None});
-        tooltip("Adds sinusoidal position signals to X. On: the model can tell orders apart, so the verdict flips.");
+        tooltip(
+            "Adds sinusoidal position signals to X (RoPE and ALiBi, chosen under Controls, count as on here). On: the model can tell "
+            "orders apart, so the verdict flips.");
     }
 
     // The chips show the current order; the original one when it differs.

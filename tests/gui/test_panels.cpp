@@ -266,6 +266,18 @@ TEST(SwapVerdict, WordsAndNumbers) {
     EXPECT_EQ(verdictText(s).rfind("outputs do not match the permutation: ", 0), 0u) << verdictText(s);
     EXPECT_TRUE(verdictReason(s).starts_with("The causal mask depends on position")) << verdictReason(s);
     apply(s, action::SetCausal{false});
+    // Relative positions break the permutation too, and so does a window.
+    apply(s, action::SetPositional{core::Positional::Rope});
+    recompute(s);
+    EXPECT_TRUE(verdictReason(s).starts_with("RoPE turns q and k by their positions")) << verdictReason(s);
+    apply(s, action::SetPositional{core::Positional::Alibi});
+    recompute(s);
+    EXPECT_TRUE(verdictReason(s).starts_with("ALiBi penalises each score")) << verdictReason(s);
+    apply(s, action::SetPositional{core::Positional::None});
+    apply(s, action::SetWindow{2});  // (a window of 1 is the diagonal alone, which any order keeps)
+    recompute(s);
+    EXPECT_TRUE(verdictReason(s).starts_with("The sliding window depends on position")) << verdictReason(s);
+    apply(s, action::SetWindow{0});
     apply(s, action::ResetSwaps{});
     recompute(s);
     EXPECT_EQ(verdictText(s), "identity order: swap two chips to test");
