@@ -159,6 +159,7 @@ void applyOverrides(const Flags& f, const CLI::App& app, core::Scenario& s) {
         m.temperature = s.temperature;
         m.scaled = s.scaled;
         m.swaps = s.swaps;
+        m.window = s.window;  // a mask on the layer shown, as a model scenario's "window" is
         s = std::move(m);
     }
     if (s.model) {

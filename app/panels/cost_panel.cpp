@@ -177,15 +177,16 @@ std::string flops(double v) {
 // n = 1000, d = 512 and at the scenario's own sizes.
 void drawFlops(PanelContext& ctx) {
     const AppState& s = ctx.state;
-    const core::LayerFlops book = core::layerFlops(1000, 512, 1, 512, 512);
-    const core::LayerFlops here = core::layerFlops(s.model.tq(), s.model.dModel, s.model.heads, s.model.dk, s.model.dv);
+    const core::LayerFlops book = core::layerFlops(1000, 512, 1, 512, 512, 1);
+    const core::LayerFlops here = core::layerFlops(s.model.tq(), s.model.dModel, s.model.heads, s.model.dk, s.model.dv,
+                                                   s.model.kvHeads > 0 ? s.model.kvHeads : s.model.heads);
     widgets::flowTextDisabled("FLOPs of one layer, a multiply-add = 2", true);
     struct Row {
         const char* name;
         const char* formula;
         double book, here;
     };
-    const Row rows[] = {{"Q, K, V", "2 n d (2 h d_k + h d_v)", book.projections, here.projections},
+    const Row rows[] = {{"Q, K, V", "2 n d (h d_k + kv d_k + kv d_v)", book.projections, here.projections},
                         {"Q Kᵀ", "2 n² h d_k", book.scores, here.scores},
                         {"softmax", "3 n² h (exp, sum, divide)", book.softmax, here.softmax},
                         {"A·V", "2 n² h d_v", book.weighted, here.weighted},

@@ -152,7 +152,9 @@ StageView stageView(const AppState& s, int index, int head, bool withValues) {
             break;
         case 1:
             v = {"Q",
-                 s.loaded ? "Q = X W_Q + b_Q" : "Q = X W_Q",
+                 s.loaded                                          ? "Q = X W_Q + b_Q"
+                 : s.scenario.positional == core::Positional::Rope ? "Q = RoPE(X W_Q), turned by position"
+                                                                   : "Q = X W_Q",
                  "Queries: what each token asks for.",
                  0,
                  0,
@@ -163,7 +165,9 @@ StageView stageView(const AppState& s, int index, int head, bool withValues) {
             break;
         case 2:
             v = {"K",
-                 s.loaded ? "K = X W_K + b_K" : "K = X W_K",
+                 s.loaded                                          ? "K = X W_K + b_K"
+                 : s.scenario.positional == core::Positional::Rope ? "K = RoPE(X W_K), turned by position"
+                                                                   : "K = X W_K",
                  "Keys: how each token can be found.",
                  0,
                  0,
@@ -184,7 +188,18 @@ StageView stageView(const AppState& s, int index, int head, bool withValues) {
             source = &h.v;
             break;
         case 4:
-            v = {"Q Kᵀ", "S = Q Kᵀ", "Every query against every key: raw dot products.", 0, 0, {}, rows, keys}, source = &h.scores;
+            if (h.alibiSlope != 0.0f)
+                v = {"Q Kᵀ",
+                     std::string("S = Q Kᵀ − m·|i − j|") + (s.settings.scaled ? "·√d_k" : ""),
+                     "Every query against every key, with ALiBi's distance penalty (m = " + core::formatNumber(h.alibiSlope) +
+                         " for this head) in the same units.",
+                     0,
+                     0,
+                     {},
+                     rows,
+                     keys};
+            else v = {"Q Kᵀ", "S = Q Kᵀ", "Every query against every key: raw dot products.", 0, 0, {}, rows, keys};
+            source = &h.scores;
             break;
         case 5:
             v = {"scaled", std::string("S / (") + divisor + ")", "Divided so the softmax stays responsive.", 0, 0, {}, rows, keys},
@@ -193,7 +208,10 @@ StageView stageView(const AppState& s, int index, int head, bool withValues) {
         case 6:
             v = {"masked",
                  "blocked cells → −∞",
-                 s.settings.causal ? "Causal: a query may not read future keys." : "No mask is on: nothing changes.",
+                 s.settings.causal && s.settings.window > 0 ? "Causal, in a sliding window: a query reads its last keys up to itself."
+                 : s.settings.causal                        ? "Causal: a query may not read future keys."
+                 : core::hasMask(s.settings)                ? "Blocked cells (window, padding or mask) take no weight."
+                                                            : "No mask is on: nothing changes.",
                  0,
                  0,
                  {},

@@ -67,6 +67,11 @@ void TrainPanel::draw(PanelContext& ctx) {
     labelled(em * 6.0f, "steps", false);
     changed |= ImGui::InputInt("steps", &edit.steps, 100);
     edit.steps = std::clamp(edit.steps, 10, 5000);
+    labelled(em * 5.0f, "dropout", false);
+    changed |= ImGui::SliderFloat("dropout", &settings.dropout, 0.0f, 0.5f, "%.2f", ImGuiSliderFlags_AlwaysClamp);
+    widgets::hoverTooltip(
+        "Attention dropout while training: each weight zeroed with probability p and the rest scaled by 1/(1−p); "
+        "off when the held-out loss and the maps are computed, as at inference.");
     ImGui::EndDisabled();
     if (changed) ctx.actions.emit(action::SetTrainSettings{edit});
     const char* button = running ? "Stop" : "Train";
@@ -180,7 +185,7 @@ void TrainPanel::drawLoss(const std::vector<TrainRun>& runs, bool trained, int s
         ImGui::Dummy(size);
     } else {
         if (ImGui::GetContentRegionAvail().y > 6.0f * lineH) widgets::flowText("Before training, on a held-out batch:", true);
-        for (std::size_t r = 0; r < runs.size(); ++r) {
+        for (std::size_t r = 0; r < runs.size() && ImGui::GetContentRegionAvail().y >= ImGui::GetTextLineHeight(); ++r) {
             ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(colours[r % 2]), "%s", widgets::clipLabel(runs[r].label).c_str());
             widgets::remarkIfFits("loss " + loss(runs[r].heldOut));
         }

@@ -226,11 +226,12 @@ CostSummary summariseCost(const std::vector<CostPoint>& points) {
     return out;
 }
 
-LayerFlops layerFlops(long long n, long long d, long long heads, long long dk, long long dv) {
+LayerFlops layerFlops(long long n, long long d, long long heads, long long dk, long long dv, long long kvHeads) {
     const double N = static_cast<double>(n), D = static_cast<double>(d), H = static_cast<double>(heads);
+    const double KV = static_cast<double>(kvHeads);
     const double K = static_cast<double>(dk), V = static_cast<double>(dv);
     LayerFlops f;
-    f.projections = 2.0 * N * D * H * (2.0 * K + V);
+    f.projections = 2.0 * N * D * (H * K + KV * (K + V));
     f.scores = 2.0 * N * N * H * K;
     f.softmax = 3.0 * N * N * H;
     f.weighted = 2.0 * N * N * H * V;

@@ -99,8 +99,9 @@ CostPoint measureCost(long long tokens, int width, double seconds);
 CostPoint costWork(long long tokens, int width);
 
 // The floating-point operations of one self-attention layer (seed 002, exercise 4), a
-// multiply-add counted as 2: n tokens, model width d, h heads of widths d_k and d_v.
-//   projections  Q, K, V = X W         2 n d (h d_k + h d_k + h d_v)
+// multiply-add counted as 2: n tokens, model width d, h query heads of widths d_k and d_v, and
+// kv key/value heads (h without grouped-query attention).
+//   projections  Q, K, V = X W         2 n d (h d_k + kv d_k + kv d_v)
 //   scores       Q Kᵀ                  2 n² h d_k
 //   softmax      exp, sum, divide      3 n² h
 //   weighted     A V                   2 n² h d_v
@@ -112,7 +113,7 @@ struct LayerFlops {
     double withoutOutput() const { return projections + scores + softmax + weighted; }
     double total() const { return withoutOutput() + output; }
 };
-LayerFlops layerFlops(long long n, long long d, long long heads, long long dk, long long dv);
+LayerFlops layerFlops(long long n, long long d, long long heads, long long dk, long long dv, long long kvHeads);
 
 // What a sweep's times say, in words that agree with its curve:
 //   ratio:   at the longest T, "attention 213× slower than the RNN at T = 4096" (or "faster",

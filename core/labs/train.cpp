@@ -5,6 +5,7 @@
 #include "core/scenario/embedding.hpp"
 
 #include <cmath>
+#include <cstdio>
 
 namespace attnviz::core {
 namespace {
@@ -58,13 +59,17 @@ MatD inputOf(const TinyModel& model, const TrainConfig& config, const TrainBatch
 
 struct HeadCache {
     MatD q, k, v, a;  // [T, d_k], [T, d_k], [T, d_k], [T, T]
+    MatD dropped;     // A_drop = A ⊙ mask [T, T]; empty without dropout
+    // The weights O = · V uses: A_drop while training with dropout, else A.
+    const MatD& weights() const { return dropped.size() ? dropped : a; }
 };
 struct Forward1 {
     MatD x, concat, y, probs;  // [T, d], [T, d], [T, d], [T, vocab]
     std::vector<HeadCache> heads;
 };
 
-Forward1 forwardOne(const TinyModel& m, const TrainConfig& config, const MatD& x) {
+// x: [T, d]; masks: null (inference) or [h] of [T, T], scaled, for this example.
+Forward1 forwardOne(const TinyModel& m, const TrainConfig& config, const MatD& x, const std::vector<MatD>* masks = nullptr) {
     Forward1 f;
     f.x = x;
     const Eigen::Index h = config.heads, dk = config.dModel / config.heads;
@@ -75,9 +80,11 @@ Forward1 forwardOne(const TinyModel& m, const TrainConfig& config, const MatD& x
         hc.q = x * m.wq.middleCols(i * dk, dk);
         hc.k = x * m.wk.middleCols(i * dk, dk);
         hc.v = x * m.wv.middleCols(i * dk, dk);
-        hc.a = (hc.q * hc.k.transpose()) * c;           // 1. scaled scores
-        softmaxRowsInPlace(hc.a);                       // 2. weights
-        f.concat.middleCols(i * dk, dk) = hc.a * hc.v;  // 3. A V
+        hc.a = (hc.q * hc.k.transpose()) * c;  // 1. scaled scores
+        softmaxRowsInPlace(hc.a);              // 2. weights
+        // 2b. dropout: A_drop = A ⊙ mask
+        if (masks) hc.dropped = hc.a.cwiseProduct((*masks)[static_cast<std::size_t>(i)]);
+        f.concat.middleCols(i * dk, dk) = hc.weights() * hc.v;  // 3. A V
         f.heads.push_back(std::move(hc));
     }
     f.y = f.concat * m.wo;  // 4. mix the heads
@@ -86,6 +93,18 @@ Forward1 forwardOne(const TinyModel& m, const TrainConfig& config, const MatD& x
         softmaxRowsInPlace(f.probs);
     }
     return f;
+}
+
+// masks: [B][h] of [T, T].
+void checkMasks(const DropoutMasks& masks, const TrainConfig& config, std::size_t B) {
+    bool ok = masks.size() == B;
+    for (const auto& example : masks) {
+        ok = ok && example.size() == static_cast<std::size_t>(config.heads);
+        for (const MatD& m : example) ok = ok && m.rows() == config.tokens && m.cols() == config.tokens;
+    }
+    if (!ok)
+        throw InputError("dropout masks", "expected " + std::to_string(B) + " examples of " + std::to_string(config.heads) + " heads of " +
+                                              std::to_string(config.tokens) + " × " + std::to_string(config.tokens));
 }
 
 // The two-relation targets of example b: every query looks at position 2, and at the planted token.
@@ -160,8 +179,29 @@ TrainBatch makeBatch(const TrainConfig& config, int size, std::uint64_t seed) {
     return batch;
 }
 
-double lossAndGradient(const TinyModel& m, const TrainConfig& config, const TrainBatch& batch, TinyModel* grad) {
+DropoutMasks makeDropoutMasks(const TrainConfig& config, int size, std::uint64_t seed) {
+    DropoutMasks masks;
+    if (config.dropout == 0.0f) return masks;
+    Prng prng = Prng::stream(seed, "train:dropout");
+    const double p = config.dropout, kept = 1.0 / (1.0 - p);
+    const int T = config.tokens;
+    for (int b = 0; b < size; ++b) {
+        std::vector<MatD> heads;
+        for (int i = 0; i < config.heads; ++i) {
+            MatD mask(T, T);
+            for (int r = 0; r < T; ++r)
+                for (int c = 0; c < T; ++c) mask(r, c) = prng.uniform() > p ? kept : 0.0;
+            heads.push_back(std::move(mask));
+        }
+        masks.push_back(std::move(heads));
+    }
+    return masks;
+}
+
+double lossAndGradient(const TinyModel& m, const TrainConfig& config, const TrainBatch& batch, TinyModel* grad, const DropoutMasks* masks) {
     const std::size_t B = isTwoRelations(config) ? batch.x.size() : batch.tokens.size();
+    if (masks && masks->empty()) masks = nullptr;
+    if (masks) checkMasks(*masks, config, B);
     const int T = config.tokens, h = config.heads;
     const Eigen::Index dk = config.dModel / config.heads;
     const double c = 1.0 / std::sqrt(static_cast<double>(dk));
@@ -173,15 +213,15 @@ double lossAndGradient(const TinyModel& m, const TrainConfig& config, const Trai
             for (int y : targets) scored += y >= 0;
     double loss = 0;
     for (std::size_t b = 0; b < B; ++b) {
-        const Forward1 f = forwardOne(m, config, inputOf(m, config, batch, b));
+        const Forward1 f = forwardOne(m, config, inputOf(m, config, batch, b), masks ? &(*masks)[b] : nullptr);
         std::vector<MatD> dA(static_cast<std::size_t>(h), MatD::Zero(T, T));
         MatD dConcat = MatD::Zero(T, config.dModel);
         if (isTwoRelations(config)) {
             // MSE of the maps against the targets, averaged over the batch and the T² cells
             const double n = static_cast<double>(B) * T * T;
             const MatD tp = positionTarget(T), tc = contentTarget(T, batch.planted[b]);
-            const MatD& a0 = f.heads[0].a;
-            const MatD& a1 = f.heads[h > 1 ? 1 : 0].a;
+            const MatD& a0 = f.heads[0].weights();
+            const MatD& a1 = f.heads[h > 1 ? 1 : 0].weights();
             loss += (a0 - tp).squaredNorm() / n + (a1 - tc).squaredNorm() / n;
             dA[0] += 2.0 * (a0 - tp) / n;
             dA[h > 1 ? 1 : 0] += 2.0 * (a1 - tc) / n;
@@ -207,10 +247,12 @@ double lossAndGradient(const TinyModel& m, const TrainConfig& config, const Trai
         MatD dX = MatD::Zero(T, config.dModel);
         for (Eigen::Index i = 0; i < h; ++i) {
             const HeadCache& hc = f.heads[static_cast<std::size_t>(i)];
-            // 3. O = A V
+            // 3. O = A_drop V (A_drop = A without dropout)
             const MatD dO = dConcat.middleCols(i * dk, dk);
             MatD dAi = dA[static_cast<std::size_t>(i)] + dO * hc.v.transpose();
-            const MatD dV = hc.a.transpose() * dO;
+            const MatD dV = hc.weights().transpose() * dO;
+            // 2b. A_drop = A ⊙ mask: the same mask on the way back
+            if (masks) dAi = dAi.cwiseProduct((*masks)[b][static_cast<std::size_t>(i)]);
             // 2. softmax by rows: dS = A ⊙ (dA − rowsum(dA ⊙ A))
             const Eigen::VectorXd rowDot = (dAi.array() * hc.a.array()).rowwise().sum();
             const MatD dS = (hc.a.array() * (dAi.array().colwise() - rowDot.array())).matrix() * c;
@@ -239,6 +281,11 @@ Trainer::Trainer(const TrainConfig& config) : m_config(config), m_batchSeed(conf
     if (m_config.tokens < 2 || m_config.tokens > 64) throw InputError("tokens", "expected 2 to 64 tokens");
     if (m_config.vocab < 2 || m_config.vocab > 64) throw InputError("vocab", "expected 2 to 64 symbols");
     if (!(m_config.learningRate > 0.0) || m_config.learningRate > 1.0) throw InputError("learning rate", "expected a number in (0, 1]");
+    if (!(m_config.dropout >= 0.0f && m_config.dropout < 1.0f)) {
+        char got[32];
+        std::snprintf(got, sizeof got, "%g", static_cast<double>(m_config.dropout));
+        throw InputError("dropout", std::string("must be at least 0 and below 1, got ") + got);
+    }
     m_model = initialModel(m_config);
     m_m = zerosLike(m_model);
     m_v = zerosLike(m_model);
@@ -246,9 +293,12 @@ Trainer::Trainer(const TrainConfig& config) : m_config(config), m_batchSeed(conf
 }
 
 double Trainer::step() {
-    const TrainBatch batch = makeBatch(m_config, m_config.batch, m_batchSeed + static_cast<std::uint64_t>(m_steps) * 7919ULL);
+    // each step's batch and dropout masks from their own streams of the step's seed
+    const std::uint64_t stepSeed = m_batchSeed + static_cast<std::uint64_t>(m_steps) * 7919ULL;
+    const TrainBatch batch = makeBatch(m_config, m_config.batch, stepSeed);
+    const DropoutMasks masks = makeDropoutMasks(m_config, m_config.batch, stepSeed);
     TinyModel grad;
-    const double loss = lossAndGradient(m_model, m_config, batch, &grad);
+    const double loss = lossAndGradient(m_model, m_config, batch, &grad, &masks);
     // Adam (β1 0.9, β2 0.999, ε 1e-8) with bias correction
     ++m_steps;
     const double b1 = 0.9, b2 = 0.999;
@@ -264,12 +314,17 @@ double Trainer::step() {
 
 double Trainer::heldOutLoss() const { return lossAndGradient(m_model, m_config, m_heldOut, nullptr); }
 
-std::vector<MatD> Trainer::sampleAttention() const {
-    const Forward1 f = forwardOne(m_model, m_config, inputOf(m_model, m_config, m_heldOut, 0));
+std::vector<MatD> headWeights(const TinyModel& model, const TrainConfig& config, const TrainBatch& batch, std::size_t b,
+                              const std::vector<MatD>* masks) {
+    if (masks) checkMasks({*masks}, config, 1);
+    const Forward1 f = forwardOne(model, config, inputOf(model, config, batch, b), masks);
     std::vector<MatD> maps;
-    for (const HeadCache& hc : f.heads) maps.push_back(hc.a);
+    for (const HeadCache& hc : f.heads) maps.push_back(hc.weights());
     return maps;
 }
+
+// Inference: no dropout.
+std::vector<MatD> Trainer::sampleAttention() const { return headWeights(m_model, m_config, m_heldOut, 0); }
 
 Scenario Trainer::toScenario() const {
     Scenario s;

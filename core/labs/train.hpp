@@ -6,7 +6,8 @@
 //   per head h (d_k = d / h, columns h·d_k … of each W):
 //     Q = X W_Q,h   K = X W_K,h   V = X W_V,h        [T, d_k]
 //     A = softmax_rows(Q Kᵀ / √d_k)                   [T, T]
-//     O_h = A V                                       [T, d_k]
+//     A_drop = A ⊙ M / (1 − p)  (training only)       [T, T]   M_ij ~ Bernoulli(1 − p)
+//     O_h = A_drop V                                  [T, d_k]
 //   Y = [O_1 | … | O_h] W_O                           [T, d]
 //   logits = Y W_out                                  [T, vocab]
 //
@@ -16,6 +17,12 @@
 //     planted token, MSE (one head must serve both targets; with two, head 1 gets the first)
 //   reversal: predict token T−1−t at position t (cross-entropy)
 //   previous token: predict token t−1 at position t ≥ 1 (cross-entropy)
+//
+// Attention dropout (seed 001): while training, each weight of A is zeroed with probability p and
+// the rest scaled by 1/(1 − p), so E[A_drop] = A; the masks come from the run's seed, one stream a
+// step, so a run repeats exactly. The held-out loss and the maps shown use A itself (inference).
+// On the two-relation task the scored maps are A_drop while training, as everything after the
+// softmax sees them.
 #pragma once
 
 #include "core/scenario/scenario.hpp"
@@ -43,6 +50,7 @@ struct TrainConfig {
     int batch = 32;
     double learningRate = 1e-2;
     std::uint64_t seed = 1;
+    float dropout = 0.0f;  // p in [0, 1): attention dropout while training (0 = none)
 };
 
 // The trainable parameters; a gradient has the same shapes.
@@ -60,19 +68,24 @@ struct TrainBatch {
     std::vector<int> planted;                       // two relations: the token planted as [1, 0]
 };
 
+// Dropout masks for one batch, already scaled: [B][h] of [T, T], each entry 0 (dropped) or
+// 1/(1 − p) (kept), so A_drop = A ⊙ mask. Empty = no dropout.
+using DropoutMasks = std::vector<std::vector<MatD>>;
+
 class Trainer {
 public:
     explicit Trainer(const TrainConfig& config);  // throws InputError for impossible settings
 
-    // One Adam step on a fresh batch; returns that batch's loss (before the step).
+    // One Adam step on a fresh batch (with dropout when config.dropout > 0); returns that batch's
+    // loss (before the step).
     double step();
-    // The loss on a fixed held-out batch, without training.
+    // The loss on a fixed held-out batch, without training and without dropout.
     double heldOutLoss() const;
     int steps() const { return m_steps; }
 
     const TrainConfig& config() const { return m_config; }
     const TinyModel& model() const { return m_model; }
-    // The first held-out example's attention map for every head: [h] of [T, T].
+    // The first held-out example's attention map for every head, without dropout: [h] of [T, T].
     std::vector<MatD> sampleAttention() const;
     // The first held-out example as a scenario (X, W_Q, W_K, W_V, W_O explicit, heads), so the
     // trained heads open in the app exactly as they are here.
@@ -87,9 +100,18 @@ private:
 };
 
 // Loss of `model` on `batch`, and (when grad is not null) its gradient with respect to every
-// parameter. Exposed for the gradient checks.
-double lossAndGradient(const TinyModel& model, const TrainConfig& config, const TrainBatch& batch, TinyModel* grad);
+// parameter, with the attention weights multiplied by `masks` when given ([B][h] of [T, T]; the
+// backward pass uses the same masks). Exposed for the gradient checks.
+double lossAndGradient(const TinyModel& model, const TrainConfig& config, const TrainBatch& batch, TinyModel* grad,
+                       const DropoutMasks* masks = nullptr);
 TrainBatch makeBatch(const TrainConfig& config, int size, std::uint64_t seed);
+// `size` examples' masks for config.dropout, from the stream (seed, "train:dropout"): entry kept
+// when a uniform draw in (0, 1] exceeds p, i.e. with probability 1 − p. Empty when p is 0.
+DropoutMasks makeDropoutMasks(const TrainConfig& config, int size, std::uint64_t seed);
+// Example b's attention weights as O = · V uses them, per head: [h] of [T, T]; A_drop = A ⊙ mask
+// when `masks` ([h] of [T, T], scaled) is given, else A.
+std::vector<MatD> headWeights(const TinyModel& model, const TrainConfig& config, const TrainBatch& batch, std::size_t b,
+                              const std::vector<MatD>* masks = nullptr);
 TinyModel initialModel(const TrainConfig& config);
 
 // "reversal", "previous-token", "two-relations"; and back (throws InputError).
