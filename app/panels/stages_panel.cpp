@@ -1,6 +1,7 @@
 #include "app/panels/stages_panel.hpp"
 
 #include "app/widgets/text.hpp"
+#include "core/attention/permutation.hpp"
 #include "core/base/format.hpp"
 
 #include <algorithm>
@@ -107,15 +108,15 @@ void printStage(PanelContext& ctx, const StageView& v) {
 
 StageCheck stageCheck(const AppState& s, int index, int head) {
     const core::HeadTensors& h = s.forward.heads[static_cast<std::size_t>(head)];
-    const auto gap = [](const core::Mat& a, const core::Mat& b) {
+    const auto gap = [](const core::MatRef& a, const core::MatRef& b) {
         char text[32];
-        const float d = (a - b).cwiseAbs().maxCoeff();
+        const float d = core::maxAbsDiff(a, b);
         std::snprintf(text, sizeof text, "%.2g", static_cast<double>(d));
         return std::pair{d, std::string(text)};
     };
     StageCheck c;
     if (index == 4 && h.scores.rows() == h.scores.cols() && h.scores.rows() > 1 && h.scores.rows() <= 1024) {
-        const auto [d, text] = gap(h.scores, h.scores.transpose());
+        const auto [d, text] = gap(h.scores, core::Mat(h.scores.transpose()));
         c.holds = d == 0.0f;
         c.text = c.holds ? "symmetric: max |S − Sᵀ| = 0 (W_Q = W_K gives Q = K)" : "not symmetric: max |S − Sᵀ| = " + text;
     }

@@ -211,7 +211,6 @@ void refreshFlash(AppState& state) {
     f.head = head;
     f.version = state.headVersions[static_cast<std::size_t>(head)];
     f.tiles = state.view.flashTiles;
-    f.causal = state.settings.causal;
     f.walk = core::flashWalk(t, state.settings, f.tiles);
     // The materialised path's A·V is made a frame after its weights: compared with the head's
     // own when done, else with A·V of its weights here.

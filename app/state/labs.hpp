@@ -177,7 +177,6 @@ struct FlashMaps {
     int head = -1;
     std::uint64_t version = 0;  // headVersions[head] it was made from
     core::FlashTiles tiles;
-    bool causal = false;
     core::FlashWalk walk;
     core::FlashGap gap;  // against the materialised softmax and A·V
 };

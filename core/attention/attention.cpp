@@ -155,6 +155,10 @@ float logitScale(int dk, const Settings& settings) {
                                          static_cast<double>(std::numeric_limits<float>::max())));
 }
 
+double alibiStep(float slope, int dk, const Settings& settings) {
+    return static_cast<double>(slope) * (settings.scaled ? std::sqrt(static_cast<double>(dk)) : 1.0);
+}
+
 namespace {
 
 // 2^y for y <= 0, written so the compiler vectorises it (attention.cpp is built with

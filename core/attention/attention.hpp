@@ -62,6 +62,10 @@ inline Eigen::Index pooledSize(Eigen::Index cells, int factor) { return (cells +
 
 // c in logits = scores * c.
 float logitScale(int dk, const Settings& settings);
+// ALiBi's penalty per step of distance in raw-score units: slope / c at τ = 1 (slope · √d_k, or
+// the slope unscaled), so that scores · c holds the scaled logits minus slope · |i - j|. The scores
+// are folded with it once (scoreHead, attendHead) and the flash walk's tiles the same way.
+double alibiStep(float slope, int dk, const Settings& settings);
 
 // Each row's largest raw score over all keys and over the keys up to its query (what a causal
 // mask leaves readable), [T_q] each; NaN where one of those scores is NaN. Computed with the

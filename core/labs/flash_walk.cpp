@@ -13,9 +13,9 @@ namespace {
 constexpr float kMinusInf = -std::numeric_limits<float>::infinity();
 
 // Raw scores of one tile, as scoreHead makes them: s: [rows, cols] = q[q0 …] k[k0 …]ᵀ minus
-// ALiBi's alibiStep · |i - j|, and -inf where the query may not read the key. Returns whether
+// ALiBi's penaltyStep · |i - j|, and -inf where the query may not read the key. Returns whether
 // any cell is readable (false: the tile is skipped).
-bool scoreTile(const HeadTensors& head, const Settings& settings, double alibiStep, Eigen::Index q0, Eigen::Index k0, Eigen::Ref<Mat> s) {
+bool scoreTile(const HeadTensors& head, const Settings& settings, double penaltyStep, Eigen::Index q0, Eigen::Index k0, Eigen::Ref<Mat> s) {
     s.noalias() = head.q.middleRows(q0, s.rows()) * head.k.middleRows(k0, s.cols()).transpose();
     bool open = false;
     for (Eigen::Index r = 0; r < s.rows(); ++r)
@@ -25,7 +25,7 @@ bool scoreTile(const HeadTensors& head, const Settings& settings, double alibiSt
                 s(r, c) = kMinusInf;
                 continue;
             }
-            if (alibiStep != 0.0) s(r, c) -= static_cast<float>(alibiStep * static_cast<double>(i > j ? i - j : j - i));
+            if (penaltyStep != 0.0) s(r, c) -= static_cast<float>(penaltyStep * static_cast<double>(i > j ? i - j : j - i));
             if (!std::isfinite(s(r, c))) throw InputError("scores", "Q Kᵀ overflows the float range; the inputs or weights are too large");
             open = true;
         }
@@ -49,8 +49,8 @@ FlashWalk flashWalk(const HeadTensors& head, const Settings& settings, const Fla
     checkShapes(head, tiles);
     const Eigen::Index tq = head.q.rows(), tk = head.k.rows(), dk = head.q.cols(), dv = head.v.cols();
     const float scale = logitScale(static_cast<int>(dk), settings);
-    // ALiBi's bias per step of distance in raw-score units (addAlibi in forward.cpp).
-    const double alibiStep = static_cast<double>(head.alibiSlope) * (settings.scaled ? std::sqrt(static_cast<double>(dk)) : 1.0);
+    // ALiBi's penalty per step of distance in raw-score units, as the scores have it.
+    const double penaltyStep = alibiStep(head.alibiSlope, static_cast<int>(dk), settings);
     const Eigen::Index br = std::clamp<Eigen::Index>(tiles.queries, 1, std::max<Eigen::Index>(tq, 1));
     const Eigen::Index bc = std::clamp<Eigen::Index>(tiles.keys, 1, std::max<Eigen::Index>(tk, 1));
 
@@ -77,7 +77,7 @@ FlashWalk flashWalk(const HeadTensors& head, const Settings& settings, const Fla
             auto tile = s.topLeftCorner(rows, cols);
             FlashStep step{q0, rows, k0, cols, {}, {}, Vec::Ones(rows), false};
             // 1. scores of the tile, masked; a tile with no readable cell is skipped whole
-            step.skipped = !scoreTile(head, settings, alibiStep, q0, k0, tile);
+            step.skipped = !scoreTile(head, settings, penaltyStep, q0, k0, tile);
             if (!step.skipped) {
                 for (Eigen::Index r = 0; r < rows; ++r) {
                     // 2. the new running maximum (c > 0 keeps the argmax)
@@ -109,7 +109,7 @@ FlashWalk flashWalk(const HeadTensors& head, const Settings& settings, const Fla
         for (Eigen::Index k0 = 0; k0 < tk; k0 += bc) {
             const Eigen::Index cols = std::min(bc, tk - k0);
             auto tile = s.topLeftCorner(rows, cols);
-            if (!scoreTile(head, settings, alibiStep, q0, k0, tile)) continue;
+            if (!scoreTile(head, settings, penaltyStep, q0, k0, tile)) continue;
             for (Eigen::Index r = 0; r < rows; ++r)
                 if (l(r) > 0.0f)
                     for (Eigen::Index c = 0; c < cols; ++c) walk.weights(q0 + r, k0 + c) = std::exp((tile(r, c) - m(r)) * scale) / l(r);

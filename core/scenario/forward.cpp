@@ -58,7 +58,7 @@ namespace {
 // scale at τ = 1, so that the softmax's scores · c/τ hold (q kᵀ c - m |i - j|) / τ.
 void addAlibi(const Model& model, const Settings& settings, float slope, Eigen::Ref<Mat> scores, Eigen::Index firstRow) {
     if (slope == 0.0f) return;
-    const double perStep = static_cast<double>(slope) * (settings.scaled ? std::sqrt(static_cast<double>(model.dk)) : 1.0);
+    const double perStep = alibiStep(slope, model.dk, settings);
     for (Eigen::Index r = 0; r < scores.rows(); ++r) {
         const Eigen::Index i = firstRow + r;
         for (Eigen::Index j = 0; j < scores.cols(); ++j)
