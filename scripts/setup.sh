@@ -14,6 +14,7 @@ BUILD_DIR=${1:-build}
 
 PACKAGES=(
   cmake g++ make pkg-config            # toolchain
+  ccache                               # keeps the objects of the repeated builds (CMakeLists.txt)
   libeigen3-dev nlohmann-json3-dev     # core: matrices, scenario files
   libpcre2-dev                         # GPT-2's pre-tokenisation pattern: Unicode classes and look-ahead
   libcli11-dev                         # command line
