@@ -38,29 +38,23 @@ std::optional<Opening> opening(const GuiRequest& request, const platform::GlfwLi
     const RestoredSession restored = request.fresh || !request.screenshot.empty() ? RestoredSession{} : restoreSession(sessionFile);
     if (!restored.notice.empty()) std::cerr << "attnviz: note: " << restored.notice << "\n";
     Opening o;
-    ViewState view;
     if (restored.session) {
-        view = restored.session->view;
         // a saved size larger than this monitor (another monitor's, or a broken file's) would
         // cost its framebuffer's memory for nothing
         o.size = glfw.fitToMonitor({restored.session->windowWidth, restored.session->windowHeight});
     }
     if (request.width > 0) o.size = {request.width, request.height};
-    view = requestedView(request, view);
+    const auto note = [&] {
+        if (!o.notice.empty() && o.notice != restored.notice) std::cerr << "attnviz: note: " << o.notice << "\n";
+    };
     try {
-        o.state =
-            startingState(request.scenario, request.presetId, restored, request.explicitScenario, request.limits, sessionFile, o.notice);
+        o.state = launchState(request, restored, sessionFile, o.notice);
     } catch (const core::InputError& e) {
+        note();  // the saved session set aside, say, before the request failed
         std::cerr << errorLine(e.message()) << "\n";
         return std::nullopt;
     }
-    if (o.notice != restored.notice) std::cerr << "attnviz: note: " << o.notice << "\n";
-    o.state.sourcePath = request.scenarioPath;
-    o.state.view = view;
-    if (const std::string error = startRequested(o.state, request); !error.empty()) {
-        std::cerr << errorLine(error) << "\n";
-        return std::nullopt;
-    }
+    note();
     return o;
 }
 

@@ -40,6 +40,16 @@ std::string startRequested(AppState& state, const GuiRequest& request) {
     return "";
 }
 
+AppState launchState(const GuiRequest& request, const RestoredSession& restored, const std::string& sessionFile, std::string& notice) {
+    const ViewState view = requestedView(request, restored.session ? restored.session->view : ViewState{});
+    AppState state =
+        startingState(request.scenario, request.presetId, restored, request.explicitScenario, request.limits, sessionFile, notice);
+    state.sourcePath = request.scenarioPath;
+    state.view = view;
+    if (const std::string error = startRequested(state, request); !error.empty()) throw core::InputError("", error);
+    return state;
+}
+
 // One line, bounded whatever the input was: a message may quote a flag's value (CLI11 quotes
 // a value it cannot convert whole).
 std::string errorLine(const std::string& message) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "app/state/app_state.hpp"
+#include "app/state/session.hpp"
 #include "core/attention/colormap.hpp"
 #include "core/io/lesson.hpp"
 #include "core/scenario/model.hpp"
@@ -55,6 +56,12 @@ ViewState requestedView(const GuiRequest& request, ViewState saved);
 // lesson opened at its step, a lab's run started (--train-steps, --measure). Returns "" or the
 // error, for one line.
 std::string startRequested(AppState& state, const GuiRequest& request);
+
+// The state the window opens on, built before the window exists: startingState (the restored
+// session's scenario unless the request names one), its view (requestedView over the restored
+// one) and what the request asks started (startRequested). `notice` as startingState's. Throws
+// core::InputError when the request cannot be opened; the window is then never shown.
+AppState launchState(const GuiRequest& request, const RestoredSession& restored, const std::string& sessionFile, std::string& notice);
 
 // The one-line error format of the command line and the app: "attnviz: error: <what>".
 std::string errorLine(const std::string& message);
