@@ -57,7 +57,8 @@ struct StepLayer {
 // A scenario from a preset, a file or the model dialog. With `background`, a scenario naming a
 // model folder other than the one open is opened on a worker thread (the window's dialogs): the
 // state stays as it is until adoptOpenedModel takes the new one. Any other load cancels an
-// opening under way.
+// opening under way. `path`: the file it was read from; its errors are named within it, as the
+// command line's are.
 struct LoadScenario {
     core::Scenario scenario;
     std::string presetId;

@@ -35,13 +35,14 @@ void install(AppState& state, AppState fresh) {
     clampSelection(state);
 }
 
-// Rebuilds the model from `next`; on failure the state is unchanged and the error is kept.
-bool rebuild(AppState& state, const core::Scenario& next) {
+// Rebuilds the model from `next`; on failure the state is unchanged and the error is kept,
+// named within `source` (the scenario file it came from, as the command line names it) if any.
+bool rebuild(AppState& state, const core::Scenario& next, const std::string& source = "") {
     try {
         install(state, makeState(next, state.limits, &state.loaded));
         return true;
     } catch (const core::InputError& e) {
-        state.error = e.message();
+        state.error = (source.empty() ? e : e.within(source)).message();
         return false;
     } catch (const std::bad_alloc&) {  // past the estimate (other processes, a ulimit): the old model stays
         state.error = "out of memory while building the model; the previous one is kept";
@@ -175,7 +176,7 @@ bool applyAction(AppState& state, const action::LoadScenario& a) {
     const std::string preset = state.presetId, path = state.sourcePath;
     state.presetId = a.presetId;
     state.sourcePath = a.path;
-    if (rebuild(state, a.scenario)) return true;
+    if (rebuild(state, a.scenario, a.path)) return true;
     state.presetId = preset;
     state.sourcePath = path;
     return false;

@@ -42,8 +42,14 @@ std::string startRequested(AppState& state, const GuiRequest& request) {
 
 AppState launchState(const GuiRequest& request, const RestoredSession& restored, const std::string& sessionFile, std::string& notice) {
     const ViewState view = requestedView(request, restored.session ? restored.session->view : ViewState{});
-    AppState state =
-        startingState(request.scenario, request.presetId, restored, request.explicitScenario, request.limits, sessionFile, notice);
+    AppState state = [&] {
+        try {
+            return startingState(request.scenario, request.presetId, restored, request.explicitScenario, request.limits, sessionFile,
+                                 notice);
+        } catch (const core::InputError& e) {
+            throw e.within(request.source);  // as the command line names it (the file, the preset, --model)
+        }
+    }();
     state.sourcePath = request.scenarioPath;
     state.view = view;
     if (const std::string error = startRequested(state, request); !error.empty()) throw core::InputError("", error);

@@ -60,7 +60,8 @@ std::string startRequested(AppState& state, const GuiRequest& request);
 // The state the window opens on, built before the window exists: startingState (the restored
 // session's scenario unless the request names one), its view (requestedView over the restored
 // one) and what the request asks started (startRequested). `notice` as startingState's. Throws
-// core::InputError when the request cannot be opened; the window is then never shown.
+// core::InputError when the request cannot be opened, named as the command line names the same
+// error (within request.source); the window is then never shown.
 AppState launchState(const GuiRequest& request, const RestoredSession& restored, const std::string& sessionFile, std::string& notice);
 
 // The one-line error format of the command line and the app: "attnviz: error: <what>".

@@ -25,7 +25,8 @@ void ModelOpening::start(OpeningRequest request) {
         } catch (const core::Cancelled&) {
             return;
         } catch (const core::InputError& e) {
-            done.error = e.message();
+            // named within the scenario file, as the command line names it
+            done.error = (request.path.empty() ? e : e.within(request.path)).message();
         } catch (const std::bad_alloc&) {
             done.error = "out of memory while opening the model; the previous one is kept";
         }

@@ -18,7 +18,8 @@ namespace attnviz::app {
 
 struct AppState;
 
-// What LoadScenario asked for: a scenario naming a model folder, and where it came from.
+// What LoadScenario asked for: a scenario naming a model folder, and where it came from (`path`:
+// the scenario file, which an error is named within; "" for a folder opened as such).
 struct OpeningRequest {
     core::Scenario scenario;
     std::string presetId, path;
