@@ -38,10 +38,13 @@ void checkFixedFields(const Scenario& s) {
 
 }  // namespace
 
-std::uint64_t keptModelBytes(const gpt2::Config& c, long long t) {
-    const auto layers = static_cast<std::uint64_t>(c.nLayer), tokens = static_cast<std::uint64_t>(t);
-    return layers * (static_cast<std::uint64_t>(c.nHead) * tokens * tokens + tokens * 5 * static_cast<std::uint64_t>(c.nEmbd)) *
-           sizeof(float);
+std::uint64_t keptModelBytes(const gpt2::Config& c, long long t) { return gpt2::storeBytes(c, t); }
+
+std::uint64_t modelMemoryBytes(const gpt2::Config& c, long long t) {
+    const long long d = c.nEmbd, width = c.headWidth();
+    // the layer's X and its packed tiles [T, d]; W_Q, W_K, W_V, W_O [d, d], each packed once more
+    const auto layer = static_cast<std::uint64_t>(4 * (2 * t * d + 8 * d * d));
+    return keptModelBytes(c, t) + layer + forwardBytes(t, t, c.nHead, d, width, width);
 }
 
 LoadedModel loadModel(const Scenario& scenario, const LoadedModel* previous, const Limits& limits, Progress* progress) {
@@ -73,11 +76,17 @@ LoadedModel loadModel(const Scenario& scenario, const LoadedModel* previous, con
         throw e.within("sentence");
     }
     gpt2::checkIds(model.config(), ids, "sentence");
-    if (keptModelBytes(model.config(), static_cast<long long>(ids.size())) > limits.maxBytes)
-        throw InputError("sentence", std::to_string(ids.size()) + " tokens need " +
-                                         formatBytes(keptModelBytes(model.config(), static_cast<long long>(ids.size()))) +
-                                         " for every layer's attention, more than the limit of " + formatBytes(limits.maxBytes) +
-                                         " (--max-memory)");
+    // A scenario's limits (buildModel's), before the pass allocates its store.
+    const auto tokens = static_cast<long long>(ids.size());
+    if (tokens > limits.maxTokens)
+        throw InputError("sentence", std::to_string(tokens) + " tokens (read by the model's tokenizer) are over the limit of " +
+                                         std::to_string(limits.maxTokens) + " (--max-tokens)");
+    if (const std::uint64_t needed = modelMemoryBytes(model.config(), tokens); needed > limits.maxBytes)
+        throw InputError("sentence", std::to_string(tokens) + " tokens need about " + formatBytes(needed) + " (every layer's " +
+                                         std::to_string(model.config().nHead) + " heads' " + std::to_string(tokens) + " x " +
+                                         std::to_string(tokens) +
+                                         " weights with the activations kept, and the shown layer's pass), over the limit of " +
+                                         formatBytes(limits.maxBytes) + " (--max-memory)");
     const bool sameModel = previous && previous->checkpoint == loaded.checkpoint && previous->run;
     if (sameModel && previous->run->ids == ids) {
         loaded.run = previous->run;

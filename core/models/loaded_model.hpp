@@ -33,15 +33,21 @@ std::string modelFolderName(const std::string& path);
 // Opens scenario.model and runs it over scenario.sentence (the default sentence when none).
 // `previous`: a model loaded before; its checkpoint is reused when the folder is the same, and
 // its pass when the tokens are the same (or only positions after their common prefix are
-// computed). Checks scenario.layer, and that the kept weights of every layer's every head fit
-// limits.maxBytes. Throws InputError naming the file and the field. `progress` counts the
-// opening of a checkpoint and may stop it, or the pass (Cancelled).
+// computed). Checks scenario.layer, and holds the sentence's tokens (as the model's tokenizer
+// reads it) to limits.maxTokens and what its pass needs (modelMemoryBytes) to limits.maxBytes,
+// before the pass allocates anything. Throws InputError naming the file and the field (a limit's
+// message names its flag). `progress` counts the opening of a checkpoint and may stop it, or the
+// pass (Cancelled).
 LoadedModel loadModel(const Scenario& scenario, const LoadedModel* previous = nullptr, const Limits& limits = {},
                       Progress* progress = nullptr);
 
-// Bytes a pass over T tokens keeps: every head's [T, T] weights and each layer's input, normed
-// input and q|k|v ([T, 5d]).
+// Bytes a pass over T tokens keeps: its store (gpt2::storeBytes), every layer's every head's
+// [T, T] weights, each layer's input, normed input and q|k|v ([T, 5d]) and the final rows [T, d].
 std::uint64_t keptModelBytes(const gpt2::Config& config, long long tokens);
+// What --max-memory holds a sentence on a model to: the pass's kept matrices (keptModelBytes) and
+// the shown layer's attention as a scenario's is counted (its X and weights, with the copies
+// packed for the products, and one forward pass: forwardBytes).
+std::uint64_t modelMemoryBytes(const gpt2::Config& config, long long tokens);
 
 // The selected layer's attention as a scenario model (gpt2::layerModel) with the scenario's
 // swaps applied to its input rows and labels when applySwaps.

@@ -11,11 +11,14 @@
 namespace attnviz::core {
 
 // Refuse work that would not fit, or that no real model needs, before allocating it. buildModel
-// checks them all, so a scenario file, the flags and the app's actions meet the same limits.
+// checks them all (loadModel a checkpoint's sentence: its tokens and bytes), so a scenario file,
+// a model, the flags and the app's actions meet the same limits.
 struct Limits {
     long long maxTokens = 16384;
-    long long maxDModel = 16384;           // d_model, and d_out (W_O's columns)
-    std::uint64_t maxBytes = 12ULL << 30;  // the model's matrices (X, weights) and those of one forward pass
+    long long maxDModel = 16384;  // d_model, and d_out (W_O's columns)
+    // the model's matrices (X, weights) and those of one forward pass; a checkpoint's sentence:
+    // its pass's kept matrices and the shown layer's (modelMemoryBytes in core/models)
+    std::uint64_t maxBytes = 12ULL << 30;
     // Real models have at most 128 heads a layer. A head costs work and drawing whatever its
     // width, which the bytes do not see: 4096 heads of width 1 took minutes for one screenshot.
     long long maxHeads = 256;

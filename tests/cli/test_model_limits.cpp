@@ -7,12 +7,17 @@
 
 #include "app/state/actions.hpp"
 #include "core/base/error.hpp"
+#include "core/base/format.hpp"
 #include "core/models/loaded_model.hpp"
+#include "core/scenario/model.hpp"
 #include "core/scenario/presets.hpp"
+#include "tests/sized_gpt2.hpp"
 #include "tests/tiny_gpt2.hpp"
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -41,6 +46,56 @@ std::string windowError(const std::vector<std::string>& args) {
 std::string exportError(std::vector<std::string> args) {
     args.insert(args.end(), {"--export", "-"});
     return expectError(runCli(args));
+}
+
+// Bytes a state showing a model holds for its sentence: the pass's store (each kept view, whose
+// rows are the store's when the pass was run whole) and the shown layer's own matrices.
+std::uint64_t heldBytes(const AppState& state) {
+    const core::gpt2::Run& run = *state.loaded.run;
+    EXPECT_EQ(run.capacity(), run.tokens());
+    std::uint64_t floats = static_cast<std::uint64_t>(run.final().size());
+    for (int l = 0; l < run.layerCount(); ++l) {
+        floats += static_cast<std::uint64_t>(run.input(l).size() + run.normed(l).size() + run.qkv(l).size());
+        for (int h = 0; h < run.headCount(); ++h) floats += static_cast<std::uint64_t>(run.weights(l, h).size());
+    }
+    return 4 * floats + core::keptBytes(state.model, state.forward);
+}
+
+TEST_F(IgnoredLimits, MaxTokensHoldsAModelsSentenceAfterItsTokenizer) {
+    tinygpt2::writeCheckpoint(m_dir, tinygpt2::weights(7));
+    const std::vector<std::string> five = {"--model", m_dir.string(), "--sentence", "aaaaa"};  // one token a byte
+    std::vector<std::string> over = five;
+    over.insert(over.end(), {"--max-tokens", "4"});
+    const std::string line = exportError(over);
+    EXPECT_EQ(line, "--model: sentence: 5 tokens (read by the model's tokenizer) are over the limit of 4 (--max-tokens)");
+    EXPECT_EQ(windowError(over), line);
+    std::vector<std::string> within = five;
+    within.insert(within.end(), {"--max-tokens", "5", "--export", "-"});
+    EXPECT_EQ(runCli(within).code, 0);
+}
+
+TEST_F(IgnoredLimits, MaxMemoryCountsWhatAModelsPassAndItsShownLayerHold) {
+    sizedgpt2::writeCheckpoint(m_dir, {});
+    const std::string sentence(40, 'a');
+    core::Scenario s;
+    s.model = core::modelFolder(m_dir.string());
+    s.sentence = sentence;
+    s.causal = true;
+    AppState state = makeState(s);
+    recompute(state);
+    const std::uint64_t held = heldBytes(state);
+    const long long below = static_cast<long long>(held >> 20);  // whole MiB under what is held
+    ASSERT_GE(below, 1);
+    const std::vector<std::string> args = {"--model", m_dir.string(), "--sentence", sentence, "--max-memory", std::to_string(below)};
+    const std::string line = exportError(args);
+    EXPECT_EQ(line.rfind("--model: sentence: 40 tokens need about ", 0), 0u) << line;
+    EXPECT_NE(line.find("over the limit of " + core::formatBytes(static_cast<std::uint64_t>(below) << 20) + " (--max-memory)"),
+              std::string::npos)
+        << line;
+    EXPECT_EQ(windowError(args), line);
+    // A limit with room to spare opens it: the count is of what is held, not a multiple of it.
+    const long long spare = static_cast<long long>(std::ceil(1.5 * static_cast<double>(held) / (1 << 20)));
+    EXPECT_EQ(runCli({"--model", m_dir.string(), "--sentence", sentence, "--max-memory", std::to_string(spare), "--export", "-"}).code, 0);
 }
 
 // A scenario file naming a model: its errors name the file, on the command line (buildFor's

@@ -27,6 +27,7 @@
 #include "core/scenario/model.hpp"
 #include "core/text/byte_bpe.hpp"
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -159,6 +160,9 @@ Run forward(const Checkpoint& model, const std::vector<int>& ids, const Progress
 Run forwardAppend(const Checkpoint& model, const std::vector<int>& ids, const Run& previous);
 // The room a store made for a growing text of T tokens holds: T and 32 more, at most n_positions.
 Eigen::Index grownCapacity(const Config& config, Eigen::Index tokens);
+// Bytes of a store with room for C positions: per layer input, normed [C, d], qkv [C, 3d] and
+// every head's weights [C, C], then final [C, d].
+std::uint64_t storeBytes(const Config& config, Eigen::Index capacity);
 // The longest common prefix of two id sequences.
 std::size_t commonPrefix(const std::vector<int>& a, const std::vector<int>& b);
 

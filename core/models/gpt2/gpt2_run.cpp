@@ -26,8 +26,15 @@ Spare& spare() {
 
 }  // namespace
 
+std::uint64_t storeBytes(const Config& config, Eigen::Index capacity) {
+    // at most 2^10 layers x 2^10 heads x (2^20 positions)^2 floats (gpt2_config.cpp): under 2^64 bytes
+    const auto c = static_cast<std::uint64_t>(capacity), d = static_cast<std::uint64_t>(config.nEmbd);
+    const std::uint64_t layer = c * 5 * d + static_cast<std::uint64_t>(config.nHead) * c * c;
+    return (static_cast<std::uint64_t>(config.nLayer) * layer + c * d) * sizeof(float);
+}
+
 Store::Store(const Config& config, Eigen::Index cap) : capacity(cap), d(config.nEmbd), heads(config.nHead), layers(config.nLayer) {
-    m_bytes = static_cast<std::size_t>(layers * layerFloats() + capacity * d) * sizeof(float);
+    m_bytes = static_cast<std::size_t>(storeBytes(config, capacity));
     {
         Spare& s = spare();
         const std::lock_guard<std::mutex> lock(s.mutex);
