@@ -164,17 +164,15 @@ void runBench(const Flags& f, const GuiRequest& request, std::ostream& out, cons
 
 void runExports(const Flags& f, const CLI::App& app, const GuiRequest& request, std::ostream& out, const char*& doing) {
     const auto [loaded, model, settings] = buildFor(request, doing);
+    // A --head the model lacks is refused whatever is exported, as the window refuses it.
+    if (request.head || !f.exportCsv.empty() || !f.exportHeatmap.empty() || !f.exportBars.empty())
+        if (const std::string why = headOutOfRange(f.head, model.heads); !why.empty()) throw core::InputError("--head", why);
     core::Forward forward;
     doing = "computing the forward pass";
     try {
         forward = core::runForward(model, settings);
     } catch (const core::InputError& e) {
         throw e.within(request.source);
-    }
-    if (!f.exportCsv.empty() || !f.exportHeatmap.empty() || !f.exportBars.empty()) {
-        if (f.head < -1 || f.head >= model.heads)
-            throw core::InputError("--head", "head " + std::to_string(f.head) + " does not exist (the model has " +
-                                                 std::to_string(model.heads) + "; -1 = mean)");
     }
     // The head --export-csv and --export-heatmap show (-1: the mean over heads).
     const auto headWeights = [&]() -> core::Mat {

@@ -22,7 +22,14 @@ ViewState requestedView(const GuiRequest& request, ViewState view) {
     return view;
 }
 
+std::string headOutOfRange(int head, int heads) {
+    if (head >= -1 && head < heads) return "";
+    return "head " + std::to_string(head) + " does not exist (the model has " + std::to_string(heads) + "; -1 = mean)";
+}
+
 std::string startRequested(AppState& state, const GuiRequest& request) {
+    if (request.head)
+        if (const std::string why = headOutOfRange(*request.head, state.model.heads); !why.empty()) return "--head: " + why;
     apply(state, action::SelectHead{state.view.selectedHead});  // clamps a restored selection
     if (request.lesson && !apply(state, action::OpenLesson{*request.lesson})) return state.error;
     if (request.lessonStep && !apply(state, action::GoToLessonStep{*request.lessonStep})) return state.error;

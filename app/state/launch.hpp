@@ -51,10 +51,14 @@ struct GuiRequest {
 // request sets on top (theme, UI scale, presenter mode, lab, head, colour map and scale).
 ViewState requestedView(const GuiRequest& request, ViewState saved);
 
+// "" when `head` is one of a model's `heads` or -1 (their mean); else why --head cannot show it,
+// naming the value and the count of heads. The window and the exports refuse the same heads.
+std::string headOutOfRange(int head, int heads);
+
 // Applies what the request asks of a state whose view is already requestedView's, through the
-// action layer: the head and query selected (a --query past the sentence is an error), the
-// lesson opened at its step, a lab's run started (--train-steps, --measure). Returns "" or the
-// error, for one line.
+// action layer: the head and query selected (a --head the model lacks or a --query past the
+// sentence is an error; a head restored from the session is clamped), the lesson opened at its
+// step, a lab's run started (--train-steps, --measure). Returns "" or the error, for one line.
 std::string startRequested(AppState& state, const GuiRequest& request);
 
 // The state the window opens on, built before the window exists: startingState (the restored

@@ -98,6 +98,29 @@ TEST_F(IgnoredLimits, MaxMemoryCountsWhatAModelsPassAndItsShownLayerHold) {
     EXPECT_EQ(runCli({"--model", m_dir.string(), "--sentence", sentence, "--max-memory", std::to_string(spare), "--export", "-"}).code, 0);
 }
 
+TEST_F(IgnoredLimits, AHeadOrLayerTheModelLacksIsRefusedInTheWindowAsOnTheCommandLine) {
+    tinygpt2::writeCheckpoint(m_dir, tinygpt2::weights(7));
+    const std::vector<std::string> model = {"--model", m_dir.string(), "--sentence", " the he"};
+    for (const char* head : {"9", "2", "-2"}) {
+        std::vector<std::string> args = model;
+        args.insert(args.end(), {"--head", head});
+        const std::string line = exportError(args);
+        EXPECT_EQ(line, std::string("--head: head ") + head + " does not exist (the model has 2; -1 = mean)");
+        args.insert(args.end(), {"--export-heatmap", path("map.png").string()});
+        EXPECT_EQ(expectError(runCli(args)), line);
+        args.resize(args.size() - 2);
+        EXPECT_EQ(windowError(args), line) << head;
+    }
+    EXPECT_EQ(windowError({"--preset", "default", "--head", "4"}), "--head: head 4 does not exist (the model has 4; -1 = mean)");
+    EXPECT_EQ(windowError({"--model", m_dir.string(), "--sentence", " the he", "--head", "1"}), "");
+    EXPECT_EQ(windowError({"--model", m_dir.string(), "--sentence", " the he", "--head", "-1"}), "");
+    std::vector<std::string> layer = model;
+    layer.insert(layer.end(), {"--layer", "2"});
+    const std::string line = exportError(layer);
+    EXPECT_EQ(line, "--model: layer: 2 is outside this model's layers 0 … 1");
+    EXPECT_EQ(windowError(layer), line);
+}
+
 // A scenario file naming a model: its errors name the file, on the command line (buildFor's
 // source) and in the window, opened at the start or from File → Open.
 TEST_F(IgnoredLimits, TheWindowNamesTheScenarioFileAsTheCommandLineDoes) {
