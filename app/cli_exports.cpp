@@ -121,15 +121,19 @@ void checkExports(const Flags& f) {
                  f.scenarioPath);
     for (const std::string* figure : {&f.exportHeatmap, &f.exportBars, &f.exportHeads})  // a bad extension before any work
         if (!figure->empty()) render::heatmapIsPng(*figure);
-    if (f.bench && (!(f.benchSeconds > 0.0) || f.benchSeconds > 600.0))
-        throw core::InputError("--bench-seconds", "expected 0 to 600 seconds");
+    if (f.bench) {
+        const float seconds = parseFloat("--bench-seconds", f.benchSeconds);
+        if (seconds <= 0.0f || seconds > 600.0f)
+            throw core::InputError("--bench-seconds", "expected 0 to 600 seconds, got " + core::quoteValue(f.benchSeconds));
+    }
 }
 
 void runBench(const Flags& f, const GuiRequest& request, std::ostream& out, const char*& doing) {
+    const double seconds = parseFloat("--bench-seconds", f.benchSeconds);  // in range: checkExports
     const auto [loaded, model, settings] = buildFor(request, doing);
     if (loaded) {  // the model's whole pass, every layer and head, and an appended token
         doing = "timing the model's forward pass";
-        const core::ModelBenchResult r = core::benchmarkModel(*loaded.checkpoint, loaded.run->ids, f.benchSeconds);
+        const core::ModelBenchResult r = core::benchmarkModel(*loaded.checkpoint, loaded.run->ids, seconds);
         const nlohmann::json j = {{"model", loaded.checkpoint->name()},
                                   {"T", r.tokens},
                                   {"layers", r.layers},
@@ -146,7 +150,7 @@ void runBench(const Flags& f, const GuiRequest& request, std::ostream& out, cons
     }
 
     doing = "timing the forward pass";
-    const core::BenchResult r = core::benchmark(model, settings, f.benchSeconds);
+    const core::BenchResult r = core::benchmark(model, settings, seconds);
     nlohmann::json j = {{"T", r.tq},
                         {"T_k", r.tk},
                         {"heads", r.heads},

@@ -3,13 +3,14 @@
 
 #include "app/state/actions.hpp"
 #include "core/base/error.hpp"
-#include "core/base/format.hpp"
 #include "core/models/loaded_model.hpp"
 #include "core/scenario/presets.hpp"
 #include "core/text/tokenizer.hpp"
 
+#include <cerrno>
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <optional>
 #include <string_view>
@@ -128,18 +129,18 @@ void applyOverrides(const Flags& f, const CLI::App& app, core::Scenario& s) {
     }
     if (given("--rope-base")) {
         if (s.positional != core::Positional::Rope) throw core::InputError("--rope-base", "only with --positional rope");
-        if (!std::isfinite(f.ropeBase) || f.ropeBase <= 1.0f)
-            throw core::InputError("--rope-base", "must be greater than 1, got " + core::formatNumber(f.ropeBase));
-        s.ropeBase = f.ropeBase;
+        const float base = parseFloat("--rope-base", f.ropeBase);
+        if (base <= 1.0f) throw core::InputError("--rope-base", "must be greater than 1, got " + core::quoteValue(f.ropeBase));
+        s.ropeBase = base;
     }
     requirePositive(app.get_option("--kv-heads"), f.kvHeads, "--kv-heads");
     requirePositive(app.get_option("--window"), f.window, "--window");
     if (given("--kv-heads")) s.kvHeads = f.kvHeads;
     if (given("--window")) s.window = f.window;
     if (given("--temperature")) {
-        if (!std::isfinite(f.temperature) || f.temperature <= 0.0f)
-            throw core::InputError("--temperature", "must be greater than 0, got " + core::formatNumber(f.temperature));
-        s.temperature = f.temperature;
+        const float tau = parseFloat("--temperature", f.temperature);
+        if (tau <= 0.0f) throw core::InputError("--temperature", "must be greater than 0, got " + core::quoteValue(f.temperature));
+        s.temperature = tau;
     }
     if (given("--causal")) s.causal = f.causal;
     if (given("--unscaled")) s.scaled = !f.unscaled;
@@ -176,6 +177,22 @@ void applyOverrides(const Flags& f, const CLI::App& app, core::Scenario& s) {
 }
 
 }  // namespace
+
+float parseFloat(const char* flag, const std::string& text) {
+    const char* begin = text.c_str();
+    char* end = nullptr;
+    errno = 0;
+    const long double value = std::strtold(begin, &end);
+    if (end == begin || end != begin + text.size() || std::isnan(value))
+        throw core::InputError(flag, "expected a number, got " + core::quoteValue(text));
+    // inf and past ±3.4e38 (strtold gives ±HUGE_VALL past its own range)
+    if (std::fabs(value) > std::numeric_limits<float>::max())
+        throw core::InputError(flag, "got " + core::quoteValue(text) + ", which is beyond the float range");
+    const auto single = static_cast<float>(value);
+    if ((value != 0.0L && single == 0.0f) || errno == ERANGE)  // below the smallest float, or below strtold's own range
+        throw core::InputError(flag, "got " + core::quoteValue(text) + ", which is too close to 0 for a float");
+    return single;
+}
 
 void defineFlags(CLI::App& app, Flags& f) {
     app.set_help_flag("-h,--help", "Print this help and exit");
@@ -324,14 +341,16 @@ GuiRequest requestFrom(const Flags& f, const CLI::App& app) {
     request.panel = f.panel;
     request.fresh = f.fresh;
     if (app.get_option("--scale")->count()) {
-        if (!std::isfinite(f.scale) || f.scale < 1.0f || f.scale > 4.0f)
-            throw core::InputError("--scale", "expected a pixel scale from 1 to 4, got " + core::formatNumber(f.scale));
-        request.scale = f.scale;
+        const float scale = parseFloat("--scale", f.scale);
+        if (scale < 1.0f || scale > 4.0f)
+            throw core::InputError("--scale", "expected a pixel scale from 1 to 4, got " + core::quoteValue(f.scale));
+        request.scale = scale;
     }
     if (app.get_option("--ui-scale")->count()) {
-        if (!std::isfinite(f.uiScale) || f.uiScale < 0.5f || f.uiScale > 4.0f)
-            throw core::InputError("--ui-scale", "expected a UI scale from 0.5 to 4, got " + core::formatNumber(f.uiScale));
-        request.uiScale = f.uiScale;
+        const float scale = parseFloat("--ui-scale", f.uiScale);
+        if (scale < 0.5f || scale > 4.0f)
+            throw core::InputError("--ui-scale", "expected a UI scale from 0.5 to 4, got " + core::quoteValue(f.uiScale));
+        request.uiScale = scale;
     }
     if (!f.theme.empty() && f.theme != "dark" && f.theme != "light" && f.theme != "high-contrast")
         throw core::InputError("--theme", "expected dark, light or high-contrast, got " + core::quoteValue(f.theme));

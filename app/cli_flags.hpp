@@ -18,9 +18,11 @@ struct Flags {
     std::string tokens;
     std::vector<std::string> swaps;
     int dModel = 0, heads = 0, dk = 0, dv = 0, kvHeads = 0, window = 0;
-    float ropeBase = 10000.0f;
+    // Numbers that are floats are read as text by parseFloat, so that an error quotes what was given
+    // (CLI11 reads 3.5e38 into a float as inf).
+    std::string ropeBase;
     std::string seed;
-    float temperature = 1.0f;
+    std::string temperature;
     bool causal = false, unscaled = false;
     std::string exportJson, exportNpy, exportCsv, exportHeatmap, exportBars, exportHeads, colormap = "viridis", colourScale = "auto";
     int cellSize = 0;
@@ -28,9 +30,9 @@ struct Flags {
     std::string maxTokens, maxMemoryMiB;  // read whole by parseWhole: CLI11 saturates a long long
     bool listPresets = false, version = false, fresh = false, bench = false;
     int length = 0;
-    double benchSeconds = 2.0;
+    std::string benchSeconds = "2";
     std::string screenshot, panel, size, theme;
-    float scale = 1.0f, uiScale = 1.0f;
+    std::string scale, uiScale;
     bool presenter = false;
     std::string lab, lesson;
     int query = 0, stage = 0, lessonStep = 0, trainSteps = 0;
@@ -45,6 +47,10 @@ void defineFlags(CLI::App& app, Flags& f);
 void checkFlags(const Flags& f, const CLI::App& app);
 // The scenario (file or preset, with the flags over it) and the view the flags ask for.
 GuiRequest requestFrom(const Flags& f, const CLI::App& app);
+// A float flag's value, read whole as CLI11 read it (strtold: "2.5e-1", "0x1p-2", "inf"); an error
+// quotes the text given, clipped: "got '3.5e38', which is beyond the float range", a value that
+// would round to 0, or not a number at all. The caller checks the range its flag needs.
+float parseFloat(const char* flag, const std::string& text);
 // Any of --export, --export-npy, --export-csv, --export-heatmap, --export-bars, --export-heads.
 bool exporting(const Flags& f);
 

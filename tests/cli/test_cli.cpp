@@ -364,7 +364,7 @@ TEST_F(Cli, UnknownPresetListsTheKnownOnes) {
 
 TEST_F(Cli, TemperatureZeroIsRefused) {
     const std::string line = expectError(runCli({"--temperature", "0"}));
-    EXPECT_EQ(line, "--temperature: must be greater than 0, got 0");
+    EXPECT_EQ(line, "--temperature: must be greater than 0, got '0'");
 }
 
 TEST_F(Cli, NegativeTemperatureIsRefused) {

@@ -121,6 +121,39 @@ TEST_F(IgnoredLimits, AHeadOrLayerTheModelLacksIsRefusedInTheWindowAsOnTheComman
     EXPECT_EQ(windowError(layer), line);
 }
 
+TEST_F(IgnoredLimits, AFloatFlagsErrorQuotesTheTextGiven) {
+    const std::vector<std::vector<std::string>> contexts = {
+        {"--temperature"}, {"--positional", "rope", "--rope-base"}, {"--scale"}, {"--ui-scale"}, {"--bench", "--bench-seconds"}};
+    for (std::vector<std::string> args : contexts) {
+        const std::string flag = args.back();
+        args.push_back("3.5e38");
+        EXPECT_EQ(expectError(runCli(args)), flag + ": got '3.5e38', which is beyond the float range");
+        args.back() = "-1e39";
+        EXPECT_EQ(expectError(runCli(args)), flag + ": got '-1e39', which is beyond the float range");
+        args.back() = "1e-300";
+        EXPECT_EQ(expectError(runCli(args)), flag + ": got '1e-300', which is too close to 0 for a float");
+        args.back() = "twelve";
+        EXPECT_EQ(expectError(runCli(args)), flag + ": expected a number, got 'twelve'");
+        args.back() = "1" + std::string(100000, '0');
+        const std::string huge = expectError(runCli(args));
+        EXPECT_EQ(huge.rfind(flag + ": got '1000", 0), 0u) << huge.substr(0, 200);
+        EXPECT_LT(huge.size(), 200u);
+        args.back() = "0x10p300";
+        EXPECT_EQ(expectError(runCli(args)).rfind(flag + ": got '0x10p300'", 0), 0u);
+    }
+    EXPECT_EQ(expectError(runCli({"--temperature", "-0.5"})), "--temperature: must be greater than 0, got '-0.5'");
+    EXPECT_EQ(expectError(runCli({"--temperature", "nan"})), "--temperature: expected a number, got 'nan'");
+    EXPECT_EQ(expectError(runCli({"--positional", "rope", "--rope-base", "1"})), "--rope-base: must be greater than 1, got '1'");
+    EXPECT_EQ(expectError(runCli({"--scale", "5"})), "--scale: expected a pixel scale from 1 to 4, got '5'");
+    EXPECT_EQ(expectError(runCli({"--ui-scale", "0.25"})), "--ui-scale: expected a UI scale from 0.5 to 4, got '0.25'");
+    EXPECT_EQ(expectError(runCli({"--bench", "--bench-seconds", "601"})), "--bench-seconds: expected 0 to 600 seconds, got '601'");
+    // What was read before still is.
+    EXPECT_FLOAT_EQ(runCli({"--temperature", "2.5e-1"}).request.scenario.temperature, 0.25f);
+    EXPECT_FLOAT_EQ(runCli({"--positional", "rope", "--rope-base", "500"}).request.scenario.ropeBase, 500.0f);
+    EXPECT_FLOAT_EQ(runCli({"--ui-scale", "1.5"}).request.uiScale, 1.5f);
+    EXPECT_FLOAT_EQ(runCli({"--scale", "2"}).request.scale, 2.0f);
+}
+
 // A scenario file naming a model: its errors name the file, on the command line (buildFor's
 // source) and in the window, opened at the start or from File → Open.
 TEST_F(IgnoredLimits, TheWindowNamesTheScenarioFileAsTheCommandLineDoes) {
