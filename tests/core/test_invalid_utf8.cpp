@@ -1,6 +1,6 @@
 // Text that is not valid UTF-8 (a sentence from the command line, a folder's name) in the JSON
 // attnviz writes: always valid UTF-8, each byte that is not part of a whole character written as
-// U+FFFD.
+// U+FFFD, and where a saved scenario must restore the same input, its exact bytes beside it.
 #include "core/base/error.hpp"
 #include "core/base/files.hpp"
 #include "core/io/export.hpp"
@@ -39,6 +39,15 @@ protected:
         StringSink sink;
         writeModelExportJson(sink, s, loaded);
         return sink.text;
+    }
+    // A message of InputError, or "(no error)".
+    static std::string parseError(const json& j) {
+        try {
+            parseScenario(j.dump(), "s.json");
+        } catch (const InputError& e) {
+            return e.message();
+        }
+        return "(no error)";
     }
 };
 
@@ -84,6 +93,75 @@ TEST_F(InvalidUtf8, ScenarioExportsOfExplicitTokens) {
     batch.commit();
     EXPECT_EQ(testfs::readFile(path("npy") / "tokens.txt"), kFffd + "\nb\n");
     EXPECT_EQ(testfs::readFile(path("npy") / "key_tokens.txt"), "k" + kFffd + "\nl\n");
+}
+
+// A scenario as the app saves it: the text repaired, the exact bytes beside it as hex, and the
+// bytes preferred when it is read back.
+TEST_F(InvalidUtf8, SavedScenarioRestoresTheExactBytes) {
+    Scenario s;
+    s.name = "name \xff";
+    s.description = "caf\xc3";                                    // half of 'é'
+    s.sentence = "a \xff\xfe b\xe2\x82";                          // two bytes, then a character cut short
+    s.keyTokens = std::vector<std::string>{"k", "\xed\xa0\x80"};  // a surrogate is not UTF-8
+    const std::string text = prettyJson(scenarioToJson(s));
+    const json j = json::parse(text);
+    EXPECT_EQ(j.at("name"), "name " + kFffd);
+    EXPECT_EQ(j.at("name_bytes"), "6e616d6520ff");
+    EXPECT_EQ(j.at("description"), "caf" + kFffd);
+    EXPECT_EQ(j.at("description_bytes"), "636166c3");
+    EXPECT_EQ(j.at("sentence"), "a " + kFffd + kFffd + " b" + kFffd + kFffd);
+    EXPECT_EQ(j.at("sentence_bytes"), "6120fffe2062e282");
+    EXPECT_EQ(j.at("key_tokens"), json::array({"k", kFffd + kFffd + kFffd}));
+    EXPECT_EQ(j.at("key_tokens_bytes"), json::array({"6b", "eda080"}));
+    const Scenario back = parseScenario(text, "s.json");
+    EXPECT_EQ(back.name, s.name);
+    EXPECT_EQ(back.description, s.description);
+    EXPECT_EQ(back.sentence, s.sentence);
+    EXPECT_EQ(back.keyTokens, s.keyTokens);
+    EXPECT_EQ(scenarioToJson(scenarioFromJson(j)), j);
+
+    // Explicit tokens, and a model folder whose name holds 0xFF.
+    Scenario t;
+    t.tokens = std::vector<std::string>{"\xff", kFffd, "x"};  // a byte and the character it is shown as stay two tokens
+    const json tj = json::parse(prettyJson(scenarioToJson(t)));
+    EXPECT_EQ(tj.at("tokens"), json::array({kFffd, kFffd, "x"}));
+    EXPECT_EQ(tj.at("tokens_bytes"), json::array({"ff", "efbfbd", "78"}));
+    EXPECT_EQ(parseScenario(tj.dump(), "t.json").tokens, t.tokens);
+    Scenario m;
+    m.model = "/models/tiny\xff";
+    m.sentence = "\xff";
+    const json mj = json::parse(prettyJson(scenarioToJson(m)));
+    EXPECT_EQ(mj.at("model_bytes"), "2f6d6f64656c732f74696e79ff");
+    EXPECT_EQ(parseScenario(mj.dump(), "m.json").model, m.model);
+    EXPECT_EQ(parseScenario(mj.dump(), "m.json").sentence, m.sentence);
+
+    // Valid text is written as before, with nothing beside it.
+    s = Scenario{};
+    s.name = "caf\xc3\xa9 " + kFffd;
+    s.sentence = "the cat";
+    const json valid = scenarioToJson(s);
+    EXPECT_EQ(valid.at("name"), s.name);
+    EXPECT_FALSE(valid.contains("name_bytes"));
+    EXPECT_FALSE(valid.contains("sentence_bytes"));
+}
+
+// The bytes must be what the text beside them shows: a file edited by hand in one place and not
+// the other is an error naming the key, as is anything that is not hex or has no text beside it.
+TEST_F(InvalidUtf8, BytesBesideTheTextAreChecked) {
+    EXPECT_EQ(
+        parseError({{"sentence", "hello"}, {"sentence_bytes", "fffe"}}),
+        "s.json: sentence_bytes: these bytes are shown as '" + kFffd + kFffd + "', not as the sentence beside them (edit or remove one)");
+    EXPECT_EQ(parseError({{"sentence", kFffd}, {"sentence_bytes", "fg"}}),
+              "s.json: sentence_bytes: expected the text's bytes as hex, two digits a byte");
+    EXPECT_EQ(parseError({{"sentence", kFffd}, {"sentence_bytes", "f"}}),
+              "s.json: sentence_bytes: expected the text's bytes as hex, two digits a byte");
+    EXPECT_EQ(parseError({{"sentence_bytes", "ff"}}), "s.json: sentence_bytes: only beside sentence");
+    EXPECT_EQ(parseError({{"sentence", kFffd}, {"sentence_bytes", 255}}), "s.json: sentence_bytes: expected a string, got an integer");
+    EXPECT_EQ(parseError({{"tokens", {"a", "b"}}, {"tokens_bytes", {"61"}}}),
+              "s.json: tokens_bytes: has 1 item, tokens has 2 (one for each)");
+    EXPECT_EQ(parseError({{"tokens", {"a", kFffd}}, {"tokens_bytes", {"61", "fe"}}}), "(no error)");
+    // Upper-case hex reads too.
+    EXPECT_EQ(parseScenario(json({{"sentence", kFffd}, {"sentence_bytes", "FF"}}).dump(), "s.json").sentence, "\xff");
 }
 
 // Every JSON writer goes through the same dump: a key or a value that is not UTF-8 is repaired,
