@@ -17,6 +17,7 @@ TARGETS=(
   "fuzz_lesson 8192 fuzz/lesson.dict"
   "fuzz_session 4096 fuzz/session.dict"
   "fuzz_safetensors 4096 fuzz/safetensors.dict"
+  "fuzz_safetensors_header 64 -"
   "fuzz_bpe_files 4096 fuzz/bpe.dict"
 )
 
