@@ -9,6 +9,7 @@
 #include "core/base/error.hpp"
 #include "core/base/files.hpp"
 #include "core/base/format.hpp"
+#include "core/base/json_text.hpp"
 #include "core/io/export.hpp"
 #include "core/models/model_bench.hpp"
 #include "core/scenario/bench.hpp"
@@ -145,7 +146,7 @@ void runBench(const Flags& f, const GuiRequest& request, std::ostream& out, cons
                                   {"runs", r.runs},
                                   {"kernels", core::kernelIsaName(core::kernelIsa())},
                                   {"kept_mib", static_cast<double>(r.keptBytes) / (1024.0 * 1024.0)}};
-        out << j.dump() << "\n";
+        out << core::dumpJson(j) << "\n";
         return;
     }
 
@@ -163,7 +164,7 @@ void runBench(const Flags& f, const GuiRequest& request, std::ostream& out, cons
                         {"runs", r.runs},
                         {"kernels", core::kernelIsaName(core::kernelIsa())},
                         {"kept_mib", static_cast<double>(r.keptBytes) / (1024.0 * 1024.0)}};
-    out << j.dump() << "\n";
+    out << core::dumpJson(j) << "\n";
 }
 
 void runExports(const Flags& f, const CLI::App& app, const GuiRequest& request, std::ostream& out, const char*& doing) {

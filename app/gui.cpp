@@ -71,12 +71,16 @@ bool knowsPanel(const App& app, const std::string& panel) {
     return false;
 }
 
+// Closing never aborts on the session: a save that fails is one line, and the file saved before stays.
 void saveSessionOf(const AppState& state, platform::Size windowed, const std::string& sessionFile) {
+    if (sessionFile.empty()) return;
+    std::string why;
     try {
-        if (!sessionFile.empty()) saveSession(sessionFile, {state.scenario, state.presetId, state.view, windowed.width, windowed.height});
-    } catch (const core::InputError& e) {
-        std::cerr << "attnviz: note: the session was not saved: " << e.message() << "\n";
+        why = trySaveSession(sessionFile, {state.scenario, state.presetId, state.view, windowed.width, windowed.height});
+    } catch (const std::exception& e) {  // copying the state for the file (out of memory)
+        why = e.what();
     }
+    if (!why.empty()) std::cerr << "attnviz: note: the session was not saved: " << why << "\n";
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include "core/base/error.hpp"
 #include "core/base/files.hpp"
+#include "core/base/utf8.hpp"
 #include "core/io/export.hpp"
 
 #include <nlohmann/json.hpp>
@@ -158,6 +159,17 @@ void saveSession(const std::string& path, const Session& session) {
     std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
     if (ec) throw core::InputError(path, "cannot create the folder: " + ec.message());
     core::writeFileAtomic(path, encodeSession(session));
+}
+
+std::string trySaveSession(const std::string& path, const Session& session) {
+    try {
+        saveSession(path, session);
+        return "";
+    } catch (const core::InputError& e) {
+        return e.message();
+    } catch (const std::exception& e) {  // out of memory, or anything else: reported, never an abort
+        return path + ": " + core::oneLine(core::clipText(core::sanitizeUtf8(e.what()), 200));
+    }
 }
 
 }  // namespace attnviz::app

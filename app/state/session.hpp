@@ -29,8 +29,12 @@ Session decodeSession(const std::string& text, const std::string& where);
 // (the caller reports it and carries on with the defaults). Only a regular file is read: a FIFO
 // or a device at the path is an error at once, never a wait.
 std::optional<Session> loadSession(const std::string& path);
-// Writes atomically, creating the folder; throws InputError on failure.
+// Writes atomically, creating the folder; throws InputError on failure. Text that is not valid
+// UTF-8 is written repaired with its exact bytes beside it (scenarioToJson), so it is no failure.
 void saveSession(const std::string& path, const Session& session);
+// saveSession for the app's exit, which must not abort: "" when saved, else one line saying why
+// (whatever failed); the file saved before, if any, is left as it was.
+std::string trySaveSession(const std::string& path, const Session& session);
 
 // What restoring found: the session, or a note of why there is none that the app shows.
 struct RestoredSession {

@@ -3,6 +3,8 @@
 #include "core/base/error.hpp"
 #include "core/base/files.hpp"
 #include "core/base/format.hpp"
+#include "core/base/json_text.hpp"
+#include "core/base/utf8.hpp"
 #include "core/io/npy.hpp"
 #include "core/scenario/scenario.hpp"
 
@@ -19,7 +21,10 @@
 namespace attnviz::core {
 namespace {
 
-std::string csvField(const std::string& text) {
+// The text files and the CSV hold labels as they are drawn: valid UTF-8, a byte that is not part
+// of a whole character as U+FFFD, as in the JSON.
+std::string csvField(const std::string& label) {
+    std::string text = sanitizeUtf8(label);
     if (text.find_first_of(",\"\r\n") == std::string::npos && !text.empty() && text.front() != ' ' && text.back() != ' ') return text;
     std::string out(1, '"');
     for (char c : text) {
@@ -33,7 +38,7 @@ std::string csvField(const std::string& text) {
 std::string labelsText(const std::vector<std::string>& labels) {
     std::string out;
     for (const auto& l : labels) {
-        for (char c : l) out += (c == '\n' ? ' ' : c);
+        for (char c : sanitizeUtf8(l)) out += (c == '\n' ? ' ' : c);
         out += '\n';
     }
     return out;
@@ -46,7 +51,7 @@ void writePretty(const nlohmann::json& j, int depth, std::string& out) {
         out += "{\n";
         std::size_t n = 0;
         for (const auto& item : j.items()) {
-            out += pad + nlohmann::json(item.key()).dump() + ": ";
+            out += pad + jsonString(item.key()) + ": ";
             writePretty(item.value(), depth + 1, out);
             out += ++n < j.size() ? ",\n" : "\n";
         }
@@ -55,7 +60,7 @@ void writePretty(const nlohmann::json& j, int depth, std::string& out) {
     }
     const bool flat = j.is_array() && std::none_of(j.begin(), j.end(), [](const nlohmann::json& v) { return v.is_structured(); });
     if (!j.is_array() || flat) {
-        out += j.dump();
+        out += dumpJson(j);
         return;
     }
     out += "[\n";
@@ -104,7 +109,7 @@ public:
     }
     void strings(const std::vector<std::string>& list) {
         *this << "[";
-        for (std::size_t i = 0; i < list.size(); ++i) *this << (i ? "," : "") << nlohmann::json(list[i]).dump();
+        for (std::size_t i = 0; i < list.size(); ++i) *this << (i ? "," : "") << jsonString(list[i]);
         *this << "]";
     }
     // rows one a line at `depth` (the layout prettyJson gives a matrix)
@@ -155,7 +160,7 @@ void writeExportJson(ByteSink& out, const Model& model, const Forward& forward) 
         }
         // What a variant adds: the key/value head this query head read, ALiBi's slope.
         if (model.kvHeads > 0) j << ",\n      \"kv_head\": " << std::to_string(model.kvHeadOf(static_cast<int>(h)));
-        if (!model.alibiSlopes.empty()) j << ",\n      \"alibi_slope\": " << nlohmann::json(shortestDouble(t.alibiSlope)).dump();
+        if (!model.alibiSlopes.empty()) j << ",\n      \"alibi_slope\": " << dumpJson(shortestDouble(t.alibiSlope));
         j << "\n    }";
     }
     j << (forward.heads.empty() ? "],\n" : "\n  ],\n");
@@ -264,12 +269,11 @@ void writeModelExportJson(ByteSink& out, const Scenario& scenario, const LoadedM
     const gpt2::Run& run = *loaded.run;
     const gpt2::Config& c = model.config();
     JsonStream j(out);
-    j << "{\n  \"model\": "
-      << nlohmann::json({{"name", model.name()}, {"n_layer", c.nLayer}, {"n_head", c.nHead}, {"n_embd", c.nEmbd}}).dump();
-    j << ",\n  \"sentence\": " << nlohmann::json(scenario.sentence.value_or(kDefaultSentence)).dump();
+    j << "{\n  \"model\": " << dumpJson({{"name", model.name()}, {"n_layer", c.nLayer}, {"n_head", c.nHead}, {"n_embd", c.nEmbd}});
+    j << ",\n  \"sentence\": " << jsonString(scenario.sentence.value_or(kDefaultSentence));
     j << ",\n  \"tokens\": ";
     j.strings(loaded.labels);
-    j << ",\n  \"token_ids\": " << nlohmann::json(run.ids).dump();
+    j << ",\n  \"token_ids\": " << dumpJson(run.ids);
     j << ",\n  \"layers\": [";
     for (int l = 0; l < run.layerCount(); ++l) {
         j << (l ? ",\n    {\"heads\": [" : "\n    {\"heads\": [");
@@ -283,7 +287,7 @@ void writeModelExportJson(ByteSink& out, const Scenario& scenario, const LoadedM
     j << "\n  ],\n  \"next_tokens\": [";
     for (std::size_t i = 0; i < loaded.next.size(); ++i) {
         j << (i ? ",\n    " : "\n    ") << "{\"id\": " << std::to_string(loaded.next[i].id)
-          << ", \"token\": " << nlohmann::json(loaded.nextLabels[i]).dump() << ", \"prob\": ";
+          << ", \"token\": " << jsonString(loaded.nextLabels[i]) << ", \"prob\": ";
         j.number(loaded.next[i].prob);
         j << "}";
     }
@@ -321,7 +325,7 @@ void exportModelNpyDir(FileBatch& batch, const std::string& dir, const LoadedMod
     std::string next;
     for (std::size_t i = 0; i < loaded.next.size(); ++i) {
         next += std::to_string(loaded.next[i].id) + "\t" + formatNumber(loaded.next[i].prob) + "\t";
-        for (char c : loaded.nextLabels[i]) next += (c == '\n' || c == '\t' ? ' ' : c);
+        for (char c : sanitizeUtf8(loaded.nextLabels[i])) next += (c == '\n' || c == '\t' ? ' ' : c);
         next += "\n";
     }
     batch.add(path("next_tokens.txt"), next);

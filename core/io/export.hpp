@@ -16,11 +16,13 @@ namespace attnviz::core {
 // output concat · W_O (the concat itself without W_O, i.e. head 0's output with one head).
 // Written as a stream, a matrix row at a time, in prettyJson's layout: the export costs a
 // buffer beside the matrices, not a JSON tree of them (about 11 times their size). Each number
-// is the shortest text that reads back as the same float; a non-finite one is null.
+// is the shortest text that reads back as the same float; a non-finite one is null. Text is
+// valid UTF-8, as in every JSON attnviz writes (core/base/json_text.hpp).
 void writeExportJson(ByteSink& out, const Model& model, const Forward& forward);
 
 // JSON text with two-space indents where arrays of plain values (matrix rows, token lists)
-// stay on one line, so a matrix reads as a matrix.
+// stay on one line, so a matrix reads as a matrix. A string or key that is not valid UTF-8 is
+// written repaired (dumpJson), never a throw.
 std::string prettyJson(const nlohmann::json& j);
 
 // Writes X.npy [T, d_model], Q.npy / K.npy [h, T, d_k], V.npy [h, T, d_v], scores.npy and
@@ -37,7 +39,9 @@ std::string weightsCsv(const Model& model, const MatRef& weights);
 // A model's own attention, every layer and head (causal, τ = 1, whatever the view's settings):
 // {"model": {"name", "n_layer", "n_head", "n_embd"}, "sentence", "tokens": [labels],
 //  "token_ids": [ids], "layers": [{"heads": [{"weights": [T, T]}]}],
-//  "next_tokens": [{"id", "token", "prob"} × 10]}, streamed as writeExportJson is.
+//  "next_tokens": [{"id", "token", "prob"} × 10]}, streamed as writeExportJson is. A sentence or a
+// folder name that is not valid UTF-8 is written with U+FFFD for each such byte; token_ids are
+// the exact input.
 void writeModelExportJson(ByteSink& out, const Scenario& scenario, const LoadedModel& loaded);
 // attentions.npy [layers, heads, T, T] ('<f4'), token_ids.npy [T] ('<i8'), tokens.txt (one label
 // a line) and next_tokens.txt ("id<TAB>prob<TAB>label", ten lines) into `dir`, joining `batch`.

@@ -51,7 +51,8 @@ LoadedModel loadModel(const Scenario& scenario, const LoadedModel* previous, con
     if (!scenario.model) return {};
     checkFixedFields(scenario);
     LoadedModel loaded;
-    if (previous && previous->checkpoint && previous->checkpoint->folder() == *scenario.model) {
+    // The same folder reuses its checkpoint, unless the file changed since: then it is opened again.
+    if (previous && previous->checkpoint && previous->checkpoint->folder() == *scenario.model && !previous->checkpoint->changed()) {
         loaded.checkpoint = previous->checkpoint;
         loaded.forwardPasses = previous->forwardPasses;
         loaded.appendedPasses = previous->appendedPasses;

@@ -2,6 +2,7 @@
 
 #include "core/base/error.hpp"
 #include "core/base/json_text.hpp"
+#include "core/base/mapped_file.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -9,12 +10,15 @@
 #include <bit>
 #include <cerrno>
 #include <cstring>
+#include <functional>
 #include <limits>
+#include <numeric>
+#include <optional>
 #include <set>
+#include <unordered_set>
 #include <utility>
 
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -74,11 +78,10 @@ bool nonNegativeInt(const json& v, std::int64_t& out) {
 }
 
 // "header is not JSON: parse error at line 1, column 9: syntax error …; expected end of input",
-// without nlohmann's "last read: '…'" (a piece of the input).
-std::string jsonErrorText(const json::exception& e) {
-    std::string what = e.what();
+// from nlohmann's exception id and text, without its "last read: '…'" (a piece of the input).
+std::string jsonErrorText(int id, std::string what) {
     if (const auto close = what.find("] "); close != std::string::npos) what.erase(0, close + 2);
-    if (e.id == 406) {  // "number overflow parsing '1e999'": the number, clipped
+    if (id == 406) {  // "number overflow parsing '1e999'": the number, clipped
         const auto open = what.find('\''), close = what.rfind('\'');
         if (open < close)
             return "header is not JSON: number overflow parsing " + quoteValue(std::string_view(what).substr(open + 1, close - open - 1));
@@ -91,39 +94,114 @@ std::string jsonErrorText(const json::exception& e) {
     return "header is not JSON: " + what;
 }
 
-// The header's JSON, strict (nothing but white space after it), with the first key that appears
-// twice in one object: nlohmann would keep the last silently.
-json parseHeader(std::string_view text, const std::string& where) {
-    std::vector<std::set<std::string>> keys;  // one set per open object
-    std::string top, duplicate;               // the tensor being read; the first repeated key
-    bool repeated = false, nested = false;    // a key repeated; inside a tensor's object
-    const json::parser_callback_t watch = [&](int depth, json::parse_event_t event, json& parsed) {
-        if (event == json::parse_event_t::object_start) keys.emplace_back();
-        else if (event == json::parse_event_t::object_end) keys.pop_back();
-        else if (event == json::parse_event_t::key && !keys.empty()) {
-            const auto& key = parsed.get_ref<const std::string&>();
-            if (depth == 1) top = key;
-            if (!repeated && !keys.back().insert(key).second) {
-                repeated = true;
-                nested = depth > 1;
-                duplicate = key;
+// A header event's JSON error as nlohmann words it (what jsonErrorText trims).
+struct JsonFailure {
+    int id = 0;
+    std::string what;
+};
+
+// The header read as parser events, in one pass: each top-level entry's value is built as a
+// small JSON value on its own, handed to `take` and dropped, so that reading is linear in the
+// header's size (a header of a million entries never lives as one JSON object, and nothing is
+// rescanned per entry). Remembers the first key that appears twice in its object (nlohmann
+// would keep the last silently) and what `take` refused first; the caller reports them after the
+// whole text has parsed, so that a syntax error anywhere comes first.
+class HeaderEvents : public nlohmann::json_sax<json> {
+public:
+    using Take = std::function<void(const std::string& name, const json& entry)>;
+    HeaderEvents(std::string where, Take take) : m_where(std::move(where)), m_take(std::move(take)) {}
+
+    // The value parsed when the header is not an object (for the message), and the problems.
+    json root;
+    bool isObject = false;
+    std::optional<InputError> duplicate, refused;
+    std::optional<JsonFailure> failure;
+
+    bool null() override { return value(nullptr); }
+    bool boolean(bool v) override { return value(v); }
+    bool number_integer(number_integer_t v) override { return value(v); }
+    bool number_unsigned(number_unsigned_t v) override { return value(v); }
+    bool number_float(number_float_t v, const string_t& /*text*/) override { return value(v); }
+    bool string(string_t& v) override { return value(std::move(v)); }
+    bool binary(binary_t& v) override { return value(json::binary(std::move(v))); }
+    bool start_object(std::size_t /*elements*/) override {
+        if (!m_started) return (m_started = isObject = true);  // the header's own object
+        return open(json::object());
+    }
+    bool key(string_t& k) override {
+        if (m_open.empty()) {  // a key of the header's own object: the next entry's name
+            if (!m_names.insert(k).second && !duplicate) duplicate.emplace(tensorPlace(m_where, k), "appears twice in the header");
+            m_name = std::move(k);
+            return true;
+        }
+        if (!m_keys.back().insert(k).second && !duplicate)
+            duplicate.emplace(tensorPlace(m_where, m_name), "field " + quoteValue(k) + " appears twice");
+        m_key = std::move(k);
+        return true;
+    }
+    bool end_object() override { return m_open.empty() || close(); }  // empty: the header's own object ends
+    bool start_array(std::size_t /*elements*/) override { return open(json::array()); }
+    bool end_array() override { return close(); }
+    bool parse_error(std::size_t /*position*/, const std::string& /*last_token*/, const nlohmann::detail::exception& e) override {
+        failure = JsonFailure{e.id, e.what()};
+        return false;
+    }
+
+private:
+    // A new value: the header itself (when it is not an object), an entry's whole value, or a
+    // part of one.
+    json* place(json v) {
+        m_started = true;
+        if (m_open.empty()) {
+            json& slot = isObject ? m_entry : root;
+            slot = std::move(v);
+            return &slot;
+        }
+        json& parent = *m_open.back();
+        if (parent.is_array()) {
+            parent.push_back(std::move(v));
+            return &parent.back();
+        }
+        json& slot = parent[m_key];
+        slot = std::move(v);
+        return &slot;
+    }
+    bool open(json container) {
+        m_open.push_back(place(std::move(container)));
+        m_keys.emplace_back();
+        return true;
+    }
+    bool value(json v) {
+        place(std::move(v));
+        if (m_open.empty() && isObject) finishEntry();
+        return true;
+    }
+    bool close() {
+        m_open.pop_back();
+        m_keys.pop_back();
+        if (m_open.empty() && isObject) finishEntry();
+        return true;
+    }
+    void finishEntry() {
+        if (!refused) {
+            try {
+                m_take(m_name, m_entry);
+            } catch (const InputError& e) {
+                refused.emplace(e);
             }
         }
-        return true;
-    };
-    json header;
-    try {
-        header = json::parse(text.data(), text.data() + text.size(), watch);
-    } catch (const json::exception& e) {
-        throw InputError(where, jsonErrorText(e));
+        m_entry = nullptr;
     }
-    if (!header.is_object()) throw InputError(where, "header is " + describeJson(header) + ", expected a JSON object");
-    if (repeated) {
-        const std::string place = tensorPlace(where, top);
-        throw InputError(place, !nested ? "appears twice in the header" : "field " + quoteValue(duplicate) + " appears twice");
-    }
-    return header;
-}
+
+    std::string m_where;
+    Take m_take;
+    bool m_started = false;                     // an event was read
+    std::vector<json*> m_open;                  // the open objects and arrays of the value being built
+    std::vector<std::set<std::string>> m_keys;  // each open object's keys (arrays: none)
+    std::unordered_set<std::string> m_names;    // the header's keys
+    std::string m_name, m_key;                  // the entry being read; the key of the next field
+    json m_entry;                               // its value
+};
 
 const json& field(const json& entry, const char* key, const std::string& where) {
     const auto it = entry.find(key);
@@ -166,15 +244,6 @@ float halfToFloat(std::uint16_t h) {
 
 float bfloat16ToFloat(std::uint16_t bits) { return std::bit_cast<float>(static_cast<std::uint32_t>(bits) << 16); }
 
-struct SafetensorsFile::Mapping {
-    void* address = nullptr;
-    std::size_t length = 0;
-    Mapping(void* a, std::size_t n) : address(a), length(n) {}
-    Mapping(const Mapping&) = delete;
-    Mapping& operator=(const Mapping&) = delete;
-    ~Mapping() { ::munmap(address, length); }
-};
-
 SafetensorsFile::SafetensorsFile(SafetensorsFile&&) noexcept = default;
 SafetensorsFile& SafetensorsFile::operator=(SafetensorsFile&&) noexcept = default;
 SafetensorsFile::~SafetensorsFile() = default;
@@ -198,30 +267,21 @@ SafetensorsFile SafetensorsFile::open(const std::string& path, Progress* progres
         ::close(fd);
         throw InputError(path, problem);
     }
-    // The file is trusted not to shrink while mapped (a byte past its new end would be SIGBUS), as
-    // llm.c and ggml trust their checkpoints.
+    // The mapping owns the file from here on, and turns a read past a shrunk end into zeros and
+    // changed() (core/base/mapped_file.hpp). Opening reads the header only: the tensors' pages are
+    // read when a model takes them (populate).
     SafetensorsFile file;
     file.m_path = path;
-    const auto length = static_cast<std::size_t>(info.st_size);
-    void* address = ::mmap(nullptr, length, PROT_READ, MAP_PRIVATE, fd, 0);
-    const int mapErr = errno;
-    ::close(fd);  // the mapping keeps the file
-    if (address == MAP_FAILED) throw InputError(path, std::string("cannot map: ") + std::strerror(mapErr));
-    file.m_mapping = std::make_unique<Mapping>(address, length);
-    file.m_bytes = {static_cast<const std::byte*>(address), length};
-    file.parse();
-    // Every tensor is read next: the pages are mapped a few MiB a call rather than faulted in one
-    // 4 KiB page at a time (a second for GPT-2 small on a virtual machine). Advice only; the
-    // steps between calls are where a stop is heard.
-    expect(progress, length);
-    constexpr std::size_t kStep = std::size_t{64} << 20;
-    for (std::size_t at = 0; at < length; at += kStep) {
-        const std::size_t n = std::min(kStep, length - at);
-#ifdef MADV_POPULATE_READ
-        ::madvise(static_cast<std::byte*>(address) + at, n, MADV_POPULATE_READ);
-#endif
-        advance(progress, n);
+    file.m_mapping = MappedFile::map(fd, static_cast<std::size_t>(info.st_size), path);
+    file.m_bytes = file.m_mapping->bytes();
+    try {
+        file.parse();
+    } catch (const InputError&) {
+        file.checkUnchanged();  // a header read as zeros is a file that changed, not a broken one
+        throw;
     }
+    file.checkUnchanged();
+    check(progress);
     return file;
 }
 
@@ -233,9 +293,8 @@ SafetensorsFile SafetensorsFile::fromBytes(std::span<const std::byte> bytes, con
     return file;
 }
 
-// 1. the header length; 2. the header's JSON; 3. each entry: metadata, or a tensor with a known
-// dtype, a bounded shape, offsets inside the data and a byte count that matches; 4. order by
-// offset and refuse overlaps.
+// 1. the header length; 2. the header's JSON, read as events; 3. each entry as it ends
+// (takeEntry); 4. order by offset and refuse overlaps; 5. nothing after the last tensor.
 void SafetensorsFile::parse() {
     const std::uint64_t fileSize = m_bytes.size();
     if (fileSize < 8) throw InputError(m_path, "truncated: " + std::to_string(fileSize) + " bytes, shorter than the 8-byte header length");
@@ -256,71 +315,12 @@ void SafetensorsFile::parse() {
     // nlohmann takes a NUL byte for the end of the input: the rest would be ignored unread
     if (const auto nul = text.find('\0'); nul != std::string_view::npos)
         throw InputError(m_path, "header is not JSON: a NUL byte at byte " + std::to_string(nul) + " of the header");
-    const json header = parseHeader(text, m_path);
-
-    // 3. the entries
-    for (const auto& [name, entry] : header.items()) {
-        if (name == "__metadata__") {
-            const std::string where = m_path + ": __metadata__";
-            if (!entry.is_object()) throw InputError(where, "is " + describeJson(entry) + ", expected an object of strings");
-            for (const auto& [key, value] : entry.items()) {
-                if (!value.is_string())
-                    throw InputError(where + ": " + clipText(key, 100), "is " + describeJson(value) + ", expected a string");
-                m_metadata[key] = value.get<std::string>();
-            }
-            continue;
-        }
-        if (name.empty()) throw InputError(m_path, "a tensor has an empty name");
-        const std::string where = tensorPlace(m_path, name);
-        if (!entry.is_object())
-            throw InputError(where, "is " + describeJson(entry) + ", expected an object with dtype, shape and data_offsets");
-        TensorInfo t;
-        t.name = name;
-
-        const json& dtype = field(entry, "dtype", where);
-        if (!dtype.is_string()) throw InputError(where, "dtype is " + describeJson(dtype) + ", expected a string such as 'F32'");
-        const auto known = std::find_if(std::begin(kDTypes), std::end(kDTypes),
-                                        [&](const DTypeRow& r) { return dtype.get_ref<const std::string&>() == r.name; });
-        if (known == std::end(kDTypes)) throw InputError(where, "unknown dtype " + quoteValue(dtype.get_ref<const std::string&>()));
-        t.dtype = known->dtype;
-
-        const json& shape = field(entry, "shape", where);
-        if (!shape.is_array()) throw InputError(where, "shape is " + describeJson(shape) + ", expected an array of sizes");
-        if (shape.size() > kMaxRank)
-            throw InputError(where, "shape has " + std::to_string(shape.size()) + " dimensions, more than " + std::to_string(kMaxRank));
-        for (std::size_t i = 0; i < shape.size(); ++i) {
-            std::int64_t d = 0;
-            if (!nonNegativeInt(shape[i], d))
-                throw InputError(where,
-                                 "shape[" + std::to_string(i) + "] is " + describeJson(shape[i]) + ", expected a non-negative integer");
-            t.shape.push_back(d);
-        }
-
-        const json& offsets = field(entry, "data_offsets", where);
-        if (!offsets.is_array() || offsets.size() != 2)
-            throw InputError(where, "data_offsets is " + describeJson(offsets) + ", expected [begin, end]");
-        std::int64_t begin = 0, end = 0;
-        if (!nonNegativeInt(offsets[0], begin) || !nonNegativeInt(offsets[1], end))
-            throw InputError(where, "data_offsets must be two non-negative integers, got " + describeJson(offsets[0]) + " and " +
-                                        describeJson(offsets[1]));
-        t.begin = static_cast<std::uint64_t>(begin);
-        t.end = static_cast<std::uint64_t>(end);
-        if (t.begin > t.end) throw InputError(where, offsetsText(t.begin, t.end) + ": begin is after end");
-        if (t.end > dataSize)
-            throw InputError(where, "truncated: " + offsetsText(t.begin, t.end) + " run past the end of the data (" +
-                                        std::to_string(dataSize) + " bytes)");
-
-        // elements × dtype size, in 64 bits without overflow (a zero dimension makes it 0)
-        std::uint64_t bytes = dtypeBytes(t.dtype);
-        bool overflow = false;
-        if (std::find(t.shape.begin(), t.shape.end(), 0) != t.shape.end()) bytes = 0;
-        for (const std::int64_t d : t.shape) overflow = overflow || __builtin_mul_overflow(bytes, static_cast<std::uint64_t>(d), &bytes);
-        if (overflow) throw InputError(where, "shape " + shapeText(t.shape) + " is too large: its byte count overflows 64 bits");
-        if (bytes != t.end - t.begin)
-            throw InputError(where, "shape " + shapeText(t.shape) + " of " + dtypeName(t.dtype) + " takes " + std::to_string(bytes) +
-                                        " bytes, but " + offsetsText(t.begin, t.end) + " span " + std::to_string(t.end - t.begin));
-        m_tensors.push_back(std::move(t));
-    }
+    HeaderEvents events(m_path, [&](const std::string& name, const json& entry) { takeEntry(name, entry, dataSize); });
+    json::sax_parse(text.begin(), text.end(), &events);
+    if (events.failure) throw InputError(m_path, jsonErrorText(events.failure->id, events.failure->what));
+    if (!events.isObject) throw InputError(m_path, "header is " + describeJson(events.root) + ", expected a JSON object");
+    if (events.duplicate) throw InputError(*events.duplicate);
+    if (events.refused) throw InputError(*events.refused);
 
     // 4. in the order of the data; an empty tensor may sit anywhere
     std::sort(m_tensors.begin(), m_tensors.end(),
@@ -335,11 +335,86 @@ void SafetensorsFile::parse() {
         }
         last = &t;
     }
+    // 5. the data ends where its last tensor does (Hugging Face's reader refuses anything else):
+    // bytes after it would be mapped for nothing, and a sparse tail of a terabyte is a header that lies.
+    const std::uint64_t used = last ? last->end : 0;
+    if (used != dataSize)
+        throw InputError(m_path, std::to_string(dataSize - used) + " bytes follow the last tensor's end (byte " + std::to_string(used) +
+                                     " of the data): a safetensors file's data ends where its last tensor does");
+    // 6. the names in order, for find
+    m_byName.resize(m_tensors.size());
+    std::iota(m_byName.begin(), m_byName.end(), std::size_t{0});
+    std::sort(m_byName.begin(), m_byName.end(), [&](std::size_t a, std::size_t b) { return m_tensors[a].name < m_tensors[b].name; });
+}
+
+// 3. one entry of the header: metadata, or a tensor with a known dtype, a bounded shape, offsets
+// inside the data and a byte count that matches.
+void SafetensorsFile::takeEntry(const std::string& name, const json& entry, std::uint64_t dataSize) {
+    if (name == "__metadata__") {
+        const std::string where = m_path + ": __metadata__";
+        if (!entry.is_object()) throw InputError(where, "is " + describeJson(entry) + ", expected an object of strings");
+        for (const auto& [key, value] : entry.items()) {
+            if (!value.is_string())
+                throw InputError(where + ": " + clipText(key, 100), "is " + describeJson(value) + ", expected a string");
+            m_metadata[key] = value.get<std::string>();
+        }
+        return;
+    }
+    if (name.empty()) throw InputError(m_path, "a tensor has an empty name");
+    const std::string where = tensorPlace(m_path, name);
+    if (!entry.is_object())
+        throw InputError(where, "is " + describeJson(entry) + ", expected an object with dtype, shape and data_offsets");
+    TensorInfo t;
+    t.name = name;
+
+    const json& dtype = field(entry, "dtype", where);
+    if (!dtype.is_string()) throw InputError(where, "dtype is " + describeJson(dtype) + ", expected a string such as 'F32'");
+    const auto known = std::find_if(std::begin(kDTypes), std::end(kDTypes),
+                                    [&](const DTypeRow& r) { return dtype.get_ref<const std::string&>() == r.name; });
+    if (known == std::end(kDTypes)) throw InputError(where, "unknown dtype " + quoteValue(dtype.get_ref<const std::string&>()));
+    t.dtype = known->dtype;
+
+    const json& shape = field(entry, "shape", where);
+    if (!shape.is_array()) throw InputError(where, "shape is " + describeJson(shape) + ", expected an array of sizes");
+    if (shape.size() > kMaxRank)
+        throw InputError(where, "shape has " + std::to_string(shape.size()) + " dimensions, more than " + std::to_string(kMaxRank));
+    for (std::size_t i = 0; i < shape.size(); ++i) {
+        std::int64_t d = 0;
+        if (!nonNegativeInt(shape[i], d))
+            throw InputError(where, "shape[" + std::to_string(i) + "] is " + describeJson(shape[i]) + ", expected a non-negative integer");
+        t.shape.push_back(d);
+    }
+
+    const json& offsets = field(entry, "data_offsets", where);
+    if (!offsets.is_array() || offsets.size() != 2)
+        throw InputError(where, "data_offsets is " + describeJson(offsets) + ", expected [begin, end]");
+    std::int64_t begin = 0, end = 0;
+    if (!nonNegativeInt(offsets[0], begin) || !nonNegativeInt(offsets[1], end))
+        throw InputError(
+            where, "data_offsets must be two non-negative integers, got " + describeJson(offsets[0]) + " and " + describeJson(offsets[1]));
+    t.begin = static_cast<std::uint64_t>(begin);
+    t.end = static_cast<std::uint64_t>(end);
+    if (t.begin > t.end) throw InputError(where, offsetsText(t.begin, t.end) + ": begin is after end");
+    if (t.end > dataSize)
+        throw InputError(
+            where, "truncated: " + offsetsText(t.begin, t.end) + " run past the end of the data (" + std::to_string(dataSize) + " bytes)");
+
+    // elements × dtype size, in 64 bits without overflow (a zero dimension makes it 0)
+    std::uint64_t bytes = dtypeBytes(t.dtype);
+    bool overflow = false;
+    if (std::find(t.shape.begin(), t.shape.end(), 0) != t.shape.end()) bytes = 0;
+    for (const std::int64_t d : t.shape) overflow = overflow || __builtin_mul_overflow(bytes, static_cast<std::uint64_t>(d), &bytes);
+    if (overflow) throw InputError(where, "shape " + shapeText(t.shape) + " is too large: its byte count overflows 64 bits");
+    if (bytes != t.end - t.begin)
+        throw InputError(where, "shape " + shapeText(t.shape) + " of " + dtypeName(t.dtype) + " takes " + std::to_string(bytes) +
+                                    " bytes, but " + offsetsText(t.begin, t.end) + " span " + std::to_string(t.end - t.begin));
+    m_tensors.push_back(std::move(t));
 }
 
 const TensorInfo* SafetensorsFile::find(std::string_view name) const {
-    const auto it = std::find_if(m_tensors.begin(), m_tensors.end(), [&](const TensorInfo& t) { return t.name == name; });
-    return it == m_tensors.end() ? nullptr : &*it;
+    const auto it =
+        std::lower_bound(m_byName.begin(), m_byName.end(), name, [&](std::size_t i, std::string_view n) { return m_tensors[i].name < n; });
+    return it != m_byName.end() && m_tensors[*it].name == name ? &m_tensors[*it] : nullptr;
 }
 
 std::span<const std::byte> SafetensorsFile::bytes(const TensorInfo& tensor) const {
@@ -380,15 +455,18 @@ const float* SafetensorsFile::floatsInPlace(const TensorInfo& tensor) const {
     return reinterpret_cast<const float*>(first);
 }
 
+void SafetensorsFile::populate(const TensorInfo& tensor) const {
+    if (m_mapping) m_mapping->populate(m_dataStart + tensor.begin, tensor.end - tensor.begin);
+}
+
 void SafetensorsFile::release(const TensorInfo& tensor) const {
-    if (!m_mapping || tensor.end <= tensor.begin) return;
-    // The whole pages inside the tensor's bytes (the mapping starts on a page): a neighbour's
-    // bytes on a shared page stay.
-    const auto page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
-    const std::uint64_t from = (m_dataStart + tensor.begin + page - 1) / page * page, to = (m_dataStart + tensor.end) / page * page;
-    if (to <= from) return;
-    void* first = const_cast<std::byte*>(m_bytes.data() + from);  // madvise takes a mutable pointer; nothing is written
-    ::madvise(first, to - from, MADV_DONTNEED);                   // a hint: nothing to do if it fails
+    if (m_mapping) m_mapping->release(m_dataStart + tensor.begin, tensor.end - tensor.begin);
+}
+
+bool SafetensorsFile::changed() const { return m_mapping && m_mapping->changed(); }
+
+void SafetensorsFile::checkUnchanged() const {
+    if (m_mapping) m_mapping->checkUnchanged();
 }
 
 }  // namespace attnviz::core

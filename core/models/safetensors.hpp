@@ -12,10 +12,13 @@
 //     with, no key twice), each with a known dtype, a shape of at most 8 non-negative integers
 //     and two data_offsets, begin <= end;
 //   * every tensor lies inside the data, no two overlap, and shape × dtype size = end - begin
-//     (the product computed without overflow).
+//     (the product computed without overflow); the data ends where the last tensor does.
+// Reading the header is linear in its size (its entries are taken one by one as they are parsed)
+// and opening touches the header's pages only.
 // Every problem is an InputError naming the file and the tensor (or the field) at fault.
 #pragma once
 
+#include "core/base/mapped_file.hpp"
 #include "core/base/matrix.hpp"
 #include "core/base/progress.hpp"
 
@@ -23,6 +26,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <nlohmann/json_fwd.hpp>
 #include <span>
 #include <string>
 #include <string_view>
@@ -48,8 +52,8 @@ class SafetensorsFile {
 public:
     static constexpr std::uint64_t kMaxHeaderBytes = 100ULL << 20;  // 100 MiB, the format's own limit
 
-    // Maps `path` and checks its header, then reads its pages in (counted in `progress`, which
-    // may stop it: Cancelled). Throws InputError(path [: tensor], problem).
+    // Maps `path` and checks its header; reads nothing else (populate reads a tensor's pages).
+    // Throws InputError(path [: tensor], problem), or Cancelled once `progress` was stopped.
     static SafetensorsFile open(const std::string& path, Progress* progress = nullptr);
     // The same over bytes already in memory (tests and the fuzz target); `name` stands for the
     // file in messages. The bytes must outlive the object.
@@ -75,21 +79,30 @@ public:
     // Its F32 values where they lie, or null when the tensor is not F32 or its first byte is not
     // aligned for a float (then toFloats copies them).
     const float* floatsInPlace(const TensorInfo& tensor) const;
+    // Reads the tensor's pages of the mapped file in a few large calls (advice: nothing for
+    // fromBytes).
+    void populate(const TensorInfo& tensor) const;
     // Gives the tensor's pages of the mapped file back to the system (they are read from the
     // file again if the tensor is read again): for a tensor copied elsewhere (packed for the
     // kernels), so that a checkpoint is not resident twice. Nothing for fromBytes.
     void release(const TensorInfo& tensor) const;
+    // The file changed since it was mapped (core/base/mapped_file.hpp): what was read from it may
+    // be zeros or another file's bytes. Never for fromBytes.
+    bool changed() const;
+    // Throws InputError(path, "changed while it was read; open it again") when changed().
+    void checkUnchanged() const;
 
 private:
-    struct Mapping;
     SafetensorsFile() = default;
     void parse();
+    void takeEntry(const std::string& name, const nlohmann::json& entry, std::uint64_t dataSize);
 
     std::string m_path;
-    std::unique_ptr<Mapping> m_mapping;  // null for fromBytes
-    std::span<const std::byte> m_bytes;  // the whole file
-    std::uint64_t m_dataStart = 0;       // 8 + header length
+    std::unique_ptr<MappedFile> m_mapping;  // null for fromBytes
+    std::span<const std::byte> m_bytes;     // the whole file
+    std::uint64_t m_dataStart = 0;          // 8 + header length
     std::vector<TensorInfo> m_tensors;
+    std::vector<std::size_t> m_byName;  // m_tensors' indices in the order of their names
     std::map<std::string, std::string> m_metadata;
 };
 

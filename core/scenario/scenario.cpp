@@ -124,6 +124,10 @@ MaskMat maskOf(const Mat& m, const std::string& field) {
     return mask;
 }
 
+// The keys that hold text: a text that is not valid UTF-8 has its exact bytes beside it, as
+// "<key>_bytes" (core/base/json_text.hpp).
+constexpr const char* kTextKeys[] = {"name", "description", "sentence", "tokens", "key_tokens", "model"};
+
 json specJson(const MatrixSpec& spec) {
     switch (spec.kind) {
         case MatrixSpec::Kind::Random: return "random";
@@ -137,10 +141,15 @@ json specJson(const MatrixSpec& spec) {
 }  // namespace
 
 const std::vector<std::string>& scenarioKeys() {
-    static const std::vector<std::string> keys = {
-        "name",       "description", "sentence",    "tokens", "tokenizer", "d_model",    "heads",   "d_k",  "d_v",    "seed",  "embedding",
-        "positional", "rope_base",   "kv_heads",    "window", "X",         "W_Q",        "W_K",     "W_V",  "W_O",    "Q",     "K",
-        "V",          "causal",      "temperature", "scaled", "swaps",     "key_tokens", "padding", "mask", "length", "model", "layer"};
+    static const std::vector<std::string> keys = [] {
+        std::vector<std::string> k = {"name",    "description", "sentence", "tokens",      "tokenizer",  "d_model",   "heads",
+                                      "d_k",     "d_v",         "seed",     "embedding",   "positional", "rope_base", "kv_heads",
+                                      "window",  "X",           "W_Q",      "W_K",         "W_V",        "W_O",       "Q",
+                                      "K",       "V",           "causal",   "temperature", "scaled",     "swaps",     "key_tokens",
+                                      "padding", "mask",        "length",   "model",       "layer"};
+        for (const char* text : kTextKeys) k.push_back(std::string(text) + "_bytes");
+        return k;
+    }();
     return keys;
 }
 
@@ -165,6 +174,20 @@ Scenario scenarioFrom(const json& j, ReadMatrices* read) {
     Scenario s;
     const auto wasRead = [&](const char* key) { return read && read->count(key) > 0; };
     const auto has = [&](const char* key) { return j.contains(key) || wasRead(key); };
+    // Text: the exact bytes beside it, when given, are what it is (a text that is not UTF-8).
+    for (const char* key : kTextKeys)
+        if (const std::string bytes = std::string(key) + "_bytes"; j.contains(bytes) && !j.contains(key))
+            throw InputError(bytes, std::string("only beside ") + key);
+    const auto text = [&](const char* key) {
+        std::string t = expectString(j[key], key);
+        const std::string bytes = std::string(key) + "_bytes";
+        return j.contains(bytes) ? exactText(key, t, j[bytes]) : t;
+    };
+    const auto texts = [&](const char* key) {
+        std::vector<std::string> t = expectStrings(j[key], key);
+        const std::string bytes = std::string(key) + "_bytes";
+        return j.contains(bytes) ? exactTexts(key, t, j[bytes]) : t;
+    };
     const auto matrix = [&](const char* key) {
         if (!wasRead(key)) return expectMatrix(j[key], key);
         ReadMatrix& m = read->find(key)->second;
@@ -174,11 +197,11 @@ Scenario scenarioFrom(const json& j, ReadMatrices* read) {
     const auto matrixSpec = [&](const char* key, bool allowNone) {
         return wasRead(key) ? MatrixSpec{MatrixSpec::Kind::Explicit, matrix(key)} : expectMatrixSpec(j[key], key, allowNone);
     };
-    if (has("name")) s.name = expectString(j["name"], "name");
-    if (has("description")) s.description = expectString(j["description"], "description");
+    if (has("name")) s.name = text("name");
+    if (has("description")) s.description = text("description");
     if (has("sentence") && has("tokens")) throw InputError("tokens", "give either sentence or tokens, not both");
-    if (has("sentence")) s.sentence = expectString(j["sentence"], "sentence");
-    if (has("tokens")) s.tokens = expectStrings(j["tokens"], "tokens");
+    if (has("sentence")) s.sentence = text("sentence");
+    if (has("tokens")) s.tokens = texts("tokens");
     if (has("tokenizer")) {
         const std::string t = expectString(j["tokenizer"], "tokenizer");
         if (t == "word") s.tokenizer = Tokenizer::Word;
@@ -243,7 +266,7 @@ Scenario scenarioFrom(const json& j, ReadMatrices* read) {
             s.swaps.emplace_back(static_cast<int>(a), static_cast<int>(b));
         }
     }
-    if (has("key_tokens")) s.keyTokens = expectStrings(j["key_tokens"], "key_tokens");
+    if (has("key_tokens")) s.keyTokens = texts("key_tokens");
     if (has("padding")) {
         const json& pad = j["padding"];
         if (!pad.is_array()) throw InputError("padding", "expected a list of key positions, got " + typeName(pad));
@@ -257,7 +280,7 @@ Scenario scenarioFrom(const json& j, ReadMatrices* read) {
     if (has("mask")) s.mask = maskOf(matrix("mask"), "mask");
     if (has("length")) s.length = expectSize(j["length"], "length");
     if (has("model")) {
-        s.model = expectString(j["model"], "model");
+        s.model = text("model");
         if (s.model->empty()) throw InputError("model", "expected a model folder, got an empty text");
         for (const auto& key : modelFixedKeys())
             if (has(key.c_str()))
@@ -321,11 +344,11 @@ void softmaxToJson(const Scenario& s, json& j) {
 // A model scenario: what the checkpoint does not fix.
 json modelScenarioToJson(const Scenario& s) {
     json j = json::object();
-    if (!s.name.empty()) j["name"] = s.name;
-    if (!s.description.empty()) j["description"] = s.description;
-    j["model"] = *s.model;
+    if (!s.name.empty()) putText(j, "name", s.name);
+    if (!s.description.empty()) putText(j, "description", s.description);
+    putText(j, "model", *s.model);
     j["layer"] = s.layer;
-    if (s.sentence) j["sentence"] = *s.sentence;
+    if (s.sentence) putText(j, "sentence", *s.sentence);
     softmaxToJson(s, j);
     if (!s.padding.empty()) j["padding"] = s.padding;
     return j;
@@ -336,10 +359,10 @@ json modelScenarioToJson(const Scenario& s) {
 json scenarioToJson(const Scenario& s) {
     if (s.model) return modelScenarioToJson(s);
     json j = json::object();
-    if (!s.name.empty()) j["name"] = s.name;
-    if (!s.description.empty()) j["description"] = s.description;
-    if (s.sentence) j["sentence"] = *s.sentence;
-    if (s.tokens) j["tokens"] = *s.tokens;
+    if (!s.name.empty()) putText(j, "name", s.name);
+    if (!s.description.empty()) putText(j, "description", s.description);
+    if (s.sentence) putText(j, "sentence", *s.sentence);
+    if (s.tokens) putTexts(j, "tokens", *s.tokens);
     j["tokenizer"] = tokenizerName(s.tokenizer);
     if (s.dModel) j["d_model"] = *s.dModel;
     if (s.heads) j["heads"] = *s.heads;
@@ -361,7 +384,7 @@ json scenarioToJson(const Scenario& s) {
     if (s.k) j["K"] = matrixToJson(*s.k);
     if (s.v) j["V"] = matrixToJson(*s.v);
     softmaxToJson(s, j);
-    if (s.keyTokens) j["key_tokens"] = *s.keyTokens;
+    if (s.keyTokens) putTexts(j, "key_tokens", *s.keyTokens);
     if (!s.padding.empty()) j["padding"] = s.padding;
     if (s.mask) {
         json rows = json::array();

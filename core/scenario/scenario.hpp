@@ -85,6 +85,9 @@ Scenario parseScenario(const std::string& text, const std::string& where, Scenar
 // Reads and parses a file; errors name the file.
 Scenario loadScenarioFile(const std::string& path);
 
+// Text that is not valid UTF-8 (a sentence or a folder's name is bytes) is written repaired,
+// with its exact bytes beside it as "<key>_bytes" (putText), which the readers above prefer:
+// the saved scenario gives the same input back.
 nlohmann::json scenarioToJson(const Scenario& s);
 
 // A matrix as a JSON array of rows, each number the shortest text that reads back as the same float.

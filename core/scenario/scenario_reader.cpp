@@ -2,7 +2,7 @@
 #include "core/scenario/scenario_reader.hpp"
 
 #include "core/base/format.hpp"
-#include "core/text/tokenizer.hpp"
+#include "core/base/utf8.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -26,15 +26,6 @@ std::string lineColumn(const std::string& text, std::size_t byte) {
         }
     }
     return "line " + std::to_string(line) + ", column " + std::to_string(column);
-}
-
-// The offset of the first byte that is not valid UTF-8 (a Latin-1 'é', half a sequence), or npos.
-std::size_t firstInvalidUtf8(const std::string& text) {
-    for (std::size_t pos = 0; pos < text.size();) {
-        const std::size_t at = pos;
-        if (decodeUtf8(text, pos) == 0xFFFD && text.compare(at, 3, "\xEF\xBF\xBD") != 0) return at;
-    }
-    return std::string::npos;
 }
 
 bool isMatrixKey(std::string_view key) {

@@ -53,6 +53,7 @@ Config parseConfig(std::string_view json, const std::string& name);
 // A matrix the checkpoint holds: its floats where they lie in the mapped file (F32), or
 // converted once (F16, BF16), and packed for the kernels.
 struct Weight {
+    std::string name;  // the tensor's name in the file
     const float* data = nullptr;
     Eigen::Index rows = 0, cols = 0;
     PackedColumns packed;  // products only
@@ -95,6 +96,16 @@ public:
     const Weight& lnfBias() const { return m_lnfBias; }
     const Weight& lmHead() const { return m_tied ? m_wte : m_lmHead; }  // [vocab, d]
     std::uint64_t fileBytes() const;
+    // Throws InputError("…/model.safetensors", "changed while it was read; open it again") once
+    // the file changed since it was opened: what a pass read from it cannot be trusted.
+    void checkUnchanged() const;
+    bool changed() const;
+    // Every weight, in the order a pass reads them (wte, wpe, each block's, ln_f, lm_head).
+    std::vector<const Weight*> weights() const;
+    // Why a pass turned non-finite at `where`: throws InputError naming the file, the first weight
+    // (in pass order) that holds a NaN or an infinity and its first such index; the file changed
+    // (checkUnchanged); or, when every weight is finite, "<where>: <problem>" (a real overflow).
+    [[noreturn]] void explainNonFinite(const std::string& where, const std::string& problem) const;
 
     struct Private;
     Checkpoint();

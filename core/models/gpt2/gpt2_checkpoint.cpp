@@ -4,7 +4,9 @@
 #include "core/base/files.hpp"
 #include "core/models/gpt2/gpt2.hpp"
 
+#include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <filesystem>
 #include <string>
 #include <system_error>
@@ -63,7 +65,9 @@ struct Checkpoint::Private {
             throw InputError(file.path() + ": " + t->name,
                              "shape " + shapeText(t->shape) + " disagrees with config.json (expected " + shapeText(shape) + ")");
         Weight w;
+        w.name = t->name;
         w.rows = shape.size() == 2 ? shape[0] : 1;
+        file.populate(*t);
         w.cols = shape.back();
         if (const float* in = file.floatsInPlace(*t)) {
             w.data = in;
@@ -137,6 +141,37 @@ Checkpoint::Checkpoint() = default;
 Checkpoint::~Checkpoint() = default;
 
 std::uint64_t Checkpoint::fileBytes() const { return m_file->fileBytes(); }
+
+void Checkpoint::checkUnchanged() const { m_file->checkUnchanged(); }
+bool Checkpoint::changed() const { return m_file->changed(); }
+
+std::vector<const Weight*> Checkpoint::weights() const {
+    std::vector<const Weight*> out = {&m_wte, &m_wpe};
+    for (const Block& b : m_blocks)
+        for (const Weight* w : {&b.ln1Gain, &b.ln1Bias, &b.attnW, &b.attnBias, &b.projW, &b.projBias, &b.ln2Gain, &b.ln2Bias, &b.fcW,
+                                &b.fcBias, &b.fcProjW, &b.fcProjBias})
+            out.push_back(w);
+    for (const Weight* w : {&m_lnfGain, &m_lnfBias}) out.push_back(w);
+    if (!m_tied) out.push_back(&m_lmHead);
+    return out;
+}
+
+void Checkpoint::explainNonFinite(const std::string& where, const std::string& problem) const {
+    checkUnchanged();
+    for (const Weight* w : weights()) {
+        const auto n = static_cast<std::size_t>(w->rows * w->cols);
+        const float* first = std::find_if(w->data, w->data + n, [](float v) { return !std::isfinite(v); });
+        if (first == w->data + n) continue;
+        const auto at = static_cast<Eigen::Index>(first - w->data);
+        const std::string index =
+            w->rows > 1 ? "[" + std::to_string(at / w->cols) + ", " + std::to_string(at % w->cols) + "]" : "[" + std::to_string(at) + "]";
+        const char* kind = std::isnan(*first) ? "NaN" : (*first > 0 ? "+inf" : "-inf");
+        throw InputError(m_file->path() + ": " + w->name, std::string("holds ") + kind + " at " + index +
+                                                              ": the checkpoint's weights must be finite (is the file damaged?)");
+    }
+    checkUnchanged();
+    throw InputError(where, problem);
+}
 
 std::shared_ptr<const Checkpoint> Checkpoint::openFiles(const std::string& configPath, const std::string& weightsPath,
                                                         const std::string& vocabPath, const std::string& mergesPath, Progress* progress) {

@@ -55,9 +55,7 @@ void activate(Activation act, Eigen::Ref<Mat> m) {
     }
 }
 
-void requireFinite(const MatRef& m, const std::string& where) {
-    if (!((m.array() * 0.0f).sum() == 0.0f)) throw InputError(where, "the activations overflow the float range");
-}
+bool allFinite(const MatRef& m) { return (m.array() * 0.0f).sum() == 0.0f; }
 
 // What one thread's heads reuse from head to head and pass to pass.
 struct HeadScratch {
@@ -68,8 +66,8 @@ struct HeadScratch {
 };
 
 // One head's attention for queries [p, T) over keys [0, T): block [T - p, T] = those rows of
-// the weights, and out [T - p, d_k] = A v of those rows.
-void attendRows(const MatRef& q, const MatRef& k, const MatRef& v, float scale, Eigen::Index p, const Eigen::Ref<Mat>& block,
+// the weights, and out [T - p, d_k] = A v of those rows. False when the scores are not finite.
+bool attendRows(const MatRef& q, const MatRef& k, const MatRef& v, float scale, Eigen::Index p, const Eigen::Ref<Mat>& block,
                 const Eigen::Ref<Mat>& out) {
     thread_local HeadScratch s;
     const Eigen::Index t = k.rows(), rows = t - p;
@@ -82,8 +80,9 @@ void attendRows(const MatRef& q, const MatRef& k, const MatRef& v, float scale, 
     Eigen::Map<Mat> scores(s.scores.data(), rows, t);
     scoreRows(q, k, s.keys, scores);
     scoreMaxima(scores, p, s.maxima);
-    if (!softmaxRows(scores, scale, causal, block, p, &s.maxima)) throw InputError("attention", "Q Kᵀ overflows the float range");
+    if (!softmaxRows(scores, scale, causal, block, p, &s.maxima)) return false;
     weighValues(block, v, s.values, out, p);
+    return true;
 }
 
 // A claim on positions 0 … T-1 of a store whose first p hold previous's: previous's own store
@@ -158,6 +157,7 @@ namespace {
 Run forwardFrom(const Checkpoint& model, const std::vector<int>& ids, const Run* previous, Eigen::Index p, const Progress* progress) {
     const Config& cfg = model.config();
     checkIds(cfg, ids, "token ids");
+    model.checkUnchanged();
     const auto t = static_cast<Eigen::Index>(ids.size());
     const Eigen::Index d = cfg.nEmbd, heads = cfg.nHead, dk = cfg.headWidth(), rows = t - p;
     Settings scaling;  // τ = 1: the model's own softmax
@@ -192,17 +192,21 @@ Run forwardFrom(const Checkpoint& model, const std::vector<int>& ids, const Run*
         KeptBlock qkv = keptBlock(store.qkv(l), t, 3 * d, 3 * d);
         // 3. each head: A = softmax_causal(q kᵀ · scale) for the new queries over every key.
         std::exception_ptr failure;
-#pragma omp parallel for schedule(dynamic, 1) if (heads > 1)
+        bool finite = true;
+#pragma omp parallel for schedule(dynamic, 1) if (heads > 1) reduction(&& : finite)
         for (Eigen::Index h = 0; h < heads; ++h) {
             try {
-                attendRows(qkv.block(p, h * dk, rows, dk), qkv.middleCols(d + h * dk, dk), qkv.middleCols(2 * d + h * dk, dk), scale, p,
-                           keptBlock(store.weights(l, static_cast<int>(h)) + p * c, rows, t, c), concat.middleCols(h * dk, dk));
+                finite =
+                    attendRows(qkv.block(p, h * dk, rows, dk), qkv.middleCols(d + h * dk, dk), qkv.middleCols(2 * d + h * dk, dk), scale, p,
+                               keptBlock(store.weights(l, static_cast<int>(h)) + p * c, rows, t, c), concat.middleCols(h * dk, dk)) &&
+                    finite;
             } catch (...) {
 #pragma omp critical(attnviz_gpt2_failure)
                 failure = std::current_exception();
             }
         }
         if (failure) std::rethrow_exception(failure);
+        if (!finite) model.explainNonFinite("layer " + std::to_string(l) + ": attention", "Q Kᵀ overflows the float range");
         // 4. x += concat · c_proj + b; x += mlp(LayerNorm(x)).
         linear(concat, b.projW, b.projBias, attn);
         x += attn;
@@ -211,12 +215,15 @@ Run forwardFrom(const Checkpoint& model, const std::vector<int>& ids, const Run*
         activate(cfg.activation, mlp);
         linear(mlp, b.fcProjW, b.fcProjBias, attn);
         x += attn;
-        requireFinite(x, "layer " + std::to_string(l));
+        if (!allFinite(x)) model.explainNonFinite("layer " + std::to_string(l), "the activations overflow the float range");
     }
     // 5. ln_f, and the last position's logits against the (tied) embeddings.
     KeptBlock final = keptBlock(store.final() + p * d, rows, d, d);
     layerNorm(x, model.lnfGain(), model.lnfBias(), cfg.layerNormEpsilon, final);
     lastLogits(model.lmHead(), final.row(rows - 1), run.logits);
+    if (!allFinite(final) || !run.logits.allFinite()) model.explainNonFinite("logits", "the next token's logits overflow the float range");
+    // What was read from the file is what it held: a file changed during the pass is refused.
+    model.checkUnchanged();
     return run;
 }
 
@@ -306,6 +313,7 @@ Model layerModel(const Checkpoint& model, const Run& run, int layer, const std::
     m.dModel = cfg.nEmbd;
     m.perm.resize(labels.size());
     std::iota(m.perm.begin(), m.perm.end(), 0);
+    model.checkUnchanged();  // the weights were copied from the file
     return m;
 }
 
