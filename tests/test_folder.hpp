@@ -12,6 +12,9 @@
 #include <string>
 #include <vector>
 
+#include <csignal>
+
+#include <sys/resource.h>
 #include <unistd.h>
 
 namespace attnviz::testfs {
@@ -26,6 +29,16 @@ inline std::string readFile(const fs::path& path) {
 inline void writeFile(const fs::path& path, const std::string& text) {
     std::ofstream out(path, std::ios::binary);
     out << text;
+}
+
+// In a forked child: no file it writes may grow past `bytes` (the write that would fails, and
+// SIGXFSZ is left to the code under test to ignore while it writes).
+inline void limitFileSize(rlim_t bytes) {
+    std::signal(SIGXFSZ, SIG_DFL);
+    rlimit limit{};
+    ::getrlimit(RLIMIT_FSIZE, &limit);
+    limit.rlim_cur = bytes;
+    ::setrlimit(RLIMIT_FSIZE, &limit);
 }
 
 class TestFolder : public ::testing::Test {

@@ -7,6 +7,7 @@
 #include "core/base/prng.hpp"
 #include "core/text/byte_bpe.hpp"
 #include "core/text/tokenizer.hpp"
+#include "tests/input_errors.hpp"
 #include "tests/test_folder.hpp"
 
 #include <gtest/gtest.h>
@@ -52,16 +53,7 @@ ByteBpe load(const std::vector<std::string>& extra, const std::string& merges) {
 // The ids of single bytes: their byte values in these vocabularies.
 std::vector<int> bytesOf(const std::string& s) { return {s.begin(), s.end()}; }
 
-// The message of the InputError `f` throws ("(no error)" if none).
-template <class F>
-std::string errorOf(F&& f) {
-    try {
-        f();
-    } catch (const InputError& e) {
-        return e.message();
-    }
-    return "(no error)";
-}
+using testfs::errorOf;
 
 TEST(ByteBpe, ByteTableIsGpt2s) {
     // printable bytes stand for themselves; the other 68 are U+0100 on, in byte order:

@@ -6,6 +6,7 @@
 #include "core/models/gpt2/gpt2.hpp"
 #include "core/models/loaded_model.hpp"
 #include "core/models/safetensors.hpp"
+#include "tests/input_errors.hpp"
 #include "tests/test_folder.hpp"
 #include "tests/tiny_gpt2.hpp"
 
@@ -27,6 +28,7 @@ namespace attnviz::core {
 namespace {
 
 using namespace tinygpt2;
+using testfs::errorOf;
 using testfs::readFile;
 using testfs::writeFile;
 
@@ -42,17 +44,6 @@ protected:
     std::vector<int> ids(const gpt2::Checkpoint& model) const { return model.tokenizer().encode(" the then the"); }
     std::string m_weights;
 };
-
-// The message of the InputError `body` throws, or "(no error)".
-template <class Body>
-std::string errorOf(Body&& body) {
-    try {
-        body();
-    } catch (const InputError& e) {
-        return e.message();
-    }
-    return "(no error)";
-}
 
 // In a child process (a SIGBUS there ends the child, not the test): `body`'s InputError printed
 // on stderr and exit code 2, as the command line reports it.

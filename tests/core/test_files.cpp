@@ -65,11 +65,7 @@ TEST_F(Writes, FileSizeLimitIsAnErrorNotADeath) {
         const pid_t child = ::fork();
         ASSERT_GE(child, 0);
         if (child == 0) {
-            std::signal(SIGXFSZ, SIG_DFL);
-            rlimit limit{};
-            ::getrlimit(RLIMIT_FSIZE, &limit);
-            limit.rlim_cur = 1 << 20;
-            ::setrlimit(RLIMIT_FSIZE, &limit);
+            attnviz::testfs::limitFileSize(1 << 20);
             try {
                 FileBatch batch(kind);
                 batch.add(path("out.bin").string(), std::string(2 << 20, 'x'));

@@ -68,11 +68,7 @@ TEST_F(InvalidUtf8, FailedSaveReportsAndKeepsTheOldFile) {
     const pid_t child = ::fork();
     ASSERT_GE(child, 0);
     if (child == 0) {
-        std::signal(SIGXFSZ, SIG_DFL);
-        rlimit limit{};
-        ::getrlimit(RLIMIT_FSIZE, &limit);
-        limit.rlim_cur = 64;
-        ::setrlimit(RLIMIT_FSIZE, &limit);
+        testfs::limitFileSize(64);
         try {
             const std::string line = trySaveSession(sessionFile(), session("new \xff\xfe"));
             ::_exit(!line.empty() && line.find('\n') == std::string::npos && line.find("File too large") != std::string::npos ? 3 : 4);
