@@ -47,8 +47,8 @@ mkdir -p "$BUILD_DIR/fuzz/logs"
 # One thread per process: the forward pass's OpenMP regions run, without spinning other cores.
 # The targets run side by side, as many at once as there are cores: each still gets its full time
 # on a core of its own, and the run takes a fraction of the time one after another would.
+JOBS=$(nproc)  # before OMP_NUM_THREADS is set: GNU nproc counts by it
 export OMP_NUM_THREADS=1
-JOBS=$(nproc)
 
 # Runs one target; its summary line goes to $WORK/<target>.line, and the exit status says whether
 # it passed.
