@@ -499,11 +499,12 @@ void App::dialogs() {
     });
     ImGui::SetNextWindowPos(centre, ImGuiCond_Appearing, ImVec2(0.5f, 0.5f));
     ImGui::SetNextWindowSize(ImVec2(width, 0));
-    pathDialog("Open model", "A Hugging Face GPT-2 folder (config.json, model.safetensors, vocab.json + merges.txt):", "Open",
-               m_drafts.modelPath, [&] {
+    pathDialog("Open model",
+               "A Hugging Face model folder: GPT-2, Llama, Mistral, Qwen2 or Qwen3 (config.json, model.safetensors, the tokenizer):",
+               "Open", m_drafts.modelPath, [&] {
                    // The files are looked for now (a wrong folder keeps the dialog open); they
                    // are read on a worker thread. The sentence on screen stays: the model reads it.
-                   core::gpt2::locateFiles(core::modelFolder(m_drafts.modelPath));
+                   core::checkModelFolder(core::modelFolder(m_drafts.modelPath));
                    core::Scenario model;
                    model.model = core::modelFolder(m_drafts.modelPath);
                    model.name = core::modelFolderName(m_drafts.modelPath);

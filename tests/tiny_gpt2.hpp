@@ -57,7 +57,31 @@ inline std::uint16_t toHalf(float v) {
     return static_cast<std::uint16_t>(sign | half);
 }
 
-// The safetensors bytes of `tensors` (F32 or F16 by each one's dtype), in name order.
+// float → bfloat16, rounded to nearest even (finite numbers).
+inline std::uint16_t toBfloat16(float v) {
+    std::uint32_t bits = 0;
+    std::memcpy(&bits, &v, 4);
+    bits += 0x7FFFu + ((bits >> 16) & 1u);
+    return static_cast<std::uint16_t>(bits >> 16);
+}
+
+// The value a tensor of `dtype` holds for v: v rounded to F16 or BF16 and widened back, or v.
+inline float stored(float v, const std::string& dtype) {
+    std::uint32_t bits = 0;
+    if (dtype == "BF16") {
+        bits = static_cast<std::uint32_t>(toBfloat16(v)) << 16;
+        std::memcpy(&v, &bits, 4);
+    } else if (dtype == "F16") {
+        const std::uint16_t h = toHalf(v);
+        // normal halves only (as the tests' weights are): exponent rebased from 15 to 127
+        const std::uint32_t sign = (h & 0x8000u) << 16, exponent = (h >> 10) & 0x1F, mantissa = h & 0x3FFu;
+        bits = exponent == 0 ? sign : sign | ((exponent - 15 + 127) << 23) | (mantissa << 13);
+        std::memcpy(&v, &bits, 4);
+    }
+    return v;
+}
+
+// The safetensors bytes of `tensors` (F32, F16, BF16 or I64 by each one's dtype), in name order.
 inline std::string safetensors(const std::map<std::string, StoredTensor>& tensors) {
     nlohmann::json header = {{"__metadata__", {{"format", "pt"}}}};
     std::string data;
@@ -67,6 +91,11 @@ inline std::string safetensors(const std::map<std::string, StoredTensor>& tensor
             for (const float v : t.values) {
                 const std::uint16_t h = toHalf(v);
                 data.append(reinterpret_cast<const char*>(&h), 2);
+            }
+        } else if (t.dtype == "BF16") {
+            for (const float v : t.values) {
+                const std::uint16_t b = toBfloat16(v);
+                data.append(reinterpret_cast<const char*>(&b), 2);
             }
         } else if (t.dtype == "I64") {
             for (const float v : t.values) {

@@ -91,7 +91,12 @@ void sentenceField(PanelContext& ctx) {
 void modelSection(PanelContext& ctx) {
     const AppState& s = ctx.state;
     const auto& c = s.loaded.checkpoint->config();
-    ImGui::Text("Model %s: %d layers × %d heads, d = %d", s.loaded.checkpoint->name().c_str(), c.nLayer, c.nHead, c.nEmbd);
+    if (c.nKvHead != c.nHead)
+        ImGui::Text("Model %s (%s): %d layers × %d heads reading %d kv heads, d = %d", s.loaded.checkpoint->name().c_str(),
+                    c.family.c_str(), c.nLayer, c.nHead, c.nKvHead, c.nEmbd);
+    else
+        ImGui::Text("Model %s (%s): %d layers × %d heads, d = %d", s.loaded.checkpoint->name().c_str(), c.family.c_str(), c.nLayer, c.nHead,
+                    c.nEmbd);
     tooltip(s.loaded.checkpoint->folder().c_str());
     ImGui::TextUnformatted("Sentence");
     sentenceField(ctx);
@@ -109,7 +114,7 @@ void nextTokens(PanelContext& ctx) {
     tooltip("Divides the logits of the next token before their softmax, as sampling does. The attention's own temperature is below.");
     const float barW = ImGui::GetContentRegionAvail().x * 0.45f, rowH = ImGui::GetTextLineHeight();
     for (std::size_t i = 0; i < s.loaded.next.size() && i < s.nextProbs.size(); ++i) {
-        const core::gpt2::NextToken& n = s.loaded.next[i];
+        const core::decoder::NextToken& n = s.loaded.next[i];
         const float prob = s.nextProbs[i];
         const std::string& label = s.loaded.nextLabels[i];
         const ImVec2 p = ImGui::GetCursorScreenPos();

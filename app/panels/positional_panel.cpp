@@ -18,7 +18,7 @@ namespace {
 // about 0 from their largest magnitude.
 void learnedPositions(PanelContext& ctx) {
     const AppState& s = ctx.state;
-    const auto wpe = s.loaded.checkpoint->wpe().map();
+    const auto wpe = s.loaded.checkpoint->positions().map();
     const auto T = static_cast<int>(s.model.tq()), d = static_cast<int>(wpe.cols());
     const core::Mat rows = wpe.topRows(T);
     const float range = std::max(rows.cwiseAbs().maxCoeff(), 1e-6f);
@@ -34,6 +34,20 @@ void learnedPositions(PanelContext& ctx) {
     const float w = rest.x, h = std::max(20.0f, std::min(rest.y - 4.0f, w / static_cast<float>(d) * 2.0f * static_cast<float>(T)));
     ctx.heatmaps.draw(ImGui::GetWindowDrawList(), tex, q, ImVec2(q.x + w, q.y + h), ImVec2(0, 0), ImVec2(1, 1));
     ImGui::Dummy(ImVec2(w, h));
+}
+
+// A model with rotary positions: what turns q and k, and how the frequencies are scaled.
+void rotaryPositions(PanelContext& ctx) {
+    const AppState& s = ctx.state;
+    const core::decoder::Config& c = s.loaded.checkpoint->config();
+    const char* scaling = c.rope.scaling == core::decoder::RopeScaling::Linear ? "linear: every frequency divided by the factor"
+                          : c.rope.scaling == core::decoder::RopeScaling::Llama3
+                              ? "llama3: long wavelengths slowed by the factor, short ones kept"
+                              : "none";
+    widgets::wrappedText(s.loaded.checkpoint->name() + " turns q and k by position (RoPE, rotate-half): pair i of a head's " +
+                         std::to_string(c.headDim) + " dimensions by position · θ_i, θ_i = " + core::formatNumber(c.rope.theta) + "^(−2i/" +
+                         std::to_string(c.headDim) + "), in every layer. No vector is added to the input.");
+    widgets::wrappedTextColored(ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled), "Frequency scaling: " + std::string(scaling) + ".");
 }
 
 // Relative positions: the sentence moved along by `shift` positions, and whether any score
@@ -79,7 +93,8 @@ void PositionalPanel::draw(PanelContext& ctx) {
     const AppState& s = ctx.state;
     if (!beginPanel(ctx, title())) return;
     if (s.loaded) {
-        learnedPositions(ctx);
+        if (s.loaded.checkpoint->config().rotary) rotaryPositions(ctx);
+        else learnedPositions(ctx);
         ImGui::End();
         return;
     }

@@ -38,7 +38,10 @@ const ShiftCheck& checkShift(AppState& state) {
     c = ShiftCheck{state.work.modelBuilds, state.view.shift, state.scenario.scaled, std::nullopt, ""};
     // Two forward passes: live for what a lecture shows, not for the longest sequences.
     const long long cells = static_cast<long long>(state.model.tq()) * state.model.tk() * state.model.heads;
-    if (state.loaded) c.why = "a model's positions are learned vectors added to its input; the shift applies to scenarios";
+    if (state.loaded)
+        c.why = state.loaded.checkpoint->config().rotary
+                    ? "a model's positions are fixed by its checkpoint; the shift applies to scenarios"
+                    : "a model's positions are learned vectors added to its input; the shift applies to scenarios";
     else if (cells > (1LL << 24)) c.why = "too large to check live (T² · heads over 16.8 million)";
     else {
         try {
@@ -54,7 +57,8 @@ const ShiftCheck& checkShift(AppState& state) {
 
 void deriveNextTokens(AppState& state) {
     state.nextProbs.clear();
-    if (state.loaded) state.nextProbs = core::gpt2::probabilities(state.loaded.run->logits, state.loaded.next, state.view.nextTemperature);
+    if (state.loaded)
+        state.nextProbs = core::decoder::probabilities(state.loaded.run->logits, state.loaded.next, state.view.nextTemperature);
 }
 
 namespace {

@@ -265,11 +265,18 @@ std::string weightsCsv(const Model& model, const MatRef& weights) {
 }
 
 void writeModelExportJson(ByteSink& out, const Scenario& scenario, const LoadedModel& loaded) {
-    const gpt2::Checkpoint& model = *loaded.checkpoint;
-    const gpt2::Run& run = *loaded.run;
-    const gpt2::Config& c = model.config();
+    const decoder::Checkpoint& model = *loaded.checkpoint;
+    const decoder::Run& run = *loaded.run;
+    const decoder::Config& c = model.config();
     JsonStream j(out);
-    j << "{\n  \"model\": " << dumpJson({{"name", model.name()}, {"n_layer", c.nLayer}, {"n_head", c.nHead}, {"n_embd", c.nEmbd}});
+    j << "{\n  \"model\": "
+      << dumpJson({{"name", model.name()},
+                   {"family", c.family},
+                   {"n_layer", c.nLayer},
+                   {"n_head", c.nHead},
+                   {"n_kv_head", c.nKvHead},
+                   {"head_dim", c.headDim},
+                   {"n_embd", c.nEmbd}});
     j << ",\n  \"sentence\": " << jsonString(scenario.sentence.value_or(kDefaultSentence));
     j << ",\n  \"tokens\": ";
     j.strings(loaded.labels);
@@ -280,7 +287,7 @@ void writeModelExportJson(ByteSink& out, const Scenario& scenario, const LoadedM
         for (int h = 0; h < run.headCount(); ++h) {
             j << (h ? ",\n      {\"weights\": " : "\n      {\"weights\": ");
             j.matrix(run.weights(l, h), 4);
-            j << "}";
+            j << ", \"kv_head\": " << std::to_string(c.kvHeadOf(h)) << "}";
         }
         j << "\n    ]}";
     }
@@ -300,8 +307,8 @@ void exportModelNpyDir(FileBatch& batch, const std::string& dir, const LoadedMod
     makeFolder(dir);
     const auto path = [&](const char* name) { return (fs::path(dir) / name).string(); };
     for (const char* name : kScenarioNpyFiles)
-        if (std::string_view(name) != "tokens.txt") batch.removeOnCommit(path(name));
-    const gpt2::Run& run = *loaded.run;
+        if (std::string_view(name) != "tokens.txt" && std::string_view(name) != "kv_head.npy") batch.removeOnCommit(path(name));
+    const decoder::Run& run = *loaded.run;
     const auto layers = static_cast<long long>(run.layerCount());
     const auto heads = static_cast<long long>(run.headCount());
     const auto t = static_cast<long long>(run.ids.size());
@@ -310,7 +317,7 @@ void exportModelNpyDir(FileBatch& batch, const std::string& dir, const LoadedMod
     sink.write(npyHeader({layers, heads, t, t}));
     for (int l = 0; l < run.layerCount(); ++l)
         for (int h = 0; h < run.headCount(); ++h) {
-            const gpt2::KeptView w = run.weights(l, h);
+            const decoder::KeptView w = run.weights(l, h);
             for (Eigen::Index r = 0; r < w.rows(); ++r)
                 sink.write(
                     std::string_view(reinterpret_cast<const char*>(w.row(r).data()), static_cast<std::size_t>(w.cols()) * sizeof(float)));
@@ -321,6 +328,18 @@ void exportModelNpyDir(FileBatch& batch, const std::string& dir, const LoadedMod
         ids.append(reinterpret_cast<const char*>(&v), sizeof v);  // little-endian, as x86-64 stores it
     }
     batch.add(path("token_ids.npy"), ids);
+    // The kv head each query head read (grouped-query models), as a scenario's export gives it.
+    const decoder::Config& c = loaded.checkpoint->config();
+    if (c.nKvHead != c.nHead) {
+        std::string kv = npyHeader({heads}, "<i8");
+        for (int h = 0; h < c.nHead; ++h) {
+            const auto v = static_cast<std::int64_t>(c.kvHeadOf(h));
+            kv.append(reinterpret_cast<const char*>(&v), sizeof v);
+        }
+        batch.add(path("kv_head.npy"), kv);
+    } else {
+        batch.removeOnCommit(path("kv_head.npy"));
+    }
     batch.add(path("tokens.txt"), labelsText(loaded.labels));
     std::string next;
     for (std::size_t i = 0; i < loaded.next.size(); ++i) {

@@ -2,10 +2,45 @@
 
 #include "core/attention/permutation.hpp"
 #include "core/base/error.hpp"
+#include "core/base/files.hpp"
+#include "core/base/json_text.hpp"
+#include "core/models/decoder/decoder_files.hpp"
+#include "core/models/gpt2/gpt2.hpp"
+#include "core/models/llama/llama.hpp"
+
+#include <nlohmann/json.hpp>
 
 #include <filesystem>
 
 namespace attnviz::core {
+
+namespace {
+
+constexpr const char* kFamilies = "gpt2, llama, mistral, qwen2, qwen3";
+
+// config.json's model_type, checked to be one attnviz reads.
+std::string modelType(const std::string& configPath) {
+    const std::string text = readTextFile(configPath, kMaxTextFileBytes, "a model's config.json");
+    const nlohmann::json j = nlohmann::json::parse(text.begin(), text.end(), nullptr, false);
+    if (j.is_discarded()) throw InputError(configPath, "not valid JSON");
+    if (!j.is_object()) throw InputError(configPath, "expected a JSON object, got " + describeJson(j));
+    const auto type = j.find("model_type");
+    if (type == j.end()) throw InputError(configPath, std::string("model_type: missing (expected one of ") + kFamilies + ")");
+    std::string value = type->is_string() ? type->get<std::string>() : std::string();
+    if (value != "gpt2" && !llama::readsModelType(value))
+        throw InputError(configPath + ": model_type", (type->is_string() ? quoteValue(value) : describeJson(*type)) +
+                                                          " is not a model family attnviz reads (" + kFamilies + ")");
+    return value;
+}
+
+}  // namespace
+
+std::shared_ptr<const decoder::Checkpoint> openCheckpoint(const std::string& folder, Progress* progress) {
+    const decoder::ModelFiles files = decoder::locateFiles(folder, "a Hugging Face model folder");
+    return modelType(files.config) == "gpt2" ? gpt2::open(folder, progress) : llama::open(folder, progress);
+}
+
+void checkModelFolder(const std::string& folder) { (void)decoder::locateFiles(folder, "a Hugging Face model folder"); }
 
 std::string modelFolder(const std::string& path) {
     std::filesystem::path p = std::filesystem::absolute(path).lexically_normal();
@@ -38,12 +73,13 @@ void checkFixedFields(const Scenario& s) {
 
 }  // namespace
 
-std::uint64_t keptModelBytes(const gpt2::Config& c, long long t) { return gpt2::storeBytes(c, t); }
+std::uint64_t keptModelBytes(const decoder::Config& c, long long t) { return decoder::storeBytes(c, t); }
 
-std::uint64_t modelMemoryBytes(const gpt2::Config& c, long long t) {
-    const long long d = c.nEmbd, width = c.headWidth();
-    // the layer's X and its packed tiles [T, d]; W_Q, W_K, W_V, W_O [d, d], each packed once more
-    const auto layer = static_cast<std::uint64_t>(4 * (2 * t * d + 8 * d * d));
+std::uint64_t modelMemoryBytes(const decoder::Config& c, long long t) {
+    const long long d = c.nEmbd, width = c.headWidth(), w = c.qkvWidth();
+    // the layer's X and its packed tiles [T, d]; W_Q, W_K, W_V [d, w] and W_O [h·d_h, d], each
+    // packed once more, and their side-by-side copy [d, w]
+    const auto layer = static_cast<std::uint64_t>(4 * (2 * t * d + 3 * d * w + 2LL * c.qWidth() * d));
     return keptModelBytes(c, t) + layer + forwardBytes(t, t, c.nHead, d, width, width);
 }
 
@@ -57,9 +93,9 @@ LoadedModel loadModel(const Scenario& scenario, const LoadedModel* previous, con
         loaded.forwardPasses = previous->forwardPasses;
         loaded.appendedPasses = previous->appendedPasses;
     } else {
-        loaded.checkpoint = gpt2::Checkpoint::open(*scenario.model, progress);
+        loaded.checkpoint = openCheckpoint(*scenario.model, progress);
     }
-    const gpt2::Checkpoint& model = *loaded.checkpoint;
+    const decoder::Checkpoint& model = *loaded.checkpoint;
     if (scenario.layer >= model.config().nLayer)
         throw InputError(
             "layer", std::to_string(scenario.layer) + " is outside this model's layers 0 … " + std::to_string(model.config().nLayer - 1));
@@ -76,7 +112,7 @@ LoadedModel loadModel(const Scenario& scenario, const LoadedModel* previous, con
     } catch (const InputError& e) {
         throw e.within("sentence");
     }
-    gpt2::checkIds(model.config(), ids, "sentence");
+    decoder::checkIds(model.config(), ids, "sentence");
     // A scenario's limits (buildModel's), before the pass allocates its store.
     const auto tokens = static_cast<long long>(ids.size());
     if (tokens > limits.maxTokens)
@@ -91,22 +127,22 @@ LoadedModel loadModel(const Scenario& scenario, const LoadedModel* previous, con
     const bool sameModel = previous && previous->checkpoint == loaded.checkpoint && previous->run;
     if (sameModel && previous->run->ids == ids) {
         loaded.run = previous->run;
-    } else if (sameModel && gpt2::commonPrefix(ids, previous->run->ids) > 0) {
-        loaded.run = std::make_shared<const gpt2::Run>(gpt2::forwardAppend(model, ids, *previous->run));
+    } else if (sameModel && decoder::commonPrefix(ids, previous->run->ids) > 0) {
+        loaded.run = std::make_shared<const decoder::Run>(decoder::forwardAppend(model, ids, *previous->run));
         ++loaded.appendedPasses;
     } else {
-        loaded.run = std::make_shared<const gpt2::Run>(gpt2::forward(model, ids, progress));
+        loaded.run = std::make_shared<const decoder::Run>(decoder::forward(model, ids, progress));
         ++loaded.forwardPasses;
     }
-    loaded.labels = gpt2::tokenLabels(model, ids);
-    loaded.next = gpt2::topNext(loaded.run->logits, 1.0f, 10);
-    for (const gpt2::NextToken& n : loaded.next) loaded.nextLabels.push_back(gpt2::tokenLabel(model, n.id));
+    loaded.labels = decoder::tokenLabels(model, ids);
+    loaded.next = decoder::topNext(loaded.run->logits, 1.0f, 10);
+    for (const decoder::NextToken& n : loaded.next) loaded.nextLabels.push_back(decoder::tokenLabel(model, n.id));
     return loaded;
 }
 
 Model buildModel(const Scenario& scenario, const LoadedModel& loaded, bool applySwaps, const Limits& limits) {
     if (!loaded) return buildModel(scenario, applySwaps, limits);
-    Model m = gpt2::layerModel(*loaded.checkpoint, *loaded.run, scenario.layer, loaded.labels);
+    Model m = decoder::layerModel(*loaded.checkpoint, *loaded.run, scenario.layer, loaded.labels);
     if (applySwaps && !scenario.swaps.empty()) {
         m.perm = permutationFromSwaps(static_cast<int>(m.x.rows()), scenario.swaps, "swaps");
         m.x = permuteRows(m.x, m.perm);

@@ -3,7 +3,7 @@
 // a scenario model, which every view and export of a scenario then works on.
 #pragma once
 
-#include "core/models/gpt2/gpt2.hpp"
+#include "core/models/decoder/decoder.hpp"
 #include "core/scenario/model.hpp"
 #include "core/scenario/scenario.hpp"
 
@@ -14,16 +14,25 @@
 namespace attnviz::core {
 
 struct LoadedModel {
-    std::shared_ptr<const gpt2::Checkpoint> checkpoint;  // null: the scenario names no model
-    std::shared_ptr<const gpt2::Run> run;                // every layer's every head, the next token's logits
-    std::vector<std::string> labels;                     // the tokens as drawn, in text order
-    std::vector<gpt2::NextToken> next;                   // the ten most likely next tokens at τ = 1 (their order at every τ)
-    std::vector<std::string> nextLabels;                 // and their labels
-    long long forwardPasses = 0, appendedPasses = 0;     // passes run for this state: whole, and over a kept prefix
+    std::shared_ptr<const decoder::Checkpoint> checkpoint;  // null: the scenario names no model
+    std::shared_ptr<const decoder::Run> run;                // every layer's every head, the next token's logits
+    std::vector<std::string> labels;                        // the tokens as drawn, in text order
+    std::vector<decoder::NextToken> next;                   // the ten most likely next tokens at τ = 1 (their order at every τ)
+    std::vector<std::string> nextLabels;                    // and their labels
+    long long forwardPasses = 0, appendedPasses = 0;        // passes run for this state: whole, and over a kept prefix
 
     explicit operator bool() const { return checkpoint != nullptr; }
     int layers() const { return checkpoint ? checkpoint->config().nLayer : 0; }
 };
+
+// The families attnviz reads, by config.json's model_type: "gpt2" (core/models/gpt2/), and
+// "llama", "mistral", "qwen2", "qwen3" (core/models/llama/).
+// Opens a model folder with its family's reader. Throws InputError naming the file and the field
+// (config.json's model_type when no family reads it), or Cancelled through `progress`.
+std::shared_ptr<const decoder::Checkpoint> openCheckpoint(const std::string& folder, Progress* progress = nullptr);
+// Looks for a model folder's files (config.json, the weights, a tokenizer) without reading them:
+// throws InputError naming what is missing.
+void checkModelFolder(const std::string& folder);
 
 // A model folder as a scenario names it: absolute, normal, without a trailing separator.
 std::string modelFolder(const std::string& path);
@@ -41,15 +50,15 @@ std::string modelFolderName(const std::string& path);
 LoadedModel loadModel(const Scenario& scenario, const LoadedModel* previous = nullptr, const Limits& limits = {},
                       Progress* progress = nullptr);
 
-// Bytes a pass over T tokens keeps: its store (gpt2::storeBytes), every layer's every head's
+// Bytes a pass over T tokens keeps: its store (decoder::storeBytes), every layer's every head's
 // [T, T] weights, each layer's input, normed input and q|k|v ([T, 5d]) and the final rows [T, d].
-std::uint64_t keptModelBytes(const gpt2::Config& config, long long tokens);
+std::uint64_t keptModelBytes(const decoder::Config& config, long long tokens);
 // What --max-memory holds a sentence on a model to: the pass's kept matrices (keptModelBytes) and
 // the shown layer's attention as a scenario's is counted (its X and weights, with the copies
 // packed for the products, and one forward pass: forwardBytes).
-std::uint64_t modelMemoryBytes(const gpt2::Config& config, long long tokens);
+std::uint64_t modelMemoryBytes(const decoder::Config& config, long long tokens);
 
-// The selected layer's attention as a scenario model (gpt2::layerModel) with the scenario's
+// The selected layer's attention as a scenario model (decoder::layerModel) with the scenario's
 // swaps applied to its input rows and labels when applySwaps.
 Model buildModel(const Scenario& scenario, const LoadedModel& loaded, bool applySwaps, const Limits& limits = {});
 

@@ -5,26 +5,26 @@
 
 namespace attnviz::core {
 
-double gpt2Flops(const gpt2::Config& c, long long tokens) {
+double gpt2Flops(const decoder::Config& c, long long tokens) {
     const double t = static_cast<double>(tokens), d = c.nEmbd;
     const double perLayer = 2.0 * t * d * (4.0 * d + 2.0 * c.nInner) + 4.0 * t * t * d;
     return c.nLayer * perLayer + 2.0 * d * c.vocabSize;
 }
 
-ModelBenchResult benchmarkModel(const gpt2::Checkpoint& model, const std::vector<int>& ids, double seconds) {
-    const gpt2::Config& c = model.config();
+ModelBenchResult benchmarkModel(const decoder::Checkpoint& model, const std::vector<int>& ids, double seconds) {
+    const decoder::Config& c = model.config();
     ModelBenchResult r;
     r.tokens = static_cast<long long>(ids.size());
     r.layers = c.nLayer;
     r.heads = c.nHead;
     r.dModel = c.nEmbd;
-    gpt2::Run run = gpt2::forward(model, ids);  // warm up: pages of the mapped file, the allocator
+    decoder::Run run = decoder::forward(model, ids);  // warm up: pages of the mapped file, the allocator
     std::size_t runs = 0;
     r.forwardMs = medianMs(
         seconds,
         [&] {
             run = {};  // the store of the pass before is given back first, as a new sentence does
-            run = gpt2::forward(model, ids), ++runs;
+            run = decoder::forward(model, ids), ++runs;
         },
         5, 1000);
     r.runs = static_cast<int>(runs);
@@ -34,14 +34,14 @@ ModelBenchResult benchmarkModel(const gpt2::Checkpoint& model, const std::vector
         // appended pass of the round before is given back first, as the state it replaces is).
         // The pass over T - 1 was itself typed, so its store has room (a whole pass's has none).
         const std::vector<int> shorter(ids.begin(), ids.end() - 1);
-        const gpt2::Run prefix = shorter.size() > 1
-                                     ? gpt2::forwardAppend(model, shorter, gpt2::forward(model, {shorter.begin(), shorter.end() - 1}))
-                                     : gpt2::forward(model, shorter);
+        const decoder::Run prefix =
+            shorter.size() > 1 ? decoder::forwardAppend(model, shorter, decoder::forward(model, {shorter.begin(), shorter.end() - 1}))
+                               : decoder::forward(model, shorter);
         r.appendMs = medianMs(
             seconds * 0.5,
             [&] {
                 run = {};
-                run = gpt2::forwardAppend(model, ids, prefix);
+                run = decoder::forwardAppend(model, ids, prefix);
             },
             5, 1000);
     }

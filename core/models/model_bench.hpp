@@ -12,7 +12,7 @@ namespace attnviz::core {
 // Floating-point operations of GPT-2's pass over T tokens, a multiply-add counted as 2:
 //   per layer  projections 2·T·d·(3d + d + 2·n_inner),  scores and A·V 2·2·T·T·d (dense);
 //   the last position's logits 2·d·vocab. LayerNorm, gelu and the softmax are not counted.
-double gpt2Flops(const gpt2::Config& config, long long tokens);
+double gpt2Flops(const decoder::Config& config, long long tokens);
 
 struct ModelBenchResult {
     long long tokens = 0;
@@ -24,6 +24,6 @@ struct ModelBenchResult {
 };
 
 // Runs the pass over `ids` (and the append) for at least `seconds` and 5 runs each.
-ModelBenchResult benchmarkModel(const gpt2::Checkpoint& model, const std::vector<int>& ids, double seconds);
+ModelBenchResult benchmarkModel(const decoder::Checkpoint& model, const std::vector<int>& ids, double seconds);
 
 }  // namespace attnviz::core

@@ -7,22 +7,26 @@
 #include <string>
 
 namespace attnviz::core {
-namespace {
-
-// RoPE in the rotate-half layout (the Hugging Face Llama code): dimension i < d_k/2 pairs with
-// i + d_k/2, and row t turns each pair by angle t · θ_i: (a, b) -> (a cos - b sin, b cos + a sin).
-void rotate(const Model& model, Mat& m) {
+void rotateHalf(const MatRef& cosines, const MatRef& sines, Eigen::Ref<Mat> m) {
     const Eigen::Index half = m.cols() / 2;
     for (Eigen::Index t = 0; t < m.rows(); ++t)
         for (Eigen::Index i = 0; i < half; ++i) {
-            const float c = model.ropeCos(t, i), s = model.ropeSin(t, i);
+            const float c = cosines(t, i), s = sines(t, i);
             const float a = m(t, i), b = m(t, i + half);
             m(t, i) = a * c - b * s;
             m(t, i + half) = b * c + a * s;
         }
 }
 
-}  // namespace
+void rmsNormRows(Eigen::Ref<Mat> m, const RowVec& gain, float eps) {
+    const Eigen::Index n = m.cols();
+    for (Eigen::Index r = 0; r < m.rows(); ++r) {
+        double squares = 0;
+        for (Eigen::Index c = 0; c < n; ++c) squares += static_cast<double>(m(r, c)) * m(r, c);
+        const auto inv = static_cast<float>(1.0 / std::sqrt(squares / static_cast<double>(n) + eps));
+        m.row(r) = (m.row(r).array() * inv) * gain.array();
+    }
+}
 
 void projectHead(const Model& model, int head, HeadTensors& out) {
     if (model.explicitQkv) {
@@ -43,9 +47,13 @@ void projectHead(const Model& model, int head, HeadTensors& out) {
         project(model.wq, model.bq, head * dk, dk, out.packedProjections[0], out.q);
         project(model.wk, model.bk, kv * dk, dk, out.packedProjections[1], out.k);
         project(model.wv, model.bv, kv * dv, dv, out.packedProjections[2], out.v);
+        if (model.qNorm.size() != 0) {
+            rmsNormRows(out.q, model.qNorm, model.qkNormEpsilon);
+            rmsNormRows(out.k, model.kNorm, model.qkNormEpsilon);
+        }
         if (model.ropeCos.size() != 0) {
-            rotate(model, out.q);
-            rotate(model, out.k);
+            rotateHalf(model.ropeCos, model.ropeSin, out.q);
+            rotateHalf(model.ropeCos, model.ropeSin, out.k);
         }
     }
     out.alibiSlope = model.alibiSlopes.empty() ? 0.0f : model.alibiSlopes[static_cast<std::size_t>(head)];

@@ -44,6 +44,9 @@ struct Model {
     // RoPE: cos and sin of position · θ_i for each position (rows) and pair i < d_k / 2 of a
     // head's dimensions (columns), θ_i = base^(-2i/d_k); empty without rotary positions.
     Mat ropeCos, ropeSin;
+    // Qwen3's per-head RMSNorm of q and k over d_k, before RoPE: gains [d_k]; empty: none.
+    RowVec qNorm, kNorm;
+    float qkNormEpsilon = 1e-6f;
     // ALiBi: head h's slope m_h; the logit of query i and key j gets -m_h |i - j|. Empty: none.
     std::vector<float> alibiSlopes;
     std::vector<int> perm;  // position p holds the token originally at position perm[p]
@@ -79,6 +82,14 @@ std::uint64_t forwardBytes(long long tq, long long tk, long long heads, long lon
 std::uint64_t keptBytes(const Model& model, const Forward& forward);
 // "1.6 GiB"
 std::string formatBytes(std::uint64_t bytes);
+
+// RoPE in the rotate-half layout (the Hugging Face Llama code): dimension i < d_k/2 pairs with
+// i + d_k/2, and row t turns each pair by angle θ_t,i: (a, b) -> (a cos - b sin, b cos + a sin).
+// m: [T, d_k]; cosines, sines: [T, d_k/2] (row t: the angles of m's row t).
+void rotateHalf(const MatRef& cosines, const MatRef& sines, Eigen::Ref<Mat> m);
+// Each row of m: [T, n] scaled to unit root mean square, x / √(mean(x²) + eps) · gain [n] (the
+// mean summed in double).
+void rmsNormRows(Eigen::Ref<Mat> m, const RowVec& gain, float eps);
 
 // Stages of the forward pass, per head, so callers recompute only what changed.
 // q, k, v; with RoPE q and k rotated by their positions.

@@ -51,7 +51,7 @@ std::string exportError(std::vector<std::string> args) {
 // Bytes a state showing a model holds for its sentence: the pass's store (each kept view, whose
 // rows are the store's when the pass was run whole) and the shown layer's own matrices.
 std::uint64_t heldBytes(const AppState& state) {
-    const core::gpt2::Run& run = *state.loaded.run;
+    const core::decoder::Run& run = *state.loaded.run;
     EXPECT_EQ(run.capacity(), run.tokens());
     std::uint64_t floats = static_cast<std::uint64_t>(run.final().size());
     for (int l = 0; l < run.layerCount(); ++l) {

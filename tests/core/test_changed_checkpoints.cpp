@@ -41,7 +41,7 @@ protected:
         writeCheckpoint(m_dir, weights(5));
         m_weights = (m_dir / "model.safetensors").string();
     }
-    std::vector<int> ids(const gpt2::Checkpoint& model) const { return model.tokenizer().encode(" the then the"); }
+    std::vector<int> ids(const decoder::Checkpoint& model) const { return model.tokenizer().encode(" the then the"); }
     std::string m_weights;
 };
 
@@ -74,10 +74,10 @@ TEST_F(CheckpointRewrittenWhileMapped, AReadPastAShrunkEndGetsZerosAndTheChangeI
                 ::testing::ExitedWithCode(2), kChanged);
     // A pass's kept run read again for one layer: its weights come from the file cut in half.
     EXPECT_EXIT(exitWithError([&] {
-                    const auto model = gpt2::Checkpoint::open(m_dir.string());
-                    const gpt2::Run run = gpt2::forward(*model, ids(*model));
+                    const auto model = gpt2::open(m_dir.string());
+                    const decoder::Run run = decoder::forward(*model, ids(*model));
                     ASSERT_EQ(::truncate(m_weights.c_str(), static_cast<off_t>(std::filesystem::file_size(m_weights) / 2)), 0);
-                    gpt2::layerModel(*model, run, 1, {});
+                    decoder::layerModel(*model, run, 1, {});
                 }),
                 ::testing::ExitedWithCode(2), kChanged);
 }
@@ -87,7 +87,7 @@ TEST_F(CheckpointRewrittenWhileMapped, TruncatedWhilePassesRunIsAnErrorNotASigna
     // Another thread truncates the file while this one runs pass after pass: whether the cut
     // lands inside a pass or between two, the passes end in the error.
     EXPECT_EXIT(exitWithError([&] {
-                    const auto model = gpt2::Checkpoint::open(m_dir.string());
+                    const auto model = gpt2::open(m_dir.string());
                     std::atomic<int> passes{0};
                     std::thread cutter([&] {
                         while (passes < 3) std::this_thread::yield();
@@ -97,19 +97,19 @@ TEST_F(CheckpointRewrittenWhileMapped, TruncatedWhilePassesRunIsAnErrorNotASigna
                         std::thread& t;
                         ~Join() { t.join(); }
                     } join{cutter};
-                    for (int i = 0; i < 1000000; ++i, ++passes) gpt2::forward(*model, ids(*model));
+                    for (int i = 0; i < 1000000; ++i, ++passes) decoder::forward(*model, ids(*model));
                 }),
                 ::testing::ExitedWithCode(2), kChanged);
 }
 
 TEST_F(CheckpointRewrittenWhileMapped, TheSameBytesCopiedOverAreAChangeAndOpeningAgainReadsThem) {
-    const auto model = gpt2::Checkpoint::open(m_dir.string());
-    const gpt2::Run before = gpt2::forward(*model, ids(*model));
+    const auto model = gpt2::open(m_dir.string());
+    const decoder::Run before = decoder::forward(*model, ids(*model));
     // What `cp` does: truncate, then write (here the same bytes).
     const std::string bytes = readFile(m_weights);
     writeFile(m_weights, bytes);
     EXPECT_TRUE(model->changed());
-    EXPECT_EQ(errorOf([&] { gpt2::forward(*model, ids(*model)); }), m_dir.string() + "/" + kChanged);
+    EXPECT_EQ(errorOf([&] { decoder::forward(*model, ids(*model)); }), m_dir.string() + "/" + kChanged);
     // A scenario naming the folder opens it again instead of reusing the changed checkpoint.
     Scenario s;
     s.model = m_dir.string();
@@ -124,7 +124,7 @@ TEST_F(CheckpointRewrittenWhileMapped, TheSameBytesCopiedOverAreAChangeAndOpenin
     writeFile(m_weights + ".new", bytes);
     std::filesystem::rename(m_weights + ".new", m_weights);
     EXPECT_FALSE(loaded.checkpoint->changed());
-    EXPECT_EQ(errorOf([&] { gpt2::forward(*loaded.checkpoint, ids(*loaded.checkpoint)); }), "(no error)");
+    EXPECT_EQ(errorOf([&] { decoder::forward(*loaded.checkpoint, ids(*loaded.checkpoint)); }), "(no error)");
 }
 
 // A header's entries, each a small F32 tensor of one element, and `after` appended to the data.
@@ -213,8 +213,8 @@ protected:
         for (const Edit& e : edits) w[e.tensor].values.at(e.index) = e.value;
         writeCheckpoint(m_dir, w);
         return errorOf([&] {
-            const auto model = gpt2::Checkpoint::open(m_dir.string());
-            gpt2::forward(*model, model->tokenizer().encode(" the then the"));
+            const auto model = gpt2::open(m_dir.string());
+            decoder::forward(*model, model->tokenizer().encode(" the then the"));
         });
     }
     std::string passError(const std::string& tensor, std::size_t index, float value) { return passError({{tensor, index, value}}); }

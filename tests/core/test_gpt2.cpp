@@ -30,7 +30,7 @@ protected:
     std::string openError(const std::map<std::string, StoredTensor>& w, const std::string& config = configText()) {
         write(w, config);
         try {
-            gpt2::Checkpoint::open(m_dir.string());
+            gpt2::open(m_dir.string());
         } catch (const InputError& e) {
             return e.message();
         }
@@ -39,14 +39,14 @@ protected:
 };
 
 TEST(Gpt2Config, ReadsHuggingFacesKeys) {
-    const gpt2::Config c = gpt2::parseConfig(configText(), "config.json");
+    const decoder::Config c = gpt2::parseConfig(configText(), "config.json");
     EXPECT_EQ(c.nLayer, kLayers);
     EXPECT_EQ(c.nHead, kHeads);
     EXPECT_EQ(c.nEmbd, kEmbd);
     EXPECT_EQ(c.nInner, 4 * kEmbd);  // null: 4 n_embd
     EXPECT_EQ(c.headWidth(), kEmbd / kHeads);
-    EXPECT_EQ(c.activation, gpt2::Activation::GeluTanh);
-    EXPECT_EQ(gpt2::parseConfig(configText({{"activation_function", "relu"}}), "c").activation, gpt2::Activation::Relu);
+    EXPECT_EQ(c.activation, decoder::Activation::GeluTanh);
+    EXPECT_EQ(gpt2::parseConfig(configText({{"activation_function", "relu"}}), "c").activation, decoder::Activation::Relu);
     EXPECT_EQ(gpt2::parseConfig(configText({{"n_inner", 20}}), "c").nInner, 20);
 }
 
@@ -75,15 +75,15 @@ TEST(Gpt2Config, NamesTheFieldAtFault) {
 }
 
 TEST_F(Gpt2, ForwardKeepsEveryHeadCausalAndNormalised) {
-    const auto model = gpt2::Checkpoint::open(write(weights(1)).string());
+    const auto model = gpt2::open(write(weights(1)).string());
     const std::vector<int> ids = model->tokenizer().encode(" the then the");
     ASSERT_EQ(ids, (std::vector<int>{258, 258, 110, 258}));  // "Ġthe" "Ġthe" "n" "Ġthe": the merges by rank
-    const gpt2::Run run = gpt2::forward(*model, ids);
+    const decoder::Run run = decoder::forward(*model, ids);
     ASSERT_EQ(run.layerCount(), kLayers);
     ASSERT_EQ(run.headCount(), kHeads);
     for (int l = 0; l < kLayers; ++l)
         for (int h = 0; h < kHeads; ++h) {
-            const gpt2::KeptView w = run.weights(l, h);
+            const decoder::KeptView w = run.weights(l, h);
             ASSERT_EQ(w.rows(), 4);
             for (Eigen::Index i = 0; i < 4; ++i) {
                 EXPECT_NEAR(w.row(i).sum(), 1.0f, 1e-6f);
@@ -92,28 +92,28 @@ TEST_F(Gpt2, ForwardKeepsEveryHeadCausalAndNormalised) {
             EXPECT_EQ(w(0, 0), 1.0f);  // the first token reads only itself
         }
     EXPECT_EQ(run.logits.size(), kVocab);
-    const auto next = gpt2::topNext(run.logits, 1.0f, 10);
+    const auto next = decoder::topNext(run.logits, 1.0f, 10);
     ASSERT_EQ(next.size(), 10u);
     for (std::size_t i = 1; i < next.size(); ++i) EXPECT_GE(next[i - 1].prob, next[i].prob);
     double total = 0;
-    for (const auto& n : gpt2::topNext(run.logits, 1.0f, kVocab)) total += n.prob;
+    for (const auto& n : decoder::topNext(run.logits, 1.0f, kVocab)) total += n.prob;
     EXPECT_NEAR(total, 1.0, 1e-5);
     // A low temperature puts almost everything on the most likely token.
-    EXPECT_GT(gpt2::topNext(run.logits, 0.01f, 1)[0].prob, 0.99f);
+    EXPECT_GT(decoder::topNext(run.logits, 0.01f, 1)[0].prob, 0.99f);
     // The same probabilities for chosen tokens, at any temperature.
-    const auto cold = gpt2::topNext(run.logits, 0.5f, 10);
-    const std::vector<float> p = gpt2::probabilities(run.logits, next, 0.5f);
+    const auto cold = decoder::topNext(run.logits, 0.5f, 10);
+    const std::vector<float> p = decoder::probabilities(run.logits, next, 0.5f);
     for (std::size_t i = 0; i < next.size(); ++i) {
         EXPECT_EQ(cold[i].id, next[i].id);
         EXPECT_NEAR(p[i], cold[i].prob, 1e-7f);
     }
     // An id past the tokenizer's tokens (a padded vocabulary) still has a label.
-    EXPECT_EQ(gpt2::tokenLabel(*model, 258), "␣the");
-    EXPECT_EQ(gpt2::tokenLabel(*model, 100000), "⟨id 100000⟩");
+    EXPECT_EQ(decoder::tokenLabel(*model, 258), "␣the");
+    EXPECT_EQ(decoder::tokenLabel(*model, 100000), "⟨id 100000⟩");
 }
 
 // Every kept matrix of two passes, bit for bit.
-void expectSamePass(const gpt2::Run& a, const gpt2::Run& b) {
+void expectSamePass(const decoder::Run& a, const decoder::Run& b) {
     ASSERT_EQ(a.ids, b.ids);
     ASSERT_EQ(a.layerCount(), b.layerCount());
     for (int l = 0; l < a.layerCount(); ++l) {
@@ -127,44 +127,44 @@ void expectSamePass(const gpt2::Run& a, const gpt2::Run& b) {
 }
 
 TEST_F(Gpt2, AppendingReusesThePrefixAndGivesTheSameNumbers) {
-    const auto model = gpt2::Checkpoint::open(write(weights(2)).string());
+    const auto model = gpt2::open(write(weights(2)).string());
     const std::vector<int> shortIds = {5, 77, 258, 9}, longIds = {5, 77, 258, 9, 31, 200};
-    const gpt2::Run whole = gpt2::forward(*model, longIds);
+    const decoder::Run whole = decoder::forward(*model, longIds);
     EXPECT_EQ(whole.capacity(), 6);  // a whole pass keeps no spare room
-    expectSamePass(gpt2::forwardAppend(*model, longIds, gpt2::forward(*model, shortIds)), whole);
-    EXPECT_EQ(gpt2::commonPrefix(shortIds, longIds), 4u);
+    expectSamePass(decoder::forwardAppend(*model, longIds, decoder::forward(*model, shortIds)), whole);
+    EXPECT_EQ(decoder::commonPrefix(shortIds, longIds), 4u);
     // An edit in the middle keeps only the positions before it, and leaves the pass it read alone.
     const std::vector<int> edited = {5, 78, 258, 9, 31, 200};
-    expectSamePass(gpt2::forwardAppend(*model, edited, whole), gpt2::forward(*model, edited));
-    expectSamePass(whole, gpt2::forward(*model, longIds));
+    expectSamePass(decoder::forwardAppend(*model, edited, whole), decoder::forward(*model, edited));
+    expectSamePass(whole, decoder::forward(*model, longIds));
 }
 
 TEST_F(Gpt2, TypingAtTheEndWritesIntoTheKeptStoreWithoutDisturbingLivePasses) {
-    const auto model = gpt2::Checkpoint::open(write(weights(2)).string());
+    const auto model = gpt2::open(write(weights(2)).string());
     const std::vector<int> a = {5, 77, 258, 9}, b = {5, 77, 258, 9, 31}, c = {5, 77, 258, 9, 31, 200}, d = {5, 77, 258, 9, 31, 7};
     // The first append copies the prefix into a store with room; the next ones write into it.
-    const gpt2::Run first = gpt2::forward(*model, a);
-    const gpt2::Run typed = gpt2::forwardAppend(*model, b, first);
-    EXPECT_EQ(typed.capacity(), gpt2::grownCapacity(model->config(), 5));
+    const decoder::Run first = decoder::forward(*model, a);
+    const decoder::Run typed = decoder::forwardAppend(*model, b, first);
+    EXPECT_EQ(typed.capacity(), decoder::grownCapacity(model->config(), 5));
     EXPECT_NE(typed.weights(0, 0).data(), first.weights(0, 0).data());
-    std::optional<gpt2::Run> more = gpt2::forwardAppend(*model, c, typed);
+    std::optional<decoder::Run> more = decoder::forwardAppend(*model, c, typed);
     EXPECT_EQ(more->weights(1, 1).data(), typed.weights(1, 1).data());  // the same store: nothing moved
-    expectSamePass(*more, gpt2::forward(*model, c));
-    expectSamePass(typed, gpt2::forward(*model, b));  // the pass it extended reads as before
+    expectSamePass(*more, decoder::forward(*model, c));
+    expectSamePass(typed, decoder::forward(*model, b));  // the pass it extended reads as before
     // While `more` lives, another continuation of `typed` may not write over its positions.
-    const gpt2::Run other = gpt2::forwardAppend(*model, d, typed);
+    const decoder::Run other = decoder::forwardAppend(*model, d, typed);
     EXPECT_NE(other.weights(1, 1).data(), typed.weights(1, 1).data());
-    expectSamePass(other, gpt2::forward(*model, d));
-    expectSamePass(*more, gpt2::forward(*model, c));
+    expectSamePass(other, decoder::forward(*model, d));
+    expectSamePass(*more, decoder::forward(*model, c));
     // Once it is gone, the store is free past `typed` again.
     more.reset();
-    const gpt2::Run again = gpt2::forwardAppend(*model, d, typed);
+    const decoder::Run again = decoder::forwardAppend(*model, d, typed);
     EXPECT_EQ(again.weights(1, 1).data(), typed.weights(1, 1).data());
-    expectSamePass(again, gpt2::forward(*model, d));
+    expectSamePass(again, decoder::forward(*model, d));
     // A shorter text recomputes its last position (its logits) in a store of its own.
-    const gpt2::Run shorter = gpt2::forwardAppend(*model, a, again);
-    expectSamePass(shorter, gpt2::forward(*model, a));
-    expectSamePass(again, gpt2::forward(*model, d));
+    const decoder::Run shorter = decoder::forwardAppend(*model, a, again);
+    expectSamePass(shorter, decoder::forward(*model, a));
+    expectSamePass(again, decoder::forward(*model, d));
 }
 
 TEST_F(Gpt2, AStoreOnPagesThatHeldAnotherLayoutGivesTheSameNumbers) {
@@ -177,33 +177,33 @@ TEST_F(Gpt2, AStoreOnPagesThatHeldAnotherLayoutGivesTheSameNumbers) {
     wpe.shape = {kLong, kEmbd};
     for (int i = 0; i < kLong * kEmbd; ++i) wpe.values.push_back(0.3f * std::sin(0.37f * static_cast<float>(i)));
     w["wpe.weight"] = wpe;
-    const auto model = gpt2::Checkpoint::open(write(w, configText({{"n_positions", kLong}})).string());
+    const auto model = gpt2::open(write(w, configText({{"n_positions", kLong}})).string());
     const auto ids = [](int n) {
         std::vector<int> out(static_cast<std::size_t>(n));
         for (int i = 0; i < n; ++i) out[static_cast<std::size_t>(i)] = (i * 37 + 5) % 256;
         return out;
     };
-    const gpt2::Run first = gpt2::forward(*model, ids(300));
+    const decoder::Run first = decoder::forward(*model, ids(300));
     const float* bigStore = nullptr;
     {
-        const gpt2::Run big = gpt2::forward(*model, ids(340));
+        const decoder::Run big = decoder::forward(*model, ids(340));
         bigStore = big.input(0).data();
     }
-    const gpt2::Run typed = gpt2::forwardAppend(*model, ids(301), first);
+    const decoder::Run typed = decoder::forwardAppend(*model, ids(301), first);
     ASSERT_EQ(typed.capacity(), 333);
     EXPECT_EQ(typed.input(0).data(), bigStore);  // the same pages
-    expectSamePass(typed, gpt2::forward(*model, ids(301)));
-    const gpt2::Run more = gpt2::forwardAppend(*model, ids(320), typed);
+    expectSamePass(typed, decoder::forward(*model, ids(301)));
+    const decoder::Run more = decoder::forwardAppend(*model, ids(320), typed);
     ASSERT_EQ(more.weights(0, 0).data(), typed.weights(0, 0).data());
-    expectSamePass(more, gpt2::forward(*model, ids(320)));
+    expectSamePass(more, decoder::forward(*model, ids(320)));
 }
 
 TEST_F(Gpt2, OneLayerAsAScenarioModelGivesTheKeptWeights) {
-    const auto model = gpt2::Checkpoint::open(write(weights(3)).string());
+    const auto model = gpt2::open(write(weights(3)).string());
     const std::vector<int> ids = {1, 2, 258, 3, 4, 5, 6, 7};
-    const gpt2::Run run = gpt2::forward(*model, ids);
+    const decoder::Run run = decoder::forward(*model, ids);
     for (int l = 0; l < kLayers; ++l) {
-        const Model m = gpt2::layerModel(*model, run, l, gpt2::tokenLabels(*model, ids));
+        const Model m = decoder::layerModel(*model, run, l, decoder::tokenLabels(*model, ids));
         Settings settings;
         settings.causal = true;
         const Forward f = runForward(m, settings);
@@ -218,37 +218,39 @@ TEST_F(Gpt2, HalfPrecisionAndThePrefixedNamesOpenToo) {
     for (auto& [name, t] : rounded)
         for (float& v : t.values) v = halfToFloat(toHalf(v));
     const std::vector<int> ids = {10, 20, 30, 258};
-    const gpt2::Run f32 = gpt2::forward(*gpt2::Checkpoint::open(write(rounded).string()), ids);
-    const gpt2::Run f16 = gpt2::forward(*gpt2::Checkpoint::open(write(halves).string()), ids);
+    const decoder::Run f32 = decoder::forward(*gpt2::open(write(rounded).string()), ids);
+    const decoder::Run f16 = decoder::forward(*gpt2::open(write(halves).string()), ids);
     EXPECT_EQ(f16.logits, f32.logits);
     EXPECT_EQ(f16.weights(1, 1), f32.weights(1, 1));
     // "transformer." in front of every name, and lm_head.weight tied to wte: the same model.
     std::map<std::string, StoredTensor> prefixed;
     for (auto& [name, t] : rounded) prefixed["transformer." + name] = t;
     prefixed["lm_head.weight"] = rounded["wte.weight"];
-    EXPECT_EQ(gpt2::forward(*gpt2::Checkpoint::open(write(prefixed).string()), ids).logits, f32.logits);
+    EXPECT_EQ(decoder::forward(*gpt2::open(write(prefixed).string()), ids).logits, f32.logits);
 }
 
 TEST_F(Gpt2, OpeningCountsItsProgressAndStopsWhenCancelled) {
     write(weights(4));
     Progress progress;
-    const auto model = gpt2::Checkpoint::open(m_dir.string(), &progress);
+    const auto model = gpt2::open(m_dir.string(), &progress);
     EXPECT_EQ(progress.fraction(), 1.0);  // every byte read in, every tensor taken
     // Asked to stop before it starts, an opening and a pass stop at their first step, and a pass
     // without a Progress runs as before.
     Progress stopped;
     stopped.cancel();
-    EXPECT_THROW(gpt2::Checkpoint::open(m_dir.string(), &stopped), Cancelled);
-    EXPECT_THROW(gpt2::forward(*model, {10, 20}, &stopped), Cancelled);
-    EXPECT_EQ(gpt2::forward(*model, {10, 20}).tokens(), 2);
+    EXPECT_THROW(gpt2::open(m_dir.string(), &stopped), Cancelled);
+    EXPECT_THROW(decoder::forward(*model, {10, 20}, &stopped), Cancelled);
+    EXPECT_EQ(decoder::forward(*model, {10, 20}).tokens(), 2);
     // A folder without its files says so before anything is read.
-    EXPECT_EQ(gpt2::locateFiles(m_dir.string()).merges, (m_dir / "merges.txt").string());
+    EXPECT_NO_THROW(checkModelFolder(m_dir.string()));
     std::filesystem::remove(m_dir / "model.safetensors");
     try {
-        gpt2::locateFiles(m_dir.string());
+        checkModelFolder(m_dir.string());
         ADD_FAILURE() << "located";
     } catch (const InputError& e) {
-        EXPECT_EQ(e.message(), (m_dir / "model.safetensors").string() + ": missing (a Hugging Face GPT-2 folder holds model.safetensors)");
+        EXPECT_EQ(e.message(), (m_dir / "model.safetensors").string() +
+                                   ": missing (a Hugging Face model folder holds model.safetensors, or shards named by "
+                                   "model.safetensors.index.json)");
     }
 }
 
@@ -277,7 +279,7 @@ TEST_F(Gpt2, EveryBrokenCheckpointNamesTheFileAndTheTensor) {
     std::filesystem::remove(m_dir / "model.safetensors");
     ASSERT_EQ(::mkfifo((m_dir / "model.safetensors").c_str(), 0600), 0);
     try {
-        gpt2::Checkpoint::open(m_dir.string());
+        gpt2::open(m_dir.string());
         ADD_FAILURE() << "opened a pipe";
     } catch (const InputError& e) {
         EXPECT_EQ(e.message(), file + ": is not a regular file (a pipe or a device cannot be read)");
@@ -285,7 +287,7 @@ TEST_F(Gpt2, EveryBrokenCheckpointNamesTheFileAndTheTensor) {
     std::filesystem::remove(m_dir / "model.safetensors");
     writeFile(m_dir / "pytorch_model.bin", "PK");
     try {
-        gpt2::Checkpoint::open(m_dir.string());
+        gpt2::open(m_dir.string());
         ADD_FAILURE() << "opened without weights";
     } catch (const InputError& e) {
         EXPECT_NE(e.message().find("only pytorch_model.bin"), std::string::npos) << e.message();
@@ -293,10 +295,10 @@ TEST_F(Gpt2, EveryBrokenCheckpointNamesTheFileAndTheTensor) {
     std::filesystem::remove(m_dir / "vocab.json");
     writeFile(m_dir / "model.safetensors", safetensors(weights(5)));
     try {
-        gpt2::Checkpoint::open(m_dir.string());
+        gpt2::open(m_dir.string());
         ADD_FAILURE() << "opened without a tokenizer";
     } catch (const InputError& e) {
-        EXPECT_EQ(e.message(), m_dir.string() + ": no tokenizer: expected vocab.json and merges.txt, or tokenizer.json");
+        EXPECT_EQ(e.message(), m_dir.string() + ": no tokenizer: expected tokenizer.json, or vocab.json and merges.txt");
     }
 }
 

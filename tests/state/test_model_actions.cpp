@@ -97,12 +97,12 @@ TEST_F(ModelState, TheNextTokensTemperatureIsAView) {
     EXPECT_FLOAT_EQ(s.view.nextTemperature, 0.5f);
     EXPECT_TRUE(isFresh(s));
     EXPECT_EQ(s.work.projections, projections);
-    const auto colder = core::gpt2::topNext(s.loaded.run->logits, 0.5f, 10);
+    const auto colder = core::decoder::topNext(s.loaded.run->logits, 0.5f, 10);
     EXPECT_NEAR(s.nextProbs[0], colder[0].prob, 1e-7f);
     EXPECT_GT(s.nextProbs[0], s.loaded.next[0].prob);  // sharper
     // A new sentence keeps the chosen temperature.
     ASSERT_TRUE(apply(s, action::SetSentence{" the the"}));
-    EXPECT_NEAR(s.nextProbs[0], core::gpt2::topNext(s.loaded.run->logits, 0.5f, 1)[0].prob, 1e-7f);
+    EXPECT_NEAR(s.nextProbs[0], core::decoder::topNext(s.loaded.run->logits, 0.5f, 1)[0].prob, 1e-7f);
     EXPECT_FALSE(apply(s, action::SetNextTemperature{0.0f}));
 }
 

@@ -1,16 +1,17 @@
-// Where a pass's kept matrices live (gpt2.hpp's Run): one mapping per store, laid out layer
-// after layer as input [C, d], normed [C, d], qkv [C, 3d], then every head's weights [C, C], and
+// Where a pass's kept matrices live (decoder.hpp's Run): one mapping per store, laid out layer
+// after layer as input [C, d], normed [C, d], qkv [C, w] (w = (h + 2g)·d_h), then every query
+// head's weights [C, C], and
 // after the last layer final [C, d]; C = the capacity in positions. A store's pages may come from
 // one given back (whatever they held): a pass writes every element its views show.
-// Private to the model room's GPT-2 sources.
+// Private to the decoder's sources.
 #pragma once
 
-#include "core/models/gpt2/gpt2.hpp"
+#include "core/models/decoder/decoder.hpp"
 
 #include <mutex>
 #include <set>
 
-namespace attnviz::core::gpt2 {
+namespace attnviz::core::decoder {
 
 using KeptBlock = Eigen::Map<Mat, 0, Eigen::OuterStride<>>;
 
@@ -23,11 +24,11 @@ struct Store {
     float* input(int layer) const { return m_data + static_cast<std::ptrdiff_t>(layer) * layerFloats(); }
     float* normed(int layer) const { return input(layer) + capacity * d; }
     float* qkv(int layer) const { return normed(layer) + capacity * d; }
-    float* weights(int layer, int head) const { return qkv(layer) + capacity * 3 * d + head * capacity * capacity; }
+    float* weights(int layer, int head) const { return qkv(layer) + capacity * qkvWidth + head * capacity * capacity; }
     float* final() const { return m_data + static_cast<std::ptrdiff_t>(layers) * layerFloats(); }
-    Eigen::Index layerFloats() const { return capacity * 5 * d + heads * capacity * capacity; }
+    Eigen::Index layerFloats() const { return capacity * (2 * d + qkvWidth) + heads * capacity * capacity; }
 
-    const Eigen::Index capacity, d, heads;
+    const Eigen::Index capacity, d, qkvWidth, heads;
     const int layers;
     // The token counts of the live passes reading this store; a pass may write positions p … T
     // only when none of them reads past p.
@@ -58,4 +59,4 @@ inline KeptBlock keptBlock(float* data, Eigen::Index rows, Eigen::Index cols, Ei
     return {data, rows, cols, Eigen::OuterStride<>(stride)};
 }
 
-}  // namespace attnviz::core::gpt2
+}  // namespace attnviz::core::decoder

@@ -1,11 +1,11 @@
-// The store of a pass's kept matrices and the Run handle's views of it (gpt2_store.hpp).
-#include "core/models/gpt2/gpt2_store.hpp"
+// The store of a pass's kept matrices and the Run handle's views of it (decoder_store.hpp).
+#include "core/models/decoder/decoder_store.hpp"
 
 #include "core/base/pages.hpp"
 
 #include <sys/mman.h>
 
-namespace attnviz::core::gpt2 {
+namespace attnviz::core::decoder {
 
 namespace {
 
@@ -27,13 +27,15 @@ Spare& spare() {
 }  // namespace
 
 std::uint64_t storeBytes(const Config& config, Eigen::Index capacity) {
-    // at most 2^10 layers x 2^10 heads x (2^20 positions)^2 floats (gpt2_config.cpp): under 2^64 bytes
+    // at most 2^10 layers x 2^10 heads x (2^20 positions)^2 floats (the families' config limits): under 2^64 bytes
     const auto c = static_cast<std::uint64_t>(capacity), d = static_cast<std::uint64_t>(config.nEmbd);
-    const std::uint64_t layer = c * 5 * d + static_cast<std::uint64_t>(config.nHead) * c * c;
+    const std::uint64_t layer =
+        c * (2 * d + static_cast<std::uint64_t>(config.qkvWidth())) + static_cast<std::uint64_t>(config.nHead) * c * c;
     return (static_cast<std::uint64_t>(config.nLayer) * layer + c * d) * sizeof(float);
 }
 
-Store::Store(const Config& config, Eigen::Index cap) : capacity(cap), d(config.nEmbd), heads(config.nHead), layers(config.nLayer) {
+Store::Store(const Config& config, Eigen::Index cap)
+    : capacity(cap), d(config.nEmbd), qkvWidth(config.qkvWidth()), heads(config.nHead), layers(config.nLayer) {
     m_bytes = static_cast<std::size_t>(storeBytes(config, capacity));
     {
         Spare& s = spare();
@@ -82,7 +84,7 @@ KeptView Run::normed(int layer) const {
 
 KeptView Run::qkv(int layer) const {
     const Store& s = *m_extent->store;
-    return {s.qkv(layer), tokens(), 3 * s.d, Eigen::OuterStride<>(3 * s.d)};
+    return {s.qkv(layer), tokens(), s.qkvWidth, Eigen::OuterStride<>(s.qkvWidth)};
 }
 
 KeptView Run::weights(int layer, int head) const {
@@ -95,4 +97,4 @@ KeptView Run::final() const {
     return {s.final(), tokens(), s.d, Eigen::OuterStride<>(s.d)};
 }
 
-}  // namespace attnviz::core::gpt2
+}  // namespace attnviz::core::decoder

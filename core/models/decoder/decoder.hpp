@@ -1,0 +1,222 @@
+// A decoder-only transformer as the model families share it (GPT-2, Llama, Mistral, Qwen2,
+// Qwen3): the layer pass, the store of every layer's every head's kept attention, the next-token
+// ranking. A family's folder (core/models/gpt2/, core/models/llama/) reads its config.json into a
+// Config and maps its tensors into a Checkpoint; everything after that is here, once.
+//
+// The pass, T tokens, d = n_embd, h query heads and g key/value heads of width d_h, per layer l:
+//   x     = embed[ids] (+ positions[0 … T) when learned)                         [T, d]
+//   a     = Norm(x; norm1)          LayerNorm (GPT-2) or RMSNorm (Llama …)         [T, d]
+//   qkv   = a · [W_q | W_k | W_v] (+ biases)                                     [T, (h + 2g)·d_h]
+//           (Qwen3: q and k each RMSNorm-ed per head over d_h; rotary: q and k rotated by
+//           position, rotate-half layout, with the config's frequency scaling)
+//   per query head i reading kv head ⌊i·g/h⌋:
+//           A = softmax_causal(q kᵀ / √d_h), within the layer's sliding window if any [T, T]
+//           o = A v                                                              [T, d_h]
+//   x    += [o_0 | … | o_{h-1}] · W_o (+ b_o)                                    [T, d]
+//   x    += MLP(Norm(x; norm2))     GPT-2: act(a·W_fc + b)·W_proj + b; Llama: (SiLU(a·W_gate) ⊙ a·W_up)·W_down
+// then the final norm, and the logits of the last position against lm_head (or the embeddings).
+#pragma once
+
+#include "core/attention/attention.hpp"
+#include "core/base/matrix.hpp"
+#include "core/base/progress.hpp"
+#include "core/models/safetensors.hpp"
+#include "core/scenario/model.hpp"
+#include "core/text/byte_bpe.hpp"
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace attnviz::core::decoder {
+
+enum class Norm { LayerNorm, RmsNorm };
+enum class Activation { GeluTanh, GeluErf, Relu, Silu };
+// Rotary positions' frequency scaling (Hugging Face's rope_type): none ("default"), every
+// frequency divided by `factor` ("linear"), or Llama 3's by wavelength ("llama3").
+enum class RopeScaling { None, Linear, Llama3 };
+
+struct Rope {
+    double theta = 10000;
+    RopeScaling scaling = RopeScaling::None;
+    double factor = 1, lowFreqFactor = 1, highFreqFactor = 4;
+    int originalPositions = 8192;  // original_max_position_embeddings (llama3)
+};
+
+struct Config {
+    std::string family;  // config.json's model_type: "gpt2", "llama", "mistral", "qwen2", "qwen3"
+    int nLayer = 0, nHead = 0, nKvHead = 0, nEmbd = 0, headDim = 0, nPositions = 0, vocabSize = 0, nInner = 0;
+    Norm norm = Norm::LayerNorm;
+    float normEpsilon = 1e-5f;
+    Activation activation = Activation::GeluTanh;
+    bool gatedMlp = false;  // SiLU(gate) ⊙ up (Llama's MLP); false: act(fc)
+    bool rotary = false;    // RoPE; false: learned positions added to the embeddings
+    Rope rope;
+    bool scaleScores = true;                              // divide scores by √d_h
+    bool qkNorm = false;                                  // Qwen3's per-head RMSNorm of q and k
+    std::vector<int> windows;                             // per layer: a sliding window of that many keys, 0 for none
+    bool tieWordEmbeddings = true;                        // the logits read the embeddings; false: lm_head.weight
+    bool qkvBias = true, outBias = true, mlpBias = true;  // which projections carry biases
+
+    int headWidth() const { return headDim; }
+    int qWidth() const { return nHead * headDim; }
+    int kvWidth() const { return nKvHead * headDim; }
+    int qkvWidth() const { return qWidth() + 2 * kvWidth(); }
+    int kvHeadOf(int head) const { return head * nKvHead / nHead; }
+    int window(int layer) const { return windows.empty() ? 0 : windows[static_cast<std::size_t>(layer)]; }
+};
+
+// RoPE's inverse frequencies θ_i, i < d_h / 2, with the config's scaling (Hugging Face's
+// modeling_rope_utils: default, linear, llama3), in double.
+std::vector<double> ropeFrequencies(const Config& config);
+// cos and sin of position · θ_i for positions [first, first + count): [count, d_h / 2] each.
+void ropeTables(const Config& config, Eigen::Index first, Eigen::Index count, Mat& cosines, Mat& sines);
+
+// A tensor the checkpoint holds: its floats (in place in the mapped file for F32, widened once
+// for F16 and BF16), and for a product's weight its packed panels. A product reads
+// b = [in, out]: GPT-2's Conv1D stores that; nn.Linear stores [out, in], which is transposed
+// when it is packed.
+struct Weight {
+    std::string name, file;  // the tensor's name, and the file holding it (messages)
+    const float* data = nullptr;
+    Eigen::Index rows = 0, cols = 0;  // as the products read it: [in, out]; vectors [1, n]
+    bool transposed = false;          // the file stores it [out, in] (nn.Linear)
+    PackedColumns packed;             // products only
+    explicit operator bool() const { return data != nullptr; }
+    Eigen::Map<const Mat> map() const { return {data, rows, cols}; }
+    Eigen::Map<const RowVec> row() const { return {data, rows * cols}; }
+};
+
+struct Layer {
+    Weight norm1Gain, norm1Bias;  // [d]; the bias only with LayerNorm
+    // The projections into qkv's columns, in order: GPT-2's one fused c_attn [d, 3d], or Llama's
+    // q [d, h·d_h], k and v [d, g·d_h]; each with its bias or none.
+    std::vector<Weight> qkv, qkvBias;
+    Weight qNorm, kNorm;   // [d_h] (Qwen3)
+    Weight outW, outBias;  // [h·d_h, d], [d] or none
+    Weight norm2Gain, norm2Bias;
+    Weight upW, upBias;      // [d, inner]: GPT-2's c_fc, Llama's up_proj
+    Weight gateW, gateBias;  // [d, inner], [inner] (gated MLPs)
+    Weight downW, downBias;  // [inner, d]: GPT-2's mlp.c_proj, Llama's down_proj
+};
+
+class Checkpoint {
+public:
+    // What a family's reader gathers; the checkpoint owns it, read-only, once built.
+    struct Parts {
+        std::string folder, name;  // the folder and its last component
+        Config config;
+        std::unique_ptr<ByteBpe> tokenizer;
+        std::vector<std::unique_ptr<SafetensorsFile>> files;
+        std::vector<std::vector<float>> converted;              // widened tensors
+        Weight embed, positions, finalGain, finalBias, lmHead;  // positions: learned only; lmHead: untied only
+        std::vector<Layer> layers;
+    };
+    explicit Checkpoint(Parts parts);
+    ~Checkpoint();
+    Checkpoint(const Checkpoint&) = delete;
+    Checkpoint& operator=(const Checkpoint&) = delete;
+
+    const std::string& folder() const { return m.folder; }
+    const std::string& name() const { return m.name; }
+    const Config& config() const { return m.config; }
+    const ByteBpe& tokenizer() const { return *m.tokenizer; }
+    const Weight& embed() const { return m.embed; }          // [vocab, d]
+    const Weight& positions() const { return m.positions; }  // [n_positions, d] (learned), else empty
+    const std::vector<Layer>& layers() const { return m.layers; }
+    const Weight& finalGain() const { return m.finalGain; }
+    const Weight& finalBias() const { return m.finalBias; }
+    const Weight& lmHead() const { return m.config.tieWordEmbeddings ? m.embed : m.lmHead; }  // [vocab, d]
+    std::uint64_t fileBytes() const;                                                          // every file's
+    // Throws InputError("<file>", "changed while it was read; open it again") once any of the
+    // files changed since it was opened: what a pass read from it cannot be trusted.
+    void checkUnchanged() const;
+    bool changed() const;
+    // Every weight, in the order a pass reads them.
+    std::vector<const Weight*> weights() const;
+    // Why a pass turned non-finite at `where`: throws InputError naming the file, the first weight
+    // (in pass order) that holds a NaN or an infinity and its first such index ([row, col] as the
+    // file stores it); the file changed (checkUnchanged); or, when every weight is finite,
+    // "<where>: <problem>" (a real overflow).
+    [[noreturn]] void explainNonFinite(const std::string& where, const std::string& problem) const;
+
+private:
+    Parts m;
+};
+
+struct NextToken {
+    int id = 0;
+    float logit = 0, prob = 0;
+};
+
+// A kept matrix: rows of a store whose rows are `capacity` floats apart.
+using KeptView = Eigen::Map<const Mat, 0, Eigen::OuterStride<>>;
+
+// A pass's kept matrices, every layer's every query head's. They live in one store of C >= T
+// positions (anonymous memory, in huge pages where the kernel offers them); a later pass over
+// the same tokens and more (typing at the end of the sentence) writes its new rows and columns
+// into the same store when no other live pass reads them, so that earlier positions never move.
+// A Run is a read-only handle: copies share the store.
+class Run {
+public:
+    std::vector<int> ids;
+    Vec logits;  // [vocab] of the last position
+
+    Eigen::Index tokens() const { return static_cast<Eigen::Index>(ids.size()); }
+    int layerCount() const;
+    int headCount() const;
+    Eigen::Index capacity() const;                // positions the store holds room for
+    KeptView input(int layer) const;              // [T, d] the residual stream entering the layer
+    KeptView normed(int layer) const;             // [T, d] Norm(input; norm1): the attention's input
+    KeptView qkv(int layer) const;                // [T, (h + 2g)·d_h] q, k, v as the heads read them (normed, rotated)
+    KeptView weights(int layer, int head) const;  // [T, T]
+    KeptView final() const;                       // [T, d] after the final norm
+
+    struct Extent;  // the store and this pass's claim on its first T positions
+
+private:
+    friend struct RunAccess;
+    std::shared_ptr<const Extent> m_extent;
+};
+
+// Throws InputError naming `field` unless 1 ≤ T ≤ n_positions and every id < vocab.
+void checkIds(const Config& config, const std::vector<int>& ids, const std::string& field);
+// The forward pass over `ids`. Throws InputError (checkIds; activations that overflow), and
+// Cancelled between layers once `progress` was asked to stop.
+Run forward(const Checkpoint& model, const std::vector<int>& ids, const Progress* progress = nullptr);
+// The same, reusing the positions `ids` shares with `previous` (a causal model's keys and values
+// of earlier tokens do not depend on later ones): only the positions after the common prefix
+// are computed (at least the last: the logits are of the last position). When `ids` extends
+// previous's tokens and no other live pass reads past them, the new positions are written into
+// previous's store (previous itself is unchanged); else the prefix is copied into a new store
+// with room for growth (grownCapacity).
+Run forwardAppend(const Checkpoint& model, const std::vector<int>& ids, const Run& previous);
+// The room a store made for a growing text of T tokens holds: T and 32 more, at most n_positions.
+Eigen::Index grownCapacity(const Config& config, Eigen::Index tokens);
+// Bytes of a store with room for C positions: per layer input, normed [C, d], qkv [C, (h+2g)·d_h]
+// and every query head's weights [C, C], then final [C, d].
+std::uint64_t storeBytes(const Config& config, Eigen::Index capacity);
+// The longest common prefix of two id sequences.
+std::size_t commonPrefix(const std::vector<int>& a, const std::vector<int>& b);
+
+// The `count` most likely next tokens of softmax(logits / temperature), most likely first.
+std::vector<NextToken> topNext(const Vec& logits, float temperature, int count);
+// The probabilities of `tokens` under softmax(logits / temperature).
+std::vector<float> probabilities(const Vec& logits, const std::vector<NextToken>& tokens, float temperature);
+
+// One layer's attention as a scenario model: X = the layer's normed input, W_Q, W_K, W_V, W_O
+// and their biases, the kv heads, RoPE's tables, q/k norms, and the token labels; with causal
+// settings (and the layer's window: layerSettings) at τ = 1 its forward pass gives this layer's
+// kept weights.
+Model layerModel(const Checkpoint& model, const Run& run, int layer, const std::vector<std::string>& labels);
+
+// A token's label: byteTokenLabel of its bytes, or "⟨id N⟩" for an id the tokenizer has no
+// token for (the rows some checkpoints pad their vocabulary with).
+std::string tokenLabel(const Checkpoint& model, int id);
+// The tokens' labels (tokenLabel of each).
+std::vector<std::string> tokenLabels(const Checkpoint& model, const std::vector<int>& ids);
+
+}  // namespace attnviz::core::decoder

@@ -1,0 +1,73 @@
+// A checkpoint as the families build it: its files, whether they changed, and which weight holds
+// a value that is not finite.
+#include "core/base/error.hpp"
+#include "core/models/decoder/decoder.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace attnviz::core::decoder {
+
+Checkpoint::Checkpoint(Parts parts) : m(std::move(parts)) {}
+Checkpoint::~Checkpoint() = default;
+
+std::uint64_t Checkpoint::fileBytes() const {
+    std::uint64_t bytes = 0;
+    for (const auto& f : m.files) bytes += f->fileBytes();
+    return bytes;
+}
+
+void Checkpoint::checkUnchanged() const {
+    for (const auto& f : m.files) f->checkUnchanged();
+}
+
+bool Checkpoint::changed() const {
+    return std::any_of(m.files.begin(), m.files.end(), [](const auto& f) { return f->changed(); });
+}
+
+std::vector<const Weight*> Checkpoint::weights() const {
+    std::vector<const Weight*> out;
+    const auto add = [&](const Weight& w) {
+        if (w) out.push_back(&w);
+    };
+    add(m.embed);
+    add(m.positions);
+    for (const Layer& b : m.layers) {
+        add(b.norm1Gain);
+        add(b.norm1Bias);
+        for (std::size_t i = 0; i < b.qkv.size(); ++i) add(b.qkv[i]), add(b.qkvBias[i]);
+        for (const Weight* w : {&b.qNorm, &b.kNorm, &b.outW, &b.outBias, &b.norm2Gain, &b.norm2Bias, &b.gateW, &b.gateBias, &b.upW,
+                                &b.upBias, &b.downW, &b.downBias})
+            add(*w);
+    }
+    add(m.finalGain);
+    add(m.finalBias);
+    if (!m.config.tieWordEmbeddings) add(m.lmHead);
+    return out;
+}
+
+void Checkpoint::explainNonFinite(const std::string& where, const std::string& problem) const {
+    checkUnchanged();
+    for (const Weight* w : weights()) {
+        // The first index in the file's order: a product's weight held [in, out] from an
+        // [out, in] tensor is read back in the file's order.
+        const Eigen::Index storedRows = w->transposed ? w->cols : w->rows, storedCols = w->transposed ? w->rows : w->cols;
+        const auto valueAt = [&](Eigen::Index r, Eigen::Index c) {
+            return w->transposed ? w->data[c * w->cols + r] : w->data[r * w->cols + c];
+        };
+        for (Eigen::Index r = 0; r < storedRows; ++r)
+            for (Eigen::Index c = 0; c < storedCols; ++c) {
+                const float v = valueAt(r, c);
+                if (std::isfinite(v)) continue;
+                const std::string index =
+                    storedRows > 1 ? "[" + std::to_string(r) + ", " + std::to_string(c) + "]" : "[" + std::to_string(c) + "]";
+                const char* kind = std::isnan(v) ? "NaN" : (v > 0 ? "+inf" : "-inf");
+                throw InputError(w->file + ": " + w->name, std::string("holds ") + kind + " at " + index +
+                                                               ": the checkpoint's weights must be finite (is the file damaged?)");
+            }
+    }
+    checkUnchanged();
+    throw InputError(where, problem);
+}
+
+}  // namespace attnviz::core::decoder

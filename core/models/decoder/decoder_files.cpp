@@ -1,0 +1,231 @@
+// A model folder's files, its shards, and the tensors taken from them (decoder_files.hpp).
+#include "core/models/decoder/decoder_files.hpp"
+
+#include "core/base/error.hpp"
+#include "core/base/files.hpp"
+#include "core/base/format.hpp"
+#include "core/base/json_text.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <map>
+#include <system_error>
+
+namespace attnviz::core::decoder {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+bool isFile(const fs::path& p) {
+    std::error_code ec;
+    return fs::is_regular_file(p, ec);
+}
+
+// Why a file a folder must hold cannot be read: missing, or there but not a regular file (a pipe
+// or a device, never opened: a pipe would wait for a writer).
+std::string notAFile(const fs::path& p, const std::string& missing) {
+    std::error_code ec;
+    return fs::exists(p, ec) ? "is not a regular file (a pipe or a device cannot be read)" : missing;
+}
+
+constexpr std::size_t kMaxIndexBytes = 64ULL << 20;  // a 70 B model's index is about 100 KB
+constexpr std::size_t kMaxShards = 4096;
+
+// model.safetensors.index.json's weight_map: tensor name → shard file name (a plain name in the
+// folder). Throws InputError naming the index and the entry.
+std::map<std::string, std::string> readIndex(const std::string& path) {
+    const std::string text = readTextFile(path, kMaxIndexBytes, "a safetensors index");
+    const nlohmann::json j = nlohmann::json::parse(text.begin(), text.end(), nullptr, false);
+    if (j.is_discarded()) throw InputError(path, "not valid JSON");
+    if (!j.is_object()) throw InputError(path, "expected a JSON object, got " + describeJson(j));
+    const auto map = j.find("weight_map");
+    if (map == j.end()) throw InputError(path, "weight_map: missing (an index maps each tensor to its shard)");
+    if (!map->is_object()) throw InputError(path + ": weight_map", "expected an object, got " + describeJson(*map));
+    std::map<std::string, std::string> out;
+    for (const auto& [name, file] : map->items()) {
+        const std::string where = path + ": weight_map: " + clipText(name, 120);
+        if (!file.is_string()) throw InputError(where, "expected a file name, got " + describeJson(file));
+        const std::string shard = file.get<std::string>();
+        const fs::path p(shard);
+        if (shard.empty() || p.has_parent_path() || shard == "." || shard == "..")
+            throw InputError(where, quoteValue(shard) + " is not a file name in the folder (an index names its shards beside it)");
+        out.emplace(name, shard);
+    }
+    if (out.empty()) throw InputError(path + ": weight_map", "names no tensor");
+    return out;
+}
+
+}  // namespace
+
+int sizeField(const nlohmann::json& j, const char* key, long long max, const std::string& name, const std::string& who, bool required,
+              int fallback) {
+    const auto it = j.find(key);
+    if (it == j.end() || (!required && it->is_null())) {
+        if (required) throw InputError(name, std::string(key) + ": missing (" + who + " names it)");
+        return fallback;
+    }
+    if (!it->is_number_integer()) throw InputError(name + ": " + key, "expected a whole number, got " + describeJson(*it));
+    const auto value = it->get<long long>();
+    if (value < 1 || value > max) throw InputError(name + ": " + key, std::to_string(value) + " is outside 1 … " + std::to_string(max));
+    return static_cast<int>(value);
+}
+
+bool flagField(const nlohmann::json& j, const char* key, bool fallback, const std::string& name) {
+    const auto it = j.find(key);
+    if (it == j.end() || it->is_null()) return fallback;
+    if (!it->is_boolean()) throw InputError(name + ": " + key, "expected true or false, got " + describeJson(*it));
+    return it->get<bool>();
+}
+
+double numberField(const nlohmann::json& j, const char* key, double fallback, double low, double high, const std::string& name) {
+    const auto it = j.find(key);
+    if (it == j.end() || it->is_null()) return fallback;
+    if (!it->is_number()) throw InputError(name + ": " + key, "expected a number, got " + describeJson(*it));
+    const double value = it->get<double>();
+    if (!(value > low && value < high))
+        throw InputError(name + ": " + key, formatNumber(value) + " is outside " + formatNumber(low) + " … " + formatNumber(high));
+    return value;
+}
+
+std::string shapeText(const std::vector<std::int64_t>& shape) {
+    std::string out = "[";
+    for (std::size_t i = 0; i < shape.size(); ++i) out += (i ? ", " : "") + std::to_string(shape[i]);
+    return out + "]";
+}
+
+ModelFiles locateFiles(const std::string& folderText, const std::string& family) {
+    const fs::path folder(folderText);
+    std::error_code ec;
+    if (!fs::exists(folder, ec)) throw InputError(folderText, "no such folder");
+    if (!fs::is_directory(folder, ec))
+        throw InputError(folderText, "not a folder (a model is a folder holding config.json and model.safetensors)");
+    ModelFiles out;
+    const fs::path config = folder / "config.json", weights = folder / "model.safetensors", index = folder / "model.safetensors.index.json";
+    if (!isFile(config)) throw InputError(config.string(), notAFile(config, "missing (" + family + " holds config.json)"));
+    out.config = config.string();
+    if (isFile(weights)) {
+        out.weights = weights.string();
+    } else if (isFile(index)) {
+        out.weights = index.string();
+        out.sharded = true;
+    } else if (isFile(folder / "pytorch_model.bin") || isFile(folder / "pytorch_model.bin.index.json")) {
+        throw InputError(weights.string(),
+                         "missing: the folder holds only pytorch_model.bin, a Python pickle attnviz does not "
+                         "read; save the model with safe_serialization=True to get model.safetensors");
+    } else {
+        throw InputError(
+            weights.string(),
+            notAFile(weights, "missing (" + family + " holds model.safetensors, or shards named by model.safetensors.index.json)"));
+    }
+    const fs::path vocab = folder / "vocab.json", merges = folder / "merges.txt", tokenizer = folder / "tokenizer.json";
+    if (isFile(tokenizer)) out.tokenizerJson = tokenizer.string();
+    if (isFile(vocab) && isFile(merges)) {
+        out.vocab = vocab.string();
+        out.merges = merges.string();
+    }
+    if (out.tokenizerJson.empty() && out.vocab.empty())
+        throw InputError(folderText, "no tokenizer: expected tokenizer.json, or vocab.json and merges.txt");
+    return out;
+}
+
+Tensors::Tensors(const ModelFiles& files, Checkpoint::Parts& parts, Progress* progress) : m_parts(parts), m_progress(progress) {
+    std::vector<std::string> paths;
+    std::map<std::string, std::string> index;
+    if (files.sharded) {
+        index = readIndex(files.weights);
+        std::map<std::string, bool> shards;
+        for (const auto& entry : index) shards.emplace(entry.second, true);
+        if (shards.size() > kMaxShards)
+            throw InputError(files.weights, std::to_string(shards.size()) + " shards are more than " + std::to_string(kMaxShards));
+        const fs::path folder = fs::path(files.weights).parent_path();
+        for (const auto& shard : shards) {
+            const fs::path p = folder / shard.first;
+            if (!isFile(p))
+                throw InputError(p.string(), notAFile(p, "missing (" + fs::path(files.weights).filename().string() + " names it)"));
+            paths.push_back(p.string());
+        }
+    } else {
+        paths.push_back(files.weights);
+    }
+    std::uint64_t bytes = 0;
+    for (const std::string& path : paths) {
+        parts.files.push_back(std::make_unique<SafetensorsFile>(SafetensorsFile::open(path, progress)));
+        const SafetensorsFile& file = *parts.files.back();
+        for (const TensorInfo& t : file.tensors()) {
+            bytes += t.end - t.begin;
+            const auto [it, added] = m_byName.emplace(t.name, Found{&file, &t});
+            if (!added)
+                throw InputError(
+                    file.path() + ": " + clipText(t.name, 200),
+                    "also in " + fs::path(it->second.file->path()).filename().string() + ": a tensor must be in one shard only");
+        }
+    }
+    for (const auto& [name, shard] : index) {
+        const auto it = m_byName.find(name);
+        if (it == m_byName.end())
+            throw InputError(files.weights + ": weight_map: " + clipText(name, 200), "not in " + shard + ", which the index names for it");
+        if (fs::path(it->second.file->path()).filename() != shard)
+            throw InputError(
+                files.weights + ": weight_map: " + clipText(name, 200),
+                "the index names " + shard + ", but the tensor is in " + fs::path(it->second.file->path()).filename().string());
+    }
+    expect(progress, bytes);
+}
+
+Tensors::Found Tensors::find(const std::string& name) const {
+    const auto it = m_byName.find(name);
+    return it == m_byName.end() ? Found{} : it->second;
+}
+
+Weight Tensors::take(const std::string& name, const std::vector<std::int64_t>& shape, Use use, const std::string& why) const {
+    const Found found = find(name);
+    if (!found) throw InputError(m_parts.files.front()->path() + ": " + name, "missing (" + why + ")");
+    return take(found, shape, use);
+}
+
+Weight Tensors::take(const Found& found, const std::vector<std::int64_t>& shape, Use use) const {
+    const SafetensorsFile& file = *found.file;
+    const TensorInfo& t = *found.tensor;
+    if (!isFloatDType(t.dtype))
+        throw InputError(file.path() + ": " + t.name, std::string("dtype ") + dtypeName(t.dtype) + " is not a float type");
+    if (t.shape != shape)
+        throw InputError(file.path() + ": " + t.name,
+                         "shape " + shapeText(t.shape) + " disagrees with config.json (expected " + shapeText(shape) + ")");
+    Weight w;
+    w.name = t.name;
+    w.file = file.path();
+    const bool transposed = use == Use::ProductTransposed;
+    const Eigen::Index stored0 = shape.size() == 2 ? shape[0] : 1, stored1 = shape.back();
+    w.transposed = transposed;
+    w.rows = transposed ? stored1 : stored0;
+    w.cols = transposed ? stored0 : stored1;
+    file.populate(t);
+    const float* inPlace = file.floatsInPlace(t);
+    if (inPlace && !transposed) {
+        w.data = inPlace;
+    } else {
+        auto& copy = m_parts.converted.emplace_back(static_cast<std::size_t>(w.rows * w.cols));
+        if (transposed) {
+            // [out, in] as the file stores it, widened, then turned to [in, out].
+            std::vector<float> stored(copy.size());
+            file.toFloats(t, stored.data());
+            Eigen::Map<Mat>(copy.data(), w.rows, w.cols) = Eigen::Map<const Mat>(stored.data(), stored0, stored1).transpose();
+        } else {
+            file.toFloats(t, copy.data());
+        }
+        w.data = copy.data();
+    }
+    if (use == Use::Product || use == Use::ProductTransposed) {
+        packColumns(w.map(), w.packed);
+        // The products read the packed copy (and the file only for the last cols % 16 columns,
+        // or a layer's weights when it is shown): the mapped pages can go.
+        if (w.data == inPlace) file.release(t);
+    }
+    if (transposed || !inPlace) file.release(t);  // widened: the copy is read, not the file
+    advance(m_progress, t.end - t.begin);
+    return w;
+}
+
+}  // namespace attnviz::core::decoder

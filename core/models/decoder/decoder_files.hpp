@@ -1,0 +1,76 @@
+// A model folder's files, as every family lays them out: config.json, the weights in
+// model.safetensors or in shards named by model.safetensors.index.json, and the tokenizer
+// (vocab.json + merges.txt, or tokenizer.json). And the tensors taken from them into Weights.
+// Private to the families' readers (core/models/*/).
+#pragma once
+
+#include "core/models/decoder/decoder.hpp"
+
+#include <nlohmann/json_fwd.hpp>
+
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace attnviz::core::decoder {
+
+// The files a model folder holds, found (nothing read yet).
+struct ModelFiles {
+    std::string config;
+    std::string weights;  // model.safetensors, or model.safetensors.index.json (sharded)
+    bool sharded = false;
+    // The tokenizer's files that are there (empty when not): tokenizer.json, vocab.json, merges.txt.
+    std::string tokenizerJson, vocab, merges;
+};
+// Throws InputError naming the folder or the file that is missing or not a regular file;
+// `family` names the kind of folder in messages ("a Hugging Face GPT-2 folder"). A folder with
+// no tokenizer at all is refused here; which one is read is the family's choice.
+ModelFiles locateFiles(const std::string& folder, const std::string& family);
+
+// The tensors of a checkpoint's files, each found in exactly one of them.
+class Tensors {
+public:
+    // Maps `files.weights` (or every shard its index names: each a plain file name in the
+    // folder, mapped once; a tensor in two shards, or in another shard than the index says, is
+    // refused naming both). The files are kept in parts.files.
+    Tensors(const ModelFiles& files, Checkpoint::Parts& parts, Progress* progress);
+
+    struct Found {
+        const SafetensorsFile* file = nullptr;
+        const TensorInfo* tensor = nullptr;
+        explicit operator bool() const { return tensor != nullptr; }
+    };
+    Found find(const std::string& name) const;
+    // Every tensor's name and file, in no particular order.
+    const std::unordered_map<std::string, Found>& all() const { return m_byName; }
+
+    // How a tensor is used: a vector (gains, biases), a product's weight stored [in, out] (as
+    // GPT-2's Conv1D) or [out, in] (nn.Linear: transposed when packed), or rows read one at a
+    // time (embeddings, and lm_head's logits).
+    enum class Use { Vector, Product, ProductTransposed, Rows };
+    // The tensor `found` checked to be a float type of exactly `shape` (as the file stores it),
+    // its floats in place or widened, packed for a product. Counts its bytes on `progress`.
+    Weight take(const Found& found, const std::vector<std::int64_t>& shape, Use use) const;
+    // take(find(name)), or InputError("<first file>: <name>", "missing (<why>)").
+    Weight take(const std::string& name, const std::vector<std::int64_t>& shape, Use use, const std::string& why) const;
+
+private:
+    Checkpoint::Parts& m_parts;
+    Progress* m_progress;
+    std::unordered_map<std::string, Found> m_byName;
+};
+
+// "[768, 2304]"
+std::string shapeText(const std::vector<std::int64_t>& shape);
+
+// config.json's fields, each checked, errors naming the file (`name`) and the key.
+// A whole number in 1 … max; missing: InputError("<name>", "<key>: missing (<who> names it)"),
+// or `fallback` when not required (then null counts as missing).
+int sizeField(const nlohmann::json& j, const char* key, long long max, const std::string& name, const std::string& who,
+              bool required = true, int fallback = 0);
+// true or false; missing or null: fallback.
+bool flagField(const nlohmann::json& j, const char* key, bool fallback, const std::string& name);
+// A number in (low, high); missing or null: fallback.
+double numberField(const nlohmann::json& j, const char* key, double fallback, double low, double high, const std::string& name);
+
+}  // namespace attnviz::core::decoder

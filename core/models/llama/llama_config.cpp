@@ -1,0 +1,189 @@
+// config.json of a Llama, Mistral, Qwen2 or Qwen3 folder (Hugging Face's LlamaConfig,
+// MistralConfig, Qwen2Config, Qwen3Config keys, as transformers 4 and 5 write them).
+#include "core/base/error.hpp"
+#include "core/base/format.hpp"
+#include "core/base/json_text.hpp"
+#include "core/models/decoder/decoder_files.hpp"
+#include "core/models/llama/llama.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <array>
+#include <string>
+
+namespace attnviz::core::llama {
+
+namespace {
+
+using decoder::flagField;
+using decoder::numberField;
+using decoder::sizeField;
+using nlohmann::json;
+
+// Sizes real models stay far below (Llama 3.1 405B: 126 layers, 128 heads, 16,384 wide, 53,248
+// inner, 131,072 positions, 128,256 tokens); they bound what a hostile config can make us allocate.
+constexpr long long kMaxLayers = 1024, kMaxHeads = 1024, kMaxWidth = 65536, kMaxInner = 1 << 20, kMaxPositions = 1 << 24,
+                    kMaxVocab = 1 << 22;
+constexpr std::array<const char*, 4> kTypes = {"llama", "mistral", "qwen2", "qwen3"};
+
+// The rotary settings: transformers 5's rope_parameters, or transformers 4's rope_theta and
+// rope_scaling. Types other than default, linear and llama3 are refused by name.
+decoder::Rope readRope(const json& j, const std::string& name, int positions) {
+    decoder::Rope rope;
+    const auto parameters = j.find("rope_parameters");
+    const bool v5 = parameters != j.end() && !parameters->is_null();
+    const std::string key = v5 ? "rope_parameters" : "rope_scaling";
+    const std::string where = name + ": " + key;
+    rope.theta = numberField(j, "rope_theta", 10000, 0, 1e12, name);
+    const auto scaling = v5 ? parameters : j.find("rope_scaling");
+    if (scaling == j.end() || scaling->is_null()) return rope;
+    if (!scaling->is_object()) throw InputError(where, "expected an object, got " + describeJson(*scaling));
+    if (v5) rope.theta = numberField(*scaling, "rope_theta", rope.theta, 0, 1e12, where);
+    auto type = scaling->find("rope_type");
+    if (type == scaling->end()) type = scaling->find("type");
+    std::string kind = "default";
+    if (type != scaling->end() && !type->is_null()) {
+        if (!type->is_string()) throw InputError(where + ": rope_type", "expected a string, got " + describeJson(*type));
+        kind = type->get<std::string>();
+    } else if (v5 && scaling->find("full_attention") != scaling->end()) {
+        throw InputError(where, "rotary settings per kind of layer are not read (one set for every layer is)");
+    }
+    if (kind == "default") return rope;
+    if (kind != "linear" && kind != "llama3")
+        throw InputError(where + ": rope_type",
+                         quoteValue(kind) + " is not a scaling attnviz computes (default, linear, llama3); it would change every position");
+    rope.factor = numberField(*scaling, "factor", -1, 0, 1e6, where);
+    if (rope.factor < 0) throw InputError(where, "factor: missing (" + kind + " scaling divides the frequencies by it)");
+    if (kind == "linear") {
+        rope.scaling = decoder::RopeScaling::Linear;
+        return rope;
+    }
+    rope.scaling = decoder::RopeScaling::Llama3;
+    const auto need = [&](const char* field) {
+        if (scaling->find(field) == scaling->end()) throw InputError(where, std::string(field) + ": missing (llama3 scaling needs it)");
+    };
+    need("low_freq_factor");
+    need("high_freq_factor");
+
+    rope.lowFreqFactor = numberField(*scaling, "low_freq_factor", 1, 0, 1e6, where);
+    rope.highFreqFactor = numberField(*scaling, "high_freq_factor", 4, 0, 1e6, where);
+    if (!(rope.highFreqFactor > rope.lowFreqFactor))
+        throw InputError(where + ": high_freq_factor",
+                         formatNumber(rope.highFreqFactor) + " is not above low_freq_factor " + formatNumber(rope.lowFreqFactor));
+    // transformers 5 takes max_position_embeddings when the original length is not given.
+    rope.originalPositions =
+        sizeField(*scaling, "original_max_position_embeddings", kMaxPositions, where, "llama3 scaling", false, positions);
+    return rope;
+}
+
+// The sliding window of each layer: Mistral's sliding_window on every layer; Qwen2's and Qwen3's
+// only with use_sliding_window, on layers from max_window_layers on; or the layer_types list
+// transformers 5 writes ("full_attention", "sliding_attention").
+std::vector<int> readWindows(const json& j, const std::string& type, int layers, const std::string& name) {
+    std::vector<int> windows(static_cast<std::size_t>(layers), 0);
+    const int window = sizeField(j, "sliding_window", kMaxPositions, name, "", false, 0);
+    if (type == "llama" || window == 0) return windows;
+    if (const auto kinds = j.find("layer_types"); kinds != j.end() && !kinds->is_null()) {
+        if (!kinds->is_array() || kinds->size() != static_cast<std::size_t>(layers))
+            throw InputError(name + ": layer_types",
+                             "expected one entry per layer (" + std::to_string(layers) + "), got " + describeJson(*kinds));
+        for (int l = 0; l < layers; ++l) {
+            const json& k = (*kinds)[static_cast<std::size_t>(l)];
+            const std::string kind = k.is_string() ? k.get<std::string>() : "";
+            if (kind == "sliding_attention") windows[static_cast<std::size_t>(l)] = window;
+            else if (kind != "full_attention")
+                throw InputError(name + ": layer_types[" + std::to_string(l) + "]",
+                                 (k.is_string() ? quoteValue(kind) : describeJson(k)) + " is not full_attention or sliding_attention");
+        }
+        // Qwen2 and Qwen3 write layer_types with a window that applies only with use_sliding_window.
+        if (type != "mistral" && !flagField(j, "use_sliding_window", false, name)) std::fill(windows.begin(), windows.end(), 0);
+        return windows;
+    }
+    if (type == "mistral") {
+        std::fill(windows.begin(), windows.end(), window);
+        return windows;
+    }
+    if (!flagField(j, "use_sliding_window", false, name)) return windows;
+    // max_window_layers may be 0 (every layer slides).
+    int from = layers;
+    if (const auto it = j.find("max_window_layers"); it != j.end() && !it->is_null()) {
+        if (!it->is_number_integer() || it->get<long long>() < 0 || it->get<long long>() > kMaxLayers)
+            throw InputError(name + ": max_window_layers",
+                             "expected a whole number from 0 to " + std::to_string(kMaxLayers) + ", got " + describeJson(*it));
+        from = std::min(layers, static_cast<int>(it->get<long long>()));
+    }
+    for (int l = from; l < layers; ++l) windows[static_cast<std::size_t>(l)] = window;
+    return windows;
+}
+
+decoder::Activation readActivation(const json& j, const std::string& name) {
+    const auto act = j.find("hidden_act");
+    if (act == j.end() || act->is_null()) return decoder::Activation::Silu;
+    const std::string value = act->is_string() ? act->get<std::string>() : std::string();
+    if (value == "silu" || value == "swish") return decoder::Activation::Silu;
+    if (value == "gelu") return decoder::Activation::GeluErf;
+    if (value == "gelu_new" || value == "gelu_pytorch_tanh" || value == "gelu_fast") return decoder::Activation::GeluTanh;
+    throw InputError(name + ": hidden_act", (act->is_string() ? quoteValue(value) : describeJson(*act)) +
+                                                " is not one attnviz computes (silu, gelu, gelu_new, gelu_pytorch_tanh)");
+}
+
+}  // namespace
+
+bool readsModelType(std::string_view modelType) {
+    for (const char* t : kTypes)
+        if (modelType == t) return true;
+    return false;
+}
+
+decoder::Config parseConfig(std::string_view text, const std::string& name) {
+    const json j = json::parse(text.begin(), text.end(), nullptr, false);
+    if (j.is_discarded()) throw InputError(name, "not valid JSON");
+    if (!j.is_object()) throw InputError(name, "expected a JSON object, got " + describeJson(j));
+    const auto typeField = j.find("model_type");
+    if (typeField == j.end()) throw InputError(name, "model_type: missing (expected \"llama\", \"mistral\", \"qwen2\" or \"qwen3\")");
+    const std::string type = typeField->is_string() ? typeField->get<std::string>() : std::string();
+    if (!readsModelType(type))
+        throw InputError(name + ": model_type", (typeField->is_string() ? quoteValue(type) : describeJson(*typeField)) +
+                                                    " is not a family this reader knows (llama, mistral, qwen2, qwen3)");
+    const std::string who = "a " + type + " config.json";
+
+    decoder::Config c;
+    c.family = type;
+    c.norm = decoder::Norm::RmsNorm;
+    c.gatedMlp = true;
+    c.rotary = true;
+    c.nLayer = sizeField(j, "num_hidden_layers", kMaxLayers, name, who);
+    c.nHead = sizeField(j, "num_attention_heads", kMaxHeads, name, who);
+    c.nKvHead = sizeField(j, "num_key_value_heads", kMaxHeads, name, who, false, c.nHead);
+    c.nEmbd = sizeField(j, "hidden_size", kMaxWidth, name, who);
+    c.nInner = sizeField(j, "intermediate_size", kMaxInner, name, who);
+    c.vocabSize = sizeField(j, "vocab_size", kMaxVocab, name, who);
+    // Hugging Face's defaults where a config leaves a size out.
+    const int defaultPositions = type == "llama" ? 2048 : type == "mistral" ? 4096 * 32 : 32768;
+    c.nPositions = sizeField(j, "max_position_embeddings", kMaxPositions, name, who, false, defaultPositions);
+    if (c.nHead % c.nKvHead != 0)
+        throw InputError(name + ": num_key_value_heads",
+                         std::to_string(c.nKvHead) + " does not divide num_attention_heads " + std::to_string(c.nHead));
+    if (type != "qwen3" && j.find("head_dim") == j.end() && c.nEmbd % c.nHead != 0)
+        throw InputError(name + ": num_attention_heads", std::to_string(c.nHead) + " does not divide hidden_size " +
+                                                             std::to_string(c.nEmbd) + " (and no head_dim is given)");
+    c.headDim = sizeField(j, "head_dim", kMaxWidth, name, who, type == "qwen3" && c.nEmbd % c.nHead != 0, c.nEmbd / c.nHead);
+    if (c.headDim % 2 != 0)
+        throw InputError(name + ": head_dim", std::to_string(c.headDim) + " is odd: rotary positions turn pairs of dimensions");
+    c.normEpsilon = static_cast<float>(numberField(j, "rms_norm_eps", 1e-6, 0, 1, name));
+    c.activation = readActivation(j, name);
+    c.rope = readRope(j, name, c.nPositions);
+    c.qkNorm = type == "qwen3";
+    c.windows = readWindows(j, type, c.nLayer, name);
+    c.tieWordEmbeddings = flagField(j, "tie_word_embeddings", false, name);
+    // Biases: Qwen2's q, k and v always; attention_bias adds q, k, v and o's (Llama, Qwen3), and
+    // mlp_bias the MLP's (Llama).
+    const bool attentionBias = type != "mistral" && flagField(j, "attention_bias", false, name);
+    c.qkvBias = type == "qwen2" || attentionBias;
+    c.outBias = attentionBias;
+    c.mlpBias = type == "llama" && flagField(j, "mlp_bias", false, name);
+    return c;
+}
+
+}  // namespace attnviz::core::llama
