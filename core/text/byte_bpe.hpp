@@ -78,6 +78,13 @@ public:
     std::optional<int> idOf(std::string_view tokenText) const;
     // "<|endoftext|>"'s id when the vocabulary has it.
     std::optional<int> endOfText() const;
+    // Whether the id is an added token marked "special" (<|begin_of_text|>, <s>, <|endoftext|>;
+    // GPT-2's files: <|endoftext|>). False for an id that is no token.
+    bool isSpecial(int id) const;
+    // The token the post-processor puts before every text (TemplateProcessing's first token:
+    // <s> of Llama 2); none where nothing is put there (GPT-2, Qwen, a Llama 3 file whose
+    // post-processor is ByteLevel alone).
+    std::optional<int> bosId() const;
 
     // The byte-to-unicode table: the code point standing for byte b.
     static char32_t byteToUnicode(unsigned char b);
