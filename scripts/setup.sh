@@ -17,6 +17,7 @@ PACKAGES=(
   ccache                               # keeps the objects of the repeated builds (CMakeLists.txt)
   libeigen3-dev nlohmann-json3-dev     # core: matrices, scenario files
   libpcre2-dev                         # GPT-2's pre-tokenisation pattern: Unicode classes and look-ahead
+  libicu-dev                           # NFC before Qwen's tokens (tokenizer.json's normalizer)
   libcli11-dev                         # command line
   libimgui-dev libglfw3-dev            # window and UI (ImGui 1.86 with GLFW + OpenGL3 backends)
   python3 python3-glad python3-jinja2  # OpenGL 3.3 loader generated at configure time

@@ -1,13 +1,10 @@
-// GPT-2's byte-level BPE: the pattern, the merges, decoding and labels. Loading is in
-// byte_bpe_files.cpp.
+// Byte-pair encoding: a text through added tokens, the pipeline's steps (bpe_steps.cpp) and the
+// merges; decoding and labels. Loading is in byte_bpe_files.cpp and tokenizer_json.cpp.
 #include "core/text/byte_bpe.hpp"
 
 #include "core/base/error.hpp"
 #include "core/text/byte_bpe_impl.hpp"
 #include "core/text/tokenizer.hpp"
-
-#define PCRE2_CODE_UNIT_WIDTH 8
-#include <pcre2.h>
 
 #include <algorithm>
 #include <limits>
@@ -16,79 +13,6 @@
 
 namespace attnviz::core {
 namespace {
-
-// GPT-2's pattern (encoder.py) with its \s spelled \p{White_Space}. encoder.py compiles it with
-// Python's `regex` module, whose \s is Unicode's White_Space property; PCRE2's \s under UCP is
-// that and U+180E (MONGOLIAN VOWEL SEPARATOR, a format character since Unicode 6.3), which GPT-2
-// puts in the [^\s\p{L}\p{N}] class. Everything else is as written: the contractions are
-// lower case only ("'LL" is "'" then "LL"), and \s+(?!\S) leaves the last space of a run to
-// the word after it ("a   b" → "a", "  ", " b").
-constexpr char kPattern[] =
-    R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\p{White_Space}\p{L}\p{N}]+|\p{White_Space}+(?!\P{White_Space})|\p{White_Space}+)";
-
-// Compiled once (the first encode, in whichever thread: a static's initialisation is
-// thread-safe) and shared read-only; each call has its own match data. UTF reads the text as
-// UTF-8 characters, for which \p{…} are Unicode's properties; UCP would make \s, \d and \w
-// Unicode's too (the pattern has none of them now; it stays so that an edit that uses one is
-// not quietly ASCII). MATCH_INVALID_UTF lets a text with invalid UTF-8 be searched rather than
-// refused: an invalid sequence is never part of a match (PCRE2 10.34+), and since the
-// alternatives together take any character, what lies between matches is only invalid bytes.
-class Pattern {
-public:
-    Pattern() {
-        int error = 0;
-        PCRE2_SIZE offset = 0;
-        m_code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(kPattern), PCRE2_ZERO_TERMINATED,
-                               PCRE2_UTF | PCRE2_UCP | PCRE2_MATCH_INVALID_UTF, &error, &offset, nullptr);
-        if (!m_code) throw std::logic_error("GPT-2's pattern does not compile: " + message(error));
-        pcre2_jit_compile(m_code, PCRE2_JIT_COMPLETE);  // where JIT is missing, pcre2_match interprets
-    }
-    Pattern(const Pattern&) = delete;
-    Pattern& operator=(const Pattern&) = delete;
-    ~Pattern() { pcre2_code_free(m_code); }
-
-    const pcre2_code* code() const { return m_code; }
-    static std::string message(int error) {
-        PCRE2_UCHAR text[256];
-        pcre2_get_error_message(error, text, sizeof text);
-        return reinterpret_cast<const char*>(text);
-    }
-
-private:
-    pcre2_code* m_code = nullptr;
-};
-
-const Pattern& gpt2Pattern() {
-    static const Pattern pattern;
-    return pattern;
-}
-
-using MatchData = std::unique_ptr<pcre2_match_data, decltype(&pcre2_match_data_free)>;
-MatchData newMatchData() { return {pcre2_match_data_create_from_pattern(gpt2Pattern().code(), nullptr), &pcre2_match_data_free}; }
-
-// Calls piece(view) for each of the pattern's pieces of `text`, in order, and for each byte of
-// an invalid sequence between them a piece of its own: the pieces concatenate to the text.
-template <class Piece>
-void forEachPiece(std::string_view text, pcre2_match_data* match, Piece&& piece) {
-    const auto* subject = reinterpret_cast<PCRE2_SPTR>(text.data());
-    std::size_t at = 0;
-    while (at < text.size()) {
-        const int rc = pcre2_match(gpt2Pattern().code(), subject, text.size(), at, 0, match, nullptr);
-        std::size_t start = text.size(), end = text.size();
-        if (rc >= 0) {
-            const PCRE2_SIZE* span = pcre2_get_ovector_pointer(match);
-            start = span[0], end = span[1];
-        } else if (rc != PCRE2_ERROR_NOMATCH) {
-            throw InputError("text", "GPT-2's pattern failed at byte " + std::to_string(at) + ": " + Pattern::message(rc));
-        }
-        for (; at < start; ++at) piece(text.substr(at, 1));
-        if (rc < 0) break;
-        // every alternative takes at least one character; the guard keeps the loop finite anyway
-        if (end <= start) throw std::logic_error("GPT-2's pattern matched nothing at byte " + std::to_string(start));
-        piece(text.substr(start, end - start));
-        at = end;
-    }
-}
 
 // One candidate merge: the pair of symbols starting at `pos` (a byte offset in the piece) was
 // (left, right) when it was offered; stale once either side has changed.
@@ -114,17 +38,17 @@ struct Scratch {
 //               and the overlapped; the pairs a merge makes are offered for later rounds. They
 //               cannot belong to this round (a+b never equals a or b), and a lower-ranked one
 //               among them waits for the next round, as in encoder.py.
-// piece: [n] bytes; out: the tokens' ids appended.
-void mergePiece(const ByteBpe::Impl& bpe, std::string_view piece, Scratch& s, std::vector<int>& out) {
-    if (piece.size() > static_cast<std::size_t>(std::numeric_limits<int>::max()))
-        throw InputError("text", "a piece of " + std::to_string(piece.size()) + " bytes, over 2 GiB, has no tokens");
-    const int n = static_cast<int>(piece.size());
-    if (n == 1) {
-        out.push_back(bpe.byteIds[static_cast<unsigned char>(piece[0])]);
-        return;
-    }
-    s.id.resize(n), s.next.resize(n), s.prev.resize(n);
-    for (int i = 0; i < n; ++i) s.id[i] = bpe.byteIds[static_cast<unsigned char>(piece[i])], s.prev[i] = i - 1, s.next[i] = i + 1;
+// Hugging Face's BPE (Word::merge_all) merges the lowest-ranked pair at once, leftmost first, and
+// offers the pairs it makes straight away; that is the same as these rounds whenever a merge's
+// parts are made by earlier merges (a merge's result only ever pairs at a higher rank), which
+// trained merges are.
+// s.id: [n] the piece's first symbols; out: the tokens' ids appended.
+void mergeSymbols(const ByteBpe::Impl& bpe, Scratch& s, std::vector<int>& out) {
+    if (s.id.size() > static_cast<std::size_t>(std::numeric_limits<int>::max()))
+        throw InputError("text", "a piece of " + std::to_string(s.id.size()) + " symbols, over 2^31, has no tokens");
+    const int n = static_cast<int>(s.id.size());
+    s.next.resize(n), s.prev.resize(n);
+    for (int i = 0; i < n; ++i) s.prev[i] = i - 1, s.next[i] = i + 1;
     s.heap.clear();
     const auto offer = [&](int pos) {
         const int q = s.next[pos];
@@ -159,30 +83,53 @@ void mergePiece(const ByteBpe::Impl& bpe, std::string_view piece, Scratch& s, st
     for (int i = 0; i < n; i = s.next[i]) out.push_back(s.id[i]);
 }
 
-// Calls plain(view) for the text between special tokens and special(id) for each special
-// token, in order. At each place the earliest special token starting there wins, the longest
-// when several do.
-template <class Plain, class Special>
-void splitSpecials(const ByteBpe::Impl& bpe, std::string_view text, Plain&& plain, Special&& special) {
-    std::vector<std::size_t> next(bpe.specials.size());  // where each special token occurs next
-    for (std::size_t k = 0; k < next.size(); ++k) next[k] = text.find(bpe.specials[k].first);
-    std::size_t at = 0;
-    for (;;) {
-        std::size_t best = next.size();
-        for (std::size_t k = 0; k < next.size(); ++k) {
-            if (next[k] == std::string_view::npos) continue;
-            if (best == next.size() || next[k] < next[best] ||
-                (next[k] == next[best] && bpe.specials[k].first.size() > bpe.specials[best].first.size()))
-                best = k;
-        }
-        if (best == next.size()) break;
-        if (next[best] > at) plain(text.substr(at, next[best] - at));
-        special(bpe.specials[best].second);
-        at = next[best] + bpe.specials[best].first.size();
-        for (std::size_t k = 0; k < next.size(); ++k)
-            if (next[k] != std::string_view::npos && next[k] < at) next[k] = text.find(bpe.specials[k].first, at);
+// A piece's first symbols into s.id. Bytes: each byte's symbol. Characters (Hugging Face's BPE
+// with byte_fallback, as Llama 2's tokenizer.json runs it): each character's token; one not in the
+// vocabulary becomes its bytes' <0xXX> tokens when all of them are tokens, else the unknown token
+// (consecutive ones one token with fuse_unk; an unknown token waiting is only written at the next
+// known character, so byte tokens in between come first, as there), else nothing. An invalid
+// byte is a character of its own, never a token.
+void firstSymbols(const ByteBpe::Impl& bpe, std::string_view piece, Scratch& s) {
+    s.id.clear();
+    if (bpe.symbols == bpe::Symbols::Bytes) {
+        for (const char c : piece) s.id.push_back(bpe.byteIds[static_cast<unsigned char>(c)]);
+        return;
     }
-    if (at < text.size()) plain(text.substr(at));
+    bool unknown = false;  // an unknown token waiting
+    for (std::size_t at = 0; at < piece.size();) {
+        const std::size_t n = std::max<std::size_t>(1, bpe::utf8Length(piece, at));
+        const std::string_view c = piece.substr(at, n);
+        at += n;
+        if (const auto it = bpe.ids.find(c); it != bpe.ids.end()) {
+            if (unknown) s.id.push_back(bpe.unkId), unknown = false;
+            s.id.push_back(it->second);
+            continue;
+        }
+        if (std::all_of(c.begin(), c.end(), [&](char b) { return bpe.byteIds[static_cast<unsigned char>(b)] >= 0; })) {
+            for (const char b : c) s.id.push_back(bpe.byteIds[static_cast<unsigned char>(b)]);
+            continue;
+        }
+        if (bpe.unkId < 0) continue;
+        if (unknown && !bpe.fuseUnk) s.id.push_back(bpe.unkId);
+        unknown = true;
+    }
+    if (unknown) s.id.push_back(bpe.unkId);
+}
+
+// One piece's tokens appended to out: the piece itself when ignoreMerges and its spelling is a
+// token, else its symbols merged.
+void encodePiece(const ByteBpe::Impl& bpe, std::string_view piece, Scratch& s, std::vector<int>& out) {
+    if (bpe.ignoreMerges) {
+        std::string spelled;
+        if (bpe.symbols == bpe::Symbols::Bytes)
+            for (const char c : piece) appendUtf8(spelled, bpe::kByteToUnicode[static_cast<unsigned char>(c)]);
+        if (const auto it = bpe.ids.find(bpe.symbols == bpe::Symbols::Bytes ? std::string_view(spelled) : piece); it != bpe.ids.end()) {
+            out.push_back(it->second);
+            return;
+        }
+    }
+    firstSymbols(bpe, piece, s);
+    mergeSymbols(bpe, s, out);
 }
 
 [[noreturn]] void unknownId(int id, int vocabSize) {
@@ -207,22 +154,25 @@ ByteBpe& ByteBpe::operator=(ByteBpe&&) noexcept = default;
 ByteBpe::~ByteBpe() = default;
 
 std::vector<int> ByteBpe::encode(std::string_view text) const {
-    std::vector<int> ids;
-    const MatchData match = newMatchData();
+    // 1. added tokens cut out; 2. each stretch between them normalised, split into pieces and
+    // merged; 3. the post-processor's tokens around
+    const Impl& bpe = *m_impl;
+    std::vector<int> ids = bpe.prefix;
     Scratch scratch;
-    splitSpecials(
-        *m_impl, text,
-        [&](std::string_view plain) {
-            forEachPiece(plain, match.get(), [&](std::string_view piece) { mergePiece(*m_impl, piece, scratch, ids); });
+    bpe::splitAdded(
+        bpe.added, text,
+        [&](std::string_view plain, std::size_t offset) {
+            const std::string normalized = bpe::normalize(bpe.normalizer, plain);
+            bpe::forEachPiece(bpe, normalized, offset == 0, [&](std::string_view piece) { encodePiece(bpe, piece, scratch, ids); });
         },
         [&](int id) { ids.push_back(id); });
+    ids.insert(ids.end(), bpe.suffix.begin(), bpe.suffix.end());
     return ids;
 }
 
 std::vector<std::string> ByteBpe::pieces(std::string_view text) const {
     std::vector<std::string> out;
-    const MatchData match = newMatchData();
-    forEachPiece(text, match.get(), [&](std::string_view piece) { out.emplace_back(piece); });
+    bpe::forEachPiece(*m_impl, text, true, [&](std::string_view piece) { out.emplace_back(piece); });
     return out;
 }
 
@@ -261,6 +211,13 @@ std::optional<int> ByteBpe::idOf(std::string_view tokenText) const {
 }
 
 std::optional<int> ByteBpe::endOfText() const { return idOf("<|endoftext|>"); }
+
+bool ByteBpe::isSpecial(int id) const { return hasId(id) && m_impl->special[id]; }
+
+std::optional<int> ByteBpe::bosId() const {
+    if (m_impl->prefix.empty()) return std::nullopt;
+    return m_impl->prefix.front();
+}
 
 char32_t ByteBpe::byteToUnicode(unsigned char b) { return bpe::kByteToUnicode[b]; }
 

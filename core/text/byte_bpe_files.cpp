@@ -1,10 +1,11 @@
-// Loading GPT-2's byte-level BPE: vocab.json and merges.txt, or a Hugging Face tokenizer.json.
-// Every error names the file and the token, line or field at fault, on one line, quoting values
+// Loading GPT-2's byte-level BPE from vocab.json and merges.txt, and the builder that the
+// tokenizer.json reader (tokenizer_json.cpp) shares. Every error names the file and the token, line or field at fault, on one line, quoting values
 // clipped; a file is read up to bpe::kMaxFileBytes and holds at most bpe::kMaxTokens tokens.
 #include "core/base/error.hpp"
 #include "core/base/files.hpp"
 #include "core/base/json_text.hpp"
 #include "core/text/byte_bpe.hpp"
+#include "core/text/byte_bpe_builder.hpp"
 #include "core/text/byte_bpe_impl.hpp"
 #include "core/text/tokenizer.hpp"
 
@@ -19,16 +20,11 @@
 namespace attnviz::core {
 namespace {
 
+using bpe::Builder;
+using bpe::idRange;
+using bpe::malformedJson;
+using bpe::shown;
 using nlohmann::json;
-
-// A value from a file for a message: quoted, clipped to 40 bytes at a character boundary, invalid
-// UTF-8 shown as U+FFFD (merges.txt may hold any bytes).
-std::string shown(std::string_view s) {
-    if (s.size() <= 40) return "'" + sanitizeUtf8(s) + "'";
-    std::size_t cut = 40;
-    while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
-    return "'" + sanitizeUtf8(s.substr(0, cut)) + "… (" + std::to_string(s.size()) + " bytes)'";
-}
 
 std::string lineColumn(std::string_view text, std::size_t byte) {
     std::size_t line = 1, column = 1;
@@ -39,9 +35,18 @@ std::string lineColumn(std::string_view text, std::size_t byte) {
     return "line " + std::to_string(line) + ", column " + std::to_string(column);
 }
 
-// nlohmann's syntax error as one short line: where, and what it expected, without the text it
-// last read (which can be any length).
-[[noreturn]] void malformedJson(std::string_view text, const std::string& name, const json::exception& e) {
+}  // namespace
+
+namespace bpe {
+
+std::string shown(std::string_view s) {
+    if (s.size() <= 40) return "'" + sanitizeUtf8(s) + "'";
+    std::size_t cut = 40;
+    while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
+    return "'" + sanitizeUtf8(s.substr(0, cut)) + "… (" + std::to_string(s.size()) + " bytes)'";
+}
+
+void malformedJson(std::string_view text, const std::string& name, const json::exception& e) {
     std::string detail = e.what();  // "[json.exception.parse_error.101] parse error at line 1, column 2: syntax error …"
     std::size_t byte = 0;
     if (const auto* p = dynamic_cast<const json::parse_error*>(&e)) byte = p->byte == 0 ? 0 : p->byte - 1;
@@ -50,102 +55,98 @@ std::string lineColumn(std::string_view text, std::size_t byte) {
     throw InputError(name, "malformed JSON at " + lineColumn(text, byte) + ": " + clipText(detail, 160));
 }
 
-// "expected an id from 0 to 1048575, got 5000000": ids index a table, so they stay below the
-// token limit (no real vocabulary comes near it).
-std::string idRange(const std::string& got) { return "expected an id from 0 to " + std::to_string(bpe::kMaxTokens - 1) + ", got " + got; }
+std::string idRange(const std::string& got) { return "expected an id from 0 to " + std::to_string(kMaxTokens - 1) + ", got " + got; }
 
-// Builds an Impl: tokens first, then the checks on the whole vocabulary, then merges.
-// vocabWhere: the vocabulary's place in messages ("vocab.json", "tokenizer.json: model.vocab");
-// vocabName: how a merge's message names it ("vocab.json", "model.vocab").
-class Builder {
-public:
-    Builder(std::string vocabWhere, std::string vocabName)
-        : m_vocabWhere(std::move(vocabWhere)), m_vocabName(std::move(vocabName)), m_impl(std::make_unique<ByteBpe::Impl>()) {}
+std::string readTokenizerFile(const std::string& path) { return readTextFile(path, kMaxFileBytes, "a tokenizer file"); }
 
-    // A token and its id; `where` names the file and the place of the entry. Ids are distinct and
-    // below bpe::kMaxTokens, so that bounds the number of tokens too.
-    void addToken(std::string text, long long id, const std::string& where) {
-        const std::string place = where + ": token " + shown(text);
-        if (text.empty()) throw InputError(where, "a token is the empty text");
-        if (text.size() > bpe::kMaxTokenBytes)
-            throw InputError(place, "longer than " + std::to_string(bpe::kMaxTokenBytes) + " bytes, the most a token may be");
-        if (id < 0 || static_cast<std::size_t>(id) >= bpe::kMaxTokens) throw InputError(place, idRange(std::to_string(id)));
-        auto& texts = m_impl->texts;
-        if (static_cast<std::size_t>(id) >= texts.size()) texts.resize(static_cast<std::size_t>(id) + 1);
-        if (!texts[id].empty()) throw InputError(place, "its id " + std::to_string(id) + " is also the id of " + shown(texts[id]));
-        if (!m_impl->ids.emplace(text, static_cast<int>(id)).second) throw InputError(place, "appears twice");
-        texts[id] = std::move(text);
-    }
+Builder::Builder(std::string vocabWhere, std::string vocabName)
+    : m_vocabWhere(std::move(vocabWhere)), m_vocabName(std::move(vocabName)), m_impl(std::make_unique<ByteBpe::Impl>()) {}
 
-    // Every byte has its one-symbol token; each token's bytes.
-    void finishVocabulary() {
-        auto& impl = *m_impl;
-        for (int b = 0; b < 256; ++b) {
-            std::string symbol;
-            appendUtf8(symbol, bpe::kByteToUnicode[b]);
-            const auto it = impl.ids.find(symbol);
-            if (it == impl.ids.end()) {
-                char hex[8];
-                std::snprintf(hex, sizeof hex, "0x%02X", b);
-                throw InputError(m_vocabWhere, std::string("byte ") + hex + " has no token: its symbol " + shown(symbol) +
-                                                   " is not in the vocabulary (a byte-level one holds all 256)");
-            }
-            impl.byteIds[b] = it->second;
-            m_made.insert(it->second);
+void Builder::addToken(std::string text, long long id, const std::string& where) {
+    const std::string place = where + ": token " + shown(text);
+    if (text.empty()) throw InputError(where, "a token is the empty text");
+    if (text.size() > kMaxTokenBytes)
+        throw InputError(place, "longer than " + std::to_string(kMaxTokenBytes) + " bytes, the most a token may be");
+    if (id < 0 || static_cast<std::size_t>(id) >= kMaxTokens) throw InputError(place, idRange(std::to_string(id)));
+    auto& texts = m_impl->texts;
+    if (static_cast<std::size_t>(id) >= texts.size()) texts.resize(static_cast<std::size_t>(id) + 1);
+    if (!texts[id].empty()) throw InputError(place, "its id " + std::to_string(id) + " is also the id of " + shown(texts[id]));
+    if (!m_impl->ids.emplace(text, static_cast<int>(id)).second) throw InputError(place, "appears twice");
+    texts[id] = std::move(text);
+}
+
+void Builder::finishVocabulary(bool byteFallback) {
+    auto& impl = *m_impl;
+    for (int b = 0; b < 256; ++b) {
+        char hex[8];
+        std::snprintf(hex, sizeof hex, "0x%02X", b);
+        if (impl.symbols == Symbols::Characters) {
+            const auto it = byteFallback ? impl.ids.find("<" + std::string(hex) + ">") : impl.ids.end();
+            impl.byteIds[b] = it == impl.ids.end() ? -1 : it->second;
+            continue;
         }
-        impl.bytes.resize(impl.texts.size());
-        for (std::size_t id = 0; id < impl.texts.size(); ++id) impl.bytes[id] = spelledBytes(impl.texts[id]);
+        std::string symbol;
+        appendUtf8(symbol, kByteToUnicode[b]);
+        const auto it = impl.ids.find(symbol);
+        if (it == impl.ids.end())
+            throw InputError(m_vocabWhere, std::string("byte ") + hex + " has no token: its symbol " + shown(symbol) +
+                                               " is not in the vocabulary (a byte-level one holds all 256)");
+        impl.byteIds[b] = it->second;
+        m_made.insert(it->second);
     }
+    impl.bytes.resize(impl.texts.size());
+    impl.special.assign(impl.texts.size(), false);
+    for (std::size_t id = 0; id < impl.texts.size(); ++id) impl.bytes[id] = spelledBytes(impl.texts[id]);
+    for (int b = 0; b < 256; ++b)
+        if (impl.symbols == Symbols::Characters && impl.byteIds[b] >= 0) impl.bytes[impl.byteIds[b]] = std::string(1, static_cast<char>(b));
+}
 
-    // The next merge, left + right; its rank is the number of merges before it. A pair given
-    // twice takes the later rank, as in encoder.py's dict(zip(merges, range(len(merges)))).
-    void addMerge(std::string_view left, std::string_view right, const std::string& where) {
-        if (m_merges++ >= bpe::kMaxTokens)
-            throw InputError(where, "more than " + std::to_string(bpe::kMaxTokens) + " merges, the most a vocabulary may have");
-        const auto id = [&](std::string_view text, const char* what) {
-            const auto it = m_impl->ids.find(text);
-            if (it == m_impl->ids.end()) throw InputError(where, std::string(what) + shown(text) + " is not in " + m_vocabName);
-            return it->second;
-        };
-        const int l = id(left, "the left symbol "), r = id(right, "the right symbol ");
-        std::string joined(left);
-        joined += right;
-        const int result = id(joined, "the merged symbol ");
-        m_impl->merges[bpe::pairKey(l, r)] = {static_cast<int>(m_merges - 1), result};
-        m_made.insert(result);
+void Builder::addMerge(std::string_view left, std::string_view right, const std::string& where) {
+    if (m_merges++ >= kMaxTokens)
+        throw InputError(where, "more than " + std::to_string(kMaxTokens) + " merges, the most a vocabulary may have");
+    const auto id = [&](std::string_view text, const char* what) {
+        const auto it = m_impl->ids.find(text);
+        if (it == m_impl->ids.end()) throw InputError(where, std::string(what) + shown(text) + " is not in " + m_vocabName);
+        return it->second;
+    };
+    const int l = id(left, "the left symbol "), r = id(right, "the right symbol ");
+    std::string joined(left);
+    joined += right;
+    const int result = id(joined, "the merged symbol ");
+    m_impl->merges[pairKey(l, r)] = {static_cast<int>(m_merges - 1), result};
+    m_made.insert(result);
+}
+
+void Builder::addAdded(const AddedToken& token, bool special, const std::string& where) {
+    const int id = token.id;
+    if (m_impl->bytes[id] != token.text && m_made.count(id))
+        throw InputError(where, "the added token " + shown(token.text) + " is also a symbol the merges make, of other bytes");
+    m_impl->bytes[id] = token.text;
+    m_impl->special[id] = m_impl->special[id] || special;
+    auto& added = m_impl->added;
+    if (std::none_of(added.begin(), added.end(), [&](const AddedToken& a) { return a.text == token.text; })) added.push_back(token);
+}
+
+// The bytes a spelling stands for. Bytes: through the byte table when every character is in it,
+// else the spelling itself (an added token such as "<｜end▁of▁sentence｜>"). Characters: the
+// spelling with each `space` ("▁") a space (a byte token's byte is set by finishVocabulary).
+std::string Builder::spelledBytes(std::string_view text) const {
+    if (m_impl->symbols == Symbols::Characters) {
+        if (m_impl->space.empty()) return std::string(text);
+        return normalize({{NormalizerStep::Kind::Replace, m_impl->space, " "}}, text);
     }
-
-    // A special token (after the merges): cut out of a text literally, so it stands for its
-    // spelling's own bytes. A symbol that merges can make must keep the bytes they join.
-    void addSpecial(const std::string& text, const std::string& where) {
-        const int id = m_impl->ids.at(text);
-        if (m_impl->bytes[id] != text && m_made.count(id))
-            throw InputError(where, "the special token " + shown(text) + " is also a symbol the merges make, of other bytes");
-        m_impl->bytes[id] = text;
-        m_impl->specials.emplace_back(text, id);
+    std::string out;
+    for (std::size_t pos = 0; pos < text.size();) {
+        const char32_t cp = decodeUtf8(text, pos);
+        if (cp >= kByteSymbols || kUnicodeToByte[cp] < 0) return std::string(text);
+        out += static_cast<char>(kUnicodeToByte[cp]);
     }
+    return out;
+}
 
-    ByteBpe::Impl& impl() { return *m_impl; }
-    std::unique_ptr<ByteBpe::Impl> finish() { return std::move(m_impl); }
+}  // namespace bpe
 
-private:
-    // The bytes a spelling stands for: through the byte table when every character is in it,
-    // else the spelling itself (an added token such as "<｜end▁of▁sentence｜>", or one not byte-level).
-    static std::string spelledBytes(std::string_view text) {
-        std::string out;
-        for (std::size_t pos = 0; pos < text.size();) {
-            const char32_t cp = decodeUtf8(text, pos);
-            if (cp >= bpe::kByteSymbols || bpe::kUnicodeToByte[cp] < 0) return std::string(text);
-            out += static_cast<char>(bpe::kUnicodeToByte[cp]);
-        }
-        return out;
-    }
-
-    std::string m_vocabWhere, m_vocabName;
-    std::unique_ptr<ByteBpe::Impl> m_impl;
-    std::size_t m_merges = 0;
-    std::unordered_set<int> m_made;  // the byte symbols' and the merges' results' ids
-};
+namespace {
 
 // vocab.json's SAX events straight into the builder (no tree: a file of a million tokens costs
 // the tokens). Anything but an object of "token": id stops at the first entry at fault.
@@ -214,35 +215,11 @@ void readMerges(std::string_view text, const std::string& name, Builder& builder
     }
 }
 
-std::string readFile(const std::string& path) { return readTextFile(path, bpe::kMaxFileBytes, "a tokenizer file"); }
-
-// tokenizer.json's pieces ---------------------------------------------------------------------
-
-const json* member(const json& object, const char* key) {
-    const auto it = object.find(key);
-    return it == object.end() || it->is_null() ? nullptr : &*it;
-}
-
-// A field that would change the tokens from GPT-2's must be absent, null, or hold its GPT-2 value.
-void requireField(const json& object, const char* key, const json& gpt2, const std::string& where) {
-    const json* v = member(object, key);
-    if (v && *v != gpt2)
-        throw InputError(where + "." + key, "GPT-2's byte-level BPE has " + gpt2.dump() + " here, got " + describeJson(*v));
-}
-
-long long integerId(const json& v, const std::string& where) {
-    if (v.is_number_unsigned() && v.get<std::uint64_t>() >= bpe::kMaxTokens) throw InputError(where, idRange(describeJson(v)));
-    if (v.is_number_integer()) return v.get<long long>();
-    throw InputError(where, "expected an integer id, got " + describeJson(v));
-}
-
 }  // namespace
 
 ByteBpe ByteBpe::fromFiles(const std::string& vocabPath, const std::string& mergesPath) {
-    return fromText(readFile(vocabPath), readFile(mergesPath), vocabPath, mergesPath);
+    return fromText(bpe::readTokenizerFile(vocabPath), bpe::readTokenizerFile(mergesPath), vocabPath, mergesPath);
 }
-
-ByteBpe ByteBpe::fromTokenizerJson(const std::string& path) { return fromTokenizerJsonText(readFile(path), path); }
 
 ByteBpe ByteBpe::fromText(std::string_view vocabJson, std::string_view mergesText, const std::string& vocabName,
                           const std::string& mergesName) {
@@ -250,90 +227,11 @@ ByteBpe ByteBpe::fromText(std::string_view vocabJson, std::string_view mergesTex
     Builder builder(vocabName, vocabName);
     VocabSax sax(vocabJson, vocabName, builder);
     json::sax_parse(vocabJson.begin(), vocabJson.end(), &sax);  // errors throw from the handler
-    builder.finishVocabulary();
+    builder.impl().splits.push_back(bpe::gpt2Pattern());
+    builder.finishVocabulary(false);
     readMerges(mergesText, mergesName, builder);
-    if (builder.impl().ids.count("<|endoftext|>")) builder.addSpecial("<|endoftext|>", vocabName);
-    return ByteBpe(builder.finish());
-}
-
-ByteBpe ByteBpe::fromTokenizerJsonText(std::string_view text, const std::string& name) {
-    json j;
-    try {
-        j = json::parse(text.begin(), text.end());
-    } catch (const json::exception& e) {
-        malformedJson(text, name, e);
-    }
-    // 1. a BPE model with GPT-2's pre-tokenisation and nothing that would change its tokens
-    if (!j.is_object()) throw InputError(name, "expected a tokenizer object with \"model\", got " + describeJson(j));
-    const json* model = member(j, "model");
-    if (!model || !model->is_object()) throw InputError(name + ": model", "expected an object with \"vocab\" and \"merges\"");
-    const json* type = member(*model, "type");
-    if (!type || *type != "BPE")
-        throw InputError(name + ": model.type", "expected \"BPE\", got " + (type ? describeJson(*type) : "nothing"));
-    requireField(*model, "dropout", json(0), name + ": model");
-    requireField(*model, "continuing_subword_prefix", json(""), name + ": model");
-    requireField(*model, "end_of_word_suffix", json(""), name + ": model");
-    requireField(*model, "ignore_merges", json(false), name + ": model");
-    const json* pre = member(j, "pre_tokenizer");
-    if (!pre || !pre->is_object() || member(*pre, "type") == nullptr || pre->at("type") != "ByteLevel")
-        throw InputError(name + ": pre_tokenizer",
-                         "expected GPT-2's {\"type\": \"ByteLevel\"}, got " + (pre ? describeJson(*pre) : "nothing"));
-    requireField(*pre, "add_prefix_space", json(false), name + ": pre_tokenizer");
-    requireField(*pre, "use_regex", json(true), name + ": pre_tokenizer");
-    if (const json* normalizer = member(j, "normalizer"))
-        throw InputError(name + ": normalizer", "GPT-2 normalises nothing (null), got " + describeJson(*normalizer));
-
-    // 2. the vocabulary and the added tokens (an added token already in it must keep its id)
-    const json* vocab = member(*model, "vocab");
-    if (!vocab || !vocab->is_object()) throw InputError(name + ": model.vocab", "expected an object of \"token\": id entries");
-    Builder builder(name + ": model.vocab", "model.vocab");
-    for (const auto& [text, id] : vocab->items())
-        builder.addToken(text, integerId(id, name + ": model.vocab: token " + shown(text)), name + ": model.vocab");
-    std::vector<std::pair<std::string, std::string>> specials;  // text, where
-    if (const json* added = member(j, "added_tokens")) {
-        if (!added->is_array()) throw InputError(name + ": added_tokens", "expected a list, got " + describeJson(*added));
-        for (std::size_t i = 0; i < added->size(); ++i) {
-            const std::string where = name + ": added_tokens[" + std::to_string(i) + "]";
-            const json& t = (*added)[i];
-            const json* content = t.is_object() ? member(t, "content") : nullptr;
-            if (!content || !content->is_string() || !t.contains("id"))
-                throw InputError(where, "expected an object with \"id\" and \"content\", got " + describeJson(t));
-            const std::string& text = content->get_ref<const std::string&>();
-            const long long id = integerId(t.at("id"), where + ".id");
-            const json* special = member(t, "special");
-            if (special && !special->is_boolean())
-                throw InputError(where + ".special", "expected true or false, got " + describeJson(*special));
-            const auto known = builder.impl().ids.find(text);
-            if (known == builder.impl().ids.end()) builder.addToken(text, id, where);
-            else if (known->second != id)
-                throw InputError(where, "token " + shown(text) + " has the id " + std::to_string(known->second) + " in model.vocab, not " +
-                                            std::to_string(id));
-            if (special && special->get<bool>() &&
-                std::none_of(specials.begin(), specials.end(), [&](const auto& s) { return s.first == text; }))
-                specials.emplace_back(text, where);
-        }
-    }
-    builder.finishVocabulary();
-
-    // 3. the merges: "left right" strings, or [left, right] pairs (whose symbols may hold spaces)
-    const json* merges = member(*model, "merges");
-    if (!merges || !merges->is_array()) throw InputError(name + ": model.merges", "expected a list of merges");
-    for (std::size_t i = 0; i < merges->size(); ++i) {
-        const std::string where = name + ": model.merges[" + std::to_string(i) + "]";
-        const json& m = (*merges)[i];
-        if (m.is_string()) {
-            const std::string& s = m.get_ref<const std::string&>();
-            const std::size_t space = s.find(' ');
-            if (space == 0 || space == std::string::npos || space + 1 == s.size() || s.find(' ', space + 1) != std::string::npos)
-                throw InputError(where, "expected two symbols separated by one space, got " + shown(s));
-            builder.addMerge(std::string_view(s).substr(0, space), std::string_view(s).substr(space + 1), where);
-        } else if (m.is_array() && m.size() == 2 && m[0].is_string() && m[1].is_string()) {
-            builder.addMerge(m[0].get_ref<const std::string&>(), m[1].get_ref<const std::string&>(), where);
-        } else {
-            throw InputError(where, "expected \"left right\" or [\"left\", \"right\"], got " + describeJson(m));
-        }
-    }
-    for (const auto& [text, where] : specials) builder.addSpecial(text, where);
+    if (const auto eot = builder.impl().ids.find("<|endoftext|>"); eot != builder.impl().ids.end())
+        builder.addAdded({eot->first, eot->second}, true, vocabName);
     return ByteBpe(builder.finish());
 }
 

@@ -1,5 +1,5 @@
-// What a loaded ByteBpe holds, shared by the encoder (byte_bpe.cpp) and the loaders
-// (byte_bpe_files.cpp); nothing outside the text room includes it.
+// What a loaded ByteBpe holds, shared by the encoder (byte_bpe.cpp, bpe_steps.cpp) and the
+// loaders (byte_bpe_files.cpp, tokenizer_json.cpp); nothing outside the text room includes it.
 #pragma once
 
 #include "core/text/byte_bpe.hpp"
@@ -8,11 +8,15 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <utility>
 #include <vector>
+
+struct pcre2_real_code_8;
 
 namespace attnviz::core {
 
@@ -63,6 +67,65 @@ struct Merge {
 
 inline std::uint64_t pairKey(int left, int right) { return (std::uint64_t(std::uint32_t(left)) << 32) | std::uint32_t(right); }
 
+// A split pattern compiled once under PCRE2 (UTF, UCP, invalid UTF-8 searched, not refused) and
+// shared read-only; each encode has its own match data. Throws std::invalid_argument with
+// PCRE2's message (and the offset) when the pattern does not compile.
+class Pattern {
+public:
+    explicit Pattern(std::string_view pattern);
+    Pattern(const Pattern&) = delete;
+    Pattern& operator=(const Pattern&) = delete;
+    ~Pattern();
+    const pcre2_real_code_8* code() const { return m_code; }
+
+private:
+    pcre2_real_code_8* m_code = nullptr;
+};
+// GPT-2's pattern (ByteLevel's use_regex), compiled once.
+std::shared_ptr<const Pattern> gpt2Pattern();
+// A Rust-regex / Oniguruma pattern (a tokenizer.json's Split) as PCRE2 reads it: \s and \S become
+// \p{White_Space} and \P{White_Space} (what \s means there; PCRE2's also takes U+180E). Other
+// syntax is the same in the patterns in use ((?i:…), \p{L}, \p{N}, {1,3}, look-ahead).
+std::string pcre2Syntax(std::string_view pattern);
+
+// One step of a normalizer, applied to each stretch of text between added tokens in turn.
+struct NormalizerStep {
+    enum class Kind { Nfc, Prepend, Replace } kind;
+    std::string text, by;  // Prepend: text before a non-empty stretch; Replace: every `text` by `by`
+};
+// Applies the steps to `text`. NFC goes through ICU, on each run of valid UTF-8 (an invalid byte
+// stays as it is, between runs normalised apart).
+std::string normalize(const std::vector<NormalizerStep>& steps, std::string_view text);
+
+// The Metaspace pre-tokenizer: spaces become `replacement`, which is put in front of a stretch
+// that does not start with it (prepend_scheme "always"; "first": only the stretch that starts
+// the text; "never"), and with `split`, the stretch is cut before each `replacement`.
+struct Metaspace {
+    enum class Prepend { Always, First, Never } prepend = Prepend::Always;
+    std::string replacement = "\u2581";
+    bool split = true;
+};
+
+// An added token: matched whole in the text before anything else, leftmost first, the longest
+// of those starting at a place. lstrip / rstrip: the white space before / after it is taken
+// with it (not encoded); singleWord: a match next to a word character (Rust's \w) is not one.
+struct AddedToken {
+    std::string text;
+    int id = 0;
+    bool lstrip = false, rstrip = false, singleWord = false;
+};
+// Calls plain(view, offset) for the text between added tokens and added(id) for each, in order.
+void splitAdded(const std::vector<AddedToken>& added, std::string_view text,
+                const std::function<void(std::string_view, std::size_t)>& plain, const std::function<void(int)>& token);
+
+// The length of the UTF-8 character at text[pos], 0 for a byte that does not start a whole one.
+std::size_t utf8Length(std::string_view text, std::size_t pos);
+
+// How a piece becomes symbols before the merges: its bytes through the byte table (GPT-2,
+// Llama 3, Qwen), or its characters, one not in the vocabulary falling back to its bytes as
+// <0xXX> tokens, else to the unknown token (SentencePiece-style: Llama 2, Mistral 7B).
+enum class Symbols { Bytes, Characters };
+
 }  // namespace bpe
 
 struct ByteBpe::Impl {
@@ -72,8 +135,32 @@ struct ByteBpe::Impl {
     // (left id, right id) → rank and result. Every symbol a merge can meet is a token: the 256
     // byte symbols are checked at load, and so is every merge's result.
     std::unordered_map<std::uint64_t, bpe::Merge> merges;
-    std::array<int, 256> byteIds{};                     // byte → the id of its one-symbol token
-    std::vector<std::pair<std::string, int>> specials;  // cut out of the text literally, longest first at a place
+    // byte → the id of its one-symbol token (Bytes), or of its <0xXX> token, −1 where none (Characters)
+    std::array<int, 256> byteIds{};
+    std::vector<bpe::AddedToken> added;  // cut out of the text first; each stands for its text
+    std::vector<bool> special;           // [vocabSize] an added token marked "special"
+
+    // The pipeline of a stretch of text between added tokens: 1. normalizer, 2. Metaspace, 3. the
+    // split patterns, each on the pieces of the one before, 4. symbols, 5. merges (with
+    // ignoreMerges, a piece whose spelling is a token is that token).
+    std::vector<bpe::NormalizerStep> normalizer;
+    std::optional<bpe::Metaspace> metaspace;
+    std::vector<std::shared_ptr<const bpe::Pattern>> splits;
+    bpe::Symbols symbols = bpe::Symbols::Bytes;
+    bool ignoreMerges = false;
+    int unkId = -1;                   // Characters: the unknown token, −1 for none (an unknown character is dropped)
+    bool fuseUnk = false;             // consecutive unknown characters are one unknown token
+    std::string space;                // Characters: the spelling that stands for a space in tokenBytes ("▁"), or ""
+    std::vector<int> prefix, suffix;  // the post-processor's tokens around a text (Llama 2's <s>)
 };
+
+namespace bpe {
+// Calls piece(view) for each piece of `text` (a stretch already normalised; startsText: it
+// begins the whole text) that the Metaspace step and the split patterns make, in order. A split
+// keeps what lies between its matches as pieces too (Hugging Face's "Isolated"): a run of valid
+// UTF-8 as one piece, each invalid byte as one of its own. The pieces concatenate to the text
+// (to its Metaspace form where there is one).
+void forEachPiece(const ByteBpe::Impl& impl, std::string_view text, bool startsText, const std::function<void(std::string_view)>& piece);
+}  // namespace bpe
 
 }  // namespace attnviz::core

@@ -384,12 +384,15 @@ TEST(ByteBpe, TokenizerJsonLoadsBothMergeForms) {
         const ByteBpe bpe = ByteBpe::fromTokenizerJsonText(tokenizerJson(merges), "t.json");
         EXPECT_EQ(bpe.encode("ab<|endoftext|>ab "), (std::vector<int>{256, 257, 256, ' '}));
     }
-    // an added special token not in model.vocab joins it, and is cut out of text
+    // an added token not in model.vocab joins it, and is cut out of text, special or not (as
+    // Hugging Face's tokenizers does: Qwen's <think> is not special)
     const std::string extra = R"({"added_tokens": [{"id": 300, "content": "<|x|>", "special": true}, {"id": 301, "content": "<y>"}],)"
                               R"( "pre_tokenizer": {"type": "ByteLevel"}, "model": {"type": "BPE", "vocab": )" +
                               vocabJson({}) + R"(, "merges": []}})";
     const ByteBpe bpe = ByteBpe::fromTokenizerJsonText(extra, "t.json");
-    EXPECT_EQ(bpe.encode("a<|x|><y>"), (std::vector<int>{'a', 300, '<', 'y', '>'}));  // <y> is not special
+    EXPECT_EQ(bpe.encode("a<|x|><y>"), (std::vector<int>{'a', 300, 301}));
+    EXPECT_TRUE(bpe.isSpecial(300));
+    EXPECT_FALSE(bpe.isSpecial(301));
     EXPECT_EQ(bpe.decode({300, 301}), "<|x|><y>");
     EXPECT_EQ(bpe.vocabSize(), 302);
     EXPECT_FALSE(bpe.hasId(299));
@@ -407,21 +410,21 @@ TEST(ByteBpe, TokenizerJsonLoadsBothMergeForms) {
     EXPECT_EQ(own.decode({256}), "\u0100x");
     // unless the merges make that symbol from the bytes it spells
     EXPECT_EQ(tokenizerError(special("\u0100x", R"(["\u0100 x"])")),
-              "t.json: added_tokens[0]: the special token '\u0100x' is also a symbol the merges make, of other bytes");
+              "t.json: added_tokens[0]: the added token '\u0100x' is also a symbol the merges make, of other bytes");
 }
 
 TEST(ByteBpe, TokenizerJsonErrorsNameTheField) {
     EXPECT_EQ(tokenizerError("[]"), "t.json: expected a tokenizer object with \"model\", got an array of 0 items");
     EXPECT_EQ(tokenizerError("{}"), "t.json: model: expected an object with \"vocab\" and \"merges\"");
-    EXPECT_EQ(tokenizerError(R"({"model": {"type": "WordPiece"}})"), "t.json: model.type: expected \"BPE\", got the text 'WordPiece'");
-    EXPECT_EQ(tokenizerError(R"({"model": {"type": "BPE"}, "pre_tokenizer": {"type": "Metaspace"}})"),
-              "t.json: pre_tokenizer: expected GPT-2's {\"type\": \"ByteLevel\"}, got an object of 1 key");
+    EXPECT_EQ(tokenizerError(R"({"model": {"type": "WordPiece"}})"), "t.json: model.type: \"WordPiece\" is not read (only \"BPE\" is)");
+    EXPECT_EQ(tokenizerError(R"({"model": {"type": "BPE"}, "pre_tokenizer": {"type": "Whitespace"}})"),
+              "t.json: pre_tokenizer.type: \"Whitespace\" is not read (Sequence, Split, ByteLevel and Metaspace are)");
     EXPECT_EQ(tokenizerError(R"({"model": {"type": "BPE"}, "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": true}})"),
-              "t.json: pre_tokenizer.add_prefix_space: GPT-2's byte-level BPE has false here, got true");
-    EXPECT_EQ(tokenizerError(tokenizerJson("[]", R"( "normalizer": {"type": "NFC"},)")),
-              "t.json: normalizer: GPT-2 normalises nothing (null), got an object of 1 key");
-    EXPECT_EQ(tokenizerError(tokenizerJson("[]", "", R"("ignore_merges": true, )")),
-              "t.json: model.ignore_merges: GPT-2's byte-level BPE has false here, got true");
+              "t.json: pre_tokenizer.add_prefix_space: true is not read (only false is)");
+    EXPECT_EQ(tokenizerError(tokenizerJson("[]", R"( "normalizer": {"type": "Lowercase"},)")),
+              "t.json: normalizer.type: \"Lowercase\" is not read (Sequence, NFC, Prepend and Replace are)");
+    EXPECT_EQ(tokenizerError(tokenizerJson("[]", "", R"("dropout": 0.1, )")),
+              "t.json: model.dropout: 0.1 is not read (dropout makes the ids random; only null or 0 is)");
     EXPECT_EQ(tokenizerError(tokenizerJson(R"(["a b", "a q"])")), "t.json: model.merges[1]: the merged symbol 'aq' is not in model.vocab");
     EXPECT_EQ(tokenizerError(tokenizerJson(R"(["a b", ["a"]])")),
               "t.json: model.merges[1]: expected \"left right\" or [\"left\", \"right\"], got an array of 1 item");

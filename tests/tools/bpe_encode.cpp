@@ -1,10 +1,12 @@
-// A test helper for tests/oracle/test_gpt2_tokenizer.py: GPT-2's byte-level BPE over a file of
-// texts, so that a script can hold its ids against independent encoders.
+// A test helper for tests/oracle/test_gpt2_tokenizer.py and test_tokenizer_json.py: a byte-pair
+// encoding over a file of texts, so that a script can hold its ids against independent encoders.
 // Usage: attnviz_bpe_encode VOCAB.json MERGES.txt TEXTS
-//        attnviz_bpe_encode --tokenizer-json TOKENIZER.json TEXTS
+//        attnviz_bpe_encode --tokenizer-json TOKENIZER.json [--decoded] TEXTS
 // TEXTS holds UTF-8 texts separated by NUL bytes (a NUL after the last is optional). Prints one
 // line a text: its token ids separated by spaces. Exits 1, naming the text, when a text does not
-// decode back to its bytes, and 2 with one line on stderr when a file cannot be loaded.
+// decode back to its bytes (the ids after the post-processor's first token, bosId()), and 2 with
+// one line on stderr when a file cannot be loaded. With --decoded, where a normalizer changes the
+// text, the decoding is printed instead of checked: a second line a text, its bytes in hex.
 #include "core/base/error.hpp"
 #include "core/base/files.hpp"
 #include "core/text/byte_bpe.hpp"
@@ -17,16 +19,17 @@
 
 int main(int argc, char** argv) {
     using attnviz::core::ByteBpe;
-    const bool tokenizerJson = argc == 4 && std::string_view(argv[1]) == "--tokenizer-json";
-    if (argc != 4) {
-        std::fprintf(stderr, "usage: %s VOCAB.json MERGES.txt TEXTS | --tokenizer-json TOKENIZER.json TEXTS\n", argv[0]);
+    const bool tokenizerJson = argc >= 4 && std::string_view(argv[1]) == "--tokenizer-json";
+    const bool decoded = tokenizerJson && argc == 5 && std::string_view(argv[3]) == "--decoded";
+    if (argc != 4 && !decoded) {
+        std::fprintf(stderr, "usage: %s VOCAB.json MERGES.txt TEXTS | --tokenizer-json TOKENIZER.json [--decoded] TEXTS\n", argv[0]);
         return 2;
     }
     std::optional<ByteBpe> bpe;
     std::string texts;
     try {
         bpe.emplace(tokenizerJson ? ByteBpe::fromTokenizerJson(argv[2]) : ByteBpe::fromFiles(argv[1], argv[2]));
-        texts = attnviz::core::readTextFile(argv[3]);
+        texts = attnviz::core::readTextFile(argv[argc - 1]);
     } catch (const attnviz::core::InputError& e) {
         std::fprintf(stderr, "attnviz_bpe_encode: %s\n", e.message().c_str());
         return 2;
@@ -39,12 +42,20 @@ int main(int argc, char** argv) {
         if (end == std::string::npos) end = texts.size();
         const std::string_view text = std::string_view(texts).substr(at, end - at);
         const std::vector<int> ids = bpe->encode(text);
-        if (bpe->decode(ids) != text) {
+        std::vector<int> body = ids;
+        if (const auto bos = bpe->bosId(); bos && !body.empty() && body.front() == *bos) body.erase(body.begin());
+        const std::string back = bpe->decode(body);
+        if (!decoded && back != text) {
             std::fprintf(stderr, "attnviz_bpe_encode: text %zu does not decode back to its bytes\n", number);
             return 1;
         }
         for (std::size_t i = 0; i < ids.size(); ++i) out += (i ? " " : "") + std::to_string(ids[i]);
         out += '\n';
+        if (decoded) {
+            static constexpr char kHex[] = "0123456789abcdef";
+            for (const char c : back) out += kHex[static_cast<unsigned char>(c) >> 4], out += kHex[static_cast<unsigned char>(c) & 15];
+            out += '\n';
+        }
         at = end + 1;
     }
     std::cout << out;
