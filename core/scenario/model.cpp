@@ -332,7 +332,7 @@ Settings buildSettings(const Scenario& s, const Model& model) {
     settings.temperature = s.temperature;
     settings.scaled = s.scaled;
     settings.causal = s.causal;
-    settings.window = s.window;
+    settings.window = s.window > 0 ? s.window : model.window;
     for (std::size_t n = 0; n < s.padding.size(); ++n) {
         if (s.padding[n] >= model.tk())
             throw InputError("padding[" + std::to_string(n) + "]",

@@ -44,6 +44,9 @@ struct Model {
     // RoPE: cos and sin of position · θ_i for each position (rows) and pair i < d_k / 2 of a
     // head's dimensions (columns), θ_i = base^(-2i/d_k); empty without rotary positions.
     Mat ropeCos, ropeSin;
+    // The sliding window of keys the model's own attention uses (a checkpoint's sliding-window
+    // layer), 0 for none; buildSettings takes it unless the scenario sets a window of its own.
+    int window = 0;
     // Qwen3's per-head RMSNorm of q and k over d_k, before RoPE: gains [d_k]; empty: none.
     RowVec qNorm, kNorm;
     float qkNormEpsilon = 1e-6f;

