@@ -257,10 +257,11 @@ void avx2Strip(const StripArgs& g) {
 // The 16 lanes' sum (c0: lanes 0-7, c1: 8-15) in the order kernels.hpp states: halves, then
 // quarters, then pairs, as the AVX-512 build adds them.
 float sumLanes(__m256 c0, __m256 c1) {
-    const __m256 s8 = _mm256_add_ps(c0, c1);
-    const __m128 s4 = _mm_add_ps(_mm256_castps256_ps128(s8), _mm256_extractf128_ps(s8, 1));
-    const __m128 s2 = _mm_add_ps(s4, _mm_movehl_ps(s4, s4));
-    return _mm_cvtss_f32(_mm_add_ss(s2, _mm_movehdup_ps(s2)));
+    float lanes[kPanel];
+    _mm256_storeu_ps(lanes, c0), _mm256_storeu_ps(lanes + 8, c1);
+    for (Eigen::Index half = kPanel / 2; half >= 1; half /= 2)
+        for (Eigen::Index l = 0; l < half; ++l) lanes[l] += lanes[l + half];
+    return lanes[0];
 }
 
 // Rows [0, R) of src · x (R independent chains in flight); the last cols mod 16 columns are
