@@ -13,6 +13,8 @@
 #if defined(__AVX2__) && defined(__FMA__)
 #include <immintrin.h>
 #define ATTNVIZ_KERNELS_AVX2 1
+#elif defined(__SSE2__)
+#include <emmintrin.h>
 #endif
 #ifdef _OPENMP
 #include <omp.h>
@@ -29,15 +31,6 @@ namespace {
 
 constexpr Eigen::Index kPanel = 16;  // keys per panel: two 8-float registers
 
-PanelElement panelElement(WeightType type) {
-    switch (type) {
-        case WeightType::F16: return PanelElement::F16;
-        case WeightType::BF16: return PanelElement::BF16;
-        case WeightType::F32: break;
-    }
-    return PanelElement::F32;
-}
-
 // Element i of `type` at src (any alignment) widened to float exactly.
 float widenAt(const std::byte* src, WeightType type, Eigen::Index i) {
     if (type == WeightType::F32) {
@@ -49,6 +42,39 @@ float widenAt(const std::byte* src, WeightType type, Eigen::Index i) {
     std::memcpy(&bits, src + 2 * i, sizeof bits);
     return type == WeightType::F16 ? halfToFloat(bits) : bfloat16ToFloat(bits);
 }
+
+#ifdef __SSE2__
+// Columns [j, j + 8 or 4) of 8 rows of 16-bit or 4 rows of 32-bit elements, `rowBytes` apart at
+// src, into rows j … of a panel (`to` = row j's first of those lanes): one 8 × 8 or 4 × 4
+// transpose in registers, its three or two rounds of unpacks.
+template <class T>
+void transposeBlock(const std::byte* src, Eigen::Index rowBytes, T* to) {
+    const auto load = [&](int r) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + r * rowBytes)); };
+    const auto store = [&](int c, __m128i v) { _mm_storeu_si128(reinterpret_cast<__m128i*>(to + c * kPanel), v); };
+    if constexpr (sizeof(T) == 2) {
+        __m128i b[8], c[8];
+        for (int r = 0; r < 8; r += 2) {  // b[r]: rows r, r + 1 interleaved, columns 0-3; b[r + 1]: 4-7
+            const __m128i x = load(r), y = load(r + 1);
+            b[r] = _mm_unpacklo_epi16(x, y), b[r + 1] = _mm_unpackhi_epi16(x, y);
+        }
+        for (int h = 0; h < 2; ++h)  // c[4h + i]: rows 4h … 4h + 3 of columns 2i, 2i + 1
+            for (int i = 0; i < 2; ++i) {
+                c[4 * h + 2 * i] = _mm_unpacklo_epi32(b[4 * h + i], b[4 * h + 2 + i]);
+                c[4 * h + 2 * i + 1] = _mm_unpackhi_epi32(b[4 * h + i], b[4 * h + 2 + i]);
+            }
+        for (int i = 0; i < 4; ++i) {  // column 2i and 2i + 1: rows 0-3 from c[i], 4-7 from c[4 + i]
+            store(2 * i, _mm_unpacklo_epi64(c[i], c[4 + i]));
+            store(2 * i + 1, _mm_unpackhi_epi64(c[i], c[4 + i]));
+        }
+    } else {
+        const __m128i x0 = load(0), x1 = load(1), x2 = load(2), x3 = load(3);
+        const __m128i t0 = _mm_unpacklo_epi32(x0, x1), t1 = _mm_unpacklo_epi32(x2, x3);
+        const __m128i t2 = _mm_unpackhi_epi32(x0, x1), t3 = _mm_unpackhi_epi32(x2, x3);
+        store(0, _mm_unpacklo_epi64(t0, t1)), store(1, _mm_unpackhi_epi64(t0, t1));
+        store(2, _mm_unpacklo_epi64(t2, t3)), store(3, _mm_unpackhi_epi64(t2, t3));
+    }
+}
+#endif
 
 // packWeights for elements of T (the bits of a float, a half or a bfloat16), copied as they are.
 template <class T>
@@ -73,14 +99,26 @@ void packPanels(const std::byte* src, Eigen::Index k, Eigen::Index n, bool trans
             }
         return;
     }
-    // src [n, k]: panel p is rows 16p … 16p + 15 of src side by side. A block of 64 of their
-    // columns (16 short runs of src, 2-4 KiB of panel) is read and written within L1.
+    // src [n, k]: panel p is rows 16p … 16p + 15 of src side by side. A full panel is transposed
+    // in blocks of 16 bytes of each of its rows (16 runs of src read in order, whole panel rows
+    // written); the last columns and a last panel of fewer rows, in blocks of 64 columns (2-4 KiB
+    // of panel) read and written within L1.
     constexpr Eigen::Index kBlock = 64;
+    constexpr Eigen::Index kStep = 16 / static_cast<Eigen::Index>(sizeof(T));  // columns per transposed block
+    const Eigen::Index rowBytes = k * static_cast<Eigen::Index>(sizeof(T));
 #pragma omp parallel for schedule(static) if (k * count >= (1 << 14))
     for (Eigen::Index p = 0; p < count; ++p) {
         T* panel = panels + p * k * kPanel;
         const Eigen::Index width = std::min(kPanel, n - p * kPanel);
-        for (Eigen::Index j0 = 0; j0 < k; j0 += kBlock) {
+        Eigen::Index first = 0;  // the first column not yet packed
+#ifdef __SSE2__
+        if (width == kPanel)
+            for (; first + kStep <= k; first += kStep)
+                for (Eigen::Index l = 0; l < kPanel; l += kStep)
+                    transposeBlock(src + (p * kPanel + l) * rowBytes + first * static_cast<Eigen::Index>(sizeof(T)), rowBytes,
+                                   panel + first * kPanel + l);
+#endif
+        for (Eigen::Index j0 = first; j0 < k; j0 += kBlock) {
             const Eigen::Index j1 = std::min(k, j0 + kBlock);
             for (Eigen::Index l = 0; l < kPanel; ++l) {
                 if (l >= width) {
@@ -121,6 +159,15 @@ constexpr Eigen::Index kChunk = 256;   // keys per pass over a block's rows: 64 
 // floats stay in L1, and 256 × 512 floats of panels (512 KiB) in L2 across the tiles.
 constexpr Eigen::Index kDepth = 256;
 constexpr Eigen::Index kColumnBlock = 512;
+
+PanelElement panelElement(WeightType type) {
+    switch (type) {
+        case WeightType::F16: return PanelElement::F16;
+        case WeightType::BF16: return PanelElement::BF16;
+        case WeightType::F32: break;
+    }
+    return PanelElement::F32;
+}
 
 // Six rows × 16 columns of sums in twelve AVX2 registers: every index into c is a constant once
 // the loops over the rows are unrolled, so the compiler keeps the array in registers.

@@ -102,8 +102,9 @@ struct PackedWeights {
 };
 // src: `type` elements, row-major, at any alignment. transposed = false: src is b itself, [k, n]
 // (GPT-2's Conv1D layout, [in, out]); transposed = true: src is [n, k] and b = srcᵀ (nn.Linear's
-// [out, in]), read in blocks of 16 rows × 64 columns so that neither side is read across the
-// cache. Panels are packed on every core.
+// [out, in]), each panel's 16 rows of src read in order and transposed 8 × 8 (4 × 4 for F32) in
+// registers, so that neither side is read across the cache. Panels are packed on every core.
+// BM_PackWeights.
 void packWeights(const void* src, WeightType type, Eigen::Index k, Eigen::Index n, bool transposed, PackedWeights& out);
 
 // out: [rows, n] = a [rows, k] · b [k, n], b = pb's matrix with its elements widened to float in
