@@ -199,7 +199,8 @@ using ElementOf = std::conditional_t<E == PanelElement::F32, float, std::uint16_
 
 // 16 consecutive elements widened to floats, columns 0-7 in b0 and 8-15 in b1: a half exactly by
 // F16C's vcvtph2ps (a signalling NaN comes back quiet), a bfloat16 by placing its bits in a
-// float's upper half.
+// float's upper half: one load, its quarters reordered (vpermq) and zeros interleaved below each
+// element (vpunpck[lh]wd): shuffles only, which leave the multiply-adds' ports to them.
 template <PanelElement E>
 [[gnu::always_inline]] inline void load16(const ElementOf<E>* p, __m256& b0, __m256& b1) {
     if constexpr (E == PanelElement::F32) {
