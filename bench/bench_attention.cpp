@@ -9,9 +9,11 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <string>
 #include <vector>
 
 #if defined(__AVX2__) && defined(__FMA__)
@@ -350,6 +352,105 @@ void BM_Projection(benchmark::State& state) {
 BENCHMARK(BM_Projection)
     ->ArgsProduct({{128, 512}, {768}, {768, 2304, 3072}, {0, 1}})
     ->ArgsProduct({{128, 512}, {3072}, {768}, {0, 1}})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+// A product over a checkpoint's weight kept in its element type, x [T, k] · W [k, n], on every
+// core: argument 0 names the weight's form, 0: F32 by multiplyPacked (packColumns, the baseline),
+// 1: F32, 2: F16, 3: BF16 by multiplyWeights (packWeights); then the instruction set (1: AVX2,
+// 2: AVX-512) and T, k, n: Qwen2.5-0.5B's MLP (896 → 4864 and 4864 → 896) over 512 tokens, GPT-2
+// small's mlp.c_fc over 128. The ratios of rows 1-3 to row 0 of one run are the cost of widening
+// in registers.
+void BM_MultiplyWeights(benchmark::State& state) {
+    const int form = static_cast<int>(state.range(0));
+    const auto isa = static_cast<KernelIsa>(state.range(1));
+    const Eigen::Index t = state.range(2), k = state.range(3), n = state.range(4);
+    if (!hasKernelIsa(isa)) {
+        state.SkipWithError("this CPU or build lacks that instruction set");
+        return;
+    }
+    const KernelIsa before = kernelIsa();
+    useKernelIsa(isa);
+    const Mat x = Mat::Random(t, k);
+    const Mat w = Mat::Random(k, n) * 0.02f;
+    PackedColumns packed;
+    PackedWeights weights;
+    const WeightType type = form == 2 ? WeightType::F16 : form == 3 ? WeightType::BF16 : WeightType::F32;
+    if (form == 0) {
+        packColumns(w, packed);
+    } else {  // w's values in the form's element type (truncated: timing only)
+        std::vector<std::uint16_t> halves(static_cast<std::size_t>(k * n));
+        for (std::size_t i = 0; i < halves.size(); ++i)
+            halves[i] = type == WeightType::F16 ? static_cast<std::uint16_t>(0x2000U + (i * 7919U) % 0x1800U)
+                                                : static_cast<std::uint16_t>(std::bit_cast<std::uint32_t>(w.data()[i]) >> 16);
+        packWeights(type == WeightType::F32 ? static_cast<const void*>(w.data()) : halves.data(), type, k, n, false, weights);
+    }
+    Mat out(t, n);
+    for (auto _ : state) {
+        if (form == 0) multiplyPacked(x, nullptr, w, packed, out);
+        else multiplyWeights(x, nullptr, weights, out);
+        benchmark::DoNotOptimize(out.data());
+    }
+    useKernelIsa(before);
+    state.SetLabel(std::string(form == 0   ? "packed F32"
+                               : form == 1 ? "weights F32"
+                               : form == 2 ? "weights F16"
+                                           : "weights BF16") +
+                   ", " + kernelIsaName(isa));
+    state.counters["GFLOP/s"] =
+        benchmark::Counter(2.0 * static_cast<double>(t * k * n) * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(BM_MultiplyWeights)
+    ->ArgsProduct({{0, 1, 2, 3}, {static_cast<int>(KernelIsa::Avx2), static_cast<int>(KernelIsa::Avx512)}, {512}, {896}, {4864}})
+    ->ArgsProduct({{0, 1, 2, 3}, {static_cast<int>(KernelIsa::Avx2), static_cast<int>(KernelIsa::Avx512)}, {512}, {4864}, {896}})
+    ->ArgsProduct({{0, 1, 2, 3}, {static_cast<int>(KernelIsa::Avx2), static_cast<int>(KernelIsa::Avx512)}, {128}, {768}, {3072}})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+// packWeights over an nn.Linear weight [n, k] (transposed: as a Llama or Qwen checkpoint stores
+// it) of BF16, argument 1, or GPT-2's Conv1D [k, n] (0), on every core: the source's GB/s, which
+// bounds opening a checkpoint.
+void BM_PackWeights(benchmark::State& state) {
+    const bool transposed = state.range(0) != 0;
+    const Eigen::Index k = 896, n = 4864;
+    std::vector<std::uint16_t> src(static_cast<std::size_t>(k * n));
+    for (std::size_t i = 0; i < src.size(); ++i) src[i] = static_cast<std::uint16_t>(0x3C00U + i % 977U);
+    PackedWeights packed;
+    for (auto _ : state) {
+        packWeights(src.data(), WeightType::BF16, k, n, transposed, packed);
+        benchmark::DoNotOptimize(packed.panels.data());
+    }
+    state.counters["GB/s"] = benchmark::Counter(static_cast<double>(src.size() * 2) * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(BM_PackWeights)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// The next token's logits: a vocabulary of 151,936 rows × 896 (Qwen2.5-0.5B's tied embedding,
+// 272 MB of BF16 read once) · the last hidden state, on every core; argument: 2 F16, 3 BF16 (as
+// above), second: the instruction set.
+void BM_MultiplyRowsByVector(benchmark::State& state) {
+    const WeightType type = state.range(0) == 2 ? WeightType::F16 : WeightType::BF16;
+    const auto isa = static_cast<KernelIsa>(state.range(1));
+    if (!hasKernelIsa(isa)) {
+        state.SkipWithError("this CPU or build lacks that instruction set");
+        return;
+    }
+    const KernelIsa before = kernelIsa();
+    useKernelIsa(isa);
+    const Eigen::Index rows = 151936, cols = 896;
+    std::vector<std::uint16_t> src(static_cast<std::size_t>(rows * cols));
+    for (std::size_t i = 0; i < src.size(); ++i) src[i] = static_cast<std::uint16_t>(0x3000U + i % 977U);
+    const Vec x = Vec::Random(cols);
+    std::vector<float> out(static_cast<std::size_t>(rows));
+    for (auto _ : state) {
+        multiplyRowsByVector(src.data(), type, rows, cols, x.data(), out.data());
+        benchmark::DoNotOptimize(out.data());
+    }
+    useKernelIsa(before);
+    state.SetLabel(kernelIsaName(isa));
+    state.counters["GB/s"] = benchmark::Counter(static_cast<double>(src.size() * 2) * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(BM_MultiplyRowsByVector)
+    ->ArgsProduct({{2, 3}, {static_cast<int>(KernelIsa::Avx2), static_cast<int>(KernelIsa::Avx512)}})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 

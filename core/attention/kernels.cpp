@@ -1,15 +1,20 @@
 #include "core/attention/kernels.hpp"
 
 #include "core/attention/kernel_strips.hpp"
+#include "core/base/float16.hpp"
 
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #if defined(__AVX2__) && defined(__FMA__)
 #include <immintrin.h>
 #define ATTNVIZ_KERNELS_AVX2 1
+#elif defined(__SSE2__)
+#include <emmintrin.h>
 #endif
 #ifdef _OPENMP
 #include <omp.h>
@@ -20,16 +25,149 @@ namespace attnviz::core {
 bool packs(const PackedColumns& packed, const MatRef& b) { return packed.rows == b.rows() && packed.cols == b.cols(); }
 bool packs(const PackedRows& packed, const MatRef& a) { return packed.rows == a.rows() && packed.cols == a.cols(); }
 
+std::size_t weightTypeBytes(WeightType type) { return type == WeightType::F32 ? 4 : 2; }
+
+namespace {
+
+constexpr Eigen::Index kPanel = 16;  // keys per panel: two 8-float registers
+
+// Element i of `type` at src (any alignment) widened to float exactly.
+float widenAt(const std::byte* src, WeightType type, Eigen::Index i) {
+    if (type == WeightType::F32) {
+        float v = 0.0f;
+        std::memcpy(&v, src + 4 * i, sizeof v);
+        return v;
+    }
+    std::uint16_t bits = 0;
+    std::memcpy(&bits, src + 2 * i, sizeof bits);
+    return type == WeightType::F16 ? halfToFloat(bits) : bfloat16ToFloat(bits);
+}
+
+#ifdef __SSE2__
+// Columns [j, j + 8 or 4) of 8 rows of 16-bit or 4 rows of 32-bit elements, `rowBytes` apart at
+// src, into rows j … of a panel (`to` = row j's first of those lanes): one 8 × 8 or 4 × 4
+// transpose in registers, its three or two rounds of unpacks.
+template <class T>
+void transposeBlock(const std::byte* src, Eigen::Index rowBytes, T* to) {
+    const auto load = [&](int r) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + r * rowBytes)); };
+    const auto store = [&](int c, __m128i v) { _mm_storeu_si128(reinterpret_cast<__m128i*>(to + c * kPanel), v); };
+    if constexpr (sizeof(T) == 2) {
+        __m128i b[8], c[8];
+        for (int r = 0; r < 8; r += 2) {  // b[r]: rows r, r + 1 interleaved, columns 0-3; b[r + 1]: 4-7
+            const __m128i x = load(r), y = load(r + 1);
+            b[r] = _mm_unpacklo_epi16(x, y), b[r + 1] = _mm_unpackhi_epi16(x, y);
+        }
+        for (int h = 0; h < 2; ++h)  // c[4h + i]: rows 4h … 4h + 3 of columns 2i, 2i + 1
+            for (int i = 0; i < 2; ++i) {
+                c[4 * h + 2 * i] = _mm_unpacklo_epi32(b[4 * h + i], b[4 * h + 2 + i]);
+                c[4 * h + 2 * i + 1] = _mm_unpackhi_epi32(b[4 * h + i], b[4 * h + 2 + i]);
+            }
+        for (int i = 0; i < 4; ++i) {  // column 2i and 2i + 1: rows 0-3 from c[i], 4-7 from c[4 + i]
+            store(2 * i, _mm_unpacklo_epi64(c[i], c[4 + i]));
+            store(2 * i + 1, _mm_unpackhi_epi64(c[i], c[4 + i]));
+        }
+    } else {
+        const __m128i x0 = load(0), x1 = load(1), x2 = load(2), x3 = load(3);
+        const __m128i t0 = _mm_unpacklo_epi32(x0, x1), t1 = _mm_unpacklo_epi32(x2, x3);
+        const __m128i t2 = _mm_unpackhi_epi32(x0, x1), t3 = _mm_unpackhi_epi32(x2, x3);
+        store(0, _mm_unpacklo_epi64(t0, t1)), store(1, _mm_unpackhi_epi64(t0, t1));
+        store(2, _mm_unpacklo_epi64(t2, t3)), store(3, _mm_unpackhi_epi64(t2, t3));
+    }
+}
+#endif
+
+// packWeights for elements of T (the bits of a float, a half or a bfloat16), copied as they are.
+template <class T>
+void packPanels(const std::byte* src, Eigen::Index k, Eigen::Index n, bool transposed, T* panels) {
+    const Eigen::Index count = (n + kPanel - 1) / kPanel;
+    const auto at = [src](Eigen::Index i) {
+        T v;
+        std::memcpy(&v, src + i * static_cast<Eigen::Index>(sizeof(T)), sizeof(T));
+        return v;
+    };
+    if (!transposed) {
+        // Row by row, so that b (megabytes in a mapped file) is read in order: 16 contiguous
+        // elements of row j to each panel.
+#pragma omp parallel for schedule(static) if (k * count >= (1 << 14))
+        for (Eigen::Index j = 0; j < k; ++j)
+            for (Eigen::Index p = 0; p < count; ++p) {
+                T* to = panels + (p * k + j) * kPanel;
+                const Eigen::Index width = std::min(kPanel, n - p * kPanel);
+                std::memcpy(to, src + (j * n + p * kPanel) * static_cast<Eigen::Index>(sizeof(T)),
+                            sizeof(T) * static_cast<std::size_t>(width));
+                std::fill(to + width, to + kPanel, T{0});
+            }
+        return;
+    }
+    // src [n, k]: panel p is rows 16p … 16p + 15 of src side by side. A full panel is transposed
+    // in blocks of 16 bytes of each of its rows (16 runs of src read in order, whole panel rows
+    // written); the last columns and a last panel of fewer rows, in blocks of 64 columns (2-4 KiB
+    // of panel) read and written within L1.
+    constexpr Eigen::Index kBlock = 64;
+    constexpr Eigen::Index kStep = 16 / static_cast<Eigen::Index>(sizeof(T));  // columns per transposed block
+    const Eigen::Index rowBytes = k * static_cast<Eigen::Index>(sizeof(T));
+#pragma omp parallel for schedule(static) if (k * count >= (1 << 14))
+    for (Eigen::Index p = 0; p < count; ++p) {
+        T* panel = panels + p * k * kPanel;
+        const Eigen::Index width = std::min(kPanel, n - p * kPanel);
+        Eigen::Index first = 0;  // the first column not yet packed
+#ifdef __SSE2__
+        if (width == kPanel)
+            for (; first + kStep <= k; first += kStep)
+                for (Eigen::Index l = 0; l < kPanel; l += kStep)
+                    transposeBlock(src + (p * kPanel + l) * rowBytes + first * static_cast<Eigen::Index>(sizeof(T)), rowBytes,
+                                   panel + first * kPanel + l);
+#endif
+        for (Eigen::Index j0 = first; j0 < k; j0 += kBlock) {
+            const Eigen::Index j1 = std::min(k, j0 + kBlock);
+            for (Eigen::Index l = 0; l < kPanel; ++l) {
+                if (l >= width) {
+                    for (Eigen::Index j = j0; j < j1; ++j) panel[j * kPanel + l] = T{0};
+                    continue;
+                }
+                const Eigen::Index row = (p * kPanel + l) * k;
+                for (Eigen::Index j = j0; j < j1; ++j) panel[j * kPanel + l] = at(row + j);
+            }
+        }
+    }
+}
+
+}  // namespace
+
+void packWeights(const void* src, WeightType type, Eigen::Index k, Eigen::Index n, bool transposed, PackedWeights& out) {
+    const auto* bytes = static_cast<const std::byte*>(src);
+    const Eigen::Index count = (n + kPanel - 1) / kPanel;
+    out.rows = k;
+    out.cols = n;
+    out.type = type;
+    out.panels.resize(static_cast<std::size_t>(count * k * kPanel) * weightTypeBytes(type));
+    if (type == WeightType::F32) packPanels(bytes, k, n, transposed, reinterpret_cast<std::uint32_t*>(out.panels.data()));
+    else packPanels(bytes, k, n, transposed, reinterpret_cast<std::uint16_t*>(out.panels.data()));
+}
+
+void widenRow(const void* src, WeightType type, Eigen::Index n, Eigen::Index r, float* out) {
+    const std::byte* row = static_cast<const std::byte*>(src) + static_cast<std::size_t>(r * n) * weightTypeBytes(type);
+    for (Eigen::Index i = 0; i < n; ++i) out[i] = widenAt(row, type, i);
+}
+
 #ifdef ATTNVIZ_KERNELS_AVX2
 namespace {
 
-constexpr Eigen::Index kPanel = 16;    // keys per panel: two 8-float registers
 constexpr Eigen::Index kTileRows = 6;  // queries per tile: 6 × 2 accumulators + 2 panel rows + 1 broadcast
 constexpr Eigen::Index kChunk = 256;   // keys per pass over a block's rows: 64 KiB of panels at d_k or d_v = 64
 // A product's depth and columns per pass over a share's rows (productRange): each tile's 6 × 256
 // floats stay in L1, and 256 × 512 floats of panels (512 KiB) in L2 across the tiles.
 constexpr Eigen::Index kDepth = 256;
 constexpr Eigen::Index kColumnBlock = 512;
+
+PanelElement panelElement(WeightType type) {
+    switch (type) {
+        case WeightType::F16: return PanelElement::F16;
+        case WeightType::BF16: return PanelElement::BF16;
+        case WeightType::F32: break;
+    }
+    return PanelElement::F32;
+}
 
 // Six rows × 16 columns of sums in twelve AVX2 registers: every index into c is a constant once
 // the loops over the rows are unrolled, so the compiler keeps the array in registers.
@@ -55,16 +193,40 @@ struct Sums6x16 {
     }
 };
 
+// What a panel of `E` holds: floats, or the 16 bits of a half or a bfloat16.
+template <PanelElement E>
+using ElementOf = std::conditional_t<E == PanelElement::F32, float, std::uint16_t>;
+
+// 16 consecutive elements widened to floats, columns 0-7 in b0 and 8-15 in b1: a half exactly by
+// F16C's vcvtph2ps (a signalling NaN comes back quiet), a bfloat16 by placing its bits in a
+// float's upper half: one load, its quarters reordered (vpermq) and zeros interleaved below each
+// element (vpunpck[lh]wd): shuffles only, which leave the multiply-adds' ports to them.
+template <PanelElement E>
+[[gnu::always_inline]] inline void load16(const ElementOf<E>* p, __m256& b0, __m256& b1) {
+    if constexpr (E == PanelElement::F32) {
+        b0 = _mm256_loadu_ps(p), b1 = _mm256_loadu_ps(p + 8);
+    } else if constexpr (E == PanelElement::F16) {
+        b0 = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+        b1 = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 8)));
+    } else {
+        const __m256i v = _mm256_permute4x64_epi64(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)), _MM_SHUFFLE(3, 1, 2, 0));
+        b0 = _mm256_castsi256_ps(_mm256_unpacklo_epi16(_mm256_setzero_si256(), v));
+        b1 = _mm256_castsi256_ps(_mm256_unpackhi_epi16(_mm256_setzero_si256(), v));
+    }
+}
+
 // out[0..6)[0..16) = q[0..6) · panelᵀ, out rows `ldo` floats apart.
 // qp: the six query rows interleaved, [d_k][6]; panel: [d_k][16]. Reading both through one
 // pointer each keeps the loop's addresses in registers (six row pointers did not fit beside
 // the accumulators, and the compiler spilled the loop counter to the stack).
-[[gnu::always_inline]] inline void tile6(const float* qp, const float* panel, Eigen::Index dk, float* out, Eigen::Index ldo,
+template <PanelElement E>
+[[gnu::always_inline]] inline void tile6(const float* qp, const ElementOf<E>* panel, Eigen::Index dk, float* out, Eigen::Index ldo,
                                          bool accumulate) {
     Sums6x16 sums;
     if (accumulate) sums.load(out, ldo);
     for (Eigen::Index d = 0; d < dk; ++d, qp += kTileRows, panel += kPanel) {
-        const __m256 b0 = _mm256_loadu_ps(panel), b1 = _mm256_loadu_ps(panel + 8);
+        __m256 b0, b1;
+        load16<E>(panel, b0, b1);
 #pragma GCC unroll 6
         for (int r = 0; r < kTileRows; ++r) sums.add(r, _mm256_broadcast_ss(qp + r), b0, b1);
     }
@@ -72,12 +234,15 @@ struct Sums6x16 {
 }
 
 // One query row against one panel (the rows left over after the 6-row tiles).
-void tile1(const float* q, const float* panel, Eigen::Index dk, float* out) {
+template <PanelElement E>
+void tile1(const float* q, const ElementOf<E>* panel, Eigen::Index dk, float* out) {
     __m256 c0 = _mm256_setzero_ps(), c1 = c0;
     for (Eigen::Index d = 0; d < dk; ++d) {
         const __m256 a = _mm256_broadcast_ss(q + d);
-        c0 = _mm256_fmadd_ps(a, _mm256_loadu_ps(panel + d * kPanel), c0);
-        c1 = _mm256_fmadd_ps(a, _mm256_loadu_ps(panel + d * kPanel + 8), c1);
+        __m256 b0, b1;
+        load16<E>(panel + d * kPanel, b0, b1);
+        c0 = _mm256_fmadd_ps(a, b0, c0);
+        c1 = _mm256_fmadd_ps(a, b1, c1);
     }
     _mm256_storeu_ps(out, c0), _mm256_storeu_ps(out + 8, c1);
 }
@@ -113,13 +278,86 @@ void valueTile1(const float* w, const float* panel, Eigen::Index keys, float* ou
 }
 
 // The AVX2 build of a strip (kernel_strips.hpp): one 6 × 16 tile at a time.
-void avx2Strip(const StripArgs& g) {
+template <PanelElement E>
+void avx2StripOf(const StripArgs& g) {
+    const auto* panels = static_cast<const ElementOf<E>*>(g.panels);
     for (KernelIndex p = 0; p < g.panelCount; ++p) {
-        const float* panel = g.panels + p * g.panelStride;
+        const ElementOf<E>* panel = panels + p * g.panelStride;
         float* out = g.out + p * kPanel;
-        if (g.lda == 0) tile6(g.a, panel, g.steps, out, g.ldo, g.accumulate);
-        else valueTile6(g.a, g.lda, panel, g.steps, out, g.ldo, g.accumulate);
+        if constexpr (E == PanelElement::F32) {
+            if (g.lda != 0) {
+                valueTile6(g.a, g.lda, panel, g.steps, out, g.ldo, g.accumulate);
+                continue;
+            }
+        }
+        tile6<E>(g.a, panel, g.steps, out, g.ldo, g.accumulate);
     }
+}
+
+void avx2Strip(const StripArgs& g) {
+    switch (g.element) {
+        case PanelElement::F16: return avx2StripOf<PanelElement::F16>(g);
+        case PanelElement::BF16: return avx2StripOf<PanelElement::BF16>(g);
+        case PanelElement::F32: return avx2StripOf<PanelElement::F32>(g);
+    }
+}
+
+// The 16 lanes' sum (c0: lanes 0-7, c1: 8-15) in the order kernels.hpp states: halves, then
+// quarters, then pairs, as the AVX-512 build adds them.
+float sumLanes(__m256 c0, __m256 c1) {
+    float lanes[kPanel];
+    _mm256_storeu_ps(lanes, c0), _mm256_storeu_ps(lanes + 8, c1);
+    for (Eigen::Index half = kPanel / 2; half >= 1; half /= 2)
+        for (Eigen::Index l = 0; l < half; ++l) lanes[l] += lanes[l + half];
+    return lanes[0];
+}
+
+// Rows [0, R) of src · x (R independent chains in flight); the last cols mod 16 columns are
+// loaded padded with zeros (0 · 0 added to a lane changes no sum).
+template <int R, PanelElement E>
+void rowsOf(const std::byte* src, Eigen::Index cols, const float* x, float* out) {
+    using T = ElementOf<E>;
+    __m256 c[R][2];
+    for (auto& row : c) row[0] = row[1] = _mm256_setzero_ps();
+    const auto rowAt = [&](int r, Eigen::Index j) {
+        return reinterpret_cast<const T*>(src + (r * cols + j) * static_cast<Eigen::Index>(sizeof(T)));
+    };
+    const Eigen::Index whole = cols / kPanel * kPanel;
+    for (Eigen::Index j = 0; j < whole; j += kPanel) {
+        const __m256 x0 = _mm256_loadu_ps(x + j), x1 = _mm256_loadu_ps(x + j + 8);
+#pragma GCC unroll 4
+        for (int r = 0; r < R; ++r) {
+            __m256 b0, b1;
+            load16<E>(rowAt(r, j), b0, b1);
+            c[r][0] = _mm256_fmadd_ps(b0, x0, c[r][0]);
+            c[r][1] = _mm256_fmadd_ps(b1, x1, c[r][1]);
+        }
+    }
+    if (whole < cols) {
+        const auto left = static_cast<std::size_t>(cols - whole);
+        alignas(32) float xt[kPanel] = {};
+        std::memcpy(xt, x + whole, left * sizeof(float));
+        const __m256 x0 = _mm256_load_ps(xt), x1 = _mm256_load_ps(xt + 8);
+        for (int r = 0; r < R; ++r) {
+            alignas(32) T wt[kPanel] = {};
+            std::memcpy(wt, rowAt(r, whole), left * sizeof(T));
+            __m256 b0, b1;
+            load16<E>(wt, b0, b1);
+            c[r][0] = _mm256_fmadd_ps(b0, x0, c[r][0]);
+            c[r][1] = _mm256_fmadd_ps(b1, x1, c[r][1]);
+        }
+    }
+    for (int r = 0; r < R; ++r) out[r] = sumLanes(c[r][0], c[r][1]);
+}
+
+// The AVX2 build of multiplyRowsByVector over rows [0, rows) of src.
+template <PanelElement E>
+void avx2RowsByVectorOf(const void* src, Eigen::Index rows, Eigen::Index cols, const float* x, float* out) {
+    const auto* s = static_cast<const std::byte*>(src);
+    const Eigen::Index rowBytes = cols * static_cast<Eigen::Index>(sizeof(ElementOf<E>));
+    Eigen::Index i = 0;
+    for (; i + 4 <= rows; i += 4) rowsOf<4, E>(s + i * rowBytes, cols, x, out + i);
+    for (; i < rows; ++i) rowsOf<1, E>(s + i * rowBytes, cols, x, out + i);
 }
 
 // Whether this build has the AVX-512 strips and this CPU (and its OS) can run them.
@@ -142,6 +380,17 @@ void strip(const StripArgs& args) {
     if (isaInUse().load(std::memory_order_relaxed) == KernelIsa::Avx512) return avx512::strip(args);
 #endif
     avx2Strip(args);
+}
+
+void rowsByVector(const void* src, PanelElement element, Eigen::Index rows, Eigen::Index cols, const float* x, float* out) {
+#ifdef ATTNVIZ_KERNELS_AVX512
+    if (isaInUse().load(std::memory_order_relaxed) == KernelIsa::Avx512) return avx512::rowsByVector(src, element, rows, cols, x, out);
+#endif
+    switch (element) {
+        case PanelElement::F16: return avx2RowsByVectorOf<PanelElement::F16>(src, rows, cols, x, out);
+        case PanelElement::BF16: return avx2RowsByVectorOf<PanelElement::BF16>(src, rows, cols, x, out);
+        case PanelElement::F32: return avx2RowsByVectorOf<PanelElement::F32>(src, rows, cols, x, out);
+    }
 }
 
 }  // namespace
@@ -175,45 +424,76 @@ void packTiles(const MatRef& a, Eigen::Index r0, Eigen::Index r1, float* tiles) 
             for (Eigen::Index l = 0; l < kTileRows; ++l) tiles[c * kTileRows + l] = a(i + l, c);
 }
 
+// A product's right operand b [d, n] as the strips read it: `count` panels of [d][16] elements
+// of `element`, either ⌊n/16⌋ (packColumns: the last n mod 16 columns are read from b) or ⌈n/16⌉
+// (packWeights: the last panel padded with zero columns).
+struct Panels {
+    const void* data;
+    PanelElement element;
+    Eigen::Index count;
+
+    // The panels' element at `offset` elements from the first.
+    const void* at(Eigen::Index offset) const {
+        return static_cast<const std::byte*>(data) + offset * (element == PanelElement::F32 ? 4 : 2);
+    }
+};
+
 // Rows [r0, r1) of out [rows, n] = a [rows, d] · b [d, n], where `tiles` holds packTiles of a's
-// rows [r0, r1), `panels` b's first ⌊n/16⌋ columns as [d][16] panels, and b(c, j) reads any
-// element of b (the last n mod 16 columns). r0 is a multiple of kTileRows, and only the last
-// range has rows left over after the 6-row tiles.
+// rows [r0, r1), `panels` b's columns, and b(c, j) reads any element of b (the last n mod 16
+// columns when they are not packed). r0 is a multiple of kTileRows, and only the last range has
+// rows left over after the 6-row tiles.
 // Blocked as a GEMM is: kDepth steps of d, then kColumnBlock columns, then the tiles of rows; a
 // later block of depth continues the sums the earlier one left in out, so each element is still
 // one chain of fused multiply-adds over d in order. The rows left over after the full tiles are
-// one more tile, padded with zero rows, summed into scratch and copied out.
+// one more tile, padded with zero rows, summed into scratch and copied out; so is a padded last
+// panel (its zero columns add nothing to the columns before them, which out may not have room for).
 template <class ElementOfB>
-void productRange(const MatRef& a, const float* tiles, const float* panels, Eigen::Index n, const ElementOfB& b, Eigen::Ref<Mat>& out,
+void productRange(const MatRef& a, const float* tiles, const Panels& panels, Eigen::Index n, const ElementOfB& b, Eigen::Ref<Mat>& out,
                   Eigen::Index r0, Eigen::Index r1) {
-    const Eigen::Index d = a.cols(), fullPanels = n / kPanel, ldo = out.outerStride();
-    const Eigen::Index fullEnd = r0 + (r1 - r0) / kTileRows * kTileRows, left = r1 - fullEnd, width = fullPanels * kPanel;
-    thread_local std::vector<float> lastTile, lastOut;
-    if (left > 0 && fullPanels > 0) {
+    const Eigen::Index d = a.cols(), whole = n / kPanel, ldo = out.outerStride();
+    const bool padded = panels.count > whole;
+    const Eigen::Index fullEnd = r0 + (r1 - r0) / kTileRows * kTileRows, left = r1 - fullEnd, width = panels.count * kPanel;
+    const Eigen::Index covered = padded ? n : whole * kPanel;  // columns the strips compute
+    thread_local std::vector<float> lastTile, lastOut, paddedOut;
+    if (left > 0 && panels.count > 0) {
         lastTile.assign(static_cast<std::size_t>(d * kTileRows), 0.0f);
         for (Eigen::Index c = 0; c < d; ++c)
             for (Eigen::Index l = 0; l < left; ++l) lastTile[static_cast<std::size_t>(c * kTileRows + l)] = a(fullEnd + l, c);
         lastOut.resize(static_cast<std::size_t>(kTileRows * width));
     }
-    // 1. Full panels.
+    if (padded) paddedOut.resize(static_cast<std::size_t>((fullEnd - r0) * kPanel));
+    // 1. Packed panels.
     for (Eigen::Index k0 = 0; k0 < d; k0 += kDepth) {
         const Eigen::Index steps = std::min(kDepth, d - k0);
-        for (Eigen::Index p0 = 0; p0 < fullPanels; p0 += kColumnBlock / kPanel) {
-            const Eigen::Index p1 = std::min(fullPanels, p0 + kColumnBlock / kPanel);
-            const float* block = panels + p0 * d * kPanel + k0 * kPanel;
+        for (Eigen::Index p0 = 0; p0 < whole; p0 += kColumnBlock / kPanel) {
+            const Eigen::Index p1 = std::min(whole, p0 + kColumnBlock / kPanel);
+            const void* block = panels.at(p0 * d * kPanel + k0 * kPanel);
             for (Eigen::Index i = r0; i < fullEnd; i += kTileRows)
                 strip({tiles + (i - r0) * d + k0 * kTileRows, 0, block, d * kPanel, p1 - p0, steps, out.data() + i * ldo + p0 * kPanel, ldo,
-                       k0 > 0});
+                       k0 > 0, panels.element});
             if (left > 0)
-                strip(
-                    {lastTile.data() + k0 * kTileRows, 0, block, d * kPanel, p1 - p0, steps, lastOut.data() + p0 * kPanel, width, k0 > 0});
+                strip({lastTile.data() + k0 * kTileRows, 0, block, d * kPanel, p1 - p0, steps, lastOut.data() + p0 * kPanel, width, k0 > 0,
+                       panels.element});
+        }
+        if (padded) {
+            const void* last = panels.at(whole * d * kPanel + k0 * kPanel);
+            for (Eigen::Index i = r0; i < fullEnd; i += kTileRows)
+                strip({tiles + (i - r0) * d + k0 * kTileRows, 0, last, d * kPanel, 1, steps, paddedOut.data() + (i - r0) * kPanel, kPanel,
+                       k0 > 0, panels.element});
+            if (left > 0)
+                strip({lastTile.data() + k0 * kTileRows, 0, last, d * kPanel, 1, steps, lastOut.data() + whole * kPanel, width, k0 > 0,
+                       panels.element});
         }
     }
-    if (left > 0 && fullPanels > 0)
-        for (Eigen::Index l = 0; l < left; ++l) std::copy_n(lastOut.data() + l * width, width, out.data() + (fullEnd + l) * ldo);
-    // 2. The last n mod 16 columns: the same chain of fused multiply-adds, one element at a time.
+    if (left > 0 && panels.count > 0)
+        for (Eigen::Index l = 0; l < left; ++l) std::copy_n(lastOut.data() + l * width, covered, out.data() + (fullEnd + l) * ldo);
+    if (padded)
+        for (Eigen::Index i = r0; i < fullEnd; ++i)
+            std::copy_n(paddedOut.data() + (i - r0) * kPanel, n - whole * kPanel, out.data() + i * ldo + whole * kPanel);
+    // 2. The last n mod 16 columns when they are not packed: the same chain of fused multiply-adds,
+    // one element at a time.
     for (Eigen::Index i = r0; i < r1; ++i)
-        for (Eigen::Index j = fullPanels * kPanel; j < n; ++j) {
+        for (Eigen::Index j = covered; j < n; ++j) {
             float acc = 0.0f;
             for (Eigen::Index c = 0; c < d; ++c) acc = std::fma(a(i, c), b(c, j), acc);
             out(i, j) = acc;
@@ -253,8 +533,8 @@ void scoreRows(const MatRef& q, const MatRef& k, const PackedKeys& packed, Eigen
     // scores = q · kᵀ: kᵀ's columns are k's rows, packed by packKeys.
     forEachShare(q.rows(), q.rows() * k.rows() >= (1 << 16), [&](Eigen::Index r0, Eigen::Index r1) {
         productRange(
-            q, packedScratch(q, r0, r1), packed.panels.data(), k.rows(), [&](Eigen::Index c, Eigen::Index j) { return k(j, c); }, scores,
-            r0, r1);
+            q, packedScratch(q, r0, r1), Panels{packed.panels.data(), PanelElement::F32, k.rows() / kPanel}, k.rows(),
+            [&](Eigen::Index c, Eigen::Index j) { return k(j, c); }, scores, r0, r1);
     });
 }
 
@@ -265,13 +545,19 @@ void packRows(const MatRef& a, PackedRows& out) {
     packTiles(a, 0, a.rows(), out.tiles.data());
 }
 
-void multiplyPacked(const MatRef& a, const PackedRows* pa, const MatRef& b, const PackedColumns& pb, Eigen::Ref<Mat> out) {
+namespace {
+
+// out [rows, n] = a [rows, d] · b [d, n] from b's panels (multiplyPacked, multiplyWeights); b(c, j)
+// reads the columns that are not packed.
+template <class ElementOfB>
+void multiplyPanels(const MatRef& a, const PackedRows* pa, const Panels& panels, Eigen::Index n, const ElementOfB& b,
+                    Eigen::Ref<Mat>& out) {
     if (pa && !packs(*pa, a)) pa = nullptr;
     // Fewer rows than a tile (a token appended to a kept pass) against a wide b: the work is
     // reading b's panels once, so the cores share the panels rather than the rows (one share of
     // rows would leave every other core idle). Each element is the same chain as below.
-    const Eigen::Index d = a.cols(), fullPanels = b.cols() / kPanel;
-    if (a.rows() < kTileRows && fullPanels >= 2 && a.rows() * d * b.cols() >= (1 << 18)) {
+    const Eigen::Index d = a.cols(), whole = n / kPanel;
+    if (a.rows() < kTileRows && panels.count >= 2 && a.rows() * d * n >= (1 << 18)) {
         const Eigen::Index lda = a.outerStride(), ldo = out.outerStride();
 #pragma omp parallel
         {
@@ -280,25 +566,67 @@ void multiplyPacked(const MatRef& a, const PackedRows* pa, const MatRef& b, cons
             threads = omp_get_num_threads();
             id = omp_get_thread_num();
 #endif
-            const Eigen::Index share = fullPanels / threads, extra = fullPanels % threads;
+            const Eigen::Index share = panels.count / threads, extra = panels.count % threads;
             const Eigen::Index p0 = id * share + std::min(id, extra), p1 = p0 + share + (id < extra ? 1 : 0);
             for (Eigen::Index i = 0; i < a.rows(); ++i)
-                for (Eigen::Index p = p0; p < p1; ++p)
-                    tile1(a.data() + i * lda, pb.panels.data() + p * d * kPanel, d, out.data() + i * ldo + p * kPanel);
+                for (Eigen::Index p = p0; p < p1; ++p) {
+                    float padded[kPanel];  // the padded last panel: only its first n mod 16 columns go to out
+                    float* o = p < whole ? out.data() + i * ldo + p * kPanel : padded;
+                    const float* row = a.data() + i * lda;
+                    const void* panel = panels.at(p * d * kPanel);
+                    switch (panels.element) {
+                        case PanelElement::F16: tile1<PanelElement::F16>(row, static_cast<const std::uint16_t*>(panel), d, o); break;
+                        case PanelElement::BF16: tile1<PanelElement::BF16>(row, static_cast<const std::uint16_t*>(panel), d, o); break;
+                        case PanelElement::F32: tile1<PanelElement::F32>(row, static_cast<const float*>(panel), d, o); break;
+                    }
+                    if (p >= whole) std::copy_n(padded, n - whole * kPanel, out.data() + i * ldo + whole * kPanel);
+                }
         }
-        for (Eigen::Index i = 0; i < a.rows(); ++i)  // the last n mod 16 columns, as productRange does
-            for (Eigen::Index j = fullPanels * kPanel; j < b.cols(); ++j) {
-                float acc = 0.0f;
-                for (Eigen::Index c = 0; c < d; ++c) acc = std::fma(a(i, c), b(c, j), acc);
-                out(i, j) = acc;
-            }
+        if (panels.count == whole)
+            for (Eigen::Index i = 0; i < a.rows(); ++i)  // the last n mod 16 columns, as productRange does
+                for (Eigen::Index j = whole * kPanel; j < n; ++j) {
+                    float acc = 0.0f;
+                    for (Eigen::Index c = 0; c < d; ++c) acc = std::fma(a(i, c), b(c, j), acc);
+                    out(i, j) = acc;
+                }
         return;
     }
-    forEachShare(a.rows(), a.rows() * b.cols() >= (1 << 16), [&](Eigen::Index r0, Eigen::Index r1) {
-        productRange(
-            a, pa ? pa->tiles.data() + r0 * a.cols() : packedScratch(a, r0, r1), pb.panels.data(), b.cols(),
-            [&](Eigen::Index c, Eigen::Index j) { return b(c, j); }, out, r0, r1);
+    forEachShare(a.rows(), a.rows() * n >= (1 << 16), [&](Eigen::Index r0, Eigen::Index r1) {
+        productRange(a, pa ? pa->tiles.data() + r0 * a.cols() : packedScratch(a, r0, r1), panels, n, b, out, r0, r1);
     });
+}
+
+}  // namespace
+
+void multiplyPacked(const MatRef& a, const PackedRows* pa, const MatRef& b, const PackedColumns& pb, Eigen::Ref<Mat> out) {
+    multiplyPanels(
+        a, pa, Panels{pb.panels.data(), PanelElement::F32, b.cols() / kPanel}, b.cols(),
+        [&](Eigen::Index c, Eigen::Index j) { return b(c, j); }, out);
+}
+
+void multiplyWeights(const MatRef& a, const PackedRows* pa, const PackedWeights& pb, Eigen::Ref<Mat> out) {
+    eigen_assert(a.cols() == pb.rows && out.rows() == a.rows() && out.cols() == pb.cols);
+    if (pb.rows == 0) {
+        out.setZero();
+        return;
+    }
+    const Panels panels{pb.panels.data(), panelElement(pb.type), (pb.cols + kPanel - 1) / kPanel};
+    multiplyPanels(
+        a, pa, panels, pb.cols, [](Eigen::Index, Eigen::Index) { return 0.0f; }, out);
+}
+
+void multiplyRowsByVector(const void* src, WeightType type, Eigen::Index rows, Eigen::Index cols, const float* x, float* out) {
+    // Blocks of 64 rows (a multiple of the kernels' four at a time): each output is its row's own
+    // sum, so how the blocks fall to the cores changes no bit.
+    constexpr Eigen::Index kRowBlock = 64;
+    const Eigen::Index blocks = (rows + kRowBlock - 1) / kRowBlock;
+    const std::size_t rowBytes = static_cast<std::size_t>(cols) * weightTypeBytes(type);
+    const PanelElement element = panelElement(type);
+#pragma omp parallel for schedule(static) if (rows * cols >= (1 << 16))
+    for (Eigen::Index blk = 0; blk < blocks; ++blk) {
+        const Eigen::Index i0 = blk * kRowBlock, count = std::min(kRowBlock, rows - i0);
+        rowsByVector(static_cast<const std::byte*>(src) + static_cast<std::size_t>(i0) * rowBytes, element, count, cols, x, out + i0);
+    }
 }
 
 void packColumns(const MatRef& v, PackedColumns& out) {
@@ -390,6 +718,39 @@ void multiplyPacked(const MatRef& a, const PackedRows*, const MatRef& b, const P
 
 void weighValues(const MatRef& weights, const MatRef& v, const PackedColumns&, Eigen::Ref<Mat> out, Eigen::Index) {
     out.noalias() = weights * v;
+}
+
+void multiplyWeights(const MatRef& a, const PackedRows*, const PackedWeights& pb, Eigen::Ref<Mat> out) {
+    // packWeights' panels widened 64 columns at a time into b's block, then Eigen's product.
+    const Eigen::Index k = pb.rows, n = pb.cols;
+    const auto* panels = pb.panels.data();
+    Mat block(k, 4 * kPanel);
+    for (Eigen::Index j0 = 0; j0 < n; j0 += block.cols()) {
+        const Eigen::Index width = std::min(block.cols(), n - j0);
+        for (Eigen::Index c = 0; c < k; ++c)
+            for (Eigen::Index j = 0; j < width; ++j) {
+                const Eigen::Index p = (j0 + j) / kPanel, l = (j0 + j) % kPanel;
+                block(c, j) = widenAt(panels, pb.type, (p * k + c) * kPanel + l);
+            }
+        out.middleCols(j0, width).noalias() = a * block.leftCols(width);
+    }
+}
+
+void multiplyRowsByVector(const void* src, WeightType type, Eigen::Index rows, Eigen::Index cols, const float* x, float* out) {
+    // The sum kernels.hpp states, one lane at a time: 16 chains of fused multiply-adds, then the
+    // lanes added pairwise.
+    const std::byte* bytes = static_cast<const std::byte*>(src);
+#pragma omp parallel for schedule(static) if (rows * cols >= (1 << 16))
+    for (Eigen::Index i = 0; i < rows; ++i) {
+        float lanes[kPanel] = {};
+        for (Eigen::Index j = 0; j < cols; ++j) {
+            float& lane = lanes[j % kPanel];
+            lane = std::fma(widenAt(bytes, type, i * cols + j), x[j], lane);
+        }
+        for (Eigen::Index half = kPanel / 2; half >= 1; half /= 2)
+            for (Eigen::Index l = 0; l < half; ++l) lanes[l] += lanes[l + half];
+        out[i] = lanes[0];
+    }
 }
 
 #endif

@@ -8,12 +8,18 @@
 // 6 × 16 tile of the result is accumulated in AVX2 registers. A causal block of A·V reads only
 // the keys its rows can see. Ratios against Eigen: BM_ScoresByBlocks and BM_ValuesByBlocks.
 // On a CPU with AVX-512 the tiles are 6 × 64 in 24 of its 32 registers (kernels_avx512.cpp).
+// A checkpoint's weights stay in their file's element type (F32, F16 or BF16): packWeights packs
+// them as they are, and multiplyWeights widens each panel row to float in registers (F16C's
+// vcvtph2ps; a bfloat16 by a 16-bit shift) inside the same strips, so a BF16 model is never held
+// widened; multiplyRowsByVector reads a vocabulary's matrix where it lies for the logits.
+// Ratio against the F32 product: BM_MultiplyWeights.
 // Without AVX2 and FMA (a portable build) the same functions use Eigen's product.
 #pragma once
 
 #include "core/base/matrix.hpp"
 #include "core/base/pages.hpp"
 
+#include <cstddef>
 #include <vector>
 
 namespace attnviz::core {
@@ -33,6 +39,7 @@ const char* kernelIsaName(KernelIsa isa);  // "avx512", "avx2", "portable"
 
 // Packed operands: megabytes for a model's weights or a long sequence's keys, in huge pages.
 using PackedFloats = std::vector<float, PageAllocator<float>>;
+using PackedBytes = std::vector<std::byte, PageAllocator<std::byte>>;
 
 // k: [T_k, d_k] repacked as ⌊T_k/16⌋ panels of [d_k][16] (key-minor); the last T_k mod 16 keys
 // are not packed (scoreRows reads them from k).
@@ -79,5 +86,44 @@ void multiplyPacked(const MatRef& a, const PackedRows* pa, const MatRef& b, cons
 // With AVX2, every output is the same chain of fused multiply-adds over the keys it reads, in
 // key order, whatever the block or the row's place in a tile.
 void weighValues(const MatRef& weights, const MatRef& v, const PackedColumns& packed, Eigen::Ref<Mat> out, Eigen::Index causalFrom = -1);
+
+// The element type a weight matrix is stored in (as its checkpoint holds it).
+enum class WeightType { F32, F16, BF16 };
+std::size_t weightTypeBytes(WeightType type);  // 4, 2, 2
+
+// A weight matrix b [k, n] (k = the product's depth, n = its output columns) packed for
+// multiplyWeights in its own element type: ⌈n/16⌉ panels of [k][16] elements, the last one padded
+// with zero columns, so that the product never reads the source again (its mapped pages can be
+// given back).
+struct PackedWeights {
+    PackedBytes panels;
+    Eigen::Index rows = 0, cols = 0;  // b's shape [k, n]
+    WeightType type = WeightType::F32;
+};
+// src: `type` elements, row-major, at any alignment. transposed = false: src is b itself, [k, n]
+// (GPT-2's Conv1D layout, [in, out]); transposed = true: src is [n, k] and b = srcᵀ (nn.Linear's
+// [out, in]), each panel's 16 rows of src read in order and transposed 8 × 8 (4 × 4 for F32) in
+// registers, so that neither side is read across the cache. Panels are packed on every core.
+// BM_PackWeights.
+void packWeights(const void* src, WeightType type, Eigen::Index k, Eigen::Index n, bool transposed, PackedWeights& out);
+
+// out: [rows, n] = a [rows, k] · b [k, n], b = pb's matrix with its elements widened to float in
+// registers. pa: packRows(a) or null (or another shape's), as for multiplyPacked; out may be a
+// block of a larger matrix. Every element is the same chain of fused multiply-adds as
+// multiplyPacked(a, pa, B, packColumns(B), out) with B = b widened to F32 (halfToFloat,
+// bfloat16ToFloat): the same bits, with AVX2 and with AVX-512 (a half NaN's payload aside:
+// vcvtph2ps makes a signalling NaN quiet).
+void multiplyWeights(const MatRef& a, const PackedRows* pa, const PackedWeights& pb, Eigen::Ref<Mat> out);
+
+// out: [rows] = src [rows, cols] · x [cols], src row-major in `type` at any alignment (a
+// vocabulary's logits against the embedding or lm_head matrix where it lies in the mapped file),
+// rows split over the cores. Each output is one fixed sum: 16 lanes, lane l the chain of fused
+// multiply-adds over columns l, l + 16, …, then the lanes added pairwise (l + 8, l + 4, l + 2,
+// l + 1): the same bits whatever the thread count, with AVX2 and with AVX-512.
+void multiplyRowsByVector(const void* src, WeightType type, Eigen::Index rows, Eigen::Index cols, const float* x, float* out);
+
+// out: [n] = row r of src [*, n] (row-major in `type`) widened to float exactly, as halfToFloat
+// and bfloat16ToFloat do (an embedding row).
+void widenRow(const void* src, WeightType type, Eigen::Index n, Eigen::Index r, float* out);
 
 }  // namespace attnviz::core

@@ -11,10 +11,38 @@ namespace {
 constexpr KernelIndex kPanel = 16;  // columns per panel: one 16-float register
 constexpr int kRows = 6;
 
+// What a panel of `E` holds: floats, or the 16 bits of a half or a bfloat16.
+template <PanelElement E>
+struct Element {
+    using Type = unsigned short;
+};
+template <>
+struct Element<PanelElement::F32> {
+    using Type = float;
+};
+
+constexpr __mmask16 kAll = 0xFFFF;
+
+// 16 consecutive elements widened to floats: a half exactly by vcvtph2ps (a signalling NaN comes
+// back quiet), a bfloat16 by placing its bits in a float's upper half. (The zero-masking forms
+// with every lane set compile to the plain instructions; GCC 12's plain ones start from an
+// undefined register its own -Wmaybe-uninitialized reports.)
+template <PanelElement E>
+[[gnu::always_inline]] inline __m512 load16(const typename Element<E>::Type* p) {
+    if constexpr (E == PanelElement::F32) {
+        return _mm512_loadu_ps(p);
+    } else if constexpr (E == PanelElement::F16) {
+        return _mm512_maskz_cvtph_ps(kAll, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+    } else {
+        const __m512i wide = _mm512_maskz_cvtepu16_epi32(kAll, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+        return _mm512_castsi512_ps(_mm512_maskz_slli_epi32(kAll, wide, 16));
+    }
+}
+
 // out[0..6)[0..16 P) (+)= a · P panels: 6 × P accumulators, P panel rows and one broadcast in
 // registers (P = 4: 29 of the 32). Each accumulator is one chain of fused multiply-adds over s.
-template <int P, bool Interleaved>
-[[gnu::always_inline]] inline void tile(const StripArgs& g, const float* panel, float* out) {
+template <int P, bool Interleaved, PanelElement E>
+[[gnu::always_inline]] inline void tile(const StripArgs& g, const typename Element<E>::Type* panel, float* out) {
     __m512 c[kRows][P];
 #pragma GCC unroll 6
     for (int r = 0; r < kRows; ++r)
@@ -26,7 +54,7 @@ template <int P, bool Interleaved>
     for (KernelIndex s = 0; s < steps; ++s, panel += kPanel) {
         __m512 b[P];
 #pragma GCC unroll 4
-        for (int p = 0; p < P; ++p) b[p] = _mm512_loadu_ps(panel + p * stride);
+        for (int p = 0; p < P; ++p) b[p] = load16<E>(panel + p * stride);
 #pragma GCC unroll 6
         for (int r = 0; r < kRows; ++r) {
             const float x = Interleaved ? a[s * kRows + r] : (r < 3 ? a[r * lda + s] : a3[(r - 3) * lda + s]);
@@ -41,19 +69,85 @@ template <int P, bool Interleaved>
         for (int p = 0; p < P; ++p) _mm512_storeu_ps(out + r * g.ldo + p * kPanel, c[r][p]);
 }
 
-template <bool Interleaved>
+template <bool Interleaved, PanelElement E>
 void stripOf(const StripArgs& g) {
+    const auto* panels = static_cast<const typename Element<E>::Type*>(g.panels);
     KernelIndex p = 0;
-    for (; p + 4 <= g.panelCount; p += 4) tile<4, Interleaved>(g, g.panels + p * g.panelStride, g.out + p * kPanel);
-    for (; p + 2 <= g.panelCount; p += 2) tile<2, Interleaved>(g, g.panels + p * g.panelStride, g.out + p * kPanel);
-    for (; p < g.panelCount; ++p) tile<1, Interleaved>(g, g.panels + p * g.panelStride, g.out + p * kPanel);
+    for (; p + 4 <= g.panelCount; p += 4) tile<4, Interleaved, E>(g, panels + p * g.panelStride, g.out + p * kPanel);
+    for (; p + 2 <= g.panelCount; p += 2) tile<2, Interleaved, E>(g, panels + p * g.panelStride, g.out + p * kPanel);
+    for (; p < g.panelCount; ++p) tile<1, Interleaved, E>(g, panels + p * g.panelStride, g.out + p * kPanel);
+}
+
+// The 16 lanes' sum in kernels.cpp's order: halves, then quarters, then pairs (in memory: GCC
+// 12's casts and extracts of a 512-bit register start from an undefined one, which its own
+// -Wmaybe-uninitialized reports).
+float sumLanes(__m512 c) {
+    float lanes[kPanel];
+    _mm512_storeu_ps(lanes, c);
+    for (KernelIndex half = kPanel / 2; half >= 1; half /= 2)
+        for (KernelIndex l = 0; l < half; ++l) lanes[l] += lanes[l + half];
+    return lanes[0];
+}
+
+// Rows [0, rows) of src · x, R rows at a time (R independent chains in flight); the last cols mod
+// 16 columns are loaded padded with zeros (0 · 0 added to a lane changes no sum).
+template <int R, PanelElement E>
+void rowsOf(const typename Element<E>::Type* src, KernelIndex cols, const float* x, float* out) {
+    __m512 c[R];
+#pragma GCC unroll 4
+    for (int r = 0; r < R; ++r) c[r] = _mm512_setzero_ps();
+    const KernelIndex whole = cols / kPanel * kPanel;
+    for (KernelIndex j = 0; j < whole; j += kPanel) {
+        const __m512 xs = _mm512_loadu_ps(x + j);
+#pragma GCC unroll 4
+        for (int r = 0; r < R; ++r) c[r] = _mm512_fmadd_ps(load16<E>(src + r * cols + j), xs, c[r]);
+    }
+    if (whole < cols) {
+        const auto mask = static_cast<__mmask16>((1U << (cols - whole)) - 1U);
+        const __m512 xs = _mm512_maskz_loadu_ps(mask, x + whole);
+#pragma GCC unroll 4
+        for (int r = 0; r < R; ++r) {
+            __m512 w;
+            if constexpr (E == PanelElement::F32) {
+                w = _mm512_maskz_loadu_ps(mask, src + r * cols + whole);
+            } else {
+                alignas(32) unsigned short tail[kPanel] = {};
+                for (KernelIndex j = whole; j < cols; ++j) tail[j - whole] = src[r * cols + j];
+                w = load16<E>(tail);
+            }
+            c[r] = _mm512_fmadd_ps(w, xs, c[r]);
+        }
+    }
+#pragma GCC unroll 4
+    for (int r = 0; r < R; ++r) out[r] = sumLanes(c[r]);
+}
+
+template <PanelElement E>
+void rowsByVectorOf(const void* src, KernelIndex rows, KernelIndex cols, const float* x, float* out) {
+    const auto* s = static_cast<const typename Element<E>::Type*>(src);
+    KernelIndex i = 0;
+    for (; i + 4 <= rows; i += 4) rowsOf<4, E>(s + i * cols, cols, x, out + i);
+    for (; i < rows; ++i) rowsOf<1, E>(s + i * cols, cols, x, out + i);
 }
 
 }  // namespace
 
 void strip(const StripArgs& args) {
-    if (args.lda == 0) stripOf<true>(args);
-    else stripOf<false>(args);
+    switch (args.element) {
+        case PanelElement::F16: return stripOf<true, PanelElement::F16>(args);
+        case PanelElement::BF16: return stripOf<true, PanelElement::BF16>(args);
+        case PanelElement::F32: break;
+    }
+    if (args.lda == 0) stripOf<true, PanelElement::F32>(args);
+    else stripOf<false, PanelElement::F32>(args);
+}
+
+void rowsByVector(const void* src, PanelElement element, KernelIndex rows, KernelIndex cols, const float* x, float* out) {
+    switch (element) {
+        case PanelElement::F16: return rowsByVectorOf<PanelElement::F16>(src, rows, cols, x, out);
+        case PanelElement::BF16: return rowsByVectorOf<PanelElement::BF16>(src, rows, cols, x, out);
+        case PanelElement::F32: return rowsByVectorOf<PanelElement::F32>(src, rows, cols, x, out);
+    }
 }
 
 }  // namespace attnviz::core::avx512

@@ -7,7 +7,6 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <bit>
 #include <cerrno>
 #include <cstring>
 #include <functional>
@@ -222,27 +221,6 @@ std::int64_t TensorInfo::elements() const {
     for (const std::int64_t d : shape) n *= d;
     return n;
 }
-
-// Exact: a half's 11-bit significand and 5-bit exponent fit a float's; a subnormal half is
-// normalised (its value is m · 2^-24), infinities and NaN keep their payload.
-float halfToFloat(std::uint16_t h) {
-    const std::uint32_t sign = static_cast<std::uint32_t>(h & 0x8000U) << 16;
-    std::uint32_t exponent = (h >> 10) & 0x1FU, mantissa = h & 0x3FFU, bits = 0;
-    if (exponent == 0x1F) {
-        bits = sign | 0x7F800000U | (mantissa << 13);
-    } else if (exponent != 0) {
-        bits = sign | ((exponent + 112) << 23) | (mantissa << 13);  // rebias 15 → 127
-    } else if (mantissa == 0) {
-        bits = sign;
-    } else {
-        exponent = 113;  // 2^-14 as a float exponent, lowered once per shift below
-        while ((mantissa & 0x400U) == 0) mantissa <<= 1, --exponent;
-        bits = sign | (exponent << 23) | ((mantissa & 0x3FFU) << 13);
-    }
-    return std::bit_cast<float>(bits);
-}
-
-float bfloat16ToFloat(std::uint16_t bits) { return std::bit_cast<float>(static_cast<std::uint32_t>(bits) << 16); }
 
 SafetensorsFile::SafetensorsFile(SafetensorsFile&&) noexcept = default;
 SafetensorsFile& SafetensorsFile::operator=(SafetensorsFile&&) noexcept = default;

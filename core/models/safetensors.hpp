@@ -18,6 +18,7 @@
 // Every problem is an InputError naming the file and the tensor (or the field) at fault.
 #pragma once
 
+#include "core/base/float16.hpp"  // halfToFloat, bfloat16ToFloat
 #include "core/base/mapped_file.hpp"
 #include "core/base/matrix.hpp"
 #include "core/base/progress.hpp"
@@ -105,9 +106,5 @@ private:
     std::vector<std::size_t> m_byName;  // m_tensors' indices in the order of their names
     std::map<std::string, std::string> m_metadata;
 };
-
-// Half and bfloat16 to float, exactly (every value, subnormals, infinities and NaN).
-float halfToFloat(std::uint16_t bits);
-float bfloat16ToFloat(std::uint16_t bits);
 
 }  // namespace attnviz::core
