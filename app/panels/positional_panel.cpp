@@ -18,9 +18,9 @@ namespace {
 // about 0 from their largest magnitude.
 void learnedPositions(PanelContext& ctx) {
     const AppState& s = ctx.state;
-    const auto wpe = s.loaded.checkpoint->positions().map();
-    const auto T = static_cast<int>(s.model.tq()), d = static_cast<int>(wpe.cols());
-    const core::Mat rows = wpe.topRows(T);
+    const auto T = static_cast<int>(s.model.tq());
+    const core::Mat rows = s.loaded.checkpoint->positions().storedRowsWidened(0, T);
+    const auto d = static_cast<int>(rows.cols());
     const float range = std::max(rows.cwiseAbs().maxCoeff(), 1e-6f);
     ImGui::TextWrapped(
         "%s learns its positions: row p of wpe is added to the embedding of the token at position p, before layer 1. "

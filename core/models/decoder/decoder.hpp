@@ -18,6 +18,7 @@
 #pragma once
 
 #include "core/attention/attention.hpp"
+#include "core/attention/kernels.hpp"
 #include "core/base/matrix.hpp"
 #include "core/base/progress.hpp"
 #include "core/models/safetensors.hpp"
@@ -75,19 +76,30 @@ std::vector<double> ropeFrequencies(const Config& config);
 // cos and sin of position · θ_i for positions [first, first + count): [count, d_h / 2] each.
 void ropeTables(const Config& config, Eigen::Index first, Eigen::Index count, Mat& cosines, Mat& sines);
 
-// A tensor the checkpoint holds: its floats (in place in the mapped file for F32, widened once
-// for F16 and BF16), and for a product's weight its packed panels. A product reads
-// b = [in, out]: GPT-2's Conv1D stores that; nn.Linear stores [out, in], which is transposed
-// when it is packed.
+// A tensor the checkpoint holds, in its file's element type (F32, F16 or BF16) where it lies in
+// the mapped file: a product's weight packed once in that type for the kernels, which widen it in
+// registers (kernels.hpp: multiplyWeights), rows (embeddings, lm_head) widened as they are read,
+// and only vectors (gains, biases) held as floats. A product reads b = [in, out]: GPT-2's Conv1D
+// stores that; nn.Linear stores [out, in], which is transposed when it is packed.
 struct Weight {
     std::string name, file;  // the tensor's name, and the file holding it (messages)
-    const float* data = nullptr;
-    Eigen::Index rows = 0, cols = 0;  // as the products read it: [in, out]; vectors [1, n]
+    WeightType type = WeightType::F32;
+    const void* source = nullptr;     // its elements in the mapped file, as the file stores them
+    Eigen::Index rows = 0, cols = 0;  // as the products read it: [in, out]; rows: as stored; vectors [1, n]
     bool transposed = false;          // the file stores it [out, in] (nn.Linear)
-    PackedColumns packed;             // products only
-    explicit operator bool() const { return data != nullptr; }
-    Eigen::Map<const Mat> map() const { return {data, rows, cols}; }
-    Eigen::Map<const RowVec> row() const { return {data, rows * cols}; }
+    const float* data = nullptr;      // vectors only: the floats (in place, or widened once)
+    PackedWeights packed;             // products only
+
+    explicit operator bool() const { return source != nullptr; }
+    Eigen::Index storedRows() const { return transposed ? cols : rows; }
+    Eigen::Index storedCols() const { return transposed ? rows : cols; }
+    Eigen::Map<const RowVec> row() const { return {data, rows * cols}; }  // a vector's floats
+    // Element (r, c) as the file stores it, widened.
+    float stored(Eigen::Index r, Eigen::Index c) const;
+    // Stored rows [first, first + count) widened: [count, storedCols()].
+    Mat storedRowsWidened(Eigen::Index first, Eigen::Index count) const;
+    // The whole matrix widened, as the products read it: [rows, cols] (a layer shown as a scenario).
+    Mat widened() const;
 };
 
 struct Layer {

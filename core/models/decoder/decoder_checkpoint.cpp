@@ -8,6 +8,25 @@
 
 namespace attnviz::core::decoder {
 
+float Weight::stored(Eigen::Index r, Eigen::Index c) const {
+    float v = 0;
+    widenRow(static_cast<const std::byte*>(source) + (r * storedCols() + c) * static_cast<Eigen::Index>(weightTypeBytes(type)), type, 1, 0,
+             &v);
+    return v;
+}
+
+Mat Weight::storedRowsWidened(Eigen::Index first, Eigen::Index count) const {
+    Mat out(count, storedCols());
+    for (Eigen::Index r = 0; r < count; ++r) widenRow(source, type, storedCols(), first + r, out.row(r).data());
+    return out;
+}
+
+Mat Weight::widened() const {
+    Mat stored = storedRowsWidened(0, storedRows());
+    if (!transposed) return stored;
+    return stored.transpose();
+}
+
 Checkpoint::Checkpoint(Parts parts) : m(std::move(parts)) {}
 Checkpoint::~Checkpoint() = default;
 
@@ -49,22 +68,19 @@ std::vector<const Weight*> Checkpoint::weights() const {
 void Checkpoint::explainNonFinite(const std::string& where, const std::string& problem) const {
     checkUnchanged();
     for (const Weight* w : weights()) {
-        // The first index in the file's order: a product's weight held [in, out] from an
-        // [out, in] tensor is read back in the file's order.
-        const Eigen::Index storedRows = w->transposed ? w->cols : w->rows, storedCols = w->transposed ? w->rows : w->cols;
-        const auto valueAt = [&](Eigen::Index r, Eigen::Index c) {
-            return w->transposed ? w->data[c * w->cols + r] : w->data[r * w->cols + c];
-        };
-        for (Eigen::Index r = 0; r < storedRows; ++r)
-            for (Eigen::Index c = 0; c < storedCols; ++c) {
-                const float v = valueAt(r, c);
-                if (std::isfinite(v)) continue;
-                const std::string index =
-                    storedRows > 1 ? "[" + std::to_string(r) + ", " + std::to_string(c) + "]" : "[" + std::to_string(c) + "]";
-                const char* kind = std::isnan(v) ? "NaN" : (v > 0 ? "+inf" : "-inf");
-                throw InputError(w->file + ": " + w->name, std::string("holds ") + kind + " at " + index +
-                                                               ": the checkpoint's weights must be finite (is the file damaged?)");
-            }
+        // The first index in the file's order, each row widened as the file stores it.
+        const Eigen::Index rows = w->storedRows(), cols = w->storedCols();
+        std::vector<float> row(static_cast<std::size_t>(cols));
+        for (Eigen::Index r = 0; r < rows; ++r) {
+            widenRow(w->source, w->type, cols, r, row.data());
+            const auto bad = std::find_if(row.begin(), row.end(), [](float v) { return !std::isfinite(v); });
+            if (bad == row.end()) continue;
+            const auto c = static_cast<Eigen::Index>(bad - row.begin());
+            const std::string index = rows > 1 ? "[" + std::to_string(r) + ", " + std::to_string(c) + "]" : "[" + std::to_string(c) + "]";
+            const char* kind = std::isnan(*bad) ? "NaN" : (*bad > 0 ? "+inf" : "-inf");
+            throw InputError(w->file + ": " + w->name, std::string("holds ") + kind + " at " + index +
+                                                           ": the checkpoint's weights must be finite (is the file damaged?)");
+        }
     }
     checkUnchanged();
     throw InputError(where, problem);

@@ -196,34 +196,42 @@ Weight Tensors::take(const Found& found, const std::vector<std::int64_t>& shape,
     Weight w;
     w.name = t.name;
     w.file = file.path();
+    w.type = t.dtype == DType::F16 ? WeightType::F16 : t.dtype == DType::BF16 ? WeightType::BF16 : WeightType::F32;
     const bool transposed = use == Use::ProductTransposed;
     const Eigen::Index stored0 = shape.size() == 2 ? shape[0] : 1, stored1 = shape.back();
     w.transposed = transposed;
     w.rows = transposed ? stored1 : stored0;
     w.cols = transposed ? stored0 : stored1;
-    file.populate(t);
-    const float* inPlace = file.floatsInPlace(t);
-    if (inPlace && !transposed) {
-        w.data = inPlace;
+    if (t.dtype == DType::F64) {
+        // Widened once to F32 (no kernel reads doubles); rare in checkpoints.
+        auto& copy = m_parts.converted.emplace_back(static_cast<std::size_t>(stored0 * stored1));
+        file.toFloats(t, copy.data());
+        w.type = WeightType::F32;
+        w.source = copy.data();
     } else {
-        auto& copy = m_parts.converted.emplace_back(static_cast<std::size_t>(w.rows * w.cols));
-        if (transposed) {
-            // [out, in] as the file stores it, widened, then turned to [in, out].
-            std::vector<float> stored(copy.size());
-            file.toFloats(t, stored.data());
-            Eigen::Map<Mat>(copy.data(), w.rows, w.cols) = Eigen::Map<const Mat>(stored.data(), stored0, stored1).transpose();
-        } else {
-            file.toFloats(t, copy.data());
-        }
-        w.data = copy.data();
+        w.source = file.bytes(t).data();
     }
-    if (use == Use::Product || use == Use::ProductTransposed) {
-        packColumns(w.map(), w.packed);
-        // The products read the packed copy (and the file only for the last cols % 16 columns,
-        // or a layer's weights when it is shown): the mapped pages can go.
-        if (w.data == inPlace) file.release(t);
+    switch (use) {
+        case Use::Vector:
+            // Gains and biases as floats: in place when the file holds aligned F32, else widened.
+            if (const float* inPlace = file.floatsInPlace(t)) {
+                w.data = inPlace;
+            } else {
+                auto& copy = m_parts.converted.emplace_back(static_cast<std::size_t>(stored0 * stored1));
+                widenRow(w.source, w.type, stored0 * stored1, 0, copy.data());
+                w.data = copy.data();
+            }
+            break;
+        case Use::Product:
+        case Use::ProductTransposed:
+            // Packed in the file's type; the products read the panels only, so the mapped pages
+            // can go (they are read from the file again if the layer is shown as a scenario).
+            file.populate(t);
+            packWeights(w.source, w.type, w.rows, w.cols, transposed, w.packed);
+            file.release(t);
+            break;
+        case Use::Rows: break;  // read where they lie, a row at a time
     }
-    if (transposed || !inPlace) file.release(t);  // widened: the copy is read, not the file
     advance(m_progress, t.end - t.begin);
     return w;
 }

@@ -41,9 +41,9 @@ void normRows(Norm kind, const MatRef& x, const Weight& gain, const Weight& bias
     }
 }
 
-// out: [rows, n] = a [rows, k] · W [k, n] (+ bias [n]), with W's packed panels.
+// out: [rows, n] = a [rows, k] · W [k, n] (+ bias [n]), with W's packed panels (widened in registers).
 void linear(const MatRef& a, const Weight& w, const Weight& bias, Eigen::Ref<Mat> out) {
-    multiplyPacked(a, nullptr, w.map(), w.packed, out);
+    multiplyWeights(a, nullptr, w.packed, out);
     if (bias) out.rowwise() += bias.row();
 }
 
@@ -150,18 +150,13 @@ std::shared_ptr<const Run::Extent> claim(const Config& cfg, Eigen::Index t, cons
     return registered(store, t);
 }
 
-// The logits of one position: lm_head [vocab, d] · row, rows of lm_head on every core (a
-// product of one row reads all of it: 154 MB for GPT-2 small, 545 MB for Qwen2.5-0.5B).
+// The logits of one position: lm_head [vocab, d] · row, read where it lies in its file's type,
+// rows on every core (a product of one row reads all of it: 154 MB for GPT-2 small, 272 MB for
+// Qwen2.5-0.5B in BF16).
 void lastLogits(const Weight& head, const Eigen::Ref<const RowVec>& row, Vec& logits) {
-    const auto w = head.map();
-    const Eigen::Index vocab = w.rows();
-    constexpr Eigen::Index kChunk = 2048;
-    logits.resize(vocab);
-#pragma omp parallel for schedule(static)
-    for (Eigen::Index a = 0; a < vocab; a += kChunk) {
-        const Eigen::Index n = std::min(kChunk, vocab - a);
-        logits.segment(a, n).noalias() = w.middleRows(a, n) * row.transpose();
-    }
+    logits.resize(head.storedRows());
+    const RowVec x = row;  // contiguous
+    multiplyRowsByVector(head.source, head.type, head.storedRows(), head.storedCols(), x.data(), logits.data());
 }
 
 }  // namespace
@@ -241,8 +236,9 @@ Run forwardFrom(const Checkpoint& model, const std::vector<int>& ids, const Run*
         gate(up.data() + rows * inner, rows, gateWidth);
     // 1. x = embed[ids] (+ positions), for the new positions.
     for (Eigen::Index i = 0; i < rows; ++i) {
-        x.row(i) = model.embed().map().row(ids[static_cast<std::size_t>(p + i)]);
-        if (!cfg.rotary) x.row(i) += model.positions().map().row(p + i);
+        const Weight& embed = model.embed();
+        widenRow(embed.source, embed.type, d, ids[static_cast<std::size_t>(p + i)], x.row(i).data());
+        if (!cfg.rotary) x.row(i) += model.positions().storedRowsWidened(p + i, 1).row(0);
     }
 
     for (int l = 0; l < cfg.nLayer; ++l) {

@@ -70,7 +70,7 @@ Model layerModel(const Checkpoint& model, const Run& run, int layer, const std::
     Eigen::Index column = 0;
     for (std::size_t part = 0; part < b.qkv.size(); ++part) {
         const Eigen::Index n = b.qkv[part].cols;
-        all.middleCols(column, n) = b.qkv[part].map();
+        all.middleCols(column, n) = b.qkv[part].widened();
         if (b.qkvBias[part]) bias.segment(column, n) = b.qkvBias[part].row(), biased = true;
         column += n;
     }
@@ -82,7 +82,7 @@ Model layerModel(const Checkpoint& model, const Run& run, int layer, const std::
         m.bk = bias.segment(qw, kvw);
         m.bv = bias.tail(kvw);
     }
-    m.wo = b.outW.map();
+    m.wo = b.outW.widened();
     if (b.outBias) m.bo = b.outBias.row();
     m.heads = cfg.nHead;
     m.kvHeads = cfg.nKvHead == cfg.nHead ? 0 : cfg.nKvHead;
