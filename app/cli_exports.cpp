@@ -135,17 +135,21 @@ void runBench(const Flags& f, const GuiRequest& request, std::ostream& out, cons
     if (loaded) {  // the model's whole pass, every layer and head, and an appended token
         doing = "timing the model's forward pass";
         const core::ModelBenchResult r = core::benchmarkModel(*loaded.checkpoint, loaded.run->ids, seconds);
+        const core::decoder::Config& c = loaded.checkpoint->config();
         const nlohmann::json j = {{"model", loaded.checkpoint->name()},
+                                  {"family", c.family},
                                   {"T", r.tokens},
                                   {"layers", r.layers},
                                   {"heads", r.heads},
+                                  {"kv_heads", c.nKvHead},
                                   {"d_model", r.dModel},
                                   {"forward_ms", r.forwardMs},
                                   {"append_ms", r.appendMs},
                                   {"gflops", r.gflops},
                                   {"runs", r.runs},
                                   {"kernels", core::kernelIsaName(core::kernelIsa())},
-                                  {"kept_mib", static_cast<double>(r.keptBytes) / (1024.0 * 1024.0)}};
+                                  {"kept_mib", static_cast<double>(r.keptBytes) / (1024.0 * 1024.0)},
+                                  {"file_mib", static_cast<double>(loaded.checkpoint->fileBytes()) / (1024.0 * 1024.0)}};
         out << core::dumpJson(j) << "\n";
         return;
     }

@@ -5,9 +5,10 @@
 
 namespace attnviz::core {
 
-double gpt2Flops(const decoder::Config& c, long long tokens) {
-    const double t = static_cast<double>(tokens), d = c.nEmbd;
-    const double perLayer = 2.0 * t * d * (4.0 * d + 2.0 * c.nInner) + 4.0 * t * t * d;
+double passFlops(const decoder::Config& c, long long tokens) {
+    const double t = static_cast<double>(tokens), d = c.nEmbd, heads = c.qWidth();
+    const double mlp = (c.gatedMlp ? 3.0 : 2.0) * c.nInner;
+    const double perLayer = 2.0 * t * d * (c.qkvWidth() + heads + mlp) + 4.0 * t * t * heads;
     return c.nLayer * perLayer + 2.0 * d * c.vocabSize;
 }
 
@@ -28,7 +29,7 @@ ModelBenchResult benchmarkModel(const decoder::Checkpoint& model, const std::vec
         },
         5, 1000);
     r.runs = static_cast<int>(runs);
-    r.gflops = gpt2Flops(c, r.tokens) / (r.forwardMs * 1e6);
+    r.gflops = passFlops(c, r.tokens) / (r.forwardMs * 1e6);
     if (ids.size() > 1) {
         // Typing a token at the end: the pass over T - 1 is extended in its own store (the
         // appended pass of the round before is given back first, as the state it replaces is).

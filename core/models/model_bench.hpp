@@ -9,17 +9,20 @@
 
 namespace attnviz::core {
 
-// Floating-point operations of GPT-2's pass over T tokens, a multiply-add counted as 2:
-//   per layer  projections 2·T·d·(3d + d + 2·n_inner),  scores and A·V 2·2·T·T·d (dense);
-//   the last position's logits 2·d·vocab. LayerNorm, gelu and the softmax are not counted.
-double gpt2Flops(const decoder::Config& config, long long tokens);
+// Floating-point operations of a decoder's pass over T tokens, a multiply-add counted as 2, with
+// w = (h + 2g)·d_h the width of q | k | v and h·d_h that of the heads' outputs:
+//   per layer  projections 2·T·d·(w + h·d_h + m·n_inner) (m = 2, or 3 with a gated MLP),
+//              scores and A·V 2·2·T·T·h·d_h (dense, as the kernels' masked blocks are not skipped);
+//   the last position's logits 2·d·vocab. Norms, activations and the softmax are not counted.
+// GPT-2: 2·T·d·(4d + 2·n_inner) + 4·T²·d per layer.
+double passFlops(const decoder::Config& config, long long tokens);
 
 struct ModelBenchResult {
     long long tokens = 0;
     int layers = 0, heads = 0, dModel = 0, runs = 0;
     double forwardMs = 0;         // median, the whole pass, every layer's every head's weights kept
     double appendMs = 0;          // median, the same tokens as one appended to a kept pass of T - 1
-    double gflops = 0;            // gpt2Flops / forwardMs
+    double gflops = 0;            // passFlops / forwardMs
     std::uint64_t keptBytes = 0;  // what the pass keeps (keptModelBytes)
 };
 
