@@ -100,7 +100,8 @@ void modelSection(PanelContext& ctx) {
     tooltip(s.loaded.checkpoint->folder().c_str());
     ImGui::TextUnformatted("Sentence");
     sentenceField(ctx);
-    ImGui::TextDisabled("T = %d tokens (GPT-2 byte-level BPE, at most %d)", static_cast<int>(s.model.tq()), c.nPositions);
+    ImGui::TextDisabled("T = %d tokens (%s, at most %d)", static_cast<int>(s.model.tq()),
+                        c.family == "gpt2" ? "GPT-2 byte-level BPE" : "the model's tokenizer.json", c.nPositions);
 }
 
 // The next token: softmax(logits / temperature), the ten most likely.

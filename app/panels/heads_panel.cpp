@@ -35,10 +35,17 @@ void HeadsPanel::draw(PanelContext& ctx) {
         const bool selected = head == s.view.selectedHead;
         const char* name = nullptr;
         std::string label = head < 0 ? std::string("mean") : "head " + std::to_string(head + 1);
+        // Grouped-query heads: the kv head each reads, "head 3 · kv 1".
+        if (head >= 0 && s.model.kvHeads > 0) label += " · kv " + std::to_string(s.model.kvHeadOf(head) + 1);
         name = label.c_str();
         // Over a narrow tile, "h3" (and then what fits of it).
         std::string shown = label;
-        if (ImGui::CalcTextSize(shown.c_str()).x > tile) shown = widgets::fitLabel(head < 0 ? label : "h" + std::to_string(head + 1), tile);
+        if (ImGui::CalcTextSize(shown.c_str()).x > tile) {
+            std::string brief = head < 0 ? label : "h" + std::to_string(head + 1);
+            if (head >= 0 && s.model.kvHeads > 0) brief += "·" + std::to_string(s.model.kvHeadOf(head) + 1);
+            shown =
+                widgets::fitLabel(ImGui::CalcTextSize(brief.c_str()).x > tile && head >= 0 ? "h" + std::to_string(head + 1) : brief, tile);
+        }
         ImGui::TextColored(selected ? ImVec4(0.94f, 0.27f, 0.27f, 1.0f) : ImGui::GetStyleColorVec4(ImGuiCol_Text), "%s", shown.c_str());
         if (!weightsFresh(s, head)) {  // still being computed: a frame or two after a change
             const ImVec2 p = ImGui::GetCursorScreenPos();
@@ -73,7 +80,12 @@ void HeadsPanel::draw(PanelContext& ctx) {
             ImGui::GetWindowDrawList()->AddRect(ImVec2(p.x - 2, p.y - 2), ImVec2(q.x + 2, q.y + 2), IM_COL32(239, 68, 68, 255), 0, 0, 3.0f);
         if (ImGui::IsItemHovered()) {
             hoveredHead = head;
-            ImGui::SetTooltip("%s: click to select (keys [ and ] step through heads)", name);
+            if (head >= 0 && s.model.kvHeads > 0)
+                ImGui::SetTooltip(
+                    "%s: reads key/value head %d of %d (grouped-query: %d query heads share each); click to select "
+                    "(keys [ and ] step through heads)",
+                    name, s.model.kvHeadOf(head) + 1, s.model.kvHeads, s.model.heads / s.model.kvHeads);
+            else ImGui::SetTooltip("%s: click to select (keys [ and ] step through heads)", name);
         }
         if (ImGui::IsItemClicked()) ctx.actions.emit(action::SelectHead{head});
         ImGui::EndGroup();

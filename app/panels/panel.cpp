@@ -15,6 +15,8 @@ const char* Panel::title() const { return m_info.title; }
 std::string headLabel(const AppState& state, int head) {
     std::string label = core::headName(state.scenario, head, state.model.heads);
     label[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(label[0])));
+    // Grouped-query attention: the key/value head this query head reads.
+    if (head >= 0 && state.model.kvHeads > 0) label += " · kv " + std::to_string(state.model.kvHeadOf(head) + 1);
     return label;
 }
 
