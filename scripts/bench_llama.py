@@ -14,15 +14,27 @@ same run), and the peak resident memory of one `attnviz --model DIR --sentence S
 (open, one pass, the shown layer) against the file plus the pass's kept matrices: the weights stay
 in BF16, mapped or packed, and are widened in the kernels' registers.
 
+With PyTorch installed (Debian's python3-torch, 1.13: a weak peer, since it multiplies with the
+system's BLAS and has no transformers), also the same pass as an eager PyTorch Qwen2 written here
+from transformers' definitions, in float32 on the BF16 weights widened (as attnviz computes), every
+layer's attention kept as output_attentions=True keeps it, and the last position's logits; the
+sides take turns round by round and the ratio is the median of the rounds'. PyTorch runs in a
+subprocess with 2 threads, OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE unset for it alone, and the BLAS
+kernel it ran is named.
+
 Usage: /usr/bin/python3 scripts/bench_llama.py [--build build] [--sizes 128,512] [--rounds 3] [--seconds 3]
 """
 import argparse
 import json
 import os
+import math
 import statistics
 import subprocess
 import sys
 import tempfile
+import time
+
+import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -45,6 +57,91 @@ def write_tokenizer(folder):
         json.dump({}, f)
 
 
+def torch_model(folder):
+    """The eager PyTorch Qwen2 of `folder` (float32): forward(ids) -> (every layer's [H, T, T], logits)."""
+    import torch
+    with open(os.path.join(folder, "config.json")) as f:
+        cfg = json.load(f)
+    raw, _ = ckpt.read_safetensors(os.path.join(folder, "model.safetensors"))
+    w = {name: torch.from_numpy((a.astype(np.uint32) << 16).view(np.float32) if dtype == "BF16" else a.astype(np.float32))
+         for name, (dtype, _, a) in raw.items()}
+    del raw
+    d, heads, kv = cfg["hidden_size"], cfg["num_attention_heads"], cfg["num_key_value_heads"]
+    dh, eps, layers = d // heads, cfg["rms_norm_eps"], cfg["num_hidden_layers"]
+    inv = 1.0 / (cfg["rope_theta"] ** (torch.arange(0, dh, 2, dtype=torch.float32) / dh))
+
+    def rms(x, g):
+        return g * (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps))
+
+    def rotate(x, cos, sin):
+        half = x.shape[-1] // 2
+        return x * cos + torch.cat((-x[..., half:], x[..., :half]), -1) * sin
+
+    def forward(ids):
+        t = len(ids)
+        angles = torch.arange(t, dtype=torch.float32)[:, None] * inv[None, :]
+        cos, sin = torch.cat((angles, angles), -1).cos(), torch.cat((angles, angles), -1).sin()
+        mask = torch.full((t, t), float("-inf")).triu(1)
+        x, attentions = w["model.embed_tokens.weight"][ids], []
+        for l in range(layers):
+            p = f"model.layers.{l}."
+            a = rms(x, w[p + "input_layernorm.weight"])
+            q = torch.nn.functional.linear(a, w[p + "self_attn.q_proj.weight"], w[p + "self_attn.q_proj.bias"]).view(t, heads, dh)
+            k = torch.nn.functional.linear(a, w[p + "self_attn.k_proj.weight"], w[p + "self_attn.k_proj.bias"]).view(t, kv, dh)
+            v = torch.nn.functional.linear(a, w[p + "self_attn.v_proj.weight"], w[p + "self_attn.v_proj.bias"]).view(t, kv, dh)
+            q, k = rotate(q.transpose(0, 1), cos, sin), rotate(k.transpose(0, 1), cos, sin)
+            k, v = k.repeat_interleave(heads // kv, 0), v.transpose(0, 1).repeat_interleave(heads // kv, 0)
+            att = torch.softmax(q @ k.transpose(1, 2) / math.sqrt(dh) + mask, dim=-1)
+            attentions.append(att)
+            x = x + torch.nn.functional.linear((att @ v).transpose(0, 1).reshape(t, d), w[p + "self_attn.o_proj.weight"])
+            m = rms(x, w[p + "post_attention_layernorm.weight"])
+            m = torch.nn.functional.silu(torch.nn.functional.linear(m, w[p + "mlp.gate_proj.weight"])) * \
+                torch.nn.functional.linear(m, w[p + "mlp.up_proj.weight"])
+            x = x + torch.nn.functional.linear(m, w[p + "mlp.down_proj.weight"])
+        return attentions, w["model.embed_tokens.weight"] @ rms(x[-1], w["model.norm.weight"])
+
+    return forward
+
+
+def torch_peer(folder, sizes, seconds):
+    """The eager PyTorch Qwen2 over `sizes`, in this process: prints {"ms": {T: median}}."""
+    import torch
+    torch.set_num_threads(2)
+    forward = torch_model(folder)
+    out = {}
+    with torch.inference_mode():
+        for t in sizes:
+            ids = torch.tensor(list(sentence(t).encode()))  # the vocabulary's id of a byte's symbol is the byte
+            forward(ids)
+            times, start = [], time.perf_counter()
+            while len(times) < 5 or time.perf_counter() - start < seconds:
+                t0 = time.perf_counter()
+                forward(ids)
+                times.append((time.perf_counter() - t0) * 1000)
+            out[t] = statistics.median(times)
+    print(json.dumps({"ms": out, "torch": torch.__version__, "threads": torch.get_num_threads()}))
+
+
+def run_torch(folder, t, seconds):
+    """One round of the peer in a subprocess: its median ms, the OpenBLAS kernel it ran, what was unset."""
+    env = dict(os.environ)
+    cleared = [k for k in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE") if k in env]
+    for k in cleared:
+        del env[k]
+    env["OPENBLAS_VERBOSE"] = "2"
+    p = subprocess.run([sys.executable, __file__, "--peer", folder, "--sizes", str(t), "--seconds", str(seconds)],
+                       capture_output=True, text=True, env=env, timeout=3600)
+    if p.returncode != 0:
+        raise SystemExit(f"the PyTorch peer failed: {p.stderr.strip()[-400:]}")
+    kernel = [line.strip() for line in p.stderr.splitlines() if "Core:" in line]
+    r = json.loads(p.stdout.strip().splitlines()[-1])
+    return r["ms"][str(t)], (kernel[0] if kernel else "not reported (no OpenBLAS?)"), cleared, r
+
+
+def has_torch():
+    return subprocess.run([sys.executable, "-c", "import torch"], capture_output=True).returncode == 0
+
+
 def peak_rss_mib(argv):
     """Runs argv and returns its peak resident set size in MiB (the kernel's ru_maxrss)."""
     p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -61,7 +158,12 @@ def main():
     ap.add_argument("--sizes", default="128,512")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--seconds", type=float, default=3.0)
+    ap.add_argument("--peer", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.peer:
+        torch_peer(args.peer, [int(s) for s in args.sizes.split(",")], args.seconds)
+        return
+    peer = has_torch()
     attnviz = os.path.join(args.build, "attnviz")
     sizes = [int(s) for s in args.sizes.split(",")]
     with tempfile.TemporaryDirectory() as tmp:
@@ -76,13 +178,20 @@ def main():
         print(f"CPU: {cpu_name()}; {os.cpu_count()} cores; model: Qwen2.5-0.5B's shape, random BF16 weights, {file_mib:.0f} MiB")
         rows = []
         for t in sizes:
-            runs = []
+            runs, ratios = [], []
             for _ in range(args.rounds):
                 p = subprocess.run([attnviz, "--model", folder, "--sentence", sentence(t), "--bench", "--bench-seconds",
                                     str(args.seconds)], capture_output=True, text=True, timeout=3600)
                 if p.returncode != 0:
                     raise SystemExit(f"attnviz --bench failed: {p.stderr.strip()[-300:]}")
                 runs.append(json.loads(p.stdout))
+                if peer:
+                    ms, kernel, cleared, info = run_torch(folder, t, args.seconds)
+                    ratios.append(ms / runs[-1]["forward_ms"])
+            if peer:
+                print(f"T = {t}: PyTorch {info['torch']} eager, float32 ({info['threads']} threads, OpenBLAS {kernel}"
+                      f"{', ' + ' and '.join(cleared) + ' unset for it' if cleared else ''}) {ms:.0f} ms in the last round: "
+                      f"attnviz {statistics.median(ratios):.2f}x faster (median of {len(ratios)} rounds)")
             rss = peak_rss_mib([attnviz, "--model", folder, "--sentence", sentence(t), "--layer", "3", "--export-csv",
                                 os.path.join(tmp, "head.csv")])
             rows.append((t, runs, rss))

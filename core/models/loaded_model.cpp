@@ -20,7 +20,7 @@ constexpr const char* kFamilies = "gpt2, llama, mistral, qwen2, qwen3";
 
 // config.json's model_type, checked to be one attnviz reads.
 std::string modelType(const std::string& configPath) {
-    const std::string text = readTextFile(configPath, kMaxTextFileBytes, "a model's config.json");
+    const std::string text = decoder::readConfigText(configPath);
     const nlohmann::json j = nlohmann::json::parse(text.begin(), text.end(), nullptr, false);
     if (j.is_discarded()) throw InputError(configPath, "not valid JSON");
     if (!j.is_object()) throw InputError(configPath, "expected a JSON object, got " + describeJson(j));

@@ -308,6 +308,15 @@ TEST_F(Llama, BrokenFoldersNameTheFileAndTheTensor) {
     EXPECT_EQ(openError(), m_dir.string() + ": no tokenizer: expected tokenizer.json, or vocab.json and merges.txt");
 }
 
+TEST_F(Llama, AConfigOfMegabytesIsNotParsed) {
+    // A config.json is kilobytes; one of 5 MiB (valid JSON, padded) is refused before it is parsed.
+    const json c = config("llama");
+    writeCheckpoint(m_dir, c, weights(c, 7));
+    testfs::writeFile(m_dir / "config.json", c.dump() + std::string(5 << 20, ' '));
+    const std::string error = openError();
+    EXPECT_EQ(error.rfind((m_dir / "config.json").string() + ": larger than 4 MiB", 0), 0u) << error;
+}
+
 TEST_F(Llama, ShardsAreCheckedAgainstTheirIndex) {
     const json c = config("llama");
     writeCheckpoint(m_dir, c, weights(c, 7), 3);

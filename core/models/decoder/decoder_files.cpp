@@ -30,7 +30,7 @@ std::string notAFile(const fs::path& p, const std::string& missing) {
     return fs::exists(p, ec) ? "is not a regular file (a pipe or a device cannot be read)" : missing;
 }
 
-constexpr std::size_t kMaxIndexBytes = 64ULL << 20;  // a 70 B model's index is about 100 KB
+constexpr std::size_t kMaxIndexBytes = 16ULL << 20;  // a 405 B model's index is about 2 MB
 constexpr std::size_t kMaxShards = 4096;
 
 // model.safetensors.index.json's weight_map: tensor name → shard file name (a plain name in the
@@ -58,6 +58,8 @@ std::map<std::string, std::string> readIndex(const std::string& path) {
 }
 
 }  // namespace
+
+std::string readConfigText(const std::string& path) { return readTextFile(path, kMaxConfigBytes, "a model's config.json"); }
 
 int sizeField(const nlohmann::json& j, const char* key, long long max, const std::string& name, const std::string& who, bool required,
               int fallback) {

@@ -14,6 +14,12 @@
 
 namespace attnviz::core::decoder {
 
+// A model's config.json is a few kilobytes; one of megabytes is not a config (and would be parsed
+// whole into a JSON tree).
+inline constexpr std::size_t kMaxConfigBytes = std::size_t{4} << 20;
+// Reads a model folder's config.json, up to kMaxConfigBytes.
+std::string readConfigText(const std::string& path);
+
 // The files a model folder holds, found (nothing read yet).
 struct ModelFiles {
     std::string config;

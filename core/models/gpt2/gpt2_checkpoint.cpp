@@ -98,7 +98,7 @@ std::shared_ptr<const decoder::Checkpoint> open(const std::string& folderText, P
     c.folder = folder.string();
     c.name = folder.filename().string();
     if (c.name.empty()) c.name = fs::absolute(folder).filename().string();
-    c.config = parseConfig(readTextFile(files.config), files.config);
+    c.config = parseConfig(decoder::readConfigText(files.config), files.config);
     // GPT-2's own two files when the folder has them, else tokenizer.json.
     c.tokenizer = std::make_unique<ByteBpe>(files.vocab.empty() ? ByteBpe::fromTokenizerJson(files.tokenizerJson)
                                                                 : ByteBpe::fromFiles(files.vocab, files.merges));

@@ -89,7 +89,7 @@ std::shared_ptr<const decoder::Checkpoint> open(const std::string& folderText, P
     c.folder = folder.string();
     c.name = folder.filename().string();
     if (c.name.empty()) c.name = fs::absolute(folder).filename().string();
-    c.config = parseConfig(readTextFile(files.config), files.config);
+    c.config = parseConfig(decoder::readConfigText(files.config), files.config);
     if (files.tokenizerJson.empty())
         throw InputError((folder / "tokenizer.json").string(), "missing (a " + c.config.family + " folder's tokenizer is tokenizer.json)");
     c.tokenizer = std::make_unique<ByteBpe>(ByteBpe::fromTokenizerJson(files.tokenizerJson));
