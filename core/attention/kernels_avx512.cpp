@@ -4,6 +4,8 @@
 
 #include <immintrin.h>
 
+#include <cstring>
+
 namespace attnviz::core::avx512 {
 
 namespace {
@@ -112,7 +114,8 @@ void rowsOf(const typename Element<E>::Type* src, KernelIndex cols, const float*
                 w = _mm512_maskz_loadu_ps(mask, src + r * cols + whole);
             } else {
                 alignas(32) unsigned short tail[kPanel] = {};
-                for (KernelIndex j = whole; j < cols; ++j) tail[j - whole] = src[r * cols + j];
+                // memcpy: a tensor in a mapped file may start at an odd byte.
+                std::memcpy(tail, src + r * cols + whole, static_cast<std::size_t>(cols - whole) * sizeof(tail[0]));
                 w = load16<E>(tail);
             }
             c[r] = _mm512_fmadd_ps(w, xs, c[r]);
