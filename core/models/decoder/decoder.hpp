@@ -94,8 +94,6 @@ struct Weight {
     Eigen::Index storedRows() const { return transposed ? cols : rows; }
     Eigen::Index storedCols() const { return transposed ? rows : cols; }
     Eigen::Map<const RowVec> row() const { return {data, rows * cols}; }  // a vector's floats
-    // Element (r, c) as the file stores it, widened.
-    float stored(Eigen::Index r, Eigen::Index c) const;
     // Stored rows [first, first + count) widened: [count, storedCols()].
     Mat storedRowsWidened(Eigen::Index first, Eigen::Index count) const;
     // The whole matrix widened, as the products read it: [rows, cols] (a layer shown as a scenario).

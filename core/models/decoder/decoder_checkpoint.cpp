@@ -8,13 +8,6 @@
 
 namespace attnviz::core::decoder {
 
-float Weight::stored(Eigen::Index r, Eigen::Index c) const {
-    float v = 0;
-    widenRow(static_cast<const std::byte*>(source) + (r * storedCols() + c) * static_cast<Eigen::Index>(weightTypeBytes(type)), type, 1, 0,
-             &v);
-    return v;
-}
-
 Mat Weight::storedRowsWidened(Eigen::Index first, Eigen::Index count) const {
     Mat out(count, storedCols());
     for (Eigen::Index r = 0; r < count; ++r) widenRow(source, type, storedCols(), first + r, out.row(r).data());

@@ -176,6 +176,24 @@ Tensors::Tensors(const ModelFiles& files, Checkpoint::Parts& parts, Progress* pr
     expect(progress, bytes);
 }
 
+void nameFolder(Checkpoint::Parts& parts, const ModelFiles& files) {
+    const fs::path folder = fs::path(files.config).parent_path();
+    parts.folder = folder.string();
+    parts.name = folder.filename().string();
+    if (parts.name.empty()) parts.name = fs::absolute(folder).filename().string();
+}
+
+void takeLmHead(Checkpoint::Parts& c, const Tensors& tensors) {
+    const Config& cfg = c.config;
+    const Tensors::Found head = tensors.find("lm_head.weight");
+    if (!cfg.tieWordEmbeddings && !head)
+        throw InputError(c.files.front()->path() + ": lm_head.weight", "missing, and config.json says tie_word_embeddings is false");
+    if (!cfg.tieWordEmbeddings) c.lmHead = tensors.take(head, {cfg.vocabSize, cfg.nEmbd}, Tensors::Use::Rows);
+    if (c.tokenizer->vocabSize() > cfg.vocabSize)
+        throw InputError(c.folder, "the tokenizer has " + std::to_string(c.tokenizer->vocabSize()) +
+                                       " tokens, more than config.json's vocab_size " + std::to_string(cfg.vocabSize));
+}
+
 Tensors::Found Tensors::find(const std::string& name) const {
     const auto it = m_byName.find(name);
     return it == m_byName.end() ? Found{} : it->second;

@@ -66,6 +66,12 @@ private:
     std::unordered_map<std::string, Found> m_byName;
 };
 
+// The checkpoint's folder and its name (the folder's last component) from the files found in it.
+void nameFolder(Checkpoint::Parts& parts, const ModelFiles& files);
+// lm_head.weight [vocab, d] by that name when the config unties it (missing: refused), and the
+// tokenizer's vocabulary held to vocab_size: what every family's reader checks last.
+void takeLmHead(Checkpoint::Parts& parts, const Tensors& tensors);
+
 // "[768, 2304]"
 std::string shapeText(const std::vector<std::int64_t>& shape);
 

@@ -234,11 +234,13 @@ Run forwardFrom(const Checkpoint& model, const std::vector<int>& ids, const Run*
     Eigen::Map<Mat> x(buffer.data(), rows, d), attn(x.data() + rows * d, rows, d), normed(attn.data() + rows * d, rows, d),
         concat(normed.data() + rows * d, rows, qw), up(concat.data() + rows * qw, rows, inner),
         gate(up.data() + rows * inner, rows, gateWidth);
-    // 1. x = embed[ids] (+ positions), for the new positions.
+    // 1. x = embed[ids] (+ positions, widened into attn's rows, free until step 4), for the new positions.
+    const Weight &embed = model.embed(), &positions = model.positions();
     for (Eigen::Index i = 0; i < rows; ++i) {
-        const Weight& embed = model.embed();
         widenRow(embed.source, embed.type, d, ids[static_cast<std::size_t>(p + i)], x.row(i).data());
-        if (!cfg.rotary) x.row(i) += model.positions().storedRowsWidened(p + i, 1).row(0);
+        if (cfg.rotary) continue;
+        widenRow(positions.source, positions.type, d, p + i, attn.row(i).data());
+        x.row(i) += attn.row(i);
     }
 
     for (int l = 0; l < cfg.nLayer; ++l) {

@@ -6,7 +6,6 @@
 #include "core/models/gpt2/gpt2.hpp"
 
 #include <charconv>
-#include <filesystem>
 #include <string>
 #include <system_error>
 
@@ -14,7 +13,6 @@ namespace attnviz::core::gpt2 {
 
 namespace {
 
-namespace fs = std::filesystem;
 using decoder::Tensors;
 using decoder::Weight;
 using Use = Tensors::Use;
@@ -80,13 +78,7 @@ void load(decoder::Checkpoint::Parts& c, const Tensors& tensors) {
     c.finalGain = take(tensors, cfg, "ln_f.weight", {d}, Use::Vector);
     c.finalBias = take(tensors, cfg, "ln_f.bias", {d}, Use::Vector);
     // lm_head.weight is read by name only: "transformer.lm_head.weight" is not Hugging Face's name.
-    const Tensors::Found head = tensors.find("lm_head.weight");
-    if (!cfg.tieWordEmbeddings && !head)
-        throw InputError(c.files.front()->path() + ": lm_head.weight", "missing, and config.json says tie_word_embeddings is false");
-    if (!cfg.tieWordEmbeddings) c.lmHead = tensors.take(head, {cfg.vocabSize, d}, Use::Rows);
-    if (c.tokenizer->vocabSize() > cfg.vocabSize)
-        throw InputError(c.folder, "the tokenizer has " + std::to_string(c.tokenizer->vocabSize()) +
-                                       " tokens, more than config.json's vocab_size " + std::to_string(cfg.vocabSize));
+    decoder::takeLmHead(c, tensors);
 }
 
 }  // namespace
@@ -94,10 +86,7 @@ void load(decoder::Checkpoint::Parts& c, const Tensors& tensors) {
 std::shared_ptr<const decoder::Checkpoint> open(const std::string& folderText, Progress* progress) {
     const decoder::ModelFiles files = decoder::locateFiles(folderText, "a Hugging Face GPT-2 folder");
     decoder::Checkpoint::Parts c;
-    const fs::path folder = fs::path(files.config).parent_path();
-    c.folder = folder.string();
-    c.name = folder.filename().string();
-    if (c.name.empty()) c.name = fs::absolute(folder).filename().string();
+    decoder::nameFolder(c, files);
     c.config = parseConfig(decoder::readConfigText(files.config), files.config);
     // GPT-2's own two files when the folder has them, else tokenizer.json.
     c.tokenizer = std::make_unique<ByteBpe>(files.vocab.empty() ? ByteBpe::fromTokenizerJson(files.tokenizerJson)

@@ -71,13 +71,7 @@ void load(decoder::Checkpoint::Parts& c, const Tensors& tensors) {
         }
     }
     c.finalGain = take("model.norm.weight", {d}, Use::Vector);
-    const Tensors::Found head = tensors.find("lm_head.weight");
-    if (!cfg.tieWordEmbeddings && !head)
-        throw InputError(c.files.front()->path() + ": lm_head.weight", "missing, and config.json says tie_word_embeddings is false");
-    if (!cfg.tieWordEmbeddings) c.lmHead = tensors.take(head, {cfg.vocabSize, d}, Use::Rows);
-    if (c.tokenizer->vocabSize() > cfg.vocabSize)
-        throw InputError(c.folder, "the tokenizer has " + std::to_string(c.tokenizer->vocabSize()) +
-                                       " tokens, more than config.json's vocab_size " + std::to_string(cfg.vocabSize));
+    decoder::takeLmHead(c, tensors);
 }
 
 }  // namespace
@@ -85,13 +79,11 @@ void load(decoder::Checkpoint::Parts& c, const Tensors& tensors) {
 std::shared_ptr<const decoder::Checkpoint> open(const std::string& folderText, Progress* progress) {
     const decoder::ModelFiles files = decoder::locateFiles(folderText, "a Hugging Face Llama, Mistral or Qwen folder");
     decoder::Checkpoint::Parts c;
-    const fs::path folder = fs::path(files.config).parent_path();
-    c.folder = folder.string();
-    c.name = folder.filename().string();
-    if (c.name.empty()) c.name = fs::absolute(folder).filename().string();
+    decoder::nameFolder(c, files);
     c.config = parseConfig(decoder::readConfigText(files.config), files.config);
     if (files.tokenizerJson.empty())
-        throw InputError((folder / "tokenizer.json").string(), "missing (a " + c.config.family + " folder's tokenizer is tokenizer.json)");
+        throw InputError((fs::path(c.folder) / "tokenizer.json").string(),
+                         "missing (a " + c.config.family + " folder's tokenizer is tokenizer.json)");
     c.tokenizer = std::make_unique<ByteBpe>(ByteBpe::fromTokenizerJson(files.tokenizerJson));
     const Tensors tensors(files, c, progress);
     load(c, tensors);
