@@ -136,6 +136,13 @@ def torch_peer(folder, sizes, seconds, threads):
         final = torch.nn.functional.layer_norm(x[-1], (d,), w["ln_f.weight"], w["ln_f.bias"], 1e-5)
         return attentions, w["wte.weight"] @ final
 
+    print_peer_times(forward, sizes, seconds)
+
+
+def print_peer_times(forward, sizes, seconds):
+    """Times a PyTorch forward(ids) over sentence(T) for each T (a warm-up, then at least 5 runs and
+    `seconds`) and prints {"ms": {T: median}, "torch", "threads"}: what run_peer reads."""
+    import torch
     out = {}
     with torch.inference_mode():
         for t in sizes:
@@ -151,12 +158,18 @@ def torch_peer(folder, sizes, seconds, threads):
 
 
 def run_torch(folder, t, seconds):
+    return run_peer(__file__, folder, t, seconds)
+
+
+def run_peer(script, folder, t, seconds):
+    """`script --peer FOLDER` for one T in a subprocess: its median ms, the OpenBLAS kernel it ran,
+    the variables unset for it, and what it printed."""
     env = dict(os.environ)
     cleared = [k for k in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE") if k in env]
     for k in cleared:
         del env[k]
     env["OPENBLAS_VERBOSE"] = "2"
-    p = subprocess.run([sys.executable, __file__, "--peer", folder, "--sizes", str(t), "--seconds", str(seconds)],
+    p = subprocess.run([sys.executable, script, "--peer", folder, "--sizes", str(t), "--seconds", str(seconds)],
                        capture_output=True, text=True, env=env, timeout=3600)
     if p.returncode != 0:
         raise SystemExit(f"the PyTorch peer failed: {p.stderr.strip()[-400:]}")

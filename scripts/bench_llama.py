@@ -32,14 +32,13 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "oracle"))
-from bench_gpt2 import benchmark_json, byte_symbols, cpu_name, sentence  # noqa: E402
+from bench_gpt2 import benchmark_json, byte_symbols, cpu_name, print_peer_times, run_peer, sentence  # noqa: E402
 import llama_checkpoint as ckpt  # noqa: E402
 
 
@@ -108,34 +107,7 @@ def torch_peer(folder, sizes, seconds):
     import torch
     torch.set_num_threads(2)
     forward = torch_model(folder)
-    out = {}
-    with torch.inference_mode():
-        for t in sizes:
-            ids = torch.tensor(list(sentence(t).encode()))  # the vocabulary's id of a byte's symbol is the byte
-            forward(ids)
-            times, start = [], time.perf_counter()
-            while len(times) < 5 or time.perf_counter() - start < seconds:
-                t0 = time.perf_counter()
-                forward(ids)
-                times.append((time.perf_counter() - t0) * 1000)
-            out[t] = statistics.median(times)
-    print(json.dumps({"ms": out, "torch": torch.__version__, "threads": torch.get_num_threads()}))
-
-
-def run_torch(folder, t, seconds):
-    """One round of the peer in a subprocess: its median ms, the OpenBLAS kernel it ran, what was unset."""
-    env = dict(os.environ)
-    cleared = [k for k in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE") if k in env]
-    for k in cleared:
-        del env[k]
-    env["OPENBLAS_VERBOSE"] = "2"
-    p = subprocess.run([sys.executable, __file__, "--peer", folder, "--sizes", str(t), "--seconds", str(seconds)],
-                       capture_output=True, text=True, env=env, timeout=3600)
-    if p.returncode != 0:
-        raise SystemExit(f"the PyTorch peer failed: {p.stderr.strip()[-400:]}")
-    kernel = [line.strip() for line in p.stderr.splitlines() if "Core:" in line]
-    r = json.loads(p.stdout.strip().splitlines()[-1])
-    return r["ms"][str(t)], (kernel[0] if kernel else "not reported (no OpenBLAS?)"), cleared, r
+    print_peer_times(forward, sizes, seconds)
 
 
 def has_torch():
@@ -186,7 +158,7 @@ def main():
                     raise SystemExit(f"attnviz --bench failed: {p.stderr.strip()[-300:]}")
                 runs.append(json.loads(p.stdout))
                 if peer:
-                    ms, kernel, cleared, info = run_torch(folder, t, args.seconds)
+                    ms, kernel, cleared, info = run_peer(__file__, folder, t, args.seconds)
                     ratios.append(ms / runs[-1]["forward_ms"])
             if peer:
                 print(f"T = {t}: PyTorch {info['torch']} eager, float32 ({info['threads']} threads, OpenBLAS {kernel}"

