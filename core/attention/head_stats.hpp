@@ -1,0 +1,38 @@
+// What a head does, in a few numbers, on the current input: the scores head detectors use to
+// find previous-token, induction and sink heads among a model's hundreds.
+//
+// For one head's weights A [T_q, T_k] (row = query; a blocked key holds 0) under `settings`' mask:
+//   entropy        mean over rows of −Σⱼ Aᵢⱼ ln Aᵢⱼ (nats);
+//   entropyShare   mean over the rows that may read two keys or more of that entropy ÷ ln(keys
+//                  the row may read): 1 = uniform over what it may see, 0 = one key;
+//   distance       mean over rows of Σⱼ Aᵢⱼ |i − j|;
+//   self, previous, first
+//                  Aᵢᵢ, Aᵢ,ᵢ₋₁ and Aᵢ,₀, each the mean over the rows that may read that key;
+//   duplicate, induction
+//                  Σ A∘P / Σ A (TransformerLens's detect_head, "mul"), with token ids t:
+//                  duplicate P[i, j] = 1 iff tᵢ = tⱼ and j < i;
+//                  induction P[i, j] = 1 iff tⱼ₋₁ = tᵢ and 1 ≤ j ≤ i.
+#pragma once
+
+#include "core/attention/attention.hpp"
+#include "core/base/matrix.hpp"
+
+#include <vector>
+
+namespace attnviz::core {
+
+struct HeadStats {
+    double entropy = 0, entropyShare = 0, distance = 0;
+    double self = 0, previous = 0, first = 0;
+    double duplicate = 0, induction = 0;
+};
+
+// weights: [T_q, T_k]; ids: the T_k tokens' ids (queries are keys' first T_q), or empty when
+// there are none (duplicate and induction are then 0).
+HeadStats headStats(const MatRef& weights, const std::vector<int>& ids, const Settings& settings);
+
+// The sink metric of Gu et al. (ICLR 2025, "When Attention Sink Emerges"): the share of heads
+// whose mean attention to the first token (HeadStats::first) exceeds eps.
+double sinkShare(const std::vector<HeadStats>& heads, double eps = 0.3);
+
+}  // namespace attnviz::core
