@@ -6,6 +6,7 @@
 #include "app/state/labs.hpp"
 #include "app/state/model_opening.hpp"
 #include "core/attention/colormap.hpp"
+#include "core/attention/head_stats.hpp"
 #include "core/attention/permutation.hpp"
 #include "core/io/lesson.hpp"
 #include "core/labs/cost.hpp"
@@ -100,6 +101,30 @@ struct PooledWeights {
     std::vector<float> texels;  // ⌈T_q/factor⌉ × ⌈T_k/factor⌉, row-major, as core::poolTexels makes them
 };
 
+// What the views of many heads read, made once per pass (summarizeHeads, head_summary.hpp), never
+// per frame: every head's statistics and its map pooled to a thumbnail. Current while `key` is
+// the pass's (headSummaryKey).
+struct HeadSummary {
+    struct Key {
+        const void* run = nullptr;  // a model's pass (LoadedModel::run), or null for a scenario's forward pass
+        std::uint64_t data = 0;     // the scenario's dataVersion (0 for a model's pass)
+        bool operator==(const Key&) const = default;
+    };
+    std::optional<Key> key;  // empty: never made
+    int layers = 0, heads = 0, firstLayer = 0;
+    Eigen::Index queries = 0, keys = 0;
+    std::vector<core::HeadStats> stats;     // [layers × heads], layer-major
+    int factor = 1;                         // cells per thumbnail texel side
+    Eigen::Index side = 0, sideKeys = 0;    // a thumbnail's texels: ⌈queries/factor⌉ × ⌈keys/factor⌉
+    std::vector<float> means, maxima;       // [layers × heads] thumbnails, each side × sideKeys (core::poolBlocks)
+    float largestMean = 0, largestMax = 0;  // over every readable texel of every thumbnail
+
+    const float* thumbnail(int index, core::BlockPooling pooling) const {
+        const auto size = static_cast<std::size_t>(side * sideKeys);
+        return (pooling == core::BlockPooling::Mean ? means : maxima).data() + static_cast<std::size_t>(index) * size;
+    }
+};
+
 // Movable, not copyable (it owns the labs' worker threads).
 struct AppState {
     core::Scenario scenario;  // what to compute (the current swaps included)
@@ -128,6 +153,7 @@ struct AppState {
     bool equivarianceStale = true;            // equivariance, compared after any head changed
     bool combineStale = true;                 // forward.concat and forward.output
     PooledWeights pooled;
+    HeadSummary headSummary;  // see summarizeHeads
     ViewState view;
     Labs labs;  // the labs' settings, jobs and derived maps
     // A model folder being opened on a worker thread (LoadScenario with `background`); never null

@@ -1,6 +1,7 @@
 // Head statistics (head_stats.hpp gives the definitions): one pass over each row.
 #include "core/attention/head_stats.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <unordered_map>
@@ -54,6 +55,18 @@ HeadStats headStats(const MatRef& a, const std::vector<int>& ids, const Settings
     s.duplicate = total > 0 ? duplicate / total : 0.0;
     s.induction = total > 0 ? induction / total : 0.0;
     return s;
+}
+
+std::vector<HeadStats> allHeadStats(const AttentionMaps& maps) {
+    std::vector<HeadStats> out(static_cast<std::size_t>(std::max(0, maps.count())));
+    if (!maps) return out;
+    const int count = maps.count();
+#pragma omp parallel for schedule(dynamic)
+    for (int k = 0; k < count; ++k) {
+        const int layer = k / maps.heads, head = k % maps.heads;
+        out[static_cast<std::size_t>(k)] = headStats(maps.weights(layer, head), maps.ids, maps.layerSettings(layer));
+    }
+    return out;
 }
 
 double sinkShare(const std::vector<HeadStats>& heads, double eps) {

@@ -15,6 +15,7 @@
 #pragma once
 
 #include "core/attention/attention.hpp"
+#include "core/attention/attention_maps.hpp"
 #include "core/base/matrix.hpp"
 
 #include <vector>
@@ -30,6 +31,9 @@ struct HeadStats {
 // weights: [T_q, T_k]; ids: the T_k tokens' ids (queries are keys' first T_q), or empty when
 // there are none (duplicate and induction are then 0).
 HeadStats headStats(const MatRef& weights, const std::vector<int>& ids, const Settings& settings);
+
+// Every head's statistics, [layers × heads] layer-major (AttentionMaps::index), heads in parallel.
+std::vector<HeadStats> allHeadStats(const AttentionMaps& maps);
 
 // The sink metric of Gu et al. (ICLR 2025, "When Attention Sink Emerges"): the share of heads
 // whose mean attention to the first token (HeadStats::first) exceeds eps.

@@ -1,0 +1,26 @@
+// The maps the views of many heads read (the model view, the head statistics, the head view,
+// rollout): a model's own pass, every layer × head (causal, τ = 1: what the model computes, not
+// the shown layer's edits), or a scenario's forward pass, its heads as one layer; and their
+// summary, made once per pass.
+#pragma once
+
+#include "app/state/app_state.hpp"
+#include "core/attention/attention_maps.hpp"
+
+namespace attnviz::app {
+
+// The maps of the state's pass, viewing the state (keep it alive and unchanged while they are
+// read). A scenario's are empty (false) until every head's weights are fresh.
+core::AttentionMaps attentionMaps(const AppState& state);
+
+// The pass the maps are of.
+HeadSummary::Key headSummaryKey(const AppState& state);
+// Whether state.headSummary is of the current pass.
+bool headSummaryCurrent(const AppState& state);
+// Thumbnails at most this many texels a side (a few dozen: 1,200 tiles of GPT-2 XL stay small).
+inline constexpr int kThumbnailTexels = 48;
+// Makes state.headSummary for the current pass when it is not current and the maps are ready;
+// returns whether it is current now.
+bool summarizeHeads(AppState& state);
+
+}  // namespace attnviz::app
