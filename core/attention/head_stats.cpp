@@ -53,16 +53,31 @@ struct Ramps {
     explicit Ramps(Index tk) : up(Eigen::ArrayXf::LinSpaced(tk, 0.0f, static_cast<float>(tk - 1))), down(up.reverse()) {}
 };
 
-// Σ terms widened to double.
-template <typename Expr>
-double sumDouble(const Expr& terms) {
-    return terms.template cast<double>().sum();
+// A row segment's sums, each over chunks of kChunk floats (Eigen's packets: a few terms a lane,
+// so a chunk's float sum is good to ~1e-7), the chunks added in double:
+//   mass Σ w, entropy −Σ x ln x with x = w · scale (0 ln 0 = 0: ln FLT_MIN times 0), and
+//   distance Σ w · r with r the keys' distances from the query.
+constexpr Index kChunk = 64;
+
+struct RowSums {
+    double mass = 0, entropy = 0, distance = 0;
+};
+
+void addRowSums(const float* w, const float* r, Index n, float scale, RowSums& sums) {
+    for (Index k = 0; k < n; k += kChunk) {
+        const Index m = std::min(kChunk, n - k);
+        const ArrayMap c(w + k, m), d(r + k, m);
+        const auto x = c * scale;
+        sums.mass += c.sum();
+        sums.entropy -= (x * x.max(std::numeric_limits<float>::min()).log()).sum();
+        sums.distance += (c * d).sum();
+    }
 }
 
-// −Σ w ln w over a row's weights w (0 ln 0 = 0: ln of FLT_MIN times 0).
-template <typename Expr>
-double entropyOf(const Expr& w) {
-    return -sumDouble(w * w.max(std::numeric_limits<float>::min()).log());
+double massOf(const float* w, Index n) {
+    double mass = 0;
+    for (Index k = 0; k < n; k += kChunk) mass += ArrayMap(w + k, std::min(kChunk, n - k)).sum();
+    return mass;
 }
 
 // One head's statistics: weights [T_q, T_k]; links of the T_k ids (or empty).
@@ -95,26 +110,27 @@ HeadStats statsOf(const MatRef& a, const TokenLinks& links, const Ramps& ramps, 
         const Index from = std::max(lo, firstKept);
         const Index count = std::max<Index>(hi - from, 0);
         const float* row = a.data() + i * a.outerStride();
-        const ArrayMap w(row + from, count);
         // 2. the row's mass over the keys kept, and the scale that renormalises it
-        const double mass = count > 0 ? sumDouble(w) : 0.0;
-        double scale = 1;
+        double mass = 0, scale = 1;
         if (options.skipFirstKey) {
+            mass = massOf(row + from, count);
             if (readable < 1 || !(mass > 0)) continue;  // reads key 0 alone (or puts nothing elsewhere): left out
             scale = 1 / mass;
         }
         ++rows;
-        // 3. entropy, and its share of ln(keys readable)
-        double h = 0;
-        if (count > 0) h = options.skipFirstKey ? entropyOf(w * static_cast<float>(scale)) : entropyOf(w);
+        // 3. the sums: keys left of the query weigh i − j (a segment of the falling ramp), keys
+        // right of it j − i (of the rising one)
+        const Index split = std::clamp(i + 1, from, std::max(from, hi));
+        RowSums sums;
+        if (split > from) addRowSums(row + from, ramps.down.data() + (tk - 1 - i + from), split - from, static_cast<float>(scale), sums);
+        if (hi > split) addRowSums(row + split, ramps.up.data() + (split - i), hi - split, static_cast<float>(scale), sums);
+        if (!options.skipFirstKey) mass = sums.mass;
+        // 4. entropy (of the renormalised row when the first key is left out), its share of
+        // ln(keys readable), and the distance
+        const double h = sums.entropy;
         entropy += h;
         if (readable >= 2) share += h / std::log(static_cast<double>(readable)), ++shareRows;
-        // 4. distance: keys left of the query weigh i − j, keys right of it j − i
-        const Index split = std::clamp(i + 1, from, std::max(from, hi));
-        double d = 0;
-        if (split > from) d += sumDouble(w.head(split - from) * ramps.down.segment(tk - 1 - i + from, split - from));
-        if (hi > split) d += sumDouble(w.tail(hi - split) * ramps.up.segment(split - i, hi - split));
-        distance += d * scale;
+        distance += sums.distance * scale;
         // 5. the keys of a fixed offset
         if (reads(i)) self += row[i] * scale, ++selfRows;
         if (i >= 1 && reads(i - 1)) previous += row[i - 1] * scale, ++previousRows;
