@@ -66,7 +66,7 @@ std::vector<double> inductionScores(const decoder::Checkpoint& model, const Indu
                 const decoder::KeptView a = run.weights(l, h);
                 double stripe = 0;
                 for (int i = offset + n; i < offset + 2 * n; ++i) stripe += a(i, i - n + 1);
-                scores[static_cast<std::size_t>(l * heads + h)] += stripe / n;
+                scores[static_cast<std::size_t>(l) * static_cast<std::size_t>(heads) + static_cast<std::size_t>(h)] += stripe / n;
             }
         advance(progress, 1);
     }
