@@ -72,8 +72,8 @@ std::string statsJson(const StatsTable& t) {
     nlohmann::json j = nlohmann::json::object();
     putText(j, "source", t.source);
     j["tokens"] = t.tokens;
-    j["layers"] = t.layers;
-    j["heads"] = t.heads;
+    j["layer_count"] = t.layers;
+    j["head_count"] = t.heads;
     j["first_key_left_out"] = t.options.skipFirstKey;
     j["rule"] = headStatsRule(t.options);
     j["sink"] = {{"epsilon", t.sinkEpsilon}, {"share", t.sink}, {"rule", kSinkRule}};

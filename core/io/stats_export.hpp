@@ -33,7 +33,7 @@ StatsTable statsTable(const AttentionMaps& maps, const HeadStatsOptions& options
 // [,induction_test]" then one row per head, layer-major; kv_head for grouped-query models only;
 // numbers as their shortest round-trip text.
 std::string statsCsv(const StatsTable& table);
-// {"source", "tokens", "layers", "heads", "first_key_left_out", "rule", "sink": {"epsilon",
+// {"source", "tokens", "layer_count", "head_count", "first_key_left_out", "rule", "sink": {"epsilon",
 //  "share", "rule"}, ["induction_test": {"repeat", "batch", "seed", "rule"}], "columns": [...],
 //  "heads": [{"layer", "head", ["kv_head"], "entropy", …}]}
 std::string statsJson(const StatsTable& table);

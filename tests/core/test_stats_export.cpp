@@ -55,6 +55,8 @@ TEST(StatsExport, JsonCarriesTheRuleAndTheSinkShareOfEveryKey) {
     // the first key left out, `first` (key 1) would be 0 and 1: a share of 1/2.
     EXPECT_DOUBLE_EQ(j["sink"]["share"].get<double>(), 1.0);
     EXPECT_DOUBLE_EQ(j["sink"]["epsilon"].get<double>(), 0.5);
+    EXPECT_EQ(j["layer_count"], 1);
+    EXPECT_EQ(j["head_count"], 2);
     ASSERT_EQ(j["heads"].size(), 2u);
     EXPECT_EQ(j["heads"][1]["layer"], 4);
     EXPECT_DOUBLE_EQ(j["heads"][0]["first"].get<double>(), table.stats[0].first);
