@@ -1,8 +1,8 @@
 // Head statistics (head_stats.hpp gives the definitions). Each row is read once, over the keys it
 // may read: a band [lo, hi) under no mask, a causal mask or a window (a blocked key holds 0, so
 // nothing outside the band counts), every key with the mask matrix beside it under padding or a
-// custom mask. The sums over a row run on float vectors (Eigen's packet log), each term widened
-// to double before it is added, so a head's numbers match a float64 recomputation to ~1e-7.
+// custom mask. A row's sums run on float vectors (Eigen's packet log) in chunks of 64 keys, the
+// chunks added in double, so a head's numbers match a float64 recomputation to ~1e-7.
 #include "core/attention/head_stats.hpp"
 
 #include <algorithm>
