@@ -11,11 +11,17 @@
 #include "core/base/format.hpp"
 #include "core/base/json_text.hpp"
 #include "core/io/export.hpp"
+#include "core/io/stats_export.hpp"
+#include "core/models/induction.hpp"
 #include "core/models/model_bench.hpp"
+#include "core/models/run_maps.hpp"
 #include "core/scenario/bench.hpp"
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
 #include <filesystem>
 #include <ostream>
 #include <string_view>
@@ -86,6 +92,67 @@ Built buildFor(const GuiRequest& request, const char*& doing) {
     return built;
 }
 
+// --export-stats: ".json" writes JSON; ".csv" or "-" (standard output) CSV.
+bool statsAsJson(const std::string& path) {
+    const std::string ext = [&] {
+        std::string e = std::filesystem::path(path).extension().string();
+        std::transform(e.begin(), e.end(), e.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+        return e;
+    }();
+    if (path == "-" || ext == ".csv") return false;
+    if (ext == ".json") return true;
+    throw core::InputError("--export-stats " + path, "expected a .csv or .json file, or '-' for CSV on standard output");
+}
+
+// The sink share's ε: 0 < E < 1 (default 0.3).
+double sinkEpsilon(const cli::Flags& f) {
+    if (f.sinkEpsilon.empty()) return 0.3;
+    cli::parseFloat("--sink-epsilon", f.sinkEpsilon);              // a number: read again as a double, 0.2 exactly
+    const double e = std::strtod(f.sinkEpsilon.c_str(), nullptr);  // (as the JSON writes it back)
+    if (!(e > 0.0 && e < 1.0))
+        throw core::InputError("--sink-epsilon", "expected a weight between 0 and 1 (exclusive), got " + core::quoteValue(f.sinkEpsilon));
+    return e;
+}
+
+// Every head's statistics as --export-stats writes them: a model's every layer × head of its
+// own pass (and the induction test when asked), or a scenario's heads as one layer.
+std::string statsText(const cli::Flags& f, const GuiRequest& request, const Built& built, const core::Forward& forward,
+                      const char*& doing) {
+    const core::HeadStatsOptions options{.skipFirstKey = f.skipFirstKey};
+    core::AttentionMaps maps;
+    std::string source;
+    if (built.loaded) {
+        maps = core::runMaps(*built.loaded.run, built.loaded.checkpoint->config());
+        source = built.loaded.checkpoint->name();
+    } else {
+        maps.layers = 1;
+        maps.heads = static_cast<int>(forward.heads.size());
+        maps.queries = built.model.tq();
+        maps.keys = built.model.tk();
+        maps.ids = core::idsOfLabels(built.model.keyTokens);
+        maps.settings = {built.settings};
+        if (built.model.kvHeads > 0)
+            for (int h = 0; h < maps.heads; ++h) maps.kvHead.push_back(built.model.kvHeadOf(h));
+        maps.weights = [&forward](int, int head) { return core::MatRef(forward.heads[static_cast<std::size_t>(head)].weights); };
+        source = request.scenario.name.empty() ? request.source : request.scenario.name;
+    }
+    doing = "computing the head statistics";
+    core::StatsTable table = core::statsTable(maps, options, sinkEpsilon(f), source);
+    if (f.inductionTest) {  // a model: checked before anything was computed
+        doing = "running the induction test";
+        const core::decoder::Checkpoint& model = *built.loaded.checkpoint;
+        const int bos = model.tokenizer().bosId() ? 1 : 0;
+        core::InductionSettings settings;
+        settings.repeat = std::min(settings.repeat, (model.config().nPositions - bos) / 2);  // a short context repeats fewer
+        if (settings.repeat < 2)
+            throw core::InputError("--induction-test", "the model reads " + std::to_string(model.config().nPositions) +
+                                                           " positions; the test needs 4 or more (2 random tokens, twice)");
+        table.inductionTest = core::inductionScores(model, settings);
+        table.induction = settings;
+    }
+    return statsAsJson(f.exportStats) ? core::statsJson(table) : core::statsCsv(table);
+}
+
 }  // namespace
 
 namespace {
@@ -118,10 +185,15 @@ void checkExports(const Flags& f) {
                   {"--export-csv", f.exportCsv},
                   {"--export-heatmap", f.exportHeatmap},
                   {"--export-bars", f.exportBars},
-                  {"--export-heads", f.exportHeads}},
+                  {"--export-heads", f.exportHeads},
+                  {"--export-stats", f.exportStats}},
                  f.scenarioPath);
     for (const std::string* figure : {&f.exportHeatmap, &f.exportBars, &f.exportHeads})  // a bad extension before any work
         if (!figure->empty()) render::heatmapIsPng(*figure);
+    if (!f.exportStats.empty()) {  // a bad extension or ε before any work
+        static_cast<void>(statsAsJson(f.exportStats));
+        static_cast<void>(sinkEpsilon(f));
+    }
     if (f.bench) {
         const float seconds = parseFloat("--bench-seconds", f.benchSeconds);
         if (seconds <= 0.0f || seconds > 600.0f)
@@ -172,7 +244,11 @@ void runBench(const Flags& f, const GuiRequest& request, std::ostream& out, cons
 }
 
 void runExports(const Flags& f, const CLI::App& app, const GuiRequest& request, std::ostream& out, const char*& doing) {
-    const auto [loaded, model, settings] = buildFor(request, doing);
+    if (f.inductionTest && !request.scenario.model)
+        throw core::InputError("--induction-test",
+                               "runs a checkpoint on random token ids; a scenario has no vocabulary to draw from (give --model DIR)");
+    const Built built = buildFor(request, doing);
+    const auto& [loaded, model, settings] = built;
     // A --head the model lacks is refused whatever is exported, as the window refuses it.
     if (request.head || !f.exportCsv.empty() || !f.exportHeatmap.empty() || !f.exportBars.empty())
         if (const std::string why = headOutOfRange(f.head, model.heads); !why.empty()) throw core::InputError("--head", why);
@@ -244,8 +320,12 @@ void runExports(const Flags& f, const CLI::App& app, const GuiRequest& request, 
         batch.add(f.exportHeads, render::encodeHeads(f.exportHeads, figure));
     }
     if (!f.exportCsv.empty() && f.exportCsv != "-") batch.add(f.exportCsv, core::weightsCsv(model, headWeights()));
+    const std::string stats = f.exportStats.empty() ? std::string() : statsText(f, request, built, forward, doing);
+    if (!f.exportStats.empty() && f.exportStats != "-") batch.add(f.exportStats, stats);
+    doing = "writing the exports";
     if (f.exportJson == "-") writeJson(stdoutSink);
     if (f.exportCsv == "-") stdoutSink.write(core::weightsCsv(model, headWeights()));
+    if (f.exportStats == "-") stdoutSink.write(stats);
     stdoutSink.finish();
     batch.commit();
 }

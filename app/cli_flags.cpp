@@ -242,6 +242,18 @@ void defineFlags(CLI::App& app, Flags& f) {
     app.add_option("--export-heads", f.exportHeads,
                    "Write every head's map side by side, with their mean and one colour bar, without a window: .png or .svg")
         ->type_name("OUT.png|OUT.svg");
+    app.add_option("--export-stats", f.exportStats,
+                   "Write every head's statistics (entropy, distance, self, previous, first, duplicate, induction) without a window: "
+                   ".csv (one row per head; '-' = stdout) or .json (with the sink share)")
+        ->type_name("OUT.csv|OUT.json");
+    app.add_flag("--induction-test", f.inductionTest,
+                 "With --model and --export-stats: score every head on random tokens repeated twice (the induction test)");
+    app.add_option("--sink-epsilon", f.sinkEpsilon,
+                   "With --export-stats: the sink share counts the heads whose mean weight on the first token exceeds E (0 < E < 1, "
+                   "default 0.3)")
+        ->type_name("E");
+    app.add_flag("--skip-first-key", f.skipFirstKey,
+                 "Leave the first key out of the head statistics and the mean views: each row's weights over keys j >= 1, renormalised");
     app.add_option("--cell-size", f.cellSize, "With --export-heatmap: pixels per cell (default: about 720 px for the matrix)")
         ->type_name("PX");
     app.add_option("--colormap", f.colormap, "viridis, magma, grayscale or cividis (colour-blind safe)")->type_name("NAME");
@@ -304,16 +316,19 @@ void checkFlags(const Flags& f, const CLI::App& app) {
     if (given("FILE") && given("--preset")) throw core::InputError("--preset", "give either a scenario FILE or --preset, not both");
     if (given("--sentence") && given("--tokens")) throw core::InputError("--tokens", "give either --sentence or --tokens, not both");
     const bool anyExport = given("--export") || given("--export-npy") || given("--export-csv") || given("--export-heatmap") ||
-                           given("--export-bars") || given("--export-heads");
+                           given("--export-bars") || given("--export-heads") || given("--export-stats");
     if (given("--screenshot") && anyExport)
         throw core::InputError("--screenshot", "renders the window; it cannot be combined with --export* (run twice)");
     if (f.bench && (anyExport || given("--screenshot")))
         throw core::InputError("--bench", "times the forward pass only; it cannot be combined with exports or --screenshot");
+    for (const char* name : {"--induction-test", "--sink-epsilon"})
+        if (given(name) && !given("--export-stats"))
+            throw core::InputError(name, "goes with --export-stats (the head statistics it writes); give --export-stats OUT");
 }
 
 bool exporting(const Flags& f) {
     return !f.exportJson.empty() || !f.exportNpy.empty() || !f.exportCsv.empty() || !f.exportHeatmap.empty() || !f.exportBars.empty() ||
-           !f.exportHeads.empty();
+           !f.exportHeads.empty() || !f.exportStats.empty();
 }
 
 GuiRequest requestFrom(const Flags& f, const CLI::App& app) {
@@ -377,6 +392,7 @@ GuiRequest requestFrom(const Flags& f, const CLI::App& app) {
         request.stage = f.stage;
     }
     request.smallMultiples = f.smallMultiples;
+    request.skipFirstKey = f.skipFirstKey;
     if (given("--train-steps")) {
         if (f.trainSteps < 10 || f.trainSteps > 5000)
             throw core::InputError("--train-steps", "expected 10 to 5000, got " + std::to_string(f.trainSteps));

@@ -124,6 +124,10 @@ struct SetPresenter {
 struct SetSmallMultiples {
     bool value;
 };
+// Leave the first key out of the head statistics and the mean views (ViewState::skipFirstKey).
+struct SetSkipFirstKey {
+    bool value;
+};
 // How weights become colours in every map of attention (core::ColourScale).
 struct SetColourScale {
     core::ColourScale scale;
@@ -196,11 +200,11 @@ using Action =
                  action::ResetSwaps, action::Shuffle, action::SetTemperature, action::SetScaled, action::SetCausal, action::ToggleCausal,
                  action::SelectHead, action::StepHead, action::SelectQuery, action::StepQuery, action::StepStage,
                  action::SetNextTemperature, action::SetColormap, action::SetTheme, action::SetUiScale, action::SetPresenter,
-                 action::SetSmallMultiples, action::SetColourScale, action::SetPreviewHead, action::SetHeatmapPooling, action::PickSwapChip,
-                 action::SetView, action::SetLab, action::SetFlashStep, action::SetFlashTiles, action::SetFastWeightSteps,
-                 action::SetMemoryWall, action::SetKvCache, action::SetTrainSettings, action::StartTraining, action::StopTraining,
-                 action::StartCostSweep, action::StopCostSweep, action::OpenLesson, action::GoToLessonStep, action::StepLesson,
-                 action::AnswerCheck, action::CloseLesson, action::ClearError>;
+                 action::SetSmallMultiples, action::SetSkipFirstKey, action::SetColourScale, action::SetPreviewHead,
+                 action::SetHeatmapPooling, action::PickSwapChip, action::SetView, action::SetLab, action::SetFlashStep,
+                 action::SetFlashTiles, action::SetFastWeightSteps, action::SetMemoryWall, action::SetKvCache, action::SetTrainSettings,
+                 action::StartTraining, action::StopTraining, action::StartCostSweep, action::StopCostSweep, action::OpenLesson,
+                 action::GoToLessonStep, action::StepLesson, action::AnswerCheck, action::CloseLesson, action::ClearError>;
 
 // Returns false (and sets state.error) when the change was rejected.
 bool apply(AppState& state, const Action& action);

@@ -52,6 +52,7 @@ bool applyAction(AppState& state, const action::SetTheme& a);
 bool applyAction(AppState& state, const action::SetUiScale& a);
 bool applyAction(AppState& state, const action::SetPresenter& a);
 bool applyAction(AppState& state, const action::SetSmallMultiples& a);
+bool applyAction(AppState& state, const action::SetSkipFirstKey& a);
 bool applyAction(AppState& state, const action::SetColourScale& a);
 bool applyAction(AppState& state, const action::SetPreviewHead& a);
 bool applyAction(AppState& state, const action::SetHeatmapPooling& a);

@@ -81,6 +81,11 @@ bool applyAction(AppState& state, const action::SetSmallMultiples& a) {
     return true;
 }
 
+bool applyAction(AppState& state, const action::SetSkipFirstKey& a) {
+    state.view.skipFirstKey = a.value;
+    return true;
+}
+
 bool applyAction(AppState& state, const action::SetColourScale& a) {
     state.view.colourScale = a.scale;
     return true;

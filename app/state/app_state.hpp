@@ -66,6 +66,8 @@ struct ViewState {
     int shift = 7;                 // the positional panel's shift of the whole sentence (relative positions)
     int flashStep = -1;            // the flash lab's step shown (0 … steps − 1; -1 = the walk done)
     core::FlashTiles flashTiles;   // its tile sizes
+    bool skipFirstKey = false;     // the head statistics and the mean views read each row over keys j >= 1, renormalised
+                                   // (core::HeadStatsOptions; --skip-first-key)
 };
 
 // The shift check of the positional panel: the scores at positions 0 … and at view.shift …,

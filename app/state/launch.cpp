@@ -19,6 +19,7 @@ ViewState requestedView(const GuiRequest& request, ViewState view) {
     if (request.colourScaleGiven) view.colourScale = request.colourScale;
     if (request.stage) view.stage = *request.stage;
     if (request.smallMultiples) view.smallMultiples = true;
+    if (request.skipFirstKey) view.skipFirstKey = true;
     return view;
 }
 

@@ -12,12 +12,20 @@
 //                  Σ A∘P / Σ A (TransformerLens's detect_head, "mul"), with token ids t:
 //                  duplicate P[i, j] = 1 iff tᵢ = tⱼ and j < i;
 //                  induction P[i, j] = 1 iff tⱼ₋₁ = tᵢ and 1 ≤ j ≤ i.
+//
+// Leaving out the first key (HeadStatsOptions::skipFirstKey): each row's weights over keys j ≥ 1
+// renormalised to sum 1, A′ᵢⱼ = Aᵢⱼ / Σ_{k≥1} Aᵢₖ, and every statistic above computed on A′ over
+// the rows that may read a key j ≥ 1 and put weight on one (rows that may read only key 0 are
+// left out, and so are the means' rows): the keys a row may read no longer count key 0, the
+// previous key of row 1 is gone, and `first` is the weight on key 1, the first key kept. So a
+// head that parks its mass on the first token (an attention sink) shows what it does with the rest.
 #pragma once
 
 #include "core/attention/attention.hpp"
 #include "core/attention/attention_maps.hpp"
 #include "core/base/matrix.hpp"
 
+#include <string>
 #include <vector>
 
 namespace attnviz::core {
@@ -28,15 +36,22 @@ struct HeadStats {
     double duplicate = 0, induction = 0;
 };
 
+struct HeadStatsOptions {
+    bool skipFirstKey = false;  // the statistics of each row's weights over keys j ≥ 1, renormalised (above)
+};
+
+// The rule the statistics were computed under, in one sentence, for exports and tables.
+std::string headStatsRule(const HeadStatsOptions& options);
+
 // weights: [T_q, T_k]; ids: the T_k tokens' ids (queries are keys' first T_q), or empty when
 // there are none (duplicate and induction are then 0).
-HeadStats headStats(const MatRef& weights, const std::vector<int>& ids, const Settings& settings);
+HeadStats headStats(const MatRef& weights, const std::vector<int>& ids, const Settings& settings, const HeadStatsOptions& options = {});
 
 // Every head's statistics, [layers × heads] layer-major (AttentionMaps::index), heads in parallel.
-std::vector<HeadStats> allHeadStats(const AttentionMaps& maps);
+std::vector<HeadStats> allHeadStats(const AttentionMaps& maps, const HeadStatsOptions& options = {});
 
 // The sink metric of Gu et al. (ICLR 2025, "When Attention Sink Emerges"): the share of heads
-// whose mean attention to the first token (HeadStats::first) exceeds eps.
+// whose mean attention to the first token (HeadStats::first, without skipFirstKey) exceeds eps.
 double sinkShare(const std::vector<HeadStats>& heads, double eps = 0.3);
 
 }  // namespace attnviz::core

@@ -1,0 +1,98 @@
+#include "core/io/stats_export.hpp"
+
+#include "core/base/format.hpp"
+#include "core/base/json_text.hpp"
+#include "core/io/export.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <utility>
+
+namespace attnviz::core {
+namespace {
+
+constexpr const char* kSinkRule =
+    "the share of heads whose mean weight on the first key (over the rows that may read it, every key counted) exceeds epsilon "
+    "(Gu et al., 2025)";
+constexpr const char* kInductionRule =
+    "mean of A[i, i - repeat + 1] over the second copy's queries of random tokens repeated twice (after the BOS when the "
+    "tokenizer puts one first), averaged over the batch";
+
+// The columns after layer, head and kv_head, and each head's values for them.
+std::vector<std::string> valueColumns(const StatsTable& t) {
+    std::vector<std::string> c = {"entropy", "entropy_share", "distance", "self", "previous", "first", "duplicate", "induction"};
+    if (t.induction) c.emplace_back("induction_test");
+    return c;
+}
+
+// The index of (layer, head) in the [layers × heads] lists.
+std::size_t indexOf(const StatsTable& t, int layer, int head) {
+    return static_cast<std::size_t>(layer) * static_cast<std::size_t>(t.heads) + static_cast<std::size_t>(head);
+}
+
+std::vector<double> values(const StatsTable& t, std::size_t k) {
+    const HeadStats& s = t.stats[k];
+    std::vector<double> v = {s.entropy, s.entropyShare, s.distance, s.self, s.previous, s.first, s.duplicate, s.induction};
+    if (t.induction) v.push_back(t.inductionTest[k]);
+    return v;
+}
+
+}  // namespace
+
+StatsTable statsTable(const AttentionMaps& maps, const HeadStatsOptions& options, double sinkEpsilon, std::string source) {
+    StatsTable t;
+    t.source = std::move(source);
+    t.layers = maps.layers;
+    t.heads = maps.heads;
+    t.firstLayer = maps.firstLayer;
+    t.tokens = maps.keys;
+    t.kvHead = maps.kvHead;
+    t.options = options;
+    t.stats = allHeadStats(maps, options);
+    t.sinkEpsilon = sinkEpsilon;
+    t.sink = sinkShare(options.skipFirstKey ? allHeadStats(maps) : t.stats, sinkEpsilon);
+    return t;
+}
+
+std::string statsCsv(const StatsTable& t) {
+    std::string out = t.kvHead.empty() ? "layer,head" : "layer,head,kv_head";
+    for (const std::string& c : valueColumns(t)) out += "," + c;
+    out += "\n";
+    for (int l = 0; l < t.layers; ++l)
+        for (int h = 0; h < t.heads; ++h) {
+            out += std::to_string(t.firstLayer + l) + "," + std::to_string(h);
+            if (!t.kvHead.empty()) out += "," + std::to_string(t.kvHead[static_cast<std::size_t>(h)]);
+            for (const double v : values(t, indexOf(t, l, h))) out += "," + formatNumber(v);
+            out += "\n";
+        }
+    return out;
+}
+
+std::string statsJson(const StatsTable& t) {
+    nlohmann::json j = nlohmann::json::object();
+    putText(j, "source", t.source);
+    j["tokens"] = t.tokens;
+    j["layer_count"] = t.layers;
+    j["head_count"] = t.heads;
+    j["first_key_left_out"] = t.options.skipFirstKey;
+    j["rule"] = headStatsRule(t.options);
+    j["sink"] = {{"epsilon", t.sinkEpsilon}, {"share", t.sink}, {"rule", kSinkRule}};
+    if (t.induction)
+        j["induction_test"] = {
+            {"repeat", t.induction->repeat}, {"batch", t.induction->batch}, {"seed", t.induction->seed}, {"rule", kInductionRule}};
+    const std::vector<std::string> columns = valueColumns(t);
+    j["columns"] = columns;
+    nlohmann::json heads = nlohmann::json::array();
+    for (int l = 0; l < t.layers; ++l)
+        for (int h = 0; h < t.heads; ++h) {
+            nlohmann::json row = {{"layer", t.firstLayer + l}, {"head", h}};
+            if (!t.kvHead.empty()) row["kv_head"] = t.kvHead[static_cast<std::size_t>(h)];
+            const std::vector<double> v = values(t, indexOf(t, l, h));
+            for (std::size_t c = 0; c < columns.size(); ++c) row[columns[c]] = v[c];
+            heads.push_back(std::move(row));
+        }
+    j["heads"] = std::move(heads);
+    return prettyJson(j) + "\n";
+}
+
+}  // namespace attnviz::core

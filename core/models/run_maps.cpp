@@ -1,0 +1,27 @@
+#include "core/models/run_maps.hpp"
+
+#include <utility>
+
+namespace attnviz::core {
+
+AttentionMaps runMaps(const decoder::Run& run, const decoder::Config& config, std::vector<std::string> labels) {
+    AttentionMaps maps;
+    maps.layers = run.layerCount();
+    maps.heads = run.headCount();
+    maps.queries = maps.keys = run.tokens();
+    maps.ids = run.ids;
+    maps.labels = std::move(labels);
+    for (int l = 0; l < maps.layers; ++l) {
+        Settings settings;
+        settings.causal = true;
+        settings.window = config.window(l);
+        maps.settings.push_back(settings);
+    }
+    if (config.nKvHead != config.nHead)
+        for (int h = 0; h < maps.heads; ++h) maps.kvHead.push_back(config.kvHeadOf(h));
+    const decoder::Run* pass = &run;
+    maps.weights = [pass](int layer, int head) { return MatRef(pass->weights(layer, head)); };
+    return maps;
+}
+
+}  // namespace attnviz::core

@@ -1,0 +1,17 @@
+// A checkpoint's pass as the views and statistics of many heads read it: every layer × head of
+// its kept weights (causal, τ = 1, each layer's sliding window), with the tokens' ids.
+#pragma once
+
+#include "core/attention/attention_maps.hpp"
+#include "core/models/decoder/decoder.hpp"
+
+#include <string>
+#include <vector>
+
+namespace attnviz::core {
+
+// Views `run`'s kept weights: [layers × heads] maps of [T, T]; keep `run` alive while they are
+// read. labels: the keys' labels as drawn (may be empty).
+AttentionMaps runMaps(const decoder::Run& run, const decoder::Config& config, std::vector<std::string> labels = {});
+
+}  // namespace attnviz::core

@@ -1,0 +1,146 @@
+// --export-stats, --induction-test, --sink-epsilon and --skip-first-key: the table written for a
+// scenario's heads and for a model's every layer × head (CSV and JSON), the numbers against the
+// engine's on the same pass, and every refusal as one line with exit 2. The numbers against an
+// independent numpy implementation: tests/oracle/test_head_stats.py.
+#include "cli_harness.hpp"
+
+#include "core/attention/head_stats.hpp"
+#include "core/models/induction.hpp"
+#include "core/models/loaded_model.hpp"
+#include "core/models/run_maps.hpp"
+#include "core/scenario/model.hpp"
+#include "core/scenario/presets.hpp"
+#include "tests/sized_gpt2.hpp"
+#include "tests/tiny_gpt2.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdlib>
+
+namespace attnviz::app {
+namespace {
+
+using namespace clitest;
+
+constexpr const char* kHeader = "layer,head,entropy,entropy_share,distance,self,previous,first,duplicate,induction";
+
+std::vector<double> fields(const std::string& line) {
+    std::vector<double> out;
+    std::stringstream in(line);
+    for (std::string f; std::getline(in, f, ',');) out.push_back(std::strtod(f.c_str(), nullptr));
+    return out;
+}
+
+void expectRow(const std::vector<double>& row, int layer, int head, const core::HeadStats& s) {
+    ASSERT_EQ(row.size(), 10u);
+    EXPECT_EQ(row[0], layer);
+    EXPECT_EQ(row[1], head);
+    const double want[] = {s.entropy, s.entropyShare, s.distance, s.self, s.previous, s.first, s.duplicate, s.induction};
+    for (int c = 0; c < 8; ++c) EXPECT_DOUBLE_EQ(row[static_cast<std::size_t>(c + 2)], want[c]) << "column " << c;
+}
+
+TEST_F(Cli, ExportStatsOfAScenarioAsCsvOnStandardOutput) {
+    const CliRun run = runCli({"--preset", "seed002-the-cat-sat", "--causal", "--export-stats", "-"});
+    ASSERT_EQ(run.code, 0) << run.err;
+    EXPECT_EQ(run.guiCalls, 0);
+    // The same pass through the engine: its heads' statistics, the tokens' ids from their labels.
+    core::Scenario scenario = core::loadPreset("seed002-the-cat-sat");
+    scenario.causal = true;
+    const core::Model model = core::buildModel(scenario);
+    const core::Settings settings = core::buildSettings(scenario, model);
+    const core::Forward forward = core::runForward(model, settings);
+    const std::vector<std::string> lines = splitLines(run.out);
+    ASSERT_EQ(lines.size(), forward.heads.size() + 1);
+    EXPECT_EQ(lines[0], kHeader);
+    for (std::size_t h = 0; h < forward.heads.size(); ++h)
+        expectRow(fields(lines[h + 1]), 0, static_cast<int>(h),
+                  core::headStats(forward.heads[h].weights, core::idsOfLabels(model.keyTokens), settings));
+}
+
+TEST_F(Cli, ExportStatsOfAModelEveryLayerAndHeadWithTheInductionTest) {
+    tinygpt2::writeCheckpoint(m_dir, tinygpt2::weights(7));
+    const std::string csv = path("stats.csv").string(), json = path("stats.json").string();
+    const std::vector<std::string> model = {"--model", m_dir.string(), "--sentence", " the cat the cat"};
+    std::vector<std::string> args = model;
+    for (const char* a : {"--export-stats", csv.c_str(), "--induction-test", "--sink-epsilon", "0.25"}) args.emplace_back(a);
+    ASSERT_EQ(runCli(args).code, 0);
+    // The model's own pass, every layer × head.
+    const auto checkpoint = core::openCheckpoint(m_dir.string());
+    const std::vector<int> ids = checkpoint->tokenizer().encode(" the cat the cat");
+    const core::decoder::Run pass = core::decoder::forward(*checkpoint, ids);
+    const std::vector<core::HeadStats> stats = core::allHeadStats(core::runMaps(pass, checkpoint->config()));
+    // The test on 8 tokens twice: the tiny model reads 16 positions.
+    const std::vector<double> induction = core::inductionScores(*checkpoint, {.repeat = 8, .batch = 10, .seed = 0});
+    const std::vector<std::string> lines = splitLines(readFile(csv));
+    ASSERT_EQ(lines.size(), 1u + tinygpt2::kLayers * tinygpt2::kHeads);
+    EXPECT_EQ(lines[0], std::string(kHeader) + ",induction_test");
+    for (int l = 0; l < tinygpt2::kLayers; ++l)
+        for (int h = 0; h < tinygpt2::kHeads; ++h) {
+            const std::size_t k = static_cast<std::size_t>(l * tinygpt2::kHeads + h);
+            std::vector<double> row = fields(lines[k + 1]);
+            ASSERT_EQ(row.size(), 11u);
+            EXPECT_DOUBLE_EQ(row.back(), induction[k]);
+            row.pop_back();
+            expectRow(row, l, h, stats[k]);
+        }
+    // JSON: the same numbers and the model-level ones.
+    args = model;
+    for (const char* a : {"--export-stats", json.c_str(), "--skip-first-key", "--sink-epsilon", "0.25"}) args.emplace_back(a);
+    ASSERT_EQ(runCli(args).code, 0);
+    const nlohmann::json j = nlohmann::json::parse(readFile(json));
+    EXPECT_EQ(j["tokens"], ids.size());
+    EXPECT_EQ(j["layer_count"], tinygpt2::kLayers);
+    EXPECT_EQ(j["head_count"], tinygpt2::kHeads);
+    EXPECT_EQ(j["first_key_left_out"], true);
+    EXPECT_EQ(j["rule"], core::headStatsRule({.skipFirstKey = true}));
+    EXPECT_DOUBLE_EQ(j["sink"]["epsilon"].get<double>(), 0.25);
+    EXPECT_DOUBLE_EQ(j["sink"]["share"].get<double>(), core::sinkShare(stats, 0.25));  // every key counted
+    EXPECT_FALSE(j.contains("induction_test"));
+    const std::vector<core::HeadStats> skipped = core::allHeadStats(core::runMaps(pass, checkpoint->config()), {.skipFirstKey = true});
+    ASSERT_EQ(j["heads"].size(), skipped.size());
+    for (std::size_t k = 0; k < skipped.size(); ++k) {
+        EXPECT_EQ(j["heads"][k]["layer"], k / tinygpt2::kHeads);
+        EXPECT_DOUBLE_EQ(j["heads"][k]["first"].get<double>(), skipped[k].first);
+        EXPECT_DOUBLE_EQ(j["heads"][k]["entropy"].get<double>(), skipped[k].entropy);
+        EXPECT_DOUBLE_EQ(j["heads"][k]["induction"].get<double>(), skipped[k].induction);
+    }
+}
+
+TEST_F(Cli, SkipFirstKeyReachesTheWindow) {
+    EXPECT_TRUE(runCli({"--preset", "default", "--skip-first-key"}).request.skipFirstKey);
+    EXPECT_FALSE(runCli({"--preset", "default"}).request.skipFirstKey);
+}
+
+TEST_F(Cli, ExportStatsRefusals) {
+    EXPECT_EQ(expectError(runCli({"--preset", "default", "--export-stats", "-", "--induction-test"})),
+              "--induction-test: runs a checkpoint on random token ids; a scenario has no vocabulary to draw from (give --model DIR)");
+    EXPECT_EQ(expectError(runCli({"--preset", "default", "--induction-test"})),
+              "--induction-test: goes with --export-stats (the head statistics it writes); give --export-stats OUT");
+    EXPECT_EQ(expectError(runCli({"--preset", "default", "--sink-epsilon", "0.5"})),
+              "--sink-epsilon: goes with --export-stats (the head statistics it writes); give --export-stats OUT");
+    for (const char* bad : {"0", "1", "-0.2", "1.5"})
+        EXPECT_EQ(expectError(runCli({"--preset", "default", "--export-stats", "-", "--sink-epsilon", bad})),
+                  std::string("--sink-epsilon: expected a weight between 0 and 1 (exclusive), got '") + bad + "'");
+    EXPECT_EQ(expectError(runCli({"--preset", "default", "--export-stats", "-", "--sink-epsilon", "much"})),
+              "--sink-epsilon: expected a number, got 'much'");
+    const std::string txt = path("stats.txt").string();
+    EXPECT_EQ(expectError(runCli({"--preset", "default", "--export-stats", txt})),
+              "--export-stats " + txt + ": expected a .csv or .json file, or '-' for CSV on standard output");
+    EXPECT_FALSE(fs::exists(txt));
+    EXPECT_EQ(expectError(runCli({"--preset", "default", "--export-stats", "-", "--export-csv", "-"})),
+              "--export-stats: standard output is already taken by --export-csv");
+    EXPECT_EQ(
+        expectError(runCli({"--preset", "default", "--export-stats", path("a.csv").string(), "--screenshot", path("a.png").string()})),
+        "--screenshot: renders the window; it cannot be combined with --export* (run twice)");
+    // A model too short for the test: 2 positions hold one token twice.
+    sizedgpt2::writeCheckpoint(m_dir, {.layers = 1, .heads = 2, .embd = 8, .positions = 3});
+    const std::string out = path("s.csv").string();
+    writeFile(out, "old");
+    EXPECT_EQ(expectError(runCli({"--model", m_dir.string(), "--sentence", "ab", "--export-stats", out, "--induction-test"})),
+              "--induction-test: the model reads 3 positions; the test needs 4 or more (2 random tokens, twice)");
+    EXPECT_EQ(readFile(out), "old");  // all or nothing: the old file stays
+}
+
+}  // namespace
+}  // namespace attnviz::app
