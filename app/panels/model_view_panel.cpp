@@ -66,35 +66,10 @@ std::string tileTooltip(const AppState& st, int index, const std::optional<std::
     return text + "\nclick to select";
 }
 
-}  // namespace
-
-void ModelViewPanel::draw(PanelContext& ctx) {
+// The pooling, order, statistic and tint; a column `columnW` wide when `side`, else a row.
+void drawControls(PanelContext& ctx, ModelViewOptions options, bool side, float columnW) {
     const AppState& st = ctx.state;
-    if (!beginPanel(ctx, title())) return;
-    if (!headSummaryCurrent(st)) {
-        ctx.requests.headSummary = true;  // made after this frame, once the pass is ready
-        if (!st.loaded && !weightsFresh(st, -1)) {
-            const auto fresh = std::count_if(st.stale.begin(), st.stale.end(), [](Stage x) { return x <= Stage::Outputs; });
-            ImGui::TextDisabled("computing every head: %d of %d", static_cast<int>(fresh), static_cast<int>(st.stale.size()));
-        } else {
-            ImGui::TextDisabled("summarizing every head…");
-        }
-        ImGui::End();
-        return;
-    }
-    const HeadSummary& s = st.headSummary;
-    ModelViewOptions options = st.view.modelView;
-
-    // Controls: pooling, order, statistic, tint; in a column right of the grid when the panel is
-    // wide and low (a bottom row), else in a row above it.
     const float em = ImGui::GetFontSize();
-    const ImVec2 start = ImGui::GetCursorScreenPos(), room = ImGui::GetContentRegionAvail();
-    const float columnW = em * 16.0f;
-    const bool side = room.x >= room.y * 1.5f + columnW;
-    if (side) {
-        ImGui::SetCursorScreenPos(ImVec2(start.x + room.x - columnW, start.y));
-        ImGui::BeginGroup();
-    }
     const float comboW = side ? columnW - ImGui::CalcTextSize("by").x - ImGui::GetStyle().ItemInnerSpacing.x : em * 8.5f;
     bool changed = false;
     int pooling = static_cast<int>(options.pooling);
@@ -131,6 +106,38 @@ void ModelViewPanel::draw(PanelContext& ctx) {
         options.score = static_cast<core::HeadScore>(score);
         ctx.actions.emit(action::SetModelView{options});
     }
+}
+
+}  // namespace
+
+void ModelViewPanel::draw(PanelContext& ctx) {
+    const AppState& st = ctx.state;
+    if (!beginPanel(ctx, title())) return;
+    if (!headSummaryCurrent(st)) {
+        ctx.requests.headSummary = true;  // made after this frame, once the pass is ready
+        if (!st.loaded && !weightsFresh(st, -1)) {
+            const auto fresh = std::count_if(st.stale.begin(), st.stale.end(), [](Stage x) { return x <= Stage::Outputs; });
+            ImGui::TextDisabled("computing every head: %d of %d", static_cast<int>(fresh), static_cast<int>(st.stale.size()));
+        } else {
+            ImGui::TextDisabled("summarizing every head…");
+        }
+        ImGui::End();
+        return;
+    }
+    const HeadSummary& s = st.headSummary;
+
+    // Controls: pooling, order, statistic, tint; in a column right of the grid when the panel is
+    // wide and low (a bottom row), else in a row above it.
+    const float em = ImGui::GetFontSize();
+    const ImVec2 start = ImGui::GetCursorScreenPos(), room = ImGui::GetContentRegionAvail();
+    const float columnW = em * 16.0f;
+    const bool controls = !st.view.presenter;  // presenter mode: the view as set, in the large font
+    const bool side = controls && room.x >= room.y * 1.5f + columnW;
+    if (side) {
+        ImGui::SetCursorScreenPos(ImVec2(start.x + room.x - columnW, start.y));
+        ImGui::BeginGroup();
+    }
+    if (controls) drawControls(ctx, st.view.modelView, side, columnW);
 
     const TileLayout layout = modelViewLayout(st, st.view.modelView);
     const gfx::Colouring colouring = atlasColouring(st);
@@ -171,6 +178,13 @@ void ModelViewPanel::draw(PanelContext& ctx) {
     const float barW = em * 3.5f;
     const float aspect = static_cast<float>(s.side) / static_cast<float>(std::max<Eigen::Index>(1, s.sideKeys));
     const float roomW = avail.x - labelW - barW, roomH = avail.y - lineH - em * 0.5f;
+    if (roomW < 2.0f * static_cast<float>(s.heads) || roomH < 2.0f * static_cast<float>(s.layers) * aspect) {
+        if (avail.y >= lineH) ImGui::TextDisabled("%s", widgets::fitLabel("enlarge the panel to see the tiles", avail.x).c_str());
+        if (m_previewing && st.view.previewHead != -2) ctx.actions.emit(action::SetPreviewHead{-2});
+        m_previewing = false;
+        ImGui::End();
+        return;
+    }
     const float tile =
         std::max(2.0f, std::floor(std::min(roomW / static_cast<float>(s.heads), roomH / (static_cast<float>(s.layers) * aspect))));
     const float tileH = std::max(2.0f, std::floor(tile * aspect));

@@ -49,49 +49,57 @@ void StatsPanel::draw(PanelContext& ctx) {
     // The sink share at ε.
     const double share = core::sinkShare(s.stats, st.view.sinkEpsilon);
     const int sinks = static_cast<int>(std::lround(share * static_cast<double>(s.stats.size())));
-    ImGui::Text("Sink share %.0f %%", share * 100.0);
-    ImGui::SameLine();
-    float eps = st.view.sinkEpsilon;
-    ImGui::SetNextItemWidth(em * 7.0f);
-    if (ImGui::SliderFloat("##sink epsilon", &eps, 0.0f, 1.0f, "ε = %.2f", ImGuiSliderFlags_AlwaysClamp))
-        ctx.actions.emit(action::SetSinkEpsilon{eps});
+    char head[64];
+    std::snprintf(head, sizeof head, st.view.presenter ? "Sink share %.0f %% at ε = %.2f" : "Sink share %.0f %%", share * 100.0,
+                  st.view.sinkEpsilon);
+    ImGui::TextUnformatted(widgets::fitLabel(head, ImGui::GetContentRegionAvail().x).c_str());
+    const float sliderW = std::min(em * 7.0f, ImGui::GetContentRegionAvail().x);
+    if (!st.view.presenter) {
+        widgets::sameLineIfFits(sliderW);
+        float eps = st.view.sinkEpsilon;
+        ImGui::SetNextItemWidth(sliderW);
+        if (ImGui::SliderFloat("##sink epsilon", &eps, 0.0f, 1.0f, "ε = %.2f", ImGuiSliderFlags_AlwaysClamp))
+            ctx.actions.emit(action::SetSinkEpsilon{eps});
+    }
     char rule[160];
     std::snprintf(rule, sizeof rule,
                   "%d of %d heads put more than ε = %.2f of their attention on the first token, on average (Gu et al. 2025)", sinks,
                   static_cast<int>(s.stats.size()), st.view.sinkEpsilon);
-    widgets::wrappedTextColored(ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled), rule);
+    if (!st.view.presenter) widgets::wrappedTextColored(ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled), rule);
 
     // The induction test: a model's own run on repeated random tokens, on a worker thread.
     const InductionSnapshot test = st.induction->snapshot();
     const std::vector<double>* testScores = inductionTestScores(test, st.loaded.checkpoint.get());
     if (test.running) {
-        ImGui::ProgressBar(static_cast<float>(test.fraction), ImVec2(em * 10.0f, 0), "induction test…");
-        ImGui::SameLine();
+        ImGui::ProgressBar(static_cast<float>(test.fraction), ImVec2(std::min(em * 10.0f, ImGui::GetContentRegionAvail().x), 0),
+                           "induction test…");
+        widgets::sameLineIfFits(ImGui::CalcTextSize("Stop").x + ImGui::GetStyle().FramePadding.x * 2.0f);
         if (ImGui::Button("Stop")) ctx.actions.emit(action::StopInductionTest{});
     } else {
         ImGui::BeginDisabled(!st.loaded);
-        if (ImGui::Button(testScores ? "Run the induction test again" : "Induction test")) ctx.actions.emit(action::StartInductionTest{});
+        if (ImGui::Button(testScores ? "Induction test again" : "Induction test")) ctx.actions.emit(action::StartInductionTest{});
         ImGui::EndDisabled();
         tooltip(st.loaded ? "Runs the model on 10 sequences of 50 random tokens repeated twice and scores each head by its weight from a "
                             "token's second copy to the token after its first copy. Your sentence stays as it is."
                           : "Needs a model: the test runs the checkpoint on its own random tokens.");
-        if (!test.error.empty() && test.checkpoint == st.loaded.checkpoint.get()) {
-            ImGui::SameLine();
-            widgets::labelColored(ImVec4(1.0f, 0.45f, 0.4f, 1.0f), test.error);
-        }
+        if (!test.error.empty() && test.checkpoint == st.loaded.checkpoint.get())
+            widgets::wrappedTextColored(ImVec4(1.0f, 0.45f, 0.4f, 1.0f), test.error);
     }
 
     // The table.
     const bool grouped = st.loaded ? st.loaded.checkpoint->config().nKvHead != st.loaded.checkpoint->config().nHead : st.model.kvHeads > 0;
     const int scoreColumns = testScores ? core::kHeadScoreCount : core::kHeadScoreCount - 1;
     const int columns = 2 + (grouped ? 1 : 0) + scoreColumns;
-    const ImGuiTableFlags flags = ImGuiTableFlags_Sortable | ImGuiTableFlags_ScrollY | ImGuiTableFlags_ScrollX | ImGuiTableFlags_RowBg |
-                                  ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_Hideable;
-    if (!ImGui::BeginTable("##head stats", columns, flags, ImGui::GetContentRegionAvail())) {
+    // As wide as the panel (columns share it, their text clipped when narrow); rows scroll.
+    const ImGuiTableFlags flags = ImGuiTableFlags_Sortable | ImGuiTableFlags_ScrollY | ImGuiTableFlags_RowBg |
+                                  ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingStretchProp | ImGuiTableFlags_Hideable;
+    // Too low for a header and a row: no table rather than one past the panel's edge.
+    if (ImGui::GetContentRegionAvail().y < ImGui::GetFrameHeightWithSpacing() * 2.0f ||
+        !ImGui::BeginTable("##head stats", columns, flags, ImGui::GetContentRegionAvail())) {
         ImGui::End();
         return;
     }
-    ImGui::TableSetupScrollFreeze(2, 1);
+    ImGui::TableSetupScrollFreeze(0, 1);
     ImGui::TableSetupColumn("layer", ImGuiTableColumnFlags_DefaultSort, 0.0f, kLayerColumn);
     ImGui::TableSetupColumn("head", 0, 0.0f, kHeadColumn);
     if (grouped) ImGui::TableSetupColumn("kv", 0, 0.0f, kKvColumn);
