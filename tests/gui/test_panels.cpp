@@ -517,6 +517,15 @@ TEST_F(Headless, ModelViewAndStatisticsDrawAScenarioAndAModelFromOneSummary) {
         frames(model, 3);
         EXPECT_TRUE(model.panelRects().count(std::string(id))) << id;
     }
+    // A head of another layer previewed (the model view's hover): the heatmap draws it from the
+    // model's pass, one texture for it, while the rest stays on the selection.
+    ASSERT_TRUE(apply(model.state(), action::SetPreviewHead{1, 1}));
+    const long long beforePreview = model.textureUploads();
+    frames(model, 3);
+    EXPECT_EQ(model.state().view.previewLayer, 1);
+    EXPECT_EQ(model.textureUploads(), beforePreview + 1);
+    ASSERT_TRUE(apply(model.state(), action::SetPreviewHead{-2}));
+    frames(model, 2);
     // Presenter mode and a small window keep both within reach, on tabs.
     ASSERT_TRUE(apply(model.state(), action::SetPresenter{true}));
     frames(model, 2);
