@@ -2,6 +2,9 @@
 
 #include "app/panels/lesson_panel.hpp"
 #include "app/panels/panel_table.hpp"
+#include "app/render/model_view_image.hpp"
+#include "app/state/head_summary.hpp"
+#include "app/state/model_view.hpp"
 #include "app/theme.hpp"
 #include "app/widgets/text.hpp"
 #include "core/base/error.hpp"
@@ -193,8 +196,21 @@ void App::layout() {
             return;
         }
     }
+    // Every layer × head (the model view, the head statistics): on tabs beside what shares their
+    // place, always for a model, for a scenario once asked for (View menu, --panel).
+    const auto wanted = [&](std::string_view id) { return m_tab == id || m_reveal == id; };
+    const bool wholeModel = m_state.loaded || wanted(panel_id::kModel) || wanted(panel_id::kStats);
     if (m_state.view.presenter) {
+        if (!roomy && wholeModel)
+            return tabbed(panel_id::kHeatmap, {panel_id::kBars, panel_id::kHeads, panel_id::kModel, panel_id::kStats});
         if (!roomy) return tabbed(panel_id::kHeatmap, {panel_id::kBars, panel_id::kHeads});
+        if (wholeModel) {
+            const float split = W * 0.5f, mid = top + (H - top) * 0.4f;
+            put(panel_id::kHeatmap, 0, top, split, H);
+            put(panel_id::kBars, split, top, W, mid);
+            tabGroup({panel_id::kModel, panel_id::kHeads, panel_id::kStats}, PanelRect{ImVec2(split, mid), ImVec2(W, H)}, false);
+            return;
+        }
         const float split = W * 0.64f, mid = top + (H - top) * 0.55f;
         put(panel_id::kHeatmap, 0, top, split, H);
         put(panel_id::kBars, split, top, W, mid);
@@ -204,17 +220,26 @@ void App::layout() {
     if (!roomy) {
         if (m_state.view.lab != Lab::None)
             return tabbed(panel_id::kHeatmap, {labName(m_state.view.lab), panel_id::kBars, panel_id::kHeads, panel_id::kControls});
+        if (wholeModel)
+            return tabbed(panel_id::kHeatmap, {panel_id::kBars, panel_id::kHeads, panel_id::kModel, panel_id::kStats, panel_id::kControls,
+                                               panel_id::kSwap, panel_id::kStages, panel_id::kPositional});
         return tabbed(panel_id::kHeatmap,
                       {panel_id::kBars, panel_id::kHeads, panel_id::kControls, panel_id::kSwap, panel_id::kStages, panel_id::kPositional});
     }
     const float left = std::min(340.0f * s, W * 0.28f);
-    const float mainW = W - left, rowY = top + (H - top) * 0.60f;
+    // A model's bottom row holds the model view: a little more room for it.
+    const float mainW = W - left, rowY = top + (H - top) * (wholeModel ? 0.54f : 0.60f);
     const float heatR = left + mainW * 0.56f, barsY = top + (rowY - top) * 0.55f;
     put(panel_id::kControls, 0, top, left, H);
     put(panel_id::kHeatmap, left, top, heatR, rowY);
     put(panel_id::kBars, heatR, top, W, barsY);
     put(panel_id::kHeads, heatR, barsY, W, rowY);
     if (m_state.view.lab != Lab::None) return put(labName(m_state.view.lab), left, rowY, W, H);  // the lab's panel id
+    if (wholeModel) {
+        tabGroup({panel_id::kModel, panel_id::kStats, panel_id::kSwap, panel_id::kStages, panel_id::kPositional},
+                 PanelRect{ImVec2(left, rowY), ImVec2(W, H)}, false);
+        return;
+    }
     const float swapR = left + mainW * 0.40f, stagesR = left + mainW * 0.76f;
     put(panel_id::kSwap, left, rowY, swapR, H);
     put(panel_id::kStages, swapR, rowY, stagesR, H);
@@ -362,6 +387,16 @@ void App::applyActions() {
         notify("out of memory while computing the heads; make the model smaller (fewer tokens or heads)", true);
         m_computeFailed = true;
     }
+    // The views of every head (model view, head statistics): their summary, once per pass, when
+    // one was shown out of date and the pass is ready (a scenario's every head's weights fresh;
+    // until then the frame loop goes on drawing, a head a frame).
+    if (std::exchange(m_requests.headSummary, false)) {
+        try {
+            summarizeHeads(m_state);
+        } catch (const std::bad_alloc&) {
+            notify("out of memory while summarizing the heads", true);
+        }
+    }
     // The positional panel's shift check, when it was shown out of date (two forward passes).
     if (std::exchange(m_requests.shiftCheck, false)) {
         try {
@@ -434,6 +469,10 @@ void App::menuBar() {
         for (const LabInfo& l : kLabs)
             if (ImGui::MenuItem(("Lab: " + std::string(l.title)).c_str(), nullptr, m_state.view.lab == l.lab))
                 m_actions.emit(action::SetLab{m_state.view.lab == l.lab ? Lab::None : l.lab});
+        ImGui::Separator();
+        if (ImGui::MenuItem("Model view: every layer × head")) revealPanel(panel_id::kModel);
+        if (ImGui::MenuItem("Head statistics")) revealPanel(panel_id::kStats);
+        ImGui::Separator();
         if (ImGui::MenuItem("Fullscreen", "F11")) m_requests.toggleFullscreen = true;
         ImGui::Separator();
         if (ImGui::MenuItem("Larger", "Ctrl+=")) m_actions.emit(action::SetUiScale{m_state.view.uiScale * 1.1f});
@@ -563,10 +602,50 @@ void App::dialogs() {
                 notify(e.message(), true);
             }
         }
+        // The model view as a figure (PNG, or SVG when the path says so), as --export-model-view draws it.
+        if (ImGui::Button("Save model view")) {
+            try {
+                std::filesystem::path p(m_drafts.exportPath);
+                if (p.extension() != ".svg") p.replace_extension(".png");
+                if (!summarizeHeads(m_state))
+                    throw core::InputError("model view", "every head is still being computed; try again in a moment");
+                core::writeFileAtomic(p.string(), render::encodeModelView(p.string(), modelViewFigure()));
+                notify("Saved " + p.string());
+                ImGui::CloseCurrentPopup();
+            } catch (const core::InputError& e) {
+                notify(e.message(), true);
+            }
+        }
         ImGui::SameLine();
         if (ImGui::Button("Cancel")) ImGui::CloseCurrentPopup();
         ImGui::EndPopup();
     }
+}
+
+render::ModelViewFigure App::modelViewFigure() const {
+    const HeadSummary& s = m_state.headSummary;
+    const ModelViewOptions& options = m_state.view.modelView;
+    const TileLayout layout = modelViewLayout(m_state, options);
+    render::ModelViewFigure f;
+    f.layers = s.layers;
+    f.heads = s.heads;
+    f.firstLayer = s.firstLayer;
+    f.side = static_cast<int>(s.side);
+    f.sideKeys = static_cast<int>(s.sideKeys);
+    f.thumbnails = options.pooling == core::BlockPooling::Mean ? s.means : s.maxima;
+    f.order = layout.scores ? options.order : core::TileOrder::Natural;
+    f.slots = layout.order;
+    if (layout.scores && options.tint) f.tint = *layout.scores;
+    f.rule = layout.rule;
+    if (s.factor > 1)
+        f.pooling = std::string(options.pooling == core::BlockPooling::Mean ? "mean" : "largest") + " of a block of " +
+                    std::to_string(s.factor) + " × " + std::to_string(s.factor) + " weights";
+    f.keys = s.keys;
+    f.title = (m_state.scenario.name.empty() ? std::string() : m_state.scenario.name + " · ") +
+              (m_state.loaded ? "every layer × head · the model's pass (causal, τ = 1)" : "every head");
+    f.colormap = m_state.view.colormap;
+    f.scale = m_state.view.colourScale;
+    return f;
 }
 
 }  // namespace attnviz::app

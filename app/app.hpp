@@ -6,6 +6,7 @@
 #include "app/gfx/heatmap_renderer.hpp"
 #include "app/gfx/texture_cache.hpp"
 #include "app/panels/panel.hpp"
+#include "app/render/model_view_image.hpp"
 
 #include <functional>
 #include <map>
@@ -83,6 +84,8 @@ private:
     };
     FontTexts fontTexts() const;
     std::string defaultExportPath(const char* extension) const;
+    // The model view as the window shows it (its summary current), for the Export dialog.
+    render::ModelViewFigure modelViewFigure() const;
 
     AppState m_state;
     Actions m_actions;

@@ -5,6 +5,9 @@
 #include "app/render/bars_image.hpp"
 #include "app/render/heads_image.hpp"
 #include "app/render/heatmap_image.hpp"
+#include "app/render/model_view_image.hpp"
+#include "app/state/head_summary.hpp"
+#include "app/state/model_view.hpp"
 #include "core/attention/kernels.hpp"
 #include "core/base/error.hpp"
 #include "core/base/files.hpp"
@@ -179,6 +182,59 @@ std::string headsTitle(const core::Scenario& scenario, const core::Model& model,
 }
 
 namespace cli {
+namespace {
+
+// The model view's order and pooling from --model-view-sort, --model-view-rank and
+// --model-view-pooling (a sorted view is tinted by its statistic).
+ModelViewOptions modelViewOptions(const Flags& f) {
+    ModelViewOptions options;
+    if (f.modelViewPooling == "max") options.pooling = core::BlockPooling::Max;
+    else if (f.modelViewPooling != "mean")
+        throw core::InputError("--model-view-pooling", "expected mean or max, got " + core::quoteValue(f.modelViewPooling));
+    const std::string& by = f.modelViewSort.empty() ? f.modelViewRank : f.modelViewSort;
+    const char* flag = f.modelViewSort.empty() ? "--model-view-rank" : "--model-view-sort";
+    if (by.empty()) return options;
+    options.score = core::parseHeadScore(by, flag);
+    if (options.score == core::HeadScore::InductionTest)
+        throw core::InputError(flag, "the induction test runs its own sequences (the window's head statistics); sort by one of the others");
+    options.order = f.modelViewSort.empty() ? core::TileOrder::Ranked : core::TileOrder::WithinLayer;
+    options.tint = true;
+    return options;
+}
+
+// Every layer × head of the request's pass, summarized as the window's model view shows it.
+render::ModelViewFigure modelViewFigure(const Flags& f, const GuiRequest& request, const core::LoadedModel& loaded) {
+    AppState state = makeState(request.scenario, request.limits, loaded ? &loaded : nullptr);
+    recompute(state);
+    if (!summarizeHeads(state)) throw core::InputError("--export-model-view", "the heads' weights are not ready");
+    const ModelViewOptions options = modelViewOptions(f);
+    const TileLayout layout = modelViewLayout(state, options);
+    const HeadSummary& s = state.headSummary;
+    render::ModelViewFigure figure;
+    figure.layers = s.layers;
+    figure.heads = s.heads;
+    figure.firstLayer = s.firstLayer;
+    figure.side = static_cast<int>(s.side);
+    figure.sideKeys = static_cast<int>(s.sideKeys);
+    figure.thumbnails = options.pooling == core::BlockPooling::Mean ? s.means : s.maxima;
+    figure.order = layout.scores ? options.order : core::TileOrder::Natural;
+    figure.slots = layout.order;
+    if (layout.scores && options.tint) figure.tint = *layout.scores;
+    figure.rule = layout.rule;
+    if (s.factor > 1)
+        figure.pooling = std::string(options.pooling == core::BlockPooling::Mean ? "mean" : "largest") + " of a block of " +
+                         std::to_string(s.factor) + " × " + std::to_string(s.factor) + " weights";
+    figure.keys = s.keys;
+    std::string title = request.scenario.name.empty() ? std::string() : request.scenario.name + " · ";
+    title += loaded ? "every layer × head · the model's pass (causal, τ = 1)"
+                    : "every head · τ = " + core::formatFixed(state.settings.temperature, 2);
+    figure.title = title;
+    figure.colormap = request.colormap;
+    figure.scale = request.colourScale;
+    return figure;
+}
+
+}  // namespace
 
 void checkExports(const Flags& f) {
     checkOutputs({{"--export", f.exportJson},
@@ -186,14 +242,17 @@ void checkExports(const Flags& f) {
                   {"--export-heatmap", f.exportHeatmap},
                   {"--export-bars", f.exportBars},
                   {"--export-heads", f.exportHeads},
-                  {"--export-stats", f.exportStats}},
+                  {"--export-stats", f.exportStats},
+                  {"--export-model-view", f.exportModelView}},
                  f.scenarioPath);
-    for (const std::string* figure : {&f.exportHeatmap, &f.exportBars, &f.exportHeads})  // a bad extension before any work
+    for (const std::string* figure :
+         {&f.exportHeatmap, &f.exportBars, &f.exportHeads, &f.exportModelView})  // a bad extension before any work
         if (!figure->empty()) render::heatmapIsPng(*figure);
     if (!f.exportStats.empty()) {  // a bad extension or ε before any work
         static_cast<void>(statsAsJson(f.exportStats));
         static_cast<void>(sinkEpsilon(f));
     }
+    if (!f.exportModelView.empty()) modelViewOptions(f);  // a bad statistic before any work
     if (f.bench) {
         const float seconds = parseFloat("--bench-seconds", f.benchSeconds);
         if (seconds <= 0.0f || seconds > 600.0f)
@@ -318,6 +377,10 @@ void runExports(const Flags& f, const CLI::App& app, const GuiRequest& request, 
         figure.colormap = request.colormap;
         figure.scale = request.colourScale;
         batch.add(f.exportHeads, render::encodeHeads(f.exportHeads, figure));
+    }
+    if (!f.exportModelView.empty()) {
+        doing = "summarizing every head";
+        batch.add(f.exportModelView, render::encodeModelView(f.exportModelView, modelViewFigure(f, request, loaded)));
     }
     if (!f.exportCsv.empty() && f.exportCsv != "-") batch.add(f.exportCsv, core::weightsCsv(model, headWeights()));
     const std::string stats = f.exportStats.empty() ? std::string() : statsText(f, request, built, forward, doing);

@@ -254,6 +254,21 @@ void defineFlags(CLI::App& app, Flags& f) {
         ->type_name("E");
     app.add_flag("--skip-first-key", f.skipFirstKey,
                  "Leave the first key out of the head statistics and the mean views: each row's weights over keys j >= 1, renormalised");
+    app.add_option(
+           "--export-model-view", f.exportModelView,
+           "Write every layer × head as a thumbnail (rows: layers, columns: heads) with one colour bar, without a window: .png or .svg")
+        ->type_name("OUT.png|OUT.svg");
+    app.add_option("--model-view-sort", f.modelViewSort,
+                   "With --export-model-view: sort each layer's heads by a statistic, largest first, and tint them by it: entropy, "
+                   "entropy-share, distance, self, previous, first, duplicate or induction")
+        ->type_name("STAT");
+    app.add_option(
+           "--model-view-rank", f.modelViewRank,
+           "With --export-model-view: rank every head by a statistic (as --model-view-sort names them), largest first, labelled layer.head")
+        ->type_name("STAT");
+    app.add_option("--model-view-pooling", f.modelViewPooling,
+                   "With --export-model-view: each texel the mean (default) or the largest weight of its block")
+        ->type_name("mean|max");
     app.add_option("--cell-size", f.cellSize, "With --export-heatmap: pixels per cell (default: about 720 px for the matrix)")
         ->type_name("PX");
     app.add_option("--colormap", f.colormap, "viridis, magma, grayscale or cividis (colour-blind safe)")->type_name("NAME");
@@ -316,7 +331,8 @@ void checkFlags(const Flags& f, const CLI::App& app) {
     if (given("FILE") && given("--preset")) throw core::InputError("--preset", "give either a scenario FILE or --preset, not both");
     if (given("--sentence") && given("--tokens")) throw core::InputError("--tokens", "give either --sentence or --tokens, not both");
     const bool anyExport = given("--export") || given("--export-npy") || given("--export-csv") || given("--export-heatmap") ||
-                           given("--export-bars") || given("--export-heads") || given("--export-stats");
+                           given("--export-bars") || given("--export-heads") || given("--export-stats") ||
+                           given("--export-model-view");
     if (given("--screenshot") && anyExport)
         throw core::InputError("--screenshot", "renders the window; it cannot be combined with --export* (run twice)");
     if (f.bench && (anyExport || given("--screenshot")))
@@ -324,11 +340,15 @@ void checkFlags(const Flags& f, const CLI::App& app) {
     for (const char* name : {"--induction-test", "--sink-epsilon"})
         if (given(name) && !given("--export-stats"))
             throw core::InputError(name, "goes with --export-stats (the head statistics it writes); give --export-stats OUT");
+    for (const char* flag : {"--model-view-sort", "--model-view-rank", "--model-view-pooling"})
+        if (given(flag) && !given("--export-model-view")) throw core::InputError(flag, "orders --export-model-view; give that too");
+    if (given("--model-view-sort") && given("--model-view-rank"))
+        throw core::InputError("--model-view-rank", "give either --model-view-sort or --model-view-rank, not both");
 }
 
 bool exporting(const Flags& f) {
     return !f.exportJson.empty() || !f.exportNpy.empty() || !f.exportCsv.empty() || !f.exportHeatmap.empty() || !f.exportBars.empty() ||
-           !f.exportHeads.empty() || !f.exportStats.empty();
+           !f.exportHeads.empty() || !f.exportStats.empty() || !f.exportModelView.empty();
 }
 
 GuiRequest requestFrom(const Flags& f, const CLI::App& app) {

@@ -37,7 +37,8 @@ struct Flags {
     std::string lab, lesson;
     int query = 0, stage = 0, lessonStep = 0, trainSteps = 0;
     bool smallMultiples = false, measure = false;
-    std::string model;  // --model DIR
+    std::string exportModelView, modelViewSort, modelViewRank, modelViewPooling = "mean";  // --export-model-view and its order
+    std::string model;                                                                     // --model DIR
     int layer = 0;
     std::string exportStats, sinkEpsilon;              // --export-stats OUT.csv|OUT.json, --sink-epsilon E
     bool inductionTest = false, skipFirstKey = false;  // --induction-test, --skip-first-key
@@ -53,7 +54,8 @@ GuiRequest requestFrom(const Flags& f, const CLI::App& app);
 // quotes the text given, clipped: "got '3.5e38', which is beyond the float range", a value that
 // would round to 0, or not a number at all. The caller checks the range its flag needs.
 float parseFloat(const char* flag, const std::string& text);
-// Any of --export, --export-npy, --export-csv, --export-heatmap, --export-bars, --export-heads, --export-stats.
+// Any of --export, --export-npy, --export-csv, --export-heatmap, --export-bars, --export-heads,
+// --export-stats, --export-model-view.
 bool exporting(const Flags& f);
 
 // Before any work: outputs that clash (the same file twice, two on standard output, the scenario

@@ -90,9 +90,12 @@ void HeadsPanel::draw(PanelContext& ctx) {
         if (ImGui::IsItemClicked()) ctx.actions.emit(action::SelectHead{head});
         ImGui::EndGroup();
     }
-    if (hoveredHead != s.view.previewHead &&
-        (ImGui::IsWindowHovered(ImGuiHoveredFlags_AllowWhenBlockedByActiveItem) || s.view.previewHead != -2))
+    // The preview is this panel's while the mouse is over it; another panel's (the model view's)
+    // is left alone.
+    const bool over = ImGui::IsWindowHovered(ImGuiHoveredFlags_AllowWhenBlockedByActiveItem);
+    if (over ? hoveredHead != s.view.previewHead || s.view.previewLayer >= 0 : m_previewing && s.view.previewHead != -2)
         ctx.actions.emit(action::SetPreviewHead{hoveredHead});
+    m_previewing = over && hoveredHead != -2;
     ImGui::End();
 }
 

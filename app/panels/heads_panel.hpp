@@ -9,6 +9,9 @@ class HeadsPanel : public Panel {
 public:
     using Panel::Panel;
     void draw(PanelContext& ctx) override;
+
+private:
+    bool m_previewing = false;  // this panel set the preview shown now
 };
 
 }  // namespace attnviz::app

@@ -36,10 +36,51 @@ std::string cellTooltip(const AppState& s, int head, int i, int j, float weight)
     return text;
 }
 
+// While the model view's mouse is over a head of another layer: that head's map from the model's
+// own pass (causal, τ = 1), with its tokens and the colour bar; a click there selects it.
+void drawLayerPreview(PanelContext& ctx, const char* title, int layer, int head) {
+    const AppState& s = ctx.state;
+    if (!beginPanel(ctx, title)) return;
+    const core::decoder::Run& run = *s.loaded.run;
+    const int t = static_cast<int>(run.tokens());
+    if (ctx.fonts.large) ImGui::PushFont(ctx.fonts.large);
+    ImGui::Text("Layer %d · head %d", layer + 1, head + 1);
+    if (ctx.fonts.large) ImGui::PopFont();
+    widgets::flowTextDisabled("preview: the model's pass (causal, τ = 1); click the tile to select it");
+    widgets::flowTextDisabled("rows: queries · columns: keys");
+    const ImVec2 origin = ImGui::GetCursorScreenPos(), avail = ImGui::GetContentRegionAvail();
+    const float lineH = ImGui::GetTextLineHeight(), em = ImGui::GetFontSize();
+    const float labelW = std::min(160.0f * ctx.scale, avail.x * 0.2f), barW = 70.0f * ctx.scale;
+    const float side = std::max(40.0f, std::min(avail.x - labelW - barW, avail.y - lineH - 8.0f * ctx.scale));
+    const ImVec2 mMin(origin.x + labelW, origin.y + lineH + 8.0f * ctx.scale), mMax(mMin.x + side, mMin.y + side);
+    const float cell = side / static_cast<float>(std::max(1, t));
+    const int factor = headPooling(cell);
+    core::Settings settings;
+    settings.causal = true;
+    settings.window = s.loaded.checkpoint->config().window(layer);
+    const gfx::TextureStamp stamp{reinterpret_cast<std::uintptr_t>(&run), layer * run.headCount() + head, factor, t, t};
+    const gfx::HeatmapTexture& tex = ctx.textures.get("heat-layer-preview", stamp, weightColouring(s), [&] {
+        return gfx::texelsOf(core::MatRef(run.weights(layer, head)), settings, factor);
+    });
+    ImDrawList* list = ImGui::GetWindowDrawList();
+    ctx.heatmaps.draw(list, tex, mMin, mMax, ImVec2(0, 0), ImVec2(1, 1));
+    widgets::matrixLabels(list, mMin, mMax, s.queryLabels, s.keyLabels, labelW);
+    const ImVec2 barMin(mMax.x + em, mMin.y), barMax(mMax.x + em * 1.8f, mMax.y);
+    if (tex.scale() == core::ColourScale::Stretch)
+        widgets::colorBar(list, barMin, barMax, s.view.colormap, 0.0f, std::max(tex.maxValue(), 1e-30f), 5);
+    else if (tex.scale() == core::ColourScale::Log)
+        widgets::colorBar(list, barMin, barMax, s.view.colormap, std::log10(tex.colouring().logFloor), 0.0f,
+                          static_cast<int>(-std::log10(tex.colouring().logFloor)) + 1, true);
+    else widgets::colorBar(list, barMin, barMax, s.view.colormap, 0.0f, 1.0f, 5);
+    ImGui::End();
+}
+
 }  // namespace
 
 void HeatmapPanel::draw(PanelContext& ctx) {
     const AppState& s = ctx.state;
+    if (s.loaded && s.view.previewLayer >= 0 && s.view.previewLayer != s.scenario.layer && s.view.previewHead >= 0)
+        return drawLayerPreview(ctx, title(), s.view.previewLayer, s.view.previewHead);
     const int head = shownHead(s);
     if (!beginPanelFor(ctx, title(), head, true)) return;
     const int tq = static_cast<int>(s.model.tq()), tk = static_cast<int>(s.model.tk());

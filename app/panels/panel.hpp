@@ -39,7 +39,8 @@ struct AppRequests {
     bool exportDialog = false;
     bool screenshot = false;  // Ctrl+S: whole window at 1x to the default path
     bool toggleFullscreen = false;
-    bool shiftCheck = false;  // the positional panel shows a shift check that is not current: made before the next frame
+    bool shiftCheck = false;   // the positional panel shows a shift check that is not current: made before the next frame
+    bool headSummary = false;  // a view of every head shows a summary that is not current: made once the pass is ready
 };
 
 struct PanelContext {

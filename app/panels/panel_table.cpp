@@ -8,8 +8,10 @@
 #include "app/panels/heatmap_panel.hpp"
 #include "app/panels/lesson_panel.hpp"
 #include "app/panels/linear_panel.hpp"
+#include "app/panels/model_view_panel.hpp"
 #include "app/panels/positional_panel.hpp"
 #include "app/panels/stages_panel.hpp"
+#include "app/panels/stats_panel.hpp"
 #include "app/panels/swap_panel.hpp"
 #include "app/panels/train_panel.hpp"
 
@@ -34,6 +36,8 @@ const std::vector<PanelInfo>& panelTable() {
         {panel_id::kSwap, "Token swap", "Swap", make<SwapPanel>},
         {panel_id::kStages, "Stages", "Stages", make<StagesPanel>},
         {panel_id::kPositional, "Positional encoding", "Positions", make<PositionalPanel>},
+        {panel_id::kModel, "Model view: every layer × head", "Model", make<ModelViewPanel>},
+        {panel_id::kStats, "Head statistics", "Statistics", make<StatsPanel>},
         {labName(Lab::Linear), "Linear attention · fast weights · Hopfield", "Linear", make<LinearPanel>},
         {labName(Lab::Cost), "Cost of attention", "Cost", make<CostPanel>},
         {labName(Lab::Train), "Heads that learn", "Training", make<TrainPanel>},

@@ -134,7 +134,8 @@ struct SetColourScale {
 };
 struct SetPreviewHead {
     int head;
-};  // -2 = none
+    int layer = -1;  // a model's layer (the model view); -1 = the shown layer
+};                   // -2 = none
 struct SetHeatmapPooling {
     int factor;
 };  // what the heatmap draws the shown head with (>= 1)
@@ -191,6 +192,21 @@ struct AnswerCheck {
 };
 struct CloseLesson {};
 struct ClearError {};
+// Views of every head (the model view, the head statistics).
+struct SelectLayerHead {
+    int layer;
+    int head;
+};  // one step: a model's layer and one of its heads (a scenario: layer 0)
+struct SetModelView {
+    ModelViewOptions options;
+};
+struct SetSinkEpsilon {
+    float value;
+};  // 0 … 1
+struct StartInductionTest {
+    core::InductionSettings settings;
+};  // a model only; stops a test under way first
+struct StopInductionTest {};
 }  // namespace action
 
 using Action =
@@ -200,11 +216,12 @@ using Action =
                  action::ResetSwaps, action::Shuffle, action::SetTemperature, action::SetScaled, action::SetCausal, action::ToggleCausal,
                  action::SelectHead, action::StepHead, action::SelectQuery, action::StepQuery, action::StepStage,
                  action::SetNextTemperature, action::SetColormap, action::SetTheme, action::SetUiScale, action::SetPresenter,
-                 action::SetSmallMultiples, action::SetSkipFirstKey, action::SetColourScale, action::SetPreviewHead,
-                 action::SetHeatmapPooling, action::PickSwapChip, action::SetView, action::SetLab, action::SetFlashStep,
-                 action::SetFlashTiles, action::SetFastWeightSteps, action::SetMemoryWall, action::SetKvCache, action::SetTrainSettings,
-                 action::StartTraining, action::StopTraining, action::StartCostSweep, action::StopCostSweep, action::OpenLesson,
-                 action::GoToLessonStep, action::StepLesson, action::AnswerCheck, action::CloseLesson, action::ClearError>;
+                 action::SetSmallMultiples, action::SetSkipFirstKey, action::SetColourScale, action::SetPreviewHead, action::SetHeatmapPooling, action::PickSwapChip,
+                 action::SetView, action::SetLab, action::SetFlashStep, action::SetFlashTiles, action::SetFastWeightSteps,
+                 action::SetMemoryWall, action::SetKvCache, action::SetTrainSettings, action::StartTraining, action::StopTraining,
+                 action::StartCostSweep, action::StopCostSweep, action::OpenLesson, action::GoToLessonStep, action::StepLesson,
+                 action::AnswerCheck, action::CloseLesson, action::ClearError, action::SelectLayerHead, action::SetModelView,
+                 action::SetSinkEpsilon, action::StartInductionTest, action::StopInductionTest>;
 
 // Returns false (and sets state.error) when the change was rejected.
 bool apply(AppState& state, const Action& action);

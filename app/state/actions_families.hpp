@@ -1,6 +1,6 @@
 // apply()'s halves, one overload per action, grouped by family in their own files:
 // actions_scenario.cpp (the model and the softmax), actions_view.cpp, actions_lesson.cpp,
-// actions_labs.cpp. apply() (actions.cpp) dispatches; a missing overload does not compile.
+// actions_labs.cpp, actions_heads.cpp. apply() (actions.cpp) dispatches; a missing overload does not compile.
 // Internal to the state library.
 #pragma once
 
@@ -72,6 +72,13 @@ bool applyAction(AppState& state, const action::StartTraining& a);
 bool applyAction(AppState& state, const action::StopTraining& a);
 bool applyAction(AppState& state, const action::StartCostSweep& a);
 bool applyAction(AppState& state, const action::StopCostSweep& a);
+
+// Views of every head: actions_heads.cpp.
+bool applyAction(AppState& state, const action::SelectLayerHead& a);
+bool applyAction(AppState& state, const action::SetModelView& a);
+bool applyAction(AppState& state, const action::SetSinkEpsilon& a);
+bool applyAction(AppState& state, const action::StartInductionTest& a);
+bool applyAction(AppState& state, const action::StopInductionTest& a);
 
 // Lessons.
 bool applyAction(AppState& state, const action::OpenLesson& a);

@@ -3,6 +3,7 @@
 // (temperature, scaling, mask) writes the scenario and marks the weights stale, and the next
 // recompute takes the new settings from it.
 #include "app/state/actions_families.hpp"
+#include "app/state/head_summary.hpp"
 
 #include "core/base/error.hpp"
 #include "core/base/format.hpp"
@@ -30,6 +31,9 @@ void install(AppState& state, AppState fresh) {
     fresh.labs.train = state.labs.train;
     fresh.labs.jobs = std::move(state.labs.jobs);  // runs and sweeps go on across models
     fresh.opening = std::move(state.opening);
+    fresh.induction = std::move(state.induction);  // a test goes on across layers and sentences
+    // Another layer of the same pass (the model view's click): its summary still holds.
+    if (state.headSummary.key && *state.headSummary.key == headSummaryKey(fresh)) fresh.headSummary = std::move(state.headSummary);
     state = std::move(fresh);
     state.error.clear();
     clampSelection(state);

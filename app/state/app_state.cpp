@@ -207,7 +207,9 @@ bool isFresh(const AppState& state) {
            std::all_of(state.stale.begin(), state.stale.end(), [](Stage s) { return s == Stage::Fresh; });
 }
 
-int shownHead(const AppState& state) { return state.view.previewHead >= -1 ? state.view.previewHead : state.view.selectedHead; }
+int shownHead(const AppState& state) {
+    return state.view.previewHead >= -1 && state.view.previewLayer < 0 ? state.view.previewHead : state.view.selectedHead;
+}
 
 const core::Model& referenceModel(const AppState& state) { return state.swapped() ? state.baseModel : state.model; }
 

@@ -3,9 +3,11 @@
 // lazily, stage by stage. The labs' jobs and maps live here too (labs.hpp).
 #pragma once
 
+#include "app/state/induction_job.hpp"
 #include "app/state/labs.hpp"
 #include "app/state/model_opening.hpp"
 #include "core/attention/colormap.hpp"
+#include "core/attention/head_order.hpp"
 #include "core/attention/head_stats.hpp"
 #include "core/attention/permutation.hpp"
 #include "core/io/lesson.hpp"
@@ -41,6 +43,16 @@ struct WorkCounters {
 
 enum class Theme : std::uint8_t { Dark, Light, HighContrast };
 
+// The model view's tiles: block means or maxima, in head order or sorted by a statistic (which
+// then tints them too).
+struct ModelViewOptions {
+    core::BlockPooling pooling = core::BlockPooling::Mean;
+    core::TileOrder order = core::TileOrder::Natural;
+    core::HeadScore score = core::HeadScore::Previous;  // what tiles are sorted and tinted by
+    bool tint = false;                                  // a frame whose strength is the head's score
+    bool operator==(const ModelViewOptions&) const = default;
+};
+
 // What the user looks at; changes here never recompute anything.
 struct ViewState {
     int selectedHead = 0;  // -1 = mean over heads
@@ -53,11 +65,14 @@ struct ViewState {
     bool smallMultiples = false;
     core::ColourScale colourScale = core::ColourScale::Auto;  // how weights become colours in every map of them
     int previewHead = -2;                                     // head under the mouse in the head grid (-2 = none)
-    int heatmapPooling = 0;                                   // cells per texel side the heatmap draws the shown head with (0: not drawn;
-                                                              // the softmax pools the shown head's texels for it in the same pass)
-    int pendingSwap = -1;                                     // first chip clicked in the token-swap panel (-1 = none)
-    float zoom = 1.0f;                                        // heatmap zoom (1 = whole matrix)
-    float panX = 0.5f, panY = 0.5f;                           // heatmap view centre, as fractions of keys / queries
+    int previewLayer = -1;  // with previewHead: a model's other layer under the mouse in the model view (-1 = the shown layer)
+    ModelViewOptions modelView;
+    float sinkEpsilon = 0.3f;        // the head statistics' sink share: heads whose first-token mass exceeds this
+    int heatmapPooling = 0;          // cells per texel side the heatmap draws the shown head with (0: not drawn;
+                                     // the softmax pools the shown head's texels for it in the same pass)
+    int pendingSwap = -1;            // first chip clicked in the token-swap panel (-1 = none)
+    float zoom = 1.0f;               // heatmap zoom (1 = whole matrix)
+    float panX = 0.5f, panY = 0.5f;  // heatmap view centre, as fractions of keys / queries
     Lab lab = Lab::None;
     int fastWeightSteps = -1;      // tokens written into the fast-weight matrix shown (-1 = all)
     float nextTemperature = 1.0f;  // a model's next-token distribution: softmax(logits / this)
@@ -156,6 +171,8 @@ struct AppState {
     bool combineStale = true;                 // forward.concat and forward.output
     PooledWeights pooled;
     HeadSummary headSummary;  // see summarizeHeads
+    // The induction test of a model's heads on a worker thread; never null in a live state.
+    std::unique_ptr<InductionJob> induction = std::make_unique<InductionJob>();
     ViewState view;
     Labs labs;  // the labs' settings, jobs and derived maps
     // A model folder being opened on a worker thread (LoadScenario with `background`); never null
@@ -170,7 +187,8 @@ struct AppState {
 };
 
 // The head the heatmap, bars and stages show: the one under the mouse in the head grid, else the
-// selected one.
+// selected one (also while the model view previews another layer's head, which only the heatmap
+// shows: previewLayer).
 int shownHead(const AppState& state);
 
 // A state showing `scenario`; throws core::InputError when it does not build. Nothing is

@@ -31,9 +31,16 @@ namespace {
 using namespace clitest;
 
 // Every file export, each with the name of a file it could write.
-const std::vector<std::pair<std::string, std::string>> kFileExports = {
-    {"--export", "out.json"},      {"--export-csv", "out.csv"},   {"--export-heatmap", "out.png"}, {"--export-heatmap", "out.svg"},
-    {"--export-bars", "bars.svg"}, {"--export-bars", "bars.png"}, {"--export-heads", "heads.png"}, {"--export-heads", "heads.svg"}};
+const std::vector<std::pair<std::string, std::string>> kFileExports = {{"--export", "out.json"},
+                                                                       {"--export-csv", "out.csv"},
+                                                                       {"--export-heatmap", "out.png"},
+                                                                       {"--export-heatmap", "out.svg"},
+                                                                       {"--export-bars", "bars.svg"},
+                                                                       {"--export-bars", "bars.png"},
+                                                                       {"--export-heads", "heads.png"},
+                                                                       {"--export-heads", "heads.svg"},
+                                                                       {"--export-model-view", "model.png"},
+                                                                       {"--export-model-view", "model.svg"}};
 
 // While alive, no file this process writes may grow past `bytes`: write() fails with EFBIG as it
 // would on a full disk (SIGXFSZ, which would end the process, is ignored meanwhile).

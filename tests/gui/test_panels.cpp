@@ -478,3 +478,62 @@ TEST(Panels, StagesSayWhetherScoresAreSymmetricAndWhetherVIsK) {
     EXPECT_EQ(stageCheck(values, 3, 0).text.rfind("V = K: max |V − K| = 0", 0), 0u);
     EXPECT_TRUE(stageCheck(values, 5, 0).text.empty());
 }
+
+// The model view and the head statistics, for a scenario (asked for, as the View menu does) and
+// a tiny model (always on tabs): drawn, their summary made once for the pass and never per frame,
+// their tiles' atlas uploaded once.
+TEST_F(Headless, ModelViewAndStatisticsDrawAScenarioAndAModelFromOneSummary) {
+    App scenario(makeState(core::loadPreset("random-heads")));
+    for (const std::string_view id : {panel_id::kModel, panel_id::kStats}) {
+        SCOPED_TRACE(id);
+        scenario.revealPanel(id);
+        frames(scenario, 24);  // a head a frame, then the summary
+        ASSERT_TRUE(scenario.panelRects().count(std::string(id)));
+        EXPECT_TRUE(isFresh(scenario.state()));
+        ASSERT_TRUE(scenario.state().headSummary.key.has_value());
+        EXPECT_EQ(scenario.state().headSummary.heads, scenario.state().model.heads);
+    }
+    const core::HeadStats* made = scenario.state().headSummary.stats.data();
+    scenario.revealPanel(panel_id::kModel);
+    frames(scenario, 2);
+    const long long uploads = scenario.textureUploads();
+    frames(scenario, 5);
+    EXPECT_EQ(scenario.state().headSummary.stats.data(), made) << "the summary was made again";
+    EXPECT_EQ(scenario.textureUploads(), uploads) << "a redraw uploaded a texture";
+
+    const auto dir = std::filesystem::temp_directory_path() / ("attnviz-test-" + std::to_string(::getpid()) + "-model-view");
+    std::filesystem::create_directories(dir);
+    tinygpt2::writeCheckpoint(dir, tinygpt2::weights(7));
+    core::Scenario sc;
+    sc.model = core::modelFolder(dir.string());
+    sc.sentence = " the the he then";
+    sc.causal = true;
+    App model(makeState(sc));
+    frames(model, 3);
+    ASSERT_TRUE(model.panelRects().count(std::string(panel_id::kModel)));
+    EXPECT_EQ(model.state().headSummary.layers, tinygpt2::kLayers);
+    for (const std::string_view id : {panel_id::kStats, panel_id::kModel}) {
+        model.revealPanel(id);
+        frames(model, 3);
+        EXPECT_TRUE(model.panelRects().count(std::string(id))) << id;
+    }
+    // A head of another layer previewed (the model view's hover): the heatmap draws it from the
+    // model's pass, one texture for it, while the rest stays on the selection.
+    ASSERT_TRUE(apply(model.state(), action::SetPreviewHead{1, 1}));
+    const long long beforePreview = model.textureUploads();
+    frames(model, 3);
+    EXPECT_EQ(model.state().view.previewLayer, 1);
+    EXPECT_EQ(model.textureUploads(), beforePreview + 1);
+    ASSERT_TRUE(apply(model.state(), action::SetPreviewHead{-2}));
+    frames(model, 2);
+    // Presenter mode and a small window keep both within reach, on tabs.
+    ASSERT_TRUE(apply(model.state(), action::SetPresenter{true}));
+    frames(model, 2);
+    EXPECT_TRUE(model.panelRects().count(std::string(panel_id::kModel)));
+    ImGui::GetIO().DisplaySize = ImVec2(800, 600);
+    ASSERT_TRUE(apply(model.state(), action::SetPresenter{false}));
+    model.revealPanel(panel_id::kStats);
+    frames(model, 2);
+    EXPECT_TRUE(model.panelRects().count(std::string(panel_id::kStats)));
+    std::filesystem::remove_all(dir);
+}

@@ -1,0 +1,312 @@
+#include "app/panels/model_view_panel.hpp"
+
+#include "app/gfx/texture_cache.hpp"
+#include "app/state/head_summary.hpp"
+#include "app/state/model_view.hpp"
+#include "app/widgets/charts.hpp"
+#include "app/widgets/text.hpp"
+#include "core/base/format.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace attnviz::app {
+namespace {
+
+constexpr const char* kOrders[] = {"head order", "sorted in each layer", "all heads ranked"};
+
+// A stamp for the atlas: the pass, the order and the pooling (FNV-1a over them).
+std::uint64_t atlasVersion(const HeadSummary& s, const std::vector<int>& order, core::BlockPooling pooling) {
+    std::uint64_t h = 1469598103934665603ULL;
+    const auto mix = [&](std::uint64_t v) { h = (h ^ v) * 1099511628211ULL; };
+    mix(reinterpret_cast<std::uintptr_t>(s.key->run));
+    mix(s.key->data);
+    mix(static_cast<std::uint64_t>(pooling));
+    for (const int k : order) mix(static_cast<std::uint64_t>(k));
+    return h;
+}
+
+// The view's colouring, with one scale over every tile: a per-row scale would mix the rows of
+// the heads side by side in a row of the atlas, so it is stretched over all of them instead.
+gfx::Colouring atlasColouring(const AppState& s) {
+    gfx::Colouring c = weightColouring(s);
+    c.logFloor = core::logFloor(s.headSummary.keys);
+    if (c.scale == core::ColourScale::Rows) c.scale = core::ColourScale::Stretch;
+    return c;
+}
+
+std::string scaleWords(const gfx::HeatmapTexture& tex) {
+    switch (tex.scale()) {
+        case core::ColourScale::Stretch: return "colours: 0 … " + core::formatFixed(tex.maxValue(), 3) + " (stretched, all tiles)";
+        case core::ColourScale::Log: return "colours: log10 of the weight (all tiles)";
+        default: return "colours: 0 … 1 (all tiles)";
+    }
+}
+
+std::string tileName(const HeadSummary& s, int index) {
+    return std::to_string(s.firstLayer + index / s.heads + 1) + "." + std::to_string(index % s.heads + 1);
+}
+
+std::string tileTooltip(const AppState& st, int index, const std::optional<std::vector<double>>& test) {
+    const HeadSummary& s = st.headSummary;
+    const core::HeadStats& h = s.stats[static_cast<std::size_t>(index)];
+    const int layer = index / s.heads, head = index % s.heads;
+    char buf[512];
+    std::snprintf(buf, sizeof buf,
+                  "layer %d · head %d%s\nentropy %.3f nats (share %.2f)\nmean distance %.2f\nself %.3f · previous %.3f · first %.3f\n"
+                  "duplicate %.3f · induction %.3f",
+                  s.firstLayer + layer + 1, head + 1,
+                  st.loaded && st.loaded.checkpoint->config().nKvHead != st.loaded.checkpoint->config().nHead
+                      ? (" · kv " + std::to_string(st.loaded.checkpoint->config().kvHeadOf(head) + 1)).c_str()
+                      : "",
+                  h.entropy, h.entropyShare, h.distance, h.self, h.previous, h.first, h.duplicate, h.induction);
+    std::string text = buf;
+    if (test) text += "\ninduction test " + core::formatFixed((*test)[static_cast<std::size_t>(index)], 3);
+    return text + "\nclick to select";
+}
+
+// The pooling, order, statistic and tint; a column `columnW` wide when `side`, else a row.
+void drawControls(PanelContext& ctx, ModelViewOptions options, bool side, float columnW) {
+    const AppState& st = ctx.state;
+    const float em = ImGui::GetFontSize();
+    const float comboW = side ? columnW - ImGui::CalcTextSize("by").x - ImGui::GetStyle().ItemInnerSpacing.x : em * 8.5f;
+    bool changed = false;
+    int pooling = static_cast<int>(options.pooling);
+    ImGui::SetNextItemWidth(comboW);
+    changed |= ImGui::Combo("##pooling", &pooling, "block means\0block maxima\0");
+    tooltip("Each tile is its head's map shrunk to a thumbnail: each texel the mean of its block of weights, or the largest.");
+    int order = static_cast<int>(options.order);
+    if (!side) widgets::sameLineIfFits(em * 10.0f);
+    ImGui::SetNextItemWidth(side ? comboW : em * 10.0f);
+    changed |= ImGui::Combo("##order", &order, kOrders, 3);
+    const InductionSnapshot test = st.induction->snapshot();
+    const bool testDone = inductionTestScores(test, st.loaded.checkpoint.get()) != nullptr;
+    int score = static_cast<int>(options.score);
+    if (!side) widgets::sameLineIfFits(em * 8.0f + ImGui::CalcTextSize("by").x);
+    ImGui::SetNextItemWidth(side ? comboW : em * 8.0f);
+    if (ImGui::BeginCombo("by", core::headScoreId(options.score))) {
+        for (int k = 0; k < core::kHeadScoreCount; ++k) {
+            const bool available = k != static_cast<int>(core::HeadScore::InductionTest) || testDone;
+            if (ImGui::Selectable(core::headScoreId(static_cast<core::HeadScore>(k)), k == score,
+                                  available ? 0 : ImGuiSelectableFlags_Disabled))
+                score = k, changed = true;
+        }
+        ImGui::EndCombo();
+    }
+    tooltip(
+        "The statistic tiles are sorted and tinted by (hover a tile for all of them). The induction test is run from the head "
+        "statistics panel.");
+    if (!side) widgets::sameLineIfFits(ImGui::GetFrameHeight() + ImGui::CalcTextSize("tint").x);
+    changed |= ImGui::Checkbox("tint", &options.tint);
+    tooltip("A bar along each tile's top edge, as strong as the head's score (0 … the largest score).");
+    if (changed) {
+        options.pooling = static_cast<core::BlockPooling>(pooling);
+        options.order = static_cast<core::TileOrder>(order);
+        options.score = static_cast<core::HeadScore>(score);
+        ctx.actions.emit(action::SetModelView{options});
+    }
+}
+
+}  // namespace
+
+void ModelViewPanel::draw(PanelContext& ctx) {
+    const AppState& st = ctx.state;
+    if (!beginPanel(ctx, title())) return;
+    if (!headSummaryCurrent(st)) {
+        ctx.requests.headSummary = true;  // made after this frame, once the pass is ready
+        if (!st.loaded && !weightsFresh(st, -1)) {
+            const auto fresh = std::count_if(st.stale.begin(), st.stale.end(), [](Stage x) { return x <= Stage::Outputs; });
+            ImGui::TextDisabled("computing every head: %d of %d", static_cast<int>(fresh), static_cast<int>(st.stale.size()));
+        } else {
+            ImGui::TextDisabled("summarizing every head…");
+        }
+        ImGui::End();
+        return;
+    }
+    const HeadSummary& s = st.headSummary;
+
+    // Controls: pooling, order, statistic, tint; in a column right of the grid when the panel is
+    // wide and low (a bottom row), else in a row above it.
+    const float em = ImGui::GetFontSize();
+    const ImVec2 start = ImGui::GetCursorScreenPos(), room = ImGui::GetContentRegionAvail();
+    const float columnW = em * 16.0f;
+    const bool controls = !st.view.presenter;  // presenter mode: the view as set, in the large font
+    const bool side = controls && room.x >= room.y * 1.5f + columnW;
+    if (side) {
+        ImGui::SetCursorScreenPos(ImVec2(start.x + room.x - columnW, start.y));
+        ImGui::BeginGroup();
+    }
+    if (controls) drawControls(ctx, st.view.modelView, side, columnW);
+
+    const TileLayout layout = modelViewLayout(st, st.view.modelView);
+    const gfx::Colouring colouring = atlasColouring(st);
+    const std::uint64_t version = atlasVersion(s, layout.order, st.view.modelView.pooling);
+    const gfx::HeatmapTexture& tex = ctx.textures.get("model-atlas", gfx::TextureStamp{version, 0, s.factor}, colouring, [&] {
+        gfx::MatrixSource m;
+        m.texels = thumbnailAtlas(s, layout.order, st.view.modelView.pooling);
+        // A masked block's weights are 0: drawn so, since hatching every tile's mask hides the maps.
+        for (float& v : m.texels)
+            if (core::isMaskedTexel(v)) v = 0.0f;
+        m.rows = static_cast<int>(s.layers * s.side);
+        m.cols = static_cast<int>(s.heads * s.sideKeys);
+        return m;
+    });
+    std::string caption = std::to_string(s.layers) + (s.layers == 1 ? " layer × " : " layers × ") + std::to_string(s.heads) + " heads · " +
+                          scaleWords(tex) + " · masked cells as 0";
+    if (s.factor > 1)
+        caption += " · block " + std::string(st.view.modelView.pooling == core::BlockPooling::Mean ? "means" : "maxima") + " of " +
+                   std::to_string(s.factor) + " × " + std::to_string(s.factor);
+    if (side) {
+        widgets::wrappedTextColored(ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled), caption, widgets::kLongTextGlyphs, columnW);
+        if (!layout.rule.empty()) widgets::wrappedText(layout.rule, widgets::kLongTextGlyphs, columnW);
+        ImGui::EndGroup();
+        ImGui::SetCursorScreenPos(start);
+    } else {
+        widgets::wrappedTextColored(ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled), caption);
+        if (!layout.rule.empty()) widgets::wrappedText(layout.rule);
+    }
+
+    // The grid: axis labels left and above, tiles at one size, the colour bar on the right.
+    ImDrawList* list = ImGui::GetWindowDrawList();
+    const ImVec2 origin = ImGui::GetCursorScreenPos();
+    const ImVec2 avail(ImGui::GetContentRegionAvail().x - (side ? columnW + em : 0.0f), ImGui::GetContentRegionAvail().y);
+    const float lineH = ImGui::GetTextLineHeight();
+    const bool ranked = st.view.modelView.order == core::TileOrder::Ranked && layout.scores;
+    const std::string widestRow = ranked ? "#" + std::to_string(s.layers * s.heads) : "L" + std::to_string(s.firstLayer + s.layers);
+    const float labelW = ImGui::CalcTextSize(widestRow.c_str()).x + em * 0.5f;
+    const float barW = em * 3.5f;
+    const float aspect = static_cast<float>(s.side) / static_cast<float>(std::max<Eigen::Index>(1, s.sideKeys));
+    const float roomW = avail.x - labelW - barW, roomH = avail.y - lineH - em * 0.5f;
+    if (roomW < 2.0f * static_cast<float>(s.heads) || roomH < 2.0f * static_cast<float>(s.layers) * aspect) {
+        if (avail.y >= lineH) ImGui::TextDisabled("%s", widgets::fitLabel("enlarge the panel to see the tiles", avail.x).c_str());
+        if (m_previewing && st.view.previewHead != -2) ctx.actions.emit(action::SetPreviewHead{-2});
+        m_previewing = false;
+        ImGui::End();
+        return;
+    }
+    const float tile =
+        std::max(2.0f, std::floor(std::min(roomW / static_cast<float>(s.heads), roomH / (static_cast<float>(s.layers) * aspect))));
+    const float tileH = std::max(2.0f, std::floor(tile * aspect));
+    const ImVec2 gMin(origin.x + labelW, origin.y + lineH + em * 0.25f);
+    const ImVec2 gMax(gMin.x + tile * static_cast<float>(s.heads), gMin.y + tileH * static_cast<float>(s.layers));
+    ctx.heatmaps.draw(list, tex, gMin, gMax, ImVec2(0, 0), ImVec2(1, 1));
+
+    // Gaps between tiles: lines of the window's colour over the tiles' edges (one quad each).
+    const ImU32 bg = ImGui::GetColorU32(ImGuiCol_WindowBg);
+    const float gap = tile >= 24.0f ? std::round(2.0f * ctx.scale) : 1.0f;
+    if (tile >= 6.0f) {
+        for (int c = 1; c < s.heads; ++c) {
+            const float x = gMin.x + tile * static_cast<float>(c);
+            list->AddRectFilled(ImVec2(x - gap * 0.5f, gMin.y), ImVec2(x + gap * 0.5f, gMax.y), bg);
+        }
+        for (int r = 1; r < s.layers; ++r) {
+            const float y = gMin.y + tileH * static_cast<float>(r);
+            list->AddRectFilled(ImVec2(gMin.x, y - gap * 0.5f), ImVec2(gMax.x, y + gap * 0.5f), bg);
+        }
+    }
+
+    // Axis labels, thinned to what fits: layers (or ranks) on the left, heads (or ranks in a layer) above.
+    const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text), dim = ImGui::GetColorU32(ImGuiCol_TextDisabled);
+    // Thinned: the first, then every step-th counting from 1 (as the heatmap's positions).
+    const auto labelled = [](int i, int step) { return step == 1 || (i == 0 && step > 2) || (i + 1) % step == 0; };
+    const int rowStep = widgets::niceStep(lineH / tileH);
+    for (int r = 0; r < s.layers; ++r) {
+        if (!labelled(r, rowStep)) continue;
+        const std::string label = ranked ? "#" + std::to_string(r * s.heads + 1) : "L" + std::to_string(s.firstLayer + r + 1);
+        const ImVec2 size = ImGui::CalcTextSize(label.c_str());
+        list->AddText(ImVec2(gMin.x - size.x - em * 0.3f, gMin.y + tileH * (static_cast<float>(r) + 0.5f) - size.y * 0.5f), text,
+                      label.c_str());
+    }
+    if (!ranked) {
+        const float widestHead = ImGui::CalcTextSize(std::to_string(s.heads).c_str()).x + em * 0.4f;
+        const int colStep = widgets::niceStep(widestHead / tile);
+        for (int c = 0; c < s.heads; ++c) {
+            if (!labelled(c, colStep)) continue;
+            const bool sorted = st.view.modelView.order == core::TileOrder::WithinLayer && layout.scores;
+            const std::string label = (sorted ? "#" : "") + std::to_string(c + 1);
+            const ImVec2 size = ImGui::CalcTextSize(label.c_str());
+            list->AddText(ImVec2(gMin.x + tile * (static_cast<float>(c) + 0.5f) - size.x * 0.5f, origin.y), text, label.c_str());
+        }
+    }
+    const char* corner = ranked                                                                     ? "rank"
+                         : st.view.modelView.order == core::TileOrder::WithinLayer && layout.scores ? "layer \\ rank"
+                                                                                                    : "layer \\ head";
+    if (ImGui::CalcTextSize(corner).x <= labelW + tile) list->AddText(ImVec2(origin.x, origin.y), dim, corner);
+
+    // Per tile: the tint bar, the name where it fits (sorted orders), the selection's frame.
+    double lo = 0.0, hi = 0.0;
+    if (layout.scores && st.view.modelView.tint) {
+        lo = *std::min_element(layout.scores->begin(), layout.scores->end());
+        hi = *std::max_element(layout.scores->begin(), layout.scores->end());
+        lo = std::min(lo, 0.0);
+    }
+    const int selectedLayer = st.loaded ? st.scenario.layer - s.firstLayer : 0;
+    const int selected = st.view.selectedHead >= 0 ? selectedLayer * s.heads + st.view.selectedHead : -1;
+    const bool names = st.view.modelView.order != core::TileOrder::Natural && layout.scores &&
+                       tile >= ImGui::CalcTextSize(tileName(s, s.layers * s.heads - 1).c_str()).x + em * 0.4f && tileH >= lineH * 1.6f;
+    const ImU32 accent = IM_COL32(239, 68, 68, 255);
+    for (std::size_t k = 0; k < layout.order.size(); ++k) {
+        const int index = layout.order[k];
+        const ImVec2 p(gMin.x + tile * static_cast<float>(k % static_cast<std::size_t>(s.heads)),
+                       gMin.y + tileH * static_cast<float>(k / static_cast<std::size_t>(s.heads)));
+        if (hi > lo) {
+            const double v = ((*layout.scores)[static_cast<std::size_t>(index)] - lo) / (hi - lo);
+            const float barH = std::max(2.0f, std::round(tileH * 0.12f));
+            list->AddRectFilled(ImVec2(p.x + gap * 0.5f, p.y + gap * 0.5f), ImVec2(p.x + tile - gap * 0.5f, p.y + gap * 0.5f + barH),
+                                IM_COL32(255, 140, 0, static_cast<int>(std::lround(40.0 + 215.0 * v))));
+        }
+        if (names) {
+            const std::string name =
+                st.view.modelView.order == core::TileOrder::Ranked ? tileName(s, index) : "h" + std::to_string(index % s.heads + 1);
+            list->AddRectFilled(ImVec2(p.x + gap, p.y + tileH - lineH - 2.0f),
+                                ImVec2(p.x + gap + ImGui::CalcTextSize(name.c_str()).x + 4.0f, p.y + tileH - gap), IM_COL32(0, 0, 0, 150));
+            list->AddText(ImVec2(p.x + gap + 2.0f, p.y + tileH - lineH - 1.0f), IM_COL32(255, 255, 255, 255), name.c_str());
+        }
+        if (index == selected)
+            list->AddRect(ImVec2(p.x - 1.0f, p.y - 1.0f), ImVec2(p.x + tile + 1.0f, p.y + tileH + 1.0f), accent, 0.0f, 0,
+                          std::max(2.0f, std::round(2.0f * ctx.scale)));
+    }
+
+    // The colour bar.
+    const ImVec2 barMin(gMax.x + em * 0.6f, gMin.y), barMax(gMax.x + em * 1.3f, gMin.y + std::min(gMax.y - gMin.y, em * 14.0f));
+    if (barMax.y - barMin.y >= em * 3.0f) {
+        switch (tex.scale()) {
+            case core::ColourScale::Stretch:
+                widgets::colorBar(list, barMin, barMax, st.view.colormap, 0.0f, std::max(tex.maxValue(), 1e-30f), 3);
+                break;
+            case core::ColourScale::Log:
+                widgets::colorBar(list, barMin, barMax, st.view.colormap, std::log10(colouring.logFloor), 0.0f,
+                                  static_cast<int>(-std::log10(colouring.logFloor)) + 1, true);
+                break;
+            default: widgets::colorBar(list, barMin, barMax, st.view.colormap, 0.0f, 1.0f, 3);
+        }
+    }
+
+    // Hover previews the head in the heatmap; a click selects its layer and head.
+    ImGui::SetCursorScreenPos(gMin);
+    ImGui::InvisibleButton("##model grid", ImVec2(std::max(1.0f, gMax.x - gMin.x), std::max(1.0f, gMax.y - gMin.y)));
+    int hovered = -1;
+    if (ImGui::IsItemHovered()) {
+        const ImVec2 m = ImGui::GetIO().MousePos;
+        const int c = std::clamp(static_cast<int>((m.x - gMin.x) / tile), 0, s.heads - 1);
+        const int r = std::clamp(static_cast<int>((m.y - gMin.y) / tileH), 0, s.layers - 1);
+        hovered = layout.order[static_cast<std::size_t>(r * s.heads + c)];
+        widgets::showTooltip(tileTooltip(st, hovered, summaryScores(st, core::HeadScore::InductionTest)));
+        if (ImGui::IsItemClicked()) ctx.actions.emit(action::SelectLayerHead{s.firstLayer + hovered / s.heads, hovered % s.heads});
+    }
+    if (hovered >= 0) {
+        const int layer = s.firstLayer + hovered / s.heads, head = hovered % s.heads;
+        const bool otherLayer = st.loaded && layer != st.scenario.layer;
+        const int wantLayer = otherLayer ? layer : -1;
+        if (st.view.previewHead != head || st.view.previewLayer != wantLayer)
+            ctx.actions.emit(action::SetPreviewHead{head, otherLayer ? layer : -1});
+        m_previewing = true;
+    } else if (m_previewing) {
+        if (st.view.previewHead != -2) ctx.actions.emit(action::SetPreviewHead{-2});
+        m_previewing = false;
+    }
+    ImGui::End();
+}
+
+}  // namespace attnviz::app

@@ -1,0 +1,23 @@
+// Every head's statistics as a sortable table (layer, head, its kv head in a grouped model, each
+// score), the model's sink share at a threshold, and the induction test: click a row to select
+// that layer and head.
+#pragma once
+
+#include "app/panels/panel.hpp"
+
+#include <vector>
+
+namespace attnviz::app {
+
+class StatsPanel : public Panel {
+public:
+    using Panel::Panel;
+    void draw(PanelContext& ctx) override;
+
+private:
+    // The rows in the table's order (head indices), sorted when the sort or the numbers change.
+    std::vector<int> m_rows;
+    std::uint64_t m_sortedFor = 0;
+};
+
+}  // namespace attnviz::app

@@ -1,0 +1,52 @@
+// Actions of the views of every head (the model view, the head statistics): a layer and head
+// selected together, the tiles' order and tint, the sink threshold, the induction test.
+#include "app/state/actions_families.hpp"
+
+#include "core/base/format.hpp"
+
+#include <cmath>
+
+namespace attnviz::app::detail {
+
+bool applyAction(AppState& state, const action::SelectLayerHead& a) {
+    const int layers = state.loaded ? state.loaded.layers() : 1;
+    if (a.layer < 0 || a.layer >= layers)
+        return reject(state, "layer", std::to_string(a.layer) + " is outside 0 … " + std::to_string(layers - 1));
+    if (state.loaded && !applyAction(state, action::SelectLayer{a.layer})) return false;
+    if (a.head < -1 || a.head >= state.model.heads)
+        return reject(state, "head", std::to_string(a.head) + " is outside -1 … " + std::to_string(state.model.heads - 1));
+    state.view.selectedHead = a.head;
+    state.view.previewHead = -2;  // the tile under the mouse is the selection now
+    state.view.previewLayer = -1;
+    clampSelection(state);
+    return true;
+}
+
+bool applyAction(AppState& state, const action::SetModelView& a) {
+    state.view.modelView = a.options;
+    return true;
+}
+
+bool applyAction(AppState& state, const action::SetSinkEpsilon& a) {
+    if (!std::isfinite(a.value) || a.value < 0.0f || a.value > 1.0f)
+        return reject(state, "sink threshold", "must be between 0 and 1, got " + core::formatNumber(a.value));
+    state.view.sinkEpsilon = a.value;
+    return true;
+}
+
+bool applyAction(AppState& state, const action::StartInductionTest& a) {
+    if (!state.loaded) return reject(state, "induction test", "needs a model (open one with --model or File → Open model folder)");
+    if (a.settings.repeat < 2 || a.settings.batch < 1)
+        return reject(state, "induction test",
+                      "needs at least 2 repeated tokens and 1 sequence, got " + std::to_string(a.settings.repeat) + " and " +
+                          std::to_string(a.settings.batch));
+    state.induction->start(state.loaded.checkpoint, a.settings);
+    return true;
+}
+
+bool applyAction(AppState& state, const action::StopInductionTest&) {
+    state.induction->stop();
+    return true;
+}
+
+}  // namespace attnviz::app::detail

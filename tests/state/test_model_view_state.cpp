@@ -1,0 +1,165 @@
+// The views of every head in state: the summary made once per pass (kept across view changes and
+// a model's other layer, remade for new numbers), the model view's order and atlas, selecting a
+// layer and head in one step, the preview of another layer, the induction test's job.
+#include "app/state/actions.hpp"
+#include "app/state/head_summary.hpp"
+#include "app/state/model_view.hpp"
+#include "core/base/error.hpp"
+#include "ready_state.hpp"
+#include "tests/test_folder.hpp"
+#include "tests/tiny_gpt2.hpp"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <thread>
+
+using namespace attnviz;
+using namespace attnviz::app;
+
+namespace {
+
+TEST(ModelViewState, ScenarioSummaryWaitsForEveryHeadThenIsMadeOncePerPass) {
+    AppState s = makeState(core::loadPreset("default"));
+    ASSERT_GT(s.model.heads, 1);
+    recomputeStep(s, 0, 0);  // the visible head only: the others are stale
+    EXPECT_FALSE(summarizeHeads(s));
+    EXPECT_FALSE(s.headSummary.key.has_value());
+    recompute(s);
+    ASSERT_TRUE(summarizeHeads(s));
+    const core::HeadStats* made = s.headSummary.stats.data();
+    EXPECT_EQ(s.headSummary.layers, 1);
+    EXPECT_EQ(s.headSummary.heads, s.model.heads);
+    // Frame after frame on the same pass: current, never made again.
+    for (int frame = 0; frame < 5; ++frame) {
+        recomputeStep(s, shownHead(s), 1);
+        ASSERT_TRUE(headSummaryCurrent(s));
+        ASSERT_TRUE(summarizeHeads(s));
+        EXPECT_EQ(s.headSummary.stats.data(), made);
+    }
+    // A view change keeps it; new weights (the temperature) make it stale.
+    ASSERT_TRUE(apply(s, action::SelectHead{1}));
+    ASSERT_TRUE(apply(s, action::SetModelView{{core::BlockPooling::Max, core::TileOrder::Ranked, core::HeadScore::Self, true}}));
+    EXPECT_TRUE(headSummaryCurrent(s));
+    ASSERT_TRUE(apply(s, action::SetTemperature{0.5f}));
+    recompute(s);
+    EXPECT_FALSE(headSummaryCurrent(s));
+    ASSERT_TRUE(summarizeHeads(s));
+    EXPECT_TRUE(headSummaryCurrent(s));
+}
+
+TEST(ModelViewState, OrderFollowsTheScoreAndTheAtlasPlacesEachThumbnail) {
+    AppState s = app::testing::ready("default");
+    ASSERT_TRUE(summarizeHeads(s));
+    const HeadSummary& sum = s.headSummary;
+    ModelViewOptions options;
+    options.order = core::TileOrder::Ranked;
+    options.score = core::HeadScore::Previous;
+    const TileLayout layout = modelViewLayout(s, options);
+    ASSERT_TRUE(layout.scores);
+    ASSERT_EQ(layout.order.size(), sum.stats.size());
+    for (std::size_t k = 1; k < layout.order.size(); ++k)
+        EXPECT_GE(sum.stats[static_cast<std::size_t>(layout.order[k - 1])].previous,
+                  sum.stats[static_cast<std::size_t>(layout.order[k])].previous);
+    EXPECT_EQ(layout.rule, "every head ranked by previous-token mass, largest first");
+    // The induction test has not run: its order falls back to head order, with no rule.
+    options.score = core::HeadScore::InductionTest;
+    const TileLayout none = modelViewLayout(s, options);
+    EXPECT_FALSE(none.scores);
+    EXPECT_TRUE(none.rule.empty());
+    for (std::size_t k = 0; k < none.order.size(); ++k) EXPECT_EQ(none.order[k], static_cast<int>(k));
+    // The atlas: slot k's block is head order[k]'s thumbnail, texel for texel.
+    const std::vector<float> atlas = thumbnailAtlas(sum, layout.order, core::BlockPooling::Max);
+    const auto side = static_cast<std::size_t>(sum.side), sideKeys = static_cast<std::size_t>(sum.sideKeys);
+    const std::size_t width = static_cast<std::size_t>(sum.heads) * sideKeys;
+    ASSERT_EQ(atlas.size(), static_cast<std::size_t>(sum.layers) * side * width);
+    for (std::size_t k = 0; k < layout.order.size(); ++k) {
+        const float* tile = sum.thumbnail(layout.order[k], core::BlockPooling::Max);
+        for (std::size_t r = 0; r < side; ++r)
+            for (std::size_t c = 0; c < sideKeys; ++c)
+                ASSERT_EQ(atlas[(k / static_cast<std::size_t>(sum.heads) * side + r) * width +
+                                k % static_cast<std::size_t>(sum.heads) * sideKeys + c],
+                          tile[r * sideKeys + c]);
+    }
+}
+
+TEST(ModelViewState, TileOrderSortsWithinLayersStablyAndNamesTheRule) {
+    // 2 layers × 3 heads; ties keep head order.
+    const std::vector<double> scores = {0.1, 0.5, 0.5, 0.9, 0.2, 0.4};
+    EXPECT_EQ(core::tileOrder(2, 3, core::TileOrder::WithinLayer, scores), (std::vector<int>{1, 2, 0, 3, 5, 4}));
+    EXPECT_EQ(core::tileOrder(2, 3, core::TileOrder::Ranked, scores), (std::vector<int>{3, 1, 2, 5, 4, 0}));
+    EXPECT_EQ(core::tileOrder(2, 3, core::TileOrder::Natural, scores), (std::vector<int>{0, 1, 2, 3, 4, 5}));
+    EXPECT_EQ(core::orderRule(core::TileOrder::WithinLayer, core::HeadScore::Previous, core::HeadScore::Previous),
+              "sorted by previous-token mass within each layer; tint = previous");
+    EXPECT_EQ(core::parseHeadScore("entropy-share", "--x"), core::HeadScore::EntropyShare);
+    EXPECT_THROW(core::parseHeadScore("prev", "--x"), core::InputError);
+}
+
+class ModelViewModel : public testfs::TestFolder {
+protected:
+    AppState open() {
+        tinygpt2::writeCheckpoint(m_dir, tinygpt2::weights(7));
+        core::Scenario sc;
+        sc.model = m_dir.string();
+        sc.sentence = " the the he then";
+        sc.causal = true;
+        AppState state = makeState(sc);
+        recompute(state);
+        return state;
+    }
+};
+
+TEST_F(ModelViewModel, EveryLayerSummarizedAndKeptAcrossLayersOfThePass) {
+    AppState s = open();
+    ASSERT_TRUE(summarizeHeads(s));
+    EXPECT_EQ(s.headSummary.layers, tinygpt2::kLayers);
+    EXPECT_EQ(s.headSummary.heads, tinygpt2::kHeads);
+    const core::HeadStats* made = s.headSummary.stats.data();
+    // One action selects layer and head; the pass, and so its summary, stays.
+    ASSERT_TRUE(apply(s, action::SelectLayerHead{tinygpt2::kLayers - 1, 1}));
+    EXPECT_EQ(s.scenario.layer, tinygpt2::kLayers - 1);
+    EXPECT_EQ(s.view.selectedHead, 1);
+    EXPECT_TRUE(headSummaryCurrent(s));
+    EXPECT_EQ(s.headSummary.stats.data(), made);
+    EXPECT_FALSE(apply(s, action::SelectLayerHead{tinygpt2::kLayers, 0}));
+    EXPECT_FALSE(apply(s, action::SelectLayerHead{0, tinygpt2::kHeads}));
+    // A new sentence is a new pass.
+    ASSERT_TRUE(apply(s, action::SetSentence{" he then"}));
+    EXPECT_FALSE(headSummaryCurrent(s));
+}
+
+TEST_F(ModelViewModel, PreviewOfAnotherLayerLeavesTheOtherPanelsOnTheSelection) {
+    AppState s = open();
+    ASSERT_TRUE(apply(s, action::SelectLayerHead{0, 1}));
+    ASSERT_TRUE(apply(s, action::SetPreviewHead{0, 1}));  // layer 1, head 0
+    EXPECT_EQ(s.view.previewLayer, 1);
+    EXPECT_EQ(s.view.previewHead, 0);
+    EXPECT_EQ(shownHead(s), 1);                           // the bars and stages stay on the selected head of the shown layer
+    ASSERT_TRUE(apply(s, action::SetPreviewHead{0, 0}));  // the shown layer: the usual preview
+    EXPECT_EQ(s.view.previewLayer, -1);
+    EXPECT_EQ(shownHead(s), 0);
+    ASSERT_TRUE(apply(s, action::SetPreviewHead{-2}));
+    EXPECT_EQ(shownHead(s), 1);
+}
+
+TEST_F(ModelViewModel, InductionTestRunsOnAWorkerAndNeverTouchesTheSentence) {
+    AppState s = open();
+    const std::string sentence = *s.scenario.sentence;
+    const std::uint64_t version = s.dataVersion;
+    ASSERT_TRUE(apply(s, action::StartInductionTest{{.repeat = 8, .batch = 2, .seed = 1}}));
+    for (int i = 0; i < 2000 && s.induction->running(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    ASSERT_FALSE(s.induction->running());
+    const InductionSnapshot snap = s.induction->snapshot();
+    EXPECT_EQ(snap.checkpoint, s.loaded.checkpoint.get());
+    EXPECT_TRUE(snap.scores.has_value() != !snap.error.empty());  // a result or why not, never both
+    if (snap.scores) {
+        EXPECT_EQ(snap.scores->size(), static_cast<std::size_t>(tinygpt2::kLayers * tinygpt2::kHeads));
+    }
+    EXPECT_EQ(*s.scenario.sentence, sentence);
+    EXPECT_EQ(s.dataVersion, version);
+    // A scenario has no checkpoint to test.
+    AppState scenario = app::testing::ready("default");
+    EXPECT_FALSE(apply(scenario, action::StartInductionTest{}));
+}
+
+}  // namespace
