@@ -66,6 +66,9 @@ struct ViewState {
     int shift = 7;                 // the positional panel's shift of the whole sentence (relative positions)
     int flashStep = -1;            // the flash lab's step shown (0 … steps − 1; -1 = the walk done)
     core::FlashTiles flashTiles;   // its tile sizes
+    int selectedKey = 0;           // the neuron view's key (a heatmap cell sets it with the query)
+    std::vector<int> viewHeads;    // the head view's heads switched on, ascending; empty: the selected head (every head for the mean)
+    std::vector<int> viewTokens;   // query tokens picked in the head view, ascending (their attention summed); empty: none
 };
 
 // The shift check of the positional panel: the scores at positions 0 … and at view.shift …,
