@@ -146,6 +146,11 @@ void App::layout() {
         m_rects[std::string(id)] = {ImVec2(x0, y0), ImVec2(x1, y1)};
     };
     const bool roomy = W >= kRoomyWidthEms * em && H - top >= kRoomyHeightEms * em;
+    // The heatmap, the head view and the neuron view share a place: tabs in the full layout; on a
+    // small screen the one revealed last (View menu) takes the heatmap's place beside the tabs.
+    for (const std::string_view id : {panel_id::kHeatmap, panel_id::kHeadView, panel_id::kNeuron})
+        if (m_reveal == id) m_weightsView = std::string(id);
+    const std::string_view weights = m_weightsView;
     // The heatmap (or another first panel) on the left, the others as tabs on the right.
     // The strip of tabs runs across the whole window when it would need two rows over the
     // right-hand side alone.
@@ -194,24 +199,25 @@ void App::layout() {
         }
     }
     if (m_state.view.presenter) {
-        if (!roomy) return tabbed(panel_id::kHeatmap, {panel_id::kBars, panel_id::kHeads});
+        if (!roomy) return tabbed(weights, {panel_id::kBars, panel_id::kHeads});
         const float split = W * 0.64f, mid = top + (H - top) * 0.55f;
-        put(panel_id::kHeatmap, 0, top, split, H);
+        tabGroup({panel_id::kHeatmap, panel_id::kHeadView, panel_id::kNeuron}, PanelRect{ImVec2(0, top), ImVec2(split, H)}, false);
         put(panel_id::kBars, split, top, W, mid);
         put(panel_id::kHeads, split, mid, W, H);
         return;
     }
     if (!roomy) {
         if (m_state.view.lab != Lab::None)
-            return tabbed(panel_id::kHeatmap, {labName(m_state.view.lab), panel_id::kBars, panel_id::kHeads, panel_id::kControls});
-        return tabbed(panel_id::kHeatmap,
+            return tabbed(weights, {labName(m_state.view.lab), panel_id::kBars, panel_id::kHeads, panel_id::kControls});
+        return tabbed(weights,
                       {panel_id::kBars, panel_id::kHeads, panel_id::kControls, panel_id::kSwap, panel_id::kStages, panel_id::kPositional});
     }
     const float left = std::min(340.0f * s, W * 0.28f);
     const float mainW = W - left, rowY = top + (H - top) * 0.60f;
     const float heatR = left + mainW * 0.56f, barsY = top + (rowY - top) * 0.55f;
     put(panel_id::kControls, 0, top, left, H);
-    put(panel_id::kHeatmap, left, top, heatR, rowY);
+    // The head view and the neuron view share the heatmap's place, on tabs.
+    tabGroup({panel_id::kHeatmap, panel_id::kHeadView, panel_id::kNeuron}, PanelRect{ImVec2(left, top), ImVec2(heatR, rowY)}, false);
     put(panel_id::kBars, heatR, top, W, barsY);
     put(panel_id::kHeads, heatR, barsY, W, rowY);
     if (m_state.view.lab != Lab::None) return put(labName(m_state.view.lab), left, rowY, W, H);  // the lab's panel id
@@ -434,6 +440,11 @@ void App::menuBar() {
         for (const LabInfo& l : kLabs)
             if (ImGui::MenuItem(("Lab: " + std::string(l.title)).c_str(), nullptr, m_state.view.lab == l.lab))
                 m_actions.emit(action::SetLab{m_state.view.lab == l.lab ? Lab::None : l.lab});
+        ImGui::Separator();
+        if (ImGui::MenuItem("Attention weights")) revealPanel(panel_id::kHeatmap);
+        if (ImGui::MenuItem("Head view")) revealPanel(panel_id::kHeadView);
+        if (ImGui::MenuItem("Neuron view")) revealPanel(panel_id::kNeuron);
+        ImGui::Separator();
         if (ImGui::MenuItem("Fullscreen", "F11")) m_requests.toggleFullscreen = true;
         ImGui::Separator();
         if (ImGui::MenuItem("Larger", "Ctrl+=")) m_actions.emit(action::SetUiScale{m_state.view.uiScale * 1.1f});

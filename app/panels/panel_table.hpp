@@ -21,6 +21,8 @@ inline constexpr std::string_view kSwap = "swap";
 inline constexpr std::string_view kStages = "stages";
 inline constexpr std::string_view kPositional = "positional";
 inline constexpr std::string_view kLesson = "lesson";
+inline constexpr std::string_view kHeadView = "head-view";
+inline constexpr std::string_view kNeuron = "neuron";
 }  // namespace panel_id
 
 struct PanelInfo {

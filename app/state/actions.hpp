@@ -149,8 +149,8 @@ struct SetViewHeads {
     std::vector<int> heads;
 };  // empty: back to the default (the selected head)
 struct PickViewToken {
-    int query;
-    bool add;  // shift-click: add or remove it; else it alone (or none, when it was alone)
+    int query;  // -1 without add: none picked
+    bool add;   // shift-click: add or remove it; else it alone (or none, when it was alone)
 };
 struct SetView {
     float zoom;

@@ -146,6 +146,10 @@ bool applyAction(AppState& state, const action::SetViewHeads& a) {
 }
 
 bool applyAction(AppState& state, const action::PickViewToken& a) {
+    if (a.query == -1 && !a.add) {
+        state.view.viewTokens.clear();
+        return true;
+    }
     if (a.query < 0 || a.query >= static_cast<int>(state.model.tq()))
         return reject(state, "head view", "no token at position " + std::to_string(a.query));
     std::vector<int>& picked = state.view.viewTokens;

@@ -156,8 +156,8 @@ const std::vector<std::string>& lessonLabNames() {
 }
 
 const std::vector<std::string>& lessonPanelIds() {
-    static const std::vector<std::string> ids = {"heatmap",    "bars",   "heads", "swap",  "stages",
-                                                 "positional", "linear", "cost",  "train", "flash"};
+    static const std::vector<std::string> ids = {"heatmap", "bars", "heads", "swap",  "stages",    "positional",
+                                                 "linear",  "cost", "train", "flash", "head-view", "neuron"};
     return ids;
 }
 

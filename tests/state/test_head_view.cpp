@@ -62,6 +62,11 @@ TEST(HeadViewState, ClickIsolatesATokenAndShiftClickAddsOthers) {
     EXPECT_EQ(s.view.viewTokens, std::vector<int>{3});
     ASSERT_TRUE(apply(s, action::PickViewToken{3, false}));  // and again: none
     EXPECT_TRUE(s.view.viewTokens.empty());
+    ASSERT_TRUE(apply(s, action::PickViewToken{1, true}));
+    ASSERT_TRUE(apply(s, action::PickViewToken{2, true}));
+    ASSERT_TRUE(apply(s, action::PickViewToken{-1, false}));  // clear
+    EXPECT_TRUE(s.view.viewTokens.empty());
+    EXPECT_FALSE(apply(s, action::PickViewToken{-1, true}));
     EXPECT_FALSE(apply(s, action::PickViewToken{static_cast<int>(s.model.tq()), false}));
 }
 
