@@ -85,10 +85,12 @@ void HeadViewPanel::draw(PanelContext& ctx) {
             ctx.actions.emit(action::SetViewHeads{all});
         }
     }
-    const std::string ruleText = rule.drops(maps.keys) ? "T = " + std::to_string(T) + ": lines to the " + std::to_string(rule.topK) +
-                                                             " strongest keys of each query and head"
+    const std::string ruleText = rule.drops(maps.keys) ? "T > " + std::to_string(rule.allUpTo) + ": each query's " +
+                                                             std::to_string(rule.topK) + " strongest keys a head"
                                                        : "every line drawn";
     widgets::flowTextDisabled(ruleText, true);
+    if (ImGui::IsItemHovered())
+        widgets::showTooltip("Lines drawn: " + rule.describe(maps.keys) + ". A masked key gets no line; a weight of 0 none either.");
     if (!s.view.viewTokens.empty()) {
         widgets::remarkIfFits(s.view.viewTokens.size() > 1
                                   ? "· " + std::to_string(s.view.viewTokens.size()) + " queries, their sum on the keys"
@@ -101,10 +103,12 @@ void HeadViewPanel::draw(PanelContext& ctx) {
 
     // 3. The columns: the rows that fit, from a first row the wheel or the slider moves (ImGui's
     // storage keeps it, as it keeps a child's scroll), only the visible rows drawn.
-    const float rowH = std::round(ImGui::GetTextLineHeightWithSpacing() * 1.15f);
     const float footH = ImGui::GetTextLineHeightWithSpacing();
     const ImVec2 avail = ImGui::GetContentRegionAvail();
-    const float areaH = std::max(rowH, avail.y - footH);
+    const float baseRowH = std::round(ImGui::GetTextLineHeightWithSpacing() * 1.15f);
+    const float areaH = std::max(baseRowH, avail.y - footH);
+    // A short sentence spreads out, up to 1.8 lines a row.
+    const float rowH = std::clamp(std::floor(areaH / static_cast<float>(std::max(T, 1))), baseRowH, std::round(baseRowH * 1.8f));
     const int fit = std::max(1, static_cast<int>(areaH / rowH));
     const bool scrolls = T > fit;
     const float sliderW = scrolls ? ImGui::GetFontSize() * 0.9f : 0.0f;
@@ -140,10 +144,14 @@ void HeadViewPanel::draw(PanelContext& ctx) {
     if (mouseRow >= 0 && mouse.x < queryX) hoverQuery = mouseRow;
     if (mouseRow >= 0 && mouse.x > keyX) hoverKey = mouseRow;
     const std::vector<int>& picked = s.view.viewTokens;
+    // A token isolated shows all its lines, out of view too (cut at the edge); otherwise only the
+    // lines between two rows in view: a scrolled view is not a fan of lines into nowhere.
+    const auto inView = [&](int i) { return i >= first && i <= last; };
     const auto lineShown = [&](const core::HeadLine& l) {
         if (hoverQuery >= 0) return l.query == hoverQuery;
         if (hoverKey >= 0) return l.key == hoverKey;
-        return picked.empty() || contains(picked, l.query);
+        if (!picked.empty()) return contains(picked, l.query);
+        return inView(l.query) && inView(l.key);
     };
 
     // Lines crossing the visible band, capped at the strongest kMaxHeadViewLinesPerFrame.
@@ -222,9 +230,7 @@ void HeadViewPanel::draw(PanelContext& ctx) {
         crossing > static_cast<std::size_t>(kMaxHeadViewLinesPerFrame)
             ? std::to_string(crossing) + " lines in view: the " + std::to_string(kMaxHeadViewLinesPerFrame) + " strongest drawn"
             : std::to_string(m_lines.lines.size()) + " of " + std::to_string(m_lines.readable) + " lines";
-    if (scrolls)
-        foot +=
-            " · tokens " + std::to_string(first + 1) + "–" + std::to_string(last + 1) + " of " + std::to_string(T) + ", wheel to scroll";
+    if (scrolls) foot += " · rows " + std::to_string(first + 1) + "–" + std::to_string(last + 1) + " of " + std::to_string(T);
     widgets::flowTextDisabled(foot, true);
     ImGui::End();
 }

@@ -68,15 +68,14 @@ void NeuronPanel::draw(PanelContext& ctx) {
     const float em = ImGui::GetFontSize();
 
     // 1. What is shown.
-    constexpr std::size_t kQuote = 24;
-    widgets::flowText(headLabel(s, head) + " · query " + std::to_string(query + 1) + " \"" +
-                          widgets::labelWithLength(s.queryLabels[static_cast<std::size_t>(query)], kQuote) + "\" · key " +
-                          std::to_string(key + 1) + " \"" + widgets::labelWithLength(s.keyLabels[static_cast<std::size_t>(key)], kQuote) +
-                          "\"",
-                      true);
+    widgets::flowText(headLabel(s, head), true);
+    widgets::flowText("· query " + std::to_string(query + 1) + " \"" +
+                      widgets::fitLogical(s.queryLabels[static_cast<std::size_t>(query)], em * 6.0f) + "\" → key " +
+                      std::to_string(key + 1) + " \"" + widgets::fitLogical(s.keyLabels[static_cast<std::size_t>(key)], em * 6.0f) + "\"");
     if (s.view.selectedHead < 0 && !s.view.presenter) widgets::remarkIfFits("(the mean has no q · k: head 1)");
     if (!s.view.presenter) {
-        widgets::flowTextDisabled("q, k: " + t.vectors + " · d_k = " + std::to_string(t.dk), true);
+        widgets::wrappedTextColored(ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled),
+                                    "q, k: " + t.vectors + " · d_k = " + std::to_string(t.dk));
         widgets::remarkIfFits("· click a heatmap cell to pick query and key");
     }
 
@@ -98,14 +97,14 @@ void NeuronPanel::draw(PanelContext& ctx) {
     widgets::flowText(weight, true);
 
     // 3. The strips: q_i, k_j, and their product, each over its own largest magnitude; the cells
-    // shrink to leave the softmax row room (at least a third of what is left).
+    // shrink to leave the softmax row room (at least half of what is left).
     const float labelW = ImGui::CalcTextSize("q ⊙ k ").x + em * 0.5f;
     const float room = ImGui::GetContentRegionAvail().x - labelW;
     const int perRow = neuronCellsPerRow(t.dk, room, std::max(10.0f, em * 0.75f));
     const int rows = (t.dk + perRow - 1) / perRow;
     const float spacing = ImGui::GetStyle().ItemSpacing.y;
     const float tall =
-        (ImGui::GetContentRegionAvail().y - (s.view.presenter ? 0.0f : ImGui::GetTextLineHeightWithSpacing())) * 0.66f - 3.0f * spacing;
+        (ImGui::GetContentRegionAvail().y - (s.view.presenter ? 0.0f : ImGui::GetTextLineHeightWithSpacing())) * 0.5f - 3.0f * spacing;
     const float cell =
         std::clamp(std::floor(std::min(room / static_cast<float>(perRow), tall / static_cast<float>(3 * rows))), 4.0f, em * 2.0f);
     int hovered = -1;
@@ -137,7 +136,7 @@ void NeuronPanel::draw(PanelContext& ctx) {
 
     // 4. Query i's softmax row, key j marked; a click picks another key.
     const ImVec2 avail = ImGui::GetContentRegionAvail();
-    if (avail.y > em * 3.0f) {
+    if (avail.y > em * 2.5f) {
         std::vector<bool> blocked(t.mask.size());
         for (std::size_t j = 0; j < t.mask.size(); ++j) blocked[j] = t.mask[j] != 0;
         widgets::BarChartStyle style;
