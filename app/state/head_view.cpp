@@ -1,6 +1,8 @@
 #include "app/state/head_view.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <stdexcept>
 
 namespace attnviz::app {
@@ -13,8 +15,8 @@ int headViewLayer(const AppState& state, const core::AttentionMaps& maps) {
 std::vector<int> headViewHeads(const AppState& state) {
     if (!state.view.viewHeads.empty()) return state.view.viewHeads;
     if (state.view.selectedHead >= 0 && state.view.selectedHead < state.model.heads) return {state.view.selectedHead};
-    std::vector<int> all;
-    for (int h = 0; h < state.model.heads; ++h) all.push_back(h);
+    std::vector<int> all(static_cast<std::size_t>(std::max(0, state.model.heads)));
+    std::iota(all.begin(), all.end(), 0);
     return all;
 }
 
