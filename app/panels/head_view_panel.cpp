@@ -130,8 +130,9 @@ void HeadViewPanel::draw(PanelContext& ctx) {
     }
     storage->SetInt(scrollId, firstRow);
     const ImVec2 origin(area.x, area.y - static_cast<float>(firstRow) * rowH);
-    const float queryX = area.x + labelW + gap, keyX = area.x + width - labelW - gap;
-    const auto rowY = [&](int i) { return origin.y + (static_cast<float>(i) + 0.5f) * rowH; };
+    // Whole pixels (ImGui centres a line on them): a level line lies on one row of pixels.
+    const float queryX = std::round(area.x + labelW + gap), keyX = std::round(area.x + width - labelW - gap);
+    const auto rowY = [&](int i) { return std::floor(origin.y + (static_cast<float>(i) + 0.5f) * rowH); };
     const int first = firstRow, last = std::min(T - 1, firstRow + fit - 1);
     ImDrawList* list = ImGui::GetWindowDrawList();
     const ImGuiIO& io = ImGui::GetIO();
@@ -171,7 +172,7 @@ void HeadViewPanel::draw(PanelContext& ctx) {
     }
     std::sort(m_visible.begin(), m_visible.end(), weaker);                   // the strongest drawn last, on top
     list->PushClipRect(area, ImVec2(area.x + width, area.y + areaH), true);  // rows beyond the area are cut, lines into them too
-    const float thickness = std::max(1.0f, ctx.scale * (presenter ? 2.0f : 1.5f));
+    const float thickness = std::max(1.0f, ctx.scale * (presenter ? 2.5f : 2.0f));
     for (const int n : m_visible) {
         const core::HeadLine& l = m_lines.lines[static_cast<std::size_t>(n)];
         const int alpha = std::clamp(static_cast<int>(std::lround(255.0f * l.weight)), 0, 255);
