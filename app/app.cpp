@@ -149,6 +149,11 @@ void App::layout() {
         m_rects[std::string(id)] = {ImVec2(x0, y0), ImVec2(x1, y1)};
     };
     const bool roomy = W >= kRoomyWidthEms * em && H - top >= kRoomyHeightEms * em;
+    // The heatmap, the head view and the neuron view share a place: tabs in the full layout; on a
+    // small screen the one revealed last (View menu) takes the heatmap's place beside the tabs.
+    for (const std::string_view id : {panel_id::kHeatmap, panel_id::kHeadView, panel_id::kNeuron})
+        if (m_reveal == id) m_weightsView = std::string(id);
+    const std::string_view weights = m_weightsView;
     // The heatmap (or another first panel) on the left, the others as tabs on the right.
     // The strip of tabs runs across the whole window when it would need two rows over the
     // right-hand side alone.
@@ -160,7 +165,7 @@ void App::layout() {
         } else {
             const float below = top + tabGroup(others, PanelRect{ImVec2(0, top), ImVec2(W, H)}, true);
             put(first, 0, below, split, H);
-            m_rects[m_tab] = {ImVec2(split, below), ImVec2(W, H)};
+            m_rects[m_tabs[std::string(others.front())]] = {ImVec2(split, below), ImVec2(W, H)};
         }
     };
     if (m_state.lesson) {
@@ -198,32 +203,33 @@ void App::layout() {
     }
     // Every layer × head (the model view, the head statistics): on tabs beside what shares their
     // place, always for a model, for a scenario once asked for (View menu, --panel).
-    const auto wanted = [&](std::string_view id) { return m_tab == id || m_reveal == id; };
+    const auto wanted = [&](std::string_view id) {
+        return m_reveal == id || std::any_of(m_tabs.begin(), m_tabs.end(), [&](const auto& group) { return group.second == id; });
+    };
     const bool wholeModel = m_state.loaded || wanted(panel_id::kModel) || wanted(panel_id::kStats);
     if (m_state.view.presenter) {
-        if (!roomy && wholeModel)
-            return tabbed(panel_id::kHeatmap, {panel_id::kBars, panel_id::kHeads, panel_id::kModel, panel_id::kStats});
-        if (!roomy) return tabbed(panel_id::kHeatmap, {panel_id::kBars, panel_id::kHeads});
+        if (!roomy && wholeModel) return tabbed(weights, {panel_id::kBars, panel_id::kHeads, panel_id::kModel, panel_id::kStats});
+        if (!roomy) return tabbed(weights, {panel_id::kBars, panel_id::kHeads});
         if (wholeModel) {
             const float split = W * 0.5f, mid = top + (H - top) * 0.4f;
-            put(panel_id::kHeatmap, 0, top, split, H);
+            tabGroup({panel_id::kHeatmap, panel_id::kHeadView, panel_id::kNeuron}, PanelRect{ImVec2(0, top), ImVec2(split, H)}, false);
             put(panel_id::kBars, split, top, W, mid);
             tabGroup({panel_id::kModel, panel_id::kHeads, panel_id::kStats}, PanelRect{ImVec2(split, mid), ImVec2(W, H)}, false);
             return;
         }
         const float split = W * 0.64f, mid = top + (H - top) * 0.55f;
-        put(panel_id::kHeatmap, 0, top, split, H);
+        tabGroup({panel_id::kHeatmap, panel_id::kHeadView, panel_id::kNeuron}, PanelRect{ImVec2(0, top), ImVec2(split, H)}, false);
         put(panel_id::kBars, split, top, W, mid);
         put(panel_id::kHeads, split, mid, W, H);
         return;
     }
     if (!roomy) {
         if (m_state.view.lab != Lab::None)
-            return tabbed(panel_id::kHeatmap, {labName(m_state.view.lab), panel_id::kBars, panel_id::kHeads, panel_id::kControls});
+            return tabbed(weights, {labName(m_state.view.lab), panel_id::kBars, panel_id::kHeads, panel_id::kControls});
         if (wholeModel)
-            return tabbed(panel_id::kHeatmap, {panel_id::kBars, panel_id::kHeads, panel_id::kModel, panel_id::kStats, panel_id::kControls,
-                                               panel_id::kSwap, panel_id::kStages, panel_id::kPositional});
-        return tabbed(panel_id::kHeatmap,
+            return tabbed(weights, {panel_id::kBars, panel_id::kHeads, panel_id::kModel, panel_id::kStats, panel_id::kControls,
+                                    panel_id::kSwap, panel_id::kStages, panel_id::kPositional});
+        return tabbed(weights,
                       {panel_id::kBars, panel_id::kHeads, panel_id::kControls, panel_id::kSwap, panel_id::kStages, panel_id::kPositional});
     }
     const float left = std::min(340.0f * s, W * 0.28f);
@@ -231,7 +237,8 @@ void App::layout() {
     const float mainW = W - left, rowY = top + (H - top) * (wholeModel ? 0.54f : 0.60f);
     const float heatR = left + mainW * 0.56f, barsY = top + (rowY - top) * 0.55f;
     put(panel_id::kControls, 0, top, left, H);
-    put(panel_id::kHeatmap, left, top, heatR, rowY);
+    // The head view and the neuron view share the heatmap's place, on tabs.
+    tabGroup({panel_id::kHeatmap, panel_id::kHeadView, panel_id::kNeuron}, PanelRect{ImVec2(left, top), ImVec2(heatR, rowY)}, false);
     put(panel_id::kBars, heatR, top, W, barsY);
     put(panel_id::kHeads, heatR, barsY, W, rowY);
     if (m_state.view.lab != Lab::None) return put(labName(m_state.view.lab), left, rowY, W, H);  // the lab's panel id
@@ -269,9 +276,11 @@ int App::tabRows(const std::vector<std::string_view>& panels, float width) {
 // A strip of tabs across the top of `rect`, one per panel, in as many rows as their whole names
 // need; the chosen panel fills the rest of `rect` unless `stripOnly`. Returns the strip's height.
 float App::tabGroup(const std::vector<std::string_view>& panels, PanelRect rect, bool stripOnly) {
-    if (std::find(panels.begin(), panels.end(), m_reveal) != panels.end()) m_tab = m_reveal;
-    m_reveal.clear();
-    if (std::find(panels.begin(), panels.end(), m_tab) == panels.end()) m_tab = std::string(panels.front());
+    // Several groups may share a layout: each keeps its own choice, and a panel revealed (View
+    // menu, --panel) is chosen in the group that holds it (the reveal is cleared after the layout).
+    std::string& tab = m_tabs[std::string(panels.front())];
+    if (std::find(panels.begin(), panels.end(), m_reveal) != panels.end()) tab = m_reveal;
+    if (std::find(panels.begin(), panels.end(), tab) == panels.end()) tab = std::string(panels.front());
     const ImGuiStyle& style = ImGui::GetStyle();
     const float width = rect.max.x - rect.min.x, room = width - style.WindowPadding.x * 2.0f;
     const int rows = tabRows(panels, width);
@@ -279,7 +288,7 @@ float App::tabGroup(const std::vector<std::string_view>& panels, PanelRect rect,
                          style.WindowPadding.y * 2.0f;
     ImGui::SetNextWindowPos(rect.min, ImGuiCond_Always);
     ImGui::SetNextWindowSize(ImVec2(width, height), ImGuiCond_Always);
-    ImGui::Begin("##panel tabs", nullptr,
+    ImGui::Begin(("##panel tabs " + std::string(panels.front())).c_str(), nullptr,
                  ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoNav);
     float x = 0;
     for (const std::string_view id : panels) {
@@ -287,15 +296,15 @@ float App::tabGroup(const std::vector<std::string_view>& panels, PanelRect rect,
         if (x > 0 && x + w <= room) ImGui::SameLine();
         if (x > 0 && x + w > room) x = 0;
         x += w + style.ItemSpacing.x;
-        const bool chosen = m_tab == id;
+        const bool chosen = tab == id;
         ImGui::PushStyleColor(ImGuiCol_Button, ImGui::GetStyleColorVec4(chosen ? ImGuiCol_TabActive : ImGuiCol_Tab));
         ImGui::PushStyleColor(ImGuiCol_ButtonHovered, ImGui::GetStyleColorVec4(ImGuiCol_TabHovered));
-        if (ImGui::Button(findPanel(id)->tab)) m_tab = std::string(id);
+        if (ImGui::Button(findPanel(id)->tab)) tab = std::string(id);
         ImGui::PopStyleColor(2);
     }
     ImGui::End();
-    m_tabbed = m_tab;
-    if (!stripOnly) m_rects[m_tab] = {ImVec2(rect.min.x, rect.min.y + height), rect.max};
+    m_tabbed.push_back(tab);
+    if (!stripOnly) m_rects[tab] = {ImVec2(rect.min.x, rect.min.y + height), rect.max};
     return height;
 }
 
@@ -306,6 +315,7 @@ void App::frame() {
     syncDrafts();
     menuBar();
     layout();
+    m_reveal.clear();
     PanelContext ctx{m_state,
                      m_actions,
                      m_heatmaps,
@@ -321,7 +331,8 @@ void App::frame() {
         const auto it = m_rects.find(std::string(panel->id()));
         if (it == m_rects.end()) continue;
         // A panel on a tab is named by its tab.
-        ctx.windowFlags = panel->id() == m_tabbed ? flags | ImGuiWindowFlags_NoTitleBar : flags;
+        const bool tabbed = std::find(m_tabbed.begin(), m_tabbed.end(), panel->id()) != m_tabbed.end();
+        ctx.windowFlags = tabbed ? flags | ImGuiWindowFlags_NoTitleBar : flags;
         ImGui::SetNextWindowPos(it->second.min, ImGuiCond_Always);
         ImGui::SetNextWindowSize(ImVec2(it->second.max.x - it->second.min.x, it->second.max.y - it->second.min.y), ImGuiCond_Always);
         // Presenter mode: every panel in the large font, read from the back of the room.
@@ -472,6 +483,9 @@ void App::menuBar() {
         ImGui::Separator();
         if (ImGui::MenuItem("Model view: every layer × head")) revealPanel(panel_id::kModel);
         if (ImGui::MenuItem("Head statistics")) revealPanel(panel_id::kStats);
+        if (ImGui::MenuItem("Attention weights")) revealPanel(panel_id::kHeatmap);
+        if (ImGui::MenuItem("Head view")) revealPanel(panel_id::kHeadView);
+        if (ImGui::MenuItem("Neuron view")) revealPanel(panel_id::kNeuron);
         ImGui::Separator();
         if (ImGui::MenuItem("Fullscreen", "F11")) m_requests.toggleFullscreen = true;
         ImGui::Separator();

@@ -99,9 +99,10 @@ private:
     gfx::TextureCache m_textures;
     std::vector<std::unique_ptr<Panel>> m_panels;
     std::map<std::string, PanelRect> m_rects;
-    std::string m_tab;     // the panel chosen in the group of tabs
-    std::string m_tabbed;  // this frame's panel shown on a tab ("" when the layout has no tabs)
-    std::string m_reveal;  // a panel to bring to the front (revealPanel)
+    std::map<std::string, std::string> m_tabs;  // each group of tabs (named by its first panel): the panel chosen in it
+    std::vector<std::string> m_tabbed;          // this frame's panels shown on a tab (none when the layout has no tabs)
+    std::string m_reveal;                       // a panel to bring to the front (revealPanel)
+    std::string m_weightsView = "heatmap";      // the heatmap, the head view or the neuron view: which the tabbed layout shows on the left
     std::vector<CaptureRequest> m_captures;
     std::string m_toast;
     bool m_toastError = false;

@@ -3,6 +3,7 @@
 #include "app/cli_flags.hpp"
 
 #include "app/render/bars_image.hpp"
+#include "app/render/head_view_image.hpp"
 #include "app/render/heads_image.hpp"
 #include "app/render/heatmap_image.hpp"
 #include "app/render/model_view_image.hpp"
@@ -181,6 +182,58 @@ std::string headsTitle(const core::Scenario& scenario, const core::Model& model,
     return figureTitle(scenario, settings, layer + "all " + std::to_string(model.heads) + (model.heads == 1 ? " head" : " heads"));
 }
 
+namespace {
+
+// The head view of the layer shown: --head one head (default every head of the layer), --query
+// one query (default every query), the lines under core::HeadLineRule.
+render::HeadViewFigure headViewFigure(const cli::Flags& f, const CLI::App& app, const GuiRequest& request, const core::Model& model,
+                                      const core::Settings& settings, const core::Forward& forward) {
+    render::HeadViewFigure figure;
+    const bool oneHead = app.get_option("--head")->count() > 0 && f.head >= 0;  // -1: the mean, so every head
+    if (oneHead) figure.heads = {f.head};
+    else
+        for (int h = 0; h < model.heads; ++h) figure.heads.push_back(h);
+    std::vector<int> queries;
+    if (app.get_option("--query")->count() > 0) {
+        if (f.query < 0 || f.query >= model.tq())
+            throw core::InputError("--query", "expected 0 to " + std::to_string(model.tq() - 1) + " (" + std::to_string(model.tq()) +
+                                                  " queries), got " + std::to_string(f.query));
+        queries = {f.query};
+        figure.query = f.query;
+    }
+    if (model.tq() != model.tk())
+        throw core::InputError("--export-head-view", "needs queries that are the keys (self-attention); this scenario has " +
+                                                         std::to_string(model.tq()) + " queries and " + std::to_string(model.tk()) +
+                                                         " keys");
+    if (model.tq() > render::kMaxHeadViewTokens)
+        throw core::InputError("--export-head-view", std::to_string(model.tq()) + " tokens are too many for the figure (at most " +
+                                                         std::to_string(render::kMaxHeadViewTokens) + ")");
+    core::AttentionMaps maps;
+    maps.layers = 1;
+    maps.heads = model.heads;
+    maps.queries = model.tq();
+    maps.keys = model.tk();
+    maps.settings = {settings};
+    maps.weights = [&forward](int, int h) { return core::MatRef(forward.heads[static_cast<std::size_t>(h)].weights); };
+    const core::HeadLineRule rule;
+    const core::HeadLines lines = core::headLines(maps, 0, figure.heads, queries, rule);
+    if (lines.lines.size() > static_cast<std::size_t>(render::kMaxHeadViewLines))
+        throw core::InputError("--export-head-view", std::to_string(lines.lines.size()) + " lines are too many for one figure (at most " +
+                                                         std::to_string(render::kMaxHeadViewLines) + "): pick a --head or a --query");
+    figure.tokens = static_cast<int>(model.tq());
+    figure.labels = model.queryTokens;
+    figure.lines = lines.lines;
+    figure.readable = lines.readable;
+    figure.rule = rule.describe(model.tk());
+    const std::string layer = request.scenario.model ? "layer " + std::to_string(request.scenario.layer + 1) + " · " : "";
+    const std::string heads = oneHead ? core::headName(request.scenario, f.head, model.heads)
+                                      : layer + "all " + std::to_string(model.heads) + (model.heads == 1 ? " head" : " heads");
+    figure.title = "Head view · " + figureTitle(request.scenario, settings, heads);
+    return figure;
+}
+
+}  // namespace
+
 namespace cli {
 namespace {
 
@@ -243,10 +296,11 @@ void checkExports(const Flags& f) {
                   {"--export-bars", f.exportBars},
                   {"--export-heads", f.exportHeads},
                   {"--export-stats", f.exportStats},
-                  {"--export-model-view", f.exportModelView}},
+                  {"--export-model-view", f.exportModelView},
+                  {"--export-head-view", f.exportHeadView}},
                  f.scenarioPath);
     for (const std::string* figure :
-         {&f.exportHeatmap, &f.exportBars, &f.exportHeads, &f.exportModelView})  // a bad extension before any work
+         {&f.exportHeatmap, &f.exportBars, &f.exportHeads, &f.exportModelView, &f.exportHeadView})  // a bad extension before any work
         if (!figure->empty()) render::heatmapIsPng(*figure);
     if (!f.exportStats.empty()) {  // a bad extension or ε before any work
         static_cast<void>(statsAsJson(f.exportStats));
@@ -382,6 +436,8 @@ void runExports(const Flags& f, const CLI::App& app, const GuiRequest& request, 
         doing = "summarizing every head";
         batch.add(f.exportModelView, render::encodeModelView(f.exportModelView, modelViewFigure(f, request, loaded)));
     }
+    if (!f.exportHeadView.empty())
+        batch.add(f.exportHeadView, render::encodeHeadView(f.exportHeadView, headViewFigure(f, app, request, model, settings, forward)));
     if (!f.exportCsv.empty() && f.exportCsv != "-") batch.add(f.exportCsv, core::weightsCsv(model, headWeights()));
     const std::string stats = f.exportStats.empty() ? std::string() : statsText(f, request, built, forward, doing);
     if (!f.exportStats.empty() && f.exportStats != "-") batch.add(f.exportStats, stats);

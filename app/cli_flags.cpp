@@ -269,6 +269,10 @@ void defineFlags(CLI::App& app, Flags& f) {
     app.add_option("--model-view-pooling", f.modelViewPooling,
                    "With --export-model-view: each texel the mean (default) or the largest weight of its block")
         ->type_name("mean|max");
+    app.add_option("--export-head-view", f.exportHeadView,
+                   "Write the head view (tokens twice, a line per query, key and head, opacity = weight; --head one head, default all "
+                   "of the layer; --query one query) without a window: .png or .svg")
+        ->type_name("OUT.png|OUT.svg");
     app.add_option("--cell-size", f.cellSize, "With --export-heatmap: pixels per cell (default: about 720 px for the matrix)")
         ->type_name("PX");
     app.add_option("--colormap", f.colormap, "viridis, magma, grayscale or cividis (colour-blind safe)")->type_name("NAME");
@@ -277,7 +281,8 @@ void defineFlags(CLI::App& app, Flags& f) {
            "How weights become colours, in the window, --export-heatmap and --export-heads (--export-bars: log for a log axis): auto (stretched when every weight is far "
            "below 1), fixed (0 … 1), stretch, rows (each row over its largest) or log")
         ->type_name("NAME");
-    app.add_option("--head", f.head, "Head for --export-csv, --export-heatmap, --export-bars and the window (-1 = mean over heads)")
+    app.add_option("--head", f.head,
+                   "Head for --export-csv, --export-heatmap, --export-bars, --export-head-view and the window (-1 = mean over heads)")
         ->type_name("N");
     app.add_option("--max-tokens", f.maxTokens, "Refuse more tokens than this (default 16384)")->type_name("N");
     app.add_option("--max-memory", f.maxMemoryMiB, "Refuse a forward pass needing more MiB than this (default 12288)")->type_name("MIB");
@@ -296,7 +301,9 @@ void defineFlags(CLI::App& app, Flags& f) {
     app.add_option("--lesson", f.lesson, "Open a lesson: a shipped one by name (attention) or a lesson file (see docs/lessons.md)")
         ->type_name("NAME|FILE");
     app.add_option("--lesson-step", f.lessonStep, "With --lesson: open it at this step (0 = first)")->type_name("N");
-    app.add_option("--query", f.query, "The query (row) the window selects and --export-bars draws (0 = first)")->type_name("N");
+    app.add_option("--query", f.query,
+                   "The query (row) the window selects, --export-bars draws and --export-head-view isolates (0 = first)")
+        ->type_name("N");
     app.add_option(
            "--stage", f.stage,
            "The stage the window's shape passport shows: 0 = X, 1 = Q, 2 = K, 3 = V, 4 = Q Kᵀ, 5 = scaled, 6 = masked, 7 = A, 8 = A V")
@@ -331,8 +338,8 @@ void checkFlags(const Flags& f, const CLI::App& app) {
     if (given("FILE") && given("--preset")) throw core::InputError("--preset", "give either a scenario FILE or --preset, not both");
     if (given("--sentence") && given("--tokens")) throw core::InputError("--tokens", "give either --sentence or --tokens, not both");
     const bool anyExport = given("--export") || given("--export-npy") || given("--export-csv") || given("--export-heatmap") ||
-                           given("--export-bars") || given("--export-heads") || given("--export-stats") ||
-                           given("--export-model-view");
+                           given("--export-bars") || given("--export-heads") || given("--export-stats") || given("--export-model-view") ||
+                           given("--export-head-view");
     if (given("--screenshot") && anyExport)
         throw core::InputError("--screenshot", "renders the window; it cannot be combined with --export* (run twice)");
     if (f.bench && (anyExport || given("--screenshot")))
@@ -348,7 +355,7 @@ void checkFlags(const Flags& f, const CLI::App& app) {
 
 bool exporting(const Flags& f) {
     return !f.exportJson.empty() || !f.exportNpy.empty() || !f.exportCsv.empty() || !f.exportHeatmap.empty() || !f.exportBars.empty() ||
-           !f.exportHeads.empty() || !f.exportStats.empty() || !f.exportModelView.empty();
+           !f.exportHeads.empty() || !f.exportStats.empty() || !f.exportModelView.empty() || !f.exportHeadView.empty();
 }
 
 GuiRequest requestFrom(const Flags& f, const CLI::App& app) {

@@ -25,6 +25,7 @@ struct Flags {
     std::string temperature;
     bool causal = false, unscaled = false;
     std::string exportJson, exportNpy, exportCsv, exportHeatmap, exportBars, exportHeads, colormap = "viridis", colourScale = "auto";
+    std::string exportHeadView;  // --export-head-view OUT.png|OUT.svg
     int cellSize = 0;
     int head = 0;
     std::string maxTokens, maxMemoryMiB;  // read whole by parseWhole: CLI11 saturates a long long
@@ -55,7 +56,7 @@ GuiRequest requestFrom(const Flags& f, const CLI::App& app);
 // would round to 0, or not a number at all. The caller checks the range its flag needs.
 float parseFloat(const char* flag, const std::string& text);
 // Any of --export, --export-npy, --export-csv, --export-heatmap, --export-bars, --export-heads,
-// --export-stats, --export-model-view.
+// --export-stats, --export-model-view, --export-head-view.
 bool exporting(const Flags& f);
 
 // Before any work: outputs that clash (the same file twice, two on standard output, the scenario

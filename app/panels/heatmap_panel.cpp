@@ -279,7 +279,11 @@ void HeatmapPanel::draw(PanelContext& ctx) {
                                          "\": click to select",
                                      2 * widgets::kTooltipGlyphs);
             }
-            if (ImGui::IsItemClicked(ImGuiMouseButton_Left)) ctx.actions.emit(action::SelectQuery{i});
+            if (ImGui::IsItemClicked(ImGuiMouseButton_Left)) {
+                // A cell picks its query and key (the neuron view's); a row label, the query.
+                if (io.MousePos.x >= mMin.x && j >= 0 && j < tk) ctx.actions.emit(action::SelectCell{i, j});
+                else ctx.actions.emit(action::SelectQuery{i});
+            }
         }
         if (io.MouseWheel != 0.0f) {
             const float factor = std::pow(1.25f, io.MouseWheel);

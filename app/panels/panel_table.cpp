@@ -4,11 +4,13 @@
 #include "app/panels/controls_panel.hpp"
 #include "app/panels/cost_panel.hpp"
 #include "app/panels/flash_panel.hpp"
+#include "app/panels/head_view_panel.hpp"
 #include "app/panels/heads_panel.hpp"
 #include "app/panels/heatmap_panel.hpp"
 #include "app/panels/lesson_panel.hpp"
 #include "app/panels/linear_panel.hpp"
 #include "app/panels/model_view_panel.hpp"
+#include "app/panels/neuron_panel.hpp"
 #include "app/panels/positional_panel.hpp"
 #include "app/panels/stages_panel.hpp"
 #include "app/panels/stats_panel.hpp"
@@ -38,6 +40,8 @@ const std::vector<PanelInfo>& panelTable() {
         {panel_id::kPositional, "Positional encoding", "Positions", make<PositionalPanel>},
         {panel_id::kModel, "Model view: every layer × head", "Model", make<ModelViewPanel>},
         {panel_id::kStats, "Head statistics", "Statistics", make<StatsPanel>},
+        {panel_id::kHeadView, "Head view", "Head view", make<HeadViewPanel>},
+        {panel_id::kNeuron, "Neuron view: one score, term by term", "Neuron", make<NeuronPanel>},
         {labName(Lab::Linear), "Linear attention · fast weights · Hopfield", "Linear", make<LinearPanel>},
         {labName(Lab::Cost), "Cost of attention", "Cost", make<CostPanel>},
         {labName(Lab::Train), "Heads that learn", "Training", make<TrainPanel>},

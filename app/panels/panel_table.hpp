@@ -23,6 +23,8 @@ inline constexpr std::string_view kPositional = "positional";
 inline constexpr std::string_view kLesson = "lesson";
 inline constexpr std::string_view kModel = "model";  // every layer × head (the model view)
 inline constexpr std::string_view kStats = "stats";  // every head's statistics
+inline constexpr std::string_view kHeadView = "head-view";
+inline constexpr std::string_view kNeuron = "neuron";
 }  // namespace panel_id
 
 struct PanelInfo {

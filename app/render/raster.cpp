@@ -72,6 +72,44 @@ void Canvas::blendPixel(int x, int y, core::Rgb colour, int coverage) {
     p[2] = mix(colour.b, p[2]);
 }
 
+void Canvas::blendLine(float x0, float y0, float x1, float y1, core::Rgb colour, float opacity, float width) {
+    if (!(opacity > 0.0f) || !(width > 0.0f)) return;
+    opacity = std::min(opacity, 1.0f);
+    const float dx = x1 - x0, dy = y1 - y0;
+    const float length = std::hypot(dx, dy);
+    const float half = width / 2;
+    // Coverage of the pixel whose centre is (cx, cy): by its distance to the segment.
+    const auto cover = [&](int px, int py) {
+        const float cx = static_cast<float>(px) + 0.5f, cy = static_cast<float>(py) + 0.5f;
+        float d = 0;
+        if (length < 1e-6f) {
+            d = std::hypot(cx - x0, cy - y0);
+        } else {
+            const float t = std::clamp(((cx - x0) * dx + (cy - y0) * dy) / (length * length), 0.0f, 1.0f);
+            d = std::hypot(cx - (x0 + t * dx), cy - (y0 + t * dy));
+        }
+        const float c = std::clamp(half + 0.5f - d, 0.0f, 1.0f);
+        if (c > 0.0f) blendPixel(px, py, colour, static_cast<int>(std::lround(255.0f * c * opacity)));
+    };
+    // 1. along the longer axis, pixel by pixel; 2. across it, the pixels the stroke may touch
+    const bool steep = std::abs(dy) > std::abs(dx);
+    const float a0 = steep ? y0 : x0, a1 = steep ? y1 : x1;
+    const float b0 = steep ? x0 : y0, slope = (steep ? dx : dy) / (std::abs(a1 - a0) < 1e-6f ? 1.0f : (a1 - a0));
+    const float reach = half + 1.0f + std::abs(slope);  // beyond this across, no pixel centre is within half + 0.5
+    const int first = static_cast<int>(std::floor(std::min(a0, a1) - half - 0.5f));
+    const int last = static_cast<int>(std::ceil(std::max(a0, a1) + half + 0.5f));
+    const int limit = steep ? m_height : m_width;
+    for (int a = std::max(first, 0); a <= std::min(last, limit - 1); ++a) {
+        const float along = std::clamp(static_cast<float>(a) + 0.5f, std::min(a0, a1), std::max(a0, a1));
+        const float across = b0 + (along - a0) * slope;
+        const int lo = static_cast<int>(std::floor(across - reach)), hi = static_cast<int>(std::ceil(across + reach));
+        for (int b = lo; b <= hi; ++b) {
+            if (steep) cover(b, a);
+            else cover(a, b);
+        }
+    }
+}
+
 std::string Canvas::encodePng() const { return encodeRgbaPng(m_rgba.data(), m_width, m_height); }
 
 // ---- Font -------------------------------------------------------------------------------------

@@ -37,6 +37,12 @@ public:
     void hatchRect(int x, int y, int w, int h, int stripe);
     // colour over the pixel at opacity coverage/255 (0..255); outside the canvas is ignored.
     void blendPixel(int x, int y, core::Rgb colour, int coverage);
+    // An anti-aliased segment from (x0, y0) to (x1, y1) (pixel centres at +0.5), `width` px wide,
+    // blended at `opacity` (0 … 1) times each pixel's coverage: the coverage is 1 − the distance
+    // from the pixel centre to the stroke's edge, clamped to 0 … 1, so a pixel centre on a 1-px
+    // line gets the colour at exactly `opacity`. Walks the longer axis: cost is the length, not the
+    // bounding box.
+    void blendLine(float x0, float y0, float x1, float y1, core::Rgb colour, float opacity, float width = 1.0f);
 
     // An RGB PNG of the canvas.
     std::string encodePng() const;

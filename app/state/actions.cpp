@@ -14,6 +14,11 @@ namespace detail {
 void clampSelection(AppState& state) {
     state.view.selectedHead = std::clamp(state.view.selectedHead, -1, std::max(0, state.model.heads - 1));
     state.view.selectedQuery = std::clamp(state.view.selectedQuery, 0, std::max(0, static_cast<int>(state.model.tq()) - 1));
+    state.view.selectedKey = std::clamp(state.view.selectedKey, 0, std::max(0, static_cast<int>(state.model.tk()) - 1));
+    // The head view's picks that the model no longer has are dropped.
+    const auto dropBeyond = [](std::vector<int>& picks, int n) { std::erase_if(picks, [n](int p) { return p < 0 || p >= n; }); };
+    dropBeyond(state.view.viewHeads, state.model.heads);
+    dropBeyond(state.view.viewTokens, static_cast<int>(state.model.tq()));
 }
 
 bool reject(AppState& state, const std::string& where, const std::string& what) {

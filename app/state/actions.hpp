@@ -142,6 +142,21 @@ struct SetHeatmapPooling {
 struct PickSwapChip {
     int position;
 };  // first click remembers, second click swaps
+// The head view and the neuron view.
+struct SelectCell {
+    int query;
+    int key;
+};  // a heatmap cell: the selected query and the neuron view's key
+struct ToggleViewHead {
+    int head;
+};  // on or off in the head view (the last one on stays on)
+struct SetViewHeads {
+    std::vector<int> heads;
+};  // empty: back to the default (the selected head)
+struct PickViewToken {
+    int query;  // -1 without add: none picked
+    bool add;   // shift-click: add or remove it; else it alone (or none, when it was alone)
+};
 struct SetView {
     float zoom;
     float panX;
@@ -216,12 +231,13 @@ using Action =
                  action::ResetSwaps, action::Shuffle, action::SetTemperature, action::SetScaled, action::SetCausal, action::ToggleCausal,
                  action::SelectHead, action::StepHead, action::SelectQuery, action::StepQuery, action::StepStage,
                  action::SetNextTemperature, action::SetColormap, action::SetTheme, action::SetUiScale, action::SetPresenter,
-                 action::SetSmallMultiples, action::SetSkipFirstKey, action::SetColourScale, action::SetPreviewHead, action::SetHeatmapPooling, action::PickSwapChip,
-                 action::SetView, action::SetLab, action::SetFlashStep, action::SetFlashTiles, action::SetFastWeightSteps,
-                 action::SetMemoryWall, action::SetKvCache, action::SetTrainSettings, action::StartTraining, action::StopTraining,
-                 action::StartCostSweep, action::StopCostSweep, action::OpenLesson, action::GoToLessonStep, action::StepLesson,
-                 action::AnswerCheck, action::CloseLesson, action::ClearError, action::SelectLayerHead, action::SetModelView,
-                 action::SetSinkEpsilon, action::StartInductionTest, action::StopInductionTest>;
+                 action::SetSmallMultiples, action::SetSkipFirstKey, action::SetColourScale, action::SetPreviewHead,
+                 action::SetHeatmapPooling, action::PickSwapChip, action::SelectCell, action::ToggleViewHead, action::SetViewHeads,
+                 action::PickViewToken, action::SetView, action::SetLab, action::SetFlashStep, action::SetFlashTiles,
+                 action::SetFastWeightSteps, action::SetMemoryWall, action::SetKvCache, action::SetTrainSettings, action::StartTraining,
+                 action::StopTraining, action::StartCostSweep, action::StopCostSweep, action::OpenLesson, action::GoToLessonStep,
+                 action::StepLesson, action::AnswerCheck, action::CloseLesson, action::ClearError, action::SelectLayerHead,
+                 action::SetModelView, action::SetSinkEpsilon, action::StartInductionTest, action::StopInductionTest>;
 
 // Returns false (and sets state.error) when the change was rejected.
 bool apply(AppState& state, const Action& action);

@@ -57,6 +57,10 @@ bool applyAction(AppState& state, const action::SetColourScale& a);
 bool applyAction(AppState& state, const action::SetPreviewHead& a);
 bool applyAction(AppState& state, const action::SetHeatmapPooling& a);
 bool applyAction(AppState& state, const action::PickSwapChip& a);
+bool applyAction(AppState& state, const action::SelectCell& a);
+bool applyAction(AppState& state, const action::ToggleViewHead& a);
+bool applyAction(AppState& state, const action::SetViewHeads& a);
+bool applyAction(AppState& state, const action::PickViewToken& a);
 bool applyAction(AppState& state, const action::SetView& a);
 bool applyAction(AppState& state, const action::ClearError& a);
 

@@ -2,6 +2,7 @@
 // chip goes through the scenario's SwapTokens).
 #include "app/state/actions_families.hpp"
 
+#include "app/state/head_view.hpp"
 #include "core/base/format.hpp"
 
 #include <algorithm>
@@ -120,6 +121,63 @@ bool applyAction(AppState& state, const action::PickSwapChip& a) {
     const int first = std::exchange(state.view.pendingSwap, -1);
     if (first == a.position) return true;  // clicking a chip twice deselects it
     return applyAction(state, action::SwapTokens{first, a.position});
+}
+
+bool applyAction(AppState& state, const action::SelectCell& a) {
+    const int tq = static_cast<int>(state.model.tq()), tk = static_cast<int>(state.model.tk());
+    if (a.query < 0 || a.query >= tq || a.key < 0 || a.key >= tk)
+        return reject(state, "cell",
+                      "no cell (" + std::to_string(a.query) + ", " + std::to_string(a.key) + ") in " + std::to_string(tq) + " × " +
+                          std::to_string(tk) + " weights");
+    state.view.selectedQuery = a.query;
+    state.view.selectedKey = a.key;
+    return true;
+}
+
+bool applyAction(AppState& state, const action::ToggleViewHead& a) {
+    if (a.head < 0 || a.head >= state.model.heads) return reject(state, "head view", "no head " + std::to_string(a.head + 1));
+    std::vector<int> heads = headViewHeads(state);
+    const auto it = std::lower_bound(heads.begin(), heads.end(), a.head);
+    if (it != heads.end() && *it == a.head) {
+        if (heads.size() == 1) return true;  // the last head shown stays on
+        heads.erase(it);
+    } else {
+        heads.insert(it, a.head);
+    }
+    state.view.viewHeads = std::move(heads);
+    return true;
+}
+
+bool applyAction(AppState& state, const action::SetViewHeads& a) {
+    std::vector<int> heads = a.heads;
+    for (const int h : heads)
+        if (h < 0 || h >= state.model.heads) return reject(state, "head view", "no head " + std::to_string(h + 1));
+    std::sort(heads.begin(), heads.end());
+    heads.erase(std::unique(heads.begin(), heads.end()), heads.end());
+    state.view.viewHeads = std::move(heads);
+    return true;
+}
+
+bool applyAction(AppState& state, const action::PickViewToken& a) {
+    if (a.query == -1 && !a.add) {
+        state.view.viewTokens.clear();
+        return true;
+    }
+    if (a.query < 0 || a.query >= static_cast<int>(state.model.tq()))
+        return reject(state, "head view", "no token at position " + std::to_string(a.query));
+    std::vector<int>& picked = state.view.viewTokens;
+    const auto it = std::lower_bound(picked.begin(), picked.end(), a.query);
+    const bool in = it != picked.end() && *it == a.query;
+    if (a.add) {
+        if (in) picked.erase(it);
+        else picked.insert(it, a.query);
+    } else {
+        const bool alone = in && picked.size() == 1;
+        picked.clear();
+        if (!alone) picked.push_back(a.query);
+    }
+    if (!a.add && !picked.empty()) state.view.selectedQuery = a.query;  // the other views follow a single pick
+    return true;
 }
 
 bool applyAction(AppState& state, const action::SetView& a) {

@@ -83,6 +83,9 @@ struct ViewState {
     core::FlashTiles flashTiles;   // its tile sizes
     bool skipFirstKey = false;     // the head statistics and the mean views read each row over keys j >= 1, renormalised
                                    // (core::HeadStatsOptions; --skip-first-key)
+    int selectedKey = 0;           // the neuron view's key (a heatmap cell sets it with the query)
+    std::vector<int> viewHeads;    // the head view's heads switched on, ascending; empty: the selected head (every head for the mean)
+    std::vector<int> viewTokens;   // query tokens picked in the head view, ascending (their attention summed); empty: none
 };
 
 // The shift check of the positional panel: the scores at positions 0 … and at view.shift …,

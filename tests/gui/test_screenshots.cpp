@@ -499,3 +499,26 @@ TEST(Screenshot, EveryScriptIsDrawnWithItsGlyphsInTheWindowAndTheFigure) {
     expectEveryScriptDrawn(load(shot.string()), "window");
     expectEveryScriptDrawn(load(figure.string()), "exported PNG");
 }
+
+// The head view in the window: with the causal mask the first query reads only the first key, at
+// weight 1, so head 1's line from it is a horizontal run of head 1's colour, fully opaque (within
+// the anti-aliasing's rounding), far longer than the head's swatch.
+TEST(Screenshot, HeadViewDrawsTheFirstQuerysLineOpaqueInItsHeadsColour) {
+    if (!hasDisplayTools()) GTEST_SKIP() << "xvfb-run is not installed";
+    const fs::path out = tempDir() / "head-view.png";
+    ASSERT_EQ(run("--preset default --causal --head 0 --screenshot " + out.string() + " --panel head-view", true), 0);
+    const Image img = load(out.string());
+    ASSERT_GT(img.width, 300);
+    ASSERT_LT(img.width, 1600);    // the panel alone
+    const Rgb head{31, 119, 180};  // core::headColour(0)
+    const auto near = [&](Rgb c) { return std::abs(c.r - head.r) <= 10 && std::abs(c.g - head.g) <= 10 && std::abs(c.b - head.b) <= 10; };
+    int longest = 0;
+    for (int y = 0; y < img.height; ++y) {
+        int run = 0;
+        for (int x = 0; x < img.width; ++x) {
+            run = near(img.at(x, y)) ? run + 1 : 0;
+            longest = std::max(longest, run);
+        }
+    }
+    EXPECT_GT(longest, 150) << "no opaque horizontal line of head 1";
+}
