@@ -47,7 +47,7 @@ void StatsPanel::draw(PanelContext& ctx) {
     const float em = ImGui::GetFontSize();
 
     // The sink share at ε.
-    const double share = core::sinkShare(s.stats, st.view.sinkEpsilon);
+    const double share = core::sinkShare(s.sinkStats(), st.view.sinkEpsilon);
     const int sinks = static_cast<int>(std::lround(share * static_cast<double>(s.stats.size())));
     char head[64];
     std::snprintf(head, sizeof head, st.view.presenter ? "Sink share %.0f %% at ε = %.2f" : "Sink share %.0f %%", share * 100.0,
@@ -66,6 +66,15 @@ void StatsPanel::draw(PanelContext& ctx) {
                   "%d of %d heads put more than ε = %.2f of their attention on the first token, on average (Gu et al. 2025)", sinks,
                   static_cast<int>(s.stats.size()), st.view.sinkEpsilon);
     if (!st.view.presenter) widgets::wrappedTextColored(ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled), rule);
+    // Leaving out the first key: what a head does with the rest of each row (a sink hides it).
+    if (!st.view.presenter) {
+        bool skip = st.view.skipFirstKey;
+        if (ImGui::Checkbox("leave out the first key", &skip)) ctx.actions.emit(action::SetSkipFirstKey{skip});
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", core::headStatsRule({.skipFirstKey = true}).c_str());
+    }
+    if (st.view.skipFirstKey)
+        widgets::wrappedTextColored(ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled),
+                                    core::headStatsRule({.skipFirstKey = true}) + "; the sink share reads every key");
 
     // The induction test: a model's own run on repeated random tokens, on a worker thread.
     const InductionSnapshot test = st.induction->snapshot();

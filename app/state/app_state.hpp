@@ -128,17 +128,21 @@ struct HeadSummary {
     struct Key {
         const void* run = nullptr;  // a model's pass (LoadedModel::run), or null for a scenario's forward pass
         std::uint64_t data = 0;     // the scenario's dataVersion (0 for a model's pass)
+        bool skipFirstKey = false;  // the statistics' rule (ViewState::skipFirstKey)
         bool operator==(const Key&) const = default;
     };
     std::optional<Key> key;  // empty: never made
     int layers = 0, heads = 0, firstLayer = 0;
     Eigen::Index queries = 0, keys = 0;
-    std::vector<core::HeadStats> stats;     // [layers × heads], layer-major
+    std::vector<core::HeadStats> stats;     // [layers × heads], layer-major, under the key's rule
+    std::vector<core::HeadStats> everyKey;  // the same over every key when the rule leaves the first out (else empty)
     int factor = 1;                         // cells per thumbnail texel side
     Eigen::Index side = 0, sideKeys = 0;    // a thumbnail's texels: ⌈queries/factor⌉ × ⌈keys/factor⌉
     std::vector<float> means, maxima;       // [layers × heads] thumbnails, each side × sideKeys (core::poolBlocks)
     float largestMean = 0, largestMax = 0;  // over every readable texel of every thumbnail
 
+    // What the sink share reads: the statistics over every key (the first token is what it measures).
+    const std::vector<core::HeadStats>& sinkStats() const { return everyKey.empty() ? stats : everyKey; }
     const float* thumbnail(int index, core::BlockPooling pooling) const {
         const auto size = static_cast<std::size_t>(side * sideKeys);
         return (pooling == core::BlockPooling::Mean ? means : maxima).data() + static_cast<std::size_t>(index) * size;

@@ -45,8 +45,8 @@ core::AttentionMaps attentionMaps(const AppState& state) {
 }
 
 HeadSummary::Key headSummaryKey(const AppState& state) {
-    if (state.loaded) return {state.loaded.run.get(), 0};
-    return {nullptr, state.dataVersion};
+    if (state.loaded) return {state.loaded.run.get(), 0, state.view.skipFirstKey};
+    return {nullptr, state.dataVersion, state.view.skipFirstKey};
 }
 
 bool headSummaryCurrent(const AppState& state) { return state.headSummary.key == headSummaryKey(state); }
@@ -62,7 +62,8 @@ bool summarizeHeads(AppState& state) {
     s.firstLayer = maps.firstLayer;
     s.queries = maps.queries;
     s.keys = maps.keys;
-    s.stats = core::allHeadStats(maps);
+    s.stats = core::allHeadStats(maps, {.skipFirstKey = state.view.skipFirstKey});
+    if (state.view.skipFirstKey) s.everyKey = core::allHeadStats(maps);
     const Eigen::Index longest = std::max<Eigen::Index>({1, maps.queries, maps.keys});
     s.factor = static_cast<int>((longest + kThumbnailTexels - 1) / kThumbnailTexels);
     s.side = core::pooledSize(maps.queries, s.factor);
