@@ -179,11 +179,11 @@ ScaleChoice chooseScale(ColourScale scale, const float* values, std::size_t n) {
         }
     choice.resolved = resolveScale(scale, choice.largest);
     if (choice.resolved == ColourScale::Stretch) choice.top = choice.largest;
-    if (scale != ColourScale::Auto || choice.resolved != ColourScale::Fixed || readable < kAutoClipFrom) return choice;
-    // a long map whose largest weights are sharp rows': the bar tops at the quantile when the
-    // weights below it are far below 1
+    if (scale != ColourScale::Auto || readable < kAutoClipFrom) return choice;
+    // a long map: the bar tops at the quantile when the weights below it are far below 1, whatever
+    // the few largest are (sharp rows, or a single outlier under a stretch to the largest)
     const float quantile = readableQuantile(values, n, kAutoClipQuantile);
-    if (!(quantile > 0.0f) || quantile >= kAutoStretchBelow) return choice;
+    if (!(quantile > 0.0f) || quantile >= kAutoStretchBelow || quantile >= choice.largest) return choice;
     choice.resolved = ColourScale::Stretch;
     choice.top = quantile;
     choice.clipped = shareAbove(values, n, quantile);

@@ -194,13 +194,23 @@ TEST(ColourScale, AutoKeepsShortMapsAndBroadMapsAsBefore) {
     std::vector<float> broad(3000, 0.01f);
     for (std::size_t i = 0; i < 120; ++i) broad[i * 25] = 0.5f;
     EXPECT_EQ(chooseScale(ColourScale::Auto, broad.data(), broad.size()).resolved, ColourScale::Fixed);
-    // Every weight far below 1: stretched to the largest, nothing clipped (as before).
+    // A flat long map: stretched to its largest, nothing clipped (as before).
     std::vector<float> flat(4096, 1.0f / 4096);
-    flat[7] = 0.05f;
     const ScaleChoice f = chooseScale(ColourScale::Auto, flat.data(), flat.size());
     EXPECT_EQ(f.resolved, ColourScale::Stretch);
-    EXPECT_FLOAT_EQ(f.top, 0.05f);
+    EXPECT_FLOAT_EQ(f.top, 1.0f / 4096);
     EXPECT_EQ(f.clipped, 0.0);
+    EXPECT_EQ(clipCaption(f), "");
+    // One outlier of 0.05 among them, every weight under 0.25: before, the bar went to 0.05 and
+    // the rest was one flat colour; now it tops at the 99th percentile, 1/4096, and the outlier
+    // (1 of 4,096 weights: 0.024 %) is clipped.
+    flat[7] = 0.05f;
+    const ScaleChoice o = chooseScale(ColourScale::Auto, flat.data(), flat.size());
+    EXPECT_EQ(o.resolved, ColourScale::Stretch);
+    EXPECT_FLOAT_EQ(o.top, 1.0f / 4096);
+    EXPECT_FLOAT_EQ(o.largest, 0.05f);
+    EXPECT_DOUBLE_EQ(o.clipped, 1.0 / 4096);
+    EXPECT_EQ(clipCaption(o), "top 0.02 % of weights clipped at 0.00024");
     // Hard attention (more than 99 % zeros, 32 ones): no quantile above 0 to stretch to, fixed.
     std::vector<float> hard(4096, 0.0f);
     for (std::size_t i = 0; i < 32; ++i) hard[i * 128] = 1.0f;
