@@ -2,6 +2,7 @@
 
 #include "app/panels/lesson_panel.hpp"
 #include "app/panels/panel_table.hpp"
+#include "app/state/rollout_view.hpp"
 #include "app/theme.hpp"
 #include "app/widgets/text.hpp"
 #include "core/base/error.hpp"
@@ -362,6 +363,8 @@ void App::applyActions() {
         notify("out of memory while computing the heads; make the model smaller (fewer tokens or heads)", true);
         m_computeFailed = true;
     }
+    // Attention rollout, when the heatmap shows it: once per pass, layer and rule.
+    if (m_state.view.rollout) refreshRollout(m_state);
     // The positional panel's shift check, when it was shown out of date (two forward passes).
     if (std::exchange(m_requests.shiftCheck, false)) {
         try {

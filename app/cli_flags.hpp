@@ -39,6 +39,8 @@ struct Flags {
     bool smallMultiples = false, measure = false;
     std::string model;  // --model DIR
     int layer = 0;
+    bool rollout = false;               // --rollout: attention rollout in the window and the JSON / .npy exports
+    std::string rolloutHeads = "mean";  // --rollout-heads mean|max
 };
 
 // Declares every flag on `app`, reading into `f`.

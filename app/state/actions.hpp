@@ -128,6 +128,13 @@ struct SetSmallMultiples {
 struct SetColourScale {
     core::ColourScale scale;
 };
+// The heatmap and bars show attention rollout (true) or the selected head; how rollout fuses heads.
+struct SetRollout {
+    bool value;
+};
+struct SetRolloutHeads {
+    core::RolloutHeads heads;
+};
 struct SetPreviewHead {
     int head;
 };  // -2 = none
@@ -196,11 +203,11 @@ using Action =
                  action::ResetSwaps, action::Shuffle, action::SetTemperature, action::SetScaled, action::SetCausal, action::ToggleCausal,
                  action::SelectHead, action::StepHead, action::SelectQuery, action::StepQuery, action::StepStage,
                  action::SetNextTemperature, action::SetColormap, action::SetTheme, action::SetUiScale, action::SetPresenter,
-                 action::SetSmallMultiples, action::SetColourScale, action::SetPreviewHead, action::SetHeatmapPooling, action::PickSwapChip,
-                 action::SetView, action::SetLab, action::SetFlashStep, action::SetFlashTiles, action::SetFastWeightSteps,
-                 action::SetMemoryWall, action::SetKvCache, action::SetTrainSettings, action::StartTraining, action::StopTraining,
-                 action::StartCostSweep, action::StopCostSweep, action::OpenLesson, action::GoToLessonStep, action::StepLesson,
-                 action::AnswerCheck, action::CloseLesson, action::ClearError>;
+                 action::SetSmallMultiples, action::SetColourScale, action::SetRollout, action::SetRolloutHeads, action::SetPreviewHead,
+                 action::SetHeatmapPooling, action::PickSwapChip, action::SetView, action::SetLab, action::SetFlashStep,
+                 action::SetFlashTiles, action::SetFastWeightSteps, action::SetMemoryWall, action::SetKvCache, action::SetTrainSettings,
+                 action::StartTraining, action::StopTraining, action::StartCostSweep, action::StopCostSweep, action::OpenLesson,
+                 action::GoToLessonStep, action::StepLesson, action::AnswerCheck, action::CloseLesson, action::ClearError>;
 
 // Returns false (and sets state.error) when the change was rejected.
 bool apply(AppState& state, const Action& action);

@@ -86,6 +86,16 @@ bool applyAction(AppState& state, const action::SetColourScale& a) {
     return true;
 }
 
+bool applyAction(AppState& state, const action::SetRollout& a) {
+    state.view.rollout = a.value;
+    return true;
+}
+
+bool applyAction(AppState& state, const action::SetRolloutHeads& a) {
+    state.view.rolloutHeads = a.heads;
+    return true;
+}
+
 bool applyAction(AppState& state, const action::SetPreviewHead& a) {
     state.view.previewHead = a.head >= -1 && a.head < state.model.heads ? a.head : -2;
     return true;

@@ -8,6 +8,7 @@
 #include "core/attention/colormap.hpp"
 #include "core/attention/head_stats.hpp"
 #include "core/attention/permutation.hpp"
+#include "core/attention/rollout.hpp"
 #include "core/io/lesson.hpp"
 #include "core/labs/cost.hpp"
 #include "core/models/loaded_model.hpp"
@@ -37,6 +38,7 @@ struct WorkCounters {
     long long hopfieldSteps = 0;
     long long referencePasses = 0;     // the permutation reference's whole forward pass (swapped order)
     long long referenceSoftmaxes = 0;  // its softmax and A·V again, from its kept scores
+    long long rollouts = 0;            // attention rollouts made (refreshRollout)
 };
 
 enum class Theme : std::uint8_t { Dark, Light, HighContrast };
@@ -66,6 +68,8 @@ struct ViewState {
     int shift = 7;                 // the positional panel's shift of the whole sentence (relative positions)
     int flashStep = -1;            // the flash lab's step shown (0 … steps − 1; -1 = the walk done)
     core::FlashTiles flashTiles;   // its tile sizes
+    bool rollout = false;          // the heatmap and bars show attention rollout up to the selected layer, not a head
+    core::RolloutHeads rolloutHeads = core::RolloutHeads::Mean;  // how rollout fuses a layer's heads
 };
 
 // The shift check of the positional panel: the scores at positions 0 … and at view.shift …,
@@ -125,6 +129,22 @@ struct HeadSummary {
     }
 };
 
+// Attention rollout of the pass up to the selected layer (core/attention/rollout.hpp), made by
+// refreshRollout (rollout_view.hpp) once per pass, layer and rule, never per frame. Current while
+// `key` is rolloutKey(state).
+struct RolloutView {
+    struct Key {
+        HeadSummary::Key pass;
+        int layer = 0;  // the last layer multiplied in, counted in the pass's maps
+        core::RolloutOptions options;
+        bool operator==(const Key&) const = default;
+    };
+    std::optional<Key> key;  // empty: never made
+    core::Mat matrix;        // R [T, T]; empty when it cannot be made (`why`)
+    std::uint64_t version = 0;
+    std::string why;
+};
+
 // Movable, not copyable (it owns the labs' worker threads).
 struct AppState {
     core::Scenario scenario;  // what to compute (the current swaps included)
@@ -154,6 +174,7 @@ struct AppState {
     bool combineStale = true;                 // forward.concat and forward.output
     PooledWeights pooled;
     HeadSummary headSummary;  // see summarizeHeads
+    RolloutView rollout;      // see refreshRollout
     ViewState view;
     Labs labs;  // the labs' settings, jobs and derived maps
     // A model folder being opened on a worker thread (LoadScenario with `background`); never null

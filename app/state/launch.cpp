@@ -19,6 +19,10 @@ ViewState requestedView(const GuiRequest& request, ViewState view) {
     if (request.colourScaleGiven) view.colourScale = request.colourScale;
     if (request.stage) view.stage = *request.stage;
     if (request.smallMultiples) view.smallMultiples = true;
+    if (request.rollout) {
+        view.rollout = true;
+        view.rolloutHeads = request.rolloutHeads;
+    }
     return view;
 }
 
