@@ -27,19 +27,26 @@ std::string rolloutRule(const RolloutOptions& options) {
 Mat rolloutLayer(const AttentionMaps& maps, int layer, const RolloutOptions& options) {
     const Eigen::Index t = maps.queries;
     Mat fused = Mat::Zero(t, t);
-    Mat head(t, t);
+    Mat head;  // a head's rows renormalised past the first key; only then is a head copied
+    const auto fuse = [&](const auto& a, int h) {
+        if (options.heads == RolloutHeads::Mean) fused += a;
+        else if (h == 0) fused = a;
+        else fused = fused.cwiseMax(a);
+    };
     // 1. heads: each head's rows (renormalised past the first key if asked), then mean or max
     for (int h = 0; h < maps.heads; ++h) {
-        head = maps.weights(layer, h);
-        if (options.skipFirstKey && t > 1) {
-            head.col(0).setZero();
-            for (Eigen::Index i = 0; i < t; ++i) {
-                const float sum = head.row(i).sum();
-                if (sum > 0.0f) head.row(i) /= sum;
-            }
+        const MatRef a = maps.weights(layer, h);
+        if (!options.skipFirstKey || t < 2) {
+            fuse(a, h);
+            continue;
         }
-        if (options.heads == RolloutHeads::Max) fused = h == 0 ? head : fused.cwiseMax(head).eval();
-        else fused += head;
+        head = a;
+        head.col(0).setZero();
+        for (Eigen::Index i = 0; i < t; ++i) {
+            const float sum = head.row(i).sum();
+            if (sum > 0.0f) head.row(i) /= sum;
+        }
+        fuse(head, h);
     }
     if (options.heads == RolloutHeads::Mean) fused /= static_cast<float>(maps.heads);
     // 2. residual: ½ Ā + ½ I, rows to 1
