@@ -73,17 +73,24 @@ void HeatmapPanel::draw(PanelContext& ctx) {
 
     // Header: what is shown, in words.
     if (ctx.fonts.large) ImGui::PushFont(ctx.fonts.large);
-    ImGui::TextUnformatted(flow ? rolloutCaption(s).c_str() : headLabel(s, head).c_str());
+    // the rollout's title is cut to the panel ("Rollout up to layer 12 · mean over heads" is long at UI scale 2)
+    ImGui::TextUnformatted(flow ? widgets::fitLabel(rolloutCaption(s), ImGui::GetContentRegionAvail().x).c_str()
+                                : headLabel(s, head).c_str());
     if (ctx.fonts.large) ImGui::PopFont();
-    if (flow) {
-        tooltip(core::rolloutRule(rolloutOptions(s.view)).append("\n\n").append(kRolloutIgnores).c_str());
-        widgets::flowTextDisabled("rows: positions · columns: input tokens · " + core::rolloutRule(rolloutOptions(s.view)));
+    if (flow) {  // the rule in short pieces that wrap; in full, with what rollout ignores, on the title
+        const core::RolloutOptions options = rolloutOptions(s.view);
+        tooltip(core::rolloutRule(options).append("\n\n").append(kRolloutIgnores).c_str());
+        widgets::flowTextDisabled("rows: positions · columns: input tokens");
+        widgets::flowTextDisabled(std::string("Â = ½·") + core::rolloutHeadsName(options.heads) + " of heads + ½·I");
+        widgets::flowTextDisabled(s.loaded ? "R = Â^L … Â^1 (the model's own pass)" : "R = Â (one layer)");
     }
-    char settings[96];
-    std::snprintf(settings, sizeof settings, "τ = %.3g%s%s", s.settings.temperature, s.settings.scaled ? "" : " · unscaled (÷1)",
-                  s.settings.causal ? " · causal mask" : "");
-    widgets::flowTextDisabled(settings);
-    widgets::flowTextDisabled("rows: queries · columns: keys");
+    if (!flow || !s.loaded) {  // a model's rollout reads its own pass at τ = 1, not this layer's what-ifs
+        char settings[96];
+        std::snprintf(settings, sizeof settings, "τ = %.3g%s%s", s.settings.temperature, s.settings.scaled ? "" : " · unscaled (÷1)",
+                      s.settings.causal ? " · causal mask" : "");
+        widgets::flowTextDisabled(settings);
+    }
+    if (!flow) widgets::flowTextDisabled("rows: queries · columns: keys");
     if (!ctx.state.view.presenter) {
         static constexpr const char* kScales[] = {"auto", "0 … 1", "stretched", "per row", "log"};
         const float comboW = ImGui::CalcTextSize("stretched").x + ImGui::GetFrameHeight() + ImGui::GetStyle().FramePadding.x * 2.0f;
