@@ -315,6 +315,8 @@ void checkFlags(const Flags& f, const CLI::App& app) {
     if (given("--rollout-heads") && !f.rollout) throw core::InputError("--rollout-heads", "needs --rollout");
     if (f.rollout && f.bench)
         throw core::InputError("--rollout", "--bench times the forward pass only; it cannot be combined with --rollout");
+    if (f.rollout && anyExport && !given("--export") && !given("--export-npy"))
+        throw core::InputError("--rollout", "is exported by --export (JSON) or --export-npy; the figures and the CSV show heads");
     if (f.bench && (anyExport || given("--screenshot")))
         throw core::InputError("--bench", "times the forward pass only; it cannot be combined with exports or --screenshot");
 }

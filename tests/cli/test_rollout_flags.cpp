@@ -66,6 +66,9 @@ TEST(CliRollout, MisuseIsOneLineAndExitTwo) {
     EXPECT_EQ(expectError(runCli({"--preset", "seed004-causal", "--rollout-heads", "max", "--export", "-"})),
               "--rollout-heads: needs --rollout");
     EXPECT_EQ(expectError(runCli({"--rollout", "--bench"})).rfind("--rollout: ", 0), 0u);
+    // Only the JSON and .npy exports hold it: a figure alone would silently leave it out.
+    EXPECT_EQ(expectError(runCli({"--preset", "seed004-causal", "--rollout", "--export-csv", "-"})),
+              "--rollout: is exported by --export (JSON) or --export-npy; the figures and the CSV show heads");
 }
 
 }  // namespace
