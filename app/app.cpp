@@ -5,6 +5,7 @@
 #include "app/render/model_view_image.hpp"
 #include "app/state/head_summary.hpp"
 #include "app/state/model_view.hpp"
+#include "app/state/rollout_view.hpp"
 #include "app/theme.hpp"
 #include "app/widgets/text.hpp"
 #include "core/base/error.hpp"
@@ -408,6 +409,8 @@ void App::applyActions() {
             notify("out of memory while summarizing the heads", true);
         }
     }
+    // Attention rollout, when the heatmap shows it: once per pass, layer and rule.
+    if (m_state.view.rollout) refreshRollout(m_state);
     // The positional panel's shift check, when it was shown out of date (two forward passes).
     if (std::exchange(m_requests.shiftCheck, false)) {
         try {

@@ -18,6 +18,7 @@
 #include "core/io/stats_export.hpp"
 #include "core/models/induction.hpp"
 #include "core/models/model_bench.hpp"
+#include "core/models/pass_maps.hpp"
 #include "core/models/run_maps.hpp"
 #include "core/scenario/bench.hpp"
 
@@ -27,6 +28,7 @@
 #include <cctype>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <ostream>
 #include <string_view>
 #include <utility>
@@ -376,6 +378,22 @@ void runExports(const Flags& f, const CLI::App& app, const GuiRequest& request, 
     const auto headWeights = [&]() -> core::Mat {
         return f.head < 0 ? core::meanWeights(forward) : forward.heads[static_cast<std::size_t>(f.head)].weights;
     };
+    // --rollout: R up to the selected layer (a model's) or the scenario's one layer, for the
+    // JSON and .npy exports, leaving out the first key with --skip-first-key.
+    std::optional<core::RolloutExport> rollout;
+    if (f.rollout && (!f.exportJson.empty() || !f.exportNpy.empty())) {
+        doing = "rolling out the attention";
+        rollout.emplace();
+        rollout->options = {.heads = request.rolloutHeads, .skipFirstKey = f.skipFirstKey};
+        rollout->layer = loaded ? request.scenario.layer : 0;
+        const core::AttentionMaps maps = loaded ? core::passMaps(loaded) : core::forwardMaps(model, forward, settings, model.keyTokens);
+        try {
+            rollout->matrix = core::attentionRollout(maps, rollout->layer, rollout->options);
+        } catch (const core::InputError& e) {
+            throw core::InputError("--rollout", e.what());
+        }
+    }
+    const core::RolloutExport* rolled = rollout ? &*rollout : nullptr;
     // Every output is written to its temporary first; standard output next; then all are
     // renamed into place together. A failure anywhere leaves every old file as it was.
     doing = "writing the exports";
@@ -383,13 +401,13 @@ void runExports(const Flags& f, const CLI::App& app, const GuiRequest& request, 
     StreamSink stdoutSink(out);
     // A model's JSON and .npy exports hold every layer's every head; the others follow the view.
     const auto writeJson = [&](core::ByteSink& sink) {
-        if (loaded) core::writeModelExportJson(sink, request.scenario, loaded);
-        else core::writeExportJson(sink, model, forward);
+        if (loaded) core::writeModelExportJson(sink, request.scenario, loaded, rolled);
+        else core::writeExportJson(sink, model, forward, rolled);
     };
     if (!f.exportJson.empty() && f.exportJson != "-") writeJson(batch.open(f.exportJson));
     if (!f.exportNpy.empty()) {
-        if (loaded) core::exportModelNpyDir(batch, f.exportNpy, loaded);
-        else core::exportNpyDir(batch, f.exportNpy, model, forward);
+        if (loaded) core::exportModelNpyDir(batch, f.exportNpy, loaded, rolled);
+        else core::exportNpyDir(batch, f.exportNpy, model, forward, rolled);
     }
     if (!f.exportHeatmap.empty()) {
         if (app.get_option("--cell-size")->count() && (f.cellSize < 1 || f.cellSize > 256))

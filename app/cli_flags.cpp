@@ -279,8 +279,13 @@ void defineFlags(CLI::App& app, Flags& f) {
     app.add_option(
            "--colour-scale", f.colourScale,
            "How weights become colours, in the window, --export-heatmap and --export-heads (--export-bars: log for a log axis): auto (stretched when every weight is far "
-           "below 1), fixed (0 … 1), stretch, rows (each row over its largest) or log")
+           "below 1; a long map to its 99th percentile, the share above it clipped), fixed (0 … 1), stretch, rows (each row over its largest) or log")
         ->type_name("NAME");
+    app.add_flag("--rollout", f.rollout,
+                 "Attention rollout up to --layer (a scenario: its one layer), each layer's heads fused with half the identity and "
+                 "multiplied: in the window's heatmap and bars, in --export (a \"rollout\" object) and --export-npy (rollout.npy)");
+    app.add_option("--rollout-heads", f.rolloutHeads, "With --rollout: fuse a layer's heads by their mean (default) or max")
+        ->type_name("mean|max");
     app.add_option("--head", f.head,
                    "Head for --export-csv, --export-heatmap, --export-bars, --export-head-view and the window (-1 = mean over heads)")
         ->type_name("N");
@@ -342,6 +347,11 @@ void checkFlags(const Flags& f, const CLI::App& app) {
                            given("--export-head-view");
     if (given("--screenshot") && anyExport)
         throw core::InputError("--screenshot", "renders the window; it cannot be combined with --export* (run twice)");
+    if (given("--rollout-heads") && !f.rollout) throw core::InputError("--rollout-heads", "needs --rollout");
+    if (f.rollout && f.bench)
+        throw core::InputError("--rollout", "--bench times the forward pass only; it cannot be combined with --rollout");
+    if (f.rollout && anyExport && !given("--export") && !given("--export-npy"))
+        throw core::InputError("--rollout", "is exported by --export (JSON) or --export-npy; the figures and the CSV show heads");
     if (f.bench && (anyExport || given("--screenshot")))
         throw core::InputError("--bench", "times the forward pass only; it cannot be combined with exports or --screenshot");
     for (const char* name : {"--induction-test", "--sink-epsilon"})
@@ -444,6 +454,8 @@ GuiRequest requestFrom(const Flags& f, const CLI::App& app) {
     request.colormapGiven = app.get_option("--colormap")->count() > 0;
     request.colourScale = core::parseColourScale(f.colourScale, "--colour-scale");
     request.colourScaleGiven = app.get_option("--colour-scale")->count() > 0;
+    request.rollout = f.rollout;
+    request.rolloutHeads = core::parseRolloutHeads(f.rolloutHeads, "--rollout-heads");
     return request;
 }
 

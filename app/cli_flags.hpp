@@ -43,6 +43,8 @@ struct Flags {
     int layer = 0;
     std::string exportStats, sinkEpsilon;              // --export-stats OUT.csv|OUT.json, --sink-epsilon E
     bool inductionTest = false, skipFirstKey = false;  // --induction-test, --skip-first-key
+    bool rollout = false;                              // --rollout: attention rollout in the window and the JSON / .npy exports
+    std::string rolloutHeads = "mean";                 // --rollout-heads mean|max
 };
 
 // Declares every flag on `app`, reading into `f`.

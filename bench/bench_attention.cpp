@@ -3,6 +3,7 @@
 // Run: ./build/attnviz_bench   (compare rows of one run: the ratios are what count)
 #include "bench/sgemm.hpp"
 #include "core/attention/kernels.hpp"
+#include "core/attention/rollout.hpp"
 #include "core/scenario/bench.hpp"
 #include "core/scenario/model.hpp"
 
@@ -466,5 +467,34 @@ void BM_FiniteCheck(benchmark::State& state) {
     }
 }
 BENCHMARK(BM_FiniteCheck)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
+
+// Attention rollout of 12 causal layers × 12 heads at T (argument 0): the blocked causal products
+// (argument 1 = 0) against Eigen's dense product of the same layers' Â (1), R for the last layer.
+void BM_Rollout(benchmark::State& state) {
+    const auto t = static_cast<Eigen::Index>(state.range(0));
+    const bool dense = state.range(1) != 0;
+    constexpr int kLayers = 12, kHeads = 12;
+    Mat a = Mat::Zero(t, t);  // one causal map shared by every head: rollout's work does not depend on the numbers
+    for (Eigen::Index i = 0; i < t; ++i) a.row(i).head(i + 1).setConstant(1.0f / static_cast<float>(i + 1));
+    AttentionMaps maps;
+    maps.layers = kLayers;
+    maps.heads = kHeads;
+    maps.queries = maps.keys = t;
+    Settings causal;
+    causal.causal = true;
+    maps.settings.assign(kLayers, causal);
+    maps.weights = [&](int, int) { return MatRef(a); };
+    for (auto _ : state) {
+        if (dense) {
+            Mat r = rolloutLayer(maps, 0, {});
+            for (int l = 1; l < kLayers; ++l) r = (rolloutLayer(maps, l, {}) * r).eval();
+            benchmark::DoNotOptimize(r.data());
+        } else {
+            const Mat r = attentionRollout(maps, kLayers - 1, {});
+            benchmark::DoNotOptimize(r.data());
+        }
+    }
+}
+BENCHMARK(BM_Rollout)->ArgsProduct({{512, 2048}, {0, 1}})->Unit(benchmark::kMillisecond)->UseRealTime();
 
 BENCHMARK_MAIN();

@@ -116,14 +116,17 @@ void HeatmapTexture::upload(const TexelsView& source, const Colouring& colouring
     const std::size_t count = static_cast<std::size_t>(m.rows) * static_cast<std::size_t>(m.cols);
     m_max = count == 0 ? 0.0f : Eigen::Map<const Eigen::ArrayXf>(m.texels, static_cast<Eigen::Index>(count)).maxCoeff();
     m_colouring = colouring;
-    m_scale = core::resolveScale(colouring.scale, m_max);
+    // Auto's choice reads the texels once here, on upload (the cache uploads once per version):
+    // a long map's quantile is never taken per frame
+    m_choice = core::chooseScale(colouring.scale, m.texels, count);
+    m_scale = m_choice.resolved;
     if (!glReady()) return;
     m_rgba.resize(count);
     if (m_scale == core::ColourScale::Fixed) {
         core::colormapTexels(colouring.colormap, m.texels, count, colouring.lo, colouring.hi, m_rgba.data());
     } else {
         m_positions.assign(m.texels, m.texels + count);
-        core::toScalePositions(m_scale, m_positions.data(), m.rows, m.cols, m_max, colouring.logFloor);
+        core::toScalePositions(m_scale, m_positions.data(), m.rows, m.cols, m_choice.top, colouring.logFloor);
         core::colormapTexels(colouring.colormap, m_positions.data(), count, 0.0f, 1.0f, m_rgba.data());
     }
     const bool fresh = !m_texture;
@@ -144,7 +147,7 @@ void HeatmapTexture::upload(const TexelsView& source, const Colouring& colouring
 float HeatmapTexture::position(float value, float rowMax) const {
     if (m_scale == core::ColourScale::Fixed) return (value - m_colouring.lo) / std::max(m_colouring.hi - m_colouring.lo, 1e-30f);
     if (m_scale == core::ColourScale::Rows) return value / std::max(rowMax, 1e-30f);
-    core::toScalePositions(m_scale, &value, 1, 1, m_max, m_colouring.logFloor);
+    core::toScalePositions(m_scale, &value, 1, 1, m_choice.top, m_colouring.logFloor);
     return value;
 }
 

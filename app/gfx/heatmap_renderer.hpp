@@ -73,8 +73,12 @@ public:
     bool empty() const { return m_rows == 0; }
     float maxValue() const { return m_max; }  // largest unmasked value uploaded
     const Colouring& colouring() const { return m_colouring; }
-    // The colour scale in effect (Auto made definite by maxValue()).
+    // The colour scale in effect (Auto made definite by the texels: core::chooseScale).
     core::ColourScale scale() const { return m_scale; }
+    // The weight at the top of the colour bar under Stretch (the largest, or Auto's clipping
+    // quantile), and the share of texels above it.
+    float top() const { return m_choice.top; }
+    const core::ScaleChoice& scaleChoice() const { return m_choice; }
     // Where a value of row maximum `rowMax` falls on the colour bar, 0 … 1: the colour it was given.
     float position(float value, float rowMax) const;
     // Texture coordinates of a point given as a fraction of the matrix's cells.
@@ -87,6 +91,7 @@ private:
     float m_max = 0.0f;
     Colouring m_colouring;
     core::ColourScale m_scale = core::ColourScale::Fixed;
+    core::ScaleChoice m_choice;
     std::vector<float> m_positions;     // upload scratch: the values as colour-bar positions
     std::vector<std::uint32_t> m_rgba;  // upload scratch, kept between uploads
 };

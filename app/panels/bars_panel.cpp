@@ -1,5 +1,6 @@
 #include "app/panels/bars_panel.hpp"
 
+#include "app/state/rollout_view.hpp"
 #include "app/widgets/charts.hpp"
 #include "app/widgets/text.hpp"
 #include "core/attention/attention.hpp"
@@ -32,16 +33,21 @@ std::pair<std::vector<float>, std::vector<bool>> queryRow(const AppState& s, int
     const int tk = static_cast<int>(s.model.tk());
     std::vector<float> values(static_cast<std::size_t>(tk));
     std::vector<bool> blocked(static_cast<std::size_t>(tk));
+    const core::Mat* flow = shownRollout(s);  // the rollout view: R's row q
+    const core::Settings flowMask = flow ? rolloutMask(s) : core::Settings{};
+    const core::Settings& mask = flow ? flowMask : s.settings;
     for (int j = 0; j < tk; ++j) {
         float w = 0.0f;
-        if (head < 0) {
+        if (flow) {
+            w = (*flow)(q, j);
+        } else if (head < 0) {
             for (const auto& h : s.forward.heads) w += h.weights(q, j);
             w /= static_cast<float>(s.forward.heads.size());
         } else {
             w = s.forward.heads[static_cast<std::size_t>(head)].weights(q, j);
         }
         values[static_cast<std::size_t>(j)] = w;
-        blocked[static_cast<std::size_t>(j)] = core::isBlocked(s.settings, q, j);
+        blocked[static_cast<std::size_t>(j)] = core::isBlocked(mask, q, j);
     }
     return {values, blocked};
 }
@@ -64,7 +70,10 @@ void queryBars(PanelContext& ctx, int head, int q, ImVec2 size, bool compact, fl
     if (hovered >= 0 && ImGui::IsItemHovered()) {
         char value[48];
         std::snprintf(value, sizeof value, "%s%.4f",
-                      blocked[static_cast<std::size_t>(hovered)] ? "masked, " : "α = ", values[static_cast<std::size_t>(hovered)]);
+                      blocked[static_cast<std::size_t>(hovered)] ? "masked, "
+                      : s.view.rollout                           ? "R = "
+                                                                 : "α = ",
+                      values[static_cast<std::size_t>(hovered)]);
         constexpr std::size_t kQuote = widgets::kTooltipGlyphs / 2;  // the value after them always shows
         widgets::showTooltip("\"" + widgets::labelWithLength(s.queryLabels[static_cast<std::size_t>(q)], kQuote) + "\" → \"" +
                                  widgets::labelWithLength(s.keyLabels[static_cast<std::size_t>(hovered)], kQuote) + "\": " + value,
@@ -77,28 +86,38 @@ void queryBars(PanelContext& ctx, int head, int q, ImVec2 size, bool compact, fl
 
 void BarsPanel::draw(PanelContext& ctx) {
     const AppState& s = ctx.state;
-    const int head = shownHead(s);
+    const core::Mat* flow = shownRollout(s);
+    const int head = s.view.rollout ? -1 : shownHead(s);
     if (!beginPanelFor(ctx, title(), head, true)) return;
+    if (s.view.rollout && flow == nullptr) {
+        widgets::flowTextDisabled(rolloutCurrent(s) ? "Rollout: " + s.rollout.why : std::string("Rollout: computing…"));
+        ImGui::End();
+        return;
+    }
     const int q = s.view.selectedQuery;
     const bool multiples = s.view.smallMultiples;
     if (!s.view.presenter) {  // presenter mode shows no controls
         bool choice = multiples;
         if (ImGui::Checkbox("Small multiples", &choice)) ctx.actions.emit(action::SetSmallMultiples{choice});
         tooltip("Show several query positions at once, spread along the sentence, like the panel grid of seed 000 §39.6.");
-        widgets::remarkIfFits(headLabel(s, head));
+        widgets::remarkIfFits(flow ? rolloutCaption(s) : headLabel(s, head));
+        if (flow) tooltip(kRolloutIgnores);
     } else {
-        widgets::flowTextDisabled(headLabel(s, head), true);
+        widgets::flowTextDisabled(flow ? rolloutCaption(s) : headLabel(s, head), true);
     }
     widgets::remarkIfFits("· red = the query's own key");
-    if (core::hasMask(s.settings)) widgets::remarkIfFits("· hatched = masked");
+    const core::Settings flowMask = flow ? rolloutMask(s) : core::Settings{};
+    const core::Settings& mask = flow ? flowMask : s.settings;
+    if (core::hasMask(mask)) widgets::remarkIfFits("· hatched = masked");
 
     const float lineH = ImGui::GetTextLineHeightWithSpacing();
     if (!multiples) {
-        const core::RowStats stats = core::rowStats(head < 0 ? core::meanWeights(s.forward, q, 1)
-                                                             : core::Mat(s.forward.heads[static_cast<std::size_t>(head)].weights.row(q)));
+        const core::RowStats stats = core::rowStats(flow       ? core::Mat(flow->row(q))
+                                                    : head < 0 ? core::meanWeights(s.forward, q, 1)
+                                                               : core::Mat(s.forward.heads[static_cast<std::size_t>(head)].weights.row(q)));
         // The entropy's maximum: the uniform row over the keys this query may see.
         int allowed = 0;
-        for (int j = 0; j < static_cast<int>(s.model.tk()); ++j) allowed += core::isBlocked(s.settings, q, j) ? 0 : 1;
+        for (int j = 0; j < static_cast<int>(s.model.tk()); ++j) allowed += core::isBlocked(mask, q, j) ? 0 : 1;
         char buf[96];
         // A token's label can be longer than buf: composed as a string (shaped once, by flowText).
         widgets::flowText("Query " + std::to_string(q + 1) + " \"" +

@@ -1,6 +1,7 @@
 #include "app/panels/controls_panel.hpp"
 
 #include "app/fonts/font_atlas.hpp"
+#include "app/state/rollout_view.hpp"
 #include "app/widgets/text.hpp"
 #include "core/base/format.hpp"
 #include "core/scenario/presets.hpp"
@@ -306,16 +307,34 @@ void ControlsPanel::softmaxSection(PanelContext& ctx) {
 // View: head, layer, colours.
 void ControlsPanel::viewSection(PanelContext& ctx) {
     const AppState& s = ctx.state;
-    std::string headName = s.view.selectedHead < 0 ? "mean of heads" : "head " + std::to_string(s.view.selectedHead + 1);
+    std::string headName = s.view.rollout            ? "rollout"
+                           : s.view.selectedHead < 0 ? "mean of heads"
+                                                     : "head " + std::to_string(s.view.selectedHead + 1);
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 9.0f);
     if (ImGui::BeginCombo("head ([ ])", headName.c_str())) {
-        if (s.model.heads > 1 && ImGui::Selectable("mean of heads", s.view.selectedHead < 0)) ctx.actions.emit(action::SelectHead{-1});
+        // A head (or the mean) leaves the rollout view; "rollout" shows every layer's heads up to this one, multiplied.
+        const auto pick = [&](int head) {
+            if (s.view.rollout) ctx.actions.emit(action::SetRollout{false});
+            ctx.actions.emit(action::SelectHead{head});
+        };
+        if (s.model.heads > 1 && ImGui::Selectable("mean of heads", !s.view.rollout && s.view.selectedHead < 0)) pick(-1);
         for (int h = 0; h < s.model.heads; ++h)
-            if (ImGui::Selectable(("head " + std::to_string(h + 1)).c_str(), h == s.view.selectedHead))
-                ctx.actions.emit(action::SelectHead{h});
+            if (ImGui::Selectable(("head " + std::to_string(h + 1)).c_str(), !s.view.rollout && h == s.view.selectedHead)) pick(h);
+        if (ImGui::Selectable("rollout", s.view.rollout)) ctx.actions.emit(action::SetRollout{true});
+        tooltip(kRolloutIgnores);
         ImGui::EndCombo();
     }
-    tooltip("Which head the heatmap, bars and stages show.");
+    tooltip("Which head the heatmap, bars and stages show, or the attention rollout up to this layer (the heatmap and bars).");
+    if (s.view.rollout) {
+        int rule = static_cast<int>(s.view.rolloutHeads);
+        ImGui::SetNextItemWidth(ImGui::GetFontSize() * 9.0f);
+        if (ImGui::Combo("rollout heads", &rule, "mean\0max\0"))
+            ctx.actions.emit(action::SetRolloutHeads{static_cast<core::RolloutHeads>(rule)});
+        tooltip((std::string("How a layer's heads are fused before the residual's ½·I is added: their mean (Abnar & Zuidema's "
+                             "default) or the largest weight any head gives a cell.\n\n") +
+                 core::rolloutRule(rolloutOptions(s.view)))
+                    .c_str());
+    }
     if (s.loaded) {
         ImGui::SetNextItemWidth(ImGui::GetFontSize() * 9.0f);
         const std::string layerName = "layer " + std::to_string(s.scenario.layer + 1);

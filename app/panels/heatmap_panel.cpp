@@ -1,6 +1,7 @@
 #include "app/panels/heatmap_panel.hpp"
 
 #include "app/gfx/texture_cache.hpp"
+#include "app/state/rollout_view.hpp"
 #include "app/widgets/charts.hpp"
 #include "app/widgets/text.hpp"
 #include "core/base/format.hpp"
@@ -14,19 +15,21 @@ namespace attnviz::app {
 namespace {
 
 // The tokens are quoted at half a tooltip each: the numbers after them always show.
-std::string cellTooltip(const AppState& s, int head, int i, int j, float weight) {
+std::string cellTooltip(const AppState& s, const core::Settings& mask, int head, int i, int j, float weight, bool rollout) {
     constexpr std::size_t kQuote = widgets::kTooltipGlyphs / 2;
     std::string text = "query " + std::to_string(i + 1) + " \"" +
                        widgets::labelWithLength(s.queryLabels[static_cast<std::size_t>(i)], kQuote) + "\"  →  key " +
                        std::to_string(j + 1) + " \"" + widgets::labelWithLength(s.keyLabels[static_cast<std::size_t>(j)], kQuote) + "\"\n";
     char buf[160];
-    if (core::isBlocked(s.settings, i, j)) {
-        std::snprintf(buf, sizeof buf, "masked%s: weight 0", s.settings.causal && j > i ? " (causal: a future key)" : "");
+    if (core::isBlocked(mask, i, j)) {
+        std::snprintf(buf, sizeof buf, "masked%s: weight 0", mask.causal && j > i ? " (causal: a future key)" : "");
         return text + buf;
     }
-    std::snprintf(buf, sizeof buf, "weight α = %.4f", weight);
+    if (rollout)
+        std::snprintf(buf, sizeof buf, "rollout R = %.4f: the share of token %d that flows into position %d", weight, j + 1, i + 1);
+    else std::snprintf(buf, sizeof buf, "weight α = %.4f", weight);
     text += buf;
-    if (head >= 0) {
+    if (head >= 0 && !rollout) {
         const float score = s.forward.heads[static_cast<std::size_t>(head)].scores(i, j);
         const float c = core::logitScale(s.model.dk, s.settings);
         std::snprintf(buf, sizeof buf, "\nscore q·k = %.4f\nscaled = %.4f  (÷ %s%.3g)", score, score * c,
@@ -81,16 +84,28 @@ void HeatmapPanel::draw(PanelContext& ctx) {
     const AppState& s = ctx.state;
     if (s.loaded && s.view.previewLayer >= 0 && s.view.previewLayer != s.scenario.layer && s.view.previewHead >= 0)
         return drawLayerPreview(ctx, title(), s.view.previewLayer, s.view.previewHead);
-    const int head = shownHead(s);
+    // Rollout (view.rollout): R up to the selected layer in place of a head's weights.
+    const bool rollout = s.view.rollout;
+    const int head = rollout ? -1 : shownHead(s);
     if (!beginPanelFor(ctx, title(), head, true)) return;
+    const core::Mat* flow = shownRollout(s);
+    const core::Settings flowMask = flow ? rolloutMask(s) : core::Settings{};
+    const core::Settings& mask = flow ? flowMask : s.settings;  // the cells hatched as masked
+    if (rollout && flow == nullptr) {
+        widgets::flowTextDisabled(rolloutCurrent(s) ? "Rollout: " + s.rollout.why : std::string("Rollout: computing…"));
+        ImGui::End();
+        return;
+    }
     const int tq = static_cast<int>(s.model.tq()), tk = static_cast<int>(s.model.tk());
     const auto weight = [&](int i, int j) {
+        if (flow) return (*flow)(i, j);
         if (head >= 0) return s.forward.heads[static_cast<std::size_t>(head)].weights(i, j);
         float sum = 0.0f;
         for (const auto& h : s.forward.heads) sum += h.weights(i, j);
         return sum / static_cast<float>(s.forward.heads.size());
     };
     const auto rowSum = [&](int i) {
+        if (flow) return flow->row(i).sum();
         if (head >= 0) return s.forward.heads[static_cast<std::size_t>(head)].weights.row(i).sum();
         float sum = 0.0f;
         for (const auto& h : s.forward.heads) sum += h.weights.row(i).sum();
@@ -99,13 +114,24 @@ void HeatmapPanel::draw(PanelContext& ctx) {
 
     // Header: what is shown, in words.
     if (ctx.fonts.large) ImGui::PushFont(ctx.fonts.large);
-    ImGui::TextUnformatted(headLabel(s, head).c_str());
+    // the rollout's title is cut to the panel ("Rollout up to layer 12 · mean over heads" is long at UI scale 2)
+    ImGui::TextUnformatted(flow ? widgets::fitLabel(rolloutCaption(s), ImGui::GetContentRegionAvail().x).c_str()
+                                : headLabel(s, head).c_str());
     if (ctx.fonts.large) ImGui::PopFont();
-    char settings[96];
-    std::snprintf(settings, sizeof settings, "τ = %.3g%s%s", s.settings.temperature, s.settings.scaled ? "" : " · unscaled (÷1)",
-                  s.settings.causal ? " · causal mask" : "");
-    widgets::flowTextDisabled(settings);
-    widgets::flowTextDisabled("rows: queries · columns: keys");
+    if (flow) {  // the rule in short pieces that wrap; in full, with what rollout ignores, on the title
+        const core::RolloutOptions options = rolloutOptions(s.view);
+        tooltip(core::rolloutRule(options).append("\n\n").append(kRolloutIgnores).c_str());
+        widgets::flowTextDisabled("rows: positions · columns: input tokens");
+        widgets::flowTextDisabled(std::string("Â = ½·") + core::rolloutHeadsName(options.heads) + " of heads + ½·I");
+        widgets::flowTextDisabled(s.loaded ? "R = Â^L … Â^1 (the model's own pass)" : "R = Â (one layer)");
+    }
+    if (!flow || !s.loaded) {  // a model's rollout reads its own pass at τ = 1, not this layer's what-ifs
+        char settings[96];
+        std::snprintf(settings, sizeof settings, "τ = %.3g%s%s", s.settings.temperature, s.settings.scaled ? "" : " · unscaled (÷1)",
+                      s.settings.causal ? " · causal mask" : "");
+        widgets::flowTextDisabled(settings);
+    }
+    if (!flow) widgets::flowTextDisabled("rows: queries · columns: keys");
     if (!ctx.state.view.presenter) {
         static constexpr const char* kScales[] = {"auto", "0 … 1", "stretched", "per row", "log"};
         const float comboW = ImGui::CalcTextSize("stretched").x + ImGui::GetFrameHeight() + ImGui::GetStyle().FramePadding.x * 2.0f;
@@ -117,7 +143,9 @@ void HeatmapPanel::draw(PanelContext& ctx) {
         tooltip(
             "How weights become colours. 0 … 1: comparable across heads and sentences. Stretched: 0 … the largest weight "
             "shown. Per row: each row over its own largest weight. Log: log10 of the weight. Auto: stretched when every "
-            "weight is far below 1 (a long sentence, where each is near 1/T), else 0 … 1.");
+            "weight is far below 1 (a long sentence, where each is near 1/T); on a long map whose few sharp rows hold the "
+            "largest weights, stretched to the 99th percentile of its weights, the top 1 % clipped (the bar says how many); "
+            "else 0 … 1.");
     }
 
     ImDrawList* list = ImGui::GetWindowDrawList();
@@ -151,16 +179,19 @@ void HeatmapPanel::draw(PanelContext& ctx) {
     // One texture, whichever head is shown.
     // Colour range: 0 … 1 (comparable across heads), or 0 … the largest weight shown (contrast
     // for long sequences, where every weight is near 1/T).
-    const gfx::HeatmapTexture& tex = headWeightsTexture(ctx, "heat", head, cell);
+    const gfx::HeatmapTexture& tex =
+        flow ? ctx.textures.get("heat-rollout", gfx::TextureStamp{s.rollout.version, -3, headPooling(cell)}, weightColouring(s),
+                                [&] { return gfx::texelsOf(*flow, mask, headPooling(cell)); })
+             : headWeightsTexture(ctx, "heat", head, cell);
     // the next softmax of the shown head pools its texels for this map
-    if (const int pooling = headPooling(cell); head >= 0 && pooling != s.view.heatmapPooling)
+    if (const int pooling = headPooling(cell); !flow && head >= 0 && pooling != s.view.heatmapPooling)
         ctx.actions.emit(action::SetHeatmapPooling{pooling});
     // The colour a cell was given, for its number's ink.
     const auto cellColour = [&](int i, float w) {
         float rowMax = 0.0f;  // only drawn for small maps: a row's scan is cheap
         if (tex.scale() == core::ColourScale::Rows)
             for (int j = 0; j < tk; ++j)
-                if (!core::isBlocked(s.settings, i, j)) rowMax = std::max(rowMax, weight(i, j));
+                if (!core::isBlocked(mask, i, j)) rowMax = std::max(rowMax, weight(i, j));
         return core::colormapColor(s.view.colormap, tex.position(w, rowMax), 0.0f, 1.0f);
     };
     ctx.heatmaps.draw(list, tex, mMin, mMax, ImVec2(u0, v0), ImVec2(u0 + fu, v0 + fv));
@@ -177,7 +208,7 @@ void HeatmapPanel::draw(PanelContext& ctx) {
     if (cell >= ImGui::CalcTextSize("0.00").x + 6.0f && cell >= lineH + 2.0f) {
         for (int i = iBegin; i < iEnd; ++i)
             for (int j = jBegin; j < jEnd; ++j) {
-                if (core::isBlocked(s.settings, i, j)) continue;
+                if (core::isBlocked(mask, i, j)) continue;
                 const float w = weight(i, j);
                 char buf[16];
                 std::snprintf(buf, sizeof buf, "%.2f", w);
@@ -237,9 +268,10 @@ void HeatmapPanel::draw(PanelContext& ctx) {
     // The colour bar in the scale's own terms, and under it what the scale is.
     const ImVec2 barMin(mMax.x + sumW, mMin.y), barMax(mMax.x + sumW + barW, mMax.y);
     const char* caption = "";
+    const std::string clipped = core::clipCaption(tex.scaleChoice());
     switch (tex.scale()) {
         case core::ColourScale::Stretch:
-            widgets::colorBar(list, barMin, barMax, s.view.colormap, 0.0f, std::max(tex.maxValue(), 1e-30f), 5);
+            widgets::colorBar(list, barMin, barMax, s.view.colormap, 0.0f, std::max(tex.top(), 1e-30f), 5);
             caption = "stretched";
             break;
         case core::ColourScale::Rows:
@@ -255,9 +287,24 @@ void HeatmapPanel::draw(PanelContext& ctx) {
     }
     const float windowBottom = ImGui::GetWindowPos().y + ImGui::GetWindowHeight() - ImGui::GetStyle().WindowPadding.y;
     if (*caption && barMax.y + 4.0f + ImGui::GetTextLineHeight() <= windowBottom) {
-        const std::string shown =
-            widgets::fitLabel(s.view.colourScale == core::ColourScale::Auto ? std::string("auto: ") + caption : caption, barW + sumW);
+        // A clipped bar says so under it ("1.0 % clipped": its top tick is where); the tooltip in full.
+        const core::ScaleChoice& choice = tex.scaleChoice();
+        char share[48] = "";
+        if (!clipped.empty())
+            std::snprintf(share, sizeof share, "%.*f %% clipped", choice.clipped * 100.0 < 0.095 ? 2 : 1, choice.clipped * 100.0);
+        const float roomW =
+            std::min(barW + sumW, ImGui::GetWindowPos().x + ImGui::GetWindowWidth() - ImGui::GetStyle().WindowPadding.x - barMin.x);
+        const std::string shown = widgets::fitLabel(*share                                          ? share
+                                                    : s.view.colourScale == core::ColourScale::Auto ? std::string("auto: ") + caption
+                                                                                                    : caption,
+                                                    roomW);
         list->AddText(ImVec2(barMin.x, barMax.y + 4.0f), ImGui::GetColorU32(ImGuiCol_TextDisabled), shown.c_str());
+        // The clip in full where the caption's line is hovered: "top 0.8 % of weights clipped at 0.043".
+        if (!clipped.empty() && ImGui::IsMouseHoveringRect(ImVec2(barMin.x, barMin.y), ImVec2(barMax.x + sumW, barMax.y + 4.0f + lineH)))
+            widgets::showTooltip(clipped +
+                                     ": the colour bar stops there so that the rest of this long map shows; the clipped weights "
+                                     "have the top colour. Choose \"0 … 1\" to see every weight unclipped.",
+                                 2 * widgets::kTooltipGlyphs);
     }
 
     // Interaction: hover, click a cell or a label, wheel zoom, right/middle drag pan.
@@ -272,7 +319,7 @@ void HeatmapPanel::draw(PanelContext& ctx) {
             if (io.MousePos.x >= mMin.x && j >= 0 && j < tk) {
                 list->AddRect(ImVec2(cellX(static_cast<float>(j)), cellY(static_cast<float>(i))), ImVec2(cellX(j + 1.0f), cellY(i + 1.0f)),
                               IM_COL32(255, 255, 255, 255), 0.0f, 0, 1.5f);
-                widgets::showTooltip(cellTooltip(s, head, i, j, weight(i, j)), 2 * widgets::kTooltipGlyphs);
+                widgets::showTooltip(cellTooltip(s, mask, head, i, j, weight(i, j), flow != nullptr), 2 * widgets::kTooltipGlyphs);
             } else {
                 widgets::showTooltip("query " + std::to_string(i + 1) + " \"" +
                                          widgets::labelWithLength(s.queryLabels[static_cast<std::size_t>(i)], widgets::kTooltipGlyphs) +

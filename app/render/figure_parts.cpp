@@ -59,7 +59,9 @@ void frameBox(std::vector<Line>& lines, int x, int y, int w, int h, core::Rgb co
     lines.push_back({x + w, y, 1, h, colour});
 }
 
-ColourBarScale colourBarScale(core::ColourScale resolved, float largest, float logFloor) {
+ColourBarScale colourBarScale(const core::ScaleChoice& choice, float logFloor) {
+    const core::ColourScale resolved = choice.resolved;
+    const float largest = choice.top;
     ColourBarScale bar;
     if (resolved == core::ColourScale::Log) {
         const int decades = static_cast<int>(std::lround(-std::log10(logFloor)));
@@ -70,10 +72,12 @@ ColourBarScale colourBarScale(core::ColourScale resolved, float largest, float l
         for (const float v : {0.0f, 0.25f, 0.5f, 0.75f, 1.0f})
             bar.ticks.emplace_back(v, resolved == core::ColourScale::Stretch ? significant(v * largest) : core::formatFixed(v, 2));
     }
-    bar.caption = resolved == core::ColourScale::Stretch ? "attention weight (stretched)"
-                  : resolved == core::ColourScale::Rows  ? "weight ÷ its row's largest"
-                  : resolved == core::ColourScale::Log   ? "attention weight (log scale)"
-                                                         : "attention weight";
+    const std::string clipped = core::clipCaption(choice);
+    bar.caption = !clipped.empty()                         ? "attention weight (" + clipped + ")"
+                  : resolved == core::ColourScale::Stretch ? "attention weight (stretched)"
+                  : resolved == core::ColourScale::Rows    ? "weight ÷ its row's largest"
+                  : resolved == core::ColourScale::Log     ? "attention weight (log scale)"
+                                                           : "attention weight";
     return bar;
 }
 

@@ -64,13 +64,14 @@ int decimalsFor(double step);
 void frameBox(std::vector<Line>& lines, int x, int y, int w, int h, core::Rgb colour);
 
 // The colour bar's ticks (position 0 … 1 on the bar, label) and caption, in the terms of a
-// resolved scale: weights (0 … 1, or 0 … largest when stretched), fractions of each row's
-// largest, or decades from the log floor.
+// resolved scale: weights (0 … 1, or 0 … the top when stretched, the caption saying what share is
+// clipped above it: core::clipCaption), fractions of each row's largest, or decades from the log
+// floor.
 struct ColourBarScale {
     std::vector<std::pair<float, std::string>> ticks;
     std::string caption;
 };
-ColourBarScale colourBarScale(core::ColourScale resolved, float largest, float logFloor);
+ColourBarScale colourBarScale(const core::ScaleChoice& choice, float logFloor);
 
 // ---- Back ends ----------------------------------------------------------------------------
 

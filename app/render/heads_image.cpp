@@ -94,8 +94,8 @@ core::Mat pooledMeans(const HeadsFigure& f, const core::Mat& w, int factor) {
 }
 
 // The drawn tiles in the figure's scale, resolved once over all of them (the largest readable
-// cell of any tile), so the one colour bar reads true for each.
-std::vector<Tile> colouredTiles(const HeadsFigure& f, int factor, core::ColourScale& resolved, float& largest, float& floor) {
+// cell of any tile, or Auto's quantile of all their cells), so the one colour bar reads true for each.
+std::vector<Tile> colouredTiles(const HeadsFigure& f, int factor, core::ScaleChoice& choice, float& floor) {
     std::vector<Tile> tiles;
     if (tileCount(f) > static_cast<int>(f.heads.size())) {
         core::Mat mean = core::Mat::Zero(f.heads.front().rows(), f.heads.front().cols());
@@ -105,13 +105,12 @@ std::vector<Tile> colouredTiles(const HeadsFigure& f, int factor, core::ColourSc
     }
     for (std::size_t h = 0; h < f.heads.size(); ++h)
         tiles.push_back({f.headLabels.empty() ? "head " + std::to_string(h + 1) : f.headLabels[h], pooledMeans(f, f.heads[h], factor)});
-    largest = 0.0f;
-    for (const Tile& t : tiles)
-        for (Eigen::Index k = 0; k < t.colours.size(); ++k)
-            if (!core::isMaskedTexel(t.colours.data()[k])) largest = std::max(largest, t.colours.data()[k]);
-    resolved = core::resolveScale(f.scale, largest);
+    // One scale for every tile, made definite by all of their cells.
+    std::vector<float> all;
+    for (const Tile& t : tiles) all.insert(all.end(), t.colours.data(), t.colours.data() + t.colours.size());
+    choice = core::chooseScale(f.scale, all.data(), all.size());
     floor = core::logFloor(f.heads.front().cols());
-    for (Tile& t : tiles) core::toScalePositions(resolved, t.colours.data(), t.colours.rows(), t.colours.cols(), largest, floor);
+    for (Tile& t : tiles) core::toScalePositions(choice.resolved, t.colours.data(), t.colours.rows(), t.colours.cols(), choice.top, floor);
     return tiles;
 }
 
@@ -141,9 +140,9 @@ Layout layOut(const HeadsFigure& f, const figure::FigureFonts& fonts) {
     if (longest > maxTile) L.factor = (longest + maxTile - 1) / maxTile;
     L.stripe = std::clamp(L.cell / 6, 2, 8);
 
-    core::ColourScale resolved{};
-    float largest = 0.0f, floor = 0.0f;
-    L.tiles = colouredTiles(f, L.factor, resolved, largest, floor);
+    core::ScaleChoice choice;
+    float floor = 0.0f;
+    L.tiles = colouredTiles(f, L.factor, choice, floor);
     const int tileW = static_cast<int>(L.tiles.front().colours.cols()) * L.cell;
     const int tileH = static_cast<int>(L.tiles.front().colours.rows()) * L.cell;
     const int slotW = std::max(tileW, kMinTile);
@@ -180,8 +179,8 @@ Layout layOut(const HeadsFigure& f, const figure::FigureFonts& fonts) {
     const int gridBottom = gridTop + gridRows * (labelH + tileH) + (gridRows - 1) * kGapY;
 
     // The colour bar beside the grid, from the first row of tiles down.
-    figure::ColourBarScale bar = figure::colourBarScale(resolved, largest, floor);
-    if (resolved == core::ColourScale::Rows) bar.caption = "per row: weight ÷ the row's largest";
+    figure::ColourBarScale bar = figure::colourBarScale(choice, floor);
+    if (choice.resolved == core::ColourScale::Rows) bar.caption = "per row: weight ÷ the row's largest";
     L.barX = figure::kMargin + gridW + 28;
     L.barY = gridTop + labelH;
     L.barH = std::max({gridBottom - L.barY, 160, figure::ceilPx(font.textWidth(bar.caption, figure::kTickPx + 1)) + 20});

@@ -112,11 +112,12 @@ Layout layOut(const HeatmapFigure& f, const FigureFonts& fonts) {
             positions[static_cast<std::size_t>(i) * static_cast<std::size_t>(L.cols) + static_cast<std::size_t>(j)] =
                 masked ? core::kMaskedTexel : f.weights(i, j);
         }
-    L.scale = core::resolveScale(f.scale, largest);
+    const core::ScaleChoice choice = core::chooseScale(f.scale, positions.data(), positions.size());
+    L.scale = choice.resolved;
     L.logFloor = core::logFloor(L.cols);
-    core::toScalePositions(L.scale, positions.data(), L.rows, L.cols, largest, L.logFloor);
+    core::toScalePositions(L.scale, positions.data(), L.rows, L.cols, choice.top, L.logFloor);
     L.colours = Eigen::Map<const Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(positions.data(), L.rows, L.cols);
-    const figure::ColourBarScale bar = figure::colourBarScale(L.scale, largest, L.logFloor);
+    const figure::ColourBarScale bar = figure::colourBarScale(choice, L.logFloor);
     L.cell = chooseCell(f);
     L.stripe = std::clamp(L.cell / 6, 2, 8);
     const int cell = L.cell, matrixW = L.cols * cell, matrixH = L.rows * cell;

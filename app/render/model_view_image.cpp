@@ -85,15 +85,13 @@ Layout layOut(const ModelViewFigure& f, const figure::FigureFonts& fonts) {
     L.pitchX = L.tileW + kGap;
     L.pitchY = L.nameH + L.tileH + kGap;
 
-    // One scale over every tile: the largest readable texel of any; per row is stretched.
+    // One scale over every tile, made definite by all of their texels (a long map's stretched to a
+    // high percentile, the clipped share on the bar); per row is stretched to the largest.
     L.positions = f.thumbnails;
-    float largest = 0.0f;
-    for (const float v : L.positions)
-        if (!core::isMaskedTexel(v)) largest = std::max(largest, v);
-    core::ColourScale resolved = core::resolveScale(f.scale, largest);
-    if (resolved == core::ColourScale::Rows) resolved = core::ColourScale::Stretch;
+    core::ScaleChoice choice = core::chooseScale(f.scale, L.positions.data(), L.positions.size());
+    if (choice.resolved == core::ColourScale::Rows) choice.resolved = core::ColourScale::Stretch, choice.top = choice.largest;
     const float floor = core::logFloor(std::max<long long>(1, f.keys));
-    core::toScalePositions(resolved, L.positions.data(), 1, static_cast<long long>(L.positions.size()), largest, floor);
+    core::toScalePositions(choice.resolved, L.positions.data(), 1, static_cast<long long>(L.positions.size()), choice.top, floor);
 
     int y = figure::kMargin;
     const auto line = [&](const std::string& text, float px, core::Rgb colour, bool bold) {
@@ -150,7 +148,7 @@ Layout layOut(const ModelViewFigure& f, const figure::FigureFonts& fonts) {
         throw core::InputError("model view", std::to_string(count(f)) + " tiles do not fit in one image");
 
     // The colour bar beside the grid.
-    const figure::ColourBarScale bar = figure::colourBarScale(resolved, largest, floor);
+    const figure::ColourBarScale bar = figure::colourBarScale(choice, floor);
     L.barX = L.gridX + gridW + 28;
     L.barY = L.gridY + L.nameH;
     L.barH = std::max({std::min(gridH - L.nameH, 600), 160, figure::ceilPx(font.textWidth(bar.caption, figure::kTickPx + 1)) + 20});

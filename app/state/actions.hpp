@@ -132,6 +132,13 @@ struct SetSkipFirstKey {
 struct SetColourScale {
     core::ColourScale scale;
 };
+// The heatmap and bars show attention rollout (true) or the selected head; how rollout fuses heads.
+struct SetRollout {
+    bool value;
+};
+struct SetRolloutHeads {
+    core::RolloutHeads heads;
+};
 struct SetPreviewHead {
     int head;
     int layer = -1;  // a model's layer (the model view); -1 = the shown layer
@@ -231,9 +238,9 @@ using Action =
                  action::ResetSwaps, action::Shuffle, action::SetTemperature, action::SetScaled, action::SetCausal, action::ToggleCausal,
                  action::SelectHead, action::StepHead, action::SelectQuery, action::StepQuery, action::StepStage,
                  action::SetNextTemperature, action::SetColormap, action::SetTheme, action::SetUiScale, action::SetPresenter,
-                 action::SetSmallMultiples, action::SetSkipFirstKey, action::SetColourScale, action::SetPreviewHead,
-                 action::SetHeatmapPooling, action::PickSwapChip, action::SelectCell, action::ToggleViewHead, action::SetViewHeads,
-                 action::PickViewToken, action::SetView, action::SetLab, action::SetFlashStep, action::SetFlashTiles,
+                 action::SetSmallMultiples, action::SetSkipFirstKey, action::SetColourScale, action::SetRollout, action::SetRolloutHeads,
+                 action::SetPreviewHead, action::SetHeatmapPooling, action::PickSwapChip, action::SelectCell, action::ToggleViewHead,
+                 action::SetViewHeads, action::PickViewToken, action::SetView, action::SetLab, action::SetFlashStep, action::SetFlashTiles,
                  action::SetFastWeightSteps, action::SetMemoryWall, action::SetKvCache, action::SetTrainSettings, action::StartTraining,
                  action::StopTraining, action::StartCostSweep, action::StopCostSweep, action::OpenLesson, action::GoToLessonStep,
                  action::StepLesson, action::AnswerCheck, action::CloseLesson, action::ClearError, action::SelectLayerHead,

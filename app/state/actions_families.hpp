@@ -54,6 +54,8 @@ bool applyAction(AppState& state, const action::SetPresenter& a);
 bool applyAction(AppState& state, const action::SetSmallMultiples& a);
 bool applyAction(AppState& state, const action::SetSkipFirstKey& a);
 bool applyAction(AppState& state, const action::SetColourScale& a);
+bool applyAction(AppState& state, const action::SetRollout& a);
+bool applyAction(AppState& state, const action::SetRolloutHeads& a);
 bool applyAction(AppState& state, const action::SetPreviewHead& a);
 bool applyAction(AppState& state, const action::SetHeatmapPooling& a);
 bool applyAction(AppState& state, const action::PickSwapChip& a);

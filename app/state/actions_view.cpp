@@ -92,6 +92,16 @@ bool applyAction(AppState& state, const action::SetColourScale& a) {
     return true;
 }
 
+bool applyAction(AppState& state, const action::SetRollout& a) {
+    state.view.rollout = a.value;
+    return true;
+}
+
+bool applyAction(AppState& state, const action::SetRolloutHeads& a) {
+    state.view.rolloutHeads = a.heads;
+    return true;
+}
+
 bool applyAction(AppState& state, const action::SetPreviewHead& a) {
     // Another layer of a model: only the heatmap previews it (from the model's pass).
     if (state.loaded && a.layer >= 0 && a.layer != state.scenario.layer) {

@@ -10,6 +10,7 @@
 #include "core/attention/head_order.hpp"
 #include "core/attention/head_stats.hpp"
 #include "core/attention/permutation.hpp"
+#include "core/attention/rollout.hpp"
 #include "core/io/lesson.hpp"
 #include "core/labs/cost.hpp"
 #include "core/models/loaded_model.hpp"
@@ -39,6 +40,7 @@ struct WorkCounters {
     long long hopfieldSteps = 0;
     long long referencePasses = 0;     // the permutation reference's whole forward pass (swapped order)
     long long referenceSoftmaxes = 0;  // its softmax and A·V again, from its kept scores
+    long long rollouts = 0;            // attention rollouts made (refreshRollout)
 };
 
 enum class Theme : std::uint8_t { Dark, Light, HighContrast };
@@ -86,6 +88,8 @@ struct ViewState {
     int selectedKey = 0;           // the neuron view's key (a heatmap cell sets it with the query)
     std::vector<int> viewHeads;    // the head view's heads switched on, ascending; empty: the selected head (every head for the mean)
     std::vector<int> viewTokens;   // query tokens picked in the head view, ascending (their attention summed); empty: none
+    bool rollout = false;          // the heatmap and bars show attention rollout up to the selected layer, not a head
+    core::RolloutHeads rolloutHeads = core::RolloutHeads::Mean;  // how rollout fuses a layer's heads
 };
 
 // The shift check of the positional panel: the scores at positions 0 … and at view.shift …,
@@ -149,6 +153,22 @@ struct HeadSummary {
     }
 };
 
+// Attention rollout of the pass up to the selected layer (core/attention/rollout.hpp), made by
+// refreshRollout (rollout_view.hpp) once per pass, layer and rule, never per frame. Current while
+// `key` is rolloutKey(state).
+struct RolloutView {
+    struct Key {
+        HeadSummary::Key pass;
+        int layer = 0;  // the last layer multiplied in, counted in the pass's maps
+        core::RolloutOptions options;
+        bool operator==(const Key&) const = default;
+    };
+    std::optional<Key> key;  // empty: never made
+    core::Mat matrix;        // R [T, T]; empty when it cannot be made (`why`)
+    std::uint64_t version = 0;
+    std::string why;
+};
+
 // Movable, not copyable (it owns the labs' worker threads).
 struct AppState {
     core::Scenario scenario;  // what to compute (the current swaps included)
@@ -180,6 +200,7 @@ struct AppState {
     HeadSummary headSummary;  // see summarizeHeads
     // The induction test of a model's heads on a worker thread; never null in a live state.
     std::unique_ptr<InductionJob> induction = std::make_unique<InductionJob>();
+    RolloutView rollout;  // see refreshRollout
     ViewState view;
     Labs labs;  // the labs' settings, jobs and derived maps
     // A model folder being opened on a worker thread (LoadScenario with `background`); never null

@@ -1,47 +1,15 @@
 #include "app/state/head_summary.hpp"
 
-#include "core/text/tokenizer.hpp"
+#include "core/models/pass_maps.hpp"
 
 #include <algorithm>
 
 namespace attnviz::app {
 
 core::AttentionMaps attentionMaps(const AppState& state) {
-    core::AttentionMaps maps;
-    if (state.loaded) {
-        const core::decoder::Run& run = *state.loaded.run;
-        const core::decoder::Config& config = state.loaded.checkpoint->config();
-        maps.layers = run.layerCount();
-        maps.heads = run.headCount();
-        maps.queries = maps.keys = run.tokens();
-        maps.ids = run.ids;
-        maps.labels.reserve(state.loaded.labels.size());
-        for (const std::string& label : state.loaded.labels) maps.labels.push_back(core::visibleToken(label));
-        for (int l = 0; l < maps.layers; ++l) {
-            core::Settings settings;
-            settings.causal = true;
-            settings.window = config.window(l);
-            maps.settings.push_back(settings);
-        }
-        if (config.nKvHead != config.nHead)
-            for (int h = 0; h < maps.heads; ++h) maps.kvHead.push_back(config.kvHeadOf(h));
-        const core::decoder::Run* pass = &run;
-        maps.weights = [pass](int layer, int head) { return core::MatRef(pass->weights(layer, head)); };
-        return maps;
-    }
-    if (!weightsFresh(state, -1) || state.forward.heads.empty()) return maps;
-    maps.layers = 1;
-    maps.heads = static_cast<int>(state.forward.heads.size());
-    maps.queries = state.model.tq();
-    maps.keys = state.model.tk();
-    maps.labels = state.keyLabels;
-    maps.ids = core::idsOfLabels(state.model.keyTokens);
-    maps.settings = {state.settings};
-    if (state.model.kvHeads > 0)
-        for (int h = 0; h < maps.heads; ++h) maps.kvHead.push_back(state.model.kvHeadOf(h));
-    const core::Forward* forward = &state.forward;
-    maps.weights = [forward](int, int head) { return core::MatRef(forward->heads[static_cast<std::size_t>(head)].weights); };
-    return maps;
+    if (state.loaded) return core::passMaps(state.loaded);
+    if (!weightsFresh(state, -1) || state.forward.heads.empty()) return {};
+    return core::forwardMaps(state.model, state.forward, state.settings, state.keyLabels);
 }
 
 HeadSummary::Key headSummaryKey(const AppState& state) {

@@ -20,6 +20,10 @@ ViewState requestedView(const GuiRequest& request, ViewState view) {
     if (request.stage) view.stage = *request.stage;
     if (request.smallMultiples) view.smallMultiples = true;
     if (request.skipFirstKey) view.skipFirstKey = true;
+    if (request.rollout) {
+        view.rollout = true;
+        view.rolloutHeads = request.rolloutHeads;
+    }
     return view;
 }
 

@@ -46,6 +46,8 @@ struct GuiRequest {
     bool colormapGiven = false;
     core::ColourScale colourScale = core::ColourScale::Auto;  // --colour-scale
     bool colourScaleGiven = false;
+    bool rollout = false;                                        // --rollout: the heatmap and bars show attention rollout
+    core::RolloutHeads rolloutHeads = core::RolloutHeads::Mean;  // --rollout-heads
 };
 
 // The view the window opens with: `saved` (the last session's, or the defaults) with what the

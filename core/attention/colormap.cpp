@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <vector>
 
 #if defined(__AVX2__) && defined(__FMA__)
 #include <immintrin.h>
@@ -126,6 +128,75 @@ ColourScale parseColourScale(const std::string& name, const std::string& where) 
 ColourScale resolveScale(ColourScale scale, float maxWeight) {
     if (scale != ColourScale::Auto) return scale;
     return maxWeight < kAutoStretchBelow ? ColourScale::Stretch : ColourScale::Fixed;
+}
+
+float readableQuantile(const float* values, std::size_t n, double q) {
+    std::vector<float> sample;
+    std::size_t readable = 0;
+    for (std::size_t i = 0; i < n; ++i) readable += isMaskedTexel(values[i]) ? 0 : 1;
+    if (readable == 0) return 0.0f;
+    if (readable <= kQuantileSample) {
+        sample.reserve(readable);
+        for (std::size_t i = 0; i < n; ++i)
+            if (!isMaskedTexel(values[i])) sample.push_back(values[i]);
+    } else {
+        // Weyl's sequence frac(k·φ) of indices, the golden ratio's: evenly spread for every count,
+        // in step with no row length; a masked index is passed over
+        sample.reserve(kQuantileSample);
+        const double phi = 0.6180339887498949;
+        double u = 0.0;
+        for (std::size_t k = 0; sample.size() < kQuantileSample && k < 4 * kQuantileSample; ++k) {
+            u += phi;
+            u -= std::floor(u);
+            const std::size_t i = std::min(n - 1, static_cast<std::size_t>(u * static_cast<double>(n)));
+            if (!isMaskedTexel(values[i])) sample.push_back(values[i]);
+        }
+        if (sample.empty()) return 0.0f;
+    }
+    const double rank = std::ceil(std::clamp(q, 0.0, 1.0) * static_cast<double>(sample.size()));
+    const auto k = static_cast<std::size_t>(std::clamp(rank, 1.0, static_cast<double>(sample.size()))) - 1;
+    std::nth_element(sample.begin(), sample.begin() + static_cast<std::ptrdiff_t>(k), sample.end());
+    return sample[k];
+}
+
+double shareAbove(const float* values, std::size_t n, float top) {
+    std::size_t readable = 0, above = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+        if (isMaskedTexel(values[i])) continue;
+        ++readable;
+        above += values[i] > top ? 1 : 0;
+    }
+    return readable == 0 ? 0.0 : static_cast<double>(above) / static_cast<double>(readable);
+}
+
+ScaleChoice chooseScale(ColourScale scale, const float* values, std::size_t n) {
+    ScaleChoice choice;
+    std::size_t readable = 0;
+    for (std::size_t i = 0; i < n; ++i)
+        if (!isMaskedTexel(values[i])) {
+            choice.largest = std::max(choice.largest, values[i]);
+            ++readable;
+        }
+    choice.resolved = resolveScale(scale, choice.largest);
+    if (choice.resolved == ColourScale::Stretch) choice.top = choice.largest;
+    if (scale != ColourScale::Auto || readable < kAutoClipFrom) return choice;
+    // a long map: the bar tops at the quantile when the weights below it are far below 1, whatever
+    // the few largest are (sharp rows, or a single outlier under a stretch to the largest)
+    const float quantile = readableQuantile(values, n, kAutoClipQuantile);
+    if (!(quantile > 0.0f) || quantile >= kAutoStretchBelow || quantile >= choice.largest) return choice;
+    choice.resolved = ColourScale::Stretch;
+    choice.top = quantile;
+    choice.clipped = shareAbove(values, n, quantile);
+    return choice;
+}
+
+std::string clipCaption(const ScaleChoice& choice) {
+    if (!(choice.clipped > 0.0)) return {};
+    const double percent = choice.clipped * 100.0;
+    char buffer[96];
+    std::snprintf(buffer, sizeof buffer, "top %.*f %% of weights clipped at %.2g", percent < 0.095 ? 2 : 1, percent,
+                  static_cast<double>(choice.top));
+    return buffer;
 }
 
 float logFloor(long long keys) {

@@ -140,9 +140,19 @@ private:
     std::string m_buffer;
 };
 
+// ",\n  "rollout": {…}" when there is one (RolloutExport).
+void writeRollout(JsonStream& j, const RolloutExport* rollout) {
+    if (rollout == nullptr) return;
+    j << ",\n  \"rollout\": {\"layer\": " << std::to_string(rollout->layer) << ", \"heads\": \"" << rolloutHeadsName(rollout->options.heads)
+      << "\", \"skip_first_key\": " << (rollout->options.skipFirstKey ? "true" : "false")
+      << ",\n    \"rule\": " << jsonString(rolloutRule(rollout->options)) << ",\n    \"matrix\": ";
+    j.matrix(rollout->matrix, 2);
+    j << "}";
+}
+
 }  // namespace
 
-void writeExportJson(ByteSink& out, const Model& model, const Forward& forward) {
+void writeExportJson(ByteSink& out, const Model& model, const Forward& forward, const RolloutExport* rollout) {
     JsonStream j(out);
     j << "{\n  \"X\": ";
     if (model.explicitQkv) j << "null";
@@ -168,6 +178,7 @@ void writeExportJson(ByteSink& out, const Model& model, const Forward& forward) 
     j.strings(model.keyTokens);
     j << ",\n  \"output\": ";
     j.matrix(forward.output, 1);
+    writeRollout(j, rollout);
     j << ",\n  \"tokens\": ";
     j.strings(model.queryTokens);
     j << "\n}\n";
@@ -192,7 +203,23 @@ constexpr const char* kModelNpyFiles[] = {"attentions.npy", "token_ids.npy", "ne
 
 }  // namespace
 
-void exportNpyDir(FileBatch& batch, const std::string& dir, const Model& model, const Forward& forward) {
+namespace {
+
+// rollout.npy, or its removal from a folder reused without it.
+void writeRolloutNpy(FileBatch& batch, const std::string& path, const RolloutExport* rollout) {
+    if (rollout == nullptr) {
+        batch.removeOnCommit(path);
+        return;
+    }
+    ByteSink& sink = batch.open(path);
+    sink.write(npyHeader({rollout->matrix.rows(), rollout->matrix.cols()}));
+    sink.write(std::string_view(reinterpret_cast<const char*>(rollout->matrix.data()),
+                                static_cast<std::size_t>(rollout->matrix.size()) * sizeof(float)));
+}
+
+}  // namespace
+
+void exportNpyDir(FileBatch& batch, const std::string& dir, const Model& model, const Forward& forward, const RolloutExport* rollout) {
     namespace fs = std::filesystem;
     makeFolder(dir);
     const auto path = [&](const char* name) { return (fs::path(dir) / name).string(); };
@@ -242,6 +269,7 @@ void exportNpyDir(FileBatch& batch, const std::string& dir, const Model& model, 
     }
     batch.add(path("tokens.txt"), labelsText(model.queryTokens));
     batch.add(path("key_tokens.txt"), labelsText(model.keyTokens));
+    writeRolloutNpy(batch, path("rollout.npy"), rollout);
 }
 
 std::string weightsCsv(const Model& model, const MatRef& weights) {
@@ -264,7 +292,7 @@ std::string weightsCsv(const Model& model, const MatRef& weights) {
     return out;
 }
 
-void writeModelExportJson(ByteSink& out, const Scenario& scenario, const LoadedModel& loaded) {
+void writeModelExportJson(ByteSink& out, const Scenario& scenario, const LoadedModel& loaded, const RolloutExport* rollout) {
     const decoder::Checkpoint& model = *loaded.checkpoint;
     const decoder::Run& run = *loaded.run;
     const decoder::Config& c = model.config();
@@ -298,11 +326,13 @@ void writeModelExportJson(ByteSink& out, const Scenario& scenario, const LoadedM
         j.number(loaded.next[i].prob);
         j << "}";
     }
-    j << "\n  ]\n}\n";
+    j << "\n  ]";
+    writeRollout(j, rollout);
+    j << "\n}\n";
     j.flush();
 }
 
-void exportModelNpyDir(FileBatch& batch, const std::string& dir, const LoadedModel& loaded) {
+void exportModelNpyDir(FileBatch& batch, const std::string& dir, const LoadedModel& loaded, const RolloutExport* rollout) {
     namespace fs = std::filesystem;
     makeFolder(dir);
     const auto path = [&](const char* name) { return (fs::path(dir) / name).string(); };
@@ -348,6 +378,7 @@ void exportModelNpyDir(FileBatch& batch, const std::string& dir, const LoadedMod
         next += "\n";
     }
     batch.add(path("next_tokens.txt"), next);
+    writeRolloutNpy(batch, path("rollout.npy"), rollout);
 }
 
 }  // namespace attnviz::core

@@ -1,6 +1,7 @@
 // Exports of a computed forward pass: JSON, .npy files, CSV.
 #pragma once
 
+#include "core/attention/rollout.hpp"
 #include "core/base/files.hpp"
 #include "core/models/loaded_model.hpp"
 #include "core/scenario/model.hpp"
@@ -18,7 +19,17 @@ namespace attnviz::core {
 // buffer beside the matrices, not a JSON tree of them (about 11 times their size). Each number
 // is the shortest text that reads back as the same float; a non-finite one is null. Text is
 // valid UTF-8, as in every JSON attnviz writes (core/base/json_text.hpp).
-void writeExportJson(ByteSink& out, const Model& model, const Forward& forward);
+void writeExportJson(ByteSink& out, const Model& model, const Forward& forward, const struct RolloutExport* rollout = nullptr);
+
+// Attention rollout exported beside the maps (rollout.hpp): R [T, T] up to `layer` (the model's
+// layer number; 0 for a scenario's one layer) under `options`. In the JSON exports as
+// "rollout": {"layer", "heads": "mean" | "max", "skip_first_key", "rule", "matrix": [T, T]}; in a
+// .npy folder as rollout.npy [T, T] (removed on commit from a folder exported without it).
+struct RolloutExport {
+    Mat matrix;
+    int layer = 0;
+    RolloutOptions options;
+};
 
 // JSON text with two-space indents where arrays of plain values (matrix rows, token lists)
 // stay on one line, so a matrix reads as a matrix. A string or key that is not valid UTF-8 is
@@ -30,7 +41,8 @@ std::string prettyJson(const nlohmann::json& j);
 // tokens.txt / key_tokens.txt (one label a line) into `dir`, creating it if needed. The files
 // join `batch` (all or nothing with the rest of it); an X.npy left from an earlier export is
 // removed on commit when this model has no X (explicit Q, K, V), so the folder never mixes two.
-void exportNpyDir(FileBatch& batch, const std::string& dir, const Model& model, const Forward& forward);
+void exportNpyDir(FileBatch& batch, const std::string& dir, const Model& model, const Forward& forward,
+                  const RolloutExport* rollout = nullptr);
 
 // One head's weights with token headers: first row "query\key,<key tokens…>", then
 // "<query token>,<weights…>". Fields are quoted as RFC 4180 needs.
@@ -42,10 +54,10 @@ std::string weightsCsv(const Model& model, const MatRef& weights);
 //  "next_tokens": [{"id", "token", "prob"} × 10]}, streamed as writeExportJson is. A sentence or a
 // folder name that is not valid UTF-8 is written with U+FFFD for each such byte; token_ids are
 // the exact input.
-void writeModelExportJson(ByteSink& out, const Scenario& scenario, const LoadedModel& loaded);
+void writeModelExportJson(ByteSink& out, const Scenario& scenario, const LoadedModel& loaded, const RolloutExport* rollout = nullptr);
 // attentions.npy [layers, heads, T, T] ('<f4'), token_ids.npy [T] ('<i8'), tokens.txt (one label
 // a line) and next_tokens.txt ("id<TAB>prob<TAB>label", ten lines) into `dir`, joining `batch`.
 // Files of a scenario's export (X.npy, weights.npy, …) left in the folder are removed on commit.
-void exportModelNpyDir(FileBatch& batch, const std::string& dir, const LoadedModel& loaded);
+void exportModelNpyDir(FileBatch& batch, const std::string& dir, const LoadedModel& loaded, const RolloutExport* rollout = nullptr);
 
 }  // namespace attnviz::core

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -137,3 +138,100 @@ TEST(ColourScale, PositionsOnTheBarByHand) {
     EXPECT_EQ(v[4], 0.0f);  // the floor itself
     EXPECT_EQ(v[5], kMaskedTexel);
 }
+
+namespace attnviz::core {
+namespace {
+
+// 10,000 readable weights: 9,850 of 0.01, 100 of 0.02 and 50 sharp ones of 0.9, shuffled by a
+// fixed stride, with 500 masked texels among them.
+std::vector<float> longMapWithSharpCells() {
+    std::vector<float> v(10500);
+    for (std::size_t i = 0; i < v.size(); ++i) {
+        const std::size_t k = (i * 7919) % v.size();  // a permutation of 0 … 10,499
+        v[i] = k < 500 ? kMaskedTexel : k < 550 ? 0.9f : k < 650 ? 0.02f : 0.01f;
+    }
+    return v;
+}
+
+TEST(ColourScale, AutoClipsALongMapAtItsNinetyNinthPercentileByHand) {
+    const std::vector<float> v = longMapWithSharpCells();
+    // Nearest rank: the ⌈0.99 · 10,000⌉ = 9,900th smallest readable weight; the 9,851st … 9,950th are 0.02.
+    EXPECT_FLOAT_EQ(readableQuantile(v.data(), v.size(), 0.99), 0.02f);
+    EXPECT_FLOAT_EQ(readableQuantile(v.data(), v.size(), 0.985), 0.01f);  // the 9,850th
+    EXPECT_FLOAT_EQ(readableQuantile(v.data(), v.size(), 1.0), 0.9f);
+    EXPECT_FLOAT_EQ(readableQuantile(v.data(), v.size(), 0.0), 0.01f);  // the first, not a masked texel
+    EXPECT_DOUBLE_EQ(shareAbove(v.data(), v.size(), 0.02f), 50.0 / 10000.0);
+    const ScaleChoice c = chooseScale(ColourScale::Auto, v.data(), v.size());
+    EXPECT_EQ(c.resolved, ColourScale::Stretch);
+    EXPECT_FLOAT_EQ(c.top, 0.02f);
+    EXPECT_FLOAT_EQ(c.largest, 0.9f);
+    EXPECT_DOUBLE_EQ(c.clipped, 0.005);
+    EXPECT_EQ(clipCaption(c), "top 0.5 % of weights clipped at 0.02");
+    // On the bar: 0.01 halfway, 0.02 and the sharp 0.9 both at the top entry.
+    std::vector<float> p = {0.01f, 0.02f, 0.9f};
+    toScalePositions(c.resolved, p.data(), 1, 3, c.top, 0.01f);
+    EXPECT_EQ(colormapIndex(p[0], 0.0f, 1.0f), 128);
+    EXPECT_EQ(colormapIndex(p[1], 0.0f, 1.0f), 255);
+    EXPECT_EQ(colormapIndex(p[2], 0.0f, 1.0f), 255);
+    // The other scales are the user's: nothing clipped.
+    const ScaleChoice s = chooseScale(ColourScale::Stretch, v.data(), v.size());
+    EXPECT_FLOAT_EQ(s.top, 0.9f);
+    EXPECT_EQ(s.clipped, 0.0);
+    EXPECT_EQ(clipCaption(s), "");
+    EXPECT_EQ(chooseScale(ColourScale::Fixed, v.data(), v.size()).resolved, ColourScale::Fixed);
+}
+
+TEST(ColourScale, AutoKeepsShortMapsAndBroadMapsAsBefore) {
+    // A short map: 1,000 cells of the same mix keep Auto's rule by the largest weight (0.9: fixed).
+    std::vector<float> shortMap(1000, 0.01f);
+    for (std::size_t i = 0; i < 5; ++i) shortMap[i * 97] = 0.9f;
+    ASSERT_LT(shortMap.size(), kAutoClipFrom);
+    const ScaleChoice a = chooseScale(ColourScale::Auto, shortMap.data(), shortMap.size());
+    EXPECT_EQ(a.resolved, ColourScale::Fixed);
+    EXPECT_FLOAT_EQ(a.top, 1.0f);
+    EXPECT_EQ(a.clipped, 0.0);
+    // A long map whose 99th percentile is not far below 1 (4 % of its weights are 0.5): fixed.
+    std::vector<float> broad(3000, 0.01f);
+    for (std::size_t i = 0; i < 120; ++i) broad[i * 25] = 0.5f;
+    EXPECT_EQ(chooseScale(ColourScale::Auto, broad.data(), broad.size()).resolved, ColourScale::Fixed);
+    // A flat long map: stretched to its largest, nothing clipped (as before).
+    std::vector<float> flat(4096, 1.0f / 4096);
+    const ScaleChoice f = chooseScale(ColourScale::Auto, flat.data(), flat.size());
+    EXPECT_EQ(f.resolved, ColourScale::Stretch);
+    EXPECT_FLOAT_EQ(f.top, 1.0f / 4096);
+    EXPECT_EQ(f.clipped, 0.0);
+    EXPECT_EQ(clipCaption(f), "");
+    // One outlier of 0.05 among them, every weight under 0.25: before, the bar went to 0.05 and
+    // the rest was one flat colour; now it tops at the 99th percentile, 1/4096, and the outlier
+    // (1 of 4,096 weights: 0.024 %) is clipped.
+    flat[7] = 0.05f;
+    const ScaleChoice o = chooseScale(ColourScale::Auto, flat.data(), flat.size());
+    EXPECT_EQ(o.resolved, ColourScale::Stretch);
+    EXPECT_FLOAT_EQ(o.top, 1.0f / 4096);
+    EXPECT_FLOAT_EQ(o.largest, 0.05f);
+    EXPECT_DOUBLE_EQ(o.clipped, 1.0 / 4096);
+    EXPECT_EQ(clipCaption(o), "top 0.02 % of weights clipped at 0.00024");
+    // Hard attention (more than 99 % zeros, 32 ones): no quantile above 0 to stretch to, fixed.
+    std::vector<float> hard(4096, 0.0f);
+    for (std::size_t i = 0; i < 32; ++i) hard[i * 128] = 1.0f;
+    EXPECT_EQ(chooseScale(ColourScale::Auto, hard.data(), hard.size()).resolved, ColourScale::Fixed);
+}
+
+TEST(ColourScale, QuantileOfAMapLargerThanTheSampleIsNearTheExactOne) {
+    // 300 × 300 readable values: a ramp 0 … 0.1 in a scrambled order, and every 900th value 0.9
+    // (100 sharp cells); the exact 99th percentile is near 0.1 · 0.99, the clipped share 1 %.
+    const std::size_t n = 90000;
+    std::vector<float> v(n);
+    for (std::size_t i = 0; i < n; ++i) v[i] = i % 900 == 0 ? 0.9f : 0.1f * static_cast<float>((i * 7919) % n) / static_cast<float>(n);
+    std::vector<float> sorted = v;
+    std::sort(sorted.begin(), sorted.end());
+    const float exact = sorted[static_cast<std::size_t>(std::ceil(0.99 * n)) - 1];
+    const float q = readableQuantile(v.data(), n, 0.99);
+    EXPECT_NEAR(q, exact, 0.002 * exact);  // a 65,536 sample's rank error is about ±0.04 % of n
+    const ScaleChoice c = chooseScale(ColourScale::Auto, v.data(), n);
+    EXPECT_EQ(c.resolved, ColourScale::Stretch);
+    EXPECT_NEAR(c.clipped, 0.01, 0.001);
+}
+
+}  // namespace
+}  // namespace attnviz::core

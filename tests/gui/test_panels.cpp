@@ -6,6 +6,7 @@
 #include "app/panels/panel_table.hpp"
 #include "app/panels/stages_panel.hpp"
 #include "app/panels/swap_panel.hpp"
+#include "app/state/rollout_view.hpp"
 #include "app/widgets/text.hpp"
 #include "core/io/lesson.hpp"
 #include "core/models/loaded_model.hpp"
@@ -108,6 +109,24 @@ TEST_F(Headless, PresenterModeShowsHeatmapBarsAndHeads) {
     EXPECT_TRUE(app.panelRects().count("heatmap"));
     EXPECT_FALSE(app.panelRects().count("controls"));
     EXPECT_GT(app.panelRects().at("heatmap").max.x, 1000.0f);  // the heatmap takes most of the width
+}
+
+TEST_F(Headless, RolloutViewIsMadeByTheAppOnceAndDrawnByHeatmapAndBars) {
+    for (const std::string id : {"seed004-causal", "random-heads"}) {
+        SCOPED_TRACE(id);
+        AppState state = makeState(core::loadPreset(id));
+        apply(state, action::SetRollout{true});
+        apply(state, action::SetRolloutHeads{core::RolloutHeads::Max});
+        App app(std::move(state));
+        frames(app, 3 + app.state().model.heads);  // a head a frame, then the rollout
+        EXPECT_TRUE(rolloutCurrent(app.state()));
+        ASSERT_NE(shownRollout(app.state()), nullptr);
+        EXPECT_EQ(app.state().work.rollouts, 1);
+        frames(app, 3);
+        EXPECT_EQ(app.state().work.rollouts, 1);  // not per frame
+        EXPECT_TRUE(app.panelRects().count("heatmap"));
+        EXPECT_TRUE(app.panelRects().count("bars"));
+    }
 }
 
 TEST_F(Headless, ThemesScalesAndLargeMatrices) {

@@ -5,12 +5,15 @@
 #include "app/render/heatmap_image.hpp"
 #include "app/render/raster.hpp"
 #include "core/base/error.hpp"
+#include "core/base/prng.hpp"
 #include "figure_checks.hpp"
 
 #include <gtest/gtest.h>
 
 #include <unistd.h>
+#include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -287,13 +290,30 @@ TEST_F(HeatmapImage, TheColourScaleDecidesTheCellsColoursAndTheBarSaysWhich) {
     const auto [fixedCells, fixedSvg] = fills(core::ColourScale::Fixed);
     EXPECT_NE(fixedCells.find(hexOf(table[4])), std::string::npos);
     EXPECT_NE(fixedSvg.find(">attention weight<"), std::string::npos);
-    // Auto stretches to the largest weight, 0.1: 1/64 ÷ 0.1 is entry 40, and 0.1 the top.
+    // Auto, on a map of 4,096 weights (a long map: kAutoClipFrom), stretches to their 99th
+    // percentile, 1/64, whatever the one outlier does: the outlier (1 of 4,096) is clipped, and
+    // the flat rest is at the top of the bar with it.
     const auto [autoCells, autoSvg] = fills(core::ColourScale::Auto);
-    EXPECT_NE(autoCells.find(hexOf(table[40])), std::string::npos);
     EXPECT_NE(autoCells.find(hexOf(table[255])), std::string::npos);
+    EXPECT_EQ(autoCells.find(hexOf(table[40])), std::string::npos);
     EXPECT_EQ(autoCells.find(hexOf(table[4])), std::string::npos);
-    EXPECT_NE(autoSvg.find(">attention weight (stretched)<"), std::string::npos);
-    EXPECT_NE(autoSvg.find(">0.1<"), std::string::npos);  // the top tick is the largest weight
+    EXPECT_NE(autoSvg.find(">attention weight (top 0.02 % of weights clipped at 0.016)<"), std::string::npos);
+    EXPECT_NE(autoSvg.find(">0.0156<"), std::string::npos);  // the top tick is the percentile
+    {
+        // A shorter map (32 keys, 1,024 weights) keeps the rule by the largest weight: stretched to
+        // 0.1, 1/32 ÷ 0.1 is entry 80, and 0.1 the top.
+        render::HeatmapFigure small;
+        small.weights = core::Mat::Constant(32, 32, 1.0f / 32);
+        small.weights(0, 0) = 0.1f;
+        small.showValues = false;
+        small.scale = core::ColourScale::Auto;
+        const std::string svg = render::renderHeatmapSvg(small);
+        const std::string cells = svgGroup(svg, "cells");
+        EXPECT_NE(cells.find(hexOf(table[80])), std::string::npos);
+        EXPECT_NE(cells.find(hexOf(table[255])), std::string::npos);
+        EXPECT_NE(svg.find(">attention weight (stretched)<"), std::string::npos);
+        EXPECT_NE(svg.find(">0.1<"), std::string::npos);
+    }
     // Per row: every row but the first is uniform, so at the top of the bar.
     const auto [rowCells, rowSvg] = fills(core::ColourScale::Rows);
     EXPECT_NE(rowCells.find(hexOf(table[255])), std::string::npos);
@@ -470,4 +490,95 @@ TEST_F(HeatmapImage, FindsFontsAndNamesThePackageWhenMissing) {
     } catch (const core::InputError& e) {
         EXPECT_EQ(e.message(), "fonts: NoSuchFont-attnviz.ttf not found; install fonts-dejavu-core");
     }
+}
+
+namespace {
+
+// A long causal map: row i a softmax over keys 0 … i of Gaussian scores (σ = 1.5), so most weights
+// are near 1/(i + 1), while the first rows, with few keys, are sharp (row 0 is 1 on key 0).
+render::HeatmapFigure longCausalFigure(int T) {
+    render::HeatmapFigure f;
+    f.weights = core::Mat::Zero(T, T);
+    f.blocked = core::MaskMat::Constant(T, T, false);
+    core::Prng rng(2048);
+    for (int i = 0; i < T; ++i) {
+        for (int j = 0; j <= i; ++j) f.weights(i, j) = std::exp(1.5f * static_cast<float>(rng.normal()));
+        f.weights.row(i) /= f.weights.row(i).sum();
+        for (int j = i + 1; j < T; ++j) f.blocked(i, j) = true;
+    }
+    return f;
+}
+
+// The colormap entries of the readable cells' centres in the decoded PNG (-1: not a table colour).
+std::vector<int> cellIndices(const render::HeatmapFigure& f) {
+    const Image img = decodePng(render::renderHeatmapPng(f));
+    const core::ColormapTable& table = core::colormapTable(f.colormap);
+    const auto top = table[255];
+    const MatrixBox m = locateCausalMatrix(img, top);  // row 0 is 1 on key 0: the top colour under any scale
+    std::vector<int> out;
+    if (m.cell < 1) return out;
+    const auto t = static_cast<int>(f.weights.rows());
+    for (int i = 0; i < t; ++i)
+        for (int j = 0; j <= i; ++j) {
+            const Rgb c = img.at(m.left + j * m.cell + m.cell / 2, m.top + i * m.cell + m.cell / 2);
+            const auto it = std::find(table.begin(), table.end(), c);
+            out.push_back(it == table.end() ? -1 : static_cast<int>(it - table.begin()));
+        }
+    return out;
+}
+
+}  // namespace
+
+TEST_F(HeatmapImage, AutoShowsALongMapsStructureAndSaysWhatItClipped) {
+    render::HeatmapFigure f = longCausalFigure(256);
+    const auto brightShare = [](const std::vector<int>& indices) {
+        return static_cast<double>(std::count_if(indices.begin(), indices.end(), [](int k) { return k >= 64; })) /
+               static_cast<double>(indices.size());
+    };
+    // Before (0 … 1, what Auto gave when the sharp first rows put the largest weight above 0.25):
+    // nearly every cell in the bottom quarter of the bar.
+    f.scale = core::ColourScale::Fixed;
+    const std::vector<int> fixed = cellIndices(f);
+    ASSERT_EQ(fixed.size(), 256u * 257u / 2u);
+    EXPECT_LT(brightShare(fixed), 0.01);
+    // Auto: stretched to the 99th percentile, a spread of colours over the whole bar.
+    f.scale = core::ColourScale::Auto;
+    const std::vector<int> automatic = cellIndices(f);
+    ASSERT_EQ(automatic.size(), fixed.size());
+    EXPECT_EQ(std::count(automatic.begin(), automatic.end(), -1), 0);
+    // (On this map: 0.16 % of the cells above a quarter of the bar at 0 … 1, 6.9 % under Auto; the
+    // upper quartile of the cells at entry 2 of 255 at 0 … 1, at 17 under Auto.)
+    EXPECT_GT(brightShare(automatic), 0.05);
+    EXPECT_GT(brightShare(automatic), 20.0 * brightShare(fixed));
+    const auto upperQuartile = [](std::vector<int> indices) {
+        std::nth_element(indices.begin(), indices.begin() + static_cast<std::ptrdiff_t>(3 * indices.size() / 4), indices.end());
+        return indices[3 * indices.size() / 4];
+    };
+    EXPECT_LE(upperQuartile(fixed), 2);
+    EXPECT_GE(upperQuartile(automatic), 12);
+    std::vector<int> distinct = automatic;
+    std::sort(distinct.begin(), distinct.end());
+    distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+    EXPECT_GT(distinct.size(), 200u);
+    // At most 1 % of the cells at the top colour (the clipped ones, and the 99th percentile itself).
+    const double atTop = static_cast<double>(std::count(automatic.begin(), automatic.end(), 255)) / static_cast<double>(automatic.size());
+    EXPECT_GT(atTop, 0.002);
+    EXPECT_LE(atTop, 0.0102);
+    // The colour bar's caption says what share is clipped, and where.
+    const std::string svg = render::renderHeatmapSvg(f);
+    const std::regex caption(R"(>attention weight \(top ([0-9.]+) % of weights clipped at ([0-9.e-]+)\)<)");
+    std::smatch match;
+    ASSERT_TRUE(std::regex_search(svg, match, caption)) << "no clipping caption";
+    const double percent = std::stod(match[1]), at = std::stod(match[2]);
+    EXPECT_GT(percent, 0.0);
+    EXPECT_LE(percent, 1.0);
+    std::vector<float> readable;
+    for (int i = 0; i < 256; ++i)
+        for (int j = 0; j <= i; ++j) readable.push_back(f.weights(i, j));
+    std::nth_element(readable.begin(), readable.begin() + static_cast<std::ptrdiff_t>(std::ceil(0.99 * readable.size())) - 1,
+                     readable.end());
+    const double q99 = readable[static_cast<std::size_t>(std::ceil(0.99 * readable.size())) - 1];
+    EXPECT_NEAR(at, q99, 0.05 * q99);  // printed to two significant digits
+    // A short map keeps its look: the seed-sized causal figure has no clipping caption.
+    EXPECT_EQ(render::renderHeatmapSvg(causalFigure(6)).find("clipped"), std::string::npos);
 }

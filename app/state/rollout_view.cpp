@@ -1,0 +1,60 @@
+#include "app/state/rollout_view.hpp"
+
+#include "app/state/head_summary.hpp"
+#include "core/base/error.hpp"
+
+#include <new>
+
+namespace attnviz::app {
+
+core::RolloutOptions rolloutOptions(const ViewState& view) { return {.heads = view.rolloutHeads, .skipFirstKey = view.skipFirstKey}; }
+
+int rolloutLayer(const AppState& state) { return state.loaded ? state.scenario.layer : 0; }
+
+RolloutView::Key rolloutKey(const AppState& state) { return {headSummaryKey(state), rolloutLayer(state), rolloutOptions(state.view)}; }
+
+bool rolloutCurrent(const AppState& state) {
+    // A scenario's heads being recomputed (a new τ, say) have not yet bumped the data version
+    return state.rollout.key == rolloutKey(state) && (state.loaded || weightsFresh(state, -1));
+}
+
+bool refreshRollout(AppState& state) {
+    if (rolloutCurrent(state)) return true;
+    const core::AttentionMaps maps = attentionMaps(state);
+    if (!maps) return false;
+    RolloutView& r = state.rollout;
+    r.key = rolloutKey(state);
+    r.matrix.resize(0, 0);
+    r.why.clear();
+    ++r.version;
+    try {
+        r.matrix = core::attentionRollout(maps, r.key->layer, r.key->options);
+        ++state.work.rollouts;
+    } catch (const core::InputError& e) {
+        r.why = e.what();
+    } catch (const std::bad_alloc&) {
+        r.why = "out of memory while rolling out the attention";
+    }
+    return true;
+}
+
+const core::Mat* shownRollout(const AppState& state) {
+    return state.view.rollout && rolloutCurrent(state) && state.rollout.matrix.size() > 0 ? &state.rollout.matrix : nullptr;
+}
+
+core::Settings rolloutMask(const AppState& state) {
+    core::Settings mask;
+    mask.causal = state.loaded || state.settings.causal;
+    return mask;
+}
+
+std::string rolloutCaption(const AppState& state) {
+    const core::RolloutOptions options = rolloutOptions(state.view);
+    std::string text = "Rollout";
+    if (state.loaded) text += " up to layer " + std::to_string(rolloutLayer(state) + 1);
+    text += std::string(" · ") + core::rolloutHeadsName(options.heads) + " over heads";
+    if (options.skipFirstKey) text += " · first key left out";
+    return text;
+}
+
+}  // namespace attnviz::app
