@@ -376,7 +376,8 @@ void runExports(const Flags& f, const CLI::App& app, const GuiRequest& request, 
     }
     // The head --export-csv and --export-heatmap show (-1: the mean over heads).
     const auto headWeights = [&]() -> core::Mat {
-        return f.head < 0 ? core::meanWeights(forward) : forward.heads[static_cast<std::size_t>(f.head)].weights;
+        return f.head < 0 ? core::meanWeights(forward, {.skipFirstKey = f.skipFirstKey})
+                          : forward.heads[static_cast<std::size_t>(f.head)].weights;
     };
     // --rollout: R up to the selected layer (a model's) or the scenario's one layer, for the
     // JSON and .npy exports, leaving out the first key with --skip-first-key.
@@ -418,6 +419,7 @@ void runExports(const Flags& f, const CLI::App& app, const GuiRequest& request, 
         figure.weights = headWeights();
         if (core::hasMask(settings)) figure.blocked = core::blockedMatrix(settings, model.tq(), model.tk());
         figure.title = heatmapTitle(request.scenario, model, settings, f.head);
+        if (f.head < 0 && f.skipFirstKey) figure.title += " · first key left out";
         figure.colormap = request.colormap;
         figure.scale = request.colourScale;
         figure.cellSize = f.cellSize;
@@ -438,6 +440,7 @@ void runExports(const Flags& f, const CLI::App& app, const GuiRequest& request, 
         figure.query = f.query;
         figure.queryLabel = model.queryTokens[static_cast<std::size_t>(f.query)];
         figure.title = heatmapTitle(request.scenario, model, settings, f.head);
+        if (f.head < 0 && f.skipFirstKey) figure.title += " · first key left out";
         figure.logScale = request.colourScale == core::ColourScale::Log;
         batch.add(f.exportBars, render::encodeBars(f.exportBars, figure));
     }

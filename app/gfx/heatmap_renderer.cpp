@@ -45,12 +45,12 @@ MatrixSource texelsOf(const core::MatRef& weights, const core::Settings& setting
     return src;
 }
 
-MatrixSource meanTexelsOf(const core::Forward& forward, const core::Settings& settings, int factor) {
+MatrixSource meanTexelsOf(const core::Forward& forward, const core::Settings& settings, int factor, const core::MeanOptions& options) {
     factor = std::max(1, factor);
     const Eigen::Index tq = forward.heads.empty() ? 0 : forward.heads.front().weights.rows();
     const Eigen::Index tk = forward.heads.empty() ? 0 : forward.heads.front().weights.cols();
     MatrixSource src = sourceWithLayout(pooledLayout(tq, tk, factor));
-    core::poolMeanTexels(forward, settings, factor, src.texels);
+    core::poolMeanTexels(forward, settings, factor, src.texels, options);
     return src;
 }
 

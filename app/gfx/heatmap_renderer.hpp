@@ -39,7 +39,8 @@ MatrixSource texelsOf(const core::MatRef& values);  // nothing masked
 // readable weight (core::poolTexels).
 MatrixSource texelsOf(const core::MatRef& weights, const core::Settings& settings, int factor = 1);
 // The same for the mean over heads (core::poolMeanTexels: the mean is never held whole).
-MatrixSource meanTexelsOf(const core::Forward& forward, const core::Settings& settings, int factor = 1);
+MatrixSource meanTexelsOf(const core::Forward& forward, const core::Settings& settings, int factor = 1,
+                          const core::MeanOptions& options = {});
 // Texels that core::poolTexels made from a [tq, tk] matrix with `factor`, viewed in place.
 TexelsView pooledView(const std::vector<float>& texels, Eigen::Index tq, Eigen::Index tk, int factor);
 // Those texels pooled again by `more`: exactly the texels of the matrix pooled by

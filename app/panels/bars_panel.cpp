@@ -36,13 +36,14 @@ std::pair<std::vector<float>, std::vector<bool>> queryRow(const AppState& s, int
     const core::Mat* flow = shownRollout(s);  // the rollout view: R's row q
     const core::Settings flowMask = flow ? rolloutMask(s) : core::Settings{};
     const core::Settings& mask = flow ? flowMask : s.settings;
+    core::Mat mean;  // the mean over heads' row q, made once
     for (int j = 0; j < tk; ++j) {
         float w = 0.0f;
         if (flow) {
             w = (*flow)(q, j);
         } else if (head < 0) {
-            for (const auto& h : s.forward.heads) w += h.weights(q, j);
-            w /= static_cast<float>(s.forward.heads.size());
+            if (mean.size() == 0) mean = core::meanWeights(s.forward, q, 1, meanOptions(s));
+            w = mean(0, j);
         } else {
             w = s.forward.heads[static_cast<std::size_t>(head)].weights(q, j);
         }
@@ -113,7 +114,7 @@ void BarsPanel::draw(PanelContext& ctx) {
     const float lineH = ImGui::GetTextLineHeightWithSpacing();
     if (!multiples) {
         const core::RowStats stats = core::rowStats(flow       ? core::Mat(flow->row(q))
-                                                    : head < 0 ? core::meanWeights(s.forward, q, 1)
+                                                    : head < 0 ? core::meanWeights(s.forward, q, 1, meanOptions(s))
                                                                : core::Mat(s.forward.heads[static_cast<std::size_t>(head)].weights.row(q)));
         // The entropy's maximum: the uniform row over the keys this query may see.
         int allowed = 0;

@@ -64,10 +64,11 @@ void HeadsPanel::draw(PanelContext& ctx) {
         const bool means = perCell < 1.0f && core::resolveScale(colouring.scale, 0.0f) != core::ColourScale::Fixed;
         const gfx::HeatmapTexture& tex =
             means ? ctx.textures.get(
-                        "thumb-means:" + std::to_string(head), gfx::TextureStamp{s.dataVersion, head}, colouring,
+                        "thumb-means:" + std::to_string(head) + (head < 0 && s.view.skipFirstKey ? "/first key left out" : ""),
+                        gfx::TextureStamp{s.dataVersion, head}, colouring,
                         [&] {
                             return head >= 0 ? gfx::texelsOf(s.forward.heads[static_cast<std::size_t>(head)].weights, s.settings)
-                                             : gfx::meanTexelsOf(s.forward, s.settings, 1);
+                                             : gfx::meanTexelsOf(s.forward, s.settings, 1, meanOptions(s));
                         },
                         static_cast<int>(tile))
                   : headWeightsTexture(ctx, "thumb:" + std::to_string(head), head, perCell);

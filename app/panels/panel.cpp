@@ -15,6 +15,7 @@ const char* Panel::title() const { return m_info.title; }
 std::string headLabel(const AppState& state, int head) {
     std::string label = core::headName(state.scenario, head, state.model.heads);
     label[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(label[0])));
+    if (head < 0 && state.view.skipFirstKey) label += " · first key left out";
     // Grouped-query attention: the key/value head this query head reads.
     if (head >= 0 && state.model.kvHeads > 0) label += " · kv " + std::to_string(state.model.kvHeadOf(head) + 1);
     return label;
@@ -34,18 +35,20 @@ const gfx::HeatmapTexture& headWeightsTexture(PanelContext& ctx, const std::stri
     const std::uint64_t headVersion =
         head < 0 ? *std::max_element(s.headVersions.begin(), s.headVersions.end()) : s.headVersions[static_cast<std::size_t>(head)];
     const gfx::TextureStamp version{headVersion, head, factor};
+    // The mean with the first key left out is another texture (the switch changes no version).
+    const std::string name = head < 0 && s.view.skipFirstKey ? key + "/first key left out" : key;
     // Texels pooled with the softmax (AppState::pooled): used as they are, or pooled further for
     // a smaller map, instead of reading the T x T weights again.
     const PooledWeights& p = s.pooled;
     const Eigen::Index tq = s.model.tq(), tk = s.model.tk();
     const bool pooledCurrent = head >= 0 && p.head == head && p.version == headVersion && p.factor >= 1 &&
                                p.texels.size() == static_cast<std::size_t>(core::pooledSize(tq, p.factor) * core::pooledSize(tk, p.factor));
-    if (pooledCurrent && factor == p.factor) return ctx.textures.get(key, version, colouring, gfx::pooledView(p.texels, tq, tk, p.factor));
-    return ctx.textures.get(key, version, colouring, [&] {
+    if (pooledCurrent && factor == p.factor) return ctx.textures.get(name, version, colouring, gfx::pooledView(p.texels, tq, tk, p.factor));
+    return ctx.textures.get(name, version, colouring, [&] {
         if (pooledCurrent && factor > p.factor)
             return gfx::repooled(gfx::pooledView(p.texels, tq, tk, p.factor), tq, tk, p.factor, (factor + p.factor - 1) / p.factor);
         if (head >= 0) return gfx::texelsOf(s.forward.heads[static_cast<std::size_t>(head)].weights, s.settings, factor);
-        return gfx::meanTexelsOf(s.forward, s.settings, factor);
+        return gfx::meanTexelsOf(s.forward, s.settings, factor, meanOptions(s));
     });
 }
 

@@ -227,7 +227,7 @@ bool headFresh(const AppState& state, int head) {
 }
 
 core::Mat visibleWeights(const AppState& state) {
-    if (state.view.selectedHead < 0) return core::meanWeights(state.forward);
+    if (state.view.selectedHead < 0) return core::meanWeights(state.forward, meanOptions(state));
     return state.forward.heads[static_cast<std::size_t>(state.view.selectedHead)].weights;
 }
 

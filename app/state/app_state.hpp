@@ -258,7 +258,10 @@ const core::Model& referenceModel(const AppState& state);
 // The forward pass before the swaps (the forward pass itself when nothing is swapped).
 const core::Forward& referenceForward(const AppState& state);
 
-// The weights on screen: the selected head's, or the mean over heads when selectedHead is -1.
+// How the mean over heads reads the heads: the view's first-key switch.
+inline core::MeanOptions meanOptions(const AppState& state) { return {.skipFirstKey = state.view.skipFirstKey}; }
+// The weights on screen: the selected head's, or the mean over heads when selectedHead is -1
+// (meanOptions).
 core::Mat visibleWeights(const AppState& state);
 
 }  // namespace attnviz::app

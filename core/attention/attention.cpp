@@ -130,9 +130,10 @@ void poolTexels(const MatRef& weights, const Settings& settings, int factor, std
     poolRows(weights.rows(), weights.cols(), settings, factor, out, [&](Eigen::Index i, float*) { return weights.row(i).data(); });
 }
 
-void poolMeanTexels(const Forward& forward, const Settings& settings, int factor, std::vector<float>& out) {
-    if (factor <= 1 || forward.heads.empty()) {  // every cell a texel: the mean itself is that large
-        toTexels(meanWeights(forward), settings, out);
+void poolMeanTexels(const Forward& forward, const Settings& settings, int factor, std::vector<float>& out, const MeanOptions& options) {
+    if (factor <= 1 || forward.heads.empty() || options.skipFirstKey) {  // every cell a texel: the mean itself is that large
+        // (the first key left out: the mean is made whole, then pooled)
+        poolTexels(meanWeights(forward, options), settings, factor, out);
         return;
     }
     const auto& heads = forward.heads;
@@ -367,13 +368,39 @@ RowStats rowStats(const MatRef& weights) {
     return stats;
 }
 
-Mat meanWeights(const Forward& forward) {
-    if (forward.heads.empty()) return {};
-    return meanWeights(forward, 0, forward.heads.front().weights.rows());
+const char* meanRule(const MeanOptions& options) {
+    return options.skipFirstKey ? "mean over heads, first key left out (each head's row over keys j >= 1 renormalised)" : "mean over heads";
 }
 
-Mat meanWeights(const Forward& forward, Eigen::Index firstRow, Eigen::Index rows) {
+Mat meanWeights(const Forward& forward, const MeanOptions& options) {
     if (forward.heads.empty()) return {};
+    return meanWeights(forward, 0, forward.heads.front().weights.rows(), options);
+}
+
+namespace {
+
+// A head's rows with the first key left out: over keys j >= 1, renormalised; 0 where nothing is left.
+Mat withoutFirstKey(const MatRef& rows) {
+    Mat out = Mat::Zero(rows.rows(), rows.cols());
+    if (rows.cols() < 2) return out;
+    for (Eigen::Index i = 0; i < rows.rows(); ++i) {
+        double rest = 0;
+        for (Eigen::Index j = 1; j < rows.cols(); ++j) rest += rows(i, j);
+        if (rest > 0) out.row(i).tail(rows.cols() - 1) = rows.row(i).tail(rows.cols() - 1) / static_cast<float>(rest);
+    }
+    return out;
+}
+
+}  // namespace
+
+Mat meanWeights(const Forward& forward, Eigen::Index firstRow, Eigen::Index rows, const MeanOptions& options) {
+    if (forward.heads.empty()) return {};
+    if (options.skipFirstKey) {
+        Mat mean = withoutFirstKey(forward.heads.front().weights.middleRows(firstRow, rows));
+        for (std::size_t h = 1; h < forward.heads.size(); ++h) mean += withoutFirstKey(forward.heads[h].weights.middleRows(firstRow, rows));
+        mean /= static_cast<float>(forward.heads.size());
+        return mean;
+    }
     Mat mean = forward.heads.front().weights.middleRows(firstRow, rows);
     for (std::size_t h = 1; h < forward.heads.size(); ++h) mean += forward.heads[h].weights.middleRows(firstRow, rows);
     mean /= static_cast<float>(forward.heads.size());

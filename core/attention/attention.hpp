@@ -128,12 +128,20 @@ struct Forward {
     PackedColumns packedWo;  // scratch: W_O packed for concat·W_O, on every pass (W_O may change)
 };
 
+// How the mean over heads reads each head. skipFirstKey: the first key left out (an attention
+// sink hides what the rest of a row does): each head's row over keys j >= 1 renormalised to sum
+// 1 before the mean (a row that may read only key 0 counts as 0), so column 0 of the mean is 0.
+struct MeanOptions {
+    bool skipFirstKey = false;
+};
+// The rule in words, for a view or figure that shows such a mean.
+const char* meanRule(const MeanOptions& options);
 // Mean of every head's weights: [T_q, T_k].
-Mat meanWeights(const Forward& forward);
+Mat meanWeights(const Forward& forward, const MeanOptions& options = {});
 // Rows [firstRow, firstRow + rows) of it, without the rest.
-Mat meanWeights(const Forward& forward, Eigen::Index firstRow, Eigen::Index rows);
-// poolTexels(meanWeights(forward), settings, factor, out), a band of rows at a time: the mean
-// is never held whole.
-void poolMeanTexels(const Forward& forward, const Settings& settings, int factor, std::vector<float>& out);
+Mat meanWeights(const Forward& forward, Eigen::Index firstRow, Eigen::Index rows, const MeanOptions& options = {});
+// poolTexels(meanWeights(forward, options), settings, factor, out), a band of rows at a time: the
+// mean is never held whole.
+void poolMeanTexels(const Forward& forward, const Settings& settings, int factor, std::vector<float>& out, const MeanOptions& options = {});
 
 }  // namespace attnviz::core
