@@ -27,7 +27,7 @@ constexpr float kLabelPx = 13, kNamePx = 11;
 constexpr core::Rgb kTint{255, 140, 0};
 
 struct Layout {
-    int cell = 1, tileW = 0, tileH = 0, nameH = 0;
+    int cell = 1, tileW = 0, tileH = 0, nameH = 0, tintH = 0;  // tintH: the score's bar under each tile, with its gap
     int gridX = 0, gridY = 0, pitchX = 0, pitchY = 0;
     int width = 0, height = 0;
     int barX = 0, barY = 0, barH = 0, stripe = 2;
@@ -83,7 +83,10 @@ Layout layOut(const ModelViewFigure& f, const figure::FigureFonts& fonts) {
     L.stripe = std::clamp(L.tileW / 24, 2, 6);
     L.nameH = named(f) && L.tileW >= figure::ceilPx(font.textWidth("88.88", kNamePx)) ? figure::lineHeight(font, kNamePx) + 2 : 0;
     L.pitchX = L.tileW + kGap;
-    L.pitchY = L.nameH + L.tileH + kGap;
+    // The tint is a bar under each tile, as long as the tile is wide at the largest score: beside
+    // the map, never over its first rows.
+    L.tintH = f.tint.empty() ? 0 : std::max(3, L.tileH / 10) + 2;
+    L.pitchY = L.nameH + L.tileH + L.tintH + kGap;
 
     // One scale over every tile, made definite by all of their texels (a long map's stretched to a
     // high percentile, the clipped share on the bar); per row is stretched to the largest.
@@ -189,8 +192,10 @@ std::vector<double> tintStrengths(const ModelViewFigure& f) {
     for (std::size_t k = 0; k < out.size(); ++k) out[k] = hi > 0 ? std::max(0.0, f.tint[k]) / hi : 0.0;
     return out;
 }
-int tintBarHeight(const Layout& L) { return std::max(2, L.tileH / 8); }
-int tintAlpha(double strength) { return static_cast<int>(std::lround(40.0 + 215.0 * strength)); }
+int tintBarHeight(const Layout& L) { return L.tintH - 2; }
+int tintBarWidth(const Layout& L, double strength) {
+    return strength > 0 ? std::max(1, static_cast<int>(std::lround(strength * static_cast<double>(L.tileW)))) : 0;
+}
 
 core::Rgb colourAt(const ModelViewFigure& f, float position) { return core::colormapColor(f.colormap, position, 0.0f, 1.0f); }
 
@@ -211,9 +216,7 @@ std::string drawPng(const ModelViewFigure& f, const Layout& L, const figure::Fig
                 else canvas.fillRect(x, y, L.cell, L.cell, colourAt(f, v));
             }
         if (!tint.empty())
-            for (int y = 0; y < tintBarHeight(L); ++y)
-                for (int x = 0; x < L.tileW; ++x)
-                    canvas.blendPixel(b.x + x, b.y + y, kTint, tintAlpha(tint[static_cast<std::size_t>(index)]));
+            canvas.fillRect(b.x, b.y + L.tileH + 2, tintBarWidth(L, tint[static_cast<std::size_t>(index)]), tintBarHeight(L), kTint);
     }
     figure::drawColourBar(canvas, f.colormap, L.barX, L.barY, kBarW, L.barH);
     figure::drawLines(canvas, L.lines);
@@ -254,9 +257,9 @@ std::string drawSvg(const ModelViewFigure& f, const Layout& L) {
             }
         }
         if (!tint.empty())
-            s += "<rect class=\"tint\" x=\"" + std::to_string(b.x) + "\" y=\"" + std::to_string(b.y) + "\" width=\"" +
-                 std::to_string(L.tileW) + "\" height=\"" + std::to_string(tintBarHeight(L)) + "\" fill=\"" + figure::hex(kTint) +
-                 "\" fill-opacity=\"" + figure::num(tintAlpha(tint[static_cast<std::size_t>(index)]) / 255.0) + "\"/>\n";
+            s += "<rect class=\"tint\" x=\"" + std::to_string(b.x) + "\" y=\"" + std::to_string(b.y + L.tileH + 2) + "\" width=\"" +
+                 std::to_string(tintBarWidth(L, tint[static_cast<std::size_t>(index)])) + "\" height=\"" +
+                 std::to_string(tintBarHeight(L)) + "\" fill=\"" + figure::hex(kTint) + "\" fill-opacity=\"1\"/>\n";
         s += "</g>\n";
     }
     figure::appendColourBarSvg(s, f.colormap, L.barX, L.barY, kBarW, L.barH);

@@ -18,7 +18,7 @@ struct ModelViewFigure {
                                                 // (a block's mean or maximum; core::kMaskedTexel where all of it is masked)
     core::TileOrder order = core::TileOrder::Natural;
     std::vector<int> slots;    // slot k (row-major) shows head index slots[k]; empty = layer-major order
-    std::vector<double> tint;  // [layers × heads] scores a bar along each tile's top shows (0 … the largest); empty = none
+    std::vector<double> tint;  // [layers × heads] scores a bar under each tile shows (its width at the largest); empty = none
     std::string title;         // drawn above the grid; "" = none
     std::string pooling;       // what a texel is, for the subtitle ("block means of 6 × 6 weights"); "" = one weight
     std::string rule;          // the ordering and tint rule ("sorted by …"); "" = none
