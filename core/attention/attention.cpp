@@ -377,21 +377,15 @@ Mat meanWeights(const Forward& forward, const MeanOptions& options) {
     return meanWeights(forward, 0, forward.heads.front().weights.rows(), options);
 }
 
-namespace {
-
-// A head's rows with the first key left out: over keys j >= 1, renormalised; 0 where nothing is left.
 Mat withoutFirstKey(const MatRef& rows) {
-    Mat out = Mat::Zero(rows.rows(), rows.cols());
-    if (rows.cols() < 2) return out;
-    for (Eigen::Index i = 0; i < rows.rows(); ++i) {
-        double rest = 0;
-        for (Eigen::Index j = 1; j < rows.cols(); ++j) rest += rows(i, j);
-        if (rest > 0) out.row(i).tail(rows.cols() - 1) = rows.row(i).tail(rows.cols() - 1) / static_cast<float>(rest);
+    Mat out = rows;
+    if (out.cols() > 0) out.col(0).setZero();
+    for (Eigen::Index i = 0; i < out.rows(); ++i) {
+        const float rest = out.row(i).sum();
+        if (rest > 0.0f) out.row(i) /= rest;
     }
     return out;
 }
-
-}  // namespace
 
 Mat meanWeights(const Forward& forward, Eigen::Index firstRow, Eigen::Index rows, const MeanOptions& options) {
     if (forward.heads.empty()) return {};

@@ -134,6 +134,10 @@ struct Forward {
 struct MeanOptions {
     bool skipFirstKey = false;
 };
+// Rows of a head's weights with the first key left out: column 0 set to 0 and each row divided by
+// what is left (a row with nothing left stays 0). What MeanOptions::skipFirstKey and rollout's
+// option read each head as.
+Mat withoutFirstKey(const MatRef& rows);
 // The rule in words, for a view or figure that shows such a mean.
 const char* meanRule(const MeanOptions& options);
 // Mean of every head's weights: [T_q, T_k].

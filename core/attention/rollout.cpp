@@ -27,7 +27,6 @@ std::string rolloutRule(const RolloutOptions& options) {
 Mat rolloutLayer(const AttentionMaps& maps, int layer, const RolloutOptions& options) {
     const Eigen::Index t = maps.queries;
     Mat fused = Mat::Zero(t, t);
-    Mat head;  // a head's rows renormalised past the first key; only then is a head copied
     const auto fuse = [&](const auto& a, int h) {
         if (options.heads == RolloutHeads::Mean) fused += a;
         else if (h == 0) fused = a;
@@ -40,13 +39,7 @@ Mat rolloutLayer(const AttentionMaps& maps, int layer, const RolloutOptions& opt
             fuse(a, h);
             continue;
         }
-        head = a;
-        head.col(0).setZero();
-        for (Eigen::Index i = 0; i < t; ++i) {
-            const float sum = head.row(i).sum();
-            if (sum > 0.0f) head.row(i) /= sum;
-        }
-        fuse(head, h);
+        fuse(withoutFirstKey(a), h);  // only then is a head copied
     }
     if (options.heads == RolloutHeads::Mean) fused /= static_cast<float>(maps.heads);
     // 2. residual: ½ Ā + ½ I, rows to 1
