@@ -165,6 +165,19 @@ void appendColourBarSvg(std::string& svg, core::ColormapKind kind, int x, int y,
     svg += "</g>\n";
 }
 
+void appendCellRowSvg(std::string& svg, int x, int y, int cell, int cols, bool merge, const std::function<std::string(int)>& fill) {
+    const std::string top = std::to_string(y), side = std::to_string(cell);
+    for (int j = 0; j < cols;) {
+        const std::string colour = fill(j);
+        int run = 1;
+        while (merge && j + run < cols && fill(j + run) == colour) ++run;
+        svg.append("<rect x=\"").append(std::to_string(x + j * cell)).append("\" y=\"").append(top);
+        svg.append("\" width=\"").append(std::to_string(run * cell)).append("\" height=\"").append(side);
+        svg.append("\" fill=\"").append(colour).append("\"/>\n");
+        j += run;
+    }
+}
+
 void appendLinesSvg(std::string& svg, const std::vector<Line>& lines, const std::string& id) {
     svg += "<g id=\"" + id + "\" shape-rendering=\"crispEdges\">\n";
     for (const Line& l : lines)

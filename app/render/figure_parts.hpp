@@ -6,6 +6,7 @@
 #include "app/render/raster.hpp"
 #include "core/attention/colormap.hpp"
 
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -94,6 +95,9 @@ std::string svgMaskedPattern(int stripe);
 // <g id="colour-bar">: one band per table entry, top = 1.
 void appendColourBarSvg(std::string& svg, core::ColormapKind kind, int x, int y, int w, int h);
 // A group <g id="…"> of the lines (as rects) or of the texts.
+// One row of cells as <rect>s: `cols` cells `cell` px square from (x, y), cell j filled with
+// fill(j) (a colour, or "url(#masked)"); with `merge`, a run of one fill is one rect.
+void appendCellRowSvg(std::string& svg, int x, int y, int cell, int cols, bool merge, const std::function<std::string(int)>& fill);
 void appendLinesSvg(std::string& svg, const std::vector<Line>& lines, const std::string& id = "axes");
 void appendTextsSvg(std::string& svg, const std::vector<TextItem>& texts, const std::string& id = "text");
 

@@ -233,7 +233,6 @@ std::string drawSvg(const HeadsFigure& f, const Layout& L) {
     std::string s = figure::svgOpen(L.width, L.height);
     if (f.blocked.size() != 0 && f.blocked.any()) s += figure::svgMaskedPattern(L.stripe);
     // One group per tile, one rect per cell row-major; wide tiles merge runs of one colour.
-    const std::string h = std::to_string(L.cell);
     for (std::size_t k = 0; k < L.tiles.size(); ++k) {
         const Tile& t = L.tiles[k];
         const auto cols = static_cast<int>(t.colours.cols());
@@ -243,18 +242,8 @@ std::string drawSvg(const HeadsFigure& f, const Layout& L) {
             return core::isMaskedTexel(v) ? std::string("url(#masked)") : figure::hex(cellColour(f, v));
         };
         s += "<g id=\"tile-" + std::to_string(k) + "\" shape-rendering=\"crispEdges\">\n";
-        for (Eigen::Index i = 0; i < t.colours.rows(); ++i) {
-            const std::string y = std::to_string(t.y + static_cast<int>(i) * L.cell);
-            for (int j = 0; j < cols;) {
-                const std::string colour = fill(i, j);
-                int run = 1;
-                while (merge && j + run < cols && fill(i, j + run) == colour) ++run;
-                s.append("<rect x=\"").append(std::to_string(t.x + j * L.cell)).append("\" y=\"").append(y);
-                s.append("\" width=\"").append(std::to_string(run * L.cell)).append("\" height=\"").append(h);
-                s.append("\" fill=\"").append(colour).append("\"/>\n");
-                j += run;
-            }
-        }
+        for (Eigen::Index i = 0; i < t.colours.rows(); ++i)
+            figure::appendCellRowSvg(s, t.x, t.y + static_cast<int>(i) * L.cell, L.cell, cols, merge, [&](int j) { return fill(i, j); });
         s += "</g>\n";
     }
     figure::appendColourBarSvg(s, f.colormap, L.barX, L.barY, kBarW, L.barH);

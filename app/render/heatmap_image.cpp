@@ -273,17 +273,8 @@ std::string drawSvg(const HeatmapFigure& f, const Layout& L) {
     const auto fill = [&](int i, int j) {
         return isBlocked(f, i, j) ? std::string("url(#masked)") : figure::hex(core::colormapColor(f.colormap, L.colours(i, j), 0.0f, 1.0f));
     };
-    for (int i = 0; i < L.rows; ++i) {
-        const std::string y = std::to_string(L.matrixY + i * L.cell), h = std::to_string(L.cell);
-        for (int j = 0; j < L.cols;) {
-            const std::string colour = fill(i, j);
-            int run = 1;
-            while (merge && j + run < L.cols && fill(i, j + run) == colour) ++run;
-            s += "<rect x=\"" + std::to_string(L.matrixX + j * L.cell) + "\" y=\"" + y + "\" width=\"" + std::to_string(run * L.cell) +
-                 "\" height=\"" + h + "\" fill=\"" + colour + "\"/>\n";
-            j += run;
-        }
-    }
+    for (int i = 0; i < L.rows; ++i)
+        figure::appendCellRowSvg(s, L.matrixX, L.matrixY + i * L.cell, L.cell, L.cols, merge, [&](int j) { return fill(i, j); });
     s += "</g>\n";
 
     figure::appendColourBarSvg(s, f.colormap, L.barX, L.barY, L.barW, L.barH);

@@ -232,7 +232,6 @@ std::string drawSvg(const ModelViewFigure& f, const Layout& L) {
     for (const float v : L.positions) masked = masked || core::isMaskedTexel(v);
     if (masked) s += figure::svgMaskedPattern(L.stripe);
     const std::vector<double> tint = tintStrengths(f);
-    const std::string h = std::to_string(L.cell);
     // One group per tile, its texels row by row, runs of one colour merged.
     for (int k = 0; k < count(f); ++k) {
         const int index = slotIndex(f, k);
@@ -244,18 +243,8 @@ std::string drawSvg(const ModelViewFigure& f, const Layout& L) {
         };
         s += "<g id=\"tile-" + std::to_string(f.firstLayer + index / f.heads + 1) + "-" + std::to_string(index % f.heads + 1) +
              "\" shape-rendering=\"crispEdges\">\n";
-        for (int i = 0; i < f.side; ++i) {
-            const std::string y = std::to_string(b.y + i * L.cell);
-            for (int j = 0; j < f.sideKeys;) {
-                const std::string colour = fill(i, j);
-                int run = 1;
-                while (j + run < f.sideKeys && fill(i, j + run) == colour) ++run;
-                s.append("<rect x=\"").append(std::to_string(b.x + j * L.cell)).append("\" y=\"").append(y);
-                s.append("\" width=\"").append(std::to_string(run * L.cell)).append("\" height=\"").append(h);
-                s.append("\" fill=\"").append(colour).append("\"/>\n");
-                j += run;
-            }
-        }
+        for (int i = 0; i < f.side; ++i)
+            figure::appendCellRowSvg(s, b.x, b.y + i * L.cell, L.cell, f.sideKeys, true, [&](int j) { return fill(i, j); });
         if (!tint.empty())
             s += "<rect class=\"tint\" x=\"" + std::to_string(b.x) + "\" y=\"" + std::to_string(b.y + L.tileH + 2) + "\" width=\"" +
                  std::to_string(tintBarWidth(L, tint[static_cast<std::size_t>(index)])) + "\" height=\"" +
