@@ -3,6 +3,7 @@
 #include "app/panels/lesson_panel.hpp"
 #include "app/panels/panel_table.hpp"
 #include "app/render/model_view_image.hpp"
+#include "app/state/compare_view.hpp"
 #include "app/state/head_summary.hpp"
 #include "app/state/model_view.hpp"
 #include "app/state/rollout_view.hpp"
@@ -34,6 +35,7 @@ App::App(AppState state) : m_state(std::move(state)) {
     for (const PanelInfo& info : panelTable()) m_panels.push_back(info.make(info));
     recomputeStep(m_state, shownHead(m_state), 0);  // the first frame needs the visible head only
     syncDrafts();
+    if (!m_state.view.compareText.empty()) revealPanel(panel_id::kCompare);  // --compare
 }
 
 std::vector<std::string> App::panelIds() const {
@@ -54,7 +56,9 @@ App::FontTexts App::fontTexts() const {
     add(texts, m_state.queryLabels);  // as panels draw them: a model's byte tokens as "⟨E6 97⟩"
     add(texts, m_state.keyLabels);
     add(texts, m_state.loaded.nextLabels);
+    add(texts, m_state.compare.labels);
     texts.emplace_back(m_drafts.sentence);
+    texts.emplace_back(m_drafts.compare);
     texts.emplace_back(m_state.scenario.name);
     texts.emplace_back(m_state.scenario.description);
     texts.emplace_back(m_state.error);
@@ -152,7 +156,7 @@ void App::layout() {
     const bool roomy = W >= kRoomyWidthEms * em && H - top >= kRoomyHeightEms * em;
     // The heatmap, the head view and the neuron view share a place: tabs in the full layout; on a
     // small screen the one revealed last (View menu) takes the heatmap's place beside the tabs.
-    for (const std::string_view id : {panel_id::kHeatmap, panel_id::kHeadView, panel_id::kNeuron})
+    for (const std::string_view id : {panel_id::kHeatmap, panel_id::kHeadView, panel_id::kNeuron, panel_id::kCompare})
         if (m_reveal == id) m_weightsView = std::string(id);
     const std::string_view weights = m_weightsView;
     // The heatmap (or another first panel) on the left, the others as tabs on the right.
@@ -213,13 +217,15 @@ void App::layout() {
         if (!roomy) return tabbed(weights, {panel_id::kBars, panel_id::kHeads});
         if (wholeModel) {
             const float split = W * 0.5f, mid = top + (H - top) * 0.4f;
-            tabGroup({panel_id::kHeatmap, panel_id::kHeadView, panel_id::kNeuron}, PanelRect{ImVec2(0, top), ImVec2(split, H)}, false);
+            tabGroup({panel_id::kHeatmap, panel_id::kHeadView, panel_id::kNeuron, panel_id::kCompare},
+                     PanelRect{ImVec2(0, top), ImVec2(split, H)}, false);
             put(panel_id::kBars, split, top, W, mid);
             tabGroup({panel_id::kModel, panel_id::kHeads, panel_id::kStats}, PanelRect{ImVec2(split, mid), ImVec2(W, H)}, false);
             return;
         }
         const float split = W * 0.64f, mid = top + (H - top) * 0.55f;
-        tabGroup({panel_id::kHeatmap, panel_id::kHeadView, panel_id::kNeuron}, PanelRect{ImVec2(0, top), ImVec2(split, H)}, false);
+        tabGroup({panel_id::kHeatmap, panel_id::kHeadView, panel_id::kNeuron, panel_id::kCompare},
+                 PanelRect{ImVec2(0, top), ImVec2(split, H)}, false);
         put(panel_id::kBars, split, top, W, mid);
         put(panel_id::kHeads, split, mid, W, H);
         return;
@@ -239,7 +245,8 @@ void App::layout() {
     const float heatR = left + mainW * 0.56f, barsY = top + (rowY - top) * 0.55f;
     put(panel_id::kControls, 0, top, left, H);
     // The head view and the neuron view share the heatmap's place, on tabs.
-    tabGroup({panel_id::kHeatmap, panel_id::kHeadView, panel_id::kNeuron}, PanelRect{ImVec2(left, top), ImVec2(heatR, rowY)}, false);
+    tabGroup({panel_id::kHeatmap, panel_id::kHeadView, panel_id::kNeuron, panel_id::kCompare},
+             PanelRect{ImVec2(left, top), ImVec2(heatR, rowY)}, false);
     put(panel_id::kBars, heatR, top, W, barsY);
     put(panel_id::kHeads, heatR, barsY, W, rowY);
     if (m_state.view.lab != Lab::None) return put(labName(m_state.view.lab), left, rowY, W, H);  // the lab's panel id
@@ -411,6 +418,8 @@ void App::applyActions() {
     }
     // Attention rollout, when the heatmap shows it: once per pass, layer and rule.
     if (m_state.view.rollout) refreshRollout(m_state);
+    // The other sentence's pass, when one is compared: once per pass and text.
+    if (!m_state.view.compareText.empty()) refreshCompare(m_state);
     // The positional panel's shift check, when it was shown out of date (two forward passes).
     if (std::exchange(m_requests.shiftCheck, false)) {
         try {
@@ -489,6 +498,7 @@ void App::menuBar() {
         if (ImGui::MenuItem("Attention weights")) revealPanel(panel_id::kHeatmap);
         if (ImGui::MenuItem("Head view")) revealPanel(panel_id::kHeadView);
         if (ImGui::MenuItem("Neuron view")) revealPanel(panel_id::kNeuron);
+        if (ImGui::MenuItem("Compare two sentences")) revealPanel(panel_id::kCompare);
         ImGui::Separator();
         if (ImGui::MenuItem("Fullscreen", "F11")) m_requests.toggleFullscreen = true;
         ImGui::Separator();

@@ -3,10 +3,12 @@
 #include "app/cli_flags.hpp"
 
 #include "app/render/bars_image.hpp"
+#include "app/render/compare_image.hpp"
 #include "app/render/head_view_image.hpp"
 #include "app/render/heads_image.hpp"
 #include "app/render/heatmap_image.hpp"
 #include "app/render/model_view_image.hpp"
+#include "app/state/compare_view.hpp"
 #include "app/state/head_summary.hpp"
 #include "app/state/model_view.hpp"
 #include "core/attention/kernels.hpp"
@@ -263,6 +265,12 @@ render::ModelViewFigure modelViewFigure(const Flags& f, const GuiRequest& reques
     recompute(state);
     if (!summarizeHeads(state)) throw core::InputError("--export-model-view", "the heads' weights are not ready");
     const ModelViewOptions options = modelViewOptions(f);
+    if (options.score == core::HeadScore::Moved) {
+        (void)compareScenario(request.scenario, f.compare, "--compare");
+        state.view.compareText = f.compare;
+        refreshCompare(state);
+        if (!state.compare.why.empty()) throw core::InputError("", state.compare.why);
+    }
     const TileLayout layout = modelViewLayout(state, options);
     const HeadSummary& s = state.headSummary;
     render::ModelViewFigure figure;
@@ -280,12 +288,57 @@ render::ModelViewFigure modelViewFigure(const Flags& f, const GuiRequest& reques
         figure.pooling = std::string(options.pooling == core::BlockPooling::Mean ? "mean" : "largest") + " of a block of " +
                          std::to_string(s.factor) + " × " + std::to_string(s.factor) + " weights";
     figure.keys = s.keys;
+    if (options.score == core::HeadScore::Moved && layout.scores)
+        figure.rule += " · " + std::string(core::movedRule()) + " · B: " + core::quoteValue(f.compare);
     std::string title = request.scenario.name.empty() ? std::string() : request.scenario.name + " · ";
     title += loaded ? "every layer × head · the model's pass (causal, τ = 1)"
                     : "every head · τ = " + core::formatFixed(state.settings.temperature, 2);
     figure.title = title;
     figure.colormap = request.colormap;
     figure.scale = request.colourScale;
+    return figure;
+}
+
+// The head (--head, -1 = the mean) over the request's sentence and --compare's, and B − A.
+render::CompareFigure compareFigure(const Flags& f, const GuiRequest& request, const core::LoadedModel& loaded) {
+    (void)compareScenario(request.scenario, f.compare, "--compare");
+    AppState state = makeState(request.scenario, request.limits, loaded ? &loaded : nullptr);
+    recompute(state);
+    state.view.compareText = f.compare;
+    refreshCompare(state);
+    if (!state.compare.why.empty()) throw core::InputError("", state.compare.why);
+    const core::AttentionMaps a = attentionMaps(state), b = compareMaps(state);
+    if (!a || !b) throw core::InputError("--export-compare", "the heads' weights are not ready");
+    const int layer = compareLayer(state);
+    if (f.head < -1 || f.head >= a.heads) throw core::InputError("--head", headOutOfRange(f.head, a.heads));
+    const auto headMap = [&](const core::AttentionMaps& maps) -> core::Mat {
+        if (f.head >= 0) return maps.weights(layer, f.head);
+        core::Mat sum = core::Mat::Zero(maps.queries, maps.keys);
+        for (int h = 0; h < maps.heads; ++h) sum += maps.weights(layer, h);
+        return sum / static_cast<float>(maps.heads);
+    };
+    render::CompareFigure figure;
+    figure.a = headMap(a);
+    figure.b = headMap(b);
+    if (core::hasMask(a.layerSettings(layer))) figure.aBlocked = core::blockedMatrix(a.layerSettings(layer), a.queries, a.keys);
+    if (core::hasMask(b.layerSettings(layer))) figure.bBlocked = core::blockedMatrix(b.layerSettings(layer), b.queries, b.keys);
+    figure.difference = core::alignedDifference(figure.a, figure.b, state.compare.alignment, figure.lined);
+    figure.aLabels = state.keyLabels;
+    if (loaded) figure.aLabels = a.labels;
+    figure.bLabels = state.compare.labels;
+    std::string sentence = request.scenario.sentence.value_or("");
+    if (sentence.empty())
+        for (const std::string& t : state.model.keyTokens) sentence += (sentence.empty() ? "" : " ") + t;
+    figure.aCaption = "A: " + core::sanitizeUtf8(sentence);
+    figure.bCaption = "B: " + core::sanitizeUtf8(f.compare);
+    figure.subtitle = core::alignmentText(state.compare.alignment, static_cast<int>(state.compare.labels.size())) + " · moved " +
+                      core::formatFixed(core::mapMoved(figure.a, figure.b, state.compare.alignment), 3) +
+                      " (mean over lined-up queries of ½ Σ|B − A|) · rows: queries, columns: keys";
+    const std::string head = (loaded ? "layer " + std::to_string(layer + 1) + " · " : std::string()) +
+                             (f.head >= 0 ? "head " + std::to_string(f.head + 1) : "mean over heads");
+    figure.title = "Compare · " + (request.scenario.name.empty() ? std::string() : request.scenario.name + " · ") + head +
+                   (loaded ? " · the model's pass (causal, τ = 1)" : "");
+    figure.colormap = request.colormap;
     return figure;
 }
 
@@ -299,10 +352,11 @@ void checkExports(const Flags& f) {
                   {"--export-heads", f.exportHeads},
                   {"--export-stats", f.exportStats},
                   {"--export-model-view", f.exportModelView},
-                  {"--export-head-view", f.exportHeadView}},
+                  {"--export-head-view", f.exportHeadView},
+                  {"--export-compare", f.exportCompare}},
                  f.scenarioPath);
-    for (const std::string* figure :
-         {&f.exportHeatmap, &f.exportBars, &f.exportHeads, &f.exportModelView, &f.exportHeadView})  // a bad extension before any work
+    for (const std::string* figure : {&f.exportHeatmap, &f.exportBars, &f.exportHeads, &f.exportModelView, &f.exportHeadView,
+                                      &f.exportCompare})  // a bad extension before any work
         if (!figure->empty()) render::heatmapIsPng(*figure);
     if (!f.exportStats.empty()) {  // a bad extension or ε before any work
         static_cast<void>(statsAsJson(f.exportStats));
@@ -459,6 +513,10 @@ void runExports(const Flags& f, const CLI::App& app, const GuiRequest& request, 
     }
     if (!f.exportHeadView.empty())
         batch.add(f.exportHeadView, render::encodeHeadView(f.exportHeadView, headViewFigure(f, app, request, model, settings, forward)));
+    if (!f.exportCompare.empty()) {
+        doing = "running the other sentence";
+        batch.add(f.exportCompare, render::encodeCompare(f.exportCompare, compareFigure(f, request, loaded)));
+    }
     if (!f.exportCsv.empty() && f.exportCsv != "-") batch.add(f.exportCsv, core::weightsCsv(model, headWeights()));
     const std::string stats = f.exportStats.empty() ? std::string() : statsText(f, request, built, forward, doing);
     if (!f.exportStats.empty() && f.exportStats != "-") batch.add(f.exportStats, stats);

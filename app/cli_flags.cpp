@@ -260,7 +260,7 @@ void defineFlags(CLI::App& app, Flags& f) {
         ->type_name("OUT.png|OUT.svg");
     app.add_option("--model-view-sort", f.modelViewSort,
                    "With --export-model-view: sort each layer's heads by a statistic, largest first, and tint them by it: entropy, "
-                   "entropy-share, distance, self, previous, first, duplicate or induction")
+                   "entropy-share, distance, self, previous, first, duplicate, induction, or moved (with --compare)")
         ->type_name("STAT");
     app.add_option(
            "--model-view-rank", f.modelViewRank,
@@ -286,6 +286,14 @@ void defineFlags(CLI::App& app, Flags& f) {
                  "multiplied: in the window's heatmap and bars, in --export (a \"rollout\" object) and --export-npy (rollout.npy)");
     app.add_option("--rollout-heads", f.rolloutHeads, "With --rollout: fuse a layer's heads by their mean (default) or max")
         ->type_name("mean|max");
+    app.add_option("--compare", f.compare,
+                   "Another sentence for the same model or scenario: in the window's Compare tab (the head over both and their "
+                   "difference where the tokens line up), --export-compare, and the model view's \"moved\" score")
+        ->type_name("TEXT");
+    app.add_option("--export-compare", f.exportCompare,
+                   "With --compare: write the head (--head, -1 = mean; --layer for a model) over both sentences and B − A without a "
+                   "window: .png or .svg")
+        ->type_name("OUT.png|OUT.svg");
     app.add_option("--head", f.head,
                    "Head for --export-csv, --export-heatmap, --export-bars, --export-head-view and the window (-1 = mean over heads)")
         ->type_name("N");
@@ -344,10 +352,18 @@ void checkFlags(const Flags& f, const CLI::App& app) {
     if (given("--sentence") && given("--tokens")) throw core::InputError("--tokens", "give either --sentence or --tokens, not both");
     const bool anyExport = given("--export") || given("--export-npy") || given("--export-csv") || given("--export-heatmap") ||
                            given("--export-bars") || given("--export-heads") || given("--export-stats") || given("--export-model-view") ||
-                           given("--export-head-view");
+                           given("--export-head-view") || given("--export-compare");
     if (given("--screenshot") && anyExport)
         throw core::InputError("--screenshot", "renders the window; it cannot be combined with --export* (run twice)");
     if (given("--rollout-heads") && !f.rollout) throw core::InputError("--rollout-heads", "needs --rollout");
+    if (given("--export-compare") && !given("--compare"))
+        throw core::InputError("--export-compare", "needs --compare TEXT (the other sentence)");
+    if (given("--compare") && f.bench)
+        throw core::InputError("--compare", "--bench times the forward pass only; it cannot be combined with --compare");
+    for (const std::string* by : {&f.modelViewSort, &f.modelViewRank})
+        if (*by == "moved" && !given("--compare"))
+            throw core::InputError(by == &f.modelViewSort ? "--model-view-sort" : "--model-view-rank",
+                                   "\"moved\" is how far each head moved against another sentence: give --compare TEXT");
     if (f.rollout && f.bench)
         throw core::InputError("--rollout", "--bench times the forward pass only; it cannot be combined with --rollout");
     if (f.rollout && anyExport && !given("--export") && !given("--export-npy"))
@@ -365,7 +381,8 @@ void checkFlags(const Flags& f, const CLI::App& app) {
 
 bool exporting(const Flags& f) {
     return !f.exportJson.empty() || !f.exportNpy.empty() || !f.exportCsv.empty() || !f.exportHeatmap.empty() || !f.exportBars.empty() ||
-           !f.exportHeads.empty() || !f.exportStats.empty() || !f.exportModelView.empty() || !f.exportHeadView.empty();
+           !f.exportHeads.empty() || !f.exportStats.empty() || !f.exportModelView.empty() || !f.exportHeadView.empty() ||
+           !f.exportCompare.empty();
 }
 
 GuiRequest requestFrom(const Flags& f, const CLI::App& app) {
@@ -454,6 +471,7 @@ GuiRequest requestFrom(const Flags& f, const CLI::App& app) {
     request.colormapGiven = app.get_option("--colormap")->count() > 0;
     request.colourScale = core::parseColourScale(f.colourScale, "--colour-scale");
     request.colourScaleGiven = app.get_option("--colour-scale")->count() > 0;
+    request.compareText = f.compare;
     request.rollout = f.rollout;
     request.rolloutHeads = core::parseRolloutHeads(f.rolloutHeads, "--rollout-heads");
     return request;

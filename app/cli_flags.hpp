@@ -45,6 +45,8 @@ struct Flags {
     bool inductionTest = false, skipFirstKey = false;  // --induction-test, --skip-first-key
     bool rollout = false;                              // --rollout: attention rollout in the window and the JSON / .npy exports
     std::string rolloutHeads = "mean";                 // --rollout-heads mean|max
+    std::string compare;                               // --compare TEXT: another sentence beside this one
+    std::string exportCompare;                         // --export-compare OUT.png|OUT.svg
 };
 
 // Declares every flag on `app`, reading into `f`.

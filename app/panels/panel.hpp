@@ -27,8 +27,10 @@ struct Drafts {
     std::string modelPath;
     std::string savePath;
     std::string exportPath;
-    std::string checkAnswer;  // the lesson's quick-check answer being typed
-    int checkStep = -1;       // the lesson step it was typed for (a new step starts empty)
+    std::string compare;        // the compare view's other sentence being typed
+    std::string compareSource;  // the other sentence the draft was last synced from
+    std::string checkAnswer;    // the lesson's quick-check answer being typed
+    int checkStep = -1;         // the lesson step it was typed for (a new step starts empty)
 };
 
 // Requests a panel makes of the app itself (files, window), not of the model.

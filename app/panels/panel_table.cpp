@@ -1,6 +1,7 @@
 #include "app/panels/panel_table.hpp"
 
 #include "app/panels/bars_panel.hpp"
+#include "app/panels/compare_panel.hpp"
 #include "app/panels/controls_panel.hpp"
 #include "app/panels/cost_panel.hpp"
 #include "app/panels/flash_panel.hpp"
@@ -42,6 +43,7 @@ const std::vector<PanelInfo>& panelTable() {
         {panel_id::kStats, "Head statistics", "Statistics", make<StatsPanel>},
         {panel_id::kHeadView, "Head view", "Head view", make<HeadViewPanel>},
         {panel_id::kNeuron, "Neuron view: one score, term by term", "Neuron", make<NeuronPanel>},
+        {panel_id::kCompare, "Compare two sentences", "Compare", make<ComparePanel>},
         {labName(Lab::Linear), "Linear attention · fast weights · Hopfield", "Linear", make<LinearPanel>},
         {labName(Lab::Cost), "Cost of attention", "Cost", make<CostPanel>},
         {labName(Lab::Train), "Heads that learn", "Training", make<TrainPanel>},

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <iterator>
 #include <numeric>
 
 namespace attnviz::app {
@@ -97,7 +98,8 @@ void StatsPanel::draw(PanelContext& ctx) {
 
     // The table.
     const bool grouped = st.loaded ? st.loaded.checkpoint->config().nKvHead != st.loaded.checkpoint->config().nHead : st.model.kvHeads > 0;
-    const int scoreColumns = testScores ? core::kHeadScoreCount : core::kHeadScoreCount - 1;
+    constexpr int kColumnCount = static_cast<int>(std::size(kColumns));  // the test's last
+    const int scoreColumns = testScores ? kColumnCount : kColumnCount - 1;
     const int columns = 2 + (grouped ? 1 : 0) + scoreColumns;
     // As wide as the panel (columns share it, their text clipped when narrow); rows scroll.
     const ImGuiTableFlags flags = ImGuiTableFlags_Sortable | ImGuiTableFlags_ScrollY | ImGuiTableFlags_RowBg |

@@ -139,6 +139,10 @@ struct SetRollout {
 struct SetRolloutHeads {
     core::RolloutHeads heads;
 };
+// Run the same model or scenario over another sentence beside this one ("" = stop comparing).
+struct SetCompare {
+    std::string text;
+};
 struct SetPreviewHead {
     int head;
     int layer = -1;  // a model's layer (the model view); -1 = the shown layer
@@ -231,20 +235,19 @@ struct StartInductionTest {
 struct StopInductionTest {};
 }  // namespace action
 
-using Action =
-    std::variant<action::SetSentence, action::SetTokens, action::SetTokenizer, action::SetDModel, action::SetHeads, action::SetDk,
-                 action::SetSeed, action::SetEmbedding, action::SetPositional, action::SetKvHeads, action::SetWindow, action::SetShift,
-                 action::SelectLayer, action::StepLayer, action::LoadScenario, action::CancelOpening, action::SwapTokens,
-                 action::ResetSwaps, action::Shuffle, action::SetTemperature, action::SetScaled, action::SetCausal, action::ToggleCausal,
-                 action::SelectHead, action::StepHead, action::SelectQuery, action::StepQuery, action::StepStage,
-                 action::SetNextTemperature, action::SetColormap, action::SetTheme, action::SetUiScale, action::SetPresenter,
-                 action::SetSmallMultiples, action::SetSkipFirstKey, action::SetColourScale, action::SetRollout, action::SetRolloutHeads,
-                 action::SetPreviewHead, action::SetHeatmapPooling, action::PickSwapChip, action::SelectCell, action::ToggleViewHead,
-                 action::SetViewHeads, action::PickViewToken, action::SetView, action::SetLab, action::SetFlashStep, action::SetFlashTiles,
-                 action::SetFastWeightSteps, action::SetMemoryWall, action::SetKvCache, action::SetTrainSettings, action::StartTraining,
-                 action::StopTraining, action::StartCostSweep, action::StopCostSweep, action::OpenLesson, action::GoToLessonStep,
-                 action::StepLesson, action::AnswerCheck, action::CloseLesson, action::ClearError, action::SelectLayerHead,
-                 action::SetModelView, action::SetSinkEpsilon, action::StartInductionTest, action::StopInductionTest>;
+using Action = std::variant<
+    action::SetSentence, action::SetTokens, action::SetTokenizer, action::SetDModel, action::SetHeads, action::SetDk, action::SetSeed,
+    action::SetEmbedding, action::SetPositional, action::SetKvHeads, action::SetWindow, action::SetShift, action::SelectLayer,
+    action::StepLayer, action::LoadScenario, action::CancelOpening, action::SwapTokens, action::ResetSwaps, action::Shuffle,
+    action::SetTemperature, action::SetScaled, action::SetCausal, action::ToggleCausal, action::SelectHead, action::StepHead,
+    action::SelectQuery, action::StepQuery, action::StepStage, action::SetNextTemperature, action::SetColormap, action::SetTheme,
+    action::SetUiScale, action::SetPresenter, action::SetSmallMultiples, action::SetSkipFirstKey, action::SetColourScale,
+    action::SetRollout, action::SetRolloutHeads, action::SetCompare, action::SetPreviewHead, action::SetHeatmapPooling,
+    action::PickSwapChip, action::SelectCell, action::ToggleViewHead, action::SetViewHeads, action::PickViewToken, action::SetView,
+    action::SetLab, action::SetFlashStep, action::SetFlashTiles, action::SetFastWeightSteps, action::SetMemoryWall, action::SetKvCache,
+    action::SetTrainSettings, action::StartTraining, action::StopTraining, action::StartCostSweep, action::StopCostSweep,
+    action::OpenLesson, action::GoToLessonStep, action::StepLesson, action::AnswerCheck, action::CloseLesson, action::ClearError,
+    action::SelectLayerHead, action::SetModelView, action::SetSinkEpsilon, action::StartInductionTest, action::StopInductionTest>;
 
 // Returns false (and sets state.error) when the change was rejected.
 bool apply(AppState& state, const Action& action);

@@ -56,6 +56,7 @@ bool applyAction(AppState& state, const action::SetSkipFirstKey& a);
 bool applyAction(AppState& state, const action::SetColourScale& a);
 bool applyAction(AppState& state, const action::SetRollout& a);
 bool applyAction(AppState& state, const action::SetRolloutHeads& a);
+bool applyAction(AppState& state, const action::SetCompare& a);
 bool applyAction(AppState& state, const action::SetPreviewHead& a);
 bool applyAction(AppState& state, const action::SetHeatmapPooling& a);
 bool applyAction(AppState& state, const action::PickSwapChip& a);

@@ -32,6 +32,7 @@ void install(AppState& state, AppState fresh) {
     fresh.labs.jobs = std::move(state.labs.jobs);  // runs and sweeps go on across models
     fresh.opening = std::move(state.opening);
     fresh.induction = std::move(state.induction);  // a test goes on across layers and sentences
+    fresh.compare = std::move(state.compare);      // the other input's pass, kept while it still holds (refreshCompare)
     // Another layer of the same pass (the model view's click): its summary still holds.
     if (state.headSummary.key && *state.headSummary.key == headSummaryKey(fresh)) fresh.headSummary = std::move(state.headSummary);
     state = std::move(fresh);

@@ -2,7 +2,9 @@
 // chip goes through the scenario's SwapTokens).
 #include "app/state/actions_families.hpp"
 
+#include "app/state/compare_view.hpp"
 #include "app/state/head_view.hpp"
+#include "core/base/error.hpp"
 #include "core/base/format.hpp"
 
 #include <algorithm>
@@ -99,6 +101,19 @@ bool applyAction(AppState& state, const action::SetRollout& a) {
 
 bool applyAction(AppState& state, const action::SetRolloutHeads& a) {
     state.view.rolloutHeads = a.heads;
+    return true;
+}
+
+bool applyAction(AppState& state, const action::SetCompare& a) {
+    if (!a.text.empty()) {
+        try {
+            (void)compareScenario(state.scenario, a.text);
+        } catch (const core::InputError& e) {
+            state.error = e.message();
+            return false;
+        }
+    }
+    state.view.compareText = a.text;
     return true;
 }
 

@@ -7,6 +7,7 @@
 #include "app/state/labs.hpp"
 #include "app/state/model_opening.hpp"
 #include "core/attention/colormap.hpp"
+#include "core/attention/compare.hpp"
 #include "core/attention/head_order.hpp"
 #include "core/attention/head_stats.hpp"
 #include "core/attention/permutation.hpp"
@@ -41,6 +42,7 @@ struct WorkCounters {
     long long referencePasses = 0;     // the permutation reference's whole forward pass (swapped order)
     long long referenceSoftmaxes = 0;  // its softmax and A·V again, from its kept scores
     long long rollouts = 0;            // attention rollouts made (refreshRollout)
+    long long compares = 0;            // comparisons with another input made (refreshCompare)
 };
 
 enum class Theme : std::uint8_t { Dark, Light, HighContrast };
@@ -90,6 +92,7 @@ struct ViewState {
     std::vector<int> viewTokens;   // query tokens picked in the head view, ascending (their attention summed); empty: none
     bool rollout = false;          // the heatmap and bars show attention rollout up to the selected layer, not a head
     core::RolloutHeads rolloutHeads = core::RolloutHeads::Mean;  // how rollout fuses a layer's heads
+    std::string compareText;                                     // another input the compare view runs beside this one ("" = none)
 };
 
 // The shift check of the positional panel: the scores at positions 0 … and at view.shift …,
@@ -169,6 +172,29 @@ struct RolloutView {
     std::string why;
 };
 
+// The state's pass beside another input's (ViewState::compareText): the same model or scenario
+// over the other sentence, its tokens lined up with the state's, and how far each head's map moved
+// (core/attention/compare.hpp). Made by refreshCompare (compare_view.hpp) once per pass and text.
+struct CompareView {
+    struct Key {
+        HeadSummary::Key pass;  // the state's pass (skipFirstKey unused)
+        std::string text;       // the other input
+        bool operator==(const Key&) const = default;
+    };
+    std::optional<Key> key;    // empty: never made
+    core::Scenario scenario;   // the other input's scenario
+    core::LoadedModel loaded;  // a model's pass over the other input (sharing the state's checkpoint)
+    core::Model model;         // a scenario's other input: its model, settings and forward pass
+    core::Settings settings;
+    core::Forward forward;
+    std::vector<std::string> labels;  // the other input's key tokens as drawn
+    core::TokenAlignment alignment;   // the state's positions lined up with the other's
+    std::vector<double> moved;        // [layers × heads] layer-major: core::mapMoved of each head
+    std::uint64_t version = 0;        // changes whenever the comparison is remade
+    std::string why;                  // why there is no comparison ("" when there is)
+    bool ready() const { return why.empty() && !moved.empty(); }
+};
+
 // Movable, not copyable (it owns the labs' worker threads).
 struct AppState {
     core::Scenario scenario;  // what to compute (the current swaps included)
@@ -201,6 +227,7 @@ struct AppState {
     // The induction test of a model's heads on a worker thread; never null in a live state.
     std::unique_ptr<InductionJob> induction = std::make_unique<InductionJob>();
     RolloutView rollout;  // see refreshRollout
+    CompareView compare;  // see refreshCompare
     ViewState view;
     Labs labs;  // the labs' settings, jobs and derived maps
     // A model folder being opened on a worker thread (LoadScenario with `background`); never null

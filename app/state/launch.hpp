@@ -48,6 +48,7 @@ struct GuiRequest {
     bool colourScaleGiven = false;
     bool rollout = false;                                        // --rollout: the heatmap and bars show attention rollout
     core::RolloutHeads rolloutHeads = core::RolloutHeads::Mean;  // --rollout-heads
+    std::string compareText;                                     // --compare TEXT: the compare view's other sentence
 };
 
 // The view the window opens with: `saved` (the last session's, or the defaults) with what the

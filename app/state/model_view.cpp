@@ -12,6 +12,10 @@ std::optional<std::vector<double>> summaryScores(const AppState& state, core::He
         if (!test || test->size() != s.stats.size()) return std::nullopt;
         return *test;
     }
+    if (score == core::HeadScore::Moved) {
+        if (!state.compare.ready() || state.compare.moved.size() != s.stats.size()) return std::nullopt;
+        return state.compare.moved;
+    }
     std::vector<double> out;
     out.reserve(s.stats.size());
     for (const core::HeadStats& h : s.stats) out.push_back(core::headScore(h, score));

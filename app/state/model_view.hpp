@@ -9,9 +9,10 @@
 
 namespace attnviz::app {
 
-// Every head's `score`, [layers × heads] layer-major, from the summary (which must be current), or
-// the induction test's scores when that test has finished on this model; nullopt when the test
-// has not.
+// Every head's `score`, [layers × heads] layer-major, from the summary (which must be current), the
+// induction test's scores when that test has finished on this model, or how far each head moved
+// against the compared input when that comparison is made; nullopt when the test or comparison is
+// not.
 std::optional<std::vector<double>> summaryScores(const AppState& state, core::HeadScore score);
 
 // The tiles' order and rule for the view's options: slot k shows head index order[k]. The

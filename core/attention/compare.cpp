@@ -1,5 +1,6 @@
 #include "core/attention/compare.hpp"
 
+#include "core/attention/colormap.hpp"
 #include "core/base/error.hpp"
 
 #include <algorithm>
@@ -78,6 +79,11 @@ Mat alignedDifference(const MatRef& a, const MatRef& b, const TokenAlignment& al
         }
     }
     return d;
+}
+
+float sharedWeightTop(const MatRef& a, const MatRef& b) {
+    const float largest = std::max(a.size() > 0 ? a.maxCoeff() : 0.0f, b.size() > 0 ? b.maxCoeff() : 0.0f);
+    return largest >= kAutoStretchBelow || largest <= 0.0f ? 1.0f : largest;
 }
 
 double mapMoved(const MatRef& a, const MatRef& b, const TokenAlignment& alignment) {

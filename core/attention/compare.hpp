@@ -43,6 +43,11 @@ std::string alignmentText(const TokenAlignment& alignment, int countB);
 // queries); elsewhere 0 with `lined` false there. `lined` is resized to a's shape.
 Mat alignedDifference(const MatRef& a, const MatRef& b, const TokenAlignment& alignment, MaskMat& lined);
 
+// The top of one linear colour scale for two maps of weights, so that equal colours are equal
+// weights: 1 when either has a weight of at least kAutoStretchBelow, else the larger map's largest
+// weight (a long sentence's maps, every weight near 1/T).
+float sharedWeightTop(const MatRef& a, const MatRef& b);
+
 // How far a head's map moved from a to b (see above): 0 … 1; 0 when no query lines up.
 double mapMoved(const MatRef& a, const MatRef& b, const TokenAlignment& alignment);
 // The rule in words, for a panel or a figure.

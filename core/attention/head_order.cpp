@@ -23,6 +23,7 @@ constexpr ScoreInfo kScores[kHeadScoreCount] = {
     {"duplicate", "duplicate-token score"},
     {"induction", "induction score"},
     {"induction-test", "induction test score"},
+    {"moved", "how far the map moved"},
 };
 
 }  // namespace
@@ -49,7 +50,8 @@ double headScore(const HeadStats& s, HeadScore score) {
         case HeadScore::First: return s.first;
         case HeadScore::Duplicate: return s.duplicate;
         case HeadScore::Induction: return s.induction;
-        case HeadScore::InductionTest: return 0.0;
+        case HeadScore::InductionTest:
+        case HeadScore::Moved: return 0.0;
     }
     return 0.0;
 }

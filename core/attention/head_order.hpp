@@ -12,20 +12,21 @@
 
 namespace attnviz::core {
 
-// A head's score by which tiles are ordered and tinted: one of HeadStats, or the induction test
-// (a separate measurement on repeated random tokens, given from outside).
-enum class HeadScore : std::uint8_t { Entropy, EntropyShare, Distance, Self, Previous, First, Duplicate, Induction, InductionTest };
-inline constexpr int kHeadScoreCount = 9;
+// A head's score by which tiles are ordered and tinted: one of HeadStats, or a measurement given
+// from outside: the induction test (repeated random tokens), or how far the head's map moved
+// against another input (compare.hpp's mapMoved).
+enum class HeadScore : std::uint8_t { Entropy, EntropyShare, Distance, Self, Previous, First, Duplicate, Induction, InductionTest, Moved };
+inline constexpr int kHeadScoreCount = 10;
 
 // "entropy", "entropy-share", "distance", "self", "previous", "first", "duplicate", "induction",
-// "induction-test": the name flags and tooltips use.
+// "induction-test", "moved": the name flags and tooltips use.
 const char* headScoreId(HeadScore score);
 // In words, for a rule: "previous-token mass", "mean attention distance", …
 const char* headScoreName(HeadScore score);
 // Throws InputError(where, …) naming the choices on an unknown id.
 HeadScore parseHeadScore(const std::string& id, const std::string& where);
 
-// The statistic's value; InductionTest is not in HeadStats (0: read it from the test's scores).
+// The statistic's value; InductionTest and Moved are not in HeadStats (0: read them where they are made).
 double headScore(const HeadStats& stats, HeadScore score);
 
 // How tiles are placed: layer by layer in head order, sorted within each layer (largest score

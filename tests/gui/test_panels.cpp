@@ -556,3 +556,23 @@ TEST_F(Headless, ModelViewAndStatisticsDrawAScenarioAndAModelFromOneSummary) {
     EXPECT_TRUE(model.panelRects().count(std::string(panel_id::kStats)));
     std::filesystem::remove_all(dir);
 }
+
+TEST_F(Headless, TheComparePanelRunsTheOtherSentenceOnceAndDrawsThreeMaps) {
+    for (const std::string id : {"default", "random-heads"}) {
+        SCOPED_TRACE(id);
+        AppState state = makeState(core::loadPreset(id));
+        ASSERT_TRUE(apply(state, action::SetCompare{"the dog sat on the red mat"}));
+        App app(std::move(state));
+        frames(app, 3 + app.state().model.heads);                              // a head a frame, then the other sentence
+        ASSERT_TRUE(app.panelRects().count(std::string(panel_id::kCompare)));  // --compare reveals it
+        ASSERT_TRUE(app.state().compare.ready()) << app.state().compare.why;
+        EXPECT_EQ(app.state().work.compares, 1);
+        const long long uploads = app.textureUploads();
+        frames(app, 4);
+        EXPECT_EQ(app.state().work.compares, 1);  // not per frame
+        EXPECT_EQ(app.textureUploads(), uploads) << "a redraw uploaded a texture";
+        ASSERT_TRUE(apply(app.state(), action::SetUiScale{2.0f}));
+        frames(app, 2);
+        EXPECT_TRUE(app.panelRects().count(std::string(panel_id::kCompare)));
+    }
+}

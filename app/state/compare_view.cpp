@@ -1,0 +1,117 @@
+#include "app/state/compare_view.hpp"
+
+#include "app/state/head_summary.hpp"
+#include "core/base/error.hpp"
+#include "core/models/pass_maps.hpp"
+#include "core/text/tokenizer.hpp"
+
+#include <map>
+#include <new>
+
+namespace attnviz::app {
+namespace {
+
+// Ids for two label lists from one dictionary, so that equal labels in either get equal ids.
+std::pair<std::vector<int>, std::vector<int>> sharedIds(const std::vector<std::string>& a, const std::vector<std::string>& b) {
+    std::map<std::string, int> ids;
+    const auto idsOf = [&ids](const std::vector<std::string>& labels) {
+        std::vector<int> out;
+        out.reserve(labels.size());
+        for (const std::string& l : labels) out.push_back(ids.emplace(l, static_cast<int>(ids.size())).first->second);
+        return out;
+    };
+    auto first = idsOf(a);
+    return {std::move(first), idsOf(b)};
+}
+
+}  // namespace
+
+core::Scenario compareScenario(const core::Scenario& scenario, const std::string& text, const std::string& where) {
+    if (!scenario.model) {
+        if (scenario.x || scenario.q || scenario.k || scenario.v)
+            throw core::InputError(where, "this scenario gives its vectors (X or Q, K, V), not a sentence to replace");
+        if (scenario.keyTokens)
+            throw core::InputError(where, "this scenario is cross-attention: its keys are another sequence, not a sentence");
+        if (scenario.mask) throw core::InputError(where, "this scenario's mask is drawn for its own tokens");
+    }
+    core::Scenario other = scenario;
+    other.sentence = text;
+    other.tokens.reset();
+    other.swaps.clear();
+    other.padding.clear();
+    return other;
+}
+
+int compareLayer(const AppState& state) { return state.loaded ? state.scenario.layer : 0; }
+
+CompareView::Key compareKey(const AppState& state) {
+    HeadSummary::Key pass = headSummaryKey(state);
+    pass.skipFirstKey = false;
+    return {pass, state.view.compareText};
+}
+
+bool compareCurrent(const AppState& state) { return state.compare.key == compareKey(state) && (state.loaded || weightsFresh(state, -1)); }
+
+core::AttentionMaps compareMaps(const AppState& state) {
+    const CompareView& c = state.compare;
+    if (!c.ready()) return {};
+    if (c.loaded) return core::passMaps(c.loaded);
+    return core::forwardMaps(c.model, c.forward, c.settings, c.labels);
+}
+
+bool refreshCompare(AppState& state) {
+    if (state.view.compareText.empty()) {
+        if (state.compare.key) state.compare = CompareView{};
+        return true;
+    }
+    if (compareCurrent(state)) return true;
+    const core::AttentionMaps maps = attentionMaps(state);
+    if (!maps) return false;
+    CompareView& c = state.compare;
+    const CompareView::Key key = compareKey(state);
+    // The other input's pass: a model's is kept while its text and checkpoint are (another layer
+    // of the same pass needs no new one); a scenario's follows every change of the state's.
+    const bool keepPass =
+        c.key && c.key->text == key.text && c.loaded && state.loaded && c.loaded.checkpoint == state.loaded.checkpoint && c.why.empty();
+    c.key = key;
+    c.why.clear();
+    c.moved.clear();
+    ++c.version;
+    try {
+        if (!keepPass) {
+            c.scenario = compareScenario(state.scenario, key.text);
+            c.loaded = {};
+            c.labels.clear();
+            if (state.loaded) {
+                c.loaded = core::loadModel(c.scenario, &state.loaded, state.limits);
+                for (const std::string& l : c.loaded.labels) c.labels.push_back(core::visibleToken(l));
+            } else {
+                c.scenario.temperature = state.settings.temperature;
+                c.scenario.scaled = state.settings.scaled;
+                c.scenario.causal = state.settings.causal;
+                c.model = core::buildModel(c.scenario, true, state.limits);
+                c.settings = core::buildSettings(c.scenario, c.model);
+                c.forward = core::runForward(c.model, c.settings);
+                for (const auto& t : c.model.keyTokens) c.labels.push_back(core::visibleToken(t));
+            }
+        }
+        if (state.loaded) c.alignment = core::alignTokens(state.loaded.run->ids, c.loaded.run->ids);
+        else {
+            const auto [a, b] = sharedIds(state.keyLabels, c.labels);
+            c.alignment = core::alignTokens(a, b);
+        }
+        const core::AttentionMaps other =
+            state.loaded ? core::passMaps(c.loaded) : core::forwardMaps(c.model, c.forward, c.settings, c.labels);
+        c.moved = core::headsMoved(maps, other, c.alignment);
+        ++state.work.compares;
+    } catch (const core::InputError& e) {
+        c.why = e.message();
+        c.loaded = {};
+    } catch (const std::bad_alloc&) {
+        c.why = "out of memory while running the other input";
+        c.loaded = {};
+    }
+    return true;
+}
+
+}  // namespace attnviz::app
