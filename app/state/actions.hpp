@@ -229,6 +229,10 @@ struct StartInductionTest {
     core::InductionSettings settings;
 };  // a model only; stops a test under way first
 struct StopInductionTest {};
+struct HoverToken {
+    int token;         // -1 = none
+    bool key = false;  // a key (the heatmap's column), else a query (its row)
+};                     // a token under the mouse in the query–key map
 }  // namespace action
 
 using Action =
@@ -244,7 +248,7 @@ using Action =
                  action::SetFastWeightSteps, action::SetMemoryWall, action::SetKvCache, action::SetTrainSettings, action::StartTraining,
                  action::StopTraining, action::StartCostSweep, action::StopCostSweep, action::OpenLesson, action::GoToLessonStep,
                  action::StepLesson, action::AnswerCheck, action::CloseLesson, action::ClearError, action::SelectLayerHead,
-                 action::SetModelView, action::SetSinkEpsilon, action::StartInductionTest, action::StopInductionTest>;
+                 action::SetModelView, action::SetSinkEpsilon, action::StartInductionTest, action::StopInductionTest, action::HoverToken>;
 
 // Returns false (and sets state.error) when the change was rejected.
 bool apply(AppState& state, const Action& action);

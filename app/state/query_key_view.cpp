@@ -1,0 +1,87 @@
+#include "app/state/query_key_view.hpp"
+
+#include "app/state/head_summary.hpp"
+#include "core/base/error.hpp"
+
+#include <new>
+
+namespace attnviz::app {
+namespace {
+
+int mapLayer(const AppState& state) { return state.loaded ? state.scenario.layer : 0; }
+
+}  // namespace
+
+QueryKeyView::Key queryKeyKey(const AppState& state) { return {headSummaryKey(state), mapLayer(state), state.view.selectedHead}; }
+
+bool queryKeyCurrent(const AppState& state) {
+    // A scenario's head being recomputed has not yet bumped the data version
+    return state.queryKey.key == queryKeyKey(state) &&
+           (state.loaded || state.view.selectedHead < 0 || weightsFresh(state, state.view.selectedHead));
+}
+
+bool refreshQueryKeyMap(AppState& state) {
+    if (queryKeyCurrent(state)) return true;
+    const int head = state.view.selectedHead;
+    const bool ready = state.loaded ? static_cast<bool>(state.loaded.run)
+                                    : head < 0 || (head < static_cast<int>(state.forward.heads.size()) && weightsFresh(state, head));
+    if (!ready) return false;
+    QueryKeyView& v = state.queryKey;
+    v.key = queryKeyKey(state);
+    v.map = {};
+    v.why.clear();
+    ++v.version;
+    if (head < 0) {
+        v.why = "The query–key map is of one head; the mean over heads has no queries or keys. Select a head.";
+        return true;
+    }
+    try {
+        if (state.loaded) {
+            const core::decoder::Config& config = state.loaded.checkpoint->config();
+            const core::decoder::KeptView qkv = state.loaded.run->qkv(v.key->layer);
+            const int dh = config.headDim;
+            v.map = core::queryKeyMap(qkv.middleCols(static_cast<Eigen::Index>(head) * dh, dh),
+                                      qkv.middleCols(config.qWidth() + static_cast<Eigen::Index>(config.kvHeadOf(head)) * dh, dh));
+        } else {
+            const core::HeadTensors& h = state.forward.heads[static_cast<std::size_t>(head)];
+            v.map = core::queryKeyMap(h.q, h.k);
+        }
+        ++state.work.queryKeyMaps;
+    } catch (const core::InputError& e) {
+        v.why = e.what();
+    } catch (const std::bad_alloc&) {
+        v.why = "out of memory while making the query–key map";
+    }
+    return true;
+}
+
+const core::QueryKeyMap* shownQueryKeyMap(const AppState& state) {
+    return queryKeyCurrent(state) && state.queryKey.map.points.rows() > 0 ? &state.queryKey.map : nullptr;
+}
+
+core::RowVec queryKeyWeights(const AppState& state, int query) {
+    const int head = state.view.selectedHead;
+    if (head < 0 || query < 0) return {};
+    if (state.loaded) {
+        const core::decoder::Run& run = *state.loaded.run;
+        if (query >= run.tokens() || head >= run.headCount()) return {};
+        return run.weights(mapLayer(state), head).row(query);
+    }
+    if (head >= static_cast<int>(state.forward.heads.size()) || !weightsFresh(state, head)) return {};
+    const core::Mat& w = state.forward.heads[static_cast<std::size_t>(head)].weights;
+    return query < w.rows() ? core::RowVec(w.row(query)) : core::RowVec();
+}
+
+std::vector<int> queryKeyLines(const AppState& state, int query, int count) {
+    const core::RowVec row = queryKeyWeights(state, query);
+    return row.size() > 0 ? core::strongestKeys(row, count) : std::vector<int>{};
+}
+
+std::string queryKeyCaption(const AppState& state) {
+    const int head = state.view.selectedHead;
+    std::string text = state.loaded ? "Layer " + std::to_string(mapLayer(state) + 1) + " · " : "";
+    text += head < 0 ? "mean over heads" : (state.loaded ? "head " : "Head ") + std::to_string(head + 1);
+    return text;
+}
+
+}  // namespace attnviz::app
