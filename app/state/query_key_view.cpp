@@ -2,6 +2,7 @@
 
 #include "app/state/head_summary.hpp"
 #include "core/base/error.hpp"
+#include "core/models/query_key_of_run.hpp"
 
 #include <new>
 
@@ -12,7 +13,17 @@ int mapLayer(const AppState& state) { return state.loaded ? state.scenario.layer
 
 }  // namespace
 
-QueryKeyView::Key queryKeyKey(const AppState& state) { return {headSummaryKey(state), mapLayer(state), state.view.selectedHead}; }
+QueryKeyView::Key queryKeyKey(const AppState& state) {
+    // A checkpoint's pass, or a scenario's head's own version (its q and k change only with its
+    // weights; the other heads finishing, a frame each, do not touch it). The first-key rule is not
+    // the map's.
+    HeadSummary::Key pass = headSummaryKey(state);
+    pass.skipFirstKey = false;
+    const int head = state.view.selectedHead;
+    if (!state.loaded && head >= 0 && head < static_cast<int>(state.headVersions.size()))
+        pass.data = state.headVersions[static_cast<std::size_t>(head)];
+    return {pass, mapLayer(state), head};
+}
 
 bool queryKeyCurrent(const AppState& state) {
     // A scenario's head being recomputed has not yet bumped the data version
@@ -37,11 +48,7 @@ bool refreshQueryKeyMap(AppState& state) {
     }
     try {
         if (state.loaded) {
-            const core::decoder::Config& config = state.loaded.checkpoint->config();
-            const core::decoder::KeptView qkv = state.loaded.run->qkv(v.key->layer);
-            const int dh = config.headDim;
-            v.map = core::queryKeyMap(qkv.middleCols(static_cast<Eigen::Index>(head) * dh, dh),
-                                      qkv.middleCols(config.qWidth() + static_cast<Eigen::Index>(config.kvHeadOf(head)) * dh, dh));
+            v.map = core::runQueryKeyMap(*state.loaded.run, state.loaded.checkpoint->config(), v.key->layer, head);
         } else {
             const core::HeadTensors& h = state.forward.heads[static_cast<std::size_t>(head)];
             v.map = core::queryKeyMap(h.q, h.k);
