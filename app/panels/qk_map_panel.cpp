@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <vector>
 
 namespace attnviz::app {
 
@@ -64,10 +65,14 @@ void QkMapPanel::draw(PanelContext& ctx) {
     swatch(false, "queries");
     swatch(true, "keys");
     widgets::flowTextDisabled("· lighter = earlier");
-    if (!s.view.presenter) {
-        widgets::wrappedTextColored(ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled),
-                                    "keys + (mean q − mean k), q·a and k/a with a = " + core::formatFixed(map->scale, 3) +
-                                        " (equal mean norms; no softmax changes) · the first two principal components of both");
+    // How the points were placed: in full where the panel is tall, else in a tooltip.
+    const std::string how = "keys + (mean q − mean k), q·a and k/a with a = " + core::formatFixed(map->scale, 3) +
+                            " (equal mean norms; no softmax changes) · the first two principal components of both";
+    if (!s.view.presenter && ImGui::GetContentRegionAvail().y > em * 30.0f) {
+        widgets::wrappedTextColored(ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled), how);
+    } else {
+        widgets::flowTextDisabled("· a = " + core::formatFixed(map->scale, 3) + " (?)");
+        if (ImGui::IsItemHovered()) widgets::showTooltip(how);
     }
     if (stride > 1)
         widgets::wrappedTextColored(ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled),
@@ -100,19 +105,7 @@ void QkMapPanel::draw(PanelContext& ctx) {
     list->AddText(ImVec2(pMax.x - ImGui::CalcTextSize(xCaption.c_str()).x, pMax.y + 4.0f), axis, xCaption.c_str());
     list->AddText(ImVec2(pMin.x, pMin.y - ImGui::GetTextLineHeight() - 2.0f), axis, yCaption.c_str());
 
-    // 3. The selected query's strongest keys, under the points.
-    const int query = std::clamp(s.view.selectedQuery, 0, tq - 1);
-    const core::RowVec row = queryKeyWeights(s, query);
-    const std::vector<int> strongest = row.size() > 0 ? core::strongestKeys(row, kLines) : std::vector<int>{};
-    const ImVec4 textColour = ImGui::GetStyleColorVec4(ImGuiCol_Text);
-    for (const int j : strongest) {
-        if (j >= tk) continue;
-        const float w = std::clamp(row(j), 0.0f, 1.0f);
-        list->AddLine(at(query), at(tq + j), ImGui::GetColorU32(ImVec4(textColour.x, textColour.y, textColour.z, 0.25f + 0.75f * w)),
-                      1.0f + 3.0f * w);
-    }
-
-    // 4. The points: one quad each, without the anti-aliased fringe (4 vertices a point).
+    // 3. The points: one quad each, without the anti-aliased fringe (4 vertices a point).
     const float r = std::clamp(em * 0.22f, 2.0f, 5.0f);
     const ImDrawListFlags flags = list->Flags;
     list->Flags &= ~ImDrawListFlags_AntiAliasedFill;
@@ -129,6 +122,38 @@ void QkMapPanel::draw(PanelContext& ctx) {
     }
     list->PopClipRect();
     list->Flags = flags;
+    // 4. The selected query joined to its strongest keys, over the points, their tokens named.
+    const int query = std::clamp(s.view.selectedQuery, 0, tq - 1);
+    const core::RowVec row = queryKeyWeights(s, query);
+    const std::vector<int> strongest = row.size() > 0 ? core::strongestKeys(row, kLines) : std::vector<int>{};
+    const ImVec4 textColour = ImGui::GetStyleColorVec4(ImGuiCol_Text);
+    list->PushClipRect(pMin, pMax, true);
+    for (const int j : strongest) {
+        if (j >= tk) continue;
+        const float w = std::clamp(row(j), 0.0f, 1.0f);
+        list->AddLine(at(query), at(tq + j), ImGui::GetColorU32(ImVec4(textColour.x, textColour.y, textColour.z, 0.35f + 0.65f * w)),
+                      1.0f + 3.0f * w);
+        list->AddRect(ImVec2(at(tq + j).x - r - 1.5f, at(tq + j).y - r - 1.5f), ImVec2(at(tq + j).x + r + 1.5f, at(tq + j).y + r + 1.5f),
+                      ImGui::GetColorU32(ImGuiCol_Text), 0.0f, 0, 1.5f);
+    }
+    // the query's token and its three strongest keys' tokens (the rest in the tooltips)
+    // on a backing of the window's colour; a label that would overlap one already placed is left out
+    std::vector<ImVec4> placed;
+    const auto name = [&](Eigen::Index point, const std::string& label) {
+        const std::string shown = widgets::fitLabel(label, em * 8.0f);
+        const ImVec2 p = at(point), size = ImGui::CalcTextSize(shown.c_str());
+        const ImVec2 lo(p.x + r * 2.0f + 2.0f, p.y - size.y), hi(lo.x + size.x + 4.0f, lo.y + size.y);
+        for (const ImVec4& b : placed)
+            if (lo.x < b.z && hi.x > b.x && lo.y < b.w && hi.y > b.y) return;
+        placed.emplace_back(lo.x, lo.y, hi.x, hi.y);
+        list->AddRectFilled(lo, hi, ImGui::GetColorU32(ImGuiCol_WindowBg, 0.8f), 3.0f);
+        list->AddText(ImVec2(lo.x + 2.0f, lo.y), ImGui::GetColorU32(ImGuiCol_Text), shown.c_str());
+    };
+    if (query < static_cast<int>(s.queryLabels.size())) name(query, s.queryLabels[static_cast<std::size_t>(query)]);
+    for (std::size_t n = 0; n < std::min<std::size_t>(3, strongest.size()); ++n)
+        if (const int j = strongest[n]; j < static_cast<int>(s.keyLabels.size())) name(tq + j, s.keyLabels[static_cast<std::size_t>(j)]);
+    list->PopClipRect();
+
     // the selected query ringed
     list->AddCircle(at(query), r * 2.6f, ImGui::GetColorU32(ImGuiCol_Text), 16, 2.0f);
 
