@@ -32,9 +32,8 @@ using figure::TextItem;
 
 // ---- 1. Sizes and style -----------------------------------------------------------------------
 
-constexpr int kPlot = 640;    // the plot's square side
-constexpr int kAxisGap = 22;  // room for the PC2 caption left of the plot
-constexpr int kWidth = 2 * figure::kMargin + kAxisGap + kPlot;
+constexpr int kPlot = 640;      // the plot's square side
+constexpr int kWidth = 880;     // the plot centred; room for the title and the notes
 constexpr float kLabelPx = 12;  // tokens named in the plot
 constexpr float kMaxLabelWidth = 140;
 constexpr int kHalf = 3;  // a point's half side (a key's square; a query's diamond reaches 4)
@@ -82,21 +81,23 @@ Layout layOut(const QkMapFigure& f, const figure::FigureFonts& fonts) {
                            static_cast<float>(y), figure::kTitlePx, Anchor::Start, figure::kText, false, true});
         y += 8;
     }
-    const std::vector<std::string> notes = {"◆ queries, ■ keys, lighter = earlier · keys + (mean q − mean k), q·a and k/a, a = " +
-                                                core::formatFixed(m.scale, 3) + " (equal mean norms; softmax unchanged)",
-                                            "the first two principal components of queries and keys together · " +
-                                                std::to_string(m.queries) + " queries, " + std::to_string(m.keys) + " keys" +
-                                                (f.query >= 0 ? " · query " + std::to_string(f.query + 1) + " ringed, joined to its " +
-                                                                    std::to_string(f.strongest.size()) + " strongest keys"
-                                                              : std::string())};
+    const std::vector<std::string> notes = {
+        "◆ queries, ■ keys, lighter = earlier",
+        "keys + (mean q − mean k), then q·a and k/a with a = " + core::formatFixed(m.scale, 3) + " (equal mean norms; softmax unchanged)",
+        "the first two principal components of queries and keys together · " + std::to_string(m.queries) + " queries, " +
+            std::to_string(m.keys) + " keys",
+        f.query >= 0 ? "query " + std::to_string(f.query + 1) + " ringed, joined to its " + std::to_string(f.strongest.size()) +
+                           " strongest keys (line width and darkness = weight)"
+                     : std::string()};
     for (const std::string& n : notes) {
+        if (n.empty()) continue;
         y += figure::ceilPx(figure::kSubtitlePx) + 4;
         L.texts.push_back({font.ellipsize(n, figure::kSubtitlePx, textW), static_cast<float>(figure::kMargin), static_cast<float>(y),
                            figure::kSubtitlePx, Anchor::Start, figure::kCaption});
     }
     y += 14 + figure::ceilPx(figure::kTickPx);
     // the PC2 caption above the plot's left edge, the PC1 caption under its right edge
-    L.plotX = figure::kMargin + kAxisGap;
+    L.plotX = (kWidth - kPlot) / 2;
     L.texts.push_back({"↑ PC2 (" + percent(m.explained[1]) + ")", static_cast<float>(L.plotX), static_cast<float>(y - 4), figure::kTickPx,
                        Anchor::Start, figure::kCaption});
     L.plotY = y;
