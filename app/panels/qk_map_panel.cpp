@@ -52,7 +52,7 @@ void QkMapPanel::draw(PanelContext& ctx) {
     widgets::flowText(queryKeyCaption(s), true);
     ImDrawList* list = ImGui::GetWindowDrawList();
     const auto swatch = [&](bool key, const char* text) {
-        ImGui::SameLine();
+        widgets::sameLineIfFits(em * 0.64f + 3.0f + ImGui::CalcTextSize(text).x);
         const ImVec2 p = ImGui::GetCursorScreenPos();
         const float r = em * 0.32f, cy = p.y + ImGui::GetTextLineHeight() * 0.5f;
         const ImU32 c = widgets::toImColor(render::qkMapColour(key, 1, 2));
