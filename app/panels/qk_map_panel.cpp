@@ -74,6 +74,9 @@ void QkMapPanel::draw(PanelContext& ctx) {
         widgets::flowTextDisabled("· a = " + core::formatFixed(map->scale, 3) + " (?)");
         if (ImGui::IsItemHovered()) widgets::showTooltip(how);
     }
+    if (!s.loaded && !s.model.alibiSlopes.empty())
+        widgets::wrappedTextColored(ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled),
+                                    "ALiBi: the distance penalty is added to the scores, not to q · k; the map does not show it");
     if (stride > 1)
         widgets::wrappedTextColored(ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled),
                                     "every " + std::to_string(stride) + "th point drawn (" + std::to_string(tq + tk) + " in all)");
