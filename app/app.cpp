@@ -6,6 +6,7 @@
 #include "app/state/compare_view.hpp"
 #include "app/state/head_summary.hpp"
 #include "app/state/model_view.hpp"
+#include "app/state/query_key_view.hpp"
 #include "app/state/rollout_view.hpp"
 #include "app/theme.hpp"
 #include "app/widgets/text.hpp"
@@ -211,16 +212,18 @@ void App::layout() {
     const auto wanted = [&](std::string_view id) {
         return m_reveal == id || std::any_of(m_tabs.begin(), m_tabs.end(), [&](const auto& group) { return group.second == id; });
     };
-    const bool wholeModel = m_state.loaded || wanted(panel_id::kModel) || wanted(panel_id::kStats);
+    const bool wholeModel = m_state.loaded || wanted(panel_id::kModel) || wanted(panel_id::kStats) || wanted(panel_id::kQkMap);
     if (m_state.view.presenter) {
-        if (!roomy && wholeModel) return tabbed(weights, {panel_id::kBars, panel_id::kHeads, panel_id::kModel, panel_id::kStats});
+        if (!roomy && wholeModel)
+            return tabbed(weights, {panel_id::kBars, panel_id::kHeads, panel_id::kModel, panel_id::kStats, panel_id::kQkMap});
         if (!roomy) return tabbed(weights, {panel_id::kBars, panel_id::kHeads});
         if (wholeModel) {
             const float split = W * 0.5f, mid = top + (H - top) * 0.4f;
             tabGroup({panel_id::kHeatmap, panel_id::kHeadView, panel_id::kNeuron, panel_id::kCompare},
                      PanelRect{ImVec2(0, top), ImVec2(split, H)}, false);
             put(panel_id::kBars, split, top, W, mid);
-            tabGroup({panel_id::kModel, panel_id::kHeads, panel_id::kStats}, PanelRect{ImVec2(split, mid), ImVec2(W, H)}, false);
+            tabGroup({panel_id::kModel, panel_id::kHeads, panel_id::kStats, panel_id::kQkMap}, PanelRect{ImVec2(split, mid), ImVec2(W, H)},
+                     false);
             return;
         }
         const float split = W * 0.64f, mid = top + (H - top) * 0.55f;
@@ -234,8 +237,8 @@ void App::layout() {
         if (m_state.view.lab != Lab::None)
             return tabbed(weights, {labName(m_state.view.lab), panel_id::kBars, panel_id::kHeads, panel_id::kControls});
         if (wholeModel)
-            return tabbed(weights, {panel_id::kBars, panel_id::kHeads, panel_id::kModel, panel_id::kStats, panel_id::kControls,
-                                    panel_id::kSwap, panel_id::kStages, panel_id::kPositional});
+            return tabbed(weights, {panel_id::kBars, panel_id::kHeads, panel_id::kModel, panel_id::kStats, panel_id::kQkMap,
+                                    panel_id::kControls, panel_id::kSwap, panel_id::kStages, panel_id::kPositional});
         return tabbed(weights,
                       {panel_id::kBars, panel_id::kHeads, panel_id::kControls, panel_id::kSwap, panel_id::kStages, panel_id::kPositional});
     }
@@ -251,7 +254,7 @@ void App::layout() {
     put(panel_id::kHeads, heatR, barsY, W, rowY);
     if (m_state.view.lab != Lab::None) return put(labName(m_state.view.lab), left, rowY, W, H);  // the lab's panel id
     if (wholeModel) {
-        tabGroup({panel_id::kModel, panel_id::kStats, panel_id::kSwap, panel_id::kStages, panel_id::kPositional},
+        tabGroup({panel_id::kModel, panel_id::kStats, panel_id::kQkMap, panel_id::kSwap, panel_id::kStages, panel_id::kPositional},
                  PanelRect{ImVec2(left, rowY), ImVec2(W, H)}, false);
         return;
     }
@@ -420,6 +423,8 @@ void App::applyActions() {
     if (m_state.view.rollout) refreshRollout(m_state);
     // The other sentence's pass, when one is compared: once per pass and text.
     if (!m_state.view.compareText.empty()) refreshCompare(m_state);
+    // The query–key map, when it was shown out of date: once per pass, layer and head.
+    if (std::exchange(m_requests.queryKeyMap, false)) refreshQueryKeyMap(m_state);
     // The positional panel's shift check, when it was shown out of date (two forward passes).
     if (std::exchange(m_requests.shiftCheck, false)) {
         try {
@@ -499,6 +504,7 @@ void App::menuBar() {
         if (ImGui::MenuItem("Head view")) revealPanel(panel_id::kHeadView);
         if (ImGui::MenuItem("Neuron view")) revealPanel(panel_id::kNeuron);
         if (ImGui::MenuItem("Compare two sentences")) revealPanel(panel_id::kCompare);
+        if (ImGui::MenuItem("Query–key map")) revealPanel(panel_id::kQkMap);
         ImGui::Separator();
         if (ImGui::MenuItem("Fullscreen", "F11")) m_requests.toggleFullscreen = true;
         ImGui::Separator();

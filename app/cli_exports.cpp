@@ -8,6 +8,7 @@
 #include "app/render/heads_image.hpp"
 #include "app/render/heatmap_image.hpp"
 #include "app/render/model_view_image.hpp"
+#include "app/render/qk_map_image.hpp"
 #include "app/state/compare_view.hpp"
 #include "app/state/head_summary.hpp"
 #include "app/state/model_view.hpp"
@@ -21,6 +22,7 @@
 #include "core/models/induction.hpp"
 #include "core/models/model_bench.hpp"
 #include "core/models/pass_maps.hpp"
+#include "core/models/query_key_of_run.hpp"
 #include "core/models/run_maps.hpp"
 #include "core/scenario/bench.hpp"
 
@@ -236,6 +238,38 @@ render::HeadViewFigure headViewFigure(const cli::Flags& f, const CLI::App& app, 
     return figure;
 }
 
+// The query-key map of --head (one head; a model's from its pass's kept q and k), --query joined
+// to its strongest keys.
+render::QkMapFigure qkMapFigure(const cli::Flags& f, const CLI::App& app, const GuiRequest& request, const Built& built,
+                                const core::Forward& forward) {
+    const auto& [loaded, model, settings] = built;
+    if (app.get_option("--head")->count() == 0 || f.head < 0)
+        throw core::InputError("--export-qk-map", "maps one head's queries and keys; give --head N (the mean over heads has none)");
+    render::QkMapFigure figure;
+    if (loaded) figure.map = core::runQueryKeyMap(*loaded.run, loaded.checkpoint->config(), request.scenario.layer, f.head);
+    else
+        figure.map =
+            core::queryKeyMap(forward.heads[static_cast<std::size_t>(f.head)].q, forward.heads[static_cast<std::size_t>(f.head)].k);
+    if (figure.map.points.rows() > render::kMaxQkMapPoints)
+        throw core::InputError("--export-qk-map", std::to_string(figure.map.points.rows()) +
+                                                      " points are too many for one figure (at most " +
+                                                      std::to_string(render::kMaxQkMapPoints) + ")");
+    figure.queryLabels = model.queryTokens;
+    figure.keyLabels = model.keyTokens;
+    if (app.get_option("--query")->count() > 0) {
+        if (f.query < 0 || f.query >= figure.map.queries)
+            throw core::InputError("--query", "expected 0 to " + std::to_string(figure.map.queries - 1) + " (" +
+                                                  std::to_string(figure.map.queries) + " queries), got " + std::to_string(f.query));
+        figure.query = f.query;
+        const core::RowVec row = loaded ? core::RowVec(loaded.run->weights(request.scenario.layer, f.head).row(f.query))
+                                        : core::RowVec(forward.heads[static_cast<std::size_t>(f.head)].weights.row(f.query));
+        figure.strongest = core::strongestKeys(row, 8);
+        for (const int j : figure.strongest) figure.strongestWeights.push_back(row(j));
+    }
+    figure.title = "Query–key map · " + figureTitle(request.scenario, settings, core::headName(request.scenario, f.head, model.heads));
+    return figure;
+}
+
 }  // namespace
 
 namespace cli {
@@ -353,11 +387,13 @@ void checkExports(const Flags& f) {
                   {"--export-stats", f.exportStats},
                   {"--export-model-view", f.exportModelView},
                   {"--export-head-view", f.exportHeadView},
-                  {"--export-compare", f.exportCompare}},
+                  {"--export-compare", f.exportCompare},
+                  {"--export-qk-map", f.exportQkMap}},
                  f.scenarioPath);
     for (const std::string* figure : {&f.exportHeatmap, &f.exportBars, &f.exportHeads, &f.exportModelView, &f.exportHeadView,
                                       &f.exportCompare})  // a bad extension before any work
         if (!figure->empty()) render::heatmapIsPng(*figure);
+    if (!f.exportQkMap.empty()) render::checkQkMapPath(f.exportQkMap);
     if (!f.exportStats.empty()) {  // a bad extension or ε before any work
         static_cast<void>(statsAsJson(f.exportStats));
         static_cast<void>(sinkEpsilon(f));
@@ -516,6 +552,10 @@ void runExports(const Flags& f, const CLI::App& app, const GuiRequest& request, 
     if (!f.exportCompare.empty()) {
         doing = "running the other sentence";
         batch.add(f.exportCompare, render::encodeCompare(f.exportCompare, compareFigure(f, request, loaded)));
+    }
+    if (!f.exportQkMap.empty()) {
+        doing = "making the query-key map";
+        batch.add(f.exportQkMap, render::encodeQkMap(f.exportQkMap, qkMapFigure(f, app, request, built, forward)));
     }
     if (!f.exportCsv.empty() && f.exportCsv != "-") batch.add(f.exportCsv, core::weightsCsv(model, headWeights()));
     const std::string stats = f.exportStats.empty() ? std::string() : statsText(f, request, built, forward, doing);

@@ -273,6 +273,11 @@ void defineFlags(CLI::App& app, Flags& f) {
                    "Write the head view (tokens twice, a line per query, key and head, opacity = weight; --head one head, default all "
                    "of the layer; --query one query) without a window: .png or .svg")
         ->type_name("OUT.png|OUT.svg");
+    app.add_option("--export-qk-map", f.exportQkMap,
+                   "Write the query-key map of --head (its queries and keys, keys translated and both scaled as AttentionViz does, on "
+                   "their first two principal components; --query joined to its strongest keys) without a window: .png, .svg, or .json "
+                   "with the numbers")
+        ->type_name("OUT.png|OUT.svg|OUT.json");
     app.add_option("--cell-size", f.cellSize, "With --export-heatmap: pixels per cell (default: about 720 px for the matrix)")
         ->type_name("PX");
     app.add_option("--colormap", f.colormap, "viridis, magma, grayscale or cividis (colour-blind safe)")->type_name("NAME");
@@ -352,7 +357,7 @@ void checkFlags(const Flags& f, const CLI::App& app) {
     if (given("--sentence") && given("--tokens")) throw core::InputError("--tokens", "give either --sentence or --tokens, not both");
     const bool anyExport = given("--export") || given("--export-npy") || given("--export-csv") || given("--export-heatmap") ||
                            given("--export-bars") || given("--export-heads") || given("--export-stats") || given("--export-model-view") ||
-                           given("--export-head-view") || given("--export-compare");
+                           given("--export-head-view") || given("--export-qk-map") || given("--export-compare");
     if (given("--screenshot") && anyExport)
         throw core::InputError("--screenshot", "renders the window; it cannot be combined with --export* (run twice)");
     if (given("--rollout-heads") && !f.rollout) throw core::InputError("--rollout-heads", "needs --rollout");
@@ -382,7 +387,7 @@ void checkFlags(const Flags& f, const CLI::App& app) {
 bool exporting(const Flags& f) {
     return !f.exportJson.empty() || !f.exportNpy.empty() || !f.exportCsv.empty() || !f.exportHeatmap.empty() || !f.exportBars.empty() ||
            !f.exportHeads.empty() || !f.exportStats.empty() || !f.exportModelView.empty() || !f.exportHeadView.empty() ||
-           !f.exportCompare.empty();
+           !f.exportQkMap.empty() || !f.exportCompare.empty();
 }
 
 GuiRequest requestFrom(const Flags& f, const CLI::App& app) {

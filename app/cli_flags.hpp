@@ -26,6 +26,7 @@ struct Flags {
     bool causal = false, unscaled = false;
     std::string exportJson, exportNpy, exportCsv, exportHeatmap, exportBars, exportHeads, colormap = "viridis", colourScale = "auto";
     std::string exportHeadView;  // --export-head-view OUT.png|OUT.svg
+    std::string exportQkMap;     // --export-qk-map OUT.png|OUT.svg|OUT.json
     int cellSize = 0;
     int head = 0;
     std::string maxTokens, maxMemoryMiB;  // read whole by parseWhole: CLI11 saturates a long long

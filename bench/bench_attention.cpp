@@ -3,7 +3,9 @@
 // Run: ./build/attnviz_bench   (compare rows of one run: the ratios are what count)
 #include "bench/sgemm.hpp"
 #include "core/attention/kernels.hpp"
+#include "core/attention/query_key_map.hpp"
 #include "core/attention/rollout.hpp"
+#include "core/base/prng.hpp"
 #include "core/scenario/bench.hpp"
 #include "core/scenario/model.hpp"
 
@@ -496,5 +498,24 @@ void BM_Rollout(benchmark::State& state) {
     }
 }
 BENCHMARK(BM_Rollout)->ArgsProduct({{512, 2048}, {0, 1}})->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// One update of the query–key map: a head's q and k [T, d_h] (argument 0: T, 1: d_h) translated,
+// scaled and projected on their first two principal components (core::queryKeyMap), what the
+// window does once when the pass, the layer or the head changes.
+void BM_QueryKeyMap(benchmark::State& state) {
+    const auto t = static_cast<Eigen::Index>(state.range(0)), d = static_cast<Eigen::Index>(state.range(1));
+    Prng rng(37);
+    Mat q(t, d), k(t, d);
+    for (Eigen::Index i = 0; i < t; ++i)
+        for (Eigen::Index j = 0; j < d; ++j) {
+            q(i, j) = static_cast<float>(rng.normal());
+            k(i, j) = 0.5f + 0.3f * static_cast<float>(rng.normal());
+        }
+    for (auto _ : state) {
+        const QueryKeyMap map = queryKeyMap(q, k);
+        benchmark::DoNotOptimize(map.points.data());
+    }
+}
+BENCHMARK(BM_QueryKeyMap)->ArgsProduct({{4096}, {64, 128}})->Unit(benchmark::kMillisecond)->UseRealTime();
 
 BENCHMARK_MAIN();

@@ -265,6 +265,16 @@ void HeatmapPanel::draw(PanelContext& ctx) {
     if (s.view.selectedQuery >= iBegin && s.view.selectedQuery < iEnd)
         list->AddRect(ImVec2(mMin.x, cellY(static_cast<float>(s.view.selectedQuery))), ImVec2(mMax.x, cellY(s.view.selectedQuery + 1.0f)),
                       accent, 0.0f, 0, 2.0f);
+    // The token under the mouse in the query–key map: its row (a query) or column (a key).
+    if (s.view.hoverToken >= 0) {
+        const ImU32 hoverInk = ImGui::GetColorU32(ImGuiCol_PlotLinesHovered);
+        const auto t = static_cast<float>(s.view.hoverToken);
+        if (!s.view.hoverKey && s.view.hoverToken >= iBegin && s.view.hoverToken < iEnd)
+            list->AddRect(ImVec2(mMin.x, cellY(t)), ImVec2(mMax.x, cellY(t + 1.0f)), hoverInk, 0.0f, 0, 2.0f);
+        if (s.view.hoverKey && cellX(t + 1.0f) > mMin.x && cellX(t) < mMax.x)
+            list->AddRect(ImVec2(std::max(mMin.x, cellX(t)), mMin.y), ImVec2(std::min(mMax.x, cellX(t + 1.0f)), mMax.y), hoverInk, 0.0f, 0,
+                          2.0f);
+    }
     // The colour bar in the scale's own terms, and under it what the scale is.
     const ImVec2 barMin(mMax.x + sumW, mMin.y), barMax(mMax.x + sumW + barW, mMax.y);
     const char* caption = "";

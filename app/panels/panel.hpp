@@ -43,6 +43,7 @@ struct AppRequests {
     bool toggleFullscreen = false;
     bool shiftCheck = false;   // the positional panel shows a shift check that is not current: made before the next frame
     bool headSummary = false;  // a view of every head shows a summary that is not current: made once the pass is ready
+    bool queryKeyMap = false;  // the query–key map shown is not current: made once the head is ready
 };
 
 struct PanelContext {

@@ -13,6 +13,7 @@
 #include "app/panels/model_view_panel.hpp"
 #include "app/panels/neuron_panel.hpp"
 #include "app/panels/positional_panel.hpp"
+#include "app/panels/qk_map_panel.hpp"
 #include "app/panels/stages_panel.hpp"
 #include "app/panels/stats_panel.hpp"
 #include "app/panels/swap_panel.hpp"
@@ -44,6 +45,7 @@ const std::vector<PanelInfo>& panelTable() {
         {panel_id::kHeadView, "Head view", "Head view", make<HeadViewPanel>},
         {panel_id::kNeuron, "Neuron view: one score, term by term", "Neuron", make<NeuronPanel>},
         {panel_id::kCompare, "Compare two sentences", "Compare", make<ComparePanel>},
+        {panel_id::kQkMap, "Query–key map", "Q–K map", make<QkMapPanel>},
         {labName(Lab::Linear), "Linear attention · fast weights · Hopfield", "Linear", make<LinearPanel>},
         {labName(Lab::Cost), "Cost of attention", "Cost", make<CostPanel>},
         {labName(Lab::Train), "Heads that learn", "Training", make<TrainPanel>},

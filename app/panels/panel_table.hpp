@@ -26,6 +26,7 @@ inline constexpr std::string_view kStats = "stats";  // every head's statistics
 inline constexpr std::string_view kHeadView = "head-view";
 inline constexpr std::string_view kNeuron = "neuron";
 inline constexpr std::string_view kCompare = "compare";
+inline constexpr std::string_view kQkMap = "qk-map";  // the selected head's queries and keys on one plane
 }  // namespace panel_id
 
 struct PanelInfo {

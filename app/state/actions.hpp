@@ -233,21 +233,27 @@ struct StartInductionTest {
     core::InductionSettings settings;
 };  // a model only; stops a test under way first
 struct StopInductionTest {};
+struct HoverToken {
+    int token;         // -1 = none
+    bool key = false;  // a key (the heatmap's column), else a query (its row)
+};                     // a token under the mouse in the query–key map
 }  // namespace action
 
-using Action = std::variant<
-    action::SetSentence, action::SetTokens, action::SetTokenizer, action::SetDModel, action::SetHeads, action::SetDk, action::SetSeed,
-    action::SetEmbedding, action::SetPositional, action::SetKvHeads, action::SetWindow, action::SetShift, action::SelectLayer,
-    action::StepLayer, action::LoadScenario, action::CancelOpening, action::SwapTokens, action::ResetSwaps, action::Shuffle,
-    action::SetTemperature, action::SetScaled, action::SetCausal, action::ToggleCausal, action::SelectHead, action::StepHead,
-    action::SelectQuery, action::StepQuery, action::StepStage, action::SetNextTemperature, action::SetColormap, action::SetTheme,
-    action::SetUiScale, action::SetPresenter, action::SetSmallMultiples, action::SetSkipFirstKey, action::SetColourScale,
-    action::SetRollout, action::SetRolloutHeads, action::SetCompare, action::SetPreviewHead, action::SetHeatmapPooling,
-    action::PickSwapChip, action::SelectCell, action::ToggleViewHead, action::SetViewHeads, action::PickViewToken, action::SetView,
-    action::SetLab, action::SetFlashStep, action::SetFlashTiles, action::SetFastWeightSteps, action::SetMemoryWall, action::SetKvCache,
-    action::SetTrainSettings, action::StartTraining, action::StopTraining, action::StartCostSweep, action::StopCostSweep,
-    action::OpenLesson, action::GoToLessonStep, action::StepLesson, action::AnswerCheck, action::CloseLesson, action::ClearError,
-    action::SelectLayerHead, action::SetModelView, action::SetSinkEpsilon, action::StartInductionTest, action::StopInductionTest>;
+using Action =
+    std::variant<action::SetSentence, action::SetTokens, action::SetTokenizer, action::SetDModel, action::SetHeads, action::SetDk,
+                 action::SetSeed, action::SetEmbedding, action::SetPositional, action::SetKvHeads, action::SetWindow, action::SetShift,
+                 action::SelectLayer, action::StepLayer, action::LoadScenario, action::CancelOpening, action::SwapTokens,
+                 action::ResetSwaps, action::Shuffle, action::SetTemperature, action::SetScaled, action::SetCausal, action::ToggleCausal,
+                 action::SelectHead, action::StepHead, action::SelectQuery, action::StepQuery, action::StepStage,
+                 action::SetNextTemperature, action::SetColormap, action::SetTheme, action::SetUiScale, action::SetPresenter,
+                 action::SetSmallMultiples, action::SetSkipFirstKey, action::SetColourScale, action::SetRollout, action::SetRolloutHeads,
+                 action::SetCompare, action::SetPreviewHead, action::SetHeatmapPooling, action::PickSwapChip, action::SelectCell,
+                 action::ToggleViewHead, action::SetViewHeads, action::PickViewToken, action::SetView, action::SetLab, action::SetFlashStep,
+                 action::SetFlashTiles, action::SetFastWeightSteps, action::SetMemoryWall, action::SetKvCache, action::SetTrainSettings,
+                 action::StartTraining, action::StopTraining, action::StartCostSweep, action::StopCostSweep, action::OpenLesson,
+                 action::GoToLessonStep, action::StepLesson, action::AnswerCheck, action::CloseLesson, action::ClearError,
+                 action::SelectLayerHead, action::SetModelView, action::SetSinkEpsilon, action::StartInductionTest,
+                 action::StopInductionTest, action::HoverToken>;
 
 // Returns false (and sets state.error) when the change was rejected.
 bool apply(AppState& state, const Action& action);

@@ -65,6 +65,7 @@ bool applyAction(AppState& state, const action::ToggleViewHead& a);
 bool applyAction(AppState& state, const action::SetViewHeads& a);
 bool applyAction(AppState& state, const action::PickViewToken& a);
 bool applyAction(AppState& state, const action::SetView& a);
+bool applyAction(AppState& state, const action::HoverToken& a);
 bool applyAction(AppState& state, const action::ClearError& a);
 
 // Labs: the lab shown, its view, its jobs.

@@ -130,6 +130,13 @@ bool applyAction(AppState& state, const action::SetPreviewHead& a) {
     return true;
 }
 
+bool applyAction(AppState& state, const action::HoverToken& a) {
+    const Eigen::Index count = a.key ? state.model.tk() : state.model.tq();
+    state.view.hoverToken = a.token >= 0 && a.token < count ? a.token : -1;
+    state.view.hoverKey = state.view.hoverToken >= 0 && a.key;
+    return true;
+}
+
 bool applyAction(AppState& state, const action::SetHeatmapPooling& a) {
     if (a.factor < 1) return false;
     state.view.heatmapPooling = a.factor;

@@ -11,6 +11,7 @@
 #include "core/attention/head_order.hpp"
 #include "core/attention/head_stats.hpp"
 #include "core/attention/permutation.hpp"
+#include "core/attention/query_key_map.hpp"
 #include "core/attention/rollout.hpp"
 #include "core/io/lesson.hpp"
 #include "core/labs/cost.hpp"
@@ -43,6 +44,7 @@ struct WorkCounters {
     long long referenceSoftmaxes = 0;  // its softmax and A·V again, from its kept scores
     long long rollouts = 0;            // attention rollouts made (refreshRollout)
     long long compares = 0;            // comparisons with another input made (refreshCompare)
+    long long queryKeyMaps = 0;        // query–key maps made (refreshQueryKeyMap)
 };
 
 enum class Theme : std::uint8_t { Dark, Light, HighContrast };
@@ -93,6 +95,8 @@ struct ViewState {
     bool rollout = false;          // the heatmap and bars show attention rollout up to the selected layer, not a head
     core::RolloutHeads rolloutHeads = core::RolloutHeads::Mean;  // how rollout fuses a layer's heads
     std::string compareText;                                     // another input the compare view runs beside this one ("" = none)
+    int hoverToken = -1;    // a token under the mouse in the query–key map (-1 = none): the heatmap outlines its row or column
+    bool hoverKey = false;  // with hoverToken: a key (a column), else a query (a row)
 };
 
 // The shift check of the positional panel: the scores at positions 0 … and at view.shift …,
@@ -195,6 +199,21 @@ struct CompareView {
     bool ready() const { return why.empty() && !moved.empty(); }
 };
 
+// The selected head's query–key map (core/attention/query_key_map.hpp), made by refreshQueryKeyMap
+// (query_key_view.hpp) once per pass, layer and head, never per frame. Current while `key` is
+// queryKeyKey(state).
+struct QueryKeyView {
+    struct Key {
+        HeadSummary::Key pass;
+        int layer = 0, head = 0;
+        bool operator==(const Key&) const = default;
+    };
+    std::optional<Key> key;  // empty: never made
+    core::QueryKeyMap map;   // no points when it cannot be made (`why`)
+    std::uint64_t version = 0;
+    std::string why;
+};
+
 // Movable, not copyable (it owns the labs' worker threads).
 struct AppState {
     core::Scenario scenario;  // what to compute (the current swaps included)
@@ -226,8 +245,9 @@ struct AppState {
     HeadSummary headSummary;  // see summarizeHeads
     // The induction test of a model's heads on a worker thread; never null in a live state.
     std::unique_ptr<InductionJob> induction = std::make_unique<InductionJob>();
-    RolloutView rollout;  // see refreshRollout
-    CompareView compare;  // see refreshCompare
+    RolloutView rollout;    // see refreshRollout
+    CompareView compare;    // see refreshCompare
+    QueryKeyView queryKey;  // see refreshQueryKeyMap
     ViewState view;
     Labs labs;  // the labs' settings, jobs and derived maps
     // A model folder being opened on a worker thread (LoadScenario with `background`); never null

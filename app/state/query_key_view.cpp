@@ -1,0 +1,94 @@
+#include "app/state/query_key_view.hpp"
+
+#include "app/state/head_summary.hpp"
+#include "core/base/error.hpp"
+#include "core/models/query_key_of_run.hpp"
+
+#include <new>
+
+namespace attnviz::app {
+namespace {
+
+int mapLayer(const AppState& state) { return state.loaded ? state.scenario.layer : 0; }
+
+}  // namespace
+
+QueryKeyView::Key queryKeyKey(const AppState& state) {
+    // A checkpoint's pass, or a scenario's head's own version (its q and k change only with its
+    // weights; the other heads finishing, a frame each, do not touch it). The first-key rule is not
+    // the map's.
+    HeadSummary::Key pass = headSummaryKey(state);
+    pass.skipFirstKey = false;
+    const int head = state.view.selectedHead;
+    if (!state.loaded && head >= 0 && head < static_cast<int>(state.headVersions.size()))
+        pass.data = state.headVersions[static_cast<std::size_t>(head)];
+    return {pass, mapLayer(state), head};
+}
+
+bool queryKeyCurrent(const AppState& state) {
+    // A scenario's head being recomputed has not yet bumped the data version
+    return state.queryKey.key == queryKeyKey(state) &&
+           (state.loaded || state.view.selectedHead < 0 || weightsFresh(state, state.view.selectedHead));
+}
+
+bool refreshQueryKeyMap(AppState& state) {
+    if (queryKeyCurrent(state)) return true;
+    const int head = state.view.selectedHead;
+    const bool ready = state.loaded ? static_cast<bool>(state.loaded.run)
+                                    : head < 0 || (head < static_cast<int>(state.forward.heads.size()) && weightsFresh(state, head));
+    if (!ready) return false;
+    QueryKeyView& v = state.queryKey;
+    v.key = queryKeyKey(state);
+    v.map = {};
+    v.why.clear();
+    ++v.version;
+    if (head < 0) {
+        v.why = "The query–key map is of one head; the mean over heads has no queries or keys. Select a head.";
+        return true;
+    }
+    try {
+        if (state.loaded) {
+            v.map = core::runQueryKeyMap(*state.loaded.run, state.loaded.checkpoint->config(), v.key->layer, head);
+        } else {
+            const core::HeadTensors& h = state.forward.heads[static_cast<std::size_t>(head)];
+            v.map = core::queryKeyMap(h.q, h.k);
+        }
+        ++state.work.queryKeyMaps;
+    } catch (const core::InputError& e) {
+        v.why = e.what();
+    } catch (const std::bad_alloc&) {
+        v.why = "out of memory while making the query–key map";
+    }
+    return true;
+}
+
+const core::QueryKeyMap* shownQueryKeyMap(const AppState& state) {
+    return queryKeyCurrent(state) && state.queryKey.map.points.rows() > 0 ? &state.queryKey.map : nullptr;
+}
+
+core::RowVec queryKeyWeights(const AppState& state, int query) {
+    const int head = state.view.selectedHead;
+    if (head < 0 || query < 0) return {};
+    if (state.loaded) {
+        const core::decoder::Run& run = *state.loaded.run;
+        if (query >= run.tokens() || head >= run.headCount()) return {};
+        return run.weights(mapLayer(state), head).row(query);
+    }
+    if (head >= static_cast<int>(state.forward.heads.size()) || !weightsFresh(state, head)) return {};
+    const core::Mat& w = state.forward.heads[static_cast<std::size_t>(head)].weights;
+    return query < w.rows() ? core::RowVec(w.row(query)) : core::RowVec();
+}
+
+std::vector<int> queryKeyLines(const AppState& state, int query, int count) {
+    const core::RowVec row = queryKeyWeights(state, query);
+    return row.size() > 0 ? core::strongestKeys(row, count) : std::vector<int>{};
+}
+
+std::string queryKeyCaption(const AppState& state) {
+    const int head = state.view.selectedHead;
+    std::string text = state.loaded ? "Layer " + std::to_string(mapLayer(state) + 1) + " · " : "";
+    text += head < 0 ? "mean over heads" : (state.loaded ? "head " : "Head ") + std::to_string(head + 1);
+    return text;
+}
+
+}  // namespace attnviz::app
