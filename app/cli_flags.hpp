@@ -45,6 +45,8 @@ struct Flags {
     bool inductionTest = false, skipFirstKey = false;  // --induction-test, --skip-first-key
     bool rollout = false;                              // --rollout: attention rollout in the window and the JSON / .npy exports
     std::string rolloutHeads = "mean";                 // --rollout-heads mean|max
+    std::vector<std::string> ablate, ablateMean;       // --ablate L.H, --ablate-mean L.H (repeatable): a model's what-if
+    std::vector<std::string> hideTokens;               // --hide-token I (repeatable)
 };
 
 // Declares every flag on `app`, reading into `f`.
