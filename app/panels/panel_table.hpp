@@ -25,6 +25,7 @@ inline constexpr std::string_view kModel = "model";  // every layer × head (the
 inline constexpr std::string_view kStats = "stats";  // every head's statistics
 inline constexpr std::string_view kHeadView = "head-view";
 inline constexpr std::string_view kNeuron = "neuron";
+inline constexpr std::string_view kWhatIf = "what-if";  // a model's heads ablated, tokens hidden
 }  // namespace panel_id
 
 struct PanelInfo {

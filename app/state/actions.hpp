@@ -229,6 +229,22 @@ struct StartInductionTest {
     core::InductionSettings settings;
 };  // a model only; stops a test under way first
 struct StopInductionTest {};
+// A model's what-if (what_if.hpp): each change reruns the pass from the first layer it changes,
+// and can be undone.
+struct AblateHead {
+    int layer;
+    int head;
+    bool mean;  // its output replaced by its mean over positions; false: zeroed
+};              // the same head ablated the other way: replaced; the same way: no change
+struct HideToken {
+    int token;
+};  // a token already hidden: no change
+struct RemoveWhatIfEdit {
+    int index;  // in the list's order: ablations, then hidden tokens
+};
+struct UndoWhatIf {};
+struct RedoWhatIf {};
+struct ClearWhatIf {};
 }  // namespace action
 
 using Action =
@@ -244,7 +260,8 @@ using Action =
                  action::SetFastWeightSteps, action::SetMemoryWall, action::SetKvCache, action::SetTrainSettings, action::StartTraining,
                  action::StopTraining, action::StartCostSweep, action::StopCostSweep, action::OpenLesson, action::GoToLessonStep,
                  action::StepLesson, action::AnswerCheck, action::CloseLesson, action::ClearError, action::SelectLayerHead,
-                 action::SetModelView, action::SetSinkEpsilon, action::StartInductionTest, action::StopInductionTest>;
+                 action::SetModelView, action::SetSinkEpsilon, action::StartInductionTest, action::StopInductionTest, action::AblateHead,
+                 action::HideToken, action::RemoveWhatIfEdit, action::UndoWhatIf, action::RedoWhatIf, action::ClearWhatIf>;
 
 // Returns false (and sets state.error) when the change was rejected.
 bool apply(AppState& state, const Action& action);

@@ -34,6 +34,10 @@ void install(AppState& state, AppState fresh) {
     fresh.induction = std::move(state.induction);  // a test goes on across layers and sentences
     // Another layer of the same pass (the model view's click): its summary still holds.
     if (state.headSummary.key && *state.headSummary.key == headSummaryKey(fresh)) fresh.headSummary = std::move(state.headSummary);
+    // The what-if history holds while the model reads the same tokens.
+    if (fresh.loaded.base && state.loaded.base && fresh.loaded.checkpoint == state.loaded.checkpoint &&
+        fresh.loaded.base->ids == state.loaded.base->ids)
+        fresh.whatIf = std::move(state.whatIf);
     state = std::move(fresh);
     state.error.clear();
     clampSelection(state);
@@ -80,6 +84,8 @@ void markSoftmaxStale(AppState& state, Stage from = Stage::Weights) {
 
 }  // namespace
 
+bool rebuildScenario(AppState& state, const core::Scenario& next) { return rebuild(state, next); }
+
 bool applyAction(AppState& state, const action::SetSentence& a) {
     return rebuildWith(state, [&](core::Scenario& next) {
         next.sentence = a.text;
@@ -87,6 +93,7 @@ bool applyAction(AppState& state, const action::SetSentence& a) {
         next.x.reset();
         next.q.reset(), next.k.reset(), next.v.reset(), next.keyTokens.reset();
         next.swaps.clear();
+        next.hiddenTokens.clear();  // positions of another text, as the swaps are
     });
 }
 

@@ -6,6 +6,7 @@
 #include "app/state/induction_job.hpp"
 #include "app/state/labs.hpp"
 #include "app/state/model_opening.hpp"
+#include "app/state/what_if.hpp"
 #include "core/attention/colormap.hpp"
 #include "core/attention/head_order.hpp"
 #include "core/attention/head_stats.hpp"
@@ -201,6 +202,7 @@ struct AppState {
     // The induction test of a model's heads on a worker thread; never null in a live state.
     std::unique_ptr<InductionJob> induction = std::make_unique<InductionJob>();
     RolloutView rollout;  // see refreshRollout
+    WhatIfState whatIf;   // a model's what-if history and the heads it moved (what_if.hpp)
     ViewState view;
     Labs labs;  // the labs' settings, jobs and derived maps
     // A model folder being opened on a worker thread (LoadScenario with `background`); never null
