@@ -212,18 +212,20 @@ void App::layout() {
     const auto wanted = [&](std::string_view id) {
         return m_reveal == id || std::any_of(m_tabs.begin(), m_tabs.end(), [&](const auto& group) { return group.second == id; });
     };
-    const bool wholeModel = m_state.loaded || wanted(panel_id::kModel) || wanted(panel_id::kStats) || wanted(panel_id::kQkMap);
+    const bool wholeModel =
+        m_state.loaded || wanted(panel_id::kModel) || wanted(panel_id::kStats) || wanted(panel_id::kQkMap) || wanted(panel_id::kWhatIf);
     if (m_state.view.presenter) {
         if (!roomy && wholeModel)
-            return tabbed(weights, {panel_id::kBars, panel_id::kHeads, panel_id::kModel, panel_id::kStats, panel_id::kQkMap});
+            return tabbed(weights,
+                          {panel_id::kBars, panel_id::kHeads, panel_id::kModel, panel_id::kStats, panel_id::kQkMap, panel_id::kWhatIf});
         if (!roomy) return tabbed(weights, {panel_id::kBars, panel_id::kHeads});
         if (wholeModel) {
             const float split = W * 0.5f, mid = top + (H - top) * 0.4f;
             tabGroup({panel_id::kHeatmap, panel_id::kHeadView, panel_id::kNeuron, panel_id::kCompare},
                      PanelRect{ImVec2(0, top), ImVec2(split, H)}, false);
             put(panel_id::kBars, split, top, W, mid);
-            tabGroup({panel_id::kModel, panel_id::kHeads, panel_id::kStats, panel_id::kQkMap}, PanelRect{ImVec2(split, mid), ImVec2(W, H)},
-                     false);
+            tabGroup({panel_id::kModel, panel_id::kHeads, panel_id::kStats, panel_id::kQkMap, panel_id::kWhatIf},
+                     PanelRect{ImVec2(split, mid), ImVec2(W, H)}, false);
             return;
         }
         const float split = W * 0.64f, mid = top + (H - top) * 0.55f;
@@ -238,7 +240,7 @@ void App::layout() {
             return tabbed(weights, {labName(m_state.view.lab), panel_id::kBars, panel_id::kHeads, panel_id::kControls});
         if (wholeModel)
             return tabbed(weights, {panel_id::kBars, panel_id::kHeads, panel_id::kModel, panel_id::kStats, panel_id::kQkMap,
-                                    panel_id::kControls, panel_id::kSwap, panel_id::kStages, panel_id::kPositional});
+                                    panel_id::kWhatIf, panel_id::kControls, panel_id::kSwap, panel_id::kStages, panel_id::kPositional});
         return tabbed(weights,
                       {panel_id::kBars, panel_id::kHeads, panel_id::kControls, panel_id::kSwap, panel_id::kStages, panel_id::kPositional});
     }
@@ -254,7 +256,8 @@ void App::layout() {
     put(panel_id::kHeads, heatR, barsY, W, rowY);
     if (m_state.view.lab != Lab::None) return put(labName(m_state.view.lab), left, rowY, W, H);  // the lab's panel id
     if (wholeModel) {
-        tabGroup({panel_id::kModel, panel_id::kStats, panel_id::kQkMap, panel_id::kSwap, panel_id::kStages, panel_id::kPositional},
+        tabGroup({panel_id::kModel, panel_id::kStats, panel_id::kQkMap, panel_id::kWhatIf, panel_id::kSwap, panel_id::kStages,
+                  panel_id::kPositional},
                  PanelRect{ImVec2(left, rowY), ImVec2(W, H)}, false);
         return;
     }
@@ -505,6 +508,7 @@ void App::menuBar() {
         if (ImGui::MenuItem("Neuron view")) revealPanel(panel_id::kNeuron);
         if (ImGui::MenuItem("Compare two sentences")) revealPanel(panel_id::kCompare);
         if (ImGui::MenuItem("Query–key map")) revealPanel(panel_id::kQkMap);
+        if (ImGui::MenuItem("What-if: ablate heads, hide tokens")) revealPanel(panel_id::kWhatIf);
         ImGui::Separator();
         if (ImGui::MenuItem("Fullscreen", "F11")) m_requests.toggleFullscreen = true;
         ImGui::Separator();

@@ -93,6 +93,31 @@ std::string titleOf(const std::string& text) {
     return title.substr(0, cut) + "…";
 }
 
+// --ablate, --ablate-mean and --hide-token: a model's what-if edits (layers, heads and tokens from
+// 0, as --layer, --head and --swap count). Each flag given replaces the scenario's edits of its kind.
+void applyWhatIf(const Flags& f, const CLI::App& app, core::Scenario& s) {
+    const auto given = [&](const char* name) { return app.get_option(name)->count() > 0; };
+    for (const char* flag : {"--ablate", "--ablate-mean", "--hide-token"})
+        if (given(flag) && !s.model) throw core::InputError(flag, "only with --model (a what-if edits a model's pass)");
+    const auto heads = [&](const char* flag, const std::vector<std::string>& texts, bool mean) {
+        std::erase_if(s.ablations, [&](const core::HeadAblation& a) { return a.mean == mean; });
+        for (const std::string& text : texts) {
+            const auto head = core::parseLayerHead(text);
+            if (!head)
+                throw core::InputError(flag,
+                                       "expected a head as L.H (layer.head, counted from 0: --ablate 3.5), got " + core::quoteValue(text));
+            s.ablations.push_back({head->first, head->second, mean});
+        }
+    };
+    if (given("--ablate")) heads("--ablate", f.ablate, false);
+    if (given("--ablate-mean")) heads("--ablate-mean", f.ablateMean, true);
+    if (given("--hide-token")) {
+        s.hiddenTokens.clear();
+        for (const std::string& text : f.hideTokens)
+            s.hiddenTokens.push_back(static_cast<int>(parseWhole("--hide-token", text, 0, std::numeric_limits<int>::max())));
+    }
+}
+
 // Applies the flags that set the same things as the file; flags win.
 void applyOverrides(const Flags& f, const CLI::App& app, core::Scenario& s) {
     const auto given = [&](const char* name) { return app.get_option(name)->count() > 0; };
@@ -173,6 +198,7 @@ void applyOverrides(const Flags& f, const CLI::App& app, core::Scenario& s) {
         if (f.layer < 0) throw core::InputError("--layer", "must be 0 or more, got " + std::to_string(f.layer));
         s.layer = f.layer;
     }
+    applyWhatIf(f, app, s);
     if (given("--title")) s.name = titleOf(f.title);
 }
 
@@ -228,6 +254,19 @@ void defineFlags(CLI::App& app, Flags& f) {
     app.add_option("--layer", f.layer, "With a model: the layer shown and exported as a heatmap or CSV (0 = first)")->type_name("N");
     app.add_option("--swap", f.swaps, "Swap token positions I and J (repeatable, applied in order)")
         ->type_name("I,J")
+        ->allow_extra_args(false);
+    app.add_option("--ablate", f.ablate,
+                   "With a model: zero head L.H's output before W_O (layers and heads from 0; repeatable): the window, --export and "
+                   "--export-npy show the pass after, and the next tokens before and after")
+        ->type_name("L.H")
+        ->allow_extra_args(false);
+    app.add_option("--ablate-mean", f.ablateMean,
+                   "With a model: replace head L.H's output by its mean over the positions (repeatable), as --ablate")
+        ->type_name("L.H")
+        ->allow_extra_args(false);
+    app.add_option("--hide-token", f.hideTokens,
+                   "With a model: no query reads token I (from 0) in any layer (repeatable); a query left with no key reads nothing")
+        ->type_name("I")
         ->allow_extra_args(false);
     app.add_option("--export", f.exportJson, "Compute without a window and write every matrix as JSON ('-' = stdout)")
         ->type_name("OUT.json");
@@ -466,9 +505,9 @@ GuiRequest requestFrom(const Flags& f, const CLI::App& app) {
         request.lab = "cost";
     }
     for (const char* name :
-         {"--scenario",    "FILE",     "--preset",   "--model",  "--layer",    "--sentence", "--tokens",    "--tokenizer",
-          "--d-model",     "--heads",  "--d-k",      "--length", "--d-v",      "--seed",     "--embedding", "--positional",
-          "--temperature", "--causal", "--unscaled", "--swap",   "--kv-heads", "--window",   "--rope-base"})
+         {"--scenario", "FILE",   "--preset",   "--model",  "--layer",     "--sentence",  "--tokens",      "--tokenizer",   "--d-model",
+          "--heads",    "--d-k",  "--length",   "--d-v",    "--seed",      "--embedding", "--positional",  "--temperature", "--causal",
+          "--unscaled", "--swap", "--kv-heads", "--window", "--rope-base", "--ablate",    "--ablate-mean", "--hide-token"})
         if (app.get_option(name)->count()) request.explicitScenario = true;
     if (!f.size.empty()) std::tie(request.width, request.height) = parseSize(f.size);
 

@@ -48,6 +48,8 @@ struct Flags {
     std::string rolloutHeads = "mean";                 // --rollout-heads mean|max
     std::string compare;                               // --compare TEXT: another sentence beside this one
     std::string exportCompare;                         // --export-compare OUT.png|OUT.svg
+    std::vector<std::string> ablate, ablateMean;       // --ablate L.H, --ablate-mean L.H (repeatable): a model's what-if
+    std::vector<std::string> hideTokens;               // --hide-token I (repeatable)
 };
 
 // Declares every flag on `app`, reading into `f`.

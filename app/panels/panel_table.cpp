@@ -18,6 +18,7 @@
 #include "app/panels/stats_panel.hpp"
 #include "app/panels/swap_panel.hpp"
 #include "app/panels/train_panel.hpp"
+#include "app/panels/what_if_panel.hpp"
 
 #include <algorithm>
 
@@ -46,6 +47,7 @@ const std::vector<PanelInfo>& panelTable() {
         {panel_id::kNeuron, "Neuron view: one score, term by term", "Neuron", make<NeuronPanel>},
         {panel_id::kCompare, "Compare two sentences", "Compare", make<ComparePanel>},
         {panel_id::kQkMap, "Query–key map", "Q–K map", make<QkMapPanel>},
+        {panel_id::kWhatIf, "What-if: ablate heads, hide tokens", "What-if", make<WhatIfPanel>},
         {labName(Lab::Linear), "Linear attention · fast weights · Hopfield", "Linear", make<LinearPanel>},
         {labName(Lab::Cost), "Cost of attention", "Cost", make<CostPanel>},
         {labName(Lab::Train), "Heads that learn", "Training", make<TrainPanel>},

@@ -26,7 +26,8 @@ inline constexpr std::string_view kStats = "stats";  // every head's statistics
 inline constexpr std::string_view kHeadView = "head-view";
 inline constexpr std::string_view kNeuron = "neuron";
 inline constexpr std::string_view kCompare = "compare";
-inline constexpr std::string_view kQkMap = "qk-map";  // the selected head's queries and keys on one plane
+inline constexpr std::string_view kQkMap = "qk-map";    // the selected head's queries and keys on one plane
+inline constexpr std::string_view kWhatIf = "what-if";  // a model's heads ablated, tokens hidden
 }  // namespace panel_id
 
 struct PanelInfo {

@@ -237,6 +237,22 @@ struct HoverToken {
     int token;         // -1 = none
     bool key = false;  // a key (the heatmap's column), else a query (its row)
 };                     // a token under the mouse in the query–key map
+// A model's what-if (what_if.hpp): each change reruns the pass from the first layer it changes,
+// and can be undone.
+struct AblateHead {
+    int layer;
+    int head;
+    bool mean;  // its output replaced by its mean over positions; false: zeroed
+};              // the same head ablated the other way: replaced; the same way: no change
+struct HideToken {
+    int token;
+};  // a token already hidden: no change
+struct RemoveWhatIfEdit {
+    int index;  // in the list's order: ablations, then hidden tokens
+};
+struct UndoWhatIf {};
+struct RedoWhatIf {};
+struct ClearWhatIf {};
 }  // namespace action
 
 using Action =
@@ -253,7 +269,8 @@ using Action =
                  action::StartTraining, action::StopTraining, action::StartCostSweep, action::StopCostSweep, action::OpenLesson,
                  action::GoToLessonStep, action::StepLesson, action::AnswerCheck, action::CloseLesson, action::ClearError,
                  action::SelectLayerHead, action::SetModelView, action::SetSinkEpsilon, action::StartInductionTest,
-                 action::StopInductionTest, action::HoverToken>;
+                 action::StopInductionTest, action::HoverToken, action::AblateHead, action::HideToken, action::RemoveWhatIfEdit,
+                 action::UndoWhatIf, action::RedoWhatIf, action::ClearWhatIf>;
 
 // Returns false (and sets state.error) when the change was rejected.
 bool apply(AppState& state, const Action& action);

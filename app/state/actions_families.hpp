@@ -12,6 +12,9 @@ namespace attnviz::app::detail {
 
 // Shared by the families (actions.cpp).
 void clampSelection(AppState& state);
+// Builds a state for `next` in place of this one (the view, labs and lesson carried over); on
+// failure the state stays and the error is kept (actions_scenario.cpp).
+bool rebuildScenario(AppState& state, const core::Scenario& next);
 // Sets state.error to "where: what" and returns false.
 bool reject(AppState& state, const std::string& where, const std::string& what);
 
@@ -94,5 +97,13 @@ bool applyAction(AppState& state, const action::GoToLessonStep& a);
 bool applyAction(AppState& state, const action::StepLesson& a);
 bool applyAction(AppState& state, const action::AnswerCheck& a);
 bool applyAction(AppState& state, const action::CloseLesson& a);
+
+// What-if: a model's edits, with undo (actions_what_if.cpp).
+bool applyAction(AppState& state, const action::AblateHead& a);
+bool applyAction(AppState& state, const action::HideToken& a);
+bool applyAction(AppState& state, const action::RemoveWhatIfEdit& a);
+bool applyAction(AppState& state, const action::UndoWhatIf& a);
+bool applyAction(AppState& state, const action::RedoWhatIf& a);
+bool applyAction(AppState& state, const action::ClearWhatIf& a);
 
 }  // namespace attnviz::app::detail

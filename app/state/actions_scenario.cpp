@@ -35,6 +35,10 @@ void install(AppState& state, AppState fresh) {
     fresh.compare = std::move(state.compare);      // the other input's pass, kept while it still holds (refreshCompare)
     // Another layer of the same pass (the model view's click): its summary still holds.
     if (state.headSummary.key && *state.headSummary.key == headSummaryKey(fresh)) fresh.headSummary = std::move(state.headSummary);
+    // The what-if history holds while the model reads the same tokens.
+    if (fresh.loaded.base && state.loaded.base && fresh.loaded.checkpoint == state.loaded.checkpoint &&
+        fresh.loaded.base->ids == state.loaded.base->ids)
+        fresh.whatIf = std::move(state.whatIf);
     state = std::move(fresh);
     state.error.clear();
     clampSelection(state);
@@ -81,6 +85,8 @@ void markSoftmaxStale(AppState& state, Stage from = Stage::Weights) {
 
 }  // namespace
 
+bool rebuildScenario(AppState& state, const core::Scenario& next) { return rebuild(state, next); }
+
 bool applyAction(AppState& state, const action::SetSentence& a) {
     return rebuildWith(state, [&](core::Scenario& next) {
         next.sentence = a.text;
@@ -88,6 +94,7 @@ bool applyAction(AppState& state, const action::SetSentence& a) {
         next.x.reset();
         next.q.reset(), next.k.reset(), next.v.reset(), next.keyTokens.reset();
         next.swaps.clear();
+        next.hiddenTokens.clear();  // positions of another text, as the swaps are
     });
 }
 

@@ -6,6 +6,7 @@
 #include "app/state/induction_job.hpp"
 #include "app/state/labs.hpp"
 #include "app/state/model_opening.hpp"
+#include "app/state/what_if.hpp"
 #include "core/attention/colormap.hpp"
 #include "core/attention/compare.hpp"
 #include "core/attention/head_order.hpp"
@@ -248,6 +249,7 @@ struct AppState {
     RolloutView rollout;    // see refreshRollout
     CompareView compare;    // see refreshCompare
     QueryKeyView queryKey;  // see refreshQueryKeyMap
+    WhatIfState whatIf;     // a model's what-if history and the heads it moved (what_if.hpp)
     ViewState view;
     Labs labs;  // the labs' settings, jobs and derived maps
     // A model folder being opened on a worker thread (LoadScenario with `background`); never null

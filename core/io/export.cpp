@@ -292,6 +292,46 @@ std::string weightsCsv(const Model& model, const MatRef& weights) {
     return out;
 }
 
+namespace {
+
+// A what-if's edits and its next tokens before and after (LoadedModel::nextChanges).
+void writeWhatIf(JsonStream& j, const LoadedModel& loaded) {
+    const decoder::Checkpoint& model = *loaded.checkpoint;
+    std::vector<std::string> edits;
+    for (const decoder::Intervention& e : loaded.run->edits) edits.push_back(decoder::interventionText(e));
+    j << ",\n  \"what_if\": {\n    \"edits\": ";
+    j.strings(edits);
+    j << ",\n    \"computed_from_layer\": " << std::to_string(loaded.run->computedFrom());
+    const auto tokens = [&](const char* key, const decoder::Run& run) {
+        j << ",\n    \"" << key << "\": [";
+        const std::vector<decoder::NextToken> next = decoder::topNext(run.logits, 1.0f, static_cast<int>(loaded.next.size()));
+        for (std::size_t i = 0; i < next.size(); ++i) {
+            j << (i ? ",\n      " : "\n      ") << "{\"id\": " << std::to_string(next[i].id)
+              << ", \"token\": " << jsonString(decoder::tokenLabel(model, next[i].id)) << ", \"prob\": ";
+            j.number(next[i].prob);
+            j << "}";
+        }
+        j << "\n    ]";
+    };
+    tokens("next_tokens_before", *loaded.base);
+    tokens("next_tokens_after", *loaded.run);
+    j << ",\n    \"changes\": [";
+    for (std::size_t i = 0; i < loaded.nextChanges.size(); ++i) {
+        const decoder::NextTokenChange& c = loaded.nextChanges[i];
+        j << (i ? ",\n      " : "\n      ") << "{\"id\": " << std::to_string(c.id)
+          << ", \"token\": " << jsonString(decoder::tokenLabel(model, c.id)) << ", \"before\": ";
+        j.number(c.before);
+        j << ", \"after\": ";
+        j.number(c.after);
+        j << ", \"dlogprob\": ";
+        j.number(static_cast<float>(c.deltaLogProb));
+        j << "}";
+    }
+    j << "\n    ]\n  }";
+}
+
+}  // namespace
+
 void writeModelExportJson(ByteSink& out, const Scenario& scenario, const LoadedModel& loaded, const RolloutExport* rollout) {
     const decoder::Checkpoint& model = *loaded.checkpoint;
     const decoder::Run& run = *loaded.run;
@@ -327,6 +367,7 @@ void writeModelExportJson(ByteSink& out, const Scenario& scenario, const LoadedM
         j << "}";
     }
     j << "\n  ]";
+    if (loaded.edited()) writeWhatIf(j, loaded);
     writeRollout(j, rollout);
     j << "\n}\n";
     j.flush();
@@ -378,6 +419,20 @@ void exportModelNpyDir(FileBatch& batch, const std::string& dir, const LoadedMod
         next += "\n";
     }
     batch.add(path("next_tokens.txt"), next);
+    // A what-if: its next tokens before and after ("id<TAB>before<TAB>after<TAB>dlogprob<TAB>label",
+    // sorted by |dlogprob|); an earlier export's is removed when there is none.
+    if (loaded.edited()) {
+        std::string changes;
+        for (const decoder::NextTokenChange& c : loaded.nextChanges) {
+            changes += std::to_string(c.id) + "\t" + formatNumber(c.before) + "\t" + formatNumber(c.after) + "\t" +
+                       formatNumber(static_cast<float>(c.deltaLogProb)) + "\t";
+            for (char ch : sanitizeUtf8(decoder::tokenLabel(*loaded.checkpoint, c.id))) changes += (ch == '\n' || ch == '\t' ? ' ' : ch);
+            changes += "\n";
+        }
+        batch.add(path("next_tokens_whatif.txt"), changes);
+    } else {
+        batch.removeOnCommit(path("next_tokens_whatif.txt"));
+    }
     writeRolloutNpy(batch, path("rollout.npy"), rollout);
 }
 

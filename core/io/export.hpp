@@ -51,12 +51,17 @@ std::string weightsCsv(const Model& model, const MatRef& weights);
 // A model's own attention, every layer and head (causal, τ = 1, whatever the view's settings):
 // {"model": {"name", "n_layer", "n_head", "n_embd"}, "sentence", "tokens": [labels],
 //  "token_ids": [ids], "layers": [{"heads": [{"weights": [T, T]}]}],
-//  "next_tokens": [{"id", "token", "prob"} × 10]}, streamed as writeExportJson is. A sentence or a
+//  "next_tokens": [{"id", "token", "prob"} × 10]}, streamed as writeExportJson is. With what-if
+// edits the layers and next tokens are the edited pass's, and "what_if": {"edits": ["ablate 3.5",
+// …], "computed_from_layer", "next_tokens_before", "next_tokens_after", "changes": [{"id", "token",
+// "before", "after", "dlogprob"}]} (sorted by |dlogprob|) follows. A sentence or a
 // folder name that is not valid UTF-8 is written with U+FFFD for each such byte; token_ids are
 // the exact input.
 void writeModelExportJson(ByteSink& out, const Scenario& scenario, const LoadedModel& loaded, const RolloutExport* rollout = nullptr);
 // attentions.npy [layers, heads, T, T] ('<f4'), token_ids.npy [T] ('<i8'), tokens.txt (one label
-// a line) and next_tokens.txt ("id<TAB>prob<TAB>label", ten lines) into `dir`, joining `batch`.
+// a line) and next_tokens.txt ("id<TAB>prob<TAB>label", ten lines) into `dir`, joining `batch`;
+// with what-if edits, of the edited pass, and next_tokens_whatif.txt
+// ("id<TAB>before<TAB>after<TAB>dlogprob<TAB>label", sorted by |dlogprob|).
 // Files of a scenario's export (X.npy, weights.npy, …) left in the folder are removed on commit.
 void exportModelNpyDir(FileBatch& batch, const std::string& dir, const LoadedModel& loaded, const RolloutExport* rollout = nullptr);
 

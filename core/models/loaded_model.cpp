@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <filesystem>
 
 namespace attnviz::core {
@@ -83,6 +84,14 @@ std::uint64_t modelMemoryBytes(const decoder::Config& c, long long t) {
     return keptModelBytes(c, t) + layer + forwardBytes(t, t, c.nHead, d, width, width);
 }
 
+std::vector<decoder::Intervention> interventions(const Scenario& scenario) {
+    using Kind = decoder::Intervention::Kind;
+    std::vector<decoder::Intervention> edits;
+    for (const HeadAblation& a : scenario.ablations) edits.push_back({a.mean ? Kind::MeanHead : Kind::ZeroHead, a.layer, a.head, 0});
+    for (const int token : scenario.hiddenTokens) edits.push_back({Kind::HideToken, 0, 0, token});
+    return edits;
+}
+
 LoadedModel loadModel(const Scenario& scenario, const LoadedModel* previous, const Limits& limits, Progress* progress) {
     if (!scenario.model) return {};
     checkFixedFields(scenario);
@@ -92,6 +101,8 @@ LoadedModel loadModel(const Scenario& scenario, const LoadedModel* previous, con
         loaded.checkpoint = previous->checkpoint;
         loaded.forwardPasses = previous->forwardPasses;
         loaded.appendedPasses = previous->appendedPasses;
+        loaded.editedPasses = previous->editedPasses;
+        loaded.editedLayers = previous->editedLayers;
     } else {
         loaded.checkpoint = openCheckpoint(*scenario.model, progress);
     }
@@ -124,15 +135,40 @@ LoadedModel loadModel(const Scenario& scenario, const LoadedModel* previous, con
                                          std::to_string(tokens) +
                                          " weights with the activations kept, and the shown layer's pass), over the limit of " +
                                          formatBytes(limits.maxBytes) + " (--max-memory)");
-    const bool sameModel = previous && previous->checkpoint == loaded.checkpoint && previous->run;
-    if (sameModel && previous->run->ids == ids) {
-        loaded.run = previous->run;
-    } else if (sameModel && decoder::commonPrefix(ids, previous->run->ids) > 0) {
-        loaded.run = std::make_shared<const decoder::Run>(decoder::forwardAppend(model, ids, *previous->run));
+    // The edits are checked before any pass runs.
+    const std::vector<decoder::Intervention> edits = interventions(scenario);
+    std::vector<std::string> fields;
+    for (const HeadAblation& a : scenario.ablations) {
+        const auto n = std::count_if(scenario.ablations.data(), &a, [&](const HeadAblation& b) { return b.mean == a.mean; });
+        fields.push_back((a.mean ? "ablate_mean[" : "ablate[") + std::to_string(n) + "]");
+    }
+    for (std::size_t n = 0; n < scenario.hiddenTokens.size(); ++n) fields.push_back("hide_tokens[" + std::to_string(n) + "]");
+    decoder::checkInterventions(model.config(), static_cast<Eigen::Index>(ids.size()), edits, fields);
+    const bool sameModel = previous && previous->checkpoint == loaded.checkpoint && previous->base;
+    if (sameModel && previous->base->ids == ids) {
+        loaded.base = previous->base;
+    } else if (sameModel && decoder::commonPrefix(ids, previous->base->ids) > 0) {
+        loaded.base = std::make_shared<const decoder::Run>(decoder::forwardAppend(model, ids, *previous->base));
         ++loaded.appendedPasses;
     } else {
-        loaded.run = std::make_shared<const decoder::Run>(decoder::forward(model, ids, progress));
+        loaded.base = std::make_shared<const decoder::Run>(decoder::forward(model, ids, progress));
         ++loaded.forwardPasses;
+    }
+    loaded.run = loaded.base;
+    if (!edits.empty()) {
+        // The same edits over the same pass: the previous edited pass itself.
+        const bool sameBase = sameModel && previous->base == loaded.base && previous->run;
+        if (sameBase && previous->run->edits == edits) {
+            loaded.run = previous->run;
+        } else {
+            loaded.run = std::make_shared<const decoder::Run>(
+                decoder::forwardEdited(model, *loaded.base, edits, sameBase ? previous->run.get() : nullptr, progress));
+            if (loaded.run != loaded.base && loaded.run->computedFrom() < model.config().nLayer) {
+                ++loaded.editedPasses;
+                loaded.editedLayers += model.config().nLayer - loaded.run->computedFrom();
+            }
+        }
+        loaded.nextChanges = decoder::nextTokenChanges(loaded.base->logits, loaded.run->logits, 10);
     }
     loaded.labels = decoder::tokenLabels(model, ids);
     loaded.next = decoder::topNext(loaded.run->logits, 1.0f, 10);

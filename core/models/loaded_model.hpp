@@ -15,11 +15,16 @@ namespace attnviz::core {
 
 struct LoadedModel {
     std::shared_ptr<const decoder::Checkpoint> checkpoint;  // null: the scenario names no model
-    std::shared_ptr<const decoder::Run> run;                // every layer's every head, the next token's logits
+    std::shared_ptr<const decoder::Run> run;                // every layer's every head, the next token's logits (with the what-if edits)
+    std::shared_ptr<const decoder::Run> base;               // the same pass without the what-if edits (run itself when none)
     std::vector<std::string> labels;                        // the tokens as drawn, in text order
     std::vector<decoder::NextToken> next;                   // the ten most likely next tokens at τ = 1 (their order at every τ)
     std::vector<std::string> nextLabels;                    // and their labels
     long long forwardPasses = 0, appendedPasses = 0;        // passes run for this state: whole, and over a kept prefix
+    long long editedPasses = 0, editedLayers = 0;           // what-if passes run, and the layers they computed
+    std::vector<decoder::NextTokenChange> nextChanges;      // with edits: the next tokens before (base) and after (run)
+
+    bool edited() const { return run && !run->edits.empty(); }
 
     explicit operator bool() const { return checkpoint != nullptr; }
     int layers() const { return checkpoint ? checkpoint->config().nLayer : 0; }
@@ -39,10 +44,15 @@ std::string modelFolder(const std::string& path);
 // Its last component ("gpt2"), the name shown for the model.
 std::string modelFolderName(const std::string& path);
 
+// The scenario's what-if edits in order: its ablations, then its hidden tokens.
+std::vector<decoder::Intervention> interventions(const Scenario& scenario);
+
 // Opens scenario.model and runs it over scenario.sentence (the default sentence when none).
 // `previous`: a model loaded before; its checkpoint is reused when the folder is the same, and
 // its pass when the tokens are the same (or only positions after their common prefix are
-// computed). Checks scenario.layer, and holds the sentence's tokens (as the model's tokenizer
+// computed). With what-if edits (scenario.ablations, hiddenTokens) `run` is the edited pass
+// (decoder::forwardEdited, reusing previous's edited pass's layers below the first edit that
+// changed) and `base` the plain one. Checks scenario.layer, and holds the sentence's tokens (as the model's tokenizer
 // reads it) to limits.maxTokens and what its pass needs (modelMemoryBytes) to limits.maxBytes,
 // before the pass allocates anything. Throws InputError naming the file and the field (a limit's
 // message names its flag). `progress` counts the opening of a checkpoint and may stop it, or the

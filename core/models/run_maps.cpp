@@ -15,6 +15,7 @@ AttentionMaps runMaps(const decoder::Run& run, const decoder::Config& config, st
         Settings settings;
         settings.causal = true;
         settings.window = config.window(l);
+        settings.paddedKeys = run.hiddenTokens();  // a what-if's hidden tokens: blocked in every layer
         maps.settings.push_back(settings);
     }
     if (config.nKvHead != config.nHead)

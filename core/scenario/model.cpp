@@ -339,6 +339,16 @@ Settings buildSettings(const Scenario& s, const Model& model) {
                              "key position " + std::to_string(s.padding[n]) + " is out of range (" + std::to_string(model.tk()) + " keys)");
         settings.paddedKeys.push_back(s.padding[n]);
     }
+    // A model's what-if hides these tokens from every layer's keys: the shown layer's too, where
+    // the swaps put them (position p holds the token from perm[p]).
+    if (s.model)
+        for (const int token : s.hiddenTokens) {
+            int at = token;
+            for (std::size_t p = 0; p < model.perm.size(); ++p)
+                if (model.perm[p] == token) at = static_cast<int>(p);
+            if (at < model.tk() && std::find(settings.paddedKeys.begin(), settings.paddedKeys.end(), at) == settings.paddedKeys.end())
+                settings.paddedKeys.push_back(at);
+        }
     if (s.mask) {
         if (s.mask->rows() != model.tq() || s.mask->cols() != model.tk())
             throw InputError("mask", "expected " + shapeString(model.tq(), model.tk()) + " (queries x keys), got " +

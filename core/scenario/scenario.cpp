@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <filesystem>
 #include <limits>
@@ -142,11 +143,11 @@ json specJson(const MatrixSpec& spec) {
 
 const std::vector<std::string>& scenarioKeys() {
     static const std::vector<std::string> keys = [] {
-        std::vector<std::string> k = {"name",    "description", "sentence", "tokens",      "tokenizer",  "d_model",   "heads",
-                                      "d_k",     "d_v",         "seed",     "embedding",   "positional", "rope_base", "kv_heads",
-                                      "window",  "X",           "W_Q",      "W_K",         "W_V",        "W_O",       "Q",
-                                      "K",       "V",           "causal",   "temperature", "scaled",     "swaps",     "key_tokens",
-                                      "padding", "mask",        "length",   "model",       "layer"};
+        std::vector<std::string> k = {
+            "name",       "description", "sentence",   "tokens",    "tokenizer", "d_model", "heads",       "d_k",         "d_v",
+            "seed",       "embedding",   "positional", "rope_base", "kv_heads",  "window",  "X",           "W_Q",         "W_K",
+            "W_V",        "W_O",         "Q",          "K",         "V",         "causal",  "temperature", "scaled",      "swaps",
+            "key_tokens", "padding",     "mask",       "length",    "model",     "layer",   "ablate",      "ablate_mean", "hide_tokens"};
         for (const char* text : kTextKeys) k.push_back(std::string(text) + "_bytes");
         return k;
     }();
@@ -293,6 +294,29 @@ Scenario scenarioFrom(const json& j, ReadMatrices* read) {
         if (layer < 0 || layer > 4096) throw InputError("layer", "must be 0 or more, got " + std::to_string(layer));
         s.layer = static_cast<int>(layer);
     }
+    for (const char* key : {"ablate", "ablate_mean", "hide_tokens"})
+        if (has(key) && !s.model) throw InputError(key, "only with \"model\" (a what-if edits a model's pass)");
+    for (const char* key : {"ablate", "ablate_mean"}) {
+        if (!has(key)) continue;
+        const json& list = j[key];
+        if (!list.is_array()) throw InputError(key, "expected a list of heads \"L.H\", got " + typeName(list));
+        for (std::size_t n = 0; n < list.size(); ++n) {
+            const std::string field = std::string(key) + "[" + std::to_string(n) + "]";
+            const auto head = list[n].is_string() ? parseLayerHead(list[n].get<std::string>()) : std::nullopt;
+            if (!head) throw InputError(field, "expected a head as \"L.H\" (layer.head, from 0: \"3.5\"), got " + describeJson(list[n]));
+            s.ablations.push_back({head->first, head->second, std::string(key) == "ablate_mean"});
+        }
+    }
+    if (has("hide_tokens")) {
+        const json& list = j["hide_tokens"];
+        if (!list.is_array()) throw InputError("hide_tokens", "expected a list of token positions, got " + typeName(list));
+        for (std::size_t n = 0; n < list.size(); ++n) {
+            const long long p = expectInteger(list[n], "hide_tokens[" + std::to_string(n) + "]");
+            if (p < 0 || p > std::numeric_limits<int>::max())
+                throw InputError("hide_tokens[" + std::to_string(n) + "]", "positions must be 0 or more");
+            s.hiddenTokens.push_back(static_cast<int>(p));
+        }
+    }
     return s;
 }
 
@@ -351,10 +375,33 @@ json modelScenarioToJson(const Scenario& s) {
     if (s.sentence) putText(j, "sentence", *s.sentence);
     softmaxToJson(s, j);
     if (!s.padding.empty()) j["padding"] = s.padding;
+    json zero = json::array(), mean = json::array();
+    for (const HeadAblation& a : s.ablations) (a.mean ? mean : zero).push_back(layerHeadText(a.layer, a.head));
+    if (!zero.empty()) j["ablate"] = zero;
+    if (!mean.empty()) j["ablate_mean"] = mean;
+    if (!s.hiddenTokens.empty()) j["hide_tokens"] = s.hiddenTokens;
     return j;
 }
 
 }  // namespace
+
+std::optional<std::pair<int, int>> parseLayerHead(const std::string& text) {
+    const auto dot = text.find('.');
+    if (dot == std::string::npos) return std::nullopt;
+    const auto number = [](std::string_view digits) -> std::optional<int> {
+        int value = 0;
+        const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+        if (digits.empty() || digits[0] == '-' || digits[0] == '+' || ec != std::errc() || end != digits.data() + digits.size())
+            return std::nullopt;
+        return value;
+    };
+    const std::string_view all(text);
+    const auto layer = number(all.substr(0, dot)), head = number(all.substr(dot + 1));
+    if (!layer || !head) return std::nullopt;
+    return std::pair<int, int>{*layer, *head};
+}
+
+std::string layerHeadText(int layer, int head) { return std::to_string(layer) + "." + std::to_string(head); }
 
 json scenarioToJson(const Scenario& s) {
     if (s.model) return modelScenarioToJson(s);

@@ -26,6 +26,14 @@ struct MatrixSpec {
     Mat value;  // Explicit only
 };
 
+// A what-if edit of a model's pass (only with a model): layer.head's output zeroed before W_O, or
+// replaced by its mean over the positions (decoder::Intervention). Layers and heads count from 0.
+struct HeadAblation {
+    int layer = 0, head = 0;
+    bool mean = false;
+    bool operator==(const HeadAblation&) const = default;
+};
+
 struct Scenario {
     std::string name;
     std::string description;
@@ -55,7 +63,16 @@ struct Scenario {
     // weight and token comes from it; `layer` is the layer whose attention the scenario shows.
     std::optional<std::string> model;
     int layer = 0;
+    // What-if edits of the model's pass (only with `model`): heads ablated ("ablate": ["L.H"],
+    // "ablate_mean": ["L.H"]) and tokens hidden from every layer's key sets ("hide_tokens").
+    std::vector<HeadAblation> ablations;
+    std::vector<int> hiddenTokens;
 };
+
+// "L.H" (two whole numbers, 0 or more: "3.5") as a layer and a head; nullopt for any other text.
+std::optional<std::pair<int, int>> parseLayerHead(const std::string& text);
+// A head as "L.H".
+std::string layerHeadText(int layer, int head);
 
 // The keys a scenario naming a model may not have (the checkpoint fixes what they set).
 const std::vector<std::string>& modelFixedKeys();

@@ -114,13 +114,44 @@ def gelu_tanh(x):
     return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))
 
 
-def forward(w, ids, n_layer, n_head, causal=True):
-    """float64: (attentions [layers, heads, T, T], next-token probabilities [vocab])."""
+def hidden_mask(t, hide):
+    """[T, T] True where the query may not read the key: causal, and the hidden tokens' columns."""
+    mask = np.triu(np.ones((t, t), bool), 1)
+    for token in hide:
+        mask[:, token] = True
+    return mask
+
+
+def masked_softmax(s, mask):
+    """Rows of softmax(s) over the open keys; a row with none open is all zeros (the what-if's
+    query 0 with token 0 hidden)."""
+    s = np.where(mask, -np.inf, s)
+    top = s.max(axis=1, keepdims=True)
+    e = np.where(mask, 0.0, np.exp(s - np.where(np.isfinite(top), top, 0.0)))
+    total = e.sum(axis=1, keepdims=True)
+    return np.divide(e, total, out=np.zeros_like(e), where=total > 0)
+
+
+def ablate(out, layer, head, zero, mean):
+    """A head's output [T, d_h] zeroed ((layer, head) in zero) or replaced by its mean over the
+    positions (in mean): the what-if hooks, before W_O (whose bias is still added)."""
+    if (layer, head) in zero:
+        return np.zeros_like(out)
+    if (layer, head) in mean:
+        return np.broadcast_to(out.mean(axis=0, keepdims=True), out.shape)
+    return out
+
+
+def forward(w, ids, n_layer, n_head, causal=True, zero=(), mean=(), hide=()):
+    """float64: (attentions [layers, heads, T, T], next-token probabilities [vocab]). zero, mean:
+    (layer, head) pairs whose outputs are ablated; hide: token positions no query reads."""
     t = len(ids)
     x = w["wte.weight"][ids] + w["wpe.weight"][:t]
     d = x.shape[1]
     dk = d // n_head
     mask = np.triu(np.ones((t, t), bool), 1)
+    if hide:
+        mask = hidden_mask(t, hide)
     attentions = []
     for l in range(n_layer):
         p = f"h.{l}."
@@ -130,13 +161,16 @@ def forward(w, ids, n_layer, n_head, causal=True):
         heads, outs = [], []
         for h in range(n_head):
             s = q[:, h * dk:(h + 1) * dk] @ k[:, h * dk:(h + 1) * dk].T / math.sqrt(dk)
-            if causal:
-                s = np.where(mask, -np.inf, s)
-            s = s - s.max(axis=1, keepdims=True)
-            e = np.exp(s)
-            A = e / e.sum(axis=1, keepdims=True)
+            if hide:
+                A = masked_softmax(s, mask)
+            else:
+                if causal:
+                    s = np.where(mask, -np.inf, s)
+                s = s - s.max(axis=1, keepdims=True)
+                e = np.exp(s)
+                A = e / e.sum(axis=1, keepdims=True)
             heads.append(A)
-            outs.append(A @ v[:, h * dk:(h + 1) * dk])
+            outs.append(ablate(A @ v[:, h * dk:(h + 1) * dk], l, h, zero, mean))
         attentions.append(heads)
         x = x + np.concatenate(outs, axis=1) @ w[p + "attn.c_proj.weight"] + w[p + "attn.c_proj.bias"]
         m = gelu_tanh(layer_norm(x, w[p + "ln_2.weight"], w[p + "ln_2.bias"]) @ w[p + "mlp.c_fc.weight"] + w[p + "mlp.c_fc.bias"])

@@ -431,9 +431,12 @@ def attention_mask(t, window):
     return visible
 
 
-def forward(weights, cfg, ids):
+def forward(weights, cfg, ids, zero=(), mean=(), hide=()):
     """float64. weights: {name: array} as the file holds them (see stored()); ids: [T].
-    Returns Forward(attentions [L, H, T, T], kv_heads [H], probs [vocab] of the last position)."""
+    Returns Forward(attentions [L, H, T, T], kv_heads [H], probs [vocab] of the last position).
+    The what-if hooks: zero, mean: (layer, head) pairs whose outputs (before o_proj) are zeroed or
+    replaced by their mean over the positions; hide: token positions no query reads (a query left
+    with no key reads nothing: weights and output 0)."""
     w = {k: np.asarray(v, np.float64) for k, v in weights.items()}
     family, eps = cfg["model_type"], cfg["rms_norm_eps"]
     nh, kv, d = cfg["num_attention_heads"], cfg["num_key_value_heads"], head_dim(cfg)
@@ -460,11 +463,25 @@ def forward(weights, cfg, ids):
         heads, outs = [], []
         for h in range(nh):
             s = (q[:, h] @ k[:, kv_heads[h]].T) * d ** -0.5
-            s = np.where(visible, s, -np.inf)
-            e = np.exp(s - s.max(axis=1, keepdims=True))
-            att = e / e.sum(axis=1, keepdims=True)
+            if hide:
+                open_keys = visible.copy()
+                open_keys[:, list(hide)] = False
+                s = np.where(open_keys, s, -np.inf)
+                top = s.max(axis=1, keepdims=True)
+                e = np.where(open_keys, np.exp(s - np.where(np.isfinite(top), top, 0.0)), 0.0)
+                total = e.sum(axis=1, keepdims=True)
+                att = np.divide(e, total, out=np.zeros_like(e), where=total > 0)
+            else:
+                s = np.where(visible, s, -np.inf)
+                e = np.exp(s - s.max(axis=1, keepdims=True))
+                att = e / e.sum(axis=1, keepdims=True)
             heads.append(att)
-            outs.append(att @ v[:, kv_heads[h]])
+            out = att @ v[:, kv_heads[h]]
+            if (l, h) in zero:
+                out = np.zeros_like(out)
+            elif (l, h) in mean:
+                out = np.broadcast_to(out.mean(axis=0, keepdims=True), out.shape)
+            outs.append(out)
         attentions.append(heads)
         x = x + np.concatenate(outs, axis=1) @ w[p + "self_attn.o_proj.weight"].T
         # 3. gated MLP

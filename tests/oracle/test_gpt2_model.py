@@ -11,7 +11,9 @@ random weights at a tiny width but the real 50,257-token vocabulary:
 For each checkpoint and sentence, `attnviz --model DIR --sentence S --export OUT.json` and
 `--export-npy DIR` must give GPT-2's encoder.py's token ids, and every layer's every head's
 weights and the ten most likely next tokens of the float64 forward pass (gpt2_checkpoint.forward)
-to 1e-4. `--layer N --export-csv` must give that layer's head, `--no-causal` the same layer's
+to 1e-4; so must the what-ifs (`--ablate`, `--ablate-mean`, `--hide-token`: the same forward with
+the head's output zeroed or replaced by its mean, or the token's key blocked in every layer), with
+the next tokens before and after. `--layer N --export-csv` must give that layer's head, `--no-causal` the same layer's
 weights computed bidirectionally, and broken folders exit 2 with one line naming the file.
 Standard library, numpy and python3-regex. Exits 1 on any failure; the last line is the summary.
 """
@@ -19,6 +21,7 @@ Standard library, numpy and python3-regex. Exits 1 on any failure; the last line
 import csv
 import io
 import json
+import math
 import os
 import shutil
 import subprocess
@@ -215,6 +218,56 @@ def check_broken(attnviz, good, tmp):
         fail("missing folder", p.stderr.strip()[:200])
 
 
+def check_what_if(attnviz, folder, weights, encoder, sentence, tmp):
+    """--ablate, --ablate-mean, --hide-token: the attentions and next tokens of the pass after, and
+    the next tokens before, against the float64 forward with the same hooks."""
+    ids = encoder.encode(sentence)
+    _, plain_probs = ckpt.forward(weights, ids, N_LAYER, N_HEAD)
+    last = N_LAYER - 1
+    cases = [
+        ([("--ablate", f"{last}.{h}") for h in range(N_HEAD)], {"zero": {(last, h) for h in range(N_HEAD)}}),
+        ([("--ablate", "0.1")], {"zero": {(0, 1)}}),
+        ([("--ablate-mean", "1.2")], {"mean": {(1, 2)}}),
+        ([("--ablate-mean", f"{last}.{h}") for h in range(N_HEAD)], {"mean": {(last, h) for h in range(N_HEAD)}}),
+        ([("--hide-token", "3")], {"hide": (3,)}),
+        ([("--hide-token", "0")], {"hide": (0,)}),
+        ([("--hide-token", "5"), ("--hide-token", "1"), ("--ablate", "2.0"), ("--ablate-mean", "1.3")],
+         {"hide": (5, 1), "zero": {(2, 0)}, "mean": {(1, 3)}}),
+    ]
+    out_json, out_npy = os.path.join(tmp, "whatif.json"), os.path.join(tmp, "whatif-npy")
+    for flags, hooks in cases:
+        args = [a for pair in flags for a in pair]
+        where = "what-if " + " ".join(args)
+        if run(attnviz, "--model", folder, "--sentence", sentence, *args, "--export", out_json, "--export-npy", out_npy).returncode:
+            continue
+        with open(out_json, encoding="utf-8") as f:
+            got = json.load(f)
+        want_att, want_probs = ckpt.forward(weights, ids, N_LAYER, N_HEAD, **hooks)
+        att = np.load(os.path.join(out_npy, "attentions.npy"))
+        close(where + " attention (npy)", att, want_att)
+        if "hide" in hooks:
+            hidden = list(hooks["hide"])
+            if np.any(att[:, :, :, hidden] != 0):
+                fail(where, "a hidden token has weight")
+            rows = att.sum(axis=-1)
+            empty = [0] if 0 in hidden else []
+            if np.any(np.abs(np.delete(rows, empty, axis=2) - 1) > 1e-5) or np.any(rows[:, :, empty] != 0):
+                fail(where, "rows do not sum to 1 (query 0 with token 0 hidden: to 0)")
+        after = [n["id"] for n in got["next_tokens"]]
+        close(where + " next-token probabilities after", [n["prob"] for n in got["next_tokens"]], want_probs[after])
+        if after[:3] != [int(i) for i in np.argsort(-want_probs, kind="stable")[:3]]:
+            fail(where, f"next tokens after {after[:3]}")
+        w = got["what_if"]
+        before = [n["id"] for n in w["next_tokens_before"]]
+        close(where + " next-token probabilities before", [n["prob"] for n in w["next_tokens_before"]], plain_probs[before])
+        for c in w["changes"]:
+            want = math.log(want_probs[c["id"]]) - math.log(plain_probs[c["id"]])
+            close(where + f" dlogprob of {c['id']}", c["dlogprob"], want, tol=1e-3)
+        first = 0 if "hide" in hooks else min(l for l, _ in hooks.get("zero", set()) | hooks.get("mean", set()))
+        if w["computed_from_layer"] != first:
+            fail(where, f"computed from layer {w['computed_from_layer']}, expected {first}")
+
+
 def main():
     if len(sys.argv) != 3:
         print("usage: test_gpt2_model.py PATH/TO/attnviz CACHE_DIR")
@@ -244,12 +297,14 @@ def main():
                 check_sentence(attnviz, folder, stored, encoder, sentence, tmp, label)
                 checked += 1
         check_layer_views(attnviz, plain, ckpt.stored(weights, "F32"), SENTENCES[0], encoder, tmp)
+        check_what_if(attnviz, plain, ckpt.stored(weights, "F32"), encoder, SENTENCES[0], tmp)
         check_broken(attnviz, plain, tmp)
     if FAILURES:
         print(f"{len(FAILURES)} failures")
         return 1
     print(f"all passed: {checked} passes of two checkpoints (F32, F16) matched the float64 GPT-2 to {TOL} "
-          f"(largest difference {WORST[0]:.2g}); layer views, bidirectional weights and broken folders checked")
+          f"(largest difference {WORST[0]:.2g}); layer views, bidirectional weights, what-ifs (--ablate, --ablate-mean, "
+          f"--hide-token) and broken folders checked")
     return 0
 
 

@@ -20,7 +20,8 @@ note), led by the BOS for the Llama 3 / Llama 2 vocabularies; "model" with n_lay
 n_kv_head, head_dim and family; every layer's every head's weights (JSON and attentions.npy
 [L, H, T, T]) and each head's "kv_head" (h // (H / KV)); and the ten most likely next tokens with
 their probabilities - all against llama_checkpoint.forward to 1e-4. `--layer L --head H
---export-csv` must give that head's map. Broken folders (a missing shard, a tensor in two shards,
+--export-csv` must give that head's map, and the what-ifs (`--ablate`, `--ablate-mean`,
+`--hide-token`) the forward with the same hooks (llama_checkpoint.forward's zero, mean, hide). Broken folders (a missing shard, a tensor in two shards,
 kv heads not dividing the heads, an odd head_dim, RoPE types yarn and dynamic, a tensor whose
 shape disagrees with config.json, a NaN in model.layers.1.mlp.up_proj.weight, a missing config
 field) must exit 2 with one stderr line naming the file and the field or tensor (and the NaN's
@@ -299,6 +300,36 @@ def check_broken(attnviz, tokenizers, tmp):
     return len([n for n in os.listdir(tmp) if n.startswith("broken-")])
 
 
+def check_what_if(attnviz, folder, cfg, weights, sentence, ids, tmp, label):
+    """--ablate, --ablate-mean, --hide-token against the float64 forward with the same hooks (a
+    sliding window, grouped kv heads and a BOS among the keys included)."""
+    n_layer, nh = cfg["num_hidden_layers"], cfg["num_attention_heads"]
+    plain = lc.forward(weights, cfg, ids)
+    last = n_layer - 1
+    cases = [
+        (["--ablate", f"{last}.0", "--ablate", f"{last}.1", "--ablate", f"{last}.2", "--ablate", f"{last}.3"],
+         dict(zero={(last, h) for h in range(nh)})),
+        (["--ablate-mean", "0.2", "--ablate", "1.1"], dict(mean={(0, 2)}, zero={(1, 1)})),
+        (["--hide-token", "0"], dict(hide=(0,))),
+        (["--hide-token", "4", "--hide-token", "2", "--ablate-mean", f"{last}.3"], dict(hide=(4, 2), mean={(last, 3)})),
+    ]
+    out_json, out_npy = os.path.join(tmp, "whatif.json"), os.path.join(tmp, "whatif-npy")
+    for args, hooks in cases:
+        where = f"{label} what-if {' '.join(args)}"
+        if run(attnviz, "--model", folder, "--sentence", sentence, *args, "--export", out_json, "--export-npy", out_npy).returncode:
+            continue
+        with open(out_json, encoding="utf-8") as f:
+            got = json.load(f)
+        ref = lc.forward(weights, cfg, ids, **hooks)
+        att = np.load(os.path.join(out_npy, "attentions.npy"))
+        close(where + " attention (npy)", att, ref.attentions)
+        for token in hooks.get("hide", ()):
+            expect(where, not np.any(att[:, :, :, token]), f"token {token} hidden but read")
+        check_next_tokens(where + " after", got["next_tokens"], ref.probs)
+        before = got["what_if"]["next_tokens_before"]
+        close(where + " before", [n["prob"] for n in before], plain.probs[[n["id"] for n in before]])
+
+
 def main():
     if len(sys.argv) != 3:
         print("usage: test_llama_model.py PATH/TO/attnviz CACHE_DIR")
@@ -324,13 +355,15 @@ def main():
                 passes += 1
                 if ids is not None and sentence == SENTENCES[0] and (i in (5, 9)):
                     check_csv(attnviz, folder, cfg, values, sentence, ids, tmp, label)
+                if ids is not None and sentence == SENTENCES[0] and (i in (0, 3, 9)):
+                    check_what_if(attnviz, folder, cfg, values, sentence, ids, tmp, label)
             shutil.rmtree(folder)
         broken = check_broken(attnviz, tokenizers, tmp)
     if FAILURES:
         print(f"{len(FAILURES)} failures of {CHECKS[0]} checks (largest difference {WORST[0]:.2g})")
         return 1
     print(f"all {CHECKS[0]} checks passed: {passes} passes of {len(CASES)} Llama / Mistral / Qwen2 / Qwen3 checkpoints "
-          f"matched the float64 forward to {TOL} (largest difference {WORST[0]:.2g}); head CSVs and {broken} broken folders checked")
+          f"matched the float64 forward to {TOL} (largest difference {WORST[0]:.2g}); head CSVs, what-ifs and {broken} broken folders checked")
     return 0
 
 

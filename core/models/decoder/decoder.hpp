@@ -162,6 +162,37 @@ struct NextToken {
     float logit = 0, prob = 0;
 };
 
+// A what-if edit of a pass (forwardEdited). Layers, heads and tokens count from 0.
+//   ZeroHead:  the head's output o = A v [T, d_h] is zeroed before W_O (W_O's bias is still added,
+//              as TransformerLens's hook_z ablation).
+//   MeanHead:  o's every row replaced by o's mean over the T positions (later positions leak into
+//              earlier ones: a mean over this input, not over a dataset).
+//   HideToken: key `token` blocked for every query in every layer; query `token` keeps its other
+//              keys. Query 0 with token 0 hidden reads no key: its weights are all 0 and its
+//              output is 0 in every head (its row sums to 0, not 1).
+struct Intervention {
+    enum class Kind : std::uint8_t { ZeroHead, MeanHead, HideToken };
+    Kind kind = Kind::ZeroHead;
+    int layer = 0, head = 0;  // ZeroHead, MeanHead
+    int token = 0;            // HideToken
+    bool operator==(const Intervention&) const = default;
+};
+
+// "ablate 3.5", "ablate-mean 3.5", "hide-token 7": an edit as the command line writes it.
+std::string interventionText(const Intervention& edit);
+// Throws InputError naming `field` for a layer, head or token out of range, or a head or token
+// given twice (one head ablated both ways included).
+void checkInterventions(const Config& config, Eigen::Index tokens, const std::vector<Intervention>& edits, const std::string& field);
+// The same, edit n's messages naming fields[n] (as many fields as edits).
+void checkInterventions(const Config& config, Eigen::Index tokens, const std::vector<Intervention>& edits,
+                        const std::vector<std::string>& fields);
+// The first layer whose pass the edits change: 0 when a token is hidden, else the lowest ablated
+// layer; the layer count when there are none.
+int firstChangedLayer(const std::vector<Intervention>& edits, int layers);
+// The first layer whose pass differs between edits a and b: 0 when their hidden tokens differ,
+// else the lowest layer where their head edits differ; `layers` when they give the same pass.
+int firstDifferingLayer(const std::vector<Intervention>& a, const std::vector<Intervention>& b, int layers);
+
 // A kept matrix: rows of a store whose rows are `capacity` floats apart.
 using KeptView = Eigen::Map<const Mat, 0, Eigen::OuterStride<>>;
 
@@ -173,7 +204,8 @@ using KeptView = Eigen::Map<const Mat, 0, Eigen::OuterStride<>>;
 class Run {
 public:
     std::vector<int> ids;
-    Vec logits;  // [vocab] of the last position
+    Vec logits;                       // [vocab] of the last position
+    std::vector<Intervention> edits;  // the what-if edits this pass ran with (forwardEdited); empty for a plain pass
 
     Eigen::Index tokens() const { return static_cast<Eigen::Index>(ids.size()); }
     int layerCount() const;
@@ -184,6 +216,11 @@ public:
     KeptView qkv(int layer) const;                // [T, (h + 2g)·d_h] q, k, v as the heads read them (normed, rotated)
     KeptView weights(int layer, int head) const;  // [T, T]
     KeptView final() const;                       // [T, d] after the final norm
+    // The first layer this pass computed: 0 for forward and forwardAppend; an edited pass views
+    // the layers below where another pass keeps them (its store, kept alive by this Run).
+    int computedFrom() const;
+    // The hidden tokens of `edits` (HideToken), ascending: the keys every layer blocked.
+    std::vector<int> hiddenTokens() const;
 
     struct Extent;  // the store and this pass's claim on its first T positions
 
@@ -204,11 +241,21 @@ Run forward(const Checkpoint& model, const std::vector<int>& ids, const Progress
 // previous's store (previous itself is unchanged); else the prefix is copied into a new store
 // with room for growth (grownCapacity).
 Run forwardAppend(const Checkpoint& model, const std::vector<int>& ids, const Run& previous);
+// The pass over base's tokens with `edits` (checkInterventions first). No edits: base itself.
+// Layers below the first that the edits change are not computed: the new Run views them where
+// they lie, and computes the rest from the residual stream entering that layer. With `reuse` (an
+// earlier edited pass over the same tokens, such as the one before an edit was added or undone),
+// the layers below the first where reuse's edits and these differ are viewed in reuse when that is
+// higher. Only the computed layers take memory (storeBytes(config, T, computedFrom())).
+Run forwardEdited(const Checkpoint& model, const Run& base, const std::vector<Intervention>& edits, const Run* reuse = nullptr,
+                  const Progress* progress = nullptr);
+
 // The room a store made for a growing text of T tokens holds: T and 32 more, at most n_positions.
 Eigen::Index grownCapacity(const Config& config, Eigen::Index tokens);
 // Bytes of a store with room for C positions: per layer input, normed [C, d], qkv [C, (h+2g)·d_h]
 // and every query head's weights [C, C], then final [C, d].
-std::uint64_t storeBytes(const Config& config, Eigen::Index capacity);
+// A store of an edited pass holds the layers from firstLayer on.
+std::uint64_t storeBytes(const Config& config, Eigen::Index capacity, int firstLayer = 0);
 // The longest common prefix of two id sequences.
 std::size_t commonPrefix(const std::vector<int>& a, const std::vector<int>& b);
 
@@ -216,6 +263,17 @@ std::size_t commonPrefix(const std::vector<int>& a, const std::vector<int>& b);
 std::vector<NextToken> topNext(const Vec& logits, float temperature, int count);
 // The probabilities of `tokens` under softmax(logits / temperature).
 std::vector<float> probabilities(const Vec& logits, const std::vector<NextToken>& tokens, float temperature);
+
+// A next token's probability before and after a what-if edit (softmax at τ = 1), and the change
+// of its log-probability, after − before (natural log).
+struct NextTokenChange {
+    int id = 0;
+    float before = 0, after = 0;
+    double deltaLogProb = 0;
+};
+// The union of the `count` most likely tokens before and after, sorted by |Δ log-prob|, largest
+// first (ties: the more likely before first).
+std::vector<NextTokenChange> nextTokenChanges(const Vec& before, const Vec& after, int count);
 
 // One layer's attention as a scenario model: X = the layer's normed input, W_Q, W_K, W_V, W_O
 // and their biases, the kv heads, RoPE's tables, q/k norms, and the token labels; with causal

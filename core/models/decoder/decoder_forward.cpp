@@ -96,13 +96,16 @@ struct HeadScratch {
 // One head's attention for queries [p, T) over keys [0, T) (within a sliding window of that many
 // keys when window > 0): block [T - p, T] = those rows of the weights, and out [T - p, d_h] = A v
 // of those rows. False when the scores are not finite.
-bool attendRows(const MatRef& q, const MatRef& k, const MatRef& v, float scale, int window, Eigen::Index p, const Eigen::Ref<Mat>& block,
-                const Eigen::Ref<Mat>& out) {
+// hidden: keys blocked for every query (a what-if's hidden tokens), ascending; a query left with no
+// key gets zero weights and a zero output.
+bool attendRows(const MatRef& q, const MatRef& k, const MatRef& v, float scale, int window, const std::vector<int>& hidden, Eigen::Index p,
+                const Eigen::Ref<Mat>& block, const Eigen::Ref<Mat>& out) {
     thread_local HeadScratch s;
     const Eigen::Index t = k.rows(), rows = t - p;
     Settings causal;
     causal.causal = true;
     causal.window = window;
+    causal.paddedKeys = hidden;
     packKeys(k, s.keys);
     packColumns(v, s.values);
     s.maxima.resize(t);
@@ -210,7 +213,44 @@ void mlp(const Config& cfg, const Layer& layer, const MatRef& a, Eigen::Ref<Mat>
     linear(up, layer.downW, layer.downBias, out);
 }
 
-Run forwardFrom(const Checkpoint& model, const std::vector<int>& ids, const Run* previous, Eigen::Index p, const Progress* progress) {
+// What an edited pass does differently (forwardEdited): it starts at firstLayer from source's
+// residual stream entering it, views the layers below in `below`, hides keys in every layer, and
+// ablates heads' outputs before W_O.
+struct PassPlan {
+    int firstLayer = 0;
+    const Run* source = nullptr;
+    std::shared_ptr<const Run::Extent> below;
+    std::vector<int> hidden;
+    std::vector<std::vector<Intervention>> heads;  // per layer: its ZeroHead and MeanHead edits
+};
+
+// A new store for an edited pass's layers [firstLayer, n), viewing those below in plan.below.
+std::shared_ptr<const Run::Extent> claimEdited(const Config& cfg, Eigen::Index t, const PassPlan& plan) {
+    auto store = std::make_shared<Store>(cfg, t, plan.firstLayer);
+    const std::lock_guard<std::mutex> lock(store->mutex);
+    const auto it = store->live.insert(t);
+    try {
+        return std::make_shared<const Run::Extent>(store, t, plan.firstLayer > 0 ? plan.below : nullptr, plan.firstLayer);
+    } catch (...) {
+        store->live.erase(it);
+        throw;
+    }
+}
+
+// o [T, d_h], a head's output: zeroed, or every row its mean over the rows.
+void ablateHead(Intervention::Kind kind, Eigen::Ref<Mat> o) {
+    if (kind == Intervention::Kind::ZeroHead) {
+        o.setZero();
+        return;
+    }
+    Eigen::RowVectorXd mean = Eigen::RowVectorXd::Zero(o.cols());
+    for (Eigen::Index r = 0; r < o.rows(); ++r) mean += o.row(r).cast<double>();
+    mean /= static_cast<double>(o.rows());
+    o.rowwise() = mean.cast<float>();
+}
+
+Run forwardFrom(const Checkpoint& model, const std::vector<int>& ids, const Run* previous, Eigen::Index p, const Progress* progress,
+                const PassPlan* plan = nullptr) {
     const Config& cfg = model.config();
     checkIds(cfg, ids, "token ids");
     model.checkUnchanged();
@@ -223,7 +263,10 @@ Run forwardFrom(const Checkpoint& model, const std::vector<int>& ids, const Run*
 
     Run run;
     run.ids = ids;
-    RunAccess::attach(run, claim(cfg, t, previous, p));
+    RunAccess::attach(run, plan ? claimEdited(cfg, t, *plan) : claim(cfg, t, previous, p));
+    const int firstLayer = plan ? plan->firstLayer : 0;
+    static const std::vector<int> kNoKeys;
+    const std::vector<int>& hidden = plan ? plan->hidden : kNoKeys;
     const Store& store = *RunAccess::extent(run)->store;
     const Eigen::Index c = store.capacity;
     // The pass's temporaries, in this thread's buffers kept from pass to pass (fresh pages cost
@@ -234,16 +277,18 @@ Run forwardFrom(const Checkpoint& model, const std::vector<int>& ids, const Run*
     Eigen::Map<Mat> x(buffer.data(), rows, d), attn(x.data() + rows * d, rows, d), normed(attn.data() + rows * d, rows, d),
         concat(normed.data() + rows * d, rows, qw), up(concat.data() + rows * qw, rows, inner),
         gate(up.data() + rows * inner, rows, gateWidth);
-    // 1. x = embed[ids] (+ positions, widened into attn's rows, free until step 4), for the new positions.
+    // 1. x = embed[ids] (+ positions, widened into attn's rows, free until step 4), for the new
+    //    positions; or, from a later layer, the residual stream entering it.
     const Weight &embed = model.embed(), &positions = model.positions();
-    for (Eigen::Index i = 0; i < rows; ++i) {
+    if (firstLayer > 0) x = plan->source->input(firstLayer);
+    for (Eigen::Index i = 0; i < rows && firstLayer == 0; ++i) {
         widenRow(embed.source, embed.type, d, ids[static_cast<std::size_t>(p + i)], x.row(i).data());
         if (cfg.rotary) continue;
         widenRow(positions.source, positions.type, d, p + i, attn.row(i).data());
         x.row(i) += attn.row(i);
     }
 
-    for (int l = 0; l < cfg.nLayer; ++l) {
+    for (int l = firstLayer; l < cfg.nLayer; ++l) {
         check(progress);
         const Layer& b = model.layers()[static_cast<std::size_t>(l)];
         // Earlier rows read no new key: the causal zeros of their new columns.
@@ -271,7 +316,7 @@ Run forwardFrom(const Checkpoint& model, const std::vector<int>& ids, const Run*
             const Eigen::Index g = cfg.kvHeadOf(static_cast<int>(h));
             try {
                 finite = attendRows(qkv.block(p, h * dh, rows, dh), qkv.middleCols(qw + g * dh, dh), qkv.middleCols(qw + kvw + g * dh, dh),
-                                    scale, window, p, keptBlock(store.weights(l, static_cast<int>(h)) + p * c, rows, t, c),
+                                    scale, window, hidden, p, keptBlock(store.weights(l, static_cast<int>(h)) + p * c, rows, t, c),
                                     concat.middleCols(h * dh, dh)) &&
                          finite;
             } catch (...) {
@@ -281,6 +326,10 @@ Run forwardFrom(const Checkpoint& model, const std::vector<int>& ids, const Run*
         }
         if (failure) std::rethrow_exception(failure);
         if (!finite) model.explainNonFinite("layer " + std::to_string(l) + ": attention", "Q Kᵀ overflows the float range");
+        // A what-if's ablated heads: their outputs zeroed or replaced by their means, before W_o
+        // (whose bias is still added); their kept weights stay as computed.
+        if (plan)
+            for (const Intervention& e : plan->heads[static_cast<std::size_t>(l)]) ablateHead(e.kind, concat.middleCols(e.head * dh, dh));
         // 4. x += concat · W_o (+ b); x += MLP(Norm(x)).
         linear(concat, b.outW, b.outBias, attn);
         x += attn;
@@ -310,10 +359,144 @@ Run forwardAppend(const Checkpoint& model, const std::vector<int>& ids, const Ru
     auto p = static_cast<Eigen::Index>(commonPrefix(ids, previous.ids));
     p = std::min<Eigen::Index>(p, static_cast<Eigen::Index>(ids.size()) - 1);
     const Config& cfg = model.config();
-    const bool sameShape = previous.layerCount() == cfg.nLayer && previous.headCount() == cfg.nHead &&
-                           previous.normed(0).cols() == cfg.nEmbd && previous.qkv(0).cols() == cfg.qkvWidth();
+    // An edited pass's positions are not a plain pass's (and its store may hold only some layers).
+    const bool sameShape = previous.edits.empty() && previous.computedFrom() == 0 && previous.layerCount() == cfg.nLayer &&
+                           previous.headCount() == cfg.nHead && previous.normed(0).cols() == cfg.nEmbd &&
+                           previous.qkv(0).cols() == cfg.qkvWidth();
     if (p <= 0 || !sameShape) return forward(model, ids);
     return forwardFrom(model, ids, &previous, p, nullptr);
+}
+
+std::string interventionText(const Intervention& edit) {
+    switch (edit.kind) {
+        case Intervention::Kind::ZeroHead: return "ablate " + std::to_string(edit.layer) + "." + std::to_string(edit.head);
+        case Intervention::Kind::MeanHead: return "ablate-mean " + std::to_string(edit.layer) + "." + std::to_string(edit.head);
+        case Intervention::Kind::HideToken: break;
+    }
+    return "hide-token " + std::to_string(edit.token);
+}
+
+void checkInterventions(const Config& cfg, Eigen::Index tokens, const std::vector<Intervention>& edits, const std::string& field) {
+    std::vector<std::string> fields;
+    for (std::size_t n = 0; n < edits.size(); ++n) fields.push_back(field + "[" + std::to_string(n) + "]");
+    checkInterventions(cfg, tokens, edits, fields);
+}
+
+void checkInterventions(const Config& cfg, Eigen::Index tokens, const std::vector<Intervention>& edits,
+                        const std::vector<std::string>& fields) {
+    for (std::size_t n = 0; n < edits.size(); ++n) {
+        const Intervention& e = edits[n];
+        const std::string& where = fields[n];
+        if (e.kind == Intervention::Kind::HideToken) {
+            if (e.token < 0 || e.token >= tokens)
+                throw InputError(
+                    where, "token " + std::to_string(e.token) + " is outside the sentence's tokens 0 … " + std::to_string(tokens - 1));
+        } else {
+            if (e.layer < 0 || e.layer >= cfg.nLayer)
+                throw InputError(
+                    where, "layer " + std::to_string(e.layer) + " is outside this model's layers 0 … " + std::to_string(cfg.nLayer - 1));
+            if (e.head < 0 || e.head >= cfg.nHead)
+                throw InputError(where,
+                                 "head " + std::to_string(e.head) + " is outside this model's heads 0 … " + std::to_string(cfg.nHead - 1));
+        }
+        for (std::size_t m = 0; m < n; ++m) {
+            const Intervention& o = edits[m];
+            const bool hides = e.kind == Intervention::Kind::HideToken;
+            if (hides != (o.kind == Intervention::Kind::HideToken)) continue;
+            if (hides ? o.token == e.token : (o.layer == e.layer && o.head == e.head))
+                throw InputError(where, hides ? "token " + std::to_string(e.token) + " is hidden twice"
+                                              : "head " + std::to_string(e.layer) + "." + std::to_string(e.head) + " is ablated twice (" +
+                                                    interventionText(o) + ", " + interventionText(e) + ")");
+        }
+    }
+}
+
+int firstChangedLayer(const std::vector<Intervention>& edits, int layers) {
+    int first = layers;
+    for (const Intervention& e : edits) first = std::min(first, e.kind == Intervention::Kind::HideToken ? 0 : e.layer);
+    return first;
+}
+
+namespace {
+
+std::vector<int> hiddenOf(const std::vector<Intervention>& edits) {
+    std::vector<int> hidden;
+    for (const Intervention& e : edits)
+        if (e.kind == Intervention::Kind::HideToken) hidden.push_back(e.token);
+    std::sort(hidden.begin(), hidden.end());
+    return hidden;
+}
+
+}  // namespace
+
+int firstDifferingLayer(const std::vector<Intervention>& a, const std::vector<Intervention>& b, int layers) {
+    if (hiddenOf(a) != hiddenOf(b)) return 0;
+    int first = layers;
+    const auto missing = [&](const std::vector<Intervention>& from, const std::vector<Intervention>& in) {
+        for (const Intervention& e : from)
+            if (e.kind != Intervention::Kind::HideToken && std::find(in.begin(), in.end(), e) == in.end()) first = std::min(first, e.layer);
+    };
+    missing(a, b);
+    missing(b, a);
+    return first;
+}
+
+Run forwardEdited(const Checkpoint& model, const Run& base, const std::vector<Intervention>& edits, const Run* reuse,
+                  const Progress* progress) {
+    const Config& cfg = model.config();
+    checkInterventions(cfg, base.tokens(), edits, "what-if");
+    if (edits.empty()) return base;
+    PassPlan plan;
+    plan.source = &base;
+    plan.firstLayer = firstChangedLayer(edits, cfg.nLayer);
+    // An earlier edited pass over the same tokens holds the layers below where its edits and these
+    // part: reuse them when that is higher than where these part from the plain pass.
+    if (reuse && !reuse->edits.empty() && reuse->ids == base.ids && reuse->layerCount() == cfg.nLayer && reuse->headCount() == cfg.nHead) {
+        const int differ = firstDifferingLayer(edits, reuse->edits, cfg.nLayer);
+        if (differ == cfg.nLayer) {
+            Run same = *reuse;
+            same.edits = edits;
+            return same;
+        }
+        if (differ > plan.firstLayer) plan.source = reuse, plan.firstLayer = differ;
+    }
+    if (plan.firstLayer > 0) {
+        // The nearest pass in the chain that holds the layers below firstLayer (not one that
+        // computed only layers at or above it).
+        plan.below = RunAccess::shared(*plan.source);
+        while (plan.below->firstLayer >= plan.firstLayer && plan.below->below) plan.below = plan.below->below;
+    }
+    plan.hidden = hiddenOf(edits);
+    plan.heads.resize(static_cast<std::size_t>(cfg.nLayer));
+    for (const Intervention& e : edits)
+        if (e.kind != Intervention::Kind::HideToken) plan.heads[static_cast<std::size_t>(e.layer)].push_back(e);
+    Run run = forwardFrom(model, base.ids, nullptr, 0, progress, &plan);
+    run.edits = edits;
+    return run;
+}
+
+std::vector<NextTokenChange> nextTokenChanges(const Vec& before, const Vec& after, int count) {
+    const auto logSoftmax = [](const Vec& logits) {
+        const double top = logits.maxCoeff();
+        double sum = 0;
+        for (Eigen::Index i = 0; i < logits.size(); ++i) sum += std::exp(static_cast<double>(logits[i]) - top);
+        return top + std::log(sum);
+    };
+    const double zBefore = logSoftmax(before), zAfter = logSoftmax(after);
+    std::vector<int> ids;
+    for (const Vec* logits : {&before, &after})
+        for (const NextToken& n : topNext(*logits, 1.0f, count))
+            if (std::find(ids.begin(), ids.end(), n.id) == ids.end()) ids.push_back(n.id);
+    std::vector<NextTokenChange> changes;
+    for (const int id : ids) {
+        const double b = before[id] - zBefore, a = after[id] - zAfter;
+        changes.push_back({id, static_cast<float>(std::exp(b)), static_cast<float>(std::exp(a)), a - b});
+    }
+    std::stable_sort(changes.begin(), changes.end(), [](const NextTokenChange& x, const NextTokenChange& y) {
+        const double dx = std::abs(x.deltaLogProb), dy = std::abs(y.deltaLogProb);
+        return dx != dy ? dx > dy : x.before > y.before;
+    });
+    return changes;
 }
 
 }  // namespace attnviz::core::decoder

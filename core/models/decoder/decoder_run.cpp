@@ -5,6 +5,8 @@
 
 #include <sys/mman.h>
 
+#include <algorithm>
+
 namespace attnviz::core::decoder {
 
 namespace {
@@ -26,17 +28,17 @@ Spare& spare() {
 
 }  // namespace
 
-std::uint64_t storeBytes(const Config& config, Eigen::Index capacity) {
+std::uint64_t storeBytes(const Config& config, Eigen::Index capacity, int firstLayer) {
     // at most 2^10 layers x 2^10 heads x (2^20 positions)^2 floats (the families' config limits): under 2^64 bytes
     const auto c = static_cast<std::uint64_t>(capacity), d = static_cast<std::uint64_t>(config.nEmbd);
     const std::uint64_t layer =
         c * (2 * d + static_cast<std::uint64_t>(config.qkvWidth())) + static_cast<std::uint64_t>(config.nHead) * c * c;
-    return (static_cast<std::uint64_t>(config.nLayer) * layer + c * d) * sizeof(float);
+    return (static_cast<std::uint64_t>(config.nLayer - firstLayer) * layer + c * d) * sizeof(float);
 }
 
-Store::Store(const Config& config, Eigen::Index cap)
-    : capacity(cap), d(config.nEmbd), qkvWidth(config.qkvWidth()), heads(config.nHead), layers(config.nLayer) {
-    m_bytes = static_cast<std::size_t>(storeBytes(config, capacity));
+Store::Store(const Config& config, Eigen::Index cap, int firstLayer)
+    : capacity(cap), d(config.nEmbd), qkvWidth(config.qkvWidth()), heads(config.nHead), layers(config.nLayer), first(firstLayer) {
+    m_bytes = static_cast<std::size_t>(storeBytes(config, capacity, first));
     {
         Spare& s = spare();
         const std::lock_guard<std::mutex> lock(s.mutex);
@@ -61,7 +63,8 @@ Store::~Store() {
     s.bytes = m_bytes;
 }
 
-Run::Extent::Extent(std::shared_ptr<Store> s, Eigen::Index t) : store(std::move(s)), tokens(t) {}
+Run::Extent::Extent(std::shared_ptr<Store> s, Eigen::Index t, std::shared_ptr<const Extent> lower, int from)
+    : store(std::move(s)), tokens(t), below(std::move(lower)), firstLayer(from) {}
 
 Run::Extent::~Extent() {
     const std::lock_guard<std::mutex> lock(store->mutex);
@@ -71,24 +74,33 @@ Run::Extent::~Extent() {
 int Run::layerCount() const { return m_extent ? m_extent->store->layers : 0; }
 int Run::headCount() const { return m_extent ? static_cast<int>(m_extent->store->heads) : 0; }
 Eigen::Index Run::capacity() const { return m_extent ? m_extent->store->capacity : 0; }
+int Run::computedFrom() const { return m_extent ? m_extent->firstLayer : 0; }
+
+std::vector<int> Run::hiddenTokens() const {
+    std::vector<int> hidden;
+    for (const Intervention& e : edits)
+        if (e.kind == Intervention::Kind::HideToken) hidden.push_back(e.token);
+    std::sort(hidden.begin(), hidden.end());
+    return hidden;
+}
 
 KeptView Run::input(int layer) const {
-    const Store& s = *m_extent->store;
+    const Store& s = m_extent->storeOf(layer);
     return {s.input(layer), tokens(), s.d, Eigen::OuterStride<>(s.d)};
 }
 
 KeptView Run::normed(int layer) const {
-    const Store& s = *m_extent->store;
+    const Store& s = m_extent->storeOf(layer);
     return {s.normed(layer), tokens(), s.d, Eigen::OuterStride<>(s.d)};
 }
 
 KeptView Run::qkv(int layer) const {
-    const Store& s = *m_extent->store;
+    const Store& s = m_extent->storeOf(layer);
     return {s.qkv(layer), tokens(), s.qkvWidth, Eigen::OuterStride<>(s.qkvWidth)};
 }
 
 KeptView Run::weights(int layer, int head) const {
-    const Store& s = *m_extent->store;
+    const Store& s = m_extent->storeOf(layer);
     return {s.weights(layer, head), tokens(), tokens(), Eigen::OuterStride<>(s.capacity)};
 }
 

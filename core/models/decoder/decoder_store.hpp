@@ -1,5 +1,5 @@
 // Where a pass's kept matrices live (decoder.hpp's Run): one mapping per store, laid out layer
-// after layer as input [C, d], normed [C, d], qkv [C, w] (w = (h + 2g)·d_h), then every query
+// after layer (from its first layer: an edited pass's store holds only the layers it computed) as input [C, d], normed [C, d], qkv [C, w] (w = (h + 2g)·d_h), then every query
 // head's weights [C, C], and
 // after the last layer final [C, d]; C = the capacity in positions. A store's pages may come from
 // one given back (whatever they held): a pass writes every element its views show.
@@ -16,20 +16,21 @@ namespace attnviz::core::decoder {
 using KeptBlock = Eigen::Map<Mat, 0, Eigen::OuterStride<>>;
 
 struct Store {
-    Store(const Config& config, Eigen::Index capacity);
+    Store(const Config& config, Eigen::Index capacity, int firstLayer = 0);
     ~Store();
     Store(const Store&) = delete;
     Store& operator=(const Store&) = delete;
 
-    float* input(int layer) const { return m_data + static_cast<std::ptrdiff_t>(layer) * layerFloats(); }
+    float* input(int layer) const { return m_data + static_cast<std::ptrdiff_t>(layer - first) * layerFloats(); }
     float* normed(int layer) const { return input(layer) + capacity * d; }
     float* qkv(int layer) const { return normed(layer) + capacity * d; }
     float* weights(int layer, int head) const { return qkv(layer) + capacity * qkvWidth + head * capacity * capacity; }
-    float* final() const { return m_data + static_cast<std::ptrdiff_t>(layers) * layerFloats(); }
+    float* final() const { return m_data + static_cast<std::ptrdiff_t>(layers - first) * layerFloats(); }
     Eigen::Index layerFloats() const { return capacity * (2 * d + qkvWidth) + heads * capacity * capacity; }
 
     const Eigen::Index capacity, d, qkvWidth, heads;
-    const int layers;
+    const int layers;  // the model's
+    const int first;   // the first layer held: layers [first, layers) and final
     // The token counts of the live passes reading this store; a pass may write positions p … T
     // only when none of them reads past p.
     std::mutex mutex;
@@ -40,18 +41,28 @@ private:
     std::size_t m_bytes = 0;
 };
 
+// An edited pass's extent views the layers below firstLayer in `below` (the pass it reused).
 struct Run::Extent {
-    Extent(std::shared_ptr<Store> s, Eigen::Index t);
+    Extent(std::shared_ptr<Store> s, Eigen::Index t, std::shared_ptr<const Extent> lower = nullptr, int from = 0);
     ~Extent();
     Extent(const Extent&) = delete;
     Extent& operator=(const Extent&) = delete;
     std::shared_ptr<Store> store;
     Eigen::Index tokens;
+    std::shared_ptr<const Extent> below;  // null when firstLayer is 0
+    int firstLayer = 0;
+    // The extent whose store holds `layer`.
+    const Store& storeOf(int layer) const {
+        const Extent* e = this;
+        while (layer < e->firstLayer) e = e->below.get();
+        return *e->store;
+    }
 };
 
 struct RunAccess {
     static void attach(Run& run, std::shared_ptr<const Run::Extent> extent) { run.m_extent = std::move(extent); }
     static const Run::Extent* extent(const Run& run) { return run.m_extent.get(); }
+    static std::shared_ptr<const Run::Extent> shared(const Run& run) { return run.m_extent; }
 };
 
 // [rows, cols] at `data` with rows `stride` floats apart, writable.

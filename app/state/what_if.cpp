@@ -1,0 +1,52 @@
+#include "app/state/what_if.hpp"
+
+#include "app/state/app_state.hpp"
+#include "core/attention/compare.hpp"
+#include "core/models/run_maps.hpp"
+
+namespace attnviz::app {
+
+WhatIfEdits whatIfEdits(const core::Scenario& scenario) { return {scenario.ablations, scenario.hiddenTokens}; }
+
+void setWhatIfEdits(core::Scenario& scenario, const WhatIfEdits& edits) {
+    scenario.ablations = edits.ablations;
+    scenario.hiddenTokens = edits.hiddenTokens;
+}
+
+core::decoder::Intervention whatIfEdit(const WhatIfEdits& edits, std::size_t n) {
+    using Kind = core::decoder::Intervention::Kind;
+    if (n < edits.ablations.size()) {
+        const core::HeadAblation& a = edits.ablations[n];
+        return {a.mean ? Kind::MeanHead : Kind::ZeroHead, a.layer, a.head, 0};
+    }
+    return {Kind::HideToken, 0, 0, edits.hiddenTokens[n - edits.ablations.size()]};
+}
+
+std::string whatIfEditText(const core::decoder::Intervention& edit, const std::vector<std::string>& labels) {
+    using Kind = core::decoder::Intervention::Kind;
+    // The window counts layers, heads and tokens from 1; the command line from 0.
+    if (edit.kind == Kind::HideToken) {
+        const auto t = static_cast<std::size_t>(edit.token);
+        return "hide token " + std::to_string(edit.token + 1) + (t < labels.size() ? " \u201c" + labels[t] + "\u201d" : "") +
+               "  (--hide-token " + std::to_string(edit.token) + ")";
+    }
+    return std::string(edit.kind == Kind::ZeroHead ? "zero" : "mean") + " layer " + std::to_string(edit.layer + 1) + " \u00b7 head " +
+           std::to_string(edit.head + 1) + "  (" + core::decoder::interventionText(edit).insert(0, "--") + ")";
+}
+
+std::vector<double> whatIfMoved(const AppState& state) {
+    if (!state.loaded.edited()) return {};
+    const core::decoder::Config& config = state.loaded.checkpoint->config();
+    const core::AttentionMaps before = core::runMaps(*state.loaded.base, config), after = core::runMaps(*state.loaded.run, config);
+    return core::headsMoved(before, after, core::samePositions(static_cast<int>(state.loaded.base->tokens())));
+}
+
+core::Mat whatIfDifference(const AppState& state, int layer, int head) {
+    if (!state.loaded.edited() || layer < 0 || layer >= state.loaded.run->layerCount() || head < 0 || head >= state.loaded.run->headCount())
+        return {};
+    core::MaskMat lined;
+    return core::alignedDifference(state.loaded.base->weights(layer, head), state.loaded.run->weights(layer, head),
+                                   core::samePositions(static_cast<int>(state.loaded.base->tokens())), lined);
+}
+
+}  // namespace attnviz::app
