@@ -50,6 +50,7 @@ bool summarizeHeads(AppState& state) {
         std::copy(texels.begin(), texels.end(), s.means.begin() + static_cast<std::ptrdiff_t>(size * static_cast<std::size_t>(k)));
         core::poolBlocks(w, settings, s.factor, core::BlockPooling::Max, texels);
         std::copy(texels.begin(), texels.end(), s.maxima.begin() + static_cast<std::ptrdiff_t>(size * static_cast<std::size_t>(k)));
+        maps.finished(layer, head);
     }
     for (const float v : s.means)
         if (!core::isMaskedTexel(v)) s.largestMean = std::max(s.largestMean, v);
