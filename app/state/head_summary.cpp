@@ -8,12 +8,14 @@ namespace attnviz::app {
 
 core::AttentionMaps attentionMaps(const AppState& state) {
     if (state.loaded) return core::passMaps(state.loaded);
+    if (state.imported) return core::importedMaps(state.imported, state.keyLabels);
     if (!weightsFresh(state, -1) || state.forward.heads.empty()) return {};
     return core::forwardMaps(state.model, state.forward, state.settings, state.keyLabels);
 }
 
 HeadSummary::Key headSummaryKey(const AppState& state) {
     if (state.loaded) return {state.loaded.run.get(), 0, state.view.skipFirstKey};
+    if (state.imported) return {state.imported.get(), 0, state.view.skipFirstKey};
     return {nullptr, state.dataVersion, state.view.skipFirstKey};
 }
 

@@ -55,10 +55,18 @@ struct Scenario {
     // weight and token comes from it; `layer` is the layer whose attention the scenario shows.
     std::optional<std::string> model;
     int layer = 0;
+    // Attention computed elsewhere (core/io/imported_attention.hpp): a .npy or safetensors file of
+    // maps, and the tokens file naming its keys ("": tokens.txt beside it, or positions). The
+    // maps fix everything else; `layer` is the layer shown.
+    std::optional<std::string> attention;
+    std::optional<std::string> tokensFile;
 };
 
 // The keys a scenario naming a model may not have (the checkpoint fixes what they set).
 const std::vector<std::string>& modelFixedKeys();
+
+// The keys a scenario naming attention computed elsewhere may have (every other is refused).
+const std::vector<std::string>& attentionKeys();
 
 // The sentence used when a scenario names neither sentence, tokens, X nor Q.
 inline constexpr const char* kDefaultSentence = "the cat sat on the mat";
