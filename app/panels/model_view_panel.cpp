@@ -241,7 +241,7 @@ void ModelViewPanel::draw(PanelContext& ctx) {
         hi = *std::max_element(layout.scores->begin(), layout.scores->end());
         lo = std::min(lo, 0.0);
     }
-    const int selectedLayer = st.loaded ? st.scenario.layer - s.firstLayer : 0;
+    const int selectedLayer = layerCount(st) > 0 ? st.scenario.layer - s.firstLayer : 0;
     const int selected = st.view.selectedHead >= 0 ? selectedLayer * s.heads + st.view.selectedHead : -1;
     const bool names = st.view.modelView.order != core::TileOrder::Natural && layout.scores &&
                        tile >= ImGui::CalcTextSize(tileName(s, s.layers * s.heads - 1).c_str()).x + em * 0.4f && tileH >= lineH * 1.6f;

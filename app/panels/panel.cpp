@@ -68,4 +68,11 @@ bool beginPanelFor(PanelContext& ctx, const char* title, int head, bool weightsO
     return false;
 }
 
+bool noModelNote(PanelContext& ctx, const char* what) {
+    if (!ctx.state.imported) return false;
+    ImGui::TextWrapped("Imported attention has no model behind it: %s (open a checkpoint with --model).", what);
+    ImGui::End();
+    return true;
+}
+
 }  // namespace attnviz::app
