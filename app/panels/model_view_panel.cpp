@@ -115,7 +115,9 @@ void ModelViewPanel::draw(PanelContext& ctx) {
     if (!beginPanel(ctx, title())) return;
     if (!headSummaryCurrent(st)) {
         ctx.requests.headSummary = true;  // made after this frame, once the pass is ready
-        if (!st.loaded && !weightsFresh(st, -1)) {
+        if (st.imported && !st.imported->checkedAll()) {
+            importCheckNote(st);
+        } else if (!st.loaded && !weightsFresh(st, -1)) {
             const auto fresh = std::count_if(st.stale.begin(), st.stale.end(), [](Stage x) { return x <= Stage::Outputs; });
             ImGui::TextDisabled("computing every head: %d of %d", static_cast<int>(fresh), static_cast<int>(st.stale.size()));
         } else {

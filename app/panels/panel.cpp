@@ -75,4 +75,13 @@ bool noModelNote(PanelContext& ctx, const char* what) {
     return true;
 }
 
+void importCheckNote(const AppState& state) {
+    const core::ImportedAttention::CheckStatus c = state.imported->checkStatus();
+    if (!c.error.empty()) {
+        widgets::wrappedTextColored(ImVec4(0.95f, 0.35f, 0.30f, 1.0f), c.error);
+        return;
+    }
+    ImGui::TextDisabled("checking every map: %d %%", static_cast<int>(c.fraction * 100.0));
+}
+
 }  // namespace attnviz::app

@@ -84,6 +84,9 @@ bool beginPanelFor(PanelContext& ctx, const char* title, int head, bool weightsO
 // Call it right after beginPanel / beginPanelFor: `if (noModelNote(ctx, "…")) return;`. `what`
 // is a short fixed clause: "the stages need X and the weights W_Q, W_K and W_V".
 bool noModelNote(PanelContext& ctx, const char* what);
+// While an import's maps are checked in the background (the views of every layer wait for it):
+// "checking every map: 37 %", or the bad map's line once the check failed.
+void importCheckNote(const AppState& state);
 
 // The weights of `head` (-1 = the mean of all heads) as the texture cached under `key`, for a
 // map whose cells are `pixelsPerCell` logical pixels wide. Smaller than a pixel per cell, each

@@ -39,7 +39,8 @@ void StatsPanel::draw(PanelContext& ctx) {
     if (!beginPanel(ctx, title())) return;
     if (!headSummaryCurrent(st)) {
         ctx.requests.headSummary = true;
-        ImGui::TextDisabled(!st.loaded && !weightsFresh(st, -1) ? "computing every head…" : "summarizing every head…");
+        if (st.imported && !st.imported->checkedAll()) importCheckNote(st);
+        else ImGui::TextDisabled(!st.loaded && !weightsFresh(st, -1) ? "computing every head…" : "summarizing every head…");
         ImGui::End();
         return;
     }

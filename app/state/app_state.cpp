@@ -9,7 +9,7 @@ namespace attnviz::app {
 namespace {
 
 // A state of attention computed elsewhere: the file mapped (or the previous state's mapping
-// reused) and every map checked, the shown layer as a scenario's heads whose weights are the
+// reused), the shown layer checked and the rest checked in the background, the shown layer as a scenario's heads whose weights are the
 // file's, fresh: there is nothing to recompute.
 AppState importedState(const core::Scenario& scenario, const core::Limits& limits, core::Progress* progress,
                        std::shared_ptr<const core::ImportedAttention> previous) {
@@ -19,8 +19,11 @@ AppState importedState(const core::Scenario& scenario, const core::Limits& limit
     const std::string tokens = scenario.tokensFile.value_or("");
     if (previous && previous->path() == *scenario.attention && previous->tokensPath() == tokens) state.imported = std::move(previous);
     else state.imported = core::ImportedAttention::open(*scenario.attention, {.tokensFile = tokens}, limits);
-    state.imported->checkAll(progress);
+    core::check(progress);
+    // The shown layer is checked now; every other map on a worker thread, which the views of every
+    // layer wait for (attentionMaps is empty until every map passed).
     core::ImportedLayer layer = core::importedLayer(*state.imported, scenario.layer, limits);
+    state.imported->checkAllInBackground();
     state.model = std::move(layer.model);
     state.forward = std::move(layer.forward);
     state.settings = layer.settings;

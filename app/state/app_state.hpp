@@ -179,8 +179,8 @@ struct AppState {
     // A scenario naming a model: the checkpoint and its own pass over the sentence (every layer);
     // `model` is then the selected layer's attention. Empty otherwise.
     core::LoadedModel loaded;
-    // A scenario naming attention computed elsewhere (scenario.attention): the mapped file, every
-    // map checked; `model` and `forward` are then the shown layer's maps with no model behind them
+    // A scenario naming attention computed elsewhere (scenario.attention): the mapped file, the
+    // shown layer's maps checked and the rest being checked in the background (checkStatus); `model` and `forward` are then the shown layer's maps with no model behind them
     // (no X, no weights, nothing to recompute). Null otherwise.
     std::shared_ptr<const core::ImportedAttention> imported;
     std::vector<float> nextProbs;                     // loaded.next's probabilities at view.nextTemperature (deriveNextTokens)

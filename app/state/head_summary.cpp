@@ -8,7 +8,7 @@ namespace attnviz::app {
 
 core::AttentionMaps attentionMaps(const AppState& state) {
     if (state.loaded) return core::passMaps(state.loaded);
-    if (state.imported) return core::importedMaps(state.imported, state.keyLabels);
+    if (state.imported) return state.imported->checkedAll() ? core::importedMaps(state.imported, state.keyLabels) : core::AttentionMaps{};
     if (!weightsFresh(state, -1) || state.forward.heads.empty()) return {};
     return core::forwardMaps(state.model, state.forward, state.settings, state.keyLabels);
 }

@@ -19,7 +19,9 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <new>
 #include <optional>
+#include <thread>
 
 namespace attnviz::core {
 
@@ -72,6 +74,11 @@ std::string checkRows(Eigen::Index tq, Eigen::Index tk, Row row, bool& upperZero
     return "";
 }
 
+// A map's place in the [layers × heads] list, layer-major.
+std::size_t mapIndex(int layer, int head, int heads) {
+    return static_cast<std::size_t>(layer) * static_cast<std::size_t>(heads) + static_cast<std::size_t>(head);
+}
+
 float halfAt(const std::byte* p) {
     std::uint16_t bits;
     std::memcpy(&bits, p, 2);
@@ -80,7 +87,49 @@ float halfAt(const std::byte* p) {
 
 }  // namespace
 
-ImportedAttention::~ImportedAttention() = default;
+struct ImportedAttention::Background {
+    Progress progress;
+    std::mutex lock;
+    std::string error;  // guarded by lock
+    std::atomic<bool> running{true};
+    std::thread thread;
+};
+
+ImportedAttention::~ImportedAttention() {
+    if (!m_background) return;
+    m_background->progress.cancel();
+    if (m_background->thread.joinable()) m_background->thread.join();
+}
+
+void ImportedAttention::checkAllInBackground() const {
+    if (m_background || checkedAll()) return;
+    m_background = std::make_unique<Background>();
+    Background* b = m_background.get();
+    b->thread = std::thread([this, b] {
+        try {
+            checkAll(&b->progress);
+        } catch (const InputError& e) {
+            const std::lock_guard<std::mutex> guard(b->lock);
+            b->error = e.message();
+        } catch (const Cancelled&) {
+        } catch (const std::bad_alloc&) {
+            const std::lock_guard<std::mutex> guard(b->lock);
+            b->error = m_path + ": out of memory while checking the maps";
+        }
+        b->running = false;
+    });
+}
+
+ImportedAttention::CheckStatus ImportedAttention::checkStatus() const {
+    CheckStatus status;
+    const long long all = static_cast<long long>(m_layers) * m_heads;
+    status.fraction = all == 0 ? 1.0 : static_cast<double>(m_checkedCount.load()) / static_cast<double>(all);
+    if (!m_background) return status;
+    status.running = m_background->running;
+    const std::lock_guard<std::mutex> guard(m_background->lock);
+    status.error = m_background->error;
+    return status;
+}
 
 std::shared_ptr<const ImportedAttention> ImportedAttention::open(const std::string& path, const ImportOptions& options,
                                                                  const Limits& limits) {
@@ -321,9 +370,7 @@ void ImportedAttention::checkUnchanged() const {
     if (m_mapping) m_mapping->checkUnchanged();
 }
 
-bool ImportedAttention::checked(int layer, int head) const {
-    return (m_state[static_cast<std::size_t>(layer * m_heads + head)] & kChecked) != 0;
-}
+bool ImportedAttention::checked(int layer, int head) const { return (m_state[mapIndex(layer, head, m_heads)] & kChecked) != 0; }
 
 std::string ImportedAttention::checkMap(int layer, int head) const {
     const auto b = mapBytes(layer, head);
@@ -352,7 +399,9 @@ std::string ImportedAttention::checkMap(int layer, int head) const {
     }
     if (!problem.empty()) return "layer " + std::to_string(layer) + " · head " + std::to_string(head) + " · " + problem;
     const bool causal = upperZero && m_queries == m_keys;
-    m_state[static_cast<std::size_t>(layer * m_heads + head)] = static_cast<std::uint8_t>(kChecked | (causal ? kUpperZero : 0));
+    const std::uint8_t before =
+        m_state[mapIndex(layer, head, m_heads)].exchange(static_cast<std::uint8_t>(kChecked | (causal ? kUpperZero : 0)));
+    if ((before & kChecked) == 0) ++m_checkedCount;  // two threads may check one map: counted once
     return "";
 }
 
@@ -390,12 +439,14 @@ void ImportedAttention::check(std::span<const std::pair<int, int>> maps, Progres
 
 void ImportedAttention::checkLayer(int layer, Progress* progress) const {
     std::vector<std::pair<int, int>> maps;
+    maps.reserve(static_cast<std::size_t>(m_heads));
     for (int h = 0; h < m_heads; ++h) maps.emplace_back(layer, h);
     check(maps, progress);
 }
 
 void ImportedAttention::checkAll(Progress* progress) const {
     std::vector<std::pair<int, int>> maps;
+    maps.reserve(static_cast<std::size_t>(m_layers) * static_cast<std::size_t>(m_heads));
     for (int l = 0; l < m_layers; ++l)
         for (int h = 0; h < m_heads; ++h) maps.emplace_back(l, h);
     check(maps, progress);
@@ -404,7 +455,7 @@ void ImportedAttention::checkAll(Progress* progress) const {
 Settings ImportedAttention::layerSettings(int layer) const {
     Settings s;
     s.causal = m_queries == m_keys;
-    for (int h = 0; h < m_heads; ++h) s.causal = s.causal && (m_state[static_cast<std::size_t>(layer * m_heads + h)] & kUpperZero) != 0;
+    for (int h = 0; h < m_heads; ++h) s.causal = s.causal && (m_state[mapIndex(layer, h, m_heads)] & kUpperZero) != 0;
     return s;
 }
 
@@ -444,7 +495,7 @@ AttentionMaps importedMaps(std::shared_ptr<const ImportedAttention> imported, st
     slots->slots = std::make_unique<Slot[]>(static_cast<std::size_t>(maps.count()));
     const int heads = maps.heads;
     maps.weights = [slots, heads](int layer, int head) {
-        Slot& s = slots->slots[static_cast<std::size_t>(layer * heads + head)];
+        Slot& s = slots->slots[mapIndex(layer, head, heads)];
         const std::lock_guard<std::mutex> guard(s.lock);
         ++s.readers;
         if (!s.data.empty()) return MatRef(Eigen::Map<const Mat>(s.data.data(), slots->imported->queries(), slots->imported->keys()));
@@ -455,7 +506,7 @@ AttentionMaps importedMaps(std::shared_ptr<const ImportedAttention> imported, st
         return MatRef(Eigen::Map<const Mat>(s.data.data(), w.rows(), w.cols()));
     };
     maps.done = [slots, heads](int layer, int head) {
-        Slot& s = slots->slots[static_cast<std::size_t>(layer * heads + head)];
+        Slot& s = slots->slots[mapIndex(layer, head, heads)];
         const std::lock_guard<std::mutex> guard(s.lock);
         if (s.readers > 0 && --s.readers > 0) return;
         std::vector<float>().swap(s.data);

@@ -78,6 +78,17 @@ public:
     void checkLayer(int layer, Progress* progress = nullptr) const;
     void checkAll(Progress* progress = nullptr) const;
     bool checked(int layer, int head) const;
+    bool checkedAll() const { return m_checkedCount.load() == static_cast<long long>(m_layers) * m_heads; }
+    // checkAll on a worker thread (the window checks the shown layer at once and the rest while
+    // it is looked at); nothing when one was started already. Stopped and joined when the
+    // object dies. checkStatus says how far it is, and the first bad map's message if any.
+    void checkAllInBackground() const;
+    struct CheckStatus {
+        bool running = false;
+        double fraction = 0;  // of the maps, 0 … 1
+        std::string error;    // "" unless the background check found a bad map
+    };
+    CheckStatus checkStatus() const;
     // The layer's mask as found by the checks (the layer must be checked): causal when every map
     // is zero above the diagonal (never when T_q != T_k).
     Settings layerSettings(int layer) const;
@@ -114,6 +125,9 @@ private:
     // Per map: kChecked once its values passed, kUpperZero when it is zero above the diagonal.
     static constexpr std::uint8_t kChecked = 1, kUpperZero = 2;
     std::unique_ptr<std::atomic<std::uint8_t>[]> m_state;
+    mutable std::atomic<long long> m_checkedCount{0};
+    struct Background;
+    mutable std::unique_ptr<Background> m_background;  // last: stopped before the rest goes
 };
 
 // The maps as the views of many heads read them (the model view, statistics, rollout), with

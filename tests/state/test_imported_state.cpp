@@ -10,10 +10,19 @@
 
 #include <nlohmann/json.hpp>
 
+#include <chrono>
+#include <thread>
+
 using namespace attnviz;
 using namespace attnviz::app;
 
 namespace {
+
+// Waits for the background check of every map (at most 20 s).
+bool everyMapChecked(const AppState& s) {
+    for (int i = 0; i < 2000 && s.imported->checkStatus().running; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    return s.imported->checkedAll();
+}
 
 // [layers, heads, t, t]: layer l's head h puts weight on the previous token (h odd) or spreads
 // evenly over every key it may read (h even); causal.
@@ -66,7 +75,8 @@ TEST_F(ImportedState, ShownLayerIsTheFilesMapsWithNothingToRecompute) {
     recompute(s);  // nothing to do: the weights stay the file's
     EXPECT_EQ(s.work.projections, 0);
     EXPECT_EQ(s.forward.heads[1].weights(3, 2), 1.0f);
-    // every map as the views of many heads read it
+    // every map as the views of many heads read it, once the background check is done
+    ASSERT_TRUE(everyMapChecked(s));
     const core::AttentionMaps m = attentionMaps(s);
     EXPECT_EQ(m.layers, 3);
     EXPECT_EQ(m.ids, (std::vector<int>{0, 1, 2, 0, 1}));  // equal tokens, equal ids
@@ -79,6 +89,7 @@ TEST_F(ImportedState, ShownLayerIsTheFilesMapsWithNothingToRecompute) {
 TEST_F(ImportedState, LayersStepOverOneMappingAndKeepTheSummary) {
     AppState s = makeState(scenario(write(3, 2, 4)));
     const core::ImportedAttention* mapping = s.imported.get();
+    ASSERT_TRUE(everyMapChecked(s));
     ASSERT_TRUE(summarizeHeads(s));
     const core::HeadStats* stats = s.headSummary.stats.data();
     ASSERT_TRUE(apply(s, action::StepLayer{1}));
@@ -125,18 +136,29 @@ TEST_F(ImportedState, SessionSavesAndRestoresTheImport) {
     EXPECT_THROW(core::parseScenario(R"({"tokens_file": "t.txt"})", "s"), core::InputError);
 }
 
-TEST_F(ImportedState, BadValuesFailTheOpeningWithTheirPlace) {
+TEST_F(ImportedState, BadValuesAreFoundWithTheirPlace) {
     std::string f = core::npyHeader({2, 1, 2, 2});
     const float v[] = {1, 0, 0.5f, 0.5f, 1, 0, 0.5f, 0.6f};
     f.append(reinterpret_cast<const char*>(v), sizeof v);
     testfs::writeFile(path("bad.npy"), f);
+    const std::string line =
+        path("bad.npy").string() + ": layer 1 · head 0 · row 1: weights sum to 1.1000, not 1 (±1e-3; a row of zeros is allowed)";
+    // the bad layer shown: refused at once
     try {
-        makeState(scenario(path("bad.npy").string()));
+        makeState(scenario(path("bad.npy").string(), 1));
         FAIL();
     } catch (const core::InputError& e) {
-        EXPECT_EQ(e.message(),
-                  path("bad.npy").string() + ": layer 1 · head 0 · row 1: weights sum to 1.1000, not 1 (±1e-3; a row of zeros is allowed)");
+        EXPECT_EQ(e.message(), line);
     }
+    // another layer shown: the background check finds it, and the views of every layer stay empty
+    AppState s = makeState(scenario(path("bad.npy").string(), 0));
+    EXPECT_FALSE(everyMapChecked(s));
+    EXPECT_EQ(s.imported->checkStatus().error, line);
+    EXPECT_FALSE(attentionMaps(s));
+    EXPECT_FALSE(summarizeHeads(s));
+    EXPECT_FALSE(apply(s, action::SelectLayer{1}));
+    EXPECT_EQ(s.error, line);
+    EXPECT_EQ(s.scenario.layer, 0);
 }
 
 }  // namespace
