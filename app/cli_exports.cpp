@@ -18,6 +18,7 @@
 #include "core/base/format.hpp"
 #include "core/base/json_text.hpp"
 #include "core/io/export.hpp"
+#include "core/io/imported_attention.hpp"
 #include "core/io/stats_export.hpp"
 #include "core/models/induction.hpp"
 #include "core/models/model_bench.hpp"
@@ -25,6 +26,7 @@
 #include "core/models/query_key_of_run.hpp"
 #include "core/models/run_maps.hpp"
 #include "core/scenario/bench.hpp"
+#include "core/text/tokenizer.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -85,12 +87,37 @@ struct Built {
     core::LoadedModel loaded;  // when the scenario names a model
     core::Model model;
     core::Settings settings;
+    std::shared_ptr<const core::ImportedAttention> imported;  // when it names attention computed elsewhere
+    core::Forward forward;                                    // then: the shown layer's maps
 };
+
+// Every map of an import checked (what the exports of every layer read); errors name the file.
+void checkEveryMap(const Built& built, const char*& doing) {
+    doing = "checking the imported maps";
+    built.imported->checkAll();
+}
+
+// The import's maps as the views of many heads read them, labelled as drawn.
+core::AttentionMaps everyImportedMap(const Built& built) {
+    std::vector<std::string> labels;
+    for (const std::string& label : built.imported->labels()) labels.push_back(core::visibleToken(label));
+    return core::importedMaps(built.imported, std::move(labels));
+}
 
 // The request's model and its softmax settings; errors name where the scenario came from.
 Built buildFor(const GuiRequest& request, const char*& doing) {
     Built built;
     doing = "building the model";
+    if (request.scenario.attention) {  // the shown layer only: the exports of every layer check the rest; errors name the file
+        doing = "opening the imported attention";
+        built.imported = core::ImportedAttention::open(*request.scenario.attention,
+                                                       {.tokensFile = request.scenario.tokensFile.value_or("")}, request.limits);
+        core::ImportedLayer layer = core::importedLayer(*built.imported, request.scenario.layer, request.limits);
+        built.model = std::move(layer.model);
+        built.forward = std::move(layer.forward);
+        built.settings = layer.settings;
+        return built;
+    }
     try {
         if (request.scenario.model) doing = "opening and running the model";
         built.loaded = core::loadModel(request.scenario, nullptr, request.limits);
@@ -134,6 +161,10 @@ std::string statsText(const cli::Flags& f, const GuiRequest& request, const Buil
     if (built.loaded) {
         maps = core::runMaps(*built.loaded.run, built.loaded.checkpoint->config());
         source = built.loaded.checkpoint->name();
+    } else if (built.imported) {
+        checkEveryMap(built, doing);
+        maps = everyImportedMap(built);
+        source = request.scenario.name;
     } else {
         maps.layers = 1;
         maps.heads = static_cast<int>(forward.heads.size());
@@ -170,6 +201,7 @@ namespace {
 std::string figureTitle(const core::Scenario& scenario, const core::Settings& settings, const std::string& heads) {
     std::string title = scenario.name.empty() ? std::string() : scenario.name + " · ";
     title += heads;
+    if (scenario.attention) return title + (settings.causal ? " · imported maps · causal (detected)" : " · imported maps");
     title += " · τ = " + core::formatFixed(settings.temperature, 2);
     if (!settings.scaled) title += " · unscaled";
     if (settings.causal) title += " · causal";
@@ -184,7 +216,7 @@ std::string heatmapTitle(const core::Scenario& scenario, const core::Model& mode
 }
 
 std::string headsTitle(const core::Scenario& scenario, const core::Model& model, const core::Settings& settings) {
-    const std::string layer = scenario.model ? "layer " + std::to_string(scenario.layer + 1) + " · " : "";
+    const std::string layer = scenario.model || scenario.attention ? "layer " + std::to_string(scenario.layer + 1) + " · " : "";
     return figureTitle(scenario, settings, layer + "all " + std::to_string(model.heads) + (model.heads == 1 ? " head" : " heads"));
 }
 
@@ -231,7 +263,8 @@ render::HeadViewFigure headViewFigure(const cli::Flags& f, const CLI::App& app, 
     figure.lines = lines.lines;
     figure.readable = lines.readable;
     figure.rule = rule.describe(model.tk());
-    const std::string layer = request.scenario.model ? "layer " + std::to_string(request.scenario.layer + 1) + " · " : "";
+    const std::string layer =
+        request.scenario.model || request.scenario.attention ? "layer " + std::to_string(request.scenario.layer + 1) + " · " : "";
     const std::string heads = oneHead ? core::headName(request.scenario, f.head, model.heads)
                                       : layer + "all " + std::to_string(model.heads) + (model.heads == 1 ? " head" : " heads");
     figure.title = "Head view · " + figureTitle(request.scenario, settings, heads);
@@ -242,7 +275,11 @@ render::HeadViewFigure headViewFigure(const cli::Flags& f, const CLI::App& app, 
 // to its strongest keys.
 render::QkMapFigure qkMapFigure(const cli::Flags& f, const CLI::App& app, const GuiRequest& request, const Built& built,
                                 const core::Forward& forward) {
-    const auto& [loaded, model, settings] = built;
+    const core::LoadedModel& loaded = built.loaded;
+    const core::Model& model = built.model;
+    const core::Settings& settings = built.settings;
+    if (built.imported)
+        throw core::InputError("--export-qk-map", "imported attention has no model behind it: the map needs the head's queries and keys");
     if (app.get_option("--head")->count() == 0 || f.head < 0)
         throw core::InputError("--export-qk-map", "maps one head's queries and keys; give --head N (the mean over heads has none)");
     render::QkMapFigure figure;
@@ -294,8 +331,9 @@ ModelViewOptions modelViewOptions(const Flags& f) {
 }
 
 // Every layer × head of the request's pass, summarized as the window's model view shows it.
-render::ModelViewFigure modelViewFigure(const Flags& f, const GuiRequest& request, const core::LoadedModel& loaded) {
-    AppState state = makeState(request.scenario, request.limits, loaded ? &loaded : nullptr);
+render::ModelViewFigure modelViewFigure(const Flags& f, const GuiRequest& request, const core::LoadedModel& loaded,
+                                        std::shared_ptr<const core::ImportedAttention> imported) {
+    AppState state = makeState(request.scenario, request.limits, loaded ? &loaded : nullptr, nullptr, std::move(imported));
     recompute(state);
     if (!summarizeHeads(state)) throw core::InputError("--export-model-view", "the heads' weights are not ready");
     const ModelViewOptions options = modelViewOptions(f);
@@ -325,8 +363,9 @@ render::ModelViewFigure modelViewFigure(const Flags& f, const GuiRequest& reques
     if (options.score == core::HeadScore::Moved && layout.scores)
         figure.rule += " · " + std::string(core::movedRule()) + " · B: " + core::quoteValue(f.compare);
     std::string title = request.scenario.name.empty() ? std::string() : request.scenario.name + " · ";
-    title += loaded ? "every layer × head · the model's pass (causal, τ = 1)"
-                    : "every head · τ = " + core::formatFixed(state.settings.temperature, 2);
+    title += loaded           ? "every layer × head · the model's pass (causal, τ = 1)"
+             : state.imported ? "every layer × head · imported maps"
+                              : "every head · τ = " + core::formatFixed(state.settings.temperature, 2);
     figure.title = title;
     figure.colormap = request.colormap;
     figure.scale = request.colourScale;
@@ -408,7 +447,8 @@ void checkExports(const Flags& f) {
 
 void runBench(const Flags& f, const GuiRequest& request, std::ostream& out, const char*& doing) {
     const double seconds = parseFloat("--bench-seconds", f.benchSeconds);  // in range: checkExports
-    const auto [loaded, model, settings] = buildFor(request, doing);
+    const Built built = buildFor(request, doing);
+    const auto& [loaded, model, settings, imported, shownLayer] = built;
     if (loaded) {  // the model's whole pass, every layer and head, and an appended token
         doing = "timing the model's forward pass";
         const core::ModelBenchResult r = core::benchmarkModel(*loaded.checkpoint, loaded.run->ids, seconds);
@@ -453,17 +493,21 @@ void runExports(const Flags& f, const CLI::App& app, const GuiRequest& request, 
         throw core::InputError("--induction-test",
                                "runs a checkpoint on random token ids; a scenario has no vocabulary to draw from (give --model DIR)");
     const Built built = buildFor(request, doing);
-    const auto& [loaded, model, settings] = built;
+    const auto& [loaded, model, settings, imported, shownLayer] = built;
     // A --head the model lacks is refused whatever is exported, as the window refuses it.
     if (request.head || !f.exportCsv.empty() || !f.exportHeatmap.empty() || !f.exportBars.empty())
         if (const std::string why = headOutOfRange(f.head, model.heads); !why.empty()) throw core::InputError("--head", why);
-    core::Forward forward;
+    core::Forward computed;  // an import's layer is read as it is, not copied again
+    const core::Forward& forward = built.imported ? built.forward : computed;
     doing = "computing the forward pass";
     try {
-        forward = core::runForward(model, settings);
+        if (!built.imported) computed = core::runForward(model, settings);
     } catch (const core::InputError& e) {
         throw e.within(request.source);
     }
+    // The exports of every layer read every map: all are checked before anything is written.
+    if (built.imported && (f.rollout || !f.exportNpy.empty() || !f.exportStats.empty() || !f.exportModelView.empty()))
+        checkEveryMap(built, doing);
     // The head --export-csv and --export-heatmap show (-1: the mean over heads).
     const auto headWeights = [&]() -> core::Mat {
         return f.head < 0 ? core::meanWeights(forward, {.skipFirstKey = f.skipFirstKey})
@@ -476,8 +520,10 @@ void runExports(const Flags& f, const CLI::App& app, const GuiRequest& request, 
         doing = "rolling out the attention";
         rollout.emplace();
         rollout->options = {.heads = request.rolloutHeads, .skipFirstKey = f.skipFirstKey};
-        rollout->layer = loaded ? request.scenario.layer : 0;
-        const core::AttentionMaps maps = loaded ? core::passMaps(loaded) : core::forwardMaps(model, forward, settings, model.keyTokens);
+        rollout->layer = loaded || built.imported ? request.scenario.layer : 0;
+        const core::AttentionMaps maps = loaded           ? core::passMaps(loaded)
+                                         : built.imported ? everyImportedMap(built)
+                                                          : core::forwardMaps(model, forward, settings, model.keyTokens);
         try {
             rollout->matrix = core::attentionRollout(maps, rollout->layer, rollout->options);
         } catch (const core::InputError& e) {
@@ -498,6 +544,7 @@ void runExports(const Flags& f, const CLI::App& app, const GuiRequest& request, 
     if (!f.exportJson.empty() && f.exportJson != "-") writeJson(batch.open(f.exportJson));
     if (!f.exportNpy.empty()) {
         if (loaded) core::exportModelNpyDir(batch, f.exportNpy, loaded, rolled);
+        else if (built.imported) core::exportImportedNpyDir(batch, f.exportNpy, *built.imported, rolled);
         else core::exportNpyDir(batch, f.exportNpy, model, forward, rolled);
     }
     if (!f.exportHeatmap.empty()) {
@@ -545,7 +592,7 @@ void runExports(const Flags& f, const CLI::App& app, const GuiRequest& request, 
     }
     if (!f.exportModelView.empty()) {
         doing = "summarizing every head";
-        batch.add(f.exportModelView, render::encodeModelView(f.exportModelView, modelViewFigure(f, request, loaded)));
+        batch.add(f.exportModelView, render::encodeModelView(f.exportModelView, modelViewFigure(f, request, loaded, built.imported)));
     }
     if (!f.exportHeadView.empty())
         batch.add(f.exportHeadView, render::encodeHeadView(f.exportHeadView, headViewFigure(f, app, request, model, settings, forward)));

@@ -11,6 +11,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <limits>
 #include <optional>
 #include <string_view>
@@ -188,13 +189,28 @@ void applyOverrides(const Flags& f, const CLI::App& app, core::Scenario& s) {
         m.window = s.window;  // a mask on the layer shown, as a model scenario's "window" is
         s = std::move(m);
     }
+    if (given("--attention")) {
+        // Attention computed elsewhere: the file fixes the tokens and every weight.
+        for (const char* flag :
+             {"--sentence", "--tokens", "--tokenizer", "--d-model", "--heads", "--d-k", "--d-v", "--seed", "--embedding", "--positional",
+              "--length", "--kv-heads", "--rope-base", "--temperature", "--causal", "--unscaled", "--swap", "--window"})
+            if (given(flag)) throw core::InputError(flag, "not with --attention: the imported maps are fixed");
+        for (const char* flag : {"--compare", "--ablate", "--ablate-mean", "--hide-token", "--export-qk-map"})
+            if (given(flag))
+                throw core::InputError(flag, "not with --attention: imported attention has no model behind it to run again");
+        core::Scenario a;
+        a.name = std::filesystem::path(f.attention).filename().string();
+        a.attention = std::filesystem::absolute(f.attention).lexically_normal().string();
+        if (given("--tokens-file")) a.tokensFile = std::filesystem::absolute(f.tokensFile).lexically_normal().string();
+        s = std::move(a);
+    }
     if (s.model) {
         for (const char* flag : {"--tokens", "--tokenizer", "--d-model", "--heads", "--d-k", "--d-v", "--seed", "--embedding",
                                  "--positional", "--length", "--kv-heads", "--rope-base"})
             if (given(flag)) throw core::InputError(flag, "not with a model: the checkpoint fixes the tokens, sizes and weights");
     }
     if (given("--layer")) {
-        if (!s.model) throw core::InputError("--layer", "only with --model (or a scenario naming a model)");
+        if (!s.model && !s.attention) throw core::InputError("--layer", "only with --model or --attention (or a scenario naming one)");
         if (f.layer < 0) throw core::InputError("--layer", "must be 0 or more, got " + std::to_string(f.layer));
         s.layer = f.layer;
     }
@@ -251,7 +267,14 @@ void defineFlags(CLI::App& app, Flags& f) {
     app.add_option("--model", f.model,
                    "Open a Hugging Face GPT-2 folder (config.json, model.safetensors, tokenizer); the sentence is its input")
         ->type_name("DIR");
-    app.add_option("--layer", f.layer, "With a model: the layer shown and exported as a heatmap or CSV (0 = first)")->type_name("N");
+    app.add_option("--attention", f.attention,
+                   "Open attention computed elsewhere: a .npy of [layers, heads, T_q, T_k], [heads, T, T] or [T, T] (float32 or "
+                   "float16), or a safetensors file of layer.0, layer.1, … or attentions; tokens from tokens.txt beside it")
+        ->type_name("FILE");
+    app.add_option("--tokens-file", f.tokensFile, "With --attention: the tokens, one a line (default: tokens.txt beside the file)")
+        ->type_name("FILE");
+    app.add_option("--layer", f.layer, "With a model or --attention: the layer shown and exported as a heatmap or CSV (0 = first)")
+        ->type_name("N");
     app.add_option("--swap", f.swaps, "Swap token positions I and J (repeatable, applied in order)")
         ->type_name("I,J")
         ->allow_extra_args(false);
@@ -394,6 +417,19 @@ void checkFlags(const Flags& f, const CLI::App& app) {
         throw core::InputError("--scenario", "give the scenario file once, as FILE or with --scenario, not both");
     if (given("FILE") && given("--preset")) throw core::InputError("--preset", "give either a scenario FILE or --preset, not both");
     if (given("--sentence") && given("--tokens")) throw core::InputError("--tokens", "give either --sentence or --tokens, not both");
+    if (given("--attention")) {
+        for (const char* name : {"--model", "--scenario", "--preset", "FILE"})
+            if (given(name))
+                throw core::InputError("--attention", std::string("give one input: --attention or ") +
+                                                          (std::string(name) == "FILE" ? "a scenario FILE" : name) + ", not both");
+        if (f.inductionTest)
+            throw core::InputError("--induction-test", "runs a checkpoint on random tokens; imported attention has no model behind it");
+        if (f.bench) throw core::InputError("--bench", "times a forward pass; imported attention has none to time");
+        if (given("--export"))
+            throw core::InputError("--export", "imported maps are written back by --export-npy (attentions.npy), not as JSON");
+    } else if (given("--tokens-file")) {
+        throw core::InputError("--tokens-file", "names the tokens of --attention's maps; give --attention FILE too");
+    }
     const bool anyExport = given("--export") || given("--export-npy") || given("--export-csv") || given("--export-heatmap") ||
                            given("--export-bars") || given("--export-heads") || given("--export-stats") || given("--export-model-view") ||
                            given("--export-head-view") || given("--export-qk-map") || given("--export-compare");
@@ -442,6 +478,10 @@ GuiRequest requestFrom(const Flags& f, const CLI::App& app) {
         request.source = "preset " + request.presetId;
     }
     applyOverrides(f, app, request.scenario);
+    if (given("--attention")) {
+        request.source = "--attention";  // the file's own errors name it
+        request.presetId.clear();
+    }
     if (given("--model")) {
         request.source = "--model";  // the checkpoint's own errors name its files
         request.presetId.clear();    // the preset gave the sentence; the model is what is shown
@@ -504,10 +544,10 @@ GuiRequest requestFrom(const Flags& f, const CLI::App& app) {
         request.measure = true;
         request.lab = "cost";
     }
-    for (const char* name :
-         {"--scenario", "FILE",   "--preset",   "--model",  "--layer",     "--sentence",  "--tokens",      "--tokenizer",   "--d-model",
-          "--heads",    "--d-k",  "--length",   "--d-v",    "--seed",      "--embedding", "--positional",  "--temperature", "--causal",
-          "--unscaled", "--swap", "--kv-heads", "--window", "--rope-base", "--ablate",    "--ablate-mean", "--hide-token"})
+    for (const char* name : {"--scenario", "FILE",        "--preset",     "--model",       "--attention",   "--layer",     "--sentence",
+                             "--tokens",   "--tokenizer", "--d-model",    "--heads",       "--d-k",         "--length",    "--d-v",
+                             "--seed",     "--embedding", "--positional", "--temperature", "--causal",      "--unscaled",  "--swap",
+                             "--kv-heads", "--window",    "--rope-base",  "--ablate",      "--ablate-mean", "--hide-token"})
         if (app.get_option(name)->count()) request.explicitScenario = true;
     if (!f.size.empty()) std::tie(request.width, request.height) = parseSize(f.size);
 

@@ -41,6 +41,7 @@ struct Flags {
     bool smallMultiples = false, measure = false;
     std::string exportModelView, modelViewSort, modelViewRank, modelViewPooling = "mean";  // --export-model-view and its order
     std::string model;                                                                     // --model DIR
+    std::string attention, tokensFile;                                                     // --attention FILE, --tokens-file FILE
     int layer = 0;
     std::string exportStats, sinkEpsilon;              // --export-stats OUT.csv|OUT.json, --sink-epsilon E
     bool inductionTest = false, skipFirstKey = false;  // --induction-test, --skip-first-key

@@ -3,6 +3,7 @@
 #include "app/fonts/font_atlas.hpp"
 #include "app/state/rollout_view.hpp"
 #include "app/widgets/text.hpp"
+#include "core/base/error.hpp"
 #include "core/base/format.hpp"
 #include "core/scenario/presets.hpp"
 #include "core/text/byte_bpe.hpp"
@@ -11,6 +12,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 
 namespace attnviz::app {
 
@@ -105,6 +107,28 @@ void modelSection(PanelContext& ctx) {
                         c.family == "gpt2" ? "GPT-2 byte-level BPE" : "the model's tokenizer.json", c.nPositions);
 }
 
+// Attention computed elsewhere: the file, its sizes and tokens, the mask found in it. Nothing to
+// edit: the maps are fixed (no τ, no scaling, no mask to change).
+void importedSection(PanelContext& ctx) {
+    const AppState& s = ctx.state;
+    const core::ImportedAttention& a = *s.imported;
+    widgets::wrappedText(a.describe(), kDescriptionGlyphs);
+    tooltip(core::clipPlace(a.path(), 400).c_str());
+    const ImVec4 dim = ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled);
+    if (a.positionsOnly()) {
+        widgets::wrappedTextColored(dim, "tokens: the positions 0 … " + std::to_string(a.keys() - 1) + " (no tokens.txt beside the file)");
+    } else {
+        widgets::wrappedTextColored(
+            dim, "tokens: " + std::to_string(a.keys()) + " from " +
+                     widgets::fitLabel(std::filesystem::path(a.tokensPath()).filename().string(), ImGui::GetFontSize() * 12.0f));
+        tooltip(core::clipPlace(a.tokensPath(), 400).c_str());
+    }
+    widgets::wrappedTextColored(dim,
+                                "layer " + std::to_string(s.scenario.layer + 1) +
+                                    (s.settings.causal ? ": causal (detected: every map is 0 above the diagonal)" : ": reads both ways"));
+    widgets::wrappedTextColored(dim, "The maps were computed elsewhere: the temperature, scaling and mask are fixed.");
+}
+
 // The next token: softmax(logits / temperature), the ten most likely.
 void nextTokens(PanelContext& ctx) {
     const AppState& s = ctx.state;
@@ -161,10 +185,12 @@ void ControlsPanel::draw(PanelContext& ctx) {
     if (s.loaded) {
         if (section("Model and sentence", 1)) modelSection(ctx);
         if (section("Next token", 2)) nextTokens(ctx);
+    } else if (s.imported) {
+        if (section("Imported attention", 1)) importedSection(ctx);
     } else if (section(editable ? "Sentence and sizes" : "Inputs", 1)) {
         inputsSection(ctx);
     }
-    if (section("Softmax", 3)) softmaxSection(ctx);
+    if (!s.imported && section("Softmax", 3)) softmaxSection(ctx);
     if (section("View", 4)) viewSection(ctx);
     if (!s.error.empty()) {
         ImGui::Separator();
@@ -335,11 +361,11 @@ void ControlsPanel::viewSection(PanelContext& ctx) {
                  core::rolloutRule(rolloutOptions(s.view)))
                     .c_str());
     }
-    if (s.loaded) {
+    if (layerCount(s) > 0) {
         ImGui::SetNextItemWidth(ImGui::GetFontSize() * 9.0f);
         const std::string layerName = "layer " + std::to_string(s.scenario.layer + 1);
         if (ImGui::BeginCombo("layer (, .)", layerName.c_str())) {
-            for (int l = 0; l < s.loaded.layers(); ++l)
+            for (int l = 0; l < layerCount(s); ++l)
                 if (ImGui::Selectable(("layer " + std::to_string(l + 1)).c_str(), l == s.scenario.layer))
                     ctx.actions.emit(action::SelectLayer{l});
             ImGui::EndCombo();

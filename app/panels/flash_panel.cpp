@@ -116,6 +116,7 @@ void FlashPanel::draw(PanelContext& ctx) {
     const AppState& s = ctx.state;
     const int head = std::clamp(s.view.selectedHead, 0, std::max(0, s.model.heads - 1));
     if (!beginPanelFor(ctx, title(), head, true)) return;
+    if (noModelNote(ctx, "the flash-attention walk needs the scores Q Kᵀ and the values")) return;
     if (const std::string why = flashWhy(s); !why.empty()) {
         widgets::wrappedText(why);
         ImGui::End();

@@ -70,8 +70,9 @@ void HeadViewPanel::draw(PanelContext& ctx) {
     // 2. Header: the layer, the heads, the rule.
     const bool presenter = s.view.presenter;
     {
-        std::string what = s.loaded ? "Layer " + std::to_string(maps.firstLayer + layer + 1) + " of " + std::to_string(maps.layers) + " · "
-                                    : std::string();
+        std::string what = layerCount(s) > 0
+                               ? "Layer " + std::to_string(maps.firstLayer + layer + 1) + " of " + std::to_string(maps.layers) + " · "
+                               : std::string();
         what += std::to_string(heads.size()) + " of " + std::to_string(maps.heads) + (maps.heads == 1 ? " head" : " heads");
         widgets::flowText(what, true);
         if (!presenter) widgets::remarkIfFits("· opacity = weight");

@@ -41,6 +41,7 @@ void LinearPanel::draw(PanelContext& ctx) {
     const AppState& s = ctx.state;
     const int head = std::max(0, s.view.selectedHead);
     if (!beginPanelFor(ctx, title(), head, true)) return;
+    if (noModelNote(ctx, "linear attention needs the queries, keys and values")) return;
     const Eigen::Index T = s.model.tq();
     if (!linearInputs(s)) {
         ImGui::TextWrapped("Linear attention is shown for self-attention up to %lld tokens (here %lld queries, %lld keys).",

@@ -118,7 +118,9 @@ void ModelViewPanel::draw(PanelContext& ctx) {
     if (!beginPanel(ctx, title())) return;
     if (!headSummaryCurrent(st)) {
         ctx.requests.headSummary = true;  // made after this frame, once the pass is ready
-        if (!st.loaded && !weightsFresh(st, -1)) {
+        if (st.imported && !st.imported->checkedAll()) {
+            importCheckNote(st);
+        } else if (!st.loaded && !weightsFresh(st, -1)) {
             const auto fresh = std::count_if(st.stale.begin(), st.stale.end(), [](Stage x) { return x <= Stage::Outputs; });
             ImGui::TextDisabled("computing every head: %d of %d", static_cast<int>(fresh), static_cast<int>(st.stale.size()));
         } else {
@@ -249,7 +251,7 @@ void ModelViewPanel::draw(PanelContext& ctx) {
         hi = *std::max_element(layout.scores->begin(), layout.scores->end());
         lo = std::min(lo, 0.0);
     }
-    const int selectedLayer = st.loaded ? st.scenario.layer - s.firstLayer : 0;
+    const int selectedLayer = layerCount(st) > 0 ? st.scenario.layer - s.firstLayer : 0;
     const int selected = st.view.selectedHead >= 0 ? selectedLayer * s.heads + st.view.selectedHead : -1;
     const bool names = st.view.modelView.order != core::TileOrder::Natural && layout.scores &&
                        tile >= ImGui::CalcTextSize(tileName(s, s.layers * s.heads - 1).c_str()).x + em * 0.4f && tileH >= lineH * 1.6f;

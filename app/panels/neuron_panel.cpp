@@ -57,6 +57,7 @@ void NeuronPanel::draw(PanelContext& ctx) {
     const AppState& s = ctx.state;
     const int head = std::max(0, shownHead(s));
     if (!beginPanelFor(ctx, title(), head, true)) return;
+    if (noModelNote(ctx, "the neuron view needs each head's queries and keys")) return;
     if (s.forward.heads.empty() || s.model.tq() == 0) {
         ImGui::TextDisabled("no heads");
         ImGui::End();

@@ -68,4 +68,20 @@ bool beginPanelFor(PanelContext& ctx, const char* title, int head, bool weightsO
     return false;
 }
 
+bool noModelNote(PanelContext& ctx, const char* what) {
+    if (!ctx.state.imported) return false;
+    ImGui::TextWrapped("Imported attention has no model behind it: %s (open a checkpoint with --model).", what);
+    ImGui::End();
+    return true;
+}
+
+void importCheckNote(const AppState& state) {
+    const core::ImportedAttention::CheckStatus c = state.imported->checkStatus();
+    if (!c.error.empty()) {
+        widgets::wrappedTextColored(ImVec4(0.95f, 0.35f, 0.30f, 1.0f), c.error);
+        return;
+    }
+    ImGui::TextDisabled("checking every map: %d %%", static_cast<int>(c.fraction * 100.0));
+}
+
 }  // namespace attnviz::app

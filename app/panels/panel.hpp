@@ -81,6 +81,15 @@ bool beginPanel(PanelContext& ctx, const char* title);
 // The same, for a panel that shows `head` (-1 = the mean): while that head (its weights, for a
 // panel that shows only those) is still being computed it shows "computing…" and returns false.
 bool beginPanelFor(PanelContext& ctx, const char* title, int head, bool weightsOnly);
+// For a panel that needs a model behind the maps (X, the weights, the queries and keys): when the
+// maps were imported (computed elsewhere), says so in one wrapped line, "Imported attention has no
+// model behind it: <what> (open a checkpoint with --model).", ends the window and returns true.
+// Call it right after beginPanel / beginPanelFor: `if (noModelNote(ctx, "…")) return;`. `what`
+// is a short fixed clause: "the stages need X and the weights W_Q, W_K and W_V".
+bool noModelNote(PanelContext& ctx, const char* what);
+// While an import's maps are checked in the background (the views of every layer wait for it):
+// "checking every map: 37 %", or the bad map's line once the check failed.
+void importCheckNote(const AppState& state);
 
 // The weights of `head` (-1 = the mean of all heads) as the texture cached under `key`, for a
 // map whose cells are `pixelsPerCell` logical pixels wide. Smaller than a pixel per cell, each

@@ -92,6 +92,7 @@ void shiftCheck(PanelContext& ctx) {
 void PositionalPanel::draw(PanelContext& ctx) {
     const AppState& s = ctx.state;
     if (!beginPanel(ctx, title())) return;
+    if (noModelNote(ctx, "the positions are a model's input, and the file holds only its maps")) return;
     if (s.loaded) {
         if (s.loaded.checkpoint->config().rotary) rotaryPositions(ctx);
         else learnedPositions(ctx);

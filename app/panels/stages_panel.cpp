@@ -248,6 +248,7 @@ void StagesPanel::draw(PanelContext& ctx) {
     const AppState& s = ctx.state;
     const int head = std::max(0, s.view.selectedHead);
     if (!beginPanelFor(ctx, title(), head, false)) return;
+    if (noModelNote(ctx, "the stages need X and the weights W_Q, W_K and W_V")) return;
     // The passport: every stage with its shape; the current one highlighted and clickable. The
     // row wraps after an arrow when the panel is narrow; where it would take more than two lines,
     // a stepper (← 3 of 9: K →) takes its place.

@@ -40,7 +40,8 @@ void StatsPanel::draw(PanelContext& ctx) {
     if (!beginPanel(ctx, title())) return;
     if (!headSummaryCurrent(st)) {
         ctx.requests.headSummary = true;
-        ImGui::TextDisabled(!st.loaded && !weightsFresh(st, -1) ? "computing every head…" : "summarizing every head…");
+        if (st.imported && !st.imported->checkedAll()) importCheckNote(st);
+        else ImGui::TextDisabled(!st.loaded && !weightsFresh(st, -1) ? "computing every head…" : "summarizing every head…");
         ImGui::End();
         return;
     }
@@ -91,7 +92,9 @@ void StatsPanel::draw(PanelContext& ctx) {
         ImGui::EndDisabled();
         tooltip(st.loaded ? "Runs the model on 10 sequences of 50 random tokens repeated twice and scores each head by its weight from a "
                             "token's second copy to the token after its first copy. Your sentence stays as it is."
-                          : "Needs a model: the test runs the checkpoint on its own random tokens.");
+                : st.imported ? "Needs a model: the test runs a checkpoint on its own random tokens, and imported attention "
+                                "has no model behind it (the duplicate and induction columns score your tokens)."
+                              : "Needs a model: the test runs the checkpoint on its own random tokens.");
         if (!test.error.empty() && test.checkpoint == st.loaded.checkpoint.get())
             widgets::wrappedTextColored(ImVec4(1.0f, 0.45f, 0.4f, 1.0f), test.error);
     }
@@ -157,7 +160,7 @@ void StatsPanel::draw(PanelContext& ctx) {
     }
 
     // Only the rows in view are drawn (1,200 for GPT-2 XL).
-    const int selectedLayer = st.loaded ? st.scenario.layer - s.firstLayer : 0;
+    const int selectedLayer = layerCount(st) > 0 ? st.scenario.layer - s.firstLayer : 0;
     ImGuiListClipper clipper;
     clipper.Begin(static_cast<int>(m_rows.size()));
     while (clipper.Step())

@@ -130,6 +130,7 @@ void SwapPanel::drawOutputs(PanelContext& ctx) {
 void SwapPanel::draw(PanelContext& ctx) {
     const AppState& s = ctx.state;
     if (!beginPanel(ctx, title())) return;
+    if (noModelNote(ctx, "swapping tokens needs a model to run again on the new order")) return;
     const int n = static_cast<int>(s.model.tq());
     const bool selfAttention = !s.model.explicitQkv || s.model.tq() == s.model.tk();
     if (!selfAttention) {

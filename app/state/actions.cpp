@@ -6,6 +6,7 @@
 #include "core/base/error.hpp"
 
 #include <algorithm>
+#include <type_traits>
 
 namespace attnviz::app {
 
@@ -28,8 +29,28 @@ bool reject(AppState& state, const std::string& where, const std::string& what) 
 
 }  // namespace detail
 
+namespace {
+
+// Edits of a scenario's input, sizes, weights or softmax: attention computed elsewhere is fixed.
+template <class A>
+constexpr bool kEditsTheMaps =
+    std::is_same_v<A, action::SetSentence> || std::is_same_v<A, action::SetTokens> || std::is_same_v<A, action::SetTokenizer> ||
+    std::is_same_v<A, action::SetDModel> || std::is_same_v<A, action::SetHeads> || std::is_same_v<A, action::SetDk> ||
+    std::is_same_v<A, action::SetSeed> || std::is_same_v<A, action::SetEmbedding> || std::is_same_v<A, action::SetPositional> ||
+    std::is_same_v<A, action::SetKvHeads> || std::is_same_v<A, action::SetWindow> || std::is_same_v<A, action::SwapTokens> ||
+    std::is_same_v<A, action::ResetSwaps> || std::is_same_v<A, action::Shuffle> || std::is_same_v<A, action::SetTemperature> ||
+    std::is_same_v<A, action::SetScaled> || std::is_same_v<A, action::SetCausal> || std::is_same_v<A, action::ToggleCausal>;
+
+}  // namespace
+
 bool apply(AppState& state, const Action& action) {
-    return std::visit([&](const auto& a) { return detail::applyAction(state, a); }, action);
+    return std::visit(
+        [&](const auto& a) {
+            if constexpr (kEditsTheMaps<std::decay_t<decltype(a)>>)
+                if (state.imported) return detail::reject(state, "imported attention", kImportedMapsFixed);
+            return detail::applyAction(state, a);
+        },
+        action);
 }
 
 }  // namespace attnviz::app

@@ -296,6 +296,10 @@ inline constexpr float kMinUiScale = 0.5f;
 inline constexpr float kMaxUiScale = 4.0f;
 inline constexpr int kStageCount = 9;  // X, Q, K, V, Q Kᵀ, scaled, masked, A, A V
 
+// Why an edit of the input, sizes, weights or softmax is refused while the maps are imported.
+inline constexpr const char* kImportedMapsFixed =
+    "the maps were computed elsewhere and are fixed; this edit needs a model (open a checkpoint with --model)";
+
 // Collects actions emitted by panels during a frame; the app applies them after drawing.
 class Actions {
 public:

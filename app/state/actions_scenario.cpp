@@ -48,7 +48,7 @@ void install(AppState& state, AppState fresh) {
 // named within `source` (the scenario file it came from, as the command line names it) if any.
 bool rebuild(AppState& state, const core::Scenario& next, const std::string& source = "") {
     try {
-        install(state, makeState(next, state.limits, &state.loaded));
+        install(state, makeState(next, state.limits, &state.loaded, nullptr, state.imported));
         return true;
     } catch (const core::InputError& e) {
         state.error = (source.empty() ? e : e.within(source)).message();
@@ -166,16 +166,17 @@ bool applyAction(AppState& state, const action::SetPositional& a) {
 }
 
 bool applyAction(AppState& state, const action::SelectLayer& a) {
-    if (!state.loaded) return reject(state, "layer", "only a model has layers (open one with --model or a scenario's \"model\")");
-    if (a.layer < 0 || a.layer >= state.loaded.layers())
-        return reject(state, "layer", std::to_string(a.layer) + " is outside 0 … " + std::to_string(state.loaded.layers() - 1));
+    const int layers = layerCount(state);
+    if (layers == 0) return reject(state, "layer", "only a model has layers (open one with --model or a scenario's \"model\")");
+    if (a.layer < 0 || a.layer >= layers)
+        return reject(state, "layer", std::to_string(a.layer) + " is outside 0 … " + std::to_string(layers - 1));
     if (a.layer == state.scenario.layer) return true;
     return rebuildWith(state, [&](core::Scenario& next) { next.layer = a.layer; });
 }
 
 bool applyAction(AppState& state, const action::StepLayer& a) {
-    if (!state.loaded) return true;  // a key press without a model: nothing to step
-    return applyAction(state, action::SelectLayer{std::clamp(state.scenario.layer + a.delta, 0, state.loaded.layers() - 1)});
+    if (layerCount(state) == 0) return true;  // a key press without layers: nothing to step
+    return applyAction(state, action::SelectLayer{std::clamp(state.scenario.layer + a.delta, 0, layerCount(state) - 1)});
 }
 
 bool applyAction(AppState& state, const action::LoadScenario& a) {

@@ -6,8 +6,50 @@
 
 namespace attnviz::app {
 
-AppState makeState(const core::Scenario& scenario, const core::Limits& limits, const core::LoadedModel* previous,
-                   core::Progress* progress) {
+namespace {
+
+// A state of attention computed elsewhere: the file mapped (or the previous state's mapping
+// reused), the shown layer checked and the rest checked in the background, the shown layer as a scenario's heads whose weights are the
+// file's, fresh: there is nothing to recompute.
+AppState importedState(const core::Scenario& scenario, const core::Limits& limits, core::Progress* progress,
+                       std::shared_ptr<const core::ImportedAttention> previous) {
+    AppState state;
+    state.limits = limits;
+    state.scenario = scenario;
+    const std::string tokens = scenario.tokensFile.value_or("");
+    if (previous && previous->path() == *scenario.attention && previous->tokensPath() == tokens) state.imported = std::move(previous);
+    else state.imported = core::ImportedAttention::open(*scenario.attention, {.tokensFile = tokens}, limits);
+    core::check(progress);
+    // The shown layer is checked now; every other map on a worker thread, which the views of every
+    // layer wait for (attentionMaps is empty until every map passed).
+    core::ImportedLayer layer = core::importedLayer(*state.imported, scenario.layer, limits);
+    state.imported->checkAllInBackground();
+    state.model = std::move(layer.model);
+    state.forward = std::move(layer.forward);
+    state.settings = layer.settings;
+    state.scenario.causal = layer.settings.causal;  // what the maps show; the recomputes take it from here
+    for (const auto& t : state.model.queryTokens) state.queryLabels.push_back(core::visibleToken(t));
+    for (const auto& t : state.model.keyTokens) state.keyLabels.push_back(core::visibleToken(t));
+    state.work.modelBuilds += 1;
+    state.stale.assign(static_cast<std::size_t>(state.model.heads), Stage::Fresh);
+    state.headVersions.assign(static_cast<std::size_t>(state.model.heads), state.dataVersion);
+    state.baseStage = Stage::Fresh;
+    state.equivarianceStale = false;
+    state.combineStale = false;
+    state.equivariance = core::EquivarianceReport{0.0f, std::vector<float>(state.forward.heads.size(), 0.0f)};
+    return state;
+}
+
+}  // namespace
+
+int layerCount(const AppState& state) {
+    if (state.loaded) return state.loaded.layers();
+    return state.imported ? state.imported->layers() : 0;
+}
+
+AppState makeState(const core::Scenario& scenario, const core::Limits& limits, const core::LoadedModel* previous, core::Progress* progress,
+                   std::shared_ptr<const core::ImportedAttention> previousImport) {
+    if (scenario.attention) return importedState(scenario, limits, progress, std::move(previousImport));
     AppState state;
     state.limits = limits;
     state.scenario = scenario;
@@ -38,7 +80,8 @@ const ShiftCheck& checkShift(AppState& state) {
     c = ShiftCheck{state.work.modelBuilds, state.view.shift, state.scenario.scaled, std::nullopt, ""};
     // Two forward passes: live for what a lecture shows, not for the longest sequences.
     const long long cells = static_cast<long long>(state.model.tq()) * state.model.tk() * state.model.heads;
-    if (state.loaded)
+    if (state.imported) c.why = "imported attention has no positions or weights to shift; the shift applies to scenarios";
+    else if (state.loaded)
         c.why = state.loaded.checkpoint->config().rotary
                     ? "a model's positions are fixed by its checkpoint; the shift applies to scenarios"
                     : "a model's positions are learned vectors added to its input; the shift applies to scenarios";

@@ -14,6 +14,7 @@
 #include "core/attention/permutation.hpp"
 #include "core/attention/query_key_map.hpp"
 #include "core/attention/rollout.hpp"
+#include "core/io/imported_attention.hpp"
 #include "core/io/lesson.hpp"
 #include "core/labs/cost.hpp"
 #include "core/models/loaded_model.hpp"
@@ -138,7 +139,7 @@ struct PooledWeights {
 // the pass's (headSummaryKey).
 struct HeadSummary {
     struct Key {
-        const void* run = nullptr;  // a model's pass (LoadedModel::run), or null for a scenario's forward pass
+        const void* run = nullptr;  // a model's pass (LoadedModel::run), an import, or null for a scenario's forward pass
         std::uint64_t data = 0;     // the scenario's dataVersion (0 for a model's pass)
         bool skipFirstKey = false;  // the statistics' rule (ViewState::skipFirstKey)
         bool operator==(const Key&) const = default;
@@ -224,6 +225,10 @@ struct AppState {
     // A scenario naming a model: the checkpoint and its own pass over the sentence (every layer);
     // `model` is then the selected layer's attention. Empty otherwise.
     core::LoadedModel loaded;
+    // A scenario naming attention computed elsewhere (scenario.attention): the mapped file, the
+    // shown layer's maps checked and the rest being checked in the background (checkStatus); `model` and `forward` are then the shown layer's maps with no model behind them
+    // (no X, no weights, nothing to recompute). Null otherwise.
+    std::shared_ptr<const core::ImportedAttention> imported;
     std::vector<float> nextProbs;                     // loaded.next's probabilities at view.nextTemperature (deriveNextTokens)
     core::Model model;                                // current token order
     std::vector<std::string> queryLabels, keyLabels;  // the tokens as drawn (␣ for a space)
@@ -272,8 +277,12 @@ int shownHead(const AppState& state);
 // computed yet: every head is stale (see recompute, recomputeStep). `previous`: the model a
 // state loaded before, whose checkpoint and pass are reused where they still hold. `progress`
 // counts the opening of a checkpoint and may stop it (core::Cancelled).
+// `previousImport`: the attention a state imported before, reused (not mapped and checked again)
+// when the scenario names the same file.
 AppState makeState(const core::Scenario& scenario, const core::Limits& limits = {}, const core::LoadedModel* previous = nullptr,
-                   core::Progress* progress = nullptr);
+                   core::Progress* progress = nullptr, std::shared_ptr<const core::ImportedAttention> previousImport = {});
+// The layers behind the state's maps: a model's or an import's; 0 for a scenario's one layer.
+int layerCount(const AppState& state);
 // state.nextProbs from the loaded model's next tokens and view.nextTemperature.
 void deriveNextTokens(AppState& state);
 

@@ -8,12 +8,14 @@ namespace attnviz::app {
 
 core::AttentionMaps attentionMaps(const AppState& state) {
     if (state.loaded) return core::passMaps(state.loaded);
+    if (state.imported) return state.imported->checkedAll() ? core::importedMaps(state.imported, state.keyLabels) : core::AttentionMaps{};
     if (!weightsFresh(state, -1) || state.forward.heads.empty()) return {};
     return core::forwardMaps(state.model, state.forward, state.settings, state.keyLabels);
 }
 
 HeadSummary::Key headSummaryKey(const AppState& state) {
     if (state.loaded) return {state.loaded.run.get(), 0, state.view.skipFirstKey};
+    if (state.imported) return {state.imported.get(), 0, state.view.skipFirstKey};
     return {nullptr, state.dataVersion, state.view.skipFirstKey};
 }
 
@@ -50,6 +52,7 @@ bool summarizeHeads(AppState& state) {
         std::copy(texels.begin(), texels.end(), s.means.begin() + static_cast<std::ptrdiff_t>(size * static_cast<std::size_t>(k)));
         core::poolBlocks(w, settings, s.factor, core::BlockPooling::Max, texels);
         std::copy(texels.begin(), texels.end(), s.maxima.begin() + static_cast<std::ptrdiff_t>(size * static_cast<std::size_t>(k)));
+        maps.finished(layer, head);
     }
     for (const float v : s.means)
         if (!core::isMaskedTexel(v)) s.largestMean = std::max(s.largestMean, v);

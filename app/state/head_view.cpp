@@ -8,7 +8,7 @@
 namespace attnviz::app {
 
 int headViewLayer(const AppState& state, const core::AttentionMaps& maps) {
-    if (!state.loaded) return 0;
+    if (layerCount(state) == 0) return 0;
     return std::clamp(state.scenario.layer - maps.firstLayer, 0, std::max(0, maps.layers - 1));
 }
 

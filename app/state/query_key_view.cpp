@@ -42,6 +42,11 @@ bool refreshQueryKeyMap(AppState& state) {
     v.map = {};
     v.why.clear();
     ++v.version;
+    if (state.imported) {
+        v.why = "Imported attention has no model behind it: the query–key map needs the head's queries and keys (open a checkpoint "
+                "with --model).";
+        return true;
+    }
     if (head < 0) {
         v.why = "The query–key map is of one head; the mean over heads has no queries or keys. Select a head.";
         return true;

@@ -9,7 +9,7 @@ namespace attnviz::app {
 
 core::RolloutOptions rolloutOptions(const ViewState& view) { return {.heads = view.rolloutHeads, .skipFirstKey = view.skipFirstKey}; }
 
-int rolloutLayer(const AppState& state) { return state.loaded ? state.scenario.layer : 0; }
+int rolloutLayer(const AppState& state) { return layerCount(state) > 0 ? state.scenario.layer : 0; }
 
 RolloutView::Key rolloutKey(const AppState& state) { return {headSummaryKey(state), rolloutLayer(state), rolloutOptions(state.view)}; }
 
@@ -45,13 +45,15 @@ const core::Mat* shownRollout(const AppState& state) {
 core::Settings rolloutMask(const AppState& state) {
     core::Settings mask;
     mask.causal = state.loaded || state.settings.causal;
+    if (state.imported)  // nothing flows from a later token when every layer rolled out is causal
+        for (int l = 0; l <= rolloutLayer(state); ++l) mask.causal = mask.causal && state.imported->layerSettings(l).causal;
     return mask;
 }
 
 std::string rolloutCaption(const AppState& state) {
     const core::RolloutOptions options = rolloutOptions(state.view);
     std::string text = "Rollout";
-    if (state.loaded) text += " up to layer " + std::to_string(rolloutLayer(state) + 1);
+    if (layerCount(state) > 0) text += " up to layer " + std::to_string(rolloutLayer(state) + 1);
     text += std::string(" · ") + core::rolloutHeadsName(options.heads) + " over heads";
     if (options.skipFirstKey) text += " · first key left out";
     return text;

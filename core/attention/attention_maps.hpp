@@ -23,9 +23,16 @@ struct AttentionMaps {
     std::vector<Settings> settings;      // per layer: the mask the weights were made under
     std::vector<int> kvHead;             // per query head: the key/value head it reads (grouped-query); empty: its own
     std::function<MatRef(int layer, int head)> weights;
+    // Optional: the caller is done with the map weights(layer, head) gave (maps read from a mapped
+    // file then free that map's widened copy or give its pages back). Null: nothing to do. The
+    // sweeps over every map call it; a reader that does not keeps the map until the maps die.
+    std::function<void(int layer, int head)> done;
 
     explicit operator bool() const { return layers > 0 && heads > 0 && weights != nullptr; }
     int count() const { return layers * heads; }
+    void finished(int layer, int head) const {
+        if (done) done(layer, head);
+    }
     // The index of (layer, head) in a [layers × heads] list, layer-major.
     int index(int layer, int head) const { return layer * heads + head; }
     const Settings& layerSettings(int layer) const { return settings[static_cast<std::size_t>(layer)]; }

@@ -184,6 +184,7 @@ std::vector<HeadStats> allHeadStats(const AttentionMaps& maps, const HeadStatsOp
     for (int k = 0; k < count; ++k) {
         const int layer = k / maps.heads, head = k % maps.heads;
         out[static_cast<std::size_t>(k)] = statsOf(maps.weights(layer, head), links, ramps, maps.layerSettings(layer), options);
+        maps.finished(layer, head);
     }
     return out;
 }

@@ -35,11 +35,9 @@ Mat rolloutLayer(const AttentionMaps& maps, int layer, const RolloutOptions& opt
     // 1. heads: each head's rows (renormalised past the first key if asked), then mean or max
     for (int h = 0; h < maps.heads; ++h) {
         const MatRef a = maps.weights(layer, h);
-        if (!options.skipFirstKey || t < 2) {
-            fuse(a, h);
-            continue;
-        }
-        fuse(withoutFirstKey(a), h);  // only then is a head copied
+        if (!options.skipFirstKey || t < 2) fuse(a, h);
+        else fuse(withoutFirstKey(a), h);  // only then is a head copied
+        maps.finished(layer, h);
     }
     if (options.heads == RolloutHeads::Mean) fused /= static_cast<float>(maps.heads);
     // 2. residual: ½ Ā + ½ I, rows to 1

@@ -5,6 +5,7 @@
 #include "core/base/format.hpp"
 #include "core/base/json_text.hpp"
 #include "core/base/utf8.hpp"
+#include "core/io/imported_attention.hpp"
 #include "core/io/npy.hpp"
 #include "core/scenario/scenario.hpp"
 
@@ -433,6 +434,30 @@ void exportModelNpyDir(FileBatch& batch, const std::string& dir, const LoadedMod
     } else {
         batch.removeOnCommit(path("next_tokens_whatif.txt"));
     }
+    writeRolloutNpy(batch, path("rollout.npy"), rollout);
+}
+
+void exportImportedNpyDir(FileBatch& batch, const std::string& dir, const ImportedAttention& imported, const RolloutExport* rollout) {
+    namespace fs = std::filesystem;
+    makeFolder(dir);
+    const auto path = [&](const char* name) { return (fs::path(dir) / name).string(); };
+    for (const char* name : kScenarioNpyFiles)
+        if (std::string_view(name) != "tokens.txt") batch.removeOnCommit(path(name));
+    for (const char* name : {"token_ids.npy", "next_tokens.txt"}) batch.removeOnCommit(path(name));
+    // The file's own bytes, map after map, each map's pages given back once written: the data is
+    // the input's bit for bit, and the header is numpy's own for that shape and dtype.
+    ByteSink& sink = batch.open(path("attentions.npy"));
+    sink.write(npyHeader(
+        {imported.layers(), imported.heads(), static_cast<long long>(imported.queries()), static_cast<long long>(imported.keys())},
+        imported.dtype() == MapDType::F32 ? "<f4" : "<f2"));
+    for (int l = 0; l < imported.layers(); ++l)
+        for (int h = 0; h < imported.heads(); ++h) {
+            const auto bytes = imported.mapBytes(l, h);
+            sink.write(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+            imported.release(l, h);
+        }
+    imported.checkUnchanged();
+    batch.add(path("tokens.txt"), labelsText(imported.labels()));
     writeRolloutNpy(batch, path("rollout.npy"), rollout);
 }
 

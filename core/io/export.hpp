@@ -65,4 +65,11 @@ void writeModelExportJson(ByteSink& out, const Scenario& scenario, const LoadedM
 // Files of a scenario's export (X.npy, weights.npy, …) left in the folder are removed on commit.
 void exportModelNpyDir(FileBatch& batch, const std::string& dir, const LoadedModel& loaded, const RolloutExport* rollout = nullptr);
 
+// Attention computed elsewhere (imported_attention.hpp), written back: attentions.npy [layers,
+// heads, T_q, T_k] in the file's dtype ('<f4' or '<f2') holding the file's bytes as they are, and
+// tokens.txt (the labels, one a line), joining `batch`. A 4-D .npy input round-trips bit for bit.
+// The maps are written as they lie: check them first. Files of other exports are removed on commit.
+void exportImportedNpyDir(FileBatch& batch, const std::string& dir, const class ImportedAttention& imported,
+                          const RolloutExport* rollout = nullptr);
+
 }  // namespace attnviz::core

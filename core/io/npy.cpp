@@ -2,6 +2,7 @@
 
 #include "core/base/error.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -84,62 +85,103 @@ std::string headerValue(const std::string& header, const std::string& key, const
 
 }  // namespace
 
-Tensor decodeNpy(const std::string& bytes, const std::string& where) {
-    if (bytes.size() < 10 || std::memcmp(bytes.data(), "\x93NUMPY", 6) != 0) throw InputError(where, "not a .npy file (wrong magic bytes)");
-    const auto major = static_cast<unsigned char>(bytes[6]);
+std::size_t npyItemBytes(NpyDType dtype) {
+    switch (dtype) {
+        case NpyDType::F16: return 2;
+        case NpyDType::F32: return 4;
+        case NpyDType::F64:
+        case NpyDType::I8: return 8;
+        case NpyDType::Other: return 0;
+    }
+    return 0;
+}
+
+NpyHeader parseNpyHeader(std::span<const std::byte> file, const std::string& where) {
+    const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(file[i]); };
+    if (file.size() < 10 || std::memcmp(file.data(), "\x93NUMPY", 6) != 0) throw InputError(where, "not a .npy file (wrong magic bytes)");
+    const unsigned major = byte(6);
     std::size_t headerLen = 0, headerStart = 0;
     if (major == 1) {
-        headerLen = static_cast<unsigned char>(bytes[8]) | (static_cast<std::size_t>(static_cast<unsigned char>(bytes[9])) << 8);
+        headerLen = byte(8) | (static_cast<std::size_t>(byte(9)) << 8);
         headerStart = 10;
     } else if (major == 2 || major == 3) {
-        if (bytes.size() < 12) throw InputError(where, "truncated .npy header");
-        headerLen = 0;
-        for (int i = 3; i >= 0; --i) headerLen = (headerLen << 8) | static_cast<unsigned char>(bytes[8 + i]);
+        if (file.size() < 12) throw InputError(where, "truncated .npy header");
+        for (int i = 3; i >= 0; --i) headerLen = (headerLen << 8) | byte(8 + static_cast<std::size_t>(i));
         headerStart = 12;
     } else {
         throw InputError(where, "unsupported .npy version " + std::to_string(major));
     }
-    if (headerStart + headerLen > bytes.size()) throw InputError(where, "truncated .npy header");
-    const std::string header = bytes.substr(headerStart, headerLen);
+    if (headerLen > file.size() - headerStart) throw InputError(where, "truncated .npy header");
+    const std::string header(reinterpret_cast<const char*>(file.data()) + headerStart, headerLen);
 
+    NpyHeader h;
+    h.dataOffset = headerStart + headerLen;
     const std::string descr = headerValue(header, "descr", where);
-    const bool isF4 = descr == "'<f4'" || descr == "'=f4'";
-    const bool isF8 = descr == "'<f8'" || descr == "'=f8'";
-    if (!isF4 && !isF8) throw InputError(where, "dtype " + descr + " is not supported (expected float32 '<f4' or float64 '<f8')");
-    if (headerValue(header, "fortran_order", where) != "False")
-        throw InputError(where, "Fortran-ordered arrays are not supported (save with C order)");
+    h.descr = clipText(oneLine(descr), 40);
+    if (descr == "'<f2'" || descr == "'=f2'") h.dtype = NpyDType::F16;
+    else if (descr == "'<f4'" || descr == "'=f4'") h.dtype = NpyDType::F32;
+    else if (descr == "'<f8'" || descr == "'=f8'") h.dtype = NpyDType::F64;
+    else if (descr == "'<i8'" || descr == "'=i8'") h.dtype = NpyDType::I8;
+    h.fortranOrder = headerValue(header, "fortran_order", where) != "False";
 
-    Tensor t;
     const std::string shape = headerValue(header, "shape", where);
-    // At most kMaxRank dimensions of at most 15 digits: count stays finite (below 1e960), so a
-    // zero dimension after huge ones gives 0, never inf · 0 = NaN.
+    h.shapeText = clipText(oneLine(shape), 80);
+    // At most kMaxRank dimensions of at most 15 digits; the product is computed without overflow
+    // (a zero anywhere makes it 0 whatever comes before).
     constexpr std::size_t kMaxRank = 64;  // NumPy's own limit (32 before NumPy 2)
-    long double count = 1;
     for (std::size_t i = 1; i + 1 < shape.size();) {
         while (i + 1 < shape.size() && (shape[i] == ' ' || shape[i] == ',')) ++i;
         if (i + 1 >= shape.size()) break;
         std::size_t end = i;
         while (end + 1 < shape.size() && shape[end] >= '0' && shape[end] <= '9') ++end;
-        if (end == i) throw InputError(where, "npy header: bad shape " + shape);
-        if (end - i > 15) throw InputError(where, "npy shape " + shape + " is absurdly large");
-        if (t.shape.size() == kMaxRank) throw InputError(where, "npy shape has more than " + std::to_string(kMaxRank) + " dimensions");
-        const long long dim = std::stoll(shape.substr(i, end - i));
-        t.shape.push_back(dim);
-        count *= static_cast<long double>(dim);
+        if (end == i) throw InputError(where, "npy header: bad shape " + h.shapeText);
+        if (end - i > 15) throw InputError(where, "npy shape " + h.shapeText + " is absurdly large");
+        if (h.shape.size() == kMaxRank) throw InputError(where, "npy shape has more than " + std::to_string(kMaxRank) + " dimensions");
+        h.shape.push_back(std::stoll(shape.substr(i, end - i)));
         i = end;
     }
-    const std::size_t itemSize = isF4 ? 4 : 8;
-    const std::size_t dataStart = headerStart + headerLen;
-    const long double need = count * itemSize;
-    if (need > static_cast<long double>(bytes.size() - dataStart)) {
-        // Beyond 2^64 no integer type holds the count (up to 1e960 bytes): print it as a number.
-        char huge[32];
-        std::snprintf(huge, sizeof huge, "%.3Lg", need);
-        const std::string needText = need < 1.8e19L ? std::to_string(static_cast<unsigned long long>(need)) : huge;
-        throw InputError(where, "truncated data: shape " + shape + " needs " + needText + " bytes, the file has " +
-                                    std::to_string(bytes.size() - dataStart));
+    // The byte count, exact when it fits in 64 bits; beyond, as a number for messages (at most
+    // 64 dimensions of 15 digits stay below 1e960, finite in a long double).
+    const bool empty = std::find(h.shape.begin(), h.shape.end(), 0LL) != h.shape.end();
+    const auto item = static_cast<std::uint64_t>(npyItemBytes(h.dtype));
+    std::uint64_t count = 1;
+    bool fits = true;
+    long double approx = 1;
+    for (const long long d : h.shape) {
+        fits = fits && !__builtin_mul_overflow(count, static_cast<std::uint64_t>(d), &count);
+        approx *= static_cast<long double>(d);
     }
-    const auto n = static_cast<std::size_t>(count);
+    fits = fits && !__builtin_mul_overflow(count, item, &h.dataBytes);
+    if (empty) {
+        h.elements = h.dataBytes = 0;
+    } else if (fits) {
+        h.elements = count;
+    } else {
+        h.elements = h.dataBytes = std::numeric_limits<std::uint64_t>::max();
+    }
+    if (empty || fits) {
+        h.dataBytesText = std::to_string(h.dataBytes);
+    } else {
+        char huge[32];
+        std::snprintf(huge, sizeof huge, "%.3Lg", approx * static_cast<long double>(item));
+        h.dataBytesText = huge;
+    }
+    return h;
+}
+
+Tensor decodeNpy(const std::string& bytes, const std::string& where) {
+    const NpyHeader h = parseNpyHeader(std::as_bytes(std::span(bytes.data(), bytes.size())), where);
+    if (h.dtype != NpyDType::F32 && h.dtype != NpyDType::F64)
+        throw InputError(where, "dtype " + h.descr + " is not supported (expected float32 '<f4' or float64 '<f8')");
+    if (h.fortranOrder) throw InputError(where, "Fortran-ordered arrays are not supported (save with C order)");
+    const bool isF4 = h.dtype == NpyDType::F32;
+    const std::size_t dataStart = h.dataOffset;
+    if (h.dataBytes > bytes.size() - dataStart)
+        throw InputError(where, "truncated data: shape " + h.shapeText + " needs " + h.dataBytesText + " bytes, the file has " +
+                                    std::to_string(bytes.size() - dataStart));
+    Tensor t;
+    t.shape = h.shape;
+    const auto n = static_cast<std::size_t>(h.elements);
     t.data.resize(n);
     for (std::size_t i = 0; i < n; ++i) {
         double value;

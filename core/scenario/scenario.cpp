@@ -127,7 +127,7 @@ MaskMat maskOf(const Mat& m, const std::string& field) {
 
 // The keys that hold text: a text that is not valid UTF-8 has its exact bytes beside it, as
 // "<key>_bytes" (core/base/json_text.hpp).
-constexpr const char* kTextKeys[] = {"name", "description", "sentence", "tokens", "key_tokens", "model"};
+constexpr const char* kTextKeys[] = {"name", "description", "sentence", "tokens", "key_tokens", "model", "attention", "tokens_file"};
 
 json specJson(const MatrixSpec& spec) {
     switch (spec.kind) {
@@ -144,10 +144,10 @@ json specJson(const MatrixSpec& spec) {
 const std::vector<std::string>& scenarioKeys() {
     static const std::vector<std::string> keys = [] {
         std::vector<std::string> k = {
-            "name",       "description", "sentence",   "tokens",    "tokenizer", "d_model", "heads",       "d_k",         "d_v",
-            "seed",       "embedding",   "positional", "rope_base", "kv_heads",  "window",  "X",           "W_Q",         "W_K",
-            "W_V",        "W_O",         "Q",          "K",         "V",         "causal",  "temperature", "scaled",      "swaps",
-            "key_tokens", "padding",     "mask",       "length",    "model",     "layer",   "ablate",      "ablate_mean", "hide_tokens"};
+            "name",      "description", "sentence",  "tokens",    "tokenizer",   "d_model", "heads",       "d_k",        "d_v",     "seed",
+            "embedding", "positional",  "rope_base", "kv_heads",  "window",      "X",       "W_Q",         "W_K",        "W_V",     "W_O",
+            "Q",         "K",           "V",         "causal",    "temperature", "scaled",  "swaps",       "key_tokens", "padding", "mask",
+            "length",    "model",       "layer",     "attention", "tokens_file", "ablate",  "ablate_mean", "hide_tokens"};
         for (const char* text : kTextKeys) k.push_back(std::string(text) + "_bytes");
         return k;
     }();
@@ -158,6 +158,12 @@ const std::vector<std::string>& modelFixedKeys() {
     static const std::vector<std::string> keys = {"tokens",     "tokenizer", "d_model",  "heads",      "d_k",  "d_v",   "seed", "embedding",
                                                   "positional", "rope_base", "kv_heads", "X",          "W_Q",  "W_K",   "W_V",  "W_O",
                                                   "Q",          "K",         "V",        "key_tokens", "mask", "length"};
+    return keys;
+}
+
+const std::vector<std::string>& attentionKeys() {
+    static const std::vector<std::string> keys = {"name",       "description",       "attention",       "tokens_file",      "layer",
+                                                  "name_bytes", "description_bytes", "attention_bytes", "tokens_file_bytes"};
     return keys;
 }
 
@@ -288,8 +294,24 @@ Scenario scenarioFrom(const json& j, ReadMatrices* read) {
                 throw InputError(key, "not with \"model\": the checkpoint fixes the tokens, sizes and weights (remove " + key + ")");
         if (!has("causal")) s.causal = true;  // what the model computes; false asks what it would bidirectionally
     }
+    if (has("attention")) {
+        s.attention = text("attention");
+        if (s.attention->empty()) throw InputError("attention", "expected a .npy or safetensors file, got an empty text");
+        const auto& allowed = attentionKeys();
+        for (const auto& item : j.items())
+            if (std::find(allowed.begin(), allowed.end(), item.key()) == allowed.end())
+                throw InputError(item.key(), "not with \"attention\": the imported maps fix everything else (remove " + item.key() + ")");
+        if (read && !read->empty()) {
+            const std::string key = read->begin()->first;
+            throw InputError(key, "not with \"attention\": the imported maps fix everything else (remove " + key + ")");
+        }
+    }
+    if (has("tokens_file")) {
+        if (!s.attention) throw InputError("tokens_file", "only with \"attention\" (it names the imported maps' tokens)");
+        s.tokensFile = text("tokens_file");
+    }
     if (has("layer")) {
-        if (!s.model) throw InputError("layer", "only with \"model\" (a scenario's own attention has one layer)");
+        if (!s.model && !s.attention) throw InputError("layer", "only with \"model\" (a scenario's own attention has one layer)");
         const long long layer = expectInteger(j["layer"], "layer");
         if (layer < 0 || layer > 4096) throw InputError("layer", "must be 0 or more, got " + std::to_string(layer));
         s.layer = static_cast<int>(layer);
@@ -347,8 +369,13 @@ json matrixToJson(const MatRef& m) {
 Scenario loadScenarioFile(const std::string& path) {
     Scenario s = parseScenario(readTextFile(path), path);
     // A model folder named relative to the file is found beside it, wherever attnviz runs.
-    if (s.model && std::filesystem::path(*s.model).is_relative())
-        s.model = (std::filesystem::path(path).parent_path() / *s.model).lexically_normal().string();
+    const auto beside = [&](std::optional<std::string>& p) {
+        if (p && !p->empty() && std::filesystem::path(*p).is_relative())
+            p = (std::filesystem::path(path).parent_path() / *p).lexically_normal().string();
+    };
+    beside(s.model);
+    beside(s.attention);
+    beside(s.tokensFile);
     return s;
 }
 
@@ -405,6 +432,15 @@ std::string layerHeadText(int layer, int head) { return std::to_string(layer) + 
 
 json scenarioToJson(const Scenario& s) {
     if (s.model) return modelScenarioToJson(s);
+    if (s.attention) {
+        json j = json::object();
+        if (!s.name.empty()) putText(j, "name", s.name);
+        if (!s.description.empty()) putText(j, "description", s.description);
+        putText(j, "attention", *s.attention);
+        if (s.tokensFile) putText(j, "tokens_file", *s.tokensFile);
+        j["layer"] = s.layer;
+        return j;
+    }
     json j = json::object();
     if (!s.name.empty()) putText(j, "name", s.name);
     if (!s.description.empty()) putText(j, "description", s.description);
@@ -447,7 +483,7 @@ json scenarioToJson(const Scenario& s) {
 }
 
 std::string headName(const Scenario& s, int head, int heads) {
-    const std::string layer = s.model ? "layer " + std::to_string(s.layer + 1) + " · " : "";
+    const std::string layer = s.model || s.attention ? "layer " + std::to_string(s.layer + 1) + " · " : "";
     const std::string count = std::to_string(heads);
     return layer + (head < 0 ? "mean of " + count + " heads" : "head " + std::to_string(head + 1) + " of " + count);
 }

@@ -67,6 +67,11 @@ struct Scenario {
     // "ablate_mean": ["L.H"]) and tokens hidden from every layer's key sets ("hide_tokens").
     std::vector<HeadAblation> ablations;
     std::vector<int> hiddenTokens;
+    // Attention computed elsewhere (core/io/imported_attention.hpp): a .npy or safetensors file of
+    // maps, and the tokens file naming its keys ("": tokens.txt beside it, or positions). The
+    // maps fix everything else; `layer` is the layer shown.
+    std::optional<std::string> attention;
+    std::optional<std::string> tokensFile;
 };
 
 // "L.H" (two whole numbers, 0 or more: "3.5") as a layer and a head; nullopt for any other text.
@@ -76,6 +81,9 @@ std::string layerHeadText(int layer, int head);
 
 // The keys a scenario naming a model may not have (the checkpoint fixes what they set).
 const std::vector<std::string>& modelFixedKeys();
+
+// The keys a scenario naming attention computed elsewhere may have (every other is refused).
+const std::vector<std::string>& attentionKeys();
 
 // The sentence used when a scenario names neither sentence, tokens, X nor Q.
 inline constexpr const char* kDefaultSentence = "the cat sat on the mat";

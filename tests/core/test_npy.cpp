@@ -59,3 +59,32 @@ TEST(Npy, BadFilesGiveClearErrors) {
     EXPECT_EQ(message(nan), "w.npy: value #3 is not a finite float");
     EXPECT_EQ(message(good.substr(0, 20)), "w.npy: truncated .npy header");
 }
+
+// The header alone: dtype, order, shape, where the data starts and how many bytes it takes.
+TEST(Npy, HeaderParsedWithoutTheData) {
+    const std::string f2 = npyHeader({3, 4, 5}, "<f2");
+    const NpyHeader h = parseNpyHeader(std::as_bytes(std::span(f2.data(), f2.size())), "h.npy");
+    EXPECT_EQ(h.dtype, NpyDType::F16);
+    EXPECT_EQ(h.descr, "'<f2'");
+    EXPECT_FALSE(h.fortranOrder);
+    EXPECT_EQ(h.shape, (std::vector<long long>{3, 4, 5}));
+    EXPECT_EQ(h.dataOffset, f2.size());
+    EXPECT_EQ(h.dataOffset % 64, 0u);
+    EXPECT_EQ(h.elements, 60u);
+    EXPECT_EQ(h.dataBytes, 120u);  // 60 halves
+    // version 2: a 4-byte header length
+    std::string v2 = "\x93NUMPY\x02";
+    v2 += '\0';
+    const std::string dict = "{'descr': '>f4', 'fortran_order': True, 'shape': (2, 0), }\n";
+    v2 += static_cast<char>(dict.size());
+    v2 += std::string(3, '\0');
+    v2 += dict;
+    const NpyHeader b = parseNpyHeader(std::as_bytes(std::span(v2.data(), v2.size())), "b.npy");
+    EXPECT_EQ(b.dtype, NpyDType::Other);
+    EXPECT_TRUE(b.fortranOrder);
+    EXPECT_EQ(b.dataOffset, 12 + dict.size());
+    EXPECT_EQ(b.elements, 0u);
+    // a header length past the end
+    const std::string cut = f2.substr(0, f2.size() - 1);
+    EXPECT_THROW(parseNpyHeader(std::as_bytes(std::span(cut.data(), cut.size())), "c.npy"), InputError);
+}

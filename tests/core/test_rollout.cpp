@@ -2,6 +2,8 @@
 // against Eigen's dense one.
 #include "core/attention/rollout.hpp"
 
+#include "core/attention/head_stats.hpp"
+
 #include "core/base/error.hpp"
 #include "core/base/prng.hpp"
 
@@ -109,6 +111,24 @@ TEST(Rollout, BlockedCausalProductMatchesTheDenseOne) {
         EXPECT_LT((r.rowwise().sum().cast<double>().array() - 1.0).abs().maxCoeff(), 1e-4);
         EXPECT_EQ(r.triangularView<Eigen::StrictlyUpper>().toDenseMatrix().cwiseAbs().maxCoeff(), 0.0f);
     }
+}
+
+// Every map rollout reads is given back through done, once per read (a mapped import frees it then).
+TEST(Rollout, EveryMapReadIsFinished) {
+    HandMaps h;
+    std::vector<int> reads(4, 0), finished(4, 0);
+    const auto weights = h.maps.weights;
+    h.maps.weights = [&](int layer, int head) {
+        ++reads[static_cast<std::size_t>(layer * 2 + head)];
+        return weights(layer, head);
+    };
+    h.maps.done = [&](int layer, int head) { ++finished[static_cast<std::size_t>(layer * 2 + head)]; };
+    for (const bool skip : {false, true}) attentionRollout(h.maps, 1, {.skipFirstKey = skip});
+    EXPECT_EQ(reads, (std::vector<int>{2, 2, 2, 2}));
+    EXPECT_EQ(finished, reads);
+    allHeadStats(h.maps, {});
+    EXPECT_EQ(reads, (std::vector<int>{3, 3, 3, 3}));
+    EXPECT_EQ(finished, reads);
 }
 
 TEST(Rollout, RejectsWhatItCannotRollOut) {

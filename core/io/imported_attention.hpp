@@ -1,0 +1,151 @@
+// Attention computed elsewhere (a transformers pass with output_attentions=True, another tool),
+// read from a file that is mapped, never read whole:
+//   * a .npy file ('<f4' or '<f2', C order) of [layers, heads, T_q, T_k], [heads, T_q, T_k] (one
+//     layer) or [T_q, T_k] (one head);
+//   * a safetensors file (F32 or F16) holding `attentions` [layers, heads, T_q, T_k] (or
+//     [layers, 1, heads, T_q, T_k]: a batch of one), or one tensor a layer, layer.0 … layer.{L-1},
+//     each [heads, T_q, T_k] or [1, heads, T_q, T_k]: transformers' tuple, one entry a layer.
+// Queries are the first T_q keys (T_q <= T_k). Tokens come from tokens.txt beside the file (one a
+// line), or the file the options name, or are the positions 0 … T_k - 1.
+//
+// open() checks the structure (format, dtype, shape, sizes, names, tokens) from the header
+// alone. The values are checked per map, once each, by check*() before anything reads them: every
+// weight finite and >= 0 (-0 allowed), every row summing to 1 within 1e-3 or all zero (a fully
+// masked row). Every problem is an InputError naming the file and the first bad place.
+#pragma once
+
+#include "core/attention/attention_maps.hpp"
+#include "core/base/matrix.hpp"
+#include "core/base/progress.hpp"
+#include "core/scenario/model.hpp"
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace attnviz::core {
+
+class MappedFile;
+
+enum class MapDType : std::uint8_t { F32, F16 };
+
+struct ImportOptions {
+    std::string tokensFile;  // "": tokens.txt beside the file when there is one, else positions
+};
+
+// How far a row's sum may be from 1.
+inline constexpr double kRowSumTolerance = 1e-3;
+
+class ImportedAttention {
+public:
+    // Maps `path` and checks its structure and its tokens; reads the header's pages and the
+    // tokens file only. Throws InputError(path or the tokens file, problem).
+    static std::shared_ptr<const ImportedAttention> open(const std::string& path, const ImportOptions& options = {},
+                                                         const Limits& limits = {});
+    // The same over a file's bytes already in memory (tests and the fuzz target), which must
+    // outlive the object; `name` stands for the file in messages. `labels`: the tokens, or empty
+    // for positions.
+    static std::shared_ptr<const ImportedAttention> fromBytes(std::span<const std::byte> bytes, const std::string& name,
+                                                              std::vector<std::string> labels = {}, const Limits& limits = {});
+
+    ImportedAttention(const ImportedAttention&) = delete;
+    ImportedAttention& operator=(const ImportedAttention&) = delete;
+    ~ImportedAttention();
+
+    const std::string& path() const { return m_path; }
+    const std::string& tokensPath() const { return m_tokensPath; }  // "" when the labels are positions
+    int layers() const { return m_layers; }
+    int heads() const { return m_heads; }
+    Eigen::Index queries() const { return m_queries; }
+    Eigen::Index keys() const { return m_keys; }
+    MapDType dtype() const { return m_dtype; }
+    // [T_k]: the tokens file's lines, or "0" … "T_k - 1".
+    const std::vector<std::string>& labels() const { return m_labels; }
+    bool positionsOnly() const { return m_tokensPath.empty(); }
+    // "attentions.npy · 12 layers × 12 heads · T = 64 · float32"
+    std::string describe() const;
+
+    // The value checks of the maps in `maps` ((layer, head) pairs) not checked yet, in parallel,
+    // each map's pages read then given back. Throws InputError(path, "layer 3 · head 5 · row 17 ·
+    // key 4: …") for the first bad map in (layer, head) order, or Cancelled once `progress` was
+    // stopped. Progress counts maps.
+    void check(std::span<const std::pair<int, int>> maps, Progress* progress = nullptr) const;
+    void checkLayer(int layer, Progress* progress = nullptr) const;
+    void checkAll(Progress* progress = nullptr) const;
+    bool checked(int layer, int head) const;
+    bool checkedAll() const { return m_checkedCount.load() == static_cast<long long>(m_layers) * m_heads; }
+    // checkAll on a worker thread (the window checks the shown layer at once and the rest while
+    // it is looked at); nothing when one was started already. Stopped and joined when the
+    // object dies. checkStatus says how far it is, and the first bad map's message if any.
+    void checkAllInBackground() const;
+    struct CheckStatus {
+        bool running = false;
+        double fraction = 0;  // of the maps, 0 … 1
+        std::string error;    // "" unless the background check found a bad map
+    };
+    CheckStatus checkStatus() const;
+    // The layer's mask as found by the checks (the layer must be checked): causal when every map
+    // is zero above the diagonal (never when T_q != T_k).
+    Settings layerSettings(int layer) const;
+
+    // One map, float32 [T_q, T_k] row-major. F32 whose first byte is aligned for a float: a view
+    // of the mapped pages (no copy). F16, or F32 not aligned: widened into `scratch`, the view is
+    // of scratch. Precondition: checked(layer, head).
+    MatRef weights(int layer, int head, std::vector<float>& scratch) const;
+    // The map's bytes as the file holds them ([T_q, T_k] in the file's dtype).
+    std::span<const std::byte> mapBytes(int layer, int head) const;
+    // Gives the map's pages back to the system (read from the file again if read again). Advice
+    // only; nothing for fromBytes.
+    void release(int layer, int head) const;
+    // The file changed while mapped (core/base/mapped_file.hpp): throws InputError(path,
+    // "changed while it was read; open it again"). Never for fromBytes.
+    void checkUnchanged() const;
+
+private:
+    ImportedAttention() = default;
+    void parse();
+    void parseNpy();
+    void parseSafetensors();
+    void setLabels(std::vector<std::string> labels, const std::string& tokensPath, const Limits& limits);
+    std::string checkMap(int layer, int head) const;  // "" or the first problem, with its place
+
+    std::string m_path, m_tokensPath;
+    std::unique_ptr<MappedFile> m_mapping;   // null for fromBytes
+    std::span<const std::byte> m_bytes;      // the whole file
+    std::vector<std::size_t> m_layerOffset;  // each layer's first byte in m_bytes
+    int m_layers = 0, m_heads = 0;
+    Eigen::Index m_queries = 0, m_keys = 0;
+    MapDType m_dtype = MapDType::F32;
+    std::vector<std::string> m_labels;
+    // Per map: kChecked once its values passed, kUpperZero when it is zero above the diagonal.
+    static constexpr std::uint8_t kChecked = 1, kUpperZero = 2;
+    std::unique_ptr<std::atomic<std::uint8_t>[]> m_state;
+    mutable std::atomic<long long> m_checkedCount{0};
+    struct Background;
+    mutable std::unique_ptr<Background> m_background;  // last: stopped before the rest goes
+};
+
+// The maps as the views of many heads read them (the model view, statistics, rollout), with
+// `labels` as drawn (visibleToken). F32 in place; F16 widened one map at a time into a slot shared
+// by its readers, freed when the last of them calls done (or when the maps die). done also gives
+// a map's pages back, so that a sweep over a large file never holds much of it. The maps read must
+// be checked (checkAll, or check of those read). Keeps `imported` alive.
+AttentionMaps importedMaps(std::shared_ptr<const ImportedAttention> imported, std::vector<std::string> labels);
+
+// The layer as the single-head views and exports read a scenario's: a Model of the tokens and
+// `heads` (no X, no weights: dk = dv = 0), a Forward whose heads hold only `weights` (a copy:
+// heads × T_q × T_k floats), and the layer's settings. Checks the layer first. Throws
+// InputError("--max-memory", …) when the copy would pass limits.maxBytes.
+struct ImportedLayer {
+    Model model;
+    Forward forward;
+    Settings settings;
+};
+ImportedLayer importedLayer(const ImportedAttention& imported, int layer, const Limits& limits = {});
+
+}  // namespace attnviz::core

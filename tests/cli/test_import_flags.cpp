@@ -1,0 +1,73 @@
+// --attention and --tokens-file in-process: the request the window gets, the flags refused with
+// them, --layer's range, and the exports of one layer against the file's own numbers.
+#include "cli_harness.hpp"
+#include "core/io/npy.hpp"
+
+#include <gtest/gtest.h>
+
+using namespace attnviz;
+using namespace attnviz::app;
+using namespace attnviz::app::clitest;
+
+namespace {
+
+class CliImport : public Cli {
+protected:
+    // [2, 2, 3, 3] causal maps: head 0 uniform over the keys it may read, head 1 on the previous key.
+    std::string write() {
+        std::string f = core::npyHeader({2, 2, 3, 3});
+        const float v[] = {1, 0, 0, 0.5f, 0.5f, 0, 1 / 3.0f, 1 / 3.0f, 1 / 3.0f, 1, 0, 0, 1, 0, 0, 0, 1, 0,
+                           1, 0, 0, 0.5f, 0.5f, 0, 1 / 3.0f, 1 / 3.0f, 1 / 3.0f, 1, 0, 0, 1, 0, 0, 0, 1, 0};
+        f.append(reinterpret_cast<const char*>(v), sizeof v);
+        testfs::writeFile(path("a.npy"), f);
+        return path("a.npy").string();
+    }
+};
+
+TEST_F(CliImport, OpensTheWindowOnTheFile) {
+    const std::string file = write();
+    testfs::writeFile(path("words.txt"), "x\ny\nz\n");
+    const CliRun run = runCli({"--attention", file, "--tokens-file", path("words.txt").string(), "--layer", "1"});
+    ASSERT_EQ(run.code, 0) << run.err;
+    ASSERT_EQ(run.guiCalls, 1);
+    EXPECT_EQ(run.request.scenario.attention, file);
+    EXPECT_EQ(run.request.scenario.tokensFile, path("words.txt").string());
+    EXPECT_EQ(run.request.scenario.layer, 1);
+    EXPECT_EQ(run.request.scenario.name, "a.npy");
+    EXPECT_TRUE(run.request.explicitScenario);
+}
+
+TEST_F(CliImport, CsvOfOneHeadIsTheFilesMap) {
+    const std::string file = write();
+    testfs::writeFile(path("tokens.txt"), "a\nb\nc\n");
+    const CliRun run = runCli({"--attention", file, "--layer", "1", "--head", "1", "--export-csv", "-"});
+    ASSERT_EQ(run.code, 0) << run.err;
+    EXPECT_EQ(splitLines(run.out), (std::vector<std::string>{"query\\key,a,b,c", "a,1,0,0", "b,1,0,0", "c,0,1,0"}));
+}
+
+TEST_F(CliImport, FlagsThatEditTheMapsAreRefused) {
+    const std::string file = write();
+    EXPECT_EQ(expectError(runCli({"--attention", file, "--sentence", "hi"})),
+              "--sentence: not with --attention: the imported maps are fixed");
+    EXPECT_EQ(expectError(runCli({"--attention", file, "--temperature", "2"})),
+              "--temperature: not with --attention: the imported maps are fixed");
+    EXPECT_EQ(expectError(runCli({"--attention", file, "--model", path("m").string()})),
+              "--attention: give one input: --attention or --model, not both");
+    EXPECT_EQ(expectError(runCli({"--attention", file, "--preset", "default"})),
+              "--attention: give one input: --attention or --preset, not both");
+    EXPECT_EQ(expectError(runCli({"--tokens-file", path("t.txt").string()})),
+              "--tokens-file: names the tokens of --attention's maps; give --attention FILE too");
+    EXPECT_EQ(expectError(runCli({"--attention", file, "--export-stats", "-", "--induction-test"})),
+              "--induction-test: runs a checkpoint on random tokens; imported attention has no model behind it");
+    EXPECT_EQ(expectError(runCli({"--attention", file, "--export", "-"})),
+              "--export: imported maps are written back by --export-npy (attentions.npy), not as JSON");
+    EXPECT_EQ(expectError(runCli({"--attention", file, "--layer", "2", "--export-csv", "-"})),
+              "--layer: 2 is not a layer of " + file + " (0 … 1)");
+    EXPECT_EQ(expectError(runCli({"--attention", path("none.npy").string(), "--export-csv", "-"})),
+              path("none.npy").string() + ": no such file");
+    testfs::writeFile(path("tokens.txt"), "a\nb\n");
+    EXPECT_EQ(expectError(runCli({"--attention", file, "--export-csv", "-"})),
+              path("tokens.txt").string() + ": has 2 tokens (one a line), the maps in " + file + " have 3 keys");
+}
+
+}  // namespace
