@@ -196,8 +196,7 @@ void applyOverrides(const Flags& f, const CLI::App& app, core::Scenario& s) {
               "--length", "--kv-heads", "--rope-base", "--temperature", "--causal", "--unscaled", "--swap", "--window"})
             if (given(flag)) throw core::InputError(flag, "not with --attention: the imported maps are fixed");
         for (const char* flag : {"--compare", "--ablate", "--ablate-mean", "--hide-token", "--export-qk-map"})
-            if (given(flag))
-                throw core::InputError(flag, "not with --attention: imported attention has no model behind it to run again");
+            if (given(flag)) throw core::InputError(flag, "not with --attention: imported attention has no model behind it to run again");
         core::Scenario a;
         a.name = std::filesystem::path(f.attention).filename().string();
         a.attention = std::filesystem::absolute(f.attention).lexically_normal().string();

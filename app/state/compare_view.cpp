@@ -27,8 +27,7 @@ std::pair<std::vector<int>, std::vector<int>> sharedIds(const std::vector<std::s
 }  // namespace
 
 core::Scenario compareScenario(const core::Scenario& scenario, const std::string& text, const std::string& where) {
-    if (scenario.attention)
-        throw core::InputError(where, "imported attention has no model behind it to run over another sentence");
+    if (scenario.attention) throw core::InputError(where, "imported attention has no model behind it to run over another sentence");
     if (!scenario.model) {
         if (scenario.x || scenario.q || scenario.k || scenario.v)
             throw core::InputError(where, "this scenario gives its vectors (X or Q, K, V), not a sentence to replace");
