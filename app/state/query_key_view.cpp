@@ -43,8 +43,9 @@ bool refreshQueryKeyMap(AppState& state) {
     v.why.clear();
     ++v.version;
     if (state.imported) {
-        v.why = "Imported attention has no model behind it: the query–key map needs the head's queries and keys (open a checkpoint "
-                "with --model).";
+        v.why =
+            "Imported attention has no model behind it: the query–key map needs the head's queries and keys (open a checkpoint "
+            "with --model).";
         return true;
     }
     if (head < 0) {
