@@ -35,3 +35,5 @@ shot --model "$DEMO/demo" --sentence "$TWICE" --layer 5 --head 1 --screenshot "$
 shot --model "$DEMO/demo" --sentence "$TWICE" --panel stats --screenshot "$OUT/head-statistics.png" --size $S
 "$BIN" --model "$DEMO/demo" --sentence "$TWICE" --export-model-view "$OUT/figure-model-view-induction.png" --model-view-rank induction
 "$BIN" --model "$DEMO/demo" --sentence "$TWICE" --layer 5 --head 1 --export-head-view "$OUT/figure-head-view.png"
+"$BIN" --model "$DEMO/demo" --sentence "When Mary and John went to the store, John gave a drink to" \
+  --compare "When Mary and John went to the store, Mary gave a drink to" --layer 5 --head 1 --export-compare "$OUT/figure-compare.png"
