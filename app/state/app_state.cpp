@@ -175,7 +175,9 @@ void recomputeHead(AppState& state, int head) {
 namespace {
 
 void finish(AppState& state) {
-    if (state.forward.output.size() == 0 || state.combineStale) {
+    if (state.imported) {
+        state.combineStale = false;  // imported maps come without values: nothing to combine
+    } else if (state.forward.output.size() == 0 || state.combineStale) {
         core::combineHeads(state.model, state.forward);
         state.combineStale = false;
     }

@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <limits>
 #include <string>
 #include <thread>
@@ -46,39 +47,46 @@ protected:
 };
 
 // In a child process (a SIGBUS there ends the child, not the test): `body`'s InputError printed
-// on stderr and exit code 2, as the command line reports it.
+// on stderr and exit code 2, as the command line reports it. The child set up its own `folder`
+// and _Exit skips its TearDown, so it removes the folder itself.
 template <class Body>
-void exitWithError(Body&& body) {
+void exitWithError(const std::filesystem::path& folder, Body&& body) {
+    int code = 0;
     try {
         body();
     } catch (const InputError& e) {
         std::fprintf(stderr, "attnviz: %s\n", e.message().c_str());
-        std::_Exit(2);
+        code = 2;
     }
-    std::_Exit(0);
+    std::error_code ec;
+    std::filesystem::remove_all(folder, ec);
+    std::_Exit(code);
 }
 
 TEST_F(CheckpointRewrittenWhileMapped, AReadPastAShrunkEndGetsZerosAndTheChangeIsKnown) {
     GTEST_FLAG_SET(death_test_style, "threadsafe");
     // The mapping itself: three pages, the file cut to nothing, a read of the last page.
-    EXPECT_EXIT(exitWithError([&] {
-                    writeFile(m_weights, std::string(3 * 4096, 'x'));
-                    const int fd = ::open(m_weights.c_str(), O_RDONLY | O_CLOEXEC);
-                    const auto mapped = MappedFile::map(fd, 3 * 4096, m_weights);
-                    if (mapped->changed()) std::_Exit(3);
-                    ASSERT_EQ(::truncate(m_weights.c_str(), 0), 0);
-                    const auto last = static_cast<char>(mapped->bytes()[3 * 4096 - 1]);
-                    if (last != 0 || !mapped->changed()) std::_Exit(4);
-                    mapped->checkUnchanged();
-                }),
+    EXPECT_EXIT(exitWithError(m_dir,
+                              [&] {
+                                  writeFile(m_weights, std::string(3 * 4096, 'x'));
+                                  const int fd = ::open(m_weights.c_str(), O_RDONLY | O_CLOEXEC);
+                                  const auto mapped = MappedFile::map(fd, 3 * 4096, m_weights);
+                                  if (mapped->changed()) std::_Exit(3);
+                                  ASSERT_EQ(::truncate(m_weights.c_str(), 0), 0);
+                                  const auto last = static_cast<char>(mapped->bytes()[3 * 4096 - 1]);
+                                  if (last != 0 || !mapped->changed()) std::_Exit(4);
+                                  mapped->checkUnchanged();
+                              }),
                 ::testing::ExitedWithCode(2), kChanged);
     // A pass's kept run read again for one layer: its weights come from the file cut in half.
-    EXPECT_EXIT(exitWithError([&] {
-                    const auto model = gpt2::open(m_dir.string());
-                    const decoder::Run run = decoder::forward(*model, ids(*model));
-                    ASSERT_EQ(::truncate(m_weights.c_str(), static_cast<off_t>(std::filesystem::file_size(m_weights) / 2)), 0);
-                    decoder::layerModel(*model, run, 1, {});
-                }),
+    EXPECT_EXIT(exitWithError(m_dir,
+                              [&] {
+                                  const auto model = gpt2::open(m_dir.string());
+                                  const decoder::Run run = decoder::forward(*model, ids(*model));
+                                  ASSERT_EQ(::truncate(m_weights.c_str(), static_cast<off_t>(std::filesystem::file_size(m_weights) / 2)),
+                                            0);
+                                  decoder::layerModel(*model, run, 1, {});
+                              }),
                 ::testing::ExitedWithCode(2), kChanged);
 }
 
@@ -86,19 +94,20 @@ TEST_F(CheckpointRewrittenWhileMapped, TruncatedWhilePassesRunIsAnErrorNotASigna
     GTEST_FLAG_SET(death_test_style, "threadsafe");
     // Another thread truncates the file while this one runs pass after pass: whether the cut
     // lands inside a pass or between two, the passes end in the error.
-    EXPECT_EXIT(exitWithError([&] {
-                    const auto model = gpt2::open(m_dir.string());
-                    std::atomic<int> passes{0};
-                    std::thread cutter([&] {
-                        while (passes < 3) std::this_thread::yield();
-                        ::truncate(m_weights.c_str(), 0);
-                    });
-                    struct Join {
-                        std::thread& t;
-                        ~Join() { t.join(); }
-                    } join{cutter};
-                    for (int i = 0; i < 1000000; ++i, ++passes) decoder::forward(*model, ids(*model));
-                }),
+    EXPECT_EXIT(exitWithError(m_dir,
+                              [&] {
+                                  const auto model = gpt2::open(m_dir.string());
+                                  std::atomic<int> passes{0};
+                                  std::thread cutter([&] {
+                                      while (passes < 3) std::this_thread::yield();
+                                      ::truncate(m_weights.c_str(), 0);
+                                  });
+                                  struct Join {
+                                      std::thread& t;
+                                      ~Join() { t.join(); }
+                                  } join{cutter};
+                                  for (int i = 0; i < 1000000; ++i, ++passes) decoder::forward(*model, ids(*model));
+                              }),
                 ::testing::ExitedWithCode(2), kChanged);
 }
 

@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstring>
 #include <limits>
 
@@ -81,9 +82,11 @@ std::string safetensorsFile(const std::vector<StTensor>& tensors) {
 }
 std::string floatBytes(const float* v, std::size_t n) { return std::string(reinterpret_cast<const char*>(v), 4 * n); }
 
+// The import views `bytes`, which must outlive it: a temporary is refused.
 std::shared_ptr<const ImportedAttention> fromString(const std::string& bytes, std::vector<std::string> labels = {}) {
     return ImportedAttention::fromBytes(std::as_bytes(std::span(bytes.data(), bytes.size())), "a.npy", std::move(labels));
 }
+std::shared_ptr<const ImportedAttention> fromString(std::string&& bytes, std::vector<std::string> labels = {}) = delete;
 
 // The message an import's open and full check give, or "".
 std::string problemOf(const std::string& bytes, std::vector<std::string> labels = {}) {
@@ -117,10 +120,12 @@ TEST(ImportedAttention, FourThreeAndTwoDimensionalNpy) {
     EXPECT_EQ(w(4, 3), v[static_cast<std::size_t>(5 * 25 + 4 * 5 + 3)]);
     EXPECT_TRUE(a->layerSettings(0).causal);
 
-    const auto three = fromString(npyFile({3, 5, 5}, std::vector<float>(v.begin(), v.begin() + 75)));
+    const std::string threeFile = npyFile({3, 5, 5}, std::vector<float>(v.begin(), v.begin() + 75));
+    const auto three = fromString(threeFile);
     EXPECT_EQ(three->layers(), 1);
     EXPECT_EQ(three->heads(), 3);
-    const auto two = fromString(npyFile({5, 5}, std::vector<float>(v.begin(), v.begin() + 25)), {"a", "b", "c", "d", "e"});
+    const std::string twoFile = npyFile({5, 5}, std::vector<float>(v.begin(), v.begin() + 25));
+    const auto two = fromString(twoFile, {"a", "b", "c", "d", "e"});
     EXPECT_EQ(two->layers(), 1);
     EXPECT_EQ(two->heads(), 1);
     EXPECT_FALSE(two->positionsOnly());
@@ -129,7 +134,8 @@ TEST(ImportedAttention, FourThreeAndTwoDimensionalNpy) {
 
 TEST(ImportedAttention, Float16IsWidenedExactly) {
     const std::vector<float> v = causalMaps(1, 2, 6, 2);
-    const auto a = fromString(npyFile({1, 2, 6, 6}, v, true));
+    const std::string file = npyFile({1, 2, 6, 6}, v, true);
+    const auto a = fromString(file);
     EXPECT_EQ(a->dtype(), MapDType::F16);
     a->checkAll();
     std::vector<float> scratch;
@@ -146,7 +152,8 @@ TEST(ImportedAttention, FewerQueriesZeroRowsAndBidirectionalMaps) {
     a->checkAll();
     EXPECT_FALSE(a->layerSettings(0).causal);
     // a full (bidirectional) map is not causal
-    const auto b = fromString(npyFile({1, 4, 4}, causalMaps(1, 1, 4, 3, false)));
+    const std::string bFile = npyFile({1, 4, 4}, causalMaps(1, 1, 4, 3, false));
+    const auto b = fromString(bFile);
     b->checkAll();
     EXPECT_FALSE(b->layerSettings(0).causal);
     // a row that sums to 0.9995 is within 1e-3
@@ -273,7 +280,7 @@ TEST(ImportedAttention, MapsOverFloat16FreeEveryWidenedCopy) {
     a->checkAll();
     b->checkAll();
     AttentionMaps ma = importedMaps(a, a->labels()), mb = importedMaps(b, b->labels());
-    int reads = 0, done = 0;
+    std::atomic<int> reads{0}, done{0};  // the sweeps read the maps from several threads
     const auto weights = mb.weights;
     const auto finished = mb.done;
     mb.weights = [&](int l, int h) {
@@ -286,8 +293,8 @@ TEST(ImportedAttention, MapsOverFloat16FreeEveryWidenedCopy) {
     };
     EXPECT_TRUE(ma.settings[2].causal);
     const std::vector<HeadStats> sa = allHeadStats(ma), sb = allHeadStats(mb);
-    EXPECT_EQ(reads, 12);
-    EXPECT_EQ(done, 12);
+    EXPECT_EQ(reads.load(), 12);
+    EXPECT_EQ(done.load(), 12);
     ASSERT_EQ(sa.size(), sb.size());
     for (std::size_t k = 0; k < sa.size(); ++k) {
         EXPECT_EQ(sa[k].entropy, sb[k].entropy);
@@ -299,7 +306,8 @@ TEST(ImportedAttention, MapsOverFloat16FreeEveryWidenedCopy) {
 
 TEST(ImportedAttention, ShownLayerAsAScenarioReadsIt) {
     const std::vector<float> v = causalMaps(2, 3, 5, 7);
-    const auto a = fromString(npyFile({2, 3, 5, 5}, v), {"a", "b", "c", "d", "e"});
+    const std::string file = npyFile({2, 3, 5, 5}, v);
+    const auto a = fromString(file, {"a", "b", "c", "d", "e"});
     const ImportedLayer layer = importedLayer(*a, 1);
     EXPECT_TRUE(a->checked(1, 0));
     EXPECT_FALSE(a->checked(0, 0));

@@ -42,10 +42,21 @@ Image load(const std::string& path) {
     return img;
 }
 
+// One folder a process (ctest runs each test in its own), removed when the process ends.
 fs::path tempDir() {
-    const fs::path dir = fs::temp_directory_path() / ("attnviz-shots-" + std::to_string(::getpid()));
-    fs::create_directories(dir);
-    return dir;
+    struct Folder {
+        fs::path path = fs::temp_directory_path() / ("attnviz-shots-" + std::to_string(::getpid()));
+        Folder() = default;
+        Folder(const Folder&) = delete;
+        Folder& operator=(const Folder&) = delete;
+        ~Folder() {
+            std::error_code ec;
+            fs::remove_all(path, ec);
+        }
+    };
+    static const Folder folder;
+    fs::create_directories(folder.path);
+    return folder.path;
 }
 
 // The app's command line. Sanitizer builds preload Mesa's driver so that it stays mapped until
