@@ -445,6 +445,18 @@ void checkExports(const Flags& f) {
     }
 }
 
+namespace {
+
+// How the products ran: the blocking derived from this CPU's caches (core/attention/blocking.hpp).
+nlohmann::json blockingJson() {
+    const core::KernelBlocking b = core::kernelBlocking();
+    const core::CpuCaches& c = core::kernelCaches();
+    return {{"depth", b.depth},       {"columns", b.columns}, {"keys", b.keys},         {"l1_bytes", c.l1.bytes}, {"l1_ways", c.l1.ways},
+            {"l2_bytes", c.l2.bytes}, {"l2_ways", c.l2.ways}, {"l3_bytes", c.l3.bytes}, {"caches_from", c.source}};
+}
+
+}  // namespace
+
 void runBench(const Flags& f, const GuiRequest& request, std::ostream& out, const char*& doing) {
     const double seconds = parseFloat("--bench-seconds", f.benchSeconds);  // in range: checkExports
     const Built built = buildFor(request, doing);
@@ -465,6 +477,7 @@ void runBench(const Flags& f, const GuiRequest& request, std::ostream& out, cons
                                   {"gflops", r.gflops},
                                   {"runs", r.runs},
                                   {"kernels", core::kernelIsaName(core::kernelIsa())},
+                                  {"blocking", blockingJson()},
                                   {"kept_mib", static_cast<double>(r.keptBytes) / (1024.0 * 1024.0)},
                                   {"file_mib", static_cast<double>(loaded.checkpoint->fileBytes()) / (1024.0 * 1024.0)}};
         out << core::dumpJson(j) << "\n";
@@ -484,6 +497,7 @@ void runBench(const Flags& f, const GuiRequest& request, std::ostream& out, cons
                         {"sgemm_gflops", r.sgemmGflops},
                         {"runs", r.runs},
                         {"kernels", core::kernelIsaName(core::kernelIsa())},
+                        {"blocking", blockingJson()},
                         {"kept_mib", static_cast<double>(r.keptBytes) / (1024.0 * 1024.0)}};
     out << core::dumpJson(j) << "\n";
 }

@@ -80,13 +80,24 @@ def peak_rss_mib(args):
 
 def numpy_blas():
     """The BLAS numpy actually loaded (after a product), from this process's memory map."""
+    from peer_blas import describe_loaded
     a = np.ones((64, 64), dtype=np.float32)
     a @ a
-    with open("/proc/self/maps") as maps:
-        libs = sorted({line.split()[-1] for line in maps if "blas" in line.lower()})
-    if any("openblas" in lib for lib in libs):
-        return "OpenBLAS (" + ", ".join(os.path.basename(os.path.dirname(l)) for l in libs[:1]) + ")"
-    return "reference BLAS (install libopenblas0-pthread for a fair comparison)"
+    return describe_loaded()
+
+
+def fma_peak(attnviz, kernels):
+    """The fused multiply-add peak of the instruction set attnviz's kernels ran on, every core
+    (attnviz_bench's BM_FmaPeak or BM_FmaPeakAvx512, beside the attnviz binary); None without it."""
+    bench = os.path.join(os.path.dirname(os.path.abspath(attnviz)), "attnviz_bench")
+    name = "BM_FmaPeakAvx512" if kernels == "avx512" else "BM_FmaPeak"
+    if not os.path.exists(bench):
+        return None
+    p = subprocess.run([bench, f"--benchmark_filter={name}/", "--benchmark_format=json", "--benchmark_min_time=1"],
+                       capture_output=True, text=True, timeout=600)
+    if p.returncode != 0:
+        return None
+    return json.loads(p.stdout)["benchmarks"][0]["GFLOP/s"]
 
 
 def main():
@@ -108,8 +119,13 @@ def main():
         torch = None
 
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), platform.processor())
-    print(f"machine: {cpu}, {os.cpu_count()} cores; numpy {np.__version__} on {numpy_blas()}; "
-          f"torch {torch.__version__ + f' ({args.threads} threads)' if torch else 'not installed'}")
+    numpy_desc = numpy_blas()
+    if torch:
+        from peer_blas import describe_torch
+        probe = torch.ones(64, 64)
+        probe @ probe  # loads the BLAS it multiplies with
+    print(f"machine: {cpu}, {os.cpu_count()} cores; numpy {np.__version__} on {numpy_desc}; "
+          f"torch: {describe_torch(torch) + f' ({args.threads} threads)' if torch else 'not installed'}")
     print(f"forward: d_model {D_MODEL}, {HEADS} heads, W_O, fp32, all weights materialised; each peer timed for >= {args.seconds:g} s "
           f"per size, in {args.rounds} rounds taken in turn\n")
 
@@ -153,8 +169,11 @@ def main():
 
     med = statistics.median
 
-    print("| T | PyTorch nn.MultiheadAttention | numpy | attnviz | attnviz GFLOP/s | Eigen sgemm GFLOP/s | vs PyTorch | vs numpy | of sgemm |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    kernels = rows[0][1][0][0].get("kernels", "?") if rows else "?"  # rows: (T, turns); a turn: (attnviz, numpy, torch)
+    peak = fma_peak(args.attnviz, kernels)
+    print("| T | PyTorch nn.MultiheadAttention | numpy | attnviz | attnviz GFLOP/s | of the FMA peak | Eigen sgemm GFLOP/s | vs PyTorch | "
+          "vs numpy | of sgemm |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for T, turns in rows:
         av_ms = med([av["forward_ms"] for av, _, _ in turns])
         np_ms = med([n for _, n, _ in turns])
@@ -163,12 +182,16 @@ def main():
         vt = f"{med([tm / av['forward_ms'] for av, _, tm in turns]):.2f}x" if has_torch else "n/a"
         vn = med([n / av["forward_ms"] for av, n, _ in turns])
         of = med([100 * av["gflops"] / av["sgemm_gflops"] for av, _, _ in turns])
-        print(f"| {T} | {t} | {np_ms:.1f} ms | {av_ms:.1f} ms | {med([av['gflops'] for av, _, _ in turns]):.0f} | "
+        gflops = med([av['gflops'] for av, _, _ in turns])
+        share = f"{100 * gflops / peak:.0f}%" if peak else "n/a"
+        print(f"| {T} | {t} | {np_ms:.1f} ms | {av_ms:.1f} ms | {gflops:.0f} | {share} | "
               f"{med([av['sgemm_gflops'] for av, _, _ in turns]):.0f} | {vt} | {vn:.2f}x | {of:.0f}% |")
-    first_attnviz = rows[0][1][0][0] if rows else {}  # rows: (T, turns); a turn: (attnviz, numpy, torch)
-    kernels = first_attnviz.get("kernels", "?")
+    blocking = rows[0][1][0][0].get("blocking", {}) if rows else {}
     print(f"\n(times and GFLOP/s: medians of the {args.rounds} rounds' medians; ratios: medians of the rounds' ratios; "
-          f"attnviz's kernels: {kernels}; the Eigen sgemm is attnviz's build, x86-64-v3)\n")
+          f"attnviz's kernels: {kernels}, blocking depth {blocking.get('depth', '?')} x columns {blocking.get('columns', '?')} "
+          f"from {blocking.get('caches_from', '?')} caches; FMA peak of {kernels}: "
+          f"{f'{peak:.0f} GFLOP/s' if peak else 'n/a (attnviz_bench not built)'}, same run; "
+          f"the Eigen sgemm is attnviz's build, x86-64-v3)\n")
     for T, turns in rows:
         sm = med([av["softmax_ms"] for av, _, _ in turns])
         vs = med([av["visible_softmax_ms"] for av, _, _ in turns])

@@ -154,7 +154,8 @@ def print_peer_times(forward, sizes, seconds):
                 forward(ids)
                 times.append((time.perf_counter() - t0) * 1000)
             out[t] = statistics.median(times)
-    print(json.dumps({"ms": out, "torch": torch.__version__, "threads": torch.get_num_threads()}))
+    from peer_blas import describe_torch
+    print(json.dumps({"ms": out, "torch": torch.__version__, "threads": torch.get_num_threads(), "blas": describe_torch(torch)}))
 
 
 def run_torch(folder, t, seconds):
@@ -235,8 +236,9 @@ def main():
                 rates.append(a["gflops"])
             last[t], kept_mib[t] = statistics.median(rates), a["kept_mib"]
             print(f"T = {t}: attnviz {statistics.median(ours):.1f} ms ({last[t]:.0f} GFLOP/s, kernels {a['kernels']}), "
-                  f"PyTorch {info['torch']} eager ({info['threads']} threads, OpenBLAS {kernel}"
-                  f"{', ' + ' and '.join(cleared) + ' unset for it' if cleared else ''}) {statistics.median(peers):.1f} ms: "
+                  f"PyTorch {info['torch']} eager ({info['threads']} threads; {info.get('blas', 'BLAS not named')}; "
+                  f"OPENBLAS_VERBOSE: {kernel}"
+                  f"{'; ' + ' and '.join(cleared) + ' unset for it' if cleared else ''}) {statistics.median(peers):.1f} ms: "
                   f"attnviz {statistics.median(ratios):.2f}x faster; appending a token costs "
                   f"{100 * statistics.median(appends):.1f} % of the whole pass")
         # The ceilings: an sgemm of the width the kernels ran (AVX-512 here needs its own program),

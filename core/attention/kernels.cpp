@@ -154,11 +154,6 @@ void widenRow(const void* src, WeightType type, Eigen::Index n, Eigen::Index r, 
 namespace {
 
 constexpr Eigen::Index kTileRows = 6;  // queries per tile: 6 × 2 accumulators + 2 panel rows + 1 broadcast
-constexpr Eigen::Index kChunk = 256;   // keys per pass over a block's rows: 64 KiB of panels at d_k or d_v = 64
-// A product's depth and columns per pass over a share's rows (productRange): each tile's 6 × 256
-// floats stay in L1, and 256 × 512 floats of panels (512 KiB) in L2 across the tiles.
-constexpr Eigen::Index kDepth = 256;
-constexpr Eigen::Index kColumnBlock = 512;
 
 PanelElement panelElement(WeightType type) {
     switch (type) {
@@ -442,7 +437,7 @@ struct Panels {
 // rows [r0, r1), `panels` b's columns, and b(c, j) reads any element of b (the last n mod 16
 // columns when they are not packed). r0 is a multiple of kTileRows, and only the last range has
 // rows left over after the 6-row tiles.
-// Blocked as a GEMM is: kDepth steps of d, then kColumnBlock columns, then the tiles of rows; a
+// Blocked as a GEMM is (blocking.hpp): kernelBlocking()'s depth steps of d, then its columns, then the tiles of rows; a
 // later block of depth continues the sums the earlier one left in out, so each element is still
 // one chain of fused multiply-adds over d in order. The rows left over after the full tiles are
 // one more tile, padded with zero rows, summed into scratch and copied out; so is a padded last
@@ -463,10 +458,12 @@ void productRange(const MatRef& a, const float* tiles, const Panels& panels, Eig
     }
     if (padded) paddedOut.resize(static_cast<std::size_t>((fullEnd - r0) * kPanel));
     // 1. Packed panels.
-    for (Eigen::Index k0 = 0; k0 < d; k0 += kDepth) {
-        const Eigen::Index steps = std::min(kDepth, d - k0);
-        for (Eigen::Index p0 = 0; p0 < whole; p0 += kColumnBlock / kPanel) {
-            const Eigen::Index p1 = std::min(whole, p0 + kColumnBlock / kPanel);
+    const KernelBlocking blocking = kernelBlocking();
+    const Eigen::Index blockPanels = std::max<Eigen::Index>(1, blocking.columns / kPanel);
+    for (Eigen::Index k0 = 0; k0 < d; k0 += blocking.depth) {
+        const Eigen::Index steps = std::min(blocking.depth, d - k0);
+        for (Eigen::Index p0 = 0; p0 < whole; p0 += blockPanels) {
+            const Eigen::Index p1 = std::min(whole, p0 + blockPanels);
             const void* block = panels.at(p0 * d * kPanel + k0 * kPanel);
             for (Eigen::Index i = r0; i < fullEnd; i += kTileRows)
                 strip({tiles + (i - r0) * d + k0 * kTileRows, 0, block, d * kPanel, p1 - p0, steps, out.data() + i * ldo + p0 * kPanel, ldo,
@@ -658,10 +655,11 @@ void valueRange(const MatRef& weights, const MatRef& v, const PackedColumns& pac
     // 1. Full panels, a chunk of keys at a time so that its slice of v stays in L1/L2 across
     // the rows; the sums carry over from chunk to chunk in out.
     const Eigen::Index lastKey = std::max<Eigen::Index>(keysOf(r0, r1 - r0), 1);  // one pass even with no keys: zeros
-    for (Eigen::Index j0 = 0; j0 < lastKey; j0 += kChunk) {
+    const Eigen::Index chunk = kernelBlocking().keys;
+    for (Eigen::Index j0 = 0; j0 < lastKey; j0 += chunk) {
         for (Eigen::Index i = r0; i < r1;) {
             const Eigen::Index n = i < fullEnd ? kTileRows : 1;
-            const Eigen::Index keys = std::min(kChunk, keysOf(i, n) - j0);
+            const Eigen::Index keys = std::min(chunk, keysOf(i, n) - j0);
             if (keys > 0 || j0 == 0) {
                 const float* panel = packed.panels.data() + j0 * kPanel;
                 float* o = out.data() + i * ldo;
@@ -754,6 +752,44 @@ void multiplyRowsByVector(const void* src, WeightType type, Eigen::Index rows, E
 }
 
 #endif
+
+namespace {
+
+// useKernelBlocking's blocking; depth 0: none (the derived one).
+struct BlockingOverride {
+    std::atomic<Eigen::Index> depth{0}, columns{0}, keys{0};
+};
+BlockingOverride& blockingOverride() {
+    static BlockingOverride set;
+    return set;
+}
+
+}  // namespace
+
+const CpuCaches& kernelCaches() {
+    static const CpuCaches caches = detectCaches();
+    return caches;
+}
+
+KernelBlocking kernelBlocking() {
+    const BlockingOverride& set = blockingOverride();
+    const KernelBlocking chosen{set.depth.load(std::memory_order_relaxed), set.columns.load(std::memory_order_relaxed),
+                                set.keys.load(std::memory_order_relaxed)};
+    if (chosen.depth > 0) return chosen;
+    // The register tiles: 6 rows × 16 columns (AVX2, and the portable build's nominal one) or 6 × 64.
+    static const KernelBlocking narrow = deriveBlocking(kernelCaches(), 6, 16), wide = deriveBlocking(kernelCaches(), 6, 64);
+    return kernelIsa() == KernelIsa::Avx512 ? wide : narrow;
+}
+
+KernelBlocking useKernelBlocking(const KernelBlocking& blocking) {
+    const KernelBlocking before = kernelBlocking();
+    const bool valid = blocking.depth > 0 && blocking.columns > 0 && blocking.keys > 0;
+    BlockingOverride& set = blockingOverride();
+    set.columns.store(valid ? blocking.columns : 0);
+    set.keys.store(valid ? blocking.keys : 0);
+    set.depth.store(valid ? blocking.depth : 0);
+    return before;
+}
 
 const char* kernelIsaName(KernelIsa isa) {
     switch (isa) {

@@ -16,6 +16,7 @@
 // Without AVX2 and FMA (a portable build) the same functions use Eigen's product.
 #pragma once
 
+#include "core/attention/blocking.hpp"
 #include "core/base/matrix.hpp"
 #include "core/base/pages.hpp"
 
@@ -36,6 +37,16 @@ bool hasKernelIsa(KernelIsa isa);
 // below); returns the one now in use. Not while a product runs.
 KernelIsa useKernelIsa(KernelIsa isa);
 const char* kernelIsaName(KernelIsa isa);  // "avx512", "avx2", "portable"
+
+// The blocking the products use (blocking.hpp): derived once from this CPU's caches for the
+// register tile of the instruction set in use (6 × 16 with AVX2, 6 × 64 with AVX-512).
+KernelBlocking kernelBlocking();
+// The CPU's caches the blocking was derived from.
+const CpuCaches& kernelCaches();
+// For tests and benchmarks: products use `blocking` (each field > 0) instead of the derived one,
+// or the derived one again for a default KernelBlocking; returns the one in use before. Not
+// while a product runs. Every blocking gives the same bits.
+KernelBlocking useKernelBlocking(const KernelBlocking& blocking);
 
 // Packed operands: megabytes for a model's weights or a long sequence's keys, in huge pages.
 using PackedFloats = std::vector<float, PageAllocator<float>>;

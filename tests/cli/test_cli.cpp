@@ -113,6 +113,14 @@ TEST_F(Cli, BenchPrintsOneJsonLineWithTheMatricesKept) {
     EXPECT_DOUBLE_EQ(j.at("kept_mib").get<double>(), static_cast<double>(core::keptBytes(model, forward)) / (1024.0 * 1024.0));
     // The instruction set the products ran on, the one this CPU and build give.
     EXPECT_EQ(j.at("kernels"), core::kernelIsaName(core::kernelIsa()));
+    // The blocking derived from this CPU's caches, and the caches it came from.
+    const core::KernelBlocking b = core::kernelBlocking();
+    const nlohmann::json& blocking = j.at("blocking");
+    EXPECT_EQ(blocking.at("depth").get<long>(), b.depth);
+    EXPECT_EQ(blocking.at("columns").get<long>(), b.columns);
+    EXPECT_EQ(blocking.at("keys").get<long>(), b.keys);
+    EXPECT_EQ(blocking.at("l1_bytes").get<long>(), core::kernelCaches().l1.bytes);
+    EXPECT_EQ(blocking.at("caches_from"), core::kernelCaches().source);
 }
 
 TEST_F(Cli, EveryPresetOpens) {
