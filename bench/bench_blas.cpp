@@ -19,7 +19,8 @@
 // the kernels are faster. Turns taken in the same minutes keep those ratios meaningful on a
 // shared, noisy machine even when the times themselves move. GFLOP/s are also given as a share of
 // the FMA peak of the instruction set the kernels use (every core issuing independent fused
-// multiply-adds, measured in the same run). Each shape is checked once before it is timed: a
+// multiply-adds, measured in the same run over each thread's own CPU time, so that another process
+// taking turns on a core does not lower it). Each shape is checked once before it is timed: a
 // library whose C differs from the kernels' by more than 1e-4 of max |C| stops the run (exit 1).
 //
 // Run (after building): ./build/attnviz_blas_bench [--seconds S] [--rounds R] [--filter TEXT] [--json]
@@ -28,6 +29,10 @@
 //   --filter TEXT only the shapes whose name contains TEXT (e.g. "gpt2", "T=2048", "scores")
 //   --json        one JSON object instead of the header and table
 // OpenBLAS: apt-get install libopenblas0-pthread; BLIS: apt-get install libblis4-openmp.
+// On a machine that other processes keep busy, OpenMP's threads spinning between products lose
+// their turns to them and calls stall for whole scheduler ticks (times near 4 or 8 ms): run with
+// OMP_WAIT_POLICY=passive there (the header lists such variables that are set).
+#include "bench/fma_chains.hpp"
 #include "core/attention/kernels.hpp"
 #include "core/base/prng.hpp"
 
@@ -48,9 +53,6 @@
 #include <dlfcn.h>
 #include <time.h>
 
-#if defined(__AVX2__) && defined(__FMA__)
-#include <immintrin.h>
-#endif
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -173,8 +175,8 @@ std::string cpuModel() {
     std::ifstream in("/proc/cpuinfo");
     for (std::string line; std::getline(in, line);)
         if (line.rfind("model name", 0) == 0) {
-            const auto colon = line.find(':');
-            if (colon != std::string::npos) return line.substr(line.find_first_not_of(' ', colon + 1));
+            const auto value = line.find_first_not_of(" \t", line.find(':') + 1);
+            if (line.find(':') != std::string::npos && value != std::string::npos) return line.substr(value);
         }
     return "unknown";
 }
@@ -201,37 +203,6 @@ std::vector<double> callTimes(const std::function<void()>& call, double seconds)
 }
 
 #if defined(__AVX2__) && defined(__FMA__)
-// Ten independent chains of fused multiply-adds (enough to cover their latency), `steps` times;
-// the sums leave through an empty asm statement so that the loop stays (as BM_FmaPeak does).
-void fmaChainsAvx2(long steps) {
-    __m256 a0 = _mm256_set1_ps(1.0f), a1 = _mm256_set1_ps(1.1f), a2 = _mm256_set1_ps(1.2f), a3 = _mm256_set1_ps(1.3f),
-           a4 = _mm256_set1_ps(1.4f), a5 = _mm256_set1_ps(1.5f), a6 = _mm256_set1_ps(1.6f), a7 = _mm256_set1_ps(1.7f),
-           a8 = _mm256_set1_ps(1.8f), a9 = _mm256_set1_ps(1.9f);
-    const __m256 m = _mm256_set1_ps(0.9999999f), c = _mm256_set1_ps(1e-7f);
-    for (long k = 0; k < steps; ++k) {
-        a0 = _mm256_fmadd_ps(a0, m, c), a1 = _mm256_fmadd_ps(a1, m, c), a2 = _mm256_fmadd_ps(a2, m, c);
-        a3 = _mm256_fmadd_ps(a3, m, c), a4 = _mm256_fmadd_ps(a4, m, c), a5 = _mm256_fmadd_ps(a5, m, c);
-        a6 = _mm256_fmadd_ps(a6, m, c), a7 = _mm256_fmadd_ps(a7, m, c), a8 = _mm256_fmadd_ps(a8, m, c);
-        a9 = _mm256_fmadd_ps(a9, m, c);
-    }
-    asm volatile("" : : "v"(a0), "v"(a1), "v"(a2), "v"(a3), "v"(a4), "v"(a5), "v"(a6), "v"(a7), "v"(a8), "v"(a9));
-}
-
-// The same with sixteen-float AVX-512 registers; called only where hasKernelIsa(Avx512).
-[[gnu::target("avx512f")]] void fmaChainsAvx512(long steps) {
-    __m512 a0 = _mm512_set1_ps(1.0f), a1 = _mm512_set1_ps(1.1f), a2 = _mm512_set1_ps(1.2f), a3 = _mm512_set1_ps(1.3f),
-           a4 = _mm512_set1_ps(1.4f), a5 = _mm512_set1_ps(1.5f), a6 = _mm512_set1_ps(1.6f), a7 = _mm512_set1_ps(1.7f),
-           a8 = _mm512_set1_ps(1.8f), a9 = _mm512_set1_ps(1.9f);
-    const __m512 m = _mm512_set1_ps(0.9999999f), c = _mm512_set1_ps(1e-7f);
-    for (long k = 0; k < steps; ++k) {
-        a0 = _mm512_fmadd_ps(a0, m, c), a1 = _mm512_fmadd_ps(a1, m, c), a2 = _mm512_fmadd_ps(a2, m, c);
-        a3 = _mm512_fmadd_ps(a3, m, c), a4 = _mm512_fmadd_ps(a4, m, c), a5 = _mm512_fmadd_ps(a5, m, c);
-        a6 = _mm512_fmadd_ps(a6, m, c), a7 = _mm512_fmadd_ps(a7, m, c), a8 = _mm512_fmadd_ps(a8, m, c);
-        a9 = _mm512_fmadd_ps(a9, m, c);
-    }
-    asm volatile("" : : "v"(a0), "v"(a1), "v"(a2), "v"(a3), "v"(a4), "v"(a5), "v"(a6), "v"(a7), "v"(a8), "v"(a9));
-}
-
 double threadSeconds() {
     timespec now{};
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
@@ -316,7 +287,7 @@ Mat weightsMat(Eigen::Index rows, Eigen::Index cols, Prng& prng) {
     return m;
 }
 
-// One shape's operands and a call for the kernels and for each library, each writing its own C.
+// One shape's operands and the C of the kernels and of each library.
 struct Bench {
     Mat a, b;  // Scores: a = q, b = k [n, k]
     PackedWeights weights;
@@ -326,6 +297,28 @@ struct Bench {
     std::vector<Mat> theirs;
 };
 
+// The operands, the weights packed once (as a model's are when it is opened).
+void makeOperands(const Shape& s, std::size_t libraries, Prng& prng, Bench& bench) {
+    switch (s.product) {
+        case Product::Weights:
+            bench.a = normalMat(s.m, s.k, 1.0, prng);
+            bench.b = normalMat(s.k, s.n, 0.02, prng);
+            packWeights(bench.b.data(), WeightType::F32, s.k, s.n, false, bench.weights);
+            break;
+        case Product::Scores:
+            bench.a = normalMat(s.m, s.k, 1.0, prng);
+            bench.b = normalMat(s.n, s.k, 1.0, prng);
+            break;
+        case Product::Values:
+            bench.a = weightsMat(s.m, s.k, prng);
+            bench.b = normalMat(s.k, s.n, 1.0, prng);
+            break;
+    }
+    bench.ours.resize(s.m, s.n);
+    bench.theirs.assign(libraries, Mat(s.m, s.n));
+}
+
+// The kernels as the pass calls them: k and v packed on every call, the weights beforehand.
 std::function<void()> oursCall(const Shape& s, Bench& bench) {
     switch (s.product) {
         case Product::Weights: return [&] { multiplyWeights(bench.a, nullptr, bench.weights, bench.ours); };
@@ -352,13 +345,113 @@ std::function<void()> libraryCall(const Shape& s, Bench& bench, Sgemm sgemm, Mat
 }
 
 struct Timing {
-    double ms = 0, gflops = 0, peakShare = 0;
+    double ms = 0, gflops = 0, peakShare = 0;  // the median over rounds
+    std::vector<double> roundsMs;              // each round's median call
 };
+
+// One shape's results: timings[0] the kernels', then each library's in `usable` order.
+struct Result {
+    std::vector<Timing> timings;
+    double ratio = 0;  // median over rounds of (fastest library / kernels)
+    std::string best;  // the library faster by median
+};
+
+// Rounds of turns, each round starting with the next peer (calls[0] = the kernels).
+Result measure(const Shape& s, const std::vector<std::function<void()>>& calls, const std::vector<const Library*>& usable,
+               const Options& options, double peak) {
+    std::vector<std::vector<double>> times(calls.size(), std::vector<double>(static_cast<std::size_t>(options.rounds)));
+    const double perRound = options.seconds / options.rounds;
+    for (std::size_t r = 0; r < times[0].size(); ++r)
+        for (std::size_t i = 0; i < calls.size(); ++i) {
+            const std::size_t p = (r + i) % calls.size();
+            times[p][r] = median(callTimes(calls[p], perRound));
+        }
+
+    Result result;
+    const double flops = 2.0 * static_cast<double>(s.m) * static_cast<double>(s.k) * static_cast<double>(s.n);
+    for (const auto& peer : times) {
+        const double seconds = median(peer);
+        Timing t{seconds * 1e3, flops / seconds * 1e-9, peak > 0 ? flops / seconds * 1e-9 / peak : 0.0, {}};
+        for (double round : peer) t.roundsMs.push_back(round * 1e3);
+        result.timings.push_back(t);
+    }
+    if (usable.empty()) return result;
+    std::vector<double> ratios;
+    for (std::size_t r = 0; r < times[0].size(); ++r) {
+        double fastest = times[1][r];
+        for (std::size_t p = 2; p < times.size(); ++p) fastest = std::min(fastest, times[p][r]);
+        ratios.push_back(fastest / times[0][r]);
+    }
+    result.ratio = median(ratios);
+    std::size_t best = 1;
+    for (std::size_t p = 2; p < times.size(); ++p)
+        if (result.timings[p].ms < result.timings[best].ms) best = p;
+    result.best = usable[best - 1]->name;
+    return result;
+}
 
 std::string fixed(double value, int decimals) {
     char text[32];
     std::snprintf(text, sizeof text, "%.*f", decimals, value);
     return text;
+}
+
+void printHeader(const nlohmann::json& report, const std::vector<const Library*>& usable, double perRound) {
+    std::printf("attnviz's kernels against Debian's BLAS, fp32 row-major C = A·B, on the forward pass's products\n\n");
+    std::printf("- CPU: %s\n- threads: %d (OpenMP; each library set to the same)\n- kernels: %s\n",
+                report["cpu"].get<std::string>().c_str(), report["threads"].get<int>(), report["kernel_isa"].get<std::string>().c_str());
+    const double peak = report["fma_peak_gflops"];
+    if (peak > 0) std::printf("- FMA peak (%s, every thread): %.1f GFLOP/s\n", report["kernel_isa"].get<std::string>().c_str(), peak);
+    else std::printf("- FMA peak: none measured (portable build: the products are Eigen's)\n");
+    for (const auto& lib : report["libraries"]) {
+        std::printf("- %s (%s): %s", lib["name"].get<std::string>().c_str(), lib["soname"].get<std::string>().c_str(),
+                    lib["status"].get<std::string>().c_str());
+        if (!lib["version"].get<std::string>().empty()) std::printf("; %s", lib["version"].get<std::string>().c_str());
+        if (!lib["core"].get<std::string>().empty()) std::printf("; core %s", lib["core"].get<std::string>().c_str());
+        std::printf("\n");
+    }
+    std::string waiting;
+    for (const auto& [variable, value] : report["environment"].items()) waiting += " " + variable + "=" + quoted(value.get<std::string>());
+    std::printf("- threads' waiting:%s\n",
+                waiting.empty() ? " the libraries' defaults (no OMP_WAIT_POLICY, GOMP_SPINCOUNT, ... set)" : waiting.c_str());
+    for (const auto& warning : report["warnings"]) std::printf("- warning: %s\n", warning.get<std::string>().c_str());
+    std::printf("- timing: per shape, rounds: %d, the kernels and the libraries in turn; a turn: the median call of %.2f s\n\n",
+                report["rounds"].get<int>(), perRound);
+    std::printf("| shape | A·B | attnviz ms | GFLOP/s | %% peak |");
+    for (const Library* lib : usable) std::printf(" %s ms | GFLOP/s | %% peak |", lib->name.c_str());
+    std::printf(" attnviz vs best library |\n|---|---|--:|--:|--:|");
+    for (std::size_t i = 0; i < usable.size(); ++i) std::printf("--:|--:|--:|");
+    std::printf("---|\n");
+    std::fflush(stdout);
+}
+
+void printRow(const Shape& s, const Result& result, bool libraries, double peak) {
+    std::printf("| %s | %s |", s.name.c_str(), operands(s).c_str());
+    for (const Timing& t : result.timings)
+        std::printf(" %s | %s | %s |", fixed(t.ms, 3).c_str(), fixed(t.gflops, 1).c_str(),
+                    peak > 0 ? fixed(100 * t.peakShare, 0).c_str() : "–");
+    std::printf(" %s |\n", libraries ? (fixed(result.ratio, 2) + " (" + result.best + ")").c_str() : "–");
+    std::fflush(stdout);
+}
+
+nlohmann::json rowJson(const Shape& s, const Result& result, const std::vector<const Library*>& usable, const nlohmann::json& differences) {
+    const auto timing = [](const Timing& t) {
+        return nlohmann::json{{"ms", t.ms}, {"gflops", t.gflops}, {"peak_share", t.peakShare}, {"rounds_ms", t.roundsMs}};
+    };
+    nlohmann::json row = {{"name", s.name},
+                          {"m", s.m},
+                          {"k", s.k},
+                          {"n", s.n},
+                          {"b_transposed", s.product == Product::Scores},
+                          {"gflop", 2e-9 * static_cast<double>(s.m) * static_cast<double>(s.k) * static_cast<double>(s.n)},
+                          {"max_relative_difference", differences},
+                          {"attnviz", timing(result.timings[0])}};
+    for (std::size_t l = 0; l < usable.size(); ++l) row[usable[l]->name] = timing(result.timings[l + 1]);
+    if (!usable.empty()) {
+        row["best_library"] = result.best;
+        row["attnviz_vs_best_library"] = result.ratio;
+    }
+    return row;
 }
 
 }  // namespace
@@ -379,21 +472,25 @@ int main(int argc, char** argv) {
         if (const char* value = std::getenv(variable))
             warnings.push_back(std::string(variable) + "=" + quoted(value) +
                                " is set: OpenBLAS runs the kernels it names, not those it picks for this CPU");
-    std::vector<Library> libraries = {loadLibrary("OpenBLAS", "libopenblas.so.0", "libopenblas0-pthread", threads),
-                                      loadLibrary("BLIS", "libblis.so.4", "libblis4-openmp", threads)};
+    // How idle threads wait changes the times on a busy machine (a spinning thread loses its turn to
+    // another process), for the kernels and BLIS (libgomp) and OpenBLAS (its own threads) alike.
+    nlohmann::json environment = nlohmann::json::object();
+    for (const char* variable : {"OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "OMP_PROC_BIND", "OMP_PLACES", "OPENBLAS_THREAD_TIMEOUT"})
+        if (const char* value = std::getenv(variable)) environment[variable] = value;
+    const std::vector<Library> libraries = {loadLibrary("OpenBLAS", "libopenblas.so.0", "libopenblas0-pthread", threads),
+                                            loadLibrary("BLIS", "libblis.so.4", "libblis4-openmp", threads)};
     std::vector<const Library*> usable;
     for (const Library& lib : libraries)
         if (lib.sgemm) usable.push_back(&lib);
 
     const KernelIsa isa = kernelIsa();
     const double peak = fmaPeak(isa, 0.3);
-    const double perRound = options.seconds / options.rounds;
-
     nlohmann::json report = {{"cpu", cpuModel()},
                              {"threads", threads},
                              {"kernel_isa", kernelIsaName(isa)},
                              {"fma_peak_gflops", peak},
                              {"warnings", warnings},
+                             {"environment", environment},
                              {"seconds", options.seconds},
                              {"rounds", options.rounds},
                              {"libraries", nlohmann::json::array()},
@@ -405,56 +502,18 @@ int main(int argc, char** argv) {
                                        {"status", lib.status},
                                        {"version", lib.version},
                                        {"core", lib.core}});
-
-    if (!options.json) {
-        std::printf("attnviz's kernels against Debian's BLAS, fp32 row-major C = A·B, on the forward pass's products\n\n");
-        std::printf("- CPU: %s\n- threads: %d (OpenMP; each library set to the same)\n- kernels: %s\n", cpuModel().c_str(), threads,
-                    kernelIsaName(isa));
-        if (peak > 0) std::printf("- FMA peak (%s, every thread): %.1f GFLOP/s\n", kernelIsaName(isa), peak);
-        else std::printf("- FMA peak: none measured (portable build: the products are Eigen's)\n");
-        for (const Library& lib : libraries) {
-            std::printf("- %s (%s): %s", lib.name.c_str(), lib.soname.c_str(), lib.status.c_str());
-            if (!lib.version.empty()) std::printf("; %s", lib.version.c_str());
-            if (!lib.core.empty()) std::printf("; core %s", lib.core.c_str());
-            std::printf("\n");
-        }
-        for (const std::string& w : warnings) std::printf("- warning: %s\n", w.c_str());
-        std::printf("- timing: %d rounds per shape, the kernels and libraries in turn, each turn the median call of %.2f s\n\n",
-                    options.rounds, perRound);
-        std::printf("| shape | A·B | attnviz ms | GFLOP/s | %% peak |");
-        for (const Library* lib : usable) std::printf(" %s ms | GFLOP/s | %% peak |", lib->name.c_str());
-        std::printf(" attnviz vs best library |\n|---|---|--:|--:|--:|");
-        for (std::size_t i = 0; i < usable.size(); ++i) std::printf("--:|--:|--:|");
-        std::printf("---|\n");
-        std::fflush(stdout);
-    }
+    if (!options.json) printHeader(report, usable, options.seconds / options.rounds);
 
     Prng prng(20240611);
     for (const Shape& s : chosen) {
-        // 1. operands; the weights packed once, as a model's are when it is opened.
+        // 1. operands and one call of each peer.
         Bench bench;
-        switch (s.product) {
-            case Product::Weights:
-                bench.a = normalMat(s.m, s.k, 1.0, prng);
-                bench.b = normalMat(s.k, s.n, 0.02, prng);
-                packWeights(bench.b.data(), WeightType::F32, s.k, s.n, false, bench.weights);
-                break;
-            case Product::Scores:
-                bench.a = normalMat(s.m, s.k, 1.0, prng);
-                bench.b = normalMat(s.n, s.k, 1.0, prng);
-                break;
-            case Product::Values:
-                bench.a = weightsMat(s.m, s.k, prng);
-                bench.b = normalMat(s.k, s.n, 1.0, prng);
-                break;
-        }
-        bench.ours.resize(s.m, s.n);
-        bench.theirs.assign(usable.size(), Mat(s.m, s.n));
+        makeOperands(s, usable.size(), prng, bench);
         std::vector<std::function<void()>> calls = {oursCall(s, bench)};
         for (std::size_t l = 0; l < usable.size(); ++l) calls.push_back(libraryCall(s, bench, usable[l]->sgemm, bench.theirs[l]));
-
-        // 2. each library's C against the kernels'.
         for (const auto& call : calls) call();
+
+        // 2. each library's C against the kernels': a wrong product's time means nothing.
         const double scale = std::max(bench.ours.cwiseAbs().maxCoeff(), 1e-30f);
         nlohmann::json differences = nlohmann::json::object();
         for (std::size_t l = 0; l < usable.size(); ++l) {
@@ -467,63 +526,10 @@ int main(int argc, char** argv) {
             }
         }
 
-        // 3. rounds, each starting with the next peer; times[peer][round] in seconds.
-        std::vector<std::vector<double>> times(calls.size(), std::vector<double>(static_cast<std::size_t>(options.rounds)));
-        for (std::size_t r = 0; r < times[0].size(); ++r)
-            for (std::size_t i = 0; i < calls.size(); ++i) {
-                const std::size_t p = (r + i) % calls.size();
-                times[p][r] = median(callTimes(calls[p], perRound));
-            }
-
-        // 4. medians; the ratio per round against that round's fastest library.
-        const double flops = 2.0 * static_cast<double>(s.m) * static_cast<double>(s.k) * static_cast<double>(s.n);
-        std::vector<Timing> timings;
-        for (const auto& peer : times) {
-            const double sec = median(peer);
-            timings.push_back({sec * 1e3, flops / sec * 1e-9, peak > 0 ? flops / sec * 1e-9 / peak : 0.0});
-        }
-        double ratio = 0;
-        std::string best;
-        if (!usable.empty()) {
-            std::vector<double> ratios;
-            for (std::size_t r = 0; r < times[0].size(); ++r) {
-                double fastest = times[1][r];
-                for (std::size_t p = 2; p < times.size(); ++p) fastest = std::min(fastest, times[p][r]);
-                ratios.push_back(fastest / times[0][r]);
-            }
-            ratio = median(ratios);
-            std::size_t bestIndex = 1;
-            for (std::size_t p = 2; p < timings.size(); ++p)
-                if (timings[p].ms < timings[bestIndex].ms) bestIndex = p;
-            best = usable[bestIndex - 1]->name;
-        }
-
-        nlohmann::json row = {{"name", s.name},
-                              {"m", s.m},
-                              {"k", s.k},
-                              {"n", s.n},
-                              {"b_transposed", s.product == Product::Scores},
-                              {"gflop", flops * 1e-9},
-                              {"max_relative_difference", differences}};
-        const auto timingJson = [](const Timing& t) {
-            return nlohmann::json{{"ms", t.ms}, {"gflops", t.gflops}, {"peak_share", t.peakShare}};
-        };
-        row["attnviz"] = timingJson(timings[0]);
-        for (std::size_t l = 0; l < usable.size(); ++l) row[usable[l]->name] = timingJson(timings[l + 1]);
-        if (!usable.empty()) {
-            row["best_library"] = best;
-            row["attnviz_vs_best_library"] = ratio;
-        }
-        report["shapes"].push_back(row);
-
-        if (!options.json) {
-            std::printf("| %s | %s |", s.name.c_str(), operands(s).c_str());
-            for (const Timing& t : timings)
-                std::printf(" %s | %s | %s |", fixed(t.ms, 3).c_str(), fixed(t.gflops, 1).c_str(),
-                            peak > 0 ? fixed(100 * t.peakShare, 0).c_str() : "–");
-            std::printf(" %s |\n", usable.empty() ? "–" : (fixed(ratio, 2) + " (" + best + ")").c_str());
-            std::fflush(stdout);
-        }
+        // 3. the rounds.
+        const Result result = measure(s, calls, usable, options, peak);
+        report["shapes"].push_back(rowJson(s, result, usable, differences));
+        if (!options.json) printRow(s, result, !usable.empty(), peak);
     }
     if (options.json) std::printf("%s\n", report.dump(2).c_str());
     else if (!usable.empty())
