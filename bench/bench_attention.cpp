@@ -1,6 +1,7 @@
 // Google Benchmark of the engine: forward pass, softmax-only recompute (temperature change),
 // mask toggle, and the texture-ready conversion, against the machine's Eigen sgemm.
 // Run: ./build/attnviz_bench   (compare rows of one run: the ratios are what count)
+#include "bench/fma_chains.hpp"
 #include "bench/sgemm.hpp"
 #include "core/attention/kernels.hpp"
 #include "core/attention/query_key_map.hpp"
@@ -19,9 +20,6 @@
 #include <string>
 #include <vector>
 
-#if defined(__AVX2__) && defined(__FMA__)
-#include <immintrin.h>
-#endif
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -71,39 +69,6 @@ void BM_Sgemm(benchmark::State& state) { timeSgemm(state); }
 BENCHMARK(BM_Sgemm)->Arg(1024)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 #if defined(__AVX2__) && defined(__FMA__)
-// The machine's ceiling: every core issuing fused multiply-adds and nothing else (ten independent
-// chains per core, enough to cover the latency), what no product can exceed. Rows of one run
-// compare the products with it. One function per register width; each core runs `steps` of ten.
-// The sums leave through an empty asm statement, so the loop is not optimised away.
-void fmaChainsAvx2(long steps) {
-    __m256 a0 = _mm256_set1_ps(1.0f), a1 = _mm256_set1_ps(1.1f), a2 = _mm256_set1_ps(1.2f), a3 = _mm256_set1_ps(1.3f),
-           a4 = _mm256_set1_ps(1.4f), a5 = _mm256_set1_ps(1.5f), a6 = _mm256_set1_ps(1.6f), a7 = _mm256_set1_ps(1.7f),
-           a8 = _mm256_set1_ps(1.8f), a9 = _mm256_set1_ps(1.9f);
-    const __m256 m = _mm256_set1_ps(0.9999999f), c = _mm256_set1_ps(1e-7f);
-    for (long k = 0; k < steps; ++k) {
-        a0 = _mm256_fmadd_ps(a0, m, c), a1 = _mm256_fmadd_ps(a1, m, c), a2 = _mm256_fmadd_ps(a2, m, c);
-        a3 = _mm256_fmadd_ps(a3, m, c), a4 = _mm256_fmadd_ps(a4, m, c), a5 = _mm256_fmadd_ps(a5, m, c);
-        a6 = _mm256_fmadd_ps(a6, m, c), a7 = _mm256_fmadd_ps(a7, m, c), a8 = _mm256_fmadd_ps(a8, m, c);
-        a9 = _mm256_fmadd_ps(a9, m, c);
-    }
-    asm volatile("" : : "v"(a0), "v"(a1), "v"(a2), "v"(a3), "v"(a4), "v"(a5), "v"(a6), "v"(a7), "v"(a8), "v"(a9));
-}
-
-// Sixteen-float AVX-512 fused multiply-adds: the ceiling of the kernels' AVX-512 build.
-[[gnu::target("avx512f")]] void fmaChainsAvx512(long steps) {
-    __m512 a0 = _mm512_set1_ps(1.0f), a1 = _mm512_set1_ps(1.1f), a2 = _mm512_set1_ps(1.2f), a3 = _mm512_set1_ps(1.3f),
-           a4 = _mm512_set1_ps(1.4f), a5 = _mm512_set1_ps(1.5f), a6 = _mm512_set1_ps(1.6f), a7 = _mm512_set1_ps(1.7f),
-           a8 = _mm512_set1_ps(1.8f), a9 = _mm512_set1_ps(1.9f);
-    const __m512 m = _mm512_set1_ps(0.9999999f), c = _mm512_set1_ps(1e-7f);
-    for (long k = 0; k < steps; ++k) {
-        a0 = _mm512_fmadd_ps(a0, m, c), a1 = _mm512_fmadd_ps(a1, m, c), a2 = _mm512_fmadd_ps(a2, m, c);
-        a3 = _mm512_fmadd_ps(a3, m, c), a4 = _mm512_fmadd_ps(a4, m, c), a5 = _mm512_fmadd_ps(a5, m, c);
-        a6 = _mm512_fmadd_ps(a6, m, c), a7 = _mm512_fmadd_ps(a7, m, c), a8 = _mm512_fmadd_ps(a8, m, c);
-        a9 = _mm512_fmadd_ps(a9, m, c);
-    }
-    asm volatile("" : : "v"(a0), "v"(a1), "v"(a2), "v"(a3), "v"(a4), "v"(a5), "v"(a6), "v"(a7), "v"(a8), "v"(a9));
-}
-
 // chains(steps) on every core at once; `floats`: the register width of its multiply-adds.
 void timeFmaPeak(benchmark::State& state, void (*chains)(long), int floats) {
     constexpr long kSteps = 1 << 22;
