@@ -451,8 +451,9 @@ namespace {
 nlohmann::json blockingJson() {
     const core::KernelBlocking b = core::kernelBlocking();
     const core::CpuCaches& c = core::kernelCaches();
-    return {{"depth", b.depth},       {"columns", b.columns}, {"keys", b.keys},         {"l1_bytes", c.l1.bytes}, {"l1_ways", c.l1.ways},
-            {"l2_bytes", c.l2.bytes}, {"l2_ways", c.l2.ways}, {"l3_bytes", c.l3.bytes}, {"caches_from", c.source}};
+    return {{"depth", b.depth},       {"columns", b.columns},   {"keys", b.keys},         {"narrow_depth", b.narrowDepth},
+            {"l1_bytes", c.l1.bytes}, {"l1_ways", c.l1.ways},   {"l2_bytes", c.l2.bytes}, {"l2_ways", c.l2.ways},
+            {"l3_bytes", c.l3.bytes}, {"caches_from", c.source}};
 }
 
 }  // namespace

@@ -50,7 +50,7 @@ Eigen::Index roundedWithin(double v, Eigen::Index step, Eigen::Index lo, Eigen::
 }  // namespace
 
 bool operator==(const KernelBlocking& a, const KernelBlocking& b) {
-    return a.depth == b.depth && a.columns == b.columns && a.keys == b.keys;
+    return a.depth == b.depth && a.columns == b.columns && a.keys == b.keys && a.narrowDepth == b.narrowDepth;
 }
 
 CpuCaches readCaches(const std::string& folder) {
@@ -106,6 +106,7 @@ KernelBlocking deriveBlocking(const CpuCaches& caches, int tileRows, int tileCol
     b.columns = roundedWithin((w2 - 2) / w2 * static_cast<double>(l2.bytes) / (static_cast<double>(b.depth) * kFloat), columnsStep,
                               columnsStep, 4096 / columnsStep * columnsStep);
     b.keys = b.depth;
+    b.narrowDepth = roundedWithin((w2 - 2) / w2 * static_cast<double>(l2.bytes) / (columnsStep * kFloat), 16, 16, 4096);
     return b;
 }
 

@@ -22,6 +22,11 @@
 //     columns = (W₂ − 2)/W₂ · L2 / (depth · 4 bytes), down to a multiple of n_r.
 //   keys: A·V (weighValues) is the same loop with the weights' rows as a and v as b, its keys as
 //     the depth: keys = depth.
+//   narrowDepth: a result at most one register tile wide (n ≤ n_r: one head's q, k or v from x,
+//     or its A·V at d_v = 64 with AVX-512) reads each tile of a once, so there is no tile to keep
+//     in L1; blocking its depth would only reload the sums. Only the block of b, depth × n_r,
+//     must stay in L2: narrowDepth = (W₂ − 2)/W₂ · L2 / (n_r · 4 bytes), for the depth and the
+//     keys of such products.
 // Blocking changes no result: a later block of depth continues each element's chain of fused
 // multiply-adds where the earlier one left it, so every blocking gives the same bits.
 #pragma once
@@ -52,13 +57,13 @@ CpuCaches readCaches(const std::string& folder);
 
 // The blocks of a product (see above); all positive.
 struct KernelBlocking {
-    Eigen::Index depth = 0, columns = 0, keys = 0;
+    Eigen::Index depth = 0, columns = 0, keys = 0, narrowDepth = 0;
 };
 bool operator==(const KernelBlocking& a, const KernelBlocking& b);
 
 // The blocking for `caches` and a register tile of tileRows × tileColumns floats. Unknown sizes
 // or ways fall back to the assumption detectCaches names; results are clamped to [16, 1024]
-// steps and [tileColumns, 4096] columns.
+// steps (narrowDepth: [16, 4096]) and [tileColumns, 4096] columns.
 KernelBlocking deriveBlocking(const CpuCaches& caches, int tileRows, int tileColumns);
 
 }  // namespace attnviz::core

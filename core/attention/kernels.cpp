@@ -370,6 +370,9 @@ std::atomic<KernelIsa>& isaInUse() {
     return isa;
 }
 
+// The columns of the register tile of the instruction set in use (kernel_strips.hpp).
+Eigen::Index tileColumns() { return isaInUse().load(std::memory_order_relaxed) == KernelIsa::Avx512 ? 4 * kPanel : kPanel; }
+
 void strip(const StripArgs& args) {
 #ifdef ATTNVIZ_KERNELS_AVX512
     if (isaInUse().load(std::memory_order_relaxed) == KernelIsa::Avx512) return avx512::strip(args);
@@ -460,8 +463,9 @@ void productRange(const MatRef& a, const float* tiles, const Panels& panels, Eig
     // 1. Packed panels.
     const KernelBlocking blocking = kernelBlocking();
     const Eigen::Index blockPanels = std::max<Eigen::Index>(1, blocking.columns / kPanel);
-    for (Eigen::Index k0 = 0; k0 < d; k0 += blocking.depth) {
-        const Eigen::Index steps = std::min(blocking.depth, d - k0);
+    const Eigen::Index depth = width <= tileColumns() ? blocking.narrowDepth : blocking.depth;
+    for (Eigen::Index k0 = 0; k0 < d; k0 += depth) {
+        const Eigen::Index steps = std::min(depth, d - k0);
         for (Eigen::Index p0 = 0; p0 < whole; p0 += blockPanels) {
             const Eigen::Index p1 = std::min(whole, p0 + blockPanels);
             const void* block = panels.at(p0 * d * kPanel + k0 * kPanel);
@@ -655,7 +659,8 @@ void valueRange(const MatRef& weights, const MatRef& v, const PackedColumns& pac
     // 1. Full panels, a chunk of keys at a time so that its slice of v stays in L1/L2 across
     // the rows; the sums carry over from chunk to chunk in out.
     const Eigen::Index lastKey = std::max<Eigen::Index>(keysOf(r0, r1 - r0), 1);  // one pass even with no keys: zeros
-    const Eigen::Index chunk = kernelBlocking().keys;
+    const KernelBlocking blocking = kernelBlocking();
+    const Eigen::Index chunk = dv <= tileColumns() ? blocking.narrowDepth : blocking.keys;
     for (Eigen::Index j0 = 0; j0 < lastKey; j0 += chunk) {
         for (Eigen::Index i = r0; i < r1;) {
             const Eigen::Index n = i < fullEnd ? kTileRows : 1;
@@ -757,7 +762,7 @@ namespace {
 
 // useKernelBlocking's blocking; depth 0: none (the derived one).
 struct BlockingOverride {
-    std::atomic<Eigen::Index> depth{0}, columns{0}, keys{0};
+    std::atomic<Eigen::Index> depth{0}, columns{0}, keys{0}, narrowDepth{0};
 };
 BlockingOverride& blockingOverride() {
     static BlockingOverride set;
@@ -774,7 +779,7 @@ const CpuCaches& kernelCaches() {
 KernelBlocking kernelBlocking() {
     const BlockingOverride& set = blockingOverride();
     const KernelBlocking chosen{set.depth.load(std::memory_order_relaxed), set.columns.load(std::memory_order_relaxed),
-                                set.keys.load(std::memory_order_relaxed)};
+                                set.keys.load(std::memory_order_relaxed), set.narrowDepth.load(std::memory_order_relaxed)};
     if (chosen.depth > 0) return chosen;
     // The register tiles: 6 rows × 16 columns (AVX2, and the portable build's nominal one) or 6 × 64.
     static const KernelBlocking narrow = deriveBlocking(kernelCaches(), 6, 16), wide = deriveBlocking(kernelCaches(), 6, 64);
@@ -783,10 +788,11 @@ KernelBlocking kernelBlocking() {
 
 KernelBlocking useKernelBlocking(const KernelBlocking& blocking) {
     const KernelBlocking before = kernelBlocking();
-    const bool valid = blocking.depth > 0 && blocking.columns > 0 && blocking.keys > 0;
+    const bool valid = blocking.depth > 0 && blocking.columns > 0 && blocking.keys > 0 && blocking.narrowDepth > 0;
     BlockingOverride& set = blockingOverride();
     set.columns.store(valid ? blocking.columns : 0);
     set.keys.store(valid ? blocking.keys : 0);
+    set.narrowDepth.store(valid ? blocking.narrowDepth : 0);
     set.depth.store(valid ? blocking.depth : 0);
     return before;
 }

@@ -119,6 +119,7 @@ TEST_F(Cli, BenchPrintsOneJsonLineWithTheMatricesKept) {
     EXPECT_EQ(blocking.at("depth").get<long>(), b.depth);
     EXPECT_EQ(blocking.at("columns").get<long>(), b.columns);
     EXPECT_EQ(blocking.at("keys").get<long>(), b.keys);
+    EXPECT_EQ(blocking.at("narrow_depth").get<long>(), b.narrowDepth);
     EXPECT_EQ(blocking.at("l1_bytes").get<long>(), core::kernelCaches().l1.bytes);
     EXPECT_EQ(blocking.at("caches_from"), core::kernelCaches().source);
 }

@@ -26,16 +26,20 @@ CpuCaches caches(long l1, int l1Ways, long l2, int l2Ways) {
 TEST(Blocking, DerivedByHandForKnownCaches) {
     constexpr long kKiB = 1024;
     // 32 KiB 8-way L1, 1 MiB 8-way L2, the 6 × 64 tile of AVX-512:
-    //   depth = 7/8 · 32768 / (70 · 4) = 102.4 → 96; columns = 6/8 · 1048576 / (96 · 4) = 2048.
-    EXPECT_EQ(deriveBlocking(caches(32 * kKiB, 8, 1024 * kKiB, 8), 6, 64), (KernelBlocking{96, 2048, 96}));
+    //   depth = 7/8 · 32768 / (70 · 4) = 102.4 → 96; columns = 6/8 · 1048576 / (96 · 4) = 2048;
+    //   one tile wide: 6/8 · 1048576 / (64 · 4) = 3072.
+    EXPECT_EQ(deriveBlocking(caches(32 * kKiB, 8, 1024 * kKiB, 8), 6, 64), (KernelBlocking{96, 2048, 96, 3072}));
     // The same caches, the 6 × 16 tile of AVX2: depth = 28672 / 88 = 325.8 → 320;
-    //   columns = 786432 / 1280 = 614.4 → 608 (a multiple of 16).
-    EXPECT_EQ(deriveBlocking(caches(32 * kKiB, 8, 1024 * kKiB, 8), 6, 16), (KernelBlocking{320, 608, 320}));
+    //   columns = 786432 / 1280 = 614.4 → 608 (a multiple of 16); one tile wide: 786432 / 64 =
+    //   12288, clamped to 4096.
+    EXPECT_EQ(deriveBlocking(caches(32 * kKiB, 8, 1024 * kKiB, 8), 6, 16), (KernelBlocking{320, 608, 320, 4096}));
     // A 512 KiB L2: columns = 393216 / 1280 = 307.2 → 304.
-    EXPECT_EQ(deriveBlocking(caches(32 * kKiB, 8, 512 * kKiB, 8), 6, 16), (KernelBlocking{320, 304, 320}));
+    EXPECT_EQ(deriveBlocking(caches(32 * kKiB, 8, 512 * kKiB, 8), 6, 16), (KernelBlocking{320, 304, 320, 4096}));
+    // A 256 KiB 4-way L2, AVX-512: one tile wide, 2/4 · 262144 / 256 = 512.
+    EXPECT_EQ(deriveBlocking(caches(32 * kKiB, 8, 256 * kKiB, 4), 6, 64).narrowDepth, 512);
     // 48 KiB 12-way L1, 2 MiB 16-way L2, AVX-512: depth = 11/12 · 49152 / 280 = 160.9 → 160;
-    //   columns = 14/16 · 2097152 / 640 = 2867.2 → 2816 (a multiple of 64).
-    EXPECT_EQ(deriveBlocking(caches(48 * kKiB, 12, 2048 * kKiB, 16), 6, 64), (KernelBlocking{160, 2816, 160}));
+    //   columns = 14/16 · 2097152 / 640 = 2867.2 → 2816 (a multiple of 64); one tile wide: 7168 → 4096.
+    EXPECT_EQ(deriveBlocking(caches(48 * kKiB, 12, 2048 * kKiB, 16), 6, 64), (KernelBlocking{160, 2816, 160, 4096}));
     // Unknown sizes and ways: the assumed 32 KiB 8-way L1 and 512 KiB 8-way L2.
     EXPECT_EQ(deriveBlocking(CpuCaches{}, 6, 16), deriveBlocking(caches(32 * kKiB, 8, 512 * kKiB, 8), 6, 16));
     EXPECT_EQ(deriveBlocking(caches(32 * kKiB, 0, 1024 * kKiB, 0), 6, 64), deriveBlocking(caches(32 * kKiB, 8, 1024 * kKiB, 8), 6, 64));
@@ -114,24 +118,35 @@ TEST(Blocking, EveryBlockingGivesTheSameBits) {
     const Mat x = Mat::Random(61, 777), w = Mat::Random(777, 1000) * 0.05f;
     const Mat q = Mat::Random(61, 64), k = Mat::Random(700, 64), v = Mat::Random(700, 80);
     const Mat weights = Mat::Random(61, 700).cwiseAbs() / 700.0f;
+    // One register tile wide or less (a head's q from x; A·V at d_v = 64 and 16).
+    const Mat w64 = w.leftCols(64), w16 = w.leftCols(16), v64 = v.leftCols(64), v16 = v.leftCols(16);
     std::vector<std::uint16_t> bf16(static_cast<std::size_t>(w.size()));
     for (std::size_t i = 0; i < bf16.size(); ++i) bf16[i] = static_cast<std::uint16_t>(std::bit_cast<std::uint32_t>(w.data()[i]) >> 16);
     PackedWeights f32Weights, bf16Weights;
     packWeights(w.data(), WeightType::F32, 777, 1000, false, f32Weights);
     packWeights(bf16.data(), WeightType::BF16, 777, 1000, false, bf16Weights);
-    PackedColumns packedW, packedV;
+    PackedColumns packedW, packedV, packedW64, packedW16, packedV64, packedV16;
     packColumns(w, packedW);
     packColumns(v, packedV);
+    packColumns(w64, packedW64);
+    packColumns(w16, packedW16);
+    packColumns(v64, packedV64);
+    packColumns(v16, packedV16);
     PackedKeys packedK;
     packKeys(k, packedK);
     PackedRows rows;
     packRows(x, rows);
 
     struct Results {
-        Mat f32, bf16, packed, scores, values, causal;
+        Mat f32, bf16, packed, scores, values, causal, narrow64, narrow16, values64, values16;
     };
     const auto products = [&] {
-        Results r{Mat(61, 1000), Mat(61, 1000), Mat(61, 1000), Mat(61, 700), Mat(61, 80), Mat(61, 80)};
+        Results r{Mat(61, 1000), Mat(61, 1000), Mat(61, 1000), Mat(61, 700), Mat(61, 80),
+                  Mat(61, 80),   Mat(61, 64),   Mat(61, 16),   Mat(61, 64),  Mat(61, 16)};
+        multiplyPacked(x, &rows, w64, packedW64, r.narrow64);
+        multiplyPacked(x, nullptr, w16, packedW16, r.narrow16);
+        weighValues(weights, v64, packedV64, r.values64);
+        weighValues(weights, v16, packedV16, r.values16, 300);
         multiplyWeights(x, nullptr, f32Weights, r.f32);
         multiplyWeights(x, &rows, bf16Weights, r.bf16);
         multiplyPacked(x, nullptr, w, packedW, r.packed);
@@ -145,10 +160,10 @@ TEST(Blocking, EveryBlockingGivesTheSameBits) {
         const KernelIsa before = useKernelIsa(isa);
         useKernelBlocking({});
         const Results derived = products();
-        for (const KernelBlocking b :
-             {KernelBlocking{16, 16, 16}, KernelBlocking{48, 64, 112}, KernelBlocking{256, 512, 256}, KernelBlocking{1024, 4096, 1024}}) {
+        for (const KernelBlocking b : {KernelBlocking{16, 16, 16, 16}, KernelBlocking{48, 64, 112, 80}, KernelBlocking{256, 512, 256, 4096},
+                                       KernelBlocking{1024, 4096, 1024, 32}}) {
             SCOPED_TRACE(::testing::Message() << kernelIsaName(isa) << ": depth " << b.depth << ", columns " << b.columns << ", keys "
-                                              << b.keys);
+                                              << b.keys << ", one tile wide " << b.narrowDepth);
             useKernelBlocking(b);
             EXPECT_EQ(kernelBlocking(), b);
             const Results r = products();
@@ -158,6 +173,10 @@ TEST(Blocking, EveryBlockingGivesTheSameBits) {
             EXPECT_EQ(bitsOf(r.scores), bitsOf(derived.scores));
             EXPECT_EQ(bitsOf(r.values), bitsOf(derived.values));
             EXPECT_EQ(bitsOf(r.causal), bitsOf(derived.causal));
+            EXPECT_EQ(bitsOf(r.narrow64), bitsOf(derived.narrow64));
+            EXPECT_EQ(bitsOf(r.narrow16), bitsOf(derived.narrow16));
+            EXPECT_EQ(bitsOf(r.values64), bitsOf(derived.values64));
+            EXPECT_EQ(bitsOf(r.values16), bitsOf(derived.values16));
         }
         useKernelBlocking({});
         useKernelIsa(before);
@@ -169,6 +188,8 @@ TEST(Blocking, EveryBlockingGivesTheSameBits) {
     EXPECT_LT((r.f32.cast<double>() - reference).cwiseAbs().maxCoeff(), 1e-4);
     const MatD values = weights.cast<double>() * v.cast<double>();
     EXPECT_LT((r.values.cast<double>() - values).cwiseAbs().maxCoeff(), 1e-5);
+    const MatD narrow = x.cast<double>() * w64.cast<double>();
+    EXPECT_LT((r.narrow64.cast<double>() - narrow).cwiseAbs().maxCoeff(), 1e-4);
 }
 
 }  // namespace
