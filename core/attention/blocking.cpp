@@ -106,7 +106,8 @@ KernelBlocking deriveBlocking(const CpuCaches& caches, int tileRows, int tileCol
     b.columns = roundedWithin((w2 - 2) / w2 * static_cast<double>(l2.bytes) / (static_cast<double>(b.depth) * kFloat), columnsStep,
                               columnsStep, 4096 / columnsStep * columnsStep);
     b.keys = b.depth;
-    b.narrowDepth = roundedWithin((w2 - 2) / w2 * static_cast<double>(l2.bytes) / (columnsStep * kFloat), 16, 16, 4096);
+    b.narrowDepth =
+        roundedWithin((w2 - 2) / w2 * static_cast<double>(l2.bytes) / (static_cast<double>(columnsStep) * kFloat), 16, 16, 4096);
     return b;
 }
 
