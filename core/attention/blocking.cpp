@@ -50,7 +50,7 @@ Eigen::Index roundedWithin(double v, Eigen::Index step, Eigen::Index lo, Eigen::
 }  // namespace
 
 bool operator==(const KernelBlocking& a, const KernelBlocking& b) {
-    return a.depth == b.depth && a.columns == b.columns && a.keys == b.keys && a.narrowDepth == b.narrowDepth;
+    return a.depth == b.depth && a.columns == b.columns && a.keys == b.keys && a.narrowDepth == b.narrowDepth && a.rowTiles == b.rowTiles;
 }
 
 CpuCaches readCaches(const std::string& folder) {

@@ -56,8 +56,13 @@ CpuCaches detectCaches();
 CpuCaches readCaches(const std::string& folder);
 
 // The blocks of a product (see above); all positive.
+// rowTiles: the tiles of six rows one strip sums at a time with AVX-512: 1 (6 × 64, derived
+// everywhere) or 2 (12 × 32: half the bytes of b per multiply-add, what a CPU with full-width
+// 512-bit units may need from L2; slower on Zen 4's 256-bit units, docs/performance.md). The
+// same bits either way; AVX2's 6 × 16 strips take the tiles one at a time.
 struct KernelBlocking {
     Eigen::Index depth = 0, columns = 0, keys = 0, narrowDepth = 0;
+    int rowTiles = 1;
 };
 bool operator==(const KernelBlocking& a, const KernelBlocking& b);
 

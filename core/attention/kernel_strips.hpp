@@ -37,6 +37,9 @@ struct StripArgs {
     KernelIndex ldo;
     bool accumulate;
     PanelElement element = PanelElement::F32;
+    // A second tile of six rows, in a's layout, and its out (ldo apart): one strip of twelve rows.
+    const float* a2 = nullptr;
+    float* out2 = nullptr;
 };
 
 namespace avx512 {

@@ -29,7 +29,8 @@ std::size_t weightTypeBytes(WeightType type) { return type == WeightType::F32 ? 
 
 namespace {
 
-constexpr Eigen::Index kPanel = 16;  // keys per panel: two 8-float registers
+constexpr Eigen::Index kPanel = 16;    // keys per panel: two 8-float registers
+constexpr Eigen::Index kTileRows = 6;  // queries per tile: 6 × 2 accumulators + 2 panel rows + 1 broadcast (AVX2)
 
 // Element i of `type` at src (any alignment) widened to float exactly.
 float widenAt(const std::byte* src, WeightType type, Eigen::Index i) {
@@ -152,8 +153,6 @@ void widenRow(const void* src, WeightType type, Eigen::Index n, Eigen::Index r, 
 
 #ifdef ATTNVIZ_KERNELS_AVX2
 namespace {
-
-constexpr Eigen::Index kTileRows = 6;  // queries per tile: 6 × 2 accumulators + 2 panel rows + 1 broadcast
 
 PanelElement panelElement(WeightType type) {
     switch (type) {
@@ -290,6 +289,15 @@ void avx2StripOf(const StripArgs& g) {
 }
 
 void avx2Strip(const StripArgs& g) {
+    if (g.a2 != nullptr) {  // two tiles of six rows: one after the other (6 × 16 is AVX2's tile)
+        StripArgs first = g, second = g;
+        first.a2 = second.a2 = nullptr;
+        second.a = g.a2;
+        second.out = g.out2;
+        avx2Strip(first);
+        avx2Strip(second);
+        return;
+    }
     switch (g.element) {
         case PanelElement::F16: return avx2StripOf<PanelElement::F16>(g);
         case PanelElement::BF16: return avx2StripOf<PanelElement::BF16>(g);
@@ -464,14 +472,18 @@ void productRange(const MatRef& a, const float* tiles, const Panels& panels, Eig
     const KernelBlocking blocking = kernelBlocking();
     const Eigen::Index blockPanels = std::max<Eigen::Index>(1, blocking.columns / kPanel);
     const Eigen::Index depth = width <= tileColumns() ? blocking.narrowDepth : blocking.depth;
+    const bool pairRows = blocking.rowTiles == 2;
     for (Eigen::Index k0 = 0; k0 < d; k0 += depth) {
         const Eigen::Index steps = std::min(depth, d - k0);
         for (Eigen::Index p0 = 0; p0 < whole; p0 += blockPanels) {
             const Eigen::Index p1 = std::min(whole, p0 + blockPanels);
             const void* block = panels.at(p0 * d * kPanel + k0 * kPanel);
-            for (Eigen::Index i = r0; i < fullEnd; i += kTileRows)
-                strip({tiles + (i - r0) * d + k0 * kTileRows, 0, block, d * kPanel, p1 - p0, steps, out.data() + i * ldo + p0 * kPanel, ldo,
-                       k0 > 0, panels.element});
+            for (Eigen::Index i = r0; i < fullEnd; i += pairRows ? 2 * kTileRows : kTileRows) {
+                StripArgs g{tiles + (i - r0) * d + k0 * kTileRows, 0,   block,  d * kPanel,    p1 - p0, steps,
+                            out.data() + i * ldo + p0 * kPanel,    ldo, k0 > 0, panels.element};
+                if (pairRows && i + kTileRows < fullEnd) g.a2 = g.a + kTileRows * d, g.out2 = g.out + kTileRows * ldo;
+                strip(g);
+            }
             if (left > 0)
                 strip({lastTile.data() + k0 * kTileRows, 0, block, d * kPanel, p1 - p0, steps, lastOut.data() + p0 * kPanel, width, k0 > 0,
                        panels.element});
@@ -763,6 +775,7 @@ namespace {
 // useKernelBlocking's blocking; depth 0: none (the derived one).
 struct BlockingOverride {
     std::atomic<Eigen::Index> depth{0}, columns{0}, keys{0}, narrowDepth{0};
+    std::atomic<int> rowTiles{1};
 };
 BlockingOverride& blockingOverride() {
     static BlockingOverride set;
@@ -779,10 +792,12 @@ const CpuCaches& kernelCaches() {
 KernelBlocking kernelBlocking() {
     const BlockingOverride& set = blockingOverride();
     const KernelBlocking chosen{set.depth.load(std::memory_order_relaxed), set.columns.load(std::memory_order_relaxed),
-                                set.keys.load(std::memory_order_relaxed), set.narrowDepth.load(std::memory_order_relaxed)};
+                                set.keys.load(std::memory_order_relaxed), set.narrowDepth.load(std::memory_order_relaxed),
+                                set.rowTiles.load(std::memory_order_relaxed)};
     if (chosen.depth > 0) return chosen;
     // The register tiles: 6 rows × 16 columns (AVX2, and the portable build's nominal one) or 6 × 64.
-    static const KernelBlocking narrow = deriveBlocking(kernelCaches(), 6, 16), wide = deriveBlocking(kernelCaches(), 6, 64);
+    static const KernelBlocking narrow = deriveBlocking(kernelCaches(), kTileRows, kPanel),
+                                wide = deriveBlocking(kernelCaches(), kTileRows, 4 * kPanel);
     return kernelIsa() == KernelIsa::Avx512 ? wide : narrow;
 }
 
@@ -793,6 +808,7 @@ KernelBlocking useKernelBlocking(const KernelBlocking& blocking) {
     set.columns.store(valid ? blocking.columns : 0);
     set.keys.store(valid ? blocking.keys : 0);
     set.narrowDepth.store(valid ? blocking.narrowDepth : 0);
+    set.rowTiles.store(valid && blocking.rowTiles == 2 ? 2 : 1);
     set.depth.store(valid ? blocking.depth : 0);
     return before;
 }

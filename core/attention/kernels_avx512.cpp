@@ -41,43 +41,58 @@ template <PanelElement E>
     }
 }
 
-// out[0..6)[0..16 P) (+)= a · P panels: 6 × P accumulators, P panel rows and one broadcast in
-// registers (P = 4: 29 of the 32). Each accumulator is one chain of fused multiply-adds over s.
-template <int P, bool Interleaved, PanelElement E>
-[[gnu::always_inline]] inline void tile(const StripArgs& g, const typename Element<E>::Type* panel, float* out) {
-    __m512 c[kRows][P];
+// out[0..6 T)[0..16 P) (+)= a · P panels, for T tiles of six rows (the second at g.a2, g.out2):
+// 6 T × P accumulators, P panel rows and one broadcast in registers (6 × 4 or 12 × 2: 24
+// accumulators, 29 or 27 of the 32). Each accumulator is one chain of fused multiply-adds over s.
+template <int T, int P, bool Interleaved, PanelElement E>
+[[gnu::always_inline]] inline void tile(const StripArgs& g, const typename Element<E>::Type* panel, KernelIndex column) {
+    float* out[2] = {g.out + column, T == 2 ? g.out2 + column : nullptr};
+    const float* a[2] = {g.a, T == 2 ? g.a2 : nullptr};
+    // Rows 3-5 of a row layout: offsets 0, lda, 2 lda again (what an address can scale).
+    const float* a3[2] = {g.a + 3 * g.lda, T == 2 ? g.a2 + 3 * g.lda : nullptr};
+    __m512 c[T][kRows][P];
+#pragma GCC unroll 2
+    for (int t = 0; t < T; ++t)
 #pragma GCC unroll 6
-    for (int r = 0; r < kRows; ++r)
+        for (int r = 0; r < kRows; ++r)
 #pragma GCC unroll 4
-        for (int p = 0; p < P; ++p) c[r][p] = g.accumulate ? _mm512_loadu_ps(out + r * g.ldo + p * kPanel) : _mm512_setzero_ps();
-    const float* a = g.a;
-    const float* a3 = g.a + 3 * g.lda;  // rows 3-5 of a row layout: offsets 0, lda, 2 lda again
+            for (int p = 0; p < P; ++p) c[t][r][p] = g.accumulate ? _mm512_loadu_ps(out[t] + r * g.ldo + p * kPanel) : _mm512_setzero_ps();
     const KernelIndex stride = g.panelStride, lda = g.lda, steps = g.steps;
     for (KernelIndex s = 0; s < steps; ++s, panel += kPanel) {
         __m512 b[P];
 #pragma GCC unroll 4
         for (int p = 0; p < P; ++p) b[p] = load16<E>(panel + p * stride);
+#pragma GCC unroll 2
+        for (int t = 0; t < T; ++t)
 #pragma GCC unroll 6
-        for (int r = 0; r < kRows; ++r) {
-            const float x = Interleaved ? a[s * kRows + r] : (r < 3 ? a[r * lda + s] : a3[(r - 3) * lda + s]);
-            const __m512 xs = _mm512_set1_ps(x);
+            for (int r = 0; r < kRows; ++r) {
+                const __m512 xs =
+                    _mm512_set1_ps(Interleaved ? a[t][s * kRows + r] : (r < 3 ? a[t][r * lda + s] : a3[t][(r - 3) * lda + s]));
 #pragma GCC unroll 4
-            for (int p = 0; p < P; ++p) c[r][p] = _mm512_fmadd_ps(xs, b[p], c[r][p]);
-        }
+                for (int p = 0; p < P; ++p) c[t][r][p] = _mm512_fmadd_ps(xs, b[p], c[t][r][p]);
+            }
     }
+#pragma GCC unroll 2
+    for (int t = 0; t < T; ++t)
 #pragma GCC unroll 6
-    for (int r = 0; r < kRows; ++r)
+        for (int r = 0; r < kRows; ++r)
 #pragma GCC unroll 4
-        for (int p = 0; p < P; ++p) _mm512_storeu_ps(out + r * g.ldo + p * kPanel, c[r][p]);
+            for (int p = 0; p < P; ++p) _mm512_storeu_ps(out[t] + r * g.ldo + p * kPanel, c[t][r][p]);
 }
 
 template <bool Interleaved, PanelElement E>
 void stripOf(const StripArgs& g) {
     const auto* panels = static_cast<const typename Element<E>::Type*>(g.panels);
     KernelIndex p = 0;
-    for (; p + 4 <= g.panelCount; p += 4) tile<4, Interleaved, E>(g, panels + p * g.panelStride, g.out + p * kPanel);
-    for (; p + 2 <= g.panelCount; p += 2) tile<2, Interleaved, E>(g, panels + p * g.panelStride, g.out + p * kPanel);
-    for (; p < g.panelCount; ++p) tile<1, Interleaved, E>(g, panels + p * g.panelStride, g.out + p * kPanel);
+    if (g.a2 != nullptr) {
+        // Twelve rows: 12 × 32 reads half the panels' bytes per multiply-add of 6 × 64.
+        for (; p + 2 <= g.panelCount; p += 2) tile<2, 2, Interleaved, E>(g, panels + p * g.panelStride, p * kPanel);
+        for (; p < g.panelCount; ++p) tile<2, 1, Interleaved, E>(g, panels + p * g.panelStride, p * kPanel);
+        return;
+    }
+    for (; p + 4 <= g.panelCount; p += 4) tile<1, 4, Interleaved, E>(g, panels + p * g.panelStride, p * kPanel);
+    for (; p + 2 <= g.panelCount; p += 2) tile<1, 2, Interleaved, E>(g, panels + p * g.panelStride, p * kPanel);
+    for (; p < g.panelCount; ++p) tile<1, 1, Interleaved, E>(g, panels + p * g.panelStride, p * kPanel);
 }
 
 // The 16 lanes' sum in kernels.cpp's order: halves, then quarters, then pairs (in memory: GCC

@@ -113,11 +113,11 @@ struct DerivedBlockingAfter {
 TEST(Blocking, EveryBlockingGivesTheSameBits) {
     const DerivedBlockingAfter restore;
     std::srand(38);
-    // Depth 777 (not a multiple of any block), 1000 columns (a padded last panel), 61 rows (a
-    // short last tile), and per-head shapes for the scores and A·V.
-    const Mat x = Mat::Random(61, 777), w = Mat::Random(777, 1000) * 0.05f;
-    const Mat q = Mat::Random(61, 64), k = Mat::Random(700, 64), v = Mat::Random(700, 80);
-    const Mat weights = Mat::Random(61, 700).cwiseAbs() / 700.0f;
+    // Depth 777 (not a multiple of any block), 1000 columns (a padded last panel), 67 rows (an odd
+    // count of full tiles and a short last one), and per-head shapes for the scores and A·V.
+    const Mat x = Mat::Random(67, 777), w = Mat::Random(777, 1000) * 0.05f;
+    const Mat q = Mat::Random(67, 64), k = Mat::Random(700, 64), v = Mat::Random(700, 80);
+    const Mat weights = Mat::Random(67, 700).cwiseAbs() / 700.0f;
     // One register tile wide or less (a head's q from x; A·V at d_v = 64 and 16).
     const Mat w64 = w.leftCols(64), w16 = w.leftCols(16), v64 = v.leftCols(64), v16 = v.leftCols(16);
     std::vector<std::uint16_t> bf16(static_cast<std::size_t>(w.size()));
@@ -141,8 +141,8 @@ TEST(Blocking, EveryBlockingGivesTheSameBits) {
         Mat f32, bf16, packed, scores, values, causal, narrow64, narrow16, values64, values16;
     };
     const auto products = [&] {
-        Results r{Mat(61, 1000), Mat(61, 1000), Mat(61, 1000), Mat(61, 700), Mat(61, 80),
-                  Mat(61, 80),   Mat(61, 64),   Mat(61, 16),   Mat(61, 64),  Mat(61, 16)};
+        Results r{Mat(67, 1000), Mat(67, 1000), Mat(67, 1000), Mat(67, 700), Mat(67, 80),
+                  Mat(67, 80),   Mat(67, 64),   Mat(67, 16),   Mat(67, 64),  Mat(67, 16)};
         multiplyPacked(x, &rows, w64, packedW64, r.narrow64);
         multiplyPacked(x, nullptr, w16, packedW16, r.narrow16);
         weighValues(weights, v64, packedV64, r.values64);
@@ -160,10 +160,11 @@ TEST(Blocking, EveryBlockingGivesTheSameBits) {
         const KernelIsa before = useKernelIsa(isa);
         useKernelBlocking({});
         const Results derived = products();
-        for (const KernelBlocking b : {KernelBlocking{16, 16, 16, 16}, KernelBlocking{48, 64, 112, 80}, KernelBlocking{256, 512, 256, 4096},
-                                       KernelBlocking{1024, 4096, 1024, 32}}) {
+        for (const KernelBlocking b :
+             {KernelBlocking{16, 16, 16, 16}, KernelBlocking{48, 64, 112, 80}, KernelBlocking{256, 512, 256, 4096},
+              KernelBlocking{1024, 4096, 1024, 32}, KernelBlocking{48, 64, 112, 80, 2}, KernelBlocking{256, 512, 256, 4096, 2}}) {
             SCOPED_TRACE(::testing::Message() << kernelIsaName(isa) << ": depth " << b.depth << ", columns " << b.columns << ", keys "
-                                              << b.keys << ", one tile wide " << b.narrowDepth);
+                                              << b.keys << ", one tile wide " << b.narrowDepth << ", tiles of rows " << b.rowTiles);
             useKernelBlocking(b);
             EXPECT_EQ(kernelBlocking(), b);
             const Results r = products();
