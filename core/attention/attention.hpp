@@ -115,7 +115,7 @@ struct HeadTensors {
     float alibiSlope = 0;  // ALiBi's m of this head (0: none), folded into the scores
     // Scratch, kept so that a recompute allocates nothing: k and v packed for the kernels of the
     // scores and A·V (v by projectHead, k with the scores), and the head's slices of W_Q, W_K,
-    // W_V packed for its projections.
+    // W_V packed for its projections when the model has not packed them.
     PackedKeys packedKeys;
     PackedColumns packedValues;
     std::array<PackedColumns, 3> packedProjections;
@@ -125,7 +125,7 @@ struct Forward {
     std::vector<HeadTensors> heads;
     Mat concat;              // [T_q, h*d_v]
     Mat output;              // [T_q, d_model] = concat W_O, or concat when there is no W_O
-    PackedColumns packedWo;  // scratch: W_O packed for concat·W_O, on every pass (W_O may change)
+    PackedColumns packedWo;  // scratch: W_O packed for concat·W_O when the model has not packed it
 };
 
 // How the mean over heads reads each head. skipFirstKey: the first key left out (an attention

@@ -28,6 +28,36 @@ void rmsNormRows(Eigen::Ref<Mat> m, const RowVec& gain, float eps) {
     }
 }
 
+void packProjections(Model& model) {
+    Model::PackedProjections& packed = model.packed;
+    packed = {};
+    if (model.explicitQkv || model.heads <= 0) return;
+    const int kv = model.kvHeads > 0 ? model.kvHeads : model.heads;
+    const Eigen::Index dk = model.dk, dv = model.dv;
+    if (model.wq.cols() != model.heads * dk || model.wk.cols() != kv * dk || model.wv.cols() != kv * dv) return;
+    packed.q.resize(static_cast<std::size_t>(model.heads));
+    packed.k.resize(static_cast<std::size_t>(kv));
+    packed.v.resize(static_cast<std::size_t>(kv));
+    for (int h = 0; h < model.heads; ++h) packColumns(model.wq.middleCols(h * dk, dk), packed.q[static_cast<std::size_t>(h)]);
+    for (int h = 0; h < kv; ++h) {
+        packColumns(model.wk.middleCols(h * dk, dk), packed.k[static_cast<std::size_t>(h)]);
+        packColumns(model.wv.middleCols(h * dv, dv), packed.v[static_cast<std::size_t>(h)]);
+    }
+    if (model.wo.size() != 0) packColumns(model.wo, packed.o);
+}
+
+namespace {
+
+// The model's packing of `w` when it has one of w's shape, else w packed into `scratch`.
+const PackedColumns& packedOr(const std::vector<PackedColumns>& kept, int index, const MatRef& w, PackedColumns& scratch) {
+    const auto i = static_cast<std::size_t>(index);
+    if (i < kept.size() && packs(kept[i], w)) return kept[i];
+    packColumns(w, scratch);
+    return scratch;
+}
+
+}  // namespace
+
 void projectHead(const Model& model, int head, HeadTensors& out) {
     if (model.explicitQkv) {
         out.q = model.q;
@@ -35,18 +65,22 @@ void projectHead(const Model& model, int head, HeadTensors& out) {
         out.v = model.v;
     } else {
         // q, k: [T, d_k] = x [T, d_model] · W[:, head*d_k : (head+1)*d_k]; v likewise with d_v.
-        // x's tiles are packed once per model (buildModel), the slices here (a copy of their rows).
-        // A model read from a checkpoint adds its projections' biases (a scenario's have none).
-        const auto project = [&](const Mat& w, const RowVec& bias, Eigen::Index first, Eigen::Index n, PackedColumns& packed, Mat& dst) {
-            packColumns(w.middleCols(first, n), packed);
+        // x's tiles and the weights' slices are packed once per model (buildModel), else the
+        // slices here. A model read from a checkpoint adds its projections' biases (a scenario's
+        // have none).
+        const auto project = [&](const Mat& w, const RowVec& bias, const std::vector<PackedColumns>& kept, int index, Eigen::Index n,
+                                 PackedColumns& scratch, Mat& dst) {
+            const Eigen::Index first = index * n;
+            const PackedColumns& packed = packedOr(kept, index, w.middleCols(first, n), scratch);
             dst.resize(model.x.rows(), n);
             multiplyPacked(model.x, &model.xTiles, w.middleCols(first, n), packed, dst);
             if (bias.size() != 0) dst.rowwise() += bias.segment(first, n);
         };
-        const Eigen::Index dk = model.dk, dv = model.dv, kv = model.kvHeadOf(head);
-        project(model.wq, model.bq, head * dk, dk, out.packedProjections[0], out.q);
-        project(model.wk, model.bk, kv * dk, dk, out.packedProjections[1], out.k);
-        project(model.wv, model.bv, kv * dv, dv, out.packedProjections[2], out.v);
+        const Eigen::Index dk = model.dk, dv = model.dv;
+        const int kv = model.kvHeadOf(head);
+        project(model.wq, model.bq, model.packed.q, head, dk, out.packedProjections[0], out.q);
+        project(model.wk, model.bk, model.packed.k, kv, dk, out.packedProjections[1], out.k);
+        project(model.wv, model.bv, model.packed.v, kv, dv, out.packedProjections[2], out.v);
         if (model.qNorm.size() != 0) {
             rmsNormRows(out.q, model.qNorm, model.qkNormEpsilon);
             rmsNormRows(out.k, model.kNorm, model.qkNormEpsilon);
@@ -152,22 +186,57 @@ void attendHead(const Model& model, const Settings& settings, HeadTensors& head,
     requireFinite(head.output, "V", "A·V");
 }
 
-void combineHeads(const Model& model, Forward& forward) {
-    const Eigen::Index tq = model.tq();
-    forward.concat.resize(tq, static_cast<Eigen::Index>(model.heads) * model.dv);
-    for (int h = 0; h < model.heads; ++h)
-        forward.concat.middleCols(static_cast<Eigen::Index>(h) * model.dv, model.dv) = forward.heads[h].output;
+namespace {
+
+// concat · W_O (+ b_O), or concat itself without W_O, from a concat already filled.
+void projectConcat(const Model& model, Forward& forward) {
     if (model.wo.size() != 0) {
         // The register-tiled kernel on every core: faster than Eigen's product here
         // (BM_OutputProjection), and each output is one chain of multiply-adds whatever the threads.
-        packColumns(model.wo, forward.packedWo);
-        forward.output.resize(tq, model.wo.cols());
-        multiplyPacked(forward.concat, nullptr, model.wo, forward.packedWo, forward.output);
+        const PackedColumns& wo =
+            packs(model.packed.o, model.wo) ? model.packed.o : (packColumns(model.wo, forward.packedWo), forward.packedWo);
+        forward.output.resize(model.tq(), model.wo.cols());
+        multiplyPacked(forward.concat, nullptr, model.wo, wo, forward.output);
         if (model.bo.size() != 0) forward.output.rowwise() += model.bo;
     } else {
         forward.output = forward.concat;
     }
     requireFinite(forward.output, "W_O", "concat·W_O");
+}
+
+// Head h's output into its columns of concat (sized [T_q, h d_v]).
+void concatenate(const Model& model, Forward& forward, std::size_t h) {
+    forward.concat.middleCols(static_cast<Eigen::Index>(h) * model.dv, model.dv) = forward.heads[h].output;
+}
+
+// Runs attend(head) for every head, one per core, then concat · W_O; each head copies its output
+// into concat as it finishes (no serial copy after the heads).
+template <class Attend>
+void everyHead(const Model& model, Forward& forward, const Attend& attend) {
+    forward.concat.resize(model.tq(), static_cast<Eigen::Index>(model.heads) * model.dv);
+    std::exception_ptr failure;
+#pragma omp parallel for schedule(dynamic, 1) if (forward.heads.size() > 1)
+    for (std::size_t h = 0; h < forward.heads.size(); ++h) {
+        try {
+            attend(forward.heads[h], h);
+            concatenate(model, forward, h);
+        } catch (...) {
+#pragma omp critical(attnviz_forward_failure)
+            failure = std::current_exception();
+        }
+    }
+    if (failure) std::rethrow_exception(failure);
+    // concat · W_O as one product (all cores); the sum order never depends on the threads, so
+    // the same input gives the same bits on every run.
+    projectConcat(model, forward);
+}
+
+}  // namespace
+
+void combineHeads(const Model& model, Forward& forward) {
+    forward.concat.resize(model.tq(), static_cast<Eigen::Index>(model.heads) * model.dv);
+    for (std::size_t h = 0; h < static_cast<std::size_t>(model.heads); ++h) concatenate(model, forward, h);
+    projectConcat(model, forward);
 }
 
 Forward runForward(const Model& model, const Settings& settings) {
@@ -177,41 +246,17 @@ Forward runForward(const Model& model, const Settings& settings) {
 }
 
 void runForward(const Model& model, const Settings& settings, Forward& forward) {
-    const auto heads = static_cast<std::size_t>(model.heads);
-    forward.heads.resize(heads);
+    forward.heads.resize(static_cast<std::size_t>(model.heads));
     // 1-4. One head per core, every stage of it (the products inside run single-threaded):
     // q, k, v, then scores, softmax and A·V by blocks of rows.
-    std::exception_ptr failure;
-#pragma omp parallel for schedule(dynamic, 1) if (heads > 1)
-    for (std::size_t h = 0; h < heads; ++h) {
-        try {
-            HeadTensors& head = forward.heads[h];
-            projectHead(model, static_cast<int>(h), head);
-            attendHead(model, settings, head, true);
-        } catch (...) {
-#pragma omp critical(attnviz_forward_failure)
-            failure = std::current_exception();
-        }
-    }
-    if (failure) std::rethrow_exception(failure);
-    // 5. concat · W_O as one product (all cores); the sum order never depends on the threads,
-    // so the same input gives the same bits on every run.
-    combineHeads(model, forward);
+    everyHead(model, forward, [&](HeadTensors& head, std::size_t h) {
+        projectHead(model, static_cast<int>(h), head);
+        attendHead(model, settings, head, true);
+    });
 }
 
 void reattendForward(const Model& model, const Settings& settings, Forward& forward) {
-    std::exception_ptr failure;
-#pragma omp parallel for schedule(dynamic, 1) if (forward.heads.size() > 1)
-    for (std::size_t h = 0; h < forward.heads.size(); ++h) {
-        try {
-            attendHead(model, settings, forward.heads[h], false);
-        } catch (...) {
-#pragma omp critical(attnviz_forward_failure)
-            failure = std::current_exception();
-        }
-    }
-    if (failure) std::rethrow_exception(failure);
-    combineHeads(model, forward);
+    everyHead(model, forward, [&](HeadTensors& head, std::size_t) { attendHead(model, settings, head, false); });
 }
 
 }  // namespace attnviz::core

@@ -176,7 +176,9 @@ std::uint64_t keptBytes(const Model& model, const Forward& forward) {
     for (const Mat* m : {&model.embeddings, &model.positional, &model.x, &model.wq, &model.wk, &model.wv, &model.wo, &model.q, &model.k,
                          &model.v, &model.ropeCos, &model.ropeSin})
         add(*m);
-    floats += model.xTiles.tiles.size();
+    floats += model.xTiles.tiles.size() + model.packed.o.panels.size();
+    for (const auto* heads : {&model.packed.q, &model.packed.k, &model.packed.v})
+        for (const PackedColumns& p : *heads) floats += p.panels.size();
     for (const HeadTensors& h : forward.heads) {
         for (const Mat* m : {&h.q, &h.k, &h.v, &h.scores, &h.weights, &h.output}) add(*m);
         floats += static_cast<std::uint64_t>(h.scoreMax.all.size() + h.scoreMax.causal.size());
@@ -324,6 +326,7 @@ Model buildModel(const Scenario& s, bool applySwaps, const Limits& limits, int p
     m.wv = projectionMatrix(s.wv, m.dModel, static_cast<int>(kvv), m.dv, s.seed, "W_V",
                             grouped ? "d_model x kv_heads*d_v" : "d_model x heads*d_v");
     m.wo = projectionMatrix(s.wo, hvi, shapes.dOut, shapes.dOut, s.seed, "W_O", "heads*d_v x d_out");
+    packProjections(m);
     return m;
 }
 

@@ -37,7 +37,15 @@ struct Model {
     Mat wv;                                // [d_model, kv*d_v]
     Mat wo;                                // [h*d_v, d_out] (d_out = d_model unless W_O is explicit); empty: output = concat
     RowVec bq, bk, bv, bo;                 // biases of the projections ([h*d_k], [h*d_k], [h*d_v], [d_out]); empty: none
-    Mat q, k, v;                           // explicit mode only: [T_q, d_k], [T_k, d_k], [T_k, d_v]
+    // W_Q's slice of each query head, W_K's and W_V's of each key/value head, and W_O, packed for
+    // the kernels once per model (packProjections: buildModel and a checkpoint's layer call it),
+    // so that a pass reads them rather than packing its own. Empty: each pass packs its own. Whoever
+    // changes a weight after packing packs again.
+    struct PackedProjections {
+        std::vector<PackedColumns> q, k, v;
+        PackedColumns o;
+    } packed;
+    Mat q, k, v;  // explicit mode only: [T_q, d_k], [T_k, d_k], [T_k, d_v]
     bool explicitQkv = false;
     int heads = 1, dk = 0, dv = 0, dModel = 0;
     int kvHeads = 0;  // key/value heads (grouped-query attention); 0: one per query head
@@ -93,6 +101,9 @@ void rotateHalf(const MatRef& cosines, const MatRef& sines, Eigen::Ref<Mat> m);
 // Each row of m: [T, n] scaled to unit root mean square, x / √(mean(x²) + eps) · gain [n] (the
 // mean summed in double).
 void rmsNormRows(Eigen::Ref<Mat> m, const RowVec& gain, float eps);
+
+// Packs the model's W_Q, W_K, W_V (by head) and W_O into model.packed, for every pass over it.
+void packProjections(Model& model);
 
 // Stages of the forward pass, per head, so callers recompute only what changed.
 // q, k, v; with RoPE q and k rotated by their positions.

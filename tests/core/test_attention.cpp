@@ -240,6 +240,47 @@ TEST(Forward, MultiHeadConcatAndOutputProjection) {
     EXPECT_LT(maxAbsDiff(rows, byHand), 1e-7f);
 }
 
+// The model packs its weights once (packProjections); a pass reads them, and gives the bits of a
+// pass that packs its own. Grouped-query heads (4 query heads on 2 key/value heads), d_k 20 (a
+// padded last panel) and d_v 24.
+TEST(Forward, WeightsPackedOnceWithTheModelGiveTheBitsOfAPassThatPacksItsOwn) {
+    Scenario sc;
+    sc.sentence = "the cat sat on the mat and the dog sat on the log too";
+    sc.dModel = 40;
+    sc.heads = 4;
+    sc.kvHeads = 2;
+    sc.dk = 20;
+    sc.dv = 24;
+    sc.wo.kind = MatrixSpec::Kind::Random;
+    const Model packed = buildModel(sc);
+    ASSERT_EQ(packed.packed.q.size(), 4U);
+    ASSERT_EQ(packed.packed.k.size(), 2U);
+    ASSERT_EQ(packed.packed.v.size(), 2U);
+    Model unpacked = packed;
+    unpacked.packed = {};
+    const Forward a = runForward(packed, {}), b = runForward(unpacked, {});
+    // The kept packing was read: the pass packed no weights of its own.
+    EXPECT_TRUE(a.packedWo.panels.empty());
+    for (const HeadTensors& h : a.heads)
+        for (const PackedColumns& p : h.packedProjections) EXPECT_TRUE(p.panels.empty());
+    EXPECT_FALSE(b.packedWo.panels.empty());
+    for (std::size_t h = 0; h < 4; ++h) {
+        const auto bits = [](const Mat& m) { return std::vector<float>(m.data(), m.data() + m.size()); };
+        EXPECT_EQ(bits(a.heads[h].q), bits(b.heads[h].q));
+        EXPECT_EQ(bits(a.heads[h].k), bits(b.heads[h].k));
+        EXPECT_EQ(bits(a.heads[h].v), bits(b.heads[h].v));
+        EXPECT_EQ(bits(a.heads[h].weights), bits(b.heads[h].weights));
+    }
+    EXPECT_EQ(maxAbsDiff(a.output, b.output), 0.0f);
+    EXPECT_EQ(maxAbsDiff(a.concat, b.concat), 0.0f);
+    // And right: head 3 reads key/value head 1's columns of W_K and W_V.
+    EXPECT_LT(maxAbsDiff(a.heads[3].k, packed.x * packed.wk.middleCols(20, 20)), 1e-5f);
+    EXPECT_LT(maxAbsDiff(a.heads[3].v, packed.x * packed.wv.middleCols(24, 24)), 1e-5f);
+    EXPECT_LT(maxAbsDiff(a.output, a.concat * packed.wo), 1e-5f);
+    // The kept packing counts in the model's bytes.
+    EXPECT_GT(keptBytes(packed, a), keptBytes(unpacked, a));
+}
+
 TEST(Forward, OverflowingScoresAreAnErrorNotNaN) {
     Scenario sc;
     sc.x = Mat::Constant(3, 2, 3e19f);

@@ -98,6 +98,7 @@ Model layerModel(const Checkpoint& model, const Run& run, int layer, const std::
     m.perm.resize(labels.size());
     std::iota(m.perm.begin(), m.perm.end(), 0);
     model.checkUnchanged();  // the weights were copied from the file
+    packProjections(m);
     return m;
 }
 
