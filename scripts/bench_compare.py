@@ -86,20 +86,6 @@ def numpy_blas():
     return describe_loaded()
 
 
-def fma_peak(attnviz, kernels):
-    """The fused multiply-add peak of the instruction set attnviz's kernels ran on, every core
-    (attnviz_bench's BM_FmaPeak or BM_FmaPeakAvx512, beside the attnviz binary); None without it."""
-    bench = os.path.join(os.path.dirname(os.path.abspath(attnviz)), "attnviz_bench")
-    name = "BM_FmaPeakAvx512" if kernels == "avx512" else "BM_FmaPeak"
-    if not os.path.exists(bench):
-        return None
-    p = subprocess.run([bench, f"--benchmark_filter={name}/", "--benchmark_format=json", "--benchmark_min_time=1"],
-                       capture_output=True, text=True, timeout=600)
-    if p.returncode != 0:
-        return None
-    return json.loads(p.stdout)["benchmarks"][0]["GFLOP/s"]
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--attnviz", default=os.path.join(os.path.dirname(__file__), "..", "build", "attnviz"))
@@ -170,7 +156,9 @@ def main():
     med = statistics.median
 
     kernels = rows[0][1][0][0].get("kernels", "?") if rows else "?"  # rows: (T, turns); a turn: (attnviz, numpy, torch)
-    peak = fma_peak(args.attnviz, kernels)
+    from peer_blas import fma_peak
+    measured = fma_peak(os.path.dirname(os.path.abspath(args.attnviz)), kernels)
+    peak = measured[1] if measured else None
     print("| T | PyTorch nn.MultiheadAttention | numpy | attnviz | attnviz GFLOP/s | of the FMA peak | Eigen sgemm GFLOP/s | vs PyTorch | "
           "vs numpy | of sgemm |")
     print("|---|---|---|---|---|---|---|---|---|---|")

@@ -246,8 +246,11 @@ def main():
         wide = a["kernels"] == "avx512"
         program = os.path.join(args.build, "attnviz_sgemm_avx512" if wide else "attnviz_bench")
         sgemm = next(iter(benchmark_json(program, "BM_Sgemm").values()))["GFLOP/s"]
-        peak_name = "BM_FmaPeakAvx512" if wide else "BM_FmaPeak"
-        peak = benchmark_json(os.path.join(args.build, "attnviz_bench"), f"{peak_name}/")[peak_name + "/real_time"]["GFLOP/s"]
+        from peer_blas import fma_peak
+        measured = fma_peak(args.build, a["kernels"])
+        if measured is None:
+            raise SystemExit(f"{os.path.join(args.build, 'attnviz_bench')} could not measure the FMA peak")
+        peak_name, peak = measured
         for t, gflops in last.items():
             print(f"T = {t}: attnviz {gflops:.0f} GFLOP/s = {100 * gflops / sgemm:.0f} % of Eigen's {a['kernels']} sgemm "
                   f"(1024^3, {sgemm:.0f} GFLOP/s in this run) = {100 * gflops / peak:.0f} % of the {a['kernels']} FMA peak "

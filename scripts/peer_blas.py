@@ -4,9 +4,28 @@ process after it has multiplied (so that the library is loaded).
 
 MKL names its version through PyTorch's build configuration; OpenBLAS through its own
 openblas_get_config() (version, DYNAMIC_ARCH, and the core it picked for this CPU); BLIS through
-bli_info_get_version_str(). The libraries are found in this process's memory map."""
+bli_info_get_version_str(). The libraries are found in this process's memory map.
+
+fma_peak() is the ceiling both scripts give shares of: attnviz_bench's fused multiply-add peak of
+the instruction set the kernels ran."""
 import ctypes
+import json
 import os
+import subprocess
+
+
+def fma_peak(build, kernels):
+    """(benchmark name, GFLOP/s): the fused multiply-add peak of `kernels` ("avx512" or "avx2") on
+    every core, by attnviz_bench in the folder `build`; None without that program or when it fails."""
+    bench = os.path.join(build, "attnviz_bench")
+    name = "BM_FmaPeakAvx512" if kernels == "avx512" else "BM_FmaPeak"
+    if not os.path.exists(bench):
+        return None
+    p = subprocess.run([bench, f"--benchmark_filter={name}/", "--benchmark_format=json", "--benchmark_min_time=1"],
+                       capture_output=True, text=True, timeout=600)
+    if p.returncode != 0:
+        return None
+    return name, json.loads(p.stdout)["benchmarks"][0]["GFLOP/s"]
 
 
 def loaded_libraries():

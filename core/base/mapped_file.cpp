@@ -11,6 +11,7 @@
 #include <mutex>
 #include <utility>
 
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -81,6 +82,28 @@ MappedFile::Stamp stampOf(const struct stat& info) {
 }
 
 }  // namespace
+
+std::unique_ptr<MappedFile> MappedFile::open(const std::string& path, const std::string& expected, const std::string& layout) {
+    // O_NONBLOCK: a FIFO opens at once instead of waiting for a writer, and is refused below.
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) {
+        const int err = errno;
+        throw InputError(path, err == ENOENT ? std::string("no such file") : std::string("cannot open: ") + std::strerror(err));
+    }
+    struct stat info {};
+    const int statted = ::fstat(fd, &info);
+    const int statErr = errno;
+    std::string problem;
+    if (statted != 0) problem = std::string("cannot stat: ") + std::strerror(statErr);
+    else if (S_ISDIR(info.st_mode)) problem = "is a directory, expected " + expected;
+    else if (!S_ISREG(info.st_mode)) problem = "is not a regular file (a pipe or a device cannot be mapped)";
+    else if (info.st_size == 0) problem = "is empty, expected " + expected + (layout.empty() ? "" : " (" + layout + ")");
+    if (!problem.empty()) {
+        ::close(fd);
+        throw InputError(path, problem);
+    }
+    return map(fd, static_cast<std::size_t>(info.st_size), path);
+}
 
 std::unique_ptr<MappedFile> MappedFile::map(int fd, std::size_t length, const std::string& path) {
     struct stat info {};

@@ -29,6 +29,11 @@ public:
     // from here on (it is closed with it, or at once when mapping fails). Throws
     // InputError(path, "cannot map: …").
     static std::unique_ptr<MappedFile> map(int fd, std::size_t length, const std::string& path);
+    // Opens `path` and maps all of it. Throws InputError(path, …) when it is missing, unreadable,
+    // a directory, not a regular file (a pipe, a device) or empty: "is a directory, expected
+    // <expected>", "is empty, expected <expected> (<layout>)" (without the brackets when layout
+    // is empty).
+    static std::unique_ptr<MappedFile> open(const std::string& path, const std::string& expected, const std::string& layout = {});
 
     MappedFile(const MappedFile&) = delete;
     MappedFile& operator=(const MappedFile&) = delete;

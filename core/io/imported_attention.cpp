@@ -8,12 +8,7 @@
 #include "core/io/npy.hpp"
 #include "core/models/safetensors.hpp"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -133,27 +128,9 @@ ImportedAttention::CheckStatus ImportedAttention::checkStatus() const {
 
 std::shared_ptr<const ImportedAttention> ImportedAttention::open(const std::string& path, const ImportOptions& options,
                                                                  const Limits& limits) {
-    // O_NONBLOCK: a FIFO opens at once instead of waiting for a writer, and is refused below.
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0) {
-        const int err = errno;
-        throw InputError(path, err == ENOENT ? std::string("no such file") : std::string("cannot open: ") + std::strerror(err));
-    }
-    struct stat info {};
-    const int statted = ::fstat(fd, &info);
-    const int statErr = errno;
-    std::string problem;
-    if (statted != 0) problem = std::string("cannot stat: ") + std::strerror(statErr);
-    else if (S_ISDIR(info.st_mode)) problem = "is a directory, expected a .npy or safetensors file of attention weights";
-    else if (!S_ISREG(info.st_mode)) problem = "is not a regular file (a pipe or a device cannot be mapped)";
-    else if (info.st_size == 0) problem = "is empty, expected a .npy or safetensors file of attention weights";
-    if (!problem.empty()) {
-        ::close(fd);
-        throw InputError(path, problem);
-    }
     std::shared_ptr<ImportedAttention> a(new ImportedAttention());
     a->m_path = path;
-    a->m_mapping = MappedFile::map(fd, static_cast<std::size_t>(info.st_size), path);
+    a->m_mapping = MappedFile::open(path, "a .npy or safetensors file of attention weights");
     a->m_bytes = a->m_mapping->bytes();
     try {
         a->parse();

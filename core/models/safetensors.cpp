@@ -7,7 +7,6 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <cerrno>
 #include <cstring>
 #include <functional>
 #include <limits>
@@ -16,10 +15,6 @@
 #include <set>
 #include <unordered_set>
 #include <utility>
-
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 // The header's integers and the tensors' bytes are read as little-endian, which is what the host is.
 static_assert(std::endian::native == std::endian::little, "safetensors are read in place: a little-endian host only");
@@ -227,30 +222,12 @@ SafetensorsFile& SafetensorsFile::operator=(SafetensorsFile&&) noexcept = defaul
 SafetensorsFile::~SafetensorsFile() = default;
 
 SafetensorsFile SafetensorsFile::open(const std::string& path, Progress* progress) {
-    // O_NONBLOCK: a FIFO opens at once instead of waiting for a writer, and is refused below.
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0) {
-        const int err = errno;
-        throw InputError(path, err == ENOENT ? std::string("no such file") : std::string("cannot open: ") + std::strerror(err));
-    }
-    struct stat info {};
-    const int statted = ::fstat(fd, &info);
-    const int statErr = errno;
-    std::string problem;
-    if (statted != 0) problem = std::string("cannot stat: ") + std::strerror(statErr);
-    else if (S_ISDIR(info.st_mode)) problem = "is a directory, expected a safetensors file";
-    else if (!S_ISREG(info.st_mode)) problem = "is not a regular file (a pipe or a device cannot be mapped)";
-    else if (info.st_size == 0) problem = "is empty, expected a safetensors file (8-byte header length, header, data)";
-    if (!problem.empty()) {
-        ::close(fd);
-        throw InputError(path, problem);
-    }
-    // The mapping owns the file from here on, and turns a read past a shrunk end into zeros and
-    // changed() (core/base/mapped_file.hpp). Opening reads the header only: the tensors' pages are
-    // read when a model takes them (populate).
+    // The mapping turns a read past a shrunk end into zeros and changed()
+    // (core/base/mapped_file.hpp). Opening reads the header only: the tensors' pages are read
+    // when a model takes them (populate).
     SafetensorsFile file;
     file.m_path = path;
-    file.m_mapping = MappedFile::map(fd, static_cast<std::size_t>(info.st_size), path);
+    file.m_mapping = MappedFile::open(path, "a safetensors file", "8-byte header length, header, data");
     file.m_bytes = file.m_mapping->bytes();
     try {
         file.parse();

@@ -6,12 +6,15 @@
 #include "core/base/prng.hpp"
 #include "core/io/imported_attention.hpp"
 #include "core/io/npy.hpp"
+#include "tests/test_folder.hpp"
 
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <cstring>
 #include <limits>
+
+#include <sys/stat.h>
 
 namespace attnviz::core {
 namespace {
@@ -320,6 +323,30 @@ TEST(ImportedAttention, ShownLayerAsAScenarioReadsIt) {
     Limits tight;
     tight.maxBytes = 100;
     EXPECT_THROW(importedLayer(*a, 0, tight), InputError);
+}
+
+class ImportedFiles : public testfs::TestFolder {
+protected:
+    static std::string errorOf(const std::string& path) {
+        try {
+            ImportedAttention::open(path);
+        } catch (const InputError& e) {
+            return e.message();
+        }
+        return "";
+    }
+};
+
+TEST_F(ImportedFiles, WhatIsNotAFileIsRefusedAtOnce) {
+    const std::string missing = path("missing.npy").string();
+    EXPECT_EQ(errorOf(missing), missing + ": no such file");
+    EXPECT_EQ(errorOf(m_dir.string()), m_dir.string() + ": is a directory, expected a .npy or safetensors file of attention weights");
+    const std::string fifo = path("pipe.npy").string();
+    ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+    EXPECT_EQ(errorOf(fifo), fifo + ": is not a regular file (a pipe or a device cannot be mapped)");  // not a wait for a writer
+    const std::string empty = path("empty.npy").string();
+    testfs::writeFile(empty, "");
+    EXPECT_EQ(errorOf(empty), empty + ": is empty, expected a .npy or safetensors file of attention weights");
 }
 
 }  // namespace
