@@ -48,10 +48,9 @@ void packProjections(Model& model) {
 
 namespace {
 
-// The model's packing of `w` when it has one of w's shape, else w packed into `scratch`.
-const PackedColumns& packedOr(const std::vector<PackedColumns>& kept, int index, const MatRef& w, PackedColumns& scratch) {
-    const auto i = static_cast<std::size_t>(index);
-    if (i < kept.size() && packs(kept[i], w)) return kept[i];
+// The model's packing `kept` of w when it has one of w's shape, else w packed into `scratch`.
+const PackedColumns& packedOr(const PackedColumns* kept, const MatRef& w, PackedColumns& scratch) {
+    if (kept && packs(*kept, w)) return *kept;
     packColumns(w, scratch);
     return scratch;
 }
@@ -71,7 +70,8 @@ void projectHead(const Model& model, int head, HeadTensors& out) {
         const auto project = [&](const Mat& w, const RowVec& bias, const std::vector<PackedColumns>& kept, int index, Eigen::Index n,
                                  PackedColumns& scratch, Mat& dst) {
             const Eigen::Index first = index * n;
-            const PackedColumns& packed = packedOr(kept, index, w.middleCols(first, n), scratch);
+            const auto i = static_cast<std::size_t>(index);
+            const PackedColumns& packed = packedOr(i < kept.size() ? &kept[i] : nullptr, w.middleCols(first, n), scratch);
             dst.resize(model.x.rows(), n);
             multiplyPacked(model.x, &model.xTiles, w.middleCols(first, n), packed, dst);
             if (bias.size() != 0) dst.rowwise() += bias.segment(first, n);
@@ -193,8 +193,7 @@ void projectConcat(const Model& model, Forward& forward) {
     if (model.wo.size() != 0) {
         // The register-tiled kernel on every core: faster than Eigen's product here
         // (BM_OutputProjection), and each output is one chain of multiply-adds whatever the threads.
-        const PackedColumns& wo =
-            packs(model.packed.o, model.wo) ? model.packed.o : (packColumns(model.wo, forward.packedWo), forward.packedWo);
+        const PackedColumns& wo = packedOr(&model.packed.o, model.wo, forward.packedWo);
         forward.output.resize(model.tq(), model.wo.cols());
         multiplyPacked(forward.concat, nullptr, model.wo, wo, forward.output);
         if (model.bo.size() != 0) forward.output.rowwise() += model.bo;
