@@ -7,8 +7,7 @@
 #include "app/panels/panel_table.hpp"
 #include "core/models/loaded_model.hpp"
 #include "core/scenario/presets.hpp"
-#include "tests/gui/headless.hpp"
-#include "tests/test_folder.hpp"
+#include "tests/gui/panel_test.hpp"
 #include "tests/tiny_gpt2.hpp"
 
 #include <gtest/gtest.h>
@@ -18,29 +17,8 @@ using namespace attnviz::app;
 
 namespace {
 
-class HeadViewPanels : public testfs::TestFolder {
+class HeadViewPanels : public headless::PanelTest {
 protected:
-    void SetUp() override {
-        testfs::TestFolder::SetUp();
-        headless::createContext(ImVec2(1600, 1000));
-    }
-    void TearDown() override {
-        ImGui::DestroyContext();
-        testfs::TestFolder::TearDown();
-    }
-
-    // Frames until the state is fresh (a frame finishes a head), then `more`; every draw list
-    // stays under 65,536 vertices, what 16-bit indices address.
-    static void frames(App& app, int more) {
-        for (int i = 0; i < 64 && !isFresh(app.state()); ++i) headless::drawFrame(app);
-        for (int i = 0; i < more; ++i) {
-            headless::drawFrame(app);
-            const ImDrawData* data = ImGui::GetDrawData();
-            ASSERT_GT(data->TotalVtxCount, 500);
-            for (int n = 0; n < data->CmdListsCount; ++n) EXPECT_LT(data->CmdLists[n]->VtxBuffer.Size, 65536);
-        }
-    }
-
     static void showTab(App& app, std::string_view id) {
         app.revealPanel(id);
         frames(app, 2);

@@ -5,8 +5,7 @@
 #include "app/panels/panel_table.hpp"
 #include "app/state/rollout_view.hpp"
 #include "core/io/npy.hpp"
-#include "tests/gui/headless.hpp"
-#include "tests/test_folder.hpp"
+#include "tests/gui/panel_test.hpp"
 
 #include <gtest/gtest.h>
 
@@ -15,25 +14,7 @@ using namespace attnviz::app;
 
 namespace {
 
-class ImportedPanels : public testfs::TestFolder {
-protected:
-    void SetUp() override {
-        testfs::TestFolder::SetUp();
-        headless::createContext(ImVec2(1600, 1000));
-    }
-    void TearDown() override {
-        ImGui::DestroyContext();
-        testfs::TestFolder::TearDown();
-    }
-    static void frames(App& app, int n) {
-        for (int i = 0; i < n; ++i) {
-            headless::drawFrame(app);
-            const ImDrawData* data = ImGui::GetDrawData();
-            ASSERT_GT(data->TotalVtxCount, 500);
-            for (int k = 0; k < data->CmdListsCount; ++k) EXPECT_LT(data->CmdLists[k]->VtxBuffer.Size, 65536);
-        }
-    }
-};
+class ImportedPanels : public headless::PanelTest {};
 
 TEST_F(ImportedPanels, EveryPanelDrawsAnImport) {
     // [3, 4, 40, 40]: causal rows spread evenly over the keys each may read

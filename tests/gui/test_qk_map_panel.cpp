@@ -7,8 +7,7 @@
 #include "app/state/query_key_view.hpp"
 #include "core/models/loaded_model.hpp"
 #include "core/scenario/presets.hpp"
-#include "tests/gui/headless.hpp"
-#include "tests/test_folder.hpp"
+#include "tests/gui/panel_test.hpp"
 #include "tests/tiny_gpt2.hpp"
 
 #include <gtest/gtest.h>
@@ -19,31 +18,8 @@ using namespace attnviz::app;
 
 namespace {
 
-class QkMapPanel : public testfs::TestFolder {
+class QkMapPanel : public headless::PanelTest {
 protected:
-    void SetUp() override {
-        testfs::TestFolder::SetUp();
-        headless::createContext(ImVec2(1600, 1000));
-    }
-    void TearDown() override {
-        ImGui::DestroyContext();
-        testfs::TestFolder::TearDown();
-    }
-
-    // Frames until the state is fresh, then `more`; every draw list under 65,536 vertices.
-    // Returns the largest frame's vertex count.
-    static int frames(App& app, int more) {
-        for (int i = 0; i < 128 && !isFresh(app.state()); ++i) headless::drawFrame(app);
-        int largest = 0;
-        for (int i = 0; i < more; ++i) {
-            headless::drawFrame(app);
-            const ImDrawData* data = ImGui::GetDrawData();
-            largest = std::max(largest, data->TotalVtxCount);
-            for (int n = 0; n < data->CmdListsCount; ++n) EXPECT_LT(data->CmdLists[n]->VtxBuffer.Size, 65536);
-        }
-        return largest;
-    }
-
     static App longScenario(int length) {
         core::Scenario s = core::loadPreset("random-heads");
         s.tokens = std::vector<std::string>(static_cast<std::size_t>(length));

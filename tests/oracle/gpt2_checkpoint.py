@@ -2,8 +2,9 @@
 
 write_checkpoint() makes a folder like the hub's `gpt2`: config.json, model.safetensors (written
 here byte by byte: an 8-byte little-endian header length, the JSON header padded with spaces,
-the tensors' bytes), and the tokenizer files it is given. forward() is GPT-2's forward pass in
-float64 numpy, written from the paper's and Hugging Face's definition, not from attnviz:
+the tensors' bytes), and the tokenizer files it is given (byte_vocabulary() gives GPT-2's 256 byte
+symbols and <|endoftext|>, a token a byte). forward() is GPT-2's forward pass in float64 numpy,
+written from the paper's and Hugging Face's definition, not from attnviz:
 
     x = wte[ids] + wpe[:T]
     per block:  a = LN(x; ln_1);  q|k|v = a @ c_attn.W + b;  per head A = softmax(q k^T / sqrt(d_k) + causal)
@@ -102,6 +103,26 @@ def write_checkpoint(folder, weights, config_text, tokenizer_files, dtype="F32",
     for name, data in tokenizer_files.items():
         with open(os.path.join(folder, name), "wb") as f:
             f.write(data)
+
+
+def bytes_to_unicode():
+    """GPT-2's map of the 256 bytes to printable characters (its encoder.py)."""
+    bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
+    cs = bs[:]
+    n = 0
+    for b in range(256):
+        if b not in bs:
+            bs.append(b)
+            cs.append(256 + n)
+            n += 1
+    return dict(zip(bs, map(chr, cs)))
+
+
+def byte_vocabulary():
+    """vocab.json of the 256 byte symbols and <|endoftext|>, no merges: a token a byte."""
+    vocab = {symbol: b for b, symbol in bytes_to_unicode().items()}
+    vocab["<|endoftext|>"] = 256
+    return json.dumps(vocab).encode(), b"#version: 0.2\n"
 
 
 def layer_norm(x, g, b, eps=1e-5):

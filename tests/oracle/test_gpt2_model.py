@@ -24,13 +24,14 @@ import json
 import math
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import checks  # noqa: E402
+from checks import FAILURES, WORST, fail, run  # noqa: E402
 import gpt2_checkpoint as ckpt  # noqa: E402
 import gpt2_vocab  # noqa: E402
 
@@ -44,31 +45,10 @@ SENTENCES = [
     "def f(x):\n    return x * 2\n",
     "one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen",
 ]
-FAILURES = []
-WORST = [0.0]
-
-
-def fail(where, what):
-    FAILURES.append(f"{where}: {what}")
-    print(f"FAIL {where}: {what}", flush=True)
 
 
 def close(where, got, want, tol=TOL):
-    got, want = np.asarray(got, np.float64), np.asarray(want, np.float64)
-    if got.shape != want.shape:
-        fail(where, f"shape {got.shape}, expected {want.shape}")
-        return
-    err = float(np.max(np.abs(got - want))) if got.size else 0.0
-    WORST[0] = max(WORST[0], err)
-    if not err <= tol:
-        fail(where, f"max |got - want| = {err:.3g} > {tol}")
-
-
-def run(attnviz, *args, expect=0):
-    p = subprocess.run([attnviz, *args], capture_output=True, text=True, timeout=600)
-    if p.returncode != expect:
-        fail(" ".join(args[:6]), f"exit {p.returncode}, expected {expect}: {p.stderr.strip()[-400:]}")
-    return p
+    checks.close(where, got, want, tol)
 
 
 def check_sentence(attnviz, folder, weights, encoder, sentence, tmp, label):

@@ -26,46 +26,18 @@ import csv
 import io
 import json
 import os
-import subprocess
 import sys
 import tempfile
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from checks import FAILURES, fail, run  # noqa: E402
 import gpt2_checkpoint as ckpt  # noqa: E402
 
 TOL = 1e-5
 COLUMNS = ["entropy", "entropy_share", "distance", "self", "previous", "first", "duplicate", "induction"]
-FAILURES = []
 
-
-def fail(where, what):
-    FAILURES.append(f"{where}: {what}")
-    print(f"FAIL {where}: {what}", flush=True)
-
-
-def run(attnviz, *args, expect=0):
-    p = subprocess.run([attnviz, *args], capture_output=True, text=True, timeout=600)
-    if p.returncode != expect:
-        fail(" ".join(args[:8]), f"exit {p.returncode}, expected {expect}: {p.stderr.strip()[-400:]}")
-    return p
-
-
-def byte_vocab():
-    """GPT-2's byte-to-unicode table: the 256 byte symbols as vocab.json spells them, and <|endoftext|>."""
-    bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("\xa1"), ord("\xac") + 1)) + list(range(ord("\xae"), ord("\xff") + 1))
-    cs = bs[:]
-    n = 0
-    for b in range(256):
-        if b not in bs:
-            bs.append(b)
-            cs.append(256 + n)
-            n += 1
-    symbols = dict(zip(bs, (chr(c) for c in cs)))
-    vocab = {symbols[b]: b for b in range(256)}
-    vocab["<|endoftext|>"] = 256
-    return json.dumps(vocab).encode(), b"#version: 0.2\n"
 
 
 def readable_mask(t_q, t_k, causal, window=0, padding=()):
@@ -167,7 +139,7 @@ def check_model(attnviz, tmp):
     rng = np.random.default_rng(20261126)
     n_layer, n_head, n_embd, n_positions, vocab = 3, 4, 32, 64, 257
     weights = ckpt.random_weights(rng, n_layer, n_head, n_embd, n_positions, vocab, sharp=1.5)
-    vocab_bytes, merges_bytes = byte_vocab()
+    vocab_bytes, merges_bytes = ckpt.byte_vocabulary()
     ckpt.write_checkpoint(folder, weights, ckpt.config_json(n_layer, n_head, n_embd, n_positions, vocab),
                           {"vocab.json": vocab_bytes, "merges.txt": merges_bytes})
     sentence = "abcab cabca bcabc abcab"  # one token a byte, repeats for duplicate and induction

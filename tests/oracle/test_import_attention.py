@@ -26,30 +26,17 @@ import io
 import json
 import os
 import struct
-import subprocess
 import sys
 import tempfile
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from checks import FAILURES, fail, run  # noqa: E402
 import test_head_stats as hs  # noqa: E402
 import test_rollout as ro  # noqa: E402
 
 TOL = 1e-5
-FAILURES = []
-
-
-def fail(where, what):
-    FAILURES.append(f"{where}: {what}")
-    print(f"FAIL {where}: {what}", flush=True)
-
-
-def run(attnviz, *args, expect=0):
-    p = subprocess.run([attnviz, *args], capture_output=True, text=True, timeout=600)
-    if p.returncode != expect:
-        fail(" ".join(str(a) for a in args[:8]), f"exit {p.returncode}, expected {expect}: {p.stderr.strip()[-400:]}")
-    return p
 
 
 def attentions(layers, heads, t, seed, bidirectional=()):

@@ -33,13 +33,14 @@ import csv
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import checks  # noqa: E402
+from checks import CHECKS, FAILURES, WORST, expect, fail, run  # noqa: E402
 import hf_tokenizers  # noqa: E402
 import llama_checkpoint as lc  # noqa: E402
 
@@ -78,42 +79,10 @@ CASES = [
      dict(hidden_size=48, head_dim=16, tie_word_embeddings=True, rope_theta=1000000.0)),
     ("qwen3-f32-hd24-3shards-v4", "qwen3", "qwen3", "F32", 3, "v4", dict(head_dim=24, intermediate_size=64)),
 ]
-FAILURES = []
-WORST = [0.0]
-CHECKS = [0]
-
-
-def fail(where, what):
-    FAILURES.append(f"{where}: {what}")
-    print(f"FAIL {where}: {what}", flush=True)
-
-
-def expect(where, ok, what):
-    CHECKS[0] += 1
-    if not ok:
-        fail(where, what)
-    return ok
 
 
 def close(where, got, want, tol=TOL):
-    CHECKS[0] += 1
-    got, want = np.asarray(got, np.float64), np.asarray(want, np.float64)
-    if got.shape != want.shape:
-        fail(where, f"shape {got.shape}, expected {want.shape}")
-        return
-    err = float(np.max(np.abs(got - want))) if got.size else 0.0
-    WORST[0] = max(WORST[0], err)
-    if not err <= tol:
-        fail(where, f"max |got - want| = {err:.3g} > {tol}")
-
-
-def run(attnviz, *args, expect_rc=0):
-    p = subprocess.run([attnviz, *args], capture_output=True, text=True, timeout=600)
-    CHECKS[0] += 1
-    if p.returncode != expect_rc:
-        fail(" ".join(a if len(a) < 60 else a[:57] + "..." for a in args[:6]),
-             f"exit {p.returncode}, expected {expect_rc}: {p.stderr.strip()[-400:]}")
-    return p
+    checks.close(where, got, want, tol)
 
 
 def case_config(family, vocab, fields):
@@ -234,7 +203,7 @@ def check_broken(attnviz, tokenizers, tmp):
             shutil.copytree(good, folder)
             change(folder)
         out = os.path.join(tmp, "never.json")
-        p = run(attnviz, "--model", folder, "--sentence", "The cat sat.", "--export", out, expect_rc=2)
+        p = run(attnviz, "--model", folder, "--sentence", "The cat sat.", "--export", out, expect=2)
         lines = p.stderr.strip().split("\n")
         ok = len(lines) == 1 and all(any(x in lines[0] for x in (f if isinstance(f, tuple) else (f,))) for f in fragments)
         expect(f"broken {name}", ok, f"expected one line with {fragments}, got {p.stderr.strip()[:300]!r}")

@@ -21,42 +21,16 @@ bad extension) exits 2 with one line naming the flag. Exits 1 on any failure.
 import json
 import math
 import os
-import subprocess
 import sys
 import tempfile
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from checks import one_error_line, FAILURES, WORST_SHARE, close, fail, run  # noqa: E402
 import gpt2_checkpoint as ckpt  # noqa: E402
-from test_rollout import byte_vocabulary  # noqa: E402
 
 N_LAYER, N_HEAD, N_EMBD, N_POSITIONS = 3, 4, 32, 256
-FAILURES = []
-WORST = [0.0]
-
-
-def fail(where, what):
-    FAILURES.append(f"{where}: {what}")
-    print(f"FAIL {where}: {what}", flush=True)
-
-
-def close(where, got, want, tol):
-    got, want = np.asarray(got, np.float64), np.asarray(want, np.float64)
-    if got.shape != want.shape:
-        fail(where, f"shape {got.shape}, expected {want.shape}")
-        return
-    err = float(np.max(np.abs(got - want))) if got.size else 0.0
-    WORST[0] = max(WORST[0], err / max(tol, 1e-300))
-    if not err <= tol:
-        fail(where, f"max |got - want| = {err:.3g} > {tol:.3g}")
-
-
-def run(attnviz, *args, expect=0):
-    p = subprocess.run([attnviz, *args], capture_output=True, text=True, timeout=600)
-    if p.returncode != expect:
-        fail(" ".join(args[:10]), f"exit {p.returncode}, expected {expect}: {p.stderr.strip()[-400:]}")
-    return p
 
 
 def head_qk(w, ids, layer, head):
@@ -107,7 +81,7 @@ def qk_map(q, k):
 
 def check_model(attnviz, tmp):
     folder = os.path.join(tmp, "tiny-gpt2")
-    vocab, merges = byte_vocabulary()
+    vocab, merges = ckpt.byte_vocabulary()
     rng = np.random.default_rng(20261127)
     weights = ckpt.random_weights(rng, N_LAYER, N_HEAD, N_EMBD, N_POSITIONS, 257)
     ckpt.write_checkpoint(folder, weights, ckpt.config_json(N_LAYER, N_HEAD, N_EMBD, N_POSITIONS, 257),
@@ -150,10 +124,7 @@ def check_misuse(attnviz, folder, tmp):
                        (["--preset", "seed004-causal", "--head", "-1", "--export-qk-map", out], "--export-qk-map"),
                        (["--preset", "seed004-causal", "--head", "0", "--export-qk-map", os.path.join(tmp, "m.jpg")], "m.jpg"),
                        (["--model", folder, "--sentence", "ab", "--head", "9", "--export-qk-map", out], "--head")):
-        p = run(attnviz, *args, expect=2)
-        lines = p.stderr.strip().splitlines()
-        if len(lines) != 1 or flag not in lines[0] or p.stdout:
-            fail(" ".join(args), f"expected one error line naming {flag} and no output, got {p.stderr!r}")
+        one_error_line(attnviz, args, flag)
 
 
 def main():
@@ -168,7 +139,7 @@ def main():
         print(f"{len(FAILURES)} failures")
         return 1
     print(f"all passed: {checked} query-key maps of a tiny GPT-2 (3 layers x 4 heads, T = 200) matched numpy "
-          f"(worst difference {WORST[0]:.2g} of its tolerance); misuse exits 2")
+          f"(worst difference {WORST_SHARE[0]:.2g} of its tolerance); misuse exits 2")
     return 0
 
 

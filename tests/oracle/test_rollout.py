@@ -20,42 +20,22 @@ the flag. Every comparison uses |got - want| <= 1e-5. Exits 1 on any failure.
 
 import json
 import os
-import subprocess
 import sys
 import tempfile
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import checks  # noqa: E402
+from checks import one_error_line, FAILURES, WORST, fail, run  # noqa: E402
 import gpt2_checkpoint as ckpt  # noqa: E402
 
 TOL = 1e-5
 N_LAYER, N_HEAD, N_EMBD, N_POSITIONS = 4, 3, 24, 512
-FAILURES = []
-WORST = [0.0]
-
-
-def fail(where, what):
-    FAILURES.append(f"{where}: {what}")
-    print(f"FAIL {where}: {what}", flush=True)
 
 
 def close(where, got, want, tol=TOL):
-    got, want = np.asarray(got, np.float64), np.asarray(want, np.float64)
-    if got.shape != want.shape:
-        fail(where, f"shape {got.shape}, expected {want.shape}")
-        return
-    err = float(np.max(np.abs(got - want))) if got.size else 0.0
-    WORST[0] = max(WORST[0], err)
-    if not err <= tol:
-        fail(where, f"max |got - want| = {err:.3g} > {tol}")
-
-
-def run(attnviz, *args, expect=0):
-    p = subprocess.run([attnviz, *args], capture_output=True, text=True, timeout=600)
-    if p.returncode != expect:
-        fail(" ".join(args[:8]), f"exit {p.returncode}, expected {expect}: {p.stderr.strip()[-400:]}")
-    return p
+    checks.close(where, got, want, tol)
 
 
 def rollout(layers, upto, rule):
@@ -71,29 +51,10 @@ def rollout(layers, upto, rule):
     return r
 
 
-def bytes_to_unicode():
-    """GPT-2's map of the 256 bytes to printable characters (its encoder.py)."""
-    bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
-    cs = bs[:]
-    n = 0
-    for b in range(256):
-        if b not in bs:
-            bs.append(b)
-            cs.append(256 + n)
-            n += 1
-    return dict(zip(bs, map(chr, cs)))
-
-
-def byte_vocabulary():
-    """vocab.json of the 256 byte symbols and <|endoftext|>, no merges: a token a byte."""
-    vocab = {symbol: b for b, symbol in bytes_to_unicode().items()}
-    vocab["<|endoftext|>"] = 256
-    return json.dumps(vocab).encode(), b"#version: 0.2\n"
-
 
 def check_model(attnviz, tmp):
     folder = os.path.join(tmp, "tiny-gpt2")
-    vocab, merges = byte_vocabulary()
+    vocab, merges = ckpt.byte_vocabulary()
     rng = np.random.default_rng(20261126)
     weights = ckpt.random_weights(rng, N_LAYER, N_HEAD, N_EMBD, N_POSITIONS, 257)
     ckpt.write_checkpoint(folder, weights, ckpt.config_json(N_LAYER, N_HEAD, N_EMBD, N_POSITIONS, 257),
@@ -161,10 +122,7 @@ def check_presets(attnviz, tmp):
 def check_misuse(attnviz):
     for args, flag in ((["--preset", "seed004-causal", "--rollout", "--rollout-heads", "bad", "--export", "-"], "--rollout-heads"),
                        (["--preset", "seed004-causal", "--rollout-heads", "max", "--export", "-"], "--rollout-heads")):
-        p = run(attnviz, *args, expect=2)
-        lines = p.stderr.strip().splitlines()
-        if len(lines) != 1 or flag not in lines[0] or p.stdout:
-            fail(" ".join(args), f"expected one error line naming {flag} and no output, got {p.stderr!r}")
+        one_error_line(attnviz, args, flag)
 
 
 def main():
