@@ -202,28 +202,6 @@ std::vector<double> callTimes(const std::function<void()>& call, double seconds)
     return times;
 }
 
-#if defined(__AVX2__) && defined(__FMA__)
-double threadSeconds() {
-    timespec now{};
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
-    return static_cast<double>(now.tv_sec) + 1e-9 * static_cast<double>(now.tv_nsec);
-}
-
-// chains(steps) on every thread at once; the sum over threads of each one's multiply-adds per
-// second of its own CPU time (`floats` wide, 2 flops each), in GFLOP/s: what the cores deliver
-// while they run it, whether or not another process takes turns on them.
-double chainsOnEveryThread(void (*chains)(long), long steps, int floats) {
-    double gflops = 0;
-#pragma omp parallel reduction(+ : gflops)
-    {
-        const double start = threadSeconds();
-        chains(steps);
-        gflops += static_cast<double>(steps) * 10 * 2 * floats / (threadSeconds() - start) * 1e-9;
-    }
-    return gflops;
-}
-#endif
-
 // GFLOP/s of fused multiply-adds at the width of `isa` on every thread (the median of the calls
 // over `seconds`); 0 for the portable build, whose products are Eigen's.
 double fmaPeak(KernelIsa isa, double seconds) {

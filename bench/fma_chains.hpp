@@ -2,13 +2,15 @@
 // multiply-adds and nothing else (ten independent chains per core, enough to cover the latency),
 // what no product can exceed. One function per register width; each core runs `steps` of ten,
 // and the sums leave through an empty asm statement, so that the loop is not optimised away.
-// Shared by attnviz_bench and attnviz_blas_bench. The AVX-512 one is compiled for AVX-512 alone
-// (a target attribute, the program being built for x86-64-v3): call it only where
-// hasKernelIsa(KernelIsa::Avx512).
+// Shared by attnviz_bench and attnviz_blas_bench, which both measure the peak with
+// chainsOnEveryThread. The AVX-512 one is compiled for AVX-512 alone (a target attribute, the
+// program being built for x86-64-v3): call it only where hasKernelIsa(KernelIsa::Avx512).
 #pragma once
 
 #if defined(__AVX2__) && defined(__FMA__)
 #include <immintrin.h>
+
+#include <ctime>
 
 inline void fmaChainsAvx2(long steps) {
     __m256 a0 = _mm256_set1_ps(1.0f), a1 = _mm256_set1_ps(1.1f), a2 = _mm256_set1_ps(1.2f), a3 = _mm256_set1_ps(1.3f),
@@ -37,5 +39,25 @@ inline void fmaChainsAvx2(long steps) {
         a9 = _mm512_fmadd_ps(a9, m, c);
     }
     asm volatile("" : : "v"(a0), "v"(a1), "v"(a2), "v"(a3), "v"(a4), "v"(a5), "v"(a6), "v"(a7), "v"(a8), "v"(a9));
+}
+
+inline double threadSeconds() {
+    timespec now{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+    return static_cast<double>(now.tv_sec) + 1e-9 * static_cast<double>(now.tv_nsec);
+}
+
+// chains(steps) on every thread at once; the sum over threads of each one's multiply-adds per
+// second of its own CPU time (`floats` wide, 2 flops each), in GFLOP/s: what the cores deliver
+// while they run it, whether or not another process takes turns on them.
+inline double chainsOnEveryThread(void (*chains)(long), long steps, int floats) {
+    double gflops = 0;
+#pragma omp parallel reduction(+ : gflops)
+    {
+        const double start = threadSeconds();
+        chains(steps);
+        gflops += static_cast<double>(steps) * 10 * 2 * floats / (threadSeconds() - start) * 1e-9;
+    }
+    return gflops;
 }
 #endif

@@ -38,8 +38,9 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "oracle"))
-from bench_gpt2 import benchmark_json, byte_symbols, cpu_name, print_peer_times, run_peer, sentence  # noqa: E402
+from bench_gpt2 import byte_symbols, cpu_name, print_peer_times, run_peer, sentence  # noqa: E402
 import llama_checkpoint as ckpt  # noqa: E402
+from peer_blas import fma_peak  # noqa: E402
 
 
 def write_tokenizer(folder):
@@ -167,10 +168,10 @@ def main():
             rss = peak_rss_mib([attnviz, "--model", folder, "--sentence", sentence(t), "--layer", "3", "--export-csv",
                                 os.path.join(tmp, "head.csv")])
             rows.append((t, runs, rss))
-        wide = rows[0][1][0]["kernels"] == "avx512"
-        peak_name = "BM_FmaPeakAvx512" if wide else "BM_FmaPeak"
-        peak = benchmark_json(os.path.join(args.build, "attnviz_bench"), f"^{peak_name}/")
-        peak_gflops = next(iter(peak.values()))["GFLOP/s"]  # the counter is in GFLOP/s
+        measured = fma_peak(args.build, rows[0][1][0]["kernels"])
+        if measured is None:
+            raise SystemExit(f"{os.path.join(args.build, 'attnviz_bench')} could not measure the FMA peak")
+        peak_name, peak_gflops = measured
         print(f"FMA peak ({peak_name}, the kernels' {rows[0][1][0]['kernels']}): {peak_gflops:.0f} GFLOP/s")
         print("| T | forward (ms) | GFLOP/s | of the FMA peak | append (ms) | append / pass | kept (MiB) | peak RSS (MiB) | "
               "RSS / (file + kept) |")
