@@ -111,18 +111,18 @@ float sumLanes(__m512 c) {
 template <int R, PanelElement E>
 void rowsOf(const typename Element<E>::Type* src, KernelIndex cols, const float* x, float* out) {
     __m512 c[R];
-#pragma GCC unroll 4
+#pragma GCC unroll 8
     for (int r = 0; r < R; ++r) c[r] = _mm512_setzero_ps();
     const KernelIndex whole = cols / kPanel * kPanel;
     for (KernelIndex j = 0; j < whole; j += kPanel) {
         const __m512 xs = _mm512_loadu_ps(x + j);
-#pragma GCC unroll 4
+#pragma GCC unroll 8
         for (int r = 0; r < R; ++r) c[r] = _mm512_fmadd_ps(load16<E>(src + r * cols + j), xs, c[r]);
     }
     if (whole < cols) {
         const auto mask = static_cast<__mmask16>((1U << (cols - whole)) - 1U);
         const __m512 xs = _mm512_maskz_loadu_ps(mask, x + whole);
-#pragma GCC unroll 4
+#pragma GCC unroll 8
         for (int r = 0; r < R; ++r) {
             __m512 w;
             if constexpr (E == PanelElement::F32) {
@@ -136,7 +136,7 @@ void rowsOf(const typename Element<E>::Type* src, KernelIndex cols, const float*
             c[r] = _mm512_fmadd_ps(w, xs, c[r]);
         }
     }
-#pragma GCC unroll 4
+#pragma GCC unroll 8
     for (int r = 0; r < R; ++r) out[r] = sumLanes(c[r]);
 }
 
@@ -144,7 +144,7 @@ template <PanelElement E>
 void rowsByVectorOf(const void* src, KernelIndex rows, KernelIndex cols, const float* x, float* out) {
     const auto* s = static_cast<const typename Element<E>::Type*>(src);
     KernelIndex i = 0;
-    for (; i + 4 <= rows; i += 4) rowsOf<4, E>(s + i * cols, cols, x, out + i);
+    for (; i + 8 <= rows; i += 8) rowsOf<8, E>(s + i * cols, cols, x, out + i);
     for (; i < rows; ++i) rowsOf<1, E>(s + i * cols, cols, x, out + i);
 }
 
