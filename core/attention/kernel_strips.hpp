@@ -40,6 +40,9 @@ struct StripArgs {
     // A second tile of six rows, in a's layout, and its out (ldo apart): one strip of twelve rows.
     const float* a2 = nullptr;
     float* out2 = nullptr;
+    // The tile's rows that count, 1 to 6: a short tile (the rows before a core's first tile of six
+    // or after its last) reads and writes only its first `rows`. Interleaved layout, no a2.
+    int rows = 6;
 };
 
 namespace avx512 {

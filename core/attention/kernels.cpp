@@ -163,22 +163,24 @@ PanelElement panelElement(WeightType type) {
     return PanelElement::F32;
 }
 
-// Six rows × 16 columns of sums in twelve AVX2 registers: every index into c is a constant once
-// the loops over the rows are unrolled, so the compiler keeps the array in registers.
-struct Sums6x16 {
-    __m256 c[kTileRows][2];
+// R rows (six, or fewer for a short tile) × 16 columns of sums in 2 R AVX2 registers: every index
+// into c is a constant once the loops over the rows are unrolled, so the compiler keeps the array
+// in registers.
+template <int R>
+struct SumsOf {
+    __m256 c[R][2];
 
-    Sums6x16() {
+    SumsOf() {
         for (auto& row : c) row[0] = row[1] = _mm256_setzero_ps();
     }
     // Rows `ld` floats apart.
     void load(const float* out, Eigen::Index ld) {
 #pragma GCC unroll 6
-        for (int r = 0; r < kTileRows; ++r) c[r][0] = _mm256_loadu_ps(out + r * ld), c[r][1] = _mm256_loadu_ps(out + r * ld + 8);
+        for (int r = 0; r < R; ++r) c[r][0] = _mm256_loadu_ps(out + r * ld), c[r][1] = _mm256_loadu_ps(out + r * ld + 8);
     }
     void store(float* out, Eigen::Index ld) const {
 #pragma GCC unroll 6
-        for (int r = 0; r < kTileRows; ++r) _mm256_storeu_ps(out + r * ld, c[r][0]), _mm256_storeu_ps(out + r * ld + 8, c[r][1]);
+        for (int r = 0; r < R; ++r) _mm256_storeu_ps(out + r * ld, c[r][0]), _mm256_storeu_ps(out + r * ld + 8, c[r][1]);
     }
     // Row r += x · (b0, b1), one fused multiply-add per register.
     void add(int r, __m256 x, __m256 b0, __m256 b1) {
@@ -186,6 +188,7 @@ struct Sums6x16 {
         c[r][1] = _mm256_fmadd_ps(x, b1, c[r][1]);
     }
 };
+using Sums6x16 = SumsOf<static_cast<int>(kTileRows)>;
 
 // What a panel of `E` holds: floats, or the 16 bits of a half or a bfloat16.
 template <PanelElement E>
@@ -209,20 +212,20 @@ template <PanelElement E>
     }
 }
 
-// out[0..6)[0..16) = q[0..6) · panelᵀ, out rows `ldo` floats apart.
+// out[0..R)[0..16) = q[0..R) · panelᵀ, out rows `ldo` floats apart (R = 6, or fewer for a short tile).
 // qp: the six query rows interleaved, [d_k][6]; panel: [d_k][16]. Reading both through one
 // pointer each keeps the loop's addresses in registers (six row pointers did not fit beside
 // the accumulators, and the compiler spilled the loop counter to the stack).
-template <PanelElement E>
+template <int R, PanelElement E>
 [[gnu::always_inline]] inline void tile6(const float* qp, const ElementOf<E>* panel, Eigen::Index dk, float* out, Eigen::Index ldo,
                                          bool accumulate) {
-    Sums6x16 sums;
+    SumsOf<R> sums;
     if (accumulate) sums.load(out, ldo);
     for (Eigen::Index d = 0; d < dk; ++d, qp += kTileRows, panel += kPanel) {
         __m256 b0, b1;
         load16<E>(panel, b0, b1);
 #pragma GCC unroll 6
-        for (int r = 0; r < kTileRows; ++r) sums.add(r, _mm256_broadcast_ss(qp + r), b0, b1);
+        for (int r = 0; r < R; ++r) sums.add(r, _mm256_broadcast_ss(qp + r), b0, b1);
     }
     sums.store(out, ldo);
 }
@@ -271,9 +274,25 @@ void valueTile1(const float* w, const float* panel, Eigen::Index keys, float* ou
     _mm256_storeu_ps(out, c0), _mm256_storeu_ps(out + 8, c1);
 }
 
+// A short tile's strip (interleaved): its first R rows, one panel at a time.
+template <int R, PanelElement E>
+void avx2ShortStrip(const StripArgs& g) {
+    const auto* panels = static_cast<const ElementOf<E>*>(g.panels);
+    for (KernelIndex p = 0; p < g.panelCount; ++p)
+        tile6<R, E>(g.a, panels + p * g.panelStride, g.steps, g.out + p * kPanel, g.ldo, g.accumulate);
+}
+
 // The AVX2 build of a strip (kernel_strips.hpp): one 6 × 16 tile at a time.
 template <PanelElement E>
 void avx2StripOf(const StripArgs& g) {
+    switch (g.rows) {
+        case 1: return avx2ShortStrip<1, E>(g);
+        case 2: return avx2ShortStrip<2, E>(g);
+        case 3: return avx2ShortStrip<3, E>(g);
+        case 4: return avx2ShortStrip<4, E>(g);
+        case 5: return avx2ShortStrip<5, E>(g);
+        default: break;
+    }
     const auto* panels = static_cast<const ElementOf<E>*>(g.panels);
     for (KernelIndex p = 0; p < g.panelCount; ++p) {
         const ElementOf<E>* panel = panels + p * g.panelStride;
@@ -284,7 +303,7 @@ void avx2StripOf(const StripArgs& g) {
                 continue;
             }
         }
-        tile6<E>(g.a, panel, g.steps, out, g.ldo, g.accumulate);
+        tile6<static_cast<int>(kTileRows), E>(g.a, panel, g.steps, out, g.ldo, g.accumulate);
     }
 }
 
@@ -444,65 +463,100 @@ struct Panels {
     }
 };
 
-// Rows [r0, r1) of out [rows, n] = a [rows, d] · b [d, n], where `tiles` holds packTiles of a's
-// rows [r0, r1), `panels` b's columns, and b(c, j) reads any element of b (the last n mod 16
-// columns when they are not packed). r0 is a multiple of kTileRows, and only the last range has
-// rows left over after the 6-row tiles.
+// packTiles of rows [r0, r1) of a, into this thread's scratch (for a that was not packed once).
+const float* packedScratch(const MatRef& a, Eigen::Index r0, Eigen::Index r1) {
+    thread_local std::vector<float> scratch;
+    scratch.resize(static_cast<std::size_t>((r1 - r0) * a.cols()));
+    packTiles(a, r0, r1, scratch.data());
+    return scratch.data();
+}
+
+// Fewer than six rows of a [rows, d], [begin, begin + count): a short tile, packed as a tile of six
+// padded with zero rows, and its sums across the packed panels, `width` floats a row.
+struct ShortTile {
+    Eigen::Index begin = 0, count = 0;
+    std::vector<float> tile, out;
+
+    void pack(const MatRef& a, Eigen::Index width) {
+        const Eigen::Index d = a.cols();
+        tile.assign(static_cast<std::size_t>(d * kTileRows), 0.0f);
+        for (Eigen::Index c = 0; c < d; ++c)
+            for (Eigen::Index l = 0; l < count; ++l) tile[static_cast<std::size_t>(c * kTileRows + l)] = a(begin + l, c);
+        out.resize(static_cast<std::size_t>(count * width));
+    }
+};
+
+// Rows [r0, r1) of out [rows, n] = a [rows, d] · b [d, n], where `panels` holds b's columns, b(c, j)
+// reads any element of b (the last n mod 16 columns when they are not packed), and pa, when not
+// null, packRows(a).
+// The full tiles are the tiles of six rows that start at multiples of kTileRows within [r0, r1)
+// (pa's tiles, else packed here); the rows before the first and after the last are short tiles,
+// each computed for its own rows alone, so that the cores' shares may be split by rows.
 // Blocked as a GEMM is (blocking.hpp): kernelBlocking()'s depth steps of d, then its columns, then the tiles of rows; a
 // later block of depth continues the sums the earlier one left in out, so each element is still
-// one chain of fused multiply-adds over d in order. The rows left over after the full tiles are
-// one more tile, padded with zero rows, summed into scratch and copied out; so is a padded last
-// panel (its zero columns add nothing to the columns before them, which out may not have room for).
+// one chain of fused multiply-adds over d in order. A short tile is summed into its scratch and
+// copied out; so is a padded last panel (its zero columns add nothing to the columns before them,
+// which out may not have room for).
 template <class ElementOfB>
-void productRange(const MatRef& a, const float* tiles, const Panels& panels, Eigen::Index n, const ElementOfB& b, Eigen::Ref<Mat>& out,
+void productRange(const MatRef& a, const PackedRows* pa, const Panels& panels, Eigen::Index n, const ElementOfB& b, Eigen::Ref<Mat>& out,
                   Eigen::Index r0, Eigen::Index r1) {
     const Eigen::Index d = a.cols(), whole = n / kPanel, ldo = out.outerStride();
     const bool padded = panels.count > whole;
-    const Eigen::Index fullEnd = r0 + (r1 - r0) / kTileRows * kTileRows, left = r1 - fullEnd, width = panels.count * kPanel;
+    const Eigen::Index fullBegin = std::min(r1, (r0 + kTileRows - 1) / kTileRows * kTileRows);
+    const Eigen::Index fullEnd = std::max(fullBegin, r1 / kTileRows * kTileRows), width = panels.count * kPanel;
     const Eigen::Index covered = padded ? n : whole * kPanel;  // columns the strips compute
-    thread_local std::vector<float> lastTile, lastOut, paddedOut;
-    if (left > 0 && panels.count > 0) {
-        lastTile.assign(static_cast<std::size_t>(d * kTileRows), 0.0f);
-        for (Eigen::Index c = 0; c < d; ++c)
-            for (Eigen::Index l = 0; l < left; ++l) lastTile[static_cast<std::size_t>(c * kTileRows + l)] = a(fullEnd + l, c);
-        lastOut.resize(static_cast<std::size_t>(kTileRows * width));
-    }
-    if (padded) paddedOut.resize(static_cast<std::size_t>((fullEnd - r0) * kPanel));
+    const float* tiles = fullBegin == fullEnd ? nullptr : pa ? pa->tiles.data() + fullBegin * d : packedScratch(a, fullBegin, fullEnd);
+    thread_local ShortTile before, after;
+    thread_local std::vector<float> paddedOut;
+    before.begin = r0, before.count = fullBegin - r0;
+    after.begin = fullEnd, after.count = r1 - fullEnd;
+    ShortTile* const shortTiles[2] = {&before, &after};
+    if (panels.count > 0)
+        for (ShortTile* s : shortTiles)
+            if (s->count > 0) s->pack(a, width);
+    if (padded) paddedOut.resize(static_cast<std::size_t>((fullEnd - fullBegin) * kPanel));
     // 1. Packed panels.
     const KernelBlocking blocking = kernelBlocking();
     const Eigen::Index blockPanels = std::max<Eigen::Index>(1, blocking.columns / kPanel);
     const Eigen::Index depth = width <= tileColumns() ? blocking.narrowDepth : blocking.depth;
     const bool pairRows = blocking.rowTiles == 2;
+    // A short tile's strip over `count` panels from `panel`, into its sums from column `column`.
+    const auto shortStrip = [&](ShortTile& s, const void* panel, Eigen::Index count, Eigen::Index k0, Eigen::Index steps,
+                                Eigen::Index column) {
+        StripArgs g{s.tile.data() + k0 * kTileRows, 0,     panel,  d * kPanel,    count, steps,
+                    s.out.data() + column,          width, k0 > 0, panels.element};
+        g.rows = static_cast<int>(s.count);
+        strip(g);
+    };
     for (Eigen::Index k0 = 0; k0 < d; k0 += depth) {
         const Eigen::Index steps = std::min(depth, d - k0);
         for (Eigen::Index p0 = 0; p0 < whole; p0 += blockPanels) {
             const Eigen::Index p1 = std::min(whole, p0 + blockPanels);
             const void* block = panels.at(p0 * d * kPanel + k0 * kPanel);
-            for (Eigen::Index i = r0; i < fullEnd; i += pairRows ? 2 * kTileRows : kTileRows) {
-                StripArgs g{tiles + (i - r0) * d + k0 * kTileRows, 0,   block,  d * kPanel,    p1 - p0, steps,
-                            out.data() + i * ldo + p0 * kPanel,    ldo, k0 > 0, panels.element};
+            for (Eigen::Index i = fullBegin; i < fullEnd; i += pairRows ? 2 * kTileRows : kTileRows) {
+                StripArgs g{tiles + (i - fullBegin) * d + k0 * kTileRows, 0,   block,  d * kPanel,    p1 - p0, steps,
+                            out.data() + i * ldo + p0 * kPanel,           ldo, k0 > 0, panels.element};
                 if (pairRows && i + kTileRows < fullEnd) g.a2 = g.a + kTileRows * d, g.out2 = g.out + kTileRows * ldo;
                 strip(g);
             }
-            if (left > 0)
-                strip({lastTile.data() + k0 * kTileRows, 0, block, d * kPanel, p1 - p0, steps, lastOut.data() + p0 * kPanel, width, k0 > 0,
-                       panels.element});
+            for (ShortTile* s : shortTiles)
+                if (s->count > 0) shortStrip(*s, block, p1 - p0, k0, steps, p0 * kPanel);
         }
         if (padded) {
             const void* last = panels.at(whole * d * kPanel + k0 * kPanel);
-            for (Eigen::Index i = r0; i < fullEnd; i += kTileRows)
-                strip({tiles + (i - r0) * d + k0 * kTileRows, 0, last, d * kPanel, 1, steps, paddedOut.data() + (i - r0) * kPanel, kPanel,
-                       k0 > 0, panels.element});
-            if (left > 0)
-                strip({lastTile.data() + k0 * kTileRows, 0, last, d * kPanel, 1, steps, lastOut.data() + whole * kPanel, width, k0 > 0,
-                       panels.element});
+            for (Eigen::Index i = fullBegin; i < fullEnd; i += kTileRows)
+                strip({tiles + (i - fullBegin) * d + k0 * kTileRows, 0, last, d * kPanel, 1, steps,
+                       paddedOut.data() + (i - fullBegin) * kPanel, kPanel, k0 > 0, panels.element});
+            for (ShortTile* s : shortTiles)
+                if (s->count > 0) shortStrip(*s, last, 1, k0, steps, whole * kPanel);
         }
     }
-    if (left > 0 && panels.count > 0)
-        for (Eigen::Index l = 0; l < left; ++l) std::copy_n(lastOut.data() + l * width, covered, out.data() + (fullEnd + l) * ldo);
+    if (panels.count > 0)
+        for (const ShortTile* s : shortTiles)
+            for (Eigen::Index l = 0; l < s->count; ++l) std::copy_n(s->out.data() + l * width, covered, out.data() + (s->begin + l) * ldo);
     if (padded)
-        for (Eigen::Index i = r0; i < fullEnd; ++i)
-            std::copy_n(paddedOut.data() + (i - r0) * kPanel, n - whole * kPanel, out.data() + i * ldo + whole * kPanel);
+        for (Eigen::Index i = fullBegin; i < fullEnd; ++i)
+            std::copy_n(paddedOut.data() + (i - fullBegin) * kPanel, n - whole * kPanel, out.data() + i * ldo + whole * kPanel);
     // 2. The last n mod 16 columns when they are not packed: the same chain of fused multiply-adds,
     // one element at a time.
     for (Eigen::Index i = r0; i < r1; ++i)
@@ -513,10 +567,14 @@ void productRange(const MatRef& a, const float* tiles, const Panels& panels, Eig
         }
 }
 
-// Calls rangeOf(r0, r1) for each core's contiguous share of the ⌈rows/6⌉ tiles of six rows, on
-// every core when `parallel` (inside the forward pass's parallel heads this is one share:
-// nested regions run on one thread).
-template <class RangeOf>
+// Calls rangeOf(r0, r1) for each core's share of the rows, on every core when `parallel` (inside
+// the forward pass's parallel heads this is one share: nested regions run on one thread). The
+// shares are whole multiples of `Align` rows but the last, and differ by `Align` rows at most. The
+// products split by single rows (Align 1): a share's rows before its first tile of six and after
+// its last are short tiles (productRange), so 128 rows on two cores are 64 and 64, not 66 and 62
+// with a tile of six computed for the last 2. A·V splits by tiles (Align kTileRows): its rows
+// after the last tile go one at a time.
+template <Eigen::Index Align, class RangeOf>
 void forEachShare(Eigen::Index rows, bool parallel, const RangeOf& rangeOf) {
 #pragma omp parallel if (parallel)
     {
@@ -525,28 +583,19 @@ void forEachShare(Eigen::Index rows, bool parallel, const RangeOf& rangeOf) {
         threads = omp_get_num_threads();
         id = omp_get_thread_num();
 #endif
-        const Eigen::Index tiles = (rows + kTileRows - 1) / kTileRows, share = tiles / threads, extra = tiles % threads;
-        const Eigen::Index first = id * share + std::min(id, extra), count = share + (id < extra ? 1 : 0);
-        const Eigen::Index r0 = first * kTileRows, r1 = std::min(rows, (first + count) * kTileRows);
+        const Eigen::Index units = (rows + Align - 1) / Align;
+        const Eigen::Index r0 = std::min(rows, units * id / threads * Align), r1 = std::min(rows, units * (id + 1) / threads * Align);
         if (r0 < r1) rangeOf(r0, r1);
     }
-}
-
-// packTiles of rows [r0, r1) of a, into this thread's scratch (for a that was not packed once).
-const float* packedScratch(const MatRef& a, Eigen::Index r0, Eigen::Index r1) {
-    thread_local std::vector<float> scratch;
-    scratch.resize(static_cast<std::size_t>((r1 - r0) * a.cols()));
-    packTiles(a, r0, r1, scratch.data());
-    return scratch.data();
 }
 
 }  // namespace
 
 void scoreRows(const MatRef& q, const MatRef& k, const PackedKeys& packed, Eigen::Ref<Mat> scores) {
     // scores = q · kᵀ: kᵀ's columns are k's rows, packed by packKeys.
-    forEachShare(q.rows(), q.rows() * k.rows() >= (1 << 16), [&](Eigen::Index r0, Eigen::Index r1) {
+    forEachShare<1>(q.rows(), q.rows() * k.rows() >= (1 << 16), [&](Eigen::Index r0, Eigen::Index r1) {
         productRange(
-            q, packedScratch(q, r0, r1), Panels{packed.panels.data(), PanelElement::F32, k.rows() / kPanel}, k.rows(),
+            q, nullptr, Panels{packed.panels.data(), PanelElement::F32, k.rows() / kPanel}, k.rows(),
             [&](Eigen::Index c, Eigen::Index j) { return k(j, c); }, scores, r0, r1);
     });
 }
@@ -604,9 +653,8 @@ void multiplyPanels(const MatRef& a, const PackedRows* pa, const Panels& panels,
                 }
         return;
     }
-    forEachShare(a.rows(), a.rows() * n >= (1 << 16), [&](Eigen::Index r0, Eigen::Index r1) {
-        productRange(a, pa ? pa->tiles.data() + r0 * a.cols() : packedScratch(a, r0, r1), panels, n, b, out, r0, r1);
-    });
+    forEachShare<1>(a.rows(), a.rows() * n >= (1 << 16),
+                    [&](Eigen::Index r0, Eigen::Index r1) { productRange(a, pa, panels, n, b, out, r0, r1); });
 }
 
 }  // namespace
@@ -659,8 +707,8 @@ void packColumns(const MatRef& v, PackedColumns& out) {
 
 namespace {
 
-// Rows [r0, r1) of out = weights · v; r0 is a multiple of kTileRows, and only the last range has
-// rows left over after the 6-row tiles. causalFrom as in weighValues.
+// Rows [r0, r1) of out = weights · v: tiles of six rows from r0 (the weights read where they
+// are), then the rows left over one at a time. causalFrom as in weighValues.
 void valueRange(const MatRef& weights, const MatRef& v, const PackedColumns& packed, Eigen::Ref<Mat>& out, Eigen::Index causalFrom,
                 Eigen::Index r0, Eigen::Index r1) {
     const Eigen::Index tk = v.rows(), dv = v.cols(), panels = dv / kPanel;
@@ -701,8 +749,8 @@ void valueRange(const MatRef& weights, const MatRef& v, const PackedColumns& pac
 }  // namespace
 
 void weighValues(const MatRef& weights, const MatRef& v, const PackedColumns& packed, Eigen::Ref<Mat> out, Eigen::Index causalFrom) {
-    forEachShare(weights.rows(), weights.rows() * v.rows() >= (1 << 16),
-                 [&](Eigen::Index r0, Eigen::Index r1) { valueRange(weights, v, packed, out, causalFrom, r0, r1); });
+    forEachShare<kTileRows>(weights.rows(), weights.rows() * v.rows() >= (1 << 16),
+                            [&](Eigen::Index r0, Eigen::Index r1) { valueRange(weights, v, packed, out, causalFrom, r0, r1); });
 }
 
 #else  // portable build: Eigen's product

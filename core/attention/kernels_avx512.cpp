@@ -44,17 +44,18 @@ template <PanelElement E>
 // out[0..6 T)[0..16 P) (+)= a · P panels, for T tiles of six rows (the second at g.a2, g.out2):
 // 6 T × P accumulators, P panel rows and one broadcast in registers (6 × 4 or 12 × 2: 24
 // accumulators, 29 or 27 of the 32). Each accumulator is one chain of fused multiply-adds over s.
-template <int T, int P, bool Interleaved, PanelElement E>
+// R < 6: a short tile, its first R rows alone.
+template <int T, int P, bool Interleaved, PanelElement E, int R = kRows>
 [[gnu::always_inline]] inline void tile(const StripArgs& g, const typename Element<E>::Type* panel, KernelIndex column) {
     float* out[2] = {g.out + column, T == 2 ? g.out2 + column : nullptr};
     const float* a[2] = {g.a, T == 2 ? g.a2 : nullptr};
     // Rows 3-5 of a row layout: offsets 0, lda, 2 lda again (what an address can scale).
     const float* a3[2] = {g.a + 3 * g.lda, T == 2 ? g.a2 + 3 * g.lda : nullptr};
-    __m512 c[T][kRows][P];
+    __m512 c[T][R][P];
 #pragma GCC unroll 2
     for (int t = 0; t < T; ++t)
 #pragma GCC unroll 6
-        for (int r = 0; r < kRows; ++r)
+        for (int r = 0; r < R; ++r)
 #pragma GCC unroll 4
             for (int p = 0; p < P; ++p) c[t][r][p] = g.accumulate ? _mm512_loadu_ps(out[t] + r * g.ldo + p * kPanel) : _mm512_setzero_ps();
     const KernelIndex stride = g.panelStride, lda = g.lda, steps = g.steps;
@@ -65,7 +66,7 @@ template <int T, int P, bool Interleaved, PanelElement E>
 #pragma GCC unroll 2
         for (int t = 0; t < T; ++t)
 #pragma GCC unroll 6
-            for (int r = 0; r < kRows; ++r) {
+            for (int r = 0; r < R; ++r) {
                 const __m512 xs =
                     _mm512_set1_ps(Interleaved ? a[t][s * kRows + r] : (r < 3 ? a[t][r * lda + s] : a3[t][(r - 3) * lda + s]));
 #pragma GCC unroll 4
@@ -75,13 +76,33 @@ template <int T, int P, bool Interleaved, PanelElement E>
 #pragma GCC unroll 2
     for (int t = 0; t < T; ++t)
 #pragma GCC unroll 6
-        for (int r = 0; r < kRows; ++r)
+        for (int r = 0; r < R; ++r)
 #pragma GCC unroll 4
             for (int p = 0; p < P; ++p) _mm512_storeu_ps(out[t] + r * g.ldo + p * kPanel, c[t][r][p]);
 }
 
+// A short tile's strip: its first R rows (interleaved), four panels at a time.
+template <int R, PanelElement E>
+void shortStrip(const StripArgs& g) {
+    const auto* panels = static_cast<const typename Element<E>::Type*>(g.panels);
+    KernelIndex p = 0;
+    for (; p + 4 <= g.panelCount; p += 4) tile<1, 4, true, E, R>(g, panels + p * g.panelStride, p * kPanel);
+    for (; p + 2 <= g.panelCount; p += 2) tile<1, 2, true, E, R>(g, panels + p * g.panelStride, p * kPanel);
+    for (; p < g.panelCount; ++p) tile<1, 1, true, E, R>(g, panels + p * g.panelStride, p * kPanel);
+}
+
 template <bool Interleaved, PanelElement E>
 void stripOf(const StripArgs& g) {
+    if constexpr (Interleaved) {
+        switch (g.rows) {
+            case 1: return shortStrip<1, E>(g);
+            case 2: return shortStrip<2, E>(g);
+            case 3: return shortStrip<3, E>(g);
+            case 4: return shortStrip<4, E>(g);
+            case 5: return shortStrip<5, E>(g);
+            default: break;
+        }
+    }
     const auto* panels = static_cast<const typename Element<E>::Type*>(g.panels);
     KernelIndex p = 0;
     if (g.a2 != nullptr) {

@@ -9,6 +9,10 @@
 
 #include <cmath>
 
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
 namespace attnviz::core {
 namespace {
 
@@ -219,6 +223,63 @@ void withKernels(KernelIsa isa, const F& f) {
     ASSERT_EQ(useKernelIsa(isa), isa);
     f();
     useKernelIsa(before);
+}
+
+// f() with the parallel regions on `threads` cores, then the count before.
+template <class F>
+void onCores(int threads, const F& f) {
+#ifdef _OPENMP
+    const int before = omp_get_max_threads();
+    omp_set_num_threads(threads);
+    f();
+    omp_set_num_threads(before);
+#else
+    (void)threads;
+    f();
+#endif
+}
+
+TEST(Kernels, EverySplitOfTheRowsAmongCoresGivesTheBitsOfOneChainPerElement) {
+    // 67 rows on 1 to 7 cores: shares that begin and end inside a tile of six, so short tiles
+    // before a share's first full tile and after its last, on each instruction set; 1000 columns
+    // and keys (a padded last panel of weights, 8 columns and keys outside the packed panels).
+    // Every element must be the chain of fused multiply-adds over d in order, whatever the split.
+    std::srand(67);
+    const Mat x = Mat::Random(67, 200), w = Mat::Random(200, 1000) * 0.05f, q = Mat::Random(67, 64), k = Mat::Random(1000, 64);
+    PackedWeights weights;
+    packWeights(w.data(), WeightType::F32, 200, 1000, false, weights);
+    PackedColumns packedW;
+    packColumns(w, packedW);
+    PackedKeys packedK;
+    packKeys(k, packedK);
+    PackedRows rows;
+    packRows(x, rows);
+    Mat chainW(67, 1000), chainK(67, 1000);
+    for (Eigen::Index i = 0; i < 67; ++i)
+        for (Eigen::Index j = 0; j < 1000; ++j) {
+            float a = 0.0f, b = 0.0f;
+            for (Eigen::Index c = 0; c < 200; ++c) a = std::fma(x(i, c), w(c, j), a);
+            for (Eigen::Index c = 0; c < 64; ++c) b = std::fma(q(i, c), k(j, c), b);
+            chainW(i, j) = a, chainK(i, j) = b;
+        }
+    for (const KernelIsa isa : {KernelIsa::Avx2, KernelIsa::Avx512}) {
+        if (!hasKernelIsa(isa)) continue;
+        for (const int threads : {1, 2, 3, 4, 5, 7})
+            withKernels(isa, [&] {
+                SCOPED_TRACE(::testing::Message() << kernelIsaName(isa) << " on " << threads << " cores");
+                Mat weighed(67, 1000), weighedRows(67, 1000), packed(67, 1000), scores(67, 1000);
+                onCores(threads, [&] {
+                    multiplyWeights(x, nullptr, weights, weighed);
+                    multiplyWeights(x, &rows, weights, weighedRows);
+                    multiplyPacked(x, nullptr, w, packedW, packed);
+                    scoreRows(q, k, packedK, scores);
+                });
+                EXPECT_TRUE((weighed.array() == chainW.array()).all());
+                EXPECT_TRUE((weighedRows.array() == chainW.array()).all());
+                EXPECT_TRUE((packed.array() == chainW.array()).all());
+                EXPECT_TRUE((scores.array() == chainK.array()).all());
+            });
+    }
 }
 
 TEST(Kernels, Avx2AndAvx512GiveTheSameBits) {
