@@ -32,7 +32,7 @@ void packProjections(Model& model) {
     Model::PackedProjections& packed = model.packed;
     packed = {};
     if (model.explicitQkv || model.heads <= 0) return;
-    const int kv = model.kvHeads > 0 ? model.kvHeads : model.heads;
+    const int kv = model.kvHeadCount();
     const Eigen::Index dk = model.dk, dv = model.dv;
     if (model.wq.cols() != model.heads * dk || model.wk.cols() != kv * dk || model.wv.cols() != kv * dv) return;
     packed.q.resize(static_cast<std::size_t>(model.heads));

@@ -281,7 +281,7 @@ Model buildModel(const Scenario& s, bool applySwaps, const Limits& limits, int p
     const long long T = static_cast<long long>(tokens.size());
 
     const long long hk = static_cast<long long>(m.heads) * m.dk, hv = static_cast<long long>(m.heads) * m.dv;
-    const long long kvHeads = m.kvHeads > 0 ? m.kvHeads : m.heads;
+    const long long kvHeads = m.kvHeadCount();
     const long long kk = kvHeads * m.dk, kvv = kvHeads * m.dv;
     if (std::max(hk, hv) > std::numeric_limits<int>::max())
         throw InputError(

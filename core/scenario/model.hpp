@@ -62,6 +62,8 @@ struct Model {
     std::vector<float> alibiSlopes;
     std::vector<int> perm;  // position p holds the token originally at position perm[p]
 
+    // How many key/value heads there are: kvHeads, or one per query head.
+    int kvHeadCount() const { return kvHeads > 0 ? kvHeads : heads; }
     // The key/value head query head `head` reads: ⌊head · kv / h⌋.
     int kvHeadOf(int head) const { return kvHeads > 0 ? head * kvHeads / heads : head; }
 
