@@ -4,14 +4,11 @@
 #include "core/attention/kernels.hpp"
 #include "core/attention/permutation.hpp"
 #include "core/scenario/model.hpp"
+#include "tests/core/kernel_runs.hpp"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
-
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 namespace attnviz::core {
 namespace {
@@ -214,29 +211,6 @@ TEST(Kernels, PermutedQueriesGiveExactlyPermutedOutputs) {
     for (int i = 0; i < 37; ++i)
         for (int c = 0; c < 21; ++c)
             ASSERT_EQ(permuted(i, c), out(perm[static_cast<std::size_t>(i)], c)) << "query " << i << ", column " << c;
-}
-
-// Runs f() with the kernels on `isa`, then puts back the one in use.
-template <class F>
-void withKernels(KernelIsa isa, const F& f) {
-    const KernelIsa before = kernelIsa();
-    ASSERT_EQ(useKernelIsa(isa), isa);
-    f();
-    useKernelIsa(before);
-}
-
-// f() with the parallel regions on `threads` cores, then the count before.
-template <class F>
-void onCores(int threads, const F& f) {
-#ifdef _OPENMP
-    const int before = omp_get_max_threads();
-    omp_set_num_threads(threads);
-    f();
-    omp_set_num_threads(before);
-#else
-    (void)threads;
-    f();
-#endif
 }
 
 TEST(Kernels, EverySplitOfTheRowsAmongCoresGivesTheBitsOfOneChainPerElement) {

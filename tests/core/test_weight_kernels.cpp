@@ -5,6 +5,7 @@
 // matrix); the logits' row sums against a double sum and against the order kernels.hpp states.
 #include "core/attention/kernels.hpp"
 #include "core/base/float16.hpp"
+#include "tests/core/kernel_runs.hpp"
 
 #include <gtest/gtest.h>
 
@@ -14,10 +15,6 @@
 #include <cstring>
 #include <string>
 #include <vector>
-
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 namespace attnviz::core {
 namespace {
@@ -105,15 +102,6 @@ std::vector<KernelIsa> isas() {
     for (const KernelIsa isa : {KernelIsa::Avx2, KernelIsa::Avx512, KernelIsa::Portable})
         if (hasKernelIsa(isa)) out.push_back(isa);
     return out;
-}
-
-// Runs f() with the kernels on `isa`, then puts back the one in use.
-template <class F>
-void withKernels(KernelIsa isa, const F& f) {
-    const KernelIsa before = kernelIsa();
-    ASSERT_EQ(useKernelIsa(isa), isa);
-    f();
-    useKernelIsa(before);
 }
 
 bool sameBits(const Eigen::Ref<const Mat>& x, const Eigen::Ref<const Mat>& y) {
@@ -224,16 +212,7 @@ float laneSum(const Source& s, WeightType type, Eigen::Index row, Eigen::Index c
 std::vector<float> rowsByVector(const Source& s, WeightType type, Eigen::Index rows, Eigen::Index cols, const std::vector<float>& x,
                                 int threads) {
     std::vector<float> out(static_cast<std::size_t>(rows), -1.0f);
-#ifdef _OPENMP
-    const int before = omp_get_max_threads();
-    if (threads > 0) omp_set_num_threads(threads);
-#endif
-    multiplyRowsByVector(s.data(), type, rows, cols, x.data(), out.data());
-#ifdef _OPENMP
-    omp_set_num_threads(before);
-#else
-    (void)threads;
-#endif
+    onCores(threads, [&] { multiplyRowsByVector(s.data(), type, rows, cols, x.data(), out.data()); });
     return out;
 }
 
