@@ -11,6 +11,7 @@
 #include "core/scenario/model.hpp"
 
 #include <benchmark/benchmark.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <bit>
@@ -308,6 +309,41 @@ BENCHMARK(BM_Projection)
     ->ArgsProduct({{128, 512}, {768}, {768, 2304, 3072}, {0, 1}})
     ->ArgsProduct({{128, 512}, {3072}, {768}, {0, 1}})
     ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+// One core's share of a product that is not a whole number of tiles of six rows: x [rows, 768] ·
+// W [768, 128] on one core (W, 384 KiB, stays in L2: what is timed is the strips), rows 6 to 12,
+// then the instruction set (1: AVX2, 2: AVX-512). Rows 7 to 11 are a tile and a short tile of 1
+// to 5 rows, what a core's share of the rows ends with when they are split evenly (128 rows on
+// two cores are 64 each: ten tiles and four rows). If a short tile's rows cost what a tile's do,
+// GFLOP/s is the same for all seven.
+void BM_RowsPastTiles(benchmark::State& state) {
+    const Eigen::Index rows = state.range(0), k = 768, n = 128;
+    const auto isa = static_cast<KernelIsa>(state.range(1));
+    if (!hasKernelIsa(isa)) {
+        state.SkipWithError("this CPU or build lacks that instruction set");
+        return;
+    }
+    const KernelIsa before = kernelIsa();
+    useKernelIsa(isa);
+    const Mat x = Mat::Random(rows, k), w = Mat::Random(k, n);
+    PackedColumns packed;
+    packColumns(w, packed);
+    Mat out(rows, n);
+    const int threads = omp_get_max_threads();
+    omp_set_num_threads(1);  // the whole product is one share
+    for (auto _ : state) {
+        multiplyPacked(x, nullptr, w, packed, out);
+        benchmark::DoNotOptimize(out.data());
+    }
+    omp_set_num_threads(threads);
+    useKernelIsa(before);
+    state.SetLabel(std::to_string(rows / 6) + " tile(s) and " + std::to_string(rows % 6) + " row(s), " + kernelIsaName(isa));
+    state.counters["GFLOP/s"] =
+        benchmark::Counter(2.0 * static_cast<double>(rows * k * n) * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(BM_RowsPastTiles)
+    ->ArgsProduct({{6, 7, 8, 9, 10, 11, 12}, {static_cast<int>(KernelIsa::Avx2), static_cast<int>(KernelIsa::Avx512)}})
     ->UseRealTime();
 
 // A product over a checkpoint's weight kept in its element type, x [T, k] · W [k, n], on every

@@ -212,22 +212,38 @@ template <PanelElement E>
     }
 }
 
-// out[0..R)[0..16) = q[0..R) · panelᵀ, out rows `ldo` floats apart (R = 6, or fewer for a short tile).
-// qp: the six query rows interleaved, [d_k][6]; panel: [d_k][16]. Reading both through one
-// pointer each keeps the loop's addresses in registers (six row pointers did not fit beside
-// the accumulators, and the compiler spilled the loop counter to the stack).
+// out[0..R)[0..16 P) = q[0..R) · P panelsᵀ (`stride` elements apart), out rows `ldo` floats apart
+// (R = 6, or fewer for a short tile). qp: the six query rows interleaved, [d_k][6]; a panel:
+// [d_k][16]. Reading q through one pointer keeps the loop's addresses in registers (six row
+// pointers did not fit beside the accumulators, and the compiler spilled the loop counter to the
+// stack). A short tile of one or two rows takes 4 or 2 panels at a time: its 2 R chains of
+// multiply-adds alone would wait on each other's latency.
+template <int R, int P, PanelElement E>
+[[gnu::always_inline]] inline void tileOf(const float* qp, const ElementOf<E>* panel, Eigen::Index stride, Eigen::Index dk, float* out,
+                                          Eigen::Index ldo, bool accumulate) {
+    SumsOf<R> sums[P];
+    if (accumulate)
+#pragma GCC unroll 4
+        for (int p = 0; p < P; ++p) sums[p].load(out + p * kPanel, ldo);
+    for (Eigen::Index d = 0; d < dk; ++d, qp += kTileRows, panel += kPanel) {
+        __m256 b0[P], b1[P];
+#pragma GCC unroll 4
+        for (int p = 0; p < P; ++p) load16<E>(panel + p * stride, b0[p], b1[p]);
+#pragma GCC unroll 6
+        for (int r = 0; r < R; ++r) {
+            const __m256 x = _mm256_broadcast_ss(qp + r);
+#pragma GCC unroll 4
+            for (int p = 0; p < P; ++p) sums[p].add(r, x, b0[p], b1[p]);
+        }
+    }
+#pragma GCC unroll 4
+    for (int p = 0; p < P; ++p) sums[p].store(out + p * kPanel, ldo);
+}
+
 template <int R, PanelElement E>
 [[gnu::always_inline]] inline void tile6(const float* qp, const ElementOf<E>* panel, Eigen::Index dk, float* out, Eigen::Index ldo,
                                          bool accumulate) {
-    SumsOf<R> sums;
-    if (accumulate) sums.load(out, ldo);
-    for (Eigen::Index d = 0; d < dk; ++d, qp += kTileRows, panel += kPanel) {
-        __m256 b0, b1;
-        load16<E>(panel, b0, b1);
-#pragma GCC unroll 6
-        for (int r = 0; r < R; ++r) sums.add(r, _mm256_broadcast_ss(qp + r), b0, b1);
-    }
-    sums.store(out, ldo);
+    tileOf<R, 1, E>(qp, panel, 0, dk, out, ldo, accumulate);
 }
 
 // One query row against one panel (the rows left over after the 6-row tiles).
@@ -278,8 +294,11 @@ void valueTile1(const float* w, const float* panel, Eigen::Index keys, float* ou
 template <int R, PanelElement E>
 void avx2ShortStrip(const StripArgs& g) {
     const auto* panels = static_cast<const ElementOf<E>*>(g.panels);
-    for (KernelIndex p = 0; p < g.panelCount; ++p)
-        tile6<R, E>(g.a, panels + p * g.panelStride, g.steps, g.out + p * kPanel, g.ldo, g.accumulate);
+    constexpr int kAtOnce = R == 1 ? 4 : R == 2 ? 2 : 1;  // panels a tile6 call takes
+    KernelIndex p = 0;
+    for (; p + kAtOnce <= g.panelCount; p += kAtOnce)
+        tileOf<R, kAtOnce, E>(g.a, panels + p * g.panelStride, g.panelStride, g.steps, g.out + p * kPanel, g.ldo, g.accumulate);
+    for (; p < g.panelCount; ++p) tile6<R, E>(g.a, panels + p * g.panelStride, g.steps, g.out + p * kPanel, g.ldo, g.accumulate);
 }
 
 // The AVX2 build of a strip (kernel_strips.hpp): one 6 × 16 tile at a time.

@@ -62,7 +62,13 @@ template <int T, int P, bool Interleaved, PanelElement E, int R = kRows>
     for (KernelIndex s = 0; s < steps; ++s, panel += kPanel) {
         __m512 b[P];
 #pragma GCC unroll 4
-        for (int p = 0; p < P; ++p) b[p] = load16<E>(panel + p * stride);
+        for (int p = 0; p < P; ++p) {
+            b[p] = load16<E>(panel + p * stride);
+            // Kept in a register: with registers to spare (a short tile) the compiler would
+            // otherwise load the panel row again inside each row's multiply-add, R loads of 64
+            // bytes where one does, and the loads, not the multiply-adds, would set the pace.
+            __asm__("" : "+v"(b[p]));
+        }
 #pragma GCC unroll 2
         for (int t = 0; t < T; ++t)
 #pragma GCC unroll 6
