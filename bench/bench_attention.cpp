@@ -462,11 +462,11 @@ void BM_PackWeights(benchmark::State& state) {
 }
 BENCHMARK(BM_PackWeights)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
 
-// The next token's logits: a vocabulary of 151,936 rows × 896 (Qwen2.5-0.5B's tied embedding,
-// 272 MB of BF16 read once) · the last hidden state, on every core; argument: 2 F16, 3 BF16 (as
-// above), second: the instruction set.
+// The next token's logits, on every core: argument 1 F32, GPT-2 small's tied embedding (50,257
+// rows × 768, 154 MB); 2 F16, 3 BF16, Qwen2.5-0.5B's (151,936 rows × 896, 272 MB); read once
+// from memory · the last hidden state. Second argument: the instruction set.
 void BM_MultiplyRowsByVector(benchmark::State& state) {
-    const WeightType type = state.range(0) == 2 ? WeightType::F16 : WeightType::BF16;
+    const WeightType type = state.range(0) == 1 ? WeightType::F32 : state.range(0) == 2 ? WeightType::F16 : WeightType::BF16;
     const auto isa = static_cast<KernelIsa>(state.range(1));
     if (!hasKernelIsa(isa)) {
         state.SkipWithError("this CPU or build lacks that instruction set");
@@ -474,8 +474,10 @@ void BM_MultiplyRowsByVector(benchmark::State& state) {
     }
     const KernelIsa before = kernelIsa();
     useKernelIsa(isa);
-    const Eigen::Index rows = 151936, cols = 896;
-    std::vector<std::uint16_t> src(static_cast<std::size_t>(rows * cols));
+    const bool gpt2 = type == WeightType::F32;
+    const Eigen::Index rows = gpt2 ? 50257 : 151936, cols = gpt2 ? 768 : 896;
+    // Halves or bfloat16s, or pairs of them as floats (of magnitude 2^-31 to 2^-29).
+    std::vector<std::uint16_t> src(static_cast<std::size_t>(rows * cols) * (gpt2 ? 2 : 1));
     for (std::size_t i = 0; i < src.size(); ++i) src[i] = static_cast<std::uint16_t>(0x3000U + i % 977U);
     const Vec x = Vec::Random(cols);
     std::vector<float> out(static_cast<std::size_t>(rows));
@@ -484,11 +486,11 @@ void BM_MultiplyRowsByVector(benchmark::State& state) {
         benchmark::DoNotOptimize(out.data());
     }
     useKernelIsa(before);
-    state.SetLabel(kernelIsaName(isa));
+    state.SetLabel(std::string(gpt2 ? "F32" : type == WeightType::F16 ? "F16" : "BF16") + ", " + kernelIsaName(isa));
     state.counters["GB/s"] = benchmark::Counter(static_cast<double>(src.size() * 2) * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
 }
 BENCHMARK(BM_MultiplyRowsByVector)
-    ->ArgsProduct({{2, 3}, {static_cast<int>(KernelIsa::Avx2), static_cast<int>(KernelIsa::Avx512)}})
+    ->ArgsProduct({{1, 2, 3}, {static_cast<int>(KernelIsa::Avx2), static_cast<int>(KernelIsa::Avx512)}})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
