@@ -3,6 +3,7 @@
 // Run: ./build/attnviz_bench   (compare rows of one run: the ratios are what count)
 #include "bench/fma_chains.hpp"
 #include "bench/sgemm.hpp"
+#include "core/attention/kernel_strips.hpp"
 #include "core/attention/kernels.hpp"
 #include "core/attention/query_key_map.hpp"
 #include "core/attention/rollout.hpp"
@@ -345,6 +346,38 @@ void BM_RowsPastTiles(benchmark::State& state) {
 BENCHMARK(BM_RowsPastTiles)
     ->ArgsProduct({{6, 7, 8, 9, 10, 11, 12}, {static_cast<int>(KernelIsa::Avx2), static_cast<int>(KernelIsa::Avx512)}})
     ->UseRealTime();
+
+#ifdef ATTNVIZ_KERNELS_AVX512
+// One AVX-512 strip on one core, its block of weights in L2 (96 steps × 2048 columns, 768 KiB,
+// the blocking derived for Zen 4) and its tile of rows in L1; argument: the rows, 6 (a 6 × 64
+// strip: 24 multiply-adds per 256 bytes of weights read), 3 (a short tile: 12 multiply-adds per
+// 256 bytes, the bytes per multiply-add a 6-row strip needs from L2 on a CPU with two full-width
+// 512-bit units) or 12 (two tiles of six, 12 × 32: 24 per 128 bytes). If L2 keeps up, the rows
+// of 3 run at the rate of the rows of 6.
+void BM_StripFromL2(benchmark::State& state) {
+    if (!hasKernelIsa(KernelIsa::Avx512)) {
+        state.SkipWithError("this CPU or build lacks AVX-512");
+        return;
+    }
+    const int rows = static_cast<int>(state.range(0));
+    constexpr KernelIndex kSteps = 96, kColumns = 2048, kPanels = kColumns / 16;
+    std::vector<float> panels(static_cast<std::size_t>(kPanels * kSteps * 16), 0.5f), a(6 * kSteps, 0.25f), a2(6 * kSteps, 0.25f),
+        out(6 * kColumns), out2(6 * kColumns);
+    bool accumulate = false;
+    for (auto _ : state) {
+        StripArgs g{a.data(), 0, panels.data(), kSteps * 16, kPanels, kSteps, out.data(), kColumns, accumulate};
+        if (rows == 12) g.a2 = a2.data(), g.out2 = out2.data();
+        else g.rows = rows;
+        avx512::strip(g);
+        accumulate = true;
+        benchmark::DoNotOptimize(out.data());
+    }
+    state.counters["GFLOP/s"] = benchmark::Counter(2.0 * rows * kColumns * kSteps * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+    state.counters["weights GB/s"] =
+        benchmark::Counter(4.0 * static_cast<double>(kColumns * kSteps) * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(BM_StripFromL2)->Arg(6)->Arg(3)->Arg(12);
+#endif
 
 // A product over a checkpoint's weight kept in its element type, x [T, k] · W [k, n], on every
 // core: argument 0 names the weight's form, 0: F32 by multiplyPacked (packColumns, the baseline),
