@@ -294,7 +294,7 @@ void valueTile1(const float* w, const float* panel, Eigen::Index keys, float* ou
 template <int R, PanelElement E>
 void avx2ShortStrip(const StripArgs& g) {
     const auto* panels = static_cast<const ElementOf<E>*>(g.panels);
-    constexpr int kAtOnce = R == 1 ? 4 : R == 2 ? 2 : 1;  // panels a tile6 call takes
+    constexpr int kAtOnce = R == 1 ? 4 : R == 2 ? 2 : 1;  // panels one tileOf call takes
     KernelIndex p = 0;
     for (; p + kAtOnce <= g.panelCount; p += kAtOnce)
         tileOf<R, kAtOnce, E>(g.a, panels + p * g.panelStride, g.panelStride, g.steps, g.out + p * kPanel, g.ldo, g.accumulate);

@@ -85,38 +85,57 @@ void activate(Activation act, Eigen::Ref<Mat> m) {
 
 bool allFinite(const MatRef& m) { return (m.array() * 0.0f).sum() == 0.0f; }
 
-// What one thread's heads reuse from head to head and pass to pass.
-struct HeadScratch {
+// Each kv head's keys and values of one layer, packed once for the query heads that read them.
+struct PackedKv {
+    std::vector<PackedKeys> keys;
+    std::vector<PackedColumns> values;
+};
+
+// What one thread's tasks reuse from task to task and pass to pass.
+struct TaskScratch {
     PackedKeys keys;
     PackedColumns values;
     ScoreMaxima maxima;
     std::vector<float> scores;
 };
 
-// One head's attention for queries [p, T) over keys [0, T) (within a sliding window of that many
-// keys when window > 0): block [T - p, T] = those rows of the weights, and out [T - p, d_h] = A v
-// of those rows. False when the scores are not finite.
+// One head's attention for the queries at positions first … first + rows - 1 (q's rows) over keys
+// [0, first + rows) (within a sliding window of that many keys when window > 0; the keys after the
+// last query are masked for every row, so neither their scores nor their products are computed):
+// block [rows, T] = those rows of the weights, and out [rows, d_h] = A v of those rows. kv: k and
+// v packed, or null (they are packed here). False when the scores are not finite.
 // hidden: keys blocked for every query (a what-if's hidden tokens), ascending; a query left with no
 // key gets zero weights and a zero output.
-bool attendRows(const MatRef& q, const MatRef& k, const MatRef& v, float scale, int window, const std::vector<int>& hidden, Eigen::Index p,
-                const Eigen::Ref<Mat>& block, const Eigen::Ref<Mat>& out) {
-    thread_local HeadScratch s;
-    const Eigen::Index t = k.rows(), rows = t - p;
+bool attendRows(const MatRef& q, const MatRef& k, const MatRef& v, const PackedKv* kv, std::size_t g, float scale, int window,
+                const std::vector<int>& hidden, Eigen::Index first, const Eigen::Ref<Mat>& block, const Eigen::Ref<Mat>& out) {
+    thread_local TaskScratch s;
+    if (!kv) {
+        packKeys(k, s.keys);
+        packColumns(v, s.values);
+    }
+    const PackedKeys& keys = kv ? kv->keys[g] : s.keys;
+    const PackedColumns& values = kv ? kv->values[g] : s.values;
+    const Eigen::Index t = k.rows(), rows = q.rows(), width = std::min(t, first + rows);
     Settings causal;
     causal.causal = true;
     causal.window = window;
     causal.paddedKeys = hidden;
-    packKeys(k, s.keys);
-    packColumns(v, s.values);
-    s.maxima.resize(t);
-    s.scores.resize(static_cast<std::size_t>(rows * t));
-    Eigen::Map<Mat> scores(s.scores.data(), rows, t);
-    scoreRows(q, k, s.keys, scores);
-    scoreMaxima(scores, p, s.maxima);
-    if (!softmaxRows(scores, scale, causal, block, p, &s.maxima)) return false;
-    weighValues(block, v, s.values, out, p);
+    s.maxima.resize(t);  // rows first … of it are this task's
+    s.scores.resize(static_cast<std::size_t>(rows * width));
+    Eigen::Map<Mat> scores(s.scores.data(), rows, width);
+    scoreRows(q, k.topRows(width), keys, scores);  // keys' first panels are k.topRows(width)'s
+    scoreMaxima(scores, first, s.maxima);
+    auto weights = block;
+    weights.rightCols(t - width).setZero();
+    if (!softmaxRows(scores, scale, causal, weights.leftCols(width), first, &s.maxima)) return false;
+    weighValues(block, v, values, out, first);
     return true;
 }
+
+// The query rows one task of a layer's attention takes: blocks small enough that their scores
+// stay in L2, and that the cores share a layer's heads × blocks evenly even when there are more
+// cores than heads; a multiple of the kernels' tiles of six rows.
+Eigen::Index taskRows(Eigen::Index keys) { return std::clamp<Eigen::Index>((1 << 17) / std::max<Eigen::Index>(keys, 1) / 6 * 6, 6, 48); }
 
 // A claim on positions 0 … T-1 of a store whose first p hold previous's: previous's own store
 // when it has room and no live pass reads past p, else a new one with them copied.
@@ -288,6 +307,7 @@ Run forwardFrom(const Checkpoint& model, const std::vector<int>& ids, const Run*
         x.row(i) += attn.row(i);
     }
 
+    PackedKv kv;
     for (int l = firstLayer; l < cfg.nLayer; ++l) {
         check(progress);
         const Layer& b = model.layers()[static_cast<std::size_t>(l)];
@@ -307,18 +327,33 @@ Run forwardFrom(const Checkpoint& model, const std::vector<int>& ids, const Run*
         normAndRotate(cfg, b, p, newQkv);
         KeptBlock qkv = keptBlock(store.qkv(l), t, w, w);
         // 3. each query head: A = softmax_causal(q kᵀ · scale) for the new queries over every key
-        //    (of the window), reading its kv head's k and v.
+        //    (of the window), reading its kv head's k and v. The cores share the heads × blocks of
+        //    query rows, a head's blocks one after another (its keys and values stay in cache), the
+        //    blocks that read most keys first; each kv head's k and v packed once before them, or,
+        //    with one block a head (an appended token), by the head itself, in its core's cache.
         std::exception_ptr failure;
         bool finite = true;
         const int window = cfg.window(l);
-#pragma omp parallel for schedule(dynamic, 1) if (heads > 1) reduction(&& : finite)
-        for (Eigen::Index h = 0; h < heads; ++h) {
+        const Eigen::Index block = taskRows(t), blocks = (rows + block - 1) / block, kvHeads = cfg.nKvHead;
+        if (blocks > 1) {
+            kv.keys.resize(static_cast<std::size_t>(kvHeads));
+            kv.values.resize(static_cast<std::size_t>(kvHeads));
+#pragma omp parallel for schedule(dynamic, 1) if (kvHeads > 1)
+            for (Eigen::Index g = 0; g < kvHeads; ++g) {
+                packKeys(qkv.middleCols(qw + g * dh, dh), kv.keys[static_cast<std::size_t>(g)]);
+                packColumns(qkv.middleCols(qw + kvw + g * dh, dh), kv.values[static_cast<std::size_t>(g)]);
+            }
+        }
+#pragma omp parallel for schedule(dynamic, 1) if (heads * blocks > 1) reduction(&& : finite)
+        for (Eigen::Index task = 0; task < heads * blocks; ++task) {
+            const Eigen::Index h = task / blocks, r0 = (blocks - 1 - task % blocks) * block, n = std::min(block, rows - r0);
             const Eigen::Index g = cfg.kvHeadOf(static_cast<int>(h));
             try {
-                finite = attendRows(qkv.block(p, h * dh, rows, dh), qkv.middleCols(qw + g * dh, dh), qkv.middleCols(qw + kvw + g * dh, dh),
-                                    scale, window, hidden, p, keptBlock(store.weights(l, static_cast<int>(h)) + p * c, rows, t, c),
-                                    concat.middleCols(h * dh, dh)) &&
-                         finite;
+                finite =
+                    attendRows(qkv.block(p + r0, h * dh, n, dh), qkv.middleCols(qw + g * dh, dh), qkv.middleCols(qw + kvw + g * dh, dh),
+                               blocks > 1 ? &kv : nullptr, static_cast<std::size_t>(g), scale, window, hidden, p + r0,
+                               keptBlock(store.weights(l, static_cast<int>(h)) + (p + r0) * c, n, t, c), concat.block(r0, h * dh, n, dh)) &&
+                    finite;
             } catch (...) {
 #pragma omp critical(attnviz_decoder_failure)
                 failure = std::current_exception();
