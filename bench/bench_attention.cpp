@@ -29,6 +29,24 @@ namespace {
 constexpr int kDModel = 512;
 constexpr int kHeads = 8;
 
+// The kernels' instruction set `isa` for one benchmark, the one in use before restored at its end;
+// on a CPU or build without it the benchmark is skipped (ok() is false).
+class KernelIsaScope {
+public:
+    KernelIsaScope(benchmark::State& state, KernelIsa isa) : m_before(kernelIsa()), m_ok(hasKernelIsa(isa)) {
+        if (m_ok) useKernelIsa(isa);
+        else state.SkipWithError("this CPU or build lacks that instruction set");
+    }
+    ~KernelIsaScope() { useKernelIsa(m_before); }
+    KernelIsaScope(const KernelIsaScope&) = delete;
+    KernelIsaScope& operator=(const KernelIsaScope&) = delete;
+    bool ok() const { return m_ok; }
+
+private:
+    KernelIsa m_before;
+    bool m_ok;
+};
+
 // One model per T: d_model 512, 8 heads (d_k = d_v = 64), W_O, distinct random tokens.
 struct Fixture {
     Model model;
@@ -105,19 +123,14 @@ BENCHMARK(BM_Forward)->Apply(sizes);
 // (skipped on a CPU without it). The products give the same bits on both.
 void BM_ForwardKernels(benchmark::State& state) {
     const auto wanted = static_cast<KernelIsa>(state.range(1));
-    if (!hasKernelIsa(wanted)) {
-        state.SkipWithError("this CPU or build lacks that instruction set");
-        return;
-    }
-    const KernelIsa before = kernelIsa();
-    useKernelIsa(wanted);
+    const KernelIsaScope scope(state, wanted);
+    if (!scope.ok()) return;
     Fixture& f = fixture(static_cast<int>(state.range(0)));
     Forward out = runForward(f.model, f.settings);
     for (auto _ : state) {
         runForward(f.model, f.settings, out);
         benchmark::DoNotOptimize(out.output.data());
     }
-    useKernelIsa(before);
     state.SetLabel(kernelIsaName(wanted));
     state.counters["GFLOP/s"] = benchmark::Counter(forwardFlops(f.model) * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
 }
@@ -321,12 +334,8 @@ BENCHMARK(BM_Projection)
 void BM_RowsPastTiles(benchmark::State& state) {
     const Eigen::Index rows = state.range(0), k = 768, n = 128;
     const auto isa = static_cast<KernelIsa>(state.range(1));
-    if (!hasKernelIsa(isa)) {
-        state.SkipWithError("this CPU or build lacks that instruction set");
-        return;
-    }
-    const KernelIsa before = kernelIsa();
-    useKernelIsa(isa);
+    const KernelIsaScope scope(state, isa);
+    if (!scope.ok()) return;
     const Mat x = Mat::Random(rows, k), w = Mat::Random(k, n);
     PackedColumns packed;
     packColumns(w, packed);
@@ -338,7 +347,6 @@ void BM_RowsPastTiles(benchmark::State& state) {
         benchmark::DoNotOptimize(out.data());
     }
     omp_set_num_threads(threads);
-    useKernelIsa(before);
     state.SetLabel(std::to_string(rows / 6) + " tile(s) and " + std::to_string(rows % 6) + " row(s), " + kernelIsaName(isa));
     state.counters["GFLOP/s"] =
         benchmark::Counter(2.0 * static_cast<double>(rows * k * n) * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
@@ -389,12 +397,8 @@ void BM_MultiplyWeights(benchmark::State& state) {
     const int form = static_cast<int>(state.range(0));
     const auto isa = static_cast<KernelIsa>(state.range(1));
     const Eigen::Index t = state.range(2), k = state.range(3), n = state.range(4);
-    if (!hasKernelIsa(isa)) {
-        state.SkipWithError("this CPU or build lacks that instruction set");
-        return;
-    }
-    const KernelIsa before = kernelIsa();
-    useKernelIsa(isa);
+    const KernelIsaScope scope(state, isa);
+    if (!scope.ok()) return;
     const Mat x = Mat::Random(t, k);
     const Mat w = Mat::Random(k, n) * 0.02f;
     PackedColumns packed;
@@ -415,7 +419,6 @@ void BM_MultiplyWeights(benchmark::State& state) {
         else multiplyWeights(x, nullptr, weights, out);
         benchmark::DoNotOptimize(out.data());
     }
-    useKernelIsa(before);
     state.SetLabel(std::string(form == 0   ? "packed F32"
                                : form == 1 ? "weights F32"
                                : form == 2 ? "weights F16"
@@ -443,11 +446,8 @@ void BM_Blocking(benchmark::State& state) {
     const auto which = static_cast<std::size_t>(state.range(0));
     const Eigen::Index k = shapes[which][0], n = shapes[which][1];
     const auto isa = static_cast<KernelIsa>(state.range(3));
-    if (!hasKernelIsa(isa)) {
-        state.SkipWithError("this CPU or build lacks that instruction set");
-        return;
-    }
-    const KernelIsa before = useKernelIsa(isa);
+    const KernelIsaScope scope(state, isa);
+    if (!scope.ok()) return;
     const KernelBlocking derived = kernelBlocking();
     KernelBlocking chosen = derived;
     if (state.range(1) > 0) chosen.depth = state.range(1);
@@ -464,7 +464,6 @@ void BM_Blocking(benchmark::State& state) {
         benchmark::DoNotOptimize(out.data());
     }
     useKernelBlocking({});
-    useKernelIsa(before);
     state.SetLabel(std::string(kernelIsaName(isa)) + ", depth " + std::to_string(chosen.depth) + ", columns " +
                    std::to_string(chosen.columns) + ", " + std::to_string(6 * chosen.rowTiles) + " rows" +
                    (chosen == derived ? " (derived)" : ""));
@@ -501,12 +500,8 @@ BENCHMARK(BM_PackWeights)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRea
 void BM_MultiplyRowsByVector(benchmark::State& state) {
     const WeightType type = state.range(0) == 1 ? WeightType::F32 : state.range(0) == 2 ? WeightType::F16 : WeightType::BF16;
     const auto isa = static_cast<KernelIsa>(state.range(1));
-    if (!hasKernelIsa(isa)) {
-        state.SkipWithError("this CPU or build lacks that instruction set");
-        return;
-    }
-    const KernelIsa before = kernelIsa();
-    useKernelIsa(isa);
+    const KernelIsaScope scope(state, isa);
+    if (!scope.ok()) return;
     const bool gpt2 = type == WeightType::F32;
     const Eigen::Index rows = gpt2 ? 50257 : 151936, cols = gpt2 ? 768 : 896;
     // Halves or bfloat16s, or pairs of them as floats (of magnitude 2^-31 to 2^-29).
@@ -518,7 +513,6 @@ void BM_MultiplyRowsByVector(benchmark::State& state) {
         multiplyRowsByVector(src.data(), type, rows, cols, x.data(), out.data());
         benchmark::DoNotOptimize(out.data());
     }
-    useKernelIsa(before);
     state.SetLabel(std::string(gpt2 ? "F32" : type == WeightType::F16 ? "F16" : "BF16") + ", " + kernelIsaName(isa));
     state.counters["GB/s"] = benchmark::Counter(static_cast<double>(src.size() * 2) * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
 }
