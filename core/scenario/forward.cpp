@@ -157,32 +157,44 @@ void outputHead(const Settings& settings, HeadTensors& head) {
     requireFinite(head.output, "V", "A·V");
 }
 
-void attendHead(const Model& model, const Settings& settings, HeadTensors& head, bool newScores) {
+namespace {
+
+// attendHead's rows per block: small enough that a block's scores and weights are still in cache
+// when the softmax and A·V read them back; a multiple of scoreRows' 6-row tiles.
+Eigen::Index attendRows(Eigen::Index keys) { return std::clamp<Eigen::Index>((1 << 17) / std::max<Eigen::Index>(keys, 1) / 6 * 6, 6, 252); }
+
+// What attendHead's blocks share: the head's matrices sized, k packed (when newScores), v packed.
+void prepareAttend(HeadTensors& head, bool newScores) {
     const Eigen::Index tq = head.q.rows(), tk = head.k.rows();
     head.scores.resize(tq, tk);
     head.weights.resize(tq, tk);
     head.output.resize(tq, head.v.cols());
-    const float scale = logitScale(model.dk, settings);
     if (newScores) {
         packKeys(head.k, head.packedKeys);
         head.scoreMax.resize(tq);
     }
-    const PackedColumns& values = packedValues(head);
-    // Blocks of rows small enough that a block's scores and weights are still in cache when the
-    // softmax and A·V read them back; a multiple of scoreRows' 6-row tiles.
-    const Eigen::Index block = std::clamp<Eigen::Index>((1 << 17) / std::max<Eigen::Index>(tk, 1) / 6 * 6, 6, 252);
-    for (Eigen::Index r0 = 0; r0 < tq; r0 += block) {
-        const Eigen::Index rows = std::min(block, tq - r0);
-        auto scores = head.scores.middleRows(r0, rows);
-        auto weights = head.weights.middleRows(r0, rows);
-        if (newScores) {
-            scoreRows(head.q.middleRows(r0, rows), head.k, head.packedKeys, scores);
-            addAlibi(model, settings, head.alibiSlope, scores, r0);
-            scoreMaxima(scores, r0, head.scoreMax);
-        }
-        if (!softmaxRows(scores, scale, settings, weights, r0, &head.scoreMax)) overflowed("scores", "Q Kᵀ");
-        weighValues(weights, head.v, values, head.output.middleRows(r0, rows), settings.causal ? r0 : -1);
+    packedValues(head);
+}
+
+// Rows [r0, r0 + rows) of attendHead, after prepareAttend.
+void attendBlock(const Model& model, const Settings& settings, HeadTensors& head, bool newScores, Eigen::Index r0, Eigen::Index rows) {
+    auto scores = head.scores.middleRows(r0, rows);
+    auto weights = head.weights.middleRows(r0, rows);
+    if (newScores) {
+        scoreRows(head.q.middleRows(r0, rows), head.k, head.packedKeys, scores);
+        addAlibi(model, settings, head.alibiSlope, scores, r0);
+        scoreMaxima(scores, r0, head.scoreMax);
     }
+    if (!softmaxRows(scores, logitScale(model.dk, settings), settings, weights, r0, &head.scoreMax)) overflowed("scores", "Q Kᵀ");
+    weighValues(weights, head.v, head.packedValues, head.output.middleRows(r0, rows), settings.causal ? r0 : -1);
+}
+
+}  // namespace
+
+void attendHead(const Model& model, const Settings& settings, HeadTensors& head, bool newScores) {
+    prepareAttend(head, newScores);
+    const Eigen::Index tq = head.q.rows(), block = attendRows(head.k.rows());
+    for (Eigen::Index r0 = 0; r0 < tq; r0 += block) attendBlock(model, settings, head, newScores, r0, std::min(block, tq - r0));
     requireFinite(head.output, "V", "A·V");
 }
 
@@ -208,22 +220,46 @@ void concatenate(const Model& model, Forward& forward, std::size_t h) {
     forward.concat.middleCols(static_cast<Eigen::Index>(h) * model.dv, model.dv) = forward.heads[h].output;
 }
 
-// Runs attend(head) for every head, one per core, then concat · W_O; each head copies its output
-// into concat as it finishes (no serial copy after the heads).
-template <class Attend>
-void everyHead(const Model& model, Forward& forward, const Attend& attend) {
+// Runs `each` for every head, one head per core, then, when attend, attendHead for every head, its
+// blocks of rows shared by the cores (more cores than heads then all have work: 8 heads on 16
+// cores), a head's blocks one after another (its k and v stay in cache), then concat · W_O.
+template <class EachHead>
+void everyHead(const Model& model, const Settings& settings, Forward& forward, bool newScores, const EachHead& each) {
     forward.concat.resize(model.tq(), static_cast<Eigen::Index>(model.heads) * model.dv);
     std::exception_ptr failure;
-#pragma omp parallel for schedule(dynamic, 1) if (forward.heads.size() > 1)
-    for (std::size_t h = 0; h < forward.heads.size(); ++h) {
+    const auto guarded = [&](const auto& work) {
         try {
-            attend(forward.heads[h], h);
-            concatenate(model, forward, h);
+            work();
         } catch (...) {
 #pragma omp critical(attnviz_forward_failure)
             failure = std::current_exception();
         }
-    }
+    };
+    const auto heads = static_cast<Eigen::Index>(forward.heads.size());
+    if (heads == 0) return projectConcat(model, forward);
+#pragma omp parallel for schedule(dynamic, 1) if (heads > 1)
+    for (Eigen::Index h = 0; h < heads; ++h)
+        guarded([&] {
+            HeadTensors& head = forward.heads[static_cast<std::size_t>(h)];
+            each(head, static_cast<std::size_t>(h));
+            prepareAttend(head, newScores);
+        });
+    if (failure) std::rethrow_exception(failure);
+    const HeadTensors& first = forward.heads.front();  // every head has the first's rows and keys
+    const Eigen::Index tq = first.q.rows(), block = attendRows(first.k.rows()), blocks = (tq + block - 1) / block;
+#pragma omp parallel for schedule(dynamic, 1) if (heads * blocks > 1)
+    for (Eigen::Index task = 0; task < heads * blocks; ++task)
+        guarded([&] {
+            const Eigen::Index r0 = (blocks - 1 - task % blocks) * block;
+            attendBlock(model, settings, forward.heads[static_cast<std::size_t>(task / blocks)], newScores, r0, std::min(block, tq - r0));
+        });
+    if (failure) std::rethrow_exception(failure);
+#pragma omp parallel for schedule(static) if (heads > 1)
+    for (Eigen::Index h = 0; h < heads; ++h)
+        guarded([&] {
+            requireFinite(forward.heads[static_cast<std::size_t>(h)].output, "V", "A·V");
+            concatenate(model, forward, static_cast<std::size_t>(h));
+        });
     if (failure) std::rethrow_exception(failure);
     // concat · W_O as one product (all cores); the sum order never depends on the threads, so
     // the same input gives the same bits on every run.
@@ -246,16 +282,13 @@ Forward runForward(const Model& model, const Settings& settings) {
 
 void runForward(const Model& model, const Settings& settings, Forward& forward) {
     forward.heads.resize(static_cast<std::size_t>(model.heads));
-    // 1-4. One head per core, every stage of it (the products inside run single-threaded):
-    // q, k, v, then scores, softmax and A·V by blocks of rows.
-    everyHead(model, forward, [&](HeadTensors& head, std::size_t h) {
-        projectHead(model, static_cast<int>(h), head);
-        attendHead(model, settings, head, true);
-    });
+    // 1-4. q, k and v one head per core (the products inside run single-threaded), then scores,
+    // softmax and A·V by blocks of rows.
+    everyHead(model, settings, forward, true, [&](HeadTensors& head, std::size_t h) { projectHead(model, static_cast<int>(h), head); });
 }
 
 void reattendForward(const Model& model, const Settings& settings, Forward& forward) {
-    everyHead(model, forward, [&](HeadTensors& head, std::size_t) { attendHead(model, settings, head, false); });
+    everyHead(model, settings, forward, false, [](HeadTensors&, std::size_t) {});
 }
 
 }  // namespace attnviz::core

@@ -179,6 +179,49 @@ TEST(Kernels, AttendHeadGivesTheNumbersOfTheStagesItFuses) {
     }
 }
 
+TEST(Kernels, TheForwardPassSharingHeadsBlocksAmongCoresGivesEachHeadsOwnNumbers) {
+    // runForward shares the heads' blocks of rows among the cores (a head's blocks may run on
+    // different cores, its last block first); reattendForward does the same for a new
+    // temperature. Each head must get exactly what attendHead gives it alone, and the output what
+    // combineHeads makes of those heads.
+    Scenario s;
+    s.sentence = "the cat sat on the mat while the dog slept by the door";
+    s.length = 301;  // two blocks a head (252 rows and 49)
+    s.dModel = 48;
+    s.heads = 3;
+    s.seed = 9;
+    s.wo.kind = MatrixSpec::Kind::Random;
+    const Model model = buildModel(s);
+    for (const bool causal : {false, true}) {
+        SCOPED_TRACE(causal ? "causal" : "plain");
+        Settings settings;
+        settings.causal = causal;
+        Forward shared = runForward(model, settings), alone;
+        alone.heads.resize(3);
+        for (int h = 0; h < 3; ++h) {
+            HeadTensors& head = alone.heads[static_cast<std::size_t>(h)];
+            projectHead(model, h, head);
+            attendHead(model, settings, head, true);
+        }
+        combineHeads(model, alone);
+        const auto same = [&](const char* what) {
+            SCOPED_TRACE(what);
+            for (std::size_t h = 0; h < 3; ++h) {
+                EXPECT_TRUE((shared.heads[h].scores.array() == alone.heads[h].scores.array()).all()) << "head " << h;
+                EXPECT_TRUE((shared.heads[h].weights.array() == alone.heads[h].weights.array()).all()) << "head " << h;
+                EXPECT_TRUE((shared.heads[h].output.array() == alone.heads[h].output.array()).all()) << "head " << h;
+            }
+            EXPECT_TRUE((shared.output.array() == alone.output.array()).all());
+        };
+        same("a new pass");
+        settings.temperature = 0.4f;
+        reattendForward(model, settings, shared);
+        for (HeadTensors& head : alone.heads) attendHead(model, settings, head, false);
+        combineHeads(model, alone);
+        same("a new temperature");
+    }
+}
+
 #if defined(__AVX2__) && defined(__FMA__)
 TEST(Kernels, PermutedTokensGiveExactlyPermutedScores) {
     // 37 tokens: rows move between tile positions and the leftover rows, keys between panels and
