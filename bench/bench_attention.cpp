@@ -363,10 +363,8 @@ BENCHMARK(BM_RowsPastTiles)
 // 512-bit units) or 12 (two tiles of six, 12 × 32: 24 per 128 bytes). If L2 keeps up, the rows
 // of 3 run at the rate of the rows of 6.
 void BM_StripFromL2(benchmark::State& state) {
-    if (!hasKernelIsa(KernelIsa::Avx512)) {
-        state.SkipWithError("this CPU or build lacks AVX-512");
-        return;
-    }
+    const KernelIsaScope scope(state, KernelIsa::Avx512);
+    if (!scope.ok()) return;
     const int rows = static_cast<int>(state.range(0));
     constexpr KernelIndex kSteps = 96, kColumns = 2048, kPanels = kColumns / 16;
     std::vector<float> panels(static_cast<std::size_t>(kPanels * kSteps * 16), 0.5f), a(6 * kSteps, 0.25f), a2(6 * kSteps, 0.25f),

@@ -853,6 +853,10 @@ BlockingOverride& blockingOverride() {
 
 }  // namespace
 
+Eigen::Index scoreBlockRows(Eigen::Index keys, Eigen::Index most) {
+    return std::clamp<Eigen::Index>((1 << 17) / std::max<Eigen::Index>(keys, 1) / kTileRows * kTileRows, kTileRows, most);
+}
+
 const CpuCaches& kernelCaches() {
     static const CpuCaches caches = detectCaches();
     return caches;

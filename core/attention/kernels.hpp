@@ -64,6 +64,10 @@ void packKeys(const MatRef& k, PackedKeys& out);
 // block, the row's place in a tile or the key's place in a panel: permuting the tokens permutes
 // the scores exactly.
 void scoreRows(const MatRef& q, const MatRef& k, const PackedKeys& packed, Eigen::Ref<Mat> scores);
+// The queries of one such block when its scores [rows, keys], then its weights, should stay in
+// cache for the softmax and A·V that read them back: 2^17 floats' worth, a multiple of the tiles
+// of six rows, from 6 up to `most`.
+Eigen::Index scoreBlockRows(Eigen::Index keys, Eigen::Index most);
 
 // b: [n, m] repacked as ⌊m/16⌋ panels of its columns, [n][16] each; the last m mod 16 columns
 // are not packed (the products read them from b). For A·V, b = v; for a projection, b = the

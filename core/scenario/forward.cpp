@@ -159,9 +159,8 @@ void outputHead(const Settings& settings, HeadTensors& head) {
 
 namespace {
 
-// attendHead's rows per block: small enough that a block's scores and weights are still in cache
-// when the softmax and A·V read them back; a multiple of scoreRows' 6-row tiles.
-Eigen::Index attendRows(Eigen::Index keys) { return std::clamp<Eigen::Index>((1 << 17) / std::max<Eigen::Index>(keys, 1) / 6 * 6, 6, 252); }
+// attendHead's rows per block (scoreBlockRows): at most 252.
+Eigen::Index attendRows(Eigen::Index keys) { return scoreBlockRows(keys, 252); }
 
 // What attendHead's blocks share: the head's matrices sized, k packed (when newScores), v packed.
 void prepareAttend(HeadTensors& head, bool newScores) {
@@ -220,9 +219,9 @@ void concatenate(const Model& model, Forward& forward, std::size_t h) {
     forward.concat.middleCols(static_cast<Eigen::Index>(h) * model.dv, model.dv) = forward.heads[h].output;
 }
 
-// Runs `each` for every head, one head per core, then, when attend, attendHead for every head, its
-// blocks of rows shared by the cores (more cores than heads then all have work: 8 heads on 16
-// cores), a head's blocks one after another (its k and v stay in cache), then concat · W_O.
+// Runs `each` for every head, one head per core, then attendHead's blocks of rows of every head
+// (new scores or not), shared by the cores (more cores than heads then all have work: 8 heads on
+// 16 cores), a head's blocks one after another (its k and v stay in cache), then concat · W_O.
 template <class EachHead>
 void everyHead(const Model& model, const Settings& settings, Forward& forward, bool newScores, const EachHead& each) {
     forward.concat.resize(model.tq(), static_cast<Eigen::Index>(model.heads) * model.dv);

@@ -132,10 +132,9 @@ bool attendRows(const MatRef& q, const MatRef& k, const MatRef& v, const PackedK
     return true;
 }
 
-// The query rows one task of a layer's attention takes: blocks small enough that their scores
-// stay in L2, and that the cores share a layer's heads × blocks evenly even when there are more
-// cores than heads; a multiple of the kernels' tiles of six rows.
-Eigen::Index taskRows(Eigen::Index keys) { return std::clamp<Eigen::Index>((1 << 17) / std::max<Eigen::Index>(keys, 1) / 6 * 6, 6, 48); }
+// The query rows one task of a layer's attention takes (scoreBlockRows): at most 48, so that the
+// cores share a layer's heads × blocks evenly even when there are more cores than heads.
+Eigen::Index taskRows(Eigen::Index keys) { return scoreBlockRows(keys, 48); }
 
 // A claim on positions 0 … T-1 of a store whose first p hold previous's: previous's own store
 // when it has room and no live pass reads past p, else a new one with them copied.
