@@ -261,7 +261,7 @@ void HeatmapPanel::draw(PanelContext& ctx) {
         const std::string label = tokens ? widgets::fitLabel(s.keyLabels[static_cast<std::size_t>(j)], thin.width) : std::to_string(j + 1);
         const ImVec2 ts = ImGui::CalcTextSize(label.c_str());
         const float x = cellX(j + 0.5f) - ts.x * 0.5f;
-        if (x < lastEnd + 4.0f || x + ts.x > mMax.x + 20.0f) continue;
+        if (x < lastEnd + 4.0f || x + ts.x > mMax.x + 4.0f) continue;  // clear of the Σ header at mMax.x + 8
         list->AddText(ImVec2(x, origin.y + 4.0f), text, label.c_str());
         lastEnd = x + ts.x;
     }
