@@ -29,8 +29,8 @@ std::size_t weightTypeBytes(WeightType type) { return type == WeightType::F32 ? 
 
 namespace {
 
-constexpr Eigen::Index kPanel = 16;    // keys per panel: two 8-float registers
-constexpr Eigen::Index kTileRows = 6;  // queries per tile: 6 × 2 accumulators + 2 panel rows + 1 broadcast (AVX2)
+constexpr Eigen::Index kPanel = 16;                  // keys per panel: two 8-float registers
+constexpr Eigen::Index kTileRows = kKernelTileRows;  // queries per tile: 6 × 2 accumulators + 2 panel rows + 1 broadcast (AVX2)
 
 // Element i of `type` at src (any alignment) widened to float exactly.
 float widenAt(const std::byte* src, WeightType type, Eigen::Index i) {
@@ -686,6 +686,16 @@ void multiplyPacked(const MatRef& a, const PackedRows* pa, const MatRef& b, cons
         [&](Eigen::Index c, Eigen::Index j) { return b(c, j); }, out);
 }
 
+void multiplyPackedRows(const MatRef& a, const PackedRows* pa, const MatRef& b, const PackedColumns& pb, Eigen::Ref<Mat> out,
+                        Eigen::Index r0, Eigen::Index r1) {
+    eigen_assert(0 <= r0 && r0 <= r1 && r1 <= a.rows() && out.rows() == a.rows() && out.cols() == b.cols());
+    if (pa && !packs(*pa, a)) pa = nullptr;
+    if (r0 < r1)
+        productRange(
+            a, pa, Panels{pb.panels.data(), PanelElement::F32, b.cols() / kPanel}, b.cols(),
+            [&](Eigen::Index c, Eigen::Index j) { return b(c, j); }, out, r0, r1);
+}
+
 void multiplyWeights(const MatRef& a, const PackedRows* pa, const PackedWeights& pb, Eigen::Ref<Mat> out) {
     eigen_assert(a.cols() == pb.rows && out.rows() == a.rows() && out.cols() == pb.cols);
     if (pb.rows == 0) {
@@ -798,6 +808,11 @@ void packRows(const MatRef& a, PackedRows& out) {
 
 void multiplyPacked(const MatRef& a, const PackedRows*, const MatRef& b, const PackedColumns&, Eigen::Ref<Mat> out) {
     out.noalias() = a * b;
+}
+
+void multiplyPackedRows(const MatRef& a, const PackedRows*, const MatRef& b, const PackedColumns&, Eigen::Ref<Mat> out, Eigen::Index r0,
+                        Eigen::Index r1) {
+    out.middleRows(r0, r1 - r0).noalias() = a.middleRows(r0, r1 - r0) * b;
 }
 
 void weighValues(const MatRef& weights, const MatRef& v, const PackedColumns&, Eigen::Ref<Mat> out, Eigen::Index) {

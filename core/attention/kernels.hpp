@@ -80,6 +80,10 @@ void packColumns(const MatRef& b, PackedColumns& out);
 // Whether `packed` has b's shape (packColumns(b) or of another matrix of that shape).
 bool packs(const PackedColumns& packed, const MatRef& b);
 
+// The rows of a register tile: a block of rows that starts at a multiple of it reads whole
+// packed tiles.
+inline constexpr Eigen::Index kKernelTileRows = 6;
+
 // a: [rows, d] with its ⌊rows/6⌋ full tiles of six rows interleaved, [d][6] each (what
 // scoreRows packs q into on every call); packed once when many products read the same rows.
 struct PackedRows {
@@ -94,6 +98,11 @@ bool packs(const PackedRows& packed, const MatRef& a);
 // another shape's: a's tiles are packed here). With AVX2 every element is one chain of fused
 // multiply-adds over d, however a was packed.
 void multiplyPacked(const MatRef& a, const PackedRows* pa, const MatRef& b, const PackedColumns& pb, Eigen::Ref<Mat> out);
+// Rows [r0, r1) of that product alone, on the calling core (the caller shares the rows among
+// its cores, as the scenario's projections do when there are more cores than heads): the same
+// bits as those rows of multiplyPacked.
+void multiplyPackedRows(const MatRef& a, const PackedRows* pa, const MatRef& b, const PackedColumns& pb, Eigen::Ref<Mat> out,
+                        Eigen::Index r0, Eigen::Index r1);
 
 // out: [rows, d_v] = weights [rows, T_k] · v [T_k, d_v], for one block of queries; `packed` is
 // packColumns(v). causalFrom >= 0: the block's first row is query causalFrom of a causal mask, so

@@ -2,9 +2,15 @@
 #include "core/base/error.hpp"
 #include "core/scenario/model.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <exception>
+#include <numeric>
 #include <string>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 namespace attnviz::core {
 void rotateHalf(const MatRef& cosines, const MatRef& sines, Eigen::Ref<Mat> m) {
@@ -55,6 +61,43 @@ const PackedColumns& packedOr(const PackedColumns* kept, const MatRef& w, Packed
     return scratch;
 }
 
+// The model's packing of W's slice `index` (n columns), or null where packProjections left it out.
+const PackedColumns* keptSlice(const Mat& w, const std::vector<PackedColumns>& kept, int index, Eigen::Index n) {
+    const auto i = static_cast<std::size_t>(index);
+    return i < kept.size() && packs(kept[i], w.middleCols(index * n, n)) ? &kept[i] : nullptr;
+}
+
+// Rows [r0, r1) of a head's q, k and v after their products: the projections' biases (a
+// checkpoint's; a scenario's have none), then q and k normalised and rotated by their positions.
+void finishRows(const Model& model, int head, HeadTensors& out, Eigen::Index r0, Eigen::Index r1) {
+    const Eigen::Index n = r1 - r0, dk = model.dk, dv = model.dv;
+    const int kv = model.kvHeadOf(head);
+    auto q = out.q.middleRows(r0, n), k = out.k.middleRows(r0, n), v = out.v.middleRows(r0, n);
+    if (model.bq.size() != 0) q.rowwise() += model.bq.segment(head * dk, dk);
+    if (model.bk.size() != 0) k.rowwise() += model.bk.segment(kv * dk, dk);
+    if (model.bv.size() != 0) v.rowwise() += model.bv.segment(kv * dv, dv);
+    if (model.qNorm.size() != 0) {
+        rmsNormRows(q, model.qNorm, model.qkNormEpsilon);
+        rmsNormRows(k, model.kNorm, model.qkNormEpsilon);
+    }
+    if (model.ropeCos.size() != 0) {
+        rotateHalf(model.ropeCos.middleRows(r0, n), model.ropeSin.middleRows(r0, n), q);
+        rotateHalf(model.ropeCos.middleRows(r0, n), model.ropeSin.middleRows(r0, n), k);
+    }
+}
+
+void sizeProjections(const Model& model, HeadTensors& out) {
+    out.q.resize(model.x.rows(), model.dk);
+    out.k.resize(model.x.rows(), model.dk);
+    out.v.resize(model.x.rows(), model.dv);
+}
+
+// What a head keeps beside its projections: its ALiBi slope and v packed for A·V.
+void finishHead(const Model& model, int head, HeadTensors& out) {
+    out.alibiSlope = model.alibiSlopes.empty() ? 0.0f : model.alibiSlopes[static_cast<std::size_t>(head)];
+    packColumns(out.v, out.packedValues);
+}
+
 }  // namespace
 
 void projectHead(const Model& model, int head, HeadTensors& out) {
@@ -65,36 +108,50 @@ void projectHead(const Model& model, int head, HeadTensors& out) {
     } else {
         // q, k: [T, d_k] = x [T, d_model] · W[:, head*d_k : (head+1)*d_k]; v likewise with d_v.
         // x's tiles and the weights' slices are packed once per model (buildModel), else the
-        // slices here. A model read from a checkpoint adds its projections' biases (a scenario's
-        // have none).
-        const auto project = [&](const Mat& w, const RowVec& bias, const std::vector<PackedColumns>& kept, int index, Eigen::Index n,
-                                 PackedColumns& scratch, Mat& dst) {
-            const Eigen::Index first = index * n;
-            const auto i = static_cast<std::size_t>(index);
-            const PackedColumns& packed = packedOr(i < kept.size() ? &kept[i] : nullptr, w.middleCols(first, n), scratch);
-            dst.resize(model.x.rows(), n);
-            multiplyPacked(model.x, &model.xTiles, w.middleCols(first, n), packed, dst);
-            if (bias.size() != 0) dst.rowwise() += bias.segment(first, n);
+        // slices here.
+        const auto project = [&](const Mat& w, const std::vector<PackedColumns>& kept, int index, Eigen::Index n, PackedColumns& scratch,
+                                 Mat& dst) {
+            const auto slice = w.middleCols(index * n, n);
+            multiplyPacked(model.x, &model.xTiles, slice, packedOr(keptSlice(w, kept, index, n), slice, scratch), dst);
         };
-        const Eigen::Index dk = model.dk, dv = model.dv;
         const int kv = model.kvHeadOf(head);
-        project(model.wq, model.bq, model.packed.q, head, dk, out.packedProjections[0], out.q);
-        project(model.wk, model.bk, model.packed.k, kv, dk, out.packedProjections[1], out.k);
-        project(model.wv, model.bv, model.packed.v, kv, dv, out.packedProjections[2], out.v);
-        if (model.qNorm.size() != 0) {
-            rmsNormRows(out.q, model.qNorm, model.qkNormEpsilon);
-            rmsNormRows(out.k, model.kNorm, model.qkNormEpsilon);
-        }
-        if (model.ropeCos.size() != 0) {
-            rotateHalf(model.ropeCos, model.ropeSin, out.q);
-            rotateHalf(model.ropeCos, model.ropeSin, out.k);
-        }
+        sizeProjections(model, out);
+        project(model.wq, model.packed.q, head, model.dk, out.packedProjections[0], out.q);
+        project(model.wk, model.packed.k, kv, model.dk, out.packedProjections[1], out.k);
+        project(model.wv, model.packed.v, kv, model.dv, out.packedProjections[2], out.v);
+        finishRows(model, head, out, 0, model.x.rows());
     }
-    out.alibiSlope = model.alibiSlopes.empty() ? 0.0f : model.alibiSlopes[static_cast<std::size_t>(head)];
-    packColumns(out.v, out.packedValues);
+    finishHead(model, head, out);
 }
 
 namespace {
+
+// Whether the model packed every head's slices of W_Q, W_K and W_V: then a head's projections can
+// be shared among cores by blocks of rows (projectHeadRows), with no packing of their own.
+bool projectsByRows(const Model& model) {
+    if (model.explicitQkv || model.heads <= 0) return false;
+    for (int h = 0; h < model.heads; ++h) {
+        const int kv = model.kvHeadOf(h);
+        if (!keptSlice(model.wq, model.packed.q, h, model.dk) || !keptSlice(model.wk, model.packed.k, kv, model.dk) ||
+            !keptSlice(model.wv, model.packed.v, kv, model.dv))
+            return false;
+    }
+    return true;
+}
+
+// Rows [r0, r1) of projectHead's q, k and v, on this core, from the model's packed slices
+// (projectsByRows); q, k and v sized beforehand. The same bits as projectHead: each element is
+// one chain of multiply-adds over d_model whichever rows a core takes.
+void projectHeadRows(const Model& model, int head, HeadTensors& out, Eigen::Index r0, Eigen::Index r1) {
+    const auto project = [&](const Mat& w, const std::vector<PackedColumns>& kept, int index, Eigen::Index n, Mat& dst) {
+        multiplyPackedRows(model.x, &model.xTiles, w.middleCols(index * n, n), *keptSlice(w, kept, index, n), dst, r0, r1);
+    };
+    const int kv = model.kvHeadOf(head);
+    project(model.wq, model.packed.q, head, model.dk, out.q);
+    project(model.wk, model.packed.k, kv, model.dk, out.k);
+    project(model.wv, model.packed.v, kv, model.dv, out.v);
+    finishRows(model, head, out, r0, r1);
+}
 
 // ALiBi's penalty in raw-score units for rows firstRow … of `scores`: -m |i - j| / c, with c the
 // scale at τ = 1, so that the softmax's scores · c/τ hold (q kᵀ c - m |i - j|) / τ.
@@ -219,11 +276,26 @@ void concatenate(const Model& model, Forward& forward, std::size_t h) {
     forward.concat.middleCols(static_cast<Eigen::Index>(h) * model.dv, model.dv) = forward.heads[h].output;
 }
 
-// Runs `each` for every head, one head per core, then attendHead's blocks of rows of every head
-// (new scores or not), shared by the cores (more cores than heads then all have work: 8 heads on
-// 16 cores), a head's blocks one after another (its k and v stay in cache), then concat · W_O.
-template <class EachHead>
-void everyHead(const Model& model, const Settings& settings, Forward& forward, bool newScores, const EachHead& each) {
+// How many blocks of rows each head's projections are shared out in: one (a head per core) when
+// the heads fall evenly to the cores, else enough that heads × blocks do (3 heads on 2 cores: 2
+// blocks each; 8 heads on 16 cores: 2; 12 on 16: 4), each block at least 48 rows. Only where the
+// model packed its slices (projectsByRows); a portable build keeps one block, as Eigen's product
+// of some rows need not give the bits of all of them.
+Eigen::Index projectionBlocks(const Model& model, Eigen::Index heads) {
+    Eigen::Index threads = 1;
+#ifdef _OPENMP
+    threads = omp_get_max_threads();
+#endif
+    const Eigen::Index blocks = threads / std::gcd(heads, threads);
+    if (blocks == 1 || kernelIsa() == KernelIsa::Portable || !projectsByRows(model)) return 1;
+    return std::clamp<Eigen::Index>(model.x.rows() / 48, 1, blocks);
+}
+
+// Every head's q, k and v (when `project`) and what its blocks of rows share (prepareAttend);
+// then attendHead's blocks of rows of every head (new scores or not), shared by the cores (more
+// cores than heads then all have work: 8 heads on 16 cores), a head's blocks one after another
+// (its k and v stay in cache); then concat · W_O.
+void everyHead(const Model& model, const Settings& settings, Forward& forward, bool newScores, bool project) {
     forward.concat.resize(model.tq(), static_cast<Eigen::Index>(model.heads) * model.dv);
     std::exception_ptr failure;
     const auto guarded = [&](const auto& work) {
@@ -236,27 +308,51 @@ void everyHead(const Model& model, const Settings& settings, Forward& forward, b
     };
     const auto heads = static_cast<Eigen::Index>(forward.heads.size());
     if (heads == 0) return projectConcat(model, forward);
+    const auto headAt = [&](Eigen::Index h) -> HeadTensors& { return forward.heads[static_cast<std::size_t>(h)]; };
+    const Eigen::Index split = project ? projectionBlocks(model, heads) : 1;
+    if (split == 1) {
+        // 1. q, k and v one head per core (the products inside run on that core alone).
 #pragma omp parallel for schedule(dynamic, 1) if (heads > 1)
-    for (Eigen::Index h = 0; h < heads; ++h)
-        guarded([&] {
-            HeadTensors& head = forward.heads[static_cast<std::size_t>(h)];
-            each(head, static_cast<std::size_t>(h));
-            prepareAttend(head, newScores);
-        });
+        for (Eigen::Index h = 0; h < heads; ++h)
+            guarded([&] {
+                if (project) projectHead(model, static_cast<int>(h), headAt(h));
+                prepareAttend(headAt(h), newScores);
+            });
+    } else {
+        // 1. q, k and v by blocks of rows of each head (whole tiles of six), every core a share.
+        const Eigen::Index tq = model.x.rows();
+        const Eigen::Index step = ((tq + split - 1) / split + kKernelTileRows - 1) / kKernelTileRows * kKernelTileRows,
+                           blocks = (tq + step - 1) / step;
+        for (HeadTensors& head : forward.heads) sizeProjections(model, head);
+#pragma omp parallel for schedule(dynamic, 1)
+        for (Eigen::Index task = 0; task < heads * blocks; ++task)
+            guarded([&] {
+                const Eigen::Index r0 = task % blocks * step;
+                projectHeadRows(model, static_cast<int>(task / blocks), headAt(task / blocks), r0, std::min(tq, r0 + step));
+            });
+        if (failure) std::rethrow_exception(failure);
+#pragma omp parallel for schedule(dynamic, 1)
+        for (Eigen::Index h = 0; h < heads; ++h)
+            guarded([&] {
+                finishHead(model, static_cast<int>(h), headAt(h));
+                prepareAttend(headAt(h), newScores);
+            });
+    }
     if (failure) std::rethrow_exception(failure);
+    // 2. Scores, softmax and A·V: every head's blocks of rows, the last block first.
     const HeadTensors& first = forward.heads.front();  // every head has the first's rows and keys
     const Eigen::Index tq = first.q.rows(), block = attendRows(first.k.rows()), blocks = (tq + block - 1) / block;
 #pragma omp parallel for schedule(dynamic, 1) if (heads * blocks > 1)
     for (Eigen::Index task = 0; task < heads * blocks; ++task)
         guarded([&] {
             const Eigen::Index r0 = (blocks - 1 - task % blocks) * block;
-            attendBlock(model, settings, forward.heads[static_cast<std::size_t>(task / blocks)], newScores, r0, std::min(block, tq - r0));
+            attendBlock(model, settings, headAt(task / blocks), newScores, r0, std::min(block, tq - r0));
         });
     if (failure) std::rethrow_exception(failure);
 #pragma omp parallel for schedule(static) if (heads > 1)
     for (Eigen::Index h = 0; h < heads; ++h)
         guarded([&] {
-            requireFinite(forward.heads[static_cast<std::size_t>(h)].output, "V", "A·V");
+            requireFinite(headAt(h).output, "V", "A·V");
             concatenate(model, forward, static_cast<std::size_t>(h));
         });
     if (failure) std::rethrow_exception(failure);
@@ -281,13 +377,11 @@ Forward runForward(const Model& model, const Settings& settings) {
 
 void runForward(const Model& model, const Settings& settings, Forward& forward) {
     forward.heads.resize(static_cast<std::size_t>(model.heads));
-    // 1-4. q, k and v one head per core (the products inside run single-threaded), then scores,
-    // softmax and A·V by blocks of rows.
-    everyHead(model, settings, forward, true, [&](HeadTensors& head, std::size_t h) { projectHead(model, static_cast<int>(h), head); });
+    // 1-4. q, k and v (one head per core, or blocks of each head's rows when the cores outnumber
+    // the heads), then scores, softmax and A·V by blocks of rows.
+    everyHead(model, settings, forward, true, true);
 }
 
-void reattendForward(const Model& model, const Settings& settings, Forward& forward) {
-    everyHead(model, settings, forward, false, [](HeadTensors&, std::size_t) {});
-}
+void reattendForward(const Model& model, const Settings& settings, Forward& forward) { everyHead(model, settings, forward, false, false); }
 
 }  // namespace attnviz::core

@@ -222,6 +222,74 @@ TEST(Kernels, TheForwardPassSharingHeadsBlocksAmongCoresGivesEachHeadsOwnNumbers
     }
 }
 
+TEST(Kernels, TheProjectionsSharedByRowsAmongMoreCoresThanHeadsGiveEachHeadsOwnBits) {
+    // With more cores than heads, runForward shares each head's q, k and v among the cores by
+    // blocks of rows (3 heads on 4 cores: 2 blocks a head; on 16: 6). Every head must get the
+    // bits projectHead gives it alone, with a checkpoint's biases, q/k norms, RoPE and grouped
+    // query heads, and whatever the count of cores; so must the scores, weights and output.
+    Scenario s;
+    s.sentence = "the cat sat on the mat while the dog slept by the door";
+    s.length = 301;
+    s.dModel = 48;
+    s.heads = 3;
+    s.seed = 4;
+    s.positional = Positional::Rope;
+    s.wo.kind = MatrixSpec::Kind::Random;
+    Model model = buildModel(s);
+    const Eigen::Index width = static_cast<Eigen::Index>(model.heads) * model.dk;
+    model.bq = RowVec::Random(width);
+    model.bk = RowVec::Random(width);
+    model.bv = RowVec::Random(static_cast<Eigen::Index>(model.heads) * model.dv);
+    model.qNorm = RowVec::Random(model.dk).cwiseAbs();
+    model.kNorm = RowVec::Random(model.dk).cwiseAbs();
+    Forward alone;
+    alone.heads.resize(3);
+    Settings settings;
+    settings.causal = true;
+    for (int h = 0; h < 3; ++h) {
+        HeadTensors& head = alone.heads[static_cast<std::size_t>(h)];
+        onCores(1, [&] { projectHead(model, h, head); });
+        attendHead(model, settings, head, true);
+    }
+    combineHeads(model, alone);
+    for (const int cores : {2, 4, 7, 16}) {
+        SCOPED_TRACE(std::to_string(cores) + " cores");
+        Forward shared;
+        onCores(cores, [&] { runForward(model, settings, shared); });
+        for (std::size_t h = 0; h < 3; ++h) {
+            EXPECT_TRUE((shared.heads[h].q.array() == alone.heads[h].q.array()).all()) << "head " << h;
+            EXPECT_TRUE((shared.heads[h].k.array() == alone.heads[h].k.array()).all()) << "head " << h;
+            EXPECT_TRUE((shared.heads[h].v.array() == alone.heads[h].v.array()).all()) << "head " << h;
+            EXPECT_TRUE((shared.heads[h].weights.array() == alone.heads[h].weights.array()).all()) << "head " << h;
+        }
+        EXPECT_TRUE((shared.output.array() == alone.output.array()).all());
+    }
+}
+
+TEST(Kernels, GroupedQueryHeadsSharedByRowsReadTheirKeyValueHeadsSlices) {
+    // 4 query heads on 2 key/value heads, 8 cores: each query head's blocks of rows must read its
+    // own kv head's slices of W_K and W_V, as projectHead does.
+    Scenario s;
+    s.sentence = "one two three four five six seven";
+    s.length = 40;
+    s.dModel = 32;
+    s.heads = 4;
+    s.kvHeads = 2;
+    s.seed = 12;
+    const Model model = buildModel(s);
+    Settings settings;
+    Forward shared;
+    onCores(8, [&] { runForward(model, settings, shared); });
+    for (int h = 0; h < 4; ++h) {
+        HeadTensors head;
+        projectHead(model, h, head);
+        const HeadTensors& got = shared.heads[static_cast<std::size_t>(h)];
+        EXPECT_TRUE((got.q.array() == head.q.array()).all()) << "head " << h;
+        EXPECT_TRUE((got.k.array() == head.k.array()).all()) << "head " << h;
+        EXPECT_TRUE((got.v.array() == head.v.array()).all()) << "head " << h;
+    }
+}
+
 #if defined(__AVX2__) && defined(__FMA__)
 TEST(Kernels, PermutedTokensGiveExactlyPermutedScores) {
     // 37 tokens: rows move between tile positions and the leftover rows, keys between panels and
