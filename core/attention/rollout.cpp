@@ -1,6 +1,7 @@
 #include "core/attention/rollout.hpp"
 
 #include "core/attention/kernels.hpp"
+#include "core/attention/tasks.hpp"
 #include "core/base/error.hpp"
 #include "core/base/format.hpp"
 
@@ -66,11 +67,10 @@ Mat attentionRollout(const AttentionMaps& maps, int last, const RolloutOptions& 
         const Mat layer = rolloutLayer(maps, l, options);
         const bool causal = maps.layerSettings(l).causal;
         packColumns(joint, packed);
-#pragma omp parallel for schedule(dynamic) if (t >= 256)
-        for (Eigen::Index b = 0; b < blocks; ++b) {
+        forEachTask(blocks, [&](Eigen::Index b) {
             const Eigen::Index r0 = b * kBlock, rows = std::min(kBlock, t - r0);
             weighValues(layer.middleRows(r0, rows), joint, packed, next.middleRows(r0, rows), causal ? r0 : -1);
-        }
+        });
         joint.swap(next);
     }
     return joint;

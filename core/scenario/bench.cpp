@@ -1,5 +1,7 @@
 #include "core/scenario/bench.hpp"
 
+#include "core/attention/tasks.hpp"
+
 #include <chrono>
 #include <vector>
 
@@ -14,8 +16,8 @@ double forwardFlops(const Model& m) {
 }
 
 void reweighAll(const Model& model, const Settings& settings, Forward& forward) {
-#pragma omp parallel for schedule(dynamic, 1) if (forward.heads.size() > 1)
-    for (std::size_t h = 0; h < forward.heads.size(); ++h) weighHead(model, settings, forward.heads[h]);
+    forEachTask(static_cast<Eigen::Index>(forward.heads.size()),
+                [&](Eigen::Index h) { weighHead(model, settings, forward.heads[static_cast<std::size_t>(h)]); });
 }
 
 BenchResult benchmark(const Model& model, const Settings& settings, double seconds) {

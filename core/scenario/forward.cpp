@@ -1,4 +1,5 @@
 // The forward pass over a built model, stage by stage and whole (model.hpp declares them).
+#include "core/attention/tasks.hpp"
 #include "core/base/error.hpp"
 #include "core/scenario/model.hpp"
 
@@ -311,43 +312,44 @@ void everyHead(const Model& model, const Settings& settings, Forward& forward, b
     const auto headAt = [&](Eigen::Index h) -> HeadTensors& { return forward.heads[static_cast<std::size_t>(h)]; };
     const Eigen::Index split = project ? projectionBlocks(model, heads) : 1;
     if (split == 1) {
-        // 1. q, k and v one head per core (the products inside run on that core alone).
-#pragma omp parallel for schedule(dynamic, 1) if (heads > 1)
-        for (Eigen::Index h = 0; h < heads; ++h)
+        // 1. q, k and v one head per core (the products inside run on that core alone; a single
+        // head's on every core).
+        forEachTask(heads, [&](Eigen::Index h) {
             guarded([&] {
                 if (project) projectHead(model, static_cast<int>(h), headAt(h));
                 prepareAttend(headAt(h), newScores);
             });
+        });
     } else {
         // 1. q, k and v by blocks of rows of each head (whole tiles of six), every core a share.
         const Eigen::Index tq = model.x.rows();
         const Eigen::Index step = ((tq + split - 1) / split + kKernelTileRows - 1) / kKernelTileRows * kKernelTileRows,
                            blocks = (tq + step - 1) / step;
         for (HeadTensors& head : forward.heads) sizeProjections(model, head);
-#pragma omp parallel for schedule(dynamic, 1)
-        for (Eigen::Index task = 0; task < heads * blocks; ++task)
+        forEachTask(heads * blocks, [&](Eigen::Index task) {
             guarded([&] {
                 const Eigen::Index r0 = task % blocks * step;
                 projectHeadRows(model, static_cast<int>(task / blocks), headAt(task / blocks), r0, std::min(tq, r0 + step));
             });
+        });
         if (failure) std::rethrow_exception(failure);
-#pragma omp parallel for schedule(dynamic, 1)
-        for (Eigen::Index h = 0; h < heads; ++h)
+        forEachTask(heads, [&](Eigen::Index h) {
             guarded([&] {
                 finishHead(model, static_cast<int>(h), headAt(h));
                 prepareAttend(headAt(h), newScores);
             });
+        });
     }
     if (failure) std::rethrow_exception(failure);
     // 2. Scores, softmax and A·V: every head's blocks of rows, the last block first.
     const HeadTensors& first = forward.heads.front();  // every head has the first's rows and keys
     const Eigen::Index tq = first.q.rows(), block = attendRows(first.k.rows()), blocks = (tq + block - 1) / block;
-#pragma omp parallel for schedule(dynamic, 1) if (heads * blocks > 1)
-    for (Eigen::Index task = 0; task < heads * blocks; ++task)
+    forEachTask(heads * blocks, [&](Eigen::Index task) {
         guarded([&] {
             const Eigen::Index r0 = (blocks - 1 - task % blocks) * block;
             attendBlock(model, settings, headAt(task / blocks), newScores, r0, std::min(block, tq - r0));
         });
+    });
     if (failure) std::rethrow_exception(failure);
 #pragma omp parallel for schedule(static) if (heads > 1)
     for (Eigen::Index h = 0; h < heads; ++h)

@@ -1,11 +1,13 @@
 // The decoder's forward pass (decoder.hpp gives the equations), computed for positions
 // prefix … T-1 over the kept layers of earlier positions: prefix 0 is the whole pass.
+#include "core/attention/tasks.hpp"
 #include "core/base/error.hpp"
 #include "core/base/pages.hpp"
 #include "core/models/decoder/decoder.hpp"
 #include "core/models/decoder/decoder_store.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <exception>
 #include <numeric>
@@ -331,33 +333,30 @@ Run forwardFrom(const Checkpoint& model, const std::vector<int>& ids, const Run*
         //    blocks that read most keys first; each kv head's k and v packed once before them, or,
         //    with one block a head (an appended token), by the head itself, in its core's cache.
         std::exception_ptr failure;
-        bool finite = true;
+        std::atomic<bool> finite = true;
         const int window = cfg.window(l);
         const Eigen::Index block = taskRows(t), blocks = (rows + block - 1) / block, kvHeads = cfg.nKvHead;
         if (blocks > 1) {
             kv.keys.resize(static_cast<std::size_t>(kvHeads));
             kv.values.resize(static_cast<std::size_t>(kvHeads));
-#pragma omp parallel for schedule(dynamic, 1) if (kvHeads > 1)
-            for (Eigen::Index g = 0; g < kvHeads; ++g) {
+            forEachTask(kvHeads, [&](Eigen::Index g) {
                 packKeys(qkv.middleCols(qw + g * dh, dh), kv.keys[static_cast<std::size_t>(g)]);
                 packColumns(qkv.middleCols(qw + kvw + g * dh, dh), kv.values[static_cast<std::size_t>(g)]);
-            }
+            });
         }
-#pragma omp parallel for schedule(dynamic, 1) if (heads * blocks > 1) reduction(&& : finite)
-        for (Eigen::Index task = 0; task < heads * blocks; ++task) {
+        forEachTask(heads * blocks, [&](Eigen::Index task) {
             const Eigen::Index h = task / blocks, r0 = (blocks - 1 - task % blocks) * block, n = std::min(block, rows - r0);
             const Eigen::Index g = cfg.kvHeadOf(static_cast<int>(h));
             try {
-                finite =
-                    attendRows(qkv.block(p + r0, h * dh, n, dh), qkv.middleCols(qw + g * dh, dh), qkv.middleCols(qw + kvw + g * dh, dh),
-                               blocks > 1 ? &kv : nullptr, static_cast<std::size_t>(g), scale, window, hidden, p + r0,
-                               keptBlock(store.weights(l, static_cast<int>(h)) + (p + r0) * c, n, t, c), concat.block(r0, h * dh, n, dh)) &&
-                    finite;
+                if (!attendRows(qkv.block(p + r0, h * dh, n, dh), qkv.middleCols(qw + g * dh, dh), qkv.middleCols(qw + kvw + g * dh, dh),
+                                blocks > 1 ? &kv : nullptr, static_cast<std::size_t>(g), scale, window, hidden, p + r0,
+                                keptBlock(store.weights(l, static_cast<int>(h)) + (p + r0) * c, n, t, c), concat.block(r0, h * dh, n, dh)))
+                    finite = false;
             } catch (...) {
 #pragma omp critical(attnviz_decoder_failure)
                 failure = std::current_exception();
             }
-        }
+        });
         if (failure) std::rethrow_exception(failure);
         if (!finite) model.explainNonFinite("layer " + std::to_string(l) + ": attention", "Q Kᵀ overflows the float range");
         // A what-if's ablated heads: their outputs zeroed or replaced by their means, before W_o
