@@ -11,10 +11,10 @@ namespace attnviz::core {
 //
 // Not `#pragma omp parallel for if (n > 1)`: a region its if clause leaves inactive still encloses
 // the body, so a parallel region inside it is a nested one, and libgomp starts a nested team on
-// threads of its own beside the pool's. With spinning workers (OMP_WAIT_POLICY=active, as `--bench`
-// runs) the pool's idle threads then spin on the cores that team needs: three products
-// [2048, 256] · [256, 256] inside such a region took 15.4 ms on average, called directly 5.5 ms
-// (Zen 4, 2 cores).
+// threads of its own beside the pool's. Where workers spin before they sleep (libgomp's default,
+// which `--bench` and the exports keep) the pool's idle threads then spin on the cores that team
+// needs: three products [2048, 256] · [256, 256] inside such a region took 14.0 ms on average,
+// called directly 6.0 ms (Zen 4, 2 cores; 7.1 against 6.2 ms with sleeping workers).
 template <class Body>
 void forEachTask(Eigen::Index n, const Body& body) {
     if (n == 1) {
