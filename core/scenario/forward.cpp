@@ -277,21 +277,6 @@ void concatenate(const Model& model, Forward& forward, std::size_t h) {
     forward.concat.middleCols(static_cast<Eigen::Index>(h) * model.dv, model.dv) = forward.heads[h].output;
 }
 
-// How many blocks of rows each head's projections are shared out in: one (a head per core) when
-// the heads fall evenly to the cores, else enough that heads × blocks do (3 heads on 2 cores: 2
-// blocks each; 8 heads on 16 cores: 2; 12 on 16: 4), each block at least 48 rows. Only where the
-// model packed its slices (projectsByRows); a portable build keeps one block, as Eigen's product
-// of some rows need not give the bits of all of them.
-Eigen::Index projectionBlocks(const Model& model, Eigen::Index heads) {
-    Eigen::Index threads = 1;
-#ifdef _OPENMP
-    threads = omp_get_max_threads();
-#endif
-    const Eigen::Index blocks = threads / std::gcd(heads, threads);
-    if (blocks == 1 || kernelIsa() == KernelIsa::Portable || !projectsByRows(model)) return 1;
-    return std::clamp<Eigen::Index>(model.x.rows() / 48, 1, blocks);
-}
-
 // Every head's q, k and v (when `project`) and what its blocks of rows share (prepareAttend);
 // then attendHead's blocks of rows of every head (new scores or not), shared by the cores (more
 // cores than heads then all have work: 8 heads on 16 cores), a head's blocks one after another
@@ -364,6 +349,21 @@ void everyHead(const Model& model, const Settings& settings, Forward& forward, b
 }
 
 }  // namespace
+
+// How many blocks of rows each head's projections are shared out in: one (a head per core) when
+// the heads fall evenly to the cores, else enough that heads × blocks do (3 heads on 2 cores: 2
+// blocks each; 8 heads on 16 cores: 2; 12 on 16: 4), each block at least 48 rows. Only where the
+// model packed its slices (projectsByRows); a portable build keeps one block, as Eigen's product
+// of some rows need not give the bits of all of them.
+Eigen::Index projectionBlocks(const Model& model, Eigen::Index heads) {
+    Eigen::Index threads = 1;
+#ifdef _OPENMP
+    threads = omp_get_max_threads();
+#endif
+    const Eigen::Index blocks = threads / std::gcd(heads, threads);
+    if (blocks == 1 || kernelIsa() == KernelIsa::Portable || !projectsByRows(model)) return 1;
+    return std::clamp<Eigen::Index>(model.x.rows() / 48, 1, blocks);
+}
 
 void combineHeads(const Model& model, Forward& forward) {
     forward.concat.resize(model.tq(), static_cast<Eigen::Index>(model.heads) * model.dv);

@@ -107,6 +107,11 @@ void rmsNormRows(Eigen::Ref<Mat> m, const RowVec& gain, float eps);
 // Packs the model's W_Q, W_K, W_V (by head) and W_O into model.packed, for every pass over it.
 void packProjections(Model& model);
 
+// How many blocks of rows runForward splits each of `heads` heads' projections into, on the
+// cores in use: 1 (a head per core) when the heads fall evenly to the cores; else enough that
+// heads × blocks does, each at least 48 rows.
+Eigen::Index projectionBlocks(const Model& model, Eigen::Index heads);
+
 // Stages of the forward pass, per head, so callers recompute only what changed.
 // q, k, v; with RoPE q and k rotated by their positions.
 void projectHead(const Model& model, int head, HeadTensors& out);

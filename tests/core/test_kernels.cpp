@@ -223,10 +223,11 @@ TEST(Kernels, TheForwardPassSharingHeadsBlocksAmongCoresGivesEachHeadsOwnNumbers
 }
 
 TEST(Kernels, TheProjectionsSharedByRowsAmongMoreCoresThanHeadsGiveEachHeadsOwnBits) {
-    // With more cores than heads, runForward shares each head's q, k and v among the cores by
-    // blocks of rows (3 heads on 4 cores: 2 blocks a head; on 16: 6). Every head must get the
-    // bits projectHead gives it alone, with a checkpoint's biases, q/k norms, RoPE and grouped
-    // query heads, and whatever the count of cores; so must the scores, weights and output.
+    // When the heads do not fall evenly to the cores, runForward shares each head's q, k and v
+    // among them by blocks of rows (3 heads, 301 rows: 2 blocks a head on 2 cores, 4 on 4, 6 on 7
+    // and on 16; on 3 cores a head each). Every head must get the bits projectHead gives it
+    // alone, with a checkpoint's biases, q/k norms and RoPE, whatever the count of cores; so must
+    // the weights and the output.
     Scenario s;
     s.sentence = "the cat sat on the mat while the dog slept by the door";
     s.length = 301;
@@ -252,7 +253,7 @@ TEST(Kernels, TheProjectionsSharedByRowsAmongMoreCoresThanHeadsGiveEachHeadsOwnB
         attendHead(model, settings, head, true);
     }
     combineHeads(model, alone);
-    for (const int cores : {2, 4, 7, 16}) {
+    for (const int cores : {2, 3, 4, 7, 16}) {
         SCOPED_TRACE(std::to_string(cores) + " cores");
         Forward shared;
         onCores(cores, [&] { runForward(model, settings, shared); });
@@ -266,12 +267,36 @@ TEST(Kernels, TheProjectionsSharedByRowsAmongMoreCoresThanHeadsGiveEachHeadsOwnB
     }
 }
 
+TEST(Kernels, TheProjectionsAreSplitOnlyWhereTheHeadsDoNotFallEvenlyToTheCores) {
+    // Blocks a head: cores / gcd(heads, cores), each at least 48 rows.
+    const auto blocksFor = [](int heads, int length, int cores) {
+        Scenario s;
+        s.sentence = "a b c d e f";
+        s.length = length;
+        s.dModel = 8 * heads;
+        s.heads = heads;
+        const Model model = buildModel(s);
+        Eigen::Index blocks = 0;
+        onCores(cores, [&] { blocks = projectionBlocks(model, heads); });
+        return blocks;
+    };
+    // A portable build keeps one block: Eigen's product of some rows need not give their bits.
+    const auto split = [](Eigen::Index blocks) { return kernelIsa() == KernelIsa::Portable ? 1 : blocks; };
+    EXPECT_EQ(blocksFor(8, 1024, 2), 1);           // 4 heads a core
+    EXPECT_EQ(blocksFor(3, 1024, 2), split(2));    // 6 tasks, 3 a core
+    EXPECT_EQ(blocksFor(8, 1024, 16), split(2));   // 16 tasks
+    EXPECT_EQ(blocksFor(12, 1024, 16), split(4));  // 48 tasks, 3 a core
+    EXPECT_EQ(blocksFor(1, 1024, 2), split(2));
+    EXPECT_EQ(blocksFor(3, 100, 16), split(2));  // 100 rows: 2 blocks of at least 48
+    EXPECT_EQ(blocksFor(3, 40, 2), 1);           // too few rows to split
+}
+
 TEST(Kernels, GroupedQueryHeadsSharedByRowsReadTheirKeyValueHeadsSlices) {
-    // 4 query heads on 2 key/value heads, 8 cores: each query head's blocks of rows must read its
-    // own kv head's slices of W_K and W_V, as projectHead does.
+    // 4 query heads on 2 key/value heads, 8 cores, 120 rows: 2 blocks a head. Each query head's
+    // blocks must read its own kv head's slices of W_K and W_V, as projectHead does.
     Scenario s;
     s.sentence = "one two three four five six seven";
-    s.length = 40;
+    s.length = 120;
     s.dModel = 32;
     s.heads = 4;
     s.kvHeads = 2;
