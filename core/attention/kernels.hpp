@@ -99,8 +99,8 @@ bool packs(const PackedRows& packed, const MatRef& a);
 // multiply-adds over d, however a was packed.
 void multiplyPacked(const MatRef& a, const PackedRows* pa, const MatRef& b, const PackedColumns& pb, Eigen::Ref<Mat> out);
 // Rows [r0, r1) of that product alone, on the calling core (the caller shares the rows among
-// its cores, as the scenario's projections do when there are more cores than heads): the same
-// bits as those rows of multiplyPacked.
+// its cores, as the scenario's projections do when the heads do not fall evenly to the cores):
+// the same bits as those rows of multiplyPacked.
 void multiplyPackedRows(const MatRef& a, const PackedRows* pa, const MatRef& b, const PackedColumns& pb, Eigen::Ref<Mat> out,
                         Eigen::Index r0, Eigen::Index r1);
 

@@ -277,11 +277,11 @@ void concatenate(const Model& model, Forward& forward, std::size_t h) {
     forward.concat.middleCols(static_cast<Eigen::Index>(h) * model.dv, model.dv) = forward.heads[h].output;
 }
 
-// Every head's q, k and v (when `project`) and what its blocks of rows share (prepareAttend);
-// then attendHead's blocks of rows of every head (new scores or not), shared by the cores (more
-// cores than heads then all have work: 8 heads on 16 cores), a head's blocks one after another
-// (its k and v stay in cache); then concat · W_O.
-void everyHead(const Model& model, const Settings& settings, Forward& forward, bool newScores, bool project) {
+// A new pass (newPass: every head's q, k and v, then new scores) or a new softmax of the kept
+// scores: what each head's blocks of rows share (prepareAttend), then attendHead's blocks of rows
+// of every head, shared by the cores (more cores than heads then all have work: 8 heads on 16
+// cores), a head's blocks one after another (its k and v stay in cache); then concat · W_O.
+void everyHead(const Model& model, const Settings& settings, Forward& forward, bool newPass) {
     forward.concat.resize(model.tq(), static_cast<Eigen::Index>(model.heads) * model.dv);
     std::exception_ptr failure;
     const auto guarded = [&](const auto& work) {
@@ -295,14 +295,14 @@ void everyHead(const Model& model, const Settings& settings, Forward& forward, b
     const auto heads = static_cast<Eigen::Index>(forward.heads.size());
     if (heads == 0) return projectConcat(model, forward);
     const auto headAt = [&](Eigen::Index h) -> HeadTensors& { return forward.heads[static_cast<std::size_t>(h)]; };
-    const Eigen::Index split = project ? projectionBlocks(model, heads) : 1;
+    const Eigen::Index split = newPass ? projectionBlocks(model, heads) : 1;
     if (split == 1) {
         // 1. q, k and v one head per core (the products inside run on that core alone; a single
         // head's on every core).
         forEachTask(heads, [&](Eigen::Index h) {
             guarded([&] {
-                if (project) projectHead(model, static_cast<int>(h), headAt(h));
-                prepareAttend(headAt(h), newScores);
+                if (newPass) projectHead(model, static_cast<int>(h), headAt(h));
+                prepareAttend(headAt(h), newPass);
             });
         });
     } else {
@@ -321,7 +321,7 @@ void everyHead(const Model& model, const Settings& settings, Forward& forward, b
         forEachTask(heads, [&](Eigen::Index h) {
             guarded([&] {
                 finishHead(model, static_cast<int>(h), headAt(h));
-                prepareAttend(headAt(h), newScores);
+                prepareAttend(headAt(h), newPass);
             });
         });
     }
@@ -332,7 +332,7 @@ void everyHead(const Model& model, const Settings& settings, Forward& forward, b
     forEachTask(heads * blocks, [&](Eigen::Index task) {
         guarded([&] {
             const Eigen::Index r0 = (blocks - 1 - task % blocks) * block;
-            attendBlock(model, settings, headAt(task / blocks), newScores, r0, std::min(block, tq - r0));
+            attendBlock(model, settings, headAt(task / blocks), newPass, r0, std::min(block, tq - r0));
         });
     });
     if (failure) std::rethrow_exception(failure);
@@ -379,11 +379,11 @@ Forward runForward(const Model& model, const Settings& settings) {
 
 void runForward(const Model& model, const Settings& settings, Forward& forward) {
     forward.heads.resize(static_cast<std::size_t>(model.heads));
-    // 1-4. q, k and v (one head per core, or blocks of each head's rows when the cores outnumber
-    // the heads), then scores, softmax and A·V by blocks of rows.
-    everyHead(model, settings, forward, true, true);
+    // 1-4. q, k and v (one head per core, or blocks of each head's rows when the heads do not
+    // fall evenly to the cores), then scores, softmax and A·V by blocks of rows.
+    everyHead(model, settings, forward, true);
 }
 
-void reattendForward(const Model& model, const Settings& settings, Forward& forward) { everyHead(model, settings, forward, false, false); }
+void reattendForward(const Model& model, const Settings& settings, Forward& forward) { everyHead(model, settings, forward, false); }
 
 }  // namespace attnviz::core

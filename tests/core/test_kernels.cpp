@@ -222,7 +222,7 @@ TEST(Kernels, TheForwardPassSharingHeadsBlocksAmongCoresGivesEachHeadsOwnNumbers
     }
 }
 
-TEST(Kernels, TheProjectionsSharedByRowsAmongMoreCoresThanHeadsGiveEachHeadsOwnBits) {
+TEST(Kernels, TheProjectionsSharedByRowsGiveEachHeadsOwnBits) {
     // When the heads do not fall evenly to the cores, runForward shares each head's q, k and v
     // among them by blocks of rows (3 heads, 301 rows: 2 blocks a head on 2 cores, 4 on 4, 6 on 7
     // and on 16; on 3 cores a head each). Every head must get the bits projectHead gives it
