@@ -537,8 +537,25 @@ void App::menuBar() {
     ImGui::EndMainMenuBar();
 }
 
+std::string windowTitle(const AppState& state) {
+    return "attnviz — " + (state.scenario.name.empty() ? std::string("self-attention")
+                                                       : widgets::clipText(state.scenario.name, widgets::kTitleGlyphs, false).text);
+}
+
+bool App::beginDialog(const char* title) {
+    const ImGuiViewport* viewport = ImGui::GetMainViewport();
+    const float margin = ImGui::GetFontSize();
+    const ImVec2 most(std::max(viewport->WorkSize.x - 2.0f * margin, 1.0f), std::max(viewport->WorkSize.y - 2.0f * margin, 1.0f));
+    ImGui::SetNextWindowPos(viewport->GetWorkCenter(), ImGuiCond_Always, ImVec2(0.5f, 0.5f));
+    ImGui::SetNextWindowSize(ImVec2(std::min(560.0f * m_effectiveScale, most.x), 0));
+    ImGui::SetNextWindowSizeConstraints(ImVec2(0, 0), most);
+    if (!ImGui::BeginPopupModal(title, nullptr, ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoMove)) return false;
+    if (ImGui::IsKeyPressed(GLFW_KEY_ESCAPE, false)) ImGui::CloseCurrentPopup();
+    return true;
+}
+
 void App::pathDialog(const char* title, const char* prompt, const char* button, std::string& path, const std::function<void()>& accept) {
-    if (!ImGui::BeginPopupModal(title, nullptr, ImGuiWindowFlags_NoSavedSettings)) return;
+    if (!beginDialog(title)) return;
     ImGui::TextUnformatted(prompt);
     ImGui::SetNextItemWidth(-1);
     const bool enter = ImGui::InputText("##path", &path, ImGuiInputTextFlags_EnterReturnsTrue);
@@ -566,15 +583,9 @@ void App::dialogs() {
         m_drafts.exportPath = defaultExportPath(".png");
         ImGui::OpenPopup("Export");
     }
-    const ImVec2 centre = ImGui::GetMainViewport()->GetCenter();
-    const float width = 560.0f * m_effectiveScale;
-    ImGui::SetNextWindowPos(centre, ImGuiCond_Appearing, ImVec2(0.5f, 0.5f));
-    ImGui::SetNextWindowSize(ImVec2(width, 0));
     pathDialog("Open scenario", "Scenario file (JSON):", "Open", m_drafts.openPath, [&] {
         m_actions.emit(action::LoadScenario{core::loadScenarioFile(m_drafts.openPath), "", m_drafts.openPath, true});
     });
-    ImGui::SetNextWindowPos(centre, ImGuiCond_Appearing, ImVec2(0.5f, 0.5f));
-    ImGui::SetNextWindowSize(ImVec2(width, 0));
     pathDialog("Open model",
                "A Hugging Face model folder: GPT-2, Llama, Mistral, Qwen2 or Qwen3 (config.json, model.safetensors, the tokenizer):",
                "Open", m_drafts.modelPath, [&] {
@@ -588,21 +599,17 @@ void App::dialogs() {
                    model.causal = true;
                    m_actions.emit(action::LoadScenario{model, "", "", true});
                });
-    ImGui::SetNextWindowPos(centre, ImGuiCond_Appearing, ImVec2(0.5f, 0.5f));
-    ImGui::SetNextWindowSize(ImVec2(width, 0));
     pathDialog("Save scenario", "Save the current scenario (swaps, temperature and mask included) to:", "Save", m_drafts.savePath, [&] {
         core::writeFileAtomic(m_drafts.savePath, core::prettyJson(core::scenarioToJson(m_state.scenario)));
         notify("Saved " + m_drafts.savePath);
     });
-    ImGui::SetNextWindowPos(centre, ImGuiCond_Appearing, ImVec2(0.5f, 0.5f));
-    ImGui::SetNextWindowSize(ImVec2(width, 0));
-    if (ImGui::BeginPopupModal("Export", nullptr, ImGuiWindowFlags_NoSavedSettings)) {
+    if (beginDialog("Export")) {
         ImGui::TextUnformatted("Path:");
         ImGui::SetNextItemWidth(-1);
         ImGui::InputText("##export", &m_drafts.exportPath);
         std::string panels = std::string("whole window") + '\0';
         for (const auto& p : m_panels) panels += std::string(p->title()) + '\0';
-        ImGui::SetNextItemWidth(width * 0.5f);
+        ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x * 0.5f);
         ImGui::Combo("what", &m_exportPanel, panels.c_str());
         ImGui::RadioButton("1x", &m_exportScale, 1);
         ImGui::SameLine();
@@ -620,7 +627,7 @@ void App::dialogs() {
             try {
                 std::filesystem::path p(m_drafts.exportPath);
                 p.replace_extension(".csv");
-                core::writeFileAtomic(p.string(), core::weightsCsv(m_state.model, visibleWeights(m_state)));
+                writeExport(m_state, p.string(), core::weightsCsv(m_state.model, visibleWeights(m_state)));
                 notify("Saved " + p.string());
                 ImGui::CloseCurrentPopup();
             } catch (const core::InputError& e) {
@@ -632,7 +639,7 @@ void App::dialogs() {
             try {
                 std::filesystem::path p(m_drafts.exportPath);
                 p.replace_extension(".npy");
-                core::writeFileAtomic(p.string(), core::encodeNpy(core::matrixTensor(visibleWeights(m_state))));
+                writeExport(m_state, p.string(), core::encodeNpy(core::matrixTensor(visibleWeights(m_state))));
                 notify("Saved " + p.string() + " (head " + std::to_string(head + 1) + ")");
                 ImGui::CloseCurrentPopup();
             } catch (const core::InputError& e) {
@@ -646,7 +653,7 @@ void App::dialogs() {
                 if (p.extension() != ".svg") p.replace_extension(".png");
                 if (!summarizeHeads(m_state))
                     throw core::InputError("model view", "every head is still being computed; try again in a moment");
-                core::writeFileAtomic(p.string(), render::encodeModelView(p.string(), modelViewFigure()));
+                writeExport(m_state, p.string(), render::encodeModelView(p.string(), modelViewFigure()));
                 notify("Saved " + p.string());
                 ImGui::CloseCurrentPopup();
             } catch (const core::InputError& e) {

@@ -28,6 +28,10 @@ struct CaptureRequest {
     float pixelScale = 1.0f;
 };
 
+// The window's title: "attnviz — " and the scenario's name (clipped), whatever opened it (the
+// command line, a preset from the menu, a file, a model); the frame loop keeps the window's in step.
+std::string windowTitle(const AppState& state);
+
 class App {
 public:
     explicit App(AppState state);
@@ -73,6 +77,9 @@ private:
     // The model being opened in the background, its progress and a Cancel button.
     void openingStatus();
     // A modal asking for a path; `accept` runs on the button or Enter and may throw InputError.
+    // A modal dialog kept inside the window whatever its size (centred every frame, no larger than
+    // the window), closed by Escape as by Cancel. When true, the caller draws it and calls EndPopup.
+    bool beginDialog(const char* title);
     void pathDialog(const char* title, const char* prompt, const char* button, std::string& path, const std::function<void()>& accept);
     void keys();
     void applyActions();

@@ -40,7 +40,7 @@ int runMain(int argc, const char* const* argv, const GuiLauncher& gui, std::ostr
         GuiRequest request = cli::requestFrom(f, app);
         request.started = started;
         if (!cli::exporting(f) && !f.bench) return gui(request);
-        cli::checkExports(f);
+        cli::checkExports(f, request);
         if (f.bench) cli::runBench(f, request, out, doing);
         else cli::runExports(f, app, request, out, doing);
         return 0;

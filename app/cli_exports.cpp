@@ -21,6 +21,7 @@
 #include "core/io/imported_attention.hpp"
 #include "core/io/stats_export.hpp"
 #include "core/models/induction.hpp"
+#include "core/models/loaded_model.hpp"
 #include "core/models/model_bench.hpp"
 #include "core/models/pass_maps.hpp"
 #include "core/models/query_key_of_run.hpp"
@@ -38,6 +39,8 @@
 #include <ostream>
 #include <string_view>
 #include <utility>
+
+#include <sys/stat.h>
 
 namespace attnviz::app {
 namespace {
@@ -63,22 +66,45 @@ private:
     std::ostream& m_out;
 };
 
-// Outputs are checked before anything is computed: the same file twice, two outputs on
-// standard output, or an output that is the scenario being read are refused.
-void checkOutputs(const std::vector<std::pair<const char*, std::string>>& outputs, const std::string& input) {
+// What this run reads, each with what it is for messages: the scenario, the lesson, the model
+// folder's files, the imported file and its tokens. No output may be one of them.
+std::vector<std::pair<std::string, std::string>> runInputs(const cli::Flags& f, const GuiRequest& request) {
     namespace fs = std::filesystem;
+    std::vector<std::pair<std::string, std::string>> inputs;
+    if (!f.scenarioPath.empty()) inputs.emplace_back(f.scenarioPath, "the scenario being read");
+    if (!f.lesson.empty()) inputs.emplace_back(f.lesson, "the lesson being read");
+    if (request.scenario.model)
+        for (const std::string& file : core::modelInputFiles(*request.scenario.model))
+            inputs.emplace_back(file, "the model's " + fs::path(file).filename().string());
+    if (request.scenario.attention) {
+        const std::string& file = *request.scenario.attention;
+        inputs.emplace_back(file, "the imported attention");
+        const std::string tokens = request.scenario.tokensFile.value_or((fs::path(file).parent_path() / "tokens.txt").string());
+        inputs.emplace_back(tokens, "the tokens of the imported attention");
+    }
+    return inputs;
+}
+
+// Outputs are checked before anything is computed, by what they name rather than how (links,
+// `..`, a file not made yet): the same file twice, two outputs on standard output, or an
+// output that is one of the run's inputs are refused.
+void checkOutputs(const std::vector<std::pair<const char*, std::string>>& outputs,
+                  const std::vector<std::pair<std::string, std::string>>& inputs) {
+    std::vector<core::FileIdentity> ids(outputs.size());
     for (std::size_t i = 0; i < outputs.size(); ++i) {
         const auto& [flag, path] = outputs[i];
         if (path.empty()) continue;  // not asked for
-        std::error_code ec;
-        if (!input.empty() && path != "-" && fs::equivalent(path, input, ec))
-            throw core::InputError(std::string(flag) + " " + path, "is the scenario being read; write elsewhere");
+        if (path != "-") ids[i] = core::fileIdentity(path);
+        for (const auto& [input, what] : inputs) {
+            struct stat st {};
+            if (path != "-" && ::stat(input.c_str(), &st) == 0 && core::sameFile(path, input))
+                throw core::InputError(std::string(flag) + " " + core::clipPlace(path, 120), "is " + what + "; write elsewhere");
+        }
         for (std::size_t k = 0; k < i; ++k) {
             const auto& [other, otherPath] = outputs[k];
             if (otherPath.empty()) continue;
             if (path == "-" && otherPath == "-") throw core::InputError(flag, std::string("standard output is already taken by ") + other);
-            if (path != "-" && (path == otherPath || fs::equivalent(path, otherPath, ec)))
-                throw core::InputError(flag, std::string("the same file as ") + other);
+            if (path != "-" && otherPath != "-" && ids[i] == ids[k]) throw core::InputError(flag, std::string("the same file as ") + other);
         }
     }
 }
@@ -112,7 +138,14 @@ Built buildFor(const GuiRequest& request, const char*& doing) {
         doing = "opening the imported attention";
         built.imported = core::ImportedAttention::open(*request.scenario.attention,
                                                        {.tokensFile = request.scenario.tokensFile.value_or("")}, request.limits);
-        core::ImportedLayer layer = core::importedLayer(*built.imported, request.scenario.layer, request.limits);
+        core::ImportedLayer layer = [&] {
+            try {
+                return core::importedLayer(*built.imported, request.scenario.layer, request.limits);
+            } catch (const core::InputError& e) {
+                if (e.where() == "layer") throw e.within(request.source);  // --attention's, or the scenario file's field
+                throw;
+            }
+        }();
         built.model = std::move(layer.model);
         built.forward = std::move(layer.forward);
         built.settings = layer.settings;
@@ -187,7 +220,8 @@ std::string statsText(const cli::Flags& f, const GuiRequest& request, const Buil
         settings.repeat = std::min(settings.repeat, (model.config().nPositions - bos) / 2);  // a short context repeats fewer
         if (settings.repeat < 2)
             throw core::InputError("--induction-test", "the model reads " + std::to_string(model.config().nPositions) +
-                                                           " positions; the test needs 4 or more (2 random tokens, twice)");
+                                                           " positions; the test needs " + std::to_string(4 + bos) +
+                                                           " or more (2 random tokens, twice" + (bos ? ", after the BOS)" : ")"));
         table.inductionTest = core::inductionScores(model, settings);
         table.induction = settings;
     }
@@ -417,8 +451,9 @@ render::CompareFigure compareFigure(const Flags& f, const GuiRequest& request, c
 
 }  // namespace
 
-void checkExports(const Flags& f) {
+void checkExports(const Flags& f, const GuiRequest& request) {
     checkOutputs({{"--export", f.exportJson},
+                  {"--export-npy", f.exportNpy},
                   {"--export-csv", f.exportCsv},
                   {"--export-heatmap", f.exportHeatmap},
                   {"--export-bars", f.exportBars},
@@ -428,7 +463,7 @@ void checkExports(const Flags& f) {
                   {"--export-head-view", f.exportHeadView},
                   {"--export-compare", f.exportCompare},
                   {"--export-qk-map", f.exportQkMap}},
-                 f.scenarioPath);
+                 runInputs(f, request));
     for (const std::string* figure : {&f.exportHeatmap, &f.exportBars, &f.exportHeads, &f.exportModelView, &f.exportHeadView,
                                       &f.exportCompare})  // a bad extension before any work
         if (!figure->empty()) render::heatmapIsPng(*figure);
@@ -503,11 +538,9 @@ void runBench(const Flags& f, const GuiRequest& request, std::ostream& out, cons
     out << core::dumpJson(j) << "\n";
 }
 
-void runExports(const Flags& f, const CLI::App& app, const GuiRequest& request, std::ostream& out, const char*& doing) {
-    if (f.inductionTest && !request.scenario.model)
-        throw core::InputError("--induction-test",
-                               "runs a checkpoint on random token ids; a scenario has no vocabulary to draw from (give --model DIR)");
-    const Built built = buildFor(request, doing);
+namespace {
+
+void exportAll(const Flags& f, const CLI::App& app, const GuiRequest& request, const Built& built, std::ostream& out, const char*& doing) {
     const auto& [loaded, model, settings, imported, shownLayer] = built;
     // A --head the model lacks is refused whatever is exported, as the window refuses it.
     if (request.head || !f.exportCsv.empty() || !f.exportHeatmap.empty() || !f.exportBars.empty())
@@ -550,6 +583,7 @@ void runExports(const Flags& f, const CLI::App& app, const GuiRequest& request, 
     // renamed into place together. A failure anywhere leaves every old file as it was.
     doing = "writing the exports";
     core::FileBatch batch;
+    for (auto& [input, what] : runInputs(f, request)) batch.protect(input, std::move(what));
     StreamSink stdoutSink(out);
     // A model's JSON and .npy exports hold every layer's every head; the others follow the view.
     const auto writeJson = [&](core::ByteSink& sink) {
@@ -622,12 +656,31 @@ void runExports(const Flags& f, const CLI::App& app, const GuiRequest& request, 
     if (!f.exportCsv.empty() && f.exportCsv != "-") batch.add(f.exportCsv, core::weightsCsv(model, headWeights()));
     const std::string stats = f.exportStats.empty() ? std::string() : statsText(f, request, built, forward, doing);
     if (!f.exportStats.empty() && f.exportStats != "-") batch.add(f.exportStats, stats);
+    // Whatever was read of an import is trusted only if the file did not change meanwhile.
+    if (built.imported) built.imported->checkUnchanged();
     doing = "writing the exports";
     if (f.exportJson == "-") writeJson(stdoutSink);
     if (f.exportCsv == "-") stdoutSink.write(core::weightsCsv(model, headWeights()));
     if (f.exportStats == "-") stdoutSink.write(stats);
     stdoutSink.finish();
     batch.commit();
+}
+
+}  // namespace
+
+void runExports(const Flags& f, const CLI::App& app, const GuiRequest& request, std::ostream& out, const char*& doing) {
+    if (f.inductionTest && !request.scenario.model)
+        throw core::InputError("--induction-test",
+                               "runs a checkpoint on random token ids; a scenario has no vocabulary to draw from (give --model DIR)");
+    const Built built = buildFor(request, doing);
+    try {
+        exportAll(f, app, request, built, out, doing);
+    } catch (const core::InputError&) {
+        // An import that changed while it was read makes any later failure (a write from its
+        // pages that the system refused, values read as zeros): that is what is reported.
+        if (built.imported) built.imported->checkUnchanged();
+        throw;
+    }
 }
 
 }  // namespace cli

@@ -210,8 +210,7 @@ void applyOverrides(const Flags& f, const CLI::App& app, core::Scenario& s) {
     }
     if (given("--layer")) {
         if (!s.model && !s.attention) throw core::InputError("--layer", "only with --model or --attention (or a scenario naming one)");
-        if (f.layer < 0) throw core::InputError("--layer", "must be 0 or more, got " + std::to_string(f.layer));
-        s.layer = f.layer;
+        s.layer = static_cast<int>(parseWhole("--layer", f.layer, 0, core::kMaxLayerIndex));
     }
     applyWhatIf(f, app, s);
     if (given("--title")) s.name = titleOf(f.title);
@@ -263,8 +262,9 @@ void defineFlags(CLI::App& app, Flags& f) {
     app.add_flag("--unscaled", f.unscaled, "Divide the scores by 1 instead of sqrt(d_k)");
     app.add_option("--length", f.length, "Repeat the tokens cyclically to N tokens (large-T demos and benchmarks)")->type_name("N");
     // One I,J per --swap, so that a FILE after it is not read as a swap.
-    app.add_option("--model", f.model,
-                   "Open a Hugging Face GPT-2 folder (config.json, model.safetensors, tokenizer); the sentence is its input")
+    app.add_option(
+           "--model", f.model,
+           "Open a Hugging Face model folder (GPT-2, Llama, Mistral, Qwen2 or Qwen3: config.json, model.safetensors or its shards, the tokenizer); the sentence is its input")
         ->type_name("DIR");
     app.add_option("--attention", f.attention,
                    "Open attention computed elsewhere: a .npy of [layers, heads, T_q, T_k], [heads, T, T] or [T, T] (float32 or "

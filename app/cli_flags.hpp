@@ -42,7 +42,7 @@ struct Flags {
     std::string exportModelView, modelViewSort, modelViewRank, modelViewPooling = "mean";  // --export-model-view and its order
     std::string model;                                                                     // --model DIR
     std::string attention, tokensFile;                                                     // --attention FILE, --tokens-file FILE
-    int layer = 0;
+    std::string layer;                                                                     // --layer N, read whole by parseWhole
     std::string exportStats, sinkEpsilon;              // --export-stats OUT.csv|OUT.json, --sink-epsilon E
     bool inductionTest = false, skipFirstKey = false;  // --induction-test, --skip-first-key
     bool rollout = false;                              // --rollout: attention rollout in the window and the JSON / .npy exports
@@ -67,9 +67,10 @@ float parseFloat(const char* flag, const std::string& text);
 // --export-stats, --export-model-view, --export-head-view.
 bool exporting(const Flags& f);
 
-// Before any work: outputs that clash (the same file twice, two on standard output, the scenario
-// itself), a figure's extension, the benchmark's seconds.
-void checkExports(const Flags& f);
+// Before any work: outputs that clash (the same file twice under any names, two on standard
+// output, an input of the run: the scenario, the lesson, the model's files, the imported file and
+// its tokens), a figure's extension, the benchmark's seconds.
+void checkExports(const Flags& f, const GuiRequest& request);
 // --bench: times the request's model and prints one JSON line. `doing` names the work under way
 // (for an out-of-memory message).
 void runBench(const Flags& f, const GuiRequest& request, std::ostream& out, const char*& doing);

@@ -58,11 +58,6 @@ std::optional<Opening> opening(const GuiRequest& request, const platform::GlfwLi
     return o;
 }
 
-std::string windowTitle(const AppState& state) {
-    return "attnviz — " + (state.scenario.name.empty() ? std::string("self-attention")
-                                                       : widgets::clipText(state.scenario.name, widgets::kTitleGlyphs, false).text);
-}
-
 // --panel names a panel the app has (whether this layout shows it is known only after a frame).
 bool knowsPanel(const App& app, const std::string& panel) {
     const auto ids = app.panelIds();

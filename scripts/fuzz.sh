@@ -20,6 +20,7 @@ TARGETS=(
   "fuzz_safetensors_header 64 -"
   "fuzz_bpe_files 4096 fuzz/bpe.dict"
   "fuzz_imported_attention 4096 fuzz/npy.dict"
+  "fuzz_tokenizer_json 4106 -"
 )
 
 if ! [[ $SECONDS_PER_TARGET =~ ^[1-9][0-9]*$ ]]; then

@@ -94,17 +94,18 @@ void sentenceField(PanelContext& ctx) {
 void modelSection(PanelContext& ctx) {
     const AppState& s = ctx.state;
     const auto& c = s.loaded.checkpoint->config();
-    if (c.nKvHead != c.nHead)
-        ImGui::Text("Model %s (%s): %d layers × %d heads reading %d kv heads, d = %d", s.loaded.checkpoint->name().c_str(),
-                    c.family.c_str(), c.nLayer, c.nHead, c.nKvHead, c.nEmbd);
-    else
-        ImGui::Text("Model %s (%s): %d layers × %d heads, d = %d", s.loaded.checkpoint->name().c_str(), c.family.c_str(), c.nLayer, c.nHead,
-                    c.nEmbd);
+    // Wrapped at the panel's edge, never cut: the folder's name is the user's and any length.
+    const std::string heads = std::to_string(c.nLayer) + " layers × " + std::to_string(c.nHead) + " heads" +
+                              (c.nKvHead != c.nHead ? " reading " + std::to_string(c.nKvHead) + " kv heads" : std::string());
+    widgets::wrappedText("Model " + widgets::clipText(s.loaded.checkpoint->name(), widgets::kLabelGlyphs, false).text + " (" + c.family +
+                         "): " + heads + ", d = " + std::to_string(c.nEmbd));
     tooltip(s.loaded.checkpoint->folder().c_str());
     ImGui::TextUnformatted("Sentence");
     sentenceField(ctx);
-    ImGui::TextDisabled("T = %d tokens (%s, at most %d)", static_cast<int>(s.model.tq()),
-                        c.family == "gpt2" ? "GPT-2 byte-level BPE" : "the model's tokenizer.json", c.nPositions);
+    widgets::wrappedTextColored(ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled),
+                                "T = " + std::to_string(s.model.tq()) + " tokens (" +
+                                    (c.family == "gpt2" ? "GPT-2 byte-level BPE" : "the model's tokenizer.json") + ", at most " +
+                                    std::to_string(c.nPositions) + ")");
 }
 
 // Attention computed elsewhere: the file, its sizes and tokens, the mask found in it. Nothing to

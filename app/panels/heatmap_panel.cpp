@@ -205,9 +205,12 @@ void HeatmapPanel::draw(PanelContext& ctx) {
     const int iBegin = std::max(0, static_cast<int>(firstRow)), iEnd = std::min(tq, static_cast<int>(std::ceil(firstRow + matH / cell)));
     const int jBegin = std::max(0, static_cast<int>(firstCol)), jEnd = std::min(tk, static_cast<int>(std::ceil(firstCol + matW / cell)));
 
-    list->PushClipRect(ImVec2(origin.x, origin.y), ImVec2(mMax.x + sumW, mMax.y + 2), true);
     const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
     const ImU32 accent = IM_COL32(239, 68, 68, 255);
+    // Everything drawn on the cells stays inside the matrix (a zoomed map's edge cells are cut,
+    // their numbers and outlines with them); the row labels and the Σ column stay in their own
+    // strips, beside the rows they name.
+    list->PushClipRect(mMin, mMax, true);
     // Values inside cells when they fit.
     if (cell >= ImGui::CalcTextSize("0.00").x + 6.0f && cell >= lineH + 2.0f) {
         for (int i = iBegin; i < iEnd; ++i)
@@ -221,6 +224,12 @@ void HeatmapPanel::draw(PanelContext& ctx) {
                               widgets::contrastingText(cellColour(i, w)), buf);
             }
     }
+    // Selected query row outline.
+    if (s.view.selectedQuery >= iBegin && s.view.selectedQuery < iEnd)
+        list->AddRect(ImVec2(mMin.x, cellY(static_cast<float>(s.view.selectedQuery))), ImVec2(mMax.x, cellY(s.view.selectedQuery + 1.0f)),
+                      accent, 0.0f, 0, 2.0f);
+    list->PopClipRect();
+    list->PushClipRect(ImVec2(origin.x, mMin.y), ImVec2(mMax.x + sumW, mMax.y), true);
     // Row labels (queries) and the Σ column, where rows are tall enough to read.
     // Thinned out, every rowStep-th position is labelled counting from 1 (1, 10, 20, … at a step of
     // 10): a step of 1, 2 or 5 × 10ⁿ reads plainly and rarely lines up with a repeated sentence.
@@ -265,11 +274,8 @@ void HeatmapPanel::draw(PanelContext& ctx) {
         list->AddText(ImVec2(x, origin.y + 4.0f), text, label.c_str());
         lastEnd = x + ts.x;
     }
-    // Selected query row outline.
-    if (s.view.selectedQuery >= iBegin && s.view.selectedQuery < iEnd)
-        list->AddRect(ImVec2(mMin.x, cellY(static_cast<float>(s.view.selectedQuery))), ImVec2(mMax.x, cellY(s.view.selectedQuery + 1.0f)),
-                      accent, 0.0f, 0, 2.0f);
     // The token under the mouse in the query–key map: its row (a query) or column (a key).
+    list->PushClipRect(mMin, mMax, true);
     if (s.view.hoverToken >= 0) {
         const ImU32 hoverInk = ImGui::GetColorU32(ImGuiCol_PlotLinesHovered);
         const auto t = static_cast<float>(s.view.hoverToken);
@@ -279,6 +285,7 @@ void HeatmapPanel::draw(PanelContext& ctx) {
             list->AddRect(ImVec2(std::max(mMin.x, cellX(t)), mMin.y), ImVec2(std::min(mMax.x, cellX(t + 1.0f)), mMax.y), hoverInk, 0.0f, 0,
                           2.0f);
     }
+    list->PopClipRect();
     // The colour bar in the scale's own terms, and under it what the scale is.
     const ImVec2 barMin(mMax.x + sumW, mMin.y), barMax(mMax.x + sumW + barW, mMax.y);
     const char* caption = "";
@@ -306,8 +313,8 @@ void HeatmapPanel::draw(PanelContext& ctx) {
         char share[48] = "";
         if (!clipped.empty())
             std::snprintf(share, sizeof share, "%.*f %% clipped", choice.clipped * 100.0 < 0.095 ? 2 : 1, choice.clipped * 100.0);
-        const float roomW =
-            std::min(barW + sumW, ImGui::GetWindowPos().x + ImGui::GetWindowWidth() - ImGui::GetStyle().WindowPadding.x - barMin.x);
+        // up to the content's right edge, a scrollbar left out
+        const float roomW = std::min(barW + sumW, ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x - barMin.x);
         const std::string shown = widgets::fitLabel(*share                                          ? share
                                                     : s.view.colourScale == core::ColourScale::Auto ? std::string("auto: ") + caption
                                                                                                     : caption,
@@ -331,8 +338,10 @@ void HeatmapPanel::draw(PanelContext& ctx) {
         const int j = static_cast<int>(std::floor(firstCol + (io.MousePos.x - mMin.x) / cell));
         if (i >= 0 && i < tq) {
             if (io.MousePos.x >= mMin.x && j >= 0 && j < tk) {
+                list->PushClipRect(mMin, mMax, true);
                 list->AddRect(ImVec2(cellX(static_cast<float>(j)), cellY(static_cast<float>(i))), ImVec2(cellX(j + 1.0f), cellY(i + 1.0f)),
                               IM_COL32(255, 255, 255, 255), 0.0f, 0, 1.5f);
+                list->PopClipRect();
                 widgets::showTooltip(cellTooltip(s, mask, head, i, j, weight(i, j), flow != nullptr), 2 * widgets::kTooltipGlyphs);
             } else {
                 widgets::showTooltip("query " + std::to_string(i + 1) + " \"" +
@@ -357,9 +366,12 @@ void HeatmapPanel::draw(PanelContext& ctx) {
     }
     if (ImGui::IsItemActive() && (ImGui::IsMouseDragging(ImGuiMouseButton_Right) || ImGui::IsMouseDragging(ImGuiMouseButton_Middle)))
         ctx.actions.emit(action::SetView{zoom, s.view.panX - io.MouseDelta.x / (cell * tk), s.view.panY - io.MouseDelta.y / (cell * tq)});
-    if (zoom > 1.0f) {
+    if (zoom > 1.0f) {  // the hint fitted to the panel, ending in "…" where it is cut
         ImGui::SetCursorScreenPos(ImVec2(origin.x, mMax.y + 4.0f));
-        ImGui::TextDisabled("zoom %.1fx: wheel to zoom, right-drag to pan, double-click to reset", zoom);
+        char hint[96];
+        std::snprintf(hint, sizeof hint, "zoom %.1fx: wheel to zoom, right-drag to pan, double-click to reset", zoom);
+        const std::string fitted = widgets::fitLabel(hint, std::max(0.0f, ImGui::GetContentRegionAvail().x));
+        ImGui::TextDisabled("%s", fitted.c_str());
     }
     ImGui::End();
 }

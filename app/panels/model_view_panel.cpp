@@ -118,7 +118,7 @@ void ModelViewPanel::draw(PanelContext& ctx) {
     if (!beginPanel(ctx, title())) return;
     if (!headSummaryCurrent(st)) {
         ctx.requests.headSummary = true;  // made after this frame, once the pass is ready
-        if (st.imported && !st.imported->checkedAll()) {
+        if (st.imported && (!st.imported->checkedAll() || st.imported->changed())) {
             importCheckNote(st);
         } else if (!st.loaded && !weightsFresh(st, -1)) {
             const auto fresh = std::count_if(st.stale.begin(), st.stale.end(), [](Stage x) { return x <= Stage::Outputs; });
@@ -129,6 +129,7 @@ void ModelViewPanel::draw(PanelContext& ctx) {
         ImGui::End();
         return;
     }
+    if (st.imported && st.imported->changed()) importCheckNote(st);  // the last good summary stays, said to be so
     const HeadSummary& s = st.headSummary;
 
     // Controls: pooling, order, statistic, tint; in a column right of the grid when the panel is

@@ -40,11 +40,12 @@ void StatsPanel::draw(PanelContext& ctx) {
     if (!beginPanel(ctx, title())) return;
     if (!headSummaryCurrent(st)) {
         ctx.requests.headSummary = true;
-        if (st.imported && !st.imported->checkedAll()) importCheckNote(st);
+        if (st.imported && (!st.imported->checkedAll() || st.imported->changed())) importCheckNote(st);
         else ImGui::TextDisabled(!st.loaded && !weightsFresh(st, -1) ? "computing every head…" : "summarizing every head…");
         ImGui::End();
         return;
     }
+    if (st.imported && st.imported->changed()) importCheckNote(st);  // the last good summary stays, said to be so
     const HeadSummary& s = st.headSummary;
     const float em = ImGui::GetFontSize();
 

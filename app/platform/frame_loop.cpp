@@ -41,6 +41,7 @@ private:
     std::deque<CaptureRequest> m_captures;  // front: drawn offscreen and saved this frame
     int m_frame = 0;
     double m_firstFrameMs = 0.0;  // from the start of main to the first finished frame
+    std::string m_title;          // the window's, as last set: it follows the scenario's name
     int m_eagerFrames = 3;        // frames to draw without waiting (ImGui settles hover and clicks over a few)
 };
 
@@ -71,6 +72,7 @@ int FrameLoop::run() {
         }
         for (CaptureRequest& c : m_app.takeCaptures()) m_captures.push_back(std::move(c));
         if (m_app.takeFullscreenToggle()) m_window.toggleFullscreen();
+        if (std::string title = app::windowTitle(m_app.state()); title != m_title) m_window.setTitle(m_title = std::move(title));
         ++m_frame;
     }
     return 0;
@@ -141,7 +143,7 @@ int FrameLoop::save(const CaptureRequest& capture) {
         }
         const gfx::Image image =
             gfx::captureFrame(ImGui::GetDrawData(), capture.pixelScale, ImGui::GetStyleColorVec4(ImGuiCol_WindowBg), rect);
-        core::writeFileAtomic(capture.path, render::encodeRgbaPng(image.rgba.data(), image.width, image.height));
+        app::writeExport(m_app.state(), capture.path, render::encodeRgbaPng(image.rgba.data(), image.width, image.height));
         if (screenshot())
             std::cout << "attnviz: wrote " << capture.path << " (" << image.width << "x" << image.height << "); first frame "
                       << static_cast<int>(m_firstFrameMs) << " ms after start\n";

@@ -42,6 +42,8 @@ float Window::contentScale() const {
 
 void Window::swapBuffers() { glfwSwapBuffers(handle()); }
 
+void Window::setTitle(const std::string& title) { glfwSetWindowTitle(handle(), title.c_str()); }
+
 void Window::toggleFullscreen() {
     if (m_fullscreen) {
         glfwSetWindowMonitor(handle(), nullptr, m_windowedX, m_windowedY, m_windowed.width, m_windowed.height, 0);

@@ -31,6 +31,7 @@ public:
     Size framebufferSize() const;  // pixels
     float contentScale() const;    // pixels per screen coordinate the desktop asks for (x)
     void swapBuffers();
+    void setTitle(const std::string& title);  // UTF-8
 
     // Fullscreen on the primary monitor, or back to the windowed position and size it had.
     void toggleFullscreen();

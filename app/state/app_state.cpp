@@ -1,8 +1,11 @@
 #include "app/state/app_state.hpp"
 
 #include "core/base/error.hpp"
+#include "core/base/files.hpp"
+#include "core/models/loaded_model.hpp"
 
 #include <algorithm>
+#include <filesystem>
 
 namespace attnviz::app {
 
@@ -17,7 +20,8 @@ AppState importedState(const core::Scenario& scenario, const core::Limits& limit
     state.limits = limits;
     state.scenario = scenario;
     const std::string tokens = scenario.tokensFile.value_or("");
-    if (previous && previous->path() == *scenario.attention && previous->tokensPath() == tokens) state.imported = std::move(previous);
+    if (previous && previous->path() == *scenario.attention && previous->options().tokensFile == tokens)
+        state.imported = std::move(previous);
     else state.imported = core::ImportedAttention::open(*scenario.attention, {.tokensFile = tokens}, limits);
     core::check(progress);
     // The shown layer is checked now; every other map on a worker thread, which the views of every
@@ -41,6 +45,19 @@ AppState importedState(const core::Scenario& scenario, const core::Limits& limit
 }
 
 }  // namespace
+
+void writeExport(const AppState& state, const std::string& path, std::string_view bytes) {
+    core::FileBatch batch;
+    if (state.loaded)
+        for (const std::string& file : core::modelInputFiles(state.loaded.checkpoint->folder()))
+            batch.protect(file, "the model's " + std::filesystem::path(file).filename().string());
+    if (state.imported) {
+        batch.protect(state.imported->path(), "the imported attention");
+        batch.protect(state.imported->tokensPath(), "the tokens of the imported attention");
+    }
+    batch.add(path, bytes);
+    batch.commit();
+}
 
 int layerCount(const AppState& state) {
     if (state.loaded) return state.loaded.layers();

@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace attnviz::app {
@@ -283,6 +284,11 @@ AppState makeState(const core::Scenario& scenario, const core::Limits& limits = 
                    core::Progress* progress = nullptr, std::shared_ptr<const core::ImportedAttention> previousImport = {});
 // The layers behind the state's maps: a model's or an import's; 0 for a scenario's one layer.
 int layerCount(const AppState& state);
+// An export from the window (a figure, a CSV, a .npy), all or nothing like every file attnviz
+// writes, and never over one of the state's inputs under any name: the model's files, the
+// imported file and its tokens. Throws InputError(path, …). (Saving the scenario over the file
+// it was opened from is not an export and stays allowed.)
+void writeExport(const AppState& state, const std::string& path, std::string_view bytes);
 // state.nextProbs from the loaded model's next tokens and view.nextTemperature.
 void deriveNextTokens(AppState& state);
 

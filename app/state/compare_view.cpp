@@ -80,7 +80,7 @@ bool refreshCompare(AppState& state) {
     ++c.version;
     try {
         if (!keepPass) {
-            c.scenario = compareScenario(state.scenario, key.text);
+            c.scenario = compareScenario(state.scenario, key.text, "");
             c.loaded = {};
             c.labels.clear();
             if (state.loaded) {
@@ -106,7 +106,9 @@ bool refreshCompare(AppState& state) {
         c.moved = core::headsMoved(maps, other, c.alignment);
         ++state.work.compares;
     } catch (const core::InputError& e) {
-        c.why = e.message();
+        // The other pass's errors are about the other sentence, never the shown one's fields:
+        // "the compared sentence: 301 tokens are more than …", "… hide_tokens[0]: …".
+        c.why = (e.where() == "sentence" ? core::InputError("", e.what()) : e).within("the compared sentence").message();
         c.loaded = {};
     } catch (const std::bad_alloc&) {
         c.why = "out of memory while running the other input";

@@ -8,7 +8,9 @@ namespace attnviz::app {
 
 core::AttentionMaps attentionMaps(const AppState& state) {
     if (state.loaded) return core::passMaps(state.loaded);
-    if (state.imported) return state.imported->checkedAll() ? core::importedMaps(state.imported, state.keyLabels) : core::AttentionMaps{};
+    if (state.imported)  // a file that changed is read no more: the views keep what they made of it before
+        return state.imported->checkedAll() && !state.imported->changed() ? core::importedMaps(state.imported, state.keyLabels)
+                                                                          : core::AttentionMaps{};
     if (!weightsFresh(state, -1) || state.forward.heads.empty()) return {};
     return core::forwardMaps(state.model, state.forward, state.settings, state.keyLabels);
 }
@@ -54,6 +56,7 @@ bool summarizeHeads(AppState& state) {
         std::copy(texels.begin(), texels.end(), s.maxima.begin() + static_cast<std::ptrdiff_t>(size * static_cast<std::size_t>(k)));
         maps.finished(layer, head);
     }
+    if (state.imported && state.imported->changed()) return false;  // read partly as zeros: the last summary stays
     for (const float v : s.means)
         if (!core::isMaskedTexel(v)) s.largestMean = std::max(s.largestMean, v);
     for (const float v : s.maxima)

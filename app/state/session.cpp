@@ -1,4 +1,5 @@
 #include "app/state/session.hpp"
+#include "core/base/json_text.hpp"
 
 #include "app/state/actions.hpp"
 
@@ -66,7 +67,7 @@ int wholeNumber(const nlohmann::json& v, const char* field, int lo, int hi) {
 Session decodeSession(const std::string& text, const std::string& where) {
     nlohmann::json j;
     try {
-        j = nlohmann::json::parse(text);
+        j = core::parseJson(text, where);
     } catch (const nlohmann::json::exception&) {
         throw core::InputError(where, "not valid JSON");
     }

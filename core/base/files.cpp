@@ -103,6 +103,7 @@ struct FileBatch::Entry : ByteSink {
     std::string target;  // a link followed
     int fd = -1;
     bool inPlace = false;  // a device or a pipe
+    FileIdentity id;       // of the target, before it is written
     std::string tempName;  // the visible temporary, when there is one
     int slot = -1;         // its signal-handler slot
     std::string buffer;
@@ -136,8 +137,55 @@ struct FileBatch::Entry : ByteSink {
     }
 };
 
+FileIdentity fileIdentity(const std::string& path) {
+    namespace fs = std::filesystem;
+    struct stat st {};
+    if (::stat(path.c_str(), &st) == 0) return {st.st_dev, st.st_ino, ""};
+    std::error_code ec;
+    const fs::path resolved = fs::weakly_canonical(fs::absolute(path, ec), ec);  // links and `..` of what exists
+    const fs::path folder = resolved.has_parent_path() ? resolved.parent_path() : fs::path("/");
+    if (::stat(folder.c_str(), &st) == 0) return {st.st_dev, st.st_ino, resolved.filename().string()};
+    return {0, 0, resolved.lexically_normal().string()};  // nothing of it exists: its normal form
+}
+
+bool sameFile(const std::string& a, const std::string& b) { return fileIdentity(a) == fileIdentity(b); }
+
 FileBatch::FileBatch(Temporaries kind) : m_kind(kind) { installHandlers(); }
-FileBatch::~FileBatch() = default;
+
+FileBatch::~FileBatch() {
+    m_entries.clear();  // temporaries first, so that the folders made for them are empty
+    for (auto it = m_madeFolders.rbegin(); it != m_madeFolders.rend(); ++it) ::rmdir(it->c_str());
+}
+
+void FileBatch::protect(const std::string& path, std::string what) {
+    struct stat st {};
+    if (path.empty() || ::stat(path.c_str(), &st) != 0) return;
+    m_inputs.emplace_back(FileIdentity{st.st_dev, st.st_ino, ""}, std::move(what));
+}
+
+void FileBatch::refuseInput(const std::string& path, const FileIdentity& id) const {
+    for (const auto& [input, what] : m_inputs)
+        if (input == id) throw InputError(path, "is " + what + ", an input of this run; write elsewhere");
+}
+
+void FileBatch::makeFolder(const std::string& dir) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    if (fs::exists(dir, ec) && !fs::is_directory(dir, ec)) throw InputError(dir, "exists and is not a folder");
+    std::vector<fs::path> missing;  // innermost first
+    for (fs::path p = fs::path(dir).lexically_normal(); !p.empty() && !fs::exists(p, ec); p = p.parent_path()) {
+        if (p.filename().empty()) {  // "out/": the same folder
+            p = p.parent_path();
+            if (p.empty() || fs::exists(p, ec)) break;
+        }
+        missing.push_back(p);
+        if (!p.has_parent_path() || p.parent_path() == p) break;
+    }
+    for (auto it = missing.rbegin(); it != missing.rend(); ++it) {
+        if (!fs::create_directory(*it, ec) && ec) throw InputError(dir, "cannot create the folder: " + ec.message());
+        m_madeFolders.push_back(it->string());
+    }
+}
 
 ByteSink& FileBatch::open(const std::string& path) {
     namespace fs = std::filesystem;
@@ -151,6 +199,10 @@ ByteSink& FileBatch::open(const std::string& path) {
         if (ec) throw InputError(path, "cannot follow the link: " + ec.message());
     }
     entry->target = target.string();
+    entry->id = fileIdentity(entry->target);
+    refuseInput(path, entry->id);
+    for (const auto& other : m_entries)
+        if (other->id == entry->id) throw InputError(path, "is the same file as " + other->path + ", written once already");
     const fs::file_status status = fs::status(target, ec);
     if (fs::is_directory(status)) throw InputError(path, "is a directory, expected a file name");
     if (fs::exists(status) && !fs::is_regular_file(status)) {
@@ -180,7 +232,10 @@ ByteSink& FileBatch::open(const std::string& path) {
     return *m_entries.back();
 }
 
-void FileBatch::removeOnCommit(const std::string& path) { m_removals.push_back(path); }
+void FileBatch::removeOnCommit(const std::string& path) {
+    refuseInput(path, fileIdentity(path));
+    m_removals.push_back(path);
+}
 
 void FileBatch::commit() {
     namespace fs = std::filesystem;
@@ -229,6 +284,7 @@ void FileBatch::commit() {
     for (const std::string& path : m_removals) ::unlink(path.c_str());
     m_entries.clear();
     m_removals.clear();
+    m_madeFolders.clear();  // they hold the outputs now
 }
 
 void writeFileAtomic(const std::string& path, std::string_view bytes) {

@@ -11,16 +11,30 @@
 //   * a device or a pipe (/dev/null, a FIFO) is written in place, never replaced by a file, and
 //     a FIFO nothing reads from is an error at once, never a wait.
 // Several files are all or nothing (FileBatch): every one is written to its temporary first,
-// and only when all are complete are they renamed into place.
+// and only when all are complete are they renamed into place. A batch also refuses to write or
+// remove a file that is one of the run's inputs, or to write one file twice under two names, and
+// removes the folders it created when it is not committed.
 #pragma once
 
 #include <cstddef>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace attnviz::core {
+
+// What a path names, so that two names of one file are told apart by identity, not by string:
+// an existing file (links and `..` followed) is its device and inode; a file not there yet is
+// its folder's (found the same way) and its own name.
+struct FileIdentity {
+    unsigned long long device = 0, inode = 0;
+    std::string name;  // "" for an existing file
+    bool operator==(const FileIdentity&) const = default;
+};
+FileIdentity fileIdentity(const std::string& path);
+bool sameFile(const std::string& a, const std::string& b);
 
 // Where bytes go: a file being written, standard output, a string in tests.
 class ByteSink {
@@ -47,13 +61,19 @@ public:
     FileBatch& operator=(const FileBatch&) = delete;
     ~FileBatch();  // removes every temporary that was not committed
 
+    // An input of the run (`what`: "the model's config.json"): open() and removeOnCommit() refuse
+    // it under any name. A path that does not exist protects nothing.
+    void protect(const std::string& path, std::string what);
     // Checks that `path` can be written (its folder exists, it is not a folder; a FIFO has a
-    // reader) and opens its temporary; the returned sink writes there (buffered). Throws
-    // InputError(path, reason); nothing is changed on disk then.
+    // reader; it is no input and not already in the batch) and opens its temporary; the returned
+    // sink writes there (buffered). Throws InputError(path, reason); nothing is changed on disk then.
     ByteSink& open(const std::string& path);
     void add(const std::string& path, std::string_view bytes) { open(path).write(bytes); }
     // A file that commit() removes, if it exists (an output the new set does not hold).
     void removeOnCommit(const std::string& path);
+    // A folder for outputs, made now with any folders above it that are missing; those it made
+    // are removed again (when empty) unless the batch is committed.
+    void makeFolder(const std::string& dir);
     // Flushes and syncs every file, then renames each into place and removes what was named.
     void commit();
 
@@ -63,6 +83,9 @@ private:
     Temporaries m_kind;
     std::vector<std::unique_ptr<Entry>> m_entries;
     std::vector<std::string> m_removals;
+    std::vector<std::pair<FileIdentity, std::string>> m_inputs;  // protected, with what each is
+    std::vector<std::string> m_madeFolders;                      // outermost first
+    void refuseInput(const std::string& path, const FileIdentity& id) const;
 };
 
 // One file, all or nothing. Throws InputError(path, reason); the old file, if any, is untouched.

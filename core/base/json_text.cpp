@@ -10,6 +10,17 @@
 
 namespace attnviz::core {
 
+nlohmann::json parseJson(std::string_view text, const std::string& where, bool allowExceptions) {
+    using json = nlohmann::json;
+    const json::parser_callback_t bounded = [&where](int depth, json::parse_event_t event, json&) {
+        if ((event == json::parse_event_t::object_start || event == json::parse_event_t::array_start) && depth >= kMaxJsonDepth)
+            throw InputError(where, "nested deeper than " + std::to_string(kMaxJsonDepth) +
+                                        " levels of objects and lists; no file attnviz reads nests so deep");
+        return true;
+    };
+    return json::parse(text.begin(), text.end(), bounded, allowExceptions);
+}
+
 std::string typeName(const nlohmann::json& v) {
     if (v.is_number_integer() || v.is_number_unsigned()) return "an integer";
     if (v.is_number()) return "a number";

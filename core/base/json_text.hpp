@@ -20,6 +20,16 @@
 
 namespace attnviz::core {
 
+// Reading: every JSON file attnviz reads into a tree (config.json, the shards' index,
+// tokenizer.json, a lesson, the session) is parsed here, its nesting bounded while it is parsed,
+// before any deeper value is built: the deepest file attnviz reads nests under 10, and a tree
+// nested a million deep costs memory and stack in every reader that walks it.
+inline constexpr int kMaxJsonDepth = 64;
+// `text` as a tree. Throws InputError(where, "nested deeper than 64 levels …") past
+// kMaxJsonDepth; a syntax error throws nlohmann's parse_error, or with allowExceptions = false
+// gives a discarded value, as json::parse does.
+nlohmann::json parseJson(std::string_view text, const std::string& where, bool allowExceptions = true);
+
 // "an integer", "a number", "a string", "an object", "an array", "a boolean", "null".
 std::string typeName(const nlohmann::json& v);
 // What fits in a line: "1.5", "true", "null", "the text 'abc'" (clipped), "an array of 3 items",

@@ -188,14 +188,6 @@ void writeExportJson(ByteSink& out, const Model& model, const Forward& forward, 
 
 namespace {
 
-void makeFolder(const std::string& dir) {
-    namespace fs = std::filesystem;
-    std::error_code ec;
-    if (fs::exists(dir, ec) && !fs::is_directory(dir, ec)) throw InputError(dir, "exists and is not a folder");
-    fs::create_directories(dir, ec);
-    if (ec) throw InputError(dir, "cannot create the folder: " + ec.message());
-}
-
 // The files each kind of .npy export writes: the other kind's are removed from a folder reused.
 constexpr const char* kScenarioNpyFiles[] = {"X.npy",      "Q.npy",          "K.npy",           "V.npy",
                                              "scores.npy", "weights.npy",    "head_output.npy", "output.npy",
@@ -222,7 +214,7 @@ void writeRolloutNpy(FileBatch& batch, const std::string& path, const RolloutExp
 
 void exportNpyDir(FileBatch& batch, const std::string& dir, const Model& model, const Forward& forward, const RolloutExport* rollout) {
     namespace fs = std::filesystem;
-    makeFolder(dir);
+    batch.makeFolder(dir);
     const auto path = [&](const char* name) { return (fs::path(dir) / name).string(); };
     for (const char* name : kModelNpyFiles) batch.removeOnCommit(path(name));
     // Each file is its header and then the matrices' own bytes, head after head (row-major
@@ -376,7 +368,7 @@ void writeModelExportJson(ByteSink& out, const Scenario& scenario, const LoadedM
 
 void exportModelNpyDir(FileBatch& batch, const std::string& dir, const LoadedModel& loaded, const RolloutExport* rollout) {
     namespace fs = std::filesystem;
-    makeFolder(dir);
+    batch.makeFolder(dir);
     const auto path = [&](const char* name) { return (fs::path(dir) / name).string(); };
     for (const char* name : kScenarioNpyFiles)
         if (std::string_view(name) != "tokens.txt" && std::string_view(name) != "kv_head.npy") batch.removeOnCommit(path(name));
@@ -439,7 +431,7 @@ void exportModelNpyDir(FileBatch& batch, const std::string& dir, const LoadedMod
 
 void exportImportedNpyDir(FileBatch& batch, const std::string& dir, const ImportedAttention& imported, const RolloutExport* rollout) {
     namespace fs = std::filesystem;
-    makeFolder(dir);
+    batch.makeFolder(dir);
     const auto path = [&](const char* name) { return (fs::path(dir) / name).string(); };
     for (const char* name : kScenarioNpyFiles)
         if (std::string_view(name) != "tokens.txt") batch.removeOnCommit(path(name));
@@ -450,12 +442,17 @@ void exportImportedNpyDir(FileBatch& batch, const std::string& dir, const Import
     sink.write(npyHeader(
         {imported.layers(), imported.heads(), static_cast<long long>(imported.queries()), static_cast<long long>(imported.keys())},
         imported.dtype() == MapDType::F32 ? "<f4" : "<f2"));
-    for (int l = 0; l < imported.layers(); ++l)
-        for (int h = 0; h < imported.heads(); ++h) {
-            const auto bytes = imported.mapBytes(l, h);
-            sink.write(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
-            imported.release(l, h);
-        }
+    try {
+        for (int l = 0; l < imported.layers(); ++l)
+            for (int h = 0; h < imported.heads(); ++h) {
+                const auto bytes = imported.mapBytes(l, h);
+                sink.write(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+                imported.release(l, h);
+            }
+    } catch (const InputError&) {
+        imported.checkUnchanged();  // a write from pages the file no longer has fails: the file is to blame
+        throw;
+    }
     imported.checkUnchanged();
     batch.add(path("tokens.txt"), labelsText(imported.labels()));
     writeRolloutNpy(batch, path("rollout.npy"), rollout);

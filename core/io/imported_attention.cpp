@@ -9,6 +9,7 @@
 #include "core/models/safetensors.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -17,6 +18,10 @@
 #include <new>
 #include <optional>
 #include <thread>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 namespace attnviz::core {
 
@@ -47,11 +52,34 @@ std::string number(float v) {
     return formatNumber(shortestDouble(v));
 }
 
-// One map's values: "" or the first problem, "row 17 · key 4: weight nan is not a finite number".
-// `read(j)` gives element j of the row as a float, `finite(j)` / `negative(j)` judge its bits.
+}  // namespace
+
+double rowSumTolerance(MapDType dtype, bool bfloat16Values, Eigen::Index keys) {
+    if (dtype == MapDType::F16) return kRowSumTolerance + std::ldexp(1.0, -11) + static_cast<double>(keys) * std::ldexp(1.0, -25);
+    return kRowSumTolerance + (bfloat16Values ? std::ldexp(1.0, -8) : 0.0);
+}
+
+namespace {
+
+// Whether every value of a float32 map has its low 16 bits zero: bfloat16 values widened.
 template <class Row>
-std::string checkRows(Eigen::Index tq, Eigen::Index tk, Row row, bool& upperZero) {
+bool allBfloat16(Eigen::Index tq, Eigen::Index tk, Row row) {
+    for (Eigen::Index i = 0; i < tq; ++i) {
+        const auto r = row(i);
+        for (Eigen::Index j = 0; j < tk; ++j)
+            if ((std::bit_cast<std::uint32_t>(r(j)) & 0xFFFFu) != 0) return false;
+    }
+    return true;
+}
+
+// One map's values: "" or the first problem, "row 17 · key 4: weight nan is not a finite number".
+// `row(i)(j)` gives element j of row i as a float; `dtype` is the file's. A float32 row past 1e-3
+// is held to bfloat16's rounding when the whole map is bfloat16 values (looked at only then).
+template <class Row>
+std::string checkRows(Eigen::Index tq, Eigen::Index tk, Row row, MapDType dtype, bool& upperZero) {
     upperZero = true;
+    bool anyWeight = false;
+    std::optional<bool> bfloat16;  // of the whole map, once a row needs to know
     for (Eigen::Index i = 0; i < tq; ++i) {
         const auto r = row(i);
         double sum = 0;
@@ -63,9 +91,21 @@ std::string checkRows(Eigen::Index tq, Eigen::Index tk, Row row, bool& upperZero
             if (j > i && v != 0) upperZero = false;
             sum += v;
         }
-        if (sum != 0 && std::abs(sum - 1) > kRowSumTolerance)
-            return "row " + std::to_string(i) + ": weights sum to " + formatFixed(sum, 4) + ", not 1 (±1e-3; a row of zeros is allowed)";
+        anyWeight = anyWeight || sum != 0;
+        if (sum == 0 || std::abs(sum - 1) <= rowSumTolerance(dtype, false, tk)) continue;
+        if (dtype == MapDType::F32 && !bfloat16) bfloat16 = allBfloat16(tq, tk, row);
+        const bool bf16 = bfloat16.value_or(false);
+        const double tolerance = rowSumTolerance(dtype, bf16, tk);
+        if (std::abs(sum - 1) <= tolerance) continue;
+        const std::string within = dtype == MapDType::F16 ? "±" + formatFixed(tolerance, 4) + ": 1e-3 and float16's rounding"
+                                   : bf16 ? "±" + formatFixed(tolerance, 4) + ": 1e-3 and bfloat16's rounding, which the values show"
+                                          : "±1e-3";
+        return "row " + std::to_string(i) + ": weights sum to " + formatFixed(sum, 4) + ", not 1 (" + within +
+               "; a row of zeros is allowed)";
     }
+    if (tq > 0 && !anyWeight)
+        return "holds no weight at all: every row is zero (what a file created but never filled, such as an interrupted "
+               "export, holds)";
     return "";
 }
 
@@ -119,10 +159,11 @@ ImportedAttention::CheckStatus ImportedAttention::checkStatus() const {
     CheckStatus status;
     const long long all = static_cast<long long>(m_layers) * m_heads;
     status.fraction = all == 0 ? 1.0 : static_cast<double>(m_checkedCount.load()) / static_cast<double>(all);
+    if (changed()) status.error = m_path + ": changed while it was read; open it again";
     if (!m_background) return status;
     status.running = m_background->running;
     const std::lock_guard<std::mutex> guard(m_background->lock);
-    status.error = m_background->error;
+    if (status.error.empty()) status.error = m_background->error;
     return status;
 }
 
@@ -130,6 +171,7 @@ std::shared_ptr<const ImportedAttention> ImportedAttention::open(const std::stri
                                                                  const Limits& limits) {
     std::shared_ptr<ImportedAttention> a(new ImportedAttention());
     a->m_path = path;
+    a->m_options = options;
     a->m_mapping = MappedFile::open(path, "a .npy or safetensors file of attention weights");
     a->m_bytes = a->m_mapping->bytes();
     try {
@@ -150,12 +192,16 @@ std::shared_ptr<const ImportedAttention> ImportedAttention::open(const std::stri
     std::vector<std::string> labels;
     if (!tokensPath.empty()) {
         const std::string text = readTextFile(tokensPath, kMaxTextFileBytes, "a tokens file");
-        std::size_t start = 0;
+        std::size_t start = text.starts_with("\xEF\xBB\xBF") ? 3 : 0;  // a byte order mark is no part of the first token
         while (start < text.size()) {
             std::size_t end = text.find('\n', start);
             if (end == std::string::npos) end = text.size();
             std::string line = text.substr(start, end - start);
             if (!line.empty() && line.back() == '\r') line.pop_back();
+            if (line.empty())
+                throw InputError(tokensPath, "line " + std::to_string(labels.size() + 1) +
+                                                 " is empty: one token a line, each shown as its label (a space is a token; "
+                                                 "nothing is not)");
             labels.push_back(std::move(line));
             start = end + 1;
         }
@@ -347,6 +393,8 @@ void ImportedAttention::checkUnchanged() const {
     if (m_mapping) m_mapping->checkUnchanged();
 }
 
+bool ImportedAttention::changed() const { return m_mapping && m_mapping->changed(); }
+
 bool ImportedAttention::checked(int layer, int head) const { return (m_state[mapIndex(layer, head, m_heads)] & kChecked) != 0; }
 
 std::string ImportedAttention::checkMap(int layer, int head) const {
@@ -364,7 +412,7 @@ std::string ImportedAttention::checkMap(int layer, int head) const {
                     return v;
                 };
             },
-            upperZero);
+            m_dtype, upperZero);
     } else {
         problem = checkRows(
             m_queries, m_keys,
@@ -372,7 +420,7 @@ std::string ImportedAttention::checkMap(int layer, int head) const {
                 const std::byte* row = b.data() + static_cast<std::size_t>(i * m_keys) * 2;
                 return [row](Eigen::Index j) { return halfAt(row + static_cast<std::size_t>(j) * 2); };
             },
-            upperZero);
+            m_dtype, upperZero);
     }
     if (!problem.empty()) return "layer " + std::to_string(layer) + " · head " + std::to_string(head) + " · " + problem;
     const bool causal = upperZero && m_queries == m_keys;
@@ -436,14 +484,25 @@ Settings ImportedAttention::layerSettings(int layer) const {
     return s;
 }
 
+bool ImportedAttention::widens() const {
+    if (m_dtype == MapDType::F16) return true;
+    return std::any_of(m_layerOffset.begin(), m_layerOffset.end(),
+                       [&](std::size_t offset) { return reinterpret_cast<std::uintptr_t>(m_bytes.data() + offset) % alignof(float) != 0; });
+}
+
+void ImportedAttention::copyWeights(int layer, int head, float* out) const {
+    const auto b = mapBytes(layer, head);
+    if (m_dtype == MapDType::F32) std::memcpy(out, b.data(), b.size());
+    else
+        for (std::size_t i = 0; i < b.size() / 2; ++i) out[i] = halfAt(b.data() + 2 * i);
+}
+
 MatRef ImportedAttention::weights(int layer, int head, std::vector<float>& scratch) const {
     const auto b = mapBytes(layer, head);
     if (m_dtype == MapDType::F32 && reinterpret_cast<std::uintptr_t>(b.data()) % alignof(float) == 0)
         return Eigen::Map<const Mat>(reinterpret_cast<const float*>(b.data()), m_queries, m_keys);
     scratch.resize(static_cast<std::size_t>(m_queries * m_keys));
-    if (m_dtype == MapDType::F32) std::memcpy(scratch.data(), b.data(), b.size());
-    else
-        for (std::size_t i = 0; i < scratch.size(); ++i) scratch[i] = halfAt(b.data() + 2 * i);
+    copyWeights(layer, head, scratch.data());
     return Eigen::Map<const Mat>(scratch.data(), m_queries, m_keys);
 }
 
@@ -494,14 +553,25 @@ AttentionMaps importedMaps(std::shared_ptr<const ImportedAttention> imported, st
 
 ImportedLayer importedLayer(const ImportedAttention& imported, int layer, const Limits& limits) {
     if (layer < 0 || layer >= imported.layers())
-        throw InputError("--layer", std::to_string(layer) + " is not a layer of " + clipPlace(imported.path(), 120) + " (0 … " +
-                                        std::to_string(imported.layers() - 1) + ")");
-    const std::uint64_t bytes = static_cast<std::uint64_t>(imported.heads()) * static_cast<std::uint64_t>(imported.queries()) *
-                                static_cast<std::uint64_t>(imported.keys()) * sizeof(float);
-    if (bytes > limits.maxBytes)
-        throw InputError("--max-memory", "the shown layer's " + std::to_string(imported.heads()) + " maps of " +
-                                             std::to_string(imported.queries()) + " x " + std::to_string(imported.keys()) + " need " +
-                                             formatBytes(bytes) + ", over the limit of " + formatBytes(limits.maxBytes));
+        throw InputError("layer", std::to_string(layer) + " is not a layer of " + clipPlace(imported.path(), 120) + " (0 … " +
+                                      std::to_string(imported.layers() - 1) + ")");
+    // What is copied and widened counts before it is allocated: the layer's copy, and one widened
+    // map a core while the views of every layer sweep a file whose maps are not floats in place.
+    const std::uint64_t mapFloats = static_cast<std::uint64_t>(imported.queries()) * static_cast<std::uint64_t>(imported.keys());
+    const std::uint64_t copy = static_cast<std::uint64_t>(imported.heads()) * mapFloats * sizeof(float);
+    std::uint64_t cores = 1;
+#ifdef _OPENMP
+    cores = static_cast<std::uint64_t>(omp_get_max_threads());
+#endif
+    const std::uint64_t widened = imported.widens() ? cores * mapFloats * sizeof(float) : 0;
+    if (copy + widened > limits.maxBytes)
+        throw InputError(
+            "--max-memory",
+            "the shown layer's " + std::to_string(imported.heads()) + " maps of " + std::to_string(imported.queries()) + " x " +
+                std::to_string(imported.keys()) + " need " + formatBytes(copy) +
+                (widened ? " and widening them to float32 for the views of every layer " + formatBytes(widened) + " more (a map a core)"
+                         : std::string()) +
+                ", over the limit of " + formatBytes(limits.maxBytes));
     imported.checkLayer(layer);
     ImportedLayer out;
     const auto& labels = imported.labels();
@@ -509,9 +579,10 @@ ImportedLayer importedLayer(const ImportedAttention& imported, int layer, const 
     out.model.queryTokens.assign(labels.begin(), labels.begin() + static_cast<std::ptrdiff_t>(imported.queries()));
     out.model.heads = imported.heads();
     out.forward.heads.resize(static_cast<std::size_t>(imported.heads()));
-    std::vector<float> scratch;
     for (int h = 0; h < imported.heads(); ++h) {
-        out.forward.heads[static_cast<std::size_t>(h)].weights = imported.weights(layer, h, scratch);
+        Mat& w = out.forward.heads[static_cast<std::size_t>(h)].weights;
+        w.resize(imported.queries(), imported.keys());
+        imported.copyWeights(layer, h, w.data());
         imported.release(layer, h);
     }
     imported.checkUnchanged();

@@ -10,8 +10,9 @@
 //
 // open() checks the structure (format, dtype, shape, sizes, names, tokens) from the header
 // alone. The values are checked per map, once each, by check*() before anything reads them: every
-// weight finite and >= 0 (-0 allowed), every row summing to 1 within 1e-3 or all zero (a fully
-// masked row). Every problem is an InputError naming the file and the first bad place.
+// weight finite and >= 0 (-0 allowed), every row summing to 1 within 1e-3 and the rounding its
+// values show (float16, or float32 values that are all bfloat16) or all zero (a fully masked row),
+// and some weight in every map (a map of zeros is a file never filled). Every problem is an InputError naming the file and the first bad place.
 #pragma once
 
 #include "core/attention/attention_maps.hpp"
@@ -38,8 +39,12 @@ struct ImportOptions {
     std::string tokensFile;  // "": tokens.txt beside the file when there is one, else positions
 };
 
-// How far a row's sum may be from 1.
+// How far a row's sum may be from 1: 1e-3 for the computation, plus the rounding of each weight
+// to the precision it has (relative 2^-p for p bits of significand): 2^-11 for float16, whose
+// subnormals add up to half their spacing (2^-25) a key, and 2^-8 for float32 values that are all
+// bfloat16 widened (what numpy gets from a BF16 model's maps).
 inline constexpr double kRowSumTolerance = 1e-3;
+double rowSumTolerance(MapDType dtype, bool bfloat16Values, Eigen::Index keys);
 
 class ImportedAttention {
 public:
@@ -59,6 +64,9 @@ public:
 
     const std::string& path() const { return m_path; }
     const std::string& tokensPath() const { return m_tokensPath; }  // "" when the labels are positions
+    // The options it was opened with ("" for tokens.txt beside it, found or not): the same file
+    // opened again with the same options is this object.
+    const ImportOptions& options() const { return m_options; }
     int layers() const { return m_layers; }
     int heads() const { return m_heads; }
     Eigen::Index queries() const { return m_queries; }
@@ -86,7 +94,7 @@ public:
     struct CheckStatus {
         bool running = false;
         double fraction = 0;  // of the maps, 0 … 1
-        std::string error;    // "" unless the background check found a bad map
+        std::string error;    // "" unless the background check found a bad map, or the file changed
     };
     CheckStatus checkStatus() const;
     // The layer's mask as found by the checks (the layer must be checked): causal when every map
@@ -97,14 +105,20 @@ public:
     // of the mapped pages (no copy). F16, or F32 not aligned: widened into `scratch`, the view is
     // of scratch. Precondition: checked(layer, head).
     MatRef weights(int layer, int head, std::vector<float>& scratch) const;
+    // The map widened to float32 into `out` (T_q × T_k floats, row-major).
+    void copyWeights(int layer, int head, float* out) const;
+    // Whether reading a map as floats needs a widened copy of it (F16, or F32 not aligned).
+    bool widens() const;
     // The map's bytes as the file holds them ([T_q, T_k] in the file's dtype).
     std::span<const std::byte> mapBytes(int layer, int head) const;
     // Gives the map's pages back to the system (read from the file again if read again). Advice
     // only; nothing for fromBytes.
     void release(int layer, int head) const;
     // The file changed while mapped (core/base/mapped_file.hpp): throws InputError(path,
-    // "changed while it was read; open it again"). Never for fromBytes.
+    // "changed while it was read; open it again"). Never for fromBytes. changed() asks without
+    // throwing; checkStatus() then gives that message as its error.
     void checkUnchanged() const;
+    bool changed() const;
 
 private:
     ImportedAttention() = default;
@@ -115,6 +129,7 @@ private:
     std::string checkMap(int layer, int head) const;  // "" or the first problem, with its place
 
     std::string m_path, m_tokensPath;
+    ImportOptions m_options;
     std::unique_ptr<MappedFile> m_mapping;   // null for fromBytes
     std::span<const std::byte> m_bytes;      // the whole file
     std::vector<std::size_t> m_layerOffset;  // each layer's first byte in m_bytes
@@ -139,8 +154,10 @@ AttentionMaps importedMaps(std::shared_ptr<const ImportedAttention> imported, st
 
 // The layer as the single-head views and exports read a scenario's: a Model of the tokens and
 // `heads` (no X, no weights: dk = dv = 0), a Forward whose heads hold only `weights` (a copy:
-// heads × T_q × T_k floats), and the layer's settings. Checks the layer first. Throws
-// InputError("--max-memory", …) when the copy would pass limits.maxBytes.
+// heads × T_q × T_k floats, widened straight into place), and the layer's settings. Checks the
+// layer first. Throws InputError("--max-memory", …) before anything is allocated when the copy,
+// with one widened map a core for the views of every layer when the file's maps need widening,
+// would pass limits.maxBytes.
 struct ImportedLayer {
     Model model;
     Forward forward;

@@ -165,7 +165,7 @@ const std::vector<std::string>& lessonPanelIds() {
 Lesson parseLesson(const std::string& text, const std::string& where) {
     json j;
     try {
-        j = json::parse(text);
+        j = parseJson(text, where);
     } catch (const json::parse_error& e) {
         throw InputError(where, "malformed JSON at " + lineColumnOf(text, e.byte == 0 ? 0 : e.byte - 1));
     } catch (const json::exception&) {

@@ -63,9 +63,12 @@ Tensor stackTensor(const std::vector<const Mat*>& matrices) {
 
 namespace {
 
-// Value of `key` in the header dict, as raw text up to the next top-level comma.
+// Value of `key` in the header dict, as raw text up to the next top-level comma. The dict is a
+// Python literal: a key or string in double quotes is the same as in single ones (numpy reads
+// both), so a string value comes back in single quotes.
 std::string headerValue(const std::string& header, const std::string& key, const std::string& where) {
-    const auto at = header.find("'" + key + "'");
+    auto at = header.find("'" + key + "'");
+    if (at == std::string::npos) at = header.find("\"" + key + "\"");
     if (at == std::string::npos) throw InputError(where, "npy header has no '" + key + "'");
     auto pos = header.find(':', at);
     if (pos == std::string::npos) throw InputError(where, "npy header is malformed near '" + key + "'");
@@ -80,6 +83,7 @@ std::string headerValue(const std::string& header, const std::string& key, const
     while (end < header.size() && header[end] != ',' && header[end] != '}') ++end;
     std::string v = header.substr(pos, end - pos);
     while (!v.empty() && v.back() == ' ') v.pop_back();
+    if (v.size() >= 2 && v.front() == '"' && v.back() == '"' && v.find('\'') == std::string::npos) v.front() = v.back() = '\'';
     return v;
 }
 

@@ -22,7 +22,7 @@ constexpr const char* kFamilies = "gpt2, llama, mistral, qwen2, qwen3";
 // config.json's model_type, checked to be one attnviz reads.
 std::string modelType(const std::string& configPath) {
     const std::string text = decoder::readConfigText(configPath);
-    const nlohmann::json j = nlohmann::json::parse(text.begin(), text.end(), nullptr, false);
+    const nlohmann::json j = parseJson(text, configPath, false);
     if (j.is_discarded()) throw InputError(configPath, "not valid JSON");
     if (!j.is_object()) throw InputError(configPath, "expected a JSON object, got " + describeJson(j));
     const auto type = j.find("model_type");
@@ -47,6 +47,23 @@ std::string modelFolder(const std::string& path) {
     std::filesystem::path p = std::filesystem::absolute(path).lexically_normal();
     if (!p.has_filename() && p.has_parent_path()) p = p.parent_path();
     return p.string();
+}
+
+std::vector<std::string> modelInputFiles(const std::string& folder) {
+    namespace fs = std::filesystem;
+    std::vector<std::string> files;
+    std::error_code ec;
+    const auto add = [&](const fs::path& p) {
+        if (fs::is_regular_file(p, ec)) files.push_back(p.string());
+    };
+    for (const char* name : {"config.json", "generation_config.json", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json",
+                             "vocab.json", "merges.txt", "model.safetensors.index.json"})
+        add(fs::path(folder) / name);
+    constexpr int kMostListed = 100000;  // a folder of a million entries is not read to its end
+    int listed = 0;
+    for (fs::directory_iterator it(folder, ec), end; !ec && it != end && listed < kMostListed; it.increment(ec), ++listed)
+        if (it->path().extension() == ".safetensors") add(it->path());
+    return files;
 }
 
 std::string modelFolderName(const std::string& path) { return std::filesystem::path(modelFolder(path)).filename().string(); }

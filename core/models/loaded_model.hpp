@@ -39,6 +39,11 @@ std::shared_ptr<const decoder::Checkpoint> openCheckpoint(const std::string& fol
 // throws InputError naming what is missing.
 void checkModelFolder(const std::string& folder);
 
+// The files of a model folder that a family may read and that are there: config.json,
+// generation_config.json, the tokenizer's files, the shards' index and every .safetensors file
+// (the shards are plain names in the folder). What an export must never write over.
+std::vector<std::string> modelInputFiles(const std::string& folder);
+
 // A model folder as a scenario names it: absolute, normal, without a trailing separator.
 std::string modelFolder(const std::string& path);
 // Its last component ("gpt2"), the name shown for the model.

@@ -309,11 +309,14 @@ Scenario scenarioFrom(const json& j, ReadMatrices* read) {
     if (has("tokens_file")) {
         if (!s.attention) throw InputError("tokens_file", "only with \"attention\" (it names the imported maps' tokens)");
         s.tokensFile = text("tokens_file");
+        if (s.tokensFile->empty())
+            throw InputError("tokens_file", "the empty string: name a file, or leave the key out for tokens.txt beside the maps");
     }
     if (has("layer")) {
         if (!s.model && !s.attention) throw InputError("layer", "only with \"model\" (a scenario's own attention has one layer)");
         const long long layer = expectInteger(j["layer"], "layer");
-        if (layer < 0 || layer > 4096) throw InputError("layer", "must be 0 or more, got " + std::to_string(layer));
+        if (layer < 0 || layer > kMaxLayerIndex)
+            throw InputError("layer", "expected a layer from 0 to " + std::to_string(kMaxLayerIndex) + ", got " + std::to_string(layer));
         s.layer = static_cast<int>(layer);
     }
     for (const char* key : {"ablate", "ablate_mean", "hide_tokens"})

@@ -34,6 +34,9 @@ struct HeadAblation {
     bool operator==(const HeadAblation&) const = default;
 };
 
+// The largest layer index a scenario or --layer may name (no model has more layers).
+inline constexpr int kMaxLayerIndex = 4096;
+
 struct Scenario {
     std::string name;
     std::string description;
@@ -62,7 +65,7 @@ struct Scenario {
     // A checkpoint folder (core/models): the sentence is read by its tokenizer and every size,
     // weight and token comes from it; `layer` is the layer whose attention the scenario shows.
     std::optional<std::string> model;
-    int layer = 0;
+    int layer = 0;  // 0 … kMaxLayerIndex
     // What-if edits of the model's pass (only with `model`): heads ablated ("ablate": ["L.H"],
     // "ablate_mean": ["L.H"]) and tokens hidden from every layer's key sets ("hide_tokens").
     std::vector<HeadAblation> ablations;

@@ -1,7 +1,9 @@
 // The scenario's text as parser events: matrices straight into floats, the rest into a tree.
 #include "core/scenario/scenario_reader.hpp"
 
+#include "core/base/error.hpp"
 #include "core/base/format.hpp"
+#include "core/base/json_text.hpp"
 #include "core/base/utf8.hpp"
 
 #include <algorithm>
@@ -226,6 +228,10 @@ private:
             m_matrix->open(true);
         } else {
             m_matrixNext = false;
+            if (m_stack.size() >= static_cast<std::size_t>(kMaxJsonDepth))
+                throw InputError(m_key, "nested deeper than " + std::to_string(kMaxJsonDepth) +
+                                            " levels of objects and lists; no file attnviz reads nests so deep")
+                    .within(m_where);
             m_stack.push_back(add(array ? json::array() : json::object()));
         }
         return true;

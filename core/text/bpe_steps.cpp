@@ -11,6 +11,8 @@
 #include <unicode/utf8.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <new>
 #include <stdexcept>
 
 namespace attnviz::core::bpe {
@@ -33,10 +35,22 @@ std::string pcre2Message(int error) {
 
 using MatchData = std::unique_ptr<pcre2_match_data, decltype(&pcre2_match_data_free)>;
 
+using MatchContext = std::unique_ptr<pcre2_match_context, decltype(&pcre2_match_context_free)>;
+
+// The steps left to one text's matching, and the context whose limit each call is given.
+struct MatchBudget {
+    std::uint64_t left = 0;
+    pcre2_match_context* context = nullptr;
+};
+
 // Calls piece(view) for each piece that `pattern` makes of `text`: its matches and, between
 // them, each run of valid UTF-8 and each invalid byte. An empty match is not one (PCRE2_NOTEMPTY).
+// Each call is tried with a small step limit, doubled while it is too small: every limit tried
+// is charged to `budget`, so a call is charged at most four times the steps it took, and the
+// whole text never takes more than its budget. Throws InputError(pattern.where(), …) past it.
 template <class Piece>
-void splitBy(const Pattern& pattern, std::string_view text, pcre2_match_data* match, Piece&& piece) {
+void splitBy(const Pattern& pattern, std::string_view text, pcre2_match_data* match, MatchBudget& budget, Piece&& piece) {
+    constexpr std::uint64_t kFirstLimit = 1000;
     const auto* subject = reinterpret_cast<PCRE2_SPTR>(text.data());
     const auto gap = [&](std::size_t from, std::size_t to) {
         while (from < to) {
@@ -49,9 +63,21 @@ void splitBy(const Pattern& pattern, std::string_view text, pcre2_match_data* ma
     };
     std::size_t at = 0;
     while (at < text.size()) {
-        const int rc = pcre2_match(pattern.code(), subject, text.size(), at, PCRE2_NOTEMPTY, match, nullptr);
+        int rc = 0;
+        for (std::uint64_t limit = kFirstLimit;; limit *= 2) {
+            const std::uint64_t granted = std::min(limit, budget.left);
+            pcre2_set_match_limit(budget.context, static_cast<std::uint32_t>(std::min<std::uint64_t>(granted, UINT32_MAX)));
+            rc = pcre2_match(pattern.code(), subject, text.size(), at, PCRE2_NOTEMPTY, match, budget.context);
+            budget.left -= granted;
+            if (rc != PCRE2_ERROR_MATCHLIMIT) break;
+            if (budget.left == 0)
+                throw InputError(pattern.where(), "backtracks: splitting a text of " + std::to_string(text.size()) +
+                                                      " bytes took more than its budget of matching steps (" +
+                                                      std::to_string(kMatchStepsBase) + " and " + std::to_string(kMatchStepsPerByte) +
+                                                      " a byte); attnviz does not run patterns that do");
+        }
         if (rc == PCRE2_ERROR_NOMATCH) break;
-        if (rc < 0) throw InputError("text", "the split pattern failed at byte " + std::to_string(at) + ": " + pcre2Message(rc));
+        if (rc < 0) throw InputError(pattern.where(), "failed at byte " + std::to_string(at) + " of the text: " + pcre2Message(rc));
         const PCRE2_SIZE* span = pcre2_get_ovector_pointer(match);
         gap(at, span[0]);
         piece(text.substr(span[0], span[1] - span[0]));
@@ -85,7 +111,7 @@ char32_t after(std::string_view text, std::size_t at) {
 
 }  // namespace
 
-Pattern::Pattern(std::string_view pattern) {
+Pattern::Pattern(std::string_view pattern, std::string where) : m_where(std::move(where)) {
     int error = 0;
     PCRE2_SIZE offset = 0;
     // UTF reads the text as UTF-8 characters, for which \p{…} are Unicode's properties; UCP makes
@@ -99,7 +125,7 @@ Pattern::Pattern(std::string_view pattern) {
 Pattern::~Pattern() { pcre2_code_free(m_code); }
 
 std::shared_ptr<const Pattern> gpt2Pattern() {
-    static const std::shared_ptr<const Pattern> pattern = std::make_shared<const Pattern>(kGpt2Pattern);
+    static const std::shared_ptr<const Pattern> pattern = std::make_shared<const Pattern>(kGpt2Pattern, "GPT-2's split pattern");
     return pattern;
 }
 
@@ -190,9 +216,13 @@ void forEachPiece(const ByteBpe::Impl& impl, std::string_view text, bool startsT
     }
     // 2. the split patterns, each on the pieces of the one before
     const MatchData match(pcre2_match_data_create(1, nullptr), &pcre2_match_data_free);
+    const MatchContext context(pcre2_match_context_create(nullptr), &pcre2_match_context_free);
+    if (!match || !context) throw std::bad_alloc();
+    MatchBudget budget{kMatchStepsBase, context.get()};
+    for (const std::string_view s : stretches) budget.left += kMatchStepsPerByte * s.size() * impl.splits.size();
     const std::function<void(std::string_view, std::size_t)> split = [&](std::string_view s, std::size_t level) {
         if (level == impl.splits.size()) return piece(s);
-        splitBy(*impl.splits[level], s, match.get(), [&](std::string_view p) { split(p, level + 1); });
+        splitBy(*impl.splits[level], s, match.get(), budget, [&](std::string_view p) { split(p, level + 1); });
     };
     for (const std::string_view s : stretches)
         if (!s.empty()) split(s, 0);

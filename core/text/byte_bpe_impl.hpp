@@ -70,17 +70,25 @@ inline std::uint64_t pairKey(int left, int right) { return (std::uint64_t(std::u
 // A split pattern compiled once under PCRE2 (UTF, UCP, invalid UTF-8 searched, not refused) and
 // shared read-only; each encode has its own match data. Throws std::invalid_argument with
 // PCRE2's message (and the offset) when the pattern does not compile.
+// `where` names it in the errors of matching ("…/tokenizer.json: pre_tokenizer.pattern").
 class Pattern {
 public:
-    explicit Pattern(std::string_view pattern);
+    explicit Pattern(std::string_view pattern, std::string where = "the split pattern");
     Pattern(const Pattern&) = delete;
     Pattern& operator=(const Pattern&) = delete;
     ~Pattern();
     const pcre2_real_code_8* code() const { return m_code; }
+    const std::string& where() const { return m_where; }
 
 private:
     pcre2_real_code_8* m_code = nullptr;
+    std::string m_where;
 };
+// The matching work one text may take, in PCRE2's steps (match_limit's unit): a base and a
+// share a byte, for every split pattern in turn. Real pre-tokenisation patterns need a few
+// steps a byte; one that backtracks (PCRE2's own limit is per call, so a few hundred characters
+// could take seconds and a few thousand minutes) is refused once its text's budget is spent.
+inline constexpr std::uint64_t kMatchStepsBase = 100000, kMatchStepsPerByte = 4000;
 // GPT-2's pattern (ByteLevel's use_regex), compiled once.
 std::shared_ptr<const Pattern> gpt2Pattern();
 // A Rust-regex / Oniguruma pattern (a tokenizer.json's Split) as PCRE2 reads it: \s and \S become

@@ -115,7 +115,7 @@ std::shared_ptr<const bpe::Pattern> splitPattern(const json& split, const std::s
     if (source.size() > kMaxPatternBytes)
         throw InputError(where + ".pattern", "longer than " + std::to_string(kMaxPatternBytes) + " bytes");
     try {
-        return std::make_shared<const bpe::Pattern>(source);
+        return std::make_shared<const bpe::Pattern>(source, where + ".pattern");
     } catch (const std::invalid_argument& e) {
         throw InputError(where + ".pattern", std::string("does not compile under PCRE2: ") + e.what());
     }
@@ -210,7 +210,7 @@ ByteBpe ByteBpe::fromTokenizerJson(const std::string& path) { return fromTokeniz
 ByteBpe ByteBpe::fromTokenizerJsonText(std::string_view text, const std::string& name) {
     json j;
     try {
-        j = json::parse(text.begin(), text.end());
+        j = parseJson(text, name);
     } catch (const json::exception& e) {
         bpe::malformedJson(text, name, e);
     }

@@ -7,6 +7,7 @@
 #include "core/scenario/model.hpp"
 #include "core/scenario/presets.hpp"
 #include "tests/test_folder.hpp"
+#include "tests/tiny_gpt2.hpp"
 
 #include <gtest/gtest.h>
 
@@ -109,6 +110,20 @@ TEST_F(CliCompare, MisuseIsOneLineAndExitTwo) {
               "--model-view-sort: \"moved\" is how far each head moved against another sentence: give --compare TEXT");
     EXPECT_NE(expectError(runCli({"--compare", "x", "--export-compare", (m_dir / "c.txt").string()})).find("c.txt"), std::string::npos);
     EXPECT_EQ(expectError(runCli({"--compare", "x", "--bench"})).rfind("--compare: ", 0), 0U);
+}
+
+// What goes wrong with the other sentence is said of it, never of the shown sentence's fields.
+TEST_F(CliCompare, TheOtherSentencesErrorsNameIt) {
+    std::filesystem::create_directories(m_dir / "gpt2");
+    tinygpt2::writeCheckpoint(m_dir / "gpt2", tinygpt2::weights(5));
+    const std::string model = (m_dir / "gpt2").string(), out = (m_dir / "c.png").string();
+    const std::string line =
+        expectError(runCli({"--model", model, "--sentence", "a b", "--compare", std::string(40, 'x'), "--export-compare", out}));
+    EXPECT_EQ(line.rfind("the compared sentence: ", 0), 0U) << line;
+    EXPECT_EQ(line.find("sentence: sentence"), std::string::npos) << line;
+    const std::string hidden = expectError(
+        runCli({"--model", model, "--sentence", "abcdefghijkl", "--hide-token", "10", "--compare", "hi", "--export-compare", out}));
+    EXPECT_EQ(hidden.rfind("the compared sentence: hide_tokens[0]: ", 0), 0U) << hidden;
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include "core/scenario/presets.hpp"
 #include "tests/sized_gpt2.hpp"
 #include "tests/tiny_gpt2.hpp"
+#include "tests/tiny_llama.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -140,6 +141,19 @@ TEST_F(Cli, ExportStatsRefusals) {
     EXPECT_EQ(expectError(runCli({"--model", m_dir.string(), "--sentence", "ab", "--export-stats", out, "--induction-test"})),
               "--induction-test: the model reads 3 positions; the test needs 4 or more (2 random tokens, twice)");
     EXPECT_EQ(readFile(out), "old");  // all or nothing: the old file stays
+    // With a BOS in front, 4 positions are one short: the refusal says 5, after the BOS.
+    const fs::path llama = path("llama");
+    const nlohmann::json c = tinyllama::config("llama", {{"max_position_embeddings", 4}});
+    fs::create_directories(llama);
+    tinyllama::writeCheckpoint(llama, c, tinyllama::weights(c, 3));
+    nlohmann::json tokenizer = nlohmann::json::parse(tinyllama::tokenizerJson());
+    tokenizer["post_processor"] = {
+        {"type", "TemplateProcessing"},
+        {"single", {{{"SpecialToken", {{"id", "<|begin_of_text|>"}, {"type_id", 0}}}}, {{"Sequence", {{"id", "A"}, {"type_id", 0}}}}}},
+        {"special_tokens", {{"<|begin_of_text|>", {{"id", "<|begin_of_text|>"}, {"ids", {259}}, {"tokens", {"<|begin_of_text|>"}}}}}}};
+    writeFile(llama / "tokenizer.json", tokenizer.dump());
+    EXPECT_EQ(expectError(runCli({"--model", llama.string(), "--sentence", "ab", "--export-stats", out, "--induction-test"})),
+              "--induction-test: the model reads 4 positions; the test needs 5 or more (2 random tokens, twice, after the BOS)");
 }
 
 }  // namespace

@@ -62,12 +62,29 @@ TEST_F(CliImport, FlagsThatEditTheMapsAreRefused) {
     EXPECT_EQ(expectError(runCli({"--attention", file, "--export", "-"})),
               "--export: imported maps are written back by --export-npy (attentions.npy), not as JSON");
     EXPECT_EQ(expectError(runCli({"--attention", file, "--layer", "2", "--export-csv", "-"})),
-              "--layer: 2 is not a layer of " + file + " (0 … 1)");
+              "--attention: layer: 2 is not a layer of " + file + " (0 … 1)");
+    // a scenario's layer is its field, not a flag the user never gave
+    testfs::writeFile(path("s.json"), R"({"attention": ")" + file + R"(", "layer": 5})");
+    EXPECT_EQ(expectError(runCli({"--scenario", path("s.json").string(), "--export-csv", "-"})),
+              path("s.json").string() + ": layer: 5 is not a layer of " + file + " (0 … 1)");
+    EXPECT_EQ(expectError(runCli({"--attention", file, "--layer", "99999999999", "--export-csv", "-"})),
+              "--layer: expected a whole number from 0 to 4096, got '99999999999'");
     EXPECT_EQ(expectError(runCli({"--attention", path("none.npy").string(), "--export-csv", "-"})),
               path("none.npy").string() + ": no such file");
     testfs::writeFile(path("tokens.txt"), "a\nb\n");
     EXPECT_EQ(expectError(runCli({"--attention", file, "--export-csv", "-"})),
               path("tokens.txt").string() + ": has 2 tokens (one a line), the maps in " + file + " have 3 keys");
+}
+
+// An import laid out as usual, tokens.txt beside it: the model view of every layer is drawn (the
+// file reopened for it is the one already open, whatever the tokens option found).
+TEST_F(CliImport, TheModelViewOfAnImportWithTokensBesideIt) {
+    const std::string file = write();
+    testfs::writeFile(path("tokens.txt"), "x\ny\nz\n");
+    const std::string out = path("mv.svg").string();
+    const CliRun run = runCli({"--attention", file, "--export-model-view", out});
+    EXPECT_EQ(run.code, 0) << run.err;
+    EXPECT_NE(testfs::readFile(out).find("<svg"), std::string::npos);
 }
 
 }  // namespace

@@ -300,6 +300,14 @@ TEST_F(Gpt2, EveryBrokenCheckpointNamesTheFileAndTheTensor) {
     } catch (const InputError& e) {
         EXPECT_EQ(e.message(), m_dir.string() + ": no tokenizer: expected tokenizer.json, or vocab.json and merges.txt");
     }
+    // a pipe named tokenizer.json is named as such, as config.json's is, not as a missing tokenizer
+    ASSERT_EQ(::mkfifo((m_dir / "tokenizer.json").c_str(), 0600), 0);
+    try {
+        gpt2::open(m_dir.string());
+        ADD_FAILURE() << "opened a pipe";
+    } catch (const InputError& e) {
+        EXPECT_EQ(e.message(), (m_dir / "tokenizer.json").string() + ": is not a regular file (a pipe or a device cannot be read)");
+    }
 }
 
 TEST_F(Gpt2, AScenarioNamingTheModelShowsItsLayer) {

@@ -3,7 +3,10 @@
 #include "core/attention/head_stats.hpp"
 #include "core/attention/rollout.hpp"
 #include "core/base/error.hpp"
+#include "core/base/files.hpp"
+#include "core/base/format.hpp"
 #include "core/base/prng.hpp"
+#include "core/io/export.hpp"
 #include "core/io/imported_attention.hpp"
 #include "core/io/npy.hpp"
 #include "tests/test_folder.hpp"
@@ -11,10 +14,13 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <bit>
+#include <cmath>
 #include <cstring>
 #include <limits>
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 namespace attnviz::core {
 namespace {
@@ -325,6 +331,83 @@ TEST(ImportedAttention, ShownLayerAsAScenarioReadsIt) {
     EXPECT_THROW(importedLayer(*a, 0, tight), InputError);
 }
 
+TEST(ImportedAttention, AMapWithNoWeightIsRefusedAZeroRowIsNot) {
+    // a file of zeros: what numpy.lib.format.open_memmap leaves when the export stops before the values
+    EXPECT_EQ(problemOf(npyFile({2, 2, 3, 3}, std::vector<float>(36, 0.0f))),
+              "a.npy: layer 0 · head 0 · holds no weight at all: every row is zero (what a file created but never filled, such as an "
+              "interrupted export, holds)");
+    // one map of zeros among good ones is named
+    std::vector<float> v = causalMaps(2, 2, 3, 5);
+    std::fill(v.begin() + 27, v.begin() + 36, 0.0f);
+    EXPECT_EQ(problemOf(npyFile({2, 2, 3, 3}, v)).rfind("a.npy: layer 1 · head 1 · holds no weight at all", 0), 0u);
+    EXPECT_EQ(problemOf(npyFile({2, 2}, {0, 0, 0, 0}, true)).rfind("a.npy: layer 0 · head 0 · holds no weight at all", 0), 0u);
+    // a fully masked row beside rows with weight is allowed
+    EXPECT_EQ(problemOf(npyFile({2, 2}, {0, 0, 0.5f, 0.5f})), "");
+}
+
+// bfloat16's significand has 8 bits: rounding each weight moves it by up to 2^-8 of itself.
+float toBfloat16(double v) {
+    const auto bits = std::bit_cast<std::uint32_t>(static_cast<float>(v));
+    const std::uint32_t rounded = (bits + 0x7FFFu + ((bits >> 16) & 1u)) & 0xFFFF0000u;  // to nearest, ties to even
+    return std::bit_cast<float>(rounded);
+}
+
+TEST(ImportedAttention, RowsRoundedToBfloat16OrFloat16AreWithinTheirPrecision) {
+    // a softmax row rounded to bfloat16 and widened falls short of 1 by more than 1e-3, as a BF16
+    // model's maps do: seven weights just under half a bfloat16 step (2^-10 here) past one
+    std::vector<double> exact(7, 0.125 + 4.49 / 1024);
+    exact.push_back(1 - 7 * exact[0]);
+    std::vector<float> row;
+    double sum = 0;
+    for (const double e : exact) row.push_back(toBfloat16(e)), sum += row.back();
+    ASSERT_LT(std::abs(sum - 1), std::ldexp(1.0, -8));
+    ASSERT_GT(std::abs(sum - 1), 1e-3);  // what the float32 tolerance alone refused
+    std::vector<float> map;
+    for (int i = 0; i < 8; ++i) map.insert(map.end(), row.begin(), row.end());
+    EXPECT_EQ(problemOf(npyFile({8, 8}, map)), "");
+    // the same sum from values that are not all bfloat16 is still refused, and says its rule
+    std::vector<float> f32 = map;
+    f32[0] = std::nextafter(f32[0], 1.0f);
+    EXPECT_NE(problemOf(npyFile({8, 8}, f32)).find("weights sum to 0.99"), std::string::npos);
+    EXPECT_NE(problemOf(npyFile({8, 8}, f32)).find("(±1e-3; a row of zeros is allowed)"), std::string::npos);
+    // past bfloat16's rounding, refused with the rule named
+    std::vector<float> far = map;
+    far[0] = toBfloat16(0.1279 - 0.01);
+    double farSum = 0;
+    for (int j = 0; j < 8; ++j) farSum += far[static_cast<std::size_t>(j)];
+    EXPECT_EQ(problemOf(npyFile({8, 8}, far)),
+              "a.npy: layer 0 · head 0 · row 0: weights sum to " + formatFixed(farSum, 4) +
+                  ", not 1 (±0.0049: 1e-3 and bfloat16's rounding, which the values show; a row of zeros is allowed)");
+    EXPECT_NEAR(rowSumTolerance(MapDType::F32, true, 8), 1e-3 + 1.0 / 256, 1e-12);
+    EXPECT_NEAR(rowSumTolerance(MapDType::F16, false, 4096), 1e-3 + 1.0 / 2048 + 4096.0 / (1 << 25), 1e-12);
+    EXPECT_EQ(rowSumTolerance(MapDType::F32, false, 4096), 1e-3);
+}
+
+TEST(ImportedAttention, WhatIsWidenedCountsAgainstTheLimit) {
+    const std::vector<float> v = causalMaps(1, 2, 16, 9);
+    const std::string f32 = npyFile({1, 2, 16, 16}, v), f16 = npyFile({1, 2, 16, 16}, v, true);
+    const auto a = fromString(f32), b = fromString(f16);
+    EXPECT_FALSE(a->widens());
+    EXPECT_TRUE(b->widens());
+    Limits limits;
+    limits.maxBytes = 2 * 16 * 16 * 4;  // the layer's copy, exactly
+    EXPECT_NO_THROW(importedLayer(*a, 0, limits));
+    try {
+        importedLayer(*b, 0, limits);
+        ADD_FAILURE() << "float16 maps widened past the limit were accepted";
+    } catch (const InputError& e) {
+        EXPECT_EQ(e.message().rfind("--max-memory: the shown layer's 2 maps of 16 x 16 need 2.0 KiB and widening them to float32 "
+                                    "for the views of every layer ",
+                                    0),
+                  0u)
+            << e.message();
+    }
+    // widened straight into place: the values are the file's
+    limits.maxBytes = 1 << 20;
+    const ImportedLayer layer = importedLayer(*b, 0, limits);
+    EXPECT_EQ(layer.forward.heads[1].weights(15, 3), v[256 + 15 * 16 + 3]);
+}
+
 class ImportedFiles : public testfs::TestFolder {
 protected:
     static std::string errorOf(const std::string& path) {
@@ -347,6 +430,43 @@ TEST_F(ImportedFiles, WhatIsNotAFileIsRefusedAtOnce) {
     const std::string empty = path("empty.npy").string();
     testfs::writeFile(empty, "");
     EXPECT_EQ(errorOf(empty), empty + ": is empty, expected a .npy or safetensors file of attention weights");
+}
+
+TEST_F(ImportedFiles, TokensFileByteOrderMarkAndEmptyLines) {
+    const std::string file = path("a.npy").string(), tokens = path("tokens.txt").string();
+    testfs::writeFile(file, npyFile({2, 2}, {1, 0, 0.5f, 0.5f}));
+    testfs::writeFile(tokens, "\xEF\xBB\xBFthe\r\ncat\r\n");  // as Windows' Notepad saves it
+    EXPECT_EQ(ImportedAttention::open(file)->labels(), (std::vector<std::string>{"the", "cat"}));
+    testfs::writeFile(tokens, "the\n\ncat\n");
+    EXPECT_EQ(errorOf(file), tokens + ": line 2 is empty: one token a line, each shown as its label (a space is a token; nothing is not)");
+    testfs::writeFile(tokens, " \ncat\n");  // a space is a token
+    EXPECT_EQ(ImportedAttention::open(file)->labels(), (std::vector<std::string>{" ", "cat"}));
+}
+
+// A map of a MiB or more goes from the mapping to write(2) directly: a file truncated after its
+// check makes that write fail with EFAULT, which must be reported as the import that changed.
+TEST_F(ImportedFiles, AnImportTruncatedWhileWrittenBackIsTheChangedFile) {
+    const int t = 512;
+    std::vector<float> v;
+    for (int i = 0; i < t; ++i)
+        for (int j = 0; j < t; ++j) v.push_back(j <= i ? 1.0f / static_cast<float>(i + 1) : 0.0f);
+    const std::string file = path("a.npy").string();
+    testfs::writeFile(file, npyFile({1, 1, t, t}, v));
+    const auto a = ImportedAttention::open(file);
+    a->checkAll();
+    ASSERT_EQ(::truncate(file.c_str(), 0), 0);
+    std::string message;
+    {
+        FileBatch batch;
+        try {
+            exportImportedNpyDir(batch, path("out").string(), *a, nullptr);
+            batch.commit();
+        } catch (const InputError& e) {
+            message = e.message();
+        }
+    }
+    EXPECT_EQ(message, file + ": changed while it was read; open it again");
+    EXPECT_FALSE(std::filesystem::exists(path("out")));  // the folder made for it is gone again
 }
 
 }  // namespace

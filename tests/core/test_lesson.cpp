@@ -83,9 +83,12 @@ TEST(ErrorMessagesNeverEchoUnboundedInput, DeepAndHugeLessonValues) {
     const auto withHead = [](const std::string& head) {
         return R"({"title": "t", "steps": [{"title": "s", "text": "x", "preset": "default", "head": )" + head + "}]}";
     };
+    // nested 60,000 deep: refused while it is parsed, before any tree or message is made of it
     const std::size_t depth = 60000;
     const std::string deep = lessonError(withHead(std::string(depth, '[') + std::string(depth, ']')));
-    EXPECT_EQ(deep, "l.json: steps[0].head: expected a head number from 1, or 0 for the mean, got an array of 1 item");
+    EXPECT_EQ(deep, "l.json: nested deeper than 64 levels of objects and lists; no file attnviz reads nests so deep");
+    EXPECT_EQ(lessonError(withHead("[[[1]]]")),
+              "l.json: steps[0].head: expected a head number from 1, or 0 for the mean, got an array of 1 item");
     std::string huge = "[1";
     for (int i = 1; i < 1000000; ++i) huge += ",1";
     huge += "]";

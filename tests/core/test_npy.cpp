@@ -84,6 +84,14 @@ TEST(Npy, HeaderParsedWithoutTheData) {
     EXPECT_TRUE(b.fortranOrder);
     EXPECT_EQ(b.dataOffset, 12 + dict.size());
     EXPECT_EQ(b.elements, 0u);
+    // a dict written with double quotes, as Python's literal reading allows: the same header
+    std::string quoted = f2;
+    for (char& c : quoted)
+        if (c == '\'') c = '"';
+    const NpyHeader q = parseNpyHeader(std::as_bytes(std::span(quoted.data(), quoted.size())), "q.npy");
+    EXPECT_EQ(q.dtype, NpyDType::F16);
+    EXPECT_EQ(q.descr, "'<f2'");
+    EXPECT_EQ(q.shape, (std::vector<long long>{3, 4, 5}));
     // a header length past the end
     const std::string cut = f2.substr(0, f2.size() - 1);
     EXPECT_THROW(parseNpyHeader(std::as_bytes(std::span(cut.data(), cut.size())), "c.npy"), InputError);

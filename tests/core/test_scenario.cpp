@@ -263,6 +263,10 @@ TEST(ScenarioFile, ParsingAScenarioIsBounded) {
     EXPECT_EQ(thrownBy([&] { parseScenario(tokens + "]}", "s.json"); }),
               "s.json: tokens: more than 1048576 values outside the matrices; no scenario holds that many (is it the right file?)");
     EXPECT_EQ(thrownBy([&] { parseScenario(R"({"name": )" + std::string(1500000, '[') + std::string(1500000, ']') + "}", "s.json"); }),
+              "s.json: name: nested deeper than 64 levels of objects and lists; no file attnviz reads nests so deep");
+    std::string wide = R"({"name": [)";
+    for (std::size_t n = 0; n < kMaxScenarioJsonValues; ++n) wide += n ? ",[]" : "[]";
+    EXPECT_EQ(thrownBy([&] { parseScenario(wide + "]}", "s.json"); }),
               "s.json: name: more than 1048576 values outside the matrices; no scenario holds that many (is it the right file?)");
     std::string unknown = R"({"colour": [)";
     for (std::size_t n = 0; n < kMaxScenarioJsonValues; ++n) unknown += n ? ",1" : "1";

@@ -267,4 +267,49 @@ TEST(TokenizerJson, RefusalsNameTheFieldAndTheValue) {
     EXPECT_EQ(refusal(unk), "t.json: model.unk_token: '<nope>' is not in model.vocab");
 }
 
+// A pipeline nested deep is refused while the file is parsed: memory, time and stack stay those of
+// a 64-deep file whatever the depth (10,000 Sequences once took 1.4 GB, 1,000,000 crashed).
+TEST(TokenizerJson, NestingIsBoundedWhileParsing) {
+    const std::string base = byteLevel({}, json::array(), byteLevelOnly(true)).dump();
+    const auto nested = [&](const char* key, const char* list, int depth) {
+        std::string open, close;
+        for (int d = 0; d < depth; ++d) open += std::string(R"({"type": "Sequence", ")") + list + "\": [", close += "]}";
+        std::string text = base;
+        text.insert(1, std::string("\"") + key + "\": " + open + R"({"type": "NFC"})" + close + ", ");
+        return errorOf([&] { ByteBpe::fromTokenizerJsonText(text, "t.json"); });
+    };
+    const std::string deep = "t.json: nested deeper than 64 levels of objects and lists; no file attnviz reads nests so deep";
+    EXPECT_EQ(nested("normalizer", "normalizers", 200000), deep);
+    EXPECT_EQ(nested("pre_tokenizer", "pretokenizers", 10000), deep);
+    EXPECT_EQ(nested("post_processor", "processors", 200000), deep);
+    // a few levels, as real files have, are read: the NFC inside is a step like any other
+    EXPECT_EQ(nested("normalizer", "normalizers", 20), "(no error)");
+}
+
+// Matching is bounded by the text: a pattern that backtracks under PCRE2's per-call limit at each
+// position (9.8 s for 500 characters, minutes for 5,000) is refused, naming the file and field.
+TEST(TokenizerJson, APatternThatBacktracksIsRefusedWithinTheTextsBudget) {
+    const ByteBpe bpe =
+        load(byteLevel({}, json::array(), {{"type", "Sequence"}, {"pretokenizers", {split("(?:a|a){1,22}c|a"), byteLevelOnly(false)}}}));
+    EXPECT_EQ(bpe.pieces("aaaa c").size(), 5u);  // a, a, a, a, " c": a short text is within its budget
+    const std::string refused = errorOf([&] { bpe.pieces(std::string(5000, 'a')); });
+    EXPECT_EQ(refused.rfind("t.json: pre_tokenizer.pretokenizers[0].pattern: backtracks: splitting a text of 5000 bytes took more than its "
+                            "budget of matching steps",
+                            0),
+              0u)
+        << refused;
+    // a real pattern on a long text stays well within it: Llama 3's, on 200 KB of words, digits and spaces
+    const ByteBpe llama = load(byteLevel(
+        {}, json::array(),
+        {{"type", "Sequence"},
+         {"pretokenizers",
+          {split(R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)"),
+           byteLevelOnly(false)}}}));
+    std::string text;
+    while (text.size() < 200000) text += "The cat sat on the mat, 12345 times;   then\n\n it's gone. ";
+    std::size_t bytes = 0;
+    for (const std::string& p : llama.pieces(text)) bytes += p.size();
+    EXPECT_EQ(bytes, text.size());
+}
+
 }  // namespace

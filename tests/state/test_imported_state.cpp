@@ -11,7 +11,10 @@
 #include <nlohmann/json.hpp>
 
 #include <chrono>
+#include <filesystem>
 #include <thread>
+
+#include <unistd.h>
 
 using namespace attnviz;
 using namespace attnviz::app;
@@ -134,6 +137,12 @@ TEST_F(ImportedState, SessionSavesAndRestoresTheImport) {
     EXPECT_THROW(core::parseScenario(R"({"attention": "a.npy", "sentence": "x"})", "s"), core::InputError);
     EXPECT_THROW(core::parseScenario(R"({"attention": "a.npy", "X": [[1]]})", "s"), core::InputError);
     EXPECT_THROW(core::parseScenario(R"({"tokens_file": "t.txt"})", "s"), core::InputError);
+    try {
+        core::parseScenario(R"({"attention": "a.npy", "tokens_file": ""})", "s");
+        ADD_FAILURE() << "an empty tokens_file was accepted";
+    } catch (const core::InputError& e) {
+        EXPECT_EQ(e.message(), "s: tokens_file: the empty string: name a file, or leave the key out for tokens.txt beside the maps");
+    }
 }
 
 TEST_F(ImportedState, BadValuesAreFoundWithTheirPlace) {
@@ -159,6 +168,56 @@ TEST_F(ImportedState, BadValuesAreFoundWithTheirPlace) {
     EXPECT_FALSE(apply(s, action::SelectLayer{1}));
     EXPECT_EQ(s.error, line);
     EXPECT_EQ(s.scenario.layer, 0);
+}
+
+// A file truncated after it was checked is read as zeros from then on: the window keeps the maps
+// and the summary it made before, says the file changed, and refuses to read a layer from it.
+TEST_F(ImportedState, AFileThatChangesKeepsTheLastGoodMapsAndSaysSo) {
+    const std::string file = write(3, 2, 4, {"a", "b", "c", "d"});  // tokens.txt beside it, as usual
+    AppState s = makeState(scenario(file));
+    ASSERT_TRUE(everyMapChecked(s));
+    ASSERT_TRUE(summarizeHeads(s));
+    const core::HeadStats* stats = s.headSummary.stats.data();
+    ASSERT_EQ(s.forward.heads[0].weights(3, 0), 0.25f);
+    ASSERT_EQ(::truncate(file.c_str(), 0), 0);
+    EXPECT_TRUE(s.imported->changed());
+    EXPECT_EQ(s.imported->checkStatus().error, file + ": changed while it was read; open it again");
+    EXPECT_FALSE(attentionMaps(s));  // nothing more is made from it
+    EXPECT_TRUE(headSummaryCurrent(s));
+    EXPECT_EQ(s.headSummary.stats.data(), stats);
+    EXPECT_FALSE(apply(s, action::StepLayer{1}));
+    EXPECT_EQ(s.error, file + ": changed while it was read; open it again");
+    EXPECT_EQ(s.scenario.layer, 0);
+    EXPECT_EQ(s.forward.heads[0].weights(3, 0), 0.25f);  // the last good maps
+}
+
+// The window's exports never write over the import or its tokens, whatever the name they are given.
+TEST_F(ImportedState, TheWindowsExportsLeaveTheInputsAlone) {
+    const std::string file = write(1, 2, 4, {"a", "b", "c", "d"});
+    const AppState s = makeState(scenario(file));
+    const std::string bytes = testfs::readFile(file);
+    for (const std::string& name : {file, path("sub/../attentions.npy").string(), path("tokens.txt").string()}) {
+        std::filesystem::create_directories(path("sub"));
+        try {
+            writeExport(s, name, "png bytes");
+            ADD_FAILURE() << name << " was written";
+        } catch (const core::InputError& e) {
+            EXPECT_NE(e.message().find("an input of this run; write elsewhere"), std::string::npos) << e.message();
+        }
+    }
+    EXPECT_EQ(testfs::readFile(file), bytes);
+    writeExport(s, path("figure.png").string(), "png bytes");
+    EXPECT_EQ(testfs::readFile(path("figure.png")), "png bytes");
+}
+
+// The layer step over an import with tokens.txt beside it reuses the open file (the tokens option
+// is what it was opened with, not the file it found).
+TEST_F(ImportedState, StepsOverAnImportWithTokensBesideIt) {
+    AppState s = makeState(scenario(write(3, 2, 4, {"a", "b", "c", "d"})));
+    const core::ImportedAttention* mapping = s.imported.get();
+    ASSERT_TRUE(apply(s, action::StepLayer{1}));
+    EXPECT_EQ(s.imported.get(), mapping);
+    EXPECT_EQ(s.keyLabels.back(), "d");
 }
 
 }  // namespace

@@ -211,6 +211,8 @@ TEST_F(WhatIfState, ASavedSessionKeepsTheEdits) {
     EXPECT_EQ(error({{"model", "m"}, {"ablate", {"0-1"}}}),
               "ablate[0]: expected a head as \"L.H\" (layer.head, from 0: \"3.5\"), got the text '0-1'");
     EXPECT_EQ(error({{"model", "m"}, {"hide_tokens", {-1}}}), "hide_tokens[0]: positions must be 0 or more");
+    EXPECT_EQ(error({{"model", "m"}, {"layer", 3000000000LL}}), "layer: expected a layer from 0 to 4096, got 3000000000");
+    EXPECT_EQ(error({{"model", "m"}, {"layer", -1}}), "layer: expected a layer from 0 to 4096, got -1");
 }
 
 }  // namespace

@@ -37,7 +37,7 @@ constexpr std::size_t kMaxShards = 4096;
 // folder). Throws InputError naming the index and the entry.
 std::map<std::string, std::string> readIndex(const std::string& path) {
     const std::string text = readTextFile(path, kMaxIndexBytes, "a safetensors index");
-    const nlohmann::json j = nlohmann::json::parse(text.begin(), text.end(), nullptr, false);
+    const nlohmann::json j = parseJson(text, path, false);
     if (j.is_discarded()) throw InputError(path, "not valid JSON");
     if (!j.is_object()) throw InputError(path, "expected a JSON object, got " + describeJson(j));
     const auto map = j.find("weight_map");
@@ -122,6 +122,11 @@ ModelFiles locateFiles(const std::string& folderText, const std::string& family)
             notAFile(weights, "missing (" + family + " holds model.safetensors, or shards named by model.safetensors.index.json)"));
     }
     const fs::path vocab = folder / "vocab.json", merges = folder / "merges.txt", tokenizer = folder / "tokenizer.json";
+    // A tokenizer's file that is there but not a regular file is named as such, not as missing.
+    for (const fs::path& p : {tokenizer, vocab, merges}) {
+        std::error_code ec;
+        if (fs::exists(p, ec) && !isFile(p)) throw InputError(p.string(), notAFile(p, ""));
+    }
     if (isFile(tokenizer)) out.tokenizerJson = tokenizer.string();
     if (isFile(vocab) && isFile(merges)) {
         out.vocab = vocab.string();

@@ -27,7 +27,7 @@ constexpr const char* kWho = "a GPT-2 config.json";
 
 decoder::Config parseConfig(std::string_view text, const std::string& name) {
     using decoder::Activation;
-    const json j = json::parse(text.begin(), text.end(), nullptr, false);
+    const json j = parseJson(text, name, false);
     if (j.is_discarded()) throw InputError(name, "not valid JSON");
     if (!j.is_object()) throw InputError(name, "expected a JSON object, got " + describeJson(j));
 

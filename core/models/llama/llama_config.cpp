@@ -137,7 +137,7 @@ bool readsModelType(std::string_view modelType) {
 }
 
 decoder::Config parseConfig(std::string_view text, const std::string& name) {
-    const json j = json::parse(text.begin(), text.end(), nullptr, false);
+    const json j = parseJson(text, name, false);
     if (j.is_discarded()) throw InputError(name, "not valid JSON");
     if (!j.is_object()) throw InputError(name, "expected a JSON object, got " + describeJson(j));
     const auto typeField = j.find("model_type");
