@@ -167,7 +167,10 @@ void HeatmapPanel::draw(PanelContext& ctx) {
     const float barW = 70.0f * ctx.scale;
     const float topH = lineH + 8.0f * ctx.scale;
     const float zoom = s.view.zoom;
-    const auto sideFor = [&](float labels) { return std::max(40.0f, std::min(avail.x - labels - sumW - barW, avail.y - topH - 4.0f)); };
+    const float hintH = zoom > 1.0f ? lineH + 4.0f * ctx.scale : 0.0f;  // the zoom's hint under the matrix keeps its line
+    const auto sideFor = [&](float labels) {
+        return std::max(40.0f, std::min(avail.x - labels - sumW - barW, avail.y - topH - 4.0f - hintH));
+    };
     // Cells lower than a line of text: the labels are thinned out and numbered ("1021 the"), so
     // the number gets its room (the rule rowStep below follows); the cells only shrink with it.
     if (std::min(sideFor(labelW) / tk, sideFor(labelW) / tq) * zoom < lineH)
@@ -370,7 +373,8 @@ void HeatmapPanel::draw(PanelContext& ctx) {
         ImGui::SetCursorScreenPos(ImVec2(origin.x, mMax.y + 4.0f));
         char hint[96];
         std::snprintf(hint, sizeof hint, "zoom %.1fx: wheel to zoom, right-drag to pan, double-click to reset", zoom);
-        const std::string fitted = widgets::fitLabel(hint, std::max(0.0f, ImGui::GetContentRegionAvail().x));
+        // beside the colour bar's caption, never over it
+        const std::string fitted = widgets::fitLabel(hint, std::max(0.0f, mMax.x + sumW - 8.0f * ctx.scale - origin.x));
         ImGui::TextDisabled("%s", fitted.c_str());
     }
     ImGui::End();
