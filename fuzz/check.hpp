@@ -1,13 +1,22 @@
 // What the fuzz targets share: a failed property aborts (libFuzzer saves the input as a crash),
-// and an independent strict UTF-8 validator to judge the tokenizer's output by.
+// an independent strict UTF-8 validator to judge the tokenizer's output by, and the thread's CPU
+// time for the targets that hold work to a budget linear in their input.
 #pragma once
 
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <string>
 #include <string_view>
 
 namespace attnviz::fuzz {
+
+// This thread's CPU time in seconds (not the wall clock: other work on the machine does not count).
+inline double cpuSeconds() {
+    timespec t{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
 
 // Aborts with `what` (and `detail`) on stderr when a property does not hold.
 inline void check(bool ok, const char* what, const std::string& detail = {}) {

@@ -14,7 +14,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <ctime>
 #include <span>
 #include <string>
 #include <vector>
@@ -23,12 +22,7 @@ namespace {
 
 using namespace attnviz::core;
 using attnviz::fuzz::check;
-
-double cpuSeconds() {
-    timespec t{};
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-    return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
-}
+using attnviz::fuzz::cpuSeconds;
 
 struct Recipe {
     std::size_t entries = 0, repeatAt = 0, trailing = 0;

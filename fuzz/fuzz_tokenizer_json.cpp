@@ -17,7 +17,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <ctime>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,12 +25,7 @@ namespace {
 
 using namespace attnviz::core;
 using attnviz::fuzz::check;
-
-double cpuSeconds() {
-    timespec t{};
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-    return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
-}
+using attnviz::fuzz::cpuSeconds;
 
 struct Recipe {
     unsigned which = 0;  // bit 0: normalizer, 1: pre_tokenizer, 2: post_processor nested

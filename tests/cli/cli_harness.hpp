@@ -3,6 +3,7 @@
 #pragma once
 
 #include "app/cli.hpp"
+#include "core/io/npy.hpp"
 #include "tests/test_folder.hpp"
 
 #include <gtest/gtest.h>
@@ -70,6 +71,16 @@ inline std::string expectError(const CliRun& run) {
     EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << run.err;
     if (run.err.size() < prefix.size() + 1) return {};
     return run.err.substr(prefix.size(), run.err.size() - prefix.size() - 1);
+}
+
+// A [2, 2, 3, 3] file of causal maps as numpy writes it: head 0 uniform over the keys it may read,
+// head 1 on the previous key.
+inline void writeSmallImport(const fs::path& file) {
+    std::string f = core::npyHeader({2, 2, 3, 3});
+    const float v[] = {1, 0, 0, 0.5f, 0.5f, 0, 1 / 3.0f, 1 / 3.0f, 1 / 3.0f, 1, 0, 0, 1, 0, 0, 0, 1, 0,
+                       1, 0, 0, 0.5f, 0.5f, 0, 1 / 3.0f, 1 / 3.0f, 1 / 3.0f, 1, 0, 0, 1, 0, 0, 0, 1, 0};
+    f.append(reinterpret_cast<const char*>(v), sizeof v);
+    writeFile(file, f);
 }
 
 // Each test gets its own fresh folder (see tests/test_folder.hpp).

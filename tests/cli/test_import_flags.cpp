@@ -15,11 +15,7 @@ class CliImport : public Cli {
 protected:
     // [2, 2, 3, 3] causal maps: head 0 uniform over the keys it may read, head 1 on the previous key.
     std::string write() {
-        std::string f = core::npyHeader({2, 2, 3, 3});
-        const float v[] = {1, 0, 0, 0.5f, 0.5f, 0, 1 / 3.0f, 1 / 3.0f, 1 / 3.0f, 1, 0, 0, 1, 0, 0, 0, 1, 0,
-                           1, 0, 0, 0.5f, 0.5f, 0, 1 / 3.0f, 1 / 3.0f, 1 / 3.0f, 1, 0, 0, 1, 0, 0, 0, 1, 0};
-        f.append(reinterpret_cast<const char*>(v), sizeof v);
-        testfs::writeFile(path("a.npy"), f);
+        writeSmallImport(path("a.npy"));
         return path("a.npy").string();
     }
 };

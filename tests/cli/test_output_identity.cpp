@@ -22,12 +22,8 @@ class CliOutputs : public Cli {
 protected:
     // A [2, 2, 3, 3] import beside its tokens.txt.
     std::string writeImport() {
-        std::string f = core::npyHeader({2, 2, 3, 3});
-        const float v[] = {1, 0, 0, 0.5f, 0.5f, 0, 1 / 3.0f, 1 / 3.0f, 1 / 3.0f, 1, 0, 0, 1, 0, 0, 0, 1, 0,
-                           1, 0, 0, 0.5f, 0.5f, 0, 1 / 3.0f, 1 / 3.0f, 1 / 3.0f, 1, 0, 0, 1, 0, 0, 0, 1, 0};
-        f.append(reinterpret_cast<const char*>(v), sizeof v);
         fs::create_directories(path("in"));
-        writeFile(path("in") / "attentions.npy", f);
+        writeSmallImport(path("in") / "attentions.npy");
         writeFile(path("in") / "tokens.txt", "a\nb\nc\n");
         return (path("in") / "attentions.npy").string();
     }
