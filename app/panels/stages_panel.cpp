@@ -155,9 +155,7 @@ StageView stageView(const AppState& s, int index, int head, bool withValues) {
             break;
         case 1:
             v = {"Q",
-                 s.loaded                                          ? "Q = X W_Q + b_Q"
-                 : s.scenario.positional == core::Positional::Rope ? "Q = RoPE(X W_Q), turned by position"
-                                                                   : "Q = X W_Q",
+                 core::projectionFormula(s.model, 'Q') + (s.model.ropeCos.size() != 0 ? ", turned by position" : ""),
                  "Queries: what each token asks for.",
                  0,
                  0,
@@ -168,9 +166,7 @@ StageView stageView(const AppState& s, int index, int head, bool withValues) {
             break;
         case 2:
             v = {"K",
-                 s.loaded                                          ? "K = X W_K + b_K"
-                 : s.scenario.positional == core::Positional::Rope ? "K = RoPE(X W_K), turned by position"
-                                                                   : "K = X W_K",
+                 core::projectionFormula(s.model, 'K') + (s.model.ropeCos.size() != 0 ? ", turned by position" : ""),
                  "Keys: how each token can be found.",
                  0,
                  0,
@@ -181,7 +177,7 @@ StageView stageView(const AppState& s, int index, int head, bool withValues) {
             break;
         case 3:
             v = {"V",
-                 s.loaded ? "V = X W_V + b_V" : "V = X W_V",
+                 core::projectionFormula(s.model, 'V'),
                  "Values: what each token hands over when it is found.",
                  0,
                  0,

@@ -191,6 +191,17 @@ std::uint64_t keptBytes(const Model& model, const Forward& forward) {
     return 4 * floats;
 }
 
+std::string projectionFormula(const Model& model, char which) {
+    const std::string name(1, which);
+    if (model.explicitQkv) return name + ", as the scenario gives it";
+    const RowVec& bias = which == 'Q' ? model.bq : which == 'K' ? model.bk : model.bv;
+    std::string f = "X W_" + name + (bias.size() != 0 ? " + b_" + name : "");
+    const RowVec& norm = which == 'Q' ? model.qNorm : model.kNorm;
+    if (which != 'V' && norm.size() != 0) f = "RMSNorm(" + f + ")";  // each head's vector, before RoPE
+    if (which != 'V' && model.ropeCos.size() != 0) f = "RoPE(" + f + ")";
+    return name + " = " + f;
+}
+
 std::string formatBytes(std::uint64_t bytes) {
     const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
     double value = static_cast<double>(bytes);

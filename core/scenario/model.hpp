@@ -87,6 +87,11 @@ Model buildModel(const Scenario& scenario, bool applySwaps = true, const Limits&
 std::vector<float> alibiSlopes(int heads);
 // Softmax settings and masks; checks padding positions and the mask's shape against the model.
 Settings buildSettings(const Scenario& scenario, const Model& model);
+// How this model makes Q, K or V (`which`: 'Q', 'K' or 'V') from X, as the views write it, from
+// what the model has rather than where it came from: its bias when it has one, the q/k norm and
+// RoPE ("Q = RoPE(RMSNorm(X W_Q))" for Qwen3, "Q = X W_Q + b_Q" for GPT-2); "Q, as the scenario
+// gives it" when the scenario gives Q, K and V themselves.
+std::string projectionFormula(const Model& model, char which);
 
 // Bytes of the float matrices one forward pass keeps (Q, K, V, scores, weights, outputs).
 std::uint64_t forwardBytes(long long tq, long long tk, long long heads, long long dModel, long long dk, long long dv);

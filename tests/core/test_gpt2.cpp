@@ -322,6 +322,8 @@ TEST_F(Gpt2, AScenarioNamingTheModelShowsItsLayer) {
     EXPECT_EQ(loaded.labels, (std::vector<std::string>{"␣the", "␣the"}));
     const Model m = buildModel(s, loaded, true);
     EXPECT_EQ(m.heads, kHeads);
+    EXPECT_EQ(projectionFormula(m, 'Q'), "Q = X W_Q + b_Q");  // GPT-2's c_attn has a bias, and no RoPE
+    EXPECT_EQ(projectionFormula(m, 'V'), "V = X W_V + b_V");
     EXPECT_EQ(m.x, loaded.run->normed(1));
     // The same sentence again: the pass is kept. A longer one: only the new positions run.
     const LoadedModel again = loadModel(s, &loaded);

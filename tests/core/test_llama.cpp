@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <array>
 #include <cmath>
 #include <map>
 
@@ -203,6 +204,24 @@ TEST_F(Llama, EachFamilyPassIsItsLayersScenarios) {
         for (int l = 0; l < kLayers; ++l)
             for (int h = 0; h < kHeads; ++h)
                 for (Eigen::Index i = 0; i < run.tokens(); ++i) EXPECT_NEAR(run.weights(l, h).row(i).sum(), 1.0f, 1e-5f);
+    }
+}
+
+// The formulas the views write come from what each layer has, not from the kind of source:
+// Llama has no bias, Qwen2 biases q, k and v, Qwen3 norms q and k; all turn them by RoPE.
+TEST_F(Llama, TheFormulasFollowWhatTheLayerHas) {
+    const std::vector<std::pair<json, std::array<const char*, 3>>> cases = {
+        {config("llama"), {"Q = RoPE(X W_Q)", "K = RoPE(X W_K)", "V = X W_V"}},
+        {config("qwen2"), {"Q = RoPE(X W_Q + b_Q)", "K = RoPE(X W_K + b_K)", "V = X W_V + b_V"}},
+        {config("qwen3"), {"Q = RoPE(RMSNorm(X W_Q))", "K = RoPE(RMSNorm(X W_K))", "V = X W_V"}}};
+    for (const auto& [c, formulas] : cases) {
+        SCOPED_TRACE(c.dump());
+        const auto model = write(c);
+        const decoder::Run run = decoder::forward(*model, m_ids);
+        const Model m = decoder::layerModel(*model, run, 1, decoder::tokenLabels(*model, run.ids));
+        EXPECT_EQ(projectionFormula(m, 'Q'), formulas[0]);
+        EXPECT_EQ(projectionFormula(m, 'K'), formulas[1]);
+        EXPECT_EQ(projectionFormula(m, 'V'), formulas[2]);
     }
 }
 

@@ -63,6 +63,19 @@ TEST(Variants, AlibiAddsTheDistancePenaltyToTheScaledLogits) {
     }
 }
 
+// A scenario's formulas: RoPE when it has it, no bias, and Q, K and V given whole as given.
+TEST(Variants, TheFormulasFollowWhatTheScenarioHas) {
+    const Scenario rope =
+        scenarioOf(R"({"X": [[1, 0], [1, 0], [0, 2]], "W_Q": "identity", "W_K": "identity", "W_V": "identity", "positional": "rope"})");
+    const Model m = buildModel(rope);
+    EXPECT_EQ(projectionFormula(m, 'Q'), "Q = RoPE(X W_Q)");
+    EXPECT_EQ(projectionFormula(m, 'V'), "V = X W_V");
+    const Model plain = buildModel(scenarioOf(R"({"X": [[1, 0], [0, 1]], "W_Q": "identity", "W_K": "identity", "W_V": "identity"})"));
+    EXPECT_EQ(projectionFormula(plain, 'K'), "K = X W_K");
+    const Model given = buildModel(scenarioOf(R"({"Q": [[1, 0]], "K": [[1, 0]], "V": [[1, 0]]})"));
+    EXPECT_EQ(projectionFormula(given, 'Q'), "Q, as the scenario gives it");
+}
+
 TEST(Variants, RopeTurnsEachPairByItsPosition) {
     // d_k = 2, identity projections: pair 0 turns by t · base^0 = t radians at position t.
     const Scenario s =
