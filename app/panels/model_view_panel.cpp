@@ -243,7 +243,10 @@ void ModelViewPanel::draw(PanelContext& ctx) {
     const char* corner = ranked                                                                     ? "rank"
                          : st.view.modelView.order == core::TileOrder::WithinLayer && layout.scores ? "layer \\ rank"
                                                                                                     : "layer \\ head";
-    if (ImGui::CalcTextSize(corner).x <= labelW + tile) list->AddText(ImVec2(origin.x, origin.y), dim, corner);
+    // the corner's words where they end before the first column's number (or anywhere above the
+    // first tile when the columns are unnumbered, as ranked)
+    const float cornerRoom = ranked ? labelW + tile : (gMin.x - origin.x) + tile * 0.5f - ImGui::CalcTextSize("#1").x * 0.5f - em * 0.3f;
+    if (ImGui::CalcTextSize(corner).x <= cornerRoom) list->AddText(ImVec2(origin.x, origin.y), dim, corner);
 
     // Per tile: the tint bar, the name where it fits (sorted orders), the selection's frame.
     double lo = 0.0, hi = 0.0;
