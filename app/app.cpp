@@ -3,6 +3,7 @@
 #include "app/panels/lesson_panel.hpp"
 #include "app/panels/panel_table.hpp"
 #include "app/render/model_view_image.hpp"
+#include "app/state/capabilities.hpp"
 #include "app/state/compare_view.hpp"
 #include "app/state/head_summary.hpp"
 #include "app/state/model_view.hpp"
@@ -208,12 +209,13 @@ void App::layout() {
         }
     }
     // Every layer × head (the model view, the head statistics): on tabs beside what shares their
-    // place, always for a model, for a scenario once asked for (View menu, --panel).
+    // place, first, whenever the source has many layers (a model, an import), for a scenario once
+    // asked for (View menu, --panel).
     const auto wanted = [&](std::string_view id) {
         return m_reveal == id || std::any_of(m_tabs.begin(), m_tabs.end(), [&](const auto& group) { return group.second == id; });
     };
-    const bool wholeModel =
-        m_state.loaded || wanted(panel_id::kModel) || wanted(panel_id::kStats) || wanted(panel_id::kQkMap) || wanted(panel_id::kWhatIf);
+    const bool wholeModel = capabilities(m_state).manyLayers || wanted(panel_id::kModel) || wanted(panel_id::kStats) ||
+                            wanted(panel_id::kQkMap) || wanted(panel_id::kWhatIf);
     if (m_state.view.presenter) {
         if (!roomy && wholeModel)
             return tabbed(weights,

@@ -2,6 +2,7 @@
 #include "app/panels/panel_table.hpp"
 
 #include "app/gfx/texture_cache.hpp"
+#include "app/state/capabilities.hpp"
 #include "app/widgets/text.hpp"
 
 #include <algorithm>
@@ -69,7 +70,7 @@ bool beginPanelFor(PanelContext& ctx, const char* title, int head, bool weightsO
 }
 
 bool noModelNote(PanelContext& ctx, const char* what) {
-    if (!ctx.state.imported) return false;
+    if (capabilities(ctx.state).weights) return false;
     ImGui::TextWrapped("Imported attention has no model behind it: %s (open a checkpoint with --model).", what);
     ImGui::End();
     return true;

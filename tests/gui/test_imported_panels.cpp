@@ -32,6 +32,8 @@ TEST_F(ImportedPanels, EveryPanelDrawsAnImport) {
     s.attention = path("a.npy").string();
     App app(makeState(s));
     frames(app, 3);
+    // it opens on what its maps feed: the model view, its statistics one tab away
+    EXPECT_TRUE(app.panelRects().count(std::string(panel_id::kModel)));
     for (const std::string_view id : {panel_id::kModel, panel_id::kStats, panel_id::kHeadView, panel_id::kNeuron, panel_id::kStages,
                                       panel_id::kSwap, panel_id::kPositional, panel_id::kHeatmap}) {
         SCOPED_TRACE(std::string(id));

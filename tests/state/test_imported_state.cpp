@@ -1,6 +1,7 @@
 // Attention computed elsewhere in state: the shown layer as a scenario's heads, layers stepped
 // over one mapping, edits refused, the summary kept across layers, the session's round trip.
 #include "app/state/actions.hpp"
+#include "app/state/capabilities.hpp"
 #include "app/state/head_summary.hpp"
 #include "core/base/error.hpp"
 #include "core/io/npy.hpp"
@@ -208,6 +209,16 @@ TEST_F(ImportedState, TheWindowsExportsLeaveTheInputsAlone) {
     EXPECT_EQ(testfs::readFile(file), bytes);
     writeExport(s, path("figure.png").string(), "png bytes");
     EXPECT_EQ(testfs::readFile(path("figure.png")), "png bytes");
+}
+
+// What each kind of source can do, asked in one place.
+TEST_F(ImportedState, CapabilitiesOfEachKindOfSource) {
+    const Capabilities imported = capabilities(makeState(scenario(write(2, 2, 4))));
+    EXPECT_TRUE(imported.manyLayers);
+    EXPECT_FALSE(imported.weights || imported.rerun || imported.editable);
+    const Capabilities own = capabilities(makeState(core::Scenario{}));
+    EXPECT_FALSE(own.manyLayers || own.rerun);
+    EXPECT_TRUE(own.weights && own.editable);
 }
 
 // The layer step over an import with tokens.txt beside it reuses the open file (the tokens option

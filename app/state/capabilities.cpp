@@ -1,0 +1,11 @@
+#include "app/state/capabilities.hpp"
+
+namespace attnviz::app {
+
+Capabilities capabilities(const AppState& state) {
+    if (state.imported) return {.manyLayers = true};
+    if (state.loaded) return {.manyLayers = true, .weights = true, .rerun = true, .editable = true};
+    return {.weights = true, .editable = true};
+}
+
+}  // namespace attnviz::app
