@@ -21,7 +21,6 @@
 #include "core/io/imported_attention.hpp"
 #include "core/io/stats_export.hpp"
 #include "core/models/induction.hpp"
-#include "core/models/loaded_model.hpp"
 #include "core/models/model_bench.hpp"
 #include "core/models/pass_maps.hpp"
 #include "core/models/query_key_of_run.hpp"
@@ -69,19 +68,9 @@ private:
 // What this run reads, each with what it is for messages: the scenario, the lesson, the model
 // folder's files, the imported file and its tokens. No output may be one of them.
 std::vector<std::pair<std::string, std::string>> runInputs(const cli::Flags& f, const GuiRequest& request) {
-    namespace fs = std::filesystem;
-    std::vector<std::pair<std::string, std::string>> inputs;
+    std::vector<std::pair<std::string, std::string>> inputs = sourceInputs(request.scenario);
     if (!f.scenarioPath.empty()) inputs.emplace_back(f.scenarioPath, "the scenario being read");
     if (!f.lesson.empty()) inputs.emplace_back(f.lesson, "the lesson being read");
-    if (request.scenario.model)
-        for (const std::string& file : core::modelInputFiles(*request.scenario.model))
-            inputs.emplace_back(file, "the model's " + fs::path(file).filename().string());
-    if (request.scenario.attention) {
-        const std::string& file = *request.scenario.attention;
-        inputs.emplace_back(file, "the imported attention");
-        const std::string tokens = request.scenario.tokensFile.value_or((fs::path(file).parent_path() / "tokens.txt").string());
-        inputs.emplace_back(tokens, "the tokens of the imported attention");
-    }
     return inputs;
 }
 

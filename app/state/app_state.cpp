@@ -46,15 +46,24 @@ AppState importedState(const core::Scenario& scenario, const core::Limits& limit
 
 }  // namespace
 
+std::vector<std::pair<std::string, std::string>> sourceInputs(const core::Scenario& scenario) {
+    namespace fs = std::filesystem;
+    std::vector<std::pair<std::string, std::string>> inputs;
+    if (scenario.model)
+        for (const std::string& file : core::modelInputFiles(*scenario.model))
+            inputs.emplace_back(file, "the model's " + fs::path(file).filename().string());
+    if (scenario.attention) {
+        const std::string& file = *scenario.attention;
+        inputs.emplace_back(file, "the imported attention");
+        inputs.emplace_back(scenario.tokensFile.value_or((fs::path(file).parent_path() / "tokens.txt").string()),
+                            "the tokens of the imported attention");
+    }
+    return inputs;
+}
+
 void writeExport(const AppState& state, const std::string& path, std::string_view bytes) {
     core::FileBatch batch;
-    if (state.loaded)
-        for (const std::string& file : core::modelInputFiles(state.loaded.checkpoint->folder()))
-            batch.protect(file, "the model's " + std::filesystem::path(file).filename().string());
-    if (state.imported) {
-        batch.protect(state.imported->path(), "the imported attention");
-        batch.protect(state.imported->tokensPath(), "the tokens of the imported attention");
-    }
+    for (auto& [input, what] : sourceInputs(state.scenario)) batch.protect(input, std::move(what));
     batch.add(path, bytes);
     batch.commit();
 }

@@ -26,6 +26,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace attnviz::app {
@@ -284,6 +285,10 @@ AppState makeState(const core::Scenario& scenario, const core::Limits& limits = 
                    core::Progress* progress = nullptr, std::shared_ptr<const core::ImportedAttention> previousImport = {});
 // The layers behind the state's maps: a model's or an import's; 0 for a scenario's one layer.
 int layerCount(const AppState& state);
+// The files a scenario's source reads, each with what it is for messages: a model folder's files
+// (core::modelInputFiles) and an imported file with its tokens (the file named, or tokens.txt
+// beside it). What no export may write over; a path not there protects nothing.
+std::vector<std::pair<std::string, std::string>> sourceInputs(const core::Scenario& scenario);
 // An export from the window (a figure, a CSV, a .npy), all or nothing like every file attnviz
 // writes, and never over one of the state's inputs under any name: the model's files, the
 // imported file and its tokens. Throws InputError(path, …). (Saving the scenario over the file
