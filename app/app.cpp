@@ -1,8 +1,8 @@
 #include "app/app.hpp"
+#include "app/keys.hpp"
 
 #include "app/panels/lesson_panel.hpp"
 #include "app/panels/panel_table.hpp"
-#include "app/render/model_view_image.hpp"
 #include "app/state/capabilities.hpp"
 #include "app/state/compare_view.hpp"
 #include "app/state/head_summary.hpp"
@@ -10,6 +10,7 @@
 #include "app/state/query_key_view.hpp"
 #include "app/state/rollout_view.hpp"
 #include "app/theme.hpp"
+#include "app/views/view_table.hpp"
 #include "app/widgets/text.hpp"
 #include "core/base/error.hpp"
 #include "core/base/files.hpp"
@@ -21,7 +22,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include <GLFW/glfw3.h>
 #include <imgui_stdlib.h>
 
 #include <algorithm>
@@ -445,26 +445,26 @@ void App::keys() {
     if (io.WantTextInput || ImGui::IsAnyItemActive()) return;
     const bool ctrl = io.KeyCtrl;
     const auto pressed = [](int key) { return ImGui::IsKeyPressed(key, true); };
-    if (ctrl && pressed(GLFW_KEY_S)) m_captures.push_back({defaultExportPath(".png"), "", 1.0f});
-    if (ctrl && pressed(GLFW_KEY_O)) m_requests.openDialog = true;
-    if (ctrl && (pressed(GLFW_KEY_EQUAL) || pressed(GLFW_KEY_KP_ADD))) m_actions.emit(action::SetUiScale{m_state.view.uiScale * 1.1f});
-    if (ctrl && (pressed(GLFW_KEY_MINUS) || pressed(GLFW_KEY_KP_SUBTRACT))) m_actions.emit(action::SetUiScale{m_state.view.uiScale / 1.1f});
-    if (ctrl && pressed(GLFW_KEY_0)) m_actions.emit(action::SetUiScale{1.0f});
+    if (ctrl && pressed(keys::kS)) m_captures.push_back({defaultExportPath(".png"), "", 1.0f});
+    if (ctrl && pressed(keys::kO)) m_requests.openDialog = true;
+    if (ctrl && (pressed(keys::kEqual) || pressed(keys::kKeypadAdd))) m_actions.emit(action::SetUiScale{m_state.view.uiScale * 1.1f});
+    if (ctrl && (pressed(keys::kMinus) || pressed(keys::kKeypadSubtract))) m_actions.emit(action::SetUiScale{m_state.view.uiScale / 1.1f});
+    if (ctrl && pressed(keys::kZero)) m_actions.emit(action::SetUiScale{1.0f});
     if (ctrl) return;
-    if (pressed(GLFW_KEY_SPACE)) m_actions.emit(action::ToggleCausal{});
-    if (pressed(GLFW_KEY_LEFT_BRACKET)) m_actions.emit(action::StepHead{-1});
-    if (pressed(GLFW_KEY_RIGHT_BRACKET)) m_actions.emit(action::StepHead{+1});
-    if (pressed(GLFW_KEY_COMMA)) m_actions.emit(action::StepLayer{-1});
-    if (pressed(GLFW_KEY_PERIOD)) m_actions.emit(action::StepLayer{+1});
-    if (pressed(GLFW_KEY_UP)) m_actions.emit(action::StepQuery{-1});
-    if (pressed(GLFW_KEY_DOWN)) m_actions.emit(action::StepQuery{+1});
-    if (pressed(GLFW_KEY_LEFT)) m_actions.emit(action::StepStage{-1});
-    if (pressed(GLFW_KEY_RIGHT)) m_actions.emit(action::StepStage{+1});
-    if (pressed(GLFW_KEY_F5)) m_actions.emit(action::SetPresenter{!m_state.view.presenter});
-    if (pressed(GLFW_KEY_ESCAPE) && m_state.view.presenter) m_actions.emit(action::SetPresenter{false});
-    if (pressed(GLFW_KEY_F11)) m_requests.toggleFullscreen = true;
-    if (m_state.lesson && pressed(GLFW_KEY_PAGE_DOWN)) m_actions.emit(action::StepLesson{+1});
-    if (m_state.lesson && pressed(GLFW_KEY_PAGE_UP)) m_actions.emit(action::StepLesson{-1});
+    if (pressed(keys::kSpace)) m_actions.emit(action::ToggleCausal{});
+    if (pressed(keys::kLeftBracket)) m_actions.emit(action::StepHead{-1});
+    if (pressed(keys::kRightBracket)) m_actions.emit(action::StepHead{+1});
+    if (pressed(keys::kComma)) m_actions.emit(action::StepLayer{-1});
+    if (pressed(keys::kPeriod)) m_actions.emit(action::StepLayer{+1});
+    if (pressed(keys::kUp)) m_actions.emit(action::StepQuery{-1});
+    if (pressed(keys::kDown)) m_actions.emit(action::StepQuery{+1});
+    if (pressed(keys::kLeft)) m_actions.emit(action::StepStage{-1});
+    if (pressed(keys::kRight)) m_actions.emit(action::StepStage{+1});
+    if (pressed(keys::kF5)) m_actions.emit(action::SetPresenter{!m_state.view.presenter});
+    if (pressed(keys::kEscape) && m_state.view.presenter) m_actions.emit(action::SetPresenter{false});
+    if (pressed(keys::kF11)) m_requests.toggleFullscreen = true;
+    if (m_state.lesson && pressed(keys::kPageDown)) m_actions.emit(action::StepLesson{+1});
+    if (m_state.lesson && pressed(keys::kPageUp)) m_actions.emit(action::StepLesson{-1});
 }
 
 void App::menuBar() {
@@ -552,7 +552,7 @@ bool App::beginDialog(const char* title) {
     ImGui::SetNextWindowSize(ImVec2(std::min(560.0f * m_effectiveScale, most.x), 0));
     ImGui::SetNextWindowSizeConstraints(ImVec2(0, 0), most);
     if (!ImGui::BeginPopupModal(title, nullptr, ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoMove)) return false;
-    if (ImGui::IsKeyPressed(GLFW_KEY_ESCAPE, false)) ImGui::CloseCurrentPopup();
+    if (ImGui::IsKeyPressed(keys::kEscape, false)) ImGui::CloseCurrentPopup();
     return true;
 }
 
@@ -648,50 +648,33 @@ void App::dialogs() {
                 notify(e.message(), true);
             }
         }
-        // The model view as a figure (PNG, or SVG when the path says so), as --export-model-view draws it.
-        if (ImGui::Button("Save model view")) {
+        // The chosen view's figure (PNG, or SVG when the path says so), as its --export-… flag makes it.
+        const ViewInfo* view = m_exportPanel > 0 ? findView(m_panels[static_cast<std::size_t>(m_exportPanel - 1)]->id()) : nullptr;
+        ImGui::BeginDisabled(!view || !view->figure);
+        if (ImGui::Button("Save figure")) {
             try {
                 std::filesystem::path p(m_drafts.exportPath);
                 if (p.extension() != ".svg") p.replace_extension(".png");
-                if (!summarizeHeads(m_state))
-                    throw core::InputError("model view", "every head is still being computed; try again in a moment");
-                writeExport(m_state, p.string(), render::encodeModelView(p.string(), modelViewFigure()));
+                saveFigure(view->id, p.string());
                 notify("Saved " + p.string());
                 ImGui::CloseCurrentPopup();
             } catch (const core::InputError& e) {
                 notify(e.message(), true);
             }
         }
+        ImGui::EndDisabled();
+        if (!view || !view->figure)
+            tooltip("Choose a view with a figure of its own: weights, per query, heads, model, head view, compare or Q–K map");
         ImGui::SameLine();
         if (ImGui::Button("Cancel")) ImGui::CloseCurrentPopup();
         ImGui::EndPopup();
     }
 }
 
-render::ModelViewFigure App::modelViewFigure() const {
-    const HeadSummary& s = m_state.headSummary;
-    const ModelViewOptions& options = m_state.view.modelView;
-    const TileLayout layout = modelViewLayout(m_state, options);
-    render::ModelViewFigure f;
-    f.layers = s.layers;
-    f.heads = s.heads;
-    f.firstLayer = s.firstLayer;
-    f.side = static_cast<int>(s.side);
-    f.sideKeys = static_cast<int>(s.sideKeys);
-    f.thumbnails = options.pooling == core::BlockPooling::Mean ? s.means : s.maxima;
-    f.order = layout.scores ? options.order : core::TileOrder::Natural;
-    f.slots = layout.order;
-    if (layout.scores && options.tint) f.tint = *layout.scores;
-    f.rule = layout.rule;
-    if (s.factor > 1)
-        f.pooling = std::string(options.pooling == core::BlockPooling::Mean ? "mean" : "largest") + " of a block of " +
-                    std::to_string(s.factor) + " × " + std::to_string(s.factor) + " weights";
-    f.keys = s.keys;
-    f.title = (m_state.scenario.name.empty() ? std::string() : m_state.scenario.name + " · ") +
-              (m_state.loaded ? "every layer × head · the model's pass (causal, τ = 1)" : "every head");
-    f.colormap = m_state.view.colormap;
-    f.scale = m_state.view.colourScale;
-    return f;
+void App::saveFigure(std::string_view id, const std::string& path) {
+    const ViewInfo* view = findView(id);
+    if (!view || !view->figure) throw core::InputError(path, "the view " + core::quoteValue(std::string(id)) + " has no figure");
+    writeExport(m_state, path, view->figure.write(m_state, path, {.where = view->title}));
 }
 
 }  // namespace attnviz::app

@@ -6,13 +6,13 @@
 #include "app/gfx/heatmap_renderer.hpp"
 #include "app/gfx/texture_cache.hpp"
 #include "app/panels/panel.hpp"
-#include "app/render/model_view_image.hpp"
 
 #include <functional>
 #include <map>
 #include <memory>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace attnviz::app {
@@ -65,6 +65,10 @@ public:
     bool computeFailed() const { return m_computeFailed; }
     // A message shown for a few seconds ("Saved … ", or why a save failed).
     void notify(std::string message, bool error = false);
+    // The figure of view `id` as the window shows it, written to `path` (its type by the extension):
+    // the same file as the view's --export-… flag writes from the same state. The Export dialog's
+    // "Save figure". Throws core::InputError (a view with no figure, one still being computed).
+    void saveFigure(std::string_view id, const std::string& path);
     // Textures uploaded so far (tests count what a frame re-made).
     long long textureUploads() const { return m_textures.uploads(); }
 
@@ -91,8 +95,6 @@ private:
     };
     FontTexts fontTexts() const;
     std::string defaultExportPath(const char* extension) const;
-    // The model view as the window shows it (its summary current), for the Export dialog.
-    render::ModelViewFigure modelViewFigure() const;
 
     AppState m_state;
     Actions m_actions;

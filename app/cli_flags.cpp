@@ -2,11 +2,13 @@
 #include "app/cli_flags.hpp"
 
 #include "app/state/actions.hpp"
+#include "app/views/view_table.hpp"
 #include "core/base/error.hpp"
 #include "core/models/loaded_model.hpp"
 #include "core/scenario/presets.hpp"
 #include "core/text/tokenizer.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -294,15 +296,9 @@ void defineFlags(CLI::App& app, Flags& f) {
         ->type_name("OUT.json");
     app.add_option("--export-npy", f.exportNpy, "Write the matrices as .npy files into DIR")->type_name("DIR");
     app.add_option("--export-csv", f.exportCsv, "Write one head's weights as CSV with token headers ('-' = stdout)")->type_name("OUT.csv");
-    app.add_option("--export-heatmap", f.exportHeatmap,
-                   "Write a heatmap figure (labels, colour bar) without a window: .png or .svg (vector)")
-        ->type_name("OUT.png|OUT.svg");
-    app.add_option("--export-bars", f.exportBars,
-                   "Write the per-query bar chart (one query's weights over the keys; --query, --head) without a window: .png or .svg")
-        ->type_name("OUT.png|OUT.svg");
-    app.add_option("--export-heads", f.exportHeads,
-                   "Write every head's map side by side, with their mean and one colour bar, without a window: .png or .svg")
-        ->type_name("OUT.png|OUT.svg");
+    // Each view's figure, as the view table names it (app/views/view_table.cpp).
+    for (const ViewInfo& view : viewTable())
+        if (view.figure) app.add_option(view.figure.flag, f.figures[view.id], view.figure.help)->type_name(view.figure.types);
     app.add_option("--export-stats", f.exportStats,
                    "Write every head's statistics (entropy, distance, self, previous, first, duplicate, induction) without a window: "
                    ".csv (one row per head; '-' = stdout) or .json (with the sink share)")
@@ -315,10 +311,6 @@ void defineFlags(CLI::App& app, Flags& f) {
         ->type_name("E");
     app.add_flag("--skip-first-key", f.skipFirstKey,
                  "Leave the first key out of the head statistics and the mean views: each row's weights over keys j >= 1, renormalised");
-    app.add_option(
-           "--export-model-view", f.exportModelView,
-           "Write every layer × head as a thumbnail (rows: layers, columns: heads) with one colour bar, without a window: .png or .svg")
-        ->type_name("OUT.png|OUT.svg");
     app.add_option("--model-view-sort", f.modelViewSort,
                    "With --export-model-view: sort each layer's heads by a statistic, largest first, and tint them by it: entropy, "
                    "entropy-share, distance, self, previous, first, duplicate, induction, or moved (with --compare)")
@@ -330,15 +322,6 @@ void defineFlags(CLI::App& app, Flags& f) {
     app.add_option("--model-view-pooling", f.modelViewPooling,
                    "With --export-model-view: each texel the mean (default) or the largest weight of its block")
         ->type_name("mean|max");
-    app.add_option("--export-head-view", f.exportHeadView,
-                   "Write the head view (tokens twice, a line per query, key and head, opacity = weight; --head one head, default all "
-                   "of the layer; --query one query) without a window: .png or .svg")
-        ->type_name("OUT.png|OUT.svg");
-    app.add_option("--export-qk-map", f.exportQkMap,
-                   "Write the query-key map of --head (its queries and keys, keys translated and both scaled as AttentionViz does, on "
-                   "their first two principal components; --query joined to its strongest keys) without a window: .png, .svg, or .json "
-                   "with the numbers")
-        ->type_name("OUT.png|OUT.svg|OUT.json");
     app.add_option("--cell-size", f.cellSize, "With --export-heatmap: pixels per cell (default: about 720 px for the matrix)")
         ->type_name("PX");
     app.add_option("--colormap", f.colormap, "viridis, magma, grayscale or cividis (colour-blind safe)")->type_name("NAME");
@@ -356,10 +339,6 @@ void defineFlags(CLI::App& app, Flags& f) {
                    "Another sentence for the same model or scenario: in the window's Compare tab (the head over both and their "
                    "difference where the tokens line up), --export-compare, and the model view's \"moved\" score")
         ->type_name("TEXT");
-    app.add_option("--export-compare", f.exportCompare,
-                   "With --compare: write the head (--head, -1 = mean; --layer for a model) over both sentences and B − A without a "
-                   "window: .png or .svg")
-        ->type_name("OUT.png|OUT.svg");
     app.add_option("--head", f.head,
                    "Head for --export-csv, --export-heatmap, --export-bars, --export-head-view and the window (-1 = mean over heads)")
         ->type_name("N");
@@ -429,9 +408,7 @@ void checkFlags(const Flags& f, const CLI::App& app) {
     } else if (given("--tokens-file")) {
         throw core::InputError("--tokens-file", "names the tokens of --attention's maps; give --attention FILE too");
     }
-    const bool anyExport = given("--export") || given("--export-npy") || given("--export-csv") || given("--export-heatmap") ||
-                           given("--export-bars") || given("--export-heads") || given("--export-stats") || given("--export-model-view") ||
-                           given("--export-head-view") || given("--export-qk-map") || given("--export-compare");
+    const bool anyExport = exporting(f);
     if (given("--screenshot") && anyExport)
         throw core::InputError("--screenshot", "renders the window; it cannot be combined with --export* (run twice)");
     if (given("--rollout-heads") && !f.rollout) throw core::InputError("--rollout-heads", "needs --rollout");
@@ -459,9 +436,8 @@ void checkFlags(const Flags& f, const CLI::App& app) {
 }
 
 bool exporting(const Flags& f) {
-    return !f.exportJson.empty() || !f.exportNpy.empty() || !f.exportCsv.empty() || !f.exportHeatmap.empty() || !f.exportBars.empty() ||
-           !f.exportHeads.empty() || !f.exportStats.empty() || !f.exportModelView.empty() || !f.exportHeadView.empty() ||
-           !f.exportQkMap.empty() || !f.exportCompare.empty();
+    return !f.exportJson.empty() || !f.exportNpy.empty() || !f.exportCsv.empty() || !f.exportStats.empty() ||
+           std::any_of(f.figures.begin(), f.figures.end(), [](const auto& figure) { return !figure.second.empty(); });
 }
 
 GuiRequest requestFrom(const Flags& f, const CLI::App& app) {

@@ -7,7 +7,9 @@
 #include <CLI/CLI.hpp>
 
 #include <iosfwd>
+#include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace attnviz::app::cli {
@@ -24,9 +26,8 @@ struct Flags {
     std::string seed;
     std::string temperature;
     bool causal = false, unscaled = false;
-    std::string exportJson, exportNpy, exportCsv, exportHeatmap, exportBars, exportHeads, colormap = "viridis", colourScale = "auto";
-    std::string exportHeadView;  // --export-head-view OUT.png|OUT.svg
-    std::string exportQkMap;     // --export-qk-map OUT.png|OUT.svg|OUT.json
+    std::string exportJson, exportNpy, exportCsv, colormap = "viridis", colourScale = "auto";
+    std::map<std::string_view, std::string> figures;  // by view id: its figure's --export-… OUT ("" = not asked for); every view with one
     int cellSize = 0;
     int head = 0;
     std::string maxTokens, maxMemoryMiB;  // read whole by parseWhole: CLI11 saturates a long long
@@ -39,18 +40,17 @@ struct Flags {
     std::string lab, lesson;
     int query = 0, stage = 0, lessonStep = 0, trainSteps = 0;
     bool smallMultiples = false, measure = false;
-    std::string exportModelView, modelViewSort, modelViewRank, modelViewPooling = "mean";  // --export-model-view and its order
-    std::string model;                                                                     // --model DIR
-    std::string attention, tokensFile;                                                     // --attention FILE, --tokens-file FILE
-    std::string layer;                                                                     // --layer N, read whole by parseWhole
-    std::string exportStats, sinkEpsilon;              // --export-stats OUT.csv|OUT.json, --sink-epsilon E
-    bool inductionTest = false, skipFirstKey = false;  // --induction-test, --skip-first-key
-    bool rollout = false;                              // --rollout: attention rollout in the window and the JSON / .npy exports
-    std::string rolloutHeads = "mean";                 // --rollout-heads mean|max
-    std::string compare;                               // --compare TEXT: another sentence beside this one
-    std::string exportCompare;                         // --export-compare OUT.png|OUT.svg
-    std::vector<std::string> ablate, ablateMean;       // --ablate L.H, --ablate-mean L.H (repeatable): a model's what-if
-    std::vector<std::string> hideTokens;               // --hide-token I (repeatable)
+    std::string modelViewSort, modelViewRank, modelViewPooling = "mean";  // --export-model-view's order
+    std::string model;                                                    // --model DIR
+    std::string attention, tokensFile;                                    // --attention FILE, --tokens-file FILE
+    std::string layer;                                                    // --layer N, read whole by parseWhole
+    std::string exportStats, sinkEpsilon;                                 // --export-stats OUT.csv|OUT.json, --sink-epsilon E
+    bool inductionTest = false, skipFirstKey = false;                     // --induction-test, --skip-first-key
+    bool rollout = false;                         // --rollout: attention rollout in the window and the JSON / .npy exports
+    std::string rolloutHeads = "mean";            // --rollout-heads mean|max
+    std::string compare;                          // --compare TEXT: another sentence beside this one
+    std::vector<std::string> ablate, ablateMean;  // --ablate L.H, --ablate-mean L.H (repeatable): a model's what-if
+    std::vector<std::string> hideTokens;          // --hide-token I (repeatable)
 };
 
 // Declares every flag on `app`, reading into `f`.
@@ -63,8 +63,7 @@ GuiRequest requestFrom(const Flags& f, const CLI::App& app);
 // quotes the text given, clipped: "got '3.5e38', which is beyond the float range", a value that
 // would round to 0, or not a number at all. The caller checks the range its flag needs.
 float parseFloat(const char* flag, const std::string& text);
-// Any of --export, --export-npy, --export-csv, --export-heatmap, --export-bars, --export-heads,
-// --export-stats, --export-model-view, --export-head-view.
+// Any of --export, --export-npy, --export-csv, --export-stats and the views' figure exports.
 bool exporting(const Flags& f);
 
 // Before any work: outputs that clash (the same file twice under any names, two on standard

@@ -21,6 +21,7 @@
 #include "app/panels/what_if_panel.hpp"
 
 #include <algorithm>
+#include <map>
 
 namespace attnviz::app {
 namespace {
@@ -33,27 +34,33 @@ std::unique_ptr<Panel> make(const PanelInfo& info) {
 }  // namespace
 
 const std::vector<PanelInfo>& panelTable() {
-    static const std::vector<PanelInfo> table = {
-        {panel_id::kControls, "Controls", "Controls", make<ControlsPanel>},
-        {panel_id::kHeatmap, "Attention weights", "Weights", make<HeatmapPanel>},
-        {panel_id::kBars, "Per-query attention", "Per query", make<BarsPanel>},
-        {panel_id::kHeads, "Heads", "Heads", make<HeadsPanel>},
-        {panel_id::kSwap, "Token swap", "Swap", make<SwapPanel>},
-        {panel_id::kStages, "Stages", "Stages", make<StagesPanel>},
-        {panel_id::kPositional, "Positional encoding", "Positions", make<PositionalPanel>},
-        {panel_id::kModel, "Model view: every layer × head", "Model", make<ModelViewPanel>},
-        {panel_id::kStats, "Head statistics", "Statistics", make<StatsPanel>},
-        {panel_id::kHeadView, "Head view", "Head view", make<HeadViewPanel>},
-        {panel_id::kNeuron, "Neuron view: one score, term by term", "Neuron", make<NeuronPanel>},
-        {panel_id::kCompare, "Compare two sentences", "Compare", make<ComparePanel>},
-        {panel_id::kQkMap, "Query–key map", "Q–K map", make<QkMapPanel>},
-        {panel_id::kWhatIf, "What-if: ablate heads, hide tokens", "What-if", make<WhatIfPanel>},
-        {labName(Lab::Linear), "Linear attention · fast weights · Hopfield", "Linear", make<LinearPanel>},
-        {labName(Lab::Cost), "Cost of attention", "Cost", make<CostPanel>},
-        {labName(Lab::Train), "Heads that learn", "Training", make<TrainPanel>},
-        {labName(Lab::Flash), "Flash-attention walk", "Flash", make<FlashPanel>},
-        {panel_id::kLesson, "Lesson", "Lesson", make<LessonPanel>},
-    };
+    static const std::vector<PanelInfo> table = [] {
+        using Make = std::unique_ptr<Panel> (*)(const PanelInfo&);
+        const std::map<std::string_view, Make> makers = {
+            {panel_id::kControls, make<ControlsPanel>},
+            {panel_id::kHeatmap, make<HeatmapPanel>},
+            {panel_id::kBars, make<BarsPanel>},
+            {panel_id::kHeads, make<HeadsPanel>},
+            {panel_id::kSwap, make<SwapPanel>},
+            {panel_id::kStages, make<StagesPanel>},
+            {panel_id::kPositional, make<PositionalPanel>},
+            {panel_id::kModel, make<ModelViewPanel>},
+            {panel_id::kStats, make<StatsPanel>},
+            {panel_id::kHeadView, make<HeadViewPanel>},
+            {panel_id::kNeuron, make<NeuronPanel>},
+            {panel_id::kCompare, make<ComparePanel>},
+            {panel_id::kQkMap, make<QkMapPanel>},
+            {panel_id::kWhatIf, make<WhatIfPanel>},
+            {labName(Lab::Linear), make<LinearPanel>},
+            {labName(Lab::Cost), make<CostPanel>},
+            {labName(Lab::Train), make<TrainPanel>},
+            {labName(Lab::Flash), make<FlashPanel>},
+            {panel_id::kLesson, make<LessonPanel>},
+        };
+        std::vector<PanelInfo> panels;
+        for (const ViewInfo& view : viewTable()) panels.push_back({view.id, view.title, view.tab, makers.at(view.id)});
+        return panels;
+    }();
     return table;
 }
 

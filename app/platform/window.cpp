@@ -1,9 +1,23 @@
 #include "app/platform/window.hpp"
 
+#include "app/keys.hpp"
+
 #include <glad/gl.h>
 #include <GLFW/glfw3.h>
 
 namespace attnviz::platform {
+
+// The keys the app names are this window library's codes (ImGui is handed them as they are).
+namespace keys = app::keys;
+static_assert(keys::kSpace == GLFW_KEY_SPACE && keys::kComma == GLFW_KEY_COMMA && keys::kMinus == GLFW_KEY_MINUS &&
+              keys::kPeriod == GLFW_KEY_PERIOD && keys::kZero == GLFW_KEY_0 && keys::kEqual == GLFW_KEY_EQUAL);
+static_assert(keys::kO == GLFW_KEY_O && keys::kS == GLFW_KEY_S && keys::kLeftBracket == GLFW_KEY_LEFT_BRACKET &&
+              keys::kRightBracket == GLFW_KEY_RIGHT_BRACKET);
+static_assert(keys::kEscape == GLFW_KEY_ESCAPE && keys::kRight == GLFW_KEY_RIGHT && keys::kLeft == GLFW_KEY_LEFT &&
+              keys::kDown == GLFW_KEY_DOWN && keys::kUp == GLFW_KEY_UP && keys::kPageUp == GLFW_KEY_PAGE_UP &&
+              keys::kPageDown == GLFW_KEY_PAGE_DOWN);
+static_assert(keys::kF5 == GLFW_KEY_F5 && keys::kF11 == GLFW_KEY_F11 && keys::kKeypadSubtract == GLFW_KEY_KP_SUBTRACT &&
+              keys::kKeypadAdd == GLFW_KEY_KP_ADD);
 
 void Window::Destroy::operator()(GLFWwindow* window) const { glfwDestroyWindow(window); }
 

@@ -13,6 +13,8 @@ struct Capabilities {
     bool weights = false;     // X and W_Q, W_K, W_V behind the maps: stages, token swap, positions, neuron view, labs
     bool rerun = false;       // a checkpoint's pass to run again: what-if edits, another sentence, the induction test
     bool editable = false;    // the scenario's controls (sentence, τ, mask, sizes) change the maps
+    bool ownPass = false;     // the views of every layer read a checkpoint's own pass (causal, τ = 1), not the shown layer's softmax
+    bool givenMaps = false;   // the maps are given whole (computed elsewhere): no softmax of ours to name, the mask detected
 };
 
 Capabilities capabilities(const AppState& state);

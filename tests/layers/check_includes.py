@@ -12,10 +12,19 @@ states:
   app/state      core and state only; no ImGui, GL or GLFW
   app/render     core, render and the font files; no ImGui, GL or GLFW
   app/fonts      font_files, font_stack, shown_text: core only; font_atlas may use ImGui
-  command line   app/cli*: state, render and core; no ImGui, GL, GLFW, panels, gfx or platform
+  app/views      the view table and the figures: core, state, render and views; no ImGui, GL or GLFW
+  command line   app/cli*: views, state, render and core; no ImGui, GL, GLFW, panels, gfx or platform
   panels         no GL header (GL lives in app/gfx and app/platform); no other panel's header
                  (but the panel table, which names them all)
   gfx            no panel, no platform header
+  app.*          the app (panels, layout, keys, dialogs): ImGui, no GL, GLFW or platform header
+  keys.hpp       the key codes the app maps: no header at all
+  theme.*        ImGui's style from the state: no GL, GLFW, platform, panel or gfx header
+  widgets        ImGui drawing helpers: core, fonts and widgets; no GL, GLFW, state, panel or platform
+  platform       the window, GL context and frame loop: GL and GLFW here; no panel or command line
+  gui.*, main    compose the window (gui) and the command line (main): no panel, no GL header
+
+Every file under core/ and app/ has a rule: a file none applies to is reported too.
 
 Usage: check_includes.py SOURCE_DIR   (exit 1 and one line per broken rule)
 """
@@ -33,6 +42,7 @@ CORE_ROOMS = {
     "models": {"base", "text", "attention", "scenario", "models"},
 }
 UI_LIBS = ("imgui", "backends/imgui", "GL/", "GLFW/", "glad/")
+WINDOW_LIBS = ("GL/", "GLFW/", "glad/", "backends/")
 NOT_IN_CORE = UI_LIBS + ("stb_", "CLI/")
 ATLAS = "app/fonts/font_atlas"
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')
@@ -69,10 +79,39 @@ def rules_for(rel: str):
                (t.startswith(("core/", "app/fonts/")) and not t.startswith(ATLAS)),
                "the fonts layer is shared with the figures: no ImGui, GL, GLFW or atlas header")
         return
+    if rel.startswith("app/views/"):
+        yield (lambda k, t: (k == "<" and not t.startswith(UI_LIBS)) or
+               (t.startswith(("core/", "app/state/", "app/render/", "app/views/", "app/fonts/")) and not t.startswith(ATLAS)),
+               "app/views makes figures from the state: core, state, render and views only")
+        return
     if re.match(r"app/cli[^/]*$", rel):
         yield (lambda k, t: (k == "<" and not t.startswith(UI_LIBS)) or
-               t.startswith(("core/", "app/state/", "app/render/", "app/cli")),
-               "the command line links state and render: no window, panel, gfx or platform header")
+               t.startswith(("core/", "app/state/", "app/render/", "app/views/", "app/cli")),
+               "the command line links views, state and render: no window, panel, gfx or platform header")
+        return
+    if rel == "app/keys.hpp":
+        yield (lambda k, t: k == "<" and not t.startswith(UI_LIBS), "the key codes the app maps include nothing of a window")
+        return
+    if re.match(r"app/app\.[ch]pp$", rel):
+        yield (lambda k, t: not t.startswith(WINDOW_LIBS + ("app/platform/", "app/cli")),
+               "the app draws with ImGui: no window, GL or platform header (app/platform, gui.cpp)")
+        return
+    if re.match(r"app/theme\.[ch]pp$", rel):
+        yield (lambda k, t: not t.startswith(WINDOW_LIBS + ("app/platform/", "app/panels/", "app/gfx/", "app/cli")),
+               "the theme sets ImGui's style: no window, GL, panel or gfx header")
+        return
+    if rel.startswith("app/widgets/") or rel.startswith(ATLAS):
+        yield (lambda k, t: (k == "<" and not t.startswith(WINDOW_LIBS)) or
+               t.startswith(("core/", "app/fonts/", "app/widgets/")),
+               "widgets and the atlas draw with ImGui: core, fonts and widgets only, no GL or window header")
+        return
+    if rel.startswith("app/platform/"):
+        yield (lambda k, t: not t.startswith(("app/panels/", "app/cli")),
+               "the platform owns the window and the frame loop: no panel or command-line header")
+        return
+    if re.match(r"app/(gui\.[ch]pp|main\.cpp)$", rel):
+        yield (lambda k, t: not t.startswith(WINDOW_LIBS + ("app/panels/", "app/gfx/")),
+               "gui and main compose the window and the command line: no panel, gfx or GL header")
         return
     if rel.startswith("app/panels/"):
         own = pathlib.PurePosixPath(rel).stem
@@ -102,6 +141,7 @@ def main() -> int:
         rel = path.relative_to(root).as_posix()
         rules = list(rules_for(rel))
         if not rules:
+            broken.append(f"{rel}: no include rule covers this file (tests/layers/check_includes.py)")
             continue
         checked += 1
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):

@@ -1,0 +1,232 @@
+#include "app/views/figures.hpp"
+
+#include "app/state/capabilities.hpp"
+#include "app/state/compare_view.hpp"
+#include "app/state/head_summary.hpp"
+#include "app/state/head_view.hpp"
+#include "app/state/launch.hpp"
+#include "app/state/model_view.hpp"
+#include "app/state/query_key_view.hpp"
+#include "core/base/error.hpp"
+#include "core/base/format.hpp"
+
+namespace attnviz::app {
+namespace {
+
+core::InputError notReady(const FigureRequest& request) {
+    return core::InputError(request.where, "the heads' weights are still being computed; try again in a moment");
+}
+
+void requireWeights(const AppState& state, int head, const FigureRequest& request) {
+    if (state.forward.heads.empty() || !weightsFresh(state, head)) throw notReady(request);
+}
+
+// "layer 3 · " for a source of many layers; "" for a scenario's one.
+std::string layerPart(const AppState& state) {
+    return capabilities(state).manyLayers ? "layer " + std::to_string(state.scenario.layer + 1) + " · " : std::string();
+}
+
+std::string everyHead(int heads) { return "all " + std::to_string(heads) + (heads == 1 ? " head" : " heads"); }
+
+// The head's title as the heatmap, the bars and the grid of heads name it, the mean's rule included.
+std::string shownHeadTitle(const AppState& state, int head) {
+    std::string title = figureTitle(state, core::headName(state.scenario, head, state.model.heads));
+    if (head < 0 && state.view.skipFirstKey) title += " · first key left out";
+    return title;
+}
+
+}  // namespace
+
+std::string figureTitle(const AppState& state, const std::string& heads, bool ownPass) {
+    const Capabilities can = capabilities(state);
+    const core::Settings& settings = state.settings;
+    std::string title = state.scenario.name.empty() ? std::string() : state.scenario.name + " · ";
+    title += heads;
+    if (can.givenMaps) return title + (settings.causal ? " · imported maps · causal (detected)" : " · imported maps");
+    if (ownPass) return title + " · the model's pass (causal, τ = 1)";
+    title += " · τ = " + core::formatFixed(settings.temperature, 2);
+    if (!settings.scaled) title += " · unscaled";
+    if (settings.causal) title += " · causal";
+    else if (can.ownPass) title += " · bidirectional (the model reads causally)";
+    return title;
+}
+
+render::HeatmapFigure heatmapFigure(const AppState& state, const FigureRequest& request) {
+    const int head = state.view.selectedHead;
+    requireWeights(state, head, request);
+    render::HeatmapFigure figure;
+    figure.rowLabels = state.model.queryTokens;
+    figure.colLabels = state.model.keyTokens;
+    figure.weights = visibleWeights(state);
+    if (core::hasMask(state.settings)) figure.blocked = core::blockedMatrix(state.settings, state.model.tq(), state.model.tk());
+    figure.title = shownHeadTitle(state, head);
+    figure.colormap = state.view.colormap;
+    figure.scale = state.view.colourScale;
+    figure.cellSize = request.cellSize;
+    return figure;
+}
+
+render::BarsFigure barsFigure(const AppState& state, const FigureRequest& request) {
+    const int head = state.view.selectedHead, query = state.view.selectedQuery;
+    requireWeights(state, head, request);
+    const core::Mat weights = visibleWeights(state);
+    if (query < 0 || query >= weights.rows()) throw core::InputError(request.where, "no query " + std::to_string(query) + " to draw");
+    render::BarsFigure figure;
+    figure.keyLabels = state.model.keyTokens;
+    figure.weights.assign(weights.row(query).data(), weights.row(query).data() + weights.cols());
+    if (core::hasMask(state.settings)) {
+        const core::MaskMat blocked = core::blockedMatrix(state.settings, state.model.tq(), state.model.tk());
+        for (Eigen::Index j = 0; j < blocked.cols(); ++j) figure.blocked.push_back(blocked(query, j));
+    }
+    figure.query = query;
+    figure.queryLabel = state.model.queryTokens[static_cast<std::size_t>(query)];
+    figure.title = shownHeadTitle(state, head);
+    figure.logScale = state.view.colourScale == core::ColourScale::Log;
+    return figure;
+}
+
+render::HeadsFigure headsFigure(const AppState& state, const FigureRequest& request) {
+    requireWeights(state, -1, request);
+    render::HeadsFigure figure;
+    for (const core::HeadTensors& h : state.forward.heads) figure.heads.push_back(h.weights);
+    if (core::hasMask(state.settings)) figure.blocked = core::blockedMatrix(state.settings, state.model.tq(), state.model.tk());
+    figure.title = figureTitle(state, layerPart(state) + everyHead(state.model.heads));
+    figure.colormap = state.view.colormap;
+    figure.scale = state.view.colourScale;
+    return figure;
+}
+
+render::ModelViewFigure modelViewFigure(AppState& state, const FigureRequest& request) {
+    if (!summarizeHeads(state)) throw notReady(request);
+    const ModelViewOptions& options = state.view.modelView;
+    const bool moved = options.score == core::HeadScore::Moved && !state.view.compareText.empty();
+    if (moved) {
+        refreshCompare(state);
+        if (!state.compare.why.empty()) throw core::InputError("", state.compare.why);
+    }
+    const TileLayout layout = modelViewLayout(state, options);
+    const HeadSummary& s = state.headSummary;
+    render::ModelViewFigure figure;
+    figure.layers = s.layers;
+    figure.heads = s.heads;
+    figure.firstLayer = s.firstLayer;
+    figure.side = static_cast<int>(s.side);
+    figure.sideKeys = static_cast<int>(s.sideKeys);
+    figure.thumbnails = options.pooling == core::BlockPooling::Mean ? s.means : s.maxima;
+    figure.order = layout.scores ? options.order : core::TileOrder::Natural;
+    figure.slots = layout.order;
+    if (layout.scores && options.tint) figure.tint = *layout.scores;
+    figure.rule = layout.rule;
+    if (s.factor > 1)
+        figure.pooling = std::string(options.pooling == core::BlockPooling::Mean ? "mean" : "largest") + " of a block of " +
+                         std::to_string(s.factor) + " × " + std::to_string(s.factor) + " weights";
+    figure.keys = s.keys;
+    if (moved && layout.scores) figure.rule += " · " + std::string(core::movedRule()) + " · B: " + core::quoteValue(state.view.compareText);
+    const Capabilities can = capabilities(state);
+    std::string title = state.scenario.name.empty() ? std::string() : state.scenario.name + " · ";
+    title += can.ownPass     ? "every layer × head · the model's pass (causal, τ = 1)"
+             : can.givenMaps ? "every layer × head · imported maps"
+                             : "every head · τ = " + core::formatFixed(state.settings.temperature, 2);
+    figure.title = title;
+    figure.colormap = state.view.colormap;
+    figure.scale = state.view.colourScale;
+    return figure;
+}
+
+render::HeadViewFigure headViewFigure(const AppState& state, const FigureRequest& request) {
+    const core::AttentionMaps maps = attentionMaps(state);
+    if (!maps) throw notReady(request);
+    if (maps.queries != maps.keys)
+        throw core::InputError(request.where, "needs queries that are the keys (self-attention); this scenario has " +
+                                                  std::to_string(maps.queries) + " queries and " + std::to_string(maps.keys) + " keys");
+    if (maps.queries > render::kMaxHeadViewTokens)
+        throw core::InputError(request.where, std::to_string(maps.queries) + " tokens are too many for the figure (at most " +
+                                                  std::to_string(render::kMaxHeadViewTokens) + ")");
+    render::HeadViewFigure figure;
+    figure.heads = headViewHeads(state);
+    const std::vector<int>& picked = state.view.viewTokens;
+    std::vector<int> queries;
+    if (picked.size() == 1) queries = picked, figure.query = picked.front();
+    const core::HeadLineRule rule;
+    const core::HeadLines lines = core::headLines(maps, headViewLayer(state, maps), figure.heads, queries, rule);
+    if (lines.lines.size() > static_cast<std::size_t>(render::kMaxHeadViewLines))
+        throw core::InputError(request.where, std::to_string(lines.lines.size()) + " lines are too many for one figure (at most " +
+                                                  std::to_string(render::kMaxHeadViewLines) + "): pick a --head or a --query");
+    figure.tokens = static_cast<int>(maps.queries);
+    figure.labels = state.model.queryTokens;
+    figure.lines = lines.lines;
+    figure.readable = lines.readable;
+    figure.rule = rule.describe(maps.keys);
+    const int heads = state.model.heads;
+    const std::string shown = figure.heads.size() == 1
+                                  ? core::headName(state.scenario, figure.heads.front(), heads)
+                                  : layerPart(state) + everyHead(static_cast<int>(figure.heads.size())) +
+                                        (static_cast<int>(figure.heads.size()) == heads ? std::string() : " of " + std::to_string(heads));
+    figure.title = "Head view · " + figureTitle(state, shown, capabilities(state).ownPass);
+    return figure;
+}
+
+render::CompareFigure compareFigure(AppState& state, const FigureRequest& request) {
+    if (state.view.compareText.empty()) throw core::InputError(request.where, "needs another sentence to compare with");
+    if (!refreshCompare(state)) throw notReady(request);
+    if (!state.compare.why.empty()) throw core::InputError("", state.compare.why);
+    const core::AttentionMaps a = attentionMaps(state), b = compareMaps(state);
+    if (!a || !b) throw notReady(request);
+    const int layer = compareLayer(state), head = state.view.selectedHead;
+    if (head < -1 || head >= a.heads) throw core::InputError(request.where, headOutOfRange(head, a.heads));
+    const auto headMap = [&](const core::AttentionMaps& maps) -> core::Mat {
+        if (head >= 0) return maps.weights(layer, head);
+        core::Mat sum = core::Mat::Zero(maps.queries, maps.keys);
+        for (int h = 0; h < maps.heads; ++h) sum += maps.weights(layer, h);
+        return sum / static_cast<float>(maps.heads);
+    };
+    const bool ownPass = capabilities(state).ownPass;
+    render::CompareFigure figure;
+    figure.a = headMap(a);
+    figure.b = headMap(b);
+    if (core::hasMask(a.layerSettings(layer))) figure.aBlocked = core::blockedMatrix(a.layerSettings(layer), a.queries, a.keys);
+    if (core::hasMask(b.layerSettings(layer))) figure.bBlocked = core::blockedMatrix(b.layerSettings(layer), b.queries, b.keys);
+    figure.difference = core::alignedDifference(figure.a, figure.b, state.compare.alignment, figure.lined);
+    figure.aLabels = ownPass ? a.labels : state.keyLabels;
+    figure.bLabels = state.compare.labels;
+    std::string sentence = state.scenario.sentence.value_or("");
+    if (sentence.empty())
+        for (const std::string& t : state.model.keyTokens) sentence += (sentence.empty() ? "" : " ") + t;
+    figure.aCaption = "A: " + core::sanitizeUtf8(sentence);
+    figure.bCaption = "B: " + core::sanitizeUtf8(state.view.compareText);
+    figure.subtitle = core::alignmentText(state.compare.alignment, static_cast<int>(state.compare.labels.size())) + " · moved " +
+                      core::formatFixed(core::mapMoved(figure.a, figure.b, state.compare.alignment), 3) +
+                      " (mean over lined-up queries of ½ Σ|B − A|) · rows: queries, columns: keys";
+    const std::string shown = (ownPass ? "layer " + std::to_string(layer + 1) + " · " : std::string()) +
+                              (head >= 0 ? "head " + std::to_string(head + 1) : "mean over heads");
+    figure.title = "Compare · " + (state.scenario.name.empty() ? std::string() : state.scenario.name + " · ") + shown +
+                   (ownPass ? " · the model's pass (causal, τ = 1)" : "");
+    figure.colormap = state.view.colormap;
+    return figure;
+}
+
+render::QkMapFigure qkMapFigure(AppState& state, const FigureRequest& request) {
+    const int head = state.view.selectedHead;
+    if (!refreshQueryKeyMap(state)) throw notReady(request);
+    const core::QueryKeyMap* map = shownQueryKeyMap(state);
+    if (!map) throw core::InputError(request.where, state.queryKey.why);
+    if (map->points.rows() > render::kMaxQkMapPoints)
+        throw core::InputError(request.where, std::to_string(map->points.rows()) + " points are too many for one figure (at most " +
+                                                  std::to_string(render::kMaxQkMapPoints) + ")");
+    render::QkMapFigure figure;
+    figure.map = *map;
+    figure.queryLabels = state.model.queryTokens;
+    figure.keyLabels = state.model.keyTokens;
+    if (request.markQuery) {
+        const int query = state.view.selectedQuery;
+        const core::RowVec row = queryKeyWeights(state, query);
+        if (row.size() == 0) throw core::InputError(request.where, "no query " + std::to_string(query) + " to mark");
+        figure.query = query;
+        figure.strongest = core::strongestKeys(row, 8);
+        for (const int j : figure.strongest) figure.strongestWeights.push_back(row(j));
+    }
+    figure.title = "Query–key map · " + figureTitle(state, core::headName(state.scenario, head, state.model.heads));
+    return figure;
+}
+
+}  // namespace attnviz::app

@@ -1,0 +1,89 @@
+#include "app/views/view_table.hpp"
+
+#include <algorithm>
+
+namespace attnviz::app {
+namespace {
+
+// A figure's file: the view's builder, then the figure's encoder for the path's type.
+template <auto build, auto encode>
+std::string writeFigure(AppState& state, const std::string& path, const FigureRequest& request) {
+    return encode(path, build(state, request));
+}
+
+void pngOrSvg(const std::string& path) { static_cast<void>(render::heatmapIsPng(path)); }
+
+constexpr const char* kPngOrSvg = "OUT.png|OUT.svg";
+
+}  // namespace
+
+const std::vector<ViewInfo>& viewTable() {
+    static const std::vector<ViewInfo> table = {
+        {panel_id::kControls, "Controls", "Controls", {}},
+        {panel_id::kHeatmap,
+         "Attention weights",
+         "Weights",
+         {"--export-heatmap", kPngOrSvg, "Write a heatmap figure (labels, colour bar) without a window: .png or .svg (vector)", false,
+          writeFigure<heatmapFigure, render::encodeHeatmap>, pngOrSvg}},
+        {panel_id::kBars,
+         "Per-query attention",
+         "Per query",
+         {"--export-bars", kPngOrSvg,
+          "Write the per-query bar chart (one query's weights over the keys; --query, --head) without a window: .png or .svg", false,
+          writeFigure<barsFigure, render::encodeBars>, pngOrSvg}},
+        {panel_id::kHeads,
+         "Heads",
+         "Heads",
+         {"--export-heads", kPngOrSvg,
+          "Write every head's map side by side, with their mean and one colour bar, without a window: .png or .svg", false,
+          writeFigure<headsFigure, render::encodeHeads>, pngOrSvg}},
+        {panel_id::kSwap, "Token swap", "Swap", {}},
+        {panel_id::kStages, "Stages", "Stages", {}},
+        {panel_id::kPositional, "Positional encoding", "Positions", {}},
+        {panel_id::kModel,
+         "Model view: every layer × head",
+         "Model",
+         {"--export-model-view", kPngOrSvg,
+          "Write every layer × head as a thumbnail (rows: layers, columns: heads) with one colour bar, without a window: .png or .svg",
+          true, writeFigure<modelViewFigure, render::encodeModelView>, pngOrSvg}},
+        {panel_id::kStats, "Head statistics", "Statistics", {}},
+        {panel_id::kHeadView,
+         "Head view",
+         "Head view",
+         {"--export-head-view", kPngOrSvg,
+          "Write the head view (tokens twice, a line per query, key and head, opacity = weight; --head one head, default all of the "
+          "layer; --query one query) without a window: .png or .svg",
+          true, writeFigure<headViewFigure, render::encodeHeadView>, pngOrSvg}},
+        {panel_id::kNeuron, "Neuron view: one score, term by term", "Neuron", {}},
+        {panel_id::kCompare,
+         "Compare two sentences",
+         "Compare",
+         {"--export-compare", kPngOrSvg,
+          "With --compare: write the head (--head, -1 = mean; --layer for a model) over both sentences and B − A without a window: "
+          ".png or .svg",
+          false, writeFigure<compareFigure, render::encodeCompare>, pngOrSvg}},
+        {panel_id::kQkMap,
+         "Query–key map",
+         "Q–K map",
+         {"--export-qk-map", "OUT.png|OUT.svg|OUT.json",
+          "Write the query-key map of --head (its queries and keys, keys translated and both scaled as AttentionViz does, on their "
+          "first two principal components; --query joined to its strongest keys) without a window: .png, .svg, or .json with the "
+          "numbers",
+          false, writeFigure<qkMapFigure, render::encodeQkMap>, render::checkQkMapPath}},
+        {panel_id::kWhatIf, "What-if: ablate heads, hide tokens", "What-if", {}},
+        {labName(Lab::Linear), "Linear attention · fast weights · Hopfield", "Linear", {}},
+        {labName(Lab::Cost), "Cost of attention", "Cost", {}},
+        {labName(Lab::Train), "Heads that learn", "Training", {}},
+        {labName(Lab::Flash), "Flash-attention walk", "Flash", {}},
+        {panel_id::kLesson, "Lesson", "Lesson", {}},
+    };
+    return table;
+}
+
+const ViewInfo* findView(std::string_view id) {
+    const auto& table = viewTable();
+    const auto it = std::find_if(table.begin(), table.end(), [&](const ViewInfo& v) { return v.id == id; });
+    return it == table.end() ? nullptr : &*it;
+}
+
+}  // namespace attnviz::app

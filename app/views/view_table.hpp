@@ -1,0 +1,61 @@
+// Every view the app has, one row each, in drawing order: its id (for --panel, lessons and the
+// layout), its window title and tab name, and, for a view with a figure, the command line's
+// export flag and the function that makes the figure's file from the state. The window builds its
+// panels from this table (app/panels/panel_table.cpp adds how to draw each), the command line
+// declares its figure exports from it, and the Export dialog offers the same figures.
+#pragma once
+
+#include "app/state/app_state.hpp"
+#include "app/views/figures.hpp"
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace attnviz::app {
+
+// The ids the layout names. A lab's view is named after its lab (labName).
+namespace panel_id {
+inline constexpr std::string_view kControls = "controls";
+inline constexpr std::string_view kHeatmap = "heatmap";
+inline constexpr std::string_view kBars = "bars";
+inline constexpr std::string_view kHeads = "heads";
+inline constexpr std::string_view kSwap = "swap";
+inline constexpr std::string_view kStages = "stages";
+inline constexpr std::string_view kPositional = "positional";
+inline constexpr std::string_view kLesson = "lesson";
+inline constexpr std::string_view kModel = "model";  // every layer × head (the model view)
+inline constexpr std::string_view kStats = "stats";  // every head's statistics
+inline constexpr std::string_view kHeadView = "head-view";
+inline constexpr std::string_view kNeuron = "neuron";
+inline constexpr std::string_view kCompare = "compare";
+inline constexpr std::string_view kQkMap = "qk-map";    // the selected head's queries and keys on one plane
+inline constexpr std::string_view kWhatIf = "what-if";  // a model's heads ablated, tokens hidden
+}  // namespace panel_id
+
+// A view's figure as a file: its export flag and how the file is made.
+struct FigureExport {
+    const char* flag = nullptr;   // "--export-heatmap"; nullptr: the view has no figure
+    const char* types = nullptr;  // the flag's value as --help shows it: "OUT.png|OUT.svg"
+    const char* help = nullptr;   // the flag's help
+    bool everyLayer = false;      // reads every layer's maps (an import's are all checked first)
+    // The file's bytes for `path` (its type by the extension), from the state as it is: the view's
+    // derived data is brought up to date first. Throws core::InputError.
+    std::string (*write)(AppState& state, const std::string& path, const FigureRequest& request) = nullptr;
+    // Refuses a path whose type the figure cannot be (before any work). Throws core::InputError.
+    void (*checkPath)(const std::string& path) = nullptr;
+    explicit operator bool() const { return flag != nullptr; }
+};
+
+struct ViewInfo {
+    std::string_view id;
+    const char* title;  // the window's title
+    const char* tab;    // its short name, on a tab when views share a place (a small screen)
+    FigureExport figure;
+};
+
+const std::vector<ViewInfo>& viewTable();
+// The table's row for `id`; nullptr when no view has it.
+const ViewInfo* findView(std::string_view id);
+
+}  // namespace attnviz::app
