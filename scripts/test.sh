@@ -24,7 +24,7 @@ step "test suite (Release)"
 ctest --test-dir build --output-on-failure -j "$(nproc)"
 ((QUICK)) && exit 0
 
-step "clang-tidy on core/ and app/state/"
+step "clang-tidy on core/, app/state/ and app/views/"
 bash scripts/tidy.sh build
 step "layout (.clang-format)"
 git ls-files -z '*.cpp' '*.hpp' | xargs -0 clang-format-14 --dry-run --Werror

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# clang-tidy over the engine (core/) and the state (app/state/), every warning an error; the checks
+# clang-tidy over the engine (core/), the state (app/state/) and the views (app/views/), every warning an error; the checks
 # are in .clang-tidy.
 # Usage: bash scripts/tidy.sh [build-dir]   (a configured build: it reads compile_commands.json)
 set -euo pipefail
@@ -17,6 +17,6 @@ fi
 # GCC-only warning flags mean nothing to clang: keep its driver quiet about them. The
 # "N warnings generated" lines count what the header filter suppressed (Eigen's, the standard
 # library's); they are dropped.
-find core app/state -name "*.cpp" | sort | xargs -P "$(nproc)" -n 1 "$TIDY" -p "$BUILD_DIR" --quiet --warnings-as-errors='*' \
+find core app/state app/views -name "*.cpp" | sort | xargs -P "$(nproc)" -n 1 "$TIDY" -p "$BUILD_DIR" --quiet --warnings-as-errors='*' \
   --extra-arg=-Wno-unknown-warning-option 2>&1 | sed -e '/^[0-9]* warnings\? generated\.$/d'
-echo "attnviz: clang-tidy: core and state are clean"
+echo "attnviz: clang-tidy: core, state and views are clean"

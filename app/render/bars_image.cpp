@@ -318,7 +318,7 @@ void hatch(Canvas& canvas, int x, int y, int w, int h) {
         for (int px = x; px < x + w; ++px) canvas.fillRect(px, py, 1, 1, (px + py) % kHatchPeriod == 0 ? kHatchInk : kHatchPaper);
 }
 
-std::string drawPng(const Layout& L, const figure::FigureFonts& fonts) {
+std::string drawPng(const BarsFigure& /*figure*/, const Layout& L, const figure::FigureFonts& fonts) {
     Canvas canvas(L.width, L.height);
     figure::drawLines(canvas, L.grid);
     std::vector<TextItem> texts = L.texts;
@@ -339,7 +339,7 @@ std::string drawPng(const Layout& L, const figure::FigureFonts& fonts) {
 
 // ---- 7. SVG -----------------------------------------------------------------------------------
 
-std::string drawSvg(const Layout& L) {
+std::string drawSvg(const BarsFigure& /*figure*/, const Layout& L) {
     std::string s = figure::svgOpen(L.width, L.height);
     s.reserve(L.bars.size() * 96 + 8192);
     if (L.legendY >= 0) {
@@ -371,32 +371,17 @@ std::string drawSvg(const Layout& L) {
     figure::appendLinesSvg(s, L.axes);
     figure::appendTextsSvg(s, values, "values");
     figure::appendTextsSvg(s, L.keyTexts, "key-labels");
-    figure::appendTextsSvg(s, L.texts);
-    s += "</svg>\n";
-    return s;
+    return figure::closeSvg(s, L.texts);
 }
+
+constexpr figure::Drawing<BarsFigure, Layout> kDrawing{validate, layOut, drawPng, drawSvg};
 
 }  // namespace
 
-std::string renderBarsPng(const BarsFigure& f) {
-    validate(f);
-    const figure::FigureFonts fonts;
-    return drawPng(layOut(f, fonts), fonts);
-}
+std::string renderBarsPng(const BarsFigure& f) { return kDrawing.draw(f, figure::FileType::Png); }
 
-std::string renderBarsSvg(const BarsFigure& f) {
-    validate(f);
-    const figure::FigureFonts fonts;  // the layout measures text with the same font the SVG names
-    return drawSvg(layOut(f, fonts));
-}
+std::string renderBarsSvg(const BarsFigure& f) { return kDrawing.draw(f, figure::FileType::Svg); }
 
-std::string encodeBars(const std::string& path, const BarsFigure& f) {
-    const bool png = heatmapIsPng(path);
-    try {
-        return png ? renderBarsPng(f) : renderBarsSvg(f);
-    } catch (const core::InputError& e) {
-        throw e.within(path);
-    }
-}
+std::string encodeBars(const std::string& path, const BarsFigure& f) { return kDrawing.encode(path, f); }
 
 }  // namespace attnviz::render

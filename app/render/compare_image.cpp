@@ -230,32 +230,17 @@ std::string drawSvg(const CompareFigure& f, const Layout& L) {
     figure::appendColourBarSvg(s, f.colormap, L.weightBarX, L.barY, kBarW, L.barH);
     figure::appendColourBarSvg(s, core::ColormapKind::Diverging, L.diffBarX, L.barY, kBarW, L.barH);
     figure::appendLinesSvg(s, L.lines);
-    figure::appendTextsSvg(s, L.texts);
-    s += "</svg>\n";
-    return s;
+    return figure::closeSvg(s, L.texts);
 }
+
+constexpr figure::Drawing<CompareFigure, Layout> kDrawing{validate, layOut, drawPng, drawSvg};
 
 }  // namespace
 
-std::string renderComparePng(const CompareFigure& f) {
-    validate(f);
-    const figure::FigureFonts fonts;
-    return drawPng(f, layOut(f, fonts), fonts);
-}
+std::string renderComparePng(const CompareFigure& f) { return kDrawing.draw(f, figure::FileType::Png); }
 
-std::string renderCompareSvg(const CompareFigure& f) {
-    validate(f);
-    const figure::FigureFonts fonts;
-    return drawSvg(f, layOut(f, fonts));
-}
+std::string renderCompareSvg(const CompareFigure& f) { return kDrawing.draw(f, figure::FileType::Svg); }
 
-std::string encodeCompare(const std::string& path, const CompareFigure& f) {
-    const bool png = heatmapIsPng(path);
-    try {
-        return png ? renderComparePng(f) : renderCompareSvg(f);
-    } catch (const core::InputError& e) {
-        throw e.within(path);
-    }
-}
+std::string encodeCompare(const std::string& path, const CompareFigure& f) { return kDrawing.encode(path, f); }
 
 }  // namespace attnviz::render

@@ -5,8 +5,11 @@
 #include "core/base/format.hpp"
 #include "core/text/tokenizer.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 
 namespace attnviz::render::figure {
 
@@ -199,6 +202,55 @@ void appendTextsSvg(std::string& svg, const std::vector<TextItem>& texts, const 
         svg += ">" + xmlText(t.text) + "</text>\n";
     }
     svg += "</g>\n";
+}
+
+int colourBarTicks(std::vector<Line>& lines, std::vector<TextItem>& texts, const Font& font, const ColourBarScale& bar, int x, int y, int w,
+                   int h) {
+    const float tickX = static_cast<float>(x + w + 8);
+    float tickW = 0;
+    for (const auto& [v, label] : bar.ticks) {
+        const int ty = std::min(y + h - 1, y + static_cast<int>(std::lround((1.0f - v) * static_cast<float>(h))));
+        lines.push_back({x + w, ty, 5, 1, kFrame});
+        texts.push_back({label, tickX, centredBaseline(static_cast<float>(ty), kTickPx), kTickPx, Anchor::Start, kText});
+        tickW = std::max(tickW, font.textWidth(label, kTickPx));
+    }
+    const int captionX = static_cast<int>(tickX) + ceilPx(tickW) + 10;
+    texts.push_back({bar.caption, static_cast<float>(captionX) + font.ascent(kTickPx + 1),
+                     static_cast<float>(y) + static_cast<float>(h) / 2.0f, kTickPx + 1, Anchor::Middle, kCaption, true});
+    frameBox(lines, x, y, w, h, kFrame);
+    return captionX + lineHeight(font, kTickPx + 1);
+}
+
+void titleText(std::vector<TextItem>& texts, const FigureFonts& fonts, const std::string& title, float width, int& y) {
+    if (title.empty()) return;
+    y += ceilPx(kTitlePx);
+    texts.push_back({fonts.bold.ellipsize(title, kTitlePx, width), static_cast<float>(kMargin), static_cast<float>(y), kTitlePx,
+                     Anchor::Start, kText, false, true});
+    y += 8;
+}
+
+std::string closeSvg(std::string& svg, const std::vector<TextItem>& texts) {
+    appendTextsSvg(svg, texts);
+    svg += "</svg>\n";
+    return std::move(svg);
+}
+
+FileType fileType(const std::string& path, bool json) {
+    std::string ext = std::filesystem::path(path).extension().string();
+    std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    if (ext == ".png") return FileType::Png;
+    if (ext == ".svg") return FileType::Svg;
+    if (json && ext == ".json") return FileType::Json;
+    throw core::InputError(path, json ? "unknown type; use .png, .svg or .json" : "unknown image type; use .png or .svg");
+}
+
+std::string encodeAs(const std::string& path, const std::function<std::string(FileType)>& draw, bool json) {
+    const FileType type = fileType(path, json);
+    try {
+        return draw(type);
+    } catch (const core::InputError& e) {
+        throw e.within(path);
+    }
 }
 
 }  // namespace attnviz::render::figure

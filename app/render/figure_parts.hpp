@@ -6,6 +6,7 @@
 #include "app/render/raster.hpp"
 #include "core/attention/colormap.hpp"
 
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <utility>
@@ -73,6 +74,13 @@ struct ColourBarScale {
     std::string caption;
 };
 ColourBarScale colourBarScale(const core::ScaleChoice& choice, float logFloor);
+// The bar's ticks and caption laid out right of the bar at (x, y, w, h), and its frame; returns the
+// right edge of the caption, which is written upwards.
+int colourBarTicks(std::vector<Line>& lines, std::vector<TextItem>& texts, const Font& font, const ColourBarScale& bar, int x, int y, int w,
+                   int h);
+// The figure's title at the top margin, bold, cut to `width` with "…": `y` is the top and moves
+// below it (nothing when the title is empty).
+void titleText(std::vector<TextItem>& texts, const FigureFonts& fonts, const std::string& title, float width, int& y);
 
 // ---- Back ends ----------------------------------------------------------------------------
 
@@ -100,5 +108,38 @@ void appendColourBarSvg(std::string& svg, core::ColormapKind kind, int x, int y,
 void appendCellRowSvg(std::string& svg, int x, int y, int cell, int cols, bool merge, const std::function<std::string(int)>& fill);
 void appendLinesSvg(std::string& svg, const std::vector<Line>& lines, const std::string& id = "axes");
 void appendTextsSvg(std::string& svg, const std::vector<TextItem>& texts, const std::string& id = "text");
+// The texts, then the end of the SVG: what every figure's SVG closes with.
+std::string closeSvg(std::string& svg, const std::vector<TextItem>& texts);
+
+// ---- Files ---------------------------------------------------------------------------------
+
+enum class FileType : std::uint8_t { Png, Svg, Json };
+// The type a figure's path names by its extension (any case): .png or .svg, and .json where a
+// figure writes its numbers too. Any other is an InputError naming the path.
+FileType fileType(const std::string& path, bool json = false);
+// `draw(type)` for the type `path` names (.json allowed with `json`); errors are named by the path.
+std::string encodeAs(const std::string& path, const std::function<std::string(FileType)>& draw, bool json = false);
+
+// The one way every figure becomes its file: checked, laid out once with the fonts the SVG names
+// (both back ends place text alike), and drawn by the back end its type asks for. A figure module
+// fills one with its own four steps.
+template <class Figure, class Layout>
+struct Drawing {
+    void (*validate)(const Figure&);
+    Layout (*layOut)(const Figure&, const FigureFonts&);
+    std::string (*png)(const Figure&, const Layout&, const FigureFonts&);
+    std::string (*svg)(const Figure&, const Layout&);
+
+    std::string draw(const Figure& f, FileType type) const {
+        validate(f);
+        const FigureFonts fonts;
+        const Layout layout = layOut(f, fonts);
+        return type == FileType::Png ? png(f, layout, fonts) : svg(f, layout);
+    }
+    // The file for OUT.png or OUT.svg; errors are named by the path.
+    std::string encode(const std::string& path, const Figure& f) const {
+        return encodeAs(path, [&](FileType t) { return draw(f, t); });
+    }
+};
 
 }  // namespace attnviz::render::figure

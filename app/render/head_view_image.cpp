@@ -100,12 +100,7 @@ Layout layOut(const HeadViewFigure& f, const figure::FigureFonts& fonts) {
     width = std::max({width, kMinWidth, std::min(2000, figure::ceilPx(widest) + 2 * figure::kMargin)});
     const float textW = static_cast<float>(width - 2 * figure::kMargin);
     int y = figure::kMargin;
-    if (!f.title.empty()) {
-        y += figure::ceilPx(figure::kTitlePx);
-        L.texts.push_back({fonts.bold.ellipsize(f.title, figure::kTitlePx, textW), static_cast<float>(figure::kMargin),
-                           static_cast<float>(y), figure::kTitlePx, Anchor::Start, figure::kText, false, true});
-        y += 8;
-    }
+    figure::titleText(L.texts, fonts, f.title, textW, y);
     for (const std::string& n : notes) {
         y += figure::ceilPx(figure::kSubtitlePx) + 4;
         L.texts.push_back({font.ellipsize(n, figure::kSubtitlePx, textW), static_cast<float>(figure::kMargin), static_cast<float>(y),
@@ -183,10 +178,10 @@ std::string drawSvg(const HeadViewFigure& f, const Layout& L) {
              core::formatFixed(l->weight, 4) + "\"/>\n";
     s += "</g>\n";
     figure::appendTextsSvg(s, L.labels, "tokens");
-    figure::appendTextsSvg(s, L.texts);
-    s += "</svg>\n";
-    return s;
+    return figure::closeSvg(s, L.texts);
 }
+
+constexpr figure::Drawing<HeadViewFigure, Layout> kDrawing{validate, layOut, drawPng, drawSvg};
 
 }  // namespace
 
@@ -196,25 +191,10 @@ HeadViewGeometry headViewGeometry(const HeadViewFigure& f) {
     return layOut(f, fonts).g;
 }
 
-std::string renderHeadViewPng(const HeadViewFigure& f) {
-    validate(f);
-    const figure::FigureFonts fonts;
-    return drawPng(f, layOut(f, fonts), fonts);
-}
+std::string renderHeadViewPng(const HeadViewFigure& f) { return kDrawing.draw(f, figure::FileType::Png); }
 
-std::string renderHeadViewSvg(const HeadViewFigure& f) {
-    validate(f);
-    const figure::FigureFonts fonts;
-    return drawSvg(f, layOut(f, fonts));
-}
+std::string renderHeadViewSvg(const HeadViewFigure& f) { return kDrawing.draw(f, figure::FileType::Svg); }
 
-std::string encodeHeadView(const std::string& path, const HeadViewFigure& f) {
-    const bool png = heatmapIsPng(path);
-    try {
-        return png ? renderHeadViewPng(f) : renderHeadViewSvg(f);
-    } catch (const core::InputError& e) {
-        throw e.within(path);
-    }
-}
+std::string encodeHeadView(const std::string& path, const HeadViewFigure& f) { return kDrawing.encode(path, f); }
 
 }  // namespace attnviz::render

@@ -184,22 +184,7 @@ Layout layOut(const HeadsFigure& f, const figure::FigureFonts& fonts) {
     L.barX = figure::kMargin + gridW + 28;
     L.barY = gridTop + labelH;
     L.barH = std::max({gridBottom - L.barY, 160, figure::ceilPx(font.textWidth(bar.caption, figure::kTickPx + 1)) + 20});
-    const float tickX = static_cast<float>(L.barX + kBarW + 8);
-    float tickW = 0;
-    for (const auto& [v, label] : bar.ticks) {
-        const int ty = std::min(L.barY + L.barH - 1, L.barY + static_cast<int>(std::lround((1.0f - v) * static_cast<float>(L.barH))));
-        L.lines.push_back({L.barX + kBarW, ty, 5, 1, figure::kFrame});
-        L.texts.push_back({label, tickX, figure::centredBaseline(static_cast<float>(ty), figure::kTickPx), figure::kTickPx, Anchor::Start,
-                           figure::kText});
-        tickW = std::max(tickW, font.textWidth(label, figure::kTickPx));
-    }
-    const int captionX = static_cast<int>(tickX) + figure::ceilPx(tickW) + 10;
-    L.texts.push_back({bar.caption, static_cast<float>(captionX) + font.ascent(figure::kTickPx + 1),
-                       static_cast<float>(L.barY) + static_cast<float>(L.barH) / 2.0f, figure::kTickPx + 1, Anchor::Middle,
-                       figure::kCaption, true});
-    figure::frameBox(L.lines, L.barX, L.barY, kBarW, L.barH, figure::kFrame);
-
-    L.width = captionX + figure::lineHeight(font, figure::kTickPx + 1) + figure::kMargin;
+    L.width = figure::colourBarTicks(L.lines, L.texts, font, bar, L.barX, L.barY, kBarW, L.barH) + figure::kMargin;
     const float titleW = f.title.empty() ? 0 : fonts.bold.textWidth(core::sanitizeUtf8(f.title), figure::kTitlePx);
     L.width = std::max(L.width,
                        figure::kMargin + figure::ceilPx(std::max(titleW, font.textWidth(subtitle, figure::kSubtitlePx))) + figure::kMargin);
@@ -248,32 +233,17 @@ std::string drawSvg(const HeadsFigure& f, const Layout& L) {
     }
     figure::appendColourBarSvg(s, f.colormap, L.barX, L.barY, kBarW, L.barH);
     figure::appendLinesSvg(s, L.lines);
-    figure::appendTextsSvg(s, L.texts);
-    s += "</svg>\n";
-    return s;
+    return figure::closeSvg(s, L.texts);
 }
+
+constexpr figure::Drawing<HeadsFigure, Layout> kDrawing{validate, layOut, drawPng, drawSvg};
 
 }  // namespace
 
-std::string renderHeadsPng(const HeadsFigure& f) {
-    validate(f);
-    const figure::FigureFonts fonts;
-    return drawPng(f, layOut(f, fonts), fonts);
-}
+std::string renderHeadsPng(const HeadsFigure& f) { return kDrawing.draw(f, figure::FileType::Png); }
 
-std::string renderHeadsSvg(const HeadsFigure& f) {
-    validate(f);
-    const figure::FigureFonts fonts;  // the layout measures text with the same font the SVG names
-    return drawSvg(f, layOut(f, fonts));
-}
+std::string renderHeadsSvg(const HeadsFigure& f) { return kDrawing.draw(f, figure::FileType::Svg); }
 
-std::string encodeHeads(const std::string& path, const HeadsFigure& f) {
-    const bool png = heatmapIsPng(path);
-    try {
-        return png ? renderHeadsPng(f) : renderHeadsSvg(f);
-    } catch (const core::InputError& e) {
-        throw e.within(path);
-    }
-}
+std::string encodeHeads(const std::string& path, const HeadsFigure& f) { return kDrawing.encode(path, f); }
 
 }  // namespace attnviz::render

@@ -279,40 +279,20 @@ std::string drawSvg(const HeatmapFigure& f, const Layout& L) {
 
     figure::appendColourBarSvg(s, f.colormap, L.barX, L.barY, L.barW, L.barH);
     figure::appendLinesSvg(s, L.lines);
-    figure::appendTextsSvg(s, L.texts);
-    s += "</svg>\n";
-    return s;
+    return figure::closeSvg(s, L.texts);
 }
+
+constexpr figure::Drawing<HeatmapFigure, Layout> kDrawing{validate, layOut, drawPng, drawSvg};
 
 }  // namespace
 
-std::string renderHeatmapPng(const HeatmapFigure& figure) {
-    validate(figure);
-    const FigureFonts fonts;
-    return drawPng(figure, layOut(figure, fonts), fonts);
-}
+std::string renderHeatmapPng(const HeatmapFigure& f) { return kDrawing.draw(f, figure::FileType::Png); }
 
-std::string renderHeatmapSvg(const HeatmapFigure& figure) {
-    validate(figure);
-    const FigureFonts fonts;  // the layout measures text with the same font the SVG names
-    return drawSvg(figure, layOut(figure, fonts));
-}
+std::string renderHeatmapSvg(const HeatmapFigure& f) { return kDrawing.draw(f, figure::FileType::Svg); }
 
-bool heatmapIsPng(const std::string& path) {
-    std::string ext = std::filesystem::path(path).extension().string();
-    std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
-    if (ext != ".png" && ext != ".svg") throw core::InputError(path, "unknown image type; use .png or .svg");
-    return ext == ".png";
-}
+bool heatmapIsPng(const std::string& path) { return figure::fileType(path) == figure::FileType::Png; }
 
-std::string encodeHeatmap(const std::string& path, const HeatmapFigure& figure) {
-    const bool png = heatmapIsPng(path);
-    try {
-        return png ? renderHeatmapPng(figure) : renderHeatmapSvg(figure);
-    } catch (const core::InputError& e) {
-        throw e.within(path);
-    }
-}
+std::string encodeHeatmap(const std::string& path, const HeatmapFigure& figure) { return kDrawing.encode(path, figure); }
 
 void exportHeatmap(const std::string& path, const HeatmapFigure& figure) { core::writeFileAtomic(path, encodeHeatmap(path, figure)); }
 

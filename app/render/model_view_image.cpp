@@ -155,22 +155,7 @@ Layout layOut(const ModelViewFigure& f, const figure::FigureFonts& fonts) {
     L.barX = L.gridX + gridW + 28;
     L.barY = L.gridY + L.nameH;
     L.barH = std::max({std::min(gridH - L.nameH, 600), 160, figure::ceilPx(font.textWidth(bar.caption, figure::kTickPx + 1)) + 20});
-    const float tickX = static_cast<float>(L.barX + kBarW + 8);
-    float tickW = 0;
-    for (const auto& [v, label] : bar.ticks) {
-        const int ty = std::min(L.barY + L.barH - 1, L.barY + static_cast<int>(std::lround((1.0f - v) * static_cast<float>(L.barH))));
-        L.lines.push_back({L.barX + kBarW, ty, 5, 1, figure::kFrame});
-        L.texts.push_back({label, tickX, figure::centredBaseline(static_cast<float>(ty), figure::kTickPx), figure::kTickPx, Anchor::Start,
-                           figure::kText});
-        tickW = std::max(tickW, font.textWidth(label, figure::kTickPx));
-    }
-    const int captionX = static_cast<int>(tickX) + figure::ceilPx(tickW) + 10;
-    L.texts.push_back({bar.caption, static_cast<float>(captionX) + font.ascent(figure::kTickPx + 1),
-                       static_cast<float>(L.barY) + static_cast<float>(L.barH) / 2.0f, figure::kTickPx + 1, Anchor::Middle,
-                       figure::kCaption, true});
-    figure::frameBox(L.lines, L.barX, L.barY, kBarW, L.barH, figure::kFrame);
-
-    L.width = captionX + figure::lineHeight(font, figure::kTickPx + 1) + figure::kMargin;
+    L.width = figure::colourBarTicks(L.lines, L.texts, font, bar, L.barX, L.barY, kBarW, L.barH) + figure::kMargin;
     float textW = 0;
     for (const TextItem& t : L.texts)
         if (t.anchor == Anchor::Start && t.x == static_cast<float>(figure::kMargin))
@@ -253,33 +238,18 @@ std::string drawSvg(const ModelViewFigure& f, const Layout& L) {
     }
     figure::appendColourBarSvg(s, f.colormap, L.barX, L.barY, kBarW, L.barH);
     figure::appendLinesSvg(s, L.lines);
-    figure::appendTextsSvg(s, L.texts);
-    s += "</svg>\n";
-    return s;
+    return figure::closeSvg(s, L.texts);
 }
+
+constexpr figure::Drawing<ModelViewFigure, Layout> kDrawing{validate, layOut, drawPng, drawSvg};
 
 }  // namespace
 
-std::string renderModelViewPng(const ModelViewFigure& f) {
-    validate(f);
-    const figure::FigureFonts fonts;
-    return drawPng(f, layOut(f, fonts), fonts);
-}
+std::string renderModelViewPng(const ModelViewFigure& f) { return kDrawing.draw(f, figure::FileType::Png); }
 
-std::string renderModelViewSvg(const ModelViewFigure& f) {
-    validate(f);
-    const figure::FigureFonts fonts;
-    return drawSvg(f, layOut(f, fonts));
-}
+std::string renderModelViewSvg(const ModelViewFigure& f) { return kDrawing.draw(f, figure::FileType::Svg); }
 
-std::string encodeModelView(const std::string& path, const ModelViewFigure& f) {
-    const bool png = heatmapIsPng(path);
-    try {
-        return png ? renderModelViewPng(f) : renderModelViewSvg(f);
-    } catch (const core::InputError& e) {
-        throw e.within(path);
-    }
-}
+std::string encodeModelView(const std::string& path, const ModelViewFigure& f) { return kDrawing.encode(path, f); }
 
 TileBox modelViewTile(const ModelViewFigure& f, int slot) {
     validate(f);

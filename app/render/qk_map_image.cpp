@@ -75,12 +75,7 @@ Layout layOut(const QkMapFigure& f, const figure::FigureFonts& fonts) {
     const Font& font = fonts.regular;
     const float textW = static_cast<float>(kWidth - 2 * figure::kMargin);
     int y = figure::kMargin;
-    if (!f.title.empty()) {
-        y += figure::ceilPx(figure::kTitlePx);
-        L.texts.push_back({fonts.bold.ellipsize(f.title, figure::kTitlePx, textW), static_cast<float>(figure::kMargin),
-                           static_cast<float>(y), figure::kTitlePx, Anchor::Start, figure::kText, false, true});
-        y += 8;
-    }
+    figure::titleText(L.texts, fonts, f.title, textW, y);
     const std::vector<std::string> notes = {
         "◆ queries, ■ keys, lighter = earlier",
         "keys + (mean q − mean k), then q·a and k/a with a = " + core::formatFixed(m.scale, 3) + " (equal mean norms; softmax unchanged)",
@@ -196,37 +191,18 @@ std::string drawSvg(const QkMapFigure& f, const Layout& L) {
         s += "<circle cx=\"" + figure::num(L.x(m.points(f.query, 0))) + "\" cy=\"" + figure::num(L.y(m.points(f.query, 1))) +
              "\" r=\"9\" fill=\"none\" stroke=\"#222222\" stroke-width=\"1.5\"/>\n";
     figure::appendTextsSvg(s, L.labels, "tokens");
-    figure::appendTextsSvg(s, L.texts);
-    s += "</svg>\n";
-    return s;
+    return figure::closeSvg(s, L.texts);
 }
 
-enum class Kind { Png, Svg, Json };
-
-Kind kindOf(const std::string& path) {
-    std::string ext = std::filesystem::path(path).extension().string();
-    std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
-    if (ext == ".png") return Kind::Png;
-    if (ext == ".svg") return Kind::Svg;
-    if (ext == ".json") return Kind::Json;
-    throw core::InputError(path, "unknown type; use .png, .svg or .json");
-}
+constexpr figure::Drawing<QkMapFigure, Layout> kDrawing{validate, layOut, drawPng, drawSvg};
 
 }  // namespace
 
-void checkQkMapPath(const std::string& path) { static_cast<void>(kindOf(path)); }
+void checkQkMapPath(const std::string& path) { static_cast<void>(figure::fileType(path, true)); }
 
-std::string renderQkMapPng(const QkMapFigure& f) {
-    validate(f);
-    const figure::FigureFonts fonts;
-    return drawPng(f, layOut(f, fonts), fonts);
-}
+std::string renderQkMapPng(const QkMapFigure& f) { return kDrawing.draw(f, figure::FileType::Png); }
 
-std::string renderQkMapSvg(const QkMapFigure& f) {
-    validate(f);
-    const figure::FigureFonts fonts;
-    return drawSvg(f, layOut(f, fonts));
-}
+std::string renderQkMapSvg(const QkMapFigure& f) { return kDrawing.draw(f, figure::FileType::Svg); }
 
 std::string renderQkMapJson(const QkMapFigure& f) {
     validate(f);
@@ -259,12 +235,8 @@ std::string renderQkMapJson(const QkMapFigure& f) {
 }
 
 std::string encodeQkMap(const std::string& path, const QkMapFigure& f) {
-    const Kind kind = kindOf(path);
-    try {
-        return kind == Kind::Png ? renderQkMapPng(f) : kind == Kind::Svg ? renderQkMapSvg(f) : renderQkMapJson(f);
-    } catch (const core::InputError& e) {
-        throw e.within(path);
-    }
+    return figure::encodeAs(
+        path, [&](figure::FileType type) { return type == figure::FileType::Json ? renderQkMapJson(f) : kDrawing.draw(f, type); }, true);
 }
 
 }  // namespace attnviz::render
