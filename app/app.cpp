@@ -140,6 +140,18 @@ std::string App::defaultExportPath(const char* extension) const {
     return (dir / ("attnviz-" + name + "-" + stamp + extension)).string();
 }
 
+namespace {
+
+// `before`, the group, then `after`: a strip of tabs with a group of the view table's in it.
+std::vector<std::string_view> joined(std::vector<std::string_view> before, const std::vector<std::string_view>& group,
+                                     const std::vector<std::string_view>& after) {
+    before.insert(before.end(), group.begin(), group.end());
+    before.insert(before.end(), after.begin(), after.end());
+    return before;
+}
+
+}  // namespace
+
 // Where each panel goes, by the room there is counted in ems (the font's height at this UI
 // scale): the full layout when every panel has the room its content needs (1280 × 720 at scale
 // 1); else the heatmap beside one group of tabs that shows one panel at a time, full size,
@@ -158,7 +170,8 @@ void App::layout() {
     const bool roomy = W >= kRoomyWidthEms * em && H - top >= kRoomyHeightEms * em;
     // The heatmap, the head view and the neuron view share a place: tabs in the full layout; on a
     // small screen the one revealed last (View menu) takes the heatmap's place beside the tabs.
-    for (const std::string_view id : {panel_id::kHeatmap, panel_id::kHeadView, panel_id::kNeuron, panel_id::kCompare})
+    const std::vector<std::string_view> weightsGroup = viewsAt(Place::Weights), layersGroup = viewsAt(Place::Layers);
+    for (const std::string_view id : weightsGroup)
         if (m_reveal == id) m_weightsView = std::string(id);
     const std::string_view weights = m_weightsView;
     // The heatmap (or another first panel) on the left, the others as tabs on the right.
@@ -214,25 +227,21 @@ void App::layout() {
     const auto wanted = [&](std::string_view id) {
         return m_reveal == id || std::any_of(m_tabs.begin(), m_tabs.end(), [&](const auto& group) { return group.second == id; });
     };
-    const bool wholeModel = capabilities(m_state).manyLayers || wanted(panel_id::kModel) || wanted(panel_id::kStats) ||
-                            wanted(panel_id::kQkMap) || wanted(panel_id::kWhatIf);
+    const bool wholeModel = capabilities(m_state).manyLayers || std::any_of(layersGroup.begin(), layersGroup.end(), wanted);
     if (m_state.view.presenter) {
-        if (!roomy && wholeModel)
-            return tabbed(weights,
-                          {panel_id::kBars, panel_id::kHeads, panel_id::kModel, panel_id::kStats, panel_id::kQkMap, panel_id::kWhatIf});
+        if (!roomy && wholeModel) return tabbed(weights, joined({panel_id::kBars, panel_id::kHeads}, layersGroup, {}));
         if (!roomy) return tabbed(weights, {panel_id::kBars, panel_id::kHeads});
         if (wholeModel) {
             const float split = W * 0.5f, mid = top + (H - top) * 0.4f;
-            tabGroup({panel_id::kHeatmap, panel_id::kHeadView, panel_id::kNeuron, panel_id::kCompare},
-                     PanelRect{ImVec2(0, top), ImVec2(split, H)}, false);
+            tabGroup(weightsGroup, PanelRect{ImVec2(0, top), ImVec2(split, H)}, false);
             put(panel_id::kBars, split, top, W, mid);
-            tabGroup({panel_id::kModel, panel_id::kHeads, panel_id::kStats, panel_id::kQkMap, panel_id::kWhatIf},
-                     PanelRect{ImVec2(split, mid), ImVec2(W, H)}, false);
+            std::vector<std::string_view> tabs = layersGroup;
+            tabs.insert(tabs.begin() + 1, panel_id::kHeads);
+            tabGroup(tabs, PanelRect{ImVec2(split, mid), ImVec2(W, H)}, false);
             return;
         }
         const float split = W * 0.64f, mid = top + (H - top) * 0.55f;
-        tabGroup({panel_id::kHeatmap, panel_id::kHeadView, panel_id::kNeuron, panel_id::kCompare},
-                 PanelRect{ImVec2(0, top), ImVec2(split, H)}, false);
+        tabGroup(weightsGroup, PanelRect{ImVec2(0, top), ImVec2(split, H)}, false);
         put(panel_id::kBars, split, top, W, mid);
         put(panel_id::kHeads, split, mid, W, H);
         return;
@@ -241,8 +250,8 @@ void App::layout() {
         if (m_state.view.lab != Lab::None)
             return tabbed(weights, {labName(m_state.view.lab), panel_id::kBars, panel_id::kHeads, panel_id::kControls});
         if (wholeModel)
-            return tabbed(weights, {panel_id::kBars, panel_id::kHeads, panel_id::kModel, panel_id::kStats, panel_id::kQkMap,
-                                    panel_id::kWhatIf, panel_id::kControls, panel_id::kSwap, panel_id::kStages, panel_id::kPositional});
+            return tabbed(weights, joined({panel_id::kBars, panel_id::kHeads}, layersGroup,
+                                          {panel_id::kControls, panel_id::kSwap, panel_id::kStages, panel_id::kPositional}));
         return tabbed(weights,
                       {panel_id::kBars, panel_id::kHeads, panel_id::kControls, panel_id::kSwap, panel_id::kStages, panel_id::kPositional});
     }
@@ -252,14 +261,12 @@ void App::layout() {
     const float heatR = left + mainW * 0.56f, barsY = top + (rowY - top) * 0.55f;
     put(panel_id::kControls, 0, top, left, H);
     // The head view and the neuron view share the heatmap's place, on tabs.
-    tabGroup({panel_id::kHeatmap, panel_id::kHeadView, panel_id::kNeuron, panel_id::kCompare},
-             PanelRect{ImVec2(left, top), ImVec2(heatR, rowY)}, false);
+    tabGroup(weightsGroup, PanelRect{ImVec2(left, top), ImVec2(heatR, rowY)}, false);
     put(panel_id::kBars, heatR, top, W, barsY);
     put(panel_id::kHeads, heatR, barsY, W, rowY);
     if (m_state.view.lab != Lab::None) return put(labName(m_state.view.lab), left, rowY, W, H);  // the lab's panel id
     if (wholeModel) {
-        tabGroup({panel_id::kModel, panel_id::kStats, panel_id::kQkMap, panel_id::kWhatIf, panel_id::kSwap, panel_id::kStages,
-                  panel_id::kPositional},
+        tabGroup(joined({}, layersGroup, {panel_id::kSwap, panel_id::kStages, panel_id::kPositional}),
                  PanelRect{ImVec2(left, rowY), ImVec2(W, H)}, false);
         return;
     }
@@ -414,28 +421,19 @@ void App::applyActions() {
         notify("out of memory while computing the heads; make the model smaller (fewer tokens or heads)", true);
         m_computeFailed = true;
     }
-    // The views of every head (model view, head statistics): their summary, once per pass, when
-    // one was shown out of date and the pass is ready (a scenario's every head's weights fresh;
-    // until then the frame loop goes on drawing, a head a frame).
-    if (std::exchange(m_requests.headSummary, false)) {
-        try {
-            summarizeHeads(m_state);
-        } catch (const std::bad_alloc&) {
-            notify("out of memory while summarizing the heads", true);
-        }
-    }
     // Attention rollout, when the heatmap shows it: once per pass, layer and rule.
     if (m_state.view.rollout) refreshRollout(m_state);
     // The other sentence's pass, when one is compared: once per pass and text.
     if (!m_state.view.compareText.empty()) refreshCompare(m_state);
-    // The query–key map, when it was shown out of date: once per pass, layer and head.
-    if (std::exchange(m_requests.queryKeyMap, false)) refreshQueryKeyMap(m_state);
-    // The positional panel's shift check, when it was shown out of date (two forward passes).
-    if (std::exchange(m_requests.shiftCheck, false)) {
+    // What the views drew out of date (the summary of every head, the query–key map, the shift
+    // check), each by its row's refresh: made once for what it depends on, once it is ready.
+    for (const std::string& id : std::exchange(m_requests.stale, {})) {
+        const ViewInfo* view = findView(id);
+        if (!view || !view->refresh) continue;
         try {
-            checkShift(m_state);
+            view->refresh(m_state);
         } catch (const std::bad_alloc&) {
-            m_state.shiftCheck.why = "out of memory while checking the shift";
+            notify("out of memory while bringing " + std::string(view->title) + " up to date", true);
         }
     }
 }
@@ -503,14 +501,9 @@ void App::menuBar() {
             if (ImGui::MenuItem(("Lab: " + std::string(l.title)).c_str(), nullptr, m_state.view.lab == l.lab))
                 m_actions.emit(action::SetLab{m_state.view.lab == l.lab ? Lab::None : l.lab});
         ImGui::Separator();
-        if (ImGui::MenuItem("Model view: every layer × head")) revealPanel(panel_id::kModel);
-        if (ImGui::MenuItem("Head statistics")) revealPanel(panel_id::kStats);
-        if (ImGui::MenuItem("Attention weights")) revealPanel(panel_id::kHeatmap);
-        if (ImGui::MenuItem("Head view")) revealPanel(panel_id::kHeadView);
-        if (ImGui::MenuItem("Neuron view")) revealPanel(panel_id::kNeuron);
-        if (ImGui::MenuItem("Compare two sentences")) revealPanel(panel_id::kCompare);
-        if (ImGui::MenuItem("Query–key map")) revealPanel(panel_id::kQkMap);
-        if (ImGui::MenuItem("What-if: ablate heads, hide tokens")) revealPanel(panel_id::kWhatIf);
+        for (const Place place : {Place::Layers, Place::Weights})
+            for (const std::string_view id : viewsAt(place))
+                if (ImGui::MenuItem(findView(id)->title)) revealPanel(id);
         ImGui::Separator();
         if (ImGui::MenuItem("Fullscreen", "F11")) m_requests.toggleFullscreen = true;
         ImGui::Separator();

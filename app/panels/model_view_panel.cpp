@@ -117,7 +117,7 @@ void ModelViewPanel::draw(PanelContext& ctx) {
     const AppState& st = ctx.state;
     if (!beginPanel(ctx, title())) return;
     if (!headSummaryCurrent(st)) {
-        ctx.requests.headSummary = true;  // made after this frame, once the pass is ready
+        ctx.requests.stale.insert(std::string(id()));  // made after this frame, once the pass is ready
         if (st.imported && (!st.imported->checkedAll() || st.imported->changed())) {
             importCheckNote(st);
         } else if (!st.loaded && !weightsFresh(st, -1)) {

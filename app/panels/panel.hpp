@@ -7,6 +7,7 @@
 
 #include <imgui.h>
 
+#include <set>
 #include <string>
 #include <string_view>
 
@@ -41,9 +42,10 @@ struct AppRequests {
     bool exportDialog = false;
     bool screenshot = false;  // Ctrl+S: whole window at 1x to the default path
     bool toggleFullscreen = false;
-    bool shiftCheck = false;   // the positional panel shows a shift check that is not current: made before the next frame
-    bool headSummary = false;  // a view of every head shows a summary that is not current: made once the pass is ready
-    bool queryKeyMap = false;  // the query–key map shown is not current: made once the head is ready
+    // Views that drew their derived data out of date (their ids): the app brings it up to date after
+    // the frame, by the view table's refresh (the summary of every head once the pass is ready, the
+    // query–key map once the head is, the shift check).
+    std::set<std::string, std::less<>> stale;
 };
 
 struct PanelContext {

@@ -1,6 +1,7 @@
 #include "app/panels/positional_panel.hpp"
 
 #include "app/gfx/texture_cache.hpp"
+#include "app/views/view_table.hpp"
 #include "app/widgets/charts.hpp"
 #include "app/widgets/text.hpp"
 #include "core/base/format.hpp"
@@ -63,7 +64,7 @@ void shiftCheck(PanelContext& ctx) {
         "scores with those at positions 0 … T−1. RoPE and ALiBi see only the distance i − j, so nothing changes; sinusoidal "
         "encodings added to X change every score.");
     if (!shiftCheckCurrent(s)) {
-        ctx.requests.shiftCheck = true;
+        ctx.requests.stale.insert(std::string(panel_id::kPositional));
         ImGui::TextDisabled("checking …");
         return;
     }

@@ -34,7 +34,7 @@ std::string pointName(const AppState& s, bool key, int index) {
 void QkMapPanel::draw(PanelContext& ctx) {
     const AppState& s = ctx.state;
     if (!beginPanel(ctx, title())) return;
-    if (!queryKeyCurrent(s)) ctx.requests.queryKeyMap = true;
+    if (!queryKeyCurrent(s)) ctx.requests.stale.insert(std::string(id()));
     const core::QueryKeyMap* map = shownQueryKeyMap(s);
     if (map == nullptr) {
         if (s.view.selectedHead < 0)

@@ -39,7 +39,7 @@ void StatsPanel::draw(PanelContext& ctx) {
     const AppState& st = ctx.state;
     if (!beginPanel(ctx, title())) return;
     if (!headSummaryCurrent(st)) {
-        ctx.requests.headSummary = true;
+        ctx.requests.stale.insert(std::string(id()));
         if (st.imported && (!st.imported->checkedAll() || st.imported->changed())) importCheckNote(st);
         else ImGui::TextDisabled(!st.loaded && !weightsFresh(st, -1) ? "computing every head…" : "summarizing every head…");
         ImGui::End();

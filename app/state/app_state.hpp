@@ -3,6 +3,7 @@
 // lazily, stage by stage. The labs' jobs and maps live here too (labs.hpp).
 #pragma once
 
+#include "app/state/derived.hpp"
 #include "app/state/induction_job.hpp"
 #include "app/state/labs.hpp"
 #include "app/state/model_opening.hpp"
@@ -257,6 +258,7 @@ struct AppState {
     CompareView compare;    // see refreshCompare
     QueryKeyView queryKey;  // see refreshQueryKeyMap
     WhatIfState whatIf;     // a model's what-if history and the heads it moved (what_if.hpp)
+    DerivedStore derived;   // what a view derives of its own, one of each type (derived.hpp)
     ViewState view;
     Labs labs;  // the labs' settings, jobs and derived maps
     // A model folder being opened on a worker thread (LoadScenario with `background`); never null

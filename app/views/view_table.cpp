@@ -1,6 +1,10 @@
 #include "app/views/view_table.hpp"
 
+#include "app/state/head_summary.hpp"
+#include "app/state/query_key_view.hpp"
+
 #include <algorithm>
+#include <new>
 
 namespace attnviz::app {
 namespace {
@@ -15,69 +19,100 @@ void pngOrSvg(const std::string& path) { static_cast<void>(render::heatmapIsPng(
 
 constexpr const char* kPngOrSvg = "OUT.png|OUT.svg";
 
+// The positional panel's shift check (two forward passes); out of memory is its reason, not an error.
+bool checkShiftNow(AppState& state) {
+    try {
+        checkShift(state);
+    } catch (const std::bad_alloc&) {
+        state.shiftCheck.why = "out of memory while checking the shift";
+    }
+    return true;
+}
+
 }  // namespace
 
 const std::vector<ViewInfo>& viewTable() {
     static const std::vector<ViewInfo> table = {
-        {panel_id::kControls, "Controls", "Controls", {}},
+        {panel_id::kControls, "Controls", "Controls", Place::Own, {}, nullptr},
         {panel_id::kHeatmap,
          "Attention weights",
          "Weights",
+         Place::Weights,
          {"--export-heatmap", kPngOrSvg, "Write a heatmap figure (labels, colour bar) without a window: .png or .svg (vector)", false,
-          writeFigure<heatmapFigure, render::encodeHeatmap>, pngOrSvg}},
+          writeFigure<heatmapFigure, render::encodeHeatmap>, pngOrSvg},
+         nullptr},
         {panel_id::kBars,
          "Per-query attention",
          "Per query",
+         Place::Own,
          {"--export-bars", kPngOrSvg,
           "Write the per-query bar chart (one query's weights over the keys; --query, --head) without a window: .png or .svg", false,
-          writeFigure<barsFigure, render::encodeBars>, pngOrSvg}},
+          writeFigure<barsFigure, render::encodeBars>, pngOrSvg},
+         nullptr},
         {panel_id::kHeads,
          "Heads",
          "Heads",
+         Place::Own,
          {"--export-heads", kPngOrSvg,
           "Write every head's map side by side, with their mean and one colour bar, without a window: .png or .svg", false,
-          writeFigure<headsFigure, render::encodeHeads>, pngOrSvg}},
-        {panel_id::kSwap, "Token swap", "Swap", {}},
-        {panel_id::kStages, "Stages", "Stages", {}},
-        {panel_id::kPositional, "Positional encoding", "Positions", {}},
+          writeFigure<headsFigure, render::encodeHeads>, pngOrSvg},
+         nullptr},
+        {panel_id::kSwap, "Token swap", "Swap", Place::Own, {}, nullptr},
+        {panel_id::kStages, "Stages", "Stages", Place::Own, {}, nullptr},
+        {panel_id::kPositional, "Positional encoding", "Positions", Place::Own, {}, checkShiftNow},
         {panel_id::kModel,
          "Model view: every layer × head",
          "Model",
+         Place::Layers,
          {"--export-model-view", kPngOrSvg,
           "Write every layer × head as a thumbnail (rows: layers, columns: heads) with one colour bar, without a window: .png or .svg",
-          true, writeFigure<modelViewFigure, render::encodeModelView>, pngOrSvg}},
-        {panel_id::kStats, "Head statistics", "Statistics", {}},
+          true, writeFigure<modelViewFigure, render::encodeModelView>, pngOrSvg},
+         summarizeHeads},
+        {panel_id::kStats, "Head statistics", "Statistics", Place::Layers, {}, summarizeHeads},
         {panel_id::kHeadView,
          "Head view",
          "Head view",
+         Place::Weights,
          {"--export-head-view", kPngOrSvg,
           "Write the head view (tokens twice, a line per query, key and head, opacity = weight; --head one head, default all of the "
           "layer; --query one query) without a window: .png or .svg",
-          true, writeFigure<headViewFigure, render::encodeHeadView>, pngOrSvg}},
-        {panel_id::kNeuron, "Neuron view: one score, term by term", "Neuron", {}},
+          true, writeFigure<headViewFigure, render::encodeHeadView>, pngOrSvg},
+         nullptr},
+        {panel_id::kNeuron, "Neuron view: one score, term by term", "Neuron", Place::Weights, {}, nullptr},
         {panel_id::kCompare,
          "Compare two sentences",
          "Compare",
+         Place::Weights,
          {"--export-compare", kPngOrSvg,
           "With --compare: write the head (--head, -1 = mean; --layer for a model) over both sentences and B − A without a window: "
           ".png or .svg",
-          false, writeFigure<compareFigure, render::encodeCompare>, pngOrSvg}},
+          false, writeFigure<compareFigure, render::encodeCompare>, pngOrSvg},
+         nullptr},
         {panel_id::kQkMap,
          "Query–key map",
          "Q–K map",
+         Place::Layers,
          {"--export-qk-map", "OUT.png|OUT.svg|OUT.json",
           "Write the query-key map of --head (its queries and keys, keys translated and both scaled as AttentionViz does, on their "
           "first two principal components; --query joined to its strongest keys) without a window: .png, .svg, or .json with the "
           "numbers",
-          false, writeFigure<qkMapFigure, render::encodeQkMap>, render::checkQkMapPath}},
-        {panel_id::kWhatIf, "What-if: ablate heads, hide tokens", "What-if", {}},
-        {labName(Lab::Linear), "Linear attention · fast weights · Hopfield", "Linear", {}},
-        {labName(Lab::Cost), "Cost of attention", "Cost", {}},
-        {labName(Lab::Train), "Heads that learn", "Training", {}},
-        {labName(Lab::Flash), "Flash-attention walk", "Flash", {}},
-        {panel_id::kLesson, "Lesson", "Lesson", {}},
+          false, writeFigure<qkMapFigure, render::encodeQkMap>, render::checkQkMapPath},
+         refreshQueryKeyMap},
+        {panel_id::kWhatIf, "What-if: ablate heads, hide tokens", "What-if", Place::Layers, {}, nullptr},
+        {labName(Lab::Linear), "Linear attention · fast weights · Hopfield", "Linear", Place::Own, {}, nullptr},
+        {labName(Lab::Cost), "Cost of attention", "Cost", Place::Own, {}, nullptr},
+        {labName(Lab::Train), "Heads that learn", "Training", Place::Own, {}, nullptr},
+        {labName(Lab::Flash), "Flash-attention walk", "Flash", Place::Own, {}, nullptr},
+        {panel_id::kLesson, "Lesson", "Lesson", Place::Own, {}, nullptr},
     };
     return table;
+}
+
+std::vector<std::string_view> viewsAt(Place place) {
+    std::vector<std::string_view> ids;
+    for (const ViewInfo& view : viewTable())
+        if (view.place == place) ids.push_back(view.id);
+    return ids;
 }
 
 const ViewInfo* findView(std::string_view id) {

@@ -8,6 +8,7 @@
 #include "app/state/app_state.hpp"
 #include "app/views/figures.hpp"
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -47,15 +48,28 @@ struct FigureExport {
     explicit operator bool() const { return flag != nullptr; }
 };
 
+// Where the layout puts a view that shares a place with others, on tabs.
+enum class Place : std::uint8_t {
+    Own,      // a place of its own (or the layout's own choice: controls, bars, the labs, the lesson)
+    Weights,  // a tab beside the attention weights, in their place: what reads one head's map
+    Layers,   // a tab among the views of every layer × head (the model view's place)
+};
+
 struct ViewInfo {
     std::string_view id;
-    const char* title;  // the window's title
+    const char* title;  // the window's title, and the View menu's item
     const char* tab;    // its short name, on a tab when views share a place (a small screen)
+    Place place = Place::Own;
     FigureExport figure;
+    // Brings the view's derived data up to date after a frame that drew it out of date (the view
+    // asked: PanelContext's requests); returns whether it is current. nullptr: nothing derived.
+    bool (*refresh)(AppState& state) = nullptr;
 };
 
 const std::vector<ViewInfo>& viewTable();
 // The table's row for `id`; nullptr when no view has it.
 const ViewInfo* findView(std::string_view id);
+// The ids of the views at `place`, in the table's order.
+std::vector<std::string_view> viewsAt(Place place);
 
 }  // namespace attnviz::app
