@@ -32,4 +32,17 @@ const core::decoder::Checkpoint* checkpointOf(const AppState& state);
 // The token ids the checkpoint's pass read (empty without a checkpoint).
 std::vector<int> passIds(const AppState& state);
 
+// What the heads of one layer write into the residual stream: each key's values and the output
+// projection, of the pass the views of every layer read (attentionMaps): a checkpoint's layer of
+// its own pass, or a scenario's one layer (0). Empty when there are none: imported maps, or a
+// scenario's heads not yet computed.
+struct LayerValues {
+    core::Mat values;  // [T_k, kv·d_v]: v_j of every key/value head, its bias included, side by side
+    core::Mat wo;      // [h·d_v, d_out]: W_O, head h's rows at h·d_v; empty when the scenario has none
+    int heads = 0, kvHeads = 0, dv = 0;
+    int kvHeadOf(int head) const { return head * kvHeads / heads; }
+    explicit operator bool() const { return heads > 0; }
+};
+LayerValues layerValues(const AppState& state, int layer);
+
 }  // namespace attnviz::app
