@@ -18,7 +18,9 @@
 #include "app/panels/stats_panel.hpp"
 #include "app/panels/swap_panel.hpp"
 #include "app/panels/train_panel.hpp"
+#include "app/panels/value_weighted_panel.hpp"
 #include "app/panels/what_if_panel.hpp"
+#include "app/views/value_weighted.hpp"
 
 #include <algorithm>
 #include <map>
@@ -39,6 +41,7 @@ const std::vector<PanelInfo>& panelTable() {
         const std::map<std::string_view, Make> makers = {
             {panel_id::kControls, make<ControlsPanel>},
             {panel_id::kHeatmap, make<HeatmapPanel>},
+            {panel_id::kValueWeighted, make<ValueWeightedPanel>},
             {panel_id::kBars, make<BarsPanel>},
             {panel_id::kHeads, make<HeadsPanel>},
             {panel_id::kSwap, make<SwapPanel>},

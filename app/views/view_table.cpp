@@ -2,6 +2,7 @@
 
 #include "app/state/head_summary.hpp"
 #include "app/state/query_key_view.hpp"
+#include "app/views/value_weighted.hpp"
 
 #include <algorithm>
 #include <new>
@@ -41,6 +42,16 @@ const std::vector<ViewInfo>& viewTable() {
          {"--export-heatmap", kPngOrSvg, "Write a heatmap figure (labels, colour bar) without a window: .png or .svg (vector)", false,
           writeFigure<heatmapFigure, render::encodeHeatmap>, pngOrSvg},
          nullptr},
+        {panel_id::kValueWeighted,
+         "Value-weighted attention: what each key writes",
+         "Value-weighted",
+         Place::Weights,
+         {"--export-value-weighted", "OUT.png|OUT.svg|OUT.npy",
+          "Write value-weighted attention (Kobayashi et al. 2020: ||a_ij v_j W_O||, what key j writes into query i through the head; "
+          "--head, -1 = the mean of the heads' maps; --layer for a model) without a window: .png or .svg, or .npy with every layer × "
+          "head [layers, heads, T, T] float32",
+          true, writeValueWeighted, checkValueWeightedPath},
+         refreshValueWeighted},
         {panel_id::kBars,
          "Per-query attention",
          "Per query",

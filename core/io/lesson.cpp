@@ -158,7 +158,7 @@ const std::vector<std::string>& lessonLabNames() {
 const std::vector<std::string>& lessonPanelIds() {
     static const std::vector<std::string> ids = {"heatmap", "bars",   "heads",     "swap",   "stages", "positional",
                                                  "model",   "stats",  "head-view", "neuron", "qk-map", "compare",
-                                                 "what-if", "linear", "cost",      "train",  "flash"};
+                                                 "what-if", "linear", "cost",      "train",  "flash",  "value-weighted"};
     return ids;
 }
 
