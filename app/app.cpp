@@ -656,8 +656,12 @@ void App::dialogs() {
             }
         }
         ImGui::EndDisabled();
-        if (!view || !view->figure)
-            tooltip("Choose a view with a figure of its own: weights, per query, heads, model, head view, compare or Q–K map");
+        if (!view || !view->figure) {
+            std::string views;
+            for (const ViewInfo& v : viewTable())
+                if (v.figure) views += std::string(views.empty() ? "" : ", ") + v.tab;
+            tooltip(("Choose a view with a figure of its own: " + views).c_str());
+        }
         ImGui::SameLine();
         if (ImGui::Button("Cancel")) ImGui::CloseCurrentPopup();
         ImGui::EndPopup();
