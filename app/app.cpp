@@ -427,6 +427,7 @@ void App::applyActions() {
     if (!m_state.view.compareText.empty()) refreshCompare(m_state);
     // What the views drew out of date (the summary of every head, the query–key map, the shift
     // check), each by its row's refresh: made once for what it depends on, once it is ready.
+    m_viewsSettled = m_requests.stale.empty();
     for (const std::string& id : std::exchange(m_requests.stale, {})) {
         const ViewInfo* view = findView(id);
         if (!view || !view->refresh) continue;

@@ -61,6 +61,9 @@ public:
     std::vector<CaptureRequest> takeCaptures() { return std::exchange(m_captures, {}); }
     bool takeFullscreenToggle() { return std::exchange(m_requests.toggleFullscreen, false); }
     bool quitRequested() const { return m_quit; }
+    // No view drew its derived data out of date in the last frame: what is on screen is what the
+    // state holds (a screenshot waits for it, and the loop draws again without waiting until it is).
+    bool viewsSettled() const { return m_viewsSettled; }
     // The last recompute threw (its message is shown); nothing more is computed until a change.
     bool computeFailed() const { return m_computeFailed; }
     // A message shown for a few seconds ("Saved … ", or why a save failed).
@@ -123,6 +126,7 @@ private:
     float m_effectiveScale = 1.0f;
     bool m_quit = false;
     bool m_computeFailed = false;
+    bool m_viewsSettled = false;
 };
 
 }  // namespace attnviz::app

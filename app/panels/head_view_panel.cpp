@@ -2,6 +2,7 @@
 
 #include "app/state/head_summary.hpp"
 #include "app/state/head_view.hpp"
+#include "app/views/head_view_lines.hpp"
 #include "app/widgets/charts.hpp"
 #include "app/widgets/text.hpp"
 
@@ -49,6 +50,7 @@ void HeadViewPanel::draw(PanelContext& ctx) {
     if (!beginPanel(ctx, title())) return;
     const core::AttentionMaps maps = attentionMaps(s);
     if (!maps || maps.queries != maps.keys || maps.heads != s.model.heads) {
+        if (!maps) ctx.requests.stale.insert(std::string(id()));  // its lines are made once the pass is
         widgets::wrappedText(maps && maps.queries != maps.keys ? "The head view needs the queries to be the keys (self-attention)."
                                                                : "computing…");
         ImGui::End();
@@ -59,13 +61,16 @@ void HeadViewPanel::draw(PanelContext& ctx) {
     const int T = static_cast<int>(maps.queries);
     const core::HeadLineRule rule;
 
-    // 1. The lines and sums, once per pass and selection.
-    Key key{headSummaryKey(s), layer, maps.queries, heads, s.view.viewTokens};
-    if (m_key != key) {
-        m_lines = core::headLines(maps, layer, heads, {}, rule);
-        m_sums = s.view.viewTokens.size() > 1 ? core::summedAttention(maps, layer, heads, s.view.viewTokens) : std::vector<float>{};
-        m_key = std::move(key);
+    // 1. The lines and sums, made once per pass and selection by the view's refresh after a frame.
+    const HeadViewLines* made = shownHeadViewLines(s);
+    if (made == nullptr) {
+        ctx.requests.stale.insert(std::string(id()));
+        widgets::wrappedText("computing…");
+        ImGui::End();
+        return;
     }
+    const core::HeadLines& lines = made->lines;
+    const std::vector<float>& sums = made->sums;
 
     // 2. Header: the layer, the heads, the rule.
     const bool presenter = s.view.presenter;
@@ -158,13 +163,13 @@ void HeadViewPanel::draw(PanelContext& ctx) {
 
     // Lines crossing the visible band, capped at the strongest kMaxHeadViewLinesPerFrame.
     m_visible.clear();
-    for (std::size_t n = 0; n < m_lines.lines.size(); ++n) {
-        const core::HeadLine& l = m_lines.lines[n];
+    for (std::size_t n = 0; n < lines.lines.size(); ++n) {
+        const core::HeadLine& l = lines.lines[n];
         if (std::min(l.query, l.key) <= last && std::max(l.query, l.key) >= first && lineShown(l)) m_visible.push_back(static_cast<int>(n));
     }
     const std::size_t crossing = m_visible.size();
     const auto weaker = [&](int a, int b) {
-        return m_lines.lines[static_cast<std::size_t>(a)].weight < m_lines.lines[static_cast<std::size_t>(b)].weight;
+        return lines.lines[static_cast<std::size_t>(a)].weight < lines.lines[static_cast<std::size_t>(b)].weight;
     };
     if (crossing > static_cast<std::size_t>(kMaxHeadViewLinesPerFrame)) {
         std::nth_element(m_visible.begin(), m_visible.begin() + kMaxHeadViewLinesPerFrame, m_visible.end(),
@@ -175,7 +180,7 @@ void HeadViewPanel::draw(PanelContext& ctx) {
     list->PushClipRect(area, ImVec2(area.x + width, area.y + areaH), true);  // rows beyond the area are cut, lines into them too
     const float thickness = std::max(1.0f, ctx.scale * (presenter ? 2.5f : 2.0f));
     for (const int n : m_visible) {
-        const core::HeadLine& l = m_lines.lines[static_cast<std::size_t>(n)];
+        const core::HeadLine& l = lines.lines[static_cast<std::size_t>(n)];
         const int alpha = std::clamp(static_cast<int>(std::lround(255.0f * l.weight)), 0, 255);
         if (alpha == 0) continue;
         list->AddLine(ImVec2(queryX, rowY(l.query)), ImVec2(keyX, rowY(l.key)), widgets::toImColor(core::headColour(l.head), alpha),
@@ -194,9 +199,9 @@ void HeadViewPanel::draw(PanelContext& ctx) {
         const bool quiet = (hoverQuery >= 0 || !picked.empty()) && !isolated;
         if (pickedRow) list->AddRectFilled(ImVec2(queryX - gap - tw - 3, y - 1), ImVec2(queryX - gap + 3, y + textH + 1), sumColour, 3.0f);
         list->AddText(ImVec2(queryX - gap - tw, y), quiet ? dim : (isolated ? accent : text), shown.c_str());
-        if (!m_sums.empty()) {  // Σ over the picked queries of the mean over the heads shown, as a share of their count
+        if (!sums.empty()) {  // Σ over the picked queries of the mean over the heads shown, as a share of their count
             float sum = 0;
-            for (std::size_t n = 0; n < heads.size(); ++n) sum += m_sums[n * keys + static_cast<std::size_t>(i)];
+            for (std::size_t n = 0; n < heads.size(); ++n) sum += sums[n * keys + static_cast<std::size_t>(i)];
             const float share = sum / static_cast<float>(heads.size() * picked.size());
             list->AddRectFilled(ImVec2(keyX + gap, y - 1), ImVec2(keyX + gap + share * (labelW - gap), y + textH + 1), sumColour, 2.0f);
         }
@@ -209,11 +214,11 @@ void HeadViewPanel::draw(PanelContext& ctx) {
         const int i = mouseRow;
         std::string tip = (hoverQuery >= 0 ? "query " : "key ") + std::to_string(i + 1) + " \"" +
                           widgets::labelWithLength(maps.labels[static_cast<std::size_t>(i)], widgets::kTooltipGlyphs / 2) + "\"";
-        if (hoverKey >= 0 && !m_sums.empty()) {
+        if (hoverKey >= 0 && !sums.empty()) {
             char buf[64];
             for (std::size_t n = 0; n < heads.size(); ++n) {
                 std::snprintf(buf, sizeof buf, "\nhead %d: Σ = %.3f", heads[n] + 1,
-                              static_cast<double>(m_sums[n * keys + static_cast<std::size_t>(i)]));
+                              static_cast<double>(sums[n * keys + static_cast<std::size_t>(i)]));
                 tip += buf;
                 if (n == 15 && heads.size() > 16) {
                     tip += "\n…";
@@ -231,7 +236,7 @@ void HeadViewPanel::draw(PanelContext& ctx) {
     std::string foot =
         crossing > static_cast<std::size_t>(kMaxHeadViewLinesPerFrame)
             ? std::to_string(crossing) + " lines in view: the " + std::to_string(kMaxHeadViewLinesPerFrame) + " strongest drawn"
-            : std::to_string(m_lines.lines.size()) + " of " + std::to_string(m_lines.readable) + " lines";
+            : std::to_string(lines.lines.size()) + " of " + std::to_string(lines.readable) + " lines";
     if (scrolls) foot += " · rows " + std::to_string(first + 1) + "–" + std::to_string(last + 1) + " of " + std::to_string(T);
     widgets::flowTextDisabled(foot, true);
     ImGui::End();

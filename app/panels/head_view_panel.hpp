@@ -5,12 +5,8 @@
 // visible tokens are drawn, and only the lines core::HeadLineRule keeps.
 #pragma once
 
-#include "app/panels/panel.hpp"
-#include "app/state/app_state.hpp"
-#include "core/attention/head_lines.hpp"
-
-#include <optional>
 #include <vector>
+#include "app/panels/panel.hpp"
 
 namespace attnviz::app {
 
@@ -24,18 +20,6 @@ public:
     void draw(PanelContext& ctx) override;
 
 private:
-    // Geometry made once per pass and selection, not per frame: which lines, and the picked
-    // tokens' sums. Current while `key` is the state's.
-    struct Key {
-        HeadSummary::Key pass;
-        int layer = -1;
-        Eigen::Index tokens0 = 0;        // the pass's length (a model's pass may grow in place)
-        std::vector<int> heads, tokens;  // shown heads, picked tokens
-        bool operator==(const Key&) const = default;
-    };
-    std::optional<Key> m_key;
-    core::HeadLines m_lines;
-    std::vector<float> m_sums;   // [heads × keys]: summedAttention of the picked tokens
     std::vector<int> m_visible;  // scratch: indices of the lines drawn this frame
 };
 

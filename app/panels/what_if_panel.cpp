@@ -2,6 +2,7 @@
 
 #include "app/gfx/heatmap_renderer.hpp"
 #include "app/gfx/texture_cache.hpp"
+#include "app/views/what_if_view.hpp"
 #include "app/widgets/charts.hpp"
 #include "app/widgets/text.hpp"
 #include "core/attention/compare.hpp"
@@ -203,10 +204,14 @@ void WhatIfPanel::draw(PanelContext& ctx) {
         return;
     }
     const bool edited = s.loaded.edited();
-    if (edited && m_movedOf.lock() != s.loaded.run) {
-        m_moved = whatIfMoved(s);
-        m_movedOf = s.loaded.run;
+    const WhatIfView* made = shownWhatIf(s);
+    if (made == nullptr) {
+        ctx.requests.stale.insert(std::string(id()));  // made after this frame
+        ImGui::TextDisabled("comparing the passes…");
+        ImGui::End();
+        return;
     }
+    const WhatIfMaps& maps = made->value;
     const ImVec2 area = ImGui::GetContentRegionAvail();
     const float em = ImGui::GetFontSize();
     const bool wide = area.x >= 42.0f * em;
@@ -235,7 +240,7 @@ void WhatIfPanel::draw(PanelContext& ctx) {
              : ImVec2(ImGui::GetContentRegionAvail().x, std::max(ImGui::GetContentRegionAvail().y, std::min(area.x * 0.5f, 24.0f * em)));
     const float gridW = std::min(rest.x * 0.5f, std::max(rest.y, 10.0f * em));
     ImGui::BeginGroup();
-    movedGrid(ctx, m_moved, gridW, rest.y - 2.5f * em);
+    movedGrid(ctx, maps.moved, gridW, rest.y - 2.5f * em);
     ImGui::EndGroup();
     ImGui::SameLine();
     // The shown head's map after − before, blue < 0 < red, on ±its largest change.
@@ -244,27 +249,22 @@ void WhatIfPanel::draw(PanelContext& ctx) {
     if (head < 0) {
         ImGui::TextDisabled("Select one head for its map after − before.");
     } else {
-        const gfx::TextureStamp key{s.dataVersion, head, 1, layer, 0};
-        if (!(key == m_diffKey)) {
-            m_diff = whatIfDifference(s, layer, head);
-            m_range = m_diff.size() ? m_diff.cwiseAbs().maxCoeff() : 0.0f;
-            m_diffKey = key;
-        }
+        const gfx::TextureStamp key{made->version, head, 1, layer, 0};
         char caption[96];
-        std::snprintf(caption, sizeof caption, "L%d H%d after − before: ±%.3g", layer + 1, head + 1, static_cast<double>(m_range));
+        std::snprintf(caption, sizeof caption, "L%d H%d after − before: ±%.3g", layer + 1, head + 1, static_cast<double>(maps.range));
         const float mapW = std::max(4.0f * em, ImGui::GetContentRegionAvail().x - 0.5f * em);
         ImGui::TextUnformatted(widgets::fitLabel(caption, mapW).c_str());
         const float side = std::max(2.0f * em, std::min(mapW, rest.y - 3.0f * em));
-        if (m_diff.size() > 0) {
-            const float r = m_range > 0 ? m_range : 1.0f;
+        if (maps.diff.size() > 0) {
+            const float r = maps.range > 0 ? maps.range : 1.0f;
             const gfx::HeatmapTexture& tex = ctx.textures.get(
-                "whatif:diff", key, gfx::Colouring{core::ColormapKind::Diverging, -r, r}, [&] { return gfx::texelsOf(m_diff); }, 512);
+                "whatif:diff", key, gfx::Colouring{core::ColormapKind::Diverging, -r, r}, [&] { return gfx::texelsOf(maps.diff); }, 512);
             const ImVec2 p = ImGui::GetCursorScreenPos();
             ctx.heatmaps.draw(ImGui::GetWindowDrawList(), tex, p, ImVec2(p.x + side, p.y + side), ImVec2(0, 0), ImVec2(1, 1));
             ImGui::Dummy(ImVec2(side, side));
-            widgets::hoverTooltip(m_range == 0 ? "This head's map did not change (a layer below the first edit, or an ablation's own "
-                                                 "layer: it reads the same input)."
-                                               : "Rows: queries, columns: keys. Red: more weight after the edit, blue: less.");
+            widgets::hoverTooltip(maps.range == 0 ? "This head's map did not change (a layer below the first edit, or an ablation's own "
+                                                    "layer: it reads the same input)."
+                                                  : "Rows: queries, columns: keys. Red: more weight after the edit, blue: less.");
         }
         ImGui::TextDisabled("%s", widgets::fitLabel("blue < 0 < red", side).c_str());
     }

@@ -5,12 +5,7 @@
 // map after − before on a two-sided scale.
 #pragma once
 
-#include "app/gfx/texture_cache.hpp"
 #include "app/panels/panel.hpp"
-
-#include <cstdint>
-#include <memory>
-#include <vector>
 
 namespace attnviz::app {
 
@@ -18,15 +13,6 @@ class WhatIfPanel : public Panel {
 public:
     using Panel::Panel;
     void draw(PanelContext& ctx) override;
-
-private:
-    // Kept for the pass they were made from: the heads' moved measures (every map read once), and
-    // the shown head's difference.
-    std::weak_ptr<const core::decoder::Run> m_movedOf;
-    std::vector<double> m_moved;
-    gfx::TextureStamp m_diffKey{0, -1, 0, -1, 0};  // the version, head and layer (rows) of m_diff
-    core::Mat m_diff;
-    float m_range = 0;
 };
 
 }  // namespace attnviz::app

@@ -53,9 +53,9 @@ int FrameLoop::run() {
         // (a virtual display) would take the cores the run is timed or trained on.
         if (screenshot() && app::labsRunning(m_app.state())) continue;
         // A screenshot shows the finished state: every head computed (or the error that stopped it),
-        // and a lab's run (--train-steps, --measure) at its end.
-        if (screenshot() && m_frame >= 3 && m_captures.empty() && (app::isFresh(m_app.state()) || m_app.computeFailed()) &&
-            !app::labsRunning(m_app.state()))
+        // every view's derived data made, and a lab's run (--train-steps, --measure) at its end.
+        if (screenshot() && m_frame >= 3 && m_captures.empty() &&
+            ((app::isFresh(m_app.state()) && m_app.viewsSettled()) || m_app.computeFailed()) && !app::labsRunning(m_app.state()))
             m_captures.push_back(m_options.screenshot->capture);
         const CaptureRequest* capture = m_captures.empty() ? nullptr : &m_captures.front();
         buildFrame(capture);
@@ -82,7 +82,7 @@ int FrameLoop::run() {
 // ends early was input, and the next few frames are drawn without waiting.
 void FrameLoop::waitForEvents() {
     const bool labs = app::labsRunning(m_app.state());
-    const bool busy = screenshot() || !m_captures.empty() || !app::isFresh(m_app.state()) || m_eagerFrames > 0;
+    const bool busy = screenshot() || !m_captures.empty() || !app::isFresh(m_app.state()) || !m_app.viewsSettled() || m_eagerFrames > 0;
     if (busy && screenshot() && labs) {
         glfwWaitEventsTimeout(0.05);  // the lab's worker has the cores; its curve is drawn at its end
     } else if (busy) {

@@ -2,7 +2,9 @@
 
 #include "app/state/head_summary.hpp"
 #include "app/state/query_key_view.hpp"
+#include "app/views/head_view_lines.hpp"
 #include "app/views/value_weighted.hpp"
+#include "app/views/what_if_view.hpp"
 
 #include <algorithm>
 #include <new>
@@ -88,7 +90,7 @@ const std::vector<ViewInfo>& viewTable() {
           "Write the head view (tokens twice, a line per query, key and head, opacity = weight; --head one head, default all of the "
           "layer; --query one query) without a window: .png or .svg",
           true, writeFigure<headViewFigure, render::encodeHeadView>, pngOrSvg},
-         nullptr},
+         refreshHeadViewLines},
         {panel_id::kNeuron, "Neuron view: one score, term by term", "Neuron", Place::Weights, {}, nullptr},
         {panel_id::kCompare,
          "Compare two sentences",
@@ -109,7 +111,7 @@ const std::vector<ViewInfo>& viewTable() {
           "numbers",
           false, writeFigure<qkMapFigure, render::encodeQkMap>, render::checkQkMapPath},
          refreshQueryKeyMap},
-        {panel_id::kWhatIf, "What-if: ablate heads, hide tokens", "What-if", Place::Layers, {}, nullptr},
+        {panel_id::kWhatIf, "What-if: ablate heads, hide tokens", "What-if", Place::Layers, {}, refreshWhatIf},
         {labName(Lab::Linear), "Linear attention · fast weights · Hopfield", "Linear", Place::Own, {}, nullptr},
         {labName(Lab::Cost), "Cost of attention", "Cost", Place::Own, {}, nullptr},
         {labName(Lab::Train), "Heads that learn", "Training", Place::Own, {}, nullptr},
