@@ -2,6 +2,7 @@
 
 #include "app/gfx/heatmap_renderer.hpp"
 #include "app/gfx/texture_cache.hpp"
+#include "app/views/train_preview.hpp"
 #include "app/widgets/charts.hpp"
 #include "app/widgets/text.hpp"
 
@@ -18,10 +19,6 @@ std::string loss(double v) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "%.3f", v);
     return buf;
-}
-
-bool sameRuns(const core::TrainConfig& a, const core::TrainConfig& b) {
-    return a.task == b.task && a.heads == b.heads && a.positions == b.positions && a.seed == b.seed;
 }
 
 }  // namespace
@@ -100,23 +97,16 @@ void TrainPanel::draw(PanelContext& ctx) {
     if (shown != about) widgets::hoverTooltip(about);
 
     // 2. the runs: as they start (before Train is pressed), or as they train
-    if (!trained && !(m_untrained && sameRuns(m_untrainedFor, ctx.state.labs.train.config))) {
-        try {
-            m_untrained = untrainedRuns(ctx.state.labs.train.config);
-            m_untrainedFor = ctx.state.labs.train.config;
-            ++m_untrainedVersion;
-        } catch (const std::exception&) {  // settings no trainer takes: nothing to show
-            m_untrained.reset();
-        }
-    }
-    const std::vector<TrainRun>* runs = trained ? &snap.runs : m_untrained ? &*m_untrained : nullptr;
+    const TrainPreviewView* preview = trained ? nullptr : shownTrainPreview(ctx.state);
+    if (!trained && preview == nullptr) ctx.requests.stale.insert(std::string(id()));  // made after this frame
+    const std::vector<TrainRun>* runs = trained ? &snap.runs : preview ? &preview->value.runs : nullptr;
     if (!runs || runs->empty()) {
         ImGui::End();
         return;
     }
     // the maps' textures are made again for each published snapshot, or each new preview (apart
     // from the snapshots' numbers)
-    drawRuns(ctx, *runs, trained, trained ? snap.version : (1ULL << 62) + m_untrainedVersion, ctx.state.labs.train.steps);
+    drawRuns(ctx, *runs, trained, trained ? snap.version : (1ULL << 62) + preview->version, ctx.state.labs.train.steps);
     ImGui::End();
 }
 

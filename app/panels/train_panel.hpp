@@ -9,7 +9,6 @@
 #include "app/panels/panel.hpp"
 
 #include <cstdint>
-#include <optional>
 #include <vector>
 
 namespace attnviz::app {
@@ -23,12 +22,6 @@ private:
     void drawRuns(PanelContext& ctx, const std::vector<TrainRun>& runs, bool trained, std::uint64_t version, int steps);
     static void drawLoss(const std::vector<TrainRun>& runs, bool trained, int steps);
     static void drawMaps(PanelContext& ctx, const std::vector<TrainRun>& runs, bool trained, std::uint64_t version);
-
-    // The runs as they would start under the lab's settings, shown before Train is pressed; made
-    // again when the settings change.
-    std::optional<std::vector<TrainRun>> m_untrained;
-    core::TrainConfig m_untrainedFor;
-    std::uint64_t m_untrainedVersion = 0;  // counts the previews made, for their textures
 };
 
 }  // namespace attnviz::app

@@ -3,6 +3,7 @@
 #include "app/state/head_summary.hpp"
 #include "app/state/query_key_view.hpp"
 #include "app/views/head_view_lines.hpp"
+#include "app/views/train_preview.hpp"
 #include "app/views/value_weighted.hpp"
 #include "app/views/what_if_view.hpp"
 
@@ -114,7 +115,7 @@ const std::vector<ViewInfo>& viewTable() {
         {panel_id::kWhatIf, "What-if: ablate heads, hide tokens", "What-if", Place::Layers, {}, refreshWhatIf},
         {labName(Lab::Linear), "Linear attention · fast weights · Hopfield", "Linear", Place::Own, {}, nullptr},
         {labName(Lab::Cost), "Cost of attention", "Cost", Place::Own, {}, nullptr},
-        {labName(Lab::Train), "Heads that learn", "Training", Place::Own, {}, nullptr},
+        {labName(Lab::Train), "Heads that learn", "Training", Place::Own, {}, refreshTrainPreview},
         {labName(Lab::Flash), "Flash-attention walk", "Flash", Place::Own, {}, nullptr},
         {panel_id::kLesson, "Lesson", "Lesson", Place::Own, {}, nullptr},
     };
