@@ -2,6 +2,7 @@
 
 #include "app/fonts/font_atlas.hpp"
 #include "app/gfx/texture_cache.hpp"
+#include "app/state/capabilities.hpp"
 #include "app/state/compare_view.hpp"
 #include "app/state/head_summary.hpp"
 #include "app/widgets/charts.hpp"
@@ -101,12 +102,13 @@ void ComparePanel::draw(PanelContext& ctx) {
     const float weightTop = core::sharedWeightTop(a, b);
 
     // Caption: which head, how the tokens line up, how far it moved; the model view's tint.
-    const std::string which = (s.loaded ? "layer " + std::to_string(layer + 1) + " · " : std::string()) +
+    const std::string which = (capabilities(s).ownPass ? "layer " + std::to_string(layer + 1) + " · " : std::string()) +
                               (head >= 0 ? "head " + std::to_string(head + 1) : "mean over heads");
     const std::string line =
         which + " · moved " + core::formatFixed(moved, 3) + " · " + core::alignmentText(c.alignment, static_cast<int>(c.labels.size()));
     widgets::wrappedText(line);
-    widgets::hoverTooltip(std::string(core::movedRule()) + (s.loaded ? "\nA and B are the model's own pass (causal, τ = 1)." : ""));
+    widgets::hoverTooltip(std::string(core::movedRule()) +
+                          (capabilities(s).ownPass ? "\nA and B are the model's own pass (causal, τ = 1)." : ""));
     if (!s.view.presenter && mapsA.count() > 1) {
         const bool tinted = s.view.modelView.tint && s.view.modelView.score == core::HeadScore::Moved;
         ImGui::BeginDisabled(tinted);

@@ -1,6 +1,7 @@
 #include "app/panels/controls_panel.hpp"
 
 #include "app/fonts/font_atlas.hpp"
+#include "app/state/capabilities.hpp"
 #include "app/state/rollout_view.hpp"
 #include "app/widgets/text.hpp"
 #include "core/base/error.hpp"
@@ -183,15 +184,15 @@ void ControlsPanel::draw(PanelContext& ctx) {
     // Scenario: presets and the sentence.
     if (section("Scenario", 0)) scenarioSection(ctx);
     const bool editable = !s.model.explicitQkv && !s.scenario.x;
-    if (s.loaded) {
+    if (capabilities(s).ownPass) {
         if (section("Model and sentence", 1)) modelSection(ctx);
         if (section("Next token", 2)) nextTokens(ctx);
-    } else if (s.imported) {
+    } else if (capabilities(s).givenMaps) {
         if (section("Imported attention", 1)) importedSection(ctx);
     } else if (section(editable ? "Sentence and sizes" : "Inputs", 1)) {
         inputsSection(ctx);
     }
-    if (!s.imported && section("Softmax", 3)) softmaxSection(ctx);
+    if (!capabilities(s).givenMaps && section("Softmax", 3)) softmaxSection(ctx);
     if (section("View", 4)) viewSection(ctx);
     if (!s.error.empty()) {
         ImGui::Separator();
@@ -220,7 +221,7 @@ void ControlsPanel::scenarioSection(PanelContext& ctx) {
     }
     if (current != name) widgets::hoverTooltip(name);
     else tooltip("Presets: every worked example of the lessons, the anagram sentences and random-head demos.");
-    if (!s.scenario.description.empty()) description(s.scenario.description, m_compact, s.loaded ? 4 : 3);
+    if (!s.scenario.description.empty()) description(s.scenario.description, m_compact, capabilities(s).ownPass ? 4 : 3);
 }
 
 void ControlsPanel::inputsSection(PanelContext& ctx) {
@@ -242,7 +243,7 @@ void ControlsPanel::inputsSection(PanelContext& ctx) {
                            static_cast<int>(s.model.tq()), static_cast<int>(s.model.tk()));
     }
 
-    if (!s.model.explicitQkv && !s.loaded) {
+    if (!s.model.explicitQkv && !capabilities(s).ownPass) {
         int v = 0;
         if (!s.scenario.x && s.scenario.embedding == core::EmbeddingKind::Random && intField("d_model", s.model.dModel, 1, 1024, v))
             ctx.actions.emit(action::SetDModel{v});
@@ -313,7 +314,7 @@ void ControlsPanel::softmaxSection(PanelContext& ctx) {
     tooltip("Scaled dot-product attention. Off: divide by 1 and watch the softmax saturate for large d_k.");
     bool causal = s.settings.causal;
     if (ImGui::Checkbox("causal mask (space)", &causal)) ctx.actions.emit(action::SetCausal{causal});
-    if (s.loaded) {
+    if (capabilities(s).ownPass) {
         tooltip(
             "GPT-2 reads causally. Off: what the same weights compute when every token may read every other, which the "
             "model never does.");

@@ -1,6 +1,7 @@
 #include "app/panels/heatmap_panel.hpp"
 
 #include "app/gfx/texture_cache.hpp"
+#include "app/state/capabilities.hpp"
 #include "app/state/rollout_view.hpp"
 #include "app/widgets/charts.hpp"
 #include "app/widgets/text.hpp"
@@ -29,7 +30,7 @@ std::string cellTooltip(const AppState& s, const core::Settings& mask, int head,
         std::snprintf(buf, sizeof buf, "rollout R = %.4f: the share of token %d that flows into position %d", weight, j + 1, i + 1);
     else std::snprintf(buf, sizeof buf, "weight α = %.4f", weight);
     text += buf;
-    if (head >= 0 && !rollout && !s.imported) {  // imported maps have no scores
+    if (head >= 0 && !rollout && !capabilities(s).givenMaps) {  // imported maps have no scores
         const float score = s.forward.heads[static_cast<std::size_t>(head)].scores(i, j);
         const float c = core::logitScale(s.model.dk, s.settings);
         std::snprintf(buf, sizeof buf, "\nscore q·k = %.4f\nscaled = %.4f  (÷ %s%.3g)", score, score * c,
@@ -82,7 +83,7 @@ void drawLayerPreview(PanelContext& ctx, const char* title, int layer, int head)
 
 void HeatmapPanel::draw(PanelContext& ctx) {
     const AppState& s = ctx.state;
-    if (s.loaded && s.view.previewLayer >= 0 && s.view.previewLayer != s.scenario.layer && s.view.previewHead >= 0)
+    if (capabilities(s).ownPass && s.view.previewLayer >= 0 && s.view.previewLayer != s.scenario.layer && s.view.previewHead >= 0)
         return drawLayerPreview(ctx, title(), s.view.previewLayer, s.view.previewHead);
     // Rollout (view.rollout): R up to the selected layer in place of a head's weights.
     const bool rollout = s.view.rollout;
@@ -123,13 +124,13 @@ void HeatmapPanel::draw(PanelContext& ctx) {
         tooltip(core::rolloutRule(options).append("\n\n").append(kRolloutIgnores).c_str());
         widgets::flowTextDisabled("rows: positions · columns: input tokens");
         widgets::flowTextDisabled(std::string("Â = ½·") + core::rolloutHeadsName(options.heads) + " of heads + ½·I");
-        widgets::flowTextDisabled(s.loaded     ? "R = Â^L … Â^1 (the model's own pass)"
-                                  : s.imported ? "R = Â^L … Â^1 (the imported maps)"
-                                               : "R = Â (one layer)");
+        widgets::flowTextDisabled(capabilities(s).ownPass     ? "R = Â^L … Â^1 (the model's own pass)"
+                                  : capabilities(s).givenMaps ? "R = Â^L … Â^1 (the imported maps)"
+                                                              : "R = Â (one layer)");
     }
-    if (s.imported && !flow) {
+    if (capabilities(s).givenMaps && !flow) {
         widgets::flowTextDisabled(s.settings.causal ? "imported maps · causal (detected)" : "imported maps");
-    } else if (!flow || !s.loaded) {  // a model's rollout reads its own pass at τ = 1, not this layer's what-ifs
+    } else if (!flow || !capabilities(s).ownPass) {  // a model's rollout reads its own pass at τ = 1, not this layer's what-ifs
         char settings[96];
         std::snprintf(settings, sizeof settings, "τ = %.3g%s%s", s.settings.temperature, s.settings.scaled ? "" : " · unscaled (÷1)",
                       s.settings.causal ? " · causal mask" : "");

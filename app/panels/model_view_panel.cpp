@@ -1,6 +1,7 @@
 #include "app/panels/model_view_panel.hpp"
 
 #include "app/gfx/texture_cache.hpp"
+#include "app/state/capabilities.hpp"
 #include "app/state/head_summary.hpp"
 #include "app/state/model_view.hpp"
 #include "app/widgets/charts.hpp"
@@ -58,7 +59,7 @@ std::string tileTooltip(const AppState& st, int index, const std::optional<std::
                   "layer %d · head %d%s\nentropy %.3f nats (share %.2f)\nmean distance %.2f\nself %.3f · previous %.3f · first %.3f\n"
                   "duplicate %.3f · induction %.3f",
                   s.firstLayer + layer + 1, head + 1,
-                  st.loaded && st.loaded.checkpoint->config().nKvHead != st.loaded.checkpoint->config().nHead
+                  capabilities(st).ownPass && st.loaded.checkpoint->config().nKvHead != st.loaded.checkpoint->config().nHead
                       ? (" · kv " + std::to_string(st.loaded.checkpoint->config().kvHeadOf(head) + 1)).c_str()
                       : "",
                   h.entropy, h.entropyShare, h.distance, h.self, h.previous, h.first, h.duplicate, h.induction);
@@ -118,9 +119,9 @@ void ModelViewPanel::draw(PanelContext& ctx) {
     if (!beginPanel(ctx, title())) return;
     if (!headSummaryCurrent(st)) {
         ctx.requests.stale.insert(std::string(id()));  // made after this frame, once the pass is ready
-        if (st.imported && (!st.imported->checkedAll() || st.imported->changed())) {
+        if (capabilities(st).givenMaps && (!st.imported->checkedAll() || st.imported->changed())) {
             importCheckNote(st);
-        } else if (!st.loaded && !weightsFresh(st, -1)) {
+        } else if (!capabilities(st).ownPass && !weightsFresh(st, -1)) {
             const auto fresh = std::count_if(st.stale.begin(), st.stale.end(), [](Stage x) { return x <= Stage::Outputs; });
             ImGui::TextDisabled("computing every head: %d of %d", static_cast<int>(fresh), static_cast<int>(st.stale.size()));
         } else {
@@ -129,7 +130,7 @@ void ModelViewPanel::draw(PanelContext& ctx) {
         ImGui::End();
         return;
     }
-    if (st.imported && st.imported->changed()) importCheckNote(st);  // the last good summary stays, said to be so
+    if (capabilities(st).givenMaps && st.imported->changed()) importCheckNote(st);  // the last good summary stays, said to be so
     const HeadSummary& s = st.headSummary;
 
     // Controls: pooling, order, statistic, tint; in a column right of the grid when the panel is
@@ -312,7 +313,7 @@ void ModelViewPanel::draw(PanelContext& ctx) {
     }
     if (hovered >= 0) {
         const int layer = s.firstLayer + hovered / s.heads, head = hovered % s.heads;
-        const bool otherLayer = st.loaded && layer != st.scenario.layer;
+        const bool otherLayer = capabilities(st).ownPass && layer != st.scenario.layer;
         const int wantLayer = otherLayer ? layer : -1;
         if (st.view.previewHead != head || st.view.previewLayer != wantLayer)
             ctx.actions.emit(action::SetPreviewHead{head, otherLayer ? layer : -1});

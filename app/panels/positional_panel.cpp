@@ -1,6 +1,7 @@
 #include "app/panels/positional_panel.hpp"
 
 #include "app/gfx/texture_cache.hpp"
+#include "app/state/capabilities.hpp"
 #include "app/views/view_table.hpp"
 #include "app/widgets/charts.hpp"
 #include "app/widgets/text.hpp"
@@ -94,7 +95,7 @@ void PositionalPanel::draw(PanelContext& ctx) {
     const AppState& s = ctx.state;
     if (!beginPanel(ctx, title())) return;
     if (noModelNote(ctx, "the positions are a model's input, and the file holds only its maps")) return;
-    if (s.loaded) {
+    if (capabilities(s).ownPass) {
         if (s.loaded.checkpoint->config().rotary) rotaryPositions(ctx);
         else learnedPositions(ctx);
         ImGui::End();

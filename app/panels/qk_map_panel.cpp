@@ -1,6 +1,7 @@
 #include "app/panels/qk_map_panel.hpp"
 
 #include "app/render/qk_map_image.hpp"
+#include "app/state/capabilities.hpp"
 #include "app/state/query_key_view.hpp"
 #include "app/widgets/charts.hpp"
 #include "app/widgets/text.hpp"
@@ -74,7 +75,7 @@ void QkMapPanel::draw(PanelContext& ctx) {
         widgets::flowTextDisabled("· a = " + core::formatFixed(map->scale, 3) + " (?)");
         if (ImGui::IsItemHovered()) widgets::showTooltip(how);
     }
-    if (!s.loaded && !s.model.alibiSlopes.empty())
+    if (!capabilities(s).ownPass && !s.model.alibiSlopes.empty())
         widgets::wrappedTextColored(ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled),
                                     "ALiBi: the distance penalty is added to the scores, not to q · k; the map does not show it");
     if (stride > 1)

@@ -1,5 +1,6 @@
 #include "app/panels/stages_panel.hpp"
 
+#include "app/state/capabilities.hpp"
 #include "app/widgets/text.hpp"
 #include "core/attention/permutation.hpp"
 #include "core/base/format.hpp"
@@ -140,12 +141,12 @@ StageView stageView(const AppState& s, int index, int head, bool withValues) {
     switch (index) {
         case 0:
             v = {"X",
-                 s.loaded
+                 capabilities(s).ownPass
                      ? std::string(s.loaded.checkpoint->config().norm == core::decoder::Norm::RmsNorm ? "X = RMSNorm(h)" : "X = ln_1(h)") +
                            ", h entering layer " + std::to_string(s.scenario.layer + 1)
                      : "X = embeddings" + std::string(s.model.positional.size() ? " + positional encoding" : ""),
-                 s.loaded ? "One row per token: the residual stream entering this layer, normed; every head projects it."
-                          : "One row per token: the input every head projects.",
+                 capabilities(s).ownPass ? "One row per token: the residual stream entering this layer, normed; every head projects it."
+                                         : "One row per token: the input every head projects.",
                  0,
                  0,
                  {},

@@ -1,5 +1,6 @@
 #include "app/panels/stats_panel.hpp"
 
+#include "app/state/capabilities.hpp"
 #include "app/state/head_summary.hpp"
 #include "app/state/model_view.hpp"
 #include "app/widgets/text.hpp"
@@ -40,12 +41,12 @@ void StatsPanel::draw(PanelContext& ctx) {
     if (!beginPanel(ctx, title())) return;
     if (!headSummaryCurrent(st)) {
         ctx.requests.stale.insert(std::string(id()));
-        if (st.imported && (!st.imported->checkedAll() || st.imported->changed())) importCheckNote(st);
-        else ImGui::TextDisabled(!st.loaded && !weightsFresh(st, -1) ? "computing every head…" : "summarizing every head…");
+        if (capabilities(st).givenMaps && (!st.imported->checkedAll() || st.imported->changed())) importCheckNote(st);
+        else ImGui::TextDisabled(!capabilities(st).ownPass && !weightsFresh(st, -1) ? "computing every head…" : "summarizing every head…");
         ImGui::End();
         return;
     }
-    if (st.imported && st.imported->changed()) importCheckNote(st);  // the last good summary stays, said to be so
+    if (capabilities(st).givenMaps && st.imported->changed()) importCheckNote(st);  // the last good summary stays, said to be so
     const HeadSummary& s = st.headSummary;
     const float em = ImGui::GetFontSize();
 
@@ -88,20 +89,22 @@ void StatsPanel::draw(PanelContext& ctx) {
         widgets::sameLineIfFits(ImGui::CalcTextSize("Stop").x + ImGui::GetStyle().FramePadding.x * 2.0f);
         if (ImGui::Button("Stop")) ctx.actions.emit(action::StopInductionTest{});
     } else {
-        ImGui::BeginDisabled(!st.loaded);
+        ImGui::BeginDisabled(!capabilities(st).ownPass);
         if (ImGui::Button(testScores ? "Induction test again" : "Induction test")) ctx.actions.emit(action::StartInductionTest{});
         ImGui::EndDisabled();
-        tooltip(st.loaded ? "Runs the model on 10 sequences of 50 random tokens repeated twice and scores each head by its weight from a "
-                            "token's second copy to the token after its first copy. Your sentence stays as it is."
-                : st.imported ? "Needs a model: the test runs a checkpoint on its own random tokens, and imported attention "
-                                "has no model behind it (the duplicate and induction columns score your tokens)."
-                              : "Needs a model: the test runs the checkpoint on its own random tokens.");
+        tooltip(capabilities(st).ownPass
+                    ? "Runs the model on 10 sequences of 50 random tokens repeated twice and scores each head by its weight from a "
+                      "token's second copy to the token after its first copy. Your sentence stays as it is."
+                : capabilities(st).givenMaps ? "Needs a model: the test runs a checkpoint on its own random tokens, and imported attention "
+                                               "has no model behind it (the duplicate and induction columns score your tokens)."
+                                             : "Needs a model: the test runs the checkpoint on its own random tokens.");
         if (!test.error.empty() && test.checkpoint == st.loaded.checkpoint.get())
             widgets::wrappedTextColored(ImVec4(1.0f, 0.45f, 0.4f, 1.0f), test.error);
     }
 
     // The table.
-    const bool grouped = st.loaded ? st.loaded.checkpoint->config().nKvHead != st.loaded.checkpoint->config().nHead : st.model.kvHeads > 0;
+    const bool grouped =
+        capabilities(st).ownPass ? st.loaded.checkpoint->config().nKvHead != st.loaded.checkpoint->config().nHead : st.model.kvHeads > 0;
     constexpr int kColumnCount = static_cast<int>(std::size(kColumns));  // the test's last
     const int scoreColumns = testScores ? kColumnCount : kColumnCount - 1;
     const int columns = 2 + (grouped ? 1 : 0) + scoreColumns;
@@ -129,7 +132,7 @@ void StatsPanel::draw(PanelContext& ctx) {
     }
 
     const auto kvOf = [&](int head) {
-        if (st.loaded) return st.loaded.checkpoint->config().kvHeadOf(head);
+        if (capabilities(st).ownPass) return st.loaded.checkpoint->config().kvHeadOf(head);
         return st.model.kvHeadOf(head);
     };
     const auto value = [&](int index, ImGuiID column) -> double {

@@ -2,6 +2,7 @@
 
 #include "app/gfx/heatmap_renderer.hpp"
 #include "app/gfx/texture_cache.hpp"
+#include "app/state/capabilities.hpp"
 #include "app/widgets/charts.hpp"
 #include "app/widgets/text.hpp"
 #include "core/attention/permutation.hpp"
@@ -34,7 +35,8 @@ std::string verdictReason(const AppState& s) {
         why +=
             "The causal mask depends on position: after the swap a token may read another set of keys (those before its new place), "
             "so A′ is not P A Pᵀ. ";
-    if (s.loaded) why += "The model adds learned position embeddings to X: a moved token carries the position signal of its new place. ";
+    if (capabilities(s).ownPass)
+        why += "The model adds learned position embeddings to X: a moved token carries the position signal of its new place. ";
     else if (s.scenario.positional == core::Positional::Sinusoidal)
         why += "Positional encodings are added to X by position: a moved token carries the signal of its new place. ";
     else if (s.scenario.positional == core::Positional::Rope)
@@ -176,7 +178,7 @@ void SwapPanel::draw(PanelContext& ctx) {
     if (ImGui::Button("Reset order")) ctx.actions.emit(action::ResetSwaps{});
     widgets::sameLineIfFits(ImGui::CalcTextSize("Shuffle").x + style.FramePadding.x * 2.0f);
     if (ImGui::Button("Shuffle")) ctx.actions.emit(action::Shuffle{static_cast<std::uint64_t>(ImGui::GetFrameCount()) + 1});
-    if (!s.model.explicitQkv && !s.loaded) {  // a model's positions are its own (learned, in X already)
+    if (!s.model.explicitQkv && !capabilities(s).ownPass) {  // a model's positions are its own (learned, in X already)
         widgets::sameLineIfFits(ImGui::GetFrameHeight() + style.ItemInnerSpacing.x + ImGui::CalcTextSize("positional encoding").x);
         // On: whatever positions the scenario has (sinusoidal when it had none); off: none.
         bool pe = s.scenario.positional != core::Positional::None;

@@ -2,6 +2,7 @@
 
 #include "app/gfx/heatmap_renderer.hpp"
 #include "app/gfx/texture_cache.hpp"
+#include "app/state/capabilities.hpp"
 #include "app/views/what_if_view.hpp"
 #include "app/widgets/charts.hpp"
 #include "app/widgets/text.hpp"
@@ -195,7 +196,7 @@ void movedGrid(PanelContext& ctx, const std::vector<double>& moved, float width,
 void WhatIfPanel::draw(PanelContext& ctx) {
     const AppState& s = ctx.state;
     if (!beginPanel(ctx, title())) return;
-    if (!s.loaded) {
+    if (!capabilities(s).ownPass) {
         widgets::wrappedText("What-if needs a model: File → Open model folder, or --model DIR.");
         widgets::hoverTooltip(
             "A what-if edits a model's pass: ablate a head (its output zeroed, or replaced by its mean over the positions) or hide a "
