@@ -323,7 +323,7 @@ void exportAll(const Flags& f, const CLI::App& app, const GuiRequest& request, A
         doing = "rolling out the attention";
         rollout.emplace();
         rollout->options = {.heads = request.rolloutHeads, .skipFirstKey = f.skipFirstKey};
-        rollout->layer = layerCount(state) > 0 ? state.scenario.layer : 0;
+        rollout->layer = shownMapLayer(state);
         try {
             rollout->matrix = core::attentionRollout(attentionMaps(state), rollout->layer, rollout->options);
         } catch (const core::InputError& e) {

@@ -43,7 +43,7 @@ core::Scenario compareScenario(const core::Scenario& scenario, const std::string
     return other;
 }
 
-int compareLayer(const AppState& state) { return state.loaded ? state.scenario.layer : 0; }
+int compareLayer(const AppState& state) { return shownMapLayer(state); }
 
 CompareView::Key compareKey(const AppState& state) {
     HeadSummary::Key pass = headSummaryKey(state);

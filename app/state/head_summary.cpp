@@ -15,6 +15,8 @@ core::AttentionMaps attentionMaps(const AppState& state) {
     return core::forwardMaps(state.model, state.forward, state.settings, state.keyLabels);
 }
 
+int shownMapLayer(const AppState& state) { return layerCount(state) > 0 ? state.scenario.layer : 0; }
+
 HeadSummary::Key headSummaryKey(const AppState& state) {
     if (state.loaded) return {state.loaded.run.get(), 0, state.view.skipFirstKey};
     if (state.imported) return {state.imported.get(), 0, state.view.skipFirstKey};

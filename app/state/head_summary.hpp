@@ -13,6 +13,11 @@ namespace attnviz::app {
 // read). A scenario's are empty (false) until every head's weights are fresh.
 core::AttentionMaps attentionMaps(const AppState& state);
 
+// The layer of those maps that the views of one layer show (the heatmap's, the head view's, the
+// comparison's, the query–key map's, rollout's last): a model's or an import's selected layer, or
+// the scenario's one layer (0). The one rule every view of one layer follows.
+int shownMapLayer(const AppState& state);
+
 // The pass the maps are of.
 HeadSummary::Key headSummaryKey(const AppState& state);
 // Whether state.headSummary is of the current pass.

@@ -1,5 +1,7 @@
 #include "app/state/head_view.hpp"
 
+#include "app/state/head_summary.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -8,8 +10,7 @@
 namespace attnviz::app {
 
 int headViewLayer(const AppState& state, const core::AttentionMaps& maps) {
-    if (layerCount(state) == 0) return 0;
-    return std::clamp(state.scenario.layer - maps.firstLayer, 0, std::max(0, maps.layers - 1));
+    return std::clamp(shownMapLayer(state) - maps.firstLayer, 0, std::max(0, maps.layers - 1));
 }
 
 std::vector<int> headViewHeads(const AppState& state) {

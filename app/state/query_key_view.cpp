@@ -7,12 +7,6 @@
 #include <new>
 
 namespace attnviz::app {
-namespace {
-
-int mapLayer(const AppState& state) { return state.loaded ? state.scenario.layer : 0; }
-
-}  // namespace
-
 QueryKeyView::Key queryKeyKey(const AppState& state) {
     // A checkpoint's pass, or a scenario's head's own version (its q and k change only with its
     // weights; the other heads finishing, a frame each, do not touch it). The first-key rule is not
@@ -22,7 +16,7 @@ QueryKeyView::Key queryKeyKey(const AppState& state) {
     const int head = state.view.selectedHead;
     if (!state.loaded && head >= 0 && head < static_cast<int>(state.headVersions.size()))
         pass.data = state.headVersions[static_cast<std::size_t>(head)];
-    return {pass, mapLayer(state), head};
+    return {pass, shownMapLayer(state), head};
 }
 
 bool queryKeyCurrent(const AppState& state) {
@@ -78,7 +72,7 @@ core::RowVec queryKeyWeights(const AppState& state, int query) {
     if (state.loaded) {
         const core::decoder::Run& run = *state.loaded.run;
         if (query >= run.tokens() || head >= run.headCount()) return {};
-        return run.weights(mapLayer(state), head).row(query);
+        return run.weights(shownMapLayer(state), head).row(query);
     }
     if (head >= static_cast<int>(state.forward.heads.size()) || !weightsFresh(state, head)) return {};
     const core::Mat& w = state.forward.heads[static_cast<std::size_t>(head)].weights;
@@ -92,7 +86,7 @@ std::vector<int> queryKeyLines(const AppState& state, int query, int count) {
 
 std::string queryKeyCaption(const AppState& state) {
     const int head = state.view.selectedHead;
-    std::string text = state.loaded ? "Layer " + std::to_string(mapLayer(state) + 1) + " · " : "";
+    std::string text = state.loaded ? "Layer " + std::to_string(shownMapLayer(state) + 1) + " · " : "";
     text += head < 0 ? "mean over heads" : (state.loaded ? "head " : "Head ") + std::to_string(head + 1);
     return text;
 }

@@ -9,9 +9,7 @@ namespace attnviz::app {
 
 core::RolloutOptions rolloutOptions(const ViewState& view) { return {.heads = view.rolloutHeads, .skipFirstKey = view.skipFirstKey}; }
 
-int rolloutLayer(const AppState& state) { return layerCount(state) > 0 ? state.scenario.layer : 0; }
-
-RolloutView::Key rolloutKey(const AppState& state) { return {headSummaryKey(state), rolloutLayer(state), rolloutOptions(state.view)}; }
+RolloutView::Key rolloutKey(const AppState& state) { return {headSummaryKey(state), shownMapLayer(state), rolloutOptions(state.view)}; }
 
 bool rolloutCurrent(const AppState& state) {
     // A scenario's heads being recomputed (a new τ, say) have not yet bumped the data version
@@ -46,14 +44,14 @@ core::Settings rolloutMask(const AppState& state) {
     core::Settings mask;
     mask.causal = state.loaded || state.settings.causal;
     if (state.imported)  // nothing flows from a later token when every layer rolled out is causal
-        for (int l = 0; l <= rolloutLayer(state); ++l) mask.causal = mask.causal && state.imported->layerSettings(l).causal;
+        for (int l = 0; l <= shownMapLayer(state); ++l) mask.causal = mask.causal && state.imported->layerSettings(l).causal;
     return mask;
 }
 
 std::string rolloutCaption(const AppState& state) {
     const core::RolloutOptions options = rolloutOptions(state.view);
     std::string text = "Rollout";
-    if (layerCount(state) > 0) text += " up to layer " + std::to_string(rolloutLayer(state) + 1);
+    if (layerCount(state) > 0) text += " up to layer " + std::to_string(shownMapLayer(state) + 1);
     text += std::string(" · ") + core::rolloutHeadsName(options.heads) + " over heads";
     if (options.skipFirstKey) text += " · first key left out";
     return text;
