@@ -22,9 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <cctype>
 #include <cstdlib>
-#include <filesystem>
 #include <optional>
 #include <ostream>
 #include <string_view>
@@ -91,11 +89,7 @@ void checkOutputs(const std::vector<std::pair<const char*, std::string>>& output
 
 // --export-stats: ".json" writes JSON; ".csv" or "-" (standard output) CSV.
 bool statsAsJson(const std::string& path) {
-    const std::string ext = [&] {
-        std::string e = std::filesystem::path(path).extension().string();
-        std::transform(e.begin(), e.end(), e.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-        return e;
-    }();
+    const std::string ext = core::lowerExtension(path);
     if (path == "-" || ext == ".csv") return false;
     if (ext == ".json") return true;
     throw core::InputError("--export-stats " + path, "expected a .csv or .json file, or '-' for CSV on standard output");
@@ -196,20 +190,23 @@ nlohmann::json blockingJson() {
 
 namespace {
 
-// The state the exports read: the request's scenario built, the view as the flags set it (the
-// window's view of the same flags, and what only the exports ask: the head view's heads and query,
-// the model view's order). Errors name where the scenario came from; an import's own name its file.
-AppState exportState(const Flags& f, const CLI::App& app, const GuiRequest& request, const char*& doing) {
+// The request's scenario built as the window builds it; errors name where the scenario came from,
+// an import's own its file.
+AppState requestedState(const GuiRequest& request, const char*& doing) {
     const core::Scenario& scenario = request.scenario;
     doing = scenario.attention ? "opening the imported attention" : scenario.model ? "opening and running the model" : "building the model";
-    AppState state = [&] {
-        try {
-            return makeState(scenario, request.limits);
-        } catch (const core::InputError& e) {
-            if (scenario.attention && e.where() != "layer") throw;  // the file's own errors name it
-            throw e.within(request.source);                         // --attention's, or the scenario file's field
-        }
-    }();
+    try {
+        return makeState(scenario, request.limits);
+    } catch (const core::InputError& e) {
+        if (scenario.attention && e.where() != "layer") throw;  // the file's own errors name it
+        throw e.within(request.source);                         // --attention's, or the scenario file's field
+    }
+}
+
+// The state the exports read: the view as the flags set it (the window's view of the same flags,
+// and what only the exports ask: the head view's heads and query, the model view's order).
+AppState exportState(const Flags& f, const CLI::App& app, const GuiRequest& request, const char*& doing) {
+    AppState state = requestedState(request, doing);
     ViewState& view = state.view;
     view = requestedView(request, ViewState{});
     view.selectedHead = f.head;
@@ -225,16 +222,8 @@ AppState exportState(const Flags& f, const CLI::App& app, const GuiRequest& requ
 }  // namespace
 
 void runBench(const Flags& f, const GuiRequest& request, std::ostream& out, const char*& doing) {
-    const double seconds = parseFloat("--bench-seconds", f.benchSeconds);  // in range: checkExports
-    const AppState state = [&] {
-        const core::Scenario& scenario = request.scenario;
-        doing = scenario.model ? "opening and running the model" : "building the model";
-        try {
-            return makeState(scenario, request.limits);
-        } catch (const core::InputError& e) {
-            throw e.within(request.source);
-        }
-    }();
+    const double seconds = parseFloat("--bench-seconds", f.benchSeconds);     // in range: checkExports
+    const AppState state = requestedState(request, doing);                    // --bench refuses --attention (checkFlags)
     if (const core::decoder::Checkpoint* checkpoint = checkpointOf(state)) {  // the whole pass, every layer and head, and an appended token
         doing = "timing the model's forward pass";
         const core::ModelBenchResult r = core::benchmarkModel(*checkpoint, passIds(state), seconds);

@@ -2,14 +2,13 @@
 
 #include "app/fonts/font_stack.hpp"
 #include "core/base/error.hpp"
+#include "core/base/files.hpp"
 #include "core/base/format.hpp"
 #include "core/text/tokenizer.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
 
 namespace attnviz::render::figure {
 
@@ -236,8 +235,7 @@ std::string closeSvg(std::string& svg, const std::vector<TextItem>& texts) {
 }
 
 FileType fileType(const std::string& path, bool json) {
-    std::string ext = std::filesystem::path(path).extension().string();
-    std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    const std::string ext = core::lowerExtension(path);
     if (ext == ".png") return FileType::Png;
     if (ext == ".svg") return FileType::Svg;
     if (json && ext == ".json") return FileType::Json;

@@ -6,11 +6,11 @@
 #include "app/state/head_view.hpp"
 #include "app/state/source_exports.hpp"
 #include "core/base/error.hpp"
+#include "core/base/files.hpp"
 #include "core/io/npy.hpp"
 #include "core/scenario/scenario.hpp"
 
 #include <algorithm>
-#include <filesystem>
 #include <new>
 
 namespace attnviz::app {
@@ -20,9 +20,11 @@ constexpr const char* kNoValues =
     "Imported attention has no values behind it: value-weighted attention needs each key's value and W_O (open a checkpoint with "
     "--model).";
 
-// Each head's ‖v_j W_O^h‖ of the layer `layer` counted in `maps` (empty when it has no values).
-std::vector<core::RowVec> layerNorms(const AppState& state, const core::AttentionMaps& maps, int layer) {
+// Each head's ‖v_j W_O^h‖ of the layer `layer` counted in `maps` (empty when it has no values);
+// `throughWo` says whether there was a W_O to carry them through.
+std::vector<core::RowVec> layerNorms(const AppState& state, const core::AttentionMaps& maps, int layer, bool* throughWo = nullptr) {
     const LayerValues v = layerValues(state, maps.firstLayer + layer);
+    if (throughWo) *throughWo = v.wo.rows() != 0;
     std::vector<core::RowVec> norms;
     if (!v || v.heads != maps.heads || v.values.rows() != maps.keys) return norms;
     for (int h = 0; h < v.heads; ++h) {
@@ -39,11 +41,7 @@ ValueWeightedMaps::Key keyOf(const AppState& state, const core::AttentionMaps& m
     return {pass, maps ? headViewLayer(state, maps) : 0, state.view.selectedHead};
 }
 
-bool isFile(const std::string& path, const char* extension) {
-    std::string ext = std::filesystem::path(path).extension().string();
-    std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    return ext == extension;
-}
+bool isNpy(const std::string& path) { return core::lowerExtension(path) == ".npy"; }
 
 }  // namespace
 
@@ -77,7 +75,7 @@ bool refreshValueWeighted(AppState& state) {
     if (!maps) return false;  // the pass is not ready yet
     ValueWeightedMaps& made = view.remake(key);
     try {
-        made.norms = layerNorms(state, maps, key.layer);
+        made.norms = layerNorms(state, maps, key.layer, &made.throughWo);
         if (made.norms.empty()) {
             view.why = "The values of this layer are not there to weigh.";
             return true;
@@ -126,14 +124,14 @@ render::ValueWeightedFigure valueWeightedFigure(AppState& state, const FigureReq
                                          : "mean of " + std::to_string(maps.heads) + " heads");
     figure.title = "Value-weighted · " + figureTitle(state, shown, capabilities(state).ownPass);
     figure.subtitle = std::string("‖α_ij v_j W_O‖: what key j writes into query i through the head") +
-                      (layerValues(state, maps.firstLayer + layer).wo.rows() == 0 ? " (no W_O: ‖α_ij v_j‖)" : "") +
-                      " · rows do not sum to 1 · largest " + render::figure::significant(view.value.largest);
+                      (view.value.throughWo ? "" : " (no W_O: ‖α_ij v_j‖)") + " · rows do not sum to 1 · largest " +
+                      render::figure::significant(view.value.largest);
     figure.colormap = state.view.colormap;
     return figure;
 }
 
 std::string writeValueWeighted(AppState& state, const std::string& path, const FigureRequest& request) {
-    if (!isFile(path, ".npy")) return render::encodeValueWeighted(path, valueWeightedFigure(state, request));
+    if (!isNpy(path)) return render::encodeValueWeighted(path, valueWeightedFigure(state, request));
     if (!capabilities(state).weights) throw core::InputError(request.where, kNoValues);
     const core::AttentionMaps maps = attentionMaps(state);
     if (!maps) throw core::InputError(request.where, "the heads are still being computed; try again in a moment");
@@ -153,7 +151,7 @@ std::string writeValueWeighted(AppState& state, const std::string& path, const F
 }
 
 void checkValueWeightedPath(const std::string& path) {
-    if (!isFile(path, ".npy")) static_cast<void>(render::heatmapIsPng(path));
+    if (!isNpy(path)) static_cast<void>(render::heatmapIsPng(path));
 }
 
 }  // namespace attnviz::app

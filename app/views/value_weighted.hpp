@@ -37,6 +37,7 @@ struct ValueWeightedMaps {
     std::vector<core::RowVec> norms;  // [heads], each [T_k]: ‖v_j W_O^h‖
     core::Mat map;                    // the shown head's map; for the mean, the mean of the heads' maps
     float largest = 0;                // over the map's readable cells
+    bool throughWo = false;           // the values were carried through W_O (a scenario may have none)
 };
 using ValueWeightedView = Derived<ValueWeightedMaps::Key, ValueWeightedMaps>;
 

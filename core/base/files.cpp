@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <cerrno>
 #include <csignal>
 #include <cstdint>
@@ -345,6 +346,12 @@ std::string readTextFile(const std::string& path, std::size_t maxBytes, std::str
     }
     ::close(fd);
     return text;
+}
+
+std::string lowerExtension(const std::string& path) {
+    std::string ext = std::filesystem::path(path).extension().string();
+    std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return ext;
 }
 
 }  // namespace attnviz::core

@@ -36,6 +36,10 @@ struct FileIdentity {
 FileIdentity fileIdentity(const std::string& path);
 bool sameFile(const std::string& a, const std::string& b);
 
+// The path's extension in lower case, with its dot (".png" for "Fig.PNG"; "" when it has none):
+// what a file's type is read from.
+std::string lowerExtension(const std::string& path);
+
 // Where bytes go: a file being written, standard output, a string in tests.
 class ByteSink {
 public:
