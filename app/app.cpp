@@ -3,12 +3,12 @@
 
 #include "app/panels/lesson_panel.hpp"
 #include "app/panels/panel_table.hpp"
-#include "app/state/capabilities.hpp"
 #include "app/state/compare_view.hpp"
 #include "app/state/head_summary.hpp"
 #include "app/state/model_view.hpp"
 #include "app/state/query_key_view.hpp"
 #include "app/state/rollout_view.hpp"
+#include "app/state/source.hpp"
 #include "app/theme.hpp"
 #include "app/views/view_table.hpp"
 #include "app/widgets/text.hpp"
@@ -57,7 +57,7 @@ App::FontTexts App::fontTexts() const {
     };
     add(texts, m_state.queryLabels);  // as panels draw them: a model's byte tokens as "⟨E6 97⟩"
     add(texts, m_state.keyLabels);
-    add(texts, m_state.loaded.nextLabels);
+    if (const core::LoadedModel* pass = checkpointPass(m_state)) add(texts, pass->nextLabels);
     add(texts, m_state.compare.labels);
     texts.emplace_back(m_drafts.sentence);
     texts.emplace_back(m_drafts.compare);
@@ -404,7 +404,7 @@ void App::openingStatus() {
 void App::applyActions() {
     if (adoptOpenedModel(m_state)) {
         if (!m_state.error.empty()) notify(m_state.error, true);
-        else notify("Opened " + (m_state.loaded ? m_state.loaded.checkpoint->name() : m_state.scenario.name));
+        else notify("Opened " + sourceName(m_state, m_state.scenario.name));
         m_computeFailed = false;
     }
     std::vector<Action> actions = m_actions.take();

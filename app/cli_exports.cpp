@@ -4,7 +4,7 @@
 
 #include "app/state/compare_view.hpp"
 #include "app/state/head_summary.hpp"
-#include "app/state/source_exports.hpp"
+#include "app/state/source.hpp"
 #include "app/views/view_table.hpp"
 #include "core/attention/kernels.hpp"
 #include "core/base/error.hpp"

@@ -50,18 +50,18 @@ const FontStack& FontStack::shared() {
 }
 
 const FontStack::Loaded& FontStack::load(std::size_t face) const {
-    Loaded& loaded = m_loaded[face];
-    std::call_once(loaded.once, [&] {
+    Loaded& entry = m_loaded[face];
+    std::call_once(entry.once, [&] {
         try {
             const std::string& bytes = fontBytes(m_faces[face].file);
             const auto* data = reinterpret_cast<const unsigned char*>(bytes.data());
             const int offset = stbtt_GetFontOffsetForIndex(data, 0);
-            loaded.ok = offset >= 0 && stbtt_InitFont(&loaded.info, data, offset) != 0;
+            entry.ok = offset >= 0 && stbtt_InitFont(&entry.info, data, offset) != 0;
         } catch (const std::exception&) {
-            loaded.ok = false;  // not installed: the faces after it are tried
+            entry.ok = false;  // not installed: the faces after it are tried
         }
     });
-    return loaded;
+    return entry;
 }
 
 GlyphRef FontStack::find(char32_t cp) const {

@@ -2,9 +2,9 @@
 
 #include "app/fonts/font_atlas.hpp"
 #include "app/gfx/texture_cache.hpp"
-#include "app/state/capabilities.hpp"
 #include "app/state/compare_view.hpp"
 #include "app/state/head_summary.hpp"
+#include "app/state/source.hpp"
 #include "app/widgets/charts.hpp"
 #include "app/widgets/text.hpp"
 #include "core/base/format.hpp"

@@ -1,8 +1,8 @@
 #include "app/panels/controls_panel.hpp"
 
 #include "app/fonts/font_atlas.hpp"
-#include "app/state/capabilities.hpp"
 #include "app/state/rollout_view.hpp"
+#include "app/state/source.hpp"
 #include "app/widgets/text.hpp"
 #include "core/base/error.hpp"
 #include "core/base/format.hpp"
@@ -92,15 +92,15 @@ void sentenceField(PanelContext& ctx) {
 }
 
 // A model: what it is, the sentence its tokenizer reads, and what it predicts next.
-void modelSection(PanelContext& ctx) {
+void modelSection(PanelContext& ctx, const core::decoder::Checkpoint& checkpoint) {
     const AppState& s = ctx.state;
-    const auto& c = s.loaded.checkpoint->config();
+    const auto& c = checkpoint.config();
     // Wrapped at the panel's edge, never cut: the folder's name is the user's and any length.
     const std::string heads = std::to_string(c.nLayer) + " layers × " + std::to_string(c.nHead) + " heads" +
                               (c.nKvHead != c.nHead ? " reading " + std::to_string(c.nKvHead) + " kv heads" : std::string());
-    widgets::wrappedText("Model " + widgets::clipText(s.loaded.checkpoint->name(), widgets::kLabelGlyphs, false).text + " (" + c.family +
+    widgets::wrappedText("Model " + widgets::clipText(checkpoint.name(), widgets::kLabelGlyphs, false).text + " (" + c.family +
                          "): " + heads + ", d = " + std::to_string(c.nEmbd));
-    tooltip(s.loaded.checkpoint->folder().c_str());
+    tooltip(checkpoint.folder().c_str());
     ImGui::TextUnformatted("Sentence");
     sentenceField(ctx);
     widgets::wrappedTextColored(ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled),
@@ -111,9 +111,8 @@ void modelSection(PanelContext& ctx) {
 
 // Attention computed elsewhere: the file, its sizes and tokens, the mask found in it. Nothing to
 // edit: the maps are fixed (no τ, no scaling, no mask to change).
-void importedSection(PanelContext& ctx) {
+void importedSection(PanelContext& ctx, const core::ImportedAttention& a) {
     const AppState& s = ctx.state;
-    const core::ImportedAttention& a = *s.imported;
     widgets::wrappedText(a.describe(), kDescriptionGlyphs);
     tooltip(core::clipPlace(a.path(), 400).c_str());
     const ImVec4 dim = ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled);
@@ -132,7 +131,7 @@ void importedSection(PanelContext& ctx) {
 }
 
 // The next token: softmax(logits / temperature), the ten most likely.
-void nextTokens(PanelContext& ctx) {
+void nextTokens(PanelContext& ctx, const core::LoadedModel& pass) {
     const AppState& s = ctx.state;
     ImGui::Text("Next token  (temperature %.3g)", s.view.nextTemperature);
     float position = temperatureToSlider(s.view.nextTemperature);
@@ -141,10 +140,10 @@ void nextTokens(PanelContext& ctx) {
         ctx.actions.emit(action::SetNextTemperature{sliderToTemperature(position)});
     tooltip("Divides the logits of the next token before their softmax, as sampling does. The attention's own temperature is below.");
     const float barW = ImGui::GetContentRegionAvail().x * 0.45f, rowH = ImGui::GetTextLineHeight();
-    for (std::size_t i = 0; i < s.loaded.next.size() && i < s.nextProbs.size(); ++i) {
-        const core::decoder::NextToken& n = s.loaded.next[i];
+    for (std::size_t i = 0; i < pass.next.size() && i < s.nextProbs.size(); ++i) {
+        const core::decoder::NextToken& n = pass.next[i];
         const float prob = s.nextProbs[i];
-        const std::string& label = s.loaded.nextLabels[i];
+        const std::string& label = pass.nextLabels[i];
         const ImVec2 p = ImGui::GetCursorScreenPos();
         ImDrawList* draw = ImGui::GetWindowDrawList();
         draw->AddRectFilled(p, ImVec2(p.x + barW, p.y + rowH), ImGui::GetColorU32(ImGuiCol_FrameBg));
@@ -184,11 +183,11 @@ void ControlsPanel::draw(PanelContext& ctx) {
     // Scenario: presets and the sentence.
     if (section("Scenario", 0)) scenarioSection(ctx);
     const bool editable = !s.model.explicitQkv && !s.scenario.x;
-    if (capabilities(s).ownPass) {
-        if (section("Model and sentence", 1)) modelSection(ctx);
-        if (section("Next token", 2)) nextTokens(ctx);
-    } else if (capabilities(s).givenMaps) {
-        if (section("Imported attention", 1)) importedSection(ctx);
+    if (const core::LoadedModel* pass = checkpointPass(s)) {
+        if (section("Model and sentence", 1)) modelSection(ctx, *pass->checkpoint);
+        if (section("Next token", 2)) nextTokens(ctx, *pass);
+    } else if (const core::ImportedAttention* file = mapsFile(s)) {
+        if (section("Imported attention", 1)) importedSection(ctx, *file);
     } else if (section(editable ? "Sentence and sizes" : "Inputs", 1)) {
         inputsSection(ctx);
     }

@@ -1,8 +1,8 @@
 #include "app/panels/heatmap_panel.hpp"
 
 #include "app/gfx/texture_cache.hpp"
-#include "app/state/capabilities.hpp"
 #include "app/state/rollout_view.hpp"
+#include "app/state/source.hpp"
 #include "app/widgets/charts.hpp"
 #include "app/widgets/text.hpp"
 #include "core/base/format.hpp"
@@ -45,7 +45,8 @@ std::string cellTooltip(const AppState& s, const core::Settings& mask, int head,
 void drawLayerPreview(PanelContext& ctx, const char* title, int layer, int head) {
     const AppState& s = ctx.state;
     if (!beginPanel(ctx, title)) return;
-    const core::decoder::Run& run = *s.loaded.run;
+    const core::LoadedModel& pass = *checkpointPass(s);
+    const core::decoder::Run& run = *pass.run;
     const int t = static_cast<int>(run.tokens());
     if (ctx.fonts.large) ImGui::PushFont(ctx.fonts.large);
     ImGui::Text("Layer %d · head %d", layer + 1, head + 1);
@@ -61,7 +62,7 @@ void drawLayerPreview(PanelContext& ctx, const char* title, int layer, int head)
     const int factor = headPooling(cell);
     core::Settings settings;
     settings.causal = true;
-    settings.window = s.loaded.checkpoint->config().window(layer);
+    settings.window = pass.checkpoint->config().window(layer);
     const gfx::TextureStamp stamp{reinterpret_cast<std::uintptr_t>(&run), layer * run.headCount() + head, factor, t, t};
     const gfx::HeatmapTexture& tex = ctx.textures.get("heat-layer-preview", stamp, weightColouring(s), [&] {
         return gfx::texelsOf(core::MatRef(run.weights(layer, head)), settings, factor);

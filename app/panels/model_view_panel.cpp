@@ -1,9 +1,9 @@
 #include "app/panels/model_view_panel.hpp"
 
 #include "app/gfx/texture_cache.hpp"
-#include "app/state/capabilities.hpp"
 #include "app/state/head_summary.hpp"
 #include "app/state/model_view.hpp"
+#include "app/state/source.hpp"
 #include "app/widgets/charts.hpp"
 #include "app/widgets/text.hpp"
 #include "core/base/format.hpp"
@@ -58,10 +58,7 @@ std::string tileTooltip(const AppState& st, int index, const std::optional<std::
     std::snprintf(buf, sizeof buf,
                   "layer %d · head %d%s\nentropy %.3f nats (share %.2f)\nmean distance %.2f\nself %.3f · previous %.3f · first %.3f\n"
                   "duplicate %.3f · induction %.3f",
-                  s.firstLayer + layer + 1, head + 1,
-                  capabilities(st).ownPass && st.loaded.checkpoint->config().nKvHead != st.loaded.checkpoint->config().nHead
-                      ? (" · kv " + std::to_string(st.loaded.checkpoint->config().kvHeadOf(head) + 1)).c_str()
-                      : "",
+                  s.firstLayer + layer + 1, head + 1, groupedQuery(st) ? (" · kv " + std::to_string(kvHeadOf(st, head) + 1)).c_str() : "",
                   h.entropy, h.entropyShare, h.distance, h.self, h.previous, h.first, h.duplicate, h.induction);
     std::string text = buf;
     if (test) text += "\ninduction test " + core::formatFixed((*test)[static_cast<std::size_t>(index)], 3);
@@ -84,7 +81,7 @@ void drawControls(PanelContext& ctx, ModelViewOptions options, bool side, float 
     ImGui::SetNextItemWidth(side ? comboW : em * 10.0f);
     changed |= ImGui::Combo("##order", &order, kOrders, 3);
     const InductionSnapshot test = st.induction->snapshot();
-    const bool testDone = inductionTestScores(test, st.loaded.checkpoint.get()) != nullptr;
+    const bool testDone = inductionTestScores(test, checkpointOf(st)) != nullptr;
     int score = static_cast<int>(options.score);
     if (!side) widgets::sameLineIfFits(em * 8.0f + ImGui::CalcTextSize("by").x);
     ImGui::SetNextItemWidth(side ? comboW : em * 8.0f);
@@ -119,7 +116,7 @@ void ModelViewPanel::draw(PanelContext& ctx) {
     if (!beginPanel(ctx, title())) return;
     if (!headSummaryCurrent(st)) {
         ctx.requests.stale.insert(std::string(id()));  // made after this frame, once the pass is ready
-        if (capabilities(st).givenMaps && (!st.imported->checkedAll() || st.imported->changed())) {
+        if (const core::ImportedAttention* file = mapsFile(st); file && (!file->checkedAll() || file->changed())) {
             importCheckNote(st);
         } else if (!capabilities(st).ownPass && !weightsFresh(st, -1)) {
             const auto fresh = std::count_if(st.stale.begin(), st.stale.end(), [](Stage x) { return x <= Stage::Outputs; });
@@ -130,7 +127,8 @@ void ModelViewPanel::draw(PanelContext& ctx) {
         ImGui::End();
         return;
     }
-    if (capabilities(st).givenMaps && st.imported->changed()) importCheckNote(st);  // the last good summary stays, said to be so
+    if (const core::ImportedAttention* file = mapsFile(st); file && file->changed())
+        importCheckNote(st);  // the last good summary stays, said to be so
     const HeadSummary& s = st.headSummary;
 
     // Controls: pooling, order, statistic, tint; in a column right of the grid when the panel is

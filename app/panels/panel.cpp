@@ -2,7 +2,7 @@
 #include "app/panels/panel_table.hpp"
 
 #include "app/gfx/texture_cache.hpp"
-#include "app/state/capabilities.hpp"
+#include "app/state/source.hpp"
 #include "app/widgets/text.hpp"
 
 #include <algorithm>
@@ -77,7 +77,7 @@ bool noModelNote(PanelContext& ctx, const char* what) {
 }
 
 void importCheckNote(const AppState& state) {
-    const core::ImportedAttention::CheckStatus c = state.imported->checkStatus();
+    const core::ImportedAttention::CheckStatus c = mapsFile(state)->checkStatus();
     if (!c.error.empty()) {
         widgets::wrappedTextColored(ImVec4(0.95f, 0.35f, 0.30f, 1.0f), c.error);
         return;

@@ -1,7 +1,7 @@
 #include "app/panels/positional_panel.hpp"
 
 #include "app/gfx/texture_cache.hpp"
-#include "app/state/capabilities.hpp"
+#include "app/state/source.hpp"
 #include "app/views/view_table.hpp"
 #include "app/widgets/charts.hpp"
 #include "app/widgets/text.hpp"
@@ -18,19 +18,19 @@ namespace {
 
 // A model's learned positions: wpe's rows for the sentence's T positions, on a range symmetric
 // about 0 from their largest magnitude.
-void learnedPositions(PanelContext& ctx) {
+void learnedPositions(PanelContext& ctx, const core::decoder::Checkpoint& checkpoint) {
     const AppState& s = ctx.state;
     const auto T = static_cast<int>(s.model.tq());
-    const core::Mat rows = s.loaded.checkpoint->positions().storedRowsWidened(0, T);
+    const core::Mat rows = checkpoint.positions().storedRowsWidened(0, T);
     const auto d = static_cast<int>(rows.cols());
     const float range = std::max(rows.cwiseAbs().maxCoeff(), 1e-6f);
     ImGui::TextWrapped(
         "%s learns its positions: row p of wpe is added to the embedding of the token at position p, before layer 1. "
         "Layer %d sees them only through the residual stream.",
-        s.loaded.checkpoint->name().c_str(), s.scenario.layer + 1);
+        checkpoint.name().c_str(), s.scenario.layer + 1);
     ImGui::TextDisabled("wpe, positions 0 … %d × %d dims, %.3g … %.3g", T - 1, d, -range, range);
     const gfx::HeatmapTexture& tex = ctx.textures.get(
-        "wpe", gfx::TextureStamp{.data = reinterpret_cast<std::uintptr_t>(s.loaded.checkpoint.get()), .rows = T, .cols = d},
+        "wpe", gfx::TextureStamp{.data = reinterpret_cast<std::uintptr_t>(&checkpoint), .rows = T, .cols = d},
         {s.view.colormap, -range, range}, [&] { return gfx::texelsOf(rows); }, 512);
     const ImVec2 q = ImGui::GetCursorScreenPos(), rest = ImGui::GetContentRegionAvail();
     const float w = rest.x, h = std::max(20.0f, std::min(rest.y - 4.0f, w / static_cast<float>(d) * 2.0f * static_cast<float>(T)));
@@ -39,14 +39,13 @@ void learnedPositions(PanelContext& ctx) {
 }
 
 // A model with rotary positions: what turns q and k, and how the frequencies are scaled.
-void rotaryPositions(PanelContext& ctx) {
-    const AppState& s = ctx.state;
-    const core::decoder::Config& c = s.loaded.checkpoint->config();
+void rotaryPositions(const core::decoder::Checkpoint& checkpoint) {
+    const core::decoder::Config& c = checkpoint.config();
     const char* scaling = c.rope.scaling == core::decoder::RopeScaling::Linear ? "linear: every frequency divided by the factor"
                           : c.rope.scaling == core::decoder::RopeScaling::Llama3
                               ? "llama3: long wavelengths slowed by the factor, short ones kept"
                               : "none";
-    widgets::wrappedText(s.loaded.checkpoint->name() + " turns q and k by position (RoPE, rotate-half): pair i of a head's " +
+    widgets::wrappedText(checkpoint.name() + " turns q and k by position (RoPE, rotate-half): pair i of a head's " +
                          std::to_string(c.headDim) + " dimensions by position · θ_i, θ_i = " + core::formatNumber(c.rope.theta) + "^(−2i/" +
                          std::to_string(c.headDim) + "), in every layer. No vector is added to the input.");
     widgets::wrappedTextColored(ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled), "Frequency scaling: " + std::string(scaling) + ".");
@@ -95,9 +94,9 @@ void PositionalPanel::draw(PanelContext& ctx) {
     const AppState& s = ctx.state;
     if (!beginPanel(ctx, title())) return;
     if (noModelNote(ctx, "the positions are a model's input, and the file holds only its maps")) return;
-    if (capabilities(s).ownPass) {
-        if (s.loaded.checkpoint->config().rotary) rotaryPositions(ctx);
-        else learnedPositions(ctx);
+    if (const core::decoder::Checkpoint* checkpoint = checkpointOf(s)) {
+        if (checkpoint->config().rotary) rotaryPositions(*checkpoint);
+        else learnedPositions(ctx, *checkpoint);
         ImGui::End();
         return;
     }

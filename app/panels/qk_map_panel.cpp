@@ -1,8 +1,8 @@
 #include "app/panels/qk_map_panel.hpp"
 
 #include "app/render/qk_map_image.hpp"
-#include "app/state/capabilities.hpp"
 #include "app/state/query_key_view.hpp"
+#include "app/state/source.hpp"
 #include "app/widgets/charts.hpp"
 #include "app/widgets/text.hpp"
 #include "core/base/format.hpp"

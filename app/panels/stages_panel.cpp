@@ -1,6 +1,6 @@
 #include "app/panels/stages_panel.hpp"
 
-#include "app/state/capabilities.hpp"
+#include "app/state/source.hpp"
 #include "app/widgets/text.hpp"
 #include "core/attention/permutation.hpp"
 #include "core/base/format.hpp"
@@ -138,15 +138,15 @@ StageView stageView(const AppState& s, int index, int head, bool withValues) {
     else std::snprintf(divisor, sizeof divisor, "τ = %.3g (unscaled)", s.settings.temperature);
     StageView v;
     const core::Mat* source = nullptr;
+    const core::decoder::Checkpoint* checkpoint = checkpointOf(s);
     switch (index) {
         case 0:
             v = {"X",
-                 capabilities(s).ownPass
-                     ? std::string(s.loaded.checkpoint->config().norm == core::decoder::Norm::RmsNorm ? "X = RMSNorm(h)" : "X = ln_1(h)") +
-                           ", h entering layer " + std::to_string(s.scenario.layer + 1)
-                     : "X = embeddings" + std::string(s.model.positional.size() ? " + positional encoding" : ""),
-                 capabilities(s).ownPass ? "One row per token: the residual stream entering this layer, normed; every head projects it."
-                                         : "One row per token: the input every head projects.",
+                 checkpoint ? std::string(checkpoint->config().norm == core::decoder::Norm::RmsNorm ? "X = RMSNorm(h)" : "X = ln_1(h)") +
+                                  ", h entering layer " + std::to_string(s.scenario.layer + 1)
+                            : "X = embeddings" + std::string(s.model.positional.size() ? " + positional encoding" : ""),
+                 checkpoint ? "One row per token: the residual stream entering this layer, normed; every head projects it."
+                            : "One row per token: the input every head projects.",
                  0,
                  0,
                  {},

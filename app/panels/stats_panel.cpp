@@ -1,8 +1,8 @@
 #include "app/panels/stats_panel.hpp"
 
-#include "app/state/capabilities.hpp"
 #include "app/state/head_summary.hpp"
 #include "app/state/model_view.hpp"
+#include "app/state/source.hpp"
 #include "app/widgets/text.hpp"
 #include "core/base/format.hpp"
 
@@ -41,12 +41,13 @@ void StatsPanel::draw(PanelContext& ctx) {
     if (!beginPanel(ctx, title())) return;
     if (!headSummaryCurrent(st)) {
         ctx.requests.stale.insert(std::string(id()));
-        if (capabilities(st).givenMaps && (!st.imported->checkedAll() || st.imported->changed())) importCheckNote(st);
+        if (const core::ImportedAttention* file = mapsFile(st); file && (!file->checkedAll() || file->changed())) importCheckNote(st);
         else ImGui::TextDisabled(!capabilities(st).ownPass && !weightsFresh(st, -1) ? "computing every head…" : "summarizing every head…");
         ImGui::End();
         return;
     }
-    if (capabilities(st).givenMaps && st.imported->changed()) importCheckNote(st);  // the last good summary stays, said to be so
+    if (const core::ImportedAttention* file = mapsFile(st); file && file->changed())
+        importCheckNote(st);  // the last good summary stays, said to be so
     const HeadSummary& s = st.headSummary;
     const float em = ImGui::GetFontSize();
 
@@ -82,7 +83,7 @@ void StatsPanel::draw(PanelContext& ctx) {
 
     // The induction test: a model's own run on repeated random tokens, on a worker thread.
     const InductionSnapshot test = st.induction->snapshot();
-    const std::vector<double>* testScores = inductionTestScores(test, st.loaded.checkpoint.get());
+    const std::vector<double>* testScores = inductionTestScores(test, checkpointOf(st));
     if (test.running) {
         ImGui::ProgressBar(static_cast<float>(test.fraction), ImVec2(std::min(em * 10.0f, ImGui::GetContentRegionAvail().x), 0),
                            "induction test…");
@@ -98,13 +99,12 @@ void StatsPanel::draw(PanelContext& ctx) {
                 : capabilities(st).givenMaps ? "Needs a model: the test runs a checkpoint on its own random tokens, and imported attention "
                                                "has no model behind it (the duplicate and induction columns score your tokens)."
                                              : "Needs a model: the test runs the checkpoint on its own random tokens.");
-        if (!test.error.empty() && test.checkpoint == st.loaded.checkpoint.get())
+        if (!test.error.empty() && test.checkpoint == checkpointOf(st))
             widgets::wrappedTextColored(ImVec4(1.0f, 0.45f, 0.4f, 1.0f), test.error);
     }
 
     // The table.
-    const bool grouped =
-        capabilities(st).ownPass ? st.loaded.checkpoint->config().nKvHead != st.loaded.checkpoint->config().nHead : st.model.kvHeads > 0;
+    const bool grouped = groupedQuery(st);
     constexpr int kColumnCount = static_cast<int>(std::size(kColumns));  // the test's last
     const int scoreColumns = testScores ? kColumnCount : kColumnCount - 1;
     const int columns = 2 + (grouped ? 1 : 0) + scoreColumns;
@@ -131,10 +131,7 @@ void StatsPanel::draw(PanelContext& ctx) {
         if (score >= 0) tooltip(kColumns[score].tip);
     }
 
-    const auto kvOf = [&](int head) {
-        if (capabilities(st).ownPass) return st.loaded.checkpoint->config().kvHeadOf(head);
-        return st.model.kvHeadOf(head);
-    };
+    const auto kvOf = [&](int head) { return kvHeadOf(st, head); };
     const auto value = [&](int index, ImGuiID column) -> double {
         if (column == kLayerColumn) return index / s.heads;
         if (column == kHeadColumn) return index % s.heads;

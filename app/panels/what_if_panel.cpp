@@ -2,7 +2,7 @@
 
 #include "app/gfx/heatmap_renderer.hpp"
 #include "app/gfx/texture_cache.hpp"
-#include "app/state/capabilities.hpp"
+#include "app/state/source.hpp"
 #include "app/views/what_if_view.hpp"
 #include "app/widgets/charts.hpp"
 #include "app/widgets/text.hpp"
@@ -34,7 +34,8 @@ int textPosition(const AppState& s, int shown) {
 
 std::string tokenText(const AppState& s, int position) {
     const auto p = static_cast<std::size_t>(position);
-    return p < s.loaded.labels.size() ? widgets::clipLabel(core::visibleToken(s.loaded.labels[p]), 16) : std::string();
+    const std::vector<std::string>& labels = checkpointPass(s)->labels;
+    return p < labels.size() ? widgets::clipLabel(core::visibleToken(labels[p]), 16) : std::string();
 }
 
 // The buttons: ablate the selected head (zero, mean) and hide the selected token, then undo,
@@ -103,7 +104,7 @@ void editList(PanelContext& ctx) {
         ImGui::PopID();
     }
     if (edits.size() > kListedEdits) ImGui::TextDisabled("… and %zu more", edits.size() - kListedEdits);
-    const int from = s.loaded.run->computedFrom(), layers = s.loaded.layers();
+    const int from = checkpointPass(s)->run->computedFrom(), layers = layerCount(s);
     char line[160];
     if (from == 0) std::snprintf(line, sizeof line, "Ran every layer again (a hidden token changes the first layer on).");
     else std::snprintf(line, sizeof line, "Ran layers %d … %d again; %d … %d reused.", from + 1, layers, 1, from);
@@ -119,11 +120,12 @@ void nextTable(const AppState& s) {
     ImGui::TableSetupColumn("after");
     ImGui::TableSetupColumn("Δ log p");
     ImGui::TableHeadersRow();
-    for (std::size_t i = 0; i < s.loaded.nextChanges.size() && i < kNextRows; ++i) {
-        const core::decoder::NextTokenChange& c = s.loaded.nextChanges[i];
+    const core::LoadedModel& pass = *checkpointPass(s);
+    for (std::size_t i = 0; i < pass.nextChanges.size() && i < kNextRows; ++i) {
+        const core::decoder::NextTokenChange& c = pass.nextChanges[i];
         ImGui::TableNextRow();
         ImGui::TableNextColumn();
-        widgets::label(core::visibleToken(core::decoder::tokenLabel(*s.loaded.checkpoint, c.id)), 24);
+        widgets::label(core::visibleToken(core::decoder::tokenLabel(*pass.checkpoint, c.id)), 24);
         ImGui::TableNextColumn();
         ImGui::Text("%.2g", static_cast<double>(c.before));
         ImGui::TableNextColumn();
@@ -139,7 +141,8 @@ void nextTable(const AppState& s) {
 // to the largest; ablated heads outlined, the shown head framed. A click shows that layer and head.
 void movedGrid(PanelContext& ctx, const std::vector<double>& moved, float width, float height) {
     const AppState& s = ctx.state;
-    const int layers = s.loaded.layers(), heads = s.loaded.checkpoint->config().nHead;
+    const core::LoadedModel& pass = *checkpointPass(s);
+    const int layers = pass.layers(), heads = pass.checkpoint->config().nHead;
     const float em = ImGui::GetFontSize();
     ImGui::TextUnformatted("How far each head's map moved");
     const float labelW = ImGui::CalcTextSize("000 ").x;
@@ -181,7 +184,7 @@ void movedGrid(PanelContext& ctx, const std::vector<double>& moved, float width,
         const int l = std::clamp(static_cast<int>((mouse.y - gridMin.y) / cell), 0, layers - 1);
         char tip[96];
         std::snprintf(tip, sizeof tip, "layer %d · head %d: moved %.4f%s", l + 1, h + 1, moved[static_cast<std::size_t>(l * heads + h)],
-                      l < s.loaded.run->computedFrom() ? " (reused)" : "");
+                      l < pass.run->computedFrom() ? " (reused)" : "");
         widgets::showTooltip(tip);
         if (ImGui::IsItemClicked()) ctx.actions.emit(action::SelectLayerHead{l, h});
     }
@@ -196,7 +199,8 @@ void movedGrid(PanelContext& ctx, const std::vector<double>& moved, float width,
 void WhatIfPanel::draw(PanelContext& ctx) {
     const AppState& s = ctx.state;
     if (!beginPanel(ctx, title())) return;
-    if (!capabilities(s).ownPass) {
+    const core::LoadedModel* pass = checkpointPass(s);
+    if (pass == nullptr) {
         widgets::wrappedText("What-if needs a model: File → Open model folder, or --model DIR.");
         widgets::hoverTooltip(
             "A what-if edits a model's pass: ablate a head (its output zeroed, or replaced by its mean over the positions) or hide a "
@@ -204,7 +208,7 @@ void WhatIfPanel::draw(PanelContext& ctx) {
         ImGui::End();
         return;
     }
-    const bool edited = s.loaded.edited();
+    const bool edited = pass->edited();
     const WhatIfView* made = shownWhatIf(s);
     if (made == nullptr) {
         ctx.requests.stale.insert(std::string(id()));  // made after this frame

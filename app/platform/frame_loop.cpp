@@ -3,6 +3,7 @@
 #include "app/gfx/capture.hpp"
 #include "app/render/png.hpp"
 #include "app/state/launch.hpp"
+#include "app/state/source.hpp"
 #include "core/base/error.hpp"
 #include "core/base/files.hpp"
 
@@ -88,8 +89,7 @@ void FrameLoop::waitForEvents() {
     } else if (busy) {
         glfwPollEvents();
         m_eagerFrames = std::max(0, m_eagerFrames - 1);
-    } else if (m_app.state().opening->active() || m_app.state().induction->running() ||
-               (m_app.state().imported && m_app.state().imported->checkStatus().running)) {
+    } else if (m_app.state().opening->active() || m_app.state().induction->running() || mapsBeingChecked(m_app.state())) {
         glfwWaitEventsTimeout(0.1);  // a model opening or an induction test: its progress, and the frame it is ready in
     } else if (labs) {
         // a lab's curve growing as its worker publishes; the cost sweep's points come slowly, and

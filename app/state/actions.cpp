@@ -47,7 +47,7 @@ bool apply(AppState& state, const Action& action) {
     return std::visit(
         [&](const auto& a) {
             if constexpr (kEditsTheMaps<std::decay_t<decltype(a)>>)
-                if (state.imported) return detail::reject(state, "imported attention", kImportedMapsFixed);
+                if (!capabilities(state).editable) return detail::reject(state, "imported attention", kImportedMapsFixed);
             return detail::applyAction(state, a);
         },
         action);

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "app/state/actions.hpp"
+#include "app/state/source.hpp"
 
 #include <string>
 

@@ -9,10 +9,11 @@
 namespace attnviz::app::detail {
 
 bool applyAction(AppState& state, const action::SelectLayerHead& a) {
-    const int layers = state.loaded ? state.loaded.layers() : 1;
+    const bool ownPass = capabilities(state).ownPass;
+    const int layers = ownPass ? layerCount(state) : 1;
     if (a.layer < 0 || a.layer >= layers)
         return reject(state, "layer", std::to_string(a.layer) + " is outside 0 … " + std::to_string(layers - 1));
-    if (state.loaded && !applyAction(state, action::SelectLayer{a.layer})) return false;
+    if (ownPass && !applyAction(state, action::SelectLayer{a.layer})) return false;
     if (a.head < -1 || a.head >= state.model.heads)
         return reject(state, "head", std::to_string(a.head) + " is outside -1 … " + std::to_string(state.model.heads - 1));
     state.view.selectedHead = a.head;
@@ -35,12 +36,13 @@ bool applyAction(AppState& state, const action::SetSinkEpsilon& a) {
 }
 
 bool applyAction(AppState& state, const action::StartInductionTest& a) {
-    if (!state.loaded) return reject(state, "induction test", "needs a model (open one with --model or File → Open model folder)");
+    const core::LoadedModel* pass = checkpointPass(state);
+    if (!pass) return reject(state, "induction test", "needs a model (open one with --model or File → Open model folder)");
     if (a.settings.repeat < 2 || a.settings.batch < 1)
         return reject(state, "induction test",
                       "needs at least 2 repeated tokens and 1 sequence, got " + std::to_string(a.settings.repeat) + " and " +
                           std::to_string(a.settings.batch));
-    state.induction->start(state.loaded.checkpoint, a.settings);
+    state.induction->start(pass->checkpoint, a.settings);
     return true;
 }
 

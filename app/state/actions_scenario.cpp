@@ -36,9 +36,7 @@ void install(AppState& state, AppState fresh) {
     // Another layer of the same pass (the model view's click): its summary still holds.
     if (state.headSummary.key && *state.headSummary.key == headSummaryKey(fresh)) fresh.headSummary = std::move(state.headSummary);
     // The what-if history holds while the model reads the same tokens.
-    if (fresh.loaded.base && state.loaded.base && fresh.loaded.checkpoint == state.loaded.checkpoint &&
-        fresh.loaded.base->ids == state.loaded.base->ids)
-        fresh.whatIf = std::move(state.whatIf);
+    if (samePassInput(fresh, state)) fresh.whatIf = std::move(state.whatIf);
     state = std::move(fresh);
     state.error.clear();
     clampSelection(state);
@@ -48,7 +46,7 @@ void install(AppState& state, AppState fresh) {
 // named within `source` (the scenario file it came from, as the command line names it) if any.
 bool rebuild(AppState& state, const core::Scenario& next, const std::string& source = "") {
     try {
-        install(state, makeState(next, state.limits, &state.loaded, nullptr, state.imported));
+        install(state, makeState(next, state.limits, nullptr, &state));
         return true;
     } catch (const core::InputError& e) {
         state.error = (source.empty() ? e : e.within(source)).message();
@@ -180,7 +178,8 @@ bool applyAction(AppState& state, const action::StepLayer& a) {
 }
 
 bool applyAction(AppState& state, const action::LoadScenario& a) {
-    const bool opened = state.loaded && a.scenario.model && state.loaded.checkpoint->folder() == *a.scenario.model;
+    const core::decoder::Checkpoint* checkpoint = checkpointOf(state);
+    const bool opened = checkpoint && a.scenario.model && checkpoint->folder() == *a.scenario.model;
     if (a.background && a.scenario.model && !opened) {
         state.opening->start({a.scenario, a.presetId, a.path, state.limits});
         return true;

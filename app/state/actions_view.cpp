@@ -119,8 +119,8 @@ bool applyAction(AppState& state, const action::SetCompare& a) {
 
 bool applyAction(AppState& state, const action::SetPreviewHead& a) {
     // Another layer of a model: only the heatmap previews it (from the model's pass).
-    if (state.loaded && a.layer >= 0 && a.layer != state.scenario.layer) {
-        const bool valid = a.layer < state.loaded.layers() && a.head >= 0 && a.head < state.loaded.run->headCount();
+    if (const core::LoadedModel* pass = checkpointPass(state); pass && a.layer >= 0 && a.layer != state.scenario.layer) {
+        const bool valid = a.layer < pass->layers() && a.head >= 0 && a.head < pass->run->headCount();
         state.view.previewLayer = valid ? a.layer : -1;
         state.view.previewHead = valid ? a.head : -2;
         return true;

@@ -10,7 +10,7 @@ namespace {
 
 // The what-if needs a model; `where` names the action in its message.
 bool needsModel(AppState& state, const char* where) {
-    if (state.loaded) return true;
+    if (capabilities(state).rerun) return true;
     return reject(state, where, "a what-if edits a model's pass: open a model (--model DIR or a scenario's \"model\")");
 }
 
@@ -34,7 +34,7 @@ bool change(AppState& state, const WhatIfEdits& edits, bool fresh = true) {
 
 bool applyAction(AppState& state, const action::AblateHead& a) {
     if (!needsModel(state, "ablate")) return false;
-    const core::decoder::Config& c = state.loaded.checkpoint->config();
+    const core::decoder::Config& c = checkpointOf(state)->config();
     if (a.layer < 0 || a.layer >= c.nLayer || a.head < 0 || a.head >= c.nHead)
         return reject(state, "ablate",
                       core::layerHeadText(a.layer, a.head) + " is outside this model's layers 0 … " + std::to_string(c.nLayer - 1) +
@@ -51,7 +51,7 @@ bool applyAction(AppState& state, const action::AblateHead& a) {
 
 bool applyAction(AppState& state, const action::HideToken& a) {
     if (!needsModel(state, "hide token")) return false;
-    const auto tokens = static_cast<int>(state.loaded.base->tokens());
+    const auto tokens = static_cast<int>(checkpointPass(state)->base->tokens());
     if (a.token < 0 || a.token >= tokens)
         return reject(state, "hide token", std::to_string(a.token) + " is outside the sentence's tokens 0 … " + std::to_string(tokens - 1));
     WhatIfEdits edits = whatIfEdits(state.scenario);

@@ -1,5 +1,7 @@
 #include "app/state/app_state.hpp"
 
+#include "app/state/source.hpp"
+
 #include "core/base/error.hpp"
 #include "core/base/files.hpp"
 #include "core/models/loaded_model.hpp"
@@ -8,43 +10,6 @@
 #include <filesystem>
 
 namespace attnviz::app {
-
-namespace {
-
-// A state of attention computed elsewhere: the file mapped (or the previous state's mapping
-// reused), the shown layer checked and the rest checked in the background, the shown layer as a scenario's heads whose weights are the
-// file's, fresh: there is nothing to recompute.
-AppState importedState(const core::Scenario& scenario, const core::Limits& limits, core::Progress* progress,
-                       std::shared_ptr<const core::ImportedAttention> previous) {
-    AppState state;
-    state.limits = limits;
-    state.scenario = scenario;
-    const std::string tokens = scenario.tokensFile.value_or("");
-    if (previous && previous->path() == *scenario.attention && previous->options().tokensFile == tokens)
-        state.imported = std::move(previous);
-    else state.imported = core::ImportedAttention::open(*scenario.attention, {.tokensFile = tokens}, limits);
-    core::check(progress);
-    // The shown layer is checked now; every other map on a worker thread, which the views of every
-    // layer wait for (attentionMaps is empty until every map passed).
-    core::ImportedLayer layer = core::importedLayer(*state.imported, scenario.layer, limits);
-    state.imported->checkAllInBackground();
-    state.model = std::move(layer.model);
-    state.forward = std::move(layer.forward);
-    state.settings = layer.settings;
-    state.scenario.causal = layer.settings.causal;  // what the maps show; the recomputes take it from here
-    for (const auto& t : state.model.queryTokens) state.queryLabels.push_back(core::visibleToken(t));
-    for (const auto& t : state.model.keyTokens) state.keyLabels.push_back(core::visibleToken(t));
-    state.work.modelBuilds += 1;
-    state.stale.assign(static_cast<std::size_t>(state.model.heads), Stage::Fresh);
-    state.headVersions.assign(static_cast<std::size_t>(state.model.heads), state.dataVersion);
-    state.baseStage = Stage::Fresh;
-    state.equivarianceStale = false;
-    state.combineStale = false;
-    state.equivariance = core::EquivarianceReport{0.0f, std::vector<float>(state.forward.heads.size(), 0.0f)};
-    return state;
-}
-
-}  // namespace
 
 std::vector<std::pair<std::string, std::string>> sourceInputs(const core::Scenario& scenario) {
     namespace fs = std::filesystem;
@@ -68,33 +33,6 @@ void writeExport(const AppState& state, const std::string& path, std::string_vie
     batch.commit();
 }
 
-int layerCount(const AppState& state) {
-    if (state.loaded) return state.loaded.layers();
-    return state.imported ? state.imported->layers() : 0;
-}
-
-AppState makeState(const core::Scenario& scenario, const core::Limits& limits, const core::LoadedModel* previous, core::Progress* progress,
-                   std::shared_ptr<const core::ImportedAttention> previousImport) {
-    if (scenario.attention) return importedState(scenario, limits, progress, std::move(previousImport));
-    AppState state;
-    state.limits = limits;
-    state.scenario = scenario;
-    state.loaded = core::loadModel(scenario, previous, limits, progress);
-    state.model = core::buildModel(scenario, state.loaded, true, limits);
-    if (state.swapped()) state.baseModel = core::buildModel(scenario, state.loaded, false, limits);
-    state.settings = core::buildSettings(scenario, state.model);
-    for (const auto& t : state.model.queryTokens) state.queryLabels.push_back(core::visibleToken(t));
-    for (const auto& t : state.model.keyTokens) state.keyLabels.push_back(core::visibleToken(t));
-    state.work.modelBuilds += 1;
-    state.forward.heads.resize(static_cast<std::size_t>(state.model.heads));
-    state.stale.assign(static_cast<std::size_t>(state.model.heads), Stage::Projections);
-    state.headVersions.assign(static_cast<std::size_t>(state.model.heads), 0);
-    state.baseStage = Stage::Projections;
-    state.equivarianceStale = true;
-    deriveNextTokens(state);
-    return state;
-}
-
 bool shiftCheckCurrent(const AppState& state) {
     const ShiftCheck& c = state.shiftCheck;
     return c.build == state.work.modelBuilds && c.shift == state.view.shift && c.scaled == state.scenario.scaled;
@@ -106,11 +44,11 @@ const ShiftCheck& checkShift(AppState& state) {
     c = ShiftCheck{state.work.modelBuilds, state.view.shift, state.scenario.scaled, std::nullopt, ""};
     // Two forward passes: live for what a lecture shows, not for the longest sequences.
     const long long cells = static_cast<long long>(state.model.tq()) * state.model.tk() * state.model.heads;
-    if (state.imported) c.why = "imported attention has no positions or weights to shift; the shift applies to scenarios";
-    else if (state.loaded)
-        c.why = state.loaded.checkpoint->config().rotary
-                    ? "a model's positions are fixed by its checkpoint; the shift applies to scenarios"
-                    : "a model's positions are learned vectors added to its input; the shift applies to scenarios";
+    const core::decoder::Checkpoint* checkpoint = checkpointOf(state);
+    if (capabilities(state).givenMaps) c.why = "imported attention has no positions or weights to shift; the shift applies to scenarios";
+    else if (checkpoint)
+        c.why = checkpoint->config().rotary ? "a model's positions are fixed by its checkpoint; the shift applies to scenarios"
+                                            : "a model's positions are learned vectors added to its input; the shift applies to scenarios";
     else if (cells > (1LL << 24)) c.why = "too large to check live (T² · heads over 16.8 million)";
     else {
         try {
@@ -126,8 +64,8 @@ const ShiftCheck& checkShift(AppState& state) {
 
 void deriveNextTokens(AppState& state) {
     state.nextProbs.clear();
-    if (state.loaded)
-        state.nextProbs = core::decoder::probabilities(state.loaded.run->logits, state.loaded.next, state.view.nextTemperature);
+    if (const core::LoadedModel* pass = checkpointPass(state))
+        state.nextProbs = core::decoder::probabilities(pass->run->logits, pass->next, state.view.nextTemperature);
 }
 
 namespace {
@@ -201,8 +139,8 @@ void recomputeHead(AppState& state, int head) {
 namespace {
 
 void finish(AppState& state) {
-    if (state.imported) {
-        state.combineStale = false;  // imported maps come without values: nothing to combine
+    if (capabilities(state).givenMaps) {
+        state.combineStale = false;  // maps given whole come without values: nothing to combine
     } else if (state.forward.output.size() == 0 || state.combineStale) {
         core::combineHeads(state.model, state.forward);
         state.combineStale = false;

@@ -278,15 +278,12 @@ struct AppState {
 int shownHead(const AppState& state);
 
 // A state showing `scenario`; throws core::InputError when it does not build. Nothing is
-// computed yet: every head is stale (see recompute, recomputeStep). `previous`: the model a
-// state loaded before, whose checkpoint and pass are reused where they still hold. `progress`
-// counts the opening of a checkpoint and may stop it (core::Cancelled).
-// `previousImport`: the attention a state imported before, reused (not mapped and checked again)
-// when the scenario names the same file.
-AppState makeState(const core::Scenario& scenario, const core::Limits& limits = {}, const core::LoadedModel* previous = nullptr,
-                   core::Progress* progress = nullptr, std::shared_ptr<const core::ImportedAttention> previousImport = {});
-// The layers behind the state's maps: a model's or an import's; 0 for a scenario's one layer.
-int layerCount(const AppState& state);
+// computed yet: every head is stale (see recompute, recomputeStep). `progress` counts the opening
+// of a checkpoint and may stop it (core::Cancelled). `previous`: a state made before, whose source
+// is reused where it still holds: its checkpoint and pass, or its imported file (not mapped and
+// checked again) when the scenario names the same one. Defined with the source (source.cpp).
+AppState makeState(const core::Scenario& scenario, const core::Limits& limits = {}, core::Progress* progress = nullptr,
+                   const AppState* previous = nullptr);
 // The files a scenario's source reads, each with what it is for messages: a model folder's files
 // (core::modelInputFiles) and an imported file with its tokens (the file named, or tokens.txt
 // beside it). What no export may write over; a path not there protects nothing.

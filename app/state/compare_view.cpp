@@ -45,13 +45,9 @@ core::Scenario compareScenario(const core::Scenario& scenario, const std::string
 
 int compareLayer(const AppState& state) { return shownMapLayer(state); }
 
-CompareView::Key compareKey(const AppState& state) {
-    HeadSummary::Key pass = headSummaryKey(state);
-    pass.skipFirstKey = false;
-    return {pass, state.view.compareText};
-}
+CompareView::Key compareKey(const AppState& state) { return {passKey(state), state.view.compareText}; }
 
-bool compareCurrent(const AppState& state) { return state.compare.key == compareKey(state) && (state.loaded || weightsFresh(state, -1)); }
+bool compareCurrent(const AppState& state) { return state.compare.key == compareKey(state) && mapsFresh(state); }
 
 core::AttentionMaps compareMaps(const AppState& state) {
     const CompareView& c = state.compare;
@@ -72,8 +68,8 @@ bool refreshCompare(AppState& state) {
     const CompareView::Key key = compareKey(state);
     // The other input's pass: a model's is kept while its text and checkpoint are (another layer
     // of the same pass needs no new one); a scenario's follows every change of the state's.
-    const bool keepPass =
-        c.key && c.key->text == key.text && c.loaded && state.loaded && c.loaded.checkpoint == state.loaded.checkpoint && c.why.empty();
+    const core::LoadedModel* own = checkpointPass(state);
+    const bool keepPass = c.key && c.key->text == key.text && c.loaded && own && c.loaded.checkpoint == own->checkpoint && c.why.empty();
     c.key = key;
     c.why.clear();
     c.moved.clear();
@@ -83,8 +79,8 @@ bool refreshCompare(AppState& state) {
             c.scenario = compareScenario(state.scenario, key.text, "");
             c.loaded = {};
             c.labels.clear();
-            if (state.loaded) {
-                c.loaded = core::loadModel(c.scenario, &state.loaded, state.limits);
+            if (own) {
+                c.loaded = core::loadModel(c.scenario, own, state.limits);
                 for (const std::string& l : c.loaded.labels) c.labels.push_back(core::visibleToken(l));
             } else {
                 c.scenario.temperature = state.settings.temperature;
@@ -96,13 +92,12 @@ bool refreshCompare(AppState& state) {
                 for (const auto& t : c.model.keyTokens) c.labels.push_back(core::visibleToken(t));
             }
         }
-        if (state.loaded) c.alignment = core::alignTokens(state.loaded.run->ids, c.loaded.run->ids);
+        if (own) c.alignment = core::alignTokens(own->run->ids, c.loaded.run->ids);
         else {
             const auto [a, b] = sharedIds(state.keyLabels, c.labels);
             c.alignment = core::alignTokens(a, b);
         }
-        const core::AttentionMaps other =
-            state.loaded ? core::passMaps(c.loaded) : core::forwardMaps(c.model, c.forward, c.settings, c.labels);
+        const core::AttentionMaps other = own ? core::passMaps(c.loaded) : core::forwardMaps(c.model, c.forward, c.settings, c.labels);
         c.moved = core::headsMoved(maps, other, c.alignment);
         ++state.work.compares;
     } catch (const core::InputError& e) {

@@ -1,26 +1,15 @@
 #include "app/state/head_summary.hpp"
 
-#include "core/models/pass_maps.hpp"
-
 #include <algorithm>
 
 namespace attnviz::app {
 
-core::AttentionMaps attentionMaps(const AppState& state) {
-    if (state.loaded) return core::passMaps(state.loaded);
-    if (state.imported)  // a file that changed is read no more: the views keep what they made of it before
-        return state.imported->checkedAll() && !state.imported->changed() ? core::importedMaps(state.imported, state.keyLabels)
-                                                                          : core::AttentionMaps{};
-    if (!weightsFresh(state, -1) || state.forward.heads.empty()) return {};
-    return core::forwardMaps(state.model, state.forward, state.settings, state.keyLabels);
-}
-
 int shownMapLayer(const AppState& state) { return layerCount(state) > 0 ? state.scenario.layer : 0; }
 
 HeadSummary::Key headSummaryKey(const AppState& state) {
-    if (state.loaded) return {state.loaded.run.get(), 0, state.view.skipFirstKey};
-    if (state.imported) return {state.imported.get(), 0, state.view.skipFirstKey};
-    return {nullptr, state.dataVersion, state.view.skipFirstKey};
+    HeadSummary::Key key = passKey(state);
+    key.skipFirstKey = state.view.skipFirstKey;
+    return key;
 }
 
 bool headSummaryCurrent(const AppState& state) { return state.headSummary.key == headSummaryKey(state); }
@@ -58,7 +47,8 @@ bool summarizeHeads(AppState& state) {
         std::copy(texels.begin(), texels.end(), s.maxima.begin() + static_cast<std::ptrdiff_t>(size * static_cast<std::size_t>(k)));
         maps.finished(layer, head);
     }
-    if (state.imported && state.imported->changed()) return false;  // read partly as zeros: the last summary stays
+    if (const core::ImportedAttention* file = mapsFile(state); file && file->changed())
+        return false;  // read partly as zeros: the last summary stays
     for (const float v : s.means)
         if (!core::isMaskedTexel(v)) s.largestMean = std::max(s.largestMean, v);
     for (const float v : s.maxima)

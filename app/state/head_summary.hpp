@@ -5,13 +5,9 @@
 #pragma once
 
 #include "app/state/app_state.hpp"
-#include "core/attention/attention_maps.hpp"
+#include "app/state/source.hpp"
 
 namespace attnviz::app {
-
-// The maps of the state's pass, viewing the state (keep it alive and unchanged while they are
-// read). A scenario's are empty (false) until every head's weights are fresh.
-core::AttentionMaps attentionMaps(const AppState& state);
 
 // The layer of those maps that the views of one layer show (the heatmap's, the head view's, the
 // comparison's, the query–key map's, rollout's last): a model's or an import's selected layer, or

@@ -1,6 +1,6 @@
 #include "app/state/labs.hpp"
 
-#include "app/state/app_state.hpp"
+#include "app/state/source.hpp"
 #include "core/base/format.hpp"
 
 #include <algorithm>
@@ -163,8 +163,8 @@ bool labsRunning(const AppState& state) { return state.labs.jobs->training.runni
 
 std::optional<LinearInputs> linearInputs(const AppState& state) {
     const Eigen::Index T = state.model.tq();
-    // imported maps have no queries, keys or values to run linear attention on
-    if (state.imported || T != state.model.tk() || T > kMaxLinearTokens || state.model.heads < 1) return std::nullopt;
+    // maps given whole have no queries, keys or values to run linear attention on
+    if (!capabilities(state).weights || T != state.model.tk() || T > kMaxLinearTokens || state.model.heads < 1) return std::nullopt;
     LinearInputs in;
     in.head = std::clamp(state.view.selectedHead, 0, state.model.heads - 1);
     in.steps = state.view.fastWeightSteps < 0 ? static_cast<int>(T) : std::min<int>(state.view.fastWeightSteps, static_cast<int>(T));
@@ -187,7 +187,7 @@ std::string flashWhy(const AppState& state) {
         return "The walk is drawn cell by cell for up to " + std::to_string(kMaxFlashTokens) + " tokens (here " + std::to_string(tq) +
                " queries, " + std::to_string(tk) + " keys): pick a shorter sentence.";
     if (state.model.heads < 1) return "There is no head to walk.";
-    if (state.imported) return "Imported attention has no model behind it: the walk needs the scores Q Kᵀ and the values.";
+    if (!capabilities(state).weights) return "Imported attention has no model behind it: the walk needs the scores Q Kᵀ and the values.";
     return "";
 }
 

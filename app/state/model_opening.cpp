@@ -21,7 +21,7 @@ void ModelOpening::start(OpeningRequest request) {
         OpenedModel done;
         try {
             // Nothing is shared with the state on screen: the checkpoint is opened afresh.
-            done.state = std::make_unique<AppState>(makeState(request.scenario, request.limits, nullptr, progress.get()));
+            done.state = std::make_unique<AppState>(makeState(request.scenario, request.limits, progress.get()));
         } catch (const core::Cancelled&) {
             return;
         } catch (const core::InputError& e) {

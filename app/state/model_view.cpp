@@ -1,5 +1,7 @@
 #include "app/state/model_view.hpp"
 
+#include "app/state/source.hpp"
+
 #include <algorithm>
 
 namespace attnviz::app {
@@ -8,7 +10,7 @@ std::optional<std::vector<double>> summaryScores(const AppState& state, core::He
     const HeadSummary& s = state.headSummary;
     if (score == core::HeadScore::InductionTest) {
         const InductionSnapshot snap = state.induction->snapshot();
-        const std::vector<double>* test = inductionTestScores(snap, state.loaded.checkpoint.get());
+        const std::vector<double>* test = inductionTestScores(snap, checkpointOf(state));
         if (!test || test->size() != s.stats.size()) return std::nullopt;
         return *test;
     }

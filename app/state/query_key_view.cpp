@@ -11,10 +11,9 @@ QueryKeyView::Key queryKeyKey(const AppState& state) {
     // A checkpoint's pass, or a scenario's head's own version (its q and k change only with its
     // weights; the other heads finishing, a frame each, do not touch it). The first-key rule is not
     // the map's.
-    HeadSummary::Key pass = headSummaryKey(state);
-    pass.skipFirstKey = false;
+    HeadSummary::Key pass = passKey(state);
     const int head = state.view.selectedHead;
-    if (!state.loaded && head >= 0 && head < static_cast<int>(state.headVersions.size()))
+    if (!capabilities(state).ownPass && head >= 0 && head < static_cast<int>(state.headVersions.size()))
         pass.data = state.headVersions[static_cast<std::size_t>(head)];
     return {pass, shownMapLayer(state), head};
 }
@@ -22,21 +21,22 @@ QueryKeyView::Key queryKeyKey(const AppState& state) {
 bool queryKeyCurrent(const AppState& state) {
     // A scenario's head being recomputed has not yet bumped the data version
     return state.queryKey.key == queryKeyKey(state) &&
-           (state.loaded || state.view.selectedHead < 0 || weightsFresh(state, state.view.selectedHead));
+           (capabilities(state).ownPass || state.view.selectedHead < 0 || weightsFresh(state, state.view.selectedHead));
 }
 
 bool refreshQueryKeyMap(AppState& state) {
     if (queryKeyCurrent(state)) return true;
     const int head = state.view.selectedHead;
-    const bool ready = state.loaded ? static_cast<bool>(state.loaded.run)
-                                    : head < 0 || (head < static_cast<int>(state.forward.heads.size()) && weightsFresh(state, head));
+    const core::LoadedModel* own = checkpointPass(state);
+    const bool ready =
+        own ? static_cast<bool>(own->run) : head < 0 || (head < static_cast<int>(state.forward.heads.size()) && weightsFresh(state, head));
     if (!ready) return false;
     QueryKeyView& v = state.queryKey;
     v.key = queryKeyKey(state);
     v.map = {};
     v.why.clear();
     ++v.version;
-    if (state.imported) {
+    if (capabilities(state).givenMaps) {
         v.why =
             "Imported attention has no model behind it: the query–key map needs the head's queries and keys (open a checkpoint "
             "with --model).";
@@ -47,8 +47,8 @@ bool refreshQueryKeyMap(AppState& state) {
         return true;
     }
     try {
-        if (state.loaded) {
-            v.map = core::runQueryKeyMap(*state.loaded.run, state.loaded.checkpoint->config(), v.key->layer, head);
+        if (own) {
+            v.map = core::runQueryKeyMap(*own->run, own->checkpoint->config(), v.key->layer, head);
         } else {
             const core::HeadTensors& h = state.forward.heads[static_cast<std::size_t>(head)];
             v.map = core::queryKeyMap(h.q, h.k);
@@ -69,8 +69,8 @@ const core::QueryKeyMap* shownQueryKeyMap(const AppState& state) {
 core::RowVec queryKeyWeights(const AppState& state, int query) {
     const int head = state.view.selectedHead;
     if (head < 0 || query < 0) return {};
-    if (state.loaded) {
-        const core::decoder::Run& run = *state.loaded.run;
+    if (const core::LoadedModel* pass = checkpointPass(state)) {
+        const core::decoder::Run& run = *pass->run;
         if (query >= run.tokens() || head >= run.headCount()) return {};
         return run.weights(shownMapLayer(state), head).row(query);
     }
@@ -86,8 +86,9 @@ std::vector<int> queryKeyLines(const AppState& state, int query, int count) {
 
 std::string queryKeyCaption(const AppState& state) {
     const int head = state.view.selectedHead;
-    std::string text = state.loaded ? "Layer " + std::to_string(shownMapLayer(state) + 1) + " · " : "";
-    text += head < 0 ? "mean over heads" : (state.loaded ? "head " : "Head ") + std::to_string(head + 1);
+    const bool ownPass = capabilities(state).ownPass;
+    std::string text = ownPass ? "Layer " + std::to_string(shownMapLayer(state) + 1) + " · " : "";
+    text += head < 0 ? "mean over heads" : (ownPass ? "head " : "Head ") + std::to_string(head + 1);
     return text;
 }
 

@@ -13,7 +13,7 @@ RolloutView::Key rolloutKey(const AppState& state) { return {headSummaryKey(stat
 
 bool rolloutCurrent(const AppState& state) {
     // A scenario's heads being recomputed (a new τ, say) have not yet bumped the data version
-    return state.rollout.key == rolloutKey(state) && (state.loaded || weightsFresh(state, -1));
+    return state.rollout.key == rolloutKey(state) && mapsFresh(state);
 }
 
 bool refreshRollout(AppState& state) {
@@ -42,9 +42,9 @@ const core::Mat* shownRollout(const AppState& state) {
 
 core::Settings rolloutMask(const AppState& state) {
     core::Settings mask;
-    mask.causal = state.loaded || state.settings.causal;
-    if (state.imported)  // nothing flows from a later token when every layer rolled out is causal
-        for (int l = 0; l <= shownMapLayer(state); ++l) mask.causal = mask.causal && state.imported->layerSettings(l).causal;
+    mask.causal = capabilities(state).ownPass || state.settings.causal;
+    if (const core::ImportedAttention* file = mapsFile(state))  // nothing flows from a later token when every layer rolled out is causal
+        for (int l = 0; l <= shownMapLayer(state); ++l) mask.causal = mask.causal && file->layerSettings(l).causal;
     return mask;
 }
 

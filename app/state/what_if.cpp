@@ -1,6 +1,6 @@
 #include "app/state/what_if.hpp"
 
-#include "app/state/app_state.hpp"
+#include "app/state/source.hpp"
 #include "core/attention/compare.hpp"
 #include "core/models/run_maps.hpp"
 
@@ -35,18 +35,19 @@ std::string whatIfEditText(const core::decoder::Intervention& edit, const std::v
 }
 
 std::vector<double> whatIfMoved(const AppState& state) {
-    if (!state.loaded.edited()) return {};
-    const core::decoder::Config& config = state.loaded.checkpoint->config();
-    const core::AttentionMaps before = core::runMaps(*state.loaded.base, config), after = core::runMaps(*state.loaded.run, config);
-    return core::headsMoved(before, after, core::samePositions(static_cast<int>(state.loaded.base->tokens())));
+    const core::LoadedModel* pass = checkpointPass(state);
+    if (!pass || !pass->edited()) return {};
+    const core::decoder::Config& config = pass->checkpoint->config();
+    const core::AttentionMaps before = core::runMaps(*pass->base, config), after = core::runMaps(*pass->run, config);
+    return core::headsMoved(before, after, core::samePositions(static_cast<int>(pass->base->tokens())));
 }
 
 core::Mat whatIfDifference(const AppState& state, int layer, int head) {
-    if (!state.loaded.edited() || layer < 0 || layer >= state.loaded.run->layerCount() || head < 0 || head >= state.loaded.run->headCount())
-        return {};
+    const core::LoadedModel* pass = checkpointPass(state);
+    if (!pass || !pass->edited() || layer < 0 || layer >= pass->run->layerCount() || head < 0 || head >= pass->run->headCount()) return {};
     core::MaskMat lined;
-    return core::alignedDifference(state.loaded.base->weights(layer, head), state.loaded.run->weights(layer, head),
-                                   core::samePositions(static_cast<int>(state.loaded.base->tokens())), lined);
+    return core::alignedDifference(pass->base->weights(layer, head), pass->run->weights(layer, head),
+                                   core::samePositions(static_cast<int>(pass->base->tokens())), lined);
 }
 
 }  // namespace attnviz::app

@@ -1,12 +1,12 @@
 #include "app/views/figures.hpp"
 
-#include "app/state/capabilities.hpp"
 #include "app/state/compare_view.hpp"
 #include "app/state/head_summary.hpp"
 #include "app/state/head_view.hpp"
 #include "app/state/launch.hpp"
 #include "app/state/model_view.hpp"
 #include "app/state/query_key_view.hpp"
+#include "app/state/source.hpp"
 #include "core/base/error.hpp"
 #include "core/base/format.hpp"
 

@@ -1,10 +1,9 @@
 #include "app/views/value_weighted.hpp"
 
 #include "app/render/figure_parts.hpp"
-#include "app/state/capabilities.hpp"
 #include "app/state/head_summary.hpp"
 #include "app/state/head_view.hpp"
-#include "app/state/source_exports.hpp"
+#include "app/state/source.hpp"
 #include "core/base/error.hpp"
 #include "core/base/files.hpp"
 #include "core/io/npy.hpp"

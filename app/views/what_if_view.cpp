@@ -1,7 +1,7 @@
 #include "app/views/what_if_view.hpp"
 
-#include "app/state/capabilities.hpp"
 #include "app/state/head_summary.hpp"
+#include "app/state/source.hpp"
 #include "app/state/what_if.hpp"
 
 #include <utility>

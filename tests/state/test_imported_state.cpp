@@ -1,8 +1,8 @@
 // Attention computed elsewhere in state: the shown layer as a scenario's heads, layers stepped
 // over one mapping, edits refused, the summary kept across layers, the session's round trip.
 #include "app/state/actions.hpp"
-#include "app/state/capabilities.hpp"
 #include "app/state/head_summary.hpp"
+#include "app/state/source.hpp"
 #include "core/base/error.hpp"
 #include "core/io/npy.hpp"
 #include "tests/test_folder.hpp"

@@ -1,0 +1,172 @@
+#include "app/state/source.hpp"
+
+#include "core/base/error.hpp"
+#include "core/models/decoder/decoder.hpp"
+#include "core/models/pass_maps.hpp"
+
+namespace attnviz::app {
+
+namespace {
+
+// A state of attention computed elsewhere: the file mapped (or the previous state's mapping
+// reused), the shown layer checked and the rest checked in the background, the shown layer as a
+// scenario's heads whose weights are the file's, fresh: there is nothing to recompute.
+AppState importedState(const core::Scenario& scenario, const core::Limits& limits, core::Progress* progress,
+                       std::shared_ptr<const core::ImportedAttention> previous) {
+    AppState state;
+    state.limits = limits;
+    state.scenario = scenario;
+    const std::string tokens = scenario.tokensFile.value_or("");
+    if (previous && previous->path() == *scenario.attention && previous->options().tokensFile == tokens)
+        state.imported = std::move(previous);
+    else state.imported = core::ImportedAttention::open(*scenario.attention, {.tokensFile = tokens}, limits);
+    core::check(progress);
+    // The shown layer is checked now; every other map on a worker thread, which the views of every
+    // layer wait for (attentionMaps is empty until every map passed).
+    core::ImportedLayer layer = core::importedLayer(*state.imported, scenario.layer, limits);
+    state.imported->checkAllInBackground();
+    state.model = std::move(layer.model);
+    state.forward = std::move(layer.forward);
+    state.settings = layer.settings;
+    state.scenario.causal = layer.settings.causal;  // what the maps show; the recomputes take it from here
+    for (const auto& t : state.model.queryTokens) state.queryLabels.push_back(core::visibleToken(t));
+    for (const auto& t : state.model.keyTokens) state.keyLabels.push_back(core::visibleToken(t));
+    state.work.modelBuilds += 1;
+    state.stale.assign(static_cast<std::size_t>(state.model.heads), Stage::Fresh);
+    state.headVersions.assign(static_cast<std::size_t>(state.model.heads), state.dataVersion);
+    state.baseStage = Stage::Fresh;
+    state.equivarianceStale = false;
+    state.combineStale = false;
+    state.equivariance = core::EquivarianceReport{0.0f, std::vector<float>(state.forward.heads.size(), 0.0f)};
+    return state;
+}
+
+}  // namespace
+
+AppState makeState(const core::Scenario& scenario, const core::Limits& limits, core::Progress* progress, const AppState* previous) {
+    if (scenario.attention) return importedState(scenario, limits, progress, previous ? previous->imported : nullptr);
+    AppState state;
+    state.limits = limits;
+    state.scenario = scenario;
+    state.loaded = core::loadModel(scenario, previous ? &previous->loaded : nullptr, limits, progress);
+    state.model = core::buildModel(scenario, state.loaded, true, limits);
+    if (state.swapped()) state.baseModel = core::buildModel(scenario, state.loaded, false, limits);
+    state.settings = core::buildSettings(scenario, state.model);
+    for (const auto& t : state.model.queryTokens) state.queryLabels.push_back(core::visibleToken(t));
+    for (const auto& t : state.model.keyTokens) state.keyLabels.push_back(core::visibleToken(t));
+    state.work.modelBuilds += 1;
+    state.forward.heads.resize(static_cast<std::size_t>(state.model.heads));
+    state.stale.assign(static_cast<std::size_t>(state.model.heads), Stage::Projections);
+    state.headVersions.assign(static_cast<std::size_t>(state.model.heads), 0);
+    state.baseStage = Stage::Projections;
+    state.equivarianceStale = true;
+    deriveNextTokens(state);
+    return state;
+}
+
+Capabilities capabilities(const AppState& state) {
+    if (state.imported) return {.manyLayers = true, .givenMaps = true};
+    if (state.loaded) return {.manyLayers = true, .weights = true, .rerun = true, .editable = true, .ownPass = true};
+    return {.weights = true, .editable = true};
+}
+
+const core::LoadedModel* checkpointPass(const AppState& state) { return state.loaded ? &state.loaded : nullptr; }
+
+const core::decoder::Checkpoint* checkpointOf(const AppState& state) { return state.loaded ? state.loaded.checkpoint.get() : nullptr; }
+
+const core::ImportedAttention* mapsFile(const AppState& state) { return state.imported.get(); }
+
+int layerCount(const AppState& state) {
+    if (state.loaded) return state.loaded.layers();
+    return state.imported ? state.imported->layers() : 0;
+}
+
+core::AttentionMaps attentionMaps(const AppState& state) {
+    if (state.loaded) return core::passMaps(state.loaded);
+    if (state.imported)  // a file that changed is read no more: the views keep what they made of it before
+        return state.imported->checkedAll() && !state.imported->changed() ? core::importedMaps(state.imported, state.keyLabels)
+                                                                          : core::AttentionMaps{};
+    if (!weightsFresh(state, -1) || state.forward.heads.empty()) return {};
+    return core::forwardMaps(state.model, state.forward, state.settings, state.keyLabels);
+}
+
+bool mapsFresh(const AppState& state) { return state.loaded || weightsFresh(state, -1); }
+
+HeadSummary::Key passKey(const AppState& state) {
+    if (state.loaded) return {state.loaded.run.get(), 0, false};
+    if (state.imported) return {state.imported.get(), 0, false};
+    return {nullptr, state.dataVersion, false};
+}
+
+bool mapsBeingChecked(const AppState& state) { return state.imported && state.imported->checkStatus().running; }
+
+bool samePassInput(const AppState& a, const AppState& b) {
+    return a.loaded.base && b.loaded.base && a.loaded.checkpoint == b.loaded.checkpoint && a.loaded.base->ids == b.loaded.base->ids;
+}
+
+bool groupedQuery(const AppState& state) {
+    if (state.loaded) return state.loaded.checkpoint->config().nKvHead != state.loaded.checkpoint->config().nHead;
+    return state.model.kvHeads > 0;
+}
+
+int kvHeadOf(const AppState& state, int head) {
+    if (state.loaded) return state.loaded.checkpoint->config().kvHeadOf(head);
+    return state.model.kvHeadOf(head);
+}
+
+void writeSourceJson(core::ByteSink& sink, const AppState& state, const core::RolloutExport* rollout) {
+    if (state.loaded) core::writeModelExportJson(sink, state.scenario, state.loaded, rollout);
+    else core::writeExportJson(sink, state.model, state.forward, rollout);
+}
+
+void exportSourceNpy(core::FileBatch& batch, const std::string& dir, const AppState& state, const core::RolloutExport* rollout) {
+    if (state.loaded) core::exportModelNpyDir(batch, dir, state.loaded, rollout);
+    else if (state.imported) core::exportImportedNpyDir(batch, dir, *state.imported, rollout);
+    else core::exportNpyDir(batch, dir, state.model, state.forward, rollout);
+}
+
+std::string sourceName(const AppState& state, const std::string& fallback) {
+    if (state.loaded) return state.loaded.checkpoint->name();
+    if (state.imported) return state.scenario.name;
+    return state.scenario.name.empty() ? fallback : state.scenario.name;
+}
+
+void checkEveryMap(const AppState& state) {
+    if (state.imported) state.imported->checkAll();
+}
+
+void checkSourceUnchanged(const AppState& state) {
+    if (state.imported) state.imported->checkUnchanged();
+}
+
+std::vector<int> passIds(const AppState& state) { return state.loaded ? state.loaded.run->ids : std::vector<int>{}; }
+
+LayerValues layerValues(const AppState& state, int layer) {
+    LayerValues out;
+    if (state.loaded) {
+        const core::decoder::Config& c = state.loaded.checkpoint->config();
+        if (layer < 0 || layer >= c.nLayer) return out;
+        out.values = state.loaded.run->qkv(layer).rightCols(c.kvWidth());
+        out.wo = state.loaded.checkpoint->layers()[static_cast<std::size_t>(layer)].outW.widened();
+        out.heads = c.nHead;
+        out.kvHeads = c.nKvHead;
+        out.dv = c.headDim;
+        return out;
+    }
+    const core::Model& m = state.model;
+    if (state.imported || layer != 0 || !headFresh(state, -1) || state.forward.heads.empty()) return out;
+    const int kv = m.kvHeads > 0 ? m.kvHeads : m.heads;
+    out.values.resize(m.tk(), static_cast<Eigen::Index>(kv) * m.dv);
+    for (int g = 0; g < kv; ++g) {  // a key/value head's values, as the first query head that reads it computed them
+        int h = 0;
+        while (m.kvHeadOf(h) != g) ++h;
+        out.values.middleCols(static_cast<Eigen::Index>(g) * m.dv, m.dv) = state.forward.heads[static_cast<std::size_t>(h)].v;
+    }
+    if (m.wo.rows() == static_cast<Eigen::Index>(m.heads) * m.dv) out.wo = m.wo;
+    out.heads = m.heads;
+    out.kvHeads = kv;
+    out.dv = m.dv;
+    return out;
+}
+
+}  // namespace attnviz::app
