@@ -158,6 +158,7 @@ std::vector<std::string_view> joined(std::vector<std::string_view> before, const
 // rather than every panel squeezed until it clips.
 void App::layout() {
     m_tabbed.clear();
+    m_onStrips.clear();
     const ImGuiIO& io = ImGui::GetIO();
     const float W = io.DisplaySize.x;
     float H = io.DisplaySize.y;
@@ -168,11 +169,22 @@ void App::layout() {
         m_rects[std::string(id)] = {ImVec2(x0, y0), ImVec2(x1, y1)};
     };
     const bool roomy = W >= kRoomyWidthEms * em && H - top >= kRoomyHeightEms * em;
+    // A view asked for by name (View menu, --panel), or chosen on a tab strip.
+    const auto wanted = [&](std::string_view id) {
+        return m_reveal == id || std::any_of(m_tabs.begin(), m_tabs.end(), [&](const auto& group) { return group.second == id; });
+    };
+    // The views the source feeds (an import has no weights for the stages, say), and those asked for.
+    const auto offered = [&](std::vector<std::string_view> ids) {
+        std::erase_if(ids, [&](std::string_view id) { return !feedsView(m_state, id) && !wanted(id); });
+        return ids;
+    };
     // The heatmap, the head view and the neuron view share a place: tabs in the full layout; on a
     // small screen the one revealed last (View menu) takes the heatmap's place beside the tabs.
-    const std::vector<std::string_view> weightsGroup = viewsAt(Place::Weights), layersGroup = viewsAt(Place::Layers);
+    const std::vector<std::string_view> weightsGroup = offered(viewsAt(Place::Weights)), layersGroup = offered(viewsAt(Place::Layers));
     for (const std::string_view id : weightsGroup)
         if (m_reveal == id) m_weightsView = std::string(id);
+    if (std::find(weightsGroup.begin(), weightsGroup.end(), m_weightsView) == weightsGroup.end())
+        m_weightsView = std::string(panel_id::kHeatmap);
     const std::string_view weights = m_weightsView;
     // The heatmap (or another first panel) on the left, the others as tabs on the right.
     // The strip of tabs runs across the whole window when it would need two rows over the
@@ -224,10 +236,8 @@ void App::layout() {
     // Every layer × head (the model view, the head statistics): on tabs beside what shares their
     // place, first, whenever the source has many layers (a model, an import), for a scenario once
     // asked for (View menu, --panel).
-    const auto wanted = [&](std::string_view id) {
-        return m_reveal == id || std::any_of(m_tabs.begin(), m_tabs.end(), [&](const auto& group) { return group.second == id; });
-    };
-    const bool wholeModel = capabilities(m_state).manyLayers || std::any_of(layersGroup.begin(), layersGroup.end(), wanted);
+    const std::vector<std::string_view> everyLayerViews = viewsAt(Place::Layers);
+    const bool wholeModel = capabilities(m_state).manyLayers || std::any_of(everyLayerViews.begin(), everyLayerViews.end(), wanted);
     if (m_state.view.presenter) {
         if (!roomy && wholeModel) return tabbed(weights, joined({panel_id::kBars, panel_id::kHeads}, layersGroup, {}));
         if (!roomy) return tabbed(weights, {panel_id::kBars, panel_id::kHeads});
@@ -250,10 +260,10 @@ void App::layout() {
         if (m_state.view.lab != Lab::None)
             return tabbed(weights, {labName(m_state.view.lab), panel_id::kBars, panel_id::kHeads, panel_id::kControls});
         if (wholeModel)
-            return tabbed(weights, joined({panel_id::kBars, panel_id::kHeads}, layersGroup,
-                                          {panel_id::kControls, panel_id::kSwap, panel_id::kStages, panel_id::kPositional}));
-        return tabbed(weights,
-                      {panel_id::kBars, panel_id::kHeads, panel_id::kControls, panel_id::kSwap, panel_id::kStages, panel_id::kPositional});
+            return tabbed(weights, offered(joined({panel_id::kBars, panel_id::kHeads}, layersGroup,
+                                                  {panel_id::kControls, panel_id::kSwap, panel_id::kStages, panel_id::kPositional})));
+        return tabbed(weights, offered({panel_id::kBars, panel_id::kHeads, panel_id::kControls, panel_id::kSwap, panel_id::kStages,
+                                        panel_id::kPositional}));
     }
     const float left = std::min(340.0f * s, W * 0.28f);
     // A model's bottom row holds the model view: a little more room for it.
@@ -266,7 +276,7 @@ void App::layout() {
     put(panel_id::kHeads, heatR, barsY, W, rowY);
     if (m_state.view.lab != Lab::None) return put(labName(m_state.view.lab), left, rowY, W, H);  // the lab's panel id
     if (wholeModel) {
-        tabGroup(joined({}, layersGroup, {panel_id::kSwap, panel_id::kStages, panel_id::kPositional}),
+        tabGroup(offered(joined({}, layersGroup, {panel_id::kSwap, panel_id::kStages, panel_id::kPositional})),
                  PanelRect{ImVec2(left, rowY), ImVec2(W, H)}, false);
         return;
     }
@@ -327,11 +337,16 @@ float App::tabGroup(const std::vector<std::string_view>& panels, PanelRect rect,
     }
     ImGui::End();
     m_tabbed.push_back(tab);
+    m_onStrips.insert(m_onStrips.end(), panels.begin(), panels.end());
     if (!stripOnly) m_rects[tab] = {ImVec2(rect.min.x, rect.min.y + height), rect.max};
     return height;
 }
 
 void App::revealPanel(std::string_view id) { m_reveal = std::string(id); }
+
+bool App::offers(std::string_view id) const {
+    return m_rects.count(std::string(id)) > 0 || std::find(m_onStrips.begin(), m_onStrips.end(), id) != m_onStrips.end();
+}
 
 void App::frame() {
     m_heatmaps.beginFrame();
@@ -503,8 +518,12 @@ void App::menuBar() {
                 m_actions.emit(action::SetLab{m_state.view.lab == l.lab ? Lab::None : l.lab});
         ImGui::Separator();
         for (const Place place : {Place::Layers, Place::Weights})
-            for (const std::string_view id : viewsAt(place))
-                if (ImGui::MenuItem(findView(id)->title)) revealPanel(id);
+            for (const std::string_view id : viewsAt(place)) {
+                const ViewInfo& view = *findView(id);
+                const bool fed = feedsView(m_state, id);
+                if (ImGui::MenuItem(view.title, nullptr, false, fed)) revealPanel(id);
+                if (!fed && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) ImGui::SetTooltip("%s", needText(view.needs));
+            }
         ImGui::Separator();
         if (ImGui::MenuItem("Fullscreen", "F11")) m_requests.toggleFullscreen = true;
         ImGui::Separator();

@@ -51,6 +51,8 @@ public:
     AppState& state() { return m_state; }
     const AppState& state() const { return m_state; }
     const std::map<std::string, PanelRect>& panelRects() const { return m_rects; }
+    // Whether this frame's layout offers the panel: drawn, or on a tab strip.
+    bool offers(std::string_view id) const;
     std::vector<std::string> panelIds() const;
     // Brings a panel on a tab to the front in the next frame (an export of that panel).
     void revealPanel(std::string_view id);
@@ -113,6 +115,7 @@ private:
     std::map<std::string, PanelRect> m_rects;
     std::map<std::string, std::string> m_tabs;  // each group of tabs (named by its first panel): the panel chosen in it
     std::vector<std::string> m_tabbed;          // this frame's panels shown on a tab (none when the layout has no tabs)
+    std::vector<std::string> m_onStrips;        // this frame's panels named on a tab strip, shown or not
     std::string m_reveal;                       // a panel to bring to the front (revealPanel)
     std::string m_weightsView = "heatmap";      // the heatmap, the head view or the neuron view: which the tabbed layout shows on the left
     std::vector<CaptureRequest> m_captures;

@@ -37,11 +37,12 @@ bool checkShiftNow(AppState& state) {
 
 const std::vector<ViewInfo>& viewTable() {
     static const std::vector<ViewInfo> table = {
-        {panel_id::kControls, "Controls", "Controls", Place::Own, {}, nullptr},
+        {panel_id::kControls, "Controls", "Controls", Place::Own, Need::Nothing, {}, nullptr},
         {panel_id::kHeatmap,
          "Attention weights",
          "Weights",
          Place::Weights,
+         Need::Nothing,
          {"--export-heatmap", kPngOrSvg, "Write a heatmap figure (labels, colour bar) without a window: .png or .svg (vector)", false,
           writeFigure<heatmapFigure, render::encodeHeatmap>, pngOrSvg},
          nullptr},
@@ -49,6 +50,7 @@ const std::vector<ViewInfo>& viewTable() {
          "Value-weighted attention: what each key writes",
          "Value-weighted",
          Place::Weights,
+         Need::Weights,
          {"--export-value-weighted", "OUT.png|OUT.svg|OUT.npy",
           "Write value-weighted attention (Kobayashi et al. 2020: ||a_ij v_j W_O||, what key j writes into query i through the head; "
           "--head, -1 = the mean of the heads' maps; --layer for a model) without a window: .png or .svg, or .npy with every layer × "
@@ -59,6 +61,7 @@ const std::vector<ViewInfo>& viewTable() {
          "Per-query attention",
          "Per query",
          Place::Own,
+         Need::Nothing,
          {"--export-bars", kPngOrSvg,
           "Write the per-query bar chart (one query's weights over the keys; --query, --head) without a window: .png or .svg", false,
           writeFigure<barsFigure, render::encodeBars>, pngOrSvg},
@@ -67,36 +70,40 @@ const std::vector<ViewInfo>& viewTable() {
          "Heads",
          "Heads",
          Place::Own,
+         Need::Nothing,
          {"--export-heads", kPngOrSvg,
           "Write every head's map side by side, with their mean and one colour bar, without a window: .png or .svg", false,
           writeFigure<headsFigure, render::encodeHeads>, pngOrSvg},
          nullptr},
-        {panel_id::kSwap, "Token swap", "Swap", Place::Own, {}, nullptr},
-        {panel_id::kStages, "Stages", "Stages", Place::Own, {}, nullptr},
-        {panel_id::kPositional, "Positional encoding", "Positions", Place::Own, {}, checkShiftNow},
+        {panel_id::kSwap, "Token swap", "Swap", Place::Own, Need::Weights, {}, nullptr},
+        {panel_id::kStages, "Stages", "Stages", Place::Own, Need::Weights, {}, nullptr},
+        {panel_id::kPositional, "Positional encoding", "Positions", Place::Own, Need::Weights, {}, checkShiftNow},
         {panel_id::kModel,
          "Model view: every layer × head",
          "Model",
          Place::Layers,
+         Need::Nothing,
          {"--export-model-view", kPngOrSvg,
           "Write every layer × head as a thumbnail (rows: layers, columns: heads) with one colour bar, without a window: .png or .svg",
           true, writeFigure<modelViewFigure, render::encodeModelView>, pngOrSvg},
          summarizeHeads},
-        {panel_id::kStats, "Head statistics", "Statistics", Place::Layers, {}, summarizeHeads},
+        {panel_id::kStats, "Head statistics", "Statistics", Place::Layers, Need::Nothing, {}, summarizeHeads},
         {panel_id::kHeadView,
          "Head view",
          "Head view",
          Place::Weights,
+         Need::Nothing,
          {"--export-head-view", kPngOrSvg,
           "Write the head view (tokens twice, a line per query, key and head, opacity = weight; --head one head, default all of the "
           "layer; --query one query) without a window: .png or .svg",
           true, writeFigure<headViewFigure, render::encodeHeadView>, pngOrSvg},
          refreshHeadViewLines},
-        {panel_id::kNeuron, "Neuron view: one score, term by term", "Neuron", Place::Weights, {}, nullptr},
+        {panel_id::kNeuron, "Neuron view: one score, term by term", "Neuron", Place::Weights, Need::Weights, {}, nullptr},
         {panel_id::kCompare,
          "Compare two sentences",
          "Compare",
          Place::Weights,
+         Need::Weights,
          {"--export-compare", kPngOrSvg,
           "With --compare: write the head (--head, -1 = mean; --layer for a model) over both sentences and B − A without a window: "
           ".png or .svg",
@@ -106,20 +113,44 @@ const std::vector<ViewInfo>& viewTable() {
          "Query–key map",
          "Q–K map",
          Place::Layers,
+         Need::Weights,
          {"--export-qk-map", "OUT.png|OUT.svg|OUT.json",
           "Write the query-key map of --head (its queries and keys, keys translated and both scaled as AttentionViz does, on their "
           "first two principal components; --query joined to its strongest keys) without a window: .png, .svg, or .json with the "
           "numbers",
           false, writeFigure<qkMapFigure, render::encodeQkMap>, render::checkQkMapPath},
          refreshQueryKeyMap},
-        {panel_id::kWhatIf, "What-if: ablate heads, hide tokens", "What-if", Place::Layers, {}, refreshWhatIf},
-        {labName(Lab::Linear), "Linear attention · fast weights · Hopfield", "Linear", Place::Own, {}, nullptr},
-        {labName(Lab::Cost), "Cost of attention", "Cost", Place::Own, {}, nullptr},
-        {labName(Lab::Train), "Heads that learn", "Training", Place::Own, {}, refreshTrainPreview},
-        {labName(Lab::Flash), "Flash-attention walk", "Flash", Place::Own, {}, nullptr},
-        {panel_id::kLesson, "Lesson", "Lesson", Place::Own, {}, nullptr},
+        {panel_id::kWhatIf, "What-if: ablate heads, hide tokens", "What-if", Place::Layers, Need::Rerun, {}, refreshWhatIf},
+        {labName(Lab::Linear), "Linear attention · fast weights · Hopfield", "Linear", Place::Own, Need::Weights, {}, nullptr},
+        {labName(Lab::Cost), "Cost of attention", "Cost", Place::Own, Need::Nothing, {}, nullptr},
+        {labName(Lab::Train), "Heads that learn", "Training", Place::Own, Need::Nothing, {}, refreshTrainPreview},
+        {labName(Lab::Flash), "Flash-attention walk", "Flash", Place::Own, Need::Weights, {}, nullptr},
+        {panel_id::kLesson, "Lesson", "Lesson", Place::Own, Need::Nothing, {}, nullptr},
     };
     return table;
+}
+
+bool feeds(const Capabilities& can, Need need) {
+    switch (need) {
+        case Need::Weights: return can.weights;
+        case Need::Rerun: return can.rerun;
+        case Need::Nothing: break;
+    }
+    return true;
+}
+
+const char* needText(Need need) {
+    switch (need) {
+        case Need::Weights: return "needs the weights behind the maps: a scenario or a model, not imported attention";
+        case Need::Rerun: return "needs a model to run again: open a model folder";
+        case Need::Nothing: break;
+    }
+    return "";
+}
+
+bool feedsView(const AppState& state, std::string_view id) {
+    const ViewInfo* view = findView(id);
+    return view == nullptr || feeds(capabilities(state), view->needs);
 }
 
 std::vector<std::string_view> viewsAt(Place place) {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "app/state/app_state.hpp"
+#include "app/state/source.hpp"
 #include "app/views/figures.hpp"
 
 #include <cstdint>
@@ -55,11 +56,25 @@ enum class Place : std::uint8_t {
     Layers,   // a tab among the views of every layer × head (the model view's place)
 };
 
+// What a view needs of the state's source to show anything but a line saying why not
+// (Capabilities, app/state/source.hpp). The layout offers a view only where the source feeds it,
+// unless asked for by name (View menu, --panel, a lesson).
+enum class Need : std::uint8_t {
+    Nothing,  // the maps alone: a scenario's, a checkpoint's or an import's
+    Weights,  // X and the weights behind the maps (a scenario or a checkpoint, not an import)
+    Rerun,    // a checkpoint's pass to run again
+};
+bool feeds(const Capabilities& can, Need need);
+// Why a source that `need` is not met by shows nothing there, in a few words ("needs a model's
+// weights"); "" when nothing is needed.
+const char* needText(Need need);
+
 struct ViewInfo {
     std::string_view id;
     const char* title;  // the window's title, and the View menu's item
     const char* tab;    // its short name, on a tab when views share a place (a small screen)
     Place place = Place::Own;
+    Need needs = Need::Nothing;
     FigureExport figure;
     // Brings the view's derived data up to date after a frame that drew it out of date (the view
     // asked: PanelContext's requests); returns whether it is current. nullptr: nothing derived.
@@ -69,6 +84,8 @@ struct ViewInfo {
 const std::vector<ViewInfo>& viewTable();
 // The table's row for `id`; nullptr when no view has it.
 const ViewInfo* findView(std::string_view id);
+// Whether the state's source feeds the view `id` (true for an id no row has).
+bool feedsView(const AppState& state, std::string_view id);
 // The ids of the views at `place`, in the table's order.
 std::vector<std::string_view> viewsAt(Place place);
 
