@@ -371,7 +371,7 @@ std::string drawSvg(const BarsFigure& /*figure*/, const Layout& L) {
     figure::appendLinesSvg(s, L.axes);
     figure::appendTextsSvg(s, values, "values");
     figure::appendTextsSvg(s, L.keyTexts, "key-labels");
-    return figure::closeSvg(s, L.texts);
+    return s;
 }
 
 constexpr figure::Drawing<BarsFigure, Layout> kDrawing{validate, layOut, drawPng, drawSvg};

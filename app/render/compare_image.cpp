@@ -229,8 +229,7 @@ std::string drawSvg(const CompareFigure& f, const Layout& L) {
     }
     figure::appendColourBarSvg(s, f.colormap, L.weightBarX, L.barY, kBarW, L.barH);
     figure::appendColourBarSvg(s, core::ColormapKind::Diverging, L.diffBarX, L.barY, kBarW, L.barH);
-    figure::appendLinesSvg(s, L.lines);
-    return figure::closeSvg(s, L.texts);
+    return s;
 }
 
 constexpr figure::Drawing<CompareFigure, Layout> kDrawing{validate, layOut, drawPng, drawSvg};

@@ -128,13 +128,18 @@ struct Drawing {
     void (*validate)(const Figure&);
     Layout (*layOut)(const Figure&, const FigureFonts&);
     std::string (*png)(const Figure&, const Layout&, const FigureFonts&);
+    // The SVG document opened (svgOpen) and drawn; draw closes it: the layout's lines when it has
+    // them, its texts, the end tag.
     std::string (*svg)(const Figure&, const Layout&);
 
     std::string draw(const Figure& f, FileType type) const {
         validate(f);
         const FigureFonts fonts;
         const Layout layout = layOut(f, fonts);
-        return type == FileType::Png ? png(f, layout, fonts) : svg(f, layout);
+        if (type == FileType::Png) return png(f, layout, fonts);
+        std::string s = svg(f, layout);
+        if constexpr (requires { layout.lines; }) appendLinesSvg(s, layout.lines);
+        return closeSvg(s, layout.texts);
     }
     // The file for OUT.png or OUT.svg; errors are named by the path.
     std::string encode(const std::string& path, const Figure& f) const {

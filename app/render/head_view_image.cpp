@@ -178,7 +178,7 @@ std::string drawSvg(const HeadViewFigure& f, const Layout& L) {
              core::formatFixed(l->weight, 4) + "\"/>\n";
     s += "</g>\n";
     figure::appendTextsSvg(s, L.labels, "tokens");
-    return figure::closeSvg(s, L.texts);
+    return s;
 }
 
 constexpr figure::Drawing<HeadViewFigure, Layout> kDrawing{validate, layOut, drawPng, drawSvg};

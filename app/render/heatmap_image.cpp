@@ -278,8 +278,7 @@ std::string drawSvg(const HeatmapFigure& f, const Layout& L) {
     s += "</g>\n";
 
     figure::appendColourBarSvg(s, f.colormap, L.barX, L.barY, L.barW, L.barH);
-    figure::appendLinesSvg(s, L.lines);
-    return figure::closeSvg(s, L.texts);
+    return s;
 }
 
 constexpr figure::Drawing<HeatmapFigure, Layout> kDrawing{validate, layOut, drawPng, drawSvg};

@@ -191,7 +191,7 @@ std::string drawSvg(const QkMapFigure& f, const Layout& L) {
         s += "<circle cx=\"" + figure::num(L.x(m.points(f.query, 0))) + "\" cy=\"" + figure::num(L.y(m.points(f.query, 1))) +
              "\" r=\"9\" fill=\"none\" stroke=\"#222222\" stroke-width=\"1.5\"/>\n";
     figure::appendTextsSvg(s, L.labels, "tokens");
-    return figure::closeSvg(s, L.texts);
+    return s;
 }
 
 constexpr figure::Drawing<QkMapFigure, Layout> kDrawing{validate, layOut, drawPng, drawSvg};

@@ -146,8 +146,7 @@ std::string drawSvg(const ValueWeightedFigure& f, const Layout& L) {
         });
     s += "</g>\n";
     figure::appendColourBarSvg(s, f.colormap, L.barX, L.barY, kBarW, L.barH);
-    figure::appendLinesSvg(s, L.lines);
-    return figure::closeSvg(s, L.texts);
+    return s;
 }
 
 constexpr figure::Drawing<ValueWeightedFigure, Layout> kDrawing{validate, layOut, drawPng, drawSvg};
