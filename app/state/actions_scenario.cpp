@@ -34,7 +34,7 @@ void install(AppState& state, AppState fresh) {
     fresh.induction = std::move(state.induction);  // a test goes on across layers and sentences
     fresh.compare = std::move(state.compare);      // the other input's pass, kept while it still holds (refreshCompare)
     // Another layer of the same pass (the model view's click): its summary still holds.
-    if (state.headSummary.key && *state.headSummary.key == headSummaryKey(fresh)) fresh.headSummary = std::move(state.headSummary);
+    if (state.headSummary.current(headSummaryKey(fresh))) fresh.headSummary = std::move(state.headSummary);
     // The what-if history holds while the model reads the same tokens.
     if (samePassInput(fresh, state)) fresh.whatIf = std::move(state.whatIf);
     state = std::move(fresh);

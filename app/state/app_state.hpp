@@ -140,14 +140,14 @@ struct PooledWeights {
 // What the views of many heads read, made once per pass (summarizeHeads, head_summary.hpp), never
 // per frame: every head's statistics and its map pooled to a thumbnail. Current while `key` is
 // the pass's (headSummaryKey).
-struct HeadSummary {
-    struct Key {
-        const void* run = nullptr;  // a model's pass (LoadedModel::run), an import, or null for a scenario's forward pass
-        std::uint64_t data = 0;     // the scenario's dataVersion (0 for a model's pass)
-        bool skipFirstKey = false;  // the statistics' rule (ViewState::skipFirstKey)
-        bool operator==(const Key&) const = default;
-    };
-    std::optional<Key> key;  // empty: never made
+struct PassKey {
+    const void* run = nullptr;  // a model's pass (LoadedModel::run), an import, or null for a scenario's forward pass
+    std::uint64_t data = 0;     // the scenario's dataVersion (0 for a model's pass)
+    bool skipFirstKey = false;  // the statistics' rule (ViewState::skipFirstKey)
+    bool operator==(const PassKey&) const = default;
+};
+struct HeadSummary : DerivedOf<PassKey> {
+    using Key = PassKey;
     int layers = 0, heads = 0, firstLayer = 0;
     Eigen::Index queries = 0, keys = 0;
     std::vector<core::HeadStats> stats;     // [layers × heads], layer-major, under the key's rule
@@ -168,29 +168,27 @@ struct HeadSummary {
 // Attention rollout of the pass up to the selected layer (core/attention/rollout.hpp), made by
 // refreshRollout (rollout_view.hpp) once per pass, layer and rule, never per frame. Current while
 // `key` is rolloutKey(state).
-struct RolloutView {
-    struct Key {
-        HeadSummary::Key pass;
-        int layer = 0;  // the last layer multiplied in, counted in the pass's maps
-        core::RolloutOptions options;
-        bool operator==(const Key&) const = default;
-    };
-    std::optional<Key> key;  // empty: never made
-    core::Mat matrix;        // R [T, T]; empty when it cannot be made (`why`)
-    std::uint64_t version = 0;
-    std::string why;
+struct RolloutKey {
+    PassKey pass;
+    int layer = 0;  // the last layer multiplied in, counted in the pass's maps
+    core::RolloutOptions options;
+    bool operator==(const RolloutKey&) const = default;
+};
+struct RolloutView : DerivedOf<RolloutKey> {
+    using Key = RolloutKey;
+    core::Mat matrix;  // R [T, T]; empty when it cannot be made (`why`)
 };
 
 // The state's pass beside another input's (ViewState::compareText): the same model or scenario
 // over the other sentence, its tokens lined up with the state's, and how far each head's map moved
 // (core/attention/compare.hpp). Made by refreshCompare (compare_view.hpp) once per pass and text.
-struct CompareView {
-    struct Key {
-        HeadSummary::Key pass;  // the state's pass (skipFirstKey unused)
-        std::string text;       // the other input
-        bool operator==(const Key&) const = default;
-    };
-    std::optional<Key> key;    // empty: never made
+struct CompareKey {
+    PassKey pass;      // the state's pass (skipFirstKey unused)
+    std::string text;  // the other input
+    bool operator==(const CompareKey&) const = default;
+};
+struct CompareView : DerivedOf<CompareKey> {
+    using Key = CompareKey;
     core::Scenario scenario;   // the other input's scenario
     core::LoadedModel loaded;  // a model's pass over the other input (sharing the state's checkpoint)
     core::Model model;         // a scenario's other input: its model, settings and forward pass
@@ -199,24 +197,20 @@ struct CompareView {
     std::vector<std::string> labels;  // the other input's key tokens as drawn
     core::TokenAlignment alignment;   // the state's positions lined up with the other's
     std::vector<double> moved;        // [layers × heads] layer-major: core::mapMoved of each head
-    std::uint64_t version = 0;        // changes whenever the comparison is remade
-    std::string why;                  // why there is no comparison ("" when there is)
     bool ready() const { return why.empty() && !moved.empty(); }
 };
 
 // The selected head's query–key map (core/attention/query_key_map.hpp), made by refreshQueryKeyMap
 // (query_key_view.hpp) once per pass, layer and head, never per frame. Current while `key` is
 // queryKeyKey(state).
-struct QueryKeyView {
-    struct Key {
-        HeadSummary::Key pass;
-        int layer = 0, head = 0;
-        bool operator==(const Key&) const = default;
-    };
-    std::optional<Key> key;  // empty: never made
-    core::QueryKeyMap map;   // no points when it cannot be made (`why`)
-    std::uint64_t version = 0;
-    std::string why;
+struct QueryKeyKey {
+    PassKey pass;
+    int layer = 0, head = 0;
+    bool operator==(const QueryKeyKey&) const = default;
+};
+struct QueryKeyView : DerivedOf<QueryKeyKey> {
+    using Key = QueryKeyKey;
+    core::QueryKeyMap map;  // no points when it cannot be made (`why`)
 };
 
 // Movable, not copyable (it owns the labs' worker threads).

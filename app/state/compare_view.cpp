@@ -47,7 +47,7 @@ int compareLayer(const AppState& state) { return shownMapLayer(state); }
 
 CompareView::Key compareKey(const AppState& state) { return {passKey(state), state.view.compareText}; }
 
-bool compareCurrent(const AppState& state) { return state.compare.key == compareKey(state) && mapsFresh(state); }
+bool compareCurrent(const AppState& state) { return state.compare.current(compareKey(state)) && mapsFresh(state); }
 
 core::AttentionMaps compareMaps(const AppState& state) {
     const CompareView& c = state.compare;
@@ -70,10 +70,8 @@ bool refreshCompare(AppState& state) {
     // of the same pass needs no new one); a scenario's follows every change of the state's.
     const core::LoadedModel* own = checkpointPass(state);
     const bool keepPass = c.key && c.key->text == key.text && c.loaded && own && c.loaded.checkpoint == own->checkpoint && c.why.empty();
-    c.key = key;
-    c.why.clear();
+    c.restart(key);
     c.moved.clear();
-    ++c.version;
     try {
         if (!keepPass) {
             c.scenario = compareScenario(state.scenario, key.text, "");

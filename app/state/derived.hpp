@@ -12,19 +12,30 @@
 
 namespace attnviz::app {
 
-template <class Key, class Value>
-struct Derived {
-    std::optional<Key> key;     // what `value` was made of; empty: never made
-    Value value{};              // empty when it cannot be made (`why`)
-    std::uint64_t version = 0;  // changes whenever it is remade (textures cached from it follow)
-    std::string why;            // why there is no value; "" when there is
+// What all derived data keeps beside its values (the state's own caches, rollout, the comparison,
+// the query–key map, the heads' summary, derive from it too, their values named for what they are).
+template <class Key>
+struct DerivedOf {
+    std::optional<Key> key;     // what the values were made of; empty: never made
+    std::uint64_t version = 0;  // changes whenever they are remade (textures cached from them follow)
+    std::string why;            // why there are none; "" when there are
     bool current(const Key& now) const { return key == now; }
-    // Starts remaking it for `now`: the key set, the value and the reason cleared, the version moved on.
-    Value& remake(const Key& now) {
+    // Starts remaking them for `now`: the key set, the reason cleared, the version moved on (the
+    // values are the caller's to clear).
+    void restart(const Key& now) {
         key = now;
-        value = Value{};
         why.clear();
         ++version;
+    }
+};
+
+template <class Key, class Value>
+struct Derived : DerivedOf<Key> {
+    Value value{};  // empty when it cannot be made (`why`)
+    // Starts remaking it for `now`: as restart, the value cleared too.
+    Value& remake(const Key& now) {
+        this->restart(now);
+        value = Value{};
         return value;
     }
 };

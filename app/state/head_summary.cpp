@@ -6,20 +6,21 @@ namespace attnviz::app {
 
 int shownMapLayer(const AppState& state) { return layerCount(state) > 0 ? state.scenario.layer : 0; }
 
-HeadSummary::Key headSummaryKey(const AppState& state) {
-    HeadSummary::Key key = passKey(state);
+PassKey headSummaryKey(const AppState& state) {
+    PassKey key = passKey(state);
     key.skipFirstKey = state.view.skipFirstKey;
     return key;
 }
 
-bool headSummaryCurrent(const AppState& state) { return state.headSummary.key == headSummaryKey(state); }
+bool headSummaryCurrent(const AppState& state) { return state.headSummary.current(headSummaryKey(state)); }
 
 bool summarizeHeads(AppState& state) {
     if (headSummaryCurrent(state)) return true;
     const core::AttentionMaps maps = attentionMaps(state);
     if (!maps) return false;
     HeadSummary s;
-    s.key = headSummaryKey(state);
+    s.version = state.headSummary.version;
+    s.restart(headSummaryKey(state));
     s.layers = maps.layers;
     s.heads = maps.heads;
     s.firstLayer = maps.firstLayer;

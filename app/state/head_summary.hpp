@@ -15,7 +15,7 @@ namespace attnviz::app {
 int shownMapLayer(const AppState& state);
 
 // The pass the maps are of.
-HeadSummary::Key headSummaryKey(const AppState& state);
+PassKey headSummaryKey(const AppState& state);
 // Whether state.headSummary is of the current pass.
 bool headSummaryCurrent(const AppState& state);
 // Thumbnails at most this many texels a side (a few dozen: 1,200 tiles of GPT-2 XL stay small).

@@ -11,7 +11,7 @@ QueryKeyView::Key queryKeyKey(const AppState& state) {
     // A checkpoint's pass, or a scenario's head's own version (its q and k change only with its
     // weights; the other heads finishing, a frame each, do not touch it). The first-key rule is not
     // the map's.
-    HeadSummary::Key pass = passKey(state);
+    PassKey pass = passKey(state);
     const int head = state.view.selectedHead;
     if (!capabilities(state).ownPass && head >= 0 && head < static_cast<int>(state.headVersions.size()))
         pass.data = state.headVersions[static_cast<std::size_t>(head)];
@@ -20,7 +20,7 @@ QueryKeyView::Key queryKeyKey(const AppState& state) {
 
 bool queryKeyCurrent(const AppState& state) {
     // A scenario's head being recomputed has not yet bumped the data version
-    return state.queryKey.key == queryKeyKey(state) &&
+    return state.queryKey.current(queryKeyKey(state)) &&
            (capabilities(state).ownPass || state.view.selectedHead < 0 || weightsFresh(state, state.view.selectedHead));
 }
 
@@ -32,10 +32,8 @@ bool refreshQueryKeyMap(AppState& state) {
         own ? static_cast<bool>(own->run) : head < 0 || (head < static_cast<int>(state.forward.heads.size()) && weightsFresh(state, head));
     if (!ready) return false;
     QueryKeyView& v = state.queryKey;
-    v.key = queryKeyKey(state);
+    v.restart(queryKeyKey(state));
     v.map = {};
-    v.why.clear();
-    ++v.version;
     if (capabilities(state).givenMaps) {
         v.why =
             "Imported attention has no model behind it: the query–key map needs the head's queries and keys (open a checkpoint "

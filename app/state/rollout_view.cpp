@@ -13,7 +13,7 @@ RolloutView::Key rolloutKey(const AppState& state) { return {headSummaryKey(stat
 
 bool rolloutCurrent(const AppState& state) {
     // A scenario's heads being recomputed (a new τ, say) have not yet bumped the data version
-    return state.rollout.key == rolloutKey(state) && mapsFresh(state);
+    return state.rollout.current(rolloutKey(state)) && mapsFresh(state);
 }
 
 bool refreshRollout(AppState& state) {
@@ -21,10 +21,8 @@ bool refreshRollout(AppState& state) {
     const core::AttentionMaps maps = attentionMaps(state);
     if (!maps) return false;
     RolloutView& r = state.rollout;
-    r.key = rolloutKey(state);
+    r.restart(rolloutKey(state));
     r.matrix.resize(0, 0);
-    r.why.clear();
-    ++r.version;
     try {
         r.matrix = core::attentionRollout(maps, r.key->layer, r.key->options);
         ++state.work.rollouts;

@@ -92,7 +92,7 @@ core::AttentionMaps attentionMaps(const AppState& state) {
 
 bool mapsFresh(const AppState& state) { return state.loaded || weightsFresh(state, -1); }
 
-HeadSummary::Key passKey(const AppState& state) {
+PassKey passKey(const AppState& state) {
     if (state.loaded) return {state.loaded.run.get(), 0, false};
     if (state.imported) return {state.imported.get(), 0, false};
     return {nullptr, state.dataVersion, false};

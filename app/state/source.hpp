@@ -49,7 +49,7 @@ core::AttentionMaps attentionMaps(const AppState& state);
 bool mapsFresh(const AppState& state);
 // The pass those maps are of, to key what is derived of them: a checkpoint's pass or an import by
 // identity, a scenario's by its data version (skipFirstKey false).
-HeadSummary::Key passKey(const AppState& state);
+PassKey passKey(const AppState& state);
 // Whether the file of maps is still being checked in the background (the window keeps waking for
 // its progress).
 bool mapsBeingChecked(const AppState& state);

@@ -13,7 +13,7 @@ namespace attnviz::app {
 
 struct HeadViewLines {
     struct Key {
-        HeadSummary::Key pass;
+        PassKey pass;
         int layer = -1;
         Eigen::Index tokens0 = 0;        // the pass's length (a model's pass may grow in place)
         std::vector<int> heads, tokens;  // shown heads, picked tokens

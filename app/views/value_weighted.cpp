@@ -35,7 +35,7 @@ std::vector<core::RowVec> layerNorms(const AppState& state, const core::Attentio
 }
 
 ValueWeightedMaps::Key keyOf(const AppState& state, const core::AttentionMaps& maps) {
-    HeadSummary::Key pass = headSummaryKey(state);
+    PassKey pass = headSummaryKey(state);
     pass.skipFirstKey = false;  // not this view's rule
     return {pass, maps ? headViewLayer(state, maps) : 0, state.view.selectedHead};
 }

@@ -30,7 +30,7 @@ core::Mat valueWeighted(const core::MatRef& weights, const core::RowVec& norms);
 // The shown layer's value-weighted maps, made once per pass, layer and head (never per frame).
 struct ValueWeightedMaps {
     struct Key {
-        HeadSummary::Key pass;
+        PassKey pass;
         int layer = 0, head = 0;  // the layer of the maps (counted in the pass's maps) and the head shown (-1: their mean)
         bool operator==(const Key&) const = default;
     };
