@@ -3,13 +3,17 @@
 #pragma once
 
 #include "app/app.hpp"
+#include "core/io/npy.hpp"
+#include "core/models/loaded_model.hpp"
 #include "tests/gui/headless.hpp"
 #include "tests/test_folder.hpp"
+#include "tests/tiny_gpt2.hpp"
 
 #include <gtest/gtest.h>
 #include <imgui.h>
 
 #include <algorithm>
+#include <string>
 
 namespace attnviz::app::headless {
 
@@ -38,6 +42,34 @@ protected:
             for (int n = 0; n < data->CmdListsCount; ++n) EXPECT_LT(data->CmdLists[n]->VtxBuffer.Size, 65536);
         }
         return largest;
+    }
+
+    // A tiny GPT-2 checkpoint written into the test's folder (tests/tiny_gpt2.hpp, seed 7), and a
+    // scenario reading " the he the t" with it.
+    core::Scenario tinyGpt2Scenario() const {
+        tinygpt2::writeCheckpoint(m_dir, tinygpt2::weights(7));
+        core::Scenario s;
+        s.model = core::modelFolder(m_dir.string());
+        s.sentence = " the he the t";
+        s.causal = true;
+        return s;
+    }
+
+    // Attention computed elsewhere, written as `name` ([layers, heads, t, t] float32): every map
+    // causal, each row spread evenly over the keys it may read; a scenario importing it.
+    core::Scenario causalImport(const std::string& name, int layers, int heads, int t) const {
+        std::string f = core::npyHeader({layers, heads, t, t});
+        for (int m = 0; m < layers * heads; ++m)
+            for (int i = 0; i < t; ++i)
+                for (int j = 0; j < t; ++j) {
+                    const float v = j <= i ? 1.0f / static_cast<float>(i + 1) : 0.0f;
+                    f.append(reinterpret_cast<const char*>(&v), 4);
+                }
+        testfs::writeFile(path(name), f);
+        core::Scenario s;
+        s.name = name;
+        s.attention = path(name).string();
+        return s;
     }
 };
 

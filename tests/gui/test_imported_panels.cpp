@@ -18,22 +18,7 @@ namespace {
 
 class ImportedPanels : public headless::PanelTest {
 protected:
-    // [3, 4, 40, 40] maps, each row of a causal map spread evenly over the keys it may read.
-    core::Scenario writeImport() {
-        const int layers = 3, heads = 4, t = 40;
-        std::string f = core::npyHeader({layers, heads, t, t});
-        for (int m = 0; m < layers * heads; ++m)
-            for (int i = 0; i < t; ++i)
-                for (int j = 0; j < t; ++j) {
-                    const float v = j <= i ? 1.0f / static_cast<float>(i + 1) : 0.0f;
-                    f.append(reinterpret_cast<const char*>(&v), 4);
-                }
-        testfs::writeFile(path("a.npy"), f);
-        core::Scenario s;
-        s.name = "a.npy";
-        s.attention = path("a.npy").string();
-        return s;
-    }
+    core::Scenario writeImport() const { return causalImport("a.npy", 3, 4, 40); }  // [3, 4, 40, 40]
 };
 
 TEST_F(ImportedPanels, EveryPanelDrawsAnImport) {

@@ -96,12 +96,7 @@ TEST_F(ValueWeightedPanel, TwoThousandTokensDrawUnderTheVertexCap) {
 }
 
 TEST_F(ValueWeightedPanel, ACheckpointsLayerAndAnImportWithoutValues) {
-    tinygpt2::writeCheckpoint(m_dir, tinygpt2::weights(7));
-    core::Scenario s;
-    s.model = core::modelFolder(m_dir.string());
-    s.sentence = " the he the t";
-    s.causal = true;
-    App app(makeState(s));
+    App app(makeState(tinyGpt2Scenario()));
     apply(app.state(), action::SelectLayer{1});
     ASSERT_TRUE(apply(app.state(), action::SelectHead{1}));
     app.revealPanel(panel_id::kValueWeighted);
@@ -114,18 +109,7 @@ TEST_F(ValueWeightedPanel, ACheckpointsLayerAndAnImportWithoutValues) {
     const core::Mat want = byHand(app.state(), 1);
     EXPECT_LT((view->value.map - want).cwiseAbs().maxCoeff(), 1e-4f * want.maxCoeff());
 
-    std::string f = core::npyHeader({2, 2, 4, 4});
-    for (int m = 0; m < 4; ++m)
-        for (int i = 0; i < 4; ++i)
-            for (int j = 0; j < 4; ++j) {
-                const float v = j <= i ? 1.0f / static_cast<float>(i + 1) : 0.0f;
-                f.append(reinterpret_cast<const char*>(&v), 4);
-            }
-    testfs::writeFile(path("a.npy"), f);
-    core::Scenario imported;
-    imported.name = "a.npy";
-    imported.attention = path("a.npy").string();
-    App other(makeState(imported));
+    App other(makeState(causalImport("a.npy", 2, 2, 4)));
     other.revealPanel(panel_id::kValueWeighted);
     frames(other, 2);
     EXPECT_THROW(valueWeightedFigure(other.state(), {.where = "test"}), core::InputError);
