@@ -210,11 +210,21 @@ public:
     Eigen::Index tokens() const { return static_cast<Eigen::Index>(ids.size()); }
     int layerCount() const;
     int headCount() const;
-    Eigen::Index capacity() const;                // positions the store holds room for
-    KeptView input(int layer) const;              // [T, d] the residual stream entering the layer
-    KeptView normed(int layer) const;             // [T, d] Norm(input; norm1): the attention's input
-    KeptView qkv(int layer) const;                // [T, (h + 2g)·d_h] q, k, v as the heads read them (normed, rotated)
-    KeptView weights(int layer, int head) const;  // [T, T]
+    Eigen::Index capacity() const;     // positions the store holds room for
+    KeptView input(int layer) const;   // [T, d] the residual stream entering the layer
+    KeptView normed(int layer) const;  // [T, d] Norm(input; norm1): the attention's input
+    KeptView qkv(int layer) const;     // [T, (h + 2g)·d_h] q, k, v as the heads read them (normed, rotated)
+    // What makes any weight again from q and k (mapWeightRows), the log-sum-exp of each query's
+    // scaled scores in two terms, as an online softmax keeps it: [h, T], row h query head h's.
+    // scoreMax: the largest score q_i·k_j over the keys query i reads (unscaled); logSum:
+    // log Σ_j exp(scale · (q_i·k_j − scoreMax_i)), −∞ for a query left with no key. Then
+    // A_ij = exp(scale · (q_i·k_j − scoreMax_i) − logSum_i), and lse_i = scale · scoreMax_i + logSum_i.
+    KeptView scoreMax(int layer) const;
+    KeptView logSum(int layer) const;
+    // Whether the pass kept every head's weights (PassMaps::Kept); else they are computed on
+    // demand (mapWeightRows) and weights() must not be called.
+    bool keepsWeights() const;
+    KeptView weights(int layer, int head) const;  // [T, T]; only when keepsWeights()
     KeptView final() const;                       // [T, d] after the final norm
     // The first layer this pass computed: 0 for forward and forwardAppend; an edited pass views
     // the layers below where another pass keeps them (its store, kept alive by this Run).
@@ -231,9 +241,13 @@ private:
 
 // Throws InputError naming `field` unless 1 ≤ T ≤ n_positions and every id < vocab.
 void checkIds(const Config& config, const std::vector<int>& ids, const std::string& field);
+// What a pass keeps of its maps: every head's T × T weights (what the views read directly: fast
+// at a few thousand tokens, O(L·H·T²) memory), or only what they are made of (q and k, kept
+// anyway, and each row's log-sum-exp: O(L·T·(H + G)·d_h)), the weights computed on demand.
+enum class PassMaps : std::uint8_t { Kept, OnDemand };
 // The forward pass over `ids`. Throws InputError (checkIds; activations that overflow), and
 // Cancelled between layers once `progress` was asked to stop.
-Run forward(const Checkpoint& model, const std::vector<int>& ids, const Progress* progress = nullptr);
+Run forward(const Checkpoint& model, const std::vector<int>& ids, const Progress* progress = nullptr, PassMaps maps = PassMaps::Kept);
 // The same, reusing the positions `ids` shares with `previous` (a causal model's keys and values
 // of earlier tokens do not depend on later ones): only the positions after the common prefix
 // are computed (at least the last: the logits are of the last position). When `ids` extends
@@ -252,10 +266,16 @@ Run forwardEdited(const Checkpoint& model, const Run& base, const std::vector<In
 
 // The room a store made for a growing text of T tokens holds: T and 32 more, at most n_positions.
 Eigen::Index grownCapacity(const Config& config, Eigen::Index tokens);
-// Bytes of a store with room for C positions: per layer input, normed [C, d], qkv [C, (h+2g)·d_h]
-// and every query head's weights [C, C], then final [C, d].
+// Bytes of a store with room for C positions: per layer input, normed [C, d], qkv [C, (h+2g)·d_h],
+// scoreMax and logSum [h, C] each and, when kept, every query head's weights [C, C]; then final [C, d].
 // A store of an edited pass holds the layers from firstLayer on.
-std::uint64_t storeBytes(const Config& config, Eigen::Index capacity, int firstLayer = 0);
+std::uint64_t storeBytes(const Config& config, Eigen::Index capacity, int firstLayer = 0, PassMaps maps = PassMaps::Kept);
+
+// Rows r0 … r0 + out.rows() − 1 of query head `head`'s weights in `layer` of the pass, made from
+// its kept q, k, scoreMax and logSum: out [n, T], exactly the pass's softmax to float rounding, the
+// causal mask, the layer's window and the pass's hidden tokens applied (0 where blocked). Works
+// whether or not the pass kept its weights. `config` is the pass's model's.
+void mapWeightRows(const Run& run, const Config& config, int layer, int head, Eigen::Index r0, Eigen::Ref<Mat> out);
 // The longest common prefix of two id sequences.
 std::size_t commonPrefix(const std::vector<int>& a, const std::vector<int>& b);
 

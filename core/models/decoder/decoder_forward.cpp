@@ -10,7 +10,9 @@
 #include <atomic>
 #include <cmath>
 #include <exception>
+#include <limits>
 #include <numeric>
+#include <stdexcept>
 
 namespace attnviz::core::decoder {
 
@@ -104,12 +106,14 @@ struct TaskScratch {
 // One head's attention for the queries at positions first … first + rows - 1 (q's rows) over keys
 // [0, first + rows) (within a sliding window of that many keys when window > 0; the keys after the
 // last query are masked for every row, so neither their scores nor their products are computed):
-// block [rows, T] = those rows of the weights, and out [rows, d_h] = A v of those rows. kv: k and
-// v packed, or null (they are packed here). False when the scores are not finite.
+// block [rows, T] = those rows of the weights, top and sum [rows] their scoreMax and logSum (what
+// makes any weight again from q and k: mapWeightRows), and out [rows, d_h] = A v of those rows. kv: k and v
+// packed, or null (they are packed here). False when the scores are not finite.
 // hidden: keys blocked for every query (a what-if's hidden tokens), ascending; a query left with no
 // key gets zero weights and a zero output.
 bool attendRows(const MatRef& q, const MatRef& k, const MatRef& v, const PackedKv* kv, std::size_t g, float scale, int window,
-                const std::vector<int>& hidden, Eigen::Index first, const Eigen::Ref<Mat>& block, const Eigen::Ref<Mat>& out) {
+                const std::vector<int>& hidden, Eigen::Index first, const Eigen::Ref<Mat>& block, float* top, float* sum,
+                const Eigen::Ref<Mat>& out) {
     thread_local TaskScratch s;
     if (!kv) {
         packKeys(k, s.keys);
@@ -130,6 +134,14 @@ bool attendRows(const MatRef& q, const MatRef& k, const MatRef& v, const PackedK
     auto weights = block;
     weights.rightCols(t - width).setZero();
     if (!softmaxRows(scores, scale, causal, weights.leftCols(width), first, &s.maxima)) return false;
+    // At the row's largest weight, A = 1 / Σ_j exp(scale · (s_ij − s_max)): logSum = −log A (A is
+    // at least 1/T, so its logarithm keeps the float's precision); −∞ for a row with no key.
+    for (Eigen::Index r = 0; r < rows; ++r) {
+        Eigen::Index j = 0;
+        const float largest = weights.row(r).head(width).maxCoeff(&j);
+        top[r] = largest > 0.0f ? scores(r, j) : 0.0f;
+        sum[r] = largest > 0.0f ? -std::log(largest) : -std::numeric_limits<float>::infinity();
+    }
     weighValues(block, v, values, out, first);
     return true;
 }
@@ -140,7 +152,7 @@ Eigen::Index taskRows(Eigen::Index keys) { return scoreBlockRows(keys, 48); }
 
 // A claim on positions 0 … T-1 of a store whose first p hold previous's: previous's own store
 // when it has room and no live pass reads past p, else a new one with them copied.
-std::shared_ptr<const Run::Extent> claim(const Config& cfg, Eigen::Index t, const Run* previous, Eigen::Index p) {
+std::shared_ptr<const Run::Extent> claim(const Config& cfg, Eigen::Index t, const Run* previous, Eigen::Index p, PassMaps maps) {
     const auto registered = [](const std::shared_ptr<Store>& store, Eigen::Index tokens) {
         const auto it = store->live.insert(tokens);
         try {
@@ -151,7 +163,7 @@ std::shared_ptr<const Run::Extent> claim(const Config& cfg, Eigen::Index t, cons
         }
     };
     if (!previous || p == 0) {
-        auto store = std::make_shared<Store>(cfg, t);
+        auto store = std::make_shared<Store>(cfg, t, 0, maps);
         const std::lock_guard<std::mutex> lock(store->mutex);
         return registered(store, t);
     }
@@ -160,13 +172,16 @@ std::shared_ptr<const Run::Extent> claim(const Config& cfg, Eigen::Index t, cons
         const std::lock_guard<std::mutex> lock(old->mutex);
         if (*old->live.rbegin() <= p) return registered(old, t);
     }
-    auto store = std::make_shared<Store>(cfg, grownCapacity(cfg, t));
+    auto store = std::make_shared<Store>(cfg, grownCapacity(cfg, t), 0, old->maps);
     const Eigen::Index c = store->capacity, d = store->d;
     for (int l = 0; l < cfg.nLayer; ++l) {
         keptBlock(store->input(l), p, d, d) = previous->input(l).topRows(p);
         keptBlock(store->normed(l), p, d, d) = previous->normed(l).topRows(p);
         keptBlock(store->qkv(l), p, store->qkvWidth, store->qkvWidth) = previous->qkv(l).topRows(p);
-        for (int h = 0; h < cfg.nHead; ++h) keptBlock(store->weights(l, h), p, p, c) = previous->weights(l, h).topLeftCorner(p, p);
+        keptBlock(store->scoreMax(l, 0), cfg.nHead, p, c) = previous->scoreMax(l).leftCols(p);
+        keptBlock(store->logSum(l, 0), cfg.nHead, p, c) = previous->logSum(l).leftCols(p);
+        if (store->maps == PassMaps::Kept)
+            for (int h = 0; h < cfg.nHead; ++h) keptBlock(store->weights(l, h), p, p, c) = previous->weights(l, h).topLeftCorner(p, p);
     }
     keptBlock(store->final(), p, d, d) = previous->final().topRows(p);
     const std::lock_guard<std::mutex> lock(store->mutex);
@@ -246,7 +261,7 @@ struct PassPlan {
 
 // A new store for an edited pass's layers [firstLayer, n), viewing those below in plan.below.
 std::shared_ptr<const Run::Extent> claimEdited(const Config& cfg, Eigen::Index t, const PassPlan& plan) {
-    auto store = std::make_shared<Store>(cfg, t, plan.firstLayer);
+    auto store = std::make_shared<Store>(cfg, t, plan.firstLayer, plan.source->keepsWeights() ? PassMaps::Kept : PassMaps::OnDemand);
     const std::lock_guard<std::mutex> lock(store->mutex);
     const auto it = store->live.insert(t);
     try {
@@ -270,7 +285,7 @@ void ablateHead(Intervention::Kind kind, Eigen::Ref<Mat> o) {
 }
 
 Run forwardFrom(const Checkpoint& model, const std::vector<int>& ids, const Run* previous, Eigen::Index p, const Progress* progress,
-                const PassPlan* plan = nullptr) {
+                PassMaps maps, const PassPlan* plan = nullptr) {
     const Config& cfg = model.config();
     checkIds(cfg, ids, "token ids");
     model.checkUnchanged();
@@ -283,7 +298,7 @@ Run forwardFrom(const Checkpoint& model, const std::vector<int>& ids, const Run*
 
     Run run;
     run.ids = ids;
-    RunAccess::attach(run, plan ? claimEdited(cfg, t, *plan) : claim(cfg, t, previous, p));
+    RunAccess::attach(run, plan ? claimEdited(cfg, t, *plan) : claim(cfg, t, previous, p, maps));
     const int firstLayer = plan ? plan->firstLayer : 0;
     static const std::vector<int> kNoKeys;
     const std::vector<int>& hidden = plan ? plan->hidden : kNoKeys;
@@ -313,7 +328,8 @@ Run forwardFrom(const Checkpoint& model, const std::vector<int>& ids, const Run*
         check(progress);
         const Layer& b = model.layers()[static_cast<std::size_t>(l)];
         // Earlier rows read no new key: the causal zeros of their new columns.
-        for (int h = 0; h < heads; ++h) keptBlock(store.weights(l, h) + p, p, rows, c).setZero();
+        if (store.maps == PassMaps::Kept)
+            for (int h = 0; h < heads; ++h) keptBlock(store.weights(l, h) + p, p, rows, c).setZero();
         // 2. the new positions' rows of the kept matrices (earlier ones are previous's): the
         //    normed input, and q | k | v, each part written into its columns.
         keptBlock(store.input(l) + p * d, rows, d, d) = x;
@@ -347,10 +363,17 @@ Run forwardFrom(const Checkpoint& model, const std::vector<int>& ids, const Run*
         forEachTask(heads * blocks, [&](Eigen::Index task) {
             const Eigen::Index h = task / blocks, r0 = (blocks - 1 - task % blocks) * block, n = std::min(block, rows - r0);
             const Eigen::Index g = cfg.kvHeadOf(static_cast<int>(h));
+            // The block's weights: kept in the store, or in this thread's scratch until A·V has read them.
+            thread_local std::vector<float, PageAllocator<float>> scratch;
+            if (store.maps != PassMaps::Kept) scratch.resize(static_cast<std::size_t>(n * t));
+            const KeptBlock weights = store.maps == PassMaps::Kept
+                                          ? keptBlock(store.weights(l, static_cast<int>(h)) + (p + r0) * c, n, t, c)
+                                          : keptBlock(scratch.data(), n, t, t);
             try {
                 if (!attendRows(qkv.block(p + r0, h * dh, n, dh), qkv.middleCols(qw + g * dh, dh), qkv.middleCols(qw + kvw + g * dh, dh),
-                                blocks > 1 ? &kv : nullptr, static_cast<std::size_t>(g), scale, window, hidden, p + r0,
-                                keptBlock(store.weights(l, static_cast<int>(h)) + (p + r0) * c, n, t, c), concat.block(r0, h * dh, n, dh)))
+                                blocks > 1 ? &kv : nullptr, static_cast<std::size_t>(g), scale, window, hidden, p + r0, weights,
+                                store.scoreMax(l, static_cast<int>(h)) + p + r0, store.logSum(l, static_cast<int>(h)) + p + r0,
+                                concat.block(r0, h * dh, n, dh)))
                     finite = false;
             } catch (...) {
 #pragma omp critical(attnviz_decoder_failure)
@@ -383,8 +406,38 @@ Run forwardFrom(const Checkpoint& model, const std::vector<int>& ids, const Run*
 
 }  // namespace
 
-Run forward(const Checkpoint& model, const std::vector<int>& ids, const Progress* progress) {
-    return forwardFrom(model, ids, nullptr, 0, progress);
+void mapWeightRows(const Run& run, const Config& cfg, int layer, int head, Eigen::Index r0, Eigen::Ref<Mat> out) {
+    const Eigen::Index t = run.tokens(), n = out.rows(), dh = cfg.headDim;
+    if (layer < 0 || layer >= run.layerCount() || head < 0 || head >= run.headCount() || r0 < 0 || r0 + n > t || out.cols() != t)
+        throw std::invalid_argument("mapWeightRows: rows, layer or head outside the pass");
+    out.setZero();
+    if (n == 0) return;
+    // The keys the rows may read: up to the last row (causal), their scores as the pass made them.
+    const Eigen::Index width = r0 + n;
+    const KeptView qkv = run.qkv(layer);
+    const MatRef q = qkv.block(r0, head * dh, n, dh), k = qkv.block(0, cfg.qWidth() + cfg.kvHeadOf(head) * dh, width, dh);
+    thread_local TaskScratch s;
+    packKeys(k, s.keys);
+    s.scores.resize(static_cast<std::size_t>(n * width));
+    Eigen::Map<Mat> scores(s.scores.data(), n, width);
+    scoreRows(q, k, s.keys, scores);
+    Settings mask;
+    mask.causal = true;
+    mask.window = cfg.window(layer);
+    mask.paddedKeys = run.hiddenTokens();
+    mask.scaled = cfg.scaleScores;
+    const float scale = logitScale(static_cast<int>(dh), mask);
+    const auto top = run.scoreMax(layer).row(head), sum = run.logSum(layer).row(head);
+    for (Eigen::Index r = 0; r < n; ++r) {
+        const Eigen::Index i = r0 + r;
+        if (!std::isfinite(sum(i))) continue;  // no key to read: a zero row, as the pass gave
+        for (Eigen::Index j = 0; j <= i; ++j)
+            if (!isBlocked(mask, i, j)) out(r, j) = std::exp(scale * (scores(r, j) - top(i)) - sum(i));
+    }
+}
+
+Run forward(const Checkpoint& model, const std::vector<int>& ids, const Progress* progress, PassMaps maps) {
+    return forwardFrom(model, ids, nullptr, 0, progress, maps);
 }
 
 Run forwardAppend(const Checkpoint& model, const std::vector<int>& ids, const Run& previous) {
@@ -396,8 +449,9 @@ Run forwardAppend(const Checkpoint& model, const std::vector<int>& ids, const Ru
     const bool sameShape = previous.edits.empty() && previous.computedFrom() == 0 && previous.layerCount() == cfg.nLayer &&
                            previous.headCount() == cfg.nHead && previous.normed(0).cols() == cfg.nEmbd &&
                            previous.qkv(0).cols() == cfg.qkvWidth();
-    if (p <= 0 || !sameShape) return forward(model, ids);
-    return forwardFrom(model, ids, &previous, p, nullptr);
+    const PassMaps maps = previous.keepsWeights() ? PassMaps::Kept : PassMaps::OnDemand;
+    if (p <= 0 || !sameShape) return forward(model, ids, nullptr, maps);
+    return forwardFrom(model, ids, &previous, p, nullptr, maps);
 }
 
 std::string interventionText(const Intervention& edit) {
@@ -503,7 +557,7 @@ Run forwardEdited(const Checkpoint& model, const Run& base, const std::vector<In
     plan.heads.resize(static_cast<std::size_t>(cfg.nLayer));
     for (const Intervention& e : edits)
         if (e.kind != Intervention::Kind::HideToken) plan.heads[static_cast<std::size_t>(e.layer)].push_back(e);
-    Run run = forwardFrom(model, base.ids, nullptr, 0, progress, &plan);
+    Run run = forwardFrom(model, base.ids, nullptr, 0, progress, base.keepsWeights() ? PassMaps::Kept : PassMaps::OnDemand, &plan);
     run.edits = edits;
     return run;
 }

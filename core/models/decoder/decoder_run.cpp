@@ -6,6 +6,7 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <stdexcept>
 
 namespace attnviz::core::decoder {
 
@@ -28,17 +29,24 @@ Spare& spare() {
 
 }  // namespace
 
-std::uint64_t storeBytes(const Config& config, Eigen::Index capacity, int firstLayer) {
+std::uint64_t storeBytes(const Config& config, Eigen::Index capacity, int firstLayer, PassMaps maps) {
     // at most 2^10 layers x 2^10 heads x (2^20 positions)^2 floats (the families' config limits): under 2^64 bytes
-    const auto c = static_cast<std::uint64_t>(capacity), d = static_cast<std::uint64_t>(config.nEmbd);
+    const auto c = static_cast<std::uint64_t>(capacity), d = static_cast<std::uint64_t>(config.nEmbd),
+               h = static_cast<std::uint64_t>(config.nHead);
     const std::uint64_t layer =
-        c * (2 * d + static_cast<std::uint64_t>(config.qkvWidth())) + static_cast<std::uint64_t>(config.nHead) * c * c;
+        c * (2 * d + static_cast<std::uint64_t>(config.qkvWidth()) + 2 * h) + (maps == PassMaps::Kept ? h * c * c : 0);
     return (static_cast<std::uint64_t>(config.nLayer - firstLayer) * layer + c * d) * sizeof(float);
 }
 
-Store::Store(const Config& config, Eigen::Index cap, int firstLayer)
-    : capacity(cap), d(config.nEmbd), qkvWidth(config.qkvWidth()), heads(config.nHead), layers(config.nLayer), first(firstLayer) {
-    m_bytes = static_cast<std::size_t>(storeBytes(config, capacity, first));
+Store::Store(const Config& config, Eigen::Index cap, int firstLayer, PassMaps kept)
+    : capacity(cap),
+      d(config.nEmbd),
+      qkvWidth(config.qkvWidth()),
+      heads(config.nHead),
+      maps(kept),
+      layers(config.nLayer),
+      first(firstLayer) {
+    m_bytes = static_cast<std::size_t>(storeBytes(config, capacity, first, maps));
     {
         Spare& s = spare();
         const std::lock_guard<std::mutex> lock(s.mutex);
@@ -99,8 +107,21 @@ KeptView Run::qkv(int layer) const {
     return {s.qkv(layer), tokens(), s.qkvWidth, Eigen::OuterStride<>(s.qkvWidth)};
 }
 
+KeptView Run::scoreMax(int layer) const {
+    const Store& s = m_extent->storeOf(layer);
+    return {s.scoreMax(layer, 0), s.heads, tokens(), Eigen::OuterStride<>(s.capacity)};
+}
+
+KeptView Run::logSum(int layer) const {
+    const Store& s = m_extent->storeOf(layer);
+    return {s.logSum(layer, 0), s.heads, tokens(), Eigen::OuterStride<>(s.capacity)};
+}
+
+bool Run::keepsWeights() const { return m_extent && m_extent->store->maps == PassMaps::Kept; }
+
 KeptView Run::weights(int layer, int head) const {
     const Store& s = m_extent->storeOf(layer);
+    if (s.maps != PassMaps::Kept) throw std::logic_error("this pass keeps no maps: read them with mapWeightRows");
     return {s.weights(layer, head), tokens(), tokens(), Eigen::OuterStride<>(s.capacity)};
 }
 

@@ -1,7 +1,8 @@
 // Where a pass's kept matrices live (decoder.hpp's Run): one mapping per store, laid out layer
-// after layer (from its first layer: an edited pass's store holds only the layers it computed) as input [C, d], normed [C, d], qkv [C, w] (w = (h + 2g)·d_h), then every query
-// head's weights [C, C], and
-// after the last layer final [C, d]; C = the capacity in positions. A store's pages may come from
+// after layer (from its first layer: an edited pass's store holds only the layers it computed) as
+// input [C, d], normed [C, d], qkv [C, w] (w = (h + 2g)·d_h), scoreMax [h, C], logSum [h, C], then, when
+// the store keeps them (PassMaps::Kept), every query head's weights [C, C]; and after the last
+// layer final [C, d]; C = the capacity in positions. A store's pages may come from
 // one given back (whatever they held): a pass writes every element its views show.
 // Private to the decoder's sources.
 #pragma once
@@ -16,7 +17,7 @@ namespace attnviz::core::decoder {
 using KeptBlock = Eigen::Map<Mat, 0, Eigen::OuterStride<>>;
 
 struct Store {
-    Store(const Config& config, Eigen::Index capacity, int firstLayer = 0);
+    Store(const Config& config, Eigen::Index capacity, int firstLayer = 0, PassMaps maps = PassMaps::Kept);
     ~Store();
     Store(const Store&) = delete;
     Store& operator=(const Store&) = delete;
@@ -24,11 +25,18 @@ struct Store {
     float* input(int layer) const { return m_data + static_cast<std::ptrdiff_t>(layer - first) * layerFloats(); }
     float* normed(int layer) const { return input(layer) + capacity * d; }
     float* qkv(int layer) const { return normed(layer) + capacity * d; }
-    float* weights(int layer, int head) const { return qkv(layer) + capacity * qkvWidth + head * capacity * capacity; }
+    float* scoreMax(int layer, int head) const { return qkv(layer) + capacity * qkvWidth + head * capacity; }
+    float* logSum(int layer, int head) const { return scoreMax(layer, 0) + (heads + head) * capacity; }
+    float* weights(int layer, int head) const {  // only when kept
+        return scoreMax(layer, 0) + 2 * heads * capacity + head * capacity * capacity;
+    }
     float* final() const { return m_data + static_cast<std::ptrdiff_t>(layers - first) * layerFloats(); }
-    Eigen::Index layerFloats() const { return capacity * (2 * d + qkvWidth) + heads * capacity * capacity; }
+    Eigen::Index layerFloats() const {
+        return capacity * (2 * d + qkvWidth + 2 * heads) + (maps == PassMaps::Kept ? heads * capacity * capacity : 0);
+    }
 
     const Eigen::Index capacity, d, qkvWidth, heads;
+    const PassMaps maps;
     const int layers;  // the model's
     const int first;   // the first layer held: layers [first, layers) and final
     // The token counts of the live passes reading this store; a pass may write positions p … T

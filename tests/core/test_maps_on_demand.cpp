@@ -1,0 +1,155 @@
+// A pass that keeps only what its maps are made of (decoder::PassMaps::OnDemand): the queries and
+// keys as the scores see them, kept anyway, and each row's log-sum-exp (its largest score and the
+// log of its sum, as an online softmax keeps them). Any weight made again
+// from them (mapWeightRows) is the kept pass's to float rounding, with RoPE, q/k norms, grouped
+// kv heads, sliding windows and a what-if's hidden tokens; the log-sum-exp is held to a float64
+// sum written here from q and k; the pass's own outputs are the kept pass's bit for bit.
+#include "core/models/decoder/decoder.hpp"
+#include "core/models/loaded_model.hpp"
+#include "tests/test_folder.hpp"
+#include "tests/tiny_gpt2.hpp"
+#include "tests/tiny_llama.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+using namespace attnviz;
+using namespace attnviz::core;
+using nlohmann::json;
+
+namespace {
+
+class MapsOnDemand : public testfs::TestFolder {
+protected:
+    std::shared_ptr<const decoder::Checkpoint> writeLlama(const json& c) {
+        tinyllama::writeCheckpoint(m_dir, c, tinyllama::weights(c, 7), 1);
+        return openCheckpoint(m_dir.string());
+    }
+    std::shared_ptr<const decoder::Checkpoint> writeGpt2() {
+        tinygpt2::writeCheckpoint(m_dir, tinygpt2::weights(7));
+        return openCheckpoint(m_dir.string());
+    }
+    const std::vector<int> m_ids = {259, 10, 84, 104, 101, 32, 99, 97, 116, 32, 115, 97, 116, 46, 256, 257, 258, 33, 40, 41};
+};
+
+// lse_i = log Σ_j exp(scale · q_i·k_j) over the keys query i reads, in float64 from the kept q and k.
+double referenceLse(const decoder::Run& run, const decoder::Config& c, int layer, int head, Eigen::Index i) {
+    const auto qkv = run.qkv(layer);
+    const Eigen::Index dh = c.headDim;
+    const Eigen::VectorXd q = qkv.block(i, head * dh, 1, dh).transpose().cast<double>();
+    const double scale = c.scaleScores ? 1.0 / std::sqrt(static_cast<double>(dh)) : 1.0;
+    const std::vector<int> hidden = run.hiddenTokens();
+    double top = -std::numeric_limits<double>::infinity();
+    std::vector<double> s;
+    for (Eigen::Index j = 0; j <= i; ++j) {
+        const int window = c.window(layer);
+        if ((window > 0 && i - j >= window) || std::find(hidden.begin(), hidden.end(), j) != hidden.end()) continue;
+        const Eigen::VectorXd k = qkv.block(j, c.qWidth() + c.kvHeadOf(head) * dh, 1, dh).transpose().cast<double>();
+        s.push_back(scale * q.dot(k));
+        top = std::max(top, s.back());
+    }
+    if (s.empty()) return -std::numeric_limits<double>::infinity();
+    double sum = 0;
+    for (const double v : s) sum += std::exp(v - top);
+    return top + std::log(sum);
+}
+
+// Every head's weights made on demand from `lazy` against `kept`'s, whole and in a block of rows
+// off the start; every log-sum-exp against the float64 reference.
+void expectSameMaps(const decoder::Run& kept, const decoder::Run& lazy, const decoder::Config& c) {
+    const Eigen::Index t = kept.tokens();
+    Mat whole(t, t), rows(std::min<Eigen::Index>(7, t - 5), t);
+    for (int l = 0; l < c.nLayer; ++l) {
+        EXPECT_EQ(lazy.qkv(l), kept.qkv(l));
+        EXPECT_EQ(lazy.scoreMax(l), kept.scoreMax(l));
+        EXPECT_EQ(lazy.logSum(l), kept.logSum(l));
+        for (int h = 0; h < c.nHead; ++h) {
+            SCOPED_TRACE("layer " + std::to_string(l) + " head " + std::to_string(h));
+            decoder::mapWeightRows(lazy, c, l, h, 0, whole);
+            EXPECT_LT((whole - kept.weights(l, h)).cwiseAbs().maxCoeff(), 2e-7f);
+            decoder::mapWeightRows(kept, c, l, h, 5, rows);
+            EXPECT_LT((rows - kept.weights(l, h).middleRows(5, rows.rows())).cwiseAbs().maxCoeff(), 2e-7f);
+            const double scale = c.scaleScores ? 1.0 / std::sqrt(static_cast<double>(c.headDim)) : 1.0;
+            for (Eigen::Index i = 0; i < t; ++i) {
+                const double want = referenceLse(kept, c, l, h, i);
+                const double got = scale * lazy.scoreMax(l)(h, i) + lazy.logSum(l)(h, i);
+                if (std::isinf(want)) EXPECT_TRUE(std::isinf(got) && got < 0) << i;
+                else EXPECT_NEAR(got, want, 1e-6 * std::max(1.0, std::abs(want))) << i;
+            }
+        }
+    }
+}
+
+TEST_F(MapsOnDemand, EveryWeightIsTheKeptPasssToFloatRounding) {
+    using tinyllama::config;
+    for (const json& c : {config("llama"), config("qwen3"), config("mistral", {{"sliding_window", 4}}),
+                          config("qwen2", {{"sliding_window", 5}, {"use_sliding_window", true}, {"max_window_layers", 1}})}) {
+        SCOPED_TRACE(c.dump());
+        const auto model = writeLlama(c);
+        const decoder::Run kept = decoder::forward(*model, m_ids);
+        const decoder::Run lazy = decoder::forward(*model, m_ids, nullptr, decoder::PassMaps::OnDemand);
+        EXPECT_TRUE(kept.keepsWeights());
+        EXPECT_FALSE(lazy.keepsWeights());
+        EXPECT_THROW(static_cast<void>(lazy.weights(0, 0)), std::logic_error);
+        EXPECT_EQ(lazy.logits, kept.logits);  // A·V read the same weights, from the store or a scratch block
+        EXPECT_EQ(lazy.final(), kept.final());
+        expectSameMaps(kept, lazy, model->config());
+    }
+    const auto gpt2 = writeGpt2();  // learned positions, biases, LayerNorm
+    const std::vector<int> ids = {5, 17, 3, 3, 40, 2, 9, 11};
+    const decoder::Run kept = decoder::forward(*gpt2, ids);
+    const decoder::Run lazy = decoder::forward(*gpt2, ids, nullptr, decoder::PassMaps::OnDemand);
+    EXPECT_EQ(lazy.logits, kept.logits);
+    expectSameMaps(kept, lazy, gpt2->config());
+}
+
+TEST_F(MapsOnDemand, TypingAtTheEndAndWhatIfPassesKeepTheirStrategy) {
+    const auto model = writeLlama(tinyllama::config("mistral", {{"sliding_window", 6}}));
+    const decoder::Config& c = model->config();
+    const std::vector<int> shorter(m_ids.begin(), m_ids.end() - 6);
+    const decoder::Run prefix = decoder::forward(*model, shorter, nullptr, decoder::PassMaps::OnDemand);
+    const decoder::Run appended = decoder::forwardAppend(*model, m_ids, prefix);
+    const decoder::Run whole = decoder::forward(*model, m_ids);
+    EXPECT_FALSE(appended.keepsWeights());
+    EXPECT_EQ(appended.logits, whole.logits);
+    expectSameMaps(whole, appended, c);
+
+    // A head ablated in the last layer (the layers below viewed in the base pass) and a hidden
+    // token (every layer computed again, the token blocked as a key).
+    const std::vector<decoder::Intervention> edits = {{decoder::Intervention::Kind::ZeroHead, 1, 2, 0},
+                                                      {decoder::Intervention::Kind::HideToken, 0, 0, 3}};
+    for (std::size_t n = 1; n <= edits.size(); ++n) {
+        const std::vector<decoder::Intervention> some(edits.begin(), edits.begin() + static_cast<std::ptrdiff_t>(n));
+        const decoder::Run keptEdited = decoder::forwardEdited(*model, whole, some);
+        const decoder::Run lazyEdited = decoder::forwardEdited(*model, appended, some);
+        EXPECT_FALSE(lazyEdited.keepsWeights());
+        EXPECT_EQ(lazyEdited.logits, keptEdited.logits);
+        expectSameMaps(keptEdited, lazyEdited, c);
+    }
+    Mat rows(4, static_cast<Eigen::Index>(m_ids.size()));
+    decoder::mapWeightRows(decoder::forwardEdited(*model, appended, edits), c, 0, 1, 4, rows);
+    EXPECT_EQ(rows.col(3).cwiseAbs().maxCoeff(), 0.0f);  // the hidden token is no key
+    EXPECT_NEAR(rows.row(0).sum(), 1.0f, 1e-6f);
+}
+
+TEST_F(MapsOnDemand, AStoreWithoutMapsHoldsNoTTimesTBlock) {
+    const auto model = writeLlama(tinyllama::config("llama"));
+    const decoder::Config& c = model->config();
+    const std::uint64_t c2 = 64ULL * 64ULL, perLayer = static_cast<std::uint64_t>(c.nHead) * c2 * sizeof(float);
+    EXPECT_EQ(decoder::storeBytes(c, 64, 0, decoder::PassMaps::Kept) - decoder::storeBytes(c, 64, 0, decoder::PassMaps::OnDemand),
+              static_cast<std::uint64_t>(c.nLayer) * perLayer);
+    // what the on-demand store keeps besides the activations: each head's scoreMax and logSum, a
+    // position a layer
+    const std::uint64_t activations = (64ULL * (2 * c.nEmbd + c.qkvWidth()) * c.nLayer + 64ULL * c.nEmbd) * sizeof(float);
+    EXPECT_EQ(decoder::storeBytes(c, 64, 0, decoder::PassMaps::OnDemand) - activations,
+              2 * 64ULL * static_cast<std::uint64_t>(c.nHead * c.nLayer) * sizeof(float));
+    Mat wrong(3, 5);
+    const decoder::Run run = decoder::forward(*model, m_ids, nullptr, decoder::PassMaps::OnDemand);
+    EXPECT_THROW(decoder::mapWeightRows(run, c, 0, 0, 0, wrong), std::invalid_argument);  // not T columns
+}
+
+}  // namespace
