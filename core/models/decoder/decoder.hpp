@@ -196,6 +196,11 @@ int firstDifferingLayer(const std::vector<Intervention>& a, const std::vector<In
 // A kept matrix: rows of a store whose rows are `capacity` floats apart.
 using KeptView = Eigen::Map<const Mat, 0, Eigen::OuterStride<>>;
 
+// What a pass keeps of its maps: every head's T × T weights (what the views read directly: fast
+// at a few thousand tokens, O(L·H·T²) memory), or only what they are made of (q and k, kept
+// anyway, and each row's log-sum-exp: O(L·T·(H + G)·d_h)), the weights computed on demand.
+enum class PassMaps : std::uint8_t { Kept, OnDemand };
+
 // A pass's kept matrices, every layer's every query head's. They live in one store of C >= T
 // positions (anonymous memory, in huge pages where the kernel offers them); a later pass over
 // the same tokens and more (typing at the end of the sentence) writes its new rows and columns
@@ -221,9 +226,11 @@ public:
     // A_ij = exp(scale · (q_i·k_j − scoreMax_i) − logSum_i), and lse_i = scale · scoreMax_i + logSum_i.
     KeptView scoreMax(int layer) const;
     KeptView logSum(int layer) const;
-    // Whether the pass kept every head's weights (PassMaps::Kept); else they are computed on
-    // demand (mapWeightRows) and weights() must not be called.
-    bool keepsWeights() const;
+    // What the pass keeps of its maps: every head's weights (PassMaps::Kept), or only what makes
+    // them (OnDemand: mapWeightRows, and weights() must not be called). A pass that extends or
+    // edits this one keeps the same.
+    PassMaps maps() const;
+    bool keepsWeights() const;                    // a store that keeps them (false for an empty Run)
     KeptView weights(int layer, int head) const;  // [T, T]; only when keepsWeights()
     KeptView final() const;                       // [T, d] after the final norm
     // The first layer this pass computed: 0 for forward and forwardAppend; an edited pass views
@@ -241,10 +248,6 @@ private:
 
 // Throws InputError naming `field` unless 1 ≤ T ≤ n_positions and every id < vocab.
 void checkIds(const Config& config, const std::vector<int>& ids, const std::string& field);
-// What a pass keeps of its maps: every head's T × T weights (what the views read directly: fast
-// at a few thousand tokens, O(L·H·T²) memory), or only what they are made of (q and k, kept
-// anyway, and each row's log-sum-exp: O(L·T·(H + G)·d_h)), the weights computed on demand.
-enum class PassMaps : std::uint8_t { Kept, OnDemand };
 // The forward pass over `ids`. Throws InputError (checkIds; activations that overflow), and
 // Cancelled between layers once `progress` was asked to stop.
 Run forward(const Checkpoint& model, const std::vector<int>& ids, const Progress* progress = nullptr, PassMaps maps = PassMaps::Kept);

@@ -172,7 +172,7 @@ std::shared_ptr<const Run::Extent> claim(const Config& cfg, Eigen::Index t, cons
         const std::lock_guard<std::mutex> lock(old->mutex);
         if (*old->live.rbegin() <= p) return registered(old, t);
     }
-    auto store = std::make_shared<Store>(cfg, grownCapacity(cfg, t), 0, old->maps);
+    auto store = std::make_shared<Store>(cfg, grownCapacity(cfg, t), 0, maps);
     const Eigen::Index c = store->capacity, d = store->d;
     for (int l = 0; l < cfg.nLayer; ++l) {
         keptBlock(store->input(l), p, d, d) = previous->input(l).topRows(p);
@@ -260,8 +260,8 @@ struct PassPlan {
 };
 
 // A new store for an edited pass's layers [firstLayer, n), viewing those below in plan.below.
-std::shared_ptr<const Run::Extent> claimEdited(const Config& cfg, Eigen::Index t, const PassPlan& plan) {
-    auto store = std::make_shared<Store>(cfg, t, plan.firstLayer, plan.source->keepsWeights() ? PassMaps::Kept : PassMaps::OnDemand);
+std::shared_ptr<const Run::Extent> claimEdited(const Config& cfg, Eigen::Index t, const PassPlan& plan, PassMaps maps) {
+    auto store = std::make_shared<Store>(cfg, t, plan.firstLayer, maps);
     const std::lock_guard<std::mutex> lock(store->mutex);
     const auto it = store->live.insert(t);
     try {
@@ -298,7 +298,7 @@ Run forwardFrom(const Checkpoint& model, const std::vector<int>& ids, const Run*
 
     Run run;
     run.ids = ids;
-    RunAccess::attach(run, plan ? claimEdited(cfg, t, *plan) : claim(cfg, t, previous, p, maps));
+    RunAccess::attach(run, plan ? claimEdited(cfg, t, *plan, maps) : claim(cfg, t, previous, p, maps));
     const int firstLayer = plan ? plan->firstLayer : 0;
     static const std::vector<int> kNoKeys;
     const std::vector<int>& hidden = plan ? plan->hidden : kNoKeys;
@@ -449,9 +449,8 @@ Run forwardAppend(const Checkpoint& model, const std::vector<int>& ids, const Ru
     const bool sameShape = previous.edits.empty() && previous.computedFrom() == 0 && previous.layerCount() == cfg.nLayer &&
                            previous.headCount() == cfg.nHead && previous.normed(0).cols() == cfg.nEmbd &&
                            previous.qkv(0).cols() == cfg.qkvWidth();
-    const PassMaps maps = previous.keepsWeights() ? PassMaps::Kept : PassMaps::OnDemand;
-    if (p <= 0 || !sameShape) return forward(model, ids, nullptr, maps);
-    return forwardFrom(model, ids, &previous, p, nullptr, maps);
+    if (p <= 0 || !sameShape) return forward(model, ids, nullptr, previous.maps());
+    return forwardFrom(model, ids, &previous, p, nullptr, previous.maps());
 }
 
 std::string interventionText(const Intervention& edit) {
@@ -557,7 +556,7 @@ Run forwardEdited(const Checkpoint& model, const Run& base, const std::vector<In
     plan.heads.resize(static_cast<std::size_t>(cfg.nLayer));
     for (const Intervention& e : edits)
         if (e.kind != Intervention::Kind::HideToken) plan.heads[static_cast<std::size_t>(e.layer)].push_back(e);
-    Run run = forwardFrom(model, base.ids, nullptr, 0, progress, base.keepsWeights() ? PassMaps::Kept : PassMaps::OnDemand, &plan);
+    Run run = forwardFrom(model, base.ids, nullptr, 0, progress, base.maps(), &plan);
     run.edits = edits;
     return run;
 }

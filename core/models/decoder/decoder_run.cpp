@@ -117,6 +117,8 @@ KeptView Run::logSum(int layer) const {
     return {s.logSum(layer, 0), s.heads, tokens(), Eigen::OuterStride<>(s.capacity)};
 }
 
+PassMaps Run::maps() const { return m_extent ? m_extent->store->maps : PassMaps::Kept; }
+
 bool Run::keepsWeights() const { return m_extent && m_extent->store->maps == PassMaps::Kept; }
 
 KeptView Run::weights(int layer, int head) const {
