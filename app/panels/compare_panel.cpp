@@ -52,14 +52,6 @@ void textField(PanelContext& ctx) {
     if (go && !draft.empty() && draft != s.view.compareText) ctx.actions.emit(action::SetCompare{draft});
 }
 
-// The shown head's map in a pass's maps, or the mean over heads (head −1).
-core::Mat headMap(const core::AttentionMaps& maps, int layer, int head) {
-    if (head >= 0) return maps.weights(layer, head);
-    core::Mat sum = core::Mat::Zero(maps.queries, maps.keys);
-    for (int h = 0; h < maps.heads; ++h) sum += maps.weights(layer, h);
-    return sum / static_cast<float>(std::max(1, maps.heads));
-}
-
 }  // namespace
 
 void ComparePanel::draw(PanelContext& ctx) {
@@ -91,7 +83,7 @@ void ComparePanel::draw(PanelContext& ctx) {
     }
     const int layer = compareLayer(s);
     const int head = shownHead(s) >= 0 && shownHead(s) < mapsA.heads ? shownHead(s) : -1;
-    const core::Mat a = headMap(mapsA, layer, head), b = headMap(mapsB, layer, head);
+    const core::Mat a = core::headOrMean(mapsA, layer, head), b = core::headOrMean(mapsB, layer, head);
     core::MaskMat lined;
     const core::Mat diff = core::alignedDifference(a, b, c.alignment, lined);
     float range = 0.0f;

@@ -6,6 +6,7 @@
 #include "app/widgets/charts.hpp"
 #include "app/widgets/text.hpp"
 #include "core/base/format.hpp"
+#include "core/models/run_maps.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -65,7 +66,8 @@ void drawLayerPreview(PanelContext& ctx, const char* title, int layer, int head)
     settings.window = pass.checkpoint->config().window(layer);
     const gfx::TextureStamp stamp{reinterpret_cast<std::uintptr_t>(&run), layer * run.headCount() + head, factor, t, t};
     const gfx::HeatmapTexture& tex = ctx.textures.get("heat-layer-preview", stamp, weightColouring(s), [&] {
-        return gfx::texelsOf(core::MatRef(run.weights(layer, head)), settings, factor);
+        core::Mat made;  // the map made on demand when the pass keeps none
+        return gfx::texelsOf(core::runMaps(run, pass.checkpoint->config()).map(layer, head, made), settings, factor);
     });
     ImDrawList* list = ImGui::GetWindowDrawList();
     ctx.heatmaps.draw(list, tex, mMin, mMax, ImVec2(0, 0), ImVec2(1, 1));

@@ -82,8 +82,9 @@ void ValueWeightedPanel::draw(PanelContext& ctx) {
         std::string text = "query " + std::to_string(i + 1) + " " + widgets::clipLabel(s.queryLabels[static_cast<std::size_t>(i)]) +
                            " ← key " + std::to_string(j + 1) + " " + widgets::clipLabel(s.keyLabels[static_cast<std::size_t>(j)]) +
                            "\n‖α v W_O‖ = " + core::formatFixed(map(i, j), 4);
+        core::Mat scratch;  // the row when the maps are made on demand
         if (head >= 0)
-            text += " = α " + core::formatFixed(maps.weights(layer, head)(i, j), 4) + " × ‖v W_O‖ " +
+            text += " = α " + core::formatFixed(maps.rowBlock(layer, head, i, 1, scratch)(0, j), 4) + " × ‖v W_O‖ " +
                     core::formatFixed(vw.norms[static_cast<std::size_t>(head)](j), 4);
         tooltip(text.c_str());
         if (ImGui::IsItemClicked()) ctx.actions.emit(action::SelectQuery{i});

@@ -26,28 +26,16 @@ bool summarizeHeads(AppState& state) {
     s.firstLayer = maps.firstLayer;
     s.queries = maps.queries;
     s.keys = maps.keys;
-    s.stats = core::allHeadStats(maps, {.skipFirstKey = state.view.skipFirstKey});
-    if (state.view.skipFirstKey) s.everyKey = core::allHeadStats(maps);
     const Eigen::Index longest = std::max<Eigen::Index>({1, maps.queries, maps.keys});
     s.factor = static_cast<int>((longest + kThumbnailTexels - 1) / kThumbnailTexels);
-    s.side = core::pooledSize(maps.queries, s.factor);
-    s.sideKeys = core::pooledSize(maps.keys, s.factor);
-    const auto size = static_cast<std::size_t>(s.side * s.sideKeys);
-    s.means.resize(size * static_cast<std::size_t>(maps.count()));
-    s.maxima.resize(s.means.size());
-    const int count = maps.count();
-#pragma omp parallel for schedule(dynamic)
-    for (int k = 0; k < count; ++k) {
-        const int layer = k / maps.heads, head = k % maps.heads;
-        std::vector<float> texels;
-        const core::MatRef w = maps.weights(layer, head);
-        const core::Settings& settings = maps.layerSettings(layer);
-        core::poolBlocks(w, settings, s.factor, core::BlockPooling::Mean, texels);
-        std::copy(texels.begin(), texels.end(), s.means.begin() + static_cast<std::ptrdiff_t>(size * static_cast<std::size_t>(k)));
-        core::poolBlocks(w, settings, s.factor, core::BlockPooling::Max, texels);
-        std::copy(texels.begin(), texels.end(), s.maxima.begin() + static_cast<std::ptrdiff_t>(size * static_cast<std::size_t>(k)));
-        maps.finished(layer, head);
-    }
+    core::HeadSweep sweep = core::sweepHeads(
+        maps, {.stats = {.skipFirstKey = state.view.skipFirstKey}, .everyKey = state.view.skipFirstKey, .factor = s.factor});
+    s.stats = std::move(sweep.stats);
+    s.everyKey = std::move(sweep.everyKey);
+    s.side = sweep.side;
+    s.sideKeys = sweep.sideKeys;
+    s.means = std::move(sweep.means);
+    s.maxima = std::move(sweep.maxima);
     if (const core::ImportedAttention* file = mapsFile(state); file && file->changed())
         return false;  // read partly as zeros: the last summary stays
     for (const float v : s.means)

@@ -3,6 +3,7 @@
 #include "app/state/head_summary.hpp"
 #include "core/base/error.hpp"
 #include "core/models/query_key_of_run.hpp"
+#include "core/models/run_maps.hpp"
 
 #include <new>
 
@@ -70,7 +71,8 @@ core::RowVec queryKeyWeights(const AppState& state, int query) {
     if (const core::LoadedModel* pass = checkpointPass(state)) {
         const core::decoder::Run& run = *pass->run;
         if (query >= run.tokens() || head >= run.headCount()) return {};
-        return run.weights(shownMapLayer(state), head).row(query);
+        core::Mat made;  // the row made on demand when the pass keeps no maps
+        return core::runMaps(run, pass->checkpoint->config()).rowBlock(shownMapLayer(state), head, query, 1, made);
     }
     if (head >= static_cast<int>(state.forward.heads.size()) || !weightsFresh(state, head)) return {};
     const core::Mat& w = state.forward.heads[static_cast<std::size_t>(head)].weights;

@@ -46,7 +46,10 @@ core::Mat whatIfDifference(const AppState& state, int layer, int head) {
     const core::LoadedModel* pass = checkpointPass(state);
     if (!pass || !pass->edited() || layer < 0 || layer >= pass->run->layerCount() || head < 0 || head >= pass->run->headCount()) return {};
     core::MaskMat lined;
-    return core::alignedDifference(pass->base->weights(layer, head), pass->run->weights(layer, head),
+    const core::decoder::Config& config = pass->checkpoint->config();
+    core::Mat before, after;  // maps made on demand when the passes keep none
+    return core::alignedDifference(core::runMaps(*pass->base, config).map(layer, head, before),
+                                   core::runMaps(*pass->run, config).map(layer, head, after),
                                    core::samePositions(static_cast<int>(pass->base->tokens())), lined);
 }
 

@@ -174,12 +174,7 @@ render::CompareFigure compareFigure(AppState& state, const FigureRequest& reques
     if (!a || !b) throw notReady(request);
     const int layer = compareLayer(state), head = state.view.selectedHead;
     if (head < -1 || head >= a.heads) throw core::InputError(request.where, headOutOfRange(head, a.heads));
-    const auto headMap = [&](const core::AttentionMaps& maps) -> core::Mat {
-        if (head >= 0) return maps.weights(layer, head);
-        core::Mat sum = core::Mat::Zero(maps.queries, maps.keys);
-        for (int h = 0; h < maps.heads; ++h) sum += maps.weights(layer, h);
-        return sum / static_cast<float>(maps.heads);
-    };
+    const auto headMap = [&](const core::AttentionMaps& maps) { return core::headOrMean(maps, layer, head); };
     const bool ownPass = capabilities(state).ownPass;
     render::CompareFigure figure;
     figure.a = headMap(a);

@@ -79,7 +79,8 @@ bool refreshValueWeighted(AppState& state) {
             view.why = "The values of this layer are not there to weigh.";
             return true;
         }
-        const auto headMap = [&](int h) { return valueWeighted(maps.weights(key.layer, h), made.norms[static_cast<std::size_t>(h)]); };
+        core::Mat scratch;  // a map made on demand
+        const auto headMap = [&](int h) { return valueWeighted(maps.map(key.layer, h, scratch), made.norms[static_cast<std::size_t>(h)]); };
         if (key.head >= 0 && key.head < maps.heads) made.map = headMap(key.head);
         else {
             made.map = core::Mat::Zero(maps.queries, maps.keys);
@@ -136,12 +137,13 @@ std::string writeValueWeighted(AppState& state, const std::string& path, const F
     if (!maps) throw core::InputError(request.where, "the heads are still being computed; try again in a moment");
     std::string bytes = core::npyHeader({maps.layers, maps.heads, maps.queries, maps.keys});
     bytes.reserve(bytes.size() + static_cast<std::size_t>(maps.count()) * static_cast<std::size_t>(maps.queries * maps.keys) * 4);
+    core::Mat scratch;  // a map made on demand
     for (int l = 0; l < maps.layers; ++l) {
         const std::vector<core::RowVec> norms = layerNorms(state, maps, l);
         if (norms.empty())
             throw core::InputError(request.where, "the values of layer " + std::to_string(maps.firstLayer + l) + " are not there");
         for (int h = 0; h < maps.heads; ++h) {
-            const core::Mat map = valueWeighted(maps.weights(l, h), norms[static_cast<std::size_t>(h)]);
+            const core::Mat map = valueWeighted(maps.map(l, h, scratch), norms[static_cast<std::size_t>(h)]);
             bytes.append(reinterpret_cast<const char*>(map.data()), static_cast<std::size_t>(map.size()) * sizeof(float));
             maps.finished(l, h);
         }

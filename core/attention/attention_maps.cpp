@@ -1,6 +1,7 @@
 #include "core/attention/attention_maps.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 #include <unordered_map>
 
 namespace attnviz::core {
@@ -39,6 +40,97 @@ void poolBlocks(const MatRef& weights, const Settings& settings, int factor, Blo
             row[c] = readable[k] > 0 ? static_cast<float>(sum[k] / readable[k]) : kMaskedTexel;
         }
     }
+}
+
+Mat headOrMean(const AttentionMaps& maps, int layer, int head) {
+    Mat scratch;
+    if (head >= 0) return maps.map(layer, head, scratch);
+    Mat sum = Mat::Zero(maps.queries, maps.keys);
+    for (int h = 0; h < maps.heads; ++h) sum += maps.map(layer, h, scratch);
+    return sum / static_cast<float>(std::max(1, maps.heads));
+}
+
+MatRef AttentionMaps::rowBlock(int layer, int head, Eigen::Index r0, Eigen::Index n, Mat& scratch) const {
+    if (r0 < 0 || n < 0 || r0 + n > queries) throw std::invalid_argument("AttentionMaps::rowBlock: rows outside the map");
+    if (weights) {
+        const MatRef w = weights(layer, head);
+        return w.middleRows(r0, n);
+    }
+    scratch.resize(n, keys);
+    rows(layer, head, r0, scratch);
+    return scratch;
+}
+
+Eigen::Index AttentionMaps::blockRows(std::size_t floats, int multiple) const {
+    const auto m = static_cast<Eigen::Index>(std::max(1, multiple));
+    const Eigen::Index fit = static_cast<Eigen::Index>(floats) / std::max<Eigen::Index>(keys, 1);
+    return std::max<Eigen::Index>(m, fit / m * m);
+}
+
+void blockedRow(const Settings& settings, Eigen::Index i, Eigen::Index keys, std::vector<char>& blocked) {
+    blocked.assign(static_cast<std::size_t>(keys), 0);
+    if (settings.custom.size() != 0)
+        for (Eigen::Index j = 0; j < keys; ++j) blocked[static_cast<std::size_t>(j)] = settings.custom(i, j) ? 1 : 0;
+    for (const int p : settings.paddedKeys)
+        if (p >= 0 && p < keys) blocked[static_cast<std::size_t>(p)] = 1;
+    for (Eigen::Index j = 0; j < keys; ++j)
+        if ((settings.causal && j > i) || outsideWindow(settings.window, settings.causal, i, j)) blocked[static_cast<std::size_t>(j)] = 1;
+}
+
+BlockPooler::BlockPooler(Eigen::Index queries, Eigen::Index keys, const Settings& settings, int factor)
+    : m_queries(queries), m_keys(keys), m_settings(settings), m_factor(std::max(1, factor)) {
+    m_cols = pooledSize(keys, m_factor);
+    const auto texels = static_cast<std::size_t>(pooledSize(queries, m_factor) * m_cols);
+    m_means.assign(texels, kMaskedTexel);
+    m_maxima.assign(texels, kMaskedTexel);
+    m_sum.assign(static_cast<std::size_t>(m_cols), 0.0);
+    m_readable.assign(static_cast<std::size_t>(m_cols), 0);
+    m_largest.assign(static_cast<std::size_t>(m_cols), kMaskedTexel);
+}
+
+void BlockPooler::add(const MatRef& rows, Eigen::Index r0) {
+    if (r0 % m_factor != 0 || r0 / m_factor != m_band || rows.cols() != m_keys || r0 + rows.rows() > m_queries)
+        throw std::invalid_argument("BlockPooler::add: rows out of order");
+    for (Eigen::Index r = 0; r < rows.rows(); ++r) {
+        const Eigen::Index i = r0 + r;
+        const float* w = rows.data() + r * rows.outerStride();
+        const auto take = [&](Eigen::Index j) {
+            const auto c = static_cast<std::size_t>(j / m_factor);
+            m_sum[c] += w[j];
+            ++m_readable[c];
+            m_largest[c] = std::max(m_largest[c], w[j]);
+        };
+        if (m_settings.paddedKeys.empty() && m_settings.custom.size() == 0) {
+            // a band of keys [lo, hi): no cell of it blocked
+            Eigen::Index lo = 0, hi = m_keys;
+            if (m_settings.causal) hi = std::min(hi, i + 1);
+            if (m_settings.window > 0) {
+                lo = std::clamp<Eigen::Index>(i - m_settings.window + 1, 0, m_keys);
+                if (!m_settings.causal) hi = std::min(hi, i + m_settings.window);
+            }
+            for (Eigen::Index j = lo; j < hi; ++j) take(j);
+        } else {
+            blockedRow(m_settings, i, m_keys, m_blocked);
+            for (Eigen::Index j = 0; j < m_keys; ++j)
+                if (!m_blocked[static_cast<std::size_t>(j)]) take(j);
+        }
+        if ((i + 1) % m_factor == 0 || i + 1 == m_queries) finishBand();
+    }
+}
+
+void BlockPooler::finishBand() {
+    float* means = m_means.data() + m_band * m_cols;
+    float* maxima = m_maxima.data() + m_band * m_cols;
+    for (Eigen::Index c = 0; c < m_cols; ++c) {
+        const auto k = static_cast<std::size_t>(c);
+        // factor 1: the weight itself (poolBlocks gives toTexels' copy, not a float of a double)
+        means[c] = m_readable[k] == 0 ? kMaskedTexel : m_factor == 1 ? m_largest[k] : static_cast<float>(m_sum[k] / m_readable[k]);
+        maxima[c] = m_largest[k];
+    }
+    std::fill(m_sum.begin(), m_sum.end(), 0.0);
+    std::fill(m_readable.begin(), m_readable.end(), 0);
+    std::fill(m_largest.begin(), m_largest.end(), kMaskedTexel);
+    ++m_band;
 }
 
 }  // namespace attnviz::core

@@ -22,13 +22,28 @@ struct AttentionMaps {
     std::vector<std::string> labels;     // the keys' labels as drawn
     std::vector<Settings> settings;      // per layer: the mask the weights were made under
     std::vector<int> kvHead;             // per query head: the key/value head it reads (grouped-query); empty: its own
+    // The whole map of (layer, head), [queries, keys], where the maps are kept whole; null for maps
+    // made on demand (a long pass keeps only what they are made of), read through `rows`.
     std::function<MatRef(int layer, int head)> weights;
+    // Rows [r0, r0 + out.rows()) of the map of (layer, head) made into out [n, keys]: the maps that
+    // are not kept whole. Null where `weights` gives every map.
+    std::function<void(int layer, int head, Eigen::Index r0, Eigen::Ref<Mat> out)> rows;
     // Optional: the caller is done with the map weights(layer, head) gave (maps read from a mapped
     // file then free that map's widened copy or give its pages back). Null: nothing to do. The
     // sweeps over every map call it; a reader that does not keeps the map until the maps die.
     std::function<void(int layer, int head)> done;
 
-    explicit operator bool() const { return layers > 0 && heads > 0 && weights != nullptr; }
+    explicit operator bool() const { return layers > 0 && heads > 0 && (weights != nullptr || rows != nullptr); }
+    // Every map kept whole: weights() is a view, read at no cost.
+    bool whole() const { return weights != nullptr; }
+    // Rows [r0, r0 + n) of a map: a view into the kept map, or made into `scratch` (resized).
+    MatRef rowBlock(int layer, int head, Eigen::Index r0, Eigen::Index n, Mat& scratch) const;
+    // The whole map: a view, or made into `scratch` ([queries, keys] floats: the caller has
+    // counted them).
+    MatRef map(int layer, int head, Mat& scratch) const { return rowBlock(layer, head, 0, queries, scratch); }
+    // The rows a sweep reads at once so that a block holds about `floats` floats: at least 1, a
+    // multiple of `multiple`.
+    Eigen::Index blockRows(std::size_t floats, int multiple = 1) const;
     int count() const { return layers * heads; }
     void finished(int layer, int head) const {
         if (done) done(layer, head);
@@ -37,6 +52,9 @@ struct AttentionMaps {
     int index(int layer, int head) const { return layer * heads + head; }
     const Settings& layerSettings(int layer) const { return settings[static_cast<std::size_t>(layer)]; }
 };
+
+// One head's map, or the mean over the layer's heads (head −1), as a matrix of its own.
+Mat headOrMean(const AttentionMaps& maps, int layer, int head);
 
 // Token ids for labels that have none (a scenario's words): equal labels get equal ids, the
 // index of their first occurrence.
@@ -50,5 +68,31 @@ enum class BlockPooling : std::uint8_t { Mean, Max };
 // readable weight, or kMaskedTexel when the mask blocks every cell of the block. Max is
 // poolTexels.
 void poolBlocks(const MatRef& weights, const Settings& settings, int factor, BlockPooling pooling, std::vector<float>& out);
+
+// The same thumbnails, both poolings at once, from a map handed over in blocks of rows (a map made
+// on demand is never whole): add() each block in order, each starting at a multiple of the
+// factor; the texels equal poolBlocks' of the whole map.
+class BlockPooler {
+public:
+    BlockPooler(Eigen::Index queries, Eigen::Index keys, const Settings& settings, int factor);
+    void add(const MatRef& rows, Eigen::Index r0);
+    // [⌈T_q/f⌉ × ⌈T_k/f⌉] each, row-major: block means, block maxima (kMaskedTexel where masked).
+    const std::vector<float>& means() const { return m_means; }
+    const std::vector<float>& maxima() const { return m_maxima; }
+
+private:
+    void finishBand();
+    Eigen::Index m_queries, m_keys, m_cols;
+    Settings m_settings;
+    int m_factor;
+    Eigen::Index m_band = 0;  // the band of rows being summed
+    std::vector<double> m_sum;
+    std::vector<int> m_readable;
+    std::vector<float> m_largest, m_means, m_maxima;
+    std::vector<char> m_blocked;  // one row's mask
+};
+
+// One row's mask: blocked[j] for the row's keys (a causal mask, a window, padded keys, a custom mask).
+void blockedRow(const Settings& settings, Eigen::Index i, Eigen::Index keys, std::vector<char>& blocked);
 
 }  // namespace attnviz::core

@@ -122,10 +122,14 @@ std::vector<double> headsMoved(const AttentionMaps& a, const AttentionMaps& b, c
         throw InputError("compare", "the alignment has " + std::to_string(alignment.partner.size()) + " positions, the maps " +
                                         std::to_string(a.keys) + " keys");
     std::vector<double> moved(static_cast<std::size_t>(a.count()), 0.0);
-#pragma omp parallel for schedule(dynamic)
-    for (int m = 0; m < a.count(); ++m) {
-        const int l = m / a.heads, h = m % a.heads;
-        moved[static_cast<std::size_t>(m)] = mapMoved(a.weights(l, h), b.weights(l, h), alignment);
+#pragma omp parallel
+    {
+        Mat sa, sb;  // maps made on demand
+#pragma omp for schedule(dynamic)
+        for (int m = 0; m < a.count(); ++m) {
+            const int l = m / a.heads, h = m % a.heads;
+            moved[static_cast<std::size_t>(m)] = mapMoved(a.map(l, h, sa), b.map(l, h, sb), alignment);
+        }
     }
     return moved;
 }

@@ -38,9 +38,10 @@ HeadLines headLines(const AttentionMaps& maps, int layer, const std::vector<int>
     const bool drops = rule.drops(maps.keys);
     const auto keep = static_cast<std::size_t>(std::max(0, rule.topK));
     HeadLines out;
+    std::vector<Mat> made(heads.size());  // maps made on demand
     std::vector<MatRef> weights;
     weights.reserve(heads.size());
-    for (const int h : heads) weights.push_back(maps.weights(layer, h));
+    for (std::size_t n = 0; n < heads.size(); ++n) weights.push_back(maps.map(layer, heads[n], made[n]));
     std::vector<HeadLine> row;
     for (const int q : everyQuery(maps, queries)) {
         for (std::size_t n = 0; n < heads.size(); ++n) {
@@ -65,8 +66,9 @@ std::vector<float> summedAttention(const AttentionMaps& maps, int layer, const s
     const Settings& settings = maps.layerSettings(layer);
     const auto keys = static_cast<std::size_t>(maps.keys);
     std::vector<float> sums(heads.size() * keys, 0.0f);
+    Mat made;  // a map made on demand
     for (std::size_t n = 0; n < heads.size(); ++n) {
-        const MatRef w = maps.weights(layer, heads[n]);
+        const MatRef w = maps.map(layer, heads[n], made);
         for (const int q : queries)
             for (std::size_t j = 0; j < keys; ++j)
                 if (!isBlocked(settings, q, static_cast<Eigen::Index>(j))) sums[n * keys + j] += w(q, static_cast<Eigen::Index>(j));

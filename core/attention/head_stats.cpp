@@ -6,8 +6,10 @@
 #include "core/attention/head_stats.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <unordered_map>
 #include <utility>
 
@@ -80,85 +82,130 @@ double massOf(const float* w, Index n) {
     return mass;
 }
 
-// One head's statistics: weights [T_q, T_k]; links of the T_k ids (or empty).
-HeadStats statsOf(const MatRef& a, const TokenLinks& links, const Ramps& ramps, const Settings& settings, const HeadStatsOptions& options) {
-    HeadStats s;
-    const Index tq = a.rows(), tk = a.cols();
-    const bool tokens = links && static_cast<Index>(links.sameBefore.size()) == tk && tk >= tq;
-    // Padding or a custom mask: blocked keys anywhere in a row, read from the whole mask.
-    const bool banded = settings.paddedKeys.empty() && settings.custom.size() == 0;
-    const MaskMat blocked = banded ? MaskMat() : blockedMatrix(settings, tq, tk);
-    const Index firstKept = options.skipFirstKey ? 1 : 0;
-    double entropy = 0, share = 0, distance = 0, self = 0, previous = 0, first = 0, total = 0, duplicate = 0, induction = 0;
-    long long rows = 0, shareRows = 0, selfRows = 0, previousRows = 0, firstRows = 0;
-    for (Index i = 0; i < tq; ++i) {
+// One head's statistics accumulated over its map's rows, handed over in blocks in any order
+// (a map made on demand is never whole): addRows, then result.
+class StatsSums {
+public:
+    StatsSums(Eigen::Index tq, Eigen::Index tk, const TokenLinks& links, const Ramps& ramps, const Settings& settings,
+              const HeadStatsOptions& options)
+        : m_tq(tq), m_tk(tk), m_links(links), m_ramps(ramps), m_settings(settings), m_options(options) {
+        m_tokens = links && static_cast<Index>(links.sameBefore.size()) == tk && tk >= tq;
+        m_banded = settings.custom.size() == 0;  // a custom mask: blocked keys anywhere in a row
+        if (!settings.paddedKeys.empty()) {
+            // padded keys: blocked in every row (they hold 0), counted out of each band's keys
+            std::vector<char> flag(static_cast<std::size_t>(tk), 0);
+            for (const int p : settings.paddedKeys)
+                if (p >= 0 && p < tk) flag[static_cast<std::size_t>(p)] = 1;
+            m_padded.assign(static_cast<std::size_t>(tk) + 1, 0);
+            for (std::size_t j = 0; j < flag.size(); ++j) m_padded[j + 1] = m_padded[j] + flag[j];
+        }
+    }
+
+    void addRows(const MatRef& a, Index r0) {
+        for (Index r = 0; r < a.rows(); ++r) addRow(a.data() + r * a.outerStride(), r0 + r);
+    }
+
+    HeadStats result() const {
+        HeadStats s;
+        const auto mean = [](double sum, long long n) { return n > 0 ? sum / static_cast<double>(n) : 0.0; };
+        // Without leaving out the first key every row counts, also one that may read nothing.
+        const long long meanRows = m_options.skipFirstKey ? m_rows : static_cast<long long>(m_tq);
+        s.entropy = mean(m_entropy, meanRows);
+        s.distance = mean(m_distance, meanRows);
+        s.entropyShare = mean(m_share, m_shareRows);
+        s.self = mean(m_self, m_selfRows);
+        s.previous = mean(m_previous, m_previousRows);
+        s.first = mean(m_first, m_firstRows);
+        s.duplicate = m_total > 0 ? m_duplicate / m_total : 0.0;
+        s.induction = m_total > 0 ? m_induction / m_total : 0.0;
+        return s;
+    }
+
+private:
+    bool padded(Index j) const {
+        return !m_padded.empty() && m_padded[static_cast<std::size_t>(j) + 1] > m_padded[static_cast<std::size_t>(j)];
+    }
+
+    void addRow(const float* row, Index i) {
+        const Index tk = m_tk;
+        const Index firstKept = m_options.skipFirstKey ? 1 : 0;
         // 1. the keys the row may read: [lo, hi), and how many
         Index lo = 0, hi = tk, readable = 0;
-        if (banded) {
-            if (settings.causal) hi = std::min(hi, i + 1);
-            if (settings.window > 0) {
-                lo = std::clamp<Index>(i - settings.window + 1, 0, tk);
-                if (!settings.causal) hi = std::min(hi, i + settings.window);
+        if (m_banded) {
+            if (m_settings.causal) hi = std::min(hi, i + 1);
+            if (m_settings.window > 0) {
+                lo = std::clamp<Index>(i - m_settings.window + 1, 0, tk);
+                if (!m_settings.causal) hi = std::min(hi, i + m_settings.window);
             }
             hi = std::max(hi, lo);
             readable = hi - lo;
+            if (!m_padded.empty()) readable -= m_padded[static_cast<std::size_t>(hi)] - m_padded[static_cast<std::size_t>(lo)];
         } else {
-            readable = tk - blocked.row(i).count();
+            blockedRow(m_settings, i, tk, m_blocked);
+            readable = tk - std::count(m_blocked.begin(), m_blocked.end(), 1);
         }
-        const auto reads = [&](Index j) { return j >= firstKept && j < tk && (banded ? j >= lo && j < hi : !blocked(i, j)); };
-        if (options.skipFirstKey && tk > 0 && (banded ? lo == 0 && hi > 0 : !blocked(i, 0))) --readable;  // key 0 no longer counts
+        const auto reads = [&](Index j) {
+            return j >= firstKept && j < tk && (m_banded ? j >= lo && j < hi && !padded(j) : !m_blocked[static_cast<std::size_t>(j)]);
+        };
+        if (m_options.skipFirstKey && tk > 0 && (m_banded ? lo == 0 && hi > 0 && !padded(0) : !m_blocked[0]))
+            --readable;  // key 0 no longer counts
         const Index from = std::max(lo, firstKept);
         const Index count = std::max<Index>(hi - from, 0);
-        const float* row = a.data() + i * a.outerStride();
         // 2. the row's mass over the keys kept, and the scale that renormalises it
         double mass = 0, scale = 1;
-        if (options.skipFirstKey) {
+        if (m_options.skipFirstKey) {
             mass = massOf(row + from, count);
-            if (readable < 1 || !(mass > 0)) continue;  // reads key 0 alone (or puts nothing elsewhere): left out
+            if (readable < 1 || !(mass > 0)) return;  // reads key 0 alone (or puts nothing elsewhere): left out
             scale = 1 / mass;
         }
-        ++rows;
+        ++m_rows;
         // 3. the sums: keys left of the query weigh i − j (a segment of the falling ramp), keys
-        // right of it j − i (of the rising one)
+        // right of it j − i (of the rising one); a blocked key holds 0 and adds nothing
         const Index split = std::clamp(i + 1, from, std::max(from, hi));
         RowSums sums;
-        if (split > from) addRowSums(row + from, ramps.down.data() + (tk - 1 - i + from), split - from, static_cast<float>(scale), sums);
-        if (hi > split) addRowSums(row + split, ramps.up.data() + (split - i), hi - split, static_cast<float>(scale), sums);
-        if (!options.skipFirstKey) mass = sums.mass;
+        if (split > from) addRowSums(row + from, m_ramps.down.data() + (tk - 1 - i + from), split - from, static_cast<float>(scale), sums);
+        if (hi > split) addRowSums(row + split, m_ramps.up.data() + (split - i), hi - split, static_cast<float>(scale), sums);
+        if (!m_options.skipFirstKey) mass = sums.mass;
         // 4. entropy (of the renormalised row when the first key is left out), its share of
         // ln(keys readable), and the distance
         const double h = sums.entropy;
-        entropy += h;
-        if (readable >= 2) share += h / std::log(static_cast<double>(readable)), ++shareRows;
-        distance += sums.distance * scale;
+        m_entropy += h;
+        if (readable >= 2) m_share += h / std::log(static_cast<double>(readable)), ++m_shareRows;
+        m_distance += sums.distance * scale;
         // 5. the keys of a fixed offset
-        if (reads(i)) self += row[i] * scale, ++selfRows;
-        if (i >= 1 && reads(i - 1)) previous += row[i - 1] * scale, ++previousRows;
-        if (reads(firstKept)) first += row[firstKept] * scale, ++firstRows;
+        if (reads(i)) m_self += row[i] * scale, ++m_selfRows;
+        if (i >= 1 && reads(i - 1)) m_previous += row[i - 1] * scale, ++m_previousRows;
+        if (reads(firstKept)) m_first += row[firstKept] * scale, ++m_firstRows;
         // 6. the token patterns (a blocked key holds 0: the walks stop at the band's start)
-        total += mass * scale;
-        if (!tokens) continue;
+        m_total += mass * scale;
+        if (!m_tokens) return;
         double dup = 0, ind = 0;
-        for (Index j = links.sameBefore[static_cast<std::size_t>(i)]; j >= from; j = links.sameBefore[static_cast<std::size_t>(j)])
+        for (Index j = m_links.sameBefore[static_cast<std::size_t>(i)]; j >= from; j = m_links.sameBefore[static_cast<std::size_t>(j)])
             dup += row[j];
-        for (Index j = links.inductionLast[static_cast<std::size_t>(i)]; j >= std::max<Index>(from, 1);
-             j = links.inductionPrev[static_cast<std::size_t>(j)])
+        for (Index j = m_links.inductionLast[static_cast<std::size_t>(i)]; j >= std::max<Index>(from, 1);
+             j = m_links.inductionPrev[static_cast<std::size_t>(j)])
             if (j < hi) ind += row[j];
-        duplicate += dup * scale;
-        induction += ind * scale;
+        m_duplicate += dup * scale;
+        m_induction += ind * scale;
     }
-    const auto mean = [](double sum, long long n) { return n > 0 ? sum / static_cast<double>(n) : 0.0; };
-    // Without leaving out the first key every row counts, also one that may read nothing.
-    const long long meanRows = options.skipFirstKey ? rows : static_cast<long long>(tq);
-    s.entropy = mean(entropy, meanRows);
-    s.distance = mean(distance, meanRows);
-    s.entropyShare = mean(share, shareRows);
-    s.self = mean(self, selfRows);
-    s.previous = mean(previous, previousRows);
-    s.first = mean(first, firstRows);
-    s.duplicate = total > 0 ? duplicate / total : 0.0;
-    s.induction = total > 0 ? induction / total : 0.0;
-    return s;
+
+    Index m_tq, m_tk;
+    const TokenLinks& m_links;
+    const Ramps& m_ramps;
+    const Settings& m_settings;
+    HeadStatsOptions m_options;
+    bool m_tokens = false, m_banded = true;
+    std::vector<Index> m_padded;  // padded keys before each key (prefix counts, T_k + 1), or empty
+    std::vector<char> m_blocked;  // the row's mask when not banded
+    double m_entropy = 0, m_share = 0, m_distance = 0, m_self = 0, m_previous = 0, m_first = 0, m_total = 0, m_duplicate = 0,
+           m_induction = 0;
+    long long m_rows = 0, m_shareRows = 0, m_selfRows = 0, m_previousRows = 0, m_firstRows = 0;
+};
+
+HeadStats statsOf(const MatRef& a, const TokenLinks& links, const Ramps& ramps, const Settings& settings, const HeadStatsOptions& options) {
+    StatsSums sums(a.rows(), a.cols(), links, ramps, settings, options);
+    sums.addRows(a, 0);
+    return sums.result();
 }
 
 }  // namespace
@@ -175,17 +222,68 @@ HeadStats headStats(const MatRef& weights, const std::vector<int>& ids, const Se
 }
 
 std::vector<HeadStats> allHeadStats(const AttentionMaps& maps, const HeadStatsOptions& options) {
-    std::vector<HeadStats> out(static_cast<std::size_t>(std::max(0, maps.count())));
+    return sweepHeads(maps, {.stats = options}).stats;
+}
+
+HeadSweep sweepHeads(const AttentionMaps& maps, const HeadSweepOptions& options) {
+    HeadSweep out;
+    const auto count = static_cast<std::size_t>(std::max(0, maps.count()));
+    out.stats.resize(count);
+    if (options.everyKey) out.everyKey.resize(count);
     if (!maps) return out;
+    const int factor = std::max(1, options.factor);
+    if (options.factor > 0) {
+        out.side = pooledSize(maps.queries, factor);
+        out.sideKeys = pooledSize(maps.keys, factor);
+        out.means.resize(static_cast<std::size_t>(out.side * out.sideKeys) * count);
+        out.maxima.resize(out.means.size());
+    }
     const TokenLinks links = maps.ids.empty() ? TokenLinks() : tokenLinks(maps.ids);
     const Ramps ramps(maps.keys);
-    const int count = maps.count();
-#pragma omp parallel for schedule(dynamic)
-    for (int k = 0; k < count; ++k) {
-        const int layer = k / maps.heads, head = k % maps.heads;
-        out[static_cast<std::size_t>(k)] = statsOf(maps.weights(layer, head), links, ramps, maps.layerSettings(layer), options);
-        maps.finished(layer, head);
+    // Whole maps are read in place; maps made on demand a block of rows at a time (a multiple of
+    // the thumbnails' factor), each block made once and read by every sum.
+    const Index block = maps.whole() ? std::max<Index>(maps.queries, 1) : maps.blockRows(options.blockFloats, factor);
+    const auto blocks = static_cast<std::uint64_t>((maps.queries + block - 1) / block);
+    expect(options.progress, blocks * count);
+    const int heads = maps.count();
+    std::atomic<bool> stopped{false};
+#pragma omp parallel
+    {
+        Mat scratch;
+#pragma omp for schedule(dynamic)
+        for (int k = 0; k < heads; ++k) {
+            if (stopped) continue;
+            const int layer = k / maps.heads, head = k % maps.heads;
+            const Settings& settings = maps.layerSettings(layer);
+            StatsSums sums(maps.queries, maps.keys, links, ramps, settings, options.stats);
+            std::optional<StatsSums> every;
+            if (options.everyKey) every.emplace(maps.queries, maps.keys, links, ramps, settings, HeadStatsOptions{});
+            std::optional<BlockPooler> pooler;
+            if (options.factor > 0) pooler.emplace(maps.queries, maps.keys, settings, factor);
+            for (Index r0 = 0; r0 < maps.queries && !stopped; r0 += block) {
+                const MatRef rows = maps.rowBlock(layer, head, r0, std::min(block, maps.queries - r0), scratch);
+                sums.addRows(rows, r0);
+                if (every) every->addRows(rows, r0);
+                if (pooler) pooler->add(rows, r0);
+                if (options.progress) {
+                    try {
+                        options.progress->advance(1);
+                    } catch (const Cancelled&) {
+                        stopped = true;  // no exception leaves a parallel region
+                    }
+                }
+            }
+            maps.finished(layer, head);
+            out.stats[static_cast<std::size_t>(k)] = sums.result();
+            if (every) out.everyKey[static_cast<std::size_t>(k)] = every->result();
+            if (pooler) {
+                const auto size = static_cast<std::ptrdiff_t>(pooler->means().size()), at = size * k;
+                std::copy(pooler->means().begin(), pooler->means().end(), out.means.begin() + at);
+                std::copy(pooler->maxima().begin(), pooler->maxima().end(), out.maxima.begin() + at);
+            }
+        }
     }
+    if (stopped) throw Cancelled{};
     return out;
 }
 

@@ -24,6 +24,7 @@
 #include "core/attention/attention.hpp"
 #include "core/attention/attention_maps.hpp"
 #include "core/base/matrix.hpp"
+#include "core/base/progress.hpp"
 
 #include <string>
 #include <vector>
@@ -49,6 +50,25 @@ HeadStats headStats(const MatRef& weights, const std::vector<int>& ids, const Se
 
 // Every head's statistics, [layers × heads] layer-major (AttentionMaps::index), heads in parallel.
 std::vector<HeadStats> allHeadStats(const AttentionMaps& maps, const HeadStatsOptions& options = {});
+
+// One sweep over every head's map: each map read once, a block of rows at a time when the maps
+// are made on demand (never whole: memory of a block, not of a map), for its statistics, those
+// over every key beside them (everyKey), and its thumbnails (factor > 0: BlockPooler's means and
+// maxima, equal to poolBlocks'). Heads in parallel; `progress` counts the blocks and stops the
+// sweep (Cancelled) at the next block once asked.
+struct HeadSweepOptions {
+    HeadStatsOptions stats;
+    bool everyKey = false;               // also every head's statistics without options (HeadSweep::everyKey)
+    int factor = 0;                      // the thumbnails' pooling factor; 0: none
+    std::size_t blockFloats = 1u << 22;  // floats of one block of rows a thread makes at once (16 MiB)
+    Progress* progress = nullptr;
+};
+struct HeadSweep {
+    std::vector<HeadStats> stats, everyKey;  // [layers × heads], layer-major; everyKey empty unless asked
+    Eigen::Index side = 0, sideKeys = 0;     // a thumbnail's texels: side × sideKeys
+    std::vector<float> means, maxima;        // [layers × heads] thumbnails, each side × sideKeys
+};
+HeadSweep sweepHeads(const AttentionMaps& maps, const HeadSweepOptions& options);
 
 // The sink metric of Gu et al. (ICLR 2025, "When Attention Sink Emerges"): the share of heads
 // whose mean attention to the first token (HeadStats::first, without skipFirstKey) exceeds eps.

@@ -34,8 +34,9 @@ Mat rolloutLayer(const AttentionMaps& maps, int layer, const RolloutOptions& opt
         else fused = fused.cwiseMax(a);
     };
     // 1. heads: each head's rows (renormalised past the first key if asked), then mean or max
+    Mat made;  // a map made on demand
     for (int h = 0; h < maps.heads; ++h) {
-        const MatRef a = maps.weights(layer, h);
+        const MatRef a = maps.map(layer, h, made);
         if (!options.skipFirstKey || t < 2) fuse(a, h);
         else fuse(withoutFirstKey(a), h);  // only then is a head copied
         maps.finished(layer, h);

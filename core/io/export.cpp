@@ -7,6 +7,7 @@
 #include "core/base/utf8.hpp"
 #include "core/io/imported_attention.hpp"
 #include "core/io/npy.hpp"
+#include "core/models/run_maps.hpp"
 #include "core/scenario/scenario.hpp"
 
 #include <nlohmann/json.hpp>
@@ -343,11 +344,13 @@ void writeModelExportJson(ByteSink& out, const Scenario& scenario, const LoadedM
     j.strings(loaded.labels);
     j << ",\n  \"token_ids\": " << dumpJson(run.ids);
     j << ",\n  \"layers\": [";
+    const AttentionMaps maps = runMaps(run, c);
+    Mat scratch;  // a map made on demand
     for (int l = 0; l < run.layerCount(); ++l) {
         j << (l ? ",\n    {\"heads\": [" : "\n    {\"heads\": [");
         for (int h = 0; h < run.headCount(); ++h) {
             j << (h ? ",\n      {\"weights\": " : "\n      {\"weights\": ");
-            j.matrix(run.weights(l, h), 4);
+            j.matrix(maps.map(l, h, scratch), 4);
             j << ", \"kv_head\": " << std::to_string(c.kvHeadOf(h)) << "}";
         }
         j << "\n    ]}";
@@ -376,16 +379,21 @@ void exportModelNpyDir(FileBatch& batch, const std::string& dir, const LoadedMod
     const auto layers = static_cast<long long>(run.layerCount());
     const auto heads = static_cast<long long>(run.headCount());
     const auto t = static_cast<long long>(run.ids.size());
-    // The kept matrices' own rows, layer after layer, head after head, row after row: no stacked copy.
+    // The maps' rows, layer after layer, head after head, row after row: the kept matrices' own,
+    // or made a block at a time when the pass keeps none; no stacked copy.
     ByteSink& sink = batch.open(path("attentions.npy"));
     sink.write(npyHeader({layers, heads, t, t}));
+    const AttentionMaps maps = runMaps(run, loaded.checkpoint->config());
+    const Eigen::Index block = maps.whole() ? std::max<Eigen::Index>(t, 1) : maps.blockRows(std::size_t{1} << 22);
+    Mat scratch;
     for (int l = 0; l < run.layerCount(); ++l)
-        for (int h = 0; h < run.headCount(); ++h) {
-            const decoder::KeptView w = run.weights(l, h);
-            for (Eigen::Index r = 0; r < w.rows(); ++r)
-                sink.write(
-                    std::string_view(reinterpret_cast<const char*>(w.row(r).data()), static_cast<std::size_t>(w.cols()) * sizeof(float)));
-        }
+        for (int h = 0; h < run.headCount(); ++h)
+            for (Eigen::Index r0 = 0; r0 < t; r0 += block) {
+                const MatRef w = maps.rowBlock(l, h, r0, std::min<Eigen::Index>(block, t - r0), scratch);
+                for (Eigen::Index r = 0; r < w.rows(); ++r)
+                    sink.write(std::string_view(reinterpret_cast<const char*>(w.row(r).data()),
+                                                static_cast<std::size_t>(w.cols()) * sizeof(float)));
+            }
     std::string ids = npyHeader({t}, "<i8");
     for (const int id : run.ids) {
         const auto v = static_cast<std::int64_t>(id);

@@ -21,7 +21,13 @@ AttentionMaps runMaps(const decoder::Run& run, const decoder::Config& config, st
     if (config.nKvHead != config.nHead)
         for (int h = 0; h < maps.heads; ++h) maps.kvHead.push_back(config.kvHeadOf(h));
     const decoder::Run* pass = &run;
-    maps.weights = [pass](int layer, int head) { return MatRef(pass->weights(layer, head)); };
+    if (run.keepsWeights()) {
+        maps.weights = [pass](int layer, int head) { return MatRef(pass->weights(layer, head)); };
+    } else {
+        maps.rows = [pass, config](int layer, int head, Eigen::Index r0, const Eigen::Ref<Mat>& out) {
+            decoder::mapWeightRows(*pass, config, layer, head, r0, out);
+        };
+    }
     return maps;
 }
 

@@ -1,5 +1,6 @@
 // A checkpoint's pass as the views and statistics of many heads read it: every layer × head of
-// its kept weights (causal, τ = 1, each layer's sliding window), with the tokens' ids.
+// its weights (causal, τ = 1, each layer's sliding window), with the tokens' ids: its kept maps,
+// or rows made on demand (decoder::mapWeightRows) when the pass keeps none.
 #pragma once
 
 #include "core/attention/attention_maps.hpp"
@@ -10,7 +11,7 @@
 
 namespace attnviz::core {
 
-// Views `run`'s kept weights: [layers × heads] maps of [T, T]; keep `run` alive while they are
+// Views `run`'s weights: [layers × heads] maps of [T, T]; keep `run` alive while they are
 // read. labels: the keys' labels as drawn (may be empty).
 AttentionMaps runMaps(const decoder::Run& run, const decoder::Config& config, std::vector<std::string> labels = {});
 

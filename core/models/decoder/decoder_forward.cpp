@@ -424,15 +424,18 @@ void mapWeightRows(const Run& run, const Config& cfg, int layer, int head, Eigen
     Settings mask;
     mask.causal = true;
     mask.window = cfg.window(layer);
-    mask.paddedKeys = run.hiddenTokens();
     mask.scaled = cfg.scaleScores;
     const float scale = logitScale(static_cast<int>(dh), mask);
     const auto top = run.scoreMax(layer).row(head), sum = run.logSum(layer).row(head);
+    const std::vector<int> hidden = run.hiddenTokens();
     for (Eigen::Index r = 0; r < n; ++r) {
         const Eigen::Index i = r0 + r;
         if (!std::isfinite(sum(i))) continue;  // no key to read: a zero row, as the pass gave
-        for (Eigen::Index j = 0; j <= i; ++j)
-            if (!isBlocked(mask, i, j)) out(r, j) = std::exp(scale * (scores(r, j) - top(i)) - sum(i));
+        // the keys of the row's band (causal, within the window), exp on whole packets
+        const Eigen::Index lo = mask.window > 0 ? std::max<Eigen::Index>(0, i - mask.window + 1) : 0;
+        out.row(r).segment(lo, i + 1 - lo).array() = ((scores.row(r).segment(lo, i + 1 - lo).array() - top(i)) * scale - sum(i)).exp();
+        for (const int j : hidden)
+            if (j <= i) out(r, j) = 0.0f;
     }
 }
 

@@ -1,0 +1,139 @@
+// The sweep over every head's map (sweepHeads) when the maps are made on demand, a block of rows at
+// a time: the statistics and thumbnails of a pass that keeps no maps equal the kept pass's, the
+// thumbnails pooled from blocks equal poolBlocks' of the whole map under every mask, and a sweep
+// stops when asked.
+#include "core/attention/head_stats.hpp"
+#include "core/base/prng.hpp"
+#include "core/models/loaded_model.hpp"
+#include "core/models/run_maps.hpp"
+#include "tests/test_folder.hpp"
+#include "tests/tiny_llama.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+
+using namespace attnviz;
+using namespace attnviz::core;
+
+namespace {
+
+class HeadSweepTest : public testfs::TestFolder {};
+
+void expectSameStats(const std::vector<HeadStats>& got, const std::vector<HeadStats>& want) {
+    ASSERT_EQ(got.size(), want.size());
+    for (std::size_t k = 0; k < got.size(); ++k) {
+        SCOPED_TRACE("head " + std::to_string(k));
+        EXPECT_NEAR(got[k].entropy, want[k].entropy, 2e-6);
+        EXPECT_NEAR(got[k].entropyShare, want[k].entropyShare, 2e-6);
+        EXPECT_NEAR(got[k].distance, want[k].distance, 2e-5);
+        EXPECT_NEAR(got[k].self, want[k].self, 1e-6);
+        EXPECT_NEAR(got[k].previous, want[k].previous, 1e-6);
+        EXPECT_NEAR(got[k].first, want[k].first, 1e-6);
+        EXPECT_NEAR(got[k].duplicate, want[k].duplicate, 1e-6);
+        EXPECT_NEAR(got[k].induction, want[k].induction, 1e-6);
+    }
+}
+
+void expectSameTexels(const std::vector<float>& got, const std::vector<float>& want) {
+    ASSERT_EQ(got.size(), want.size());
+    for (std::size_t k = 0; k < got.size(); ++k) {
+        if (isMaskedTexel(want[k])) {
+            EXPECT_TRUE(isMaskedTexel(got[k])) << k;
+            continue;
+        }
+        EXPECT_NEAR(got[k], want[k], 1e-6f) << k;
+    }
+}
+
+TEST_F(HeadSweepTest, MapsMadeOnDemandGiveTheKeptMapsStatisticsAndThumbnails) {
+    // A sliding window, grouped kv heads and a hidden token, 90 tokens with
+    // repeats so that duplicate and induction are not 0.
+    const nlohmann::json c = tinyllama::config("mistral", {{"sliding_window", 9}, {"max_position_embeddings", 128}});
+    tinyllama::writeCheckpoint(m_dir, c, tinyllama::weights(c, 3), 1);
+    const auto model = openCheckpoint(m_dir.string());
+    std::vector<int> ids = {259};
+    for (int n = 0; n < 89; ++n) ids.push_back(32 + (n * 7) % 23);
+    const decoder::Run kept = decoder::forward(*model, ids);
+    const decoder::Run lazy = decoder::forward(*model, ids, nullptr, decoder::PassMaps::OnDemand);
+    const std::vector<decoder::Intervention> hide = {{decoder::Intervention::Kind::HideToken, 0, 0, 5}};
+    const decoder::Run keptHidden = decoder::forwardEdited(*model, kept, hide), lazyHidden = decoder::forwardEdited(*model, lazy, hide);
+    for (const bool hidden : {false, true}) {
+        SCOPED_TRACE(hidden ? "a hidden token" : "the plain pass");
+        const AttentionMaps whole = runMaps(hidden ? keptHidden : kept, model->config());
+        const AttentionMaps made = runMaps(hidden ? lazyHidden : lazy, model->config());
+        ASSERT_TRUE(whole.whole());
+        ASSERT_FALSE(made.whole());
+        ASSERT_TRUE(made);
+        for (const bool skip : {false, true}) {
+            // blocks of 6 rows (a multiple of the factor 3), the last one short
+            const HeadSweepOptions options{.stats = {.skipFirstKey = skip}, .everyKey = skip, .factor = 3, .blockFloats = 6 * 90 + 5};
+            ASSERT_EQ(made.blockRows(options.blockFloats, options.factor), 6);
+            const HeadSweep want = sweepHeads(whole, options), got = sweepHeads(made, options);
+            expectSameStats(got.stats, want.stats);
+            expectSameStats(got.everyKey, want.everyKey);
+            EXPECT_EQ(got.side, 30);
+            EXPECT_EQ(got.sideKeys, 30);
+            expectSameTexels(got.means, want.means);
+            expectSameTexels(got.maxima, want.maxima);
+            expectSameStats(got.stats, allHeadStats(whole, {.skipFirstKey = skip}));
+        }
+        // One map whole, and one row block, as the views read them.
+        Mat scratch;
+        const Mat a = made.map(1, 2, scratch);
+        EXPECT_LT((a - Mat(whole.weights(1, 2))).cwiseAbs().maxCoeff(), 2e-7f);
+        EXPECT_LT((Mat(made.rowBlock(0, 3, 40, 7, scratch)) - Mat(whole.weights(0, 3).middleRows(40, 7))).cwiseAbs().maxCoeff(), 2e-7f);
+    }
+}
+
+TEST(HeadSweep, ThumbnailsPooledFromBlocksOfRowsAreTheWholeMapsPooling) {
+    const Eigen::Index tq = 13, tk = 17;
+    std::vector<Settings> masks(6);
+    masks[1].causal = true;
+    masks[2].causal = true, masks[2].window = 4;
+    masks[3].window = 3;
+    masks[4].causal = true, masks[4].paddedKeys = {0, 6, 7};
+    masks[5].custom = MaskMat::Zero(tq, tk);
+    for (Eigen::Index i = 0; i < tq; ++i)
+        for (Eigen::Index j = 0; j < tk; ++j) masks[5].custom(i, j) = (i * 5 + j * 3) % 4 == 0;
+    Prng prng(11);
+    Mat scores(tq, tk);
+    for (Eigen::Index k = 0; k < scores.size(); ++k) scores.data()[k] = static_cast<float>(2 * prng.normal());
+    for (std::size_t m = 0; m < masks.size(); ++m)
+        for (const int factor : {1, 2, 3, 5}) {
+            SCOPED_TRACE("mask " + std::to_string(m) + ", factor " + std::to_string(factor));
+            Mat a;
+            softmaxRows(scores, 1.0f, masks[m], a);
+            BlockPooler pooler(tq, tk, masks[m], factor);
+            for (Eigen::Index r0 = 0; r0 < tq; r0 += 2 * factor)
+                pooler.add(a.middleRows(r0, std::min<Eigen::Index>(2 * factor, tq - r0)), r0);
+            std::vector<float> means, maxima;
+            poolBlocks(a, masks[m], factor, BlockPooling::Mean, means);
+            poolBlocks(a, masks[m], factor, BlockPooling::Max, maxima);
+            EXPECT_EQ(pooler.means(), means);
+            EXPECT_EQ(pooler.maxima(), maxima);
+        }
+    BlockPooler pooler(tq, tk, masks[0], 2);
+    EXPECT_THROW(pooler.add(Mat::Zero(2, tk), 2), std::invalid_argument);  // rows 0 and 1 not yet added
+}
+
+TEST(HeadSweep, StopsWhenAskedAndCountsItsBlocks) {
+    const Eigen::Index t = 40;
+    Mat a = Mat::Constant(t, t, 1.0f / static_cast<float>(t));
+    AttentionMaps maps;
+    maps.layers = 2;
+    maps.heads = 3;
+    maps.queries = maps.keys = t;
+    maps.settings.assign(2, Settings{});
+    maps.rows = [&](int, int, Eigen::Index r0, Eigen::Ref<Mat> out) { out = a.middleRows(r0, out.rows()); };
+    Progress progress;
+    const HeadSweep sweep = sweepHeads(maps, {.stats = {}, .everyKey = false, .factor = 0, .blockFloats = 10 * t, .progress = &progress});
+    EXPECT_DOUBLE_EQ(progress.fraction(), 1.0);
+    EXPECT_NEAR(sweep.stats[5].entropy, std::log(40.0), 1e-6);
+    Progress stop;
+    stop.cancel();
+    EXPECT_THROW(sweepHeads(maps, {.stats = {}, .everyKey = false, .factor = 0, .blockFloats = 10 * t, .progress = &stop}), Cancelled);
+}
+
+}  // namespace
