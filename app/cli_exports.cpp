@@ -226,7 +226,10 @@ void runBench(const Flags& f, const GuiRequest& request, std::ostream& out, cons
     const AppState state = requestedState(request, doing);                    // --bench refuses --attention (checkFlags)
     if (const core::decoder::Checkpoint* checkpoint = checkpointOf(state)) {  // the whole pass, every layer and head, and an appended token
         doing = "timing the model's forward pass";
-        const core::ModelBenchResult r = core::benchmarkModel(*checkpoint, passIds(state), seconds);
+        const std::vector<int> ids = passIds(state);
+        const core::decoder::PassMaps maps =
+            core::passMapsFor(checkpoint->config(), static_cast<long long>(ids.size()), request.limits.keptMapsBytes);
+        const core::ModelBenchResult r = core::benchmarkModel(*checkpoint, ids, seconds, maps);
         const core::decoder::Config& c = checkpoint->config();
         const nlohmann::json j = {{"model", checkpoint->name()},
                                   {"family", c.family},
@@ -241,6 +244,8 @@ void runBench(const Flags& f, const GuiRequest& request, std::ostream& out, cons
                                   {"runs", r.runs},
                                   {"kernels", core::kernelIsaName(core::kernelIsa())},
                                   {"blocking", blockingJson()},
+                                  {"maps", r.maps == core::decoder::PassMaps::Kept ? "kept" : "on demand"},
+                                  {"sweep_ms", r.sweepMs},
                                   {"kept_mib", static_cast<double>(r.keptBytes) / (1024.0 * 1024.0)},
                                   {"file_mib", static_cast<double>(checkpoint->fileBytes()) / (1024.0 * 1024.0)}};
         out << core::dumpJson(j) << "\n";

@@ -344,6 +344,10 @@ void defineFlags(CLI::App& app, Flags& f) {
         ->type_name("N");
     app.add_option("--max-tokens", f.maxTokens, "Refuse more tokens than this (default 16384)")->type_name("N");
     app.add_option("--max-memory", f.maxMemoryMiB, "Refuse a forward pass needing more MiB than this (default 12288)")->type_name("MIB");
+    app.add_option("--keep-maps", f.keepMapsMiB,
+                   "A model's pass keeps every map while they take at most this many MiB, else makes each on demand "
+                   "(default 1024; 0: always on demand)")
+        ->type_name("MIB");
     app.add_option("--screenshot", f.screenshot, "Open the window, render, save a PNG and exit (needs a display; xvfb-run works)")
         ->type_name("OUT.png");
     app.add_option("--panel", f.panel, "With --screenshot: only this panel")->type_name("NAME");
@@ -464,6 +468,8 @@ GuiRequest requestFrom(const Flags& f, const CLI::App& app) {
     if (given("--max-tokens")) request.limits.maxTokens = parseWhole("--max-tokens", f.maxTokens, 1, 1LL << 40);
     if (given("--max-memory"))  // at most 1 PiB, so that the bytes fit in 64 bits
         request.limits.maxBytes = static_cast<std::uint64_t>(parseWhole("--max-memory", f.maxMemoryMiB, 1, 1LL << 30)) << 20;
+    if (given("--keep-maps"))
+        request.limits.keptMapsBytes = static_cast<std::uint64_t>(parseWhole("--keep-maps", f.keepMapsMiB, 0, 1LL << 30)) << 20;
     if (app.get_option("--head")->count()) request.head = f.head;
     request.screenshot = f.screenshot;
     request.panel = f.panel;

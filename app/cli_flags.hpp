@@ -30,7 +30,7 @@ struct Flags {
     std::map<std::string_view, std::string> figures;  // by view id: its figure's --export-… OUT ("" = not asked for); every view with one
     int cellSize = 0;
     int head = 0;
-    std::string maxTokens, maxMemoryMiB;  // read whole by parseWhole: CLI11 saturates a long long
+    std::string maxTokens, maxMemoryMiB, keepMapsMiB;  // read whole by parseWhole: CLI11 saturates a long long
     bool listPresets = false, version = false, fresh = false, bench = false;
     int length = 0;
     std::string benchSeconds = "2";

@@ -91,14 +91,23 @@ void checkFixedFields(const Scenario& s) {
 
 }  // namespace
 
-std::uint64_t keptModelBytes(const decoder::Config& c, long long t) { return decoder::storeBytes(c, t); }
+std::uint64_t everyMapBytes(const decoder::Config& c, long long t) {
+    return 4ULL * static_cast<std::uint64_t>(c.nLayer) * static_cast<std::uint64_t>(c.nHead) * static_cast<std::uint64_t>(t) *
+           static_cast<std::uint64_t>(t);
+}
 
-std::uint64_t modelMemoryBytes(const decoder::Config& c, long long t) {
+decoder::PassMaps passMapsFor(const decoder::Config& c, long long t, std::uint64_t keptMapsBytes) {
+    return everyMapBytes(c, t) <= keptMapsBytes ? decoder::PassMaps::Kept : decoder::PassMaps::OnDemand;
+}
+
+std::uint64_t keptModelBytes(const decoder::Config& c, long long t, decoder::PassMaps maps) { return decoder::storeBytes(c, t, 0, maps); }
+
+std::uint64_t modelMemoryBytes(const decoder::Config& c, long long t, decoder::PassMaps maps) {
     const long long d = c.nEmbd, width = c.headWidth(), w = c.qkvWidth();
     // the layer's X and its packed tiles [T, d]; W_Q, W_K, W_V [d, w] and W_O [h·d_h, d], each
     // packed once more, and their side-by-side copy [d, w]
     const auto layer = static_cast<std::uint64_t>(4 * (2 * t * d + 3 * d * w + 2LL * c.qWidth() * d));
-    return keptModelBytes(c, t) + layer + forwardBytes(t, t, c.nHead, d, width, width);
+    return keptModelBytes(c, t, maps) + layer + forwardBytes(t, t, c.nHead, d, width, width);
 }
 
 std::vector<decoder::Intervention> interventions(const Scenario& scenario) {
@@ -146,12 +155,19 @@ LoadedModel loadModel(const Scenario& scenario, const LoadedModel* previous, con
     if (tokens > limits.maxTokens)
         throw InputError("sentence", std::to_string(tokens) + " tokens (read by the model's tokenizer) are over the limit of " +
                                          std::to_string(limits.maxTokens) + " (--max-tokens)");
-    if (const std::uint64_t needed = modelMemoryBytes(model.config(), tokens); needed > limits.maxBytes)
-        throw InputError("sentence", std::to_string(tokens) + " tokens need about " + formatBytes(needed) + " (every layer's " +
-                                         std::to_string(model.config().nHead) + " heads' " + std::to_string(tokens) + " x " +
-                                         std::to_string(tokens) +
-                                         " weights with the activations kept, and the shown layer's pass), over the limit of " +
+    // Every map kept while they are small enough; past that, made on demand from q, k and each
+    // row's log-sum-exp.
+    const decoder::PassMaps maps = passMapsFor(model.config(), tokens, limits.keptMapsBytes);
+    if (const std::uint64_t needed = modelMemoryBytes(model.config(), tokens, maps); needed > limits.maxBytes) {
+        const std::string kept = maps == decoder::PassMaps::Kept
+                                     ? "every layer's " + std::to_string(model.config().nHead) + " heads' " + std::to_string(tokens) +
+                                           " x " + std::to_string(tokens) + " weights with the activations kept"
+                                     : "every layer's activations, queries and keys kept";
+        throw InputError("sentence", std::to_string(tokens) + " tokens need about " + formatBytes(needed) + " (" + kept +
+                                         ", and the shown layer's pass with its " + std::to_string(model.config().nHead) + " heads' " +
+                                         std::to_string(tokens) + " x " + std::to_string(tokens) + " weights), over the limit of " +
                                          formatBytes(limits.maxBytes) + " (--max-memory)");
+    }
     // The edits are checked before any pass runs.
     const std::vector<decoder::Intervention> edits = interventions(scenario);
     std::vector<std::string> fields;
@@ -161,14 +177,15 @@ LoadedModel loadModel(const Scenario& scenario, const LoadedModel* previous, con
     }
     for (std::size_t n = 0; n < scenario.hiddenTokens.size(); ++n) fields.push_back("hide_tokens[" + std::to_string(n) + "]");
     decoder::checkInterventions(model.config(), static_cast<Eigen::Index>(ids.size()), edits, fields);
-    const bool sameModel = previous && previous->checkpoint == loaded.checkpoint && previous->base;
+    // A previous pass is reused only when it keeps its maps as this one would.
+    const bool sameModel = previous && previous->checkpoint == loaded.checkpoint && previous->base && previous->base->maps() == maps;
     if (sameModel && previous->base->ids == ids) {
         loaded.base = previous->base;
     } else if (sameModel && decoder::commonPrefix(ids, previous->base->ids) > 0) {
         loaded.base = std::make_shared<const decoder::Run>(decoder::forwardAppend(model, ids, *previous->base));
         ++loaded.appendedPasses;
     } else {
-        loaded.base = std::make_shared<const decoder::Run>(decoder::forward(model, ids, progress));
+        loaded.base = std::make_shared<const decoder::Run>(decoder::forward(model, ids, progress, maps));
         ++loaded.forwardPasses;
     }
     loaded.run = loaded.base;

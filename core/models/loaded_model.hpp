@@ -57,7 +57,8 @@ std::vector<decoder::Intervention> interventions(const Scenario& scenario);
 // its pass when the tokens are the same (or only positions after their common prefix are
 // computed). With what-if edits (scenario.ablations, hiddenTokens) `run` is the edited pass
 // (decoder::forwardEdited, reusing previous's edited pass's layers below the first edit that
-// changed) and `base` the plain one. Checks scenario.layer, and holds the sentence's tokens (as the model's tokenizer
+// changed) and `base` the plain one. The pass keeps its maps or makes them on demand by size
+// (passMapsFor with limits.keptMapsBytes). Checks scenario.layer, and holds the sentence's tokens (as the model's tokenizer
 // reads it) to limits.maxTokens and what its pass needs (modelMemoryBytes) to limits.maxBytes,
 // before the pass allocates anything. Throws InputError naming the file and the field (a limit's
 // message names its flag). `progress` counts the opening of a checkpoint and may stop it, or the
@@ -65,13 +66,19 @@ std::vector<decoder::Intervention> interventions(const Scenario& scenario);
 LoadedModel loadModel(const Scenario& scenario, const LoadedModel* previous = nullptr, const Limits& limits = {},
                       Progress* progress = nullptr);
 
-// Bytes a pass over T tokens keeps: its store (decoder::storeBytes), every layer's every head's
-// [T, T] weights, each layer's input, normed input and q|k|v ([T, 5d]) and the final rows [T, d].
-std::uint64_t keptModelBytes(const decoder::Config& config, long long tokens);
+// Bytes every layer's every head's [T, T] weights take, kept.
+std::uint64_t everyMapBytes(const decoder::Config& config, long long tokens);
+// What a pass over T tokens keeps of its maps: every map while everyMapBytes ≤ keptMapsBytes
+// (views read them at no cost), else only what they are made of (made on demand).
+decoder::PassMaps passMapsFor(const decoder::Config& config, long long tokens, std::uint64_t keptMapsBytes);
+// Bytes a pass over T tokens keeps: its store (decoder::storeBytes): each layer's input, normed
+// input and q|k|v, each row's log-sum-exp per head, with Kept every layer's every head's [T, T]
+// weights, and the final rows [T, d].
+std::uint64_t keptModelBytes(const decoder::Config& config, long long tokens, decoder::PassMaps maps = decoder::PassMaps::Kept);
 // What --max-memory holds a sentence on a model to: the pass's kept matrices (keptModelBytes) and
 // the shown layer's attention as a scenario's is counted (its X and weights, with the copies
 // packed for the products, and one forward pass: forwardBytes).
-std::uint64_t modelMemoryBytes(const decoder::Config& config, long long tokens);
+std::uint64_t modelMemoryBytes(const decoder::Config& config, long long tokens, decoder::PassMaps maps = decoder::PassMaps::Kept);
 
 // The selected layer's attention as a scenario model (decoder::layerModel) with the scenario's
 // swaps applied to its input rows and labels when applySwaps.

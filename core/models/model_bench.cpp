@@ -1,6 +1,8 @@
 #include "core/models/model_bench.hpp"
 
+#include "core/attention/head_stats.hpp"
 #include "core/models/loaded_model.hpp"
+#include "core/models/run_maps.hpp"
 #include "core/scenario/bench.hpp"
 
 namespace attnviz::core {
@@ -12,20 +14,20 @@ double passFlops(const decoder::Config& c, long long tokens) {
     return c.nLayer * perLayer + 2.0 * d * c.vocabSize;
 }
 
-ModelBenchResult benchmarkModel(const decoder::Checkpoint& model, const std::vector<int>& ids, double seconds) {
+ModelBenchResult benchmarkModel(const decoder::Checkpoint& model, const std::vector<int>& ids, double seconds, decoder::PassMaps maps) {
     const decoder::Config& c = model.config();
     ModelBenchResult r;
     r.tokens = static_cast<long long>(ids.size());
     r.layers = c.nLayer;
     r.heads = c.nHead;
     r.dModel = c.nEmbd;
-    decoder::Run run = decoder::forward(model, ids);  // warm up: pages of the mapped file, the allocator
+    decoder::Run run = decoder::forward(model, ids, nullptr, maps);  // warm up: pages of the mapped file, the allocator
     std::size_t runs = 0;
     r.forwardMs = medianMs(
         seconds,
         [&] {
             run = {};  // the store of the pass before is given back first, as a new sentence does
-            run = decoder::forward(model, ids), ++runs;
+            run = decoder::forward(model, ids, nullptr, maps), ++runs;
         },
         5, 1000);
     r.runs = static_cast<int>(runs);
@@ -36,8 +38,9 @@ ModelBenchResult benchmarkModel(const decoder::Checkpoint& model, const std::vec
         // The pass over T - 1 was itself typed, so its store has room (a whole pass's has none).
         const std::vector<int> shorter(ids.begin(), ids.end() - 1);
         const decoder::Run prefix =
-            shorter.size() > 1 ? decoder::forwardAppend(model, shorter, decoder::forward(model, {shorter.begin(), shorter.end() - 1}))
-                               : decoder::forward(model, shorter);
+            shorter.size() > 1
+                ? decoder::forwardAppend(model, shorter, decoder::forward(model, {shorter.begin(), shorter.end() - 1}, nullptr, maps))
+                : decoder::forward(model, shorter, nullptr, maps);
         r.appendMs = medianMs(
             seconds * 0.5,
             [&] {
@@ -46,7 +49,14 @@ ModelBenchResult benchmarkModel(const decoder::Checkpoint& model, const std::vec
             },
             5, 1000);
     }
-    r.keptBytes = keptModelBytes(c, r.tokens);
+    // The views of every layer: every head's statistics and thumbnails, in one sweep over the maps
+    // of the last pass (made again on demand, or read where the pass keeps them).
+    const AttentionMaps every = runMaps(run, c);
+    const int factor = static_cast<int>((r.tokens + 47) / 48);  // the model view's thumbnails: 48 texels a side
+    r.sweepMs = medianMs(
+        seconds * 0.5, [&] { sweepHeads(every, {.stats = {}, .everyKey = false, .factor = factor}); }, 3, 100);
+    r.maps = maps;
+    r.keptBytes = keptModelBytes(c, r.tokens, maps);
     return r;
 }
 

@@ -20,13 +20,17 @@ double passFlops(const decoder::Config& config, long long tokens);
 struct ModelBenchResult {
     long long tokens = 0;
     int layers = 0, heads = 0, dModel = 0, runs = 0;
-    double forwardMs = 0;         // median, the whole pass, every layer's every head's weights kept
-    double appendMs = 0;          // median, the same tokens as one appended to a kept pass of T - 1
-    double gflops = 0;            // passFlops / forwardMs
+    decoder::PassMaps maps = decoder::PassMaps::Kept;  // what the pass keeps of its maps
+    double forwardMs = 0;                              // median, the whole pass
+    double appendMs = 0;                               // median, the same tokens as one appended to a kept pass of T - 1
+    double gflops = 0;                                 // passFlops / forwardMs
+    double sweepMs = 0;  // one sweep over every head's map for its statistics and thumbnails (sweepHeads), maps made on demand or read
     std::uint64_t keptBytes = 0;  // what the pass keeps (keptModelBytes)
 };
 
 // Runs the pass over `ids` (and the append) for at least `seconds` and 5 runs each.
-ModelBenchResult benchmarkModel(const decoder::Checkpoint& model, const std::vector<int>& ids, double seconds);
+// `maps`: what the pass keeps of its maps.
+ModelBenchResult benchmarkModel(const decoder::Checkpoint& model, const std::vector<int>& ids, double seconds,
+                                decoder::PassMaps maps = decoder::PassMaps::Kept);
 
 }  // namespace attnviz::core

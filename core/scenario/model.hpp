@@ -23,6 +23,10 @@ struct Limits {
     // width, which the bytes do not see: 4096 heads of width 1 took minutes for one screenshot.
     long long maxHeads = 256;
     long long maxHeadWidth = 16384;  // d_k and d_v: as wide as the widest d_model, one head's share of it
+    // A checkpoint's pass keeps every layer's every head's T × T weights while they take at most
+    // this; past it the pass keeps what they are made of (q, k and each row's log-sum-exp) and
+    // every map is made on demand (decoder::PassMaps, loadModel).
+    std::uint64_t keptMapsBytes = 1ULL << 30;
 };
 
 struct Model {
