@@ -108,7 +108,15 @@ void BlockPooler::add(const MatRef& rows, Eigen::Index r0) {
                 lo = std::clamp<Eigen::Index>(i - m_settings.window + 1, 0, m_keys);
                 if (!m_settings.causal) hi = std::min(hi, i + m_settings.window);
             }
-            for (Eigen::Index j = lo; j < hi; ++j) take(j);
+            // each block of columns the band crosses, on whole packets
+            for (Eigen::Index c = lo / m_factor; c * m_factor < hi; ++c) {
+                const Eigen::Index j0 = std::max(lo, c * m_factor), j1 = std::min(hi, (c + 1) * m_factor);
+                const Eigen::Map<const Eigen::ArrayXf> cells(w + j0, j1 - j0);
+                const auto k = static_cast<std::size_t>(c);
+                m_sum[k] += cells.cast<double>().sum();
+                m_readable[k] += static_cast<int>(j1 - j0);
+                m_largest[k] = std::max(m_largest[k], cells.maxCoeff());
+            }
         } else {
             blockedRow(m_settings, i, m_keys, m_blocked);
             for (Eigen::Index j = 0; j < m_keys; ++j)

@@ -418,24 +418,30 @@ void mapWeightRows(const Run& run, const Config& cfg, int layer, int head, Eigen
     const MatRef q = qkv.block(r0, head * dh, n, dh), k = qkv.block(0, cfg.qWidth() + cfg.kvHeadOf(head) * dh, width, dh);
     thread_local TaskScratch s;
     packKeys(k, s.keys);
-    s.scores.resize(static_cast<std::size_t>(n * width));
-    Eigen::Map<Mat> scores(s.scores.data(), n, width);
-    scoreRows(q, k, s.keys, scores);
     Settings mask;
-    mask.causal = true;
-    mask.window = cfg.window(layer);
     mask.scaled = cfg.scaleScores;
     const float scale = logitScale(static_cast<int>(dh), mask);
+    const int window = cfg.window(layer);
     const auto top = run.scoreMax(layer).row(head), sum = run.logSum(layer).row(head);
     const std::vector<int> hidden = run.hiddenTokens();
-    for (Eigen::Index r = 0; r < n; ++r) {
-        const Eigen::Index i = r0 + r;
-        if (!std::isfinite(sum(i))) continue;  // no key to read: a zero row, as the pass gave
-        // the keys of the row's band (causal, within the window), exp on whole packets
-        const Eigen::Index lo = mask.window > 0 ? std::max<Eigen::Index>(0, i - mask.window + 1) : 0;
-        out.row(r).segment(lo, i + 1 - lo).array() = ((scores.row(r).segment(lo, i + 1 - lo).array() - top(i)) * scale - sum(i)).exp();
-        for (const int j : hidden)
-            if (j <= i) out(r, j) = 0.0f;
+    // A few rows at a time, each over the keys up to its last row (the causal triangle's scores
+    // are not computed), their scores staying in cache for the exponentials.
+    const Eigen::Index step = scoreBlockRows(width, 48);
+    s.scores.resize(static_cast<std::size_t>(std::min(step, n) * width));
+    for (Eigen::Index b0 = 0; b0 < n; b0 += step) {
+        const Eigen::Index rows = std::min(step, n - b0), keys = r0 + b0 + rows;
+        Eigen::Map<Mat> scores(s.scores.data(), rows, keys);
+        scoreRows(q.middleRows(b0, rows), k.topRows(keys), s.keys, scores);  // keys' first panels are k.topRows(keys)'s
+        for (Eigen::Index r = 0; r < rows; ++r) {
+            const Eigen::Index i = r0 + b0 + r;
+            if (!std::isfinite(sum(i))) continue;  // no key to read: a zero row, as the pass gave
+            // the keys of the row's band (causal, within the window), exp on whole packets
+            const Eigen::Index lo = window > 0 ? std::max<Eigen::Index>(0, i - window + 1) : 0;
+            out.row(b0 + r).segment(lo, i + 1 - lo).array() =
+                ((scores.row(r).segment(lo, i + 1 - lo).array() - top(i)) * scale - sum(i)).exp();
+            for (const int j : hidden)
+                if (j <= i) out(b0 + r, j) = 0.0f;
+        }
     }
 }
 
