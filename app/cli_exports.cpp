@@ -15,6 +15,7 @@
 #include "core/io/stats_export.hpp"
 #include "core/models/decoder/decoder.hpp"
 #include "core/models/induction.hpp"
+#include "core/models/loaded_model.hpp"
 #include "core/models/model_bench.hpp"
 #include "core/scenario/bench.hpp"
 #include "core/text/tokenizer.hpp"
@@ -294,6 +295,26 @@ void checkFigureFlags(const Flags& f, const CLI::App& app, const GuiRequest& req
         throw core::InputError("--cell-size", "expected 1 to 256 pixels, got " + std::to_string(f.cellSize));
 }
 
+// What --export-npy writes of a checkpoint's pass: one head's map when --head names one (of the
+// shown layer), else every map. Every map, there or in --export's JSON, is refused past
+// --max-memory, with the flags that select one head.
+std::optional<core::OneMap> mapsToWrite(const Flags& f, const CLI::App& app, const GuiRequest& request, const AppState& state) {
+    const core::decoder::Checkpoint* checkpoint = checkpointOf(state);
+    if (!checkpoint || (f.exportNpy.empty() && f.exportJson.empty())) return std::nullopt;
+    std::optional<core::OneMap> one;
+    if (!f.exportNpy.empty() && app.get_option("--head")->count() > 0 && f.head >= 0) one = core::OneMap{shownMapLayer(state), f.head};
+    const core::decoder::Config& c = checkpoint->config();
+    const auto t = static_cast<long long>(passIds(state).size());
+    const std::uint64_t every = core::everyMapBytes(c, t);
+    if ((!f.exportJson.empty() || !one) && every > request.limits.maxBytes)
+        throw core::InputError(f.exportJson.empty() ? "--export-npy" : "--export",
+                               "every map of every layer is " + core::formatBytes(every) + " (" + std::to_string(c.nLayer) + " layers x " +
+                                   std::to_string(c.nHead) + " heads x " + std::to_string(t) + " x " + std::to_string(t) +
+                                   " floats), over the limit of " + core::formatBytes(request.limits.maxBytes) +
+                                   " (--max-memory); --export-npy DIR --layer L --head H writes one head's");
+    return one;
+}
+
 void exportAll(const Flags& f, const CLI::App& app, const GuiRequest& request, AppState& state, std::ostream& out, const char*& doing) {
     checkFigureFlags(f, app, request, state);
     doing = "computing the forward pass";
@@ -302,6 +323,7 @@ void exportAll(const Flags& f, const CLI::App& app, const GuiRequest& request, A
     } catch (const core::InputError& e) {
         throw e.within(request.source);
     }
+    const std::optional<core::OneMap> one = mapsToWrite(f, app, request, state);
     // The exports of every layer read every map: all are checked before anything is written.
     bool everyLayer = f.rollout || !f.exportNpy.empty() || !f.exportStats.empty();
     for (const ViewInfo& view : viewTable())
@@ -332,7 +354,7 @@ void exportAll(const Flags& f, const CLI::App& app, const GuiRequest& request, A
     for (auto& [input, what] : runInputs(f, request)) batch.protect(input, std::move(what));
     StreamSink stdoutSink(out);
     if (!f.exportJson.empty() && f.exportJson != "-") writeSourceJson(batch.open(f.exportJson), state, rolled);
-    if (!f.exportNpy.empty()) exportSourceNpy(batch, f.exportNpy, state, rolled);
+    if (!f.exportNpy.empty()) exportSourceNpy(batch, f.exportNpy, state, rolled, one ? &*one : nullptr);
     // Each figure as the window's Export makes it, from the same state.
     for (const ViewInfo& view : viewTable()) {
         const std::string& path = view.figure ? f.figures.at(view.id) : std::string();

@@ -119,8 +119,9 @@ void writeSourceJson(core::ByteSink& sink, const AppState& state, const core::Ro
     else core::writeExportJson(sink, state.model, state.forward, rollout);
 }
 
-void exportSourceNpy(core::FileBatch& batch, const std::string& dir, const AppState& state, const core::RolloutExport* rollout) {
-    if (state.loaded) core::exportModelNpyDir(batch, dir, state.loaded, rollout);
+void exportSourceNpy(core::FileBatch& batch, const std::string& dir, const AppState& state, const core::RolloutExport* rollout,
+                     const core::OneMap* one) {
+    if (state.loaded) core::exportModelNpyDir(batch, dir, state.loaded, rollout, one);
     else if (state.imported) core::exportImportedNpyDir(batch, dir, *state.imported, rollout);
     else core::exportNpyDir(batch, dir, state.model, state.forward, rollout);
 }

@@ -65,7 +65,9 @@ int kvHeadOf(const AppState& state, int head);
 // stage), with the rollout when given.
 void writeSourceJson(core::ByteSink& sink, const AppState& state, const core::RolloutExport* rollout);
 // --export-npy: the matrices as .npy files into `dir`, joining `batch`.
-void exportSourceNpy(core::FileBatch& batch, const std::string& dir, const AppState& state, const core::RolloutExport* rollout);
+// With `one` (a checkpoint's pass only), that layer's one head.
+void exportSourceNpy(core::FileBatch& batch, const std::string& dir, const AppState& state, const core::RolloutExport* rollout,
+                     const core::OneMap* one = nullptr);
 // What the head statistics name as their source: a checkpoint's name, else the scenario's, else
 // `fallback` (where the scenario came from).
 std::string sourceName(const AppState& state, const std::string& fallback);

@@ -17,6 +17,7 @@
 #include <cmath>
 #include <filesystem>
 #include <iterator>
+#include <stdexcept>
 #include <string_view>
 #include <utility>
 
@@ -369,15 +370,20 @@ void writeModelExportJson(ByteSink& out, const Scenario& scenario, const LoadedM
     j.flush();
 }
 
-void exportModelNpyDir(FileBatch& batch, const std::string& dir, const LoadedModel& loaded, const RolloutExport* rollout) {
+void exportModelNpyDir(FileBatch& batch, const std::string& dir, const LoadedModel& loaded, const RolloutExport* rollout,
+                       const OneMap* one) {
     namespace fs = std::filesystem;
     batch.makeFolder(dir);
     const auto path = [&](const char* name) { return (fs::path(dir) / name).string(); };
     for (const char* name : kScenarioNpyFiles)
         if (std::string_view(name) != "tokens.txt" && std::string_view(name) != "kv_head.npy") batch.removeOnCommit(path(name));
     const decoder::Run& run = *loaded.run;
-    const auto layers = static_cast<long long>(run.layerCount());
-    const auto heads = static_cast<long long>(run.headCount());
+    if (one && (one->layer < 0 || one->layer >= run.layerCount() || one->head < 0 || one->head >= run.headCount()))
+        throw std::invalid_argument("exportModelNpyDir: no such layer or head");
+    const int firstLayer = one ? one->layer : 0, lastLayer = one ? one->layer + 1 : run.layerCount();
+    const int firstHead = one ? one->head : 0, lastHead = one ? one->head + 1 : run.headCount();
+    const auto layers = static_cast<long long>(lastLayer - firstLayer);
+    const auto heads = static_cast<long long>(lastHead - firstHead);
     const auto t = static_cast<long long>(run.ids.size());
     // The maps' rows, layer after layer, head after head, row after row: the kept matrices' own,
     // or made a block at a time when the pass keeps none; no stacked copy.
@@ -386,8 +392,8 @@ void exportModelNpyDir(FileBatch& batch, const std::string& dir, const LoadedMod
     const AttentionMaps maps = runMaps(run, loaded.checkpoint->config());
     const Eigen::Index block = maps.whole() ? std::max<Eigen::Index>(t, 1) : maps.blockRows(std::size_t{1} << 22);
     Mat scratch;
-    for (int l = 0; l < run.layerCount(); ++l)
-        for (int h = 0; h < run.headCount(); ++h)
+    for (int l = firstLayer; l < lastLayer; ++l)
+        for (int h = firstHead; h < lastHead; ++h)
             for (Eigen::Index r0 = 0; r0 < t; r0 += block) {
                 const MatRef w = maps.rowBlock(l, h, r0, std::min<Eigen::Index>(block, t - r0), scratch);
                 for (Eigen::Index r = 0; r < w.rows(); ++r)
@@ -404,7 +410,7 @@ void exportModelNpyDir(FileBatch& batch, const std::string& dir, const LoadedMod
     const decoder::Config& c = loaded.checkpoint->config();
     if (c.nKvHead != c.nHead) {
         std::string kv = npyHeader({heads}, "<i8");
-        for (int h = 0; h < c.nHead; ++h) {
+        for (int h = firstHead; h < lastHead; ++h) {
             const auto v = static_cast<std::int64_t>(c.kvHeadOf(h));
             kv.append(reinterpret_cast<const char*>(&v), sizeof v);
         }

@@ -63,7 +63,14 @@ void writeModelExportJson(ByteSink& out, const Scenario& scenario, const LoadedM
 // with what-if edits, of the edited pass, and next_tokens_whatif.txt
 // ("id<TAB>before<TAB>after<TAB>dlogprob<TAB>label", sorted by |dlogprob|).
 // Files of a scenario's export (X.npy, weights.npy, …) left in the folder are removed on commit.
-void exportModelNpyDir(FileBatch& batch, const std::string& dir, const LoadedModel& loaded, const RolloutExport* rollout = nullptr);
+// With `one`, that layer's one head alone: attentions.npy [1, 1, T, T] (and kv_head.npy [1]).
+// The maps are written a block of rows at a time, made on demand when the pass keeps none:
+// memory does not grow with the file.
+struct OneMap {
+    int layer = 0, head = 0;
+};
+void exportModelNpyDir(FileBatch& batch, const std::string& dir, const LoadedModel& loaded, const RolloutExport* rollout = nullptr,
+                       const OneMap* one = nullptr);
 
 // Attention computed elsewhere (imported_attention.hpp), written back: attentions.npy [layers,
 // heads, T_q, T_k] in the file's dtype ('<f4' or '<f2') holding the file's bytes as they are, and

@@ -155,9 +155,11 @@ LoadedModel loadModel(const Scenario& scenario, const LoadedModel* previous, con
     if (tokens > limits.maxTokens)
         throw InputError("sentence", std::to_string(tokens) + " tokens (read by the model's tokenizer) are over the limit of " +
                                          std::to_string(limits.maxTokens) + " (--max-tokens)");
-    // Every map kept while they are small enough; past that, made on demand from q, k and each
-    // row's log-sum-exp.
-    const decoder::PassMaps maps = passMapsFor(model.config(), tokens, limits.keptMapsBytes);
+    // Every map kept while they are small enough and fit --max-memory; else made on demand from
+    // q, k and each row's log-sum-exp.
+    decoder::PassMaps maps = passMapsFor(model.config(), tokens, limits.keptMapsBytes);
+    if (maps == decoder::PassMaps::Kept && modelMemoryBytes(model.config(), tokens, maps) > limits.maxBytes)
+        maps = decoder::PassMaps::OnDemand;
     if (const std::uint64_t needed = modelMemoryBytes(model.config(), tokens, maps); needed > limits.maxBytes) {
         const std::string kept = maps == decoder::PassMaps::Kept
                                      ? "every layer's " + std::to_string(model.config().nHead) + " heads' " + std::to_string(tokens) +

@@ -58,7 +58,7 @@ std::vector<decoder::Intervention> interventions(const Scenario& scenario);
 // computed). With what-if edits (scenario.ablations, hiddenTokens) `run` is the edited pass
 // (decoder::forwardEdited, reusing previous's edited pass's layers below the first edit that
 // changed) and `base` the plain one. The pass keeps its maps or makes them on demand by size
-// (passMapsFor with limits.keptMapsBytes). Checks scenario.layer, and holds the sentence's tokens (as the model's tokenizer
+// (passMapsFor with limits.keptMapsBytes; on demand too when keeping them would pass limits.maxBytes). Checks scenario.layer, and holds the sentence's tokens (as the model's tokenizer
 // reads it) to limits.maxTokens and what its pass needs (modelMemoryBytes) to limits.maxBytes,
 // before the pass allocates anything. Throws InputError naming the file and the field (a limit's
 // message names its flag). `progress` counts the opening of a checkpoint and may stop it, or the

@@ -14,8 +14,10 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <span>
 
 namespace attnviz::app {
 namespace {
@@ -40,6 +42,10 @@ std::vector<float> npyFloats(const std::string& bytes) {
     std::vector<float> out((bytes.size() - header) / sizeof(float));
     std::memcpy(out.data(), bytes.data() + header, out.size() * sizeof(float));
     return out;
+}
+
+std::vector<long long> npyShape(const std::string& bytes) {
+    return core::parseNpyHeader(std::as_bytes(std::span(bytes.data(), bytes.size())), "attentions.npy").shape;
 }
 
 std::vector<double> csvNumbers(const std::string& text) {
@@ -88,6 +94,57 @@ TEST_F(KeepMaps, EveryExportOfAPassThatKeepsNoMapsIsThatOfOneThatDoes) {
     for (std::size_t i = 0; i < wa.size(); ++i)
         for (std::size_t j = 0; j < wa[i].size(); ++j) EXPECT_NEAR(wb[i][j].get<double>(), wa[i][j].get<double>(), 1.01e-4);
     EXPECT_EQ(readFile(path("kept-model.png")).substr(0, 24), readFile(path("made-model.png")).substr(0, 24));  // the same size
+}
+
+TEST_F(KeepMaps, OneHeadsMapIsWrittenAloneAndEveryMapPastTheLimitIsRefused) {
+    std::vector<std::string> every = model();
+    every.insert(every.end(), {"--export-npy", path("every").string()});
+    ASSERT_EQ(runCli(every).code, 0);
+    std::vector<std::string> one = model();
+    one.insert(one.end(), {"--keep-maps", "0", "--layer", "1", "--head", "3", "--export-npy", path("one").string()});
+    const CliRun run = runCli(one);
+    ASSERT_EQ(run.code, 0) << run.err;
+    const std::string file = readFile(path("one") / "attentions.npy");
+    const std::vector<float> all = npyFloats(readFile(path("every") / "attentions.npy")), head = npyFloats(file);
+    const auto t = static_cast<std::size_t>(std::lround(std::sqrt(static_cast<double>(head.size()))));
+    ASSERT_GT(t, 30u);
+    ASSERT_EQ(npyShape(file), (std::vector<long long>{1, 1, static_cast<long long>(t), static_cast<long long>(t)}));
+    ASSERT_EQ(all.size(), tinyllama::kLayers * tinyllama::kHeads * t * t);
+    ASSERT_EQ(head.size(), t * t);
+    const std::size_t at = (1 * tinyllama::kHeads + 3) * t * t;  // layer 1, head 3 of [layers, heads, T, T]
+    float gap = 0;
+    for (std::size_t k = 0; k < head.size(); ++k) gap = std::max(gap, std::abs(head[k] - all[at + k]));
+    EXPECT_LT(gap, 2e-7f);
+    const std::string kv = readFile(path("one") / "kv_head.npy");
+    ASSERT_GE(kv.size(), 8u);
+    EXPECT_EQ(kv[kv.size() - 8], 1);  // query head 3 reads kv head 1 (4 heads over 2)
+    EXPECT_EQ(readFile(path("one") / "tokens.txt"), readFile(path("every") / "tokens.txt"));
+
+    // Eight layers over 400 tokens: every map is 20 MiB, the pass that makes them on demand and
+    // the shown layer a quarter of that.
+    const nlohmann::json c = tinyllama::config("llama", {{"num_hidden_layers", 8}, {"max_position_embeddings", 512}});
+    fs::create_directories(m_dir / "deep-model");
+    tinyllama::writeCheckpoint(m_dir / "deep-model", c, tinyllama::weights(c, 5));
+    const std::vector<std::string> deep = {"--model", (m_dir / "deep-model").string(), "--sentence", std::string(400, 'a'), "--max-memory",
+                                           "12"};
+    std::vector<std::string> args = deep;
+    args.insert(args.end(), {"--export-npy", path("deep").string(), "--layer", "7", "--head", "0"});
+    const CliRun small = runCli(args);
+    ASSERT_EQ(small.code, 0) << small.err;
+    EXPECT_EQ(npyShape(readFile(path("deep") / "attentions.npy")), (std::vector<long long>{1, 1, 400, 400}));
+    fs::remove_all(path("deep"));
+    for (const std::vector<std::string>& asked :
+         {std::vector<std::string>{"--export-npy", path("deep").string()}, std::vector<std::string>{"--export", path("deep.json").string()},
+          std::vector<std::string>{"--export-npy", path("deep").string(), "--head", "-1"}}) {
+        args = deep;
+        args.insert(args.end(), asked.begin(), asked.end());
+        const std::string line = expectError(runCli(args));
+        EXPECT_EQ(line, asked[0] +
+                            ": every map of every layer is 19.5 MiB (8 layers x 4 heads x 400 x 400 floats), over the limit of "
+                            "12.0 MiB (--max-memory); --export-npy DIR --layer L --head H writes one head's");
+        EXPECT_FALSE(fs::exists(path("deep")));
+        EXPECT_FALSE(fs::exists(path("deep.json")));
+    }
 }
 
 TEST_F(KeepMaps, BenchNamesTheStrategyAndTheFlagIsChecked) {
