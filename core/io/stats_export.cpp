@@ -48,9 +48,12 @@ StatsTable statsTable(const AttentionMaps& maps, const HeadStatsOptions& options
     t.tokens = maps.keys;
     t.kvHead = maps.kvHead;
     t.options = options;
-    t.stats = allHeadStats(maps, options);
+    // One sweep over the maps (each made once when made on demand), with every key's statistics
+    // beside them for the sink share when the first key is left out.
+    HeadSweep sweep = sweepHeads(maps, {.stats = options, .everyKey = options.skipFirstKey});
+    t.stats = std::move(sweep.stats);
     t.sinkEpsilon = sinkEpsilon;
-    t.sink = sinkShare(options.skipFirstKey ? allHeadStats(maps) : t.stats, sinkEpsilon);
+    t.sink = sinkShare(options.skipFirstKey ? sweep.everyKey : t.stats, sinkEpsilon);
     return t;
 }
 
