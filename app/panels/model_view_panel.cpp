@@ -115,6 +115,10 @@ void ModelViewPanel::draw(PanelContext& ctx) {
     const AppState& st = ctx.state;
     if (!beginPanel(ctx, title())) return;
     if (!headSummaryCurrent(st)) {
+        if (headSweepNote(ctx, id())) {
+            ImGui::End();
+            return;
+        }
         ctx.requests.stale.insert(std::string(id()));  // made after this frame, once the pass is ready
         if (const core::ImportedAttention* file = mapsFile(st); file && (!file->checkedAll() || file->changed())) {
             importCheckNote(st);

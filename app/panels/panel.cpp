@@ -2,11 +2,13 @@
 #include "app/panels/panel_table.hpp"
 
 #include "app/gfx/texture_cache.hpp"
+#include "app/state/head_summary.hpp"
 #include "app/state/source.hpp"
 #include "app/widgets/text.hpp"
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 
 namespace attnviz::app {
 
@@ -83,6 +85,31 @@ void importCheckNote(const AppState& state) {
         return;
     }
     ImGui::TextDisabled("checking every map: %d %%", static_cast<int>(c.fraction * 100.0));
+}
+
+bool headSweepNote(PanelContext& ctx, std::string_view viewId) {
+    const HeadSweepJob* job = pendingHeadSweep(ctx.state);
+    if (!job) return false;
+    const PassKey key = headSummaryKey(ctx.state);
+    if (job->runningFor(key)) ctx.requests.stale.insert(std::string(viewId));
+    if (const std::string why = job->errorAt(key); !why.empty()) {
+        widgets::wrappedTextColored(ImVec4(0.95f, 0.35f, 0.30f, 1.0f), why);
+        return true;
+    }
+    const float em = ImGui::GetFontSize();
+    const bool stopped = job->stoppedAt(key);
+    char label[64];
+    std::snprintf(label, sizeof label, stopped ? "stopped at %d %%" : "every map, made again: %d %%",
+                  static_cast<int>(job->fraction() * 100.0));
+    ImGui::ProgressBar(static_cast<float>(job->fraction()), ImVec2(std::min(em * 14.0f, ImGui::GetContentRegionAvail().x), 0), label);
+    const char* button = stopped ? "Resume" : "Stop";
+    widgets::sameLineIfFits(ImGui::CalcTextSize(button).x + ImGui::GetStyle().FramePadding.x * 2.0f);
+    if (ImGui::Button(button)) {
+        if (stopped) ctx.actions.emit(action::ResumeHeadSweep{});
+        else ctx.actions.emit(action::StopHeadSweep{});
+    }
+    ImGui::TextDisabled("this pass keeps no maps (--keep-maps): each is made again from its queries and keys");
+    return true;
 }
 
 }  // namespace attnviz::app

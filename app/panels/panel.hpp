@@ -92,6 +92,12 @@ bool noModelNote(PanelContext& ctx, const char* what);
 // While an import's maps are checked in the background (the views of every layer wait for it):
 // "checking every map: 37 %", or the bad map's line once the check failed.
 void importCheckNote(const AppState& state);
+// While every map made on demand is swept on a worker thread for the views of every layer
+// (pendingHeadSweep): how far it is with Stop, Resume once stopped, or why it failed. Returns
+// whether there is such a sweep; while it runs, view `viewId` is marked stale, so that its
+// refresh takes the summary in the frame it is ready (a stopped or failed sweep leaves the
+// window idle).
+bool headSweepNote(PanelContext& ctx, std::string_view viewId);
 
 // The weights of `head` (-1 = the mean of all heads) as the texture cached under `key`, for a
 // map whose cells are `pixelsPerCell` logical pixels wide. Smaller than a pixel per cell, each

@@ -40,6 +40,10 @@ void StatsPanel::draw(PanelContext& ctx) {
     const AppState& st = ctx.state;
     if (!beginPanel(ctx, title())) return;
     if (!headSummaryCurrent(st)) {
+        if (headSweepNote(ctx, id())) {
+            ImGui::End();
+            return;
+        }
         ctx.requests.stale.insert(std::string(id()));
         if (const core::ImportedAttention* file = mapsFile(st); file && (!file->checkedAll() || file->changed())) importCheckNote(st);
         else ImGui::TextDisabled(!capabilities(st).ownPass && !weightsFresh(st, -1) ? "computing every head…" : "summarizing every head…");

@@ -2,6 +2,7 @@
 
 #include "app/gfx/capture.hpp"
 #include "app/render/png.hpp"
+#include "app/state/head_summary.hpp"
 #include "app/state/launch.hpp"
 #include "app/state/source.hpp"
 #include "core/base/error.hpp"
@@ -84,8 +85,11 @@ int FrameLoop::run() {
 void FrameLoop::waitForEvents() {
     const bool labs = app::labsRunning(m_app.state());
     const bool busy = screenshot() || !m_captures.empty() || !app::isFresh(m_app.state()) || !m_app.viewsSettled() || m_eagerFrames > 0;
-    if (busy && screenshot() && labs) {
-        glfwWaitEventsTimeout(0.05);  // the lab's worker has the cores; its curve is drawn at its end
+    const bool sweeping = m_app.state().headSweep && m_app.state().headSweep->running();
+    if (busy && screenshot() && (labs || sweeping)) {
+        glfwWaitEventsTimeout(0.05);  // the worker has the cores; the view is drawn at its end
+    } else if (sweeping && m_captures.empty()) {
+        glfwWaitEventsTimeout(0.1);  // every map made again on a worker: its progress, and the frame it is ready in
     } else if (busy) {
         glfwPollEvents();
         m_eagerFrames = std::max(0, m_eagerFrames - 1);

@@ -233,6 +233,8 @@ struct StartInductionTest {
     core::InductionSettings settings;
 };  // a model only; stops a test under way first
 struct StopInductionTest {};
+struct StopHeadSweep {};    // the sweep over every map made on demand (refreshHeadSummary): stays stopped
+struct ResumeHeadSweep {};  // until resumed
 struct HoverToken {
     int token;         // -1 = none
     bool key = false;  // a key (the heatmap's column), else a query (its row)
@@ -269,8 +271,8 @@ using Action =
                  action::StartTraining, action::StopTraining, action::StartCostSweep, action::StopCostSweep, action::OpenLesson,
                  action::GoToLessonStep, action::StepLesson, action::AnswerCheck, action::CloseLesson, action::ClearError,
                  action::SelectLayerHead, action::SetModelView, action::SetSinkEpsilon, action::StartInductionTest,
-                 action::StopInductionTest, action::HoverToken, action::AblateHead, action::HideToken, action::RemoveWhatIfEdit,
-                 action::UndoWhatIf, action::RedoWhatIf, action::ClearWhatIf>;
+                 action::StopInductionTest, action::StopHeadSweep, action::ResumeHeadSweep, action::HoverToken, action::AblateHead,
+                 action::HideToken, action::RemoveWhatIfEdit, action::UndoWhatIf, action::RedoWhatIf, action::ClearWhatIf>;
 
 // Returns false (and sets state.error) when the change was rejected.
 bool apply(AppState& state, const Action& action);

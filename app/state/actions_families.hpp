@@ -91,6 +91,8 @@ bool applyAction(AppState& state, const action::SetModelView& a);
 bool applyAction(AppState& state, const action::SetSinkEpsilon& a);
 bool applyAction(AppState& state, const action::StartInductionTest& a);
 bool applyAction(AppState& state, const action::StopInductionTest& a);
+bool applyAction(AppState& state, const action::StopHeadSweep& a);
+bool applyAction(AppState& state, const action::ResumeHeadSweep& a);
 
 // Lessons.
 bool applyAction(AppState& state, const action::OpenLesson& a);

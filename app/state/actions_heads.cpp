@@ -1,6 +1,7 @@
 // Actions of the views of every head (the model view, the head statistics): a layer and head
 // selected together, the tiles' order and tint, the sink threshold, the induction test.
 #include "app/state/actions_families.hpp"
+#include "app/state/head_summary.hpp"
 
 #include "core/base/format.hpp"
 
@@ -48,6 +49,16 @@ bool applyAction(AppState& state, const action::StartInductionTest& a) {
 
 bool applyAction(AppState& state, const action::StopInductionTest&) {
     state.induction->stop();
+    return true;
+}
+
+bool applyAction(AppState& state, const action::StopHeadSweep&) {
+    if (state.headSweep) state.headSweep->stop();
+    return true;
+}
+
+bool applyAction(AppState& state, const action::ResumeHeadSweep&) {
+    if (state.headSweep) state.headSweep->resume();
     return true;
 }
 

@@ -24,6 +24,7 @@
 #include "core/scenario/shift.hpp"
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -246,6 +247,9 @@ struct AppState {
     bool combineStale = true;                 // forward.concat and forward.output
     PooledWeights pooled;
     HeadSummary headSummary;  // see summarizeHeads
+    // The sweep that makes it on a worker thread when the maps are made on demand (head_summary.hpp);
+    // null until the first one.
+    std::shared_ptr<class HeadSweepJob> headSweep;
     // The induction test of a model's heads on a worker thread; never null in a live state.
     std::unique_ptr<InductionJob> induction = std::make_unique<InductionJob>();
     RolloutView rollout;    // see refreshRollout

@@ -1,6 +1,8 @@
 #include "app/state/head_summary.hpp"
 
 #include <algorithm>
+#include <new>
+#include <utility>
 
 namespace attnviz::app {
 
@@ -14,36 +16,151 @@ PassKey headSummaryKey(const AppState& state) {
 
 bool headSummaryCurrent(const AppState& state) { return state.headSummary.current(headSummaryKey(state)); }
 
-bool summarizeHeads(AppState& state) {
-    if (headSummaryCurrent(state)) return true;
-    const core::AttentionMaps maps = attentionMaps(state);
-    if (!maps) return false;
+namespace {
+
+// The thumbnails' pooling factor for maps of that many queries and keys.
+int thumbnailFactor(const core::AttentionMaps& maps) {
+    const Eigen::Index longest = std::max<Eigen::Index>({1, maps.queries, maps.keys});
+    return static_cast<int>((longest + kThumbnailTexels - 1) / kThumbnailTexels);
+}
+
+core::HeadSweepOptions sweepOptions(const AppState& state, const core::AttentionMaps& maps) {
+    return {.stats = {.skipFirstKey = state.view.skipFirstKey}, .everyKey = state.view.skipFirstKey, .factor = thumbnailFactor(maps)};
+}
+
+// The summary of `maps` from their sweep, for the pass `key` is of.
+HeadSummary summaryOf(const core::AttentionMaps& maps, core::HeadSweep sweep, const PassKey& key, std::uint64_t version) {
     HeadSummary s;
-    s.version = state.headSummary.version;
-    s.restart(headSummaryKey(state));
+    s.version = version;
+    s.restart(key);
     s.layers = maps.layers;
     s.heads = maps.heads;
     s.firstLayer = maps.firstLayer;
     s.queries = maps.queries;
     s.keys = maps.keys;
-    const Eigen::Index longest = std::max<Eigen::Index>({1, maps.queries, maps.keys});
-    s.factor = static_cast<int>((longest + kThumbnailTexels - 1) / kThumbnailTexels);
-    core::HeadSweep sweep = core::sweepHeads(
-        maps, {.stats = {.skipFirstKey = state.view.skipFirstKey}, .everyKey = state.view.skipFirstKey, .factor = s.factor});
+    s.factor = thumbnailFactor(maps);
     s.stats = std::move(sweep.stats);
     s.everyKey = std::move(sweep.everyKey);
     s.side = sweep.side;
     s.sideKeys = sweep.sideKeys;
     s.means = std::move(sweep.means);
     s.maxima = std::move(sweep.maxima);
-    if (const core::ImportedAttention* file = mapsFile(state); file && file->changed())
-        return false;  // read partly as zeros: the last summary stays
     for (const float v : s.means)
         if (!core::isMaskedTexel(v)) s.largestMean = std::max(s.largestMean, v);
     for (const float v : s.maxima)
         if (!core::isMaskedTexel(v)) s.largestMax = std::max(s.largestMax, v);
-    state.headSummary = std::move(s);
+    return s;
+}
+
+}  // namespace
+
+bool summarizeHeads(AppState& state) {
+    if (headSummaryCurrent(state)) return true;
+    const core::AttentionMaps maps = attentionMaps(state);
+    if (!maps) return false;
+    core::HeadSweep sweep = core::sweepHeads(maps, sweepOptions(state, maps));
+    if (const core::ImportedAttention* file = mapsFile(state); file && file->changed())
+        return false;  // read partly as zeros: the last summary stays
+    state.headSummary = summaryOf(maps, std::move(sweep), headSummaryKey(state), state.headSummary.version);
     return true;
+}
+
+void HeadSweepJob::start(const PassKey& key, core::AttentionMaps maps, std::shared_ptr<const void> owner,
+                         const core::HeadSweepOptions& options) {
+    stop();
+    auto progress = std::make_shared<core::Progress>();
+    {
+        const std::lock_guard lock(m_mutex);
+        m_key = key;
+        m_stopped = false;
+        m_done.reset();
+        m_error.clear();
+        m_progress = progress;
+    }
+    m_job.start([this, maps = std::move(maps), owner = std::move(owner), options, progress](const std::atomic<bool>&) {
+        core::HeadSweepOptions counted = options;
+        counted.progress = progress.get();
+        std::optional<core::HeadSweep> done;
+        std::string error;
+        try {
+            done = core::sweepHeads(maps, counted);
+        } catch (const core::Cancelled&) {
+            return;  // stopped: nothing to report
+        } catch (const std::bad_alloc&) {
+            error = "out of memory while summarizing every head";
+        }
+        const std::lock_guard lock(m_mutex);
+        m_done = std::move(done);
+        m_error = std::move(error);
+    });
+}
+
+void HeadSweepJob::stop() {
+    std::shared_ptr<core::Progress> progress;
+    {
+        const std::lock_guard lock(m_mutex);
+        progress = m_progress;
+        if (m_job.running()) m_stopped = true;
+    }
+    if (progress) progress->cancel();
+    m_job.stop();
+}
+
+void HeadSweepJob::resume() {
+    const std::lock_guard lock(m_mutex);
+    m_stopped = false;
+}
+
+bool HeadSweepJob::runningFor(const PassKey& key) const {
+    const std::lock_guard lock(m_mutex);
+    return m_key == key && m_job.running();
+}
+
+bool HeadSweepJob::stoppedAt(const PassKey& key) const {
+    const std::lock_guard lock(m_mutex);
+    return m_key == key && m_stopped;
+}
+
+double HeadSweepJob::fraction() const {
+    const std::lock_guard lock(m_mutex);
+    return m_progress ? m_progress->fraction() : 0.0;
+}
+
+std::string HeadSweepJob::errorAt(const PassKey& key) const {
+    if (m_job.running()) return {};
+    const std::lock_guard lock(m_mutex);
+    return m_key == key ? m_error : std::string();
+}
+
+std::optional<core::HeadSweep> HeadSweepJob::take(const PassKey& key) {
+    if (m_job.running()) return std::nullopt;
+    const std::lock_guard lock(m_mutex);
+    if (!(m_key == key) || !m_done) return std::nullopt;
+    return std::exchange(m_done, std::nullopt);
+}
+
+bool refreshHeadSummary(AppState& state) {
+    if (headSummaryCurrent(state)) return true;
+    std::shared_ptr<const void> owner = onDemandMapsOwner(state);
+    if (!owner) return summarizeHeads(state);  // kept maps: read in place, at once
+    if (!state.headSweep) state.headSweep = std::make_shared<HeadSweepJob>();
+    HeadSweepJob& job = *state.headSweep;
+    const PassKey key = headSummaryKey(state);
+    const core::AttentionMaps maps = attentionMaps(state);
+    if (std::optional<core::HeadSweep> done = job.take(key)) {
+        state.headSummary = summaryOf(maps, std::move(*done), key, state.headSummary.version);
+        return true;
+    }
+    if (job.runningFor(key) || job.stoppedAt(key) || !job.errorAt(key).empty()) return false;
+    job.start(key, maps, std::move(owner), sweepOptions(state, maps));
+    return false;
+}
+
+const HeadSweepJob* pendingHeadSweep(const AppState& state) {
+    if (!state.headSweep || headSummaryCurrent(state)) return nullptr;
+    const PassKey key = headSummaryKey(state);
+    const HeadSweepJob& job = *state.headSweep;
+    return job.runningFor(key) || job.stoppedAt(key) || !job.errorAt(key).empty() ? &job : nullptr;
 }
 
 }  // namespace attnviz::app

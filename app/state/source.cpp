@@ -92,6 +92,11 @@ core::AttentionMaps attentionMaps(const AppState& state) {
 
 bool mapsFresh(const AppState& state) { return state.loaded || weightsFresh(state, -1); }
 
+std::shared_ptr<const void> onDemandMapsOwner(const AppState& state) {
+    if (state.loaded && !state.loaded.run->keepsWeights()) return state.loaded.run;
+    return nullptr;
+}
+
 PassKey passKey(const AppState& state) {
     if (state.loaded) return {state.loaded.run.get(), 0, false};
     if (state.imported) return {state.imported.get(), 0, false};

@@ -11,6 +11,7 @@
 #include "core/base/files.hpp"
 #include "core/io/export.hpp"
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,9 @@ core::AttentionMaps attentionMaps(const AppState& state);
 // Whether the views of every layer read current maps: a checkpoint's pass and an import always; a
 // scenario's when no head is being recomputed (a new τ, say, has not yet bumped the data version).
 bool mapsFresh(const AppState& state);
+// What keeps attentionMaps(state) alive off the state (a worker thread's sweep) when they are
+// made on demand (a checkpoint's pass that keeps none: the pass); null otherwise.
+std::shared_ptr<const void> onDemandMapsOwner(const AppState& state);
 // The pass those maps are of, to key what is derived of them: a checkpoint's pass or an import by
 // identity, a scenario's by its data version (skipFirstKey false).
 PassKey passKey(const AppState& state);
