@@ -57,6 +57,19 @@ def write_tokenizer(folder):
         json.dump({}, f)
 
 
+def write_qwen_shaped(tmp):
+    """Writes the Qwen2.5-0.5B-shaped folder (random BF16 weights, the byte-level tokenizer) under
+    `tmp`; returns its path, its config and the weights' size in MiB."""
+    tok, folder = os.path.join(tmp, "tokenizer"), os.path.join(tmp, "qwen2.5-0.5b-shaped")
+    os.makedirs(tok)
+    write_tokenizer(tok)
+    preset = dict(ckpt.PRESETS["qwen2.5-0.5b"])
+    family = preset.pop("family")
+    cfg = ckpt.config(family, **preset)
+    ckpt.write_folder(folder, family, cfg, ckpt.random_weights(cfg, 1), tok, dtype="BF16")
+    return folder, cfg, os.path.getsize(os.path.join(folder, "model.safetensors")) / 2**20
+
+
 def torch_model(folder):
     """The eager PyTorch Qwen2 of `folder` (float32): forward(ids) -> (every layer's [H, T, T], logits)."""
     import torch
@@ -140,14 +153,7 @@ def main():
     attnviz = os.path.join(args.build, "attnviz")
     sizes = [int(s) for s in args.sizes.split(",")]
     with tempfile.TemporaryDirectory() as tmp:
-        tok, folder = os.path.join(tmp, "tokenizer"), os.path.join(tmp, "qwen2.5-0.5b-shaped")
-        os.makedirs(tok)
-        write_tokenizer(tok)
-        preset = dict(ckpt.PRESETS["qwen2.5-0.5b"])
-        family = preset.pop("family")
-        cfg = ckpt.config(family, **preset)
-        ckpt.write_folder(folder, family, cfg, ckpt.random_weights(cfg, 1), tok, dtype="BF16")
-        file_mib = os.path.getsize(os.path.join(folder, "model.safetensors")) / 2**20
+        folder, cfg, file_mib = write_qwen_shaped(tmp)
         print(f"CPU: {cpu_name()}; {os.cpu_count()} cores; model: Qwen2.5-0.5B's shape, random BF16 weights, {file_mib:.0f} MiB")
         rows = []
         for t in sizes:

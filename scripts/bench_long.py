@@ -29,8 +29,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "oracle"))
 from bench_gpt2 import cpu_name, sentence  # noqa: E402
-from bench_llama import write_tokenizer  # noqa: E402
-import llama_checkpoint as ckpt  # noqa: E402
+from bench_llama import write_qwen_shaped  # noqa: E402
 
 
 def store_mib(cfg, t, kept):
@@ -73,14 +72,7 @@ def main():
     attnviz = os.path.join(args.build, "attnviz")
     sizes = [int(s) for s in args.sizes.split(",")]
     with tempfile.TemporaryDirectory() as tmp:
-        tok, folder = os.path.join(tmp, "tokenizer"), os.path.join(tmp, "qwen2.5-0.5b-shaped")
-        os.makedirs(tok)
-        write_tokenizer(tok)
-        preset = dict(ckpt.PRESETS["qwen2.5-0.5b"])
-        family = preset.pop("family")
-        cfg = ckpt.config(family, **preset)
-        ckpt.write_folder(folder, family, cfg, ckpt.random_weights(cfg, 1), tok, dtype="BF16")
-        file_mib = os.path.getsize(os.path.join(folder, "model.safetensors")) / 2**20
+        folder, cfg, file_mib = write_qwen_shaped(tmp)
         print(f"CPU: {cpu_name()}; {os.cpu_count()} cores; model: Qwen2.5-0.5B's shape, random BF16 weights, {file_mib:.0f} MiB; "
               f"--max-memory {args.max_memory} MiB")
         print("| T | maps | wall (s) | peak RSS (MiB) | kept by the pass (MiB) | file + kept + 1 GiB (MiB) |")
