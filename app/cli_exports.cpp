@@ -228,8 +228,7 @@ void runBench(const Flags& f, const GuiRequest& request, std::ostream& out, cons
     if (const core::decoder::Checkpoint* checkpoint = checkpointOf(state)) {  // the whole pass, every layer and head, and an appended token
         doing = "timing the model's forward pass";
         const std::vector<int> ids = passIds(state);
-        const core::decoder::PassMaps maps =
-            core::passMapsFor(checkpoint->config(), static_cast<long long>(ids.size()), request.limits.keptMapsBytes);
+        const core::decoder::PassMaps maps = core::passMapsWithin(checkpoint->config(), static_cast<long long>(ids.size()), request.limits);
         const core::ModelBenchResult r = core::benchmarkModel(*checkpoint, ids, seconds, maps);
         const core::decoder::Config& c = checkpoint->config();
         const nlohmann::json j = {{"model", checkpoint->name()},

@@ -72,6 +72,7 @@ void HeadSweepJob::start(const PassKey& key, core::AttentionMaps maps, std::shar
     {
         const std::lock_guard lock(m_mutex);
         m_key = key;
+        m_owner = owner;  // held until the next sweep: the key's pass is not freed while its result waits
         m_stopped = false;
         m_done.reset();
         m_error.clear();
@@ -111,6 +112,11 @@ void HeadSweepJob::resume() {
     m_stopped = false;
 }
 
+bool HeadSweepJob::isFor(const PassKey& key) const {
+    const std::lock_guard lock(m_mutex);
+    return m_key == key;
+}
+
 bool HeadSweepJob::runningFor(const PassKey& key) const {
     const std::lock_guard lock(m_mutex);
     return m_key == key && m_job.running();
@@ -140,6 +146,8 @@ std::optional<core::HeadSweep> HeadSweepJob::take(const PassKey& key) {
 }
 
 bool refreshHeadSummary(AppState& state) {
+    // A sweep of another pass (or another rule) is of no use: stopped, and what it holds let go.
+    if (state.headSweep && !state.headSweep->isFor(headSummaryKey(state))) state.headSweep.reset();
     if (headSummaryCurrent(state)) return true;
     std::shared_ptr<const void> owner = onDemandMapsOwner(state);
     if (!owner) return summarizeHeads(state);  // kept maps: read in place, at once

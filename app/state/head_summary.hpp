@@ -47,6 +47,7 @@ public:
     void stop();
     void resume();
     bool running() const { return m_job.running(); }
+    bool isFor(const PassKey& key) const;  // the last sweep started was of `key`
     bool runningFor(const PassKey& key) const;
     bool stoppedAt(const PassKey& key) const;
     double fraction() const;                        // of the sweep under way (or stopped), 0 … 1
@@ -56,7 +57,8 @@ public:
 
 private:
     mutable std::mutex m_mutex;
-    PassKey m_key;  // guarded by m_mutex, as the three below
+    PassKey m_key;                        // guarded by m_mutex, as the four below
+    std::shared_ptr<const void> m_owner;  // what the key's maps read, kept alive with its result
     bool m_stopped = false;
     std::optional<core::HeadSweep> m_done;
     std::string m_error;

@@ -108,8 +108,8 @@ void BlockPooler::add(const MatRef& rows, Eigen::Index r0) {
                 lo = std::clamp<Eigen::Index>(i - m_settings.window + 1, 0, m_keys);
                 if (!m_settings.causal) hi = std::min(hi, i + m_settings.window);
             }
-            // each block of columns the band crosses, on whole packets
-            for (Eigen::Index c = lo / m_factor; c * m_factor < hi; ++c) {
+            // each block of columns the band crosses, on whole packets (none when the band is empty)
+            for (Eigen::Index c = lo / m_factor; lo < hi && c * m_factor < hi; ++c) {
                 const Eigen::Index j0 = std::max(lo, c * m_factor), j1 = std::min(hi, (c + 1) * m_factor);
                 const Eigen::Map<const Eigen::ArrayXf> cells(w + j0, j1 - j0);
                 const auto k = static_cast<std::size_t>(c);

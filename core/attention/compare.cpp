@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <exception>
 
 namespace attnviz::core {
 
@@ -122,15 +123,22 @@ std::vector<double> headsMoved(const AttentionMaps& a, const AttentionMaps& b, c
         throw InputError("compare", "the alignment has " + std::to_string(alignment.partner.size()) + " positions, the maps " +
                                         std::to_string(a.keys) + " keys");
     std::vector<double> moved(static_cast<std::size_t>(a.count()), 0.0);
+    std::exception_ptr failure;  // the first head's error (out of memory): no exception leaves a parallel region
 #pragma omp parallel
     {
         Mat sa, sb;  // maps made on demand
 #pragma omp for schedule(dynamic)
         for (int m = 0; m < a.count(); ++m) {
             const int l = m / a.heads, h = m % a.heads;
-            moved[static_cast<std::size_t>(m)] = mapMoved(a.map(l, h, sa), b.map(l, h, sb), alignment);
+            try {
+                moved[static_cast<std::size_t>(m)] = mapMoved(a.map(l, h, sa), b.map(l, h, sb), alignment);
+            } catch (...) {
+#pragma omp critical(attnviz_moved_failure)
+                if (!failure) failure = std::current_exception();
+            }
         }
     }
+    if (failure) std::rethrow_exception(failure);
     return moved;
 }
 

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <exception>
 #include <limits>
 #include <optional>
 #include <unordered_map>
@@ -225,6 +226,39 @@ std::vector<HeadStats> allHeadStats(const AttentionMaps& maps, const HeadStatsOp
     return sweepHeads(maps, {.stats = options}).stats;
 }
 
+namespace {
+
+// One head of sweepHeads: its map read a block of rows at a time into its sums and thumbnails,
+// written to `out` at the head's index. Stops between blocks once `stopped` (Cancelled through
+// the progress, or another head's failure).
+void sweepHead(const AttentionMaps& maps, int k, Index block, const TokenLinks& links, const Ramps& ramps, const HeadSweepOptions& options,
+               int factor, std::atomic<bool>& stopped, Mat& scratch, HeadSweep& out) {
+    const int layer = k / maps.heads, head = k % maps.heads;
+    const Settings& settings = maps.layerSettings(layer);
+    StatsSums sums(maps.queries, maps.keys, links, ramps, settings, options.stats);
+    std::optional<StatsSums> every;
+    if (options.everyKey) every.emplace(maps.queries, maps.keys, links, ramps, settings, HeadStatsOptions{});
+    std::optional<BlockPooler> pooler;
+    if (options.factor > 0) pooler.emplace(maps.queries, maps.keys, settings, factor);
+    for (Index r0 = 0; r0 < maps.queries && !stopped; r0 += block) {
+        const MatRef rows = maps.rowBlock(layer, head, r0, std::min(block, maps.queries - r0), scratch);
+        sums.addRows(rows, r0);
+        if (every) every->addRows(rows, r0);
+        if (pooler) pooler->add(rows, r0);
+        if (options.progress) options.progress->advance(1);  // Cancelled once asked to stop
+    }
+    maps.finished(layer, head);
+    out.stats[static_cast<std::size_t>(k)] = sums.result();
+    if (every) out.everyKey[static_cast<std::size_t>(k)] = every->result();
+    if (pooler) {
+        const auto size = static_cast<std::ptrdiff_t>(pooler->means().size()), at = size * k;
+        std::copy(pooler->means().begin(), pooler->means().end(), out.means.begin() + at);
+        std::copy(pooler->maxima().begin(), pooler->maxima().end(), out.maxima.begin() + at);
+    }
+}
+
+}  // namespace
+
 HeadSweep sweepHeads(const AttentionMaps& maps, const HeadSweepOptions& options) {
     HeadSweep out;
     const auto count = static_cast<std::size_t>(std::max(0, maps.count()));
@@ -247,42 +281,25 @@ HeadSweep sweepHeads(const AttentionMaps& maps, const HeadSweepOptions& options)
     expect(options.progress, blocks * count);
     const int heads = maps.count();
     std::atomic<bool> stopped{false};
+    std::exception_ptr failure;  // the first error of any head (out of memory): no exception leaves a parallel region
 #pragma omp parallel
     {
         Mat scratch;
 #pragma omp for schedule(dynamic)
         for (int k = 0; k < heads; ++k) {
             if (stopped) continue;
-            const int layer = k / maps.heads, head = k % maps.heads;
-            const Settings& settings = maps.layerSettings(layer);
-            StatsSums sums(maps.queries, maps.keys, links, ramps, settings, options.stats);
-            std::optional<StatsSums> every;
-            if (options.everyKey) every.emplace(maps.queries, maps.keys, links, ramps, settings, HeadStatsOptions{});
-            std::optional<BlockPooler> pooler;
-            if (options.factor > 0) pooler.emplace(maps.queries, maps.keys, settings, factor);
-            for (Index r0 = 0; r0 < maps.queries && !stopped; r0 += block) {
-                const MatRef rows = maps.rowBlock(layer, head, r0, std::min(block, maps.queries - r0), scratch);
-                sums.addRows(rows, r0);
-                if (every) every->addRows(rows, r0);
-                if (pooler) pooler->add(rows, r0);
-                if (options.progress) {
-                    try {
-                        options.progress->advance(1);
-                    } catch (const Cancelled&) {
-                        stopped = true;  // no exception leaves a parallel region
-                    }
-                }
-            }
-            maps.finished(layer, head);
-            out.stats[static_cast<std::size_t>(k)] = sums.result();
-            if (every) out.everyKey[static_cast<std::size_t>(k)] = every->result();
-            if (pooler) {
-                const auto size = static_cast<std::ptrdiff_t>(pooler->means().size()), at = size * k;
-                std::copy(pooler->means().begin(), pooler->means().end(), out.means.begin() + at);
-                std::copy(pooler->maxima().begin(), pooler->maxima().end(), out.maxima.begin() + at);
+            try {
+                sweepHead(maps, k, block, links, ramps, options, factor, stopped, scratch, out);
+            } catch (const Cancelled&) {
+                stopped = true;
+            } catch (...) {
+#pragma omp critical(attnviz_sweep_failure)
+                if (!failure) failure = std::current_exception();
+                stopped = true;
             }
         }
     }
+    if (failure) std::rethrow_exception(failure);
     if (stopped) throw Cancelled{};
     return out;
 }

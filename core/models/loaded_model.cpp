@@ -100,6 +100,12 @@ decoder::PassMaps passMapsFor(const decoder::Config& c, long long t, std::uint64
     return everyMapBytes(c, t) <= keptMapsBytes ? decoder::PassMaps::Kept : decoder::PassMaps::OnDemand;
 }
 
+decoder::PassMaps passMapsWithin(const decoder::Config& c, long long t, const Limits& limits) {
+    const decoder::PassMaps maps = passMapsFor(c, t, limits.keptMapsBytes);
+    if (maps == decoder::PassMaps::Kept && modelMemoryBytes(c, t, maps) > limits.maxBytes) return decoder::PassMaps::OnDemand;
+    return maps;
+}
+
 std::uint64_t keptModelBytes(const decoder::Config& c, long long t, decoder::PassMaps maps) { return decoder::storeBytes(c, t, 0, maps); }
 
 std::uint64_t modelMemoryBytes(const decoder::Config& c, long long t, decoder::PassMaps maps) {
@@ -157,9 +163,7 @@ LoadedModel loadModel(const Scenario& scenario, const LoadedModel* previous, con
                                          std::to_string(limits.maxTokens) + " (--max-tokens)");
     // Every map kept while they are small enough and fit --max-memory; else made on demand from
     // q, k and each row's log-sum-exp.
-    decoder::PassMaps maps = passMapsFor(model.config(), tokens, limits.keptMapsBytes);
-    if (maps == decoder::PassMaps::Kept && modelMemoryBytes(model.config(), tokens, maps) > limits.maxBytes)
-        maps = decoder::PassMaps::OnDemand;
+    const decoder::PassMaps maps = passMapsWithin(model.config(), tokens, limits);
     if (const std::uint64_t needed = modelMemoryBytes(model.config(), tokens, maps); needed > limits.maxBytes) {
         const std::string kept = maps == decoder::PassMaps::Kept
                                      ? "every layer's " + std::to_string(model.config().nHead) + " heads' " + std::to_string(tokens) +

@@ -71,6 +71,9 @@ std::uint64_t everyMapBytes(const decoder::Config& config, long long tokens);
 // What a pass over T tokens keeps of its maps: every map while everyMapBytes ≤ keptMapsBytes
 // (views read them at no cost), else only what they are made of (made on demand).
 decoder::PassMaps passMapsFor(const decoder::Config& config, long long tokens, std::uint64_t keptMapsBytes);
+// What loadModel's pass keeps under `limits`: passMapsFor with keptMapsBytes, and on demand when
+// keeping them would pass maxBytes (modelMemoryBytes).
+decoder::PassMaps passMapsWithin(const decoder::Config& config, long long tokens, const Limits& limits);
 // Bytes a pass over T tokens keeps: its store (decoder::storeBytes): each layer's input, normed
 // input and q|k|v, each row's log-sum-exp per head, with Kept every layer's every head's [T, T]
 // weights, and the final rows [T, d].

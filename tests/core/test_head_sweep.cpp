@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <new>
 
 using namespace attnviz;
 using namespace attnviz::core;
@@ -117,6 +118,28 @@ TEST(HeadSweep, ThumbnailsPooledFromBlocksOfRowsAreTheWholeMapsPooling) {
         }
     BlockPooler pooler(tq, tk, masks[0], 2);
     EXPECT_THROW(pooler.add(Mat::Zero(2, tk), 2), std::invalid_argument);  // rows 0 and 1 not yet added
+    // More queries than keys under a window: the last rows read no key at all.
+    Settings window;
+    window.window = 2;
+    const Mat wide = Mat::Constant(9, 4, 0.25f);
+    BlockPooler rows(9, 4, window, 3);
+    rows.add(wide, 0);
+    std::vector<float> means;
+    poolBlocks(wide, window, 3, BlockPooling::Max, means);
+    EXPECT_EQ(rows.maxima(), means);
+}
+
+TEST(HeadSweep, AHeadsFailureLeavesTheSweepAsAnException) {
+    AttentionMaps maps;
+    maps.layers = 1;
+    maps.heads = 4;
+    maps.queries = maps.keys = 8;
+    maps.settings.assign(1, Settings{});
+    maps.rows = [](int, int head, Eigen::Index, const Eigen::Ref<Mat>& out) {
+        if (head == 2) throw std::bad_alloc();
+        const_cast<Eigen::Ref<Mat>&>(out).setConstant(1.0f / 8);
+    };
+    EXPECT_THROW(sweepHeads(maps, {.stats = {}, .everyKey = false, .factor = 2, .blockFloats = 16}), std::bad_alloc);
 }
 
 TEST(HeadSweep, StopsWhenAskedAndCountsItsBlocks) {
