@@ -172,7 +172,7 @@ TEST_F(KeepMaps, BenchNamesTheStrategyAndTheFlagIsChecked) {
         ASSERT_EQ(run.code, 0) << run.err;
         const nlohmann::json j = nlohmann::json::parse(run.out);
         EXPECT_EQ(j.at("maps"), keep ? "kept" : "on demand");
-        EXPECT_GT(j.at("sweep_ms").get<double>(), 0.0);
+        EXPECT_TRUE(j.at("sweep_ms").is_number());  // reported; its value is a timing, for benchmarks alone
         const core::decoder::Config c = core::openCheckpoint((m_dir / "model").string())->config();
         const long long tokens = j.at("T").get<long long>();
         EXPECT_DOUBLE_EQ(
