@@ -19,10 +19,7 @@ bool headSummaryCurrent(const AppState& state) { return state.headSummary.curren
 namespace {
 
 // The thumbnails' pooling factor for maps of that many queries and keys.
-int thumbnailFactor(const core::AttentionMaps& maps) {
-    const Eigen::Index longest = std::max<Eigen::Index>({1, maps.queries, maps.keys});
-    return static_cast<int>((longest + kThumbnailTexels - 1) / kThumbnailTexels);
-}
+int thumbnailFactor(const core::AttentionMaps& maps) { return core::thumbnailFactor(maps.queries, maps.keys); }
 
 core::HeadSweepOptions sweepOptions(const AppState& state, const core::AttentionMaps& maps) {
     return {.stats = {.skipFirstKey = state.view.skipFirstKey}, .everyKey = state.view.skipFirstKey, .factor = thumbnailFactor(maps)};

@@ -26,8 +26,6 @@ int shownMapLayer(const AppState& state);
 PassKey headSummaryKey(const AppState& state);
 // Whether state.headSummary is of the current pass.
 bool headSummaryCurrent(const AppState& state);
-// Thumbnails at most this many texels a side (a few dozen: 1,200 tiles of GPT-2 XL stay small).
-inline constexpr int kThumbnailTexels = 48;
 // Makes state.headSummary for the current pass when it is not current and the maps are ready;
 // returns whether it is current now.
 bool summarizeHeads(AppState& state);

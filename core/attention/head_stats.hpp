@@ -26,6 +26,7 @@
 #include "core/base/matrix.hpp"
 #include "core/base/progress.hpp"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -63,6 +64,13 @@ struct HeadSweepOptions {
     std::size_t blockFloats = 1u << 22;  // floats of one block of rows a thread makes at once (16 MiB)
     Progress* progress = nullptr;
 };
+// Thumbnails at most this many texels a side (a few dozen: 1,200 tiles of GPT-2 XL stay small),
+// and the pooling factor that keeps maps of that many queries and keys within it.
+inline constexpr int kThumbnailTexels = 48;
+inline int thumbnailFactor(Eigen::Index queries, Eigen::Index keys) {
+    const Eigen::Index longest = std::max<Eigen::Index>({1, queries, keys});
+    return static_cast<int>((longest + kThumbnailTexels - 1) / kThumbnailTexels);
+}
 struct HeadSweep {
     std::vector<HeadStats> stats, everyKey;  // [layers × heads], layer-major; everyKey empty unless asked
     Eigen::Index side = 0, sideKeys = 0;     // a thumbnail's texels: side × sideKeys

@@ -52,7 +52,7 @@ ModelBenchResult benchmarkModel(const decoder::Checkpoint& model, const std::vec
     // The views of every layer: every head's statistics and thumbnails, in one sweep over the maps
     // of the last pass (made again on demand, or read where the pass keeps them).
     const AttentionMaps every = runMaps(run, c);
-    const int factor = static_cast<int>((r.tokens + 47) / 48);  // the model view's thumbnails: 48 texels a side
+    const int factor = thumbnailFactor(r.tokens, r.tokens);  // the model view's thumbnails
     r.sweepMs = medianMs(
         seconds * 0.5, [&] { sweepHeads(every, {.stats = {}, .everyKey = false, .factor = factor}); }, 3, 100);
     r.maps = maps;
