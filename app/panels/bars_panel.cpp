@@ -1,6 +1,7 @@
 #include "app/panels/bars_panel.hpp"
 
 #include "app/state/rollout_view.hpp"
+#include "app/state/shown_map.hpp"
 #include "app/widgets/charts.hpp"
 #include "app/widgets/text.hpp"
 #include "core/attention/attention.hpp"
@@ -36,19 +37,12 @@ std::pair<std::vector<float>, std::vector<bool>> queryRow(const AppState& s, int
     const core::Mat* flow = shownRollout(s);  // the rollout view: R's row q
     const core::Settings flowMask = flow ? rolloutMask(s) : core::Settings{};
     const core::Settings& mask = flow ? flowMask : s.settings;
-    core::Mat mean;  // the mean over heads' row q, made once
+    const core::Mat row = flow ? core::Mat(flow->row(q)) : shownRows(s, head, q, 1);  // a head's, the mean's, or R's row q
+    std::vector<char> masked;
+    core::blockedRow(mask, q, tk, masked);
     for (int j = 0; j < tk; ++j) {
-        float w = 0.0f;
-        if (flow) {
-            w = (*flow)(q, j);
-        } else if (head < 0) {
-            if (mean.size() == 0) mean = core::meanWeights(s.forward, q, 1, meanOptions(s));
-            w = mean(0, j);
-        } else {
-            w = s.forward.heads[static_cast<std::size_t>(head)].weights(q, j);
-        }
-        values[static_cast<std::size_t>(j)] = w;
-        blocked[static_cast<std::size_t>(j)] = core::isBlocked(mask, q, j);
+        values[static_cast<std::size_t>(j)] = row(0, j);
+        blocked[static_cast<std::size_t>(j)] = masked[static_cast<std::size_t>(j)] != 0;
     }
     return {values, blocked};
 }
@@ -113,9 +107,7 @@ void BarsPanel::draw(PanelContext& ctx) {
 
     const float lineH = ImGui::GetTextLineHeightWithSpacing();
     if (!multiples) {
-        const core::RowStats stats = core::rowStats(flow       ? core::Mat(flow->row(q))
-                                                    : head < 0 ? core::meanWeights(s.forward, q, 1, meanOptions(s))
-                                                               : core::Mat(s.forward.heads[static_cast<std::size_t>(head)].weights.row(q)));
+        const core::RowStats stats = core::rowStats(flow ? core::Mat(flow->row(q)) : shownRows(s, head, q, 1));
         // The entropy's maximum: the uniform row over the keys this query may see.
         int allowed = 0;
         for (int j = 0; j < static_cast<int>(s.model.tk()); ++j) allowed += core::isBlocked(mask, q, j) ? 0 : 1;

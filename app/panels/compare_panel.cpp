@@ -57,6 +57,7 @@ void textField(PanelContext& ctx) {
 void ComparePanel::draw(PanelContext& ctx) {
     const AppState& s = ctx.state;
     if (!beginPanel(ctx, title())) return;
+    if (noModelNote(ctx, "comparing two sentences needs the shown layer over both")) return;
     if (!s.view.presenter) textField(ctx);
     const CompareView& c = s.compare;
     if (s.view.compareText.empty()) {

@@ -1,6 +1,7 @@
 #include "app/panels/heads_panel.hpp"
 
 #include "app/gfx/texture_cache.hpp"
+#include "app/state/source.hpp"
 #include "app/widgets/text.hpp"
 
 #include <algorithm>
@@ -11,6 +12,11 @@ namespace attnviz::app {
 void HeadsPanel::draw(PanelContext& ctx) {
     const AppState& s = ctx.state;
     if (!beginPanel(ctx, title())) return;
+    if (!capabilities(s).wholeLayer) {  // every head's map in full: the model view has them pooled
+        widgets::wrappedText("Every head's map in full; " + readFromPassNote(s) + ". The model view shows every head pooled.");
+        ImGui::End();
+        return;
+    }
     const int heads = s.model.heads;
     const int tiles = heads + (heads > 1 ? 1 : 0);  // the mean comes first when there are several heads
     const ImVec2 avail = ImGui::GetContentRegionAvail();

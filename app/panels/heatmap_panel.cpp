@@ -31,7 +31,7 @@ std::string cellTooltip(const AppState& s, const core::Settings& mask, int head,
         std::snprintf(buf, sizeof buf, "rollout R = %.4f: the share of token %d that flows into position %d", weight, j + 1, i + 1);
     else std::snprintf(buf, sizeof buf, "weight α = %.4f", weight);
     text += buf;
-    if (head >= 0 && !rollout && !capabilities(s).givenMaps) {  // imported maps have no scores
+    if (head >= 0 && !rollout && !capabilities(s).givenMaps && capabilities(s).wholeLayer) {  // imported maps have no scores
         const float score = s.forward.heads[static_cast<std::size_t>(head)].scores(i, j);
         const float c = core::logitScale(s.model.dk, s.settings);
         std::snprintf(buf, sizeof buf, "\nscore q·k = %.4f\nscaled = %.4f  (÷ %s%.3g)", score, score * c,
@@ -84,6 +84,16 @@ void drawLayerPreview(PanelContext& ctx, const char* title, int layer, int head)
 
 }  // namespace
 
+const HeatmapPanel::Rows& HeatmapPanel::rowsFromPass(const AppState& s, int head, Eigen::Index r0, Eigen::Index n) {
+    ShownMapKey of = shownMapKey(s, head);
+    of.factor = 0;
+    if (m_rows.of == of && m_rows.has(r0) && m_rows.has(r0 + n - 1)) return m_rows;
+    m_rows.of = of;
+    m_rows.r0 = r0;
+    m_rows.rows = shownRows(s, head, r0, n);
+    return m_rows;
+}
+
 void HeatmapPanel::draw(PanelContext& ctx) {
     const AppState& s = ctx.state;
     if (capabilities(s).ownPass && s.view.previewLayer >= 0 && s.view.previewLayer != s.scenario.layer && s.view.previewHead >= 0)
@@ -100,9 +110,28 @@ void HeatmapPanel::draw(PanelContext& ctx) {
         ImGui::End();
         return;
     }
+    // A layer read from the model's pass: its map pooled on a worker (the last one drawn meanwhile),
+    // the numbers on screen made from the pass.
+    const bool fromPass = !flow && !capabilities(s).wholeLayer;
+    const ShownMap* shown = fromPass ? shownMapOf(s, head) : nullptr;
+    if (fromPass && !(shown && shown->current(shownMapKey(s, head)))) ctx.requests.stale.insert(std::string(id()));
+    if (fromPass && shown == nullptr) {
+        const ShownMapJob* job = pendingShownMap(s);
+        const std::string error = job ? job->errorAt(shownMapKey(s, head)) : std::string();
+        if (!error.empty()) widgets::wrappedTextColored(ImVec4(0.95f, 0.35f, 0.30f, 1.0f), error);
+        else
+            widgets::flowTextDisabled("reading " + headLabel(s, head) + " from the model's pass: " +
+                                      std::to_string(static_cast<int>((job ? job->fraction() : 0.0) * 100.0)) + " %");
+        ImGui::End();
+        return;
+    }
     const int tq = static_cast<int>(s.model.tq()), tk = static_cast<int>(s.model.tk());
     const auto weight = [&](int i, int j) {
         if (flow) return (*flow)(i, j);
+        if (fromPass) {
+            const Rows& r = rowsFromPass(s, head, i, 1);
+            return r.rows(i - r.r0, j);
+        }
         if (head >= 0) return s.forward.heads[static_cast<std::size_t>(head)].weights(i, j);
         float sum = 0.0f;
         for (const auto& h : s.forward.heads) sum += h.weights(i, j);
@@ -110,6 +139,11 @@ void HeatmapPanel::draw(PanelContext& ctx) {
     };
     const auto rowSum = [&](int i) {
         if (flow) return flow->row(i).sum();
+        if (fromPass) {  // only rows already made (a zoomed map's): the rest are not made for their sums
+            ShownMapKey of = shownMapKey(s, head);
+            of.factor = 0;
+            return m_rows.of == of && m_rows.has(i) ? m_rows.rows.row(i - m_rows.r0).sum() : std::nanf("");
+        }
         if (head >= 0) return s.forward.heads[static_cast<std::size_t>(head)].weights.row(i).sum();
         float sum = 0.0f;
         for (const auto& h : s.forward.heads) sum += h.weights.row(i).sum();
@@ -140,6 +174,14 @@ void HeatmapPanel::draw(PanelContext& ctx) {
         widgets::flowTextDisabled(settings);
     }
     if (!flow) widgets::flowTextDisabled("rows: queries · columns: keys");
+    if (fromPass) {
+        const int f = shown->map.factor;
+        widgets::flowTextDisabled(f > 1 ? "read from the model's pass · a texel is the largest of " + std::to_string(f) + " × " +
+                                              std::to_string(f) + " weights"
+                                        : std::string("read from the model's pass"));
+        if (const ShownMapJob* job = pendingShownMap(s); job && shown->map.factor != shownMapKey(s, head).factor)
+            widgets::flowTextDisabled("finer: " + std::to_string(static_cast<int>(job->fraction() * 100.0)) + " %");
+    }
     if (!ctx.state.view.presenter) {
         static constexpr const char* kScales[] = {"auto", "0 … 1", "stretched", "per row", "log"};
         const float comboW = ImGui::CalcTextSize("stretched").x + ImGui::GetFrameHeight() + ImGui::GetStyle().FramePadding.x * 2.0f;
@@ -191,12 +233,21 @@ void HeatmapPanel::draw(PanelContext& ctx) {
     // Colour range: 0 … 1 (comparable across heads), or 0 … the largest weight shown (contrast
     // for long sequences, where every weight is near 1/T).
     const gfx::HeatmapTexture& tex =
-        flow ? ctx.textures.get("heat-rollout", gfx::TextureStamp{s.rollout.version, -3, headPooling(cell)}, weightColouring(s),
-                                [&] { return gfx::texelsOf(*flow, mask, headPooling(cell)); })
-             : headWeightsTexture(ctx, "heat", head, cell);
-    // the next softmax of the shown head pools its texels for this map
-    if (const int pooling = headPooling(cell); !flow && head >= 0 && pooling != s.view.heatmapPooling)
+        flow       ? ctx.textures.get("heat-rollout", gfx::TextureStamp{s.rollout.version, -3, headPooling(cell)}, weightColouring(s),
+                                      [&] { return gfx::texelsOf(*flow, mask, headPooling(cell)); })
+        : fromPass ? ctx.textures.get("heat-pass", gfx::TextureStamp{shown->version, head, shown->map.factor}, weightColouring(s),
+                                      gfx::pooledView(shown->map.maxima, tq, tk, shown->map.factor))
+                   : headWeightsTexture(ctx, "heat", head, cell);
+    // the next softmax of the shown head pools its texels for this map (the next map made from the
+    // pass, of any head)
+    if (const int pooling = headPooling(cell); !flow && (head >= 0 || fromPass) && pooling != s.view.heatmapPooling)
         ctx.actions.emit(action::SetHeatmapPooling{pooling});
+    // the map read from the pass: zoomed in far enough for numbers, its visible rows are made
+    if (fromPass && cell >= lineH + 2.0f) {
+        const int i0 = std::max(0, static_cast<int>(v0 * static_cast<float>(tq)));
+        const int n = std::min(tq - i0, static_cast<int>(std::ceil(matH / cell)) + 1);
+        if (n > 0 && n <= 128) rowsFromPass(s, head, i0, n);
+    }
     // The colour a cell was given, for its number's ink.
     const auto cellColour = [&](int i, float w) {
         float rowMax = 0.0f;  // only drawn for small maps: a row's scan is cheap
@@ -258,8 +309,10 @@ void HeatmapPanel::draw(PanelContext& ctx) {
         const float y = cellY(i + 0.5f) - ts.y * 0.5f;
         list->AddText(ImVec2(mMin.x - ts.x - 6.0f, y), selected ? accent : text, label);
         char buf[24];
-        std::snprintf(buf, sizeof buf, "%.2f", rowSum(i));
-        list->AddText(ImVec2(mMax.x + 8.0f, y), ImGui::GetColorU32(ImGuiCol_TextDisabled), buf);
+        if (const float sum = rowSum(i); !std::isnan(sum)) {
+            std::snprintf(buf, sizeof buf, "%.2f", sum);
+            list->AddText(ImVec2(mMax.x + 8.0f, y), ImGui::GetColorU32(ImGuiCol_TextDisabled), buf);
+        }
     }
     list->PopClipRect();
     list->AddText(ImVec2(mMax.x + 8.0f, origin.y + 4.0f), text, "Σ");

@@ -72,8 +72,14 @@ bool beginPanelFor(PanelContext& ctx, const char* title, int head, bool weightsO
 }
 
 bool noModelNote(PanelContext& ctx, const char* what) {
-    if (capabilities(ctx.state).weights) return false;
-    ImGui::TextWrapped("Imported attention has no model behind it: %s (open a checkpoint with --model).", what);
+    const Capabilities can = capabilities(ctx.state);
+    if (can.weights && can.wholeLayer) return false;
+    if (!can.weights) ImGui::TextWrapped("Imported attention has no model behind it: %s (open a checkpoint with --model).", what);
+    else {
+        std::string line = "This view needs the shown layer's heads computed whole; " + readFromPassNote(ctx.state) +
+                           " (a shorter sentence, or a larger --max-memory).";
+        widgets::wrappedText(line);
+    }
     ImGui::End();
     return true;
 }

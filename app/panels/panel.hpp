@@ -85,7 +85,10 @@ bool beginPanel(PanelContext& ctx, const char* title);
 bool beginPanelFor(PanelContext& ctx, const char* title, int head, bool weightsOnly);
 // For a panel that needs a model behind the maps (X, the weights, the queries and keys): when the
 // maps were imported (computed elsewhere), says so in one wrapped line, "Imported attention has no
-// model behind it: <what> (open a checkpoint with --model).", ends the window and returns true.
+// model behind it: <what> (open a checkpoint with --model).", ends the window and returns true;
+// likewise when a model's sentence is too long for the shown layer's heads whole (read from the
+// pass: Capabilities::wholeLayer), "This view needs the shown layer's heads computed whole; at T
+// tokens …".
 // Call it right after beginPanel / beginPanelFor: `if (noModelNote(ctx, "…")) return;`. `what`
 // is a short fixed clause: "the stages need X and the weights W_Q, W_K and W_V".
 bool noModelNote(PanelContext& ctx, const char* what);

@@ -4,6 +4,7 @@
 #include "app/render/png.hpp"
 #include "app/state/head_summary.hpp"
 #include "app/state/launch.hpp"
+#include "app/state/shown_map.hpp"
 #include "app/state/source.hpp"
 #include "core/base/error.hpp"
 #include "core/base/files.hpp"
@@ -85,11 +86,11 @@ int FrameLoop::run() {
 void FrameLoop::waitForEvents() {
     const bool labs = app::labsRunning(m_app.state());
     const bool busy = screenshot() || !m_captures.empty() || !app::isFresh(m_app.state()) || !m_app.viewsSettled() || m_eagerFrames > 0;
-    const bool sweeping = m_app.state().headSweep && m_app.state().headSweep->running();
+    const bool sweeping = (m_app.state().headSweep && m_app.state().headSweep->running()) || app::shownMapRunning(m_app.state());
     if (busy && screenshot() && (labs || sweeping)) {
         glfwWaitEventsTimeout(0.05);  // the worker has the cores; the view is drawn at its end
     } else if (sweeping && m_captures.empty()) {
-        glfwWaitEventsTimeout(0.1);  // every map made again on a worker: its progress, and the frame it is ready in
+        glfwWaitEventsTimeout(0.1);  // maps made again on a worker: its progress, and the frame it is ready in
     } else if (busy) {
         glfwPollEvents();
         m_eagerFrames = std::max(0, m_eagerFrames - 1);

@@ -3,6 +3,7 @@
 #include "app/state/actions.hpp"
 
 #include "app/state/actions_families.hpp"
+#include "app/state/source.hpp"
 #include "core/base/error.hpp"
 
 #include <algorithm>
@@ -41,6 +42,13 @@ constexpr bool kEditsTheMaps =
     std::is_same_v<A, action::ResetSwaps> || std::is_same_v<A, action::Shuffle> || std::is_same_v<A, action::SetTemperature> ||
     std::is_same_v<A, action::SetScaled> || std::is_same_v<A, action::SetCausal> || std::is_same_v<A, action::ToggleCausal>;
 
+// Edits of the shown layer's softmax or order: a layer read from a model's pass is its own.
+template <class A>
+constexpr bool kEditsTheShownLayer =
+    std::is_same_v<A, action::SetWindow> || std::is_same_v<A, action::SwapTokens> || std::is_same_v<A, action::ResetSwaps> ||
+    std::is_same_v<A, action::Shuffle> || std::is_same_v<A, action::SetTemperature> || std::is_same_v<A, action::SetScaled> ||
+    std::is_same_v<A, action::SetCausal> || std::is_same_v<A, action::ToggleCausal>;
+
 }  // namespace
 
 bool apply(AppState& state, const Action& action) {
@@ -48,6 +56,10 @@ bool apply(AppState& state, const Action& action) {
         [&](const auto& a) {
             if constexpr (kEditsTheMaps<std::decay_t<decltype(a)>>)
                 if (!capabilities(state).editable) return detail::reject(state, "imported attention", kImportedMapsFixed);
+            if constexpr (kEditsTheShownLayer<std::decay_t<decltype(a)>>)
+                if (!capabilities(state).wholeLayer)
+                    return detail::reject(state, "layer " + std::to_string(state.scenario.layer),
+                                          readFromPassNote(state) + "; its softmax and order are the model's own (τ = 1, causal)");
             return detail::applyAction(state, a);
         },
         action);

@@ -1,5 +1,6 @@
 #include "app/state/app_state.hpp"
 
+#include "app/state/shown_map.hpp"
 #include "app/state/source.hpp"
 
 #include "core/base/error.hpp"
@@ -139,8 +140,10 @@ void recomputeHead(AppState& state, int head) {
 namespace {
 
 void finish(AppState& state) {
-    if (capabilities(state).givenMaps) {
-        state.combineStale = false;  // maps given whole come without values: nothing to combine
+    if (capabilities(state).givenMaps || !capabilities(state).wholeLayer) {
+        // maps given whole come without values, and a layer read from the pass is not computed
+        // here: nothing to combine
+        state.combineStale = false;
     } else if (state.forward.output.size() == 0 || state.combineStale) {
         core::combineHeads(state.model, state.forward);
         state.combineStale = false;
@@ -236,6 +239,7 @@ bool headFresh(const AppState& state, int head) {
 }
 
 core::Mat visibleWeights(const AppState& state) {
+    if (!capabilities(state).wholeLayer) return shownRows(state, state.view.selectedHead, 0, state.model.tq());  // from the pass
     if (state.view.selectedHead < 0) return core::meanWeights(state.forward, meanOptions(state));
     return state.forward.heads[static_cast<std::size_t>(state.view.selectedHead)].weights;
 }

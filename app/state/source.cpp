@@ -1,6 +1,7 @@
 #include "app/state/source.hpp"
 
 #include "core/base/error.hpp"
+#include "core/base/format.hpp"
 #include "core/models/decoder/decoder.hpp"
 #include "core/models/pass_maps.hpp"
 
@@ -41,7 +42,37 @@ AppState importedState(const core::Scenario& scenario, const core::Limits& limit
     return state;
 }
 
+// A model's sentence too long for the shown layer's heads whole: the layer is the pass's own
+// (causal, τ = 1, the model's window), read from it, so the scenario may not ask for another
+// softmax or order. Nothing of the layer is computed here: its heads are fresh and hold no maps.
+void readLayerFromPass(AppState& state) {
+    const core::Scenario& s = state.scenario;
+    const auto refuse = [&](const char* field, const std::string& what) {
+        throw core::InputError(field, what + ": " + readFromPassNote(state) + "; they are the model's own (τ = 1, causal)");
+    };
+    if (s.temperature != 1.0f) refuse("temperature", "τ is " + core::formatNumber(s.temperature));
+    if (!s.scaled) refuse("scaled", "the scores are unscaled");
+    if (!s.causal) refuse("causal", "the mask is off");
+    if (s.window > 0) refuse("window", "a window of " + std::to_string(s.window) + " keys is asked for");
+    if (!s.padding.empty()) refuse("padding", "padded keys are asked for");
+    if (!s.swaps.empty()) refuse("swaps", "tokens are swapped");
+    state.stale.assign(static_cast<std::size_t>(state.model.heads), Stage::Fresh);
+    state.headVersions.assign(static_cast<std::size_t>(state.model.heads), state.dataVersion);
+    state.baseStage = Stage::Fresh;
+    state.equivarianceStale = false;
+    state.combineStale = false;
+    state.equivariance = core::EquivarianceReport{0.0f, std::vector<float>(state.forward.heads.size(), 0.0f)};
+}
+
 }  // namespace
+
+std::string readFromPassNote(const AppState& state) {
+    if (!state.loaded || state.loaded.shownWhole) return {};
+    const core::decoder::Config& c = state.loaded.checkpoint->config();
+    const auto t = static_cast<long long>(state.loaded.run->ids.size());
+    return "at " + std::to_string(t) + " tokens this layer's " + std::to_string(c.nHead) + " heads' " + std::to_string(t) + " x " +
+           std::to_string(t) + " scores and weights would pass --max-memory, so its maps are read from the model's pass";
+}
 
 AppState makeState(const core::Scenario& scenario, const core::Limits& limits, core::Progress* progress, const AppState* previous) {
     if (scenario.attention) return importedState(scenario, limits, progress, previous ? previous->imported : nullptr);
@@ -60,13 +91,16 @@ AppState makeState(const core::Scenario& scenario, const core::Limits& limits, c
     state.headVersions.assign(static_cast<std::size_t>(state.model.heads), 0);
     state.baseStage = Stage::Projections;
     state.equivarianceStale = true;
+    if (state.loaded && !state.loaded.shownWhole) readLayerFromPass(state);
     deriveNextTokens(state);
     return state;
 }
 
 Capabilities capabilities(const AppState& state) {
     if (state.imported) return {.manyLayers = true, .givenMaps = true};
-    if (state.loaded) return {.manyLayers = true, .weights = true, .rerun = true, .editable = true, .ownPass = true};
+    if (state.loaded)
+        return {
+            .manyLayers = true, .weights = true, .rerun = true, .editable = true, .ownPass = true, .wholeLayer = state.loaded.shownWhole};
     return {.weights = true, .editable = true};
 }
 

@@ -6,9 +6,12 @@
 #include "app/state/launch.hpp"
 #include "app/state/model_view.hpp"
 #include "app/state/query_key_view.hpp"
+#include "app/state/shown_map.hpp"
 #include "app/state/source.hpp"
 #include "core/base/error.hpp"
 #include "core/base/format.hpp"
+
+#include <algorithm>
 
 namespace attnviz::app {
 namespace {
@@ -19,6 +22,34 @@ core::InputError notReady(const FigureRequest& request) {
 
 void requireWeights(const AppState& state, int head, const FigureRequest& request) {
     if (state.forward.heads.empty() || !weightsFresh(state, head)) throw notReady(request);
+}
+
+// A long map's figure: at most this many cells a side, each a block's mean.
+constexpr Eigen::Index kLongFigureCells = 1024;
+
+// The shown head's map (or the mean) read from a model's pass (the layer not computed whole):
+// pooled to at most kLongFigureCells a side, labelled by position where a cell is a block.
+void pooledFromPass(const AppState& state, int head, render::HeatmapFigure& figure) {
+    const core::AttentionMaps maps = attentionMaps(state);
+    const int factor = core::factorFor(maps.queries, maps.keys, kLongFigureCells);
+    const core::PooledMap p = core::poolMap(maps, shownMapLayer(state), head, {.factor = factor, .mean = meanOptions(state)});
+    figure.weights = Eigen::Map<const core::Mat>(p.means.data(), p.rows, p.cols);
+    figure.blocked = core::MaskMat::Zero(p.rows, p.cols);
+    for (Eigen::Index i = 0; i < p.rows; ++i)
+        for (Eigen::Index j = 0; j < p.cols; ++j)
+            if (core::isMaskedTexel(figure.weights(i, j))) figure.blocked(i, j) = true, figure.weights(i, j) = 0.0f;
+    if (!figure.blocked.any()) figure.blocked = core::MaskMat();
+    if (factor == 1) {
+        figure.rowLabels = state.model.queryTokens;
+        figure.colLabels = state.model.keyTokens;
+        return;
+    }
+    // each cell's label: the position of its block's first token
+    for (Eigen::Index i = 0; i < p.rows; ++i) figure.rowLabels.push_back(std::to_string(i * factor));
+    for (Eigen::Index j = 0; j < p.cols; ++j) figure.colLabels.push_back(std::to_string(j * factor));
+    figure.showValues = false;
+    figure.showRowSums = false;
+    figure.title += " · each cell the mean of " + std::to_string(factor) + " × " + std::to_string(factor) + " weights";
 }
 
 // "layer 3 · " for a source of many layers; "" for a scenario's one.
@@ -43,7 +74,7 @@ std::string figureTitle(const AppState& state, const std::string& heads, bool ow
     std::string title = state.scenario.name.empty() ? std::string() : state.scenario.name + " · ";
     title += heads;
     if (can.givenMaps) return title + (settings.causal ? " · imported maps · causal (detected)" : " · imported maps");
-    if (ownPass) return title + " · the model's pass (causal, τ = 1)";
+    if (ownPass || !can.wholeLayer) return title + " · the model's pass (causal, τ = 1)";
     title += " · τ = " + core::formatFixed(settings.temperature, 2);
     if (!settings.scaled) title += " · unscaled";
     if (settings.causal) title += " · causal";
@@ -55,6 +86,14 @@ render::HeatmapFigure heatmapFigure(const AppState& state, const FigureRequest& 
     const int head = state.view.selectedHead;
     requireWeights(state, head, request);
     render::HeatmapFigure figure;
+    if (!capabilities(state).wholeLayer) {
+        figure.title = shownHeadTitle(state, head);
+        pooledFromPass(state, head, figure);
+        figure.colormap = state.view.colormap;
+        figure.scale = state.view.colourScale;
+        figure.cellSize = request.cellSize;
+        return figure;
+    }
     figure.rowLabels = state.model.queryTokens;
     figure.colLabels = state.model.keyTokens;
     figure.weights = visibleWeights(state);
@@ -69,14 +108,15 @@ render::HeatmapFigure heatmapFigure(const AppState& state, const FigureRequest& 
 render::BarsFigure barsFigure(const AppState& state, const FigureRequest& request) {
     const int head = state.view.selectedHead, query = state.view.selectedQuery;
     requireWeights(state, head, request);
-    const core::Mat weights = visibleWeights(state);
-    if (query < 0 || query >= weights.rows()) throw core::InputError(request.where, "no query " + std::to_string(query) + " to draw");
+    if (query < 0 || query >= state.model.tq()) throw core::InputError(request.where, "no query " + std::to_string(query) + " to draw");
     render::BarsFigure figure;
     figure.keyLabels = state.model.keyTokens;
-    figure.weights.assign(weights.row(query).data(), weights.row(query).data() + weights.cols());
-    if (core::hasMask(state.settings)) {
-        const core::MaskMat blocked = core::blockedMatrix(state.settings, state.model.tq(), state.model.tk());
-        for (Eigen::Index j = 0; j < blocked.cols(); ++j) figure.blocked.push_back(blocked(query, j));
+    const core::Mat row = shownRows(state, head, query, 1);  // the one row, read from the pass when the layer is not whole
+    figure.weights.assign(row.data(), row.data() + row.size());
+    if (core::hasMask(state.settings)) {  // the query's row of the mask, never the T x T mask
+        std::vector<char> blocked;
+        core::blockedRow(state.settings, query, state.model.tk(), blocked);
+        figure.blocked.assign(blocked.begin(), blocked.end());
     }
     figure.query = query;
     figure.queryLabel = state.model.queryTokens[static_cast<std::size_t>(query)];
@@ -86,6 +126,9 @@ render::BarsFigure barsFigure(const AppState& state, const FigureRequest& reques
 }
 
 render::HeadsFigure headsFigure(const AppState& state, const FigureRequest& request) {
+    if (!capabilities(state).wholeLayer)
+        throw core::InputError(
+            request.where, "draws every head's map in full; " + readFromPassNote(state) + "; --export-model-view draws every head pooled");
     requireWeights(state, -1, request);
     render::HeadsFigure figure;
     for (const core::HeadTensors& h : state.forward.heads) figure.heads.push_back(h.weights);

@@ -2,6 +2,7 @@
 
 #include "app/state/head_summary.hpp"
 #include "app/state/query_key_view.hpp"
+#include "app/state/shown_map.hpp"
 #include "app/views/head_view_lines.hpp"
 #include "app/views/train_preview.hpp"
 #include "app/views/value_weighted.hpp"
@@ -45,12 +46,12 @@ const std::vector<ViewInfo>& viewTable() {
          Need::Nothing,
          {"--export-heatmap", kPngOrSvg, "Write a heatmap figure (labels, colour bar) without a window: .png or .svg (vector)", false,
           writeFigure<heatmapFigure, render::encodeHeatmap>, pngOrSvg},
-         nullptr},
+         refreshShownMap},
         {panel_id::kValueWeighted,
          "Value-weighted attention: what each key writes",
          "Value-weighted",
          Place::Weights,
-         Need::Weights,
+         Need::WholeLayer,
          {"--export-value-weighted", "OUT.png|OUT.svg|OUT.npy",
           "Write value-weighted attention (Kobayashi et al. 2020: ||a_ij v_j W_O||, what key j writes into query i through the head; "
           "--head, -1 = the mean of the heads' maps; --layer for a model) without a window: .png or .svg, or .npy with every layer × "
@@ -70,14 +71,14 @@ const std::vector<ViewInfo>& viewTable() {
          "Heads",
          "Heads",
          Place::Own,
-         Need::Nothing,
+         Need::WholeMaps,
          {"--export-heads", kPngOrSvg,
           "Write every head's map side by side, with their mean and one colour bar, without a window: .png or .svg", false,
           writeFigure<headsFigure, render::encodeHeads>, pngOrSvg},
          nullptr},
-        {panel_id::kSwap, "Token swap", "Swap", Place::Own, Need::Weights, {}, nullptr},
-        {panel_id::kStages, "Stages", "Stages", Place::Own, Need::Weights, {}, nullptr},
-        {panel_id::kPositional, "Positional encoding", "Positions", Place::Own, Need::Weights, {}, checkShiftNow},
+        {panel_id::kSwap, "Token swap", "Swap", Place::Own, Need::WholeLayer, {}, nullptr},
+        {panel_id::kStages, "Stages", "Stages", Place::Own, Need::WholeLayer, {}, nullptr},
+        {panel_id::kPositional, "Positional encoding", "Positions", Place::Own, Need::WholeLayer, {}, checkShiftNow},
         {panel_id::kModel,
          "Model view: every layer × head",
          "Model",
@@ -98,12 +99,12 @@ const std::vector<ViewInfo>& viewTable() {
           "layer; --query one query) without a window: .png or .svg",
           true, writeFigure<headViewFigure, render::encodeHeadView>, pngOrSvg},
          refreshHeadViewLines},
-        {panel_id::kNeuron, "Neuron view: one score, term by term", "Neuron", Place::Weights, Need::Weights, {}, nullptr},
+        {panel_id::kNeuron, "Neuron view: one score, term by term", "Neuron", Place::Weights, Need::WholeLayer, {}, nullptr},
         {panel_id::kCompare,
          "Compare two sentences",
          "Compare",
          Place::Weights,
-         Need::Weights,
+         Need::WholeLayer,
          {"--export-compare", kPngOrSvg,
           "With --compare: write the head (--head, -1 = mean; --layer for a model) over both sentences and B − A without a window: "
           ".png or .svg",
@@ -121,10 +122,10 @@ const std::vector<ViewInfo>& viewTable() {
           false, writeFigure<qkMapFigure, render::encodeQkMap>, render::checkQkMapPath},
          refreshQueryKeyMap},
         {panel_id::kWhatIf, "What-if: ablate heads, hide tokens", "What-if", Place::Layers, Need::Rerun, {}, refreshWhatIf},
-        {labName(Lab::Linear), "Linear attention · fast weights · Hopfield", "Linear", Place::Own, Need::Weights, {}, nullptr},
+        {labName(Lab::Linear), "Linear attention · fast weights · Hopfield", "Linear", Place::Own, Need::WholeLayer, {}, nullptr},
         {labName(Lab::Cost), "Cost of attention", "Cost", Place::Own, Need::Nothing, {}, nullptr},
         {labName(Lab::Train), "Heads that learn", "Training", Place::Own, Need::Nothing, {}, refreshTrainPreview},
-        {labName(Lab::Flash), "Flash-attention walk", "Flash", Place::Own, Need::Weights, {}, nullptr},
+        {labName(Lab::Flash), "Flash-attention walk", "Flash", Place::Own, Need::WholeLayer, {}, nullptr},
         {panel_id::kLesson, "Lesson", "Lesson", Place::Own, Need::Nothing, {}, nullptr},
     };
     return table;
@@ -134,6 +135,8 @@ bool feeds(const Capabilities& can, Need need) {
     switch (need) {
         case Need::Weights: return can.weights;
         case Need::Rerun: return can.rerun;
+        case Need::WholeLayer: return can.weights && can.wholeLayer;
+        case Need::WholeMaps: return can.wholeLayer;
         case Need::Nothing: break;
     }
     return true;
@@ -143,6 +146,11 @@ const char* needText(Need need) {
     switch (need) {
         case Need::Weights: return "needs the weights behind the maps: a scenario or a model, not imported attention";
         case Need::Rerun: return "needs a model to run again: open a model folder";
+        case Need::WholeLayer:
+            return "needs the weights behind the maps and the shown layer's heads computed whole: a scenario, or a model's sentence "
+                   "whose every head's T x T maps fit --max-memory";
+        case Need::WholeMaps:
+            return "needs the shown layer's maps whole: a model's sentence whose every head's T x T maps fit --max-memory";
         case Need::Nothing: break;
     }
     return "";

@@ -63,6 +63,12 @@ enum class Need : std::uint8_t {
     Nothing,  // the maps alone: a scenario's, a checkpoint's or an import's
     Weights,  // X and the weights behind the maps (a scenario or a checkpoint, not an import)
     Rerun,    // a checkpoint's pass to run again
+    // X and the weights, and the shown layer's heads computed whole (every head's T × T scores
+    // and weights): a scenario, or a model's sentence short enough (Capabilities::wholeLayer)
+    WholeLayer,
+    // the shown layer's every head's map whole: any source but a model's sentence too long for
+    // them (the heads strip draws every head's map in full)
+    WholeMaps,
 };
 bool feeds(const Capabilities& can, Need need);
 // Why a source that `need` is not met by shows nothing there, in a few words ("needs a model's

@@ -59,7 +59,39 @@ int barChart(ImDrawList* list, ImVec2 min, ImVec2 max, const std::vector<float>&
     const bool valuesFit = style.showValues && ImGui::CalcTextSize("0.00").x <= slot;
     int hovered = -1;
     const ImVec2 mouse = ImGui::GetIO().MousePos;
-    for (int j = 0; j < n; ++j) {
+    const float pitch = std::max(4.0f, ImGui::GetFontSize() * 0.45f);
+    // A run of masked keys [r0, r1) px hatched faintly, as the heatmap hatches masked cells.
+    const auto hatch = [&](float r0, float r1) {
+        list->PushClipRect(ImVec2(r0, plotMin.y), ImVec2(r1, plotMax.y), true);
+        for (float d = -height; d < r1 - r0; d += pitch)
+            list->AddLine(ImVec2(r0 + d, plotMax.y), ImVec2(r0 + d + height, plotMin.y), style.masked);
+        list->PopClipRect();
+    };
+    // More keys than pixels (a long sentence): a bar a pixel column, the largest weight of its keys,
+    // so that the geometry stays bounded by the chart's width.
+    const int columns = slot < 1.0f ? static_cast<int>(plotMax.x - plotMin.x) : 0;
+    int masked = -1;  // the first column of a run whose every key is masked
+    for (int c = 0; c < columns; ++c) {
+        const int j0 = static_cast<int>(static_cast<float>(c) / slot);
+        const int j1 = std::clamp(static_cast<int>(static_cast<float>(c + 1) / slot), j0 + 1, n);
+        int top = -1;
+        bool mine = false;
+        for (int j = j0; j < j1; ++j) {
+            if (!isBlocked(j) && (top < 0 || values[static_cast<std::size_t>(j)] > values[static_cast<std::size_t>(top)])) top = j;
+            mine = mine || j == highlight;
+        }
+        const float x0 = plotMin.x + static_cast<float>(c);
+        if (mouse.x >= x0 && mouse.x < x0 + 1.0f && mouse.y >= min.y && mouse.y <= max.y) hovered = top >= 0 ? top : j0;
+        if (top < 0) {
+            if (masked < 0) masked = c;
+            continue;
+        }
+        if (masked >= 0) hatch(plotMin.x + static_cast<float>(masked), x0), masked = -1;
+        list->AddRectFilled(ImVec2(x0, yOf(values[static_cast<std::size_t>(top)])), ImVec2(x0 + 1.0f, plotMax.y),
+                            mine ? style.highlight : style.bar);
+    }
+    if (masked >= 0) hatch(plotMin.x + static_cast<float>(masked), plotMin.x + static_cast<float>(columns));
+    for (int j = 0; slot >= 1.0f && j < n; ++j) {
         const float x0 = plotMin.x + static_cast<float>(j) * slot + gap * 0.5f,
                     x1 = plotMin.x + static_cast<float>(j + 1) * slot - gap * 0.5f;
         const float v = values[static_cast<std::size_t>(j)];
@@ -73,12 +105,7 @@ int barChart(ImDrawList* list, ImVec2 min, ImVec2 max, const std::vector<float>&
             if (j > 0 && isBlocked(j - 1)) continue;
             int end = j;
             while (end + 1 < n && isBlocked(end + 1)) ++end;
-            const float r0 = x0, r1 = std::max(plotMin.x + static_cast<float>(end + 1) * slot - gap * 0.5f, x0 + 1.0f);
-            list->PushClipRect(ImVec2(r0, plotMin.y), ImVec2(r1, plotMax.y), true);
-            const float pitch = std::max(4.0f, ImGui::GetFontSize() * 0.45f);
-            for (float d = -height; d < r1 - r0; d += pitch)
-                list->AddLine(ImVec2(r0 + d, plotMax.y), ImVec2(r0 + d + height, plotMin.y), style.masked);
-            list->PopClipRect();
+            hatch(x0, std::max(plotMin.x + static_cast<float>(end + 1) * slot - gap * 0.5f, x0 + 1.0f));
         } else {
             list->AddRectFilled(ImVec2(x0, y0), ImVec2(std::max(x1, x0 + 1.0f), plotMax.y), j == highlight ? style.highlight : style.bar);
         }

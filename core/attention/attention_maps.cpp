@@ -1,6 +1,8 @@
 #include "core/attention/attention_maps.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <exception>
 #include <stdexcept>
 #include <unordered_map>
 
@@ -77,10 +79,15 @@ void blockedRow(const Settings& settings, Eigen::Index i, Eigen::Index keys, std
         if ((settings.causal && j > i) || outsideWindow(settings.window, settings.causal, i, j)) blocked[static_cast<std::size_t>(j)] = 1;
 }
 
-BlockPooler::BlockPooler(Eigen::Index queries, Eigen::Index keys, const Settings& settings, int factor)
+BlockPooler::BlockPooler(Eigen::Index queries, Eigen::Index keys, const Settings& settings, int factor, Eigen::Index firstRow,
+                         Eigen::Index rows)
     : m_queries(queries), m_keys(keys), m_settings(settings), m_factor(std::max(1, factor)) {
+    if (rows < 0) rows = queries - firstRow;
+    if (firstRow < 0 || firstRow % m_factor != 0 || firstRow + rows > queries)
+        throw std::invalid_argument("BlockPooler: rows outside the map or not at a band");
     m_cols = pooledSize(keys, m_factor);
-    const auto texels = static_cast<std::size_t>(pooledSize(queries, m_factor) * m_cols);
+    m_firstBand = m_band = firstRow / m_factor;
+    const auto texels = static_cast<std::size_t>(pooledSize(rows, m_factor) * m_cols);
     m_means.assign(texels, kMaskedTexel);
     m_maxima.assign(texels, kMaskedTexel);
     m_sum.assign(static_cast<std::size_t>(m_cols), 0.0);
@@ -91,6 +98,9 @@ BlockPooler::BlockPooler(Eigen::Index queries, Eigen::Index keys, const Settings
 void BlockPooler::add(const MatRef& rows, Eigen::Index r0) {
     if (r0 % m_factor != 0 || r0 / m_factor != m_band || rows.cols() != m_keys || r0 + rows.rows() > m_queries)
         throw std::invalid_argument("BlockPooler::add: rows out of order");
+    if (static_cast<std::size_t>((r0 + rows.rows() + m_factor - 1) / m_factor - m_firstBand) * static_cast<std::size_t>(m_cols) >
+        m_means.size())
+        throw std::invalid_argument("BlockPooler::add: rows past the pooler's");
     for (Eigen::Index r = 0; r < rows.rows(); ++r) {
         const Eigen::Index i = r0 + r;
         const float* w = rows.data() + r * rows.outerStride();
@@ -127,8 +137,8 @@ void BlockPooler::add(const MatRef& rows, Eigen::Index r0) {
 }
 
 void BlockPooler::finishBand() {
-    float* means = m_means.data() + m_band * m_cols;
-    float* maxima = m_maxima.data() + m_band * m_cols;
+    float* means = m_means.data() + (m_band - m_firstBand) * m_cols;
+    float* maxima = m_maxima.data() + (m_band - m_firstBand) * m_cols;
     for (Eigen::Index c = 0; c < m_cols; ++c) {
         const auto k = static_cast<std::size_t>(c);
         // factor 1: the weight itself (poolBlocks gives toTexels' copy, not a float of a double)
@@ -139,6 +149,68 @@ void BlockPooler::finishBand() {
     std::fill(m_readable.begin(), m_readable.end(), 0);
     std::fill(m_largest.begin(), m_largest.end(), kMaskedTexel);
     ++m_band;
+}
+
+int factorFor(Eigen::Index queries, Eigen::Index keys, Eigen::Index texels) {
+    const Eigen::Index longest = std::max<Eigen::Index>({queries, keys, 1}), most = std::max<Eigen::Index>(texels, 1);
+    return static_cast<int>((longest + most - 1) / most);
+}
+
+PooledMap poolMap(const AttentionMaps& maps, int layer, int head, const PoolMapOptions& options) {
+    if (layer < 0 || layer >= maps.layers || head < -1 || head >= maps.heads) throw std::invalid_argument("poolMap: no such map");
+    PooledMap out;
+    out.queries = maps.queries;
+    out.keys = maps.keys;
+    out.factor = std::max(1, options.factor);
+    out.rows = pooledSize(maps.queries, out.factor);
+    out.cols = pooledSize(maps.keys, out.factor);
+    out.means.assign(static_cast<std::size_t>(out.rows * out.cols), kMaskedTexel);
+    out.maxima = out.means;
+    const Settings& settings = maps.layerSettings(layer);
+    // Bands of whole texel rows; a kept map in bands too, so that every thread pools its own.
+    const Eigen::Index band = maps.blockRows(options.blockFloats, out.factor);
+    const Eigen::Index bands = (maps.queries + band - 1) / band;
+    const int reads = head >= 0 ? 1 : maps.heads;
+    expect(options.progress, static_cast<std::uint64_t>(bands));
+    std::atomic<bool> stopped{false};
+    std::exception_ptr failure;  // the first error of any band: no exception leaves a parallel region
+#pragma omp parallel
+    {
+        Mat scratch, sum;
+#pragma omp for schedule(dynamic)
+        for (Eigen::Index b = 0; b < bands; ++b) {
+            if (stopped) continue;
+            try {
+                const Eigen::Index r0 = b * band, n = std::min(band, maps.queries - r0);
+                BlockPooler pooler(maps.queries, maps.keys, settings, out.factor, r0, n);
+                if (head >= 0) {
+                    pooler.add(maps.rowBlock(layer, head, r0, n, scratch), r0);
+                } else {
+                    sum.setZero(n, maps.keys);
+                    for (int h = 0; h < reads; ++h) {
+                        const MatRef rows = maps.rowBlock(layer, h, r0, n, scratch);
+                        if (options.mean.skipFirstKey) sum += withoutFirstKey(rows);
+                        else sum += rows;
+                    }
+                    sum /= static_cast<float>(std::max(1, reads));
+                    pooler.add(sum, r0);
+                }
+                const auto at = static_cast<std::ptrdiff_t>((r0 / out.factor) * out.cols);
+                std::copy(pooler.means().begin(), pooler.means().end(), out.means.begin() + at);
+                std::copy(pooler.maxima().begin(), pooler.maxima().end(), out.maxima.begin() + at);
+                advance(options.progress, 1);  // Cancelled once asked to stop
+            } catch (const Cancelled&) {
+                stopped = true;
+            } catch (...) {
+#pragma omp critical(attnviz_pool_failure)
+                if (!failure) failure = std::current_exception();
+                stopped = true;
+            }
+        }
+    }
+    if (failure) std::rethrow_exception(failure);
+    if (stopped) throw Cancelled{};
+    return out;
 }
 
 }  // namespace attnviz::core

@@ -7,6 +7,7 @@
 
 #include "core/attention/attention.hpp"
 #include "core/base/matrix.hpp"
+#include "core/base/progress.hpp"
 
 #include <functional>
 #include <string>
@@ -71,12 +72,16 @@ void poolBlocks(const MatRef& weights, const Settings& settings, int factor, Blo
 
 // The same thumbnails, both poolings at once, from a map handed over in blocks of rows (a map made
 // on demand is never whole): add() each block in order, each starting at a multiple of the
-// factor; the texels equal poolBlocks' of the whole map.
+// factor; the texels equal poolBlocks' of the whole map. A pooler of rows [firstRow, firstRow +
+// rows) (firstRow a multiple of the factor) holds only their texel rows: poolers of disjoint bands
+// fill one map on many threads.
 class BlockPooler {
 public:
-    BlockPooler(Eigen::Index queries, Eigen::Index keys, const Settings& settings, int factor);
+    BlockPooler(Eigen::Index queries, Eigen::Index keys, const Settings& settings, int factor, Eigen::Index firstRow = 0,
+                Eigen::Index rows = -1);
     void add(const MatRef& rows, Eigen::Index r0);
-    // [⌈T_q/f⌉ × ⌈T_k/f⌉] each, row-major: block means, block maxima (kMaskedTexel where masked).
+    // [⌈rows/f⌉ × ⌈T_k/f⌉] each (every row: ⌈T_q/f⌉), row-major: block means, block maxima
+    // (kMaskedTexel where masked).
     const std::vector<float>& means() const { return m_means; }
     const std::vector<float>& maxima() const { return m_maxima; }
 
@@ -85,12 +90,33 @@ private:
     Eigen::Index m_queries, m_keys, m_cols;
     Settings m_settings;
     int m_factor;
-    Eigen::Index m_band = 0;  // the band of rows being summed
+    Eigen::Index m_firstBand = 0;  // the texel row of firstRow
+    Eigen::Index m_band = 0;       // the band of rows being summed
     std::vector<double> m_sum;
     std::vector<int> m_readable;
     std::vector<float> m_largest, m_means, m_maxima;
     std::vector<char> m_blocked;  // one row's mask
 };
+
+// One head's map, or the mean of the layer's heads (head −1, each head's rows read as MeanOptions
+// says), pooled by `factor` (poolBlocks' texels, both poolings), read a band of rows at a time on
+// every thread: a map made on demand is never whole, and a kept one is read in place. Counted and
+// stopped through `progress` (Cancelled).
+struct PooledMap {
+    Eigen::Index queries = 0, keys = 0;  // the map's
+    int factor = 1;                      // cells per texel side
+    Eigen::Index rows = 0, cols = 0;     // texels: ⌈queries/factor⌉ × ⌈keys/factor⌉
+    std::vector<float> means, maxima;    // [rows × cols] each, row-major; kMaskedTexel where masked
+};
+struct PoolMapOptions {
+    int factor = 1;
+    MeanOptions mean;                    // how the mean over heads reads each head
+    std::size_t blockFloats = 4u << 20;  // a band's floats, on each thread
+    Progress* progress = nullptr;
+};
+PooledMap poolMap(const AttentionMaps& maps, int layer, int head, const PoolMapOptions& options);
+// The least factor that pools the longer of the map's sides to at most `texels`.
+int factorFor(Eigen::Index queries, Eigen::Index keys, Eigen::Index texels);
 
 // One row's mask: blocked[j] for the row's keys (a causal mask, a window, padded keys, a custom mask).
 void blockedRow(const Settings& settings, Eigen::Index i, Eigen::Index keys, std::vector<char>& blocked);

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <omp.h>
 #include <algorithm>
 #include <filesystem>
 
@@ -108,12 +109,19 @@ decoder::PassMaps passMapsWithin(const decoder::Config& c, long long t, const Li
 
 std::uint64_t keptModelBytes(const decoder::Config& c, long long t, decoder::PassMaps maps) { return decoder::storeBytes(c, t, 0, maps); }
 
-std::uint64_t modelMemoryBytes(const decoder::Config& c, long long t, decoder::PassMaps maps) {
+std::uint64_t modelMemoryBytes(const decoder::Config& c, long long t, decoder::PassMaps maps, bool shownWhole) {
     const long long d = c.nEmbd, width = c.headWidth(), w = c.qkvWidth();
     // the layer's X and its packed tiles [T, d]; W_Q, W_K, W_V [d, w] and W_O [h·d_h, d], each
     // packed once more, and their side-by-side copy [d, w]
     const auto layer = static_cast<std::uint64_t>(4 * (2 * t * d + 3 * d * w + 2LL * c.qWidth() * d));
-    return keptModelBytes(c, t, maps) + layer + forwardBytes(t, t, c.nHead, d, width, width);
+    if (shownWhole) return keptModelBytes(c, t, maps) + layer + forwardBytes(t, t, c.nHead, d, width, width);
+    // read from the pass: a block of rows a thread (at most 16 MiB, the sweep's) and a pooled map,
+    // its means and maxima (at most 4096 x 4096 texels each, the screen's)
+    const auto cells = static_cast<std::uint64_t>(t) * static_cast<std::uint64_t>(t);
+    const std::uint64_t reading =
+        std::min<std::uint64_t>(16ULL << 20, 4 * cells) * static_cast<std::uint64_t>(std::max(1, omp_get_max_threads())) +
+        8 * std::min<std::uint64_t>(cells, 4096ULL * 4096ULL);
+    return keptModelBytes(c, t, maps) + layer + reading;
 }
 
 std::vector<decoder::Intervention> interventions(const Scenario& scenario) {
@@ -164,15 +172,16 @@ LoadedModel loadModel(const Scenario& scenario, const LoadedModel* previous, con
     // Every map kept while they are small enough and fit --max-memory; else made on demand from
     // q, k and each row's log-sum-exp.
     const decoder::PassMaps maps = passMapsWithin(model.config(), tokens, limits);
-    if (const std::uint64_t needed = modelMemoryBytes(model.config(), tokens, maps); needed > limits.maxBytes) {
+    // The shown layer's heads whole while they fit beside the pass; else read from it.
+    loaded.shownWhole = modelMemoryBytes(model.config(), tokens, maps) <= limits.maxBytes;
+    if (const std::uint64_t needed = modelMemoryBytes(model.config(), tokens, maps, loaded.shownWhole); needed > limits.maxBytes) {
         const std::string kept = maps == decoder::PassMaps::Kept
                                      ? "every layer's " + std::to_string(model.config().nHead) + " heads' " + std::to_string(tokens) +
                                            " x " + std::to_string(tokens) + " weights with the activations kept"
                                      : "every layer's activations, queries and keys kept";
         throw InputError("sentence", std::to_string(tokens) + " tokens need about " + formatBytes(needed) + " (" + kept +
-                                         ", and the shown layer's pass with its " + std::to_string(model.config().nHead) + " heads' " +
-                                         std::to_string(tokens) + " x " + std::to_string(tokens) + " weights), over the limit of " +
-                                         formatBytes(limits.maxBytes) + " (--max-memory)");
+                                         ", each map made on demand), over the limit of " + formatBytes(limits.maxBytes) +
+                                         " (--max-memory)");
     }
     // The edits are checked before any pass runs.
     const std::vector<decoder::Intervention> edits = interventions(scenario);

@@ -23,6 +23,11 @@ struct LoadedModel {
     long long forwardPasses = 0, appendedPasses = 0;        // passes run for this state: whole, and over a kept prefix
     long long editedPasses = 0, editedLayers = 0;           // what-if passes run, and the layers they computed
     std::vector<decoder::NextTokenChange> nextChanges;      // with edits: the next tokens before (base) and after (run)
+    // Whether the shown layer's heads are computed whole as a scenario's (every head's T × T
+    // scores and weights: τ, the masks, the stages and the labs act on them); false when they do
+    // not fit --max-memory beside the pass: the views then read that layer's maps from the pass,
+    // made on demand (modelMemoryBytes with shownWhole false).
+    bool shownWhole = true;
 
     bool edited() const { return run && !run->edits.empty(); }
 
@@ -80,8 +85,11 @@ decoder::PassMaps passMapsWithin(const decoder::Config& config, long long tokens
 std::uint64_t keptModelBytes(const decoder::Config& config, long long tokens, decoder::PassMaps maps = decoder::PassMaps::Kept);
 // What --max-memory holds a sentence on a model to: the pass's kept matrices (keptModelBytes) and
 // the shown layer's attention as a scenario's is counted (its X and weights, with the copies
-// packed for the products, and one forward pass: forwardBytes).
-std::uint64_t modelMemoryBytes(const decoder::Config& config, long long tokens, decoder::PassMaps maps = decoder::PassMaps::Kept);
+// packed for the products), and with shownWhole its forward pass (forwardBytes: every head's
+// T × T scores and weights); without, what the views read that layer with (a block of rows a
+// thread, and a map pooled for the screen).
+std::uint64_t modelMemoryBytes(const decoder::Config& config, long long tokens, decoder::PassMaps maps = decoder::PassMaps::Kept,
+                               bool shownWhole = true);
 
 // The selected layer's attention as a scenario model (decoder::layerModel) with the scenario's
 // swaps applied to its input rows and labels when applySwaps.

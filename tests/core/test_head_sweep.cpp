@@ -129,6 +129,50 @@ TEST(HeadSweep, ThumbnailsPooledFromBlocksOfRowsAreTheWholeMapsPooling) {
     EXPECT_EQ(rows.maxima(), means);
 }
 
+TEST_F(HeadSweepTest, OneMapPooledByBandsOnEveryThreadIsTheWholeMapsPooling) {
+    // One head's map and the mean of a layer's heads, made on demand and read a band of rows at a
+    // time on every thread, pooled as poolBlocks pools the whole map (sliding window, kv heads).
+    const nlohmann::json c = tinyllama::config("mistral", {{"sliding_window", 7}, {"max_position_embeddings", 128}});
+    tinyllama::writeCheckpoint(m_dir, c, tinyllama::weights(c, 5), 1);
+    const auto model = openCheckpoint(m_dir.string());
+    std::vector<int> ids = {259};
+    for (int n = 0; n < 76; ++n) ids.push_back(32 + (n * 11) % 29);
+    const decoder::Run kept = decoder::forward(*model, ids);
+    const decoder::Run lazy = decoder::forward(*model, ids, nullptr, decoder::PassMaps::OnDemand);
+    const AttentionMaps whole = runMaps(kept, model->config()), made = runMaps(lazy, model->config());
+    for (const int head : {2, -1})
+        for (const bool skip : {false, true})
+            for (const int factor : {1, 3, 8}) {
+                SCOPED_TRACE("head " + std::to_string(head) + (skip ? ", first key left out" : "") + ", factor " + std::to_string(factor));
+                // bands of 2 texel rows: many bands, the last one short
+                Progress progress;
+                const PoolMapOptions options{
+                    .factor = factor, .mean = {.skipFirstKey = skip}, .blockFloats = 2u * factor * 77, .progress = &progress};
+                const PooledMap got = poolMap(made, 1, head, options);
+                EXPECT_DOUBLE_EQ(progress.fraction(), 1.0);
+                // the reference: the whole map (the mean over heads as meanWeights reads them), pooled at once
+                Mat want = Mat::Zero(77, 77);
+                for (int h = 0; h < whole.heads; ++h)
+                    if (head < 0 || h == head) want += skip && head < 0 ? withoutFirstKey(whole.weights(1, h)) : Mat(whole.weights(1, h));
+                if (head < 0) want /= static_cast<float>(whole.heads);
+                std::vector<float> means, maxima;
+                poolBlocks(want, whole.layerSettings(1), factor, BlockPooling::Mean, means);
+                poolBlocks(want, whole.layerSettings(1), factor, BlockPooling::Max, maxima);
+                EXPECT_EQ(got.rows, pooledSize(77, factor));
+                EXPECT_EQ(got.cols, pooledSize(77, factor));
+                expectSameTexels(got.means, means);
+                expectSameTexels(got.maxima, maxima);
+                expectSameTexels(poolMap(whole, 1, head, options).means, means);  // kept maps, read in place
+            }
+    EXPECT_EQ(factorFor(77, 77, 1024), 1);
+    EXPECT_EQ(factorFor(16384, 16384, 1024), 16);
+    EXPECT_EQ(factorFor(1025, 3, 1024), 2);
+    Progress stop;
+    stop.cancel();
+    EXPECT_THROW(poolMap(made, 0, 0, {.factor = 2, .mean = {}, .blockFloats = 4u << 20, .progress = &stop}), Cancelled);
+    EXPECT_THROW(poolMap(made, 0, whole.heads, {}), std::invalid_argument);
+}
+
 TEST(HeadSweep, AHeadsFailureLeavesTheSweepAsAnException) {
     AttentionMaps maps;
     maps.layers = 1;

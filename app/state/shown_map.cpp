@@ -1,0 +1,135 @@
+#include "app/state/shown_map.hpp"
+
+#include "app/state/head_summary.hpp"
+#include "app/state/source.hpp"
+
+#include <algorithm>
+#include <new>
+#include <utility>
+
+namespace attnviz::app {
+
+void ShownMapJob::start(const ShownMapKey& key, core::AttentionMaps maps, std::shared_ptr<const void> owner) {
+    stop();
+    auto progress = std::make_shared<core::Progress>();
+    {
+        const std::lock_guard lock(m_mutex);
+        m_key = key;
+        m_owner = owner;
+        m_done.reset();
+        m_error.clear();
+        m_progress = progress;
+    }
+    m_job.start([this, key, maps = std::move(maps), owner = std::move(owner), progress](const std::atomic<bool>&) {
+        std::optional<core::PooledMap> done;
+        std::string error;
+        try {
+            done = core::poolMap(maps, key.layer, key.head,
+                                 {.factor = key.factor, .mean = {.skipFirstKey = key.skipFirstKey}, .progress = progress.get()});
+        } catch (const core::Cancelled&) {
+            return;  // stopped: nothing to report
+        } catch (const std::bad_alloc&) {
+            error = "out of memory while reading the map from the pass";
+        }
+        const std::lock_guard lock(m_mutex);
+        m_done = std::move(done);
+        m_error = std::move(error);
+    });
+}
+
+void ShownMapJob::stop() {
+    std::shared_ptr<core::Progress> progress;
+    {
+        const std::lock_guard lock(m_mutex);
+        progress = m_progress;
+    }
+    if (progress) progress->cancel();
+    m_job.stop();
+}
+
+bool ShownMapJob::runningFor(const ShownMapKey& key) const {
+    const std::lock_guard lock(m_mutex);
+    return m_key == key && m_job.running();
+}
+
+double ShownMapJob::fraction() const {
+    const std::lock_guard lock(m_mutex);
+    return m_progress ? m_progress->fraction() : 0.0;
+}
+
+std::string ShownMapJob::errorAt(const ShownMapKey& key) const {
+    if (m_job.running()) return {};
+    const std::lock_guard lock(m_mutex);
+    return m_key == key ? m_error : std::string();
+}
+
+std::optional<core::PooledMap> ShownMapJob::take(const ShownMapKey& key) {
+    if (m_job.running()) return std::nullopt;
+    const std::lock_guard lock(m_mutex);
+    if (!(m_key == key) || !m_done) return std::nullopt;
+    return std::exchange(m_done, std::nullopt);
+}
+
+ShownMapKey shownMapKey(const AppState& state, int head) {
+    const Eigen::Index tq = state.model.tq(), tk = state.model.tk();
+    return {.pass = passKey(state),
+            .layer = shownMapLayer(state),
+            .head = head,
+            .skipFirstKey = head < 0 && state.view.skipFirstKey,
+            .factor = std::max({1, state.view.heatmapPooling, core::factorFor(tq, tk, kShownMapTexels)})};
+}
+
+bool refreshShownMap(AppState& state) {
+    if (capabilities(state).wholeLayer || state.view.rollout) return true;
+    ShownMap& shown = state.derived.get<ShownMap>();
+    const ShownMapKey key = shownMapKey(state, shownHead(state));
+    if (shown.current(key)) return true;
+    if (!shown.job) shown.job = std::make_shared<ShownMapJob>();
+    if (std::optional<core::PooledMap> done = shown.job->take(key)) {
+        shown.restart(key);
+        shown.map = std::move(*done);
+        return true;
+    }
+    if (shown.job->runningFor(key) || !shown.job->errorAt(key).empty()) return false;
+    shown.job->start(key, attentionMaps(state), onDemandMapsOwner(state));
+    return false;
+}
+
+const ShownMap* shownMapOf(const AppState& state, int head) {
+    const ShownMap* shown = state.derived.find<ShownMap>();
+    if (!shown || !shown->key || shown->map.means.empty() || !shown->key->sameMap(shownMapKey(state, head))) return nullptr;
+    return shown;
+}
+
+const ShownMapJob* pendingShownMap(const AppState& state) {
+    const ShownMap* shown = state.derived.find<ShownMap>();
+    if (!shown || !shown->job || capabilities(state).wholeLayer) return nullptr;
+    const ShownMapKey key = shownMapKey(state, shownHead(state));
+    if (shown->current(key)) return nullptr;
+    return shown->job->runningFor(key) || !shown->job->errorAt(key).empty() ? shown->job.get() : nullptr;
+}
+
+bool shownMapRunning(const AppState& state) {
+    const ShownMap* shown = state.derived.find<ShownMap>();
+    return shown && shown->job && shown->job->runningFor(shownMapKey(state, shownHead(state)));
+}
+
+core::Mat shownRows(const AppState& state, int head, Eigen::Index r0, Eigen::Index n) {
+    if (capabilities(state).wholeLayer) {
+        if (head >= 0) return state.forward.heads[static_cast<std::size_t>(head)].weights.middleRows(r0, n);
+        return core::meanWeights(state.forward, r0, n, meanOptions(state));
+    }
+    const core::AttentionMaps maps = attentionMaps(state);
+    const int layer = shownMapLayer(state);
+    core::Mat scratch;
+    if (head >= 0) return maps.rowBlock(layer, head, r0, n, scratch);
+    core::Mat sum = core::Mat::Zero(n, maps.keys);
+    for (int h = 0; h < maps.heads; ++h) {
+        const core::MatRef rows = maps.rowBlock(layer, h, r0, n, scratch);
+        if (state.view.skipFirstKey) sum += core::withoutFirstKey(rows);
+        else sum += rows;
+    }
+    return sum / static_cast<float>(std::max(1, maps.heads));
+}
+
+}  // namespace attnviz::app

@@ -1,0 +1,191 @@
+// A model's sentence too long for the shown layer's heads whole (every head's T × T scores and
+// weights past --max-memory) opens anyway: the layer's views read its maps from the pass, made on
+// demand. Its heatmap, bars and CSV equal those of the layer computed whole; a long map's figure
+// is pooled; what needs the heads whole (another τ, the heads strip, the stages) says why not.
+#include "cli_harness.hpp"
+
+#include "app/state/actions.hpp"
+#include "app/state/source.hpp"
+#include "app/views/figures.hpp"
+#include "app/views/view_table.hpp"
+#include "core/models/loaded_model.hpp"
+#include "tests/tiny_llama.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdlib>
+#include <sstream>
+
+namespace attnviz::app {
+namespace {
+
+using namespace clitest;
+
+// A sentence of `tokens` bytes (the tiny tokenizer reads a token a byte, after its BOS).
+std::string sentenceOf(int tokens) {
+    const std::string words = "the cat sat on the mat and the dog ran off. ";
+    std::string s;
+    while (static_cast<int>(s.size()) < tokens) s += words;
+    s.resize(static_cast<std::size_t>(tokens));
+    return s;
+}
+
+class ShownLayerFromPass : public Cli {
+protected:
+    void SetUp() override {
+        Cli::SetUp();
+        fs::create_directories(m_dir / "model");
+        const nlohmann::json c = tinyllama::config("mistral", {{"sliding_window", 40}, {"max_position_embeddings", 2048}});
+        tinyllama::writeCheckpoint(m_dir / "model", c, tinyllama::weights(c, 9));
+    }
+    std::string folder() const { return (m_dir / "model").string(); }
+    // --max-memory in MiB (and bytes) between what the sentence needs with the shown layer read
+    // from the pass and with its heads whole.
+    std::uint64_t betweenBytes(const std::string& sentence) const {
+        const auto model = core::openCheckpoint(folder());
+        const auto t = static_cast<long long>(model->tokenizer().encode(sentence).size());
+        const auto maps = core::decoder::PassMaps::OnDemand;
+        const std::uint64_t read = core::modelMemoryBytes(model->config(), t, maps, false);
+        const std::uint64_t whole = core::modelMemoryBytes(model->config(), t, maps, true);
+        const std::uint64_t mib = ((read >> 20) + 1) << 20;
+        EXPECT_LT(mib, whole) << "no MiB between " << read << " and " << whole << " bytes";
+        return mib;
+    }
+    std::vector<std::string> args(const std::string& sentence, std::uint64_t maxBytes, const std::vector<std::string>& extra) const {
+        std::vector<std::string> a = {"--model", folder(), "--sentence", sentence, "--keep-maps", "0"};
+        if (maxBytes) a.insert(a.end(), {"--max-memory", std::to_string(maxBytes >> 20)});
+        a.insert(a.end(), extra.begin(), extra.end());
+        return a;
+    }
+};
+
+std::string withoutText(const std::string& svg) {
+    std::string out;
+    for (const std::string& line : splitLines(svg))
+        if (line.find("<text") == std::string::npos) out += line + "\n";
+    return out;
+}
+
+std::vector<double> csvNumbers(const std::string& text) {
+    std::vector<double> out;
+    const std::vector<std::string> lines = splitLines(text);
+    for (std::size_t n = 1; n < lines.size(); ++n) {  // after the keys' labels
+        std::stringstream in(lines[n]);
+        std::string f;
+        std::getline(in, f, ',');  // the query's label
+        while (std::getline(in, f, ',')) out.push_back(std::strtod(f.c_str(), nullptr));
+    }
+    return out;
+}
+
+TEST_F(ShownLayerFromPass, FiguresReadFromThePassAreThoseOfTheLayerComputedWhole) {
+    const std::string sentence = sentenceOf(500);
+    const std::uint64_t between = betweenBytes(sentence);
+    const std::size_t t = core::openCheckpoint(folder())->tokenizer().encode(sentence).size();
+    ASSERT_GT(t, 300u);
+    for (const std::string head : {"2", "-1"}) {
+        SCOPED_TRACE("--head " + head);
+        const auto exports = [&](const std::string& tag, std::uint64_t maxBytes) {
+            const CliRun run = runCli(
+                args(sentence, maxBytes,
+                     {"--layer", "1", "--head", head, "--skip-first-key", "--query", "300", "--export-heatmap", path(tag + ".svg").string(),
+                      "--export-bars", path(tag + "-bars.svg").string(), "--export-csv", path(tag + ".csv").string()}));
+            ASSERT_EQ(run.code, 0) << run.err;
+        };
+        exports("whole", 0);
+        exports("read", between);
+        const std::string whole = readFile(path("whole.svg")), read = readFile(path("read.svg"));
+        EXPECT_NE(whole.find("τ = 1.00 · causal"), std::string::npos);
+        EXPECT_NE(read.find("the model&apos;s pass (causal, τ = 1)"), std::string::npos);
+        // every cell's colour and every mask hatch the same (the maps equal to float rounding)
+        EXPECT_EQ(withoutText(read), withoutText(whole));
+        const std::vector<double> a = csvNumbers(readFile(path("read.csv"))), b = csvNumbers(readFile(path("whole.csv")));
+        ASSERT_EQ(a.size(), t * t);
+        ASSERT_EQ(a.size(), b.size());
+        double worst = 0;
+        for (std::size_t k = 0; k < a.size(); ++k) worst = std::max(worst, std::abs(a[k] - b[k]));
+        EXPECT_LT(worst, 2e-6);
+        if (head == "2") {
+            EXPECT_EQ(withoutText(readFile(path("read-bars.svg"))), withoutText(readFile(path("whole-bars.svg"))));
+        }
+    }
+}
+
+TEST_F(ShownLayerFromPass, WhatNeedsTheHeadsWholeSaysWhyNot) {
+    const std::string sentence = sentenceOf(500);
+    const std::uint64_t between = betweenBytes(sentence);
+    for (const auto& [flag, extra] : std::vector<std::pair<std::string, std::vector<std::string>>>{
+             {"temperature", {"--temperature", "0.5", "--export-heatmap", path("heads.png").string()}},
+             {"causal", {"--no-causal", "--export-heatmap", path("heads.png").string()}},
+             {"--export-heads", {"--export-heads", path("heads.png").string()}}}) {
+        SCOPED_TRACE(flag);
+        const CliRun run = runCli(args(sentence, between, extra));
+        EXPECT_EQ(run.code, 2);
+        EXPECT_EQ(splitLines(run.err).size(), 1u) << run.err;
+        EXPECT_NE(run.err.find(flag), std::string::npos) << run.err;
+        EXPECT_NE(run.err.find("--max-memory"), std::string::npos) << run.err;
+        EXPECT_FALSE(fs::exists(path("heads.png")));
+    }
+    // The window's state: the layer read from the pass, nothing of it computed, the softmax fixed.
+    core::Scenario scenario;
+    scenario.model = folder();
+    scenario.sentence = sentence;
+    scenario.causal = true;
+    scenario.layer = 1;
+    AppState state = makeState(scenario, core::Limits{.maxBytes = between, .keptMapsBytes = 0});
+    EXPECT_FALSE(capabilities(state).wholeLayer);
+    EXPECT_FALSE(feedsView(state, panel_id::kStages));
+    EXPECT_FALSE(feedsView(state, panel_id::kHeads));
+    EXPECT_TRUE(feedsView(state, panel_id::kHeatmap));
+    EXPECT_TRUE(feedsView(state, panel_id::kModel));
+    recompute(state);
+    EXPECT_EQ(state.work.projections, 0);
+    EXPECT_EQ(state.work.softmaxes, 0);
+    EXPECT_TRUE(isFresh(state));
+    EXPECT_FALSE(apply(state, action::SetTemperature{0.5f}));
+    EXPECT_NE(state.error.find("--max-memory"), std::string::npos) << state.error;
+    EXPECT_FLOAT_EQ(state.scenario.temperature, 1.0f);
+}
+
+TEST_F(ShownLayerFromPass, ALongMapsFigureIsPooledAndLabelledByPosition) {
+    // Over 1,024 tokens: the figure pools 2 x 2 blocks, each cell the mean of a block of the map.
+    const std::string sentence = sentenceOf(1400);
+    const auto t = static_cast<Eigen::Index>(core::openCheckpoint(folder())->tokenizer().encode(sentence).size());
+    ASSERT_GT(t, 1024);
+    ASSERT_LE(t, 2048);
+    core::Scenario scenario;
+    scenario.model = folder();
+    scenario.sentence = sentence;
+    scenario.causal = true;
+    scenario.layer = 0;
+    AppState read = makeState(scenario, core::Limits{.maxBytes = betweenBytes(sentence), .keptMapsBytes = 0});
+    AppState whole = makeState(scenario, core::Limits{.keptMapsBytes = 0});
+    ASSERT_FALSE(capabilities(read).wholeLayer);
+    ASSERT_TRUE(capabilities(whole).wholeLayer);
+    recompute(whole);
+    for (const int head : {1, -1}) {
+        SCOPED_TRACE("head " + std::to_string(head));
+        read.view.selectedHead = whole.view.selectedHead = head;
+        const render::HeatmapFigure f = heatmapFigure(read, {.where = "--export-heatmap"});
+        ASSERT_EQ(f.weights.rows(), (t + 1) / 2);
+        ASSERT_EQ(f.weights.cols(), (t + 1) / 2);
+        EXPECT_EQ(f.rowLabels[1], "2");
+        EXPECT_EQ(f.colLabels[100], "200");
+        EXPECT_FALSE(f.showValues);
+        EXPECT_NE(f.title.find("each cell the mean of 2 × 2 weights"), std::string::npos) << f.title;
+        std::vector<float> want;
+        core::poolBlocks(visibleWeights(whole), whole.settings, 2, core::BlockPooling::Mean, want);
+        double worst = 0;
+        for (Eigen::Index i = 0; i < f.weights.rows(); ++i)
+            for (Eigen::Index j = 0; j < f.weights.cols(); ++j) {
+                const float w = want[static_cast<std::size_t>(i * f.weights.cols() + j)];
+                ASSERT_EQ(f.blocked(i, j), core::isMaskedTexel(w)) << i << ", " << j;
+                if (!f.blocked(i, j)) worst = std::max(worst, std::abs(static_cast<double>(f.weights(i, j)) - w));
+            }
+        EXPECT_LT(worst, 1e-6);
+    }
+}
+
+}  // namespace
+}  // namespace attnviz::app
