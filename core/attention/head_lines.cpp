@@ -32,31 +32,44 @@ std::vector<int> everyQuery(const AttentionMaps& maps, const std::vector<int>& q
 }  // namespace
 
 HeadLines headLines(const AttentionMaps& maps, int layer, const std::vector<int>& heads, const std::vector<int>& queries,
-                    const HeadLineRule& rule) {
+                    const HeadLineRule& rule, std::size_t blockFloats) {
     checkLayer(maps, layer, heads, queries);
     const Settings& settings = maps.layerSettings(layer);
     const bool drops = rule.drops(maps.keys);
     const auto keep = static_cast<std::size_t>(std::max(0, rule.topK));
     HeadLines out;
-    std::vector<Mat> made(heads.size());  // maps made on demand
+    // The maps read a run of consecutive queries at a time, every head's rows of it together (a map
+    // made on demand is never whole): about blockFloats in all.
+    const std::vector<int> qs = everyQuery(maps, queries);
+    const auto run = static_cast<std::size_t>(
+        std::max<Eigen::Index>(1, maps.blockRows(blockFloats) / static_cast<Eigen::Index>(std::max<std::size_t>(1, heads.size()))));
+    std::vector<Mat> made(heads.size());
     std::vector<MatRef> weights;
     weights.reserve(heads.size());
-    for (std::size_t n = 0; n < heads.size(); ++n) weights.push_back(maps.map(layer, heads[n], made[n]));
     std::vector<HeadLine> row;
-    for (const int q : everyQuery(maps, queries)) {
-        for (std::size_t n = 0; n < heads.size(); ++n) {
-            // 1. every readable key of weight > 0
-            row.clear();
-            for (Eigen::Index j = 0; j < maps.keys; ++j) {
-                const float w = weights[n](q, j);
-                if (w > 0.0f && !isBlocked(settings, q, j)) row.push_back({heads[n], q, static_cast<int>(j), w});
+    for (std::size_t a = 0; a < qs.size();) {
+        std::size_t b = a + 1;
+        while (b < qs.size() && qs[b] == qs[b - 1] + 1 && b - a < run) ++b;
+        const Eigen::Index r0 = qs[a], n = static_cast<Eigen::Index>(b - a);
+        weights.clear();
+        for (std::size_t h = 0; h < heads.size(); ++h) weights.push_back(maps.rowBlock(layer, heads[h], r0, n, made[h]));
+        for (std::size_t k = a; k < b; ++k) {
+            const int q = qs[k];
+            for (std::size_t h = 0; h < heads.size(); ++h) {
+                // 1. every readable key of weight > 0
+                row.clear();
+                for (Eigen::Index j = 0; j < maps.keys; ++j) {
+                    const float w = weights[h](q - r0, j);
+                    if (w > 0.0f && !isBlocked(settings, q, j)) row.push_back({heads[h], q, static_cast<int>(j), w});
+                }
+                out.readable += static_cast<long long>(row.size());
+                // 2. the strongest first (the earlier key on a tie), then the rule's cut
+                std::stable_sort(row.begin(), row.end(), [](const HeadLine& x, const HeadLine& y) { return x.weight > y.weight; });
+                if (drops && row.size() > keep) row.resize(keep);
+                out.lines.insert(out.lines.end(), row.begin(), row.end());
             }
-            out.readable += static_cast<long long>(row.size());
-            // 2. the strongest first (the earlier key on a tie), then the rule's cut
-            std::stable_sort(row.begin(), row.end(), [](const HeadLine& a, const HeadLine& b) { return a.weight > b.weight; });
-            if (drops && row.size() > keep) row.resize(keep);
-            out.lines.insert(out.lines.end(), row.begin(), row.end());
         }
+        a = b;
     }
     return out;
 }
@@ -66,13 +79,13 @@ std::vector<float> summedAttention(const AttentionMaps& maps, int layer, const s
     const Settings& settings = maps.layerSettings(layer);
     const auto keys = static_cast<std::size_t>(maps.keys);
     std::vector<float> sums(heads.size() * keys, 0.0f);
-    Mat made;  // a map made on demand
-    for (std::size_t n = 0; n < heads.size(); ++n) {
-        const MatRef w = maps.map(layer, heads[n], made);
-        for (const int q : queries)
+    Mat made;  // a row made on demand
+    for (std::size_t n = 0; n < heads.size(); ++n)
+        for (const int q : queries) {
+            const MatRef w = maps.rowBlock(layer, heads[n], q, 1, made);
             for (std::size_t j = 0; j < keys; ++j)
-                if (!isBlocked(settings, q, static_cast<Eigen::Index>(j))) sums[n * keys + j] += w(q, static_cast<Eigen::Index>(j));
-    }
+                if (!isBlocked(settings, q, static_cast<Eigen::Index>(j))) sums[n * keys + j] += w(0, static_cast<Eigen::Index>(j));
+        }
     return sums;
 }
 

@@ -34,9 +34,11 @@ struct HeadLines {
 };
 
 // Lines of `layer` for `heads` (indices into maps.heads, in drawing order) and `queries` (empty:
-// every query). Throws std::out_of_range for a layer, head or query the maps lack.
+// every query), the maps read a run of consecutive queries at a time, every head's rows of it
+// together in about `blockFloats` floats. Throws std::out_of_range for a layer, head or query the
+// maps lack.
 HeadLines headLines(const AttentionMaps& maps, int layer, const std::vector<int>& heads, const std::vector<int>& queries,
-                    const HeadLineRule& rule = {});
+                    const HeadLineRule& rule = {}, std::size_t blockFloats = std::size_t{4} << 20);
 
 // [heads.size() × keys], row-major: for each head shown, Σ over `queries` of A[query, key]: the
 // attention several selected tokens pay, summed (before any rule drops a line).

@@ -100,6 +100,47 @@ TEST(HeadLines, LongSentenceKeepsTheStrongestKeysOfEachQueryAndHead) {
     EXPECT_EQ(rule.describe(t), "the 8 strongest keys of each query and head (T > 24)");
 }
 
+TEST(HeadLines, MapsMadeOnDemandAreReadARunOfQueriesAtATimeToTheSameLines) {
+    const Eigen::Index t = 40;
+    Prng prng(5);
+    std::vector<Mat> heads;
+    for (int h = 0; h < 3; ++h) {
+        Mat a = Mat::Zero(t, t);
+        for (Eigen::Index i = 0; i < t; ++i) {
+            for (Eigen::Index j = 0; j <= i; ++j) a(i, j) = static_cast<float>(prng.uniform()) + 0.01f;
+            a.row(i) /= a.row(i).sum();
+        }
+        heads.push_back(a);
+    }
+    const AttentionMaps whole = mapsOf(heads, causal());
+    // The same maps handed over a block of rows at a time, as a pass that keeps none makes them;
+    // every block asked for is counted.
+    AttentionMaps made = whole;
+    made.weights = nullptr;
+    long long rowsRead = 0;
+    made.rows = [&](int, int h, Eigen::Index r0, Eigen::Ref<Mat> out) {
+        out = heads[static_cast<std::size_t>(h)].middleRows(r0, out.rows());
+        rowsRead += out.rows();
+    };
+    const std::vector<int> shown = {2, 0};
+    for (const std::vector<int>& queries : {std::vector<int>{}, std::vector<int>{3, 4, 5, 17, 39}}) {
+        rowsRead = 0;
+        // runs of at most 3 queries: 2 heads x 3 rows x 40 keys
+        const HeadLines got = headLines(made, 0, shown, queries, {}, 2 * 3 * 40), want = headLines(whole, 0, shown, queries);
+        ASSERT_EQ(got.lines.size(), want.lines.size());
+        EXPECT_EQ(got.readable, want.readable);
+        for (std::size_t n = 0; n < got.lines.size(); ++n) {
+            EXPECT_EQ(got.lines[n].query, want.lines[n].query) << n;
+            EXPECT_EQ(got.lines[n].head, want.lines[n].head) << n;
+            EXPECT_EQ(got.lines[n].key, want.lines[n].key) << n;
+            EXPECT_EQ(got.lines[n].weight, want.lines[n].weight) << n;
+        }
+        // each query's rows made once a head, never a whole map per head
+        EXPECT_EQ(rowsRead, 2 * (queries.empty() ? t : static_cast<long long>(queries.size())));
+    }
+    EXPECT_EQ(summedAttention(made, 0, {1, 0}, {4, 9}), summedAttention(whole, 0, {1, 0}, {4, 9}));
+}
+
 TEST(HeadLines, SummedAttentionOfPickedQueries) {
     Mat a = Mat::Zero(3, 3), b = Mat::Zero(3, 3);
     a << 1, 0, 0, 0.5f, 0.5f, 0, 0.2f, 0.3f, 0.5f;
