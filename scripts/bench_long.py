@@ -11,12 +11,16 @@ temporary folder.
 For each T and each strategy (`--keep-maps 1048576`: every map kept when --max-memory allows it;
 `--keep-maps 0`: every map made on demand), one run of
 `attnviz --model DIR --sentence S --keep-maps K --export-stats FILE`: the checkpoint opened, the
-whole pass, the shown layer's heads, and the statistics of every head (one sweep over every map).
-Reported: the strategy the run took (a pass whose kept maps would pass --max-memory makes them on
-demand: the row says so), its wall time, its peak resident memory (the kernel's ru_maxrss), and
-what the pass keeps (keptModelBytes, computed here from the shapes as loaded_model.cpp does).
+whole pass, the shown layer's heads, and the statistics of every head (one sweep over every map);
+with `--exports figures`, `--layer 3 --head 5 --query T-100 --export-heatmap --export-bars` instead
+(the shown layer's one map and one row, no sweep). Reported: the strategy the run took (a pass
+whose kept maps would pass --max-memory makes them on demand: the row says so), how the shown
+layer was read (its heads whole while they fit --max-memory beside the pass, else from the pass),
+its wall time, its peak resident memory (the kernel's ru_maxrss), and what the pass keeps
+(keptModelBytes, computed here from the shapes as loaded_model.cpp does).
 
 Usage: /usr/bin/python3 scripts/bench_long.py [--build build] [--sizes 1024,2048,4096] [--max-memory MIB]
+       [--maps kept,on-demand] [--exports stats|figures]
 """
 import argparse
 import os
@@ -68,27 +72,36 @@ def main():
     ap.add_argument("--build", default="build")
     ap.add_argument("--sizes", default="1024,2048,4096")
     ap.add_argument("--max-memory", default="12288", help="MiB, as attnviz's --max-memory")
+    ap.add_argument("--maps", default="kept,on-demand", help="the strategies run: kept, on-demand")
+    ap.add_argument("--exports", default="stats", choices=["stats", "figures"])
     args = ap.parse_args()
+    strategies = [(k, n) for k, n, flag in (("1048576", "kept", "kept"), ("0", "on demand", "on-demand")) if flag in args.maps.split(",")]
     attnviz = os.path.join(args.build, "attnviz")
     sizes = [int(s) for s in args.sizes.split(",")]
     with tempfile.TemporaryDirectory() as tmp:
         folder, cfg, file_mib = write_qwen_shaped(tmp)
         print(f"CPU: {cpu_name()}; {os.cpu_count()} cores; model: Qwen2.5-0.5B's shape, random BF16 weights, {file_mib:.0f} MiB; "
               f"--max-memory {args.max_memory} MiB")
-        print("| T | maps | wall (s) | peak RSS (MiB) | kept by the pass (MiB) | file + kept + 1 GiB (MiB) |")
-        print("|---|---|---|---|---|---|")
+        print(f"exports: {args.exports}")
+        print("| T | maps | shown layer | wall (s) | peak RSS (MiB) | kept by the pass (MiB) | file + kept + 1 GiB (MiB) |")
+        print("|---|---|---|---|---|---|---|")
         for t in sizes:
-            for keep, name in (("1048576", "kept"), ("0", "on demand")):
-                stats = os.path.join(tmp, "stats.csv")
+            for keep, name in strategies:
+                if args.exports == "stats":
+                    exports = ["--export-stats", os.path.join(tmp, "stats.csv")]
+                else:
+                    exports = ["--layer", "3", "--head", "5", "--query", str(max(0, t - 100)),
+                               "--export-heatmap", os.path.join(tmp, "heat.png"), "--export-bars", os.path.join(tmp, "bars.png")]
                 code, seconds, rss, err = run([attnviz, "--model", folder, "--sentence", sentence(t), "--keep-maps", keep,
-                                               "--max-memory", args.max_memory, "--export-stats", stats])
+                                               "--max-memory", args.max_memory] + exports)
                 if name == "kept" and memory_mib(cfg, t, True) > float(args.max_memory):
                     name = "on demand (kept would pass --max-memory)"
                 kept = store_mib(cfg, t, name == "kept")
+                shown = "whole" if memory_mib(cfg, t, name == "kept") <= float(args.max_memory) else "from the pass"
                 if code != 0:
-                    print(f"| {t} | {name} | refused | | {kept:.0f} | | ({err[:160]})")
+                    print(f"| {t} | {name} | {shown} | refused | | {kept:.0f} | | ({err[:160]})")
                     continue
-                print(f"| {t} | {name} | {seconds:.1f} | {rss:.0f} | {kept:.0f} | {file_mib + kept + 1024:.0f} |")
+                print(f"| {t} | {name} | {shown} | {seconds:.1f} | {rss:.0f} | {kept:.0f} | {file_mib + kept + 1024:.0f} |")
                 sys.stdout.flush()
 
 

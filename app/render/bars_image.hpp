@@ -17,8 +17,10 @@ struct BarsFigure {
     bool logScale = false;               // log y axis from a decade floor (the subtitle names it)
 };
 
-// The largest number of keys a bar chart takes.
-inline constexpr int kMaxBarsKeys = 16384;
+// The largest number of keys a bar chart takes: a row of 4 MiB. The chart draws a bar a pixel
+// column past its width (the largest weight of that column's keys), so its size does not grow
+// with the keys.
+inline constexpr int kMaxBarsKeys = 1 << 20;
 
 // The encoded files. Throw core::InputError on sizes that disagree, no keys, more than
 // kMaxBarsKeys keys, or weights that are not finite numbers in 0 … 1.

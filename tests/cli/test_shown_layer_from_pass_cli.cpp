@@ -14,6 +14,10 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <sstream>
 
@@ -36,7 +40,7 @@ protected:
     void SetUp() override {
         Cli::SetUp();
         fs::create_directories(m_dir / "model");
-        const nlohmann::json c = tinyllama::config("mistral", {{"sliding_window", 40}, {"max_position_embeddings", 2048}});
+        const nlohmann::json c = tinyllama::config("mistral", {{"sliding_window", 40}, {"max_position_embeddings", 32768}});
         tinyllama::writeCheckpoint(m_dir / "model", c, tinyllama::weights(c, 9));
     }
     std::string folder() const { return (m_dir / "model").string(); }
@@ -184,6 +188,61 @@ TEST_F(ShownLayerFromPass, ALongMapsFigureIsPooledAndLabelledByPosition) {
                 if (!f.blocked(i, j)) worst = std::max(worst, std::abs(static_cast<double>(f.weights(i, j)) - w));
             }
         EXPECT_LT(worst, 1e-6);
+    }
+}
+
+TEST_F(ShownLayerFromPass, SixteenThousandTokensOpenAndExportInUnderTwoGibibytes) {
+    // Every layer's every head's map of 16,384 tokens would be 2 x 4 x 1 GiB kept, and the shown
+    // layer's heads whole 8 GiB: the pass keeps q, k and the log-sum-exp, the layer is read from
+    // it, and the heatmap, the bars, the model view and the statistics are written within a
+    // --max-memory of 512 MiB, the process's peak under 2 GiB.
+    std::string sentence = sentenceOf(21000);
+    const auto model = core::openCheckpoint(folder());
+    while (model->tokenizer().encode(sentence).size() > 16400) sentence.resize(sentence.size() - 100);
+    const std::size_t t = model->tokenizer().encode(sentence).size();
+    ASSERT_GE(t, 16384u);
+    const CliRun run = runCli({"--model",
+                               folder(),
+                               "--sentence",
+                               sentence,
+                               "--max-tokens",
+                               "32768",
+                               "--max-memory",
+                               "512",
+                               "--layer",
+                               "1",
+                               "--head",
+                               "2",
+                               "--query",
+                               std::to_string(t - 1),
+                               "--export-heatmap",
+                               path("heat.png").string(),
+                               "--export-bars",
+                               path("bars.png").string(),
+                               "--export-model-view",
+                               path("model.png").string(),
+                               "--export-stats",
+                               path("stats.csv").string()});
+    ASSERT_EQ(run.code, 0) << run.err;
+    rusage usage{};
+    getrusage(RUSAGE_SELF, &usage);
+    EXPECT_LT(usage.ru_maxrss, 2L << 20) << "peak resident KiB";  // ru_maxrss counts KiB
+    for (const char* file : {"heat.png", "bars.png", "model.png"}) EXPECT_GT(fs::file_size(path(file)), 1000u) << file;
+    // every head's statistics, each a finite entropy
+    const std::vector<std::string> rows = splitLines(readFile(path("stats.csv")));
+    ASSERT_EQ(rows.size(), 1u + tinyllama::kLayers * tinyllama::kHeads);
+    const auto fields = [](const std::string& line) {
+        std::vector<std::string> out;
+        std::stringstream in(line);
+        for (std::string f; std::getline(in, f, ',');) out.push_back(f);
+        return out;
+    };
+    const std::vector<std::string> header = fields(rows[0]);
+    const auto column = static_cast<std::size_t>(std::find(header.begin(), header.end(), "entropy") - header.begin());
+    ASSERT_LT(column, header.size()) << rows[0];
+    for (std::size_t n = 1; n < rows.size(); ++n) {
+        const double e = std::strtod(fields(rows[n]).at(column).c_str(), nullptr);
+        EXPECT_TRUE(std::isfinite(e) && e > 0 && e < std::log(16400.0)) << rows[n];
     }
 }
 
