@@ -292,6 +292,18 @@ void ControlsPanel::inputsSection(PanelContext& ctx) {
 // Softmax: temperature on a log scale with a detent and reset at 1, scaling, mask.
 void ControlsPanel::softmaxSection(PanelContext& ctx) {
     const AppState& s = ctx.state;
+    // A layer read from the model's pass is the pass's own softmax: shown, not changed.
+    const bool fixed = !capabilities(s).wholeLayer;
+    if (fixed)
+        widgets::wrappedTextColored(ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled),
+                                    "The model's own softmax: " + readFromPassNote(s) + ".");
+    ImGui::BeginDisabled(fixed);
+    softmaxControls(ctx);
+    ImGui::EndDisabled();
+}
+
+void ControlsPanel::softmaxControls(PanelContext& ctx) {
+    const AppState& s = ctx.state;
     ImGui::Text("Temperature τ = %.3g", s.settings.temperature);
     float position = temperatureToSlider(s.settings.temperature);
     ImGui::SetNextItemWidth(-ImGui::CalcTextSize("reset").x - ImGui::GetStyle().FramePadding.x * 4);

@@ -20,6 +20,7 @@ private:
     void scenarioSection(PanelContext& ctx);
     void inputsSection(PanelContext& ctx);
     void softmaxSection(PanelContext& ctx);
+    void softmaxControls(PanelContext& ctx);
     void viewSection(PanelContext& ctx);
 
     float m_wholeHeight = 0;  // of the content, the last time it was drawn whole

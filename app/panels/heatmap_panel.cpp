@@ -176,8 +176,7 @@ void HeatmapPanel::draw(PanelContext& ctx) {
     if (!flow) widgets::flowTextDisabled("rows: queries · columns: keys");
     if (fromPass) {
         const int f = shown->map.factor;
-        widgets::flowTextDisabled(f > 1 ? "read from the model's pass · a texel is the largest of " + std::to_string(f) + " × " +
-                                              std::to_string(f) + " weights"
+        widgets::flowTextDisabled(f > 1 ? "from the pass · a texel: the largest of " + std::to_string(f) + " × " + std::to_string(f)
                                         : std::string("read from the model's pass"));
         if (const ShownMapJob* job = pendingShownMap(s); job && shown->map.factor != shownMapKey(s, head).factor)
             widgets::flowTextDisabled("finer: " + std::to_string(static_cast<int>(job->fraction() * 100.0)) + " %");

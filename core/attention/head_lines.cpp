@@ -63,9 +63,17 @@ HeadLines headLines(const AttentionMaps& maps, int layer, const std::vector<int>
                     if (w > 0.0f && !isBlocked(settings, q, j)) row.push_back({heads[h], q, static_cast<int>(j), w});
                 }
                 out.readable += static_cast<long long>(row.size());
-                // 2. the strongest first (the earlier key on a tie), then the rule's cut
-                std::stable_sort(row.begin(), row.end(), [](const HeadLine& x, const HeadLine& y) { return x.weight > y.weight; });
-                if (drops && row.size() > keep) row.resize(keep);
+                // 2. the strongest first (the earlier key on a tie), then the rule's cut: only the
+                // kept lines sorted
+                const auto stronger = [](const HeadLine& x, const HeadLine& y) {
+                    return x.weight > y.weight || (x.weight == y.weight && x.key < y.key);
+                };
+                if (drops && row.size() > keep) {
+                    std::partial_sort(row.begin(), row.begin() + static_cast<std::ptrdiff_t>(keep), row.end(), stronger);
+                    row.resize(keep);
+                } else {
+                    std::sort(row.begin(), row.end(), stronger);
+                }
                 out.lines.insert(out.lines.end(), row.begin(), row.end());
             }
         }
