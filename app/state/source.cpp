@@ -9,6 +9,17 @@ namespace attnviz::app {
 
 namespace {
 
+// The shown layer's heads fresh as they are, nothing to recompute or combine (maps given whole, or
+// a layer read from the pass).
+void nothingToCompute(AppState& state) {
+    state.stale.assign(static_cast<std::size_t>(state.model.heads), Stage::Fresh);
+    state.headVersions.assign(static_cast<std::size_t>(state.model.heads), state.dataVersion);
+    state.baseStage = Stage::Fresh;
+    state.equivarianceStale = false;
+    state.combineStale = false;
+    state.equivariance = core::EquivarianceReport{0.0f, std::vector<float>(state.forward.heads.size(), 0.0f)};
+}
+
 // A state of attention computed elsewhere: the file mapped (or the previous state's mapping
 // reused), the shown layer checked and the rest checked in the background, the shown layer as a
 // scenario's heads whose weights are the file's, fresh: there is nothing to recompute.
@@ -33,12 +44,7 @@ AppState importedState(const core::Scenario& scenario, const core::Limits& limit
     for (const auto& t : state.model.queryTokens) state.queryLabels.push_back(core::visibleToken(t));
     for (const auto& t : state.model.keyTokens) state.keyLabels.push_back(core::visibleToken(t));
     state.work.modelBuilds += 1;
-    state.stale.assign(static_cast<std::size_t>(state.model.heads), Stage::Fresh);
-    state.headVersions.assign(static_cast<std::size_t>(state.model.heads), state.dataVersion);
-    state.baseStage = Stage::Fresh;
-    state.equivarianceStale = false;
-    state.combineStale = false;
-    state.equivariance = core::EquivarianceReport{0.0f, std::vector<float>(state.forward.heads.size(), 0.0f)};
+    nothingToCompute(state);
     return state;
 }
 
@@ -56,12 +62,7 @@ void readLayerFromPass(AppState& state) {
     if (s.window > 0) refuse("window", "a window of " + std::to_string(s.window) + " keys is asked for");
     if (!s.padding.empty()) refuse("padding", "padded keys are asked for");
     if (!s.swaps.empty()) refuse("swaps", "tokens are swapped");
-    state.stale.assign(static_cast<std::size_t>(state.model.heads), Stage::Fresh);
-    state.headVersions.assign(static_cast<std::size_t>(state.model.heads), state.dataVersion);
-    state.baseStage = Stage::Fresh;
-    state.equivarianceStale = false;
-    state.combineStale = false;
-    state.equivariance = core::EquivarianceReport{0.0f, std::vector<float>(state.forward.heads.size(), 0.0f)};
+    nothingToCompute(state);
 }
 
 }  // namespace

@@ -23,6 +23,21 @@ AttentionMaps mapsOf(const std::vector<Mat>& heads, const Settings& settings) {
     return maps;
 }
 
+// `count` causal maps of t tokens, each readable weight random and above 0.
+std::vector<Mat> randomCausalHeads(int count, Eigen::Index t, std::uint64_t seed) {
+    Prng prng(seed);
+    std::vector<Mat> heads;
+    for (int h = 0; h < count; ++h) {
+        Mat a = Mat::Zero(t, t);
+        for (Eigen::Index i = 0; i < t; ++i) {
+            for (Eigen::Index j = 0; j <= i; ++j) a(i, j) = static_cast<float>(prng.uniform()) + 0.01f;
+            a.row(i) /= a.row(i).sum();
+        }
+        heads.push_back(a);
+    }
+    return heads;
+}
+
 Settings causal() {
     Settings s;
     s.causal = true;
@@ -59,16 +74,7 @@ TEST(HeadLines, ShortSentenceEveryReadableLineByHand) {
 
 TEST(HeadLines, LongSentenceKeepsTheStrongestKeysOfEachQueryAndHead) {
     const Eigen::Index t = 40;
-    Prng prng(11);
-    std::vector<Mat> heads;
-    for (int h = 0; h < 3; ++h) {
-        Mat a = Mat::Zero(t, t);
-        for (Eigen::Index i = 0; i < t; ++i) {
-            for (Eigen::Index j = 0; j <= i; ++j) a(i, j) = static_cast<float>(prng.uniform()) + 0.01f;
-            a.row(i) /= a.row(i).sum();
-        }
-        heads.push_back(a);
-    }
+    const std::vector<Mat> heads = randomCausalHeads(3, t, 11);
     const AttentionMaps maps = mapsOf(heads, causal());
     const HeadLineRule rule;  // every line up to 24 keys, else the 8 strongest
     ASSERT_TRUE(rule.drops(t));
@@ -102,16 +108,7 @@ TEST(HeadLines, LongSentenceKeepsTheStrongestKeysOfEachQueryAndHead) {
 
 TEST(HeadLines, MapsMadeOnDemandAreReadARunOfQueriesAtATimeToTheSameLines) {
     const Eigen::Index t = 40;
-    Prng prng(5);
-    std::vector<Mat> heads;
-    for (int h = 0; h < 3; ++h) {
-        Mat a = Mat::Zero(t, t);
-        for (Eigen::Index i = 0; i < t; ++i) {
-            for (Eigen::Index j = 0; j <= i; ++j) a(i, j) = static_cast<float>(prng.uniform()) + 0.01f;
-            a.row(i) /= a.row(i).sum();
-        }
-        heads.push_back(a);
-    }
+    const std::vector<Mat> heads = randomCausalHeads(3, t, 5);
     const AttentionMaps whole = mapsOf(heads, causal());
     // The same maps handed over a block of rows at a time, as a pass that keeps none makes them;
     // every block asked for is counted.
