@@ -43,9 +43,13 @@ std::string cellTooltip(const AppState& s, const core::Settings& mask, int head,
 
 // While the model view's mouse is over a head of another layer: that head's map from the model's
 // own pass (causal, τ = 1), with its tokens and the colour bar; a click there selects it.
-void drawLayerPreview(PanelContext& ctx, const char* title, int layer, int head) {
+void drawLayerPreview(PanelContext& ctx, const char* title, std::string_view id, int layer, int head) {
     const AppState& s = ctx.state;
     if (!beginPanel(ctx, title)) return;
+    // Maps made on demand: the previewed map pooled on the worker, never made whole here.
+    const bool fromWorker = shownMapFromWorker(s);
+    const ShownMap* shown = fromWorker ? shownMapOf(s, head) : nullptr;
+    if (fromWorker && !(shown && shown->current(shownMapKey(s, head)))) ctx.requests.stale.insert(std::string(id));
     const core::LoadedModel& pass = *checkpointPass(s);
     const core::decoder::Run& run = *pass.run;
     const int t = static_cast<int>(run.tokens());
@@ -64,11 +68,21 @@ void drawLayerPreview(PanelContext& ctx, const char* title, int layer, int head)
     core::Settings settings;
     settings.causal = true;
     settings.window = pass.checkpoint->config().window(layer);
+    if (fromWorker && shown == nullptr) {
+        const ShownMapJob* job = pendingShownMap(s);
+        widgets::flowTextDisabled(
+            "reading the map from the pass: " + std::to_string(static_cast<int>((job ? job->fraction() : 0.0) * 100.0)) + " %");
+        ImGui::End();
+        return;
+    }
     const gfx::TextureStamp stamp{reinterpret_cast<std::uintptr_t>(&run), layer * run.headCount() + head, factor, t, t};
-    const gfx::HeatmapTexture& tex = ctx.textures.get("heat-layer-preview", stamp, weightColouring(s), [&] {
-        core::Mat made;  // the map made on demand when the pass keeps none
-        return gfx::texelsOf(core::runMaps(run, pass.checkpoint->config()).map(layer, head, made), settings, factor);
-    });
+    const gfx::HeatmapTexture& tex =
+        shown ? ctx.textures.get("heat-layer-preview", gfx::TextureStamp{shown->version, -4, shown->map.factor}, weightColouring(s),
+                                 gfx::pooledView(shown->map.maxima, t, t, shown->map.factor))
+              : ctx.textures.get("heat-layer-preview", stamp, weightColouring(s), [&] {
+                    return gfx::texelsOf(core::runMaps(run, pass.checkpoint->config()).weights(layer, head), settings, factor);
+                });
+    if (fromWorker && factor != s.view.heatmapPooling) ctx.actions.emit(action::SetHeatmapPooling{factor});
     ImDrawList* list = ImGui::GetWindowDrawList();
     ctx.heatmaps.draw(list, tex, mMin, mMax, ImVec2(0, 0), ImVec2(1, 1));
     widgets::matrixLabels(list, mMin, mMax, s.queryLabels, s.keyLabels, labelW);
@@ -96,8 +110,7 @@ const HeatmapPanel::Rows& HeatmapPanel::rowsFromPass(const AppState& s, int head
 
 void HeatmapPanel::draw(PanelContext& ctx) {
     const AppState& s = ctx.state;
-    if (capabilities(s).ownPass && s.view.previewLayer >= 0 && s.view.previewLayer != s.scenario.layer && s.view.previewHead >= 0)
-        return drawLayerPreview(ctx, title(), s.view.previewLayer, s.view.previewHead);
+    if (previewingLayer(s)) return drawLayerPreview(ctx, title(), id(), s.view.previewLayer, s.view.previewHead);
     // Rollout (view.rollout): R up to the selected layer in place of a head's weights.
     const bool rollout = s.view.rollout;
     const int head = rollout ? -1 : shownHead(s);

@@ -70,17 +70,30 @@ std::optional<core::PooledMap> ShownMapJob::take(const ShownMapKey& key) {
     return std::exchange(m_done, std::nullopt);
 }
 
+bool previewingLayer(const AppState& state) {
+    const ViewState& v = state.view;
+    return capabilities(state).ownPass && v.previewLayer >= 0 && v.previewLayer != state.scenario.layer && v.previewHead >= 0;
+}
+
 ShownMapKey shownMapKey(const AppState& state, int head) {
     const Eigen::Index tq = state.model.tq(), tk = state.model.tk();
+    const bool preview = previewingLayer(state);
+    if (preview) head = state.view.previewHead;
     return {.pass = passKey(state),
-            .layer = shownMapLayer(state),
+            .layer = preview ? state.view.previewLayer : shownMapLayer(state),
             .head = head,
             .skipFirstKey = head < 0 && state.view.skipFirstKey,
             .factor = std::max({1, state.view.heatmapPooling, core::factorFor(tq, tk, kShownMapTexels)})};
 }
 
+bool shownMapFromWorker(const AppState& state) {
+    if (state.view.rollout) return false;
+    if (previewingLayer(state)) return onDemandMapsOwner(state) != nullptr;
+    return !capabilities(state).wholeLayer;
+}
+
 bool refreshShownMap(AppState& state) {
-    if (capabilities(state).wholeLayer || state.view.rollout) return true;
+    if (!shownMapFromWorker(state)) return true;
     ShownMap& shown = state.derived.get<ShownMap>();
     const ShownMapKey key = shownMapKey(state, shownHead(state));
     if (shown.current(key)) return true;
@@ -103,7 +116,7 @@ const ShownMap* shownMapOf(const AppState& state, int head) {
 
 const ShownMapJob* pendingShownMap(const AppState& state) {
     const ShownMap* shown = state.derived.find<ShownMap>();
-    if (!shown || !shown->job || capabilities(state).wholeLayer) return nullptr;
+    if (!shown || !shown->job || !shownMapFromWorker(state)) return nullptr;
     const ShownMapKey key = shownMapKey(state, shownHead(state));
     if (shown->current(key)) return nullptr;
     return shown->job->runningFor(key) || !shown->job->errorAt(key).empty() ? shown->job.get() : nullptr;

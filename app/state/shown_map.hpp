@@ -63,11 +63,18 @@ struct ShownMap : DerivedOf<ShownMapKey> {
     std::shared_ptr<ShownMapJob> job;
 };
 
-// The key the heatmap needs now: the shown head (or the mean), pooled by the heatmap's pooling
-// (ViewState::heatmapPooling), at least enough for kShownMapTexels a side.
+// Whether the heatmap previews another layer's head of a model's pass (the model view's tile under
+// the mouse: ViewState::previewLayer).
+bool previewingLayer(const AppState& state);
+// The key the heatmap needs now: the shown head (or the mean), or the previewed layer's head,
+// pooled by the heatmap's pooling (ViewState::heatmapPooling), at least enough for
+// kShownMapTexels a side.
 ShownMapKey shownMapKey(const AppState& state, int head);
-// The heatmap's view refresh: a layer read from the pass has its map for shownMapKey made on the
-// worker, and adopted in the frame it is ready. True when it is current (or the layer is whole).
+// Whether the heatmap's map is made on the worker: a layer read from the pass, or another layer
+// previewed when the pass makes its maps on demand (never made whole on the window's thread).
+bool shownMapFromWorker(const AppState& state);
+// The heatmap's view refresh: such a map is made for shownMapKey on the worker and adopted in
+// the frame it is ready. True when it is current (or not made on the worker).
 bool refreshShownMap(AppState& state);
 // The last map made of the same head (at any pooling), to draw while the next is made; null when
 // there is none.

@@ -93,4 +93,35 @@ TEST_F(ShownMapState, ALayerReadFromThePassIsPooledOnAWorkerAsTheWholeLayerIs) {
     EXPECT_NE(shownMapOf(read, 0), nullptr);
 }
 
+TEST_F(ShownMapState, AnotherLayerPreviewedFromAPassWithoutMapsIsPooledOnTheWorker) {
+    // The shown layer whole, the pass's maps on demand: the model view's tile under the mouse
+    // (another layer's head) is pooled on the worker, never made whole on the window's thread.
+    AppState s = state(12ULL << 30);
+    ASSERT_TRUE(capabilities(s).wholeLayer);
+    ASSERT_FALSE(s.loaded.run->keepsWeights());
+    EXPECT_FALSE(shownMapFromWorker(s));
+    s.view.previewLayer = 0;
+    s.view.previewHead = 2;
+    s.view.heatmapPooling = 3;
+    ASSERT_TRUE(previewingLayer(s));
+    ASSERT_TRUE(shownMapFromWorker(s));
+    EXPECT_FALSE(refreshShownMap(s));
+    EXPECT_GT(framesUntilCurrent(s), 0);
+    const ShownMap* shown = shownMapOf(s, s.view.selectedHead);
+    ASSERT_NE(shown, nullptr);
+    EXPECT_EQ(shown->key->layer, 0);
+    EXPECT_EQ(shown->key->head, 2);
+    core::Mat scratch;
+    const core::AttentionMaps maps = attentionMaps(s);
+    std::vector<float> want;
+    core::poolBlocks(maps.map(0, 2, scratch), maps.layerSettings(0), 3, core::BlockPooling::Max, want);
+    EXPECT_EQ(shown->map.maxima, want);
+    // A pass that keeps its maps previews them in place.
+    AppState kept = makeState(m_scenario, core::Limits{});
+    kept.view.previewLayer = 0;
+    kept.view.previewHead = 2;
+    EXPECT_FALSE(shownMapFromWorker(kept));
+    EXPECT_TRUE(refreshShownMap(kept));
+}
+
 }  // namespace
