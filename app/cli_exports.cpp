@@ -110,7 +110,7 @@ double sinkEpsilon(const cli::Flags& f) {
 // own pass (and the induction test when asked), an import's every map, or a scenario's heads as
 // one layer.
 std::string statsText(const cli::Flags& f, const GuiRequest& request, const AppState& state, const char*& doing) {
-    const core::HeadStatsOptions options{.skipFirstKey = f.skipFirstKey};
+    const core::HeadStatsOptions options{.skipFirstKey = f.skipFirstKey, .firstTokens = state.view.firstTokens};
     const core::AttentionMaps maps = attentionMaps(state);
     if (!maps) throw core::InputError("--export-stats", "the heads' weights are not ready");
     doing = "computing the head statistics";

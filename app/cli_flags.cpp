@@ -309,6 +309,10 @@ void defineFlags(CLI::App& app, Flags& f) {
                    "With --export-stats: the sink share counts the heads whose mean weight on the first token exceeds E (0 < E < 1, "
                    "default 0.3)")
         ->type_name("E");
+    app.add_option("--first-tokens", f.firstTokens,
+                   "k of the head statistics' first_k: the mass on the first k tokens (attention sinks; default 4), in the window "
+                   "and --export-stats")
+        ->type_name("K");
     app.add_flag("--skip-first-key", f.skipFirstKey,
                  "Leave the first key out of the head statistics and the mean views: each row's weights over keys j >= 1, renormalised");
     app.add_option("--model-view-sort", f.modelViewSort,
@@ -512,6 +516,7 @@ GuiRequest requestFrom(const Flags& f, const CLI::App& app) {
     }
     request.smallMultiples = f.smallMultiples;
     request.skipFirstKey = f.skipFirstKey;
+    if (given("--first-tokens")) request.firstTokens = static_cast<int>(parseWhole("--first-tokens", f.firstTokens, 1, kMaxFirstTokens));
     if (given("--train-steps")) {
         if (f.trainSteps < 10 || f.trainSteps > 5000)
             throw core::InputError("--train-steps", "expected 10 to 5000, got " + std::to_string(f.trainSteps));

@@ -46,6 +46,7 @@ struct Flags {
     std::string layer;                                                    // --layer N, read whole by parseWhole
     std::string exportStats, sinkEpsilon;                                 // --export-stats OUT.csv|OUT.json, --sink-epsilon E
     bool inductionTest = false, skipFirstKey = false;                     // --induction-test, --skip-first-key
+    std::string firstTokens;                                              // --first-tokens K
     bool rollout = false;                         // --rollout: attention rollout in the window and the JSON / .npy exports
     std::string rolloutHeads = "mean";            // --rollout-heads mean|max
     std::string compare;                          // --compare TEXT: another sentence beside this one

@@ -27,6 +27,8 @@ constexpr ScoreColumn kColumns[] = {
     {core::HeadScore::Self, "self", "Mean weight on the query's own key"},
     {core::HeadScore::Previous, "previous", "Mean weight on the key just before the query"},
     {core::HeadScore::First, "first", "Mean weight on the first key (a sink)"},
+    {core::HeadScore::FirstK, "first k",
+     "Mean mass on the first k tokens over the rows after them (StreamingLLM's attention sinks: k = 4); k is set above"},
     {core::HeadScore::Duplicate, "duplicate", "Share of attention on earlier copies of the query's token"},
     {core::HeadScore::Induction, "induction", "Share of attention on the token after an earlier copy of the query's token"},
     {core::HeadScore::InductionTest, "induction test",
@@ -80,6 +82,19 @@ void StatsPanel::draw(PanelContext& ctx) {
         bool skip = st.view.skipFirstKey;
         if (ImGui::Checkbox("leave out the first key", &skip)) ctx.actions.emit(action::SetSkipFirstKey{skip});
         if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", core::headStatsRule({.skipFirstKey = true}).c_str());
+        // k of the "first k" column, beside it where the line has the room (else --first-tokens):
+        // the first tokens a sink is made of.
+        const float kW = em * 5.0f, kRoom = kW + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize("first k").x;
+        const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
+        if (ImGui::GetItemRectMax().x + ImGui::GetStyle().ItemSpacing.x + kRoom <= right) {
+            ImGui::SameLine();
+            int k = st.view.firstTokens;
+            ImGui::SetNextItemWidth(kW);
+            if (ImGui::InputInt("first k", &k, 1, 4) && k >= 1 && k <= kMaxFirstTokens) ctx.actions.emit(action::SetFirstTokens{k});
+            tooltip(
+                "k of the \"first k\" column: each head's mean mass on the first k tokens over the rows after them (StreamingLLM "
+                "keeps 4 initial tokens as attention sinks).");
+        }
     }
     if (st.view.skipFirstKey)
         widgets::wrappedTextColored(ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled),

@@ -229,6 +229,9 @@ struct SetModelView {
 struct SetSinkEpsilon {
     float value;
 };  // 0 … 1
+struct SetFirstTokens {
+    int k;
+};  // the head statistics' first k tokens: 1 … kMaxFirstTokens
 struct StartInductionTest {
     core::InductionSettings settings;
 };  // a model only; stops a test under way first
@@ -270,7 +273,7 @@ using Action =
                  action::SetFlashTiles, action::SetFastWeightSteps, action::SetMemoryWall, action::SetKvCache, action::SetTrainSettings,
                  action::StartTraining, action::StopTraining, action::StartCostSweep, action::StopCostSweep, action::OpenLesson,
                  action::GoToLessonStep, action::StepLesson, action::AnswerCheck, action::CloseLesson, action::ClearError,
-                 action::SelectLayerHead, action::SetModelView, action::SetSinkEpsilon, action::StartInductionTest,
+                 action::SelectLayerHead, action::SetModelView, action::SetSinkEpsilon, action::SetFirstTokens, action::StartInductionTest,
                  action::StopInductionTest, action::StopHeadSweep, action::ResumeHeadSweep, action::HoverToken, action::AblateHead,
                  action::HideToken, action::RemoveWhatIfEdit, action::UndoWhatIf, action::RedoWhatIf, action::ClearWhatIf>;
 
@@ -296,7 +299,9 @@ inline constexpr float kMinTemperature = 0.01f;
 inline constexpr float kMaxTemperature = 100.0f;
 inline constexpr float kMinUiScale = 0.5f;
 inline constexpr float kMaxUiScale = 4.0f;
-inline constexpr int kStageCount = 9;  // X, Q, K, V, Q Kᵀ, scaled, masked, A, A V
+inline constexpr int kStageCount = 9;
+inline constexpr int kMaxFirstTokens =
+    1024;  // the most first tokens the head statistics' first-k mass counts  // X, Q, K, V, Q Kᵀ, scaled, masked, A, A V
 
 // Why an edit of the input, sizes, weights or softmax is refused while the maps are imported.
 inline constexpr const char* kImportedMapsFixed =

@@ -36,6 +36,13 @@ bool applyAction(AppState& state, const action::SetSinkEpsilon& a) {
     return true;
 }
 
+bool applyAction(AppState& state, const action::SetFirstTokens& a) {
+    if (a.k < 1 || a.k > kMaxFirstTokens)
+        return reject(state, "first tokens", "expected 1 to " + std::to_string(kMaxFirstTokens) + ", got " + std::to_string(a.k));
+    state.view.firstTokens = a.k;  // the summary's key changes with it: every head summarized again
+    return true;
+}
+
 bool applyAction(AppState& state, const action::StartInductionTest& a) {
     const core::LoadedModel* pass = checkpointPass(state);
     if (!pass) return reject(state, "induction test", "needs a model (open one with --model or File → Open model folder)");

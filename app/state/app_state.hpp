@@ -80,6 +80,7 @@ struct ViewState {
     int previewLayer = -1;  // with previewHead: a model's other layer under the mouse in the model view (-1 = the shown layer)
     ModelViewOptions modelView;
     float sinkEpsilon = 0.3f;        // the head statistics' sink share: heads whose first-token mass exceeds this
+    int firstTokens = 4;             // k of the head statistics' mass on the first k tokens (--first-tokens)
     int heatmapPooling = 0;          // cells per texel side the heatmap draws the shown head with (0: not drawn;
                                      // the softmax pools the shown head's texels for it in the same pass)
     int pendingSwap = -1;            // first chip clicked in the token-swap panel (-1 = none)
@@ -145,6 +146,7 @@ struct PassKey {
     const void* run = nullptr;  // a model's pass (LoadedModel::run), an import, or null for a scenario's forward pass
     std::uint64_t data = 0;     // the scenario's dataVersion (0 for a model's pass)
     bool skipFirstKey = false;  // the statistics' rule (ViewState::skipFirstKey)
+    int firstTokens = 0;        // and their k (ViewState::firstTokens; 0 where unused)
     bool operator==(const PassKey&) const = default;
 };
 struct HeadSummary : DerivedOf<PassKey> {

@@ -11,6 +11,7 @@ int shownMapLayer(const AppState& state) { return layerCount(state) > 0 ? state.
 PassKey headSummaryKey(const AppState& state) {
     PassKey key = passKey(state);
     key.skipFirstKey = state.view.skipFirstKey;
+    key.firstTokens = state.view.firstTokens;
     return key;
 }
 
@@ -22,7 +23,9 @@ namespace {
 int thumbnailFactor(const core::AttentionMaps& maps) { return core::thumbnailFactor(maps.queries, maps.keys); }
 
 core::HeadSweepOptions sweepOptions(const AppState& state, const core::AttentionMaps& maps) {
-    return {.stats = {.skipFirstKey = state.view.skipFirstKey}, .everyKey = state.view.skipFirstKey, .factor = thumbnailFactor(maps)};
+    return {.stats = {.skipFirstKey = state.view.skipFirstKey, .firstTokens = state.view.firstTokens},
+            .everyKey = state.view.skipFirstKey,
+            .factor = thumbnailFactor(maps)};
 }
 
 // The summary of `maps` from their sweep, for the pass `key` is of.

@@ -20,6 +20,7 @@ constexpr ScoreInfo kScores[kHeadScoreCount] = {
     {"self", "self mass"},
     {"previous", "previous-token mass"},
     {"first", "first-token mass"},
+    {"first-k", "mass on the first k tokens"},
     {"duplicate", "duplicate-token score"},
     {"induction", "induction score"},
     {"induction-test", "induction test score"},
@@ -48,6 +49,7 @@ double headScore(const HeadStats& s, HeadScore score) {
         case HeadScore::Self: return s.self;
         case HeadScore::Previous: return s.previous;
         case HeadScore::First: return s.first;
+        case HeadScore::FirstK: return s.firstK;
         case HeadScore::Duplicate: return s.duplicate;
         case HeadScore::Induction: return s.induction;
         case HeadScore::InductionTest:

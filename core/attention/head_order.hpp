@@ -15,11 +15,23 @@ namespace attnviz::core {
 // A head's score by which tiles are ordered and tinted: one of HeadStats, or a measurement given
 // from outside: the induction test (repeated random tokens), or how far the head's map moved
 // against another input (compare.hpp's mapMoved).
-enum class HeadScore : std::uint8_t { Entropy, EntropyShare, Distance, Self, Previous, First, Duplicate, Induction, InductionTest, Moved };
-inline constexpr int kHeadScoreCount = 10;
+enum class HeadScore : std::uint8_t {
+    Entropy,
+    EntropyShare,
+    Distance,
+    Self,
+    Previous,
+    First,
+    FirstK,
+    Duplicate,
+    Induction,
+    InductionTest,
+    Moved
+};
+inline constexpr int kHeadScoreCount = 11;
 
-// "entropy", "entropy-share", "distance", "self", "previous", "first", "duplicate", "induction",
-// "induction-test", "moved": the name flags and tooltips use.
+// "entropy", "entropy-share", "distance", "self", "previous", "first", "first-k", "duplicate",
+// "induction", "induction-test", "moved": the name flags and tooltips use.
 const char* headScoreId(HeadScore score);
 // In words, for a rule: "previous-token mass", "mean attention distance", …
 const char* headScoreName(HeadScore score);

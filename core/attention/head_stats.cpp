@@ -117,6 +117,7 @@ public:
         s.self = mean(m_self, m_selfRows);
         s.previous = mean(m_previous, m_previousRows);
         s.first = mean(m_first, m_firstRows);
+        s.firstK = mean(m_firstK, m_firstKRows);
         s.duplicate = m_total > 0 ? m_duplicate / m_total : 0.0;
         s.induction = m_total > 0 ? m_induction / m_total : 0.0;
         return s;
@@ -177,6 +178,13 @@ private:
         if (reads(i)) m_self += row[i] * scale, ++m_selfRows;
         if (i >= 1 && reads(i - 1)) m_previous += row[i - 1] * scale, ++m_previousRows;
         if (reads(firstKept)) m_first += row[firstKept] * scale, ++m_firstRows;
+        const Index k = std::max(1, m_options.firstTokens);
+        if (i >= firstKept + k) {  // a row after the first k keys: its mass on them
+            double sink = 0;
+            for (Index j = firstKept; j < std::min(tk, firstKept + k); ++j)
+                if (reads(j)) sink += row[j];
+            m_firstK += sink * scale, ++m_firstKRows;
+        }
         // 6. the token patterns (a blocked key holds 0: the walks stop at the band's start)
         m_total += mass * scale;
         if (!m_tokens) return;
@@ -199,8 +207,8 @@ private:
     std::vector<Index> m_padded;  // padded keys before each key (prefix counts, T_k + 1), or empty
     std::vector<char> m_blocked;  // the row's mask when not banded
     double m_entropy = 0, m_share = 0, m_distance = 0, m_self = 0, m_previous = 0, m_first = 0, m_total = 0, m_duplicate = 0,
-           m_induction = 0;
-    long long m_rows = 0, m_shareRows = 0, m_selfRows = 0, m_previousRows = 0, m_firstRows = 0;
+           m_induction = 0, m_firstK = 0;
+    long long m_rows = 0, m_shareRows = 0, m_selfRows = 0, m_previousRows = 0, m_firstRows = 0, m_firstKRows = 0;
 };
 
 HeadStats statsOf(const MatRef& a, const TokenLinks& links, const Ramps& ramps, const Settings& settings, const HeadStatsOptions& options) {
@@ -214,7 +222,7 @@ HeadStats statsOf(const MatRef& a, const TokenLinks& links, const Ramps& ramps, 
 std::string headStatsRule(const HeadStatsOptions& options) {
     if (!options.skipFirstKey) return "every key: each row's weights as the head computed them";
     return "first key left out: each row's weights over keys j >= 1 renormalised to sum 1; rows that may read only key 0 left out; "
-           "'first' is the weight on key 1";
+           "'first' is the weight on key 1, 'first_k' the mass on keys 1 ... k";
 }
 
 HeadStats headStats(const MatRef& weights, const std::vector<int>& ids, const Settings& settings, const HeadStatsOptions& options) {

@@ -8,6 +8,9 @@
 //   distance       mean over rows of Σⱼ Aᵢⱼ |i − j|;
 //   self, previous, first
 //                  Aᵢᵢ, Aᵢ,ᵢ₋₁ and Aᵢ,₀, each the mean over the rows that may read that key;
+//   firstK         Σ_{j<k} Aᵢⱼ, the mass on the first k keys (k = HeadStatsOptions::firstTokens;
+//                  StreamingLLM's attention sinks are the first 4 tokens), the mean over the rows
+//                  after them (i ≥ k; a row that may not read them counts 0);
 //   duplicate, induction
 //                  Σ A∘P / Σ A (TransformerLens's detect_head, "mul"), with token ids t:
 //                  duplicate P[i, j] = 1 iff tᵢ = tⱼ and j < i;
@@ -17,7 +20,8 @@
 // renormalised to sum 1, A′ᵢⱼ = Aᵢⱼ / Σ_{k≥1} Aᵢₖ, and every statistic above computed on A′ over
 // the rows that may read a key j ≥ 1 and put weight on one (rows that may read only key 0 are
 // left out, and so are the means' rows): the keys a row may read no longer count key 0, the
-// previous key of row 1 is gone, and `first` is the weight on key 1, the first key kept. So a
+// previous key of row 1 is gone, `first` is the weight on key 1, the first key kept, and `firstK`
+// the mass on keys 1 … k over the rows i ≥ k + 1. So a
 // head that parks its mass on the first token (an attention sink) shows what it does with the rest.
 #pragma once
 
@@ -36,10 +40,12 @@ struct HeadStats {
     double entropy = 0, entropyShare = 0, distance = 0;
     double self = 0, previous = 0, first = 0;
     double duplicate = 0, induction = 0;
+    double firstK = 0;
 };
 
 struct HeadStatsOptions {
     bool skipFirstKey = false;  // the statistics of each row's weights over keys j ≥ 1, renormalised (above)
+    int firstTokens = 4;        // k of firstK (at least 1)
 };
 
 // The rule the statistics were computed under, in one sentence, for exports and tables.

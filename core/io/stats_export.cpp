@@ -20,7 +20,7 @@ constexpr const char* kInductionRule =
 
 // The columns after layer, head and kv_head, and each head's values for them.
 std::vector<std::string> valueColumns(const StatsTable& t) {
-    std::vector<std::string> c = {"entropy", "entropy_share", "distance", "self", "previous", "first", "duplicate", "induction"};
+    std::vector<std::string> c = {"entropy", "entropy_share", "distance", "self", "previous", "first", "first_k", "duplicate", "induction"};
     if (t.induction) c.emplace_back("induction_test");
     return c;
 }
@@ -32,7 +32,7 @@ std::size_t indexOf(const StatsTable& t, int layer, int head) {
 
 std::vector<double> values(const StatsTable& t, std::size_t k) {
     const HeadStats& s = t.stats[k];
-    std::vector<double> v = {s.entropy, s.entropyShare, s.distance, s.self, s.previous, s.first, s.duplicate, s.induction};
+    std::vector<double> v = {s.entropy, s.entropyShare, s.distance, s.self, s.previous, s.first, s.firstK, s.duplicate, s.induction};
     if (t.induction) v.push_back(t.inductionTest[k]);
     return v;
 }
@@ -79,6 +79,9 @@ std::string statsJson(const StatsTable& t) {
     j["head_count"] = t.heads;
     j["first_key_left_out"] = t.options.skipFirstKey;
     j["rule"] = headStatsRule(t.options);
+    j["first_k"] = {{"k", t.options.firstTokens},
+                    {"rule", t.options.skipFirstKey ? "mean over the rows i >= k + 1 of the mass on keys 1 ... k (renormalised rows)"
+                                                    : "mean over the rows i >= k of the mass on keys 0 ... k - 1"}};
     j["sink"] = {{"epsilon", t.sinkEpsilon}, {"share", t.sink}, {"rule", kSinkRule}};
     if (t.induction)
         j["induction_test"] = {

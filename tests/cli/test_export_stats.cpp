@@ -24,7 +24,7 @@ namespace {
 
 using namespace clitest;
 
-constexpr const char* kHeader = "layer,head,entropy,entropy_share,distance,self,previous,first,duplicate,induction";
+constexpr const char* kHeader = "layer,head,entropy,entropy_share,distance,self,previous,first,first_k,duplicate,induction";
 
 std::vector<double> fields(const std::string& line) {
     std::vector<double> out;
@@ -34,11 +34,11 @@ std::vector<double> fields(const std::string& line) {
 }
 
 void expectRow(const std::vector<double>& row, int layer, int head, const core::HeadStats& s) {
-    ASSERT_EQ(row.size(), 10u);
+    ASSERT_EQ(row.size(), 11u);
     EXPECT_EQ(row[0], layer);
     EXPECT_EQ(row[1], head);
-    const double want[] = {s.entropy, s.entropyShare, s.distance, s.self, s.previous, s.first, s.duplicate, s.induction};
-    for (int c = 0; c < 8; ++c) EXPECT_DOUBLE_EQ(row[static_cast<std::size_t>(c + 2)], want[c]) << "column " << c;
+    const double want[] = {s.entropy, s.entropyShare, s.distance, s.self, s.previous, s.first, s.firstK, s.duplicate, s.induction};
+    for (int c = 0; c < 9; ++c) EXPECT_DOUBLE_EQ(row[static_cast<std::size_t>(c + 2)], want[c]) << "column " << c;
 }
 
 TEST_F(Cli, ExportStatsOfAScenarioAsCsvOnStandardOutput) {
@@ -80,7 +80,7 @@ TEST_F(Cli, ExportStatsOfAModelEveryLayerAndHeadWithTheInductionTest) {
         for (int h = 0; h < tinygpt2::kHeads; ++h) {
             const std::size_t k = static_cast<std::size_t>(l * tinygpt2::kHeads + h);
             std::vector<double> row = fields(lines[k + 1]);
-            ASSERT_EQ(row.size(), 11u);
+            ASSERT_EQ(row.size(), 12u);
             EXPECT_DOUBLE_EQ(row.back(), induction[k]);
             row.pop_back();
             expectRow(row, l, h, stats[k]);

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <tuple>
+
 namespace attnviz::core {
 namespace {
 
@@ -28,9 +30,17 @@ TEST(StatsExport, CsvRowsPerHead) {
     TwoHeads t;
     const StatsTable table = statsTable(t.maps, {}, 0.3, "two");
     EXPECT_EQ(statsCsv(table),
-              "layer,head,entropy,entropy_share,distance,self,previous,first,duplicate,induction\n"
-              "4,0,0,0,1,0.3333333333333333,0.5,1,0.3333333333333333,0\n"
-              "4,1,0,0,0.6666666666666666,0.3333333333333333,1,0.6666666666666666,0,0.3333333333333333\n");
+              "layer,head,entropy,entropy_share,distance,self,previous,first,first_k,duplicate,induction\n"
+              "4,0,0,0,1,0.3333333333333333,0.5,1,0,0.3333333333333333,0\n"
+              "4,1,0,0,0.6666666666666666,0.3333333333333333,1,0.6666666666666666,0,0,0.3333333333333333\n");
+    // first_k by hand: 3 tokens have no row after the first 4 (0). With k = 1, rows 1 and 2: the
+    // sink head's 1 and 1, the previous-token head's 1 (row 1 on key 0) and 0; with k = 2, row 2
+    // alone: 1 on keys 0 and 1 for both.
+    for (const auto& [k, sinkHead, previousHead] : {std::tuple{1, 1.0, 0.5}, std::tuple{2, 1.0, 1.0}}) {
+        const StatsTable first = statsTable(t.maps, {.skipFirstKey = false, .firstTokens = k}, 0.3, "two");
+        EXPECT_DOUBLE_EQ(first.stats[0].firstK, sinkHead) << k;
+        EXPECT_DOUBLE_EQ(first.stats[1].firstK, previousHead) << k;
+    }
     // Grouped-query heads name their kv head; the induction test adds its column.
     t.maps.kvHead = {0, 0};
     StatsTable grouped = statsTable(t.maps, {}, 0.3, "two");
@@ -38,7 +48,7 @@ TEST(StatsExport, CsvRowsPerHead) {
     grouped.inductionTest = {0.25, 0.5};
     const std::string csv = statsCsv(grouped);
     EXPECT_EQ(csv.substr(0, csv.find('\n')),
-              "layer,head,kv_head,entropy,entropy_share,distance,self,previous,first,duplicate,induction,induction_test");
+              "layer,head,kv_head,entropy,entropy_share,distance,self,previous,first,first_k,duplicate,induction,induction_test");
     EXPECT_NE(csv.find("\n4,1,0,0,0,"), std::string::npos);
     EXPECT_EQ(csv.substr(csv.size() - 5), ",0.5\n");
 }

@@ -12,13 +12,16 @@ statistics are then recomputed here from the exported maps, from the definitions
   distance       mean over rows of sum_j A |i - j|
   self, previous, first
                  A[i, i], A[i, i-1], A[i, 0], each the mean over the rows that may read that key
+  first_k        sum_{j<k} A[i, j] over the keys the row may read, the mean over the rows i >= k
+                 (k = --first-tokens, default 4; a second run with 3)
   duplicate, induction
                  sum(A * P) / sum(A) (TransformerLens's detect_head, "mul"):
                  duplicate P[i, j] = 1 iff t_i = t_j and j < i; induction P[i, j] = 1 iff t_{j-1} = t_i and j <= i
   sink share     the share of heads whose first exceeds epsilon
   --skip-first-key: each row's weights over keys j >= 1 renormalised to sum 1, rows that may read
                  no key j >= 1 (or put no weight there) left out, every statistic over the rest,
-                 first = the weight on key 1, and key 0 no longer counted among the readable keys.
+                 first = the weight on key 1, first_k the mass on keys 1 … k over the rows i >= k + 1,
+                 and key 0 no longer counted among the readable keys.
 
 Usage: test_head_stats.py PATH/TO/attnviz
 """
@@ -36,7 +39,8 @@ from checks import FAILURES, fail, run  # noqa: E402
 import gpt2_checkpoint as ckpt  # noqa: E402
 
 TOL = 1e-5
-COLUMNS = ["entropy", "entropy_share", "distance", "self", "previous", "first", "duplicate", "induction"]
+COLUMNS = ["entropy", "entropy_share", "distance", "self", "previous", "first", "first_k", "duplicate", "induction"]
+FIRST_K = 4  # attnviz's default --first-tokens
 
 
 
@@ -54,13 +58,13 @@ def readable_mask(t_q, t_k, causal, window=0, padding=()):
     return ok
 
 
-def stats(a, ids, readable, skip):
+def stats(a, ids, readable, skip, k=FIRST_K):
     """One head's statistics, in float64, from the definitions (module docstring)."""
     a = np.asarray(a, np.float64)
     t_q, t_k = a.shape
     first_kept = 1 if skip else 0
     rows, entropy, distance = 0, 0.0, 0.0
-    shares, selfs, previous, firsts = [], [], [], []
+    shares, selfs, previous, firsts, first_ks = [], [], [], [], []
     dup = ind = total = 0.0
     t = np.asarray(ids)
     for i in range(t_q):
@@ -87,6 +91,8 @@ def stats(a, ids, readable, skip):
             previous.append(at[i - 1])
         if may.get(first_kept):
             firsts.append(at[first_kept])
+        if i >= first_kept + k:  # a row after the first k keys: its mass on the ones it may read
+            first_ks.append(sum(at[j] for j in range(first_kept, min(t_k, first_kept + k)) if may.get(j)))
         p_dup = (t[keys] == t[i]) & (keys < i)
         p_ind = (keys >= 1) & (keys <= i) & (t[np.maximum(keys - 1, 0)] == t[i])
         dup += float((w * p_dup).sum())
@@ -96,7 +102,7 @@ def stats(a, ids, readable, skip):
     n = rows if skip else t_q
     return {
         "entropy": entropy / n if n else 0.0, "entropy_share": mean(shares), "distance": distance / n if n else 0.0,
-        "self": mean(selfs), "previous": mean(previous), "first": mean(firsts),
+        "self": mean(selfs), "previous": mean(previous), "first": mean(firsts), "first_k": mean(first_ks),
         "duplicate": dup / total if total > 0 else 0.0, "induction": ind / total if total > 0 else 0.0,
     }
 
@@ -106,7 +112,7 @@ def ids_of_labels(labels):
     return [first.setdefault(label, k) for k, label in enumerate(labels)]
 
 
-def compare(where, got_rows, maps, ids, readables, skip, tol=TOL):
+def compare(where, got_rows, maps, ids, readables, skip, tol=TOL, k=FIRST_K):
     """got_rows: [{column: value}] layer-major; maps [L, H, T_q, T_k]; readables per layer."""
     layers, heads = maps.shape[:2]
     if len(got_rows) != layers * heads:
@@ -118,7 +124,7 @@ def compare(where, got_rows, maps, ids, readables, skip, tol=TOL):
             row = got_rows[l * heads + h]
             if int(row["layer"]) != l or int(row["head"]) != h:
                 fail(where, f"row {l * heads + h} is layer {row['layer']} head {row['head']}")
-            want = stats(maps[l, h], ids, readables[l], skip)
+            want = stats(maps[l, h], ids, readables[l], skip, k)
             want_all.append(want)
             for c in COLUMNS:
                 err = abs(float(row[c]) - want[c])
@@ -144,12 +150,13 @@ def check_model(attnviz, tmp):
                           {"vocab.json": vocab_bytes, "merges.txt": merges_bytes})
     sentence = "abcab cabca bcabc abcab"  # one token a byte, repeats for duplicate and induction
     npy = os.path.join(tmp, "model-npy")
-    out = {name: os.path.join(tmp, name) for name in ["m.csv", "m.json", "skip.csv", "skip.json"]}
+    out = {name: os.path.join(tmp, name) for name in ["m.csv", "m.json", "skip.csv", "skip.json", "k3.json"]}
     base = ["--model", folder, "--sentence", sentence]
     run(attnviz, *base, "--export-npy", npy, "--export-stats", out["m.csv"])
     run(attnviz, *base, "--export-stats", out["m.json"], "--sink-epsilon", "0.2")
     run(attnviz, *base, "--export-stats", out["skip.csv"], "--skip-first-key")
     run(attnviz, *base, "--export-stats", out["skip.json"], "--skip-first-key", "--sink-epsilon", "0.4")
+    run(attnviz, *base, "--export-stats", out["k3.json"], "--first-tokens", "3", "--skip-first-key")
     if FAILURES:
         return
     maps = np.load(os.path.join(npy, "attentions.npy"))
@@ -175,6 +182,11 @@ def check_model(attnviz, tmp):
         fail("model JSON, first key left out", f"first_key_left_out {k['first_key_left_out']}, rule {k['rule']!r}, sink {k['sink']}")
     if k["rule"] == j["rule"]:
         fail("model JSON", "the rule is the same with and without --skip-first-key")
+    with open(out["k3.json"]) as f:
+        k3 = json.load(f)
+    compare("model JSON, first 3 tokens, first key left out", k3["heads"], maps, ids, readables, True, k=3)
+    if k3["first_k"]["k"] != 3 or j["first_k"]["k"] != FIRST_K:
+        fail("model JSON", f"first_k {k3['first_k']} with --first-tokens 3, {j['first_k']} without")
 
 
 def check_scenario(attnviz, tmp, name, scenario, readable_of):
