@@ -20,7 +20,7 @@ ViewState requestedView(const GuiRequest& request, ViewState view) {
     if (request.stage) view.stage = *request.stage;
     if (request.smallMultiples) view.smallMultiples = true;
     if (request.skipFirstKey) view.skipFirstKey = true;
-    view.firstTokens = request.firstTokens;
+    if (request.firstTokens > 0) view.firstTokens = request.firstTokens;
     if (!request.compareText.empty()) view.compareText = request.compareText;
     if (request.rollout) {
         view.rollout = true;

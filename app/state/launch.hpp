@@ -37,7 +37,7 @@ struct GuiRequest {
     std::optional<int> stage;                                   // --stage N, 0 … kStageCount − 1
     bool smallMultiples = false;                                // --small-multiples
     bool skipFirstKey = false;                                  // --skip-first-key
-    int firstTokens = 4;                                        // --first-tokens
+    int firstTokens = 0;                                        // --first-tokens (0: not given)
     std::optional<int> trainSteps;                              // --train-steps N: train at start (the train lab)
     bool measure = false;                                       // --measure: time the cost sweep at start (the cost lab)
     bool fresh = false;                                         // --fresh: ignore the saved session
