@@ -11,6 +11,7 @@
 #include "core/attention/colormap.hpp"
 #include "core/attention/compare.hpp"
 #include "core/attention/head_order.hpp"
+#include "core/attention/head_profile.hpp"
 #include "core/attention/head_stats.hpp"
 #include "core/attention/permutation.hpp"
 #include "core/attention/query_key_map.hpp"
@@ -153,12 +154,14 @@ struct HeadSummary : DerivedOf<PassKey> {
     using Key = PassKey;
     int layers = 0, heads = 0, firstLayer = 0;
     Eigen::Index queries = 0, keys = 0;
-    std::vector<core::HeadStats> stats;     // [layers × heads], layer-major, under the key's rule
-    std::vector<core::HeadStats> everyKey;  // the same over every key when the rule leaves the first out (else empty)
-    int factor = 1;                         // cells per thumbnail texel side
-    Eigen::Index side = 0, sideKeys = 0;    // a thumbnail's texels: ⌈queries/factor⌉ × ⌈keys/factor⌉
-    std::vector<float> means, maxima;       // [layers × heads] thumbnails, each side × sideKeys (core::poolBlocks)
-    float largestMean = 0, largestMax = 0;  // over every readable texel of every thumbnail
+    std::vector<core::HeadStats> stats;       // [layers × heads], layer-major, under the key's rule
+    std::vector<core::HeadStats> everyKey;    // the same over every key when the rule leaves the first out (else empty)
+    int factor = 1;                           // cells per thumbnail texel side
+    Eigen::Index side = 0, sideKeys = 0;      // a thumbnail's texels: ⌈queries/factor⌉ × ⌈keys/factor⌉
+    std::vector<float> means, maxima;         // [layers × heads] thumbnails, each side × sideKeys (core::poolBlocks)
+    float largestMean = 0, largestMax = 0;    // over every readable texel of every thumbnail
+    core::ProfileBins bins;                   // the profiles' distance and position bins (k = the key's firstTokens)
+    std::vector<core::HeadProfile> profiles;  // [layers × heads]: by distance, the first k tokens across positions
 
     // What the sink share reads: the statistics over every key (the first token is what it measures).
     const std::vector<core::HeadStats>& sinkStats() const { return everyKey.empty() ? stats : everyKey; }

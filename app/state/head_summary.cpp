@@ -25,7 +25,8 @@ int thumbnailFactor(const core::AttentionMaps& maps) { return core::thumbnailFac
 core::HeadSweepOptions sweepOptions(const AppState& state, const core::AttentionMaps& maps) {
     return {.stats = {.skipFirstKey = state.view.skipFirstKey, .firstTokens = state.view.firstTokens},
             .everyKey = state.view.skipFirstKey,
-            .factor = thumbnailFactor(maps)};
+            .factor = thumbnailFactor(maps),
+            .profiles = true};
 }
 
 // The summary of `maps` from their sweep, for the pass `key` is of.
@@ -45,6 +46,8 @@ HeadSummary summaryOf(const core::AttentionMaps& maps, core::HeadSweep sweep, co
     s.sideKeys = sweep.sideKeys;
     s.means = std::move(sweep.means);
     s.maxima = std::move(sweep.maxima);
+    s.bins = std::move(sweep.bins);
+    s.profiles = std::move(sweep.profiles);
     for (const float v : s.means)
         if (!core::isMaskedTexel(v)) s.largestMean = std::max(s.largestMean, v);
     for (const float v : s.maxima)

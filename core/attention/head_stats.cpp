@@ -248,16 +248,20 @@ void sweepHead(const AttentionMaps& maps, int k, Index block, const TokenLinks& 
     if (options.everyKey) every.emplace(maps.queries, maps.keys, links, ramps, settings, HeadStatsOptions{});
     std::optional<BlockPooler> pooler;
     if (options.factor > 0) pooler.emplace(maps.queries, maps.keys, settings, factor);
+    std::optional<ProfileSums> profile;
+    if (options.profiles) profile.emplace(out.bins, maps.queries, maps.keys, settings);
     for (Index r0 = 0; r0 < maps.queries && !stopped; r0 += block) {
         const MatRef rows = maps.rowBlock(layer, head, r0, std::min(block, maps.queries - r0), scratch);
         sums.addRows(rows, r0);
         if (every) every->addRows(rows, r0);
         if (pooler) pooler->add(rows, r0);
+        if (profile) profile->addRows(rows, r0);
         if (options.progress) options.progress->advance(1);  // Cancelled once asked to stop
     }
     maps.finished(layer, head);
     out.stats[static_cast<std::size_t>(k)] = sums.result();
     if (every) out.everyKey[static_cast<std::size_t>(k)] = every->result();
+    if (profile) out.profiles[static_cast<std::size_t>(k)] = profile->result();
     if (pooler) {
         const auto size = static_cast<std::ptrdiff_t>(pooler->means().size()), at = size * k;
         std::copy(pooler->means().begin(), pooler->means().end(), out.means.begin() + at);
@@ -273,6 +277,10 @@ HeadSweep sweepHeads(const AttentionMaps& maps, const HeadSweepOptions& options)
     out.stats.resize(count);
     if (options.everyKey) out.everyKey.resize(count);
     if (!maps) return out;
+    if (options.profiles) {
+        out.bins = profileBins(maps.queries, maps.keys, options.stats.firstTokens);
+        out.profiles.resize(count);
+    }
     const int factor = std::max(1, options.factor);
     if (options.factor > 0) {
         out.side = pooledSize(maps.queries, factor);

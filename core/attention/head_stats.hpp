@@ -27,6 +27,7 @@
 
 #include "core/attention/attention.hpp"
 #include "core/attention/attention_maps.hpp"
+#include "core/attention/head_profile.hpp"
 #include "core/base/matrix.hpp"
 #include "core/base/progress.hpp"
 
@@ -60,13 +61,15 @@ std::vector<HeadStats> allHeadStats(const AttentionMaps& maps, const HeadStatsOp
 
 // One sweep over every head's map: each map read once, a block of rows at a time when the maps
 // are made on demand (never whole: memory of a block, not of a map), for its statistics, those
-// over every key beside them (everyKey), and its thumbnails (factor > 0: BlockPooler's means and
-// maxima, equal to poolBlocks'). Heads in parallel; `progress` counts the blocks and stops the
+// over every key beside them (everyKey), its thumbnails (factor > 0: BlockPooler's means and
+// maxima, equal to poolBlocks') and its profile (head_profile.hpp: by distance and the first k
+// tokens across positions, k = stats.firstTokens). Heads in parallel; `progress` counts the blocks and stops the
 // sweep (Cancelled) at the next block once asked.
 struct HeadSweepOptions {
     HeadStatsOptions stats;
     bool everyKey = false;               // also every head's statistics without options (HeadSweep::everyKey)
     int factor = 0;                      // the thumbnails' pooling factor; 0: none
+    bool profiles = false;               // also every head's profile (HeadSweep::profiles)
     std::size_t blockFloats = 1u << 22;  // floats of one block of rows a thread makes at once (16 MiB)
     Progress* progress = nullptr;
 };
@@ -81,6 +84,8 @@ struct HeadSweep {
     std::vector<HeadStats> stats, everyKey;  // [layers × heads], layer-major; everyKey empty unless asked
     Eigen::Index side = 0, sideKeys = 0;     // a thumbnail's texels: side × sideKeys
     std::vector<float> means, maxima;        // [layers × heads] thumbnails, each side × sideKeys
+    ProfileBins bins;                        // the profiles' bins (when asked)
+    std::vector<HeadProfile> profiles;       // [layers × heads]; empty unless asked
 };
 HeadSweep sweepHeads(const AttentionMaps& maps, const HeadSweepOptions& options);
 

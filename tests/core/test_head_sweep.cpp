@@ -1,5 +1,5 @@
 // The sweep over every head's map (sweepHeads) when the maps are made on demand, a block of rows at
-// a time: the statistics and thumbnails of a pass that keeps no maps equal the kept pass's, the
+// a time: the statistics, thumbnails and profiles of a pass that keeps no maps equal the kept pass's, the
 // thumbnails pooled from blocks equal poolBlocks' of the whole map under every mask, and a sweep
 // stops when asked.
 #include "core/attention/head_stats.hpp"
@@ -70,7 +70,8 @@ TEST_F(HeadSweepTest, MapsMadeOnDemandGiveTheKeptMapsStatisticsAndThumbnails) {
         ASSERT_TRUE(made);
         for (const bool skip : {false, true}) {
             // blocks of 6 rows (a multiple of the factor 3), the last one short
-            const HeadSweepOptions options{.stats = {.skipFirstKey = skip}, .everyKey = skip, .factor = 3, .blockFloats = 6 * 90 + 5};
+            const HeadSweepOptions options{
+                .stats = {.skipFirstKey = skip}, .everyKey = skip, .factor = 3, .profiles = true, .blockFloats = 6 * 90 + 5};
             ASSERT_EQ(made.blockRows(options.blockFloats, options.factor), 6);
             const HeadSweep want = sweepHeads(whole, options), got = sweepHeads(made, options);
             expectSameStats(got.stats, want.stats);
@@ -79,6 +80,20 @@ TEST_F(HeadSweepTest, MapsMadeOnDemandGiveTheKeptMapsStatisticsAndThumbnails) {
             EXPECT_EQ(got.sideKeys, 30);
             expectSameTexels(got.means, want.means);
             expectSameTexels(got.maxima, want.maxima);
+            ASSERT_EQ(got.profiles.size(), want.profiles.size());
+            for (std::size_t k = 0; k < got.profiles.size(); ++k) {
+                const HeadProfile& p = got.profiles[k];
+                const HeadProfile& q = want.profiles[k];
+                const HeadProfile one = headProfile(whole.weights(static_cast<int>(k) / whole.heads, static_cast<int>(k) % whole.heads),
+                                                    whole.layerSettings(static_cast<int>(k) / whole.heads), 4);
+                EXPECT_EQ(p.pairs, q.pairs);
+                EXPECT_EQ(p.rows, one.rows);
+                for (std::size_t b = 0; b < q.byDistance.size(); ++b) {
+                    EXPECT_NEAR(p.byDistance[b], q.byDistance[b], 1e-7) << k << " " << b;
+                    EXPECT_NEAR(q.byDistance[b], one.byDistance[b], 1e-12) << k << " " << b;
+                }
+                for (std::size_t b = 0; b < q.firstKAt.size(); ++b) EXPECT_NEAR(p.firstKAt[b], q.firstKAt[b], 1e-7) << k << " " << b;
+            }
             expectSameStats(got.stats, allHeadStats(whole, {.skipFirstKey = skip}));
         }
         // One map whole, and one row block, as the views read them.
