@@ -4,6 +4,7 @@
 #include "app/panels/compare_panel.hpp"
 #include "app/panels/controls_panel.hpp"
 #include "app/panels/cost_panel.hpp"
+#include "app/panels/distance_panel.hpp"
 #include "app/panels/flash_panel.hpp"
 #include "app/panels/head_view_panel.hpp"
 #include "app/panels/heads_panel.hpp"
@@ -20,6 +21,7 @@
 #include "app/panels/train_panel.hpp"
 #include "app/panels/value_weighted_panel.hpp"
 #include "app/panels/what_if_panel.hpp"
+#include "app/views/head_profile_view.hpp"
 #include "app/views/value_weighted.hpp"
 
 #include <algorithm>
@@ -49,6 +51,7 @@ const std::vector<PanelInfo>& panelTable() {
             {panel_id::kPositional, make<PositionalPanel>},
             {panel_id::kModel, make<ModelViewPanel>},
             {panel_id::kStats, make<StatsPanel>},
+            {panel_id::kDistance, make<DistancePanel>},
             {panel_id::kHeadView, make<HeadViewPanel>},
             {panel_id::kNeuron, make<NeuronPanel>},
             {panel_id::kCompare, make<ComparePanel>},

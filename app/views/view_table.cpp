@@ -3,6 +3,7 @@
 #include "app/state/head_summary.hpp"
 #include "app/state/query_key_view.hpp"
 #include "app/state/shown_map.hpp"
+#include "app/views/head_profile_view.hpp"
 #include "app/views/head_view_lines.hpp"
 #include "app/views/train_preview.hpp"
 #include "app/views/value_weighted.hpp"
@@ -89,6 +90,17 @@ const std::vector<ViewInfo>& viewTable() {
           true, writeFigure<modelViewFigure, render::encodeModelView>, pngOrSvg},
          refreshHeadSummary},
         {panel_id::kStats, "Head statistics", "Statistics", Place::Layers, Need::Nothing, {}, refreshHeadSummary},
+        {panel_id::kDistance,
+         "Distances and sinks: each head's profile",
+         "Distances",
+         Place::Layers,
+         Need::Nothing,
+         {"--export-distance", "OUT.png|OUT.svg|OUT.csv|OUT.json",
+          "Write each head's profile without a window: the mean weight by distance (log bins) beside uniform attention's, and the "
+          "mass on the first k tokens (--first-tokens) across query positions. .png or .svg: the selected layer (--layer), --head "
+          "drawn over its other heads (-1: every head in its colour); .csv or .json: every layer x head's curves and bins",
+          true, writeProfiles, checkProfilesPath},
+         refreshHeadSummary},
         {panel_id::kHeadView,
          "Head view",
          "Head view",

@@ -1,9 +1,11 @@
 #include "app/widgets/charts.hpp"
 #include "app/widgets/text.hpp"
+#include "core/base/format.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 
 namespace attnviz::widgets {
 
@@ -275,6 +277,90 @@ void logLogPlot(ImDrawList* list, ImVec2 min, ImVec2 max, const std::vector<LogS
         list->AddText(ImVec2(lx + 20.0f, ly), text, s.label.c_str());
         ly += ts.y + 2.0f;
     }
+}
+
+double curvePlot(ImDrawList* list, ImVec2 min, ImVec2 max, const std::vector<PlotLine>& lines, const PlotFrame& frame) {
+    const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text), grid = ImGui::GetColorU32(ImGuiCol_Border, 0.6f);
+    const ImU32 faint = ImGui::GetColorU32(ImGuiCol_TextDisabled);
+    const float lineH = ImGui::GetTextLineHeight(), gap = ImGui::GetFontSize() * 0.3f;
+    const std::vector<core::AxisTick> xTicks = core::axisTicks(frame.x0, frame.x1, frame.logX);
+    const std::vector<core::AxisTick> yTicks = core::axisTicks(frame.y0, frame.y1, frame.logY);
+    float tickW = 0.0f;
+    for (const core::AxisTick& t : yTicks) tickW = std::max(tickW, ImGui::CalcTextSize(t.label.c_str()).x);
+    const ImVec2 pMin(min.x + tickW + 2.0f * gap, min.y + 2.0f * lineH);
+    const ImVec2 pMax(max.x - gap, max.y - 2.0f * lineH - gap);
+    list->AddText(ImVec2(min.x, min.y), text, frame.yCaption.c_str());
+    if (pMax.x <= pMin.x + 8.0f || pMax.y <= pMin.y + 8.0f || xTicks.empty() || yTicks.empty())
+        return std::numeric_limits<double>::quiet_NaN();
+    const auto along = [](double v, double lo, double hi, bool log) {
+        if (log) return v > 0 ? (std::log10(v) - std::log10(lo)) / (std::log10(hi) - std::log10(lo)) : 0.0;
+        return (v - lo) / (hi - lo);
+    };
+    const auto px = [&](double v) {
+        return pMin.x + static_cast<float>(std::clamp(along(v, frame.x0, frame.x1, frame.logX), 0.0, 1.0)) * (pMax.x - pMin.x);
+    };
+    const auto py = [&](double v) {
+        return pMax.y - static_cast<float>(std::clamp(along(v, frame.y0, frame.y1, frame.logY), 0.0, 1.0)) * (pMax.y - pMin.y);
+    };
+    // every tick gridded; labels thinned to every n-th where they would touch
+    float widestX = 0.0f;
+    for (const core::AxisTick& t : xTicks) widestX = std::max(widestX, ImGui::CalcTextSize(t.label.c_str()).x);
+    const float xPitch = (pMax.x - pMin.x) / static_cast<float>(std::max<std::size_t>(xTicks.size() - 1, 1));
+    const float yPitch = (pMax.y - pMin.y) / static_cast<float>(std::max<std::size_t>(yTicks.size() - 1, 1));
+    const auto xEvery = static_cast<std::size_t>(std::ceil((widestX + 2.0f * gap) / std::max(xPitch, 1.0f)));
+    const auto yEvery = static_cast<std::size_t>(std::ceil(lineH / std::max(yPitch, 1.0f)));
+    for (std::size_t k = 0; k < xTicks.size(); ++k) {
+        const core::AxisTick& t = xTicks[k];
+        const float x = px(t.value), w = ImGui::CalcTextSize(t.label.c_str()).x;
+        list->AddLine(ImVec2(x, pMin.y), ImVec2(x, pMax.y), grid);
+        if (k % std::max<std::size_t>(xEvery, 1) == 0)
+            list->AddText(ImVec2(std::clamp(x - w * 0.5f, min.x, max.x - w), pMax.y + gap), text, t.label.c_str());
+    }
+    for (std::size_t k = 0; k < yTicks.size(); ++k) {
+        const core::AxisTick& t = yTicks[k];
+        const float y = py(t.value);
+        list->AddLine(ImVec2(pMin.x, y), ImVec2(pMax.x, y), grid);
+        if (k % std::max<std::size_t>(yEvery, 1) == 0)
+            list->AddText(ImVec2(pMin.x - gap - ImGui::CalcTextSize(t.label.c_str()).x, y - lineH * 0.5f), text, t.label.c_str());
+    }
+    list->AddRect(pMin, pMax, grid);
+    const ImVec2 xs = ImGui::CalcTextSize(frame.xCaption.c_str());
+    list->AddText(ImVec2(std::max(pMin.x, (pMin.x + pMax.x - xs.x) * 0.5f), pMax.y + gap + lineH), text, frame.xCaption.c_str());
+    for (const auto& [x, label] : frame.markers) {
+        if (!(x >= frame.x0 && x <= frame.x1)) continue;
+        const float mx = px(x);
+        for (float y = pMin.y; y < pMax.y; y += 8.0f) list->AddLine(ImVec2(mx, y), ImVec2(mx, std::min(y + 4.0f, pMax.y)), faint, 1.0f);
+        const float w = ImGui::CalcTextSize(label.c_str()).x;
+        list->AddText(ImVec2(std::clamp(mx - w * 0.5f, pMin.x, pMax.x - w), pMin.y - lineH), faint, label.c_str());
+    }
+    list->PushClipRect(pMin, pMax, true);
+    std::vector<ImVec2> run;
+    const auto flush = [&](const PlotLine& l) {
+        if (l.dashed) {
+            for (std::size_t i = 1; i < run.size(); i += 2) list->AddLine(run[i - 1], run[i], l.color, l.width);
+        } else if (run.size() >= 2) {
+            list->AddPolyline(run.data(), static_cast<int>(run.size()), l.color, 0, l.width);
+        }
+        if (l.dots)
+            for (const ImVec2& p : run) list->AddCircleFilled(p, l.width + 1.0f, l.color, 8);
+        run.clear();
+    };
+    for (const PlotLine& l : lines) {
+        if (l.x == nullptr || l.y == nullptr) continue;
+        for (std::size_t i = 0; i < std::min(l.x->size(), l.y->size()); ++i) {
+            const double x = (*l.x)[i], y = (*l.y)[i];
+            if (!std::isfinite(x) || !std::isfinite(y) || (frame.logX && !(x > 0)) || (frame.logY && !(y > 0))) flush(l);
+            else run.emplace_back(px(x), py(y));
+        }
+        flush(l);
+    }
+    list->PopClipRect();
+    const ImVec2 mouse = ImGui::GetMousePos();
+    if (!ImGui::IsWindowHovered() || mouse.x < pMin.x || mouse.x > pMax.x || mouse.y < pMin.y || mouse.y > pMax.y)
+        return std::numeric_limits<double>::quiet_NaN();
+    const double f = (mouse.x - pMin.x) / (pMax.x - pMin.x);
+    return frame.logX ? std::pow(10.0, std::log10(frame.x0) + f * (std::log10(frame.x1) - std::log10(frame.x0)))
+                      : frame.x0 + f * (frame.x1 - frame.x0);
 }
 
 int niceStep(float needed) {

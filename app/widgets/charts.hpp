@@ -6,6 +6,7 @@
 #include <imgui.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace attnviz::widgets {
@@ -57,6 +58,27 @@ struct LogSeries {
     std::string label;
 };
 void logLogPlot(ImDrawList* list, ImVec2 min, ImVec2 max, const std::vector<LogSeries>& series, const char* xCaption, const char* yCaption);
+
+// Lines over axes that are linear or logarithmic each (ticks by core::axisTicks, light grid), the
+// captions below and above; a line breaks where a point is not finite (or not > 0 on a log axis);
+// dashed vertical markers with labels at the top. Returns the x under the mouse in the data's
+// terms, NaN when the mouse is not over the plot. The caller bounds the points (a 16-bit index
+// buffer): a few thousand.
+struct PlotLine {
+    const std::vector<double>* x = nullptr;
+    const std::vector<double>* y = nullptr;
+    ImU32 color = 0;
+    float width = 1.5f;
+    bool dashed = false;
+    bool dots = false;
+};
+struct PlotFrame {
+    std::string xCaption, yCaption;
+    bool logX = false, logY = false;
+    double x0 = 0, x1 = 1, y0 = 0, y1 = 1;
+    std::vector<std::pair<double, std::string>> markers;
+};
+double curvePlot(ImDrawList* list, ImVec2 min, ImVec2 max, const std::vector<PlotLine>& lines, const PlotFrame& frame);
 
 // A vertical colour bar of `kind` for lo (bottom) … hi (top) with tick labels on the right; with
 // `log`, lo and hi are powers of ten and the ticks read 10^x ("1e-3", "1").

@@ -144,9 +144,9 @@ std::string headProfileRule(const ProfileBins& bins) {
     const Index block = bins.positions.size() >= 2 ? bins.positions[1] - bins.positions[0] : 1;
     return "by distance: the mean weight over the pairs (query i, key j) the mask lets i read whose |i - j| falls in the bin "
            "(0 ... 7 each, then four bins a doubling), beside the same mean for attention spread evenly over each row's readable "
-           "keys; first k: the mass on keys 0 ... " +
-           std::to_string(bins.firstTokens - 1) + ", the mean over the queries i >= " + std::to_string(bins.firstTokens) +
-           " of each block of " + std::to_string(block) + (block == 1 ? " position" : " positions");
+           "keys; first k: the mass on tokens 1 ... " +
+           std::to_string(bins.firstTokens) + ", the mean over the queries after them, in blocks of " + std::to_string(block) +
+           (block == 1 ? " position" : " positions");
 }
 
 }  // namespace attnviz::core

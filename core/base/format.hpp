@@ -17,4 +17,12 @@ std::string joinStrings(const std::vector<std::string>& parts, const std::string
 // "a", "a or b", "a, b or c": the choices a message offers.
 std::string joinChoices(const std::vector<std::string>& choices);
 
+// The ticks of a plot's axis from lo to hi: every power of ten of a log axis (lo > 0), labelled
+// "1", "10", …, "1e6", "1e-3"; a round step of a linear one (1, 2 or 5 × 10^e, 5 to 10 ticks).
+struct AxisTick {
+    double value;
+    std::string label;
+};
+std::vector<AxisTick> axisTicks(double lo, double hi, bool log);
+
 }  // namespace attnviz::core

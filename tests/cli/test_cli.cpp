@@ -282,6 +282,37 @@ TEST_F(Cli, ExportBarsAndHeadsDrawWhatTheFlagsAsk) {
     EXPECT_EQ(expectError(runCli({"--export-heads", path("heads.jpg").string()})).rfind(path("heads.jpg").string() + ": ", 0), 0u);
 }
 
+// Each head's profile from a scenario: the figure, and the curves as CSV by hand on a causal
+// window of 3 over 6 tokens (pairs at distance 0, 1, 2: 6, 5, 4; none past the window).
+TEST_F(Cli, DistanceProfilesExportAndRefuseOtherTypes) {
+    const fs::path svg = path("distance.svg"), csv = path("distance.csv");
+    const std::vector<std::string> scenario = {"--sentence", "a b c d e f", "--causal", "--window", "3", "--head", "1"};
+    std::vector<std::string> a = scenario;
+    a.insert(a.end(), {"--export-distance", svg.string()});
+    ASSERT_EQ(runCli(a).code, 0);
+    const std::string figure = readFile(svg);
+    EXPECT_NE(figure.find("Attention by distance"), std::string::npos);
+    EXPECT_NE(figure.find("window 3"), std::string::npos);
+    a = scenario;
+    a.insert(a.end(), {"--export-distance", csv.string()});
+    const CliRun run = runCli(a);
+    ASSERT_EQ(run.code, 0) << run.err;
+    const std::vector<std::string> lines = splitLines(readFile(csv));
+    ASSERT_GE(lines.size(), 2u);
+    EXPECT_EQ(lines[0], "layer,head,curve,from,to,value,count");
+    EXPECT_NE(std::find(lines.begin(), lines.end(), "0,1,distance,3,3,0,0"), lines.end());  // distance 3: outside the window
+    int distance = 0;
+    for (const std::string& line : lines)
+        if (line.rfind("0,1,uniform,", 0) == 0) {
+            ++distance;
+            const std::string count = line.substr(line.rfind(',') + 1);
+            EXPECT_EQ(count, distance == 1 ? "6" : distance == 2 ? "5" : distance == 3 ? "4" : "0") << line;
+        }
+    EXPECT_EQ(distance, 6);  // distances 0 … 5, each its own bin
+    EXPECT_EQ(expectError(runCli({"--export-distance", path("d.jpg").string()})),
+              path("d.jpg").string() + ": unknown type; use .png, .svg, .csv or .json");
+}
+
 // ---- flag overrides ---------------------------------------------------------------------
 
 TEST_F(Cli, SentenceReplacesTokens) {

@@ -222,7 +222,9 @@ TEST_F(ShownLayerFromPass, SixteenThousandTokensOpenAndExportInUnderTwoGibibytes
                                "--export-model-view",
                                path("model.png").string(),
                                "--export-stats",
-                               path("stats.csv").string()});
+                               path("stats.csv").string(),
+                               "--export-distance",
+                               path("distance.csv").string()});
     ASSERT_EQ(run.code, 0) << run.err;
     rusage usage{};
     getrusage(RUSAGE_SELF, &usage);
@@ -244,6 +246,38 @@ TEST_F(ShownLayerFromPass, SixteenThousandTokensOpenAndExportInUnderTwoGibibytes
         const double e = std::strtod(fields(rows[n]).at(column).c_str(), nullptr);
         EXPECT_TRUE(std::isfinite(e) && e > 0 && e < std::log(16400.0)) << rows[n];
     }
+    // Every head's profile, from the same sweep: the sliding window of 40 keys shows in it, no
+    // weight at a distance of 40 or more, and none on the first 4 tokens once a query is past them.
+    const auto tt = static_cast<long long>(t);
+    long long distanceRows = 0, beyond = 0, lateQueries = 0;
+    for (const std::string& line : splitLines(readFile(path("distance.csv")))) {
+        const std::vector<std::string> f = fields(line);
+        if (f.size() != 7 || f[0] == "layer") continue;
+        const long long from = std::stoll(f[3]), to = std::stoll(f[4]), count = std::stoll(f[6]);
+        const double value = std::strtod(f[5].c_str(), nullptr);
+        ASSERT_TRUE(std::isfinite(value) && value >= 0 && value <= 1) << line;
+        if (f[2] == "distance") {
+            ++distanceRows;
+            if (from >= 40) {
+                ++beyond;
+                EXPECT_EQ(value, 0.0) << line;
+            }
+            if (from == 1) {
+                EXPECT_EQ(count, tt - 1) << line;  // every query but the first reads the key before it
+            }
+            if (to == tt - 1) {
+                EXPECT_EQ(count, 0) << line;  // the longest distances lie outside the window
+            }
+        }
+        if (f[2] == "first_k" && from >= 40 + 4) {
+            ++lateQueries;
+            EXPECT_EQ(value, 0.0) << line;
+        }
+    }
+    // bins: 0 … 7, four a doubling from 8 to 16,384, and the distances past it
+    EXPECT_EQ(distanceRows, static_cast<long long>(tinyllama::kLayers * tinyllama::kHeads) * (8 + 4 * 11 + (tt > 16384 ? 1 : 0)));
+    EXPECT_GT(beyond, 0);
+    EXPECT_GT(lateQueries, 0);
 }
 
 }  // namespace
