@@ -1,7 +1,8 @@
 // Google Benchmark of the head statistics against the pass they summarise: a GPT-2-small-shaped
 // checkpoint (12 layers × 12 heads, d_model 768, the tests' small vocabulary) written to a
 // temporary folder, its forward pass over T = 512 tokens, then allHeadStats over that pass's
-// 144 kept maps. The statistics' rows report their share of the pass (share_of_pass), measured
+// 144 kept maps, and the window's sweep (statistics, thumbnails, with and without each head's
+// profile). The statistics' rows report their share of the pass (share_of_pass), measured
 // in the same run.
 // Run: ./build/attnviz_head_stats_bench
 #include "core/attention/head_stats.hpp"
@@ -89,6 +90,24 @@ void BM_Gpt2SmallHeadStats(benchmark::State& state) {
     state.counters["share_of_pass"] = totalMs / static_cast<double>(state.iterations()) / f.passMs;
 }
 BENCHMARK(BM_Gpt2SmallHeadStats)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(2.0);
+
+// The model view's and the statistics' one sweep as the window makes it: statistics and
+// thumbnails, and (argument 1) every head's profile beside them: what the profiles add.
+void BM_Gpt2SmallSweep(benchmark::State& state) {
+    Gpt2Small& f = gpt2Small();
+    const AttentionMaps maps = runMaps(f.run, f.model->config());
+    const HeadSweepOptions options{
+        .stats = {}, .everyKey = false, .factor = thumbnailFactor(maps.queries, maps.keys), .profiles = state.range(0) != 0};
+    double totalMs = 0;
+    for (auto _ : state) {
+        const auto start = std::chrono::steady_clock::now();
+        benchmark::DoNotOptimize(sweepHeads(maps, options));
+        totalMs += millisecondsSince(start);
+    }
+    state.counters["pass_ms"] = f.passMs;
+    state.counters["share_of_pass"] = totalMs / static_cast<double>(state.iterations()) / f.passMs;
+}
+BENCHMARK(BM_Gpt2SmallSweep)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(2.0);
 
 }  // namespace
 

@@ -61,7 +61,7 @@ void DistancePanel::draw(PanelContext& ctx) {
     if (stride > 1)
         for (render::LinePlot& p : figure.plots)
             for (render::PlotCurve& c : p.curves) {
-                if (c.dots) continue;
+                if (&c == &p.curves.back() && st.view.selectedHead >= 0) continue;
                 std::vector<double> x, y;
                 for (std::size_t i = 0; i < c.x.size(); i += stride) x.push_back(c.x[i]), y.push_back(c.y[i]);
                 c.x = std::move(x), c.y = std::move(y);
@@ -113,8 +113,8 @@ void DistancePanel::draw(PanelContext& ctx) {
         for (const render::PlotCurve& c : p.curves)
             lines.push_back({&c.x, &c.y, c.dashed ? ImGui::GetColorU32(ImGuiCol_Text, 0.8f) : colourOf(c), c.width, c.dashed, c.dots});
         const double x = widgets::curvePlot(list, min, max, lines, frame);
-        // Hover: the selected head's value there (the last curve drawn, with dots), and the reference's.
-        if (std::isfinite(x) && !p.curves.empty() && p.curves.back().dots) {
+        // Hover: the selected head's value there (the last curve drawn), and the reference's.
+        if (std::isfinite(x) && !p.curves.empty() && st.view.selectedHead >= 0 && st.view.selectedHead < s.heads) {
             const render::PlotCurve& c = p.curves.back();
             const int i = nearest(c, x, p.x.log);
             if (i >= 0) {

@@ -18,6 +18,7 @@ namespace {
 
 constexpr core::Rgb kSelected{79, 70, 229};  // the window's indigo
 constexpr core::Rgb kOthers{150, 150, 165}, kUniform{60, 60, 60};
+constexpr std::size_t kDottedPoints = 96;  // the selected head's points dotted up to this many
 
 // Where a distance bin [from, to) stands on a log axis: its one distance, or the geometric middle
 // of its first and last.
@@ -118,7 +119,7 @@ render::LinePlotsFigure profilePlots(const AppState& state) {
     if (head >= 0) {
         const core::HeadProfile& p = profile(head);
         render::PlotCurve d = distanceCurve(p.byDistance), f = positionCurve(p);
-        for (render::PlotCurve* c : {&d, &f}) c->colour = kSelected, c->width = 2.5f, c->dots = true;
+        for (render::PlotCurve* c : {&d, &f}) c->colour = kSelected, c->width = 2.5f, c->dots = c->x.size() <= kDottedPoints;
         for (const double v : d.y)
             if (v > 0) smallest = std::min(smallest, v);
         byDistance.curves.push_back(std::move(d));
