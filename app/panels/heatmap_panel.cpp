@@ -96,6 +96,66 @@ void drawLayerPreview(PanelContext& ctx, const char* title, std::string_view id,
     ImGui::End();
 }
 
+// The part of the matrix on screen, in cells (fractions at its edges).
+struct Visible {
+    float firstRow, firstCol, rows, cols;
+};
+
+// A map read from the pass, zoomed in past its texels: the cells on screen (and half as many
+// again around them) are asked for at the pooling the screen needs (view.zoomRegion), made on
+// the worker after the whole map, and drawn over it where they lie, in the whole map's colours
+// (its stretch, its log floor; per-row colours need whole rows, so there the whole map stays).
+void zoomedRegion(PanelContext& ctx, std::string_view viewId, int head, const gfx::HeatmapTexture& whole, float cell, const Visible& v,
+                  ImVec2 mMin, ImVec2 mMax) {
+    const AppState& s = ctx.state;
+    const Eigen::Index tq = s.model.tq(), tk = s.model.tk();
+    const ShownMap* shown = shownMapOf(s, head);
+    const int fine = headPooling(cell);
+    const bool perRow = whole.scale() == core::ColourScale::Rows;
+    ZoomRegion want;
+    if (shown && !perRow && fine < shown->map.factor) {
+        const ZoomRegion& have = s.view.zoomRegion;
+        const auto first = [](float f) { return static_cast<Eigen::Index>(std::floor(f)); };
+        const auto end = [](float f, Eigen::Index size) { return std::min(size, static_cast<Eigen::Index>(std::ceil(f))); };
+        const bool covers = have.rows > 0 && have.factor == fine && have.firstRow <= first(v.firstRow) &&
+                            have.firstCol <= first(v.firstCol) && have.firstRow + have.rows >= end(v.firstRow + v.rows, tq) &&
+                            have.firstCol + have.cols >= end(v.firstCol + v.cols, tk);
+        if (covers) {
+            want = have;
+        } else {
+            const auto span = [&](float from, float count, Eigen::Index size, Eigen::Index& start, Eigen::Index& n) {
+                const float margin = count * 0.5f;
+                start = std::clamp<Eigen::Index>(first(from - margin), 0, size - 1) / fine * fine;
+                n = std::clamp<Eigen::Index>(end(from + count + margin, size), start + 1, size) - start;
+            };
+            want.factor = fine;
+            span(v.firstRow, v.rows, tq, want.firstRow, want.rows);
+            span(v.firstCol, v.cols, tk, want.firstCol, want.cols);
+        }
+    }
+    if (!(want == s.view.zoomRegion)) ctx.actions.emit(action::SetZoomRegion{want});
+    if (want.rows > 0 && !(shownRegionOf(s, head) && shownRegionOf(s, head)->current(*shownRegionKey(s, head))))
+        ctx.requests.stale.insert(std::string(viewId));
+
+    const ShownRegion* region = shownRegionOf(s, head);
+    if (!region || !shown || perRow || region->map.factor >= shown->map.factor) return;
+    const core::PooledMap& r = region->map;
+    gfx::Colouring colouring = weightColouring(s);
+    colouring.scale = whole.scale();  // Auto as the whole map resolved it
+    if (whole.scale() == core::ColourScale::Stretch)
+        colouring = {.colormap = s.view.colormap, .lo = 0.0f, .hi = std::max(whole.top(), 1e-30f), .scale = core::ColourScale::Fixed};
+    const gfx::HeatmapTexture& tex = ctx.textures.get("heat-region", gfx::TextureStamp{region->version, head, r.factor}, colouring,
+                                                      gfx::pooledView(r.maxima, r.cellRows, r.cellCols, r.factor));
+    // where the region lies on screen, cut to the matrix
+    const float x0 = mMin.x + (static_cast<float>(r.firstCol) - v.firstCol) * cell;
+    const float y0 = mMin.y + (static_cast<float>(r.firstRow) - v.firstRow) * cell;
+    const float x1 = x0 + static_cast<float>(r.cellCols) * cell, y1 = y0 + static_cast<float>(r.cellRows) * cell;
+    const ImVec2 a(std::max(x0, mMin.x), std::max(y0, mMin.y)), b(std::min(x1, mMax.x), std::min(y1, mMax.y));
+    if (b.x <= a.x || b.y <= a.y) return;
+    ctx.heatmaps.draw(ImGui::GetWindowDrawList(), tex, a, b, ImVec2((a.x - x0) / (x1 - x0), (a.y - y0) / (y1 - y0)),
+                      ImVec2((b.x - x0) / (x1 - x0), (b.y - y0) / (y1 - y0)));
+}
+
 }  // namespace
 
 const HeatmapPanel::Rows& HeatmapPanel::rowsFromPass(const AppState& s, int head, Eigen::Index r0, Eigen::Index n) {
@@ -252,7 +312,10 @@ void HeatmapPanel::draw(PanelContext& ctx) {
                    : headWeightsTexture(ctx, "heat", head, cell);
     // the next softmax of the shown head pools its texels for this map (the next map made from the
     // pass, of any head)
-    if (const int pooling = headPooling(cell); !flow && (head >= 0 || fromPass) && pooling != s.view.heatmapPooling)
+    // (a map read from the pass is pooled whole for the map unzoomed: a zoomed view's cells are a
+    // region made finer, zoomedRegion)
+    if (const int pooling = headPooling(fromPass ? cell / zoom : cell);
+        !flow && (head >= 0 || fromPass) && pooling != s.view.heatmapPooling)
         ctx.actions.emit(action::SetHeatmapPooling{pooling});
     // the map read from the pass: zoomed in far enough for numbers, its visible rows are made
     if (fromPass && cell >= lineH + 2.0f) {
@@ -272,6 +335,7 @@ void HeatmapPanel::draw(PanelContext& ctx) {
     const float firstCol = u0 * tk, firstRow = v0 * tq;
     const auto cellX = [&](float j) { return mMin.x + (j - firstCol) * cell; };
     const auto cellY = [&](float i) { return mMin.y + (i - firstRow) * cell; };
+    if (fromPass) zoomedRegion(ctx, id(), head, tex, cell, {firstRow, firstCol, matH / cell, matW / cell}, mMin, mMax);
     const int iBegin = std::max(0, static_cast<int>(firstRow)), iEnd = std::min(tq, static_cast<int>(std::ceil(firstRow + matH / cell)));
     const int jBegin = std::max(0, static_cast<int>(firstCol)), jEnd = std::min(tk, static_cast<int>(std::ceil(firstCol + matW / cell)));
 

@@ -63,6 +63,7 @@ bool applyAction(AppState& state, const action::SetRolloutHeads& a);
 bool applyAction(AppState& state, const action::SetCompare& a);
 bool applyAction(AppState& state, const action::SetPreviewHead& a);
 bool applyAction(AppState& state, const action::SetHeatmapPooling& a);
+bool applyAction(AppState& state, const action::SetZoomRegion& a);
 bool applyAction(AppState& state, const action::PickSwapChip& a);
 bool applyAction(AppState& state, const action::SelectCell& a);
 bool applyAction(AppState& state, const action::ToggleViewHead& a);

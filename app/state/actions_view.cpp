@@ -143,6 +143,20 @@ bool applyAction(AppState& state, const action::SetHeatmapPooling& a) {
     return true;
 }
 
+bool applyAction(AppState& state, const action::SetZoomRegion& a) {
+    const ZoomRegion& r = a.region;
+    const Eigen::Index tq = state.model.tq(), tk = state.model.tk();
+    if (r.rows == 0) {
+        state.view.zoomRegion = {};
+        return true;
+    }
+    if (r.factor < 1 || r.firstRow < 0 || r.firstCol < 0 || r.rows < 0 || r.cols < 1 || r.firstRow + r.rows > tq ||
+        r.firstCol + r.cols > tk)
+        return false;
+    state.view.zoomRegion = r;
+    return true;
+}
+
 bool applyAction(AppState& state, const action::PickSwapChip& a) {
     const int n = static_cast<int>(state.model.tq());
     if (a.position < 0 || a.position >= n) return reject(state, "swap", "no token at position " + std::to_string(a.position));

@@ -67,6 +67,14 @@ struct ModelViewOptions {
 };
 
 // What the user looks at; changes here never recompute anything.
+// Cells of the heatmap's map made at a finer pooling than the whole map's: a zoomed view of a map
+// read from a model's pass (rows 0: none).
+struct ZoomRegion {
+    Eigen::Index firstRow = 0, rows = 0, firstCol = 0, cols = 0;
+    int factor = 1;  // cells per texel side
+    bool operator==(const ZoomRegion&) const = default;
+};
+
 struct ViewState {
     int selectedHead = 0;  // -1 = mean over heads
     int selectedQuery = 0;
@@ -85,6 +93,7 @@ struct ViewState {
     int heatmapPooling = 0;          // cells per texel side the heatmap draws the shown head with (0: not drawn;
                                      // the softmax pools the shown head's texels for it in the same pass)
     int pendingSwap = -1;            // first chip clicked in the token-swap panel (-1 = none)
+    ZoomRegion zoomRegion;           // a map read from the pass: the zoomed region made finer (shown_map.hpp)
     float zoom = 1.0f;               // heatmap zoom (1 = whole matrix)
     float panX = 0.5f, panY = 0.5f;  // heatmap view centre, as fractions of keys / queries
     Lab lab = Lab::None;

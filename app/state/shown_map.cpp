@@ -25,7 +25,13 @@ void ShownMapJob::start(const ShownMapKey& key, core::AttentionMaps maps, std::s
         std::string error;
         try {
             done = core::poolMap(maps, key.layer, key.head,
-                                 {.factor = key.factor, .mean = {.skipFirstKey = key.skipFirstKey}, .progress = progress.get()});
+                                 {.factor = key.factor,
+                                  .mean = {.skipFirstKey = key.skipFirstKey},
+                                  .progress = progress.get(),
+                                  .firstRow = key.firstRow,
+                                  .rows = key.rows,
+                                  .firstCol = key.firstCol,
+                                  .cols = key.cols});
         } catch (const core::Cancelled&) {
             return;  // stopped: nothing to report
         } catch (const std::bad_alloc&) {
@@ -92,20 +98,49 @@ bool shownMapFromWorker(const AppState& state) {
     return !capabilities(state).wholeLayer;
 }
 
-bool refreshShownMap(AppState& state) {
-    if (!shownMapFromWorker(state)) return true;
-    ShownMap& shown = state.derived.get<ShownMap>();
-    const ShownMapKey key = shownMapKey(state, shownHead(state));
-    if (shown.current(key)) return true;
-    if (!shown.job) shown.job = std::make_shared<ShownMapJob>();
-    if (std::optional<core::PooledMap> done = shown.job->take(key)) {
-        shown.restart(key);
-        shown.map = std::move(*done);
+std::optional<ShownMapKey> shownRegionKey(const AppState& state, int head) {
+    const ZoomRegion& r = state.view.zoomRegion;
+    if (r.rows <= 0 || r.cols <= 0 || previewingLayer(state) || !shownMapFromWorker(state)) return std::nullopt;
+    ShownMapKey key = shownMapKey(state, head);
+    if (r.factor >= key.factor) return std::nullopt;  // no finer than the whole map
+    key.factor = r.factor;
+    key.firstRow = r.firstRow, key.rows = r.rows, key.firstCol = r.firstCol, key.cols = r.cols;
+    return key;
+}
+
+namespace {
+
+// A map of `Slot` (ShownMap or ShownRegion) made for `key` on its job and adopted when ready;
+// true when it is current.
+template <class Slot>
+bool refreshSlot(AppState& state, const ShownMapKey& key) {
+    Slot& slot = state.derived.get<Slot>();
+    if (slot.current(key)) return true;
+    if (!slot.job) slot.job = std::make_shared<ShownMapJob>();
+    if (std::optional<core::PooledMap> done = slot.job->take(key)) {
+        slot.restart(key);
+        slot.map = std::move(*done);
         return true;
     }
-    if (shown.job->runningFor(key) || !shown.job->errorAt(key).empty()) return false;
-    shown.job->start(key, attentionMaps(state), onDemandMapsOwner(state));
+    if (slot.job->runningFor(key) || !slot.job->errorAt(key).empty()) return false;
+    slot.job->start(key, attentionMaps(state), onDemandMapsOwner(state));
     return false;
+}
+
+}  // namespace
+
+bool refreshShownMap(AppState& state) {
+    if (!shownMapFromWorker(state)) return true;
+    const int head = shownHead(state);
+    if (!refreshSlot<ShownMap>(state, shownMapKey(state, head))) return false;  // coarse first
+    const std::optional<ShownMapKey> region = shownRegionKey(state, head);
+    return !region || refreshSlot<ShownRegion>(state, *region);
+}
+
+const ShownRegion* shownRegionOf(const AppState& state, int head) {
+    const ShownRegion* region = state.derived.find<ShownRegion>();
+    if (!region || !region->key || region->map.means.empty() || !region->key->sameMap(shownMapKey(state, head))) return nullptr;
+    return region;
 }
 
 const ShownMap* shownMapOf(const AppState& state, int head) {
@@ -123,8 +158,12 @@ const ShownMapJob* pendingShownMap(const AppState& state) {
 }
 
 bool shownMapRunning(const AppState& state) {
+    const int head = shownHead(state);
     const ShownMap* shown = state.derived.find<ShownMap>();
-    return shown && shown->job && shown->job->runningFor(shownMapKey(state, shownHead(state)));
+    if (shown && shown->job && shown->job->runningFor(shownMapKey(state, head))) return true;
+    const ShownRegion* region = state.derived.find<ShownRegion>();
+    const std::optional<ShownMapKey> key = shownRegionKey(state, head);
+    return region && region->job && key && region->job->runningFor(*key);
 }
 
 core::Mat shownRows(const AppState& state, int head, Eigen::Index r0, Eigen::Index n) {

@@ -24,6 +24,8 @@ struct ShownMapKey {
     int layer = 0, head = 0;    // head −1: the mean over the layer's heads
     bool skipFirstKey = false;  // how the mean reads each head
     int factor = 1;             // cells per texel side
+    // the cells pooled: the whole map, or a zoomed region of it (ZoomRegion; rows −1: to the end)
+    Eigen::Index firstRow = 0, rows = -1, firstCol = 0, cols = -1;
     bool operator==(const ShownMapKey&) const = default;
     // The same map, at another pooling.
     bool sameMap(const ShownMapKey& other) const {
@@ -63,6 +65,13 @@ struct ShownMap : DerivedOf<ShownMapKey> {
     std::shared_ptr<ShownMapJob> job;
 };
 
+// The zoomed region of the same map made at a finer pooling (view.zoomRegion), on its own job
+// once the whole map is current: drawn over the whole map where it lies.
+struct ShownRegion : DerivedOf<ShownMapKey> {
+    core::PooledMap map;  // empty until the first is made
+    std::shared_ptr<ShownMapJob> job;
+};
+
 // Whether the heatmap previews another layer's head of a model's pass (the model view's tile under
 // the mouse: ViewState::previewLayer).
 bool previewingLayer(const AppState& state);
@@ -73,12 +82,19 @@ ShownMapKey shownMapKey(const AppState& state, int head);
 // Whether the heatmap's map is made on the worker: a layer read from the pass, or another layer
 // previewed when the pass makes its maps on demand (never made whole on the window's thread).
 bool shownMapFromWorker(const AppState& state);
+// The key of the zoomed region the heatmap asks for (view.zoomRegion), when the map is made on the
+// worker and a region is asked for and finer than the whole map's pooling; else none.
+std::optional<ShownMapKey> shownRegionKey(const AppState& state, int head);
 // The heatmap's view refresh: such a map is made for shownMapKey on the worker and adopted in
-// the frame it is ready. True when it is current (or not made on the worker).
+// the frame it is ready; then the zoomed region, the same way. True when both are current (or
+// not made on the worker).
 bool refreshShownMap(AppState& state);
 // The last map made of the same head (at any pooling), to draw while the next is made; null when
 // there is none.
 const ShownMap* shownMapOf(const AppState& state, int head);
+// The last region made of the same map (at any region and pooling), to draw over it; null when
+// there is none.
+const ShownRegion* shownRegionOf(const AppState& state, int head);
 // The job making the map for the current key, under way or failed; null when there is none.
 const ShownMapJob* pendingShownMap(const AppState& state);
 // Whether a worker is making a shown map (the window keeps waking for its progress).

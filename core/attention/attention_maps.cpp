@@ -80,12 +80,18 @@ void blockedRow(const Settings& settings, Eigen::Index i, Eigen::Index keys, std
 }
 
 BlockPooler::BlockPooler(Eigen::Index queries, Eigen::Index keys, const Settings& settings, int factor, Eigen::Index firstRow,
-                         Eigen::Index rows)
+                         Eigen::Index rows, Eigen::Index firstCol, Eigen::Index cols)
     : m_queries(queries), m_keys(keys), m_settings(settings), m_factor(std::max(1, factor)) {
     if (rows < 0) rows = queries - firstRow;
+    if (cols < 0) cols = keys - firstCol;
     if (firstRow < 0 || firstRow % m_factor != 0 || firstRow + rows > queries)
         throw std::invalid_argument("BlockPooler: rows outside the map or not at a band");
-    m_cols = pooledSize(keys, m_factor);
+    if (firstCol < 0 || firstCol % m_factor != 0 || firstCol + cols > keys)
+        throw std::invalid_argument("BlockPooler: keys outside the map or not at a block");
+    m_firstCol = firstCol;
+    m_endCol = firstCol + cols;
+    m_endRow = firstRow + rows;
+    m_cols = pooledSize(cols, m_factor);
     m_firstBand = m_band = firstRow / m_factor;
     const auto texels = static_cast<std::size_t>(pooledSize(rows, m_factor) * m_cols);
     m_means.assign(texels, kMaskedTexel);
@@ -105,7 +111,7 @@ void BlockPooler::add(const MatRef& rows, Eigen::Index r0) {
         const Eigen::Index i = r0 + r;
         const float* w = rows.data() + r * rows.outerStride();
         const auto take = [&](Eigen::Index j) {
-            const auto c = static_cast<std::size_t>(j / m_factor);
+            const auto c = static_cast<std::size_t>((j - m_firstCol) / m_factor);
             m_sum[c] += w[j];
             ++m_readable[c];
             m_largest[c] = std::max(m_largest[c], w[j]);
@@ -118,9 +124,11 @@ void BlockPooler::add(const MatRef& rows, Eigen::Index r0) {
                 lo = std::clamp<Eigen::Index>(i - m_settings.window + 1, 0, m_keys);
                 if (!m_settings.causal) hi = std::min(hi, i + m_settings.window);
             }
+            lo = std::max(lo, m_firstCol);  // and within the keys pooled
+            hi = std::min(hi, m_endCol);
             // each block of columns the band crosses, on whole packets (none when the band is empty)
-            for (Eigen::Index c = lo / m_factor; lo < hi && c * m_factor < hi; ++c) {
-                const Eigen::Index j0 = std::max(lo, c * m_factor), j1 = std::min(hi, (c + 1) * m_factor);
+            for (Eigen::Index c = (lo - m_firstCol) / m_factor; lo < hi && m_firstCol + c * m_factor < hi; ++c) {
+                const Eigen::Index j0 = std::max(lo, m_firstCol + c * m_factor), j1 = std::min(hi, m_firstCol + (c + 1) * m_factor);
                 const Eigen::Map<const Eigen::ArrayXf> cells(w + j0, j1 - j0);
                 const auto k = static_cast<std::size_t>(c);
                 m_sum[k] += cells.cast<double>().sum();
@@ -129,10 +137,10 @@ void BlockPooler::add(const MatRef& rows, Eigen::Index r0) {
             }
         } else {
             blockedRow(m_settings, i, m_keys, m_blocked);
-            for (Eigen::Index j = 0; j < m_keys; ++j)
+            for (Eigen::Index j = m_firstCol; j < m_endCol; ++j)
                 if (!m_blocked[static_cast<std::size_t>(j)]) take(j);
         }
-        if ((i + 1) % m_factor == 0 || i + 1 == m_queries) finishBand();
+        if ((i + 1) % m_factor == 0 || i + 1 == m_endRow) finishBand();
     }
 }
 
@@ -162,14 +170,22 @@ PooledMap poolMap(const AttentionMaps& maps, int layer, int head, const PoolMapO
     out.queries = maps.queries;
     out.keys = maps.keys;
     out.factor = std::max(1, options.factor);
-    out.rows = pooledSize(maps.queries, out.factor);
-    out.cols = pooledSize(maps.keys, out.factor);
+    // the region: starts at block edges, within the map
+    const auto region = [&](Eigen::Index first, Eigen::Index count, Eigen::Index size, Eigen::Index& start) {
+        start = std::clamp<Eigen::Index>(first, 0, size) / out.factor * out.factor;
+        const Eigen::Index end = count < 0 ? size : std::clamp<Eigen::Index>(first + count, start, size);
+        return end - start;
+    };
+    out.cellRows = region(options.firstRow, options.rows, maps.queries, out.firstRow);
+    out.cellCols = region(options.firstCol, options.cols, maps.keys, out.firstCol);
+    out.rows = pooledSize(out.cellRows, out.factor);
+    out.cols = pooledSize(out.cellCols, out.factor);
     out.means.assign(static_cast<std::size_t>(out.rows * out.cols), kMaskedTexel);
     out.maxima = out.means;
     const Settings& settings = maps.layerSettings(layer);
     // Bands of whole texel rows; a kept map in bands too, so that every thread pools its own.
     const Eigen::Index band = maps.blockRows(options.blockFloats, out.factor);
-    const Eigen::Index bands = (maps.queries + band - 1) / band;
+    const Eigen::Index bands = (out.cellRows + band - 1) / band;
     const int reads = head >= 0 ? 1 : maps.heads;
     expect(options.progress, static_cast<std::uint64_t>(bands));
     std::atomic<bool> stopped{false};
@@ -181,8 +197,8 @@ PooledMap poolMap(const AttentionMaps& maps, int layer, int head, const PoolMapO
         for (Eigen::Index b = 0; b < bands; ++b) {
             if (stopped) continue;
             try {
-                const Eigen::Index r0 = b * band, n = std::min(band, maps.queries - r0);
-                BlockPooler pooler(maps.queries, maps.keys, settings, out.factor, r0, n);
+                const Eigen::Index r0 = out.firstRow + b * band, n = std::min(band, out.firstRow + out.cellRows - r0);
+                BlockPooler pooler(maps.queries, maps.keys, settings, out.factor, r0, n, out.firstCol, out.cellCols);
                 if (head >= 0) {
                     pooler.add(maps.rowBlock(layer, head, r0, n, scratch), r0);
                 } else {
@@ -195,7 +211,7 @@ PooledMap poolMap(const AttentionMaps& maps, int layer, int head, const PoolMapO
                     sum /= static_cast<float>(std::max(1, reads));
                     pooler.add(sum, r0);
                 }
-                const auto at = static_cast<std::ptrdiff_t>((r0 / out.factor) * out.cols);
+                const auto at = static_cast<std::ptrdiff_t>(((r0 - out.firstRow) / out.factor) * out.cols);
                 std::copy(pooler.means().begin(), pooler.means().end(), out.means.begin() + at);
                 std::copy(pooler.maxima().begin(), pooler.maxima().end(), out.maxima.begin() + at);
                 advance(options.progress, 1);  // Cancelled once asked to stop

@@ -77,17 +77,21 @@ void poolBlocks(const MatRef& weights, const Settings& settings, int factor, Blo
 // fill one map on many threads.
 class BlockPooler {
 public:
+    // Rows [firstRow, firstRow + rows) and keys [firstCol, firstCol + cols) of the map (−1: to its
+    // end), each start at a block's edge; the rows handed over are whole (every key).
     BlockPooler(Eigen::Index queries, Eigen::Index keys, const Settings& settings, int factor, Eigen::Index firstRow = 0,
-                Eigen::Index rows = -1);
+                Eigen::Index rows = -1, Eigen::Index firstCol = 0, Eigen::Index cols = -1);
     void add(const MatRef& rows, Eigen::Index r0);
-    // [⌈rows/f⌉ × ⌈T_k/f⌉] each (every row: ⌈T_q/f⌉), row-major: block means, block maxima
-    // (kMaskedTexel where masked).
+    // [⌈rows/f⌉ × ⌈cols/f⌉] each (every row and key: ⌈T_q/f⌉ × ⌈T_k/f⌉), row-major: block
+    // means, block maxima (kMaskedTexel where masked).
     const std::vector<float>& means() const { return m_means; }
     const std::vector<float>& maxima() const { return m_maxima; }
 
 private:
     void finishBand();
     Eigen::Index m_queries, m_keys, m_cols;
+    Eigen::Index m_firstCol = 0, m_endCol = 0;  // the keys pooled
+    Eigen::Index m_endRow = 0;                  // the row after the last pooled
     Settings m_settings;
     int m_factor;
     Eigen::Index m_firstBand = 0;  // the texel row of firstRow
@@ -102,17 +106,23 @@ private:
 // says), pooled by `factor` (poolBlocks' texels, both poolings), read a band of rows at a time on
 // every thread: a map made on demand is never whole, and a kept one is read in place. Counted and
 // stopped through `progress` (Cancelled).
+// Or a region of it: the rows and keys of PoolMapOptions (a zoomed view's, at a finer factor).
 struct PooledMap {
-    Eigen::Index queries = 0, keys = 0;  // the map's
-    int factor = 1;                      // cells per texel side
-    Eigen::Index rows = 0, cols = 0;     // texels: ⌈queries/factor⌉ × ⌈keys/factor⌉
-    std::vector<float> means, maxima;    // [rows × cols] each, row-major; kMaskedTexel where masked
+    Eigen::Index queries = 0, keys = 0;       // the map's
+    int factor = 1;                           // cells per texel side
+    Eigen::Index firstRow = 0, firstCol = 0;  // the cell texel (0, 0) starts at
+    Eigen::Index cellRows = 0, cellCols = 0;  // the cells pooled: the region's, or the map's
+    Eigen::Index rows = 0, cols = 0;          // texels: ⌈cellRows/factor⌉ × ⌈cellCols/factor⌉
+    std::vector<float> means, maxima;         // [rows × cols] each, row-major; kMaskedTexel where masked
 };
 struct PoolMapOptions {
     int factor = 1;
     MeanOptions mean;                    // how the mean over heads reads each head
     std::size_t blockFloats = 4u << 20;  // a band's floats, on each thread
     Progress* progress = nullptr;
+    // A region: rows [firstRow, firstRow + rows) and keys [firstCol, firstCol + cols), −1: to the
+    // end; each start is rounded down to a multiple of factor. Only its rows are made.
+    Eigen::Index firstRow = 0, rows = -1, firstCol = 0, cols = -1;
 };
 PooledMap poolMap(const AttentionMaps& maps, int layer, int head, const PoolMapOptions& options);
 // The least factor that pools the longer of the map's sides to at most `texels`.

@@ -130,6 +130,18 @@ TEST(HeadSweep, ThumbnailsPooledFromBlocksOfRowsAreTheWholeMapsPooling) {
             poolBlocks(a, masks[m], factor, BlockPooling::Max, maxima);
             expectSameTexels(pooler.means(), means);
             EXPECT_EQ(pooler.maxima(), maxima);
+            // the keys from the second block on: the same texels' columns
+            BlockPooler right(tq, tk, masks[m], factor, 0, -1, factor, tk - factor);
+            right.add(a, 0);
+            const Eigen::Index cols = pooledSize(tk, factor);
+            std::vector<float> tail, tailMax;
+            for (Eigen::Index r = 0; r < pooledSize(tq, factor); ++r)
+                for (Eigen::Index c = 1; c < cols; ++c) {
+                    tail.push_back(means[static_cast<std::size_t>(r * cols + c)]);
+                    tailMax.push_back(maxima[static_cast<std::size_t>(r * cols + c)]);
+                }
+            expectSameTexels(right.means(), tail);
+            EXPECT_EQ(right.maxima(), tailMax);
         }
     BlockPooler pooler(tq, tk, masks[0], 2);
     EXPECT_THROW(pooler.add(Mat::Zero(2, tk), 2), std::invalid_argument);  // rows 0 and 1 not yet added
@@ -178,6 +190,27 @@ TEST_F(HeadSweepTest, OneMapPooledByBandsOnEveryThreadIsTheWholeMapsPooling) {
                 expectSameTexels(got.means, means);
                 expectSameTexels(got.maxima, maxima);
                 expectSameTexels(poolMap(whole, 1, head, options).means, means);  // kept maps, read in place
+                // A region (a zoomed view's): its texels are the whole map's there, its rows alone made.
+                PoolMapOptions part = options;
+                part.progress = nullptr;
+                part.firstRow = 31, part.rows = 72 - 31, part.firstCol = 13, part.cols = 48 - 13;  // starts rounded down to a block
+                const PooledMap region = poolMap(made, 1, head, part);
+                const Eigen::Index r0 = 31 / factor * factor, c0 = 13 / factor * factor;
+                EXPECT_EQ(region.firstRow, r0);
+                EXPECT_EQ(region.firstCol, c0);
+                EXPECT_EQ(region.cellRows, 72 - r0);
+                EXPECT_EQ(region.cellCols, 48 - c0);
+                ASSERT_EQ(region.rows, pooledSize(72 - r0, factor));
+                ASSERT_EQ(region.cols, pooledSize(48 - c0, factor));
+                std::vector<float> inside, insideMax;
+                for (Eigen::Index r = 0; r < region.rows; ++r)
+                    for (Eigen::Index c = 0; c < region.cols; ++c) {
+                        const auto at = static_cast<std::size_t>((r0 / factor + r) * got.cols + c0 / factor + c);
+                        inside.push_back(means[at]);
+                        insideMax.push_back(maxima[at]);
+                    }
+                expectSameTexels(region.means, inside);
+                expectSameTexels(region.maxima, insideMax);
             }
     EXPECT_EQ(factorFor(77, 77, 1024), 1);
     EXPECT_EQ(factorFor(16384, 16384, 1024), 16);

@@ -1,7 +1,8 @@
 // A model's layer read from its pass (its heads whole past --max-memory) gives the heatmap its map
 // pooled on a worker thread (refreshShownMap): started by the view's refresh, taken in the frame it
 // is ready, equal to the whole layer's weights pooled as the window pools them; the rows the views
-// of one query read (shownRows) are the whole layer's; a new head or pooling makes a new map.
+// of one query read (shownRows) are the whole layer's; a new head or pooling makes a new map; a
+// zoomed region is made finer after the whole map.
 #include "app/state/actions.hpp"
 #include "app/state/shown_map.hpp"
 #include "app/state/source.hpp"
@@ -91,6 +92,52 @@ TEST_F(ShownMapState, ALayerReadFromThePassIsPooledOnAWorkerAsTheWholeLayerIs) {
     EXPECT_FALSE(refreshShownMap(read));
     EXPECT_GT(framesUntilCurrent(read), 0);
     EXPECT_NE(shownMapOf(read, 0), nullptr);
+}
+
+TEST_F(ShownMapState, AZoomedRegionIsMadeFinerAfterTheWholeMapAndIsTheLayersCellsThere) {
+    AppState whole = state(12ULL << 30), read = state(m_between);
+    ASSERT_FALSE(capabilities(read).wholeLayer);
+    read.view.selectedHead = whole.view.selectedHead = 2;
+    read.view.heatmapPooling = 4;
+    const ZoomRegion region{.firstRow = 101, .rows = 60, .firstCol = 90, .cols = 50, .factor = 1};
+    ASSERT_TRUE(apply(read, action::SetZoomRegion{region}));
+    EXPECT_EQ(read.view.zoomRegion, region);
+    const std::optional<ShownMapKey> key = shownRegionKey(read, 2);
+    ASSERT_TRUE(key.has_value());
+    EXPECT_EQ(key->factor, 1);
+    EXPECT_EQ(shownRegionOf(read, 2), nullptr);
+    EXPECT_GT(framesUntilCurrent(read), 0);  // the whole map first, then the region
+    ASSERT_NE(shownMapOf(read, 2), nullptr);
+    EXPECT_EQ(shownMapOf(read, 2)->map.factor, 4);
+    const ShownRegion* made = shownRegionOf(read, 2);
+    ASSERT_NE(made, nullptr);
+    ASSERT_TRUE(made->current(*key));
+    const core::PooledMap& r = made->map;
+    EXPECT_EQ(r.firstRow, 101);
+    EXPECT_EQ(r.firstCol, 90);
+    ASSERT_EQ(r.rows, 60);
+    ASSERT_EQ(r.cols, 50);
+    // at one cell a texel: the whole layer's weights there, masked where the window or the causal mask is
+    const core::Mat weights = visibleWeights(whole);
+    std::vector<char> blocked;
+    for (Eigen::Index i = 0; i < r.rows; ++i) {
+        core::blockedRow(whole.settings, 101 + i, weights.cols(), blocked);
+        for (Eigen::Index j = 0; j < r.cols; ++j) {
+            const float got = r.maxima[static_cast<std::size_t>(i * r.cols + j)];
+            ASSERT_EQ(core::isMaskedTexel(got), blocked[static_cast<std::size_t>(90 + j)] != 0) << i << " " << j;
+            if (!core::isMaskedTexel(got)) {
+                ASSERT_NEAR(got, weights(101 + i, 90 + j), 2e-6f) << i << " " << j;
+            }
+        }
+    }
+    // no finer than the whole map: no region; outside the map: refused; none: cleared
+    ASSERT_TRUE(apply(read, action::SetZoomRegion{{.firstRow = 0, .rows = 8, .firstCol = 0, .cols = 8, .factor = 4}}));
+    EXPECT_FALSE(shownRegionKey(read, 2).has_value());
+    EXPECT_FALSE(apply(read, action::SetZoomRegion{{.firstRow = 590, .rows = 60, .firstCol = 0, .cols = 8, .factor = 1}}));
+    ASSERT_TRUE(apply(read, action::SetZoomRegion{{}}));
+    EXPECT_EQ(read.view.zoomRegion.rows, 0);
+    EXPECT_FALSE(shownRegionKey(read, 2).has_value());
+    EXPECT_FALSE(shownRegionKey(whole, 2).has_value());  // a layer computed whole has its weights
 }
 
 TEST_F(ShownMapState, AnotherLayerPreviewedFromAPassWithoutMapsIsPooledOnTheWorker) {
