@@ -175,13 +175,7 @@ core::Mat shownRows(const AppState& state, int head, Eigen::Index r0, Eigen::Ind
     const int layer = shownMapLayer(state);
     core::Mat scratch;
     if (head >= 0) return maps.rowBlock(layer, head, r0, n, scratch);
-    core::Mat sum = core::Mat::Zero(n, maps.keys);
-    for (int h = 0; h < maps.heads; ++h) {
-        const core::MatRef rows = maps.rowBlock(layer, h, r0, n, scratch);
-        if (state.view.skipFirstKey) sum += core::withoutFirstKey(rows);
-        else sum += rows;
-    }
-    return sum / static_cast<float>(std::max(1, maps.heads));
+    return core::meanRows(maps, layer, r0, n, {.skipFirstKey = state.view.skipFirstKey}, scratch);
 }
 
 }  // namespace attnviz::app

@@ -164,6 +164,16 @@ int factorFor(Eigen::Index queries, Eigen::Index keys, Eigen::Index texels) {
     return static_cast<int>((longest + most - 1) / most);
 }
 
+Mat meanRows(const AttentionMaps& maps, int layer, Eigen::Index r0, Eigen::Index n, const MeanOptions& options, Mat& scratch) {
+    Mat sum = Mat::Zero(n, maps.keys);
+    for (int h = 0; h < maps.heads; ++h) {
+        const MatRef rows = maps.rowBlock(layer, h, r0, n, scratch);
+        if (options.skipFirstKey) sum += withoutFirstKey(rows);
+        else sum += rows;
+    }
+    return sum / static_cast<float>(std::max(1, maps.heads));
+}
+
 PooledMap poolMap(const AttentionMaps& maps, int layer, int head, const PoolMapOptions& options) {
     if (layer < 0 || layer >= maps.layers || head < -1 || head >= maps.heads) throw std::invalid_argument("poolMap: no such map");
     PooledMap out;
@@ -186,31 +196,20 @@ PooledMap poolMap(const AttentionMaps& maps, int layer, int head, const PoolMapO
     // Bands of whole texel rows; a kept map in bands too, so that every thread pools its own.
     const Eigen::Index band = maps.blockRows(options.blockFloats, out.factor);
     const Eigen::Index bands = (out.cellRows + band - 1) / band;
-    const int reads = head >= 0 ? 1 : maps.heads;
     expect(options.progress, static_cast<std::uint64_t>(bands));
     std::atomic<bool> stopped{false};
     std::exception_ptr failure;  // the first error of any band: no exception leaves a parallel region
 #pragma omp parallel
     {
-        Mat scratch, sum;
+        Mat scratch;
 #pragma omp for schedule(dynamic)
         for (Eigen::Index b = 0; b < bands; ++b) {
             if (stopped) continue;
             try {
                 const Eigen::Index r0 = out.firstRow + b * band, n = std::min(band, out.firstRow + out.cellRows - r0);
                 BlockPooler pooler(maps.queries, maps.keys, settings, out.factor, r0, n, out.firstCol, out.cellCols);
-                if (head >= 0) {
-                    pooler.add(maps.rowBlock(layer, head, r0, n, scratch), r0);
-                } else {
-                    sum.setZero(n, maps.keys);
-                    for (int h = 0; h < reads; ++h) {
-                        const MatRef rows = maps.rowBlock(layer, h, r0, n, scratch);
-                        if (options.mean.skipFirstKey) sum += withoutFirstKey(rows);
-                        else sum += rows;
-                    }
-                    sum /= static_cast<float>(std::max(1, reads));
-                    pooler.add(sum, r0);
-                }
+                if (head >= 0) pooler.add(maps.rowBlock(layer, head, r0, n, scratch), r0);
+                else pooler.add(meanRows(maps, layer, r0, n, options.mean, scratch), r0);
                 const auto at = static_cast<std::ptrdiff_t>(((r0 - out.firstRow) / out.factor) * out.cols);
                 std::copy(pooler.means().begin(), pooler.means().end(), out.means.begin() + at);
                 std::copy(pooler.maxima().begin(), pooler.maxima().end(), out.maxima.begin() + at);
