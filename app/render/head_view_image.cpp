@@ -94,7 +94,7 @@ Layout layOut(const HeadViewFigure& f, const figure::FigureFonts& fonts) {
     const auto dropped = f.readable - static_cast<long long>(f.lines.size());
     notes.push_back("lines drawn: " + f.rule + " (" + std::to_string(f.lines.size()) + " of " + std::to_string(f.readable) +
                     (dropped > 0 ? ", " + std::to_string(dropped) + " weaker dropped)" : ")"));
-    if (f.query >= 0) notes.push_back("query " + std::to_string(f.query + 1) + " isolated");
+    if (f.query >= 0) notes.push_back("query " + std::to_string((f.queryPosition >= 0 ? f.queryPosition : f.query) + 1) + " isolated");
     float widest = f.title.empty() ? 0.0f : fonts.bold.textWidth(f.title, figure::kTitlePx);
     for (const std::string& n : notes) widest = std::max(widest, font.textWidth(n, figure::kSubtitlePx));
     width = std::max({width, kMinWidth, std::min(2000, figure::ceilPx(widest) + 2 * figure::kMargin)});

@@ -20,6 +20,7 @@ struct HeadViewFigure {
     long long readable = 0;               // lines before the rule dropped any (HeadLines::readable)
     std::string rule;                     // the rule in words (HeadLineRule::describe)
     int query = -1;                       // a query isolated (its label bold, others dimmed); -1 = none
+    int queryPosition = -1;               // that query's position when the rows are not the positions (a folded input); -1: query
     std::string title;                    // drawn above; "" = none
 };
 

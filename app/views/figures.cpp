@@ -69,6 +69,51 @@ std::string layerPart(const AppState& state) {
 
 std::string everyHead(int heads) { return "all " + std::to_string(heads) + (heads == 1 ? " head" : " heads"); }
 
+// The head view of a long input: the tokens just before the query kept beside the keys its lines
+// reach; every other run of tokens one row ("⋯ 1,204 tokens").
+constexpr int kFoldBefore = 8;
+constexpr const char* kFoldContext = "8 tokens";
+
+// The heads' part of the head view's title: one head's name, or the layer's heads shown.
+std::string headViewShown(const AppState& state, const render::HeadViewFigure& figure) {
+    const int heads = state.model.heads;
+    if (figure.heads.size() == 1) return core::headName(state.scenario, figure.heads.front(), heads);
+    return layerPart(state) + everyHead(static_cast<int>(figure.heads.size())) +
+           (static_cast<int>(figure.heads.size()) == heads ? std::string() : " of " + std::to_string(heads));
+}
+
+// Folds a long input's head view of one query (figure.query, a position) to the rows its lines
+// need: the query, the kFoldBefore tokens before it, and every key a line reaches, each labelled
+// with its position (from 1); a run of other tokens becomes one row saying how many. The lines'
+// queries and keys become those rows.
+void foldHeadView(const AppState& state, Eigen::Index tokens, render::HeadViewFigure& figure, core::HeadLines& lines) {
+    std::vector<int> kept;
+    const int q = figure.query;
+    for (int p = std::max(0, q - kFoldBefore); p <= q; ++p) kept.push_back(p);
+    for (const core::HeadLine& line : lines.lines) kept.push_back(line.key);
+    std::sort(kept.begin(), kept.end());
+    kept.erase(std::unique(kept.begin(), kept.end()), kept.end());
+    std::vector<int> rowOf(kept.size());
+    const auto fold = [&](long long count) { figure.labels.push_back("⋯ " + std::to_string(count) + (count == 1 ? " token" : " tokens")); };
+    int next = 0;  // the first position not yet in a row
+    for (std::size_t k = 0; k < kept.size(); ++k) {
+        if (kept[k] > next) fold(kept[k] - next);
+        rowOf[k] = static_cast<int>(figure.labels.size());
+        figure.labels.push_back(std::to_string(kept[k] + 1) + " " + state.model.queryTokens[static_cast<std::size_t>(kept[k])]);
+        next = kept[k] + 1;
+    }
+    if (next < tokens) fold(tokens - next);
+    const auto row = [&](int position) {
+        return rowOf[static_cast<std::size_t>(std::lower_bound(kept.begin(), kept.end(), position) - kept.begin())];
+    };
+    for (core::HeadLine& line : lines.lines) line.query = row(line.query), line.key = row(line.key);
+    figure.query = row(q);
+    figure.queryPosition = q;
+    figure.tokens = static_cast<int>(figure.labels.size());
+    figure.lines = std::move(lines.lines);
+    figure.readable = lines.readable;
+}
+
 // The head's title as the heatmap, the bars and the grid of heads name it, the mean's rule included.
 std::string shownHeadTitle(const AppState& state, int head) {
     std::string title = figureTitle(state, core::headName(state.scenario, head, state.model.heads));
@@ -192,16 +237,24 @@ render::HeadViewFigure headViewFigure(const AppState& state, const FigureRequest
     if (maps.queries != maps.keys)
         throw core::InputError(request.where, "needs queries that are the keys (self-attention); this scenario has " +
                                                   std::to_string(maps.queries) + " queries and " + std::to_string(maps.keys) + " keys");
-    if (maps.queries > render::kMaxHeadViewTokens)
-        throw core::InputError(request.where, std::to_string(maps.queries) + " tokens are too many for the figure (at most " +
-                                                  std::to_string(render::kMaxHeadViewTokens) + ")");
+    const std::vector<int>& picked = state.view.viewTokens;
+    const bool folded = maps.queries > render::kMaxHeadViewTokens;
+    if (folded && picked.size() != 1)
+        throw core::InputError(request.where, std::to_string(maps.queries) + " tokens are too many for every query's lines (at most " +
+                                                  std::to_string(render::kMaxHeadViewTokens) +
+                                                  "): pick one --query, and the tokens its lines do not reach are folded");
     render::HeadViewFigure figure;
     figure.heads = headViewHeads(state);
-    const std::vector<int>& picked = state.view.viewTokens;
     std::vector<int> queries;
     if (picked.size() == 1) queries = picked, figure.query = picked.front();
     const core::HeadLineRule rule;
-    const core::HeadLines lines = core::headLines(maps, headViewLayer(state, maps), figure.heads, queries, rule);
+    core::HeadLines lines = core::headLines(maps, headViewLayer(state, maps), figure.heads, queries, rule);
+    if (folded) {
+        foldHeadView(state, maps.queries, figure, lines);
+        figure.rule = rule.describe(maps.keys) + " · the tokens it does not reach folded, " + kFoldContext + " before the query kept";
+        figure.title = "Head view · " + figureTitle(state, headViewShown(state, figure), capabilities(state).ownPass);
+        return figure;
+    }
     if (lines.lines.size() > static_cast<std::size_t>(render::kMaxHeadViewLines))
         throw core::InputError(request.where, std::to_string(lines.lines.size()) + " lines are too many for one figure (at most " +
                                                   std::to_string(render::kMaxHeadViewLines) + "): pick a --head or a --query");
@@ -210,12 +263,7 @@ render::HeadViewFigure headViewFigure(const AppState& state, const FigureRequest
     figure.lines = lines.lines;
     figure.readable = lines.readable;
     figure.rule = rule.describe(maps.keys);
-    const int heads = state.model.heads;
-    const std::string shown = figure.heads.size() == 1
-                                  ? core::headName(state.scenario, figure.heads.front(), heads)
-                                  : layerPart(state) + everyHead(static_cast<int>(figure.heads.size())) +
-                                        (static_cast<int>(figure.heads.size()) == heads ? std::string() : " of " + std::to_string(heads));
-    figure.title = "Head view · " + figureTitle(state, shown, capabilities(state).ownPass);
+    figure.title = "Head view · " + figureTitle(state, headViewShown(state, figure), capabilities(state).ownPass);
     return figure;
 }
 

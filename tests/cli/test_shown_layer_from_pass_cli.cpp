@@ -191,6 +191,27 @@ TEST_F(ShownLayerFromPass, ALongMapsFigureIsPooledAndLabelledByPosition) {
     }
 }
 
+TEST_F(ShownLayerFromPass, ALongInputsHeadViewFoldsTheTokensItsLinesDoNotReach) {
+    // 3,000 tokens (past the 2,048 a head view figure draws): one query's lines, the 8 tokens
+    // before it and every key its lines reach as rows, each other run of tokens one row.
+    const std::string sentence = sentenceOf(3000);
+    const auto t = static_cast<int>(core::openCheckpoint(folder())->tokenizer().encode(sentence).size());
+    ASSERT_GT(t, 2048);
+    const std::string q = std::to_string(t - 50);
+    const CliRun run = runCli(args(sentence, 0, {"--layer", "1", "--query", q, "--export-head-view", path("head.svg").string()}));
+    ASSERT_EQ(run.code, 0) << run.err;
+    const std::string svg = readFile(path("head.svg"));
+    EXPECT_NE(svg.find("⋯ "), std::string::npos);                                        // a folded run
+    EXPECT_NE(svg.find(">" + std::to_string(t - 50 + 1) + " "), std::string::npos);      // the query, by its position from 1
+    EXPECT_NE(svg.find(">" + std::to_string(t - 50 - 8 + 1) + " "), std::string::npos);  // 8 tokens before it
+    EXPECT_NE(svg.find("folded"), std::string::npos);                                    // the rule says so
+    EXPECT_NE(svg.find("query " + std::to_string(t - 50 + 1) + " isolated"), std::string::npos);
+    // every query's lines of 3,000 tokens: refused in one line that says what to do
+    const std::string error = expectError(runCli(args(sentence, 0, {"--layer", "1", "--export-head-view", path("all.svg").string()})));
+    EXPECT_NE(error.find("pick one --query"), std::string::npos) << error;
+    EXPECT_FALSE(fs::exists(path("all.svg")));
+}
+
 TEST_F(ShownLayerFromPass, SixteenThousandTokensOpenAndExportInUnderTwoGibibytes) {
     // Every layer's every head's map of 16,384 tokens would be 2 x 4 x 1 GiB kept, and the shown
     // layer's heads whole 8 GiB: the pass keeps q, k and the log-sum-exp, the layer is read from
