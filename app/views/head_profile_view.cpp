@@ -73,7 +73,7 @@ render::LinePlotsFigure profilePlots(const AppState& state) {
     byDistance.y = {"mean weight (log)", true, 0.1, 1};
     const Eigen::Index longest = bins.distance.back() - 1;
     while (byDistance.x.hi < static_cast<double>(longest)) byDistance.x.hi *= 10;
-    double smallest = 1;
+    double smallest = 1, largest = 0;
     const auto distanceCurve = [&](const std::vector<double>& values) {
         render::PlotCurve c;
         for (int b = 1; b < bins.distanceBins(); ++b) {
@@ -107,26 +107,29 @@ render::LinePlotsFigure profilePlots(const AppState& state) {
         const float width = head >= 0 ? 1.0f : 1.5f, opacity = head >= 0 ? 0.55f : 0.9f;
         for (render::PlotCurve* c : {&d, &f}) c->colour = colour, c->width = width, c->opacity = opacity;
         for (const double v : d.y)
-            if (v > 0) smallest = std::min(smallest, v);
+            if (v > 0) smallest = std::min(smallest, v), largest = std::max(largest, v);
         byDistance.curves.push_back(std::move(d));
         firstK.curves.push_back(std::move(f));
     }
     render::PlotCurve uniform = distanceCurve(profile(0).uniform);
     uniform.colour = kUniform, uniform.width = 1.5f, uniform.dashed = true;
     for (const double v : uniform.y)
-        if (v > 0) smallest = std::min(smallest, v);
+        if (v > 0) smallest = std::min(smallest, v), largest = std::max(largest, v);
     byDistance.curves.push_back(std::move(uniform));
     if (head >= 0) {
         const core::HeadProfile& p = profile(head);
         render::PlotCurve d = distanceCurve(p.byDistance), f = positionCurve(p);
         for (render::PlotCurve* c : {&d, &f}) c->colour = kSelected, c->width = 2.5f, c->dots = c->x.size() <= kDottedPoints;
         for (const double v : d.y)
-            if (v > 0) smallest = std::min(smallest, v);
+            if (v > 0) smallest = std::min(smallest, v), largest = std::max(largest, v);
         byDistance.curves.push_back(std::move(d));
         firstK.curves.push_back(std::move(f));
     }
+    // whole decades around the curves, at most up to 1
     byDistance.y.lo = std::pow(10.0, std::floor(std::log10(std::max(smallest, 1e-12))));
     if (byDistance.y.lo >= 1) byDistance.y.lo = 0.1;
+    byDistance.y.hi = std::min(1.0, std::pow(10.0, std::ceil(std::log10(std::max(largest, byDistance.y.lo * 10)))));
+    if (byDistance.y.hi <= byDistance.y.lo) byDistance.y.hi = byDistance.y.lo * 10;
     const core::AttentionMaps maps = attentionMaps(state);
     if (maps && layer < maps.layers) {
         const int window = maps.layerSettings(layer).window;
