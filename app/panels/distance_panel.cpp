@@ -61,7 +61,7 @@ void DistancePanel::draw(PanelContext& ctx) {
     if (stride > 1)
         for (render::LinePlot& p : figure.plots)
             for (render::PlotCurve& c : p.curves) {
-                if (&c == &p.curves.back() && st.view.selectedHead >= 0) continue;
+                if (c.dashed || (&c == &p.curves.back() && st.view.selectedHead >= 0)) continue;  // the reference and the head whole
                 std::vector<double> x, y;
                 for (std::size_t i = 0; i < c.x.size(); i += stride) x.push_back(c.x[i]), y.push_back(c.y[i]);
                 c.x = std::move(x), c.y = std::move(y);
@@ -126,7 +126,9 @@ void DistancePanel::draw(PanelContext& ctx) {
                     tip = "distance " + std::to_string(bins.distance[b]) +
                           (bins.distance[b + 1] - bins.distance[b] > 1 ? " … " + std::to_string(bins.distance[b + 1] - 1) : std::string()) +
                           "\nmean weight " + core::formatNumber(c.y[at]);
-                    if (p.curves.size() >= 2) tip += "\nuniform " + core::formatNumber(p.curves[p.curves.size() - 2].y[at]);
+                    const core::HeadProfile& layer =
+                        s.profiles[static_cast<std::size_t>(profileLayer(st)) * static_cast<std::size_t>(s.heads)];
+                    tip += "\nuniform " + core::formatNumber(layer.uniform[b]);
                 } else {
                     tip = "queries " + std::to_string(bins.positions[at] + 1) + " … " + std::to_string(bins.positions[at + 1]) +
                           "\nmass on the first " + std::to_string(bins.firstTokens) + ": " + core::formatFixed(c.y[at], 3);

@@ -134,8 +134,11 @@ void zoomedRegion(PanelContext& ctx, std::string_view viewId, int head, const gf
         }
     }
     if (!(want == s.view.zoomRegion)) ctx.actions.emit(action::SetZoomRegion{want});
-    if (want.rows > 0 && !(shownRegionOf(s, head) && shownRegionOf(s, head)->current(*shownRegionKey(s, head))))
-        ctx.requests.stale.insert(std::string(viewId));
+    if (want.rows > 0) {  // the region asked for (this frame's action not yet applied) made unless current
+        const std::optional<ShownMapKey> key = shownRegionKey(s, head);
+        const ShownRegion* made = shownRegionOf(s, head);
+        if (!(want == s.view.zoomRegion) || !key || !made || !made->current(*key)) ctx.requests.stale.insert(std::string(viewId));
+    }
 
     const ShownRegion* region = shownRegionOf(s, head);
     if (!region || !shown || perRow || region->map.factor >= shown->map.factor) return;
@@ -313,8 +316,8 @@ void HeatmapPanel::draw(PanelContext& ctx) {
     // the next softmax of the shown head pools its texels for this map (the next map made from the
     // pass, of any head)
     // (a map read from the pass is pooled whole for the map unzoomed: a zoomed view's cells are a
-    // region made finer, zoomedRegion)
-    if (const int pooling = headPooling(fromPass ? cell / zoom : cell);
+    // region made finer, zoomedRegion; per-row colours need whole rows, so there the whole map is)
+    if (const int pooling = headPooling(fromPass && s.view.colourScale != core::ColourScale::Rows ? cell / zoom : cell);
         !flow && (head >= 0 || fromPass) && pooling != s.view.heatmapPooling)
         ctx.actions.emit(action::SetHeatmapPooling{pooling});
     // the map read from the pass: zoomed in far enough for numbers, its visible rows are made

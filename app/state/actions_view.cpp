@@ -146,14 +146,14 @@ bool applyAction(AppState& state, const action::SetHeatmapPooling& a) {
 bool applyAction(AppState& state, const action::SetZoomRegion& a) {
     const ZoomRegion& r = a.region;
     const Eigen::Index tq = state.model.tq(), tk = state.model.tk();
-    if (r.rows == 0) {
-        state.view.zoomRegion = {};
-        return true;
-    }
-    if (r.factor < 1 || r.firstRow < 0 || r.firstCol < 0 || r.rows < 0 || r.cols < 1 || r.firstRow + r.rows > tq ||
-        r.firstCol + r.cols > tk)
-        return false;
-    state.view.zoomRegion = r;
+    // within the map as it is now (the panel asked for it from the last frame's); rows 0: none
+    ZoomRegion region;
+    region.factor = std::max(1, r.factor);
+    region.firstRow = std::clamp<Eigen::Index>(r.firstRow, 0, std::max<Eigen::Index>(tq - 1, 0));
+    region.firstCol = std::clamp<Eigen::Index>(r.firstCol, 0, std::max<Eigen::Index>(tk - 1, 0));
+    region.rows = std::clamp<Eigen::Index>(r.rows, 0, tq - region.firstRow);
+    region.cols = std::clamp<Eigen::Index>(r.cols, 0, tk - region.firstCol);
+    state.view.zoomRegion = region.rows > 0 && region.cols > 0 ? region : ZoomRegion{};
     return true;
 }
 

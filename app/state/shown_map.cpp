@@ -134,7 +134,13 @@ bool refreshShownMap(AppState& state) {
     const int head = shownHead(state);
     if (!refreshSlot<ShownMap>(state, shownMapKey(state, head))) return false;  // coarse first
     const std::optional<ShownMapKey> region = shownRegionKey(state, head);
-    return !region || refreshSlot<ShownRegion>(state, *region);
+    if (!region) {  // none asked for: a region under way is of no use
+        if (const ShownRegion* slot = state.derived.find<ShownRegion>(); slot && slot->job) slot->job->stop();
+        return true;
+    }
+    // a region that failed (out of memory) leaves the whole map drawn, and asks for nothing more
+    if (const ShownRegion* slot = state.derived.find<ShownRegion>(); slot && slot->job && !slot->job->errorAt(*region).empty()) return true;
+    return refreshSlot<ShownRegion>(state, *region);
 }
 
 const ShownRegion* shownRegionOf(const AppState& state, int head) {

@@ -94,7 +94,9 @@ void foldHeadView(const AppState& state, Eigen::Index tokens, render::HeadViewFi
     std::sort(kept.begin(), kept.end());
     kept.erase(std::unique(kept.begin(), kept.end()), kept.end());
     std::vector<int> rowOf(kept.size());
-    const auto fold = [&](long long count) { figure.labels.push_back("⋯ " + std::to_string(count) + (count == 1 ? " token" : " tokens")); };
+    const auto fold = [&](long long count) {
+        figure.labels.push_back("⋯ " + core::groupedNumber(count) + (count == 1 ? " token" : " tokens"));
+    };
     int next = 0;  // the first position not yet in a row
     for (std::size_t k = 0; k < kept.size(); ++k) {
         if (kept[k] > next) fold(kept[k] - next);
@@ -109,6 +111,10 @@ void foldHeadView(const AppState& state, Eigen::Index tokens, render::HeadViewFi
     for (core::HeadLine& line : lines.lines) line.query = row(line.query), line.key = row(line.key);
     figure.query = row(q);
     figure.queryPosition = q;
+    if (figure.labels.size() > static_cast<std::size_t>(render::kMaxHeadViewTokens))
+        throw core::InputError("--export-head-view", "the lines of " + std::to_string(figure.heads.size()) + " heads reach " +
+                                                         std::to_string(kept.size()) + " tokens, too many rows for the figure (at most " +
+                                                         std::to_string(render::kMaxHeadViewTokens) + "): pick a --head");
     figure.tokens = static_cast<int>(figure.labels.size());
     figure.lines = std::move(lines.lines);
     figure.readable = lines.readable;

@@ -54,6 +54,16 @@ std::vector<AxisTick> axisTicks(double lo, double hi, bool log) {
     return ticks;
 }
 
+std::string groupedNumber(long long value) {
+    const std::string digits = std::to_string(value < 0 ? -value : value);
+    std::string out;
+    for (std::size_t k = 0; k < digits.size(); ++k) {
+        if (k > 0 && (digits.size() - k) % 3 == 0) out += ',';
+        out += digits[k];
+    }
+    return value < 0 ? "-" + out : out;
+}
+
 std::string joinChoices(const std::vector<std::string>& choices) {
     std::string out;
     for (std::size_t i = 0; i < choices.size(); ++i) out += (i == 0 ? "" : i + 1 == choices.size() ? " or " : ", ") + choices[i];

@@ -70,7 +70,7 @@ TEST(HeadProfile, HandDerivedCurves) {
     // Uniform attention is its own reference; the reference by hand at distance 39: row 39 alone, 1/40.
     const HeadProfile u = headProfile(uniform, causal, 4);
     for (std::size_t b = 0; b < u.byDistance.size(); ++b) EXPECT_NEAR(u.byDistance[b], u.uniform[b], 1e-7) << b;
-    // the last bin, distances 32 … 39: row 32 + m reads m of them (distances 32 … 31 + m), each at 1/(33 + m); 36 pairs
+    // the last bin, distances 32 … 39: row 31 + m reads m of them (distances 32 … 31 + m), each at 1/(32 + m); 36 pairs
     double lastBin = 0;
     for (int m = 1; m <= 8; ++m) lastBin += m / (32.0 + m);
     EXPECT_NEAR(u.uniform.back(), lastBin / 36, 1e-12);

@@ -76,6 +76,17 @@ TEST_F(ZoomedRegion, ZoomingInOnAMapReadFromThePassMakesTheCellsOnScreenFiner) {
     frames(app, 2);
     EXPECT_EQ(app.state().view.zoomRegion.rows, 0);
     EXPECT_FALSE(shownRegionKey(app.state(), head).has_value());
+    // and in again elsewhere: the last region (of the same map) is kept while the next one is asked for
+    apply(app.state(), action::SetView{32.0f, 0.2f, 0.8f});
+    ASSERT_TRUE(until([&] {
+        const ShownRegion* region = shownRegionOf(app.state(), head);
+        const std::optional<ShownMapKey> key = shownRegionKey(app.state(), head);
+        return region && key && region->current(*key);
+    }));
+    const ZoomRegion& again = app.state().view.zoomRegion;
+    EXPECT_LE(again.firstRow, static_cast<Eigen::Index>(0.8 * static_cast<double>(t)));
+    EXPECT_GT(again.firstRow + again.rows, static_cast<Eigen::Index>(0.8 * static_cast<double>(t)));
+    EXPECT_LE(again.firstCol, static_cast<Eigen::Index>(0.2 * static_cast<double>(t)));
 }
 
 }  // namespace

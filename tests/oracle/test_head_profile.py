@@ -143,7 +143,7 @@ def check_model(attnviz, tmp):
     vocab_bytes, merges_bytes = ckpt.byte_vocabulary()
     ckpt.write_checkpoint(folder, weights, ckpt.config_json(n_layer, n_head, n_embd, n_positions, vocab),
                           {"vocab.json": vocab_bytes, "merges.txt": merges_bytes})
-    sentence = "the cat sat on the mat and the dog sat on the log, then both went home."  # 72 tokens: bins past 64
+    sentence = "the cat sat on the mat and the dog sat on the log, then both went home."  # 71 tokens: bins past 64
     npy = os.path.join(tmp, "model-npy")
     out = {name: os.path.join(tmp, name) for name in ["m.csv", "m.json", "k3.json"]}
     base = ["--model", folder, "--sentence", sentence]

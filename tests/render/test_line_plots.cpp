@@ -95,6 +95,11 @@ TEST(LinePlots, AxisTicksAreDecadesOrRoundSteps) {
     EXPECT_EQ(labels, (std::vector<std::string>{"0", "10", "20", "30", "40", "50", "60", "70"}));
     EXPECT_TRUE(core::axisTicks(0, 1, true).empty());  // no log axis from 0
     EXPECT_TRUE(core::axisTicks(1, 1, false).empty());
+    EXPECT_EQ(core::groupedNumber(1204), "1,204");
+    EXPECT_EQ(core::groupedNumber(32768), "32,768");
+    EXPECT_EQ(core::groupedNumber(999), "999");
+    EXPECT_EQ(core::groupedNumber(1000000), "1,000,000");
+    EXPECT_EQ(core::groupedNumber(-4096), "-4,096");
 }
 
 TEST(LinePlots, BadFiguresAreRefusedInOneLine) {
