@@ -244,7 +244,7 @@ void runBench(const Flags& f, const GuiRequest& request, std::ostream& out, cons
                                   {"runs", r.runs},
                                   {"kernels", core::kernelIsaName(core::kernelIsa())},
                                   {"blocking", blockingJson()},
-                                  {"maps", r.maps == core::decoder::PassMaps::Kept ? "kept" : "on demand"},
+                                  {"maps", core::decoder::passMapsName(r.maps)},
                                   {"sweep_ms", r.sweepMs},
                                   {"kept_mib", static_cast<double>(r.keptBytes) / (1024.0 * 1024.0)},
                                   {"file_mib", static_cast<double>(checkpoint->fileBytes()) / (1024.0 * 1024.0)}};

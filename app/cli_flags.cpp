@@ -346,7 +346,7 @@ void defineFlags(CLI::App& app, Flags& f) {
     app.add_option("--head", f.head,
                    "Head for --export-csv, --export-heatmap, --export-bars, --export-head-view and the window (-1 = mean over heads)")
         ->type_name("N");
-    app.add_option("--max-tokens", f.maxTokens, "Refuse more tokens than this (default 16384)")->type_name("N");
+    app.add_option("--max-tokens", f.maxTokens, "Refuse more tokens than this (default 32768)")->type_name("N");
     app.add_option("--max-memory", f.maxMemoryMiB, "Refuse a forward pass needing more MiB than this (default 12288)")->type_name("MIB");
     app.add_option("--keep-maps", f.keepMapsMiB,
                    "A model's pass keeps every map while they take at most this many MiB, else makes each on demand "

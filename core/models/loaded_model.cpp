@@ -102,8 +102,11 @@ decoder::PassMaps passMapsFor(const decoder::Config& c, long long t, std::uint64
 }
 
 decoder::PassMaps passMapsWithin(const decoder::Config& c, long long t, const Limits& limits) {
-    const decoder::PassMaps maps = passMapsFor(c, t, limits.keptMapsBytes);
-    if (maps == decoder::PassMaps::Kept && modelMemoryBytes(c, t, maps) > limits.maxBytes) return decoder::PassMaps::OnDemand;
+    decoder::PassMaps maps = passMapsFor(c, t, limits.keptMapsBytes);
+    if (maps == decoder::PassMaps::Kept && modelMemoryBytes(c, t, maps) > limits.maxBytes) maps = decoder::PassMaps::OnDemand;
+    // The shown layer whole does not fit beside the pass: it is read from the pass, and nothing
+    // reads the activations.
+    if (maps == decoder::PassMaps::OnDemand && modelMemoryBytes(c, t, maps) > limits.maxBytes) maps = decoder::PassMaps::Lean;
     return maps;
 }
 
@@ -111,9 +114,10 @@ std::uint64_t keptModelBytes(const decoder::Config& c, long long t, decoder::Pas
 
 std::uint64_t modelMemoryBytes(const decoder::Config& c, long long t, decoder::PassMaps maps, bool shownWhole) {
     const long long d = c.nEmbd, width = c.headWidth(), w = c.qkvWidth();
-    // the layer's X and its packed tiles [T, d]; W_Q, W_K, W_V [d, w] and W_O [h·d_h, d], each
-    // packed once more, and their side-by-side copy [d, w]
-    const auto layer = static_cast<std::uint64_t>(4 * (2 * t * d + 3 * d * w + 2LL * c.qWidth() * d));
+    // the layer's X and its packed tiles [T, d] (not from a Lean pass); W_Q, W_K, W_V [d, w] and
+    // W_O [h·d_h, d], each packed once more, and their side-by-side copy [d, w]
+    const long long x = maps == decoder::PassMaps::Lean ? 0 : 2 * t * d;
+    const auto layer = static_cast<std::uint64_t>(4 * (x + 3 * d * w + 2LL * c.qWidth() * d));
     if (shownWhole) return keptModelBytes(c, t, maps) + layer + forwardBytes(t, t, c.nHead, d, width, width);
     // read from the pass: a block of rows a thread (at most 16 MiB, the sweep's) and a pooled map,
     // its means and maxima (at most 4096 x 4096 texels each, the screen's)
@@ -172,13 +176,13 @@ LoadedModel loadModel(const Scenario& scenario, const LoadedModel* previous, con
     // Every map kept while they are small enough and fit --max-memory; else made on demand from
     // q, k and each row's log-sum-exp.
     const decoder::PassMaps maps = passMapsWithin(model.config(), tokens, limits);
-    // The shown layer's heads whole while they fit beside the pass; else read from it.
-    loaded.shownWhole = modelMemoryBytes(model.config(), tokens, maps) <= limits.maxBytes;
+    // The shown layer's heads whole while they fit beside the pass; else read from it (Lean).
+    loaded.shownWhole = maps != decoder::PassMaps::Lean;
     if (const std::uint64_t needed = modelMemoryBytes(model.config(), tokens, maps, loaded.shownWhole); needed > limits.maxBytes) {
         const std::string kept = maps == decoder::PassMaps::Kept
                                      ? "every layer's " + std::to_string(model.config().nHead) + " heads' " + std::to_string(tokens) +
                                            " x " + std::to_string(tokens) + " weights with the activations kept"
-                                     : "every layer's activations, queries and keys kept";
+                                     : "every layer's queries, keys and values kept";
         throw InputError("sentence", std::to_string(tokens) + " tokens need about " + formatBytes(needed) + " (" + kept +
                                          ", each map made on demand), over the limit of " + formatBytes(limits.maxBytes) +
                                          " (--max-memory)");

@@ -76,15 +76,16 @@ std::uint64_t everyMapBytes(const decoder::Config& config, long long tokens);
 // What a pass over T tokens keeps of its maps: every map while everyMapBytes ≤ keptMapsBytes
 // (views read them at no cost), else only what they are made of (made on demand).
 decoder::PassMaps passMapsFor(const decoder::Config& config, long long tokens, std::uint64_t keptMapsBytes);
-// What loadModel's pass keeps under `limits`: passMapsFor with keptMapsBytes, and on demand when
-// keeping them would pass maxBytes (modelMemoryBytes).
+// What loadModel's pass keeps under `limits`: passMapsFor with keptMapsBytes, on demand when
+// keeping them would pass maxBytes (modelMemoryBytes), and Lean when even then the shown layer's
+// heads whole would pass it (the shown layer is then read from the pass: shownWhole false).
 decoder::PassMaps passMapsWithin(const decoder::Config& config, long long tokens, const Limits& limits);
 // Bytes a pass over T tokens keeps: its store (decoder::storeBytes): each layer's input, normed
-// input and q|k|v, each row's log-sum-exp per head, with Kept every layer's every head's [T, T]
+// input (not Lean) and q|k|v, each row's log-sum-exp per head, with Kept every layer's every head's [T, T]
 // weights, and the final rows [T, d].
 std::uint64_t keptModelBytes(const decoder::Config& config, long long tokens, decoder::PassMaps maps = decoder::PassMaps::Kept);
 // What --max-memory holds a sentence on a model to: the pass's kept matrices (keptModelBytes) and
-// the shown layer's attention as a scenario's is counted (its X and weights, with the copies
+// the shown layer's attention as a scenario's is counted (its X unless Lean, and weights, with the copies
 // packed for the products), and with shownWhole its forward pass (forwardBytes: every head's
 // T × T scores and weights); without, what the views read that layer with (a block of rows a
 // thread, and a map pooled for the screen).

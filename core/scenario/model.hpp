@@ -14,7 +14,7 @@ namespace attnviz::core {
 // checks them all (loadModel a checkpoint's sentence: its tokens and bytes), so a scenario file,
 // a model, the flags and the app's actions meet the same limits.
 struct Limits {
-    long long maxTokens = 16384;
+    long long maxTokens = 32768;
     long long maxDModel = 16384;  // d_model, and d_out (W_O's columns)
     // the model's matrices (X, weights) and those of one forward pass; a checkpoint's sentence:
     // its pass's kept matrices and the shown layer's (modelMemoryBytes in core/models)

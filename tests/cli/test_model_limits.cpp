@@ -72,6 +72,8 @@ TEST_F(IgnoredLimits, MaxTokensHoldsAModelsSentenceAfterItsTokenizer) {
     std::vector<std::string> within = five;
     within.insert(within.end(), {"--max-tokens", "5", "--export", "-"});
     EXPECT_EQ(runCli(within).code, 0);
+    // the default: 32,768 tokens, a long document's (a scenario's length is held to it too)
+    EXPECT_EQ(exportError({"--length", "32769"}), "preset default: length: 32769 tokens is over the limit of 32768");
 }
 
 TEST_F(IgnoredLimits, MaxMemoryCountsWhatAModelsPassAndItsShownLayerHold) {

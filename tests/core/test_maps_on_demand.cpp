@@ -15,6 +15,7 @@
 
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <stdexcept>
 
 using namespace attnviz;
@@ -150,6 +151,91 @@ TEST_F(MapsOnDemand, AStoreWithoutMapsHoldsNoTTimesTBlock) {
     Mat wrong(3, 5);
     const decoder::Run run = decoder::forward(*model, m_ids, nullptr, decoder::PassMaps::OnDemand);
     EXPECT_THROW(decoder::mapWeightRows(run, c, 0, 0, 0, wrong), std::invalid_argument);  // not T columns
+}
+
+}  // namespace
+
+namespace {
+
+// A lean pass (PassMaps::Lean) keeps of every layer only q | k | v and the log-sum-exp: the same
+// pass bit for bit, every weight made again as the kept pass's; typing at the end extends it; a
+// what-if over it replays the layers below its first edit from their kept q, k and v (with the
+// edits and hidden tokens those layers share) and gives the edited pass over a kept one bit for bit.
+TEST_F(MapsOnDemand, ALeanPassKeepsNoActivationsAndIsTheSamePass) {
+    using tinyllama::config;
+    using Kind = decoder::Intervention::Kind;
+    for (const json& c : {config("llama", {{"num_hidden_layers", 4}}), config("qwen3", {{"num_hidden_layers", 3}}),
+                          config("mistral", {{"sliding_window", 5}, {"num_hidden_layers", 3}})}) {
+        SCOPED_TRACE(c.dump());
+        const auto model = writeLlama(c);
+        const decoder::Config& cfg = model->config();
+        const decoder::Run kept = decoder::forward(*model, m_ids);
+        const decoder::Run lean = decoder::forward(*model, m_ids, nullptr, decoder::PassMaps::Lean);
+        EXPECT_TRUE(kept.keepsActivations());
+        EXPECT_FALSE(lean.keepsActivations());
+        EXPECT_FALSE(lean.keepsWeights());
+        EXPECT_THROW(static_cast<void>(lean.input(1)), std::logic_error);
+        EXPECT_THROW(static_cast<void>(lean.normed(0)), std::logic_error);
+        EXPECT_EQ(lean.logits, kept.logits);
+        EXPECT_EQ(lean.final(), kept.final());
+        expectSameMaps(kept, lean, cfg);
+        // the store holds no [C, d] of any layer
+        EXPECT_EQ(decoder::storeBytes(cfg, 64, 0, decoder::PassMaps::OnDemand) - decoder::storeBytes(cfg, 64, 0, decoder::PassMaps::Lean),
+                  64ULL * 2 * static_cast<std::uint64_t>(cfg.nEmbd * cfg.nLayer) * sizeof(float));
+
+        const std::vector<int> shorter(m_ids.begin(), m_ids.end() - 5);
+        const decoder::Run appended =
+            decoder::forwardAppend(*model, m_ids, decoder::forward(*model, shorter, nullptr, decoder::PassMaps::Lean));
+        EXPECT_EQ(appended.maps(), decoder::PassMaps::Lean);
+        EXPECT_EQ(appended.logits, kept.logits);
+        expectSameMaps(kept, appended, cfg);
+
+        // Edits from layer 2 up: layers 0 and 1 replayed. Then the same with one more edit in layer
+        // 2, reusing the first edited pass (whose layer 1 ablation the replay must apply), and a
+        // hidden token shared by both (the replay hides it too).
+        const int top = cfg.nLayer - 1;
+        const std::vector<std::vector<decoder::Intervention>> chain = {
+            {{Kind::ZeroHead, top, 2, 0}},
+            {{Kind::MeanHead, 1, 0, 0}, {Kind::HideToken, 0, 0, 6}},
+            {{Kind::MeanHead, 1, 0, 0}, {Kind::HideToken, 0, 0, 6}, {Kind::ZeroHead, top, 3, 0}}};
+        std::optional<decoder::Run> keptBefore, leanBefore;
+        for (const std::vector<decoder::Intervention>& edits : chain) {
+            SCOPED_TRACE(decoder::interventionText(edits.back()));
+            const decoder::Run keptEdited = decoder::forwardEdited(*model, kept, edits, keptBefore ? &*keptBefore : nullptr);
+            const decoder::Run leanEdited = decoder::forwardEdited(*model, lean, edits, leanBefore ? &*leanBefore : nullptr);
+            EXPECT_EQ(leanEdited.computedFrom(), keptEdited.computedFrom());
+            EXPECT_EQ(leanEdited.maps(), decoder::PassMaps::Lean);
+            EXPECT_EQ(leanEdited.logits, keptEdited.logits);
+            EXPECT_EQ(leanEdited.final(), keptEdited.final());
+            expectSameMaps(keptEdited, leanEdited, cfg);
+            keptBefore = keptEdited;
+            leanBefore = leanEdited;
+        }
+        EXPECT_GT(leanBefore->computedFrom(), 0);  // the last one reused its predecessor's lower layers
+        EXPECT_NE(leanBefore->logits, lean.logits);
+    }
+}
+
+// Past 2,048 new rows the projections and the MLP run a chunk of rows at a time: every row is what
+// it is when computed alone (a pass extended by 60 tokens at 2,100).
+TEST_F(MapsOnDemand, APassInChunksOfRowsIsThePassRowByRow) {
+    const auto model = writeLlama(tinyllama::config("qwen2", {{"max_position_embeddings", 4096}}));
+    std::vector<int> ids;
+    for (int i = 0; i < 2100; ++i) ids.push_back(32 + (i * 37 + i / 7) % 90);
+    const std::vector<int> shorter(ids.begin(), ids.end() - 60);
+    for (const decoder::PassMaps maps : {decoder::PassMaps::OnDemand, decoder::PassMaps::Lean}) {
+        const decoder::Run whole = decoder::forward(*model, ids, nullptr, maps);
+        const decoder::Run grown = decoder::forwardAppend(*model, ids, decoder::forward(*model, shorter, nullptr, maps));
+        EXPECT_EQ(whole.logits, grown.logits);
+        EXPECT_EQ(whole.final(), grown.final());
+        for (int l = 0; l < model->config().nLayer; ++l) {
+            EXPECT_EQ(whole.qkv(l), grown.qkv(l));
+            EXPECT_EQ(whole.logSum(l), grown.logSum(l));
+            if (maps != decoder::PassMaps::Lean) {
+                EXPECT_EQ(whole.input(l), grown.input(l));
+            }
+        }
+    }
 }
 
 }  // namespace

@@ -199,7 +199,12 @@ using KeptView = Eigen::Map<const Mat, 0, Eigen::OuterStride<>>;
 // What a pass keeps of its maps: every head's T × T weights (what the views read directly: fast
 // at a few thousand tokens, O(L·H·T²) memory), or only what they are made of (q and k, kept
 // anyway, and each row's log-sum-exp: O(L·T·(H + G)·d_h)), the weights computed on demand.
-enum class PassMaps : std::uint8_t { Kept, OnDemand };
+// Lean is OnDemand without the activations: of every layer only q | k | v and the log-sum-exp,
+// no input or normed input (the pass of a long input, whose shown layer is read from it: a
+// what-if over it replays the layers below its first edit from their kept q, k and v).
+enum class PassMaps : std::uint8_t { Kept, OnDemand, Lean };
+// "kept", "on demand", "on demand, lean": as --bench states it.
+const char* passMapsName(PassMaps maps);
 
 // A pass's kept matrices, every layer's every query head's. They live in one store of C >= T
 // positions (anonymous memory, in huge pages where the kernel offers them); a later pass over
@@ -215,7 +220,8 @@ public:
     Eigen::Index tokens() const { return static_cast<Eigen::Index>(ids.size()); }
     int layerCount() const;
     int headCount() const;
-    Eigen::Index capacity() const;     // positions the store holds room for
+    Eigen::Index capacity() const;  // positions the store holds room for
+    // Only when keepsActivations():
     KeptView input(int layer) const;   // [T, d] the residual stream entering the layer
     KeptView normed(int layer) const;  // [T, d] Norm(input; norm1): the attention's input
     KeptView qkv(int layer) const;     // [T, (h + 2g)·d_h] q, k, v as the heads read them (normed, rotated)
@@ -231,6 +237,7 @@ public:
     // edits this one keeps the same.
     PassMaps maps() const;
     bool keepsWeights() const;                    // a store that keeps them (false for an empty Run)
+    bool keepsActivations() const;                // input and normed kept (not Lean; false for an empty Run)
     KeptView weights(int layer, int head) const;  // [T, T]; only when keepsWeights()
     KeptView final() const;                       // [T, d] after the final norm
     // The first layer this pass computed: 0 for forward and forwardAppend; an edited pass views
@@ -269,8 +276,9 @@ Run forwardEdited(const Checkpoint& model, const Run& base, const std::vector<In
 
 // The room a store made for a growing text of T tokens holds: T and 32 more, at most n_positions.
 Eigen::Index grownCapacity(const Config& config, Eigen::Index tokens);
-// Bytes of a store with room for C positions: per layer input, normed [C, d], qkv [C, (h+2g)·d_h],
-// scoreMax and logSum [h, C] each and, when kept, every query head's weights [C, C]; then final [C, d].
+// Bytes of a store with room for C positions: per layer input, normed [C, d] (not when Lean), qkv
+// [C, (h+2g)·d_h], scoreMax and logSum [h, C] each and, when kept, every query head's weights
+// [C, C]; then final [C, d].
 // A store of an edited pass holds the layers from firstLayer on.
 std::uint64_t storeBytes(const Config& config, Eigen::Index capacity, int firstLayer = 0, PassMaps maps = PassMaps::Kept);
 

@@ -146,6 +146,11 @@ bool attendRows(const MatRef& q, const MatRef& k, const MatRef& v, const PackedK
     return true;
 }
 
+// The rows a pass's projections and MLP take at a time: a long input's temporaries stay at a few
+// hundred MiB (2,048 × Qwen2.5-0.5B's gate and up, 4,864 each: 76 MiB), while each product still
+// reads its weights once for thousands of rows.
+constexpr Eigen::Index kChunkRows = 2048;
+
 // The query rows one task of a layer's attention takes (scoreBlockRows): at most 48, so that the
 // cores share a layer's heads × blocks evenly even when there are more cores than heads.
 Eigen::Index taskRows(Eigen::Index keys) { return scoreBlockRows(keys, 48); }
@@ -175,8 +180,10 @@ std::shared_ptr<const Run::Extent> claim(const Config& cfg, Eigen::Index t, cons
     auto store = std::make_shared<Store>(cfg, grownCapacity(cfg, t), 0, maps);
     const Eigen::Index c = store->capacity, d = store->d;
     for (int l = 0; l < cfg.nLayer; ++l) {
-        keptBlock(store->input(l), p, d, d) = previous->input(l).topRows(p);
-        keptBlock(store->normed(l), p, d, d) = previous->normed(l).topRows(p);
+        if (store->activations()) {
+            keptBlock(store->input(l), p, d, d) = previous->input(l).topRows(p);
+            keptBlock(store->normed(l), p, d, d) = previous->normed(l).topRows(p);
+        }
         keptBlock(store->qkv(l), p, store->qkvWidth, store->qkvWidth) = previous->qkv(l).topRows(p);
         keptBlock(store->scoreMax(l, 0), cfg.nHead, p, c) = previous->scoreMax(l).leftCols(p);
         keptBlock(store->logSum(l, 0), cfg.nHead, p, c) = previous->logSum(l).leftCols(p);
@@ -304,45 +311,63 @@ Run forwardFrom(const Checkpoint& model, const std::vector<int>& ids, const Run*
     const std::vector<int>& hidden = plan ? plan->hidden : kNoKeys;
     const Store& store = *RunAccess::extent(run)->store;
     const Eigen::Index c = store.capacity;
+    // An edited pass over a pass that keeps no residual stream (Lean) replays the layers below its
+    // first edit: their attention from the source's kept q, k and v, then W_O and the MLP.
+    const bool replay = firstLayer > 0 && !plan->source->keepsActivations();
     // The pass's temporaries, in this thread's buffers kept from pass to pass (fresh pages cost
-    // their faults: core/base/pages.hpp).
+    // their faults: core/base/pages.hpp): the residual stream and the heads' outputs of every new
+    // row; the rest a chunk of rows at a time, so that a long input's MLP needs no [T, inner].
     thread_local std::vector<float, PageAllocator<float>> buffer;
-    const Eigen::Index gateWidth = cfg.gatedMlp ? inner : 0;
-    buffer.resize(static_cast<std::size_t>(rows * (3 * d + qw + inner + gateWidth)));
-    Eigen::Map<Mat> x(buffer.data(), rows, d), attn(x.data() + rows * d, rows, d), normed(attn.data() + rows * d, rows, d),
-        concat(normed.data() + rows * d, rows, qw), up(concat.data() + rows * qw, rows, inner),
-        gate(up.data() + rows * inner, rows, gateWidth);
-    // 1. x = embed[ids] (+ positions, widened into attn's rows, free until step 4), for the new
-    //    positions; or, from a later layer, the residual stream entering it.
+    const Eigen::Index gateWidth = cfg.gatedMlp ? inner : 0, chunk = std::min(rows, kChunkRows);
+    buffer.resize(static_cast<std::size_t>(rows * (d + qw) + chunk * (2 * d + inner + gateWidth)));
+    Eigen::Map<Mat> x(buffer.data(), rows, d), concat(x.data() + rows * d, rows, qw), attn(concat.data() + rows * qw, chunk, d),
+        normed(attn.data() + chunk * d, chunk, d), up(normed.data() + chunk * d, chunk, inner),
+        gate(up.data() + chunk * inner, chunk, gateWidth);
+    // The scoreMax and logSum of a replayed layer's heads, read by nothing after it: [h, T].
+    std::vector<float> replayedSums(replay ? static_cast<std::size_t>(2 * heads * t) : 0);
+    // 1. x = embed[ids] (+ positions, widened into attn's first row, free until step 4), for the
+    //    new positions; or, from a later layer, the residual stream entering it.
     const Weight &embed = model.embed(), &positions = model.positions();
-    if (firstLayer > 0) x = plan->source->input(firstLayer);
-    for (Eigen::Index i = 0; i < rows && firstLayer == 0; ++i) {
+    if (firstLayer > 0 && !replay) x = plan->source->input(firstLayer);
+    for (Eigen::Index i = 0; i < rows && (firstLayer == 0 || replay); ++i) {
         widenRow(embed.source, embed.type, d, ids[static_cast<std::size_t>(p + i)], x.row(i).data());
         if (cfg.rotary) continue;
-        widenRow(positions.source, positions.type, d, p + i, attn.row(i).data());
-        x.row(i) += attn.row(i);
+        widenRow(positions.source, positions.type, d, p + i, attn.row(0).data());
+        x.row(i) += attn.row(0);
     }
 
     PackedKv kv;
-    for (int l = firstLayer; l < cfg.nLayer; ++l) {
+    for (int l = replay ? 0 : firstLayer; l < cfg.nLayer; ++l) {
         check(progress);
         const Layer& b = model.layers()[static_cast<std::size_t>(l)];
+        const bool replayed = l < firstLayer;  // read from the source, nothing written
+        const bool keepWeights = store.maps == PassMaps::Kept && !replayed;
         // Earlier rows read no new key: the causal zeros of their new columns.
-        if (store.maps == PassMaps::Kept)
+        if (keepWeights)
             for (int h = 0; h < heads; ++h) keptBlock(store.weights(l, h) + p, p, rows, c).setZero();
         // 2. the new positions' rows of the kept matrices (earlier ones are previous's): the
-        //    normed input, and q | k | v, each part written into its columns.
-        keptBlock(store.input(l) + p * d, rows, d, d) = x;
-        KeptBlock normed1 = keptBlock(store.normed(l) + p * d, rows, d, d);
-        normRows(cfg.norm, x, b.norm1Gain, b.norm1Bias, cfg.normEpsilon, normed1);
-        KeptBlock newQkv = keptBlock(store.qkv(l) + p * w, rows, w, w);
-        Eigen::Index column = 0;
-        for (std::size_t part = 0; part < b.qkv.size(); ++part) {
-            linear(normed1, b.qkv[part], b.qkvBias[part], newQkv.middleCols(column, b.qkv[part].cols));
-            column += b.qkv[part].cols;
+        //    input and the normed input (unless Lean), and q | k | v, each part written into its
+        //    columns; a chunk of rows at a time.
+        for (Eigen::Index c0 = 0; c0 < rows && !replayed; c0 += chunk) {
+            const Eigen::Index n = std::min(chunk, rows - c0);
+            const auto xs = x.middleRows(c0, n);
+            if (store.activations()) keptBlock(store.input(l) + (p + c0) * d, n, d, d) = xs;
+            KeptBlock normed1 =
+                store.activations() ? keptBlock(store.normed(l) + (p + c0) * d, n, d, d) : keptBlock(normed.data(), n, d, d);
+            normRows(cfg.norm, xs, b.norm1Gain, b.norm1Bias, cfg.normEpsilon, normed1);
+            KeptBlock newQkv = keptBlock(store.qkv(l) + (p + c0) * w, n, w, w);
+            Eigen::Index column = 0;
+            for (std::size_t part = 0; part < b.qkv.size(); ++part) {
+                linear(normed1, b.qkv[part], b.qkvBias[part], newQkv.middleCols(column, b.qkv[part].cols));
+                column += b.qkv[part].cols;
+            }
+            normAndRotate(cfg, b, p + c0, newQkv);
         }
-        normAndRotate(cfg, b, p, newQkv);
-        KeptBlock qkv = keptBlock(store.qkv(l), t, w, w);
+        const KeptView qkv = replayed ? plan->source->qkv(l) : KeptView(store.qkv(l), t, w, Eigen::OuterStride<>(w));
+        const auto topOf = [&](Eigen::Index h) { return replayed ? replayedSums.data() + h * t : store.scoreMax(l, static_cast<int>(h)); };
+        const auto sumOf = [&](Eigen::Index h) {
+            return replayed ? replayedSums.data() + (heads + h) * t : store.logSum(l, static_cast<int>(h));
+        };
         // 3. each query head: A = softmax_causal(q kᵀ · scale) for the new queries over every key
         //    (of the window), reading its kv head's k and v. The cores share the heads × blocks of
         //    query rows, a head's blocks one after another (its keys and values stay in cache), the
@@ -365,15 +390,13 @@ Run forwardFrom(const Checkpoint& model, const std::vector<int>& ids, const Run*
             const Eigen::Index g = cfg.kvHeadOf(static_cast<int>(h));
             // The block's weights: kept in the store, or in this thread's scratch until A·V has read them.
             thread_local std::vector<float, PageAllocator<float>> scratch;
-            if (store.maps != PassMaps::Kept) scratch.resize(static_cast<std::size_t>(n * t));
-            const KeptBlock weights = store.maps == PassMaps::Kept
-                                          ? keptBlock(store.weights(l, static_cast<int>(h)) + (p + r0) * c, n, t, c)
-                                          : keptBlock(scratch.data(), n, t, t);
+            if (!keepWeights) scratch.resize(static_cast<std::size_t>(n * t));
+            const KeptBlock weights =
+                keepWeights ? keptBlock(store.weights(l, static_cast<int>(h)) + (p + r0) * c, n, t, c) : keptBlock(scratch.data(), n, t, t);
             try {
                 if (!attendRows(qkv.block(p + r0, h * dh, n, dh), qkv.middleCols(qw + g * dh, dh), qkv.middleCols(qw + kvw + g * dh, dh),
                                 blocks > 1 ? &kv : nullptr, static_cast<std::size_t>(g), scale, window, hidden, p + r0, weights,
-                                store.scoreMax(l, static_cast<int>(h)) + p + r0, store.logSum(l, static_cast<int>(h)) + p + r0,
-                                concat.block(r0, h * dh, n, dh)))
+                                topOf(h) + p + r0, sumOf(h) + p + r0, concat.block(r0, h * dh, n, dh)))
                     finite = false;
             } catch (...) {
 #pragma omp critical(attnviz_decoder_failure)
@@ -386,12 +409,17 @@ Run forwardFrom(const Checkpoint& model, const std::vector<int>& ids, const Run*
         // (whose bias is still added); their kept weights stay as computed.
         if (plan)
             for (const Intervention& e : plan->heads[static_cast<std::size_t>(l)]) ablateHead(e.kind, concat.middleCols(e.head * dh, dh));
-        // 4. x += concat · W_o (+ b); x += MLP(Norm(x)).
-        linear(concat, b.outW, b.outBias, attn);
-        x += attn;
-        normRows(cfg.norm, x, b.norm2Gain, b.norm2Bias, cfg.normEpsilon, normed);
-        mlp(cfg, b, normed, up, gate, attn);
-        x += attn;
+        // 4. x += concat · W_o (+ b); x += MLP(Norm(x)), a chunk of rows at a time.
+        for (Eigen::Index c0 = 0; c0 < rows; c0 += chunk) {
+            const Eigen::Index n = std::min(chunk, rows - c0);
+            auto xs = x.middleRows(c0, n);
+            auto out = attn.topRows(n), normed2 = normed.topRows(n);
+            linear(concat.middleRows(c0, n), b.outW, b.outBias, out);
+            xs += out;
+            normRows(cfg.norm, xs, b.norm2Gain, b.norm2Bias, cfg.normEpsilon, normed2);
+            mlp(cfg, b, normed2, up.topRows(n), gate.topRows(n), out);
+            xs += out;
+        }
         if (!allFinite(x)) model.explainNonFinite("layer " + std::to_string(l), "the activations overflow the float range");
     }
     // 5. the final norm, and the last position's logits against lm_head (or the tied embeddings).
@@ -456,7 +484,7 @@ Run forwardAppend(const Checkpoint& model, const std::vector<int>& ids, const Ru
     const Config& cfg = model.config();
     // An edited pass's positions are not a plain pass's (and its store may hold only some layers).
     const bool sameShape = previous.edits.empty() && previous.computedFrom() == 0 && previous.layerCount() == cfg.nLayer &&
-                           previous.headCount() == cfg.nHead && previous.normed(0).cols() == cfg.nEmbd &&
+                           previous.headCount() == cfg.nHead && previous.final().cols() == cfg.nEmbd &&
                            previous.qkv(0).cols() == cfg.qkvWidth();
     if (p <= 0 || !sameShape) return forward(model, ids, nullptr, previous.maps());
     return forwardFrom(model, ids, &previous, p, nullptr, previous.maps());

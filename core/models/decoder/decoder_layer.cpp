@@ -61,7 +61,10 @@ Model layerModel(const Checkpoint& model, const Run& run, int layer, const std::
     Model m;
     m.queryTokens = labels;
     m.keyTokens = labels;
-    m.x = run.normed(layer);
+    // X, what the scenario's forward and the stages read: none from a Lean pass, whose shown layer
+    // is read from the pass (the rows keep the token count).
+    if (run.keepsActivations()) m.x = run.normed(layer);
+    else m.x.resize(run.tokens(), 0);
     packRows(m.x, m.xTiles);
     // q | k | v's weights [d, w] and biases [w] side by side, as the parts lie in qkv's columns.
     Mat all(d, w);

@@ -29,12 +29,22 @@ Spare& spare() {
 
 }  // namespace
 
+const char* passMapsName(PassMaps maps) {
+    switch (maps) {
+        case PassMaps::Kept: return "kept";
+        case PassMaps::OnDemand: return "on demand";
+        case PassMaps::Lean: return "on demand, lean";
+    }
+    return "";
+}
+
 std::uint64_t storeBytes(const Config& config, Eigen::Index capacity, int firstLayer, PassMaps maps) {
     // at most 2^10 layers x 2^10 heads x (2^20 positions)^2 floats (the families' config limits): under 2^64 bytes
     const auto c = static_cast<std::uint64_t>(capacity), d = static_cast<std::uint64_t>(config.nEmbd),
                h = static_cast<std::uint64_t>(config.nHead);
+    const std::uint64_t activations = maps == PassMaps::Lean ? 0 : 2 * d;
     const std::uint64_t layer =
-        c * (2 * d + static_cast<std::uint64_t>(config.qkvWidth()) + 2 * h) + (maps == PassMaps::Kept ? h * c * c : 0);
+        c * (activations + static_cast<std::uint64_t>(config.qkvWidth()) + 2 * h) + (maps == PassMaps::Kept ? h * c * c : 0);
     return (static_cast<std::uint64_t>(config.nLayer - firstLayer) * layer + c * d) * sizeof(float);
 }
 
@@ -92,13 +102,23 @@ std::vector<int> Run::hiddenTokens() const {
     return hidden;
 }
 
+namespace {
+
+const Store& activationsOf(const Run::Extent& extent, int layer) {
+    const Store& s = extent.storeOf(layer);
+    if (!s.activations()) throw std::logic_error("this pass keeps no activations (PassMaps::Lean)");
+    return s;
+}
+
+}  // namespace
+
 KeptView Run::input(int layer) const {
-    const Store& s = m_extent->storeOf(layer);
+    const Store& s = activationsOf(*m_extent, layer);
     return {s.input(layer), tokens(), s.d, Eigen::OuterStride<>(s.d)};
 }
 
 KeptView Run::normed(int layer) const {
-    const Store& s = m_extent->storeOf(layer);
+    const Store& s = activationsOf(*m_extent, layer);
     return {s.normed(layer), tokens(), s.d, Eigen::OuterStride<>(s.d)};
 }
 
@@ -120,6 +140,7 @@ KeptView Run::logSum(int layer) const {
 PassMaps Run::maps() const { return m_extent ? m_extent->store->maps : PassMaps::Kept; }
 
 bool Run::keepsWeights() const { return m_extent && m_extent->store->maps == PassMaps::Kept; }
+bool Run::keepsActivations() const { return m_extent && m_extent->store->activations(); }
 
 KeptView Run::weights(int layer, int head) const {
     const Store& s = m_extent->storeOf(layer);

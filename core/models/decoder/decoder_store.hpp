@@ -1,6 +1,6 @@
 // Where a pass's kept matrices live (decoder.hpp's Run): one mapping per store, laid out layer
 // after layer (from its first layer: an edited pass's store holds only the layers it computed) as
-// input [C, d], normed [C, d], qkv [C, w] (w = (h + 2g)·d_h), scoreMax [h, C], logSum [h, C], then, when
+// input [C, d], normed [C, d] (unless Lean), qkv [C, w] (w = (h + 2g)·d_h), scoreMax [h, C], logSum [h, C], then, when
 // the store keeps them (PassMaps::Kept), every query head's weights [C, C]; and after the last
 // layer final [C, d]; C = the capacity in positions. A store's pages may come from
 // one given back (whatever they held): a pass writes every element its views show.
@@ -22,9 +22,9 @@ struct Store {
     Store(const Store&) = delete;
     Store& operator=(const Store&) = delete;
 
-    float* input(int layer) const { return m_data + static_cast<std::ptrdiff_t>(layer - first) * layerFloats(); }
-    float* normed(int layer) const { return input(layer) + capacity * d; }
-    float* qkv(int layer) const { return normed(layer) + capacity * d; }
+    float* input(int layer) const { return m_data + static_cast<std::ptrdiff_t>(layer - first) * layerFloats(); }  // unless Lean
+    float* normed(int layer) const { return input(layer) + capacity * d; }                                         // unless Lean
+    float* qkv(int layer) const { return input(layer) + (activations() ? 2 * capacity * d : 0); }
     float* scoreMax(int layer, int head) const { return qkv(layer) + capacity * qkvWidth + head * capacity; }
     float* logSum(int layer, int head) const { return scoreMax(layer, 0) + (heads + head) * capacity; }
     float* weights(int layer, int head) const {  // only when kept
@@ -32,8 +32,9 @@ struct Store {
     }
     float* final() const { return m_data + static_cast<std::ptrdiff_t>(layers - first) * layerFloats(); }
     Eigen::Index layerFloats() const {
-        return capacity * (2 * d + qkvWidth + 2 * heads) + (maps == PassMaps::Kept ? heads * capacity * capacity : 0);
+        return capacity * ((activations() ? 2 * d : 0) + qkvWidth + 2 * heads) + (maps == PassMaps::Kept ? heads * capacity * capacity : 0);
     }
+    bool activations() const { return maps != PassMaps::Lean; }
 
     const Eigen::Index capacity, d, qkvWidth, heads;
     const PassMaps maps;
