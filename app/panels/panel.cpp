@@ -71,9 +71,9 @@ bool beginPanelFor(PanelContext& ctx, const char* title, int head, bool weightsO
     return false;
 }
 
-bool noModelNote(PanelContext& ctx, const char* what) {
+bool noModelNote(PanelContext& ctx, const char* what, bool wholeLayer) {
     const Capabilities can = capabilities(ctx.state);
-    if (can.weights && can.wholeLayer) return false;
+    if (can.weights && (can.wholeLayer || !wholeLayer)) return false;
     if (!can.weights) ImGui::TextWrapped("Imported attention has no model behind it: %s (open a checkpoint with --model).", what);
     else {
         std::string line = "This view needs the shown layer's heads computed whole; " + readFromPassNote(ctx.state) +

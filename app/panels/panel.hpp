@@ -87,11 +87,11 @@ bool beginPanelFor(PanelContext& ctx, const char* title, int head, bool weightsO
 // maps were imported (computed elsewhere), says so in one wrapped line, "Imported attention has no
 // model behind it: <what> (open a checkpoint with --model).", ends the window and returns true;
 // likewise when a model's sentence is too long for the shown layer's heads whole (read from the
-// pass: Capabilities::wholeLayer), "This view needs the shown layer's heads computed whole; at T
+// pass: Capabilities::wholeLayer; unless wholeLayer is false: a view that reads the pass), "This view needs the shown layer's heads computed whole; at T
 // tokens …".
 // Call it right after beginPanel / beginPanelFor: `if (noModelNote(ctx, "…")) return;`. `what`
 // is a short fixed clause: "the stages need X and the weights W_Q, W_K and W_V".
-bool noModelNote(PanelContext& ctx, const char* what);
+bool noModelNote(PanelContext& ctx, const char* what, bool wholeLayer = true);
 // While an import's maps are checked in the background (the views of every layer wait for it):
 // "checking every map: 37 %", or the bad map's line once the check failed.
 void importCheckNote(const AppState& state);

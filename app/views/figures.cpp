@@ -15,6 +15,15 @@
 #include <vector>
 
 namespace attnviz::app {
+
+int roundFactor(int least) {
+    for (int decade = 1;; decade *= 10)
+        for (const int f : decade == 1 ? std::vector<int>{1, 2, 5} : std::vector<int>{decade, 2 * decade, 5 * decade / 2, 5 * decade})
+            if (f >= least) return f;
+}
+
+int longFigureFactor(Eigen::Index queries, Eigen::Index keys) { return roundFactor(core::factorFor(queries, keys, kLongFigureCells)); }
+
 namespace {
 
 core::InputError notReady(const FigureRequest& request) {
@@ -25,23 +34,12 @@ void requireWeights(const AppState& state, int head, const FigureRequest& reques
     if (state.forward.heads.empty() || !weightsFresh(state, head)) throw notReady(request);
 }
 
-// A long map's figure: at most this many cells a side, each a block's mean.
-constexpr Eigen::Index kLongFigureCells = 1024;
-
-// The least of 1, 2, 5, 10, 20, 25, 50, 100, … that is at least `least`: a block of that many
-// tokens, so that the labels every 10 cells fall on round positions (0, 200, 400, …).
-int roundFactor(int least) {
-    for (int decade = 1;; decade *= 10)
-        for (const int f : decade == 1 ? std::vector<int>{1, 2, 5} : std::vector<int>{decade, 2 * decade, 5 * decade / 2, 5 * decade})
-            if (f >= least) return f;
-}
-
 // The shown head's map (or the mean) read from a model's pass (the layer not computed whole):
 // pooled to at most kLongFigureCells a side (by a round factor, so at least 410), labelled by
 // position where a cell is a block.
 void pooledFromPass(const AppState& state, int head, render::HeatmapFigure& figure) {
     const core::AttentionMaps maps = attentionMaps(state);
-    const int factor = roundFactor(core::factorFor(maps.queries, maps.keys, kLongFigureCells));
+    const int factor = longFigureFactor(maps.queries, maps.keys);
     const core::PooledMap p = core::poolMap(maps, shownMapLayer(state), head, {.factor = factor, .mean = meanOptions(state)});
     figure.weights = Eigen::Map<const core::Mat>(p.means.data(), p.rows, p.cols);
     figure.blocked = core::MaskMat::Zero(p.rows, p.cols);

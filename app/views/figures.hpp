@@ -30,6 +30,14 @@ struct FigureRequest {
 // import's maps are named as such (their softmax is not the scenario's).
 std::string figureTitle(const AppState& state, const std::string& heads, bool ownPass = false);
 
+// A long map's figure: at most this many cells a side, each a block's mean.
+inline constexpr Eigen::Index kLongFigureCells = 1024;
+// The least of 1, 2, 5, 10, 20, 25, 50, 100, … that is at least `least`: a block of that many
+// tokens, so that the labels every 10 cells fall on round positions (0, 200, 400, …).
+int roundFactor(int least);
+// The round factor that pools a [queries, keys] map to at most kLongFigureCells a side.
+int longFigureFactor(Eigen::Index queries, Eigen::Index keys);
+
 render::HeatmapFigure heatmapFigure(const AppState& state, const FigureRequest& request);
 render::BarsFigure barsFigure(const AppState& state, const FigureRequest& request);
 render::HeadsFigure headsFigure(const AppState& state, const FigureRequest& request);

@@ -4,6 +4,7 @@
 #include "app/state/head_summary.hpp"
 #include "app/state/head_view.hpp"
 #include "app/state/source.hpp"
+#include "core/attention/attention_maps.hpp"
 #include "core/base/error.hpp"
 #include "core/base/files.hpp"
 #include "core/io/npy.hpp"
@@ -79,9 +80,22 @@ bool refreshValueWeighted(AppState& state) {
             view.why = "The values of this layer are not there to weigh.";
             return true;
         }
+        const int head = key.head >= 0 && key.head < maps.heads ? key.head : -1;
+        if (maps.queries > render::kMaxValueWeightedTokens || maps.keys > render::kMaxValueWeightedTokens) {
+            // A long input's map pooled (never whole): each cell a block's mean, as its heatmap figure.
+            made.factor = longFigureFactor(maps.queries, maps.keys);
+            core::PoolMapOptions pooling;
+            pooling.factor = made.factor;
+            pooling.keyScales = &made.norms;
+            const core::PooledMap p = core::poolMap(maps, key.layer, head, pooling);
+            made.map = Eigen::Map<const core::Mat>(p.means.data(), p.rows, p.cols);
+            for (const float v : p.means)
+                if (!core::isMaskedTexel(v)) made.largest = std::max(made.largest, v);
+            return true;
+        }
         core::Mat scratch;  // a map made on demand
         const auto headMap = [&](int h) { return valueWeighted(maps.map(key.layer, h, scratch), made.norms[static_cast<std::size_t>(h)]); };
-        if (key.head >= 0 && key.head < maps.heads) made.map = headMap(key.head);
+        if (head >= 0) made.map = headMap(head);
         else {
             made.map = core::Mat::Zero(maps.queries, maps.keys);
             for (int h = 0; h < maps.heads; ++h) made.map += headMap(h);
@@ -115,17 +129,28 @@ render::ValueWeightedFigure valueWeightedFigure(AppState& state, const FigureReq
     const int layer = view.key->layer, head = view.key->head;
     render::ValueWeightedFigure figure;
     figure.map = view.value.map;
+    const int factor = view.value.factor;
     const core::Settings& settings = maps.layerSettings(layer);
-    if (core::hasMask(settings)) figure.blocked = core::blockedMatrix(settings, maps.queries, maps.keys);
-    figure.rowLabels = state.model.queryTokens;
-    figure.colLabels = state.model.keyTokens;
+    if (factor > 1) {  // pooled: masked blocks as the pooling marked them, labelled by position
+        figure.blocked = core::MaskMat::Zero(figure.map.rows(), figure.map.cols());
+        for (Eigen::Index i = 0; i < figure.map.rows(); ++i)
+            for (Eigen::Index j = 0; j < figure.map.cols(); ++j)
+                if (core::isMaskedTexel(figure.map(i, j))) figure.blocked(i, j) = true, figure.map(i, j) = 0.0f;
+        for (Eigen::Index i = 0; i < figure.map.rows(); ++i) figure.rowLabels.push_back(std::to_string(i * factor));
+        for (Eigen::Index j = 0; j < figure.map.cols(); ++j) figure.colLabels.push_back(std::to_string(j * factor));
+    } else {
+        if (core::hasMask(settings)) figure.blocked = core::blockedMatrix(settings, maps.queries, maps.keys);
+        figure.rowLabels = state.model.queryTokens;
+        figure.colLabels = state.model.keyTokens;
+    }
     const std::string shown = (layerCount(state) > 0 ? "layer " + std::to_string(maps.firstLayer + layer + 1) + " · " : std::string()) +
                               (head >= 0 ? "head " + std::to_string(head + 1) + " of " + std::to_string(maps.heads)
                                          : "mean of " + std::to_string(maps.heads) + " heads");
     figure.title = "Value-weighted · " + figureTitle(state, shown, capabilities(state).ownPass);
     figure.subtitle = std::string("‖α_ij v_j W_O‖: what key j writes into query i through the head") +
                       (view.value.throughWo ? "" : " (no W_O: ‖α_ij v_j‖)") + " · rows do not sum to 1 · largest " +
-                      render::figure::significant(view.value.largest);
+                      render::figure::significant(view.value.largest) +
+                      (factor > 1 ? " · each cell the mean of " + std::to_string(factor) + " × " + std::to_string(factor) : std::string());
     figure.colormap = state.view.colormap;
     return figure;
 }
@@ -135,6 +160,12 @@ std::string writeValueWeighted(AppState& state, const std::string& path, const F
     if (!capabilities(state).weights) throw core::InputError(request.where, kNoValues);
     const core::AttentionMaps maps = attentionMaps(state);
     if (!maps) throw core::InputError(request.where, "the heads are still being computed; try again in a moment");
+    const std::uint64_t mapBytes =
+        4ULL * static_cast<std::uint64_t>(maps.count()) * static_cast<std::uint64_t>(maps.queries) * static_cast<std::uint64_t>(maps.keys);
+    if (mapBytes > state.limits.maxBytes)
+        throw core::InputError(request.where, "every layer × head's value-weighted map is " + core::formatBytes(mapBytes) +
+                                                  ", over the limit of " + core::formatBytes(state.limits.maxBytes) +
+                                                  " (--max-memory); write one head's figure (.png or .svg) with --layer and --head");
     std::string bytes = core::npyHeader({maps.layers, maps.heads, maps.queries, maps.keys});
     bytes.reserve(bytes.size() + static_cast<std::size_t>(maps.count()) * static_cast<std::size_t>(maps.queries * maps.keys) * 4);
     core::Mat scratch;  // a map made on demand

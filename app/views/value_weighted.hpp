@@ -36,8 +36,11 @@ struct ValueWeightedMaps {
     };
     std::vector<core::RowVec> norms;  // [heads], each [T_k]: ‖v_j W_O^h‖
     core::Mat map;                    // the shown head's map; for the mean, the mean of the heads' maps
-    float largest = 0;                // over the map's readable cells
-    bool throughWo = false;           // the values were carried through W_O (a scenario may have none)
+    // Cells per side of map's cells: 1, or past render::kMaxValueWeightedTokens a long input's
+    // pooling (longFigureFactor): map holds block means, core::kMaskedTexel where masked.
+    int factor = 1;
+    float largest = 0;       // over the map's readable cells
+    bool throughWo = false;  // the values were carried through W_O (a scenario may have none)
 };
 using ValueWeightedView = Derived<ValueWeightedMaps::Key, ValueWeightedMaps>;
 

@@ -52,7 +52,7 @@ const std::vector<ViewInfo>& viewTable() {
          "Value-weighted attention: what each key writes",
          "Value-weighted",
          Place::Weights,
-         Need::WholeLayer,
+         Need::Weights,
          {"--export-value-weighted", "OUT.png|OUT.svg|OUT.npy",
           "Write value-weighted attention (Kobayashi et al. 2020: ||a_ij v_j W_O||, what key j writes into query i through the head; "
           "--head, -1 = the mean of the heads' maps; --layer for a model) without a window: .png or .svg, or .npy with every layer × "

@@ -128,6 +128,10 @@ struct PoolMapOptions {
     // A region: rows [firstRow, firstRow + rows) and keys [firstCol, firstCol + cols), −1: to the
     // end; each start is rounded down to a multiple of factor. Only its rows are made.
     Eigen::Index firstRow = 0, rows = -1, firstCol = 0, cols = -1;
+    // Per head, [keys]: each key's column of that head's map multiplied by its scale before it
+    // is pooled (value-weighted maps: α_ij ‖v_j W_O‖); the mean over heads is then the plain mean
+    // of the scaled maps (`mean` is not read). Null: the maps as they are.
+    const std::vector<RowVec>* keyScales = nullptr;
 };
 PooledMap poolMap(const AttentionMaps& maps, int layer, int head, const PoolMapOptions& options);
 // The least factor that pools the longer of the map's sides to at most `texels`.

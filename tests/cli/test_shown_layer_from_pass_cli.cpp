@@ -7,6 +7,7 @@
 #include "app/state/actions.hpp"
 #include "app/state/source.hpp"
 #include "app/views/figures.hpp"
+#include "app/views/value_weighted.hpp"
 #include "app/views/view_table.hpp"
 #include "core/models/loaded_model.hpp"
 #include "tests/tiny_llama.hpp"
@@ -189,6 +190,60 @@ TEST_F(ShownLayerFromPass, ALongMapsFigureIsPooledAndLabelledByPosition) {
             }
         EXPECT_LT(worst, 1e-6);
     }
+}
+
+TEST_F(ShownLayerFromPass, ALongInputsValueWeightedMapIsPooledNeverWhole) {
+    // Past 4,096 tokens value-weighted attention is pooled as the heatmap's figure is (5 x 5 blocks
+    // at 4,200 tokens), each cell the mean of α_ij ‖v_j W_O‖ over the block's readable cells: the
+    // whole map weighed and pooled here gives the same cells.
+    const std::string sentence = sentenceOf(5300);
+    const auto t = static_cast<Eigen::Index>(core::openCheckpoint(folder())->tokenizer().encode(sentence).size());
+    ASSERT_GT(t, 4096);
+    core::Scenario scenario;
+    scenario.model = folder();
+    scenario.sentence = sentence;
+    scenario.causal = true;
+    scenario.layer = 1;
+    const std::uint64_t between = betweenBytes(sentence);
+    AppState state = makeState(scenario, core::Limits{.maxBytes = between, .keptMapsBytes = 0});
+    ASSERT_FALSE(capabilities(state).wholeLayer);
+    const core::AttentionMaps maps = attentionMaps(state);
+    const LayerValues values = layerValues(state, 1);
+    ASSERT_TRUE(values);
+    for (const int head : {2, -1}) {
+        SCOPED_TRACE("head " + std::to_string(head));
+        state.view.selectedHead = head;
+        const render::ValueWeightedFigure f = valueWeightedFigure(state, {.where = "--export-value-weighted"});
+        ASSERT_EQ(f.map.rows(), (t + 4) / 5);
+        EXPECT_EQ(f.rowLabels[3], "15");
+        EXPECT_NE(f.subtitle.find("each cell the mean of 5 × 5"), std::string::npos) << f.subtitle;
+        core::Mat weighed = core::Mat::Zero(t, t), scratch;
+        for (int h = 0; h < maps.heads; ++h) {
+            if (head >= 0 && h != head) continue;
+            const auto v = values.values.middleCols(static_cast<Eigen::Index>(values.kvHeadOf(h)) * values.dv, values.dv);
+            const core::RowVec norms = valueNorms(v, values.wo.middleRows(static_cast<Eigen::Index>(h) * values.dv, values.dv));
+            weighed += valueWeighted(maps.map(1, h, scratch), norms);
+        }
+        if (head < 0) weighed /= static_cast<float>(maps.heads);
+        std::vector<float> want;
+        core::poolBlocks(weighed, maps.layerSettings(1), 5, core::BlockPooling::Mean, want);
+        double worst = 0;
+        for (Eigen::Index i = 0; i < f.map.rows(); ++i)
+            for (Eigen::Index j = 0; j < f.map.cols(); ++j) {
+                const float w = want[static_cast<std::size_t>(i * f.map.cols() + j)];
+                ASSERT_EQ(f.blocked(i, j), core::isMaskedTexel(w)) << i << ", " << j;
+                if (!f.blocked(i, j)) worst = std::max(worst, std::abs(static_cast<double>(f.map(i, j)) - w) / std::max(1e-3f, w));
+            }
+        EXPECT_LT(worst, 1e-5);
+    }
+    // the figure from the command line; every map as .npy past --max-memory: refused in one line
+    const CliRun run = runCli(args(sentence, between, {"--layer", "1", "--head", "2", "--export-value-weighted", path("vw.svg").string()}));
+    ASSERT_EQ(run.code, 0) << run.err;
+    EXPECT_NE(readFile(path("vw.svg")).find("each cell the mean of 5 × 5"), std::string::npos);
+    const std::string error =
+        expectError(runCli(args(sentence, between, {"--layer", "1", "--export-value-weighted", path("vw.npy").string()})));
+    EXPECT_NE(error.find("--max-memory"), std::string::npos) << error;
+    EXPECT_FALSE(fs::exists(path("vw.npy")));
 }
 
 TEST_F(ShownLayerFromPass, ALongInputsHeadViewFoldsTheTokensItsLinesDoNotReach) {
