@@ -45,6 +45,15 @@ protected:
         tinyllama::writeCheckpoint(m_dir / "model", c, tinyllama::weights(c, 9));
     }
     std::string folder() const { return (m_dir / "model").string(); }
+    // The window's scenario: the model over `sentence`, at `layer`.
+    core::Scenario scenarioOf(const std::string& sentence, int layer) const {
+        core::Scenario scenario;
+        scenario.model = folder();
+        scenario.sentence = sentence;
+        scenario.causal = true;
+        scenario.layer = layer;
+        return scenario;
+    }
     // --max-memory in MiB (and bytes) between what the sentence needs with the shown layer read
     // from the pass and with its heads whole.
     std::uint64_t betweenBytes(const std::string& sentence) const {
@@ -133,11 +142,7 @@ TEST_F(ShownLayerFromPass, WhatNeedsTheHeadsWholeSaysWhyNot) {
         EXPECT_FALSE(fs::exists(path("heads.png")));
     }
     // The window's state: the layer read from the pass, nothing of it computed, the softmax fixed.
-    core::Scenario scenario;
-    scenario.model = folder();
-    scenario.sentence = sentence;
-    scenario.causal = true;
-    scenario.layer = 1;
+    const core::Scenario scenario = scenarioOf(sentence, 1);
     AppState state = makeState(scenario, core::Limits{.maxBytes = between, .keptMapsBytes = 0});
     EXPECT_FALSE(capabilities(state).wholeLayer);
     EXPECT_FALSE(feedsView(state, panel_id::kStages));
@@ -159,11 +164,7 @@ TEST_F(ShownLayerFromPass, ALongMapsFigureIsPooledAndLabelledByPosition) {
     const auto t = static_cast<Eigen::Index>(core::openCheckpoint(folder())->tokenizer().encode(sentence).size());
     ASSERT_GT(t, 1024);
     ASSERT_LE(t, 2048);
-    core::Scenario scenario;
-    scenario.model = folder();
-    scenario.sentence = sentence;
-    scenario.causal = true;
-    scenario.layer = 0;
+    const core::Scenario scenario = scenarioOf(sentence, 0);
     AppState read = makeState(scenario, core::Limits{.maxBytes = betweenBytes(sentence), .keptMapsBytes = 0});
     AppState whole = makeState(scenario, core::Limits{.keptMapsBytes = 0});
     ASSERT_FALSE(capabilities(read).wholeLayer);
@@ -199,11 +200,7 @@ TEST_F(ShownLayerFromPass, ALongInputsValueWeightedMapIsPooledNeverWhole) {
     const std::string sentence = sentenceOf(5300);
     const auto t = static_cast<Eigen::Index>(core::openCheckpoint(folder())->tokenizer().encode(sentence).size());
     ASSERT_GT(t, 4096);
-    core::Scenario scenario;
-    scenario.model = folder();
-    scenario.sentence = sentence;
-    scenario.causal = true;
-    scenario.layer = 1;
+    const core::Scenario scenario = scenarioOf(sentence, 1);
     const std::uint64_t between = betweenBytes(sentence);
     AppState state = makeState(scenario, core::Limits{.maxBytes = between, .keptMapsBytes = 0});
     ASSERT_FALSE(capabilities(state).wholeLayer);
