@@ -43,6 +43,12 @@ TEST_F(ZoomedRegion, ZoomingInOnAMapReadFromThePassMakesTheCellsOnScreenFiner) {
         }
         return done();
     };
+    // the zoomed region asked for, made
+    const auto regionReady = [&] {
+        const ShownRegion* region = shownRegionOf(app.state(), head);
+        const std::optional<ShownMapKey> key = shownRegionKey(app.state(), head);
+        return region && key && region->current(*key);
+    };
     ASSERT_TRUE(until([&] {  // at the pooling the heatmap asked for once it drew the first
         const ShownMap* shown = shownMapOf(app.state(), head);
         return app.state().view.heatmapPooling > 0 && shown && shown->current(shownMapKey(app.state(), head));
@@ -53,11 +59,7 @@ TEST_F(ZoomedRegion, ZoomingInOnAMapReadFromThePassMakesTheCellsOnScreenFiner) {
 
     // zoomed in 64 times about the middle of the map: a region of the cells on screen, finer
     apply(app.state(), action::SetView{64.0f, 0.5f, 0.5f});
-    ASSERT_TRUE(until([&] {
-        const ShownRegion* region = shownRegionOf(app.state(), head);
-        const std::optional<ShownMapKey> key = shownRegionKey(app.state(), head);
-        return region && key && region->current(*key);
-    }));
+    ASSERT_TRUE(until(regionReady));
     const ZoomRegion& asked = app.state().view.zoomRegion;
     EXPECT_LT(asked.factor, wholeFactor);
     const Eigen::Index mid = t / 2;  // on screen: the middle of the map, inside the region asked for
@@ -78,11 +80,7 @@ TEST_F(ZoomedRegion, ZoomingInOnAMapReadFromThePassMakesTheCellsOnScreenFiner) {
     EXPECT_FALSE(shownRegionKey(app.state(), head).has_value());
     // and in again elsewhere: the last region (of the same map) is kept while the next one is asked for
     apply(app.state(), action::SetView{32.0f, 0.2f, 0.8f});
-    ASSERT_TRUE(until([&] {
-        const ShownRegion* region = shownRegionOf(app.state(), head);
-        const std::optional<ShownMapKey> key = shownRegionKey(app.state(), head);
-        return region && key && region->current(*key);
-    }));
+    ASSERT_TRUE(until(regionReady));
     const ZoomRegion& again = app.state().view.zoomRegion;
     EXPECT_LE(again.firstRow, static_cast<Eigen::Index>(0.8 * static_cast<double>(t)));
     EXPECT_GT(again.firstRow + again.rows, static_cast<Eigen::Index>(0.8 * static_cast<double>(t)));
