@@ -43,9 +43,8 @@ void ValueWeightedPanel::draw(PanelContext& ctx) {
         "whose value is short writes little. Colours run from 0 to the map's largest value, not to 1.");
 
     // The cells' labels: the tokens, or for a pooled map each block's first position.
-    std::vector<std::string> positions;
-    if (factor > 1)
-        for (Eigen::Index i = 0; i < std::max(vw.map.rows(), vw.map.cols()); ++i) positions.push_back(std::to_string(i * factor));
+    const std::vector<std::string> positions =
+        factor > 1 ? blockLabels(std::max(vw.map.rows(), vw.map.cols()), factor) : std::vector<std::string>();
     const std::vector<std::string>& rowLabels = factor > 1 ? positions : s.queryLabels;
     const std::vector<std::string>& colLabels = factor > 1 ? positions : s.keyLabels;
     const float em = ImGui::GetFontSize();

@@ -16,13 +16,32 @@
 
 namespace attnviz::app {
 
+namespace {
+
+// The least of 1, 2, 5, 10, 20, 25, 50, 100, … that is at least `least`.
 int roundFactor(int least) {
     for (int decade = 1;; decade *= 10)
         for (const int f : decade == 1 ? std::vector<int>{1, 2, 5} : std::vector<int>{decade, 2 * decade, 5 * decade / 2, 5 * decade})
             if (f >= least) return f;
 }
 
+}  // namespace
+
 int longFigureFactor(Eigen::Index queries, Eigen::Index keys) { return roundFactor(core::factorFor(queries, keys, kLongFigureCells)); }
+
+core::MaskMat takeMaskedTexels(core::Mat& cells) {
+    core::MaskMat blocked = core::MaskMat::Zero(cells.rows(), cells.cols());
+    for (Eigen::Index i = 0; i < cells.rows(); ++i)
+        for (Eigen::Index j = 0; j < cells.cols(); ++j)
+            if (core::isMaskedTexel(cells(i, j))) blocked(i, j) = true, cells(i, j) = 0.0f;
+    return blocked.any() ? blocked : core::MaskMat();
+}
+
+std::vector<std::string> blockLabels(Eigen::Index n, int factor) {
+    std::vector<std::string> labels;
+    for (Eigen::Index i = 0; i < n; ++i) labels.push_back(std::to_string(i * factor));
+    return labels;
+}
 
 namespace {
 
@@ -42,19 +61,14 @@ void pooledFromPass(const AppState& state, int head, render::HeatmapFigure& figu
     const int factor = longFigureFactor(maps.queries, maps.keys);
     const core::PooledMap p = core::poolMap(maps, shownMapLayer(state), head, {.factor = factor, .mean = meanOptions(state)});
     figure.weights = Eigen::Map<const core::Mat>(p.means.data(), p.rows, p.cols);
-    figure.blocked = core::MaskMat::Zero(p.rows, p.cols);
-    for (Eigen::Index i = 0; i < p.rows; ++i)
-        for (Eigen::Index j = 0; j < p.cols; ++j)
-            if (core::isMaskedTexel(figure.weights(i, j))) figure.blocked(i, j) = true, figure.weights(i, j) = 0.0f;
-    if (!figure.blocked.any()) figure.blocked = core::MaskMat();
+    figure.blocked = takeMaskedTexels(figure.weights);
     if (factor == 1) {
         figure.rowLabels = state.model.queryTokens;
         figure.colLabels = state.model.keyTokens;
         return;
     }
-    // each cell's label: the position of its block's first token
-    for (Eigen::Index i = 0; i < p.rows; ++i) figure.rowLabels.push_back(std::to_string(i * factor));
-    for (Eigen::Index j = 0; j < p.cols; ++j) figure.colLabels.push_back(std::to_string(j * factor));
+    figure.rowLabels = blockLabels(p.rows, factor);
+    figure.colLabels = blockLabels(p.cols, factor);
     figure.showValues = false;
     figure.showRowSums = false;
     figure.title += " · each cell the mean of " + std::to_string(factor) + " × " + std::to_string(factor) + " weights";

@@ -15,6 +15,7 @@
 #include "app/state/app_state.hpp"
 
 #include <string>
+#include <vector>
 
 namespace attnviz::app {
 
@@ -32,11 +33,14 @@ std::string figureTitle(const AppState& state, const std::string& heads, bool ow
 
 // A long map's figure: at most this many cells a side, each a block's mean.
 inline constexpr Eigen::Index kLongFigureCells = 1024;
-// The least of 1, 2, 5, 10, 20, 25, 50, 100, … that is at least `least`: a block of that many
-// tokens, so that the labels every 10 cells fall on round positions (0, 200, 400, …).
-int roundFactor(int least);
-// The round factor that pools a [queries, keys] map to at most kLongFigureCells a side.
+// The round factor (the least of 1, 2, 5, 10, 20, 25, 50, 100, … at least the factor needed, so
+// that the labels every 10 cells fall on round positions: 0, 200, 400, …) that pools a [queries, keys] map to at most kLongFigureCells a side.
 int longFigureFactor(Eigen::Index queries, Eigen::Index keys);
+// A pooled map's cells made ready for a figure: the masked texels (core::kMaskedTexel) set to 0
+// and returned as the mask (empty when none is masked).
+core::MaskMat takeMaskedTexels(core::Mat& cells);
+// The labels of n cells that are blocks of `factor` tokens: each block's first position.
+std::vector<std::string> blockLabels(Eigen::Index n, int factor);
 
 render::HeatmapFigure heatmapFigure(const AppState& state, const FigureRequest& request);
 render::BarsFigure barsFigure(const AppState& state, const FigureRequest& request);

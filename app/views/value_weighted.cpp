@@ -132,12 +132,9 @@ render::ValueWeightedFigure valueWeightedFigure(AppState& state, const FigureReq
     const int factor = view.value.factor;
     const core::Settings& settings = maps.layerSettings(layer);
     if (factor > 1) {  // pooled: masked blocks as the pooling marked them, labelled by position
-        figure.blocked = core::MaskMat::Zero(figure.map.rows(), figure.map.cols());
-        for (Eigen::Index i = 0; i < figure.map.rows(); ++i)
-            for (Eigen::Index j = 0; j < figure.map.cols(); ++j)
-                if (core::isMaskedTexel(figure.map(i, j))) figure.blocked(i, j) = true, figure.map(i, j) = 0.0f;
-        for (Eigen::Index i = 0; i < figure.map.rows(); ++i) figure.rowLabels.push_back(std::to_string(i * factor));
-        for (Eigen::Index j = 0; j < figure.map.cols(); ++j) figure.colLabels.push_back(std::to_string(j * factor));
+        figure.blocked = takeMaskedTexels(figure.map);
+        figure.rowLabels = blockLabels(figure.map.rows(), factor);
+        figure.colLabels = blockLabels(figure.map.cols(), factor);
     } else {
         if (core::hasMask(settings)) figure.blocked = core::blockedMatrix(settings, maps.queries, maps.keys);
         figure.rowLabels = state.model.queryTokens;

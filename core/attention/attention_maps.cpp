@@ -164,29 +164,17 @@ int factorFor(Eigen::Index queries, Eigen::Index keys, Eigen::Index texels) {
     return static_cast<int>((longest + most - 1) / most);
 }
 
-Mat meanRows(const AttentionMaps& maps, int layer, Eigen::Index r0, Eigen::Index n, const MeanOptions& options, Mat& scratch) {
+Mat meanRows(const AttentionMaps& maps, int layer, Eigen::Index r0, Eigen::Index n, const MeanOptions& options, Mat& scratch,
+             const std::vector<RowVec>* keyScales) {
     Mat sum = Mat::Zero(n, maps.keys);
     for (int h = 0; h < maps.heads; ++h) {
         const MatRef rows = maps.rowBlock(layer, h, r0, n, scratch);
-        if (options.skipFirstKey) sum += withoutFirstKey(rows);
+        if (keyScales) sum += rows * (*keyScales)[static_cast<std::size_t>(h)].asDiagonal();
+        else if (options.skipFirstKey) sum += withoutFirstKey(rows);
         else sum += rows;
     }
     return sum / static_cast<float>(std::max(1, maps.heads));
 }
-
-namespace {
-
-// Rows [r0, r0 + n) of a head's map, or the mean of the layer's heads (head −1), each key's
-// column times its head's scale.
-Mat scaledRows(const AttentionMaps& maps, int layer, int head, Eigen::Index r0, Eigen::Index n, const std::vector<RowVec>& scales,
-               Mat& scratch) {
-    if (head >= 0) return maps.rowBlock(layer, head, r0, n, scratch) * scales[static_cast<std::size_t>(head)].asDiagonal();
-    Mat sum = Mat::Zero(n, maps.keys);
-    for (int h = 0; h < maps.heads; ++h) sum += maps.rowBlock(layer, h, r0, n, scratch) * scales[static_cast<std::size_t>(h)].asDiagonal();
-    return sum / static_cast<float>(std::max(1, maps.heads));
-}
-
-}  // namespace
 
 PooledMap poolMap(const AttentionMaps& maps, int layer, int head, const PoolMapOptions& options) {
     if (layer < 0 || layer >= maps.layers || head < -1 || head >= maps.heads) throw std::invalid_argument("poolMap: no such map");
@@ -226,9 +214,11 @@ PooledMap poolMap(const AttentionMaps& maps, int layer, int head, const PoolMapO
             try {
                 const Eigen::Index r0 = out.firstRow + b * band, n = std::min(band, out.firstRow + out.cellRows - r0);
                 BlockPooler pooler(maps.queries, maps.keys, settings, out.factor, r0, n, out.firstCol, out.cellCols);
-                if (options.keyScales) pooler.add(scaledRows(maps, layer, head, r0, n, *options.keyScales, scratch), r0);
-                else if (head >= 0) pooler.add(maps.rowBlock(layer, head, r0, n, scratch), r0);
-                else pooler.add(meanRows(maps, layer, r0, n, options.mean, scratch), r0);
+                if (head < 0) pooler.add(meanRows(maps, layer, r0, n, options.mean, scratch, options.keyScales), r0);
+                else if (options.keyScales)
+                    pooler.add(
+                        maps.rowBlock(layer, head, r0, n, scratch) * (*options.keyScales)[static_cast<std::size_t>(head)].asDiagonal(), r0);
+                else pooler.add(maps.rowBlock(layer, head, r0, n, scratch), r0);
                 const auto at = static_cast<std::ptrdiff_t>(((r0 - out.firstRow) / out.factor) * out.cols);
                 std::copy(pooler.means().begin(), pooler.means().end(), out.means.begin() + at);
                 std::copy(pooler.maxima().begin(), pooler.maxima().end(), out.maxima.begin() + at);

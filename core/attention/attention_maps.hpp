@@ -103,9 +103,11 @@ private:
 };
 
 // Rows [r0, r0 + n) of the mean of the layer's heads' maps, each head's rows read as `options`
-// says (the first key left out: each row renormalised over keys j ≥ 1); `scratch` holds a head's
-// rows made on demand.
-Mat meanRows(const AttentionMaps& maps, int layer, Eigen::Index r0, Eigen::Index n, const MeanOptions& options, Mat& scratch);
+// says (the first key left out: each row renormalised over keys j ≥ 1), or with keyScales (per
+// head, [keys]) each key's column times its head's scale instead; `scratch` holds a head's rows
+// made on demand.
+Mat meanRows(const AttentionMaps& maps, int layer, Eigen::Index r0, Eigen::Index n, const MeanOptions& options, Mat& scratch,
+             const std::vector<RowVec>* keyScales = nullptr);
 
 // One head's map, or the mean of the layer's heads (head −1, each head's rows read as MeanOptions
 // says), pooled by `factor` (poolBlocks' texels, both poolings), read a band of rows at a time on
