@@ -17,6 +17,7 @@
 #include "core/models/induction.hpp"
 #include "core/models/loaded_model.hpp"
 #include "core/models/model_bench.hpp"
+#include "core/models/retrieval.hpp"
 #include "core/scenario/bench.hpp"
 #include "core/text/tokenizer.hpp"
 
@@ -128,6 +129,12 @@ std::string statsText(const cli::Flags& f, const GuiRequest& request, const AppS
         table.inductionTest = core::inductionScores(model, settings);
         table.induction = settings;
     }
+    if (f.retrievalTest) {  // a model: its flags were read before anything was computed
+        doing = "running the retrieval test";
+        const core::decoder::Checkpoint& model = *checkpointOf(state);
+        const long long longest = std::min<long long>(model.config().nPositions, request.limits.maxTokens);
+        table.retrieval = core::retrievalScores(model, cli::retrievalSettings(f, static_cast<int>(longest)));
+    }
     return statsAsJson(f.exportStats) ? core::statsJson(table) : core::statsCsv(table);
 }
 
@@ -146,8 +153,9 @@ ModelViewOptions modelViewOptions(const Flags& f) {
     const char* flag = f.modelViewSort.empty() ? "--model-view-rank" : "--model-view-sort";
     if (by.empty()) return options;
     options.score = core::parseHeadScore(by, flag);
-    if (options.score == core::HeadScore::InductionTest)
-        throw core::InputError(flag, "the induction test runs its own sequences (the window's head statistics); sort by one of the others");
+    if (options.score == core::HeadScore::InductionTest || options.score == core::HeadScore::RetrievalTest)
+        throw core::InputError(flag, std::string("the ") + (options.score == core::HeadScore::InductionTest ? "induction" : "retrieval") +
+                                         " test runs its own sequences (the window's head statistics); sort by one of the others");
     options.order = f.modelViewSort.empty() ? core::TileOrder::Ranked : core::TileOrder::WithinLayer;
     options.tint = true;
     return options;
@@ -379,9 +387,10 @@ void exportAll(const Flags& f, const CLI::App& app, const GuiRequest& request, A
 }  // namespace
 
 void runExports(const Flags& f, const CLI::App& app, const GuiRequest& request, std::ostream& out, const char*& doing) {
-    if (f.inductionTest && !request.scenario.model)
-        throw core::InputError("--induction-test",
-                               "runs a checkpoint on random token ids; a scenario has no vocabulary to draw from (give --model DIR)");
+    for (const auto& [test, name] : {std::pair{f.inductionTest, "--induction-test"}, std::pair{f.retrievalTest, "--retrieval-test"}})
+        if (test && !request.scenario.model)
+            throw core::InputError(name,
+                                   "runs a checkpoint on random token ids; a scenario has no vocabulary to draw from (give --model DIR)");
     AppState state = exportState(f, app, request, doing);
     try {
         exportAll(f, app, request, state, out, doing);

@@ -220,6 +220,50 @@ void applyOverrides(const Flags& f, const CLI::App& app, core::Scenario& s) {
 
 }  // namespace
 
+core::RetrievalSettings retrievalSettings(const Flags& f, int longest) {
+    // The comma-separated items of a list flag, at most kMaxRetrievalCells.
+    const auto items = [](const char* flag, const std::string& text) {
+        std::vector<std::string> out;
+        std::size_t start = 0;
+        for (;;) {
+            const std::size_t comma = text.find(',', start);
+            if (out.size() == static_cast<std::size_t>(core::kMaxRetrievalCells))
+                throw core::InputError(flag, "expected at most " + std::to_string(core::kMaxRetrievalCells) + " items");
+            out.push_back(text.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+            if (comma == std::string::npos) return out;
+            start = comma + 1;
+        }
+    };
+    core::RetrievalSettings s;
+    if (!f.retrievalSegment.empty())
+        s.segment = static_cast<int>(parseWhole("--retrieval-segment", f.retrievalSegment, 2, core::kMaxRetrievalSegment));
+    if (!f.retrievalDepths.empty()) {
+        s.depths.clear();
+        for (const std::string& item : items("--retrieval-depths", f.retrievalDepths)) {
+            parseFloat("--retrieval-depths", item);  // a number: read again as a double, 0.1 exactly
+            const double depth = std::strtod(item.c_str(), nullptr);
+            if (!(depth >= 0 && depth <= 1))
+                throw core::InputError("--retrieval-depths", "expected depths from 0 to 1, got " + core::quoteValue(item));
+            s.depths.push_back(depth);
+        }
+    }
+    if (f.retrievalLengths.empty()) {
+        std::erase_if(s.lengths, [&](int length) { return length > longest; });
+        if (s.lengths.empty()) s.lengths = {longest};
+        return s;
+    }
+    s.lengths.clear();
+    for (const std::string& item : items("--retrieval-lengths", f.retrievalLengths)) {
+        const auto length = static_cast<int>(parseWhole("--retrieval-lengths", item, 1, std::numeric_limits<int>::max()));
+        if (length > longest)
+            throw core::InputError("--retrieval-lengths", "a length of " + std::to_string(length) + " tokens is over " +
+                                                              std::to_string(longest) +
+                                                              ", the most the model's positions and --max-tokens allow");
+        s.lengths.push_back(length);
+    }
+    return s;
+}
+
 float parseFloat(const char* flag, const std::string& text) {
     const char* begin = text.c_str();
     char* end = nullptr;
@@ -305,6 +349,17 @@ void defineFlags(CLI::App& app, Flags& f) {
         ->type_name("OUT.csv|OUT.json");
     app.add_flag("--induction-test", f.inductionTest,
                  "With --model and --export-stats: score every head on random tokens repeated twice (the induction test)");
+    app.add_flag("--retrieval-test", f.retrievalTest,
+                 "With --model and --export-stats: score every head on a random segment placed at each depth of a filler of random "
+                 "tokens and repeated at the end (the retrieval test; columns retrieval_test and retrieval_top1, and each head's "
+                 "depth x length grid in the JSON)");
+    app.add_option("--retrieval-lengths", f.retrievalLengths,
+                   "The retrieval test's lengths in tokens (default 1024,2048,4096,8192: those the model and --max-tokens allow)")
+        ->type_name("L,...");
+    app.add_option("--retrieval-depths", f.retrievalDepths,
+                   "The retrieval test's depths of the first copy, 0 (start) to 1 (just before the repeat) (default 0,0.25,0.5,0.75,1)")
+        ->type_name("D,...");
+    app.add_option("--retrieval-segment", f.retrievalSegment, "The retrieval test's segment: tokens copied (default 16)")->type_name("N");
     app.add_option("--sink-epsilon", f.sinkEpsilon,
                    "With --export-stats: the sink share counts the heads whose mean weight on the first token exceeds E (0 < E < 1, "
                    "default 0.3)")
@@ -408,8 +463,8 @@ void checkFlags(const Flags& f, const CLI::App& app) {
             if (given(name))
                 throw core::InputError("--attention", std::string("give one input: --attention or ") +
                                                           (std::string(name) == "FILE" ? "a scenario FILE" : name) + ", not both");
-        if (f.inductionTest)
-            throw core::InputError("--induction-test", "runs a checkpoint on random tokens; imported attention has no model behind it");
+        for (const auto& [test, name] : {std::pair{f.inductionTest, "--induction-test"}, std::pair{f.retrievalTest, "--retrieval-test"}})
+            if (test) throw core::InputError(name, "runs a checkpoint on random tokens; imported attention has no model behind it");
         if (f.bench) throw core::InputError("--bench", "times a forward pass; imported attention has none to time");
         if (given("--export"))
             throw core::InputError("--export", "imported maps are written back by --export-npy (attentions.npy), not as JSON");
@@ -434,9 +489,12 @@ void checkFlags(const Flags& f, const CLI::App& app) {
         throw core::InputError("--rollout", "is exported by --export (JSON) or --export-npy; the figures and the CSV show heads");
     if (f.bench && (anyExport || given("--screenshot")))
         throw core::InputError("--bench", "times the forward pass only; it cannot be combined with exports or --screenshot");
-    for (const char* name : {"--induction-test", "--sink-epsilon"})
+    for (const char* name : {"--induction-test", "--retrieval-test", "--sink-epsilon"})
         if (given(name) && !given("--export-stats"))
             throw core::InputError(name, "goes with --export-stats (the head statistics it writes); give --export-stats OUT");
+    for (const char* name : {"--retrieval-lengths", "--retrieval-depths", "--retrieval-segment"})
+        if (given(name) && !f.retrievalTest) throw core::InputError(name, "sets the retrieval test; give --retrieval-test too");
+    if (f.retrievalTest) retrievalSettings(f, std::numeric_limits<int>::max());  // each item a number, before any work
     for (const char* flag : {"--model-view-sort", "--model-view-rank", "--model-view-pooling"})
         if (given(flag) && !given("--export-model-view")) throw core::InputError(flag, "orders --export-model-view; give that too");
     if (given("--model-view-sort") && given("--model-view-rank"))

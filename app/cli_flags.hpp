@@ -3,6 +3,7 @@
 #pragma once
 
 #include "app/state/launch.hpp"
+#include "core/models/retrieval.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -47,6 +48,8 @@ struct Flags {
     std::string exportStats, sinkEpsilon;                                 // --export-stats OUT.csv|OUT.json, --sink-epsilon E
     bool inductionTest = false, skipFirstKey = false;                     // --induction-test, --skip-first-key
     std::string firstTokens;                                              // --first-tokens K
+    bool retrievalTest = false;                                           // --retrieval-test
+    std::string retrievalLengths, retrievalDepths, retrievalSegment;      // its settings ("": the defaults)
     bool rollout = false;                         // --rollout: attention rollout in the window and the JSON / .npy exports
     std::string rolloutHeads = "mean";            // --rollout-heads mean|max
     std::string compare;                          // --compare TEXT: another sentence beside this one
@@ -64,6 +67,11 @@ GuiRequest requestFrom(const Flags& f, const CLI::App& app);
 // quotes the text given, clipped: "got '3.5e38', which is beyond the float range", a value that
 // would round to 0, or not a number at all. The caller checks the range its flag needs.
 float parseFloat(const char* flag, const std::string& text);
+// The retrieval test's settings from --retrieval-lengths, --retrieval-depths and
+// --retrieval-segment; without --retrieval-lengths, the default lengths up to `longest` tokens
+// (the model's positions and --max-tokens), or `longest` alone when none is that short. Throws
+// InputError naming the flag for an item that is not a number, or a length over `longest`.
+core::RetrievalSettings retrievalSettings(const Flags& f, int longest);
 // Any of --export, --export-npy, --export-csv, --export-stats and the views' figure exports.
 bool exporting(const Flags& f);
 

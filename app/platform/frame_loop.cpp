@@ -94,8 +94,9 @@ void FrameLoop::waitForEvents() {
     } else if (busy) {
         glfwPollEvents();
         m_eagerFrames = std::max(0, m_eagerFrames - 1);
-    } else if (m_app.state().opening->active() || m_app.state().induction->running() || mapsBeingChecked(m_app.state())) {
-        glfwWaitEventsTimeout(0.1);  // a model opening or an induction test: its progress, and the frame it is ready in
+    } else if (m_app.state().opening->active() || m_app.state().induction->running() || m_app.state().retrieval->running() ||
+               mapsBeingChecked(m_app.state())) {
+        glfwWaitEventsTimeout(0.1);  // a model opening or a test of its heads: its progress, and the frame it is ready in
     } else if (labs) {
         // a lab's curve growing as its worker publishes; the cost sweep's points come slowly, and
         // a frame drawn less often disturbs its timing less

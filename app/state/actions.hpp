@@ -239,6 +239,10 @@ struct StartInductionTest {
     core::InductionSettings settings;
 };  // a model only; stops a test under way first
 struct StopInductionTest {};
+struct StartRetrievalTest {
+    core::RetrievalSettings settings;
+};  // a model only; stops a test under way first
+struct StopRetrievalTest {};
 struct StopHeadSweep {};    // the sweep over every map made on demand (refreshHeadSummary): stays stopped
 struct ResumeHeadSweep {};  // until resumed
 struct HoverToken {
@@ -263,21 +267,23 @@ struct RedoWhatIf {};
 struct ClearWhatIf {};
 }  // namespace action
 
-using Action = std::variant<
-    action::SetSentence, action::SetTokens, action::SetTokenizer, action::SetDModel, action::SetHeads, action::SetDk, action::SetSeed,
-    action::SetEmbedding, action::SetPositional, action::SetKvHeads, action::SetWindow, action::SetShift, action::SelectLayer,
-    action::StepLayer, action::LoadScenario, action::CancelOpening, action::SwapTokens, action::ResetSwaps, action::Shuffle,
-    action::SetTemperature, action::SetScaled, action::SetCausal, action::ToggleCausal, action::SelectHead, action::StepHead,
-    action::SelectQuery, action::StepQuery, action::StepStage, action::SetNextTemperature, action::SetColormap, action::SetTheme,
-    action::SetUiScale, action::SetPresenter, action::SetSmallMultiples, action::SetSkipFirstKey, action::SetColourScale,
-    action::SetRollout, action::SetRolloutHeads, action::SetCompare, action::SetPreviewHead, action::SetHeatmapPooling,
-    action::SetZoomRegion, action::PickSwapChip, action::SelectCell, action::ToggleViewHead, action::SetViewHeads, action::PickViewToken,
-    action::SetView, action::SetLab, action::SetFlashStep, action::SetFlashTiles, action::SetFastWeightSteps, action::SetMemoryWall,
-    action::SetKvCache, action::SetTrainSettings, action::StartTraining, action::StopTraining, action::StartCostSweep,
-    action::StopCostSweep, action::OpenLesson, action::GoToLessonStep, action::StepLesson, action::AnswerCheck, action::CloseLesson,
-    action::ClearError, action::SelectLayerHead, action::SetModelView, action::SetSinkEpsilon, action::SetFirstTokens,
-    action::StartInductionTest, action::StopInductionTest, action::StopHeadSweep, action::ResumeHeadSweep, action::HoverToken,
-    action::AblateHead, action::HideToken, action::RemoveWhatIfEdit, action::UndoWhatIf, action::RedoWhatIf, action::ClearWhatIf>;
+using Action =
+    std::variant<action::SetSentence, action::SetTokens, action::SetTokenizer, action::SetDModel, action::SetHeads, action::SetDk,
+                 action::SetSeed, action::SetEmbedding, action::SetPositional, action::SetKvHeads, action::SetWindow, action::SetShift,
+                 action::SelectLayer, action::StepLayer, action::LoadScenario, action::CancelOpening, action::SwapTokens,
+                 action::ResetSwaps, action::Shuffle, action::SetTemperature, action::SetScaled, action::SetCausal, action::ToggleCausal,
+                 action::SelectHead, action::StepHead, action::SelectQuery, action::StepQuery, action::StepStage,
+                 action::SetNextTemperature, action::SetColormap, action::SetTheme, action::SetUiScale, action::SetPresenter,
+                 action::SetSmallMultiples, action::SetSkipFirstKey, action::SetColourScale, action::SetRollout, action::SetRolloutHeads,
+                 action::SetCompare, action::SetPreviewHead, action::SetHeatmapPooling, action::SetZoomRegion, action::PickSwapChip,
+                 action::SelectCell, action::ToggleViewHead, action::SetViewHeads, action::PickViewToken, action::SetView, action::SetLab,
+                 action::SetFlashStep, action::SetFlashTiles, action::SetFastWeightSteps, action::SetMemoryWall, action::SetKvCache,
+                 action::SetTrainSettings, action::StartTraining, action::StopTraining, action::StartCostSweep, action::StopCostSweep,
+                 action::OpenLesson, action::GoToLessonStep, action::StepLesson, action::AnswerCheck, action::CloseLesson,
+                 action::ClearError, action::SelectLayerHead, action::SetModelView, action::SetSinkEpsilon, action::SetFirstTokens,
+                 action::StartInductionTest, action::StopInductionTest, action::StartRetrievalTest, action::StopRetrievalTest,
+                 action::StopHeadSweep, action::ResumeHeadSweep, action::HoverToken, action::AblateHead, action::HideToken,
+                 action::RemoveWhatIfEdit, action::UndoWhatIf, action::RedoWhatIf, action::ClearWhatIf>;
 
 // Returns false (and sets state.error) when the change was rejected.
 bool apply(AppState& state, const Action& action);

@@ -93,6 +93,8 @@ bool applyAction(AppState& state, const action::SetSinkEpsilon& a);
 bool applyAction(AppState& state, const action::SetFirstTokens& a);
 bool applyAction(AppState& state, const action::StartInductionTest& a);
 bool applyAction(AppState& state, const action::StopInductionTest& a);
+bool applyAction(AppState& state, const action::StartRetrievalTest& a);
+bool applyAction(AppState& state, const action::StopRetrievalTest& a);
 bool applyAction(AppState& state, const action::StopHeadSweep& a);
 bool applyAction(AppState& state, const action::ResumeHeadSweep& a);
 

@@ -1,8 +1,9 @@
 // Actions of the views of every head (the model view, the head statistics): a layer and head
-// selected together, the tiles' order and tint, the sink threshold, the induction test.
+// selected together, the tiles' order and tint, the sink threshold, the induction and retrieval tests.
 #include "app/state/actions_families.hpp"
 #include "app/state/head_summary.hpp"
 
+#include "core/base/error.hpp"
 #include "core/base/format.hpp"
 
 #include <cmath>
@@ -56,6 +57,29 @@ bool applyAction(AppState& state, const action::StartInductionTest& a) {
 
 bool applyAction(AppState& state, const action::StopInductionTest&) {
     state.induction->stop();
+    return true;
+}
+
+bool applyAction(AppState& state, const action::StartRetrievalTest& a) {
+    const core::LoadedModel* pass = checkpointPass(state);
+    if (!pass) return reject(state, "retrieval test", "needs a model (open one with --model or File → Open model folder)");
+    try {
+        core::checkRetrievalSettings(*pass->checkpoint, a.settings);
+    } catch (const core::InputError& e) {
+        state.error = e.message();
+        return false;
+    }
+    for (const int length : a.settings.lengths)
+        if (length > state.limits.maxTokens)
+            return reject(
+                state, "retrieval test",
+                "a length of " + std::to_string(length) + " tokens is over the limit of " + std::to_string(state.limits.maxTokens));
+    state.retrieval->start(pass->checkpoint, a.settings);
+    return true;
+}
+
+bool applyAction(AppState& state, const action::StopRetrievalTest&) {
+    state.retrieval->stop();
     return true;
 }
 

@@ -32,7 +32,8 @@ void install(AppState& state, AppState fresh) {
     fresh.labs.jobs = std::move(state.labs.jobs);  // runs and sweeps go on across models
     fresh.opening = std::move(state.opening);
     fresh.induction = std::move(state.induction);  // a test goes on across layers and sentences
-    fresh.compare = std::move(state.compare);      // the other input's pass, kept while it still holds (refreshCompare)
+    fresh.retrieval = std::move(state.retrieval);
+    fresh.compare = std::move(state.compare);  // the other input's pass, kept while it still holds (refreshCompare)
     // Another layer of the same pass (the model view's click): its summary still holds.
     if (state.headSummary.current(headSummaryKey(fresh))) fresh.headSummary = std::move(state.headSummary);
     // The what-if history holds while the model reads the same tokens.

@@ -4,9 +4,9 @@
 #pragma once
 
 #include "app/state/derived.hpp"
-#include "app/state/induction_job.hpp"
 #include "app/state/labs.hpp"
 #include "app/state/model_opening.hpp"
+#include "app/state/model_test_job.hpp"
 #include "app/state/what_if.hpp"
 #include "core/attention/colormap.hpp"
 #include "core/attention/compare.hpp"
@@ -264,8 +264,9 @@ struct AppState {
     // The sweep that makes it on a worker thread when the maps are made on demand (head_summary.hpp);
     // null until the first one.
     std::shared_ptr<class HeadSweepJob> headSweep;
-    // The induction test of a model's heads on a worker thread; never null in a live state.
-    std::unique_ptr<InductionJob> induction = std::make_unique<InductionJob>();
+    // The induction and retrieval tests of a model's heads on worker threads; never null in a live state.
+    std::unique_ptr<InductionJob> induction = std::make_unique<InductionJob>(core::inductionScores, "induction test");
+    std::unique_ptr<RetrievalJob> retrieval = std::make_unique<RetrievalJob>(core::retrievalScores, "retrieval test");
     RolloutView rollout;    // see refreshRollout
     CompareView compare;    // see refreshCompare
     QueryKeyView queryKey;  // see refreshQueryKeyMap

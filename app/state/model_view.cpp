@@ -14,6 +14,14 @@ std::optional<std::vector<double>> summaryScores(const AppState& state, core::He
         if (!test || test->size() != s.stats.size()) return std::nullopt;
         return *test;
     }
+    if (score == core::HeadScore::RetrievalTest) {
+        const RetrievalSnapshot snap = state.retrieval->snapshot();
+        const core::RetrievalScores* test = retrievalTestScores(snap, checkpointOf(state));
+        if (!test) return std::nullopt;
+        std::vector<double> means = test->headMeans(test->mass);
+        if (means.size() != s.stats.size()) return std::nullopt;
+        return means;
+    }
     if (score == core::HeadScore::Moved) {
         if (!state.compare.ready() || state.compare.moved.size() != s.stats.size()) return std::nullopt;
         return state.compare.moved;

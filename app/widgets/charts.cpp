@@ -415,6 +415,54 @@ void matrixLabels(ImDrawList* list, ImVec2 min, ImVec2 max, const std::vector<st
     }
 }
 
+int gridChart(ImDrawList* list, ImVec2 min, ImVec2 max, const std::vector<double>& values, int rows, int cols, const GridLabels& labels,
+              core::ColormapKind kind, float lo, float hi) {
+    rows = std::clamp(rows, 0, 64), cols = std::clamp(cols, 0, 64);
+    if (rows == 0 || cols == 0 || values.size() < static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols)) return -1;
+    const float line = ImGui::GetTextLineHeight(), pad = ImGui::GetFontSize() * 0.4f;
+    float labelW = ImGui::CalcTextSize(labels.rowCaption.c_str()).x;
+    for (const std::string& r : labels.rows) labelW = std::max(labelW, ImGui::CalcTextSize(r.c_str()).x);
+    const ImVec2 g0(min.x + labelW + pad, min.y + line + pad * 0.5f), g1(max.x, max.y - 2.0f * line - pad);
+    if (g1.x - g0.x < static_cast<float>(cols) * 4.0f || g1.y - g0.y < static_cast<float>(rows) * 4.0f) return -1;
+    const float cw = (g1.x - g0.x) / static_cast<float>(cols), ch = (g1.y - g0.y) / static_cast<float>(rows);
+    const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
+    list->AddText(ImVec2(min.x, min.y), ImGui::GetColorU32(ImGuiCol_TextDisabled), labels.rowCaption.c_str());
+    const ImVec2 mouse = ImGui::GetIO().MousePos;
+    int hovered = -1;
+    for (int r = 0; r < rows; ++r)
+        for (int c = 0; c < cols; ++c) {
+            const double v = values[static_cast<std::size_t>(r) * static_cast<std::size_t>(cols) + static_cast<std::size_t>(c)];
+            const ImVec2 a(g0.x + cw * static_cast<float>(c), g0.y + ch * static_cast<float>(r));
+            const ImVec2 b(a.x + cw, a.y + ch);
+            const core::Rgb rgb = core::colormapColor(kind, static_cast<float>(v), lo, hi);
+            list->AddRectFilled(a, b, toImColor(rgb));
+            char buf[16];
+            std::snprintf(buf, sizeof buf, "%.2f", v);
+            const ImVec2 size = ImGui::CalcTextSize(buf);
+            if (size.x + 4.0f <= cw && size.y <= ch)
+                list->AddText(ImVec2(a.x + (cw - size.x) * 0.5f, a.y + (ch - size.y) * 0.5f), contrastingText(rgb), buf);
+            if (mouse.x >= a.x && mouse.x < b.x && mouse.y >= a.y && mouse.y < b.y) hovered = r * cols + c;
+        }
+    list->AddRect(g0, g1, ImGui::GetColorU32(ImGuiCol_Border));
+    for (int r = 0; r < rows && r < static_cast<int>(labels.rows.size()); ++r) {
+        const char* s = labels.rows[static_cast<std::size_t>(r)].c_str();
+        const float y = g0.y + ch * (static_cast<float>(r) + 0.5f) - line * 0.5f;
+        list->AddText(ImVec2(g0.x - pad - ImGui::CalcTextSize(s).x, y), text, s);
+    }
+    // Column labels, thinned to every k-th where they would touch.
+    float widest = 0.0f;
+    for (const std::string& c : labels.cols) widest = std::max(widest, ImGui::CalcTextSize(c.c_str()).x);
+    const int step = std::max(1, static_cast<int>(std::ceil((widest + pad) / cw)));
+    for (int c = 0; c < cols && c < static_cast<int>(labels.cols.size()); c += step) {
+        const char* s = labels.cols[static_cast<std::size_t>(c)].c_str();
+        list->AddText(ImVec2(g0.x + cw * (static_cast<float>(c) + 0.5f) - ImGui::CalcTextSize(s).x * 0.5f, g1.y + pad * 0.5f), text, s);
+    }
+    const ImVec2 cap = ImGui::CalcTextSize(labels.colCaption.c_str());
+    list->AddText(ImVec2((g0.x + g1.x - cap.x) * 0.5f, g1.y + pad * 0.5f + line), ImGui::GetColorU32(ImGuiCol_TextDisabled),
+                  labels.colCaption.c_str());
+    return hovered;
+}
+
 void colorBar(ImDrawList* list, ImVec2 min, ImVec2 max, core::ColormapKind kind, float lo, float hi, int ticks, bool log) {
     const core::ColormapTable& table = core::colormapTable(kind);
     const float h = max.y - min.y;

@@ -105,6 +105,18 @@ LabelThinning thinLabels(const std::vector<std::string>& labels, int first, int 
 void matrixLabels(ImDrawList* list, ImVec2 min, ImVec2 max, const std::vector<std::string>& rows, const std::vector<std::string>& cols,
                   float labelW, int highlightRow = -1, ImU32 accent = 0);
 
+// A small grid of `values` [rows × cols], row-major, coloured by `kind` over lo … hi, each value
+// written in its cell where it fits; row labels right-aligned left of the grid, column labels
+// below it, captions above the rows' labels and under the columns'. For a handful of rows and
+// columns (at most 64 × 64: the retrieval test's depths × lengths). Returns the cell under the
+// mouse (row × cols + col), or -1.
+struct GridLabels {
+    std::vector<std::string> rows, cols;
+    std::string rowCaption, colCaption;
+};
+int gridChart(ImDrawList* list, ImVec2 min, ImVec2 max, const std::vector<double>& values, int rows, int cols, const GridLabels& labels,
+              core::ColormapKind kind, float lo, float hi);
+
 ImU32 toImColor(core::Rgb c, int alpha = 255);
 // Black or white, whichever reads better on `background`.
 ImU32 contrastingText(core::Rgb background);

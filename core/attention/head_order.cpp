@@ -25,6 +25,7 @@ constexpr ScoreInfo kScores[kHeadScoreCount] = {
     {"induction", "induction score"},
     {"induction-test", "induction test score"},
     {"moved", "how far the map moved"},
+    {"retrieval-test", "retrieval test score"},
 };
 
 }  // namespace
@@ -53,6 +54,7 @@ double headScore(const HeadStats& s, HeadScore score) {
         case HeadScore::Duplicate: return s.duplicate;
         case HeadScore::Induction: return s.induction;
         case HeadScore::InductionTest:
+        case HeadScore::RetrievalTest:
         case HeadScore::Moved: return 0.0;
     }
     return 0.0;

@@ -13,7 +13,8 @@
 namespace attnviz::core {
 
 // A head's score by which tiles are ordered and tinted: one of HeadStats, or a measurement given
-// from outside: the induction test (repeated random tokens), or how far the head's map moved
+// from outside: the induction test (repeated random tokens), the retrieval test (a segment
+// copied from far back, its mean over lengths and depths), or how far the head's map moved
 // against another input (compare.hpp's mapMoved).
 enum class HeadScore : std::uint8_t {
     Entropy,
@@ -26,19 +27,20 @@ enum class HeadScore : std::uint8_t {
     Duplicate,
     Induction,
     InductionTest,
-    Moved
+    Moved,
+    RetrievalTest
 };
-inline constexpr int kHeadScoreCount = 11;
+inline constexpr int kHeadScoreCount = 12;
 
 // "entropy", "entropy-share", "distance", "self", "previous", "first", "first-k", "duplicate",
-// "induction", "induction-test", "moved": the name flags and tooltips use.
+// "induction", "induction-test", "moved", "retrieval-test": the name flags and tooltips use.
 const char* headScoreId(HeadScore score);
 // In words, for a rule: "previous-token mass", "mean attention distance", …
 const char* headScoreName(HeadScore score);
 // Throws InputError(where, …) naming the choices on an unknown id.
 HeadScore parseHeadScore(const std::string& id, const std::string& where);
 
-// The statistic's value; InductionTest and Moved are not in HeadStats (0: read them where they are made).
+// The statistic's value; InductionTest, RetrievalTest and Moved are not in HeadStats (0: read them where they are made).
 double headScore(const HeadStats& stats, HeadScore score);
 
 // How tiles are placed: layer by layer in head order, sorted within each layer (largest score

@@ -17,11 +17,17 @@ constexpr const char* kSinkRule =
 constexpr const char* kInductionRule =
     "mean of A[i, i - repeat + 1] over the second copy's queries of random tokens repeated twice (after the BOS when the "
     "tokenizer puts one first), averaged over the batch";
+constexpr const char* kRetrievalRule =
+    "mean of A[L - N + k, p + k + 1] over the N queries of a random segment written at p = offset + round(depth * (L - offset - 2N)) "
+    "in a filler of random tokens and again at the end of L tokens (after the BOS when the tokenizer puts one first: offset 1); "
+    "top1: the share of those queries whose largest weight is on that key (Wu et al., 2024); the columns average every length "
+    "and depth";
 
 // The columns after layer, head and kv_head, and each head's values for them.
 std::vector<std::string> valueColumns(const StatsTable& t) {
     std::vector<std::string> c = {"entropy", "entropy_share", "distance", "self", "previous", "first", "first_k", "duplicate", "induction"};
     if (t.induction) c.emplace_back("induction_test");
+    if (t.retrieval) c.insert(c.end(), {"retrieval_test", "retrieval_top1"});
     return c;
 }
 
@@ -34,7 +40,19 @@ std::vector<double> values(const StatsTable& t, std::size_t k) {
     const HeadStats& s = t.stats[k];
     std::vector<double> v = {s.entropy, s.entropyShare, s.distance, s.self, s.previous, s.first, s.firstK, s.duplicate, s.induction};
     if (t.induction) v.push_back(t.inductionTest[k]);
+    if (t.retrieval) v.insert(v.end(), {t.retrieval->headMeans(t.retrieval->mass)[k], t.retrieval->headMeans(t.retrieval->top1)[k]});
     return v;
+}
+
+// One head's retrieval scores: [[the score at each depth] for each length].
+nlohmann::json retrievalGrid(const RetrievalScores& r, int layer, int head) {
+    nlohmann::json grid = nlohmann::json::array();
+    for (std::size_t li = 0; li < r.settings.lengths.size(); ++li) {
+        nlohmann::json row = nlohmann::json::array();
+        for (std::size_t di = 0; di < r.settings.depths.size(); ++di) row.push_back(r.mass[r.index(li, di, layer, head)]);
+        grid.push_back(std::move(row));
+    }
+    return grid;
 }
 
 }  // namespace
@@ -86,6 +104,12 @@ std::string statsJson(const StatsTable& t) {
     if (t.induction)
         j["induction_test"] = {
             {"repeat", t.induction->repeat}, {"batch", t.induction->batch}, {"seed", t.induction->seed}, {"rule", kInductionRule}};
+    if (t.retrieval)
+        j["retrieval_test"] = {{"lengths", t.retrieval->settings.lengths},
+                               {"depths", t.retrieval->settings.depths},
+                               {"segment", t.retrieval->settings.segment},
+                               {"seed", t.retrieval->settings.seed},
+                               {"rule", kRetrievalRule}};
     const std::vector<std::string> columns = valueColumns(t);
     j["columns"] = columns;
     nlohmann::json heads = nlohmann::json::array();
@@ -95,6 +119,7 @@ std::string statsJson(const StatsTable& t) {
             if (!t.kvHead.empty()) row["kv_head"] = t.kvHead[static_cast<std::size_t>(h)];
             const std::vector<double> v = values(t, indexOf(t, l, h));
             for (std::size_t c = 0; c < columns.size(); ++c) row[columns[c]] = v[c];
+            if (t.retrieval) row["retrieval_grid"] = retrievalGrid(*t.retrieval, l, h);
             heads.push_back(std::move(row));
         }
     j["heads"] = std::move(heads);

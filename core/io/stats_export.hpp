@@ -1,11 +1,12 @@
 // Every head's statistics as a table (--export-stats): CSV, one row per head, or JSON with the
 // model-level numbers beside them (the sink share at its ε, the rule the statistics were made
-// under, the token count, whether the first key was left out, the induction test's settings).
+// under, the token count, whether the first key was left out, the induction and retrieval tests' settings).
 #pragma once
 
 #include "core/attention/attention_maps.hpp"
 #include "core/attention/head_stats.hpp"
 #include "core/models/induction.hpp"
+#include "core/models/retrieval.hpp"
 
 #include <optional>
 #include <string>
@@ -22,7 +23,8 @@ struct StatsTable {
     std::vector<HeadStats> stats;        // [layers × heads], under `options`
     double sinkEpsilon = 0.3, sink = 0;  // sinkShare of the statistics with every key, at sinkEpsilon
     std::optional<InductionSettings> induction;
-    std::vector<double> inductionTest;  // [layers × heads] inductionScores, when `induction`
+    std::vector<double> inductionTest;         // [layers × heads] inductionScores, when `induction`
+    std::optional<RetrievalScores> retrieval;  // the retrieval test's, when asked for
 };
 
 // The statistics of `maps` under `options`, and the sink share of those with every key (the
@@ -30,12 +32,14 @@ struct StatsTable {
 StatsTable statsTable(const AttentionMaps& maps, const HeadStatsOptions& options, double sinkEpsilon, std::string source);
 
 // "layer,head[,kv_head],entropy,entropy_share,distance,self,previous,first,duplicate,induction
-// [,induction_test]" then one row per head, layer-major; kv_head for grouped-query models only;
+// [,induction_test][,retrieval_test,retrieval_top1]" then one row per head (the retrieval test's
+// columns each head's mean over the test's lengths and depths), layer-major; kv_head for grouped-query models only;
 // numbers as their shortest round-trip text.
 std::string statsCsv(const StatsTable& table);
 // {"source", "tokens", "layer_count", "head_count", "first_key_left_out", "rule", "sink": {"epsilon",
-//  "share", "rule"}, ["induction_test": {"repeat", "batch", "seed", "rule"}], "columns": [...],
-//  "heads": [{"layer", "head", ["kv_head"], "entropy", …}]}
+//  "share", "rule"}, ["induction_test": {"repeat", "batch", "seed", "rule"}], ["retrieval_test":
+//  {"lengths", "depths", "segment", "seed", "rule"}], "columns": [...], "heads": [{"layer", "head",
+//  ["kv_head"], "entropy", …, ["retrieval_grid": [[the score at each depth] for each length]]}]}
 std::string statsJson(const StatsTable& table);
 
 }  // namespace attnviz::core

@@ -9,12 +9,21 @@
 #include <string>
 
 namespace attnviz::core {
-namespace {
 
-// The first position of the first copy: 1 after a BOS, else 0.
 int bosOffset(const decoder::Checkpoint& model) { return model.tokenizer().bosId() ? 1 : 0; }
 
-}  // namespace
+std::vector<int> ordinaryTokens(const decoder::Checkpoint& model, const std::string& test) {
+    const ByteBpe& tokenizer = model.tokenizer();
+    const int vocab = std::min(model.config().vocabSize, tokenizer.vocabSize());
+    const auto ordinary = [&](int id) {
+        return tokenizer.hasId(id) && !tokenizer.isSpecial(id) && id != tokenizer.bosId() && id != tokenizer.endOfText();
+    };
+    std::vector<int> pool;
+    for (int id = 0; id < vocab; ++id)
+        if (ordinary(id)) pool.push_back(id);
+    if (pool.empty()) throw InputError(test, "the tokenizer has no ordinary token to draw");
+    return pool;
+}
 
 std::vector<std::vector<int>> inductionSequences(const decoder::Checkpoint& model, const InductionSettings& settings) {
     const decoder::Config& config = model.config();
@@ -29,16 +38,8 @@ std::vector<std::vector<int>> inductionSequences(const decoder::Checkpoint& mode
         throw InputError("induction test", std::to_string(tokens) + " tokens (" + std::to_string(settings.repeat) + " twice" +
                                                (offset ? ", after the BOS" : "") + ") exceed the model's " +
                                                std::to_string(config.nPositions) + " positions");
-    // 1. the ordinary tokens: ids the embeddings and the tokenizer both have, not special
-    const int vocab = std::min(config.vocabSize, tokenizer.vocabSize());
-    const auto ordinary = [&](int id) {
-        return tokenizer.hasId(id) && !tokenizer.isSpecial(id) && id != tokenizer.bosId() && id != tokenizer.endOfText();
-    };
-    std::vector<int> pool;
-    for (int id = 0; id < vocab; ++id)
-        if (ordinary(id)) pool.push_back(id);
-    if (pool.empty()) throw InputError("induction test", "the tokenizer has no ordinary token to draw");
-    // 2. each sequence: N draws, written twice after the BOS
+    const std::vector<int> pool = ordinaryTokens(model, "induction test");
+    // each sequence: N draws, written twice after the BOS
     Prng prng = Prng::stream(settings.seed, "induction");
     std::vector<std::vector<int>> sequences;
     for (int b = 0; b < settings.batch; ++b) {

@@ -12,6 +12,7 @@
 #include "core/models/decoder/decoder.hpp"
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace attnviz::core {
@@ -21,6 +22,12 @@ struct InductionSettings {
     int batch = 10;
     std::uint64_t seed = 0;
 };
+
+// The ids a test draws from: every id the embeddings and the tokenizer both have that is not
+// special, the BOS or the end of text, ascending. Throws InputError naming `test` when there is none.
+std::vector<int> ordinaryTokens(const decoder::Checkpoint& model, const std::string& test);
+// The first position of a drawn sequence: 1 when the tokenizer puts a BOS first, else 0.
+int bosOffset(const decoder::Checkpoint& model);
 
 // The batch's sequences, each [T] as above, drawn from Prng::stream(seed, "induction"). Throws
 // InputError when the settings are out of range (repeat ≥ 2, batch ≥ 1, T within the model's

@@ -1,4 +1,4 @@
-// --export-stats, --induction-test, --sink-epsilon and --skip-first-key: the table written for a
+// --export-stats, --induction-test, --retrieval-test, --sink-epsilon and --skip-first-key: the table written for a
 // scenario's heads and for a model's every layer × head (CSV and JSON), the numbers against the
 // engine's on the same pass, and every refusal as one line with exit 2. The numbers against an
 // independent numpy implementation: tests/oracle/test_head_stats.py.
@@ -7,6 +7,7 @@
 #include "core/attention/head_stats.hpp"
 #include "core/models/induction.hpp"
 #include "core/models/loaded_model.hpp"
+#include "core/models/retrieval.hpp"
 #include "core/models/run_maps.hpp"
 #include "core/scenario/model.hpp"
 #include "core/scenario/presets.hpp"
@@ -106,6 +107,71 @@ TEST_F(Cli, ExportStatsOfAModelEveryLayerAndHeadWithTheInductionTest) {
         EXPECT_DOUBLE_EQ(j["heads"][k]["entropy"].get<double>(), skipped[k].entropy);
         EXPECT_DOUBLE_EQ(j["heads"][k]["induction"].get<double>(), skipped[k].induction);
     }
+}
+
+TEST_F(Cli, ExportStatsWithTheRetrievalTest) {
+    const nlohmann::json c = tinyllama::config();
+    tinyllama::writeCheckpoint(m_dir, c, tinyllama::weights(c, 4));
+    const std::string csv = path("stats.csv").string(), json = path("stats.json").string();
+    const std::vector<std::string> model = {"--model", m_dir.string(), "--sentence", "abcab"};
+    // Without --retrieval-lengths: the default lengths the model reads (64 positions: 64 alone).
+    std::vector<std::string> args = model;
+    for (const char* a : {"--export-stats", csv.c_str(), "--retrieval-test", "--retrieval-segment", "5"}) args.emplace_back(a);
+    ASSERT_EQ(runCli(args).code, 0);
+    const auto checkpoint = core::openCheckpoint(m_dir.string());
+    const core::RetrievalScores whole = core::retrievalScores(*checkpoint, {.lengths = {64}, .segment = 5});
+    const std::vector<double> mass = whole.headMeans(whole.mass), top1 = whole.headMeans(whole.top1);
+    const std::vector<std::string> lines = splitLines(readFile(csv));
+    ASSERT_EQ(lines.size(), 1u + tinyllama::kLayers * tinyllama::kHeads);
+    EXPECT_EQ(lines[0],
+              "layer,head,kv_head,entropy,entropy_share,distance,self,previous,first,first_k,duplicate,induction,"
+              "retrieval_test,retrieval_top1");
+    for (std::size_t k = 0; k < mass.size(); ++k) {
+        const std::vector<double> row = fields(lines[k + 1]);
+        ASSERT_EQ(row.size(), 14u);
+        EXPECT_DOUBLE_EQ(row[12], mass[k]);
+        EXPECT_DOUBLE_EQ(row[13], top1[k]);
+    }
+    // JSON: the settings and each head's depth × length grid.
+    args = model;
+    for (const char* a :
+         {"--export-stats", json.c_str(), "--retrieval-test", "--retrieval-lengths", "40,64", "--retrieval-depths", "0,0.5"})
+        args.emplace_back(a);
+    ASSERT_EQ(runCli(args).code, 0);
+    const core::RetrievalScores two = core::retrievalScores(*checkpoint, {.lengths = {40, 64}, .depths = {0, 0.5}});
+    const nlohmann::json j = nlohmann::json::parse(readFile(json));
+    EXPECT_EQ(j["retrieval_test"]["lengths"], nlohmann::json({40, 64}));
+    EXPECT_EQ(j["retrieval_test"]["depths"], nlohmann::json({0.0, 0.5}));
+    EXPECT_EQ(j["retrieval_test"]["segment"], 16);
+    ASSERT_EQ(j["heads"].size(), static_cast<std::size_t>(tinyllama::kLayers * tinyllama::kHeads));
+    const nlohmann::json& last = j["heads"].back();
+    const int l = tinyllama::kLayers - 1, h = tinyllama::kHeads - 1;
+    for (std::size_t li = 0; li < 2; ++li)
+        for (std::size_t di = 0; di < 2; ++di)
+            EXPECT_DOUBLE_EQ(last["retrieval_grid"][li][di].get<double>(), two.mass[two.index(li, di, l, h)]);
+    EXPECT_DOUBLE_EQ(last["retrieval_test"].get<double>(), two.headMeans(two.mass).back());
+    // Refusals, each before any pass.
+    const auto refused = [&](std::vector<std::string> extra) {
+        std::vector<std::string> a = model;
+        a.insert(a.end(), extra.begin(), extra.end());
+        return expectError(runCli(a));
+    };
+    EXPECT_EQ(refused({"--export-stats", csv, "--retrieval-test", "--retrieval-lengths", "40,65"}),
+              "--retrieval-lengths: a length of 65 tokens is over 64, the most the model's positions and --max-tokens allow");
+    EXPECT_EQ(refused({"--export-stats", csv, "--retrieval-test", "--retrieval-lengths", "40,,64"}),
+              "--retrieval-lengths: expected a whole number from 1 to 2147483647, got ''");
+    EXPECT_EQ(refused({"--export-stats", csv, "--retrieval-test", "--retrieval-depths", "0,2"}),
+              "--retrieval-depths: expected depths from 0 to 1, got '2'");
+    EXPECT_EQ(refused({"--export-stats", csv, "--retrieval-test", "--retrieval-segment", "1"}),
+              "--retrieval-segment: expected a whole number from 2 to 4096, got '1'");
+    EXPECT_EQ(refused({"--export-stats", csv, "--retrieval-lengths", "40"}),
+              "--retrieval-lengths: sets the retrieval test; give --retrieval-test too");
+    EXPECT_EQ(refused({"--retrieval-test"}),
+              "--retrieval-test: goes with --export-stats (the head statistics it writes); give --export-stats OUT");
+    EXPECT_EQ(refused({"--export-stats", csv, "--retrieval-test", "--retrieval-lengths", "20", "--retrieval-segment", "11"}),
+              "retrieval test: a length of 20 tokens cannot hold two copies of 11 (at least 22)");
+    EXPECT_EQ(expectError(runCli({"--preset", "default", "--export-stats", "-", "--retrieval-test"})),
+              "--retrieval-test: runs a checkpoint on random token ids; a scenario has no vocabulary to draw from (give --model DIR)");
 }
 
 TEST_F(Cli, SkipFirstKeyReachesTheWindow) {

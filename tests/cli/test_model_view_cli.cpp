@@ -91,12 +91,14 @@ TEST_F(Cli, ModelViewFlagsRefuseWhatTheyCannotDo) {
     EXPECT_EQ(expectError(runCli({"--model-view-sort", "previous"})), "--model-view-sort: orders --export-model-view; give that too");
     EXPECT_EQ(expectError(runCli({"--export-model-view", out, "--model-view-sort", "prev"})),
               "--model-view-sort: expected entropy, entropy-share, distance, self, previous, first, first-k, duplicate, induction, "
-              "induction-test or moved, got 'prev'");
+              "induction-test, moved or retrieval-test, got 'prev'");
     EXPECT_EQ(expectError(runCli({"--export-model-view", out, "--model-view-sort", "self", "--model-view-rank", "self"})),
               "--model-view-rank: give either --model-view-sort or --model-view-rank, not both");
     EXPECT_EQ(expectError(runCli({"--export-model-view", out, "--model-view-pooling", "median"})),
               "--model-view-pooling: expected mean or max, got 'median'");
     EXPECT_EQ(expectError(runCli({"--export-model-view", out, "--model-view-rank", "induction-test"})).rfind("--model-view-rank: ", 0), 0u);
+    EXPECT_EQ(expectError(runCli({"--export-model-view", out, "--model-view-sort", "retrieval-test"})),
+              "--model-view-sort: the retrieval test runs its own sequences (the window's head statistics); sort by one of the others");
     EXPECT_EQ(expectError(runCli({"--export-model-view", path("model.jpg").string()})).rfind(path("model.jpg").string() + ": ", 0), 0u);
     EXPECT_FALSE(fs::exists(out));
 }

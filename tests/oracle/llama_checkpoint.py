@@ -26,11 +26,12 @@ modeling_rope_utils, masking_utils), in float64, on the values the file holds:
     x = embed_tokens[ids]
     per layer: a = RMSNorm(x)  with RMSNorm(x) = w * x / sqrt(mean(x^2) + eps)
                q, k, v = a Wq^T (+bq), a Wk^T (+bk), a Wv^T (+bv)     [T, H, D], [T, KV, D], [T, KV, D]
+               (biases: Qwen2's always, Llama's with attention_bias, which also adds o_proj's bo)
                Qwen3: q, k = RMSNorm over D per head (q_norm, k_norm)
                q, k = q cos + rotate_half(q) sin   (angles = position * inv_freq, halves repeated)
                head h reads kv head h // (H / KV);  A = softmax(q k^T / sqrt(D) + mask)
                mask: key j visible to query i iff j <= i and (no window, or i - j < sliding_window)
-               x += concat_h(A v) Wo^T;  x += down(silu(gate(b)) * up(b)) with b = RMSNorm(x)
+               x += concat_h(A v) Wo^T (+bo);  x += down(silu(gate(b)) * up(b)) with b = RMSNorm(x)
     logits = RMSNorm(x)[-1] lm_head^T  (lm_head = embed_tokens when tied);  probs = softmax(logits)
 RoPE inverse frequencies follow modeling_rope_utils' default, linear and llama3 types
 (attention factor 1); HF computes them in float32, here in float64 (a ~1e-7 relative difference).
@@ -59,12 +60,16 @@ DTYPE_BYTES = {"F32": 4, "F16": 2, "BF16": 2}
 def config(family, hidden_size, intermediate_size, num_hidden_layers, num_attention_heads, num_key_value_heads,
            vocab_size, head_dim=None, rms_norm_eps=1e-6, rope_theta=10000.0, rope_scaling=None,
            tie_word_embeddings=False, max_position_embeddings=4096, sliding_window=None, use_sliding_window=False,
-           max_window_layers=None, bos_token_id=None, eos_token_id=None):
+           max_window_layers=None, bos_token_id=None, eos_token_id=None, attention_bias=False):
     """The canonical config: config.json's fields (transformers 4.x names). rope_scaling is None or a
     dict as 4.x writes it ({"rope_type": "llama3", "factor": ...} or the older {"type": "linear", ...}).
-    For Qwen2/Qwen3, layer i slides iff use_sliding_window and i >= max_window_layers."""
+    For Qwen2/Qwen3, layer i slides iff use_sliding_window and i >= max_window_layers.
+    attention_bias (Llama only): q, k, v and o_proj carry biases, as LlamaConfig's attention_bias;
+    the field is in cfg only when true."""
     if family not in FAMILIES:
         raise ValueError(f"unknown family {family!r}")
+    if attention_bias and family != "llama":
+        raise ValueError(f"attention_bias is modelled for llama only, not {family!r}")
     cfg = {"model_type": family, "hidden_size": hidden_size, "intermediate_size": intermediate_size,
            "num_hidden_layers": num_hidden_layers, "num_attention_heads": num_attention_heads,
            "num_key_value_heads": num_key_value_heads, "head_dim": head_dim, "rms_norm_eps": rms_norm_eps,
@@ -79,7 +84,14 @@ def config(family, hidden_size, intermediate_size, num_hidden_layers, num_attent
         cfg["sliding_window"] = sliding_window
         cfg["use_sliding_window"] = use_sliding_window
         cfg["max_window_layers"] = num_hidden_layers if max_window_layers is None else max_window_layers
+    if attention_bias:
+        cfg["attention_bias"] = True
     return cfg
+
+
+def has_attention_bias(cfg):
+    """Whether a Llama config's q, k, v and o_proj carry biases (attention_bias)."""
+    return cfg["model_type"] == "llama" and bool(cfg.get("attention_bias", False))
 
 
 def head_dim(cfg):
@@ -115,7 +127,7 @@ def config_json(cfg, dtype="F32", form="v4"):
     if cfg.get("head_dim") is not None:
         c["head_dim"] = cfg["head_dim"]
     if family == "llama":
-        c.update(attention_bias=False, mlp_bias=False, pretraining_tp=1)
+        c.update(attention_bias=has_attention_bias(cfg), mlp_bias=False, pretraining_tp=1)
     if family == "qwen3":
         c["attention_bias"] = False
     if family == "mistral":
@@ -174,7 +186,7 @@ def tensor_shapes(cfg):
         s[p + "self_attn.q_proj.weight"] = (nh * hd, d)
         s[p + "self_attn.k_proj.weight"] = (kv * hd, d)
         s[p + "self_attn.v_proj.weight"] = (kv * hd, d)
-        if cfg["model_type"] == "qwen2":
+        if cfg["model_type"] == "qwen2" or has_attention_bias(cfg):
             s[p + "self_attn.q_proj.bias"] = (nh * hd,)
             s[p + "self_attn.k_proj.bias"] = (kv * hd,)
             s[p + "self_attn.v_proj.bias"] = (kv * hd,)
@@ -182,6 +194,8 @@ def tensor_shapes(cfg):
             s[p + "self_attn.q_norm.weight"] = (hd,)
             s[p + "self_attn.k_norm.weight"] = (hd,)
         s[p + "self_attn.o_proj.weight"] = (d, nh * hd)
+        if has_attention_bias(cfg):
+            s[p + "self_attn.o_proj.bias"] = (d,)
         s[p + "post_attention_layernorm.weight"] = (d,)
         s[p + "mlp.gate_proj.weight"] = (inner, d)
         s[p + "mlp.up_proj.weight"] = (inner, d)
@@ -451,7 +465,7 @@ def forward(weights, cfg, ids, zero=(), mean=(), hide=()):
         # 1. attention block: norm, projections, (Qwen3) per-head norms, RoPE
         a = rms_norm(x, w[p + "input_layernorm.weight"], eps)
         q, k, v = (a @ w[p + f"self_attn.{n}_proj.weight"].T for n in "qkv")
-        if family == "qwen2":
+        if family == "qwen2" or has_attention_bias(cfg):
             q, k, v = (m + w[p + f"self_attn.{n}_proj.bias"] for m, n in zip((q, k, v), "qkv"))
         q, k, v = q.reshape(t, nh, d), k.reshape(t, kv, d), v.reshape(t, kv, d)
         if family == "qwen3":
@@ -484,6 +498,8 @@ def forward(weights, cfg, ids, zero=(), mean=(), hide=()):
             outs.append(out)
         attentions.append(heads)
         x = x + np.concatenate(outs, axis=1) @ w[p + "self_attn.o_proj.weight"].T
+        if has_attention_bias(cfg):
+            x = x + w[p + "self_attn.o_proj.bias"]  # o_proj is Linear(bias=config.attention_bias)
         # 3. gated MLP
         b = rms_norm(x, w[p + "post_attention_layernorm.weight"], eps)
         gate = b @ w[p + "mlp.gate_proj.weight"].T

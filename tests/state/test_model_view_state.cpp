@@ -162,4 +162,28 @@ TEST_F(ModelViewModel, InductionTestRunsOnAWorkerAndNeverTouchesTheSentence) {
     EXPECT_FALSE(apply(scenario, action::StartInductionTest{}));
 }
 
+TEST_F(ModelViewModel, RetrievalTestRunsOnAWorkerAndTintsTheModelView) {
+    AppState s = open();
+    const std::string sentence = *s.scenario.sentence;
+    EXPECT_FALSE(summaryScores(s, core::HeadScore::RetrievalTest).has_value());  // not run yet
+    const core::RetrievalSettings settings{.lengths = {12, 16}, .depths = {0, 1}, .segment = 3, .seed = 2};
+    ASSERT_TRUE(apply(s, action::StartRetrievalTest{settings}));
+    for (int i = 0; i < 2000 && s.retrieval->running(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    ASSERT_FALSE(s.retrieval->running());
+    const RetrievalSnapshot snap = s.retrieval->snapshot();
+    ASSERT_TRUE(snap.scores.has_value()) << snap.error;
+    EXPECT_EQ(snap.scores->mass, core::retrievalScores(*s.loaded.checkpoint, settings).mass);
+    // The model view's tint and order read each head's mean over the lengths and depths.
+    ASSERT_TRUE(summarizeHeads(s));
+    const std::optional<std::vector<double>> tint = summaryScores(s, core::HeadScore::RetrievalTest);
+    ASSERT_TRUE(tint.has_value());
+    EXPECT_EQ(*tint, snap.scores->headMeans(snap.scores->mass));
+    EXPECT_EQ(*s.scenario.sentence, sentence);
+    // Settings the model cannot run, and a scenario, are refused in one line.
+    EXPECT_FALSE(apply(s, action::StartRetrievalTest{{.lengths = {17}, .depths = {0}, .segment = 3, .seed = 0}}));
+    EXPECT_EQ(s.error, "retrieval test: a length of 17 tokens exceeds the model's 16 positions");
+    AppState scenario = app::testing::ready("default");
+    EXPECT_FALSE(apply(scenario, action::StartRetrievalTest{}));
+}
+
 }  // namespace

@@ -1,4 +1,4 @@
-#include "app/state/induction_job.hpp"
+#include "app/state/model_test_job.hpp"
 
 #include "core/base/error.hpp"
 
@@ -6,7 +6,8 @@
 
 namespace attnviz::app {
 
-void InductionJob::start(std::shared_ptr<const core::decoder::Checkpoint> model, const core::InductionSettings& settings) {
+template <class Settings, class Scores>
+void ModelTestJob<Settings, Scores>::start(std::shared_ptr<const core::decoder::Checkpoint> model, const Settings& settings) {
     stop();
     {
         const std::lock_guard lock(m_mutex);
@@ -16,16 +17,16 @@ void InductionJob::start(std::shared_ptr<const core::decoder::Checkpoint> model,
     auto progress = std::make_shared<core::Progress>();
     m_progress = progress;
     m_job.start([this, model = std::move(model), settings, progress](const std::atomic<bool>&) {
-        std::optional<std::vector<double>> scores;
+        std::optional<Scores> scores;
         std::string error;
         try {
-            scores = core::inductionScores(*model, settings, progress.get());
+            scores = m_run(*model, settings, progress.get());
         } catch (const core::Cancelled&) {
             return;  // stopped: nothing to report
         } catch (const core::InputError& e) {
             error = e.message();
         } catch (const std::bad_alloc&) {
-            error = "induction test: out of memory";
+            error = std::string(m_name) + ": out of memory";
         }
         const std::lock_guard lock(m_mutex);
         m_done.scores = std::move(scores);
@@ -33,13 +34,15 @@ void InductionJob::start(std::shared_ptr<const core::decoder::Checkpoint> model,
     });
 }
 
-void InductionJob::stop() {
+template <class Settings, class Scores>
+void ModelTestJob<Settings, Scores>::stop() {
     if (m_progress) m_progress->cancel();
     m_job.stop();
 }
 
-InductionSnapshot InductionJob::snapshot() const {
-    InductionSnapshot snap;
+template <class Settings, class Scores>
+typename ModelTestJob<Settings, Scores>::Snapshot ModelTestJob<Settings, Scores>::snapshot() const {
+    Snapshot snap;
     {
         const std::lock_guard lock(m_mutex);
         snap = m_done;
@@ -49,9 +52,13 @@ InductionSnapshot InductionJob::snapshot() const {
     return snap;
 }
 
-const std::vector<double>* inductionTestScores(const InductionSnapshot& snapshot, const void* checkpoint) {
+template <class Settings, class Scores>
+const Scores* ModelTestJob<Settings, Scores>::scoresOf(const Snapshot& snapshot, const void* checkpoint) {
     if (!snapshot.scores || snapshot.checkpoint == nullptr || snapshot.checkpoint != checkpoint) return nullptr;
     return &*snapshot.scores;
 }
+
+template class ModelTestJob<core::InductionSettings, std::vector<double>>;
+template class ModelTestJob<core::RetrievalSettings, core::RetrievalScores>;
 
 }  // namespace attnviz::app
