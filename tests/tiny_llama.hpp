@@ -129,6 +129,17 @@ inline std::string tokenizerJson() {
     return j.dump();
 }
 
+// The same with a TemplateProcessing post-processor that puts <|begin_of_text|> (259) first, as
+// Llama 2's and 3's files do: the tokenizer's BOS.
+inline std::string tokenizerJsonWithBos() {
+    nlohmann::json tokenizer = nlohmann::json::parse(tokenizerJson());
+    tokenizer["post_processor"] = {
+        {"type", "TemplateProcessing"},
+        {"single", {{{"SpecialToken", {{"id", "<|begin_of_text|>"}, {"type_id", 0}}}}, {{"Sequence", {{"id", "A"}, {"type_id", 0}}}}}},
+        {"special_tokens", {{"<|begin_of_text|>", {{"id", "<|begin_of_text|>"}, {"ids", {259}}, {"tokens", {"<|begin_of_text|>"}}}}}}};
+    return tokenizer.dump();
+}
+
 // The whole folder: config.json, the weights (in `shards` files with an index when more than
 // one, each tensor in the shard of its place in name order), tokenizer.json.
 inline void writeCheckpoint(const std::filesystem::path& dir, const nlohmann::json& c, const std::map<std::string, StoredTensor>& w,

@@ -212,12 +212,7 @@ TEST_F(Cli, ExportStatsRefusals) {
     const nlohmann::json c = tinyllama::config("llama", {{"max_position_embeddings", 4}});
     fs::create_directories(llama);
     tinyllama::writeCheckpoint(llama, c, tinyllama::weights(c, 3));
-    nlohmann::json tokenizer = nlohmann::json::parse(tinyllama::tokenizerJson());
-    tokenizer["post_processor"] = {
-        {"type", "TemplateProcessing"},
-        {"single", {{{"SpecialToken", {{"id", "<|begin_of_text|>"}, {"type_id", 0}}}}, {{"Sequence", {{"id", "A"}, {"type_id", 0}}}}}},
-        {"special_tokens", {{"<|begin_of_text|>", {{"id", "<|begin_of_text|>"}, {"ids", {259}}, {"tokens", {"<|begin_of_text|>"}}}}}}};
-    writeFile(llama / "tokenizer.json", tokenizer.dump());
+    writeFile(llama / "tokenizer.json", tinyllama::tokenizerJsonWithBos());
     EXPECT_EQ(expectError(runCli({"--model", llama.string(), "--sentence", "ab", "--export-stats", out, "--induction-test"})),
               "--induction-test: the model reads 4 positions; the test needs 5 or more (2 random tokens, twice, after the BOS)");
 }

@@ -72,12 +72,7 @@ TEST_F(Induction, LlamaWithABosScoresAfterIt) {
     const nlohmann::json c = tinyllama::config();
     tinyllama::writeCheckpoint(m_dir, c, tinyllama::weights(c, 5));
     // The tokenizer puts <|begin_of_text|> (259) first, as Llama 2's and 3's files do.
-    nlohmann::json tokenizer = nlohmann::json::parse(tinyllama::tokenizerJson());
-    tokenizer["post_processor"] = {
-        {"type", "TemplateProcessing"},
-        {"single", {{{"SpecialToken", {{"id", "<|begin_of_text|>"}, {"type_id", 0}}}}, {{"Sequence", {{"id", "A"}, {"type_id", 0}}}}}},
-        {"special_tokens", {{"<|begin_of_text|>", {{"id", "<|begin_of_text|>"}, {"ids", {259}}, {"tokens", {"<|begin_of_text|>"}}}}}}};
-    testfs::writeFile(m_dir / "tokenizer.json", tokenizer.dump());
+    testfs::writeFile(m_dir / "tokenizer.json", tinyllama::tokenizerJsonWithBos());
     const auto model = openCheckpoint(m_dir.string());
     ASSERT_EQ(model->tokenizer().bosId(), 259);
     const InductionSettings settings{.repeat = 20, .batch = 3, .seed = 1};

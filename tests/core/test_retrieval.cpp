@@ -62,12 +62,7 @@ void expectScoresFromKeptPasses(const decoder::Checkpoint& model, const Retrieva
 TEST_F(Retrieval, LlamaWithABosPlacesTheSegmentAtEachDepth) {
     const nlohmann::json c = tinyllama::config();
     tinyllama::writeCheckpoint(m_dir, c, tinyllama::weights(c, 5));
-    nlohmann::json tokenizer = nlohmann::json::parse(tinyllama::tokenizerJson());
-    tokenizer["post_processor"] = {
-        {"type", "TemplateProcessing"},
-        {"single", {{{"SpecialToken", {{"id", "<|begin_of_text|>"}, {"type_id", 0}}}}, {{"Sequence", {{"id", "A"}, {"type_id", 0}}}}}},
-        {"special_tokens", {{"<|begin_of_text|>", {{"id", "<|begin_of_text|>"}, {"ids", {259}}, {"tokens", {"<|begin_of_text|>"}}}}}}};
-    testfs::writeFile(m_dir / "tokenizer.json", tokenizer.dump());
+    testfs::writeFile(m_dir / "tokenizer.json", tinyllama::tokenizerJsonWithBos());
     const auto model = openCheckpoint(m_dir.string());
     ASSERT_EQ(model->tokenizer().bosId(), 259);
     const RetrievalSettings settings{.lengths = {40, 64}, .depths = {0, 0.5, 1}, .segment = 6, .seed = 3};
