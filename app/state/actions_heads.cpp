@@ -66,8 +66,7 @@ bool applyAction(AppState& state, const action::StartRetrievalTest& a) {
     try {
         core::checkRetrievalSettings(*pass->checkpoint, a.settings);
     } catch (const core::InputError& e) {
-        state.error = e.message();
-        return false;
+        return reject(state, e.where(), e.what());
     }
     for (const int length : a.settings.lengths)
         if (length > state.limits.maxTokens)

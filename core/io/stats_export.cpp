@@ -40,7 +40,7 @@ std::vector<double> values(const StatsTable& t, std::size_t k) {
     const HeadStats& s = t.stats[k];
     std::vector<double> v = {s.entropy, s.entropyShare, s.distance, s.self, s.previous, s.first, s.firstK, s.duplicate, s.induction};
     if (t.induction) v.push_back(t.inductionTest[k]);
-    if (t.retrieval) v.insert(v.end(), {t.retrieval->headMeans(t.retrieval->mass)[k], t.retrieval->headMeans(t.retrieval->top1)[k]});
+    if (t.retrieval) v.insert(v.end(), {t.retrieval->headMean(t.retrieval->mass, k), t.retrieval->headMean(t.retrieval->top1, k)});
     return v;
 }
 

@@ -19,13 +19,17 @@ std::size_t RetrievalScores::index(std::size_t length, std::size_t depth, int la
            static_cast<std::size_t>(head);
 }
 
-std::vector<double> RetrievalScores::headMeans(const std::vector<double>& scores) const {
+double RetrievalScores::headMean(const std::vector<double>& scores, std::size_t head) const {
     const auto lh = static_cast<std::size_t>(layers) * static_cast<std::size_t>(heads);
     const std::size_t cells = settings.lengths.size() * settings.depths.size();
-    std::vector<double> means(lh, 0.0);
-    for (std::size_t c = 0; c < cells; ++c)
-        for (std::size_t k = 0; k < lh; ++k) means[k] += scores[c * lh + k];
-    for (double& m : means) m /= static_cast<double>(cells);
+    double sum = 0;
+    for (std::size_t c = 0; c < cells; ++c) sum += scores[c * lh + head];
+    return sum / static_cast<double>(cells);
+}
+
+std::vector<double> RetrievalScores::headMeans(const std::vector<double>& scores) const {
+    std::vector<double> means(static_cast<std::size_t>(layers) * static_cast<std::size_t>(heads));
+    for (std::size_t k = 0; k < means.size(); ++k) means[k] = headMean(scores, k);
     return means;
 }
 

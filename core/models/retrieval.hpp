@@ -48,7 +48,9 @@ struct RetrievalScores {
     std::vector<double> top1;  // share of those queries whose largest weight is on that key
 
     std::size_t index(std::size_t length, std::size_t depth, int layer, int head) const;
-    // Per head [layers × heads], layer-major: the mean of `scores` over every length and depth.
+    // The mean of `scores` over every length and depth, for head `head` (layer × heads + head), and
+    // for every head [layers × heads], layer-major.
+    double headMean(const std::vector<double>& scores, std::size_t head) const;
     std::vector<double> headMeans(const std::vector<double>& scores) const;
 };
 

@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <string>
+#include <string_view>
 
 namespace attnviz::app::headless {
 
@@ -42,6 +43,13 @@ protected:
             for (int n = 0; n < data->CmdListsCount; ++n) EXPECT_LT(data->CmdLists[n]->VtxBuffer.Size, 65536);
         }
         return largest;
+    }
+
+    // Reveals panel `id`, draws `more` frames (as frames() does) and checks that it is on screen.
+    static void reveal(App& app, std::string_view id, int more = 3) {
+        app.revealPanel(id);
+        frames(app, more);
+        ASSERT_TRUE(app.panelRects().count(std::string(id))) << id;
     }
 
     // A tiny GPT-2 checkpoint written into the test's folder (tests/tiny_gpt2.hpp, seed 7), and a

@@ -4,10 +4,8 @@
 // mode and in a small window.
 #include "app/app.hpp"
 #include "app/panels/panel_table.hpp"
-#include "core/models/loaded_model.hpp"
 #include "core/scenario/presets.hpp"
 #include "tests/gui/panel_test.hpp"
-#include "tests/tiny_gpt2.hpp"
 
 #include <gtest/gtest.h>
 
@@ -21,11 +19,7 @@ namespace {
 
 class RetrievalPanel : public headless::PanelTest {
 protected:
-    static void show(App& app) {
-        app.revealPanel(panel_id::kStats);
-        frames(app, 3);
-        ASSERT_TRUE(app.panelRects().count(std::string(panel_id::kStats)));
-    }
+    static void show(App& app) { reveal(app, panel_id::kStats); }
 };
 
 TEST_F(RetrievalPanel, DrawsTheTestAndItsGridInEveryLayout) {
@@ -33,12 +27,7 @@ TEST_F(RetrievalPanel, DrawsTheTestAndItsGridInEveryLayout) {
     show(scenario);
     EXPECT_FALSE(apply(scenario.state(), action::StartRetrievalTest{}));
 
-    tinygpt2::writeCheckpoint(m_dir, tinygpt2::weights(7));
-    core::Scenario sc;
-    sc.model = core::modelFolder(m_dir.string());
-    sc.sentence = " the cat sat on";
-    sc.causal = true;
-    App app(makeState(sc));
+    App app(makeState(tinyGpt2Scenario()));
     show(app);
     ASSERT_TRUE(apply(app.state(), action::StartRetrievalTest{{.lengths = {8, 12, 16}, .depths = {0, 0.5, 1}, .segment = 3, .seed = 1}}));
     frames(app, 2);  // running, or already done
@@ -51,8 +40,7 @@ TEST_F(RetrievalPanel, DrawsTheTestAndItsGridInEveryLayout) {
     frames(app, 2);
     ASSERT_TRUE(apply(app.state(),
                       action::SetModelView{{core::BlockPooling::Mean, core::TileOrder::Ranked, core::HeadScore::RetrievalTest, true}}));
-    app.revealPanel(panel_id::kModel);
-    frames(app, 3);
+    reveal(app, panel_id::kModel);
     ASSERT_TRUE(apply(app.state(), action::SetPresenter{true}));
     show(app);
     ASSERT_TRUE(apply(app.state(), action::SetPresenter{false}));
