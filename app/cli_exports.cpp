@@ -4,6 +4,7 @@
 
 #include "app/state/compare_view.hpp"
 #include "app/state/head_summary.hpp"
+#include "app/state/model_test_job.hpp"
 #include "app/state/source.hpp"
 #include "app/views/view_table.hpp"
 #include "core/attention/kernels.hpp"
@@ -119,9 +120,8 @@ std::string statsText(const cli::Flags& f, const GuiRequest& request, const AppS
     if (f.inductionTest) {  // a model: checked before anything was computed
         doing = "running the induction test";
         const core::decoder::Checkpoint& model = *checkpointOf(state);
-        const int bos = model.tokenizer().bosId() ? 1 : 0;
-        core::InductionSettings settings;
-        settings.repeat = std::min(settings.repeat, (model.config().nPositions - bos) / 2);  // a short context repeats fewer
+        const int bos = core::bosOffset(model);
+        const core::InductionSettings settings = inductionUpTo({}, model);  // a short context repeats fewer
         if (settings.repeat < 2)
             throw core::InputError("--induction-test", "the model reads " + std::to_string(model.config().nPositions) +
                                                            " positions; the test needs " + std::to_string(4 + bos) +

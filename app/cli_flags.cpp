@@ -2,6 +2,7 @@
 #include "app/cli_flags.hpp"
 
 #include "app/state/actions.hpp"
+#include "app/state/model_test_job.hpp"
 #include "app/views/view_table.hpp"
 #include "core/base/error.hpp"
 #include "core/models/loaded_model.hpp"
@@ -247,11 +248,7 @@ core::RetrievalSettings retrievalSettings(const Flags& f, int longest) {
             s.depths.push_back(depth);
         }
     }
-    if (f.retrievalLengths.empty()) {
-        std::erase_if(s.lengths, [&](int length) { return length > longest; });
-        if (s.lengths.empty()) s.lengths = {longest};
-        return s;
-    }
+    if (f.retrievalLengths.empty()) return app::retrievalUpTo(s, longest);
     s.lengths.clear();
     for (const std::string& item : items("--retrieval-lengths", f.retrievalLengths)) {
         const auto length = static_cast<int>(parseWhole("--retrieval-lengths", item, 1, std::numeric_limits<int>::max()));
@@ -348,11 +345,12 @@ void defineFlags(CLI::App& app, Flags& f) {
                    ".csv (one row per head; '-' = stdout) or .json (with the sink share)")
         ->type_name("OUT.csv|OUT.json");
     app.add_flag("--induction-test", f.inductionTest,
-                 "With --model and --export-stats: score every head on random tokens repeated twice (the induction test)");
+                 "With --model and --export-stats or --screenshot: score every head on random tokens repeated twice (the induction test; "
+                 "a screenshot waits for it)");
     app.add_flag("--retrieval-test", f.retrievalTest,
-                 "With --model and --export-stats: score every head on a random segment placed at each depth of a filler of random "
-                 "tokens and repeated at the end (the retrieval test; columns retrieval_test and retrieval_top1, and each head's "
-                 "depth x length grid in the JSON)");
+                 "With --model and --export-stats or --screenshot: score every head on a random segment placed at each depth of a "
+                 "filler of random tokens and repeated at the end (the retrieval test; columns retrieval_test and retrieval_top1, "
+                 "each head's depth x length grid in the JSON; a screenshot waits for it)");
     app.add_option("--retrieval-lengths", f.retrievalLengths,
                    "The retrieval test's lengths in tokens (default 1024,2048,4096,8192: those the model and --max-tokens allow)")
         ->type_name("L,...");
@@ -489,9 +487,13 @@ void checkFlags(const Flags& f, const CLI::App& app) {
         throw core::InputError("--rollout", "is exported by --export (JSON) or --export-npy; the figures and the CSV show heads");
     if (f.bench && (anyExport || given("--screenshot")))
         throw core::InputError("--bench", "times the forward pass only; it cannot be combined with exports or --screenshot");
-    for (const char* name : {"--induction-test", "--retrieval-test", "--sink-epsilon"})
-        if (given(name) && !given("--export-stats"))
-            throw core::InputError(name, "goes with --export-stats (the head statistics it writes); give --export-stats OUT");
+    for (const char* name : {"--induction-test", "--retrieval-test"})
+        if (given(name) && !given("--export-stats") && !given("--screenshot"))
+            throw core::InputError(name,
+                                   "goes with --export-stats (the head statistics it writes) or --screenshot (the window runs it "
+                                   "first); give one of them");
+    if (given("--sink-epsilon") && !given("--export-stats"))
+        throw core::InputError("--sink-epsilon", "goes with --export-stats (the head statistics it writes); give --export-stats OUT");
     for (const char* name : {"--retrieval-lengths", "--retrieval-depths", "--retrieval-segment"})
         if (given(name) && !f.retrievalTest) throw core::InputError(name, "sets the retrieval test; give --retrieval-test too");
     if (f.retrievalTest) retrievalSettings(f, std::numeric_limits<int>::max());  // each item a number, before any work
@@ -581,6 +583,11 @@ GuiRequest requestFrom(const Flags& f, const CLI::App& app) {
         if (!f.lab.empty() && f.lab != "train") throw core::InputError("--train-steps", "trains in the train lab, not --lab " + f.lab);
         request.trainSteps = f.trainSteps;
         request.lab = "train";
+    }
+    request.inductionTest = f.inductionTest;
+    if (f.retrievalTest) {
+        request.retrieval = retrievalSettings(f, std::numeric_limits<int>::max());
+        request.retrievalLengthsGiven = given("--retrieval-lengths");
     }
     if (f.measure) {
         if (given("--train-steps")) throw core::InputError("--measure", "one lab at a time: give --measure or --train-steps");

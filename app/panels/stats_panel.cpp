@@ -224,9 +224,13 @@ void StatsPanel::draw(PanelContext& ctx) {
             widgets::wrappedTextColored(ImVec4(1.0f, 0.45f, 0.4f, 1.0f), retrieval.error);
     }
     if (retrievalScores) {
-        const float gridH = std::min(em * (1.5f * static_cast<float>(retrievalScores->settings.depths.size()) + 3.5f),
-                                     ImGui::GetContentRegionAvail().y * 0.45f);
-        if (gridH > em * 4.0f) retrievalGrid(st, *retrievalScores, gridH);
+        // Its captions take about 3.6 lines; each depth's row at least half a line, else a note.
+        const auto depths = static_cast<float>(retrievalScores->settings.depths.size());
+        const float gridH = std::min(em * (1.5f * depths + 3.5f), ImGui::GetContentRegionAvail().y * 0.45f);
+        if (gridH >= em * (0.5f * depths + 4.0f)) retrievalGrid(st, *retrievalScores, gridH);
+        else
+            widgets::wrappedTextColored(ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled),
+                                        "The selected head's depth × length grid needs a taller panel; its mean is the retrieval column.");
     }
 
     // The table: the tests' columns once they have run.

@@ -36,6 +36,10 @@ private:
     // A save that failed: `what` as the error line on stderr for a screenshot (exit code 2), else `note` in the window.
     int failed(const std::string& what, const std::string& note);
     bool screenshot() const { return m_options.screenshot.has_value(); }
+    // A lab's run or a test of the model's heads, which a screenshot waits for.
+    bool runningAtStart() const {
+        return app::labsRunning(m_app.state()) || m_app.state().induction->running() || m_app.state().retrieval->running();
+    }
 
     Window& m_window;
     ImGuiInstance& m_imgui;
@@ -52,13 +56,15 @@ int FrameLoop::run() {
     if (screenshot() && !m_options.screenshot->capture.panel.empty()) m_app.revealPanel(m_options.screenshot->capture.panel);
     while (!m_window.shouldClose() && !m_app.quitRequested()) {
         waitForEvents();
-        // A screenshot of a lab's run draws nothing until the run ends: a frame drawn in software
-        // (a virtual display) would take the cores the run is timed or trained on.
-        if (screenshot() && app::labsRunning(m_app.state())) continue;
+        // A screenshot of a lab's run or a test of the heads draws nothing until the run ends: a
+        // frame drawn in software (a virtual display) would take the cores the run is timed or
+        // trained on.
+        if (screenshot() && runningAtStart()) continue;
         // A screenshot shows the finished state: every head computed (or the error that stopped it),
-        // every view's derived data made, and a lab's run (--train-steps, --measure) at its end.
+        // every view's derived data made, and a lab's run (--train-steps, --measure) or a test
+        // (--induction-test, --retrieval-test) at its end.
         if (screenshot() && m_frame >= 3 && m_captures.empty() &&
-            ((app::isFresh(m_app.state()) && m_app.viewsSettled()) || m_app.computeFailed()) && !app::labsRunning(m_app.state()))
+            ((app::isFresh(m_app.state()) && m_app.viewsSettled()) || m_app.computeFailed()) && !runningAtStart())
             m_captures.push_back(m_options.screenshot->capture);
         const CaptureRequest* capture = m_captures.empty() ? nullptr : &m_captures.front();
         buildFrame(capture);
@@ -85,17 +91,17 @@ int FrameLoop::run() {
 // ends early was input, and the next few frames are drawn without waiting.
 void FrameLoop::waitForEvents() {
     const bool labs = app::labsRunning(m_app.state());
+    const bool tests = m_app.state().induction->running() || m_app.state().retrieval->running();
     const bool busy = screenshot() || !m_captures.empty() || !app::isFresh(m_app.state()) || !m_app.viewsSettled() || m_eagerFrames > 0;
     const bool sweeping = (m_app.state().headSweep && m_app.state().headSweep->running()) || app::shownMapRunning(m_app.state());
-    if (busy && screenshot() && (labs || sweeping)) {
+    if (busy && screenshot() && (labs || tests || sweeping)) {
         glfwWaitEventsTimeout(0.05);  // the worker has the cores; the view is drawn at its end
     } else if (sweeping && m_captures.empty()) {
         glfwWaitEventsTimeout(0.1);  // maps made again on a worker: its progress, and the frame it is ready in
     } else if (busy) {
         glfwPollEvents();
         m_eagerFrames = std::max(0, m_eagerFrames - 1);
-    } else if (m_app.state().opening->active() || m_app.state().induction->running() || m_app.state().retrieval->running() ||
-               mapsBeingChecked(m_app.state())) {
+    } else if (m_app.state().opening->active() || tests || mapsBeingChecked(m_app.state())) {
         glfwWaitEventsTimeout(0.1);  // a model opening or a test of its heads: its progress, and the frame it is ready in
     } else if (labs) {
         // a lab's curve growing as its worker publishes; the cost sweep's points come slowly, and

@@ -47,11 +47,13 @@ bool applyAction(AppState& state, const action::SetFirstTokens& a) {
 bool applyAction(AppState& state, const action::StartInductionTest& a) {
     const core::LoadedModel* pass = checkpointPass(state);
     if (!pass) return reject(state, "induction test", "needs a model (open one with --model or File → Open model folder)");
-    if (a.settings.repeat < 2 || a.settings.batch < 1)
+    const core::InductionSettings settings = inductionUpTo(a.settings, *pass->checkpoint);  // a short context repeats fewer
+    if (settings.repeat < 2 || settings.batch < 1)
         return reject(state, "induction test",
-                      "needs at least 2 repeated tokens and 1 sequence, got " + std::to_string(a.settings.repeat) + " and " +
-                          std::to_string(a.settings.batch));
-    state.induction->start(pass->checkpoint, a.settings);
+                      "needs at least 2 repeated tokens and 1 sequence, got " + std::to_string(settings.repeat) + " and " +
+                          std::to_string(settings.batch) + " (the model reads " + std::to_string(pass->checkpoint->config().nPositions) +
+                          " positions)");
+    state.induction->start(pass->checkpoint, settings);
     return true;
 }
 

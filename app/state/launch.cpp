@@ -1,8 +1,11 @@
 #include "app/state/launch.hpp"
 
 #include "app/state/actions.hpp"
+#include "app/state/model_test_job.hpp"
+#include "app/state/source.hpp"
 #include "core/base/error.hpp"
 
+#include <algorithm>
 #include <string>
 
 namespace attnviz::app {
@@ -51,6 +54,14 @@ std::string startRequested(AppState& state, const GuiRequest& request) {
         if (!apply(state, action::StartTraining{settings})) return state.error;
     }
     if (request.measure && !apply(state, action::StartCostSweep{})) return state.error;
+    if (request.inductionTest && !apply(state, action::StartInductionTest{})) return state.error;
+    if (request.retrieval) {
+        core::RetrievalSettings settings = *request.retrieval;
+        if (const core::LoadedModel* pass = checkpointPass(state); pass && !request.retrievalLengthsGiven)
+            settings = retrievalUpTo(settings,
+                                     static_cast<int>(std::min<long long>(pass->checkpoint->config().nPositions, state.limits.maxTokens)));
+        if (!apply(state, action::StartRetrievalTest{settings})) return state.error;
+    }
     return "";
 }
 

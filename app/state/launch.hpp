@@ -40,6 +40,9 @@ struct GuiRequest {
     int firstTokens = 0;                                        // --first-tokens (0: not given)
     std::optional<int> trainSteps;                              // --train-steps N: train at start (the train lab)
     bool measure = false;                                       // --measure: time the cost sweep at start (the cost lab)
+    bool inductionTest = false;                                 // --induction-test: run it at start (the statistics panel)
+    std::optional<core::RetrievalSettings> retrieval;           // --retrieval-test: run it at start with these settings
+    bool retrievalLengthsGiven = false;                         // --retrieval-lengths given (else cut to the model's longest)
     bool fresh = false;                                         // --fresh: ignore the saved session
     bool explicitScenario = false;                              // a scenario, preset or model flag was given
     core::ColormapKind colormap = core::ColormapKind::Viridis;  // --colormap
@@ -63,7 +66,8 @@ std::string headOutOfRange(int head, int heads);
 // Applies what the request asks of a state whose view is already requestedView's, through the
 // action layer: the head and query selected (a --head the model lacks or a --query past the
 // sentence is an error; a head restored from the session is clamped), the lesson opened at its
-// step, a lab's run started (--train-steps, --measure). Returns "" or the error, for one line.
+// step, a lab's run started (--train-steps, --measure), a test of the model's heads started
+// (--induction-test, --retrieval-test). Returns "" or the error, for one line.
 std::string startRequested(AppState& state, const GuiRequest& request);
 
 // The state the window opens on, built before the window exists: startingState (the restored

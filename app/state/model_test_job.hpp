@@ -8,6 +8,7 @@
 #include "core/models/induction.hpp"
 #include "core/models/retrieval.hpp"
 
+#include <algorithm>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -62,6 +63,23 @@ using RetrievalJob = ModelTestJob<core::RetrievalSettings, core::RetrievalScores
 using RetrievalSnapshot = RetrievalJob::Snapshot;
 extern template class ModelTestJob<core::InductionSettings, std::vector<double>>;
 extern template class ModelTestJob<core::RetrievalSettings, core::RetrievalScores>;
+
+// `s` with its repeat cut so that the BOS (where the tokenizer puts one) and both copies fit the
+// model's positions: 50 tokens twice need 101 positions, a short model repeats fewer. The repeat
+// may fall under 2; the caller refuses that.
+inline core::InductionSettings inductionUpTo(core::InductionSettings s, const core::decoder::Checkpoint& model) {
+    s.repeat = std::min(s.repeat, (model.config().nPositions - core::bosOffset(model)) / 2);
+    return s;
+}
+
+// `s` with its lengths cut to `longest` (the most the model's positions and the token limit allow):
+// the lengths past it dropped, or `longest` alone when none is left. For the default lengths, so
+// that a short model still runs the test at its longest.
+inline core::RetrievalSettings retrievalUpTo(core::RetrievalSettings s, int longest) {
+    std::erase_if(s.lengths, [&](int length) { return length > longest; });
+    if (s.lengths.empty()) s.lengths = {longest};
+    return s;
+}
 
 // The scores of the induction test for the state's model, when the last test finished on it.
 inline const std::vector<double>* inductionTestScores(const InductionSnapshot& snapshot, const void* checkpoint) {

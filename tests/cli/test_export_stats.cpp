@@ -4,7 +4,10 @@
 // independent numpy implementation: tests/oracle/test_head_stats.py.
 #include "cli_harness.hpp"
 
+#include "app/state/launch.hpp"
+#include "app/state/model_test_job.hpp"
 #include "core/attention/head_stats.hpp"
+#include "core/base/error.hpp"
 #include "core/models/induction.hpp"
 #include "core/models/loaded_model.hpp"
 #include "core/models/retrieval.hpp"
@@ -18,7 +21,9 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <cstdlib>
+#include <thread>
 
 namespace attnviz::app {
 namespace {
@@ -167,11 +172,65 @@ TEST_F(Cli, ExportStatsWithTheRetrievalTest) {
     EXPECT_EQ(refused({"--export-stats", csv, "--retrieval-lengths", "40"}),
               "--retrieval-lengths: sets the retrieval test; give --retrieval-test too");
     EXPECT_EQ(refused({"--retrieval-test"}),
-              "--retrieval-test: goes with --export-stats (the head statistics it writes); give --export-stats OUT");
+              "--retrieval-test: goes with --export-stats (the head statistics it writes) or --screenshot (the window runs it first); "
+              "give one of them");
     EXPECT_EQ(refused({"--export-stats", csv, "--retrieval-test", "--retrieval-lengths", "20", "--retrieval-segment", "11"}),
               "retrieval test: a length of 20 tokens cannot hold two copies of 11 (at least 22)");
     EXPECT_EQ(expectError(runCli({"--preset", "default", "--export-stats", "-", "--retrieval-test"})),
               "--retrieval-test: runs a checkpoint on random token ids; a scenario has no vocabulary to draw from (give --model DIR)");
+}
+
+// --induction-test and --retrieval-test with --screenshot: the window starts both at once through
+// the action layer (a screenshot then waits for their end), the retrieval test's default lengths
+// cut to what the model reads, as for --export-stats; its scores are the core's on the same settings.
+TEST_F(Cli, TheWindowRunsTheTestsItIsAskedFor) {
+    const nlohmann::json c = tinyllama::config();
+    tinyllama::writeCheckpoint(m_dir, c, tinyllama::weights(c, 4));
+    const std::string shot = path("shot.png").string();
+    const CliRun run = runCli({"--model", m_dir.string(), "--sentence", "abcab", "--induction-test", "--retrieval-test",
+                               "--retrieval-depths", "0,1", "--retrieval-segment", "5", "--screenshot", shot});
+    ASSERT_EQ(run.code, 0);
+    ASSERT_EQ(run.guiCalls, 1);
+    EXPECT_TRUE(run.request.inductionTest);
+    ASSERT_TRUE(run.request.retrieval.has_value());
+    EXPECT_FALSE(run.request.retrievalLengthsGiven);
+    std::string notice;
+    AppState state = launchState(run.request, RestoredSession{}, "", notice);
+    EXPECT_TRUE(state.induction->running() || state.induction->snapshot().scores);
+    for (int i = 0; i < 4000 && (state.retrieval->running() || state.induction->running()); ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    const RetrievalSnapshot retrieval = state.retrieval->snapshot();
+    ASSERT_TRUE(retrieval.scores.has_value()) << retrieval.error;
+    const auto checkpoint = core::openCheckpoint(m_dir.string());
+    const core::RetrievalScores want = core::retrievalScores(*checkpoint, {.lengths = {64}, .depths = {0, 1}, .segment = 5});
+    EXPECT_EQ(retrieval.scores->settings.lengths, std::vector<int>{64});  // 1,024 … 8,192 cut to the model's 64 positions
+    EXPECT_EQ(retrieval.scores->mass, want.mass);
+    const InductionSnapshot induction = state.induction->snapshot();
+    ASSERT_TRUE(induction.scores.has_value()) << induction.error;
+    // 50 tokens twice need 100 positions: the model's 64 (its tokenizer puts no BOS first) hold 32
+    // twice, as --export-stats runs it.
+    ASSERT_EQ(core::bosOffset(*checkpoint), 0);
+    EXPECT_EQ(*induction.scores, core::inductionScores(*checkpoint, {.repeat = 32}));
+    // Given lengths are taken as they are, and checked against the model when the test starts.
+    const CliRun over =
+        runCli({"--model", m_dir.string(), "--sentence", "abcab", "--retrieval-test", "--retrieval-lengths", "65", "--screenshot", shot});
+    ASSERT_EQ(over.code, 0);
+    EXPECT_TRUE(over.request.retrievalLengthsGiven);
+    try {
+        launchState(over.request, RestoredSession{}, "", notice);
+        ADD_FAILURE() << "a retrieval test past the model's positions started";
+    } catch (const core::InputError& e) {
+        EXPECT_NE(e.message().find("65"), std::string::npos) << e.message();
+    }
+    // A scenario has no model to run them on: one line.
+    const CliRun scenario = runCli({"--preset", "default", "--retrieval-test", "--screenshot", shot});
+    ASSERT_EQ(scenario.code, 0);
+    try {
+        launchState(scenario.request, RestoredSession{}, "", notice);
+        ADD_FAILURE() << "a retrieval test started on a scenario";
+    } catch (const core::InputError& e) {
+        EXPECT_EQ(e.message(), "retrieval test: needs a model (open one with --model or File → Open model folder)");
+    }
 }
 
 TEST_F(Cli, SkipFirstKeyReachesTheWindow) {
@@ -183,7 +242,8 @@ TEST_F(Cli, ExportStatsRefusals) {
     EXPECT_EQ(expectError(runCli({"--preset", "default", "--export-stats", "-", "--induction-test"})),
               "--induction-test: runs a checkpoint on random token ids; a scenario has no vocabulary to draw from (give --model DIR)");
     EXPECT_EQ(expectError(runCli({"--preset", "default", "--induction-test"})),
-              "--induction-test: goes with --export-stats (the head statistics it writes); give --export-stats OUT");
+              "--induction-test: goes with --export-stats (the head statistics it writes) or --screenshot (the window runs it "
+              "first); give one of them");
     EXPECT_EQ(expectError(runCli({"--preset", "default", "--sink-epsilon", "0.5"})),
               "--sink-epsilon: goes with --export-stats (the head statistics it writes); give --export-stats OUT");
     for (const char* bad : {"0", "1", "-0.2", "1.5"})
