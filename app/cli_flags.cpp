@@ -428,6 +428,9 @@ void defineFlags(CLI::App& app, Flags& f) {
            "The stage the window's shape passport shows: 0 = X, 1 = Q, 2 = K, 3 = V, 4 = Q Kᵀ, 5 = scaled, 6 = masked, 7 = A, 8 = A V")
         ->type_name("N");
     app.add_flag("--small-multiples", f.smallMultiples, "Show every query's bars at once in the per-query panel");
+    app.add_option("--zoom", f.zoom, "The window's heatmap zoomed in Z times, 1 to 512 (a long map's cells on screen made finer)")
+        ->type_name("Z");
+    app.add_option("--zoom-at", f.zoomAt, "With --zoom: the zoomed heatmap centred on query Q and key K (0 = first)")->type_name("Q,K");
     app.add_option("--train-steps", f.trainSteps, "Open the train lab and train for N steps (10 to 5000); --screenshot waits for the end")
         ->type_name("N");
     app.add_flag("--measure", f.measure, "Open the cost lab and time the sweep on this machine; --screenshot waits for the end");
@@ -583,6 +586,20 @@ GuiRequest requestFrom(const Flags& f, const CLI::App& app) {
         if (!f.lab.empty() && f.lab != "train") throw core::InputError("--train-steps", "trains in the train lab, not --lab " + f.lab);
         request.trainSteps = f.trainSteps;
         request.lab = "train";
+    }
+    if (given("--zoom")) {
+        const float zoom = parseFloat("--zoom", f.zoom);
+        if (zoom < 1.0f || zoom > 512.0f)
+            throw core::InputError("--zoom", "expected a zoom from 1 to 512, got " + core::quoteValue(f.zoom));
+        request.zoom = zoom;
+    }
+    if (given("--zoom-at")) {
+        if (!given("--zoom")) throw core::InputError("--zoom-at", "centres the zoomed heatmap; give --zoom Z too");
+        const std::size_t comma = f.zoomAt.find(',');
+        if (comma == std::string::npos)
+            throw core::InputError("--zoom-at", "expected a query and a key, Q,K, got " + core::quoteValue(f.zoomAt));
+        request.zoomAt = {parseWhole("--zoom-at", f.zoomAt.substr(0, comma), 0, 1LL << 40),
+                          parseWhole("--zoom-at", f.zoomAt.substr(comma + 1), 0, 1LL << 40)};
     }
     request.inductionTest = f.inductionTest;
     if (f.retrievalTest) {

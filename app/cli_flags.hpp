@@ -41,6 +41,7 @@ struct Flags {
     std::string lab, lesson;
     int query = 0, stage = 0, lessonStep = 0, trainSteps = 0;
     bool smallMultiples = false, measure = false;
+    std::string zoom, zoomAt;                                             // --zoom Z, --zoom-at Q,K: the window's heatmap zoomed in
     std::string modelViewSort, modelViewRank, modelViewPooling = "mean";  // --export-model-view's order
     std::string model;                                                    // --model DIR
     std::string attention, tokensFile;                                    // --attention FILE, --tokens-file FILE

@@ -48,6 +48,19 @@ std::string startRequested(AppState& state, const GuiRequest& request) {
         return "--query: expected 0 to " + std::to_string(queries - 1) + " (" + std::to_string(queries) + " queries), got " +
                std::to_string(*request.query);
     apply(state, action::SelectQuery{request.query.value_or(state.view.selectedQuery)});
+    if (request.zoom > 0.0f) {
+        const long long keys = state.model.tk();
+        float x = 0.5f, y = 0.5f;
+        if (request.zoomAt) {
+            const auto [q, k] = *request.zoomAt;
+            if (q >= queries || k >= keys)
+                return "--zoom-at: expected a query from 0 to " + std::to_string(queries - 1) + " and a key from 0 to " +
+                       std::to_string(keys - 1) + ", got " + std::to_string(q) + "," + std::to_string(k);
+            x = static_cast<float>((static_cast<double>(k) + 0.5) / static_cast<double>(keys));
+            y = static_cast<float>((static_cast<double>(q) + 0.5) / static_cast<double>(queries));
+        }
+        apply(state, action::SetView{request.zoom, x, y});  // at the edges, as far as the view reaches
+    }
     if (request.trainSteps) {
         TrainSettings settings = state.labs.train;
         settings.steps = *request.trainSteps;

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <optional>
 #include <string>
+#include <utility>
 
 namespace attnviz::app {
 
@@ -40,6 +41,8 @@ struct GuiRequest {
     int firstTokens = 0;                                        // --first-tokens (0: not given)
     std::optional<int> trainSteps;                              // --train-steps N: train at start (the train lab)
     bool measure = false;                                       // --measure: time the cost sweep at start (the cost lab)
+    float zoom = 0.0f;                                          // --zoom Z (0: not given): the heatmap zoomed in
+    std::optional<std::pair<long long, long long>> zoomAt;      // --zoom-at Q,K: its centre (else the map's), checked against T
     bool inductionTest = false;                                 // --induction-test: run it at start (the statistics panel)
     std::optional<core::RetrievalSettings> retrieval;           // --retrieval-test: run it at start with these settings
     bool retrievalLengthsGiven = false;                         // --retrieval-lengths given (else cut to the model's longest)

@@ -3,7 +3,9 @@
 // The GUI is a fake launcher that records the request, so no window or display is needed.
 #include "cli_harness.hpp"
 
+#include "app/state/launch.hpp"
 #include "core/attention/kernels.hpp"
+#include "core/base/error.hpp"
 #include "core/scenario/bench.hpp"
 #include "core/scenario/model.hpp"
 #include "core/scenario/presets.hpp"
@@ -459,6 +461,40 @@ TEST_F(Cli, ScenarioAndPresetTogetherAreRefused) {
     writeFile(file, kThreeTokens);
     const std::string line = expectError(runCli({"--scenario", file.string(), "--preset", "default"}));
     EXPECT_EQ(line, "--preset: give either --scenario or --preset, not both");
+}
+
+// --zoom and --zoom-at: the window opens on the heatmap zoomed in, centred on a query and key
+// (held inside the map at its edges, as a drag holds it); each refusal one line.
+TEST_F(Cli, ZoomOpensTheHeatmapZoomedInOnACell) {
+    std::string notice;
+    const auto viewOf = [&](const std::vector<std::string>& args) {
+        const CliRun run = runCli(args);
+        EXPECT_EQ(run.code, 0);
+        return launchState(run.request, RestoredSession{}, "", notice).view;
+    };
+    // 40 tokens: zoom 4 shows 10 × 10 cells; centred on query 25, key 12 (fractions 25.5 / 40, 12.5 / 40)
+    ViewState v = viewOf({"--preset", "random-heads", "--length", "40", "--zoom", "4", "--zoom-at", "25,12"});
+    EXPECT_FLOAT_EQ(v.zoom, 4.0f);
+    EXPECT_FLOAT_EQ(v.panY, 25.5f / 40.0f);
+    EXPECT_FLOAT_EQ(v.panX, 12.5f / 40.0f);
+    v = viewOf({"--preset", "random-heads", "--length", "40", "--zoom", "4", "--zoom-at", "39,0"});  // the corner: as far as it goes
+    EXPECT_FLOAT_EQ(v.panY, 1.0f - 0.125f);
+    EXPECT_FLOAT_EQ(v.panX, 0.125f);
+    v = viewOf({"--preset", "random-heads", "--length", "40", "--zoom", "2"});  // the centre
+    EXPECT_FLOAT_EQ(v.zoom, 2.0f);
+    EXPECT_FLOAT_EQ(v.panX, 0.5f);
+    EXPECT_EQ(expectError(runCli({"--zoom", "0.5"})), "--zoom: expected a zoom from 1 to 512, got '0.5'");
+    EXPECT_EQ(expectError(runCli({"--zoom", "600"})), "--zoom: expected a zoom from 1 to 512, got '600'");
+    EXPECT_EQ(expectError(runCli({"--zoom-at", "1,2"})), "--zoom-at: centres the zoomed heatmap; give --zoom Z too");
+    EXPECT_EQ(expectError(runCli({"--zoom", "2", "--zoom-at", "12"})), "--zoom-at: expected a query and a key, Q,K, got '12'");
+    const CliRun past = runCli({"--preset", "random-heads", "--length", "40", "--zoom", "2", "--zoom-at", "3,40"});
+    ASSERT_EQ(past.code, 0);
+    try {
+        launchState(past.request, RestoredSession{}, "", notice);
+        ADD_FAILURE() << "a key past the map was taken";
+    } catch (const core::InputError& e) {
+        EXPECT_EQ(e.message(), "--zoom-at: expected a query from 0 to 39 and a key from 0 to 39, got 3,40");
+    }
 }
 
 TEST_F(Cli, TinyWindowSizeIsRefused) {
