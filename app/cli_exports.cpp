@@ -253,6 +253,7 @@ void runBench(const Flags& f, const GuiRequest& request, std::ostream& out, cons
                                   {"kernels", core::kernelIsaName(core::kernelIsa())},
                                   {"blocking", blockingJson()},
                                   {"maps", core::decoder::passMapsName(r.maps)},
+                                  {"attention", core::decoder::attentionStrategyName(r.maps, r.tokens)},
                                   {"sweep_ms", r.sweepMs},
                                   {"kept_mib", static_cast<double>(r.keptBytes) / (1024.0 * 1024.0)},
                                   {"file_mib", static_cast<double>(checkpoint->fileBytes()) / (1024.0 * 1024.0)}};

@@ -3,6 +3,7 @@
 // Run: ./build/attnviz_bench   (compare rows of one run: the ratios are what count)
 #include "bench/fma_chains.hpp"
 #include "bench/sgemm.hpp"
+#include "core/attention/attention.hpp"
 #include "core/attention/kernel_strips.hpp"
 #include "core/attention/kernels.hpp"
 #include "core/attention/query_key_map.hpp"
@@ -16,6 +17,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -243,6 +245,68 @@ void BM_ScoresByBlocks(benchmark::State& state) {
         benchmark::Counter(2.0 * static_cast<double>(T * T * h.q.cols()) * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
 }
 BENCHMARK(BM_ScoresByBlocks)->ArgsProduct({{1024, 2048}, {0, 1}})->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// A layer's causal attention at long T, as a model's pass computes it when it keeps no map: the
+// blocks of rows of 4 query heads over 2 kv heads (d_h = the second argument) shared among the
+// cores, each block either against every key at once (third argument 0: the row-block softmax,
+// scoreRows, softmaxRows and weighValues over the block's whole rows, as few rows as keep them in
+// cache) or a tile of 256 keys at a time with an online softmax (1: attendTiled, 96 rows a block).
+// GFLOP/s counts the causal products' useful multiply-adds, 2 · 2 · d_h · T(T+1)/2 a head.
+void BM_LongCausalAttention(benchmark::State& state) {
+    const Eigen::Index T = state.range(0), dh = state.range(1);
+    const bool tiled = state.range(2) != 0;
+    constexpr int kQueryHeads = 4, kKvHeads = 2;
+    const auto random = [](Eigen::Index rows, Eigen::Index cols, std::uint64_t seed) {
+        Prng rng(seed);
+        Mat m(rows, cols);
+        for (Eigen::Index i = 0; i < m.size(); ++i) m.data()[i] = static_cast<float>(rng.uniform() * 2.0 - 1.0);
+        return m;
+    };
+    std::vector<Mat> q, k, v;
+    for (int h = 0; h < kQueryHeads; ++h) q.push_back(random(T, dh, 1 + h));
+    std::vector<PackedKeys> keys(kKvHeads);
+    std::vector<PackedColumns> values(kKvHeads);
+    for (int g = 0; g < kKvHeads; ++g) {
+        k.push_back(random(T, dh, 100 + g));
+        v.push_back(random(T, dh, 200 + g));
+        packKeys(k.back(), keys[static_cast<std::size_t>(g)]);
+        packColumns(v.back(), values[static_cast<std::size_t>(g)]);
+    }
+    const float scale = 1.0f / std::sqrt(static_cast<float>(dh));
+    const Eigen::Index block = tiled ? 96 : scoreBlockRows(T, 48), blocks = (T + block - 1) / block;
+    Mat out(T, kQueryHeads * dh);
+    std::vector<float> top(static_cast<std::size_t>(kQueryHeads * T)), sum(top.size());
+    Settings causal;
+    causal.causal = true;
+    for (auto _ : state) {
+#pragma omp parallel for schedule(dynamic)
+        for (Eigen::Index task = 0; task < kQueryHeads * blocks; ++task) {
+            const Eigen::Index h = task / blocks, r0 = (blocks - 1 - task % blocks) * block, n = std::min(block, T - r0);
+            const std::size_t g = static_cast<std::size_t>(h * kKvHeads / kQueryHeads);
+            auto o = out.block(r0, h * dh, n, dh);
+            if (tiled) {
+                attendTiled(q[static_cast<std::size_t>(h)].middleRows(r0, n), nullptr, k[g], keys[g], v[g], values[g], scale, 0, {}, r0,
+                            top.data() + h * T + r0, sum.data() + h * T + r0, o);
+                continue;
+            }
+            thread_local Mat scores, weights;
+            const Eigen::Index width = r0 + n;
+            scores.resize(n, width);
+            weights.resize(n, width);
+            scoreRows(q[static_cast<std::size_t>(h)].middleRows(r0, n), k[g].topRows(width), keys[g], scores);
+            softmaxRows(scores, scale, causal, Eigen::Ref<Mat>(weights), r0);
+            weighValues(weights, v[g].topRows(width), values[g], o, r0);
+        }
+        benchmark::DoNotOptimize(out.data());
+    }
+    const double flops = 4.0 * static_cast<double>(dh) * static_cast<double>(T) * static_cast<double>(T + 1) / 2.0 * kQueryHeads;
+    state.counters["GFLOP/s"] = benchmark::Counter(flops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(BM_LongCausalAttention)
+    ->ArgsProduct({{2048, 8192, 32768}, {64, 128}, {0, 1}})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Iterations(1);
 
 // One head's A·V by blocks of rows, as the forward pass computes it: Eigen's product (second
 // argument 0, which repacks v for every block) or the register-tiled kernel (1, v packed once);

@@ -232,6 +232,68 @@ float exponentiate(const MatRef& scores, Eigen::Index r, Eigen::Index i, Eigen::
 
 }  // namespace
 
+bool attendTiled(const MatRef& q, const PackedRows* pq, const MatRef& k, const PackedKeys& keys, const MatRef& v,
+                 const PackedColumns& values, float scale, int window, const std::vector<int>& hidden, Eigen::Index first, float* top,
+                 float* sum, Eigen::Ref<Mat> out) {
+    constexpr float kMinusInf = -std::numeric_limits<float>::infinity();
+    const Eigen::Index rows = q.rows(), last = std::min(k.rows(), first + rows);  // keys [0, last): the last query's
+    const Eigen::Index lo = window > 0 ? std::max<Eigen::Index>(0, first - window + 1) : 0;
+    const float scale2 = log2Scale(scale);
+    thread_local Mat scores, weights;
+    thread_local std::vector<float> largest, total;  // per row: the largest score so far, and the sum under it
+    largest.assign(static_cast<std::size_t>(rows), kMinusInf);
+    total.assign(static_cast<std::size_t>(rows), 0.0f);
+    out.setZero();
+    for (Eigen::Index j0 = lo / kAttentionTileKeys * kAttentionTileKeys; j0 < last; j0 += kAttentionTileKeys) {
+        const Eigen::Index n = std::min(kAttentionTileKeys, last - j0);
+        scores.resize(rows, n);
+        weights.resize(rows, n);
+        scoreTile(q, pq, k, keys, j0, scores);
+        const auto hidden0 = std::lower_bound(hidden.begin(), hidden.end(), j0);
+        for (Eigen::Index r = 0; r < rows; ++r) {
+            const Eigen::Index i = first + r;
+            // the row's readable keys of this tile, [a, b) from j0, and the others at -∞ (weight 0)
+            const Eigen::Index a = std::clamp<Eigen::Index>((window > 0 ? i - window + 1 : 0) - j0, 0, n);
+            const Eigen::Index b = std::clamp<Eigen::Index>(i + 1 - j0, 0, n);
+            auto s = scores.row(r);
+            if (a >= b) {
+                weights.row(r).setZero();
+                continue;
+            }
+            s.head(a).setConstant(kMinusInf);
+            s.tail(n - b).setConstant(kMinusInf);
+            for (auto h = hidden0; h != hidden.end() && *h < j0 + b; ++h)
+                if (*h >= j0 + a) s(*h - j0) = kMinusInf;
+            const float tileMax = s.segment(a, b - a).maxCoeff<Eigen::PropagateNaN>();
+            if (std::isnan(tileMax) || tileMax == std::numeric_limits<float>::infinity()) return false;
+            if (tileMax == kMinusInf) {  // every readable key of the tile hidden
+                weights.row(r).setZero();
+                continue;
+            }
+            float& m = largest[static_cast<std::size_t>(r)];
+            const float grown = std::max(m, tileMax);
+            // Σ and the outputs so far were under exp(-scale · m): rescaled to the new largest
+            const float rescale = m == kMinusInf ? 0.0f : exp2NonPositive((m - grown) * scale2);
+            if (rescale != 1.0f) out.row(r) *= rescale;
+            total[static_cast<std::size_t>(r)] =
+                total[static_cast<std::size_t>(r)] * rescale + expRow(s.data(), weights.row(r).data(), n, grown, scale2);
+            m = grown;
+        }
+        weighValueTile(weights, v, values, j0, out, true);
+    }
+    for (Eigen::Index r = 0; r < rows; ++r) {
+        const float m = largest[static_cast<std::size_t>(r)], s = total[static_cast<std::size_t>(r)];
+        if (m == kMinusInf || !(s > 0.0f)) {  // no key at all
+            top[r] = 0.0f, sum[r] = kMinusInf;
+            out.row(r).setZero();
+            continue;
+        }
+        top[r] = m, sum[r] = std::log(s);
+        out.row(r) *= 1.0f / s;
+    }
+    return true;
+}
+
 void scoreMaxima(const MatRef& scores, Eigen::Index firstRow, ScoreMaxima& out) {
     const Eigen::Index rows = scores.rows(), tk = scores.cols();
     constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();

@@ -93,6 +93,21 @@ bool softmaxRows(const MatRef& scores, float scale, const Settings& settings, Ma
 bool softmaxRows(const MatRef& scores, float scale, const Settings& settings, Eigen::Ref<Mat> weights, Eigen::Index firstRow,
                  const ScoreMaxima* maxima = nullptr);
 
+// The keys of one tile of attendTiled: its scores and weights, [rows, 256] each, stay in L2.
+inline constexpr Eigen::Index kAttentionTileKeys = 256;
+
+// One head's causal attention for the queries first … first + rows - 1 (q's rows), a tile of
+// kAttentionTileKeys keys at a time with an online softmax (FlashAttention's: each row's largest
+// score so far, its sum rescaled when that grows), so that no row of scores or weights is ever
+// whole: out [rows, d_v] = A v. A query reads keys j ≤ i (and i - j < window when window > 0)
+// but the `hidden` ones (ascending). top and sum [rows]: each row's largest score and
+// log Σ_j exp(scale · (s_ij - top)), what the row-block softmax's largest weight gives
+// (-log of it), to float rounding; a row with no key gets 0, -∞ and zeros. keys = packKeys(k),
+// values = packColumns(v), pq = packRows(q) or null. False when a score is not finite.
+bool attendTiled(const MatRef& q, const PackedRows* pq, const MatRef& k, const PackedKeys& keys, const MatRef& v,
+                 const PackedColumns& values, float scale, int window, const std::vector<int>& hidden, Eigen::Index first, float* top,
+                 float* sum, Eigen::Ref<Mat> out);
+
 // softmaxRows and poolTexels(weights, settings, factor, texels) in one pass, for the map on
 // screen: the same weights and texels, bit for bit, but each row is pooled while it is still in
 // cache, so the T_q × T_k weights are not read back.

@@ -784,6 +784,45 @@ void weighValues(const MatRef& weights, const MatRef& v, const PackedColumns& pa
                             [&](Eigen::Index r0, Eigen::Index r1) { valueRange(weights, v, packed, out, causalFrom, r0, r1); });
 }
 
+void scoreTile(const MatRef& q, const PackedRows* pq, const MatRef& k, const PackedKeys& packed, Eigen::Index j0, Eigen::Ref<Mat> scores) {
+    const Eigen::Index n = scores.cols(), d = k.cols();
+    // The tile's keys that packKeys packed (k's first ⌊T_k/16⌋ panels), from j0's panel on; past
+    // them (the last T_k mod 16 keys), the same chain of fused multiply-adds one score at a time.
+    const Eigen::Index packedKeys = std::clamp<Eigen::Index>((k.rows() / kPanel * kPanel - j0) / kPanel * kPanel, 0, n / kPanel * kPanel);
+    Eigen::Ref<Mat> left = scores.leftCols(packedKeys);
+    productRange(
+        q, pq && packs(*pq, q) ? pq : nullptr, Panels{packed.panels.data() + j0 * d, PanelElement::F32, packedKeys / kPanel}, packedKeys,
+        [&](Eigen::Index c, Eigen::Index j) { return k(j0 + j, c); }, left, 0, q.rows());
+    for (Eigen::Index i = 0; i < q.rows(); ++i)
+        for (Eigen::Index j = packedKeys; j < n; ++j) {
+            float acc = 0.0f;
+            for (Eigen::Index c = 0; c < d; ++c) acc = std::fma(q(i, c), k(j0 + j, c), acc);
+            scores(i, j) = acc;
+        }
+}
+
+void weighValueTile(const MatRef& weights, const MatRef& v, const PackedColumns& packed, Eigen::Index j0, Eigen::Ref<Mat> out,
+                    bool accumulate) {
+    const Eigen::Index tk = v.rows(), dv = v.cols(), panels = dv / kPanel, keys = weights.cols(), rows = weights.rows();
+    const Eigen::Index ldw = weights.outerStride(), ldo = out.outerStride(), fullEnd = rows / kTileRows * kTileRows;
+    const float* panel = packed.panels.data() + j0 * kPanel;  // key j0's row of every panel of v's columns
+    for (Eigen::Index i = 0; i < rows;) {
+        const Eigen::Index n = i < fullEnd ? kTileRows : 1;
+        float* o = out.data() + i * ldo;
+        const float* w = weights.data() + i * ldw;
+        if (n == kTileRows) strip({w, ldw, panel, tk * kPanel, panels, keys, o, ldo, accumulate});
+        else
+            for (Eigen::Index p = 0; p < panels; ++p) valueTile1(w, panel + p * tk * kPanel, keys, o + p * kPanel, accumulate);
+        i += n;
+    }
+    for (Eigen::Index i = 0; i < rows; ++i)  // the last d_v mod 16 columns
+        for (Eigen::Index c = panels * kPanel; c < dv; ++c) {
+            float acc = accumulate ? out(i, c) : 0.0f;
+            for (Eigen::Index j = 0; j < keys; ++j) acc = std::fma(weights(i, j), v(j0 + j, c), acc);
+            out(i, c) = acc;
+        }
+}
+
 #else  // portable build: Eigen's product
 
 KernelIsa kernelIsa() { return KernelIsa::Portable; }
@@ -817,6 +856,15 @@ void multiplyPackedRows(const MatRef& a, const PackedRows*, const MatRef& b, con
 
 void weighValues(const MatRef& weights, const MatRef& v, const PackedColumns&, Eigen::Ref<Mat> out, Eigen::Index) {
     out.noalias() = weights * v;
+}
+
+void scoreTile(const MatRef& q, const PackedRows*, const MatRef& k, const PackedKeys&, Eigen::Index j0, Eigen::Ref<Mat> scores) {
+    scores.noalias() = q * k.middleRows(j0, scores.cols()).transpose();
+}
+
+void weighValueTile(const MatRef& weights, const MatRef& v, const PackedColumns&, Eigen::Index j0, Eigen::Ref<Mat> out, bool accumulate) {
+    if (accumulate) out.noalias() += weights * v.middleRows(j0, weights.cols());
+    else out.noalias() = weights * v.middleRows(j0, weights.cols());
 }
 
 void multiplyWeights(const MatRef& a, const PackedRows*, const PackedWeights& pb, Eigen::Ref<Mat> out) {

@@ -111,6 +111,16 @@ void multiplyPackedRows(const MatRef& a, const PackedRows* pa, const MatRef& b, 
 // key order, whatever the block or the row's place in a tile.
 void weighValues(const MatRef& weights, const MatRef& v, const PackedColumns& packed, Eigen::Ref<Mat> out, Eigen::Index causalFrom = -1);
 
+// The same two products over a tile of keys [j0, j0 + n), j0 a multiple of 16 (FlashAttention's
+// tiles: no row of scores or weights is ever whole), on the calling core:
+// scores [rows, n] = q · k[j0, j0 + n)ᵀ, each score the same chain of fused multiply-adds as
+// scoreRows' (pq = packRows(q) once for many tiles, or null; `packed` = packKeys(k));
+// out [rows, d_v] = weights [rows, n] · v[j0, j0 + n) (+ out when accumulating; `packed` =
+// packColumns(v)).
+void scoreTile(const MatRef& q, const PackedRows* pq, const MatRef& k, const PackedKeys& packed, Eigen::Index j0, Eigen::Ref<Mat> scores);
+void weighValueTile(const MatRef& weights, const MatRef& v, const PackedColumns& packed, Eigen::Index j0, Eigen::Ref<Mat> out,
+                    bool accumulate);
+
 // The element type a weight matrix is stored in (as its checkpoint holds it).
 enum class WeightType { F32, F16, BF16 };
 std::size_t weightTypeBytes(WeightType type);  // 4, 2, 2

@@ -17,6 +17,7 @@
 #include <limits>
 #include <optional>
 #include <stdexcept>
+#include <utility>
 
 using namespace attnviz;
 using namespace attnviz::core;
@@ -217,13 +218,19 @@ TEST_F(MapsOnDemand, ALeanPassKeepsNoActivationsAndIsTheSamePass) {
 }
 
 // Past 2,048 new rows the projections and the MLP run a chunk of rows at a time: every row is what
-// it is when computed alone (a pass extended by 60 tokens at 2,100).
+// it is when computed alone (a pass extended by 60 tokens at 2,100), with attention by row blocks
+// and by tiles (each pass of a pair computed one way).
 TEST_F(MapsOnDemand, APassInChunksOfRowsIsThePassRowByRow) {
     const auto model = writeLlama(tinyllama::config("qwen2", {{"max_position_embeddings", 4096}}));
     std::vector<int> ids;
     for (int i = 0; i < 2100; ++i) ids.push_back(32 + (i * 37 + i / 7) % 90);
     const std::vector<int> shorter(ids.begin(), ids.end() - 60);
-    for (const decoder::PassMaps maps : {decoder::PassMaps::OnDemand, decoder::PassMaps::Lean}) {
+    const Eigen::Index before = decoder::tiledAttentionFrom();
+    for (const auto& [maps, tiledFrom] :
+         {std::pair{decoder::PassMaps::OnDemand, Eigen::Index{1} << 30}, std::pair{decoder::PassMaps::Lean, Eigen::Index{1} << 30},
+          std::pair{decoder::PassMaps::OnDemand, Eigen::Index{0}}, std::pair{decoder::PassMaps::Lean, Eigen::Index{0}}}) {
+        SCOPED_TRACE("tiled from " + std::to_string(tiledFrom));
+        decoder::useTiledAttentionFrom(tiledFrom);
         const decoder::Run whole = decoder::forward(*model, ids, nullptr, maps);
         const decoder::Run grown = decoder::forwardAppend(*model, ids, decoder::forward(*model, shorter, nullptr, maps));
         EXPECT_EQ(whole.logits, grown.logits);
@@ -236,6 +243,67 @@ TEST_F(MapsOnDemand, APassInChunksOfRowsIsThePassRowByRow) {
             }
         }
     }
+    decoder::useTiledAttentionFrom(before);
 }
 
 }  // namespace
+
+// A pass that keeps no map and is longer than decoder::tiledAttentionFrom() computes attention a
+// tile of 256 keys at a time with an online softmax, 96 queries a task (core::attendTiled). Forced
+// here at 600 tokens (three tiles, the last 8 keys outside packKeys' panels, a partial block of
+// queries), with heads of 32 and 20 dimensions (whole panels of 16 and a remainder), grouped kv
+// heads, a sliding window across tiles and a hidden token: each row's log-sum-exp equals the
+// float64 sum over the pass's own q and k, every weight the row-block pass's to float rounding,
+// and the next token's logits agree.
+TEST_F(MapsOnDemand, ATiledPassIsTheRowBlockPassToFloatRounding) {
+    using tinyllama::config;
+    struct Restore {
+        Eigen::Index before = decoder::useTiledAttentionFrom(0);
+        ~Restore() { decoder::useTiledAttentionFrom(before); }
+    };
+    std::vector<int> ids(600);
+    for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int>((i * 37 + i / 7) % 256);
+    for (const json& c : {config("llama", {{"head_dim", 32}, {"max_position_embeddings", 1024}}),
+                          config("mistral", {{"head_dim", 20}, {"max_position_embeddings", 1024}, {"sliding_window", 300}})}) {
+        SCOPED_TRACE(c.dump());
+        const auto model = writeLlama(c);
+        const decoder::Config& cfg = model->config();
+        const decoder::Run kept = decoder::forward(*model, ids);
+        std::optional<decoder::Run> tiled;
+        {
+            const Restore restore;
+            EXPECT_STREQ(decoder::attentionStrategyName(decoder::PassMaps::OnDemand, 600), "tiles, online softmax");
+            tiled = decoder::forward(*model, ids, nullptr, decoder::PassMaps::OnDemand);
+        }
+        EXPECT_STREQ(decoder::attentionStrategyName(decoder::PassMaps::OnDemand, 600), "row blocks");
+        EXPECT_LT((tiled->logits - kept.logits).cwiseAbs().maxCoeff(), 1e-4f * std::max(1.0f, kept.logits.cwiseAbs().maxCoeff()));
+        const auto expectClose = [&](const decoder::Run& want, const decoder::Run& got) {
+            const Eigen::Index t = want.tokens();
+            Mat map(t, t);
+            const double scale = cfg.scaleScores ? 1.0 / std::sqrt(static_cast<double>(cfg.headDim)) : 1.0;
+            for (int l = 0; l < cfg.nLayer; ++l)
+                for (int h = 0; h < cfg.nHead; ++h) {
+                    SCOPED_TRACE("layer " + std::to_string(l) + " head " + std::to_string(h));
+                    decoder::mapWeightRows(got, cfg, l, h, 0, map);
+                    // layer 0 reads the same q and k; later ones inputs that differ by rounding
+                    EXPECT_LT((map - want.weights(l, h)).cwiseAbs().maxCoeff(), l == 0 ? 2e-6f : 2e-5f);
+                    for (Eigen::Index i = 0; i < t; i += 7) {
+                        const double lse = referenceLse(got, cfg, l, h, i);
+                        const double sum = scale * got.scoreMax(l)(h, i) + got.logSum(l)(h, i);
+                        if (std::isinf(lse)) EXPECT_TRUE(std::isinf(sum) && sum < 0) << i;
+                        else EXPECT_NEAR(sum, lse, 1e-6 * std::max(1.0, std::abs(lse))) << i;
+                    }
+                }
+        };
+        expectClose(kept, *tiled);
+        // Token 3 hidden in every layer: a key no query reads, and query 3's own row is left
+        // with keys 0 … 2 (a what-if's pass, tiled as the pass it edits).
+        const std::vector<decoder::Intervention> hide = {{decoder::Intervention::Kind::HideToken, 0, 0, 3}};
+        const decoder::Run keptHidden = decoder::forwardEdited(*model, kept, hide);
+        const Restore restore;
+        const decoder::Run tiledHidden = decoder::forwardEdited(*model, *tiled, hide);
+        EXPECT_LT((tiledHidden.logits - keptHidden.logits).cwiseAbs().maxCoeff(),
+                  1e-4f * std::max(1.0f, keptHidden.logits.cwiseAbs().maxCoeff()));
+        expectClose(keptHidden, tiledHidden);
+    }
+}

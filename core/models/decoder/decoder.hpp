@@ -206,6 +206,19 @@ enum class PassMaps : std::uint8_t { Kept, OnDemand, Lean };
 // "kept", "on demand", "on demand, lean": as --bench states it.
 const char* passMapsName(PassMaps maps);
 
+// How a pass computes attention: each block of query rows against every key at once (the
+// row-block softmax: its scores and weights whole, what a pass that keeps its maps stores), or,
+// in a pass that keeps none, past tiledAttentionFrom() tokens (default 2,048), a tile of keys at a
+// time with an online softmax (core::attendTiled: nothing of size T per row, every tile of keys
+// read once for 96 queries). useTiledAttentionFrom sets it and returns the one before (tests and
+// benchmarks; 0: every pass that keeps no map is tiled). A tiled row is what it is computed alone:
+// a pass extended at the end is the whole pass's bits, when both are tiled.
+Eigen::Index tiledAttentionFrom();
+Eigen::Index useTiledAttentionFrom(Eigen::Index tokens);
+// "tiles, online softmax" or "row blocks": how a whole pass over `tokens` keeping `maps` computes
+// its attention, as --bench states it.
+const char* attentionStrategyName(PassMaps maps, Eigen::Index tokens);
+
 // A pass's kept matrices, every layer's every query head's. They live in one store of C >= T
 // positions (anonymous memory, in huge pages where the kernel offers them); a later pass over
 // the same tokens and more (typing at the end of the sentence) writes its new rows and columns

@@ -151,6 +151,16 @@ bool attendRows(const MatRef& q, const MatRef& k, const MatRef& v, const PackedK
 // reads its weights once for thousands of rows.
 constexpr Eigen::Index kChunkRows = 2048;
 
+// The query rows one task of a layer's tiled attention takes: 16 tiles of six (its scores and
+// weights, 96 × 256 floats each, stay in L2 while each tile of keys and values is read once for
+// all of them).
+constexpr Eigen::Index kTiledRows = 96;
+
+std::atomic<Eigen::Index>& tiledFrom() {
+    static std::atomic<Eigen::Index> tokens{2048};
+    return tokens;
+}
+
 // The query rows one task of a layer's attention takes (scoreBlockRows): at most 48, so that the
 // cores share a layer's heads × blocks evenly even when there are more cores than heads.
 Eigen::Index taskRows(Eigen::Index keys) { return scoreBlockRows(keys, 48); }
@@ -376,8 +386,13 @@ Run forwardFrom(const Checkpoint& model, const std::vector<int>& ids, const Run*
         std::exception_ptr failure;
         std::atomic<bool> finite = true;
         const int window = cfg.window(l);
-        const Eigen::Index block = taskRows(t), blocks = (rows + block - 1) / block, kvHeads = cfg.nKvHead;
-        if (blocks > 1) {
+        // Past tiledAttentionFrom() tokens, a pass that keeps no map computes each block's
+        // attention a tile of keys at a time (attendTiled), in blocks of kTiledRows queries, each
+        // row as it would be alone (so that typing at the end gives the whole pass's bits); else
+        // a block's rows whole, as few as keep its scores and weights in cache (taskRows).
+        const bool tiled = !keepWeights && t > tiledAttentionFrom();
+        const Eigen::Index block = tiled ? kTiledRows : taskRows(t), blocks = (rows + block - 1) / block, kvHeads = cfg.nKvHead;
+        if (blocks > 1 || tiled) {
             kv.keys.resize(static_cast<std::size_t>(kvHeads));
             kv.values.resize(static_cast<std::size_t>(kvHeads));
             forEachTask(kvHeads, [&](Eigen::Index g) {
@@ -388,6 +403,19 @@ Run forwardFrom(const Checkpoint& model, const std::vector<int>& ids, const Run*
         forEachTask(heads * blocks, [&](Eigen::Index task) {
             const Eigen::Index h = task / blocks, r0 = (blocks - 1 - task % blocks) * block, n = std::min(block, rows - r0);
             const Eigen::Index g = cfg.kvHeadOf(static_cast<int>(h));
+            if (tiled) {
+                try {
+                    if (!attendTiled(qkv.block(p + r0, h * dh, n, dh), nullptr, qkv.middleCols(qw + g * dh, dh),
+                                     kv.keys[static_cast<std::size_t>(g)], qkv.middleCols(qw + kvw + g * dh, dh),
+                                     kv.values[static_cast<std::size_t>(g)], scale, window, hidden, p + r0, topOf(h) + p + r0,
+                                     sumOf(h) + p + r0, concat.block(r0, h * dh, n, dh)))
+                        finite = false;
+                } catch (...) {
+#pragma omp critical(attnviz_decoder_failure)
+                    failure = std::current_exception();
+                }
+                return;
+            }
             // The block's weights: kept in the store, or in this thread's scratch until A·V has read them.
             thread_local std::vector<float, PageAllocator<float>> scratch;
             if (!keepWeights) scratch.resize(static_cast<std::size_t>(n * t));
@@ -433,6 +461,12 @@ Run forwardFrom(const Checkpoint& model, const std::vector<int>& ids, const Run*
 }
 
 }  // namespace
+
+Eigen::Index tiledAttentionFrom() { return tiledFrom().load(std::memory_order_relaxed); }
+Eigen::Index useTiledAttentionFrom(Eigen::Index tokens) { return tiledFrom().exchange(std::max<Eigen::Index>(tokens, 0)); }
+const char* attentionStrategyName(PassMaps maps, Eigen::Index tokens) {
+    return maps != PassMaps::Kept && tokens > tiledAttentionFrom() ? "tiles, online softmax" : "row blocks";
+}
 
 void mapWeightRows(const Run& run, const Config& cfg, int layer, int head, Eigen::Index r0, Eigen::Ref<Mat> out) {
     const Eigen::Index t = run.tokens(), n = out.rows(), dh = cfg.headDim;
