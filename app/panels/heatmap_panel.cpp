@@ -373,11 +373,19 @@ void HeatmapPanel::draw(PanelContext& ctx) {
     // Position 1 is labelled too unless the step is 2, where it would touch position 2's label.
     const int rowStep = widgets::niceStep(lineH / cell);
     const auto labelled = [](int i, int step) { return step == 1 || (i == 0 && step > 2) || (i + 1) % step == 0; };
+    // Where rows are thinner than a line, a label is kept whole inside the matrix's height (the
+    // first and last rows' would be cut in half), and one that would then touch the label before
+    // it or the selected row's (always drawn) is left out.
+    const auto labelTop = [&](int i) {
+        const float y = cellY(i + 0.5f) - lineH * 0.5f;
+        return rowStep > 1 ? std::clamp(y, mMin.y, std::max(mMin.y, mMax.y - lineH)) : y;
+    };
+    const float selectedTop = labelTop(s.view.selectedQuery);
+    float lastTop = -1e9f;
     for (int i = iBegin; i < iEnd; ++i) {
         const bool selected = i == s.view.selectedQuery;
         if (!labelled(i, rowStep) && !selected) continue;
-        // a thinned label keeps clear of the selected row's, which is always drawn
-        if (!selected && rowStep > 1 && std::abs(cellY(i + 0.5f) - cellY(s.view.selectedQuery + 0.5f)) < lineH) continue;
+        if (!selected && rowStep > 1 && (labelTop(i) < lastTop + lineH || std::abs(labelTop(i) - selectedTop) < lineH)) continue;
         // When rows are thinned out, say which position each label belongs to.
         const std::string& token = s.queryLabels[static_cast<std::size_t>(i)];
         const std::string fitted = widgets::fitLabel(
@@ -385,7 +393,8 @@ void HeatmapPanel::draw(PanelContext& ctx) {
             labelW - 10.0f * ctx.scale + 0.5f);
         const char* label = fitted.c_str();
         const ImVec2 ts = ImGui::CalcTextSize(label);
-        const float y = cellY(i + 0.5f) - ts.y * 0.5f;
+        const float y = rowStep > 1 ? labelTop(i) : cellY(i + 0.5f) - ts.y * 0.5f;
+        lastTop = y;
         list->AddText(ImVec2(mMin.x - ts.x - 6.0f, y), selected ? accent : text, label);
         char buf[24];
         if (const float sum = rowSum(i); !std::isnan(sum)) {
