@@ -132,8 +132,7 @@ std::string statsText(const cli::Flags& f, const GuiRequest& request, const AppS
     if (f.retrievalTest) {  // a model: its flags were read before anything was computed
         doing = "running the retrieval test";
         const core::decoder::Checkpoint& model = *checkpointOf(state);
-        const long long longest = std::min<long long>(model.config().nPositions, request.limits.maxTokens);
-        table.retrieval = core::retrievalScores(model, cli::retrievalSettings(f, static_cast<int>(longest)));
+        table.retrieval = core::retrievalScores(model, cli::retrievalSettings(f, longestTestInput(model, request.limits.maxTokens)));
     }
     return statsAsJson(f.exportStats) ? core::statsJson(table) : core::statsCsv(table);
 }

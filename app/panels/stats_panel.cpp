@@ -183,7 +183,7 @@ void StatsPanel::draw(PanelContext& ctx) {
     const RetrievalSnapshot retrieval = st.retrieval->snapshot();
     const core::RetrievalScores* retrievalScores = retrievalTestScores(retrieval, checkpointOf(st));
     const core::LoadedModel* pass = checkpointPass(st);
-    const int longestAllowed = pass ? static_cast<int>(std::min<long long>(pass->checkpoint->config().nPositions, st.limits.maxTokens)) : 0;
+    const int longestAllowed = pass ? longestTestInput(*pass->checkpoint, st.limits.maxTokens) : 0;
     // (Only for a model: the induction test's button says why a scenario or imported maps have none.)
     if (pass && retrieval.running) {
         widgets::sameLineIfFits(em * 10.0f);

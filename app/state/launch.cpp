@@ -71,8 +71,7 @@ std::string startRequested(AppState& state, const GuiRequest& request) {
     if (request.retrieval) {
         core::RetrievalSettings settings = *request.retrieval;
         if (const core::LoadedModel* pass = checkpointPass(state); pass && !request.retrievalLengthsGiven)
-            settings = retrievalUpTo(settings,
-                                     static_cast<int>(std::min<long long>(pass->checkpoint->config().nPositions, state.limits.maxTokens)));
+            settings = retrievalUpTo(settings, longestTestInput(*pass->checkpoint, state.limits.maxTokens));
         if (!apply(state, action::StartRetrievalTest{settings})) return state.error;
     }
     return "";

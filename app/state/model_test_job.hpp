@@ -72,6 +72,11 @@ inline core::InductionSettings inductionUpTo(core::InductionSettings s, const co
     return s;
 }
 
+// The longest input a test may run `model` on under a limit of `maxTokens`: its positions, or the limit.
+inline int longestTestInput(const core::decoder::Checkpoint& model, long long maxTokens) {
+    return static_cast<int>(std::min<long long>(model.config().nPositions, maxTokens));
+}
+
 // `s` with its lengths cut to `longest` (the most the model's positions and the token limit allow):
 // the lengths past it dropped, or `longest` alone when none is left. For the default lengths, so
 // that a short model still runs the test at its longest.

@@ -403,29 +403,24 @@ Run forwardFrom(const Checkpoint& model, const std::vector<int>& ids, const Run*
         forEachTask(heads * blocks, [&](Eigen::Index task) {
             const Eigen::Index h = task / blocks, r0 = (blocks - 1 - task % blocks) * block, n = std::min(block, rows - r0);
             const Eigen::Index g = cfg.kvHeadOf(static_cast<int>(h));
-            if (tiled) {
-                try {
-                    if (!attendTiled(qkv.block(p + r0, h * dh, n, dh), nullptr, qkv.middleCols(qw + g * dh, dh),
-                                     kv.keys[static_cast<std::size_t>(g)], qkv.middleCols(qw + kvw + g * dh, dh),
-                                     kv.values[static_cast<std::size_t>(g)], scale, window, hidden, p + r0, topOf(h) + p + r0,
-                                     sumOf(h) + p + r0, concat.block(r0, h * dh, n, dh)))
-                        finite = false;
-                } catch (...) {
-#pragma omp critical(attnviz_decoder_failure)
-                    failure = std::current_exception();
-                }
-                return;
-            }
-            // The block's weights: kept in the store, or in this thread's scratch until A·V has read them.
-            thread_local std::vector<float, PageAllocator<float>> scratch;
-            if (!keepWeights) scratch.resize(static_cast<std::size_t>(n * t));
-            const KeptBlock weights =
-                keepWeights ? keptBlock(store.weights(l, static_cast<int>(h)) + (p + r0) * c, n, t, c) : keptBlock(scratch.data(), n, t, t);
+            const auto gi = static_cast<std::size_t>(g);
+            const MatRef q = qkv.block(p + r0, h * dh, n, dh), k = qkv.middleCols(qw + g * dh, dh),
+                         v = qkv.middleCols(qw + kvw + g * dh, dh);
             try {
-                if (!attendRows(qkv.block(p + r0, h * dh, n, dh), qkv.middleCols(qw + g * dh, dh), qkv.middleCols(qw + kvw + g * dh, dh),
-                                blocks > 1 ? &kv : nullptr, static_cast<std::size_t>(g), scale, window, hidden, p + r0, weights,
-                                topOf(h) + p + r0, sumOf(h) + p + r0, concat.block(r0, h * dh, n, dh)))
-                    finite = false;
+                bool ok = false;
+                if (tiled) {
+                    ok = attendTiled(q, nullptr, k, kv.keys[gi], v, kv.values[gi], scale, window, hidden, p + r0, topOf(h) + p + r0,
+                                     sumOf(h) + p + r0, concat.block(r0, h * dh, n, dh));
+                } else {
+                    // The block's weights: kept in the store, or in this thread's scratch until A·V has read them.
+                    thread_local std::vector<float, PageAllocator<float>> scratch;
+                    if (!keepWeights) scratch.resize(static_cast<std::size_t>(n * t));
+                    const KeptBlock weights = keepWeights ? keptBlock(store.weights(l, static_cast<int>(h)) + (p + r0) * c, n, t, c)
+                                                          : keptBlock(scratch.data(), n, t, t);
+                    ok = attendRows(q, k, v, blocks > 1 ? &kv : nullptr, gi, scale, window, hidden, p + r0, weights, topOf(h) + p + r0,
+                                    sumOf(h) + p + r0, concat.block(r0, h * dh, n, dh));
+                }
+                if (!ok) finite = false;
             } catch (...) {
 #pragma omp critical(attnviz_decoder_failure)
                 failure = std::current_exception();
