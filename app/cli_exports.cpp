@@ -254,6 +254,8 @@ void runBench(const Flags& f, const GuiRequest& request, std::ostream& out, cons
                                   {"maps", core::decoder::passMapsName(r.maps)},
                                   {"attention", core::decoder::attentionStrategyName(r.maps, r.tokens)},
                                   {"sweep_ms", r.sweepMs},
+                                  {"pool_ms", r.poolMs},
+                                  {"zoom_ms", r.zoomMs},
                                   {"kept_mib", static_cast<double>(r.keptBytes) / (1024.0 * 1024.0)},
                                   {"file_mib", static_cast<double>(checkpoint->fileBytes()) / (1024.0 * 1024.0)}};
         out << core::dumpJson(j) << "\n";

@@ -206,6 +206,21 @@ float expRow(const float* __restrict raw, float* __restrict out, Eigen::Index n,
     return sum;
 }
 
+}  // namespace
+
+void weightsOfLogits(const float* __restrict raw, float* __restrict weights, float* __restrict logs, Eigen::Index n, float top, float scale,
+                     float logSum) {
+    const float scale2 = log2Scale(scale), shift = logSum * std::numbers::log2e_v<float>;
+    constexpr float kLn2 = std::numbers::ln2_v<float>;
+    for (Eigen::Index j = 0; j < n; ++j) {
+        const float y = (raw[j] - top) * scale2 - shift;  // log2 of the weight
+        weights[j] = exp2NonPositive(std::min(y, 0.0f));
+        logs[j] = y * kLn2;
+    }
+}
+
+namespace {
+
 // `maxima` when it has queries [0, end), else null (the maxima are then read from the scores).
 const ScoreMaxima* covering(const ScoreMaxima* maxima, Eigen::Index end) {
     return maxima && maxima->all.size() >= end && maxima->causal.size() >= end ? maxima : nullptr;

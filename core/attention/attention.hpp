@@ -93,6 +93,12 @@ bool softmaxRows(const MatRef& scores, float scale, const Settings& settings, Ma
 bool softmaxRows(const MatRef& scores, float scale, const Settings& settings, Eigen::Ref<Mat> weights, Eigen::Index firstRow,
                  const ScoreMaxima* maxima = nullptr);
 
+// A row's weights made again from its raw scores as the pass's softmax left them (its largest
+// score `top` and logSum = log Σ exp(scale · (s − top))): weights[j] = exp(scale · (raw[j] − top)
+// − logSum) and logs[j] their natural logs, n keys (each at most 1: a row's weights never exceed
+// it). The exponentials are the pass's own (base 2, vectorised), not a call to exp per weight.
+void weightsOfLogits(const float* raw, float* weights, float* logs, Eigen::Index n, float top, float scale, float logSum);
+
 // The keys of one tile of attendTiled: its scores and weights, [rows, 256] each, stay in L2.
 inline constexpr Eigen::Index kAttentionTileKeys = 256;
 

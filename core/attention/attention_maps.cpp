@@ -81,7 +81,7 @@ void blockedRow(const Settings& settings, Eigen::Index i, Eigen::Index keys, std
 
 BlockPooler::BlockPooler(Eigen::Index queries, Eigen::Index keys, const Settings& settings, int factor, Eigen::Index firstRow,
                          Eigen::Index rows, Eigen::Index firstCol, Eigen::Index cols)
-    : m_queries(queries), m_keys(keys), m_settings(settings), m_factor(std::max(1, factor)) {
+    : m_keys(keys), m_settings(settings), m_factor(std::max(1, factor)) {
     if (rows < 0) rows = queries - firstRow;
     if (cols < 0) cols = keys - firstCol;
     if (firstRow < 0 || firstRow % m_factor != 0 || firstRow + rows > queries)
@@ -93,29 +93,39 @@ BlockPooler::BlockPooler(Eigen::Index queries, Eigen::Index keys, const Settings
     m_endRow = firstRow + rows;
     m_cols = pooledSize(cols, m_factor);
     m_firstBand = m_band = firstRow / m_factor;
+    m_nextRow = firstRow;
     const auto texels = static_cast<std::size_t>(pooledSize(rows, m_factor) * m_cols);
     m_means.assign(texels, kMaskedTexel);
     m_maxima.assign(texels, kMaskedTexel);
-    m_sum.assign(static_cast<std::size_t>(m_cols), 0.0);
-    m_readable.assign(static_cast<std::size_t>(m_cols), 0);
-    m_largest.assign(static_cast<std::size_t>(m_cols), kMaskedTexel);
 }
 
 void BlockPooler::add(const MatRef& rows, Eigen::Index r0) {
-    if (r0 % m_factor != 0 || r0 / m_factor != m_band || rows.cols() != m_keys || r0 + rows.rows() > m_queries)
-        throw std::invalid_argument("BlockPooler::add: rows out of order");
-    if (static_cast<std::size_t>((r0 + rows.rows() + m_factor - 1) / m_factor - m_firstBand) * static_cast<std::size_t>(m_cols) >
-        m_means.size())
-        throw std::invalid_argument("BlockPooler::add: rows past the pooler's");
-    for (Eigen::Index r = 0; r < rows.rows(); ++r) {
+    if (rows.cols() != m_keys) throw std::invalid_argument("BlockPooler::add: rows of another map");
+    addTile(rows, r0, 0);
+    finishRows(r0, rows.rows());
+}
+
+void BlockPooler::addTile(const MatRef& w, Eigen::Index r0, Eigen::Index c0) {
+    const Eigen::Index c1 = c0 + w.cols();
+    if (r0 < m_nextRow || r0 + w.rows() > m_endRow || c0 < 0 || c1 > m_keys)
+        throw std::invalid_argument("BlockPooler::addTile: rows or keys outside those being pooled");
+    if (w.rows() == 0) return;
+    // the bands the tile's rows reach, from the first not yet finished
+    const auto reach = static_cast<std::size_t>((r0 + w.rows() - 1) / m_factor - m_band + 1) * static_cast<std::size_t>(m_cols);
+    if (m_sum.size() < reach) {
+        m_sum.resize(reach, 0.0);
+        m_readable.resize(reach, 0);
+        m_largest.resize(reach, kMaskedTexel);
+    }
+    const Eigen::Index from = std::max(m_firstCol, c0), to = std::min(m_endCol, c1);  // the tile's keys pooled
+    for (Eigen::Index r = 0; r < w.rows(); ++r) {
         const Eigen::Index i = r0 + r;
-        const float* w = rows.data() + r * rows.outerStride();
-        const auto take = [&](Eigen::Index j) {
-            const auto c = static_cast<std::size_t>((j - m_firstCol) / m_factor);
-            m_sum[c] += w[j];
-            ++m_readable[c];
-            m_largest[c] = std::max(m_largest[c], w[j]);
-        };
+        const float* tile = w.data() + r * w.outerStride();
+        const auto cell = [&](Eigen::Index j) { return tile + (j - c0); };  // key j's weight
+        const auto at = static_cast<std::size_t>((i / m_factor - m_band) * m_cols);
+        double* sum = m_sum.data() + at;
+        int* readable = m_readable.data() + at;
+        float* largest = m_largest.data() + at;
         if (m_settings.paddedKeys.empty() && m_settings.custom.size() == 0) {
             // a band of keys [lo, hi): no cell of it blocked
             Eigen::Index lo = 0, hi = m_keys;
@@ -124,38 +134,55 @@ void BlockPooler::add(const MatRef& rows, Eigen::Index r0) {
                 lo = std::clamp<Eigen::Index>(i - m_settings.window + 1, 0, m_keys);
                 if (!m_settings.causal) hi = std::min(hi, i + m_settings.window);
             }
-            lo = std::max(lo, m_firstCol);  // and within the keys pooled
-            hi = std::min(hi, m_endCol);
+            lo = std::max(lo, from);  // and within the tile's keys pooled
+            hi = std::min(hi, to);
             // each block of columns the band crosses, on whole packets (none when the band is empty)
             for (Eigen::Index c = (lo - m_firstCol) / m_factor; lo < hi && m_firstCol + c * m_factor < hi; ++c) {
                 const Eigen::Index j0 = std::max(lo, m_firstCol + c * m_factor), j1 = std::min(hi, m_firstCol + (c + 1) * m_factor);
-                const Eigen::Map<const Eigen::ArrayXf> cells(w + j0, j1 - j0);
-                const auto k = static_cast<std::size_t>(c);
-                m_sum[k] += cells.cast<double>().sum();
-                m_readable[k] += static_cast<int>(j1 - j0);
-                m_largest[k] = std::max(m_largest[k], cells.maxCoeff());
+                const Eigen::Map<const Eigen::ArrayXf> block(cell(j0), j1 - j0);
+                sum[c] += block.cast<double>().sum();
+                readable[c] += static_cast<int>(j1 - j0);
+                largest[c] = std::max(largest[c], block.maxCoeff());
             }
         } else {
             blockedRow(m_settings, i, m_keys, m_blocked);
-            for (Eigen::Index j = m_firstCol; j < m_endCol; ++j)
-                if (!m_blocked[static_cast<std::size_t>(j)]) take(j);
+            for (Eigen::Index j = from; j < to; ++j) {
+                if (m_blocked[static_cast<std::size_t>(j)]) continue;
+                const Eigen::Index c = (j - m_firstCol) / m_factor;
+                sum[c] += *cell(j);
+                ++readable[c];
+                largest[c] = std::max(largest[c], *cell(j));
+            }
         }
-        if ((i + 1) % m_factor == 0 || i + 1 == m_endRow) finishBand();
     }
+}
+
+void BlockPooler::finishRows(Eigen::Index r0, Eigen::Index n) {
+    if (r0 != m_nextRow || n < 0 || r0 + n > m_endRow) throw std::invalid_argument("BlockPooler::finishRows: rows out of order");
+    m_nextRow = r0 + n;
+    // every band whose rows are all finished (the last band ends at the pooler's last row)
+    while (m_band < (m_endRow + m_factor - 1) / m_factor && std::min((m_band + 1) * m_factor, m_endRow) <= m_nextRow) finishBand();
 }
 
 void BlockPooler::finishBand() {
     float* means = m_means.data() + (m_band - m_firstBand) * m_cols;
     float* maxima = m_maxima.data() + (m_band - m_firstBand) * m_cols;
-    for (Eigen::Index c = 0; c < m_cols; ++c) {
-        const auto k = static_cast<std::size_t>(c);
-        // factor 1: the weight itself (poolBlocks gives toTexels' copy, not a float of a double)
-        means[c] = m_readable[k] == 0 ? kMaskedTexel : m_factor == 1 ? m_largest[k] : static_cast<float>(m_sum[k] / m_readable[k]);
-        maxima[c] = m_largest[k];
+    const auto cols = static_cast<std::size_t>(m_cols);
+    if (m_sum.size() < cols) {  // no cell of the band was handed over: every texel masked
+        m_sum.resize(cols, 0.0);
+        m_readable.resize(cols, 0);
+        m_largest.resize(cols, kMaskedTexel);
     }
-    std::fill(m_sum.begin(), m_sum.end(), 0.0);
-    std::fill(m_readable.begin(), m_readable.end(), 0);
-    std::fill(m_largest.begin(), m_largest.end(), kMaskedTexel);
+    for (std::size_t k = 0; k < cols; ++k) {
+        // factor 1: the weight itself (poolBlocks gives toTexels' copy, not a float of a double)
+        means[k] = m_readable[k] == 0 ? kMaskedTexel : m_factor == 1 ? m_largest[k] : static_cast<float>(m_sum[k] / m_readable[k]);
+        maxima[k] = m_largest[k];
+    }
+    // the later bands' sums move up one band
+    const auto drop = [cols](auto& v) { v.erase(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(cols)); };
+    drop(m_sum);
+    drop(m_readable);
+    drop(m_largest);
     ++m_band;
 }
 
@@ -175,6 +202,24 @@ Mat meanRows(const AttentionMaps& maps, int layer, Eigen::Index r0, Eigen::Index
     }
     return sum / static_cast<float>(std::max(1, maps.heads));
 }
+
+namespace {
+
+// The rows of a band of poolMap when the map is made a tile at a time.
+constexpr Eigen::Index kTileBandRows = 512;
+
+// A map made a tile at a time, pooled as it comes.
+class PoolerSink final : public TileSink {
+public:
+    explicit PoolerSink(BlockPooler& pooler) : m_pooler(pooler) {}
+    void tile(const MatRef& w, const MatRef*, Eigen::Index r0, Eigen::Index c0) override { m_pooler.addTile(w, r0, c0); }
+    void rowsDone(Eigen::Index r0, Eigen::Index n) override { m_pooler.finishRows(r0, n); }
+
+private:
+    BlockPooler& m_pooler;
+};
+
+}  // namespace
 
 PooledMap poolMap(const AttentionMaps& maps, int layer, int head, const PoolMapOptions& options) {
     if (layer < 0 || layer >= maps.layers || head < -1 || head >= maps.heads) throw std::invalid_argument("poolMap: no such map");
@@ -199,8 +244,12 @@ PooledMap poolMap(const AttentionMaps& maps, int layer, int head, const PoolMapO
     out.means.assign(static_cast<std::size_t>(out.rows * out.cols), kMaskedTexel);
     out.maxima = out.means;
     const Settings& settings = maps.layerSettings(layer);
-    // Bands of whole texel rows; a kept map in bands too, so that every thread pools its own.
-    const Eigen::Index band = maps.blockRows(options.blockFloats, out.factor);
+    // Bands of whole texel rows; a kept map in bands too, so that every thread pools its own. One
+    // head's map made a tile at a time holds no band's rows: its bands are as long as keep every
+    // thread busy (each packs the keys its rows read once).
+    const bool tiles = maps.tiles && head >= 0 && !options.keyScales;
+    Eigen::Index band = maps.blockRows(options.blockFloats, out.factor);
+    if (tiles) band = std::max(band, (kTileBandRows + out.factor - 1) / out.factor * out.factor);
     const Eigen::Index bands = (out.cellRows + band - 1) / band;
     expect(options.progress, static_cast<std::uint64_t>(bands));
     std::atomic<bool> stopped{false};
@@ -214,7 +263,10 @@ PooledMap poolMap(const AttentionMaps& maps, int layer, int head, const PoolMapO
             try {
                 const Eigen::Index r0 = out.firstRow + b * band, n = std::min(band, out.firstRow + out.cellRows - r0);
                 BlockPooler pooler(maps.queries, maps.keys, settings, out.factor, r0, n, out.firstCol, out.cellCols);
-                if (head < 0) pooler.add(meanRows(maps, layer, r0, n, options.mean, scratch, options.keyScales), r0);
+                if (tiles) {
+                    PoolerSink sink(pooler);
+                    maps.tiles(layer, head, r0, n, out.firstCol, out.firstCol + out.cellCols, sink);
+                } else if (head < 0) pooler.add(meanRows(maps, layer, r0, n, options.mean, scratch, options.keyScales), r0);
                 else if (options.keyScales)
                     pooler.add(
                         maps.rowBlock(layer, head, r0, n, scratch) * (*options.keyScales)[static_cast<std::size_t>(head)].asDiagonal(), r0);

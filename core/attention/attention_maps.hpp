@@ -15,6 +15,26 @@
 
 namespace attnviz::core {
 
+// Where a map made a tile at a time is handed (AttentionMaps::tiles): its rows in blocks, in
+// ascending order; each block's tiles of keys (each tile every row of the block) in descending
+// order of keys, together covering every key a row of the block may read (a key outside them
+// holds 0 for those rows), then rowsDone.
+class TileSink {
+public:
+    TileSink() = default;
+    TileSink(const TileSink&) = delete;
+    TileSink& operator=(const TileSink&) = delete;
+    TileSink(TileSink&&) = delete;
+    TileSink& operator=(TileSink&&) = delete;
+    virtual ~TileSink() = default;
+    // The weights of rows [r0, r0 + w.rows()) and keys [c0, c0 + w.cols()); a key a row may not
+    // read holds 0. logs, when not null: each weight's natural log as the maker had it (the log
+    // the weight is the exponential of; 0 where the weight is), so that no reader takes a log.
+    virtual void tile(const MatRef& w, const MatRef* logs, Eigen::Index r0, Eigen::Index c0) = 0;
+    // Every tile of rows [r0, r0 + n) handed over.
+    virtual void rowsDone(Eigen::Index r0, Eigen::Index n) = 0;
+};
+
 struct AttentionMaps {
     int layers = 0, heads = 0;
     Eigen::Index queries = 0, keys = 0;  // every map is [queries, keys]; queries are the first keys
@@ -29,6 +49,11 @@ struct AttentionMaps {
     // Rows [r0, r0 + out.rows()) of the map of (layer, head) made into out [n, keys]: the maps that
     // are not kept whole. Null where `weights` gives every map.
     std::function<void(int layer, int head, Eigen::Index r0, Eigen::Ref<Mat> out)> rows;
+    // Optional beside `rows`: rows [r0, r0 + n) of the map of (layer, head) made a tile of keys at a
+    // time into `sink` (TileSink's order), so that no row of the map is ever whole and each tile
+    // is read while it is in cache: what the sweeps over every map read when it is there. Only
+    // keys [k0, k1) are asked for (a zoomed region's): the tiles may leave the others out.
+    std::function<void(int layer, int head, Eigen::Index r0, Eigen::Index n, Eigen::Index k0, Eigen::Index k1, TileSink& sink)> tiles;
     // Optional: the caller is done with the map weights(layer, head) gave (maps read from a mapped
     // file then free that map's widened copy or give its pages back). Null: nothing to do. The
     // sweeps over every map call it; a reader that does not keeps the map until the maps die.
@@ -71,17 +96,23 @@ enum class BlockPooling : std::uint8_t { Mean, Max };
 void poolBlocks(const MatRef& weights, const Settings& settings, int factor, BlockPooling pooling, std::vector<float>& out);
 
 // The same thumbnails, both poolings at once, from a map handed over in blocks of rows (a map made
-// on demand is never whole): add() each block in order, each starting at a multiple of the
-// factor; the texels equal poolBlocks' of the whole map. A pooler of rows [firstRow, firstRow +
-// rows) (firstRow a multiple of the factor) holds only their texel rows: poolers of disjoint bands
-// fill one map on many threads.
+// on demand is never whole): add() each block of whole rows in order, or its tiles of keys
+// (addTile, any order) and then finishRows; the texels equal poolBlocks' of the whole map. A
+// pooler of rows [firstRow, firstRow + rows) (firstRow a multiple of the factor) holds only their
+// texel rows: poolers of disjoint bands fill one map on many threads.
 class BlockPooler {
 public:
     // Rows [firstRow, firstRow + rows) and keys [firstCol, firstCol + cols) of the map (−1: to its
-    // end), each start at a block's edge; the rows handed over are whole (every key).
+    // end), each start at a block's edge.
     BlockPooler(Eigen::Index queries, Eigen::Index keys, const Settings& settings, int factor, Eigen::Index firstRow = 0,
                 Eigen::Index rows = -1, Eigen::Index firstCol = 0, Eigen::Index cols = -1);
+    // Whole rows [r0, r0 + rows.rows()) (every key), the rows after those handed over before.
     void add(const MatRef& rows, Eigen::Index r0);
+    // The weights of rows [r0, r0 + w.rows()) and keys [c0, c0 + w.cols()), rows not yet
+    // finished; the tiles of a row must cover every key it may read.
+    void addTile(const MatRef& w, Eigen::Index r0, Eigen::Index c0);
+    // Every tile of rows [r0, r0 + n) added: the rows after those finished before.
+    void finishRows(Eigen::Index r0, Eigen::Index n);
     // [⌈rows/f⌉ × ⌈cols/f⌉] each (every row and key: ⌈T_q/f⌉ × ⌈T_k/f⌉), row-major: block
     // means, block maxima (kMaskedTexel where masked).
     const std::vector<float>& means() const { return m_means; }
@@ -89,13 +120,15 @@ public:
 
 private:
     void finishBand();
-    Eigen::Index m_queries, m_keys, m_cols;
+    Eigen::Index m_keys, m_cols;
     Eigen::Index m_firstCol = 0, m_endCol = 0;  // the keys pooled
     Eigen::Index m_endRow = 0;                  // the row after the last pooled
+    Eigen::Index m_nextRow = 0;                 // the first row not yet finished
     Settings m_settings;
     int m_factor;
     Eigen::Index m_firstBand = 0;  // the texel row of firstRow
-    Eigen::Index m_band = 0;       // the band of rows being summed
+    Eigen::Index m_band = 0;       // the first band of rows not yet finished
+    // The sums of the bands from m_band on that the rows being added reach, m_cols floats each.
     std::vector<double> m_sum;
     std::vector<int> m_readable;
     std::vector<float> m_largest, m_means, m_maxima;

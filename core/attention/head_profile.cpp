@@ -71,18 +71,66 @@ ProfileSums::ProfileSums(const ProfileBins& bins, Index queries, Index keys, con
 }
 
 void ProfileSums::addRows(const MatRef& rows, Index firstRow) {
-    for (Index r = 0; r < rows.rows(); ++r) addRow(rows.data() + r * rows.outerStride(), firstRow + r);
+    addTile(rows, firstRow, 0);
+    finishRows(firstRow, rows.rows());
 }
 
-void ProfileSums::addRow(const float* row, Index i) {
-    const Index tk = m_tk;
+void ProfileSums::addTile(const MatRef& w, Index r0, Index c0) {
+    for (Index r = 0; r < w.rows(); ++r) addTileRow(w.data() + r * w.outerStride(), r0 + r, c0, c0 + w.cols());
+}
+
+void ProfileSums::finishRows(Index r0, Index n) {
+    for (Index i = r0; i < r0 + n; ++i) countRow(i);
+}
+
+void ProfileSums::bandOf(Index i, Index& lo, Index& hi) const {
+    lo = 0, hi = m_tk;
+    if (m_settings.causal) hi = std::min(hi, i + 1);
+    if (m_settings.window > 0) {
+        lo = std::clamp<Index>(i - m_settings.window + 1, 0, m_tk);
+        if (!m_settings.causal) hi = std::min(hi, i + m_settings.window);
+    }
+}
+
+// Row i's weights of keys [c0, c1) (tile[j − c0]: key j) into the distance bins, and its mass on
+// the first k keys among them.
+void ProfileSums::addTileRow(const float* tile, Index i, Index c0, Index c1) {
+    const auto at = [&](Index j) { return tile + (j - c0); };
     if (m_banded) {
-        Index lo = 0, hi = tk;
-        if (m_settings.causal) hi = std::min(hi, i + 1);
-        if (m_settings.window > 0) {
-            lo = std::clamp<Index>(i - m_settings.window + 1, 0, tk);
-            if (!m_settings.causal) hi = std::min(hi, i + m_settings.window);
+        Index lo = 0, hi = 0;
+        bandOf(i, lo, hi);
+        lo = std::max(lo, c0), hi = std::min(hi, c1);
+        // left of the query (and the query itself): distances i − j, nearest first, a bin at a time
+        for (Index j = std::min(hi, i + 1) - 1; j >= lo;) {
+            const int b = distanceBin(m_bins, i - j);
+            const Index first = std::clamp(i - m_bins.distance[static_cast<std::size_t>(b) + 1] + 1, lo, j);  // the bin's farthest key here
+            m_weight[static_cast<std::size_t>(b)] += massOf(at(first), j + 1 - first);
+            j = first - 1;
         }
+        // right of it: distances j − i
+        for (Index j = std::max(lo, i + 1); j < hi;) {
+            const int b = distanceBin(m_bins, j - i);
+            const Index end = std::clamp(i + m_bins.distance[static_cast<std::size_t>(b) + 1], j + 1, hi);
+            m_weight[static_cast<std::size_t>(b)] += massOf(at(j), end - j);
+            j = end;
+        }
+    } else {
+        blockedRow(m_settings, i, m_tk, m_blocked);
+        for (Index j = c0; j < c1; ++j)
+            if (!m_blocked[static_cast<std::size_t>(j)]) m_weight[static_cast<std::size_t>(distanceBin(m_bins, std::abs(i - j)))] += *at(j);
+    }
+    const Index k = m_bins.firstTokens;
+    if (i < k || m_bins.positionBins() < 1 || c0 >= std::min(k, m_tk)) return;
+    // a blocked key holds 0: the first k keys' weights are the row's mass on the ones it may read
+    m_firstK[positionBin(i)] += massOf(tile, std::min({k, m_tk, c1}) - c0);
+}
+
+// Row i's pairs of each distance (what the uniform row would put there), and that it counts for
+// the mass on the first k keys.
+void ProfileSums::countRow(Index i) {
+    if (m_banded) {
+        Index lo = 0, hi = 0;
+        bandOf(i, lo, hi);
         const Index readable = std::max<Index>(hi - lo, 0);
         for (int b = 0; b < m_bins.distanceBins() && readable > 0; ++b) {
             const Index near = m_bins.distance[static_cast<std::size_t>(b)], far = m_bins.distance[static_cast<std::size_t>(b) + 1];
@@ -90,31 +138,30 @@ void ProfileSums::addRow(const float* row, Index i) {
             const Index leftLo = std::max(lo, i - far + 1), leftHi = std::min(hi, i - near + 1);
             const Index rightLo = std::max(lo, i + std::max<Index>(near, 1)), rightHi = std::min(hi, i + far);
             if (i - near < lo && i + std::max<Index>(near, 1) >= hi) break;  // this bin and every later one past the band
-            const Index left = std::max<Index>(leftHi - leftLo, 0), right = std::max<Index>(rightHi - rightLo, 0);
-            if (left + right == 0) continue;
+            const Index pairs = std::max<Index>(leftHi - leftLo, 0) + std::max<Index>(rightHi - rightLo, 0);
+            if (pairs == 0) continue;
             const auto at = static_cast<std::size_t>(b);
-            m_weight[at] += (left > 0 ? massOf(row + leftLo, left) : 0.0) + (right > 0 ? massOf(row + rightLo, right) : 0.0);
-            m_pairs[at] += left + right;
-            m_uniform[at] += static_cast<double>(left + right) / static_cast<double>(readable);
+            m_pairs[at] += pairs;
+            m_uniform[at] += static_cast<double>(pairs) / static_cast<double>(readable);
         }
     } else {
-        blockedRow(m_settings, i, tk, m_blocked);
+        blockedRow(m_settings, i, m_tk, m_blocked);
         const auto readable = static_cast<Index>(std::count(m_blocked.begin(), m_blocked.end(), 0));
-        for (Index j = 0; j < tk && readable > 0; ++j) {
+        for (Index j = 0; j < m_tk && readable > 0; ++j) {
             if (m_blocked[static_cast<std::size_t>(j)]) continue;
             const auto at = static_cast<std::size_t>(distanceBin(m_bins, std::abs(i - j)));
-            m_weight[at] += row[j];
             m_pairs[at] += 1;
             m_uniform[at] += 1.0 / static_cast<double>(readable);
         }
     }
-    const Index k = m_bins.firstTokens;
-    if (i < k || m_bins.positionBins() < 1) return;
-    // a blocked key holds 0: the first k keys' weights are the row's mass on the ones it may read
+    if (i < m_bins.firstTokens || m_bins.positionBins() < 1) return;
+    m_rows[positionBin(i)] += 1;
+}
+
+std::size_t ProfileSums::positionBin(Index i) const {
     const auto p =
         static_cast<std::size_t>(std::upper_bound(m_bins.positions.begin(), m_bins.positions.end(), i) - m_bins.positions.begin() - 1);
-    m_firstK[std::min(p, m_firstK.size() - 1)] += massOf(row, std::min(k, tk));
-    m_rows[std::min(p, m_rows.size() - 1)] += 1;
+    return std::min(p, m_firstK.size() - 1);
 }
 
 HeadProfile ProfileSums::result() const {

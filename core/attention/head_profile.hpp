@@ -47,15 +47,25 @@ struct HeadProfile {
 };
 
 // One head's profile accumulated over its map's rows, handed over in blocks in any order (a map
-// made on demand is never whole): addRows, then result.
+// made on demand is never whole): addRows, or the block's tiles of keys (addTile, any order) and
+// then finishRows; then result.
 class ProfileSums {
 public:
     ProfileSums(const ProfileBins& bins, Eigen::Index queries, Eigen::Index keys, const Settings& settings);
     void addRows(const MatRef& rows, Eigen::Index firstRow);
+    // The weights of rows [r0, r0 + w.rows()) for keys [c0, c0 + w.cols()); the tiles of a row
+    // cover every key it may read, each key once.
+    void addTile(const MatRef& w, Eigen::Index r0, Eigen::Index c0);
+    // Every tile of rows [r0, r0 + n) added: their pairs of each distance are counted.
+    void finishRows(Eigen::Index r0, Eigen::Index n);
     HeadProfile result() const;
 
 private:
-    void addRow(const float* row, Eigen::Index i);
+    // The keys row i may read, [lo, hi), when banded.
+    void bandOf(Eigen::Index i, Eigen::Index& lo, Eigen::Index& hi) const;
+    void addTileRow(const float* tile, Eigen::Index i, Eigen::Index c0, Eigen::Index c1);
+    void countRow(Eigen::Index i);
+    std::size_t positionBin(Eigen::Index i) const;  // the bin of positions query i is in
 
     const ProfileBins& m_bins;
     Eigen::Index m_tk;

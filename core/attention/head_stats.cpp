@@ -58,33 +58,31 @@ struct Ramps {
 
 // A row segment's sums, each over chunks of kChunk floats (Eigen's packets: a few terms a lane,
 // so a chunk's float sum is good to ~1e-7), the chunks added in double:
-//   mass Σ w, entropy −Σ x ln x with x = w · scale (0 ln 0 = 0: ln FLT_MIN times 0), and
-//   distance Σ w · r with r the keys' distances from the query.
+//   mass Σ w, entropy −Σ w ln w (0 ln 0 = 0: ln FLT_MIN times 0; ln w as the map's maker had it
+//   when given), and distance Σ w · r with r the keys' distances from the query.
+// A row renormalised by 1/M (the first key left out, M its mass on the others) has the entropy
+// −Σ (w/M) ln(w/M) = (−Σ w ln w)/M + ln M: the row's sums need not wait for its mass, so a row
+// may come in tiles of keys.
 constexpr Index kChunk = 64;
 
 struct RowSums {
     double mass = 0, entropy = 0, distance = 0;
 };
 
-void addRowSums(const float* w, const float* r, Index n, float scale, RowSums& sums) {
+void addRowSums(const float* w, const float* logs, const float* r, Index n, RowSums& sums) {
     for (Index k = 0; k < n; k += kChunk) {
         const Index m = std::min(kChunk, n - k);
         const ArrayMap c(w + k, m), d(r + k, m);
-        const auto x = c * scale;
         sums.mass += c.sum();
-        sums.entropy -= (x * x.max(std::numeric_limits<float>::min()).log()).sum();
+        if (logs) sums.entropy -= (c * ArrayMap(logs + k, m)).sum();
+        else sums.entropy -= (c * c.max(std::numeric_limits<float>::min()).log()).sum();
         sums.distance += (c * d).sum();
     }
 }
 
-double massOf(const float* w, Index n) {
-    double mass = 0;
-    for (Index k = 0; k < n; k += kChunk) mass += ArrayMap(w + k, std::min(kChunk, n - k)).sum();
-    return mass;
-}
-
 // One head's statistics accumulated over its map's rows, handed over in blocks in any order
-// (a map made on demand is never whole): addRows, then result.
+// (a map made on demand is never whole): addRows, or beginRows, the block's tiles of keys in
+// descending order of keys (addTile: the token walks go down the keys) and endRows; then result.
 class StatsSums {
 public:
     StatsSums(Eigen::Index tq, Eigen::Index tk, const TokenLinks& links, const Ramps& ramps, const Settings& settings,
@@ -103,7 +101,66 @@ public:
     }
 
     void addRows(const MatRef& a, Index r0) {
-        for (Index r = 0; r < a.rows(); ++r) addRow(a.data() + r * a.outerStride(), r0 + r);
+        beginRows(r0, a.rows());
+        addTile(a, nullptr, r0, 0);
+        endRows();
+    }
+
+    // Rows [r0, r0 + n) come next, in tiles of keys.
+    void beginRows(Index r0, Index n) {
+        m_r0 = r0;
+        m_parts.assign(static_cast<std::size_t>(std::max<Index>(n, 0)), RowPart{});
+        if (!m_tokens) return;
+        for (Index r = 0; r < n; ++r) {
+            RowPart& part = m_parts[static_cast<std::size_t>(r)];
+            part.sameAt = m_links.sameBefore[static_cast<std::size_t>(r0 + r)];
+            part.inductionAt = m_links.inductionLast[static_cast<std::size_t>(r0 + r)];
+        }
+    }
+
+    // The weights of rows [r0, r0 + w.rows()) (within beginRows') for keys [c0, c0 + w.cols()),
+    // and their logs when the maker gives them (TileSink::tile).
+    void addTile(const MatRef& w, const MatRef* logs, Index r0, Index c0) {
+        const Index c1 = c0 + w.cols(), firstKept = m_options.skipFirstKey ? 1 : 0;
+        const Index sinkEnd = std::min(m_tk, firstKept + std::max(1, m_options.firstTokens));
+        for (Index r = 0; r < w.rows(); ++r) {
+            const Index i = r0 + r;
+            RowPart& part = m_parts[static_cast<std::size_t>(i - m_r0)];
+            const float* tile = w.data() + r * w.outerStride();
+            const auto at = [&](Index j) { return tile + (j - c0); };  // key j's weight
+            const float* logRow = logs ? logs->data() + r * logs->outerStride() : nullptr;
+            const auto logAt = [&](Index j) { return logRow ? logRow + (j - c0) : nullptr; };
+            const Band b = band(i);
+            // the sums over the tile's keys kept: keys left of the query weigh i − j (a segment of
+            // the falling ramp), keys right of it j − i (of the rising one); a blocked key holds 0
+            const Index lo = std::max(b.from, c0), hi = std::max(lo, std::min(b.hi, c1));
+            const Index split = std::clamp(i + 1, lo, hi);
+            if (split > lo) addRowSums(at(lo), logAt(lo), m_ramps.down.data() + (m_tk - 1 - i + lo), split - lo, part.sums);
+            if (hi > split) addRowSums(at(split), logAt(split), m_ramps.up.data() + (split - i), hi - split, part.sums);
+            // the keys of a fixed offset (whether the row may read them: endRows)
+            const auto inTile = [&](Index j) { return j >= c0 && j < c1; };
+            if (inTile(i)) part.self = *at(i);
+            if (i >= 1 && inTile(i - 1)) part.previous = *at(i - 1);
+            if (inTile(firstKept)) part.first = *at(firstKept);
+            for (Index j = std::max(firstKept, c0); j < std::min(sinkEnd, c1); ++j)
+                if (reads(b, j)) part.sink += *at(j);
+            // the token patterns, walking down the keys (a blocked key holds 0: the walks stop at
+            // the band's start)
+            if (!m_tokens) continue;
+            // a walk not yet past the band's start must be below this tile's keys
+            if ((part.sameAt >= c1 && part.sameAt >= b.from) || (part.inductionAt >= c1 && part.inductionAt >= std::max<Index>(b.from, 1)))
+                throw std::logic_error("StatsSums: tiles of keys out of order");
+            for (Index& j = part.sameAt; j >= std::max(b.from, c0); j = m_links.sameBefore[static_cast<std::size_t>(j)])
+                part.duplicate += *at(j);
+            for (Index& j = part.inductionAt; j >= std::max({b.from, c0, Index{1}}); j = m_links.inductionPrev[static_cast<std::size_t>(j)])
+                if (j < b.hi) part.induction += *at(j);
+        }
+    }
+
+    // Every tile of the rows begun handed over: their sums are counted.
+    void endRows() {
+        for (std::size_t r = 0; r < m_parts.size(); ++r) endRow(m_r0 + static_cast<Index>(r), m_parts[r]);
+        m_parts.clear();
     }
 
     HeadStats result() const {
@@ -124,78 +181,78 @@ public:
     }
 
 private:
+    // A row's sums so far.
+    struct RowPart {
+        RowSums sums;                                                                      // over the keys kept
+        double self = 0, previous = 0, first = 0, sink = 0, duplicate = 0, induction = 0;  // the weights read
+        Index sameAt = -1, inductionAt = -1;                                               // the token walks' next keys
+    };
+    // The keys a row may read: [lo, hi) and how many (a custom mask: every key, `blocked` beside),
+    // and the first of them kept (lo, or 1 when the first key is left out).
+    struct Band {
+        Index lo = 0, hi = 0, readable = 0, from = 0;
+    };
+
     bool padded(Index j) const {
         return !m_padded.empty() && m_padded[static_cast<std::size_t>(j) + 1] > m_padded[static_cast<std::size_t>(j)];
     }
 
-    void addRow(const float* row, Index i) {
+    Band band(Index i) {
         const Index tk = m_tk;
-        const Index firstKept = m_options.skipFirstKey ? 1 : 0;
-        // 1. the keys the row may read: [lo, hi), and how many
-        Index lo = 0, hi = tk, readable = 0;
+        Band b;
+        b.hi = tk;
         if (m_banded) {
-            if (m_settings.causal) hi = std::min(hi, i + 1);
+            if (m_settings.causal) b.hi = std::min(b.hi, i + 1);
             if (m_settings.window > 0) {
-                lo = std::clamp<Index>(i - m_settings.window + 1, 0, tk);
-                if (!m_settings.causal) hi = std::min(hi, i + m_settings.window);
+                b.lo = std::clamp<Index>(i - m_settings.window + 1, 0, tk);
+                if (!m_settings.causal) b.hi = std::min(b.hi, i + m_settings.window);
             }
-            hi = std::max(hi, lo);
-            readable = hi - lo;
-            if (!m_padded.empty()) readable -= m_padded[static_cast<std::size_t>(hi)] - m_padded[static_cast<std::size_t>(lo)];
+            b.hi = std::max(b.hi, b.lo);
+            b.readable = b.hi - b.lo;
+            if (!m_padded.empty()) b.readable -= m_padded[static_cast<std::size_t>(b.hi)] - m_padded[static_cast<std::size_t>(b.lo)];
         } else {
-            blockedRow(m_settings, i, tk, m_blocked);
-            readable = tk - std::count(m_blocked.begin(), m_blocked.end(), 1);
+            blockedRow(m_settings, i, tk, m_blocked);  // the row's mask, for reads()
+            b.readable = tk - std::count(m_blocked.begin(), m_blocked.end(), 1);
         }
-        const auto reads = [&](Index j) {
-            return j >= firstKept && j < tk && (m_banded ? j >= lo && j < hi && !padded(j) : !m_blocked[static_cast<std::size_t>(j)]);
-        };
-        if (m_options.skipFirstKey && tk > 0 && (m_banded ? lo == 0 && hi > 0 && !padded(0) : !m_blocked[0]))
+        b.from = std::max(b.lo, m_options.skipFirstKey ? Index{1} : Index{0});
+        return b;
+    }
+
+    // Whether the row of `b` (the last band() computed, for a custom mask) reads key j and keeps it.
+    bool reads(const Band& b, Index j) const {
+        return j >= b.from && j < m_tk && (m_banded ? j < b.hi && !padded(j) : !m_blocked[static_cast<std::size_t>(j)]);
+    }
+
+    void endRow(Index i, const RowPart& part) {
+        const Band b = band(i);
+        Index readable = b.readable;
+        if (m_options.skipFirstKey && m_tk > 0 && (m_banded ? b.lo == 0 && b.hi > 0 && !padded(0) : !m_blocked[0]))
             --readable;  // key 0 no longer counts
-        const Index from = std::max(lo, firstKept);
-        const Index count = std::max<Index>(hi - from, 0);
-        // 2. the row's mass over the keys kept, and the scale that renormalises it
-        double mass = 0, scale = 1;
+        // the row's mass over the keys kept, and the scale that renormalises it
+        const double mass = part.sums.mass;
+        double scale = 1, h = part.sums.entropy;
         if (m_options.skipFirstKey) {
-            mass = massOf(row + from, count);
             if (readable < 1 || !(mass > 0)) return;  // reads key 0 alone (or puts nothing elsewhere): left out
             scale = 1 / mass;
+            h = h * scale + std::log(mass);
         }
         ++m_rows;
-        // 3. the sums: keys left of the query weigh i − j (a segment of the falling ramp), keys
-        // right of it j − i (of the rising one); a blocked key holds 0 and adds nothing
-        const Index split = std::clamp(i + 1, from, std::max(from, hi));
-        RowSums sums;
-        if (split > from) addRowSums(row + from, m_ramps.down.data() + (tk - 1 - i + from), split - from, static_cast<float>(scale), sums);
-        if (hi > split) addRowSums(row + split, m_ramps.up.data() + (split - i), hi - split, static_cast<float>(scale), sums);
-        if (!m_options.skipFirstKey) mass = sums.mass;
-        // 4. entropy (of the renormalised row when the first key is left out), its share of
+        // entropy (of the renormalised row when the first key is left out), its share of
         // ln(keys readable), and the distance
-        const double h = sums.entropy;
         m_entropy += h;
         if (readable >= 2) m_share += h / std::log(static_cast<double>(readable)), ++m_shareRows;
-        m_distance += sums.distance * scale;
-        // 5. the keys of a fixed offset
-        if (reads(i)) m_self += row[i] * scale, ++m_selfRows;
-        if (i >= 1 && reads(i - 1)) m_previous += row[i - 1] * scale, ++m_previousRows;
-        if (reads(firstKept)) m_first += row[firstKept] * scale, ++m_firstRows;
-        const Index k = std::max(1, m_options.firstTokens);
-        if (i >= firstKept + k) {  // a row after the first k keys: its mass on them
-            double sink = 0;
-            for (Index j = firstKept; j < std::min(tk, firstKept + k); ++j)
-                if (reads(j)) sink += row[j];
-            m_firstK += sink * scale, ++m_firstKRows;
-        }
-        // 6. the token patterns (a blocked key holds 0: the walks stop at the band's start)
+        m_distance += part.sums.distance * scale;
+        // the keys of a fixed offset
+        const Index firstKept = m_options.skipFirstKey ? 1 : 0;
+        if (reads(b, i)) m_self += part.self * scale, ++m_selfRows;
+        if (i >= 1 && reads(b, i - 1)) m_previous += part.previous * scale, ++m_previousRows;
+        if (reads(b, firstKept)) m_first += part.first * scale, ++m_firstRows;
+        if (i >= firstKept + std::max(1, m_options.firstTokens)) m_firstK += part.sink * scale, ++m_firstKRows;  // after the first k keys
+        // the token patterns
         m_total += mass * scale;
         if (!m_tokens) return;
-        double dup = 0, ind = 0;
-        for (Index j = m_links.sameBefore[static_cast<std::size_t>(i)]; j >= from; j = m_links.sameBefore[static_cast<std::size_t>(j)])
-            dup += row[j];
-        for (Index j = m_links.inductionLast[static_cast<std::size_t>(i)]; j >= std::max<Index>(from, 1);
-             j = m_links.inductionPrev[static_cast<std::size_t>(j)])
-            if (j < hi) ind += row[j];
-        m_duplicate += dup * scale;
-        m_induction += ind * scale;
+        m_duplicate += part.duplicate * scale;
+        m_induction += part.induction * scale;
     }
 
     Index m_tq, m_tk;
@@ -204,8 +261,10 @@ private:
     const Settings& m_settings;
     HeadStatsOptions m_options;
     bool m_tokens = false, m_banded = true;
-    std::vector<Index> m_padded;  // padded keys before each key (prefix counts, T_k + 1), or empty
-    std::vector<char> m_blocked;  // the row's mask when not banded
+    std::vector<Index> m_padded;   // padded keys before each key (prefix counts, T_k + 1), or empty
+    std::vector<char> m_blocked;   // the row's mask when not banded
+    Index m_r0 = 0;                // the first row begun
+    std::vector<RowPart> m_parts;  // the rows begun
     double m_entropy = 0, m_share = 0, m_distance = 0, m_self = 0, m_previous = 0, m_first = 0, m_total = 0, m_duplicate = 0,
            m_induction = 0, m_firstK = 0;
     long long m_rows = 0, m_shareRows = 0, m_selfRows = 0, m_previousRows = 0, m_firstRows = 0, m_firstKRows = 0;
@@ -236,37 +295,93 @@ std::vector<HeadStats> allHeadStats(const AttentionMaps& maps, const HeadStatsOp
 
 namespace {
 
-// One head of sweepHeads: its map read a block of rows at a time into its sums and thumbnails,
-// written to `out` at the head's index. Stops between blocks once `stopped` (Cancelled through
-// the progress, or another head's failure).
+// What one head of sweepHeads reads its map into: its sums, those over every key, its thumbnails
+// and its profile, each tile handed to every one of them while it is in cache. Counts the rows
+// finished through the progress (a unit a block of `block` rows), and stops between blocks once
+// `stopped` (Cancelled through the progress, or another head's failure).
+class HeadSink final : public TileSink {
+public:
+    HeadSink(const AttentionMaps& maps, int k, Index block, const TokenLinks& links, const Ramps& ramps, const HeadSweepOptions& options,
+             int factor, const ProfileBins& bins, const std::atomic<bool>& stopped)
+        : m_block(block),
+          m_progress(options.progress),
+          m_stopped(stopped),
+          m_sums(maps.queries, maps.keys, links, ramps, maps.layerSettings(k / maps.heads), options.stats) {
+        const Settings& settings = maps.layerSettings(k / maps.heads);
+        if (options.everyKey) m_every.emplace(maps.queries, maps.keys, links, ramps, settings, HeadStatsOptions{});
+        if (options.factor > 0) m_pooler.emplace(maps.queries, maps.keys, settings, factor);
+        if (options.profiles) m_profile.emplace(bins, maps.queries, maps.keys, settings);
+    }
+
+    void tile(const MatRef& w, const MatRef* logs, Index r0, Index c0) override {
+        if (r0 >= m_begun) begin(r0, w.rows());  // the first tile of the next block of rows
+        m_sums.addTile(w, logs, r0, c0);
+        if (m_every) m_every->addTile(w, logs, r0, c0);
+        if (m_pooler) m_pooler->addTile(w, r0, c0);
+        if (m_profile) m_profile->addTile(w, r0, c0);
+    }
+
+    void rowsDone(Index r0, Index n) override {
+        if (r0 + n > m_begun) begin(r0, n);  // rows no key of which was handed over
+        m_sums.endRows();
+        if (m_every) m_every->endRows();
+        if (m_pooler) m_pooler->finishRows(r0, n);
+        if (m_profile) m_profile->finishRows(r0, n);
+        // a unit of progress each time the rows finished pass a multiple of the block
+        const Index units = (r0 + n) / m_block - r0 / m_block;
+        if (m_progress && units > 0) m_progress->advance(static_cast<std::uint64_t>(units));  // Cancelled once asked to stop
+        if (m_stopped) throw Cancelled{};
+    }
+
+    void finish(Index queries, int k, HeadSweep& out) {
+        if (m_progress && queries % m_block != 0) m_progress->advance(1);  // the last, short block
+        out.stats[static_cast<std::size_t>(k)] = m_sums.result();
+        if (m_every) out.everyKey[static_cast<std::size_t>(k)] = m_every->result();
+        if (m_profile) out.profiles[static_cast<std::size_t>(k)] = m_profile->result();
+        if (m_pooler) {
+            const auto size = static_cast<std::ptrdiff_t>(m_pooler->means().size()), at = size * k;
+            std::copy(m_pooler->means().begin(), m_pooler->means().end(), out.means.begin() + at);
+            std::copy(m_pooler->maxima().begin(), m_pooler->maxima().end(), out.maxima.begin() + at);
+        }
+    }
+
+private:
+    // The next rows, [r0, r0 + n), before their tiles.
+    void begin(Index r0, Index n) {
+        if (m_stopped) throw Cancelled{};
+        m_sums.beginRows(r0, n);
+        if (m_every) m_every->beginRows(r0, n);
+        m_begun = r0 + n;
+    }
+
+    Index m_block;
+    Progress* m_progress;
+    const std::atomic<bool>& m_stopped;
+    Index m_begun = 0;  // the row after the last begun
+    StatsSums m_sums;
+    std::optional<StatsSums> m_every;
+    std::optional<BlockPooler> m_pooler;
+    std::optional<ProfileSums> m_profile;
+};
+
+// One head of sweepHeads: its map made a tile at a time where the maps can (maps.tiles), else read
+// a block of rows at a time (each block one tile of every key), into its sink, written to `out`
+// at the head's index.
 void sweepHead(const AttentionMaps& maps, int k, Index block, const TokenLinks& links, const Ramps& ramps, const HeadSweepOptions& options,
-               int factor, std::atomic<bool>& stopped, Mat& scratch, HeadSweep& out) {
+               int factor, const std::atomic<bool>& stopped, Mat& scratch, HeadSweep& out) {
     const int layer = k / maps.heads, head = k % maps.heads;
-    const Settings& settings = maps.layerSettings(layer);
-    StatsSums sums(maps.queries, maps.keys, links, ramps, settings, options.stats);
-    std::optional<StatsSums> every;
-    if (options.everyKey) every.emplace(maps.queries, maps.keys, links, ramps, settings, HeadStatsOptions{});
-    std::optional<BlockPooler> pooler;
-    if (options.factor > 0) pooler.emplace(maps.queries, maps.keys, settings, factor);
-    std::optional<ProfileSums> profile;
-    if (options.profiles) profile.emplace(out.bins, maps.queries, maps.keys, settings);
-    for (Index r0 = 0; r0 < maps.queries && !stopped; r0 += block) {
-        const MatRef rows = maps.rowBlock(layer, head, r0, std::min(block, maps.queries - r0), scratch);
-        sums.addRows(rows, r0);
-        if (every) every->addRows(rows, r0);
-        if (pooler) pooler->add(rows, r0);
-        if (profile) profile->addRows(rows, r0);
-        if (options.progress) options.progress->advance(1);  // Cancelled once asked to stop
+    HeadSink sink(maps, k, block, links, ramps, options, factor, out.bins, stopped);
+    if (maps.tiles) {
+        maps.tiles(layer, head, 0, maps.queries, 0, maps.keys, sink);
+    } else {
+        for (Index r0 = 0; r0 < maps.queries; r0 += block) {
+            const Index n = std::min(block, maps.queries - r0);
+            sink.tile(maps.rowBlock(layer, head, r0, n, scratch), nullptr, r0, 0);
+            sink.rowsDone(r0, n);
+        }
     }
     maps.finished(layer, head);
-    out.stats[static_cast<std::size_t>(k)] = sums.result();
-    if (every) out.everyKey[static_cast<std::size_t>(k)] = every->result();
-    if (profile) out.profiles[static_cast<std::size_t>(k)] = profile->result();
-    if (pooler) {
-        const auto size = static_cast<std::ptrdiff_t>(pooler->means().size()), at = size * k;
-        std::copy(pooler->means().begin(), pooler->means().end(), out.means.begin() + at);
-        std::copy(pooler->maxima().begin(), pooler->maxima().end(), out.maxima.begin() + at);
-    }
+    sink.finish(maps.queries, k, out);
 }
 
 }  // namespace

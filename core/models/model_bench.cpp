@@ -55,6 +55,17 @@ ModelBenchResult benchmarkModel(const decoder::Checkpoint& model, const std::vec
     const int factor = thumbnailFactor(r.tokens, r.tokens);  // the model view's thumbnails
     r.sweepMs = medianMs(
         seconds * 0.5, [&] { sweepHeads(every, {.stats = {}, .everyKey = false, .factor = factor}); }, 3, 100);
+    const int last = c.nLayer - 1;
+    PoolMapOptions pooled;
+    pooled.factor = factorFor(r.tokens, r.tokens, 1024);
+    r.poolMs = medianMs(
+        seconds * 0.25, [&] { poolMap(every, last, 0, pooled); }, 3, 100);
+    const Eigen::Index zoom = std::min<Eigen::Index>(256, r.tokens);
+    PoolMapOptions region;  // factor 1
+    region.firstRow = region.firstCol = r.tokens - zoom;
+    region.rows = region.cols = zoom;
+    r.zoomMs = medianMs(
+        seconds * 0.25, [&] { poolMap(every, last, 0, region); }, 3, 100);
     r.maps = maps;
     r.keptBytes = keptModelBytes(c, r.tokens, maps);
     return r;

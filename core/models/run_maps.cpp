@@ -27,6 +27,8 @@ AttentionMaps runMaps(const decoder::Run& run, const decoder::Config& config, st
         maps.rows = [pass, config](int layer, int head, Eigen::Index r0, const Eigen::Ref<Mat>& out) {
             decoder::mapWeightRows(*pass, config, layer, head, r0, out);
         };
+        maps.tiles = [pass, config](int layer, int head, Eigen::Index r0, Eigen::Index n, Eigen::Index k0, Eigen::Index k1,
+                                    TileSink& sink) { decoder::mapWeightTiles(*pass, config, layer, head, r0, n, sink, k0, k1); };
     }
     return maps;
 }

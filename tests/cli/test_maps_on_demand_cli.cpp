@@ -172,7 +172,9 @@ TEST_F(KeepMaps, BenchNamesTheStrategyAndTheFlagIsChecked) {
         ASSERT_EQ(run.code, 0) << run.err;
         const nlohmann::json j = nlohmann::json::parse(run.out);
         EXPECT_EQ(j.at("maps"), keep ? "kept" : "on demand");
-        EXPECT_TRUE(j.at("sweep_ms").is_number());  // reported; its value is a timing, for benchmarks alone
+        for (const char* key : {"sweep_ms", "pool_ms", "zoom_ms"})
+            EXPECT_TRUE(j.at(key).is_number()) << key;  // reported; their values are timings, for benchmarks alone
+        EXPECT_EQ(j.at("attention"), "row blocks");     // a short input
         const core::decoder::Config c = core::openCheckpoint((m_dir / "model").string())->config();
         const long long tokens = j.at("T").get<long long>();
         EXPECT_DOUBLE_EQ(

@@ -4,6 +4,7 @@
 // stops when asked.
 #include "core/attention/head_stats.hpp"
 #include "core/base/prng.hpp"
+#include "core/models/decoder/decoder.hpp"
 #include "core/models/loaded_model.hpp"
 #include "core/models/run_maps.hpp"
 #include "tests/test_folder.hpp"
@@ -219,6 +220,168 @@ TEST_F(HeadSweepTest, OneMapPooledByBandsOnEveryThreadIsTheWholeMapsPooling) {
     stop.cancel();
     EXPECT_THROW(poolMap(made, 0, 0, {.factor = 2, .mean = {}, .blockFloats = 4u << 20, .progress = &stop}), Cancelled);
     EXPECT_THROW(poolMap(made, 0, whole.heads, {}), std::invalid_argument);
+}
+
+// Every map of `whole` handed over as a sweep reads a map made a tile at a time: blocks of `rows`
+// rows, each block's tiles of `cols` keys from the last to the first (or from the first to the
+// last: out of order).
+AttentionMaps tilesOf(const AttentionMaps& whole, Eigen::Index rows, Eigen::Index cols, bool descending = true) {
+    AttentionMaps tiled = whole;
+    tiled.weights = nullptr;
+    tiled.rows = [whole](int layer, int head, Eigen::Index r0, Eigen::Ref<Mat> out) {
+        out = whole.weights(layer, head).middleRows(r0, out.rows());
+    };
+    tiled.tiles = [whole, rows, cols, descending](int layer, int head, Eigen::Index r0, Eigen::Index n, Eigen::Index, Eigen::Index,
+                                                  TileSink& sink) {
+        const MatRef a = whole.weights(layer, head);
+        const Eigen::Index last = (a.cols() - 1) / cols * cols;
+        for (Eigen::Index b0 = r0; b0 < r0 + n; b0 += rows) {
+            const Eigen::Index m = std::min(rows, r0 + n - b0);
+            for (Eigen::Index t = 0; t <= last / cols; ++t) {
+                const Eigen::Index c0 = descending ? last - t * cols : t * cols;
+                sink.tile(a.block(b0, c0, m, std::min(cols, a.cols() - c0)), nullptr, b0, c0);
+            }
+            sink.rowsDone(b0, m);
+        }
+    };
+    return tiled;
+}
+
+TEST(HeadSweep, AMapHandedOverInTilesGivesTheWholeMapsSweep) {
+    // Every mask a sweep reads (one per layer), tokens with repeats for duplicate and induction, a
+    // thumbnail factor (3) whose bands cross the blocks of 7 rows, tiles of 5 keys.
+    const Eigen::Index t = 37;
+    std::vector<Settings> masks(6);
+    masks[1].causal = true;
+    masks[2].causal = true, masks[2].window = 6;
+    masks[3].window = 4;
+    masks[4].causal = true, masks[4].paddedKeys = {0, 6, 7};
+    masks[5].custom = MaskMat::Zero(t, t);
+    for (Eigen::Index i = 0; i < t; ++i)
+        for (Eigen::Index j = 0; j < t; ++j) masks[5].custom(i, j) = (i * 5 + j * 3) % 4 == 0;
+    Prng prng(13);
+    std::vector<Mat> made;
+    for (std::size_t m = 0; m < masks.size(); ++m)
+        for (int h = 0; h < 2; ++h) {
+            Mat scores(t, t), a;
+            for (Eigen::Index k = 0; k < scores.size(); ++k) scores.data()[k] = static_cast<float>(2 * prng.normal());
+            softmaxRows(scores, 1.0f, masks[m], a);
+            made.push_back(a);
+        }
+    AttentionMaps whole;
+    whole.layers = static_cast<int>(masks.size());
+    whole.heads = 2;
+    whole.queries = whole.keys = t;
+    whole.settings = masks;
+    for (Eigen::Index j = 0; j < t; ++j) whole.ids.push_back(static_cast<int>((j * 5 + j / 9) % 3));
+    whole.weights = [&made](int layer, int head) { return MatRef(made[static_cast<std::size_t>(layer * 2 + head)]); };
+    const AttentionMaps tiled = tilesOf(whole, 7, 5);
+    for (const bool skip : {false, true}) {
+        SCOPED_TRACE(skip ? "first key left out" : "every key");
+        const HeadSweepOptions options{.stats = {.skipFirstKey = skip, .firstTokens = 6}, .everyKey = true, .factor = 3, .profiles = true};
+        Progress progress;
+        HeadSweepOptions counted = options;
+        counted.progress = &progress;
+        const HeadSweep want = sweepHeads(whole, options), got = sweepHeads(tiled, counted);
+        EXPECT_DOUBLE_EQ(progress.fraction(), 1.0);
+        expectSameStats(got.stats, want.stats);
+        expectSameStats(got.everyKey, want.everyKey);
+        for (std::size_t k = 0; k < got.stats.size(); ++k) {
+            EXPECT_NEAR(got.stats[k].firstK, want.stats[k].firstK, 1e-6) << k;
+            EXPECT_GT(want.stats[k].duplicate + want.stats[k].induction, 0.0) << k;  // the walks have something to find
+        }
+        expectSameTexels(got.means, want.means);
+        EXPECT_EQ(got.maxima, want.maxima);
+        ASSERT_EQ(got.profiles.size(), want.profiles.size());
+        for (std::size_t k = 0; k < got.profiles.size(); ++k) {
+            EXPECT_EQ(got.profiles[k].pairs, want.profiles[k].pairs);
+            EXPECT_EQ(got.profiles[k].rows, want.profiles[k].rows);
+            for (std::size_t b = 0; b < want.profiles[k].byDistance.size(); ++b)
+                EXPECT_NEAR(got.profiles[k].byDistance[b], want.profiles[k].byDistance[b], 1e-7) << k << " " << b;
+            for (std::size_t b = 0; b < want.profiles[k].firstKAt.size(); ++b)
+                EXPECT_NEAR(got.profiles[k].firstKAt[b], want.profiles[k].firstKAt[b], 1e-7) << k << " " << b;
+        }
+    }
+    // The token walks go down the keys: tiles from the first key up are refused, not miscounted.
+    EXPECT_THROW(sweepHeads(tilesOf(whole, 7, 5, false), {}), std::logic_error);
+}
+
+TEST_F(HeadSweepTest, ALongPassMadeATileAtATimeGivesTheKeptPasssSweep) {
+    // 600 tokens: blocks of 96 queries, tiles of 256 keys (the last short), a sliding window of
+    // 300 across tiles, grouped kv heads, a hidden token, repeats for the token statistics.
+    const nlohmann::json c = tinyllama::config("mistral", {{"head_dim", 20}, {"max_position_embeddings", 1024}, {"sliding_window", 300}});
+    tinyllama::writeCheckpoint(m_dir, c, tinyllama::weights(c, 3), 1);
+    const auto model = openCheckpoint(m_dir.string());
+    const decoder::Config& cfg = model->config();
+    std::vector<int> ids(600);
+    for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int>((i * 37 + i / 7) % 97);
+    const std::vector<decoder::Intervention> hide = {{decoder::Intervention::Kind::HideToken, 0, 0, 290}};
+    const decoder::Run keptPass = decoder::forward(*model, ids),
+                       lazyPass = decoder::forward(*model, ids, nullptr, decoder::PassMaps::OnDemand);
+    const decoder::Run kept = decoder::forwardEdited(*model, keptPass, hide), lazy = decoder::forwardEdited(*model, lazyPass, hide);
+    const AttentionMaps whole = runMaps(kept, cfg), made = runMaps(lazy, cfg);
+    ASSERT_TRUE(made.tiles);
+    // The tiles in TileSink's order, every weight the row-by-row one's.
+    struct Collect final : TileSink {
+        Mat map;
+        Eigen::Index nextRow = 0, lastKey = 0, end = 600;  // the rows asked for end at `end`
+        void tile(const MatRef& w, const MatRef* logs, Eigen::Index r0, Eigen::Index c0) override {
+            ASSERT_NE(logs, nullptr);
+            for (Eigen::Index i = 0; i < w.rows(); ++i)
+                for (Eigen::Index j = 0; j < w.cols(); ++j) {
+                    // each weight the exponential of its log (0 where the weight is)
+                    if (w(i, j) == 0.0f) EXPECT_EQ((*logs)(i, j), 0.0f);
+                    else EXPECT_NEAR(std::exp((*logs)(i, j)), w(i, j), 1e-5f * w(i, j));
+                }
+            EXPECT_EQ(r0, nextRow);
+            EXPECT_LT(c0 + w.cols(), lastKey + 1);  // below the tile before
+            EXPECT_EQ(w.rows(), std::min<Eigen::Index>(96, end - r0));
+            lastKey = c0;
+            map.block(r0, c0, w.rows(), w.cols()) = w;
+        }
+        void rowsDone(Eigen::Index r0, Eigen::Index n) override {
+            nextRow = r0 + n;
+            lastKey = map.cols();
+        }
+    };
+    for (const int head : {0, 3}) {
+        Collect collect;
+        collect.map = Mat::Constant(600, 600, 7.0f);  // a key no tile covers stays 7
+        collect.lastKey = 600;
+        decoder::mapWeightTiles(lazy, cfg, 1, head, 0, 600, collect);
+        EXPECT_EQ(collect.nextRow, 600);
+        Mat rows(600, 600);
+        decoder::mapWeightRows(lazy, cfg, 1, head, 0, rows);
+        for (Eigen::Index i = 0; i < 600; ++i)
+            for (Eigen::Index j = 0; j < 600; ++j) {
+                if (collect.map(i, j) != 7.0f || rows(i, j) != 0.0f) {
+                    ASSERT_NEAR(collect.map(i, j), rows(i, j), 1e-6f) << i << " " << j;
+                }
+            }
+        // A zoomed region's keys alone (rows 350 … 449, keys 300 … 419): only the tiles that hold them.
+        Collect region;
+        region.map = Mat::Constant(600, 600, 7.0f);
+        region.nextRow = 350, region.end = 450;
+        region.lastKey = 600;
+        decoder::mapWeightTiles(lazy, cfg, 1, head, 350, 100, region, 300, 420);
+        EXPECT_EQ(region.nextRow, 450);
+        for (Eigen::Index i = 350; i < 450; ++i) {
+            for (Eigen::Index j = 300; j < 420; ++j) ASSERT_NEAR(region.map(i, j), rows(i, j), 1e-6f) << i << " " << j;
+            for (Eigen::Index j = 0; j < 256; ++j) ASSERT_EQ(region.map(i, j), 7.0f) << i << " " << j;  // a tile of none of its keys
+        }
+    }
+    for (const bool skip : {false, true}) {
+        SCOPED_TRACE(skip ? "first key left out" : "every key");
+        const HeadSweepOptions options{.stats = {.skipFirstKey = skip}, .everyKey = skip, .factor = 7, .profiles = true};
+        const HeadSweep want = sweepHeads(whole, options), got = sweepHeads(made, options);
+        expectSameStats(got.stats, want.stats);
+        expectSameStats(got.everyKey, want.everyKey);
+        expectSameTexels(got.means, want.means);
+        expectSameTexels(got.maxima, want.maxima);
+        for (std::size_t k = 0; k < got.profiles.size(); ++k)
+            for (std::size_t b = 0; b < want.profiles[k].byDistance.size(); ++b)
+                EXPECT_NEAR(got.profiles[k].byDistance[b], want.profiles[k].byDistance[b], 1e-6) << k << " " << b;
+    }
 }
 
 TEST(HeadSweep, AHeadsFailureLeavesTheSweepAsAnException) {

@@ -165,7 +165,12 @@ TEST_F(ShownMapState, AnotherLayerPreviewedFromAPassWithoutMapsIsPooledOnTheWork
     const core::AttentionMaps maps = attentionMaps(s);
     std::vector<float> want;
     core::poolBlocks(maps.map(0, 2, scratch), maps.layerSettings(0), 3, core::BlockPooling::Max, want);
-    EXPECT_EQ(shown->map.maxima, want);
+    // made a tile at a time on the worker, row by row here: the same weights to float rounding
+    ASSERT_EQ(shown->map.maxima.size(), want.size());
+    for (std::size_t k = 0; k < want.size(); ++k) {
+        EXPECT_EQ(core::isMaskedTexel(shown->map.maxima[k]), core::isMaskedTexel(want[k])) << k;
+        EXPECT_NEAR(shown->map.maxima[k], want[k], 1e-6f) << k;
+    }
     // A pass that keeps its maps previews them in place.
     AppState kept = makeState(m_scenario, core::Limits{});
     kept.view.previewLayer = 0;

@@ -32,6 +32,10 @@
 #include <string_view>
 #include <vector>
 
+namespace attnviz::core {
+class TileSink;  // core/attention/attention_maps.hpp
+}  // namespace attnviz::core
+
 namespace attnviz::core::decoder {
 
 enum class Norm { LayerNorm, RmsNorm };
@@ -300,6 +304,14 @@ std::uint64_t storeBytes(const Config& config, Eigen::Index capacity, int firstL
 // causal mask, the layer's window and the pass's hidden tokens applied (0 where blocked). Works
 // whether or not the pass kept its weights. `config` is the pass's model's.
 void mapWeightRows(const Run& run, const Config& config, int layer, int head, Eigen::Index r0, Eigen::Ref<Mat> out);
+// The same weights for rows r0 … r0 + n − 1, made a tile of keys at a time into `sink` (TileSink's
+// order: blocks of kTileSinkRows rows, each block's tiles of kAttentionTileKeys keys from the last
+// down to the first the block may read), so that each tile's scores and weights stay in cache and
+// each tile of keys is read once for the block's queries; no row is ever whole. Keys [k0, k1)
+// only (−1: to the end), a zoomed region's: the tiles that hold none of them are not made.
+inline constexpr Eigen::Index kTileSinkRows = 96;
+void mapWeightTiles(const Run& run, const Config& config, int layer, int head, Eigen::Index r0, Eigen::Index n, TileSink& sink,
+                    Eigen::Index k0 = 0, Eigen::Index k1 = -1);
 // The longest common prefix of two id sequences.
 std::size_t commonPrefix(const std::vector<int>& a, const std::vector<int>& b);
 
