@@ -73,6 +73,23 @@ bool refreshCompare(AppState& state) {
     c.restart(key);
     c.moved.clear();
     try {
+        // Either input too long for the window's thread: said, nothing run (the other text is
+        // read by the model's tokenizer first, which takes milliseconds).
+        const auto tooLong = [](const std::string& which, long long tokens) {
+            return which + " has " + std::to_string(tokens) + " tokens: inputs of up to " + std::to_string(kCompareMostTokens) +
+                   " tokens are compared (both passes and every head's maps are made in the window)";
+        };
+        if (maps.queries > kCompareMostTokens) {
+            c.why = tooLong("the shown input", maps.queries);
+            c.loaded = {};
+            return true;
+        }
+        if (own && !keepPass)
+            if (const auto n = static_cast<long long>(own->checkpoint->tokenizer().encode(key.text).size()); n > kCompareMostTokens) {
+                c.why = tooLong("the compared sentence", n);
+                c.loaded = {};
+                return true;
+            }
         if (!keepPass) {
             c.scenario = compareScenario(state.scenario, key.text, "");
             c.loaded = {};

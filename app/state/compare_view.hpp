@@ -11,11 +11,16 @@
 
 namespace attnviz::app {
 
+// The longest input either side of a comparison may have: both passes and every head's maps of
+// both are made on the window's thread, which a longer one would keep waiting for seconds.
+inline constexpr long long kCompareMostTokens = 2048;
+
 CompareView::Key compareKey(const AppState& state);
 bool compareCurrent(const AppState& state);
 // Makes state.compare when it is not current, the view asks for one (a non-empty compareText) and
 // the state's heads are ready; returns whether it is current now. An input that cannot be compared
-// (a scenario of given vectors, a sentence the limits refuse) leaves the reason in state.compare.why.
+// (a scenario of given vectors, a sentence the limits refuse, either input past kCompareMostTokens)
+// leaves the reason in state.compare.why.
 bool refreshCompare(AppState& state);
 // The other input's maps (every layer × head of a model's pass, or a scenario's heads as one layer),
 // viewing state.compare: empty when there is no comparison.

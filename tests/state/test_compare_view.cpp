@@ -9,6 +9,7 @@
 #include "tests/state/ready_state.hpp"
 #include "tests/test_folder.hpp"
 #include "tests/tiny_gpt2.hpp"
+#include "tests/tiny_llama.hpp"
 
 #include <gtest/gtest.h>
 
@@ -123,6 +124,38 @@ TEST_F(CompareModel, EveryLayerOfTheModelsTwoPassesAndLayersKeepTheOtherPass) {
     ASSERT_TRUE(refreshCompare(s));
     EXPECT_EQ(s.compare.loaded.run.get(), otherRun);
     EXPECT_EQ(compareLayer(s), 1);
+}
+
+TEST_F(CompareModel, InputsPastTheLongestComparedAreRefusedInOneLineWithoutAPass) {
+    // One token a character: the shown input at the limit is compared; a longer compared sentence,
+    // or a longer shown input, is refused with a reason and no pass is run for it.
+    const nlohmann::json c = tinyllama::config("llama", {{"max_position_embeddings", 4096}});
+    tinyllama::writeCheckpoint(m_dir, c, tinyllama::weights(c, 5), 1);
+    core::Scenario scenario;
+    scenario.model = m_dir.string();
+    const std::string shorter(static_cast<std::size_t>(kCompareMostTokens) - 2, 'a');
+    scenario.sentence = shorter;
+    AppState s = makeState(scenario);
+    recompute(s);
+    ASSERT_TRUE(apply(s, action::SetCompare{shorter + "b"}));
+    ASSERT_TRUE(refreshCompare(s));
+    ASSERT_TRUE(s.compare.ready()) << s.compare.why;
+    ASSERT_TRUE(apply(s, action::SetCompare{shorter + "bbbb"}));
+    ASSERT_TRUE(refreshCompare(s));
+    EXPECT_FALSE(s.compare.ready());
+    EXPECT_FALSE(s.compare.loaded);  // no pass over it
+    const std::size_t tokens = s.loaded.checkpoint->tokenizer().encode(shorter + "bbbb").size();
+    ASSERT_GT(tokens, static_cast<std::size_t>(kCompareMostTokens));
+    EXPECT_NE(s.compare.why.find("the compared sentence has " + std::to_string(tokens) + " tokens"), std::string::npos) << s.compare.why;
+    EXPECT_NE(s.compare.why.find("up to " + std::to_string(kCompareMostTokens)), std::string::npos) << s.compare.why;
+    scenario.sentence = shorter + "aaaa";
+    AppState longer = makeState(scenario);
+    recompute(longer);
+    ASSERT_TRUE(apply(longer, action::SetCompare{"a short one"}));
+    ASSERT_TRUE(refreshCompare(longer));
+    EXPECT_FALSE(longer.compare.ready());
+    EXPECT_NE(longer.compare.why.find("the shown input has " + std::to_string(longer.loaded.run->tokens()) + " tokens"), std::string::npos)
+        << longer.compare.why;
 }
 
 }  // namespace
