@@ -13,6 +13,7 @@
 #include "core/base/format.hpp"
 #include "core/base/json_text.hpp"
 #include "core/io/export.hpp"
+#include "core/io/imported_attention.hpp"
 #include "core/io/stats_export.hpp"
 #include "core/models/decoder/decoder.hpp"
 #include "core/models/induction.hpp"
@@ -309,16 +310,20 @@ void checkFigureFlags(const Flags& f, const CLI::App& app, const GuiRequest& req
 // --max-memory, with the flags that select one head.
 std::optional<core::OneMap> mapsToWrite(const Flags& f, const CLI::App& app, const GuiRequest& request, const AppState& state) {
     const core::decoder::Checkpoint* checkpoint = checkpointOf(state);
-    if (!checkpoint || (f.exportNpy.empty() && f.exportJson.empty())) return std::nullopt;
+    const core::ImportedAttention* file = mapsFile(state);
+    const bool madeOnDemand = file && file->queriesAndKeys();  // a file of queries and keys
+    if ((!checkpoint && !madeOnDemand) || (f.exportNpy.empty() && f.exportJson.empty())) return std::nullopt;
     std::optional<core::OneMap> one;
     if (!f.exportNpy.empty() && app.get_option("--head")->count() > 0 && f.head >= 0) one = core::OneMap{shownMapLayer(state), f.head};
-    const core::decoder::Config& c = checkpoint->config();
-    const auto t = static_cast<long long>(passIds(state).size());
-    const std::uint64_t every = core::everyMapBytes(c, t);
+    const long long layers = checkpoint ? checkpoint->config().nLayer : file->layers();
+    const long long heads = checkpoint ? checkpoint->config().nHead : file->heads();
+    const auto t = checkpoint ? static_cast<long long>(passIds(state).size()) : static_cast<long long>(file->keys());
+    const std::uint64_t every =
+        4ULL * static_cast<std::uint64_t>(layers * heads) * static_cast<std::uint64_t>(t) * static_cast<std::uint64_t>(t);
     if ((!f.exportJson.empty() || !one) && every > request.limits.maxBytes)
         throw core::InputError(f.exportJson.empty() ? "--export-npy" : "--export",
-                               "every map of every layer is " + core::formatBytes(every) + " (" + std::to_string(c.nLayer) + " layers x " +
-                                   std::to_string(c.nHead) + " heads x " + std::to_string(t) + " x " + std::to_string(t) +
+                               "every map of every layer is " + core::formatBytes(every) + " (" + std::to_string(layers) + " layers x " +
+                                   std::to_string(heads) + " heads x " + std::to_string(t) + " x " + std::to_string(t) +
                                    " floats), over the limit of " + core::formatBytes(request.limits.maxBytes) +
                                    " (--max-memory); --export-npy DIR --layer L --head H writes one head's");
     return one;

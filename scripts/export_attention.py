@@ -13,6 +13,16 @@ Beside it, tokens.txt holds the tokens, one a line, as the tokenizer names them 
 A model run in bfloat16 is widened: attnviz reads float32 and float16 (bfloat16's 8-bit mantissa
 cannot keep rows summing to 1 within 1e-3). Not used by attnviz's tests (transformers is not a
 test dependency); the import itself is tested with files numpy writes the same way.
+
+With --qk, the maps are not written at all: every layer's queries and keys as the scores see them
+(after biases, q/k norms and RoPE), caught where the model hands them to its attention function,
+go into OUT_DIR/qk.safetensors as layer.N.q [heads, T, d_h] and layer.N.k [kv_heads, T, d_h]
+(BF16 by default: the model's own precision for most checkpoints), with the scores' scaling, the
+mask and each layer's sliding window in its metadata. attnviz makes every map from them on
+demand: for 32 layers × 32 heads at 32,768 tokens about 10 GiB, against 2.2 TB of maps.
+
+    python scripts/export_attention.py meta-llama/Llama-3.1-8B "$(cat long.txt)" OUT_DIR --qk
+    attnviz --attention OUT_DIR/qk.safetensors
 """
 import argparse
 import os
@@ -27,7 +37,12 @@ def main():
     p.add_argument("--format", choices=["npy", "safetensors"], default="npy")
     p.add_argument("--dtype", choices=["float32", "float16"], default="float32")
     p.add_argument("--layers", default=None, help="a slice of the layers to keep, e.g. 0:12 (default: all)")
+    p.add_argument("--qk", action="store_true", help="write every layer's queries and keys (qk.safetensors), not the maps")
+    p.add_argument("--qk-dtype", choices=["bfloat16", "float16", "float32"], default="bfloat16")
+    p.add_argument("--device", default="cpu", help="where the model runs (cpu, cuda)")
     a = p.parse_args()
+    if a.qk:
+        return export_qk(a)
 
     import numpy as np
     import torch
@@ -71,6 +86,71 @@ def main():
         for token in tokens:
             f.write(str(token).replace("\r", "\\r").replace("\n", "\\n") + "\n")
     print(f"wrote {path} ([{layers}, {heads}, {t_q}, {t_k}] {a.dtype}) and tokens.txt; open it with: attnviz --attention {path}")
+
+
+def write_tokens(tokenizer, ids, out):
+    """The tokens one by one, as the tokenizer names them, a line break in one escaped."""
+    with open(os.path.join(out, "tokens.txt"), "w", encoding="utf-8") as f:
+        for token in tokenizer.convert_ids_to_tokens(ids):
+            f.write(str(token).replace("\r", "\\r").replace("\n", "\\n") + "\n")
+
+
+def export_qk(a):
+    """Every layer's queries and keys as its attention function receives them, into qk.safetensors."""
+    import torch
+    from safetensors.torch import save_file
+    from transformers import AttentionInterface, AutoModel, AutoTokenizer
+    from transformers.integrations.sdpa_attention import sdpa_attention_forward
+
+    caught = {}  # layer -> (query [heads, T, d], key [kv_heads, T, d], scaling, window, softcap, causal)
+    dtype = {"bfloat16": torch.bfloat16, "float16": torch.float16, "float32": torch.float32}[a.qk_dtype]
+
+    def catch(module, query, key, value, attention_mask, scaling=None, dropout=0.0, **kwargs):
+        layer = getattr(module, "layer_idx", None)
+        if layer is None:
+            sys.exit("an attention module has no layer_idx: this model's family is not read by --qk")
+        if scaling is None:
+            scaling = getattr(module, "scaling", None)
+        if scaling is None:
+            sys.exit(f"layer {layer}: the attention function was given no scaling and the module has none")
+        caught[int(layer)] = (query[0].detach().to(dtype).cpu().contiguous(), key[0].detach().to(dtype).cpu().contiguous(),
+                              float(scaling), int(kwargs.get("sliding_window") or 0), float(kwargs.get("softcap") or 0.0),
+                              bool(getattr(module, "is_causal", True)))
+        return sdpa_attention_forward(module, query, key, value, attention_mask, scaling=scaling, dropout=dropout, **kwargs)
+
+    AttentionInterface.register("attnviz_qk", catch)
+    tokenizer = AutoTokenizer.from_pretrained(a.model)
+    model = AutoModel.from_pretrained(a.model, attn_implementation="attnviz_qk", torch_dtype="auto").to(a.device)
+    model.eval()
+    inputs = tokenizer(a.text, return_tensors="pt").to(a.device)
+    with torch.no_grad():
+        model(**inputs)
+    if not caught:
+        sys.exit("the model called no attention function: its family does not use transformers' AttentionInterface")
+    layers = sorted(caught)
+    if a.layers:
+        start, _, stop = a.layers.partition(":")
+        layers = layers[int(start or 0):int(stop) if stop else None]
+    if any(caught[l][4] for l in layers):
+        sys.exit("this model soft-caps its attention logits, which attnviz does not read from queries and keys yet")
+    causal = {caught[l][5] for l in layers}
+    if len(causal) != 1:
+        sys.exit("the layers disagree on the causal mask")
+    os.makedirs(a.out, exist_ok=True)
+    tensors = {}
+    for n, l in enumerate(layers):
+        tensors[f"layer.{n}.q"], tensors[f"layer.{n}.k"] = caught[l][0], caught[l][1]
+    scalings = {caught[l][2] for l in layers}
+    if len(scalings) != 1:
+        sys.exit("the layers scale their scores differently (GPT-2's scale_attn_by_inverse_layer_idx): not read yet")
+    metadata = {"format": "attnviz-qk", "scaling": repr(scalings.pop()), "causal": "true" if causal.pop() else "false",
+                "sliding_windows": ",".join(str(caught[l][3]) for l in layers), "model": str(a.model)}
+    path = os.path.join(a.out, "qk.safetensors")
+    save_file(tensors, path, metadata=metadata)
+    write_tokens(tokenizer, inputs["input_ids"][0].tolist(), a.out)
+    q, k = tensors["layer.0.q"], tensors["layer.0.k"]
+    print(f"wrote {path} ({len(layers)} layers: q {list(q.shape)}, k {list(k.shape)} {a.qk_dtype}) and tokens.txt; "
+          f"open it with: attnviz --attention {path}")
 
 
 if __name__ == "__main__":

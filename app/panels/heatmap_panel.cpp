@@ -196,7 +196,8 @@ void HeatmapPanel::draw(PanelContext& ctx) {
         const std::string error = job ? job->errorAt(shownMapKey(s, head)) : std::string();
         if (!error.empty()) widgets::wrappedTextColored(ImVec4(0.95f, 0.35f, 0.30f, 1.0f), error);
         else
-            widgets::flowTextDisabled("reading " + headLabel(s, head) + " from the model's pass: " +
+            widgets::flowTextDisabled("reading " + headLabel(s, head) +
+                                      (capabilities(s).givenMaps ? " from the file: " : " from the model's pass: ") +
                                       std::to_string(static_cast<int>((job ? job->fraction() : 0.0) * 100.0)) + " %");
         ImGui::End();
         return;
@@ -252,8 +253,10 @@ void HeatmapPanel::draw(PanelContext& ctx) {
     if (!flow) widgets::flowTextDisabled("rows: queries · columns: keys");
     if (fromPass) {
         const int f = shown->map.factor;
-        widgets::flowTextDisabled(f > 1 ? "from the pass · a texel: the largest of " + std::to_string(f) + " × " + std::to_string(f)
-                                        : std::string("read from the model's pass"));
+        const bool file = capabilities(s).givenMaps;  // a file of queries and keys
+        widgets::flowTextDisabled(f > 1 ? std::string(file ? "from queries and keys" : "from the pass") + " · a texel: the largest of " +
+                                              std::to_string(f) + " × " + std::to_string(f)
+                                        : std::string(file ? "made from the file's queries and keys" : "read from the model's pass"));
         if (const ShownMapJob* job = pendingShownMap(s); job && shown->map.factor != shownMapKey(s, head).factor)
             widgets::flowTextDisabled("finer: " + std::to_string(static_cast<int>(job->fraction() * 100.0)) + " %");
     }

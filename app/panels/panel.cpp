@@ -76,8 +76,7 @@ bool noModelNote(PanelContext& ctx, const char* what, bool wholeLayer) {
     if (can.weights && (can.wholeLayer || !wholeLayer)) return false;
     if (!can.weights) ImGui::TextWrapped("Imported attention has no model behind it: %s (open a checkpoint with --model).", what);
     else {
-        std::string line = "This view needs the shown layer's heads computed whole; " + readFromPassNote(ctx.state) +
-                           " (a shorter sentence, or a larger --max-memory).";
+        std::string line = "This view needs the shown layer's heads computed whole; " + readFromPassNote(ctx.state) + ".";
         widgets::wrappedText(line);
     }
     ImGui::End();

@@ -34,7 +34,9 @@ AppState importedState(const core::Scenario& scenario, const core::Limits& limit
     else state.imported = core::ImportedAttention::open(*scenario.attention, {.tokensFile = tokens}, limits);
     core::check(progress);
     // The shown layer is checked now; every other map on a worker thread, which the views of every
-    // layer wait for (attentionMaps is empty until every map passed).
+    // layer wait for (attentionMaps is empty until every map passed). Queries and keys are checked
+    // at once (a read of the file: its values finite), as the layer may be read from the file.
+    if (state.imported->queriesAndKeys()) state.imported->checkAll(progress);
     core::ImportedLayer layer = core::importedLayer(*state.imported, scenario.layer, limits);
     state.imported->checkAllInBackground();
     state.model = std::move(layer.model);
@@ -68,11 +70,27 @@ void readLayerFromPass(AppState& state) {
 }  // namespace
 
 std::string readFromPassNote(const AppState& state) {
+    if (state.imported && !core::layerMadeWhole(*state.imported, state.limits)) {
+        const core::ImportedAttention& a = *state.imported;
+        const std::uint64_t bytes = static_cast<std::uint64_t>(a.heads()) * static_cast<std::uint64_t>(a.queries()) *
+                                    static_cast<std::uint64_t>(a.keys()) * sizeof(float);
+        return "at " + std::to_string(a.keys()) + " tokens this layer's " + std::to_string(a.heads()) + " maps would take " +
+               core::formatBytes(bytes) +
+               (bytes > state.limits.shownLayerBytes
+                    ? ", more than the " + core::formatBytes(state.limits.shownLayerBytes) + " a layer is made whole within"
+                    : std::string(", over --max-memory")) +
+               ", so each is made from the file's queries and keys as it is read";
+    }
     if (!state.loaded || state.loaded.shownWhole) return {};
     const core::decoder::Config& c = state.loaded.checkpoint->config();
     const auto t = static_cast<long long>(state.loaded.run->ids.size());
+    const std::uint64_t bytes = core::shownLayerMapBytes(c, t);
+    const std::string over = bytes > state.limits.shownLayerBytes
+                                 ? "would take " + core::formatBytes(bytes) + ", more than the " +
+                                       core::formatBytes(state.limits.shownLayerBytes) + " a layer is computed whole within"
+                                 : "would pass --max-memory";
     return "at " + std::to_string(t) + " tokens this layer's " + std::to_string(c.nHead) + " heads' " + std::to_string(t) + " x " +
-           std::to_string(t) + " scores and weights would pass --max-memory, so its maps are read from the model's pass";
+           std::to_string(t) + " scores and weights " + over + ", so its maps are read from the model's pass";
 }
 
 AppState makeState(const core::Scenario& scenario, const core::Limits& limits, core::Progress* progress, const AppState* previous) {
@@ -98,7 +116,7 @@ AppState makeState(const core::Scenario& scenario, const core::Limits& limits, c
 }
 
 Capabilities capabilities(const AppState& state) {
-    if (state.imported) return {.manyLayers = true, .givenMaps = true};
+    if (state.imported) return {.manyLayers = true, .givenMaps = true, .wholeLayer = core::layerMadeWhole(*state.imported, state.limits)};
     if (state.loaded)
         return {
             .manyLayers = true, .weights = true, .rerun = true, .editable = true, .ownPass = true, .wholeLayer = state.loaded.shownWhole};
@@ -162,7 +180,7 @@ void writeSourceJson(core::ByteSink& sink, const AppState& state, const core::Ro
 void exportSourceNpy(core::FileBatch& batch, const std::string& dir, const AppState& state, const core::RolloutExport* rollout,
                      const core::OneMap* one) {
     if (state.loaded) core::exportModelNpyDir(batch, dir, state.loaded, rollout, one);
-    else if (state.imported) core::exportImportedNpyDir(batch, dir, *state.imported, rollout);
+    else if (state.imported) core::exportImportedNpyDir(batch, dir, *state.imported, rollout, one);
     else core::exportNpyDir(batch, dir, state.model, state.forward, rollout);
 }
 

@@ -26,7 +26,9 @@ struct Capabilities {
     bool givenMaps = false;   // the maps are given whole (computed elsewhere): no softmax of ours to name, the mask detected
     // The shown layer's heads computed here whole (every head's T × T scores and weights): τ, the
     // masks, the swaps, the stages and the labs act on them. False for a model's sentence too long
-    // for that (core::LoadedModel::shownWhole): its views read the layer's maps from the pass.
+    // for that (core::LoadedModel::shownWhole): its views read the layer's maps from the pass; and
+    // for a file of queries and keys too long to make the layer's maps whole (core::layerMadeWhole):
+    // its views read them from the file, made on demand.
     bool wholeLayer = true;
 };
 
@@ -36,8 +38,8 @@ Capabilities capabilities(const AppState& state);
 // The checkpoint's own pass over the sentence: its checkpoint, the pass with the what-if edits and
 // the pass before them, the tokens as drawn, the next tokens.
 const core::LoadedModel* checkpointPass(const AppState& state);
-// Why the shown layer is read from the model's pass, in one line ("" when its heads are whole):
-// the tokens and what its heads whole would take.
+// Why the shown layer is read from the model's pass (or a file of queries and keys), in one line
+// ("" when its heads are whole): the tokens and what its heads whole would take.
 std::string readFromPassNote(const AppState& state);
 // The checkpoint behind the maps (what the induction test and the benchmark of a whole pass run).
 const core::decoder::Checkpoint* checkpointOf(const AppState& state);

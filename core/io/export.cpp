@@ -1,5 +1,6 @@
 #include "core/io/export.hpp"
 
+#include "core/attention/qk_tiles.hpp"
 #include "core/base/error.hpp"
 #include "core/base/files.hpp"
 #include "core/base/format.hpp"
@@ -443,26 +444,49 @@ void exportModelNpyDir(FileBatch& batch, const std::string& dir, const LoadedMod
     writeRolloutNpy(batch, path("rollout.npy"), rollout);
 }
 
-void exportImportedNpyDir(FileBatch& batch, const std::string& dir, const ImportedAttention& imported, const RolloutExport* rollout) {
+void exportImportedNpyDir(FileBatch& batch, const std::string& dir, const ImportedAttention& imported, const RolloutExport* rollout,
+                          const OneMap* one) {
     namespace fs = std::filesystem;
     batch.makeFolder(dir);
     const auto path = [&](const char* name) { return (fs::path(dir) / name).string(); };
     for (const char* name : kScenarioNpyFiles)
         if (std::string_view(name) != "tokens.txt") batch.removeOnCommit(path(name));
     for (const char* name : {"token_ids.npy", "next_tokens.txt"}) batch.removeOnCommit(path(name));
-    // The file's own bytes, map after map, each map's pages given back once written: the data is
-    // the input's bit for bit, and the header is numpy's own for that shape and dtype.
+    if (one && (one->layer < 0 || one->layer >= imported.layers() || one->head < 0 || one->head >= imported.heads()))
+        throw std::invalid_argument("exportImportedNpyDir: no such layer or head");
+    const int firstLayer = one ? one->layer : 0, lastLayer = one ? one->layer + 1 : imported.layers();
+    const int firstHead = one ? one->head : 0, lastHead = one ? one->head + 1 : imported.heads();
+    const auto tq = static_cast<long long>(imported.queries()), tk = static_cast<long long>(imported.keys());
     ByteSink& sink = batch.open(path("attentions.npy"));
-    sink.write(npyHeader(
-        {imported.layers(), imported.heads(), static_cast<long long>(imported.queries()), static_cast<long long>(imported.keys())},
-        imported.dtype() == MapDType::F32 ? "<f4" : "<f2"));
     try {
-        for (int l = 0; l < imported.layers(); ++l)
-            for (int h = 0; h < imported.heads(); ++h) {
-                const auto bytes = imported.mapBytes(l, h);
-                sink.write(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
-                imported.release(l, h);
-            }
+        if (imported.queriesAndKeys()) {
+            // Every map made from the queries and keys a block of rows at a time (float32): memory
+            // does not grow with the file.
+            sink.write(npyHeader({lastLayer - firstLayer, lastHead - firstHead, tq, tk}));
+            const Eigen::Index block =
+                std::max<Eigen::Index>(1, static_cast<Eigen::Index>((std::size_t{1} << 22) / static_cast<std::size_t>(tk)));
+            Mat rows;
+            for (int l = firstLayer; l < lastLayer; ++l)
+                for (int h = firstHead; h < lastHead; ++h)
+                    for (Eigen::Index r0 = 0; r0 < tq; r0 += block) {
+                        rows.resize(std::min<Eigen::Index>(block, tq - r0), tk);
+                        RowsSink made(rows, r0);
+                        imported.weightTiles(l, h, r0, rows.rows(), 0, -1, made);
+                        sink.write(std::string_view(reinterpret_cast<const char*>(rows.data()),
+                                                    static_cast<std::size_t>(rows.size()) * sizeof(float)));
+                    }
+        } else {
+            // The file's own bytes, map after map, each map's pages given back once written: the
+            // data is the input's bit for bit, and the header is numpy's own for that shape and dtype.
+            sink.write(
+                npyHeader({lastLayer - firstLayer, lastHead - firstHead, tq, tk}, imported.dtype() == MapDType::F32 ? "<f4" : "<f2"));
+            for (int l = firstLayer; l < lastLayer; ++l)
+                for (int h = firstHead; h < lastHead; ++h) {
+                    const auto bytes = imported.mapBytes(l, h);
+                    sink.write(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+                    imported.release(l, h);
+                }
+        }
     } catch (const InputError&) {
         imported.checkUnchanged();  // a write from pages the file no longer has fails: the file is to blame
         throw;

@@ -75,8 +75,10 @@ void exportModelNpyDir(FileBatch& batch, const std::string& dir, const LoadedMod
 // Attention computed elsewhere (imported_attention.hpp), written back: attentions.npy [layers,
 // heads, T_q, T_k] in the file's dtype ('<f4' or '<f2') holding the file's bytes as they are, and
 // tokens.txt (the labels, one a line), joining `batch`. A 4-D .npy input round-trips bit for bit.
-// The maps are written as they lie: check them first. Files of other exports are removed on commit.
+// A file of queries and keys: its maps made a block of rows at a time ('<f4'). With `one`, that
+// layer's one head alone ([1, 1, T_q, T_k]). The maps are written as they lie: check them first.
+// Files of other exports are removed on commit.
 void exportImportedNpyDir(FileBatch& batch, const std::string& dir, const class ImportedAttention& imported,
-                          const RolloutExport* rollout = nullptr);
+                          const RolloutExport* rollout = nullptr, const OneMap* one = nullptr);
 
 }  // namespace attnviz::core

@@ -1,5 +1,6 @@
 #include "core/io/imported_attention.hpp"
 
+#include "core/attention/qk_tiles.hpp"
 #include "core/base/error.hpp"
 #include "core/base/files.hpp"
 #include "core/base/float16.hpp"
@@ -10,6 +11,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cctype>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -34,7 +36,14 @@ std::string shapeText(const std::vector<std::int64_t>& shape) {
     return out + "]";
 }
 
-const char* dtypeText(MapDType dtype) { return dtype == MapDType::F32 ? "float32" : "float16"; }
+const char* dtypeText(MapDType dtype) {
+    switch (dtype) {
+        case MapDType::F32: return "float32";
+        case MapDType::F16: return "float16";
+        case MapDType::BF16: return "bfloat16";
+    }
+    return "?";
+}
 std::size_t itemBytes(MapDType dtype) { return dtype == MapDType::F32 ? 4 : 2; }
 
 // The four sizes of a shape [layers, heads, T_q, T_k] with the ranks a file may have (2: one head,
@@ -129,6 +138,52 @@ struct ImportedAttention::Background {
     std::atomic<bool> running{true};
     std::thread thread;
 };
+
+// The rows whose log-sum-exp is computed at once, the first time one of them is read.
+constexpr Eigen::Index kLseRows = 512;
+
+struct ImportedAttention::QueriesKeys {
+    int kvHeads = 0, width = 0;
+    std::vector<std::size_t> q, k;  // per layer: layer.N.q's and layer.N.k's first byte in the file
+    float scale = 1;
+    bool causal = true;
+    std::vector<int> windows;  // per layer: its sliding window, 0 for none
+    // Per map: each query's largest score and log-sum, by blocks of kLseRows rows, made once.
+    struct Lse {
+        std::mutex lock;
+        std::vector<float> top, sum;
+        std::vector<char> done;  // per block
+    };
+    std::unique_ptr<Lse[]> lse;
+};
+
+namespace {
+
+// Rows [r0, r0 + n) of head `head` of a [heads, T, width] tensor whose first byte is `at`, widened
+// to float32 into out [n, width].
+void widenRows(std::span<const std::byte> bytes, std::size_t at, MapDType dtype, Eigen::Index t, int width, int head, Eigen::Index r0,
+               Eigen::Index n, Mat& out) {
+    out.resize(n, width);
+    const std::size_t item = itemBytes(dtype);
+    const std::byte* p = bytes.data() + at +
+                         (static_cast<std::size_t>(head) * static_cast<std::size_t>(t) + static_cast<std::size_t>(r0)) *
+                             static_cast<std::size_t>(width) * item;
+    const auto count = static_cast<std::size_t>(n) * static_cast<std::size_t>(width);
+    float* o = out.data();
+    if (dtype == MapDType::F32) {
+        std::memcpy(o, p, count * 4);
+    } else if (dtype == MapDType::F16) {
+        for (std::size_t i = 0; i < count; ++i) o[i] = halfAt(p + 2 * i);
+    } else {
+        for (std::size_t i = 0; i < count; ++i) {
+            std::uint16_t bits;
+            std::memcpy(&bits, p + 2 * i, 2);
+            o[i] = bfloat16ToFloat(bits);
+        }
+    }
+}
+
+}  // namespace
 
 ImportedAttention::~ImportedAttention() {
     if (!m_background) return;
@@ -275,6 +330,8 @@ void ImportedAttention::parseNpy() {
 
 void ImportedAttention::parseSafetensors() {
     const SafetensorsFile file = SafetensorsFile::fromBytes(m_bytes, m_path);
+    const auto format = file.metadata().find("format");
+    if ((format != file.metadata().end() && format->second == "attnviz-qk") || file.find("layer.0.q")) return parseQueriesKeys(file);
     const auto dtypeOf = [&](const TensorInfo& t) {
         if (t.dtype == DType::F32) return MapDType::F32;
         if (t.dtype == DType::F16) return MapDType::F16;
@@ -369,22 +426,220 @@ void ImportedAttention::parseSafetensors() {
                                      ") than keys (T_k = " + std::to_string(m_keys) + "): the queries must be the first keys");
 }
 
+void ImportedAttention::parseQueriesKeys(const SafetensorsFile& file) {
+    auto qk = std::make_unique<QueriesKeys>();
+    const std::map<std::string, std::string>& meta = file.metadata();
+    const auto field = [&](const char* key) -> const std::string* {
+        const auto it = meta.find(key);
+        return it == meta.end() ? nullptr : &it->second;
+    };
+    const std::string where = m_path + ": __metadata__";
+    const std::string* format = field("format");
+    if (!format || *format != "attnviz-qk")
+        throw InputError(where,
+                         "has no \"format\": \"attnviz-qk\" beside layer.N.q and layer.N.k (scripts/export_attention.py --qk writes it)");
+    // scaling: the scores' factor, a positive number
+    const std::string* scaling = field("scaling");
+    if (!scaling) throw InputError(where, "has no \"scaling\": the factor of the scores q·k (1/sqrt(d_h) for most models)");
+    {
+        const std::string text = clipText(*scaling, 40);
+        char* end = nullptr;
+        const double v = scaling->size() > 64 ? 0.0 : std::strtod(scaling->c_str(), &end);
+        if (scaling->empty() || scaling->size() > 64 || end != scaling->c_str() + scaling->size() || !std::isfinite(v) || v <= 0 || v > 1e6)
+            throw InputError(where + ".scaling", quoteValue(text) + " is not a positive number");
+        qk->scale = static_cast<float>(v);
+    }
+    if (const std::string* causal = field("causal")) {
+        if (*causal != "true" && *causal != "false")
+            throw InputError(where + ".causal", quoteValue(clipText(*causal, 40)) + " is neither \"true\" nor \"false\"");
+        qk->causal = *causal == "true";
+    }
+    if (const std::string* softcap = field("softcap"); softcap && *softcap != "0" && !softcap->empty())
+        throw InputError(where + ".softcap", "attention logit soft-capping is not read from a file of queries and keys");
+    // layer.0.q, layer.0.k, layer.1.q, …: every layer both, nothing else
+    std::map<long long, std::pair<const TensorInfo*, const TensorInfo*>> byLayer;
+    for (const TensorInfo& t : file.tensors()) {
+        const std::string& n = t.name;
+        const bool named = n.size() > 8 && n.size() < 18 && n.compare(0, 6, "layer.") == 0 && (n.ends_with(".q") || n.ends_with(".k")) &&
+                           std::all_of(n.begin() + 6, n.end() - 2, [](char c) { return c >= '0' && c <= '9'; }) &&
+                           (n.size() == 9 || n[6] != '0');
+        if (!named)
+            throw InputError(m_path,
+                             "tensor " + quoteValue(oneLine(n)) + " is neither layer.N.q nor layer.N.k (a file of queries and keys)");
+        auto& entry = byLayer[std::stoll(n.substr(6, n.size() - 8))];
+        (n.back() == 'q' ? entry.first : entry.second) = &t;
+    }
+    long long expect = 0;
+    for (const auto& [l, pair] : byLayer) {
+        if (l != expect)
+            throw InputError(m_path, "no tensor 'layer." + std::to_string(expect) + ".q' (the layers must be 0, 1, … without a gap)");
+        if (!pair.first || !pair.second)
+            throw InputError(m_path, "no tensor 'layer." + std::to_string(l) + (pair.first ? ".k'" : ".q'") + " beside its " +
+                                         (pair.first ? "queries" : "keys"));
+        ++expect;
+    }
+    if (byLayer.empty()) throw InputError(m_path, "holds no tensors: expected layer.0.q, layer.0.k, …");
+    if (byLayer.size() > 4096) throw InputError(m_path, std::to_string(byLayer.size()) + " layers are more than 4096");
+    const DType first = byLayer.begin()->second.first->dtype;
+    if (first != DType::BF16 && first != DType::F16 && first != DType::F32)
+        throw InputError(m_path + ": layer.0.q", std::string("dtype ") + dtypeName(first) + " is not supported: BF16, F16 or F32");
+    m_dtype = first == DType::BF16 ? MapDType::BF16 : first == DType::F16 ? MapDType::F16 : MapDType::F32;
+    std::vector<std::int64_t> qShape, kShape;
+    for (const auto& [l, pair] : byLayer)
+        for (const TensorInfo* t : {pair.first, pair.second}) {
+            std::vector<std::int64_t> s = t->shape;
+            if (s.size() == 4) {
+                if (s[0] != 1)
+                    throw InputError(m_path + ": " + t->name,
+                                     "shape " + shapeText(s) + " is a batch of " + std::to_string(s[0]) + ": save one sequence");
+                s.erase(s.begin());
+            }
+            const bool isQ = t == pair.first;
+            if (s.size() != 3)
+                throw InputError(m_path + ": " + t->name,
+                                 "shape " + shapeText(t->shape) + " is not [" + (isQ ? "heads" : "kv_heads") + ", T, d_h]");
+            if (t->dtype != first)
+                throw InputError(m_path + ": " + t->name,
+                                 std::string("dtype ") + dtypeName(t->dtype) + " differs from layer.0.q's " + dtypeName(first));
+            if (std::find(s.begin(), s.end(), 0) != s.end())
+                throw InputError(m_path + ": " + t->name, "shape " + shapeText(t->shape) + " holds nothing");
+            std::vector<std::int64_t>& want = isQ ? qShape : kShape;
+            if (want.empty()) want = s;
+            else if (s != want)
+                throw InputError(m_path + ": " + t->name, "shape " + shapeText(s) + " differs from layer.0's " + shapeText(want) +
+                                                              ": every layer's must be the same");
+            (isQ ? qk->q : qk->k).push_back(static_cast<std::size_t>(file.bytes(*t).data() - m_bytes.data()));
+        }
+    if (qShape[1] != kShape[1] || qShape[2] != kShape[2])
+        throw InputError(m_path + ": layer.0.k",
+                         "shape " + shapeText(kShape) + " does not match the queries' " + shapeText(qShape) + " in T and d_h");
+    if (qShape[0] > 4096 || qShape[2] > 16384)
+        throw InputError(m_path + ": layer.0.q", "shape " + shapeText(qShape) + " has more than 4096 heads or a head wider than 16384");
+    if (qShape[0] % kShape[0] != 0)
+        throw InputError(m_path + ": layer.0.k", std::to_string(kShape[0]) + " kv heads do not divide the " + std::to_string(qShape[0]) +
+                                                     " query heads evenly (grouped-query attention)");
+    m_layers = static_cast<int>(byLayer.size());
+    m_heads = static_cast<int>(qShape[0]);
+    m_queries = m_keys = qShape[1];
+    qk->kvHeads = static_cast<int>(kShape[0]);
+    qk->width = static_cast<int>(qShape[2]);
+    qk->windows.assign(static_cast<std::size_t>(m_layers), 0);
+    if (const std::string* windows = field("sliding_windows")) {
+        const auto count = static_cast<std::size_t>(std::count(windows->begin(), windows->end(), ',')) + 1;
+        if (count != static_cast<std::size_t>(m_layers))
+            throw InputError(where + ".sliding_windows", "holds " + std::to_string(count) + " windows, the file " +
+                                                             std::to_string(m_layers) + " layers (one a layer, 0 for none)");
+        std::size_t start = 0;
+        for (int& window : qk->windows) {
+            std::size_t end = windows->find(',', start);
+            if (end == std::string::npos) end = windows->size();
+            const std::string item = windows->substr(start, std::min<std::size_t>(end - start, 20));
+            char* stop = nullptr;
+            const long long v = item.empty() || end - start > 20 ? -1 : std::strtoll(item.c_str(), &stop, 10);
+            if (v < 0 || stop != item.c_str() + item.size() || v > (1LL << 30) || !std::isdigit(static_cast<unsigned char>(item[0])))
+                throw InputError(where + ".sliding_windows", "item " + std::to_string(&window - qk->windows.data()) + " " +
+                                                                 quoteValue(clipText(item, 20)) + " is not a window of keys (0 for none)");
+            window = static_cast<int>(v);
+            start = end + 1;
+        }
+        if (!qk->causal && std::any_of(qk->windows.begin(), qk->windows.end(), [](int w) { return w > 0; }))
+            throw InputError(where + ".sliding_windows", "a window needs \"causal\": \"true\"");
+    }
+    qk->lse = std::make_unique<QueriesKeys::Lse[]>(static_cast<std::size_t>(m_layers) * static_cast<std::size_t>(m_heads));
+    m_qk = std::move(qk);
+}
+
+int ImportedAttention::kvHeadOf(int head) const { return m_qk ? head / (m_heads / m_qk->kvHeads) : head; }
+
+int ImportedAttention::headWidth() const { return m_qk ? m_qk->width : 0; }
+
+std::string ImportedAttention::checkQueriesKeys(int layer, int head) const {
+    Mat rows;
+    const auto l = static_cast<std::size_t>(layer);
+    const int width = m_qk->width;
+    for (const bool isQ : {true, false}) {
+        const int h = isQ ? head : kvHeadOf(head);
+        for (Eigen::Index r0 = 0; r0 < m_queries; r0 += kLseRows) {
+            const Eigen::Index n = std::min(kLseRows, m_queries - r0);
+            widenRows(m_bytes, isQ ? m_qk->q[l] : m_qk->k[l], m_dtype, m_queries, width, h, r0, n, rows);
+            if (rows.allFinite()) continue;
+            for (Eigen::Index r = 0; r < n; ++r)
+                for (int c = 0; c < width; ++c)
+                    if (!std::isfinite(rows(r, c)))
+                        return "layer " + std::to_string(layer) + " · head " + std::to_string(head) + " · " + (isQ ? "query " : "key ") +
+                               std::to_string(r0 + r) + " · element " + std::to_string(c) + ": " + number(rows(r, c)) +
+                               " is not a finite number";
+        }
+    }
+    return "";
+}
+
+void ImportedAttention::weightTiles(int layer, int head, Eigen::Index r0, Eigen::Index n, Eigen::Index k0, Eigen::Index k1,
+                                    TileSink& sink) const {
+    if (!m_qk || layer < 0 || layer >= m_layers || head < 0 || head >= m_heads || r0 < 0 || n < 0 || r0 + n > m_queries)
+        throw std::invalid_argument("ImportedAttention::weightTiles: not a file of queries and keys, or rows outside it");
+    if (n == 0) return;
+    const QkMask mask{
+        .scale = m_qk->scale, .causal = m_qk->causal, .window = m_qk->windows[static_cast<std::size_t>(layer)], .hidden = nullptr};
+    const auto l = static_cast<std::size_t>(layer);
+    const int width = m_qk->width, kv = kvHeadOf(head);
+    QueriesKeys::Lse& lse = m_qk->lse[mapIndex(layer, head, m_heads)];
+    thread_local Mat q, k;
+    // 1. the rows' log-sum-exp, each block of kLseRows the first time it is read (made outside the
+    // lock, so that threads reading other rows of the map make theirs at once)
+    {
+        const std::lock_guard<std::mutex> guard(lse.lock);
+        if (lse.top.empty()) {
+            lse.top.assign(static_cast<std::size_t>(m_queries), 0.0f);
+            lse.sum.assign(static_cast<std::size_t>(m_queries), 0.0f);
+            lse.done.assign(static_cast<std::size_t>((m_queries + kLseRows - 1) / kLseRows), 0);
+        }
+    }
+    std::vector<float> top, sum;
+    for (Eigen::Index b = r0 / kLseRows; b * kLseRows < r0 + n; ++b) {
+        {
+            const std::lock_guard<std::mutex> guard(lse.lock);
+            if (lse.done[static_cast<std::size_t>(b)]) continue;
+        }
+        const Eigen::Index b0 = b * kLseRows, rows = std::min(kLseRows, m_queries - b0);
+        const Eigen::Index keyEnd = readableKeys(mask, b0 + rows - 1, m_keys).hi;
+        widenRows(m_bytes, m_qk->q[l], m_dtype, m_queries, width, head, b0, rows, q);
+        widenRows(m_bytes, m_qk->k[l], m_dtype, m_keys, width, kv, 0, keyEnd, k);
+        top.resize(static_cast<std::size_t>(rows));
+        sum.resize(static_cast<std::size_t>(rows));
+        if (!logSumExp(q, k, mask, m_keys, b0, top.data(), sum.data()))
+            throw InputError(m_path, "layer " + std::to_string(layer) + " · head " + std::to_string(head) +
+                                         ": a score q·k overflows float32 (the queries and keys are too large)");
+        const std::lock_guard<std::mutex> guard(lse.lock);
+        std::copy(top.begin(), top.end(), lse.top.begin() + b0);
+        std::copy(sum.begin(), sum.end(), lse.sum.begin() + b0);
+        lse.done[static_cast<std::size_t>(b)] = 1;
+    }
+    // 2. the weights, a tile at a time, from the keys the rows read
+    const KeyRange range = tileKeyRange(mask, m_keys, r0, n, k0, k1);
+    widenRows(m_bytes, m_qk->q[l], m_dtype, m_queries, width, head, r0, n, q);
+    widenRows(m_bytes, m_qk->k[l], m_dtype, m_keys, width, kv, range.first, range.end - range.first, k);
+    core::weightTiles(q, k, range, lse.top.data(), lse.sum.data(), mask, m_keys, r0, k0, k1, sink);
+}
+
 std::string ImportedAttention::describe() const {
     std::string name = std::filesystem::path(m_path).filename().string();
     std::string out = clipText(name, 60) + " · " + std::to_string(m_layers) + (m_layers == 1 ? " layer × " : " layers × ") +
                       std::to_string(m_heads) + (m_heads == 1 ? " head · " : " heads · ");
     out +=
         m_queries == m_keys ? "T = " + std::to_string(m_keys) : "T_q = " + std::to_string(m_queries) + ", T_k = " + std::to_string(m_keys);
+    if (m_qk) return out + " · " + dtypeText(m_dtype) + " queries and keys, every map made on demand";
     return out + " · " + dtypeText(m_dtype);
 }
 
 std::span<const std::byte> ImportedAttention::mapBytes(int layer, int head) const {
+    if (m_qk) throw std::logic_error("a file of queries and keys holds no map's bytes");
     const std::size_t mapBytes = static_cast<std::size_t>(m_queries * m_keys) * itemBytes(m_dtype);
     return m_bytes.subspan(m_layerOffset[static_cast<std::size_t>(layer)] + static_cast<std::size_t>(head) * mapBytes, mapBytes);
 }
 
 void ImportedAttention::release(int layer, int head) const {
-    if (!m_mapping) return;
+    if (!m_mapping || m_qk) return;
     const auto b = mapBytes(layer, head);
     m_mapping->release(static_cast<std::uint64_t>(b.data() - m_bytes.data()), b.size());
 }
@@ -398,10 +653,13 @@ bool ImportedAttention::changed() const { return m_mapping && m_mapping->changed
 bool ImportedAttention::checked(int layer, int head) const { return (m_state[mapIndex(layer, head, m_heads)] & kChecked) != 0; }
 
 std::string ImportedAttention::checkMap(int layer, int head) const {
-    const auto b = mapBytes(layer, head);
-    bool upperZero = true;
+    bool upperZero = m_qk && m_qk->causal;
     std::string problem;
-    if (m_dtype == MapDType::F32) {
+    if (m_qk) {
+        problem = checkQueriesKeys(layer, head);
+        if (!problem.empty()) return problem;
+    } else if (m_dtype == MapDType::F32) {
+        const auto b = mapBytes(layer, head);
         problem = checkRows(
             m_queries, m_keys,
             [&](Eigen::Index i) {
@@ -414,6 +672,7 @@ std::string ImportedAttention::checkMap(int layer, int head) const {
             },
             m_dtype, upperZero);
     } else {
+        const auto b = mapBytes(layer, head);
         problem = checkRows(
             m_queries, m_keys,
             [&](Eigen::Index i) {
@@ -445,8 +704,10 @@ void ImportedAttention::check(std::span<const std::pair<int, int>> maps, Progres
     for (std::ptrdiff_t k = 0; k < n; ++k) {
         if (stop) continue;
         const auto [l, h] = todo[static_cast<std::size_t>(k)];
-        const auto b = mapBytes(l, h);
-        if (m_mapping) m_mapping->populate(static_cast<std::uint64_t>(b.data() - m_bytes.data()), b.size());
+        if (m_mapping && !m_qk) {
+            const auto b = mapBytes(l, h);
+            m_mapping->populate(static_cast<std::uint64_t>(b.data() - m_bytes.data()), b.size());
+        }
         problems[static_cast<std::size_t>(k)] = checkMap(l, h);
         release(l, h);
         if (!problems[static_cast<std::size_t>(k)].empty()) stop = true;
@@ -479,18 +740,29 @@ void ImportedAttention::checkAll(Progress* progress) const {
 
 Settings ImportedAttention::layerSettings(int layer) const {
     Settings s;
+    if (m_qk) {
+        s.causal = m_qk->causal;
+        s.window = m_qk->windows[static_cast<std::size_t>(layer)];
+        return s;
+    }
     s.causal = m_queries == m_keys;
     for (int h = 0; h < m_heads; ++h) s.causal = s.causal && (m_state[mapIndex(layer, h, m_heads)] & kUpperZero) != 0;
     return s;
 }
 
 bool ImportedAttention::widens() const {
-    if (m_dtype == MapDType::F16) return true;
+    if (m_dtype != MapDType::F32 || m_qk) return true;
     return std::any_of(m_layerOffset.begin(), m_layerOffset.end(),
                        [&](std::size_t offset) { return reinterpret_cast<std::uintptr_t>(m_bytes.data() + offset) % alignof(float) != 0; });
 }
 
 void ImportedAttention::copyWeights(int layer, int head, float* out) const {
+    if (m_qk) {
+        Eigen::Map<Mat> map(out, m_queries, m_keys);
+        RowsSink sink(map, 0);
+        weightTiles(layer, head, 0, m_queries, 0, -1, sink);
+        return;
+    }
     const auto b = mapBytes(layer, head);
     if (m_dtype == MapDType::F32) std::memcpy(out, b.data(), b.size());
     else
@@ -498,9 +770,11 @@ void ImportedAttention::copyWeights(int layer, int head, float* out) const {
 }
 
 MatRef ImportedAttention::weights(int layer, int head, std::vector<float>& scratch) const {
-    const auto b = mapBytes(layer, head);
-    if (m_dtype == MapDType::F32 && reinterpret_cast<std::uintptr_t>(b.data()) % alignof(float) == 0)
-        return Eigen::Map<const Mat>(reinterpret_cast<const float*>(b.data()), m_queries, m_keys);
+    if (!m_qk) {
+        const auto b = mapBytes(layer, head);
+        if (m_dtype == MapDType::F32 && reinterpret_cast<std::uintptr_t>(b.data()) % alignof(float) == 0)
+            return Eigen::Map<const Mat>(reinterpret_cast<const float*>(b.data()), m_queries, m_keys);
+    }
     scratch.resize(static_cast<std::size_t>(m_queries * m_keys));
     copyWeights(layer, head, scratch.data());
     return Eigen::Map<const Mat>(scratch.data(), m_queries, m_keys);
@@ -516,6 +790,17 @@ AttentionMaps importedMaps(std::shared_ptr<const ImportedAttention> imported, st
     maps.ids = idsOfLabels(a.labels());
     maps.labels = std::move(labels);
     for (int l = 0; l < a.layers(); ++l) maps.settings.push_back(a.layerSettings(l));
+    if (a.queriesAndKeys()) {  // every map made on demand, a tile at a time
+        for (int h = 0; h < a.heads(); ++h) maps.kvHead.push_back(a.kvHeadOf(h));
+        maps.tiles = [imported](int layer, int head, Eigen::Index r0, Eigen::Index n, Eigen::Index k0, Eigen::Index k1, TileSink& sink) {
+            imported->weightTiles(layer, head, r0, n, k0, k1, sink);
+        };
+        maps.rows = [imported](int layer, int head, Eigen::Index r0, const Eigen::Ref<Mat>& out) {
+            RowsSink sink(out, r0);
+            imported->weightTiles(layer, head, r0, out.rows(), 0, -1, sink);
+        };
+        return maps;
+    }
     // One slot a map: the widened copy (when one is needed) and how many readers hold it.
     struct Slot {
         std::mutex lock;
@@ -551,10 +836,29 @@ AttentionMaps importedMaps(std::shared_ptr<const ImportedAttention> imported, st
     return maps;
 }
 
+bool layerMadeWhole(const ImportedAttention& imported, const Limits& limits) {
+    if (!imported.queriesAndKeys()) return true;
+    const std::uint64_t copy = static_cast<std::uint64_t>(imported.heads()) * static_cast<std::uint64_t>(imported.queries()) *
+                               static_cast<std::uint64_t>(imported.keys()) * sizeof(float);
+    return copy <= limits.shownLayerBytes && copy <= limits.maxBytes;
+}
+
 ImportedLayer importedLayer(const ImportedAttention& imported, int layer, const Limits& limits) {
     if (layer < 0 || layer >= imported.layers())
         throw InputError("layer", std::to_string(layer) + " is not a layer of " + clipPlace(imported.path(), 120) + " (0 … " +
                                       std::to_string(imported.layers() - 1) + ")");
+    if (!layerMadeWhole(imported, limits)) {  // the views read the layer from the file, made on demand
+        imported.checkLayer(layer);
+        ImportedLayer out;
+        const auto& labels = imported.labels();
+        out.model.keyTokens = labels;
+        out.model.queryTokens = labels;
+        out.model.heads = imported.heads();
+        out.forward.heads.resize(static_cast<std::size_t>(imported.heads()));
+        out.settings = imported.layerSettings(layer);
+        out.whole = false;
+        return out;
+    }
     // What is copied and widened counts before it is allocated: the layer's copy, and one widened
     // map a core while the views of every layer sweep a file whose maps are not floats in place.
     const std::uint64_t mapFloats = static_cast<std::uint64_t>(imported.queries()) * static_cast<std::uint64_t>(imported.keys());

@@ -5,6 +5,13 @@
 //   * a safetensors file (F32 or F16) holding `attentions` [layers, heads, T_q, T_k] (or
 //     [layers, 1, heads, T_q, T_k]: a batch of one), or one tensor a layer, layer.0 … layer.{L-1},
 //     each [heads, T_q, T_k] or [1, heads, T_q, T_k]: transformers' tuple, one entry a layer.
+//   * a safetensors file of queries and keys (scripts/export_attention.py --qk): layer.N.q
+//     [heads, T, d_h] and layer.N.k [kv_heads, T, d_h] (or with a batch of one first), BF16, F16
+//     or F32, as the scores see them (after biases, norms and RoPE), and in __metadata__ "format":
+//     "attnviz-qk", "scaling" (the scores' factor, 1/√d_h for most models), "causal" ("true" or
+//     "false", default true) and "sliding_windows" (one number a layer, 0 for none; default none).
+//     Every map is made on demand, A = softmax(scaling · q kᵀ) under the mask, each query's
+//     log-sum-exp computed the first time its rows are read: nothing of size T × T is kept.
 // Queries are the first T_q keys (T_q <= T_k). Tokens come from tokens.txt beside the file (one a
 // line), or the file the options name, or are the positions 0 … T_k - 1.
 //
@@ -12,7 +19,8 @@
 // alone. The values are checked per map, once each, by check*() before anything reads them: every
 // weight finite and >= 0 (-0 allowed), every row summing to 1 within 1e-3 and the rounding its
 // values show (float16, or float32 values that are all bfloat16) or all zero (a fully masked row),
-// and some weight in every map (a map of zeros is a file never filled). Every problem is an InputError naming the file and the first bad place.
+// and some weight in every map (a map of zeros is a file never filled); of queries and keys, every
+// value finite. Every problem is an InputError naming the file and the first bad place.
 #pragma once
 
 #include "core/attention/attention_maps.hpp"
@@ -33,7 +41,7 @@ namespace attnviz::core {
 
 class MappedFile;
 
-enum class MapDType : std::uint8_t { F32, F16 };
+enum class MapDType : std::uint8_t { F32, F16, BF16 };  // BF16: queries and keys only
 
 struct ImportOptions {
     std::string tokensFile;  // "": tokens.txt beside the file when there is one, else positions
@@ -77,6 +85,15 @@ public:
     bool positionsOnly() const { return m_tokensPath.empty(); }
     // "attentions.npy · 12 layers × 12 heads · T = 64 · float32"
     std::string describe() const;
+    // A file of queries and keys: every map made on demand from them.
+    bool queriesAndKeys() const { return m_qk != nullptr; }
+    // Of queries and keys: the key/value head query head `head` reads, and the heads' width.
+    int kvHeadOf(int head) const;
+    int headWidth() const;
+    // Of queries and keys: rows [r0, r0 + n) of the map of (layer, head) made a tile of keys at a
+    // time into `sink` (TileSink's order), keys [k0, k1) asked for (−1: to the end); the rows'
+    // log-sum-exp is computed the first time they are read, and kept. Precondition: checked.
+    void weightTiles(int layer, int head, Eigen::Index r0, Eigen::Index n, Eigen::Index k0, Eigen::Index k1, TileSink& sink) const;
 
     // The value checks of the maps in `maps` ((layer, head) pairs) not checked yet, in parallel,
     // each map's pages read then given back. Throws InputError(path, "layer 3 · head 5 · row 17 ·
@@ -109,7 +126,8 @@ public:
     void copyWeights(int layer, int head, float* out) const;
     // Whether reading a map as floats needs a widened copy of it (F16, or F32 not aligned).
     bool widens() const;
-    // The map's bytes as the file holds them ([T_q, T_k] in the file's dtype).
+    // The map's bytes as the file holds them ([T_q, T_k] in the file's dtype); not of queries
+    // and keys.
     std::span<const std::byte> mapBytes(int layer, int head) const;
     // Gives the map's pages back to the system (read from the file again if read again). Advice
     // only; nothing for fromBytes.
@@ -125,6 +143,8 @@ private:
     void parse();
     void parseNpy();
     void parseSafetensors();
+    void parseQueriesKeys(const class SafetensorsFile& file);
+    std::string checkQueriesKeys(int layer, int head) const;  // "" or the first value not finite
     void setLabels(std::vector<std::string> labels, const std::string& tokensPath, const Limits& limits);
     std::string checkMap(int layer, int head) const;  // "" or the first problem, with its place
 
@@ -142,6 +162,8 @@ private:
     std::unique_ptr<std::atomic<std::uint8_t>[]> m_state;
     mutable std::atomic<long long> m_checkedCount{0};
     struct Background;
+    struct QueriesKeys;
+    std::unique_ptr<QueriesKeys> m_qk;                 // null: a file of maps
     mutable std::unique_ptr<Background> m_background;  // last: stopped before the rest goes
 };
 
@@ -157,12 +179,16 @@ AttentionMaps importedMaps(std::shared_ptr<const ImportedAttention> imported, st
 // heads × T_q × T_k floats, widened straight into place), and the layer's settings. Checks the
 // layer first. Throws InputError("--max-memory", …) before anything is allocated when the copy,
 // with one widened map a core for the views of every layer when the file's maps need widening,
-// would pass limits.maxBytes.
+// would pass limits.maxBytes. Of queries and keys, the maps are made whole only while they take
+// at most limits.shownLayerBytes and fit limits.maxBytes (layerMadeWhole); else the heads hold no
+// weights and the views read the layer from the file, made on demand (whole false).
 struct ImportedLayer {
     Model model;
     Forward forward;
     Settings settings;
+    bool whole = true;
 };
+bool layerMadeWhole(const ImportedAttention& imported, const Limits& limits);
 ImportedLayer importedLayer(const ImportedAttention& imported, int layer, const Limits& limits = {});
 
 }  // namespace attnviz::core

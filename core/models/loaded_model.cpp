@@ -104,10 +104,16 @@ decoder::PassMaps passMapsFor(const decoder::Config& c, long long t, std::uint64
 decoder::PassMaps passMapsWithin(const decoder::Config& c, long long t, const Limits& limits) {
     decoder::PassMaps maps = passMapsFor(c, t, limits.keptMapsBytes);
     if (maps == decoder::PassMaps::Kept && modelMemoryBytes(c, t, maps) > limits.maxBytes) maps = decoder::PassMaps::OnDemand;
-    // The shown layer whole does not fit beside the pass: it is read from the pass, and nothing
-    // reads the activations.
-    if (maps == decoder::PassMaps::OnDemand && modelMemoryBytes(c, t, maps) > limits.maxBytes) maps = decoder::PassMaps::Lean;
+    // The shown layer whole is too large, or does not fit beside the pass: it is read from the
+    // pass, and nothing reads the activations.
+    if (maps == decoder::PassMaps::OnDemand &&
+        (shownLayerMapBytes(c, t) > limits.shownLayerBytes || modelMemoryBytes(c, t, maps) > limits.maxBytes))
+        maps = decoder::PassMaps::Lean;
     return maps;
+}
+
+std::uint64_t shownLayerMapBytes(const decoder::Config& c, long long t) {
+    return 8ULL * static_cast<std::uint64_t>(c.nHead) * static_cast<std::uint64_t>(t) * static_cast<std::uint64_t>(t);
 }
 
 std::uint64_t keptModelBytes(const decoder::Config& c, long long t, decoder::PassMaps maps) { return decoder::storeBytes(c, t, 0, maps); }

@@ -77,9 +77,12 @@ std::uint64_t everyMapBytes(const decoder::Config& config, long long tokens);
 // (views read them at no cost), else only what they are made of (made on demand).
 decoder::PassMaps passMapsFor(const decoder::Config& config, long long tokens, std::uint64_t keptMapsBytes);
 // What loadModel's pass keeps under `limits`: passMapsFor with keptMapsBytes, on demand when
-// keeping them would pass maxBytes (modelMemoryBytes), and Lean when even then the shown layer's
-// heads whole would pass it (the shown layer is then read from the pass: shownWhole false).
+// keeping them would pass maxBytes (modelMemoryBytes), and Lean when then the shown layer's heads
+// whole would take more than shownLayerBytes (shownLayerMapBytes) or pass maxBytes (the shown
+// layer is then read from the pass: shownWhole false).
 decoder::PassMaps passMapsWithin(const decoder::Config& config, long long tokens, const Limits& limits);
+// Bytes of one layer's every head's T × T scores and weights: the shown layer computed whole.
+std::uint64_t shownLayerMapBytes(const decoder::Config& config, long long tokens);
 // Bytes a pass over T tokens keeps: its store (decoder::storeBytes): each layer's input, normed
 // input (not Lean) and q|k|v, each row's log-sum-exp per head, with Kept every layer's every head's [T, T]
 // weights, and the final rows [T, d].

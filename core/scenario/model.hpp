@@ -27,6 +27,10 @@ struct Limits {
     // this; past it the pass keeps what they are made of (q, k and each row's log-sum-exp) and
     // every map is made on demand (decoder::PassMaps, loadModel).
     std::uint64_t keptMapsBytes = 1ULL << 30;
+    // Past it, the shown layer's heads are computed whole (another τ, mask or order, the stages)
+    // while their T × T scores and weights take at most this; else that layer is read from the
+    // pass as every other is, and the pass keeps no activations (decoder::PassMaps::Lean).
+    std::uint64_t shownLayerBytes = 1ULL << 30;
 };
 
 struct Model {

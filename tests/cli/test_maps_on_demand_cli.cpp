@@ -226,5 +226,39 @@ TEST_F(KeepMaps, TheWindowsStateTypesAndEditsOnDemand) {
     EXPECT_EQ(moved.cwiseAbs().maxCoeff(), 0.0f);  // the ablated head's own map: its output is zeroed, not its weights
 }
 
+TEST_F(KeepMaps, TheShownLayerIsComputedWholeOnlyWithinItsBudget) {
+    // Past --keep-maps, the shown layer's heads are computed whole (τ, masks, stages) while their
+    // scores and weights take at most Limits::shownLayerBytes; past it the pass is lean and the
+    // layer is read from it, the window saying why in one line.
+    core::Scenario s;
+    s.model = core::modelFolder((m_dir / "model").string());
+    s.sentence = kSentence;
+    s.causal = true;
+    AppState probe = makeState(s, core::Limits{.keptMapsBytes = 0});
+    const core::decoder::Config& c = probe.loaded.checkpoint->config();
+    const auto t = static_cast<long long>(probe.loaded.run->tokens());
+    const std::uint64_t layer = core::shownLayerMapBytes(c, t);
+    EXPECT_EQ(layer, 8ULL * static_cast<std::uint64_t>(c.nHead * t * t));
+    EXPECT_TRUE(probe.loaded.shownWhole);
+    EXPECT_TRUE(capabilities(probe).wholeLayer);
+    core::Limits within{.keptMapsBytes = 0, .shownLayerBytes = layer};
+    EXPECT_EQ(core::passMapsWithin(c, t, within), core::decoder::PassMaps::OnDemand);
+    core::Limits past{.keptMapsBytes = 0, .shownLayerBytes = layer - 1};
+    EXPECT_EQ(core::passMapsWithin(c, t, past), core::decoder::PassMaps::Lean);
+    AppState lean = makeState(s, past);
+    EXPECT_FALSE(lean.loaded.shownWhole);
+    EXPECT_FALSE(capabilities(lean).wholeLayer);
+    EXPECT_FALSE(lean.loaded.run->keepsActivations());
+    const std::string note = readFromPassNote(lean);
+    EXPECT_NE(note.find("more than the " + core::formatBytes(layer - 1) + " a layer is computed whole within"), std::string::npos) << note;
+    // Kept maps keep the layer whole whatever its budget.
+    EXPECT_EQ(core::passMapsWithin(c, t, core::Limits{.shownLayerBytes = 0}), core::decoder::PassMaps::Kept);
+    // Qwen2.5-0.5B's 14 heads: whole at 2,048 tokens (470 MiB), read from the pass at 8,192 (7.0 GiB).
+    core::decoder::Config qwen = c;
+    qwen.nHead = 14;
+    EXPECT_LE(core::shownLayerMapBytes(qwen, 2048), core::Limits{}.shownLayerBytes);
+    EXPECT_GT(core::shownLayerMapBytes(qwen, 8192), core::Limits{}.shownLayerBytes);
+}
+
 }  // namespace
 }  // namespace attnviz::app

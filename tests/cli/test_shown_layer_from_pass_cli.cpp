@@ -266,9 +266,9 @@ TEST_F(ShownLayerFromPass, ALongInputsHeadViewFoldsTheTokensItsLinesDoNotReach) 
 
 TEST_F(ShownLayerFromPass, SixteenThousandTokensOpenAndExportInUnderTwoGibibytes) {
     // Every layer's every head's map of 16,384 tokens would be 2 x 4 x 1 GiB kept, and the shown
-    // layer's heads whole 8 GiB: the pass keeps q, k and the log-sum-exp, the layer is read from
-    // it, and the heatmap, the bars, the model view and the statistics are written within a
-    // --max-memory of 512 MiB, the process's peak under 2 GiB. (Within the default --max-tokens.)
+    // layer's heads whole 8 GiB: with the default limits the pass keeps q, k and the log-sum-exp,
+    // the layer is read from it, and the heatmap, the bars, the model view and the statistics are
+    // written with the process's peak under 2 GiB. (Within the default --max-tokens.)
     std::string sentence = sentenceOf(21000);
     const auto model = core::openCheckpoint(folder());
     while (model->tokenizer().encode(sentence).size() > 16400) sentence.resize(sentence.size() - 100);
@@ -278,8 +278,6 @@ TEST_F(ShownLayerFromPass, SixteenThousandTokensOpenAndExportInUnderTwoGibibytes
                                folder(),
                                "--sentence",
                                sentence,
-                               "--max-memory",
-                               "512",
                                "--layer",
                                "1",
                                "--head",

@@ -1,6 +1,7 @@
 // Attention computed elsewhere (core/io/imported_attention.hpp): files built in memory as numpy
 // and safetensors write them, every structure and value check, the maps as the views read them.
 #include "core/attention/head_stats.hpp"
+#include "core/attention/qk_tiles.hpp"
 #include "core/attention/rollout.hpp"
 #include "core/base/error.hpp"
 #include "core/base/files.hpp"
@@ -73,8 +74,9 @@ struct StTensor {
     std::vector<long long> shape;
     std::string bytes;
 };
-std::string safetensorsFile(const std::vector<StTensor>& tensors) {
-    std::string header = "{", data;
+// metadata: the members of __metadata__ ("" for none).
+std::string safetensorsFile(const std::vector<StTensor>& tensors, const std::string& metadata = "") {
+    std::string header = metadata.empty() ? "{" : "{\"__metadata__\":{" + metadata + "}", data;
     for (const StTensor& t : tensors) {
         if (header.size() > 1) header += ",";
         header += "\"" + t.name + "\":{\"dtype\":\"" + t.dtype + "\",\"shape\":[";
@@ -329,6 +331,89 @@ TEST(ImportedAttention, ShownLayerAsAScenarioReadsIt) {
     Limits tight;
     tight.maxBytes = 100;
     EXPECT_THROW(importedLayer(*a, 0, tight), InputError);
+}
+
+// A file of queries and keys (scripts/export_attention.py --qk): F32 values, two query heads a key
+// head, a window on layer 1; every map made on demand equals softmax(scaling · q kᵀ) under the
+// mask, computed here in double, through importedMaps' rows and tiles, the layer made whole, and a
+// zoomed region's tiles.
+TEST(ImportedAttention, QueriesAndKeysMakeEveryMapOnDemand) {
+    constexpr int layers = 2, heads = 4, kvHeads = 2, t = 600, d = 8;
+    const int windows[layers] = {0, 40};
+    const float scaling = 0.3f;
+    Prng rng(17);
+    std::vector<std::vector<float>> q(layers), k(layers);
+    std::vector<StTensor> tensors;
+    for (int l = 0; l < layers; ++l) {
+        for (int n = 0; n < heads * t * d; ++n) q[l].push_back(static_cast<float>(rng.normal()) * 1.5f);
+        for (int n = 0; n < kvHeads * t * d; ++n) k[l].push_back(static_cast<float>(rng.normal()) * 1.5f);
+        tensors.push_back({"layer." + std::to_string(l) + ".q", "F32", {heads, t, d}, floatBytes(q[l].data(), q[l].size())});
+        tensors.push_back({"layer." + std::to_string(l) + ".k", "F32", {1, kvHeads, t, d}, floatBytes(k[l].data(), k[l].size())});
+    }
+    const std::string bytes = safetensorsFile(tensors, R"("format":"attnviz-qk","scaling":"0.3","causal":"true","sliding_windows":"0,40")");
+    const auto a = ImportedAttention::fromBytes(std::as_bytes(std::span(bytes.data(), bytes.size())), "qk.safetensors");
+    ASSERT_TRUE(a->queriesAndKeys());
+    EXPECT_EQ(a->layers(), layers);
+    EXPECT_EQ(a->heads(), heads);
+    EXPECT_EQ(a->keys(), t);
+    EXPECT_EQ(a->kvHeadOf(3), 1);
+    EXPECT_EQ(a->layerSettings(1).window, 40);
+    EXPECT_TRUE(a->layerSettings(0).causal);
+    a->checkAll();
+    const auto reference = [&](int l, int h) {
+        Eigen::MatrixXd m = Eigen::MatrixXd::Zero(t, t);
+        const int g = h / (heads / kvHeads);
+        for (int i = 0; i < t; ++i) {
+            std::vector<double> s(static_cast<std::size_t>(t), -std::numeric_limits<double>::infinity());
+            double top = -std::numeric_limits<double>::infinity();
+            for (int j = 0; j <= i; ++j) {
+                if (windows[l] > 0 && i - j >= windows[l]) continue;
+                double dot = 0;
+                for (int c = 0; c < d; ++c)
+                    dot += static_cast<double>(q[l][static_cast<std::size_t>((h * t + i) * d + c)]) *
+                           k[l][static_cast<std::size_t>((g * t + j) * d + c)];
+                s[static_cast<std::size_t>(j)] = scaling * dot;
+                top = std::max(top, s[static_cast<std::size_t>(j)]);
+            }
+            double sum = 0;
+            for (int j = 0; j < t; ++j) sum += std::exp(s[static_cast<std::size_t>(j)] - top);
+            for (int j = 0; j < t; ++j) m(i, j) = std::exp(s[static_cast<std::size_t>(j)] - top) / sum;
+        }
+        return m;
+    };
+    const AttentionMaps maps = importedMaps(a, a->labels());
+    ASSERT_TRUE(maps);
+    EXPECT_FALSE(maps.whole());
+    EXPECT_EQ(maps.kvHead, (std::vector<int>{0, 0, 1, 1}));
+    for (const auto& [l, h] : {std::pair{0, 1}, std::pair{1, 2}, std::pair{1, 3}}) {
+        const Eigen::MatrixXd want = reference(l, h);
+        Mat scratch;
+        // rows past a block of log-sum-exp (512) first, then the start: each block made once
+        const MatRef late = maps.rowBlock(l, h, 500, 100, scratch);
+        EXPECT_LT((late.cast<double>() - want.middleRows(500, 100)).cwiseAbs().maxCoeff(), 1e-6) << l << " " << h;
+        std::vector<float> whole(static_cast<std::size_t>(t * t));
+        a->copyWeights(l, h, whole.data());
+        EXPECT_LT((Eigen::Map<const Mat>(whole.data(), t, t).cast<double>() - want).cwiseAbs().maxCoeff(), 1e-6) << l << " " << h;
+        // a region's tiles: only its keys' tiles, the others' weights never made
+        Mat region = Mat::Zero(64, t);
+        RowsSink sink(region, 520);
+        a->weightTiles(l, h, 520, 64, 300, 420, sink);
+        EXPECT_LT((region.middleCols(300, 120).cast<double>() - want.block(520, 300, 64, 120)).cwiseAbs().maxCoeff(), 1e-6);
+        EXPECT_EQ(region.leftCols(256).cwiseAbs().maxCoeff(), 0.0f);  // the tile of keys 0 … 255 holds none of them
+    }
+    // the layer whole while it fits, else read from the file
+    const ImportedLayer whole = importedLayer(*a, 1);
+    EXPECT_TRUE(whole.whole);
+    EXPECT_LT((whole.forward.heads[2].weights.cast<double>() - reference(1, 2)).cwiseAbs().maxCoeff(), 1e-6);
+    Limits small;
+    small.shownLayerBytes = static_cast<std::uint64_t>(heads) * t * t * 4 - 1;
+    EXPECT_FALSE(layerMadeWhole(*a, small));
+    const ImportedLayer read = importedLayer(*a, 1, small);
+    EXPECT_FALSE(read.whole);
+    EXPECT_EQ(read.forward.heads.size(), static_cast<std::size_t>(heads));
+    EXPECT_EQ(read.forward.heads[0].weights.size(), 0);
+    EXPECT_EQ(read.settings.window, 40);
+    EXPECT_NE(a->describe().find("float32 queries and keys"), std::string::npos) << a->describe();
 }
 
 TEST(ImportedAttention, AMapWithNoWeightIsRefusedAZeroRowIsNot) {

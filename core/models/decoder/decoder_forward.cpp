@@ -1,6 +1,7 @@
 // The decoder's forward pass (decoder.hpp gives the equations), computed for positions
 // prefix … T-1 over the kept layers of earlier positions: prefix 0 is the whole pass.
 #include "core/attention/attention_maps.hpp"
+#include "core/attention/qk_tiles.hpp"
 #include "core/attention/tasks.hpp"
 #include "core/base/error.hpp"
 #include "core/base/pages.hpp"
@@ -503,65 +504,24 @@ void mapWeightRows(const Run& run, const Config& cfg, int layer, int head, Eigen
     }
 }
 
+static_assert(kTileSinkRows == kWeightTileRows, "mapWeightTiles hands over weightTiles' blocks");
+
 void mapWeightTiles(const Run& run, const Config& cfg, int layer, int head, Eigen::Index r0, Eigen::Index n, TileSink& sink,
                     Eigen::Index k0, Eigen::Index k1) {
     const Eigen::Index t = run.tokens(), dh = cfg.headDim;
     if (layer < 0 || layer >= run.layerCount() || head < 0 || head >= run.headCount() || r0 < 0 || n < 0 || r0 + n > t)
         throw std::invalid_argument("mapWeightTiles: rows, layer or head outside the pass");
     if (n == 0) return;
-    if (k1 < 0 || k1 > t) k1 = t;
-    k0 = std::clamp<Eigen::Index>(k0, 0, k1);
-    const int window = cfg.window(layer);
-    // Every key the rows may read (and is asked for), packed once for all their blocks, from a
-    // tile's edge: key j is row j − kStart of k.
-    const Eigen::Index keyEnd = std::min(r0 + n, k1);
-    const Eigen::Index kStart = std::min(keyEnd, std::max(k0, window > 0 ? std::max<Eigen::Index>(0, r0 - window + 1) : 0)) /
-                                kAttentionTileKeys * kAttentionTileKeys;
-    const KeptView qkv = run.qkv(layer);
-    const MatRef k = qkv.block(kStart, cfg.qWidth() + cfg.kvHeadOf(head) * dh, keyEnd - kStart, dh);
-    thread_local PackedKeys keys;
-    thread_local PackedRows queries;
-    thread_local Mat scores, weights, logs;
-    if (k.rows() > 0) packKeys(k, keys);
-    Settings mask;
-    mask.scaled = cfg.scaleScores;
-    const float scale = logitScale(static_cast<int>(dh), mask);
-    const auto top = run.scoreMax(layer).row(head), sum = run.logSum(layer).row(head);
+    Settings scaled;
+    scaled.scaled = cfg.scaleScores;
     const std::vector<int> hidden = run.hiddenTokens();
-    for (Eigen::Index b0 = r0; b0 < r0 + n; b0 += kTileSinkRows) {
-        const Eigen::Index rows = std::min(kTileSinkRows, r0 + n - b0), last = std::min(b0 + rows, k1);  // keys [lo, last)
-        const Eigen::Index lo = std::max(k0, window > 0 ? std::max<Eigen::Index>(0, b0 - window + 1) : 0);
-        const MatRef q = qkv.block(b0, head * dh, rows, dh);
-        packRows(q, queries);
-        for (Eigen::Index j0 = (last - 1) / kAttentionTileKeys * kAttentionTileKeys; last > lo && j0 >= 0 && j0 + kAttentionTileKeys > lo;
-             j0 -= kAttentionTileKeys) {
-            const Eigen::Index m = std::min(kAttentionTileKeys, last - j0);
-            scores.resize(rows, m);
-            weights.resize(rows, m);
-            logs.resize(rows, m);
-            scoreTile(q, &queries, k, keys, j0 - kStart, scores);
-            const auto hidden0 = std::lower_bound(hidden.begin(), hidden.end(), j0);
-            for (Eigen::Index r = 0; r < rows; ++r) {
-                const Eigen::Index i = b0 + r;
-                // the row's readable keys of this tile, [a, b) from j0, the others 0
-                const Eigen::Index a = std::clamp<Eigen::Index>((window > 0 ? i - window + 1 : 0) - j0, 0, m);
-                const Eigen::Index b = std::clamp<Eigen::Index>(i + 1 - j0, 0, m);
-                auto w = weights.row(r), l = logs.row(r);
-                if (a >= b || !std::isfinite(sum(i))) {  // no key here (or none at all: a zero row, as the pass gave)
-                    w.setZero(), l.setZero();
-                    continue;
-                }
-                w.head(a).setZero(), l.head(a).setZero();
-                w.tail(m - b).setZero(), l.tail(m - b).setZero();
-                weightsOfLogits(scores.row(r).data() + a, w.data() + a, l.data() + a, b - a, top(i), scale, sum(i));
-                for (auto h = hidden0; h != hidden.end() && *h < j0 + b; ++h)
-                    if (*h >= j0 + a) w(*h - j0) = l(*h - j0) = 0.0f;
-            }
-            const MatRef logView = logs;
-            sink.tile(weights, &logView, b0, j0);
-        }
-        sink.rowsDone(b0, rows);
-    }
+    const QkMask mask{.scale = logitScale(static_cast<int>(dh), scaled), .causal = true, .window = cfg.window(layer), .hidden = &hidden};
+    // Every key the rows may read (and is asked for), from a tile's edge, and the rows' queries.
+    const KeyRange range = tileKeyRange(mask, t, r0, n, k0, k1);
+    const KeptView qkv = run.qkv(layer);
+    const MatRef k = qkv.block(range.first, cfg.qWidth() + cfg.kvHeadOf(head) * dh, range.end - range.first, dh);
+    const auto top = run.scoreMax(layer).row(head), sum = run.logSum(layer).row(head);
+    weightTiles(qkv.block(r0, head * dh, n, dh), k, range, top.data(), sum.data(), mask, t, r0, k0, k1, sink);
 }
 
 Run forward(const Checkpoint& model, const std::vector<int>& ids, const Progress* progress, PassMaps maps) {
