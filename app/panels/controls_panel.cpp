@@ -124,6 +124,16 @@ void importedSection(PanelContext& ctx, const core::ImportedAttention& a) {
                      widgets::fitLabel(std::filesystem::path(a.tokensPath()).filename().string(), ImGui::GetFontSize() * 12.0f));
         tooltip(core::clipPlace(a.tokensPath(), 400).c_str());
     }
+    if (a.queriesAndKeys()) {
+        const std::string window = s.settings.window > 0 ? ", a window of " + std::to_string(s.settings.window) + " keys" : std::string();
+        widgets::wrappedTextColored(dim,
+                                    "layer " + std::to_string(s.scenario.layer + 1) +
+                                        (s.settings.causal ? ": causal" + window + " (the file's)" : ": reads both ways (the file's)"));
+        widgets::wrappedTextColored(dim,
+                                    "Each map is softmax(scaling · q kᵀ) of the file's queries and keys: the temperature, "
+                                    "scaling and mask are the file's.");
+        return;
+    }
     widgets::wrappedTextColored(dim,
                                 "layer " + std::to_string(s.scenario.layer + 1) +
                                     (s.settings.causal ? ": causal (detected: every map is 0 above the diagonal)" : ": reads both ways"));

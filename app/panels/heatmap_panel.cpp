@@ -243,8 +243,8 @@ void HeatmapPanel::draw(PanelContext& ctx) {
                                                               : "R = Â (one layer)");
     }
     if (capabilities(s).givenMaps && !flow) {
-        widgets::flowTextDisabled(s.settings.causal ? "imported maps · causal (detected)" : "imported maps");
-    } else if (!flow || !capabilities(s).ownPass) {  // a model's rollout reads its own pass at τ = 1, not this layer's what-ifs
+        widgets::flowTextDisabled(givenMapsNote(s).substr(3));  // without the leading " · "
+    } else if (!flow || !capabilities(s).ownPass) {             // a model's rollout reads its own pass at τ = 1, not this layer's what-ifs
         char settings[96];
         std::snprintf(settings, sizeof settings, "τ = %.3g%s%s", s.settings.temperature, s.settings.scaled ? "" : " · unscaled (÷1)",
                       s.settings.causal ? " · causal mask" : "");

@@ -69,6 +69,15 @@ void readLayerFromPass(AppState& state) {
 
 }  // namespace
 
+std::string givenMapsNote(const AppState& state) {
+    if (!state.imported) return {};
+    if (!state.imported->queriesAndKeys()) return state.settings.causal ? " · imported maps · causal (detected)" : " · imported maps";
+    std::string note = " · made from queries and keys";
+    if (state.settings.causal) note += " · causal";
+    if (state.settings.window > 0) note += " · window " + std::to_string(state.settings.window);
+    return note;
+}
+
 std::string readFromPassNote(const AppState& state) {
     if (state.imported && !core::layerMadeWhole(*state.imported, state.limits)) {
         const core::ImportedAttention& a = *state.imported;

@@ -38,6 +38,10 @@ Capabilities capabilities(const AppState& state);
 // The checkpoint's own pass over the sentence: its checkpoint, the pass with the what-if edits and
 // the pass before them, the tokens as drawn, the next tokens.
 const core::LoadedModel* checkpointPass(const AppState& state);
+// What maps given whole are, for a title: " · imported maps · causal (detected)" (or without the
+// mask when a map reads ahead), or for a file of queries and keys " · made from queries and keys
+// · causal · window 4096" (the file's mask); "" when the maps are not given.
+std::string givenMapsNote(const AppState& state);
 // Why the shown layer is read from the model's pass (or a file of queries and keys), in one line
 // ("" when its heads are whole): the tokens and what its heads whole would take.
 std::string readFromPassNote(const AppState& state);

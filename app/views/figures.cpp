@@ -146,7 +146,7 @@ std::string figureTitle(const AppState& state, const std::string& heads, bool ow
     const core::Settings& settings = state.settings;
     std::string title = state.scenario.name.empty() ? std::string() : state.scenario.name + " · ";
     title += heads;
-    if (can.givenMaps) return title + (settings.causal ? " · imported maps · causal (detected)" : " · imported maps");
+    if (can.givenMaps) return title + givenMapsNote(state);
     if (ownPass || !can.wholeLayer) return title + " · the model's pass (causal, τ = 1)";
     title += " · τ = " + core::formatFixed(settings.temperature, 2);
     if (!settings.scaled) title += " · unscaled";
