@@ -305,14 +305,14 @@ void checkFigureFlags(const Flags& f, const CLI::App& app, const GuiRequest& req
         throw core::InputError("--cell-size", "expected 1 to 256 pixels, got " + std::to_string(f.cellSize));
 }
 
-// What --export-npy writes of a checkpoint's pass: one head's map when --head names one (of the
-// shown layer), else every map. Every map, there or in --export's JSON, is refused past
-// --max-memory, with the flags that select one head.
+// What --export-npy writes of a checkpoint's pass or of attention computed elsewhere: one head's
+// map when --head names one (of the shown layer), else every map. Every map made here (a pass's,
+// or a file's of queries and keys), there or in --export's JSON, is refused past --max-memory,
+// with the flags that select one head.
 std::optional<core::OneMap> mapsToWrite(const Flags& f, const CLI::App& app, const GuiRequest& request, const AppState& state) {
     const core::decoder::Checkpoint* checkpoint = checkpointOf(state);
     const core::ImportedAttention* file = mapsFile(state);
-    const bool madeOnDemand = file && file->queriesAndKeys();  // a file of queries and keys
-    if ((!checkpoint && !madeOnDemand) || (f.exportNpy.empty() && f.exportJson.empty())) return std::nullopt;
+    if ((!checkpoint && !file) || (f.exportNpy.empty() && f.exportJson.empty())) return std::nullopt;
     std::optional<core::OneMap> one;
     if (!f.exportNpy.empty() && app.get_option("--head")->count() > 0 && f.head >= 0) one = core::OneMap{shownMapLayer(state), f.head};
     const long long layers = checkpoint ? checkpoint->config().nLayer : file->layers();
@@ -320,7 +320,9 @@ std::optional<core::OneMap> mapsToWrite(const Flags& f, const CLI::App& app, con
     const auto t = checkpoint ? static_cast<long long>(passIds(state).size()) : static_cast<long long>(file->keys());
     const std::uint64_t every =
         4ULL * static_cast<std::uint64_t>(layers * heads) * static_cast<std::uint64_t>(t) * static_cast<std::uint64_t>(t);
-    if ((!f.exportJson.empty() || !one) && every > request.limits.maxBytes)
+    // a file of maps is written back as it lies, a map at a time: it is never refused
+    const bool made = checkpoint || file->queriesAndKeys();
+    if (made && (!f.exportJson.empty() || !one) && every > request.limits.maxBytes)
         throw core::InputError(f.exportJson.empty() ? "--export-npy" : "--export",
                                "every map of every layer is " + core::formatBytes(every) + " (" + std::to_string(layers) + " layers x " +
                                    std::to_string(heads) + " heads x " + std::to_string(t) + " x " + std::to_string(t) +

@@ -14,7 +14,7 @@ tokens.txt beside them. Then:
   * --rollout --layer L --export-npy: rollout.npy against test_rollout.py's numpy rollout;
   * --export-npy: attentions.npy is the input file byte for byte for a 4-D np.save input
     (float32 and float16), and holds the same data bytes for the 3-D, 2-D and safetensors inputs;
-  * --export-csv --layer L --head H: that map, every number;
+  * --export-csv --layer L --head H: that map, every number; --export-npy with them: that map alone;
   * every bad file (shape, dtype, order, truncated, a lying header, NaN, inf, a negative weight, a
     row that does not sum to 1, tokens that do not match, safetensors layers of different T, a
     gap in the names, a batch of two, BF16) exits 2 with one line naming the file and the place.
@@ -131,6 +131,12 @@ def check_good(attnviz, tmp):
             fail(f"round trip {name}", f"{len(b)} bytes written, {len(a)} read; not the same bytes")
         if open(os.path.join(d, "tokens.txt"), encoding="utf-8").read().split("\n")[:-1] != tokens:
             fail(f"round trip {name}", "tokens.txt differs")
+    # one head's map: --layer L --head H --export-npy writes it alone, its bytes the file's
+    d = os.path.join(tmp, "one_head")
+    run(attnviz, "--attention", f4, "--layer", "2", "--head", "3", "--export-npy", d)
+    one = np.load(os.path.join(d, "attentions.npy"))
+    if one.shape != (1, 1, t, t) or one.tobytes() != maps[2, 3].tobytes():
+        fail("--export-npy --layer 2 --head 3", f"shape {one.shape}, not the file's map [2, 3] alone")
     inputs = {
         "three.npy": npy_bytes(maps[1]),
         "two.npy": npy_bytes(maps[2, 1]),
