@@ -557,12 +557,16 @@ std::string ImportedAttention::checkQueriesKeys(int layer, int head) const {
     Mat rows;
     const auto l = static_cast<std::size_t>(layer);
     const int width = m_qk->width;
+    double longest[2] = {0, 0};  // the longest query's and key's length
     for (const bool isQ : {true, false}) {
         const int h = isQ ? head : kvHeadOf(head);
         for (Eigen::Index r0 = 0; r0 < m_queries; r0 += kLseRows) {
             const Eigen::Index n = std::min(kLseRows, m_queries - r0);
             widenRows(m_bytes, isQ ? m_qk->q[l] : m_qk->k[l], m_dtype, m_queries, width, h, r0, n, rows);
-            if (rows.allFinite()) continue;
+            if (rows.allFinite()) {
+                longest[isQ ? 0 : 1] = std::max(longest[isQ ? 0 : 1], std::sqrt(rows.cast<double>().rowwise().squaredNorm().maxCoeff()));
+                continue;
+            }
             for (Eigen::Index r = 0; r < n; ++r)
                 for (int c = 0; c < width; ++c)
                     if (!std::isfinite(rows(r, c)))
@@ -571,6 +575,10 @@ std::string ImportedAttention::checkQueriesKeys(int layer, int head) const {
                                " is not a finite number";
         }
     }
+    // |q · k| ≤ |q| |k|: scores that could pass float32's range (3.4e38) are refused here, not met later
+    if (longest[0] * longest[1] > 1e36)
+        return "layer " + std::to_string(layer) + " · head " + std::to_string(head) + ": a query of length " + formatNumber(longest[0]) +
+               " and a key of length " + formatNumber(longest[1]) + " give scores past float32's range";
     return "";
 }
 

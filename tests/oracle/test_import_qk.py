@@ -18,7 +18,8 @@ log-sum-exp is made at once.
     names the flags writing one head's;
   * a non-causal file (an encoder's), whole;
   * every bad file (no format, a bad scaling, a missing k, a gap, shapes that disagree, NaN in a
-    query, windows that do not match the layers, soft-capping, an unsupported dtype) exits 2 with
+    query, queries and keys whose scores would pass float32's range, windows that do not match the
+    layers, soft-capping, an unsupported dtype) exits 2 with
     one line naming the file and the place.
 
 Usage: test_import_qk.py PATH/TO/attnviz
@@ -180,6 +181,8 @@ def check_bad(attnviz, tmp):
                                   for n, d, s, r in good], two), "3 kv heads do not divide the 4 query heads"),
         "nan": (safetensors_bytes([(f"layer.{l}.{n}", "F32", x[l].shape, x[l].tobytes()) for l in range(2) for n, x in (("q", nan_q), ("k", k))], two),
                 "layer 1 · head 2 · query 5 · element 3: nan is not a finite number"),
+        "huge": (safetensors_bytes([(f"layer.{l}.{n}", "F32", x[l].shape, (x[l] * 1e19).astype(np.float32).tobytes()) for l in range(2)
+                                    for n, x in (("q", q), ("k", k))], two), "give scores past float32's range"),
         "dtype": (safetensors_bytes([(n, "F64", s, np.frombuffer(r, np.float32).astype(np.float64).tobytes()) for n, d, s, r in good], two),
                   "dtype F64 is not supported: BF16, F16 or F32"),
         "other": (safetensors_bytes(good + [("extra", "F32", (1,), b"\0\0\0\0")], two), "tensor 'extra' is neither layer.N.q nor layer.N.k"),
