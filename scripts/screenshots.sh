@@ -61,3 +61,21 @@ shot "${LONG[@]}" --query 32767 --screenshot "$OUT/long-window.png" --size 1920x
 shot "${LONG[@]}" --query 32767 --zoom 512 --zoom-at 32740,16375 --panel heatmap --screenshot "$OUT/long-zoom.png" --size 1920x1080
 shot "${LONG[@]}" --panel distance --screenshot "$OUT/long-distance.png" --size 1920x1080
 shot "${LONG[@]}" --panel stats --retrieval-test --screenshot "$OUT/long-retrieval.png" --size 1920x1080
+# A real model's shape at 32,768 tokens: Qwen2.5-0.5B's (24 layers × 14 heads over 2 kv heads,
+# random BF16 weights, scripts/bench_llama.py's write_qwen_shaped) over a repeated sentence, one
+# token a character; each run opens the whole pass and sweeps all 336 maps (about 15 minutes on 2
+# cores).
+/usr/bin/python3 - "$DEMO" <<'PY'
+import json, sys
+sys.path.insert(0, "scripts")
+sys.path.insert(0, "tests/oracle")
+from bench_llama import write_qwen_shaped
+from bench_gpt2 import sentence
+demo = sys.argv[1]
+folder, _, _ = write_qwen_shaped(demo)
+with open(f"{demo}/qwen.json", "w", encoding="utf-8") as f:
+    json.dump({"name": "Qwen2.5-0.5B's shape, random BF16 weights · 32,768 tokens", "model": folder, "sentence": sentence(32768)}, f)
+PY
+QWEN=(--scenario "$DEMO/qwen.json" --layer 12 --head 5 --query 32767)
+shot "${QWEN[@]}" --screenshot "$OUT/long-qwen-1920.png" --size 1920x1080
+shot "${QWEN[@]}" --screenshot "$OUT/long-qwen-1280.png" --size 1280x720

@@ -164,6 +164,7 @@ namespace {
 void widenRows(std::span<const std::byte> bytes, std::size_t at, MapDType dtype, Eigen::Index t, int width, int head, Eigen::Index r0,
                Eigen::Index n, Mat& out) {
     out.resize(n, width);
+    if (n == 0) return;  // (no row: nothing to read, and no buffer to read it into)
     const std::size_t item = itemBytes(dtype);
     const std::byte* p = bytes.data() + at +
                          (static_cast<std::size_t>(head) * static_cast<std::size_t>(t) + static_cast<std::size_t>(r0)) *

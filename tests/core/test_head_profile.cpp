@@ -4,6 +4,7 @@
 #include "core/attention/attention_maps.hpp"
 #include "core/attention/head_profile.hpp"
 #include "core/base/prng.hpp"
+#include "tests/every_mask.hpp"
 
 #include <gtest/gtest.h>
 
@@ -120,14 +121,7 @@ HeadProfile byDefinition(const Mat& a, const Settings& settings, const ProfileBi
 
 TEST(HeadProfile, RandomMapsUnderEveryMaskInBlocksEqualTheDefinition) {
     const Index tq = 37, tk = 37;
-    std::vector<Settings> masks(6);
-    masks[1].causal = true;
-    masks[2].causal = true, masks[2].window = 5;
-    masks[3].window = 4;
-    masks[4].causal = true, masks[4].paddedKeys = {0, 6, 7};
-    masks[5].custom = MaskMat::Zero(tq, tk);
-    for (Index i = 0; i < tq; ++i)
-        for (Index j = 0; j < tk; ++j) masks[5].custom(i, j) = (i * 5 + j * 3) % 4 == 0;
+    const std::vector<Settings> masks = everyMask(tq, tk, 5, 4);
     Prng prng(7);
     Mat scores(tq, tk);
     for (Index k = 0; k < scores.size(); ++k) scores.data()[k] = static_cast<float>(2 * prng.normal());

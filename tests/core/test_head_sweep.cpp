@@ -7,6 +7,7 @@
 #include "core/models/decoder/decoder.hpp"
 #include "core/models/loaded_model.hpp"
 #include "core/models/run_maps.hpp"
+#include "tests/every_mask.hpp"
 #include "tests/test_folder.hpp"
 #include "tests/tiny_llama.hpp"
 
@@ -107,14 +108,7 @@ TEST_F(HeadSweepTest, MapsMadeOnDemandGiveTheKeptMapsStatisticsAndThumbnails) {
 
 TEST(HeadSweep, ThumbnailsPooledFromBlocksOfRowsAreTheWholeMapsPooling) {
     const Eigen::Index tq = 13, tk = 17;
-    std::vector<Settings> masks(6);
-    masks[1].causal = true;
-    masks[2].causal = true, masks[2].window = 4;
-    masks[3].window = 3;
-    masks[4].causal = true, masks[4].paddedKeys = {0, 6, 7};
-    masks[5].custom = MaskMat::Zero(tq, tk);
-    for (Eigen::Index i = 0; i < tq; ++i)
-        for (Eigen::Index j = 0; j < tk; ++j) masks[5].custom(i, j) = (i * 5 + j * 3) % 4 == 0;
+    const std::vector<Settings> masks = everyMask(tq, tk, 4, 3);
     Prng prng(11);
     Mat scores(tq, tk);
     for (Eigen::Index k = 0; k < scores.size(); ++k) scores.data()[k] = static_cast<float>(2 * prng.normal());
@@ -251,14 +245,7 @@ TEST(HeadSweep, AMapHandedOverInTilesGivesTheWholeMapsSweep) {
     // Every mask a sweep reads (one per layer), tokens with repeats for duplicate and induction, a
     // thumbnail factor (3) whose bands cross the blocks of 7 rows, tiles of 5 keys.
     const Eigen::Index t = 37;
-    std::vector<Settings> masks(6);
-    masks[1].causal = true;
-    masks[2].causal = true, masks[2].window = 6;
-    masks[3].window = 4;
-    masks[4].causal = true, masks[4].paddedKeys = {0, 6, 7};
-    masks[5].custom = MaskMat::Zero(t, t);
-    for (Eigen::Index i = 0; i < t; ++i)
-        for (Eigen::Index j = 0; j < t; ++j) masks[5].custom(i, j) = (i * 5 + j * 3) % 4 == 0;
+    const std::vector<Settings> masks = everyMask(t, t, 6, 4);
     Prng prng(13);
     std::vector<Mat> made;
     for (std::size_t m = 0; m < masks.size(); ++m)
