@@ -16,6 +16,7 @@ log-sum-exp is made at once.
   * --max-memory small enough that the shown layer is not made whole: the heatmap's CSV export,
     a row's bars, and the statistics are the same; every map at once is refused in one line that
     names the flags writing one head's;
+  * --rollout --layer L (both rules) against test_rollout.py's numpy rollout;
   * a non-causal file (an encoder's), whole;
   * every bad file (no format, a bad scaling, a missing k, a gap, shapes that disagree, NaN in a
     query, queries and keys whose scores would pass float32's range, windows that do not match the
@@ -37,6 +38,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from checks import CHECKS, FAILURES, close, fail, one_error_line, run  # noqa: E402
 import test_head_stats as hs  # noqa: E402
+import test_rollout as ro  # noqa: E402
 
 TOL = 1e-5
 LAYERS, HEADS, KV, T, D = 3, 4, 2, 700, 16
@@ -146,6 +148,18 @@ def check_good(attnviz, tmp):
         d = os.path.join(tmp, "all")
         run(attnviz, "--attention", path, "--export-npy", d)
         close("--export-npy every map", np.load(os.path.join(d, "attentions.npy")), maps, TOL)
+    # rollout up to each layer, both rules, from a shorter file
+    short_q, short_k = q[:, :, :200].copy(), k[:, :, :200].copy()
+    path = os.path.join(tmp, "short.safetensors")
+    with open(path, "wb") as f:
+        f.write(qk_file(short_q, short_k, "F32", meta()))
+    maps = reference(short_q, short_k, SCALING, True, WINDOWS)
+    for layer in range(LAYERS):
+        for rule in ("mean", "max"):
+            d = os.path.join(tmp, f"roll{layer}{rule}")
+            run(attnviz, "--attention", path, "--rollout", "--rollout-heads", rule, "--layer", str(layer), "--export-npy", d)
+            want = ro.rollout([[maps[l, h] for h in range(HEADS)] for l in range(LAYERS)], layer, rule)
+            close(f"--rollout --layer {layer} {rule}", np.load(os.path.join(d, "rollout.npy")), want, TOL)
     # an encoder's: every query reads every key
     enc_q, enc_k = q[:, :, :300].copy(), k[:, :, :300].copy()
     path = os.path.join(tmp, "encoder.safetensors")
