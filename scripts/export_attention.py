@@ -119,6 +119,13 @@ def export_qk(a):
         return sdpa_attention_forward(module, query, key, value, attention_mask, scaling=scaling, dropout=dropout, **kwargs)
 
     AttentionInterface.register("attnviz_qk", catch)
+    # The mask is made by a second table keyed by the same name: without an entry a new name's
+    # prefill would read both ways. The computation is SDPA's, so is its mask.
+    try:
+        from transformers.masking_utils import AttentionMaskInterface, sdpa_mask
+    except ImportError:
+        sys.exit("--qk needs transformers 4.53 or later (transformers.masking_utils.AttentionMaskInterface)")
+    AttentionMaskInterface.register("attnviz_qk", sdpa_mask)
     tokenizer = AutoTokenizer.from_pretrained(a.model)
     model = AutoModel.from_pretrained(a.model, attn_implementation="attnviz_qk", torch_dtype="auto").to(a.device)
     model.eval()
