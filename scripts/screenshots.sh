@@ -79,3 +79,6 @@ PY
 QWEN=(--scenario "$DEMO/qwen.json" --layer 12 --head 5 --query 32767)
 shot "${QWEN[@]}" --screenshot "$OUT/long-qwen-1920.png" --size 1920x1080
 shot "${QWEN[@]}" --screenshot "$OUT/long-qwen-1280.png" --size 1280x720
+# A file of queries and keys (scripts/demo_qk.py: heads built by hand over 16,384 tokens).
+/usr/bin/python3 scripts/demo_qk.py "$DEMO/qk"
+shot --attention "$DEMO/qk/qk.safetensors" --layer 3 --head 3 --query 16383 --screenshot "$OUT/queries-keys.png" --size $S
