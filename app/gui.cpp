@@ -9,6 +9,7 @@
 #include "app/platform/window.hpp"
 #include "app/state/actions.hpp"
 #include "app/state/session.hpp"
+#include "app/views/view_table.hpp"
 #include "app/widgets/text.hpp"
 #include "core/base/error.hpp"
 #include "core/base/format.hpp"
@@ -58,10 +59,12 @@ std::optional<Opening> opening(const GuiRequest& request, const platform::GlfwLi
     return o;
 }
 
-// --panel names a panel the app has (whether this layout shows it is known only after a frame).
-bool knowsPanel(const App& app, const std::string& panel) {
-    const auto ids = app.panelIds();
-    if (std::find(ids.begin(), ids.end(), panel) != ids.end()) return true;
+// --panel names a panel the app has (whether this layout shows it is known only after a frame),
+// asked before a model or a file is opened.
+bool knowsPanel(const std::string& panel) {
+    if (findView(panel)) return true;  // the panels are the view table's rows
+    std::vector<std::string> ids;
+    for (const ViewInfo& view : viewTable()) ids.emplace_back(view.id);
     std::cerr << errorLine("--panel: unknown panel '" + panel + "' (known: " + core::joinStrings(ids, ", ") + ")") << "\n";
     return false;
 }
@@ -84,6 +87,7 @@ int runGui(const GuiRequest& request) {
     const bool screenshot = !request.screenshot.empty();
     try {
         const platform::GlfwLibrary glfw;  // checks for a display first
+        if (screenshot && !request.panel.empty() && !knowsPanel(request.panel)) return 2;
         const std::string sessionFile = sessionPath();
         std::optional<Opening> start = opening(request, glfw, sessionFile);
         if (!start) return 2;
@@ -91,7 +95,6 @@ int runGui(const GuiRequest& request) {
         platform::ImGuiInstance imgui(window);
         App app(std::move(start->state));  // after imgui: its GL textures go while GL is still there
         if (!start->notice.empty()) app.notify(start->notice, true);
-        if (screenshot && !request.panel.empty() && !knowsPanel(app, request.panel)) return 2;
 
         platform::LoopOptions loop{request.started, std::nullopt};
         if (screenshot) loop.screenshot = platform::Screenshot{{request.screenshot, request.panel, request.scale}, start->size};

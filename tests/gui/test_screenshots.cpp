@@ -310,6 +310,20 @@ TEST(Screenshot, BadPathIsAnErrorNotACrash) {
     EXPECT_EQ(run("--preset default --screenshot " + (tempDir() / "p.png").string() + " --panel nosuch", true), 2);
 }
 
+// An unknown --panel is refused before anything is opened: a model folder that is not there is
+// never reached (a real one would be read and run first, for seconds).
+TEST(Screenshot, AnUnknownPanelIsRefusedBeforeTheModelOpens) {
+    if (!hasDisplayTools()) GTEST_SKIP() << "xvfb-run is not installed";
+    const fs::path never = tempDir() / "never.png";
+    const Captured r =
+        runCapturingErrors("--model /nonexistent-attnviz-model --screenshot " + never.string() + " --panel value_weighted", true);
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_NE(r.err.find("--panel: unknown panel 'value_weighted' (known: controls, heatmap, value-weighted,"), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("nonexistent-attnviz-model"), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(never));
+}
+
 // Paths that cannot be written other than a missing folder: one under a regular file (ENOTDIR)
 // and one inside /proc, where no file can be created even by root. One error line naming the
 // path, exit code 2, and nothing written: no file, no temporary file, the regular file intact.
