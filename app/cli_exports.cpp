@@ -297,6 +297,14 @@ void checkFigureFlags(const Flags& f, const CLI::App& app, const GuiRequest& req
         if (const std::string why = headOutOfRange(f.head, state.model.heads); !why.empty()) throw core::InputError("--head", why);
     if ((queryGiven || wanted(panel_id::kBars)) && (f.query < 0 || f.query >= state.model.tq()))
         throw core::InputError("--query", queryRange(f.query, state.model.tq()));
+    // A spreadsheet reads at most 16,384 columns, and a map past that is gigabytes of text.
+    if (constexpr Eigen::Index kCsvMostKeys = 16384; !f.exportCsv.empty() && state.model.tk() > kCsvMostKeys) {
+        const auto cells = static_cast<std::uint64_t>(state.model.tq()) * static_cast<std::uint64_t>(state.model.tk());
+        throw core::InputError("--export-csv", "a map of " + std::to_string(state.model.tk()) +
+                                                   " keys has more columns than a spreadsheet reads (16384) and would be about " +
+                                                   core::formatBytes(cells * 12) +
+                                                   " of text; --export-npy DIR --layer L --head H writes one head's map in binary");
+    }
     if (wanted(panel_id::kQkMap) && (!headGiven || f.head < 0))
         throw core::InputError("--export-qk-map", "maps one head's queries and keys; give --head N (the mean over heads has none)");
     if (wanted(panel_id::kCompare) || state.view.modelView.score == core::HeadScore::Moved)

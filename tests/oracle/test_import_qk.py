@@ -17,6 +17,7 @@ log-sum-exp is made at once.
     a row's bars, and the statistics are the same; every map at once is refused in one line that
     names the flags writing one head's;
   * --rollout --layer L (both rules) against test_rollout.py's numpy rollout;
+  * --export-csv of a map of more than 16,384 keys (a spreadsheet's columns) refused in one line;
   * a non-causal file (an encoder's), whole;
   * every bad file (no format, a bad scaling, a missing k, a gap, shapes that disagree, NaN in a
     query, queries and keys whose scores would pass float32's range, windows that do not match the
@@ -36,7 +37,7 @@ import tempfile
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from checks import CHECKS, FAILURES, close, fail, one_error_line, run  # noqa: E402
+from checks import CHECKS, FAILURES, close, expect, fail, one_error_line, run  # noqa: E402
 import test_head_stats as hs  # noqa: E402
 import test_rollout as ro  # noqa: E402
 
@@ -160,6 +161,14 @@ def check_good(attnviz, tmp):
             run(attnviz, "--attention", path, "--rollout", "--rollout-heads", rule, "--layer", str(layer), "--export-npy", d)
             want = ro.rollout([[maps[l, h] for h in range(HEADS)] for l in range(LAYERS)], layer, rule)
             close(f"--rollout --layer {layer} {rule}", np.load(os.path.join(d, "rollout.npy")), want, TOL)
+    # a map of more keys than a spreadsheet has columns: --export-csv is refused at once, naming
+    # the binary export of one head
+    wide = os.path.join(tmp, "wide.safetensors")
+    wq = np.random.default_rng(1).normal(size=(1, 1, 16400, 2)).astype(np.float32)
+    with open(wide, "wb") as f:
+        f.write(qk_file(wq, wq, "F32", meta(sliding_windows=None)))
+    one_error_line(attnviz, ["--attention", wide, "--head", "0", "--export-csv", os.path.join(tmp, "never.csv")], "--layer L --head H")
+    expect("--export-csv past 16,384 keys", not os.path.exists(os.path.join(tmp, "never.csv")), "a file was written")
     # an encoder's: every query reads every key
     enc_q, enc_k = q[:, :, :300].copy(), k[:, :, :300].copy()
     path = os.path.join(tmp, "encoder.safetensors")
