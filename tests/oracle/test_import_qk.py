@@ -145,6 +145,14 @@ def check_good(attnviz, tmp):
         one_error_line(attnviz, ["--attention", path, "--export-npy", os.path.join(tmp, "every"), "--max-memory", "4"], "--layer L --head H")
         got = one_map(attnviz, path, 2, 2, tmp, "--max-memory", "4")
         close("--export-npy one head --max-memory 4", got, maps[2, 2][None, None], TOL)
+        # the figures say what the maps are made of
+        svg = os.path.join(tmp, "model.svg")
+        run(attnviz, "--attention", path, "--export-model-view", svg, "--layer", "1", "--head", "2", "--export-heatmap",
+            os.path.join(tmp, "heat.svg"))
+        for name, words in (("model.svg", "every layer × head · made from queries and keys"),
+                            ("heat.svg", "made from queries and keys · causal · window 150")):
+            with open(os.path.join(tmp, name), encoding="utf-8") as f:
+                expect(f"the title of {name}", words in f.read(), f"no {words!r}")
         # every map at once, within the limit
         d = os.path.join(tmp, "all")
         run(attnviz, "--attention", path, "--export-npy", d)
