@@ -69,10 +69,15 @@ void readLayerFromPass(AppState& state) {
 
 }  // namespace
 
+std::string givenMapsName(const AppState& state) {
+    if (!state.imported) return {};
+    return state.imported->queriesAndKeys() ? "made from queries and keys" : "imported maps";
+}
+
 std::string givenMapsNote(const AppState& state) {
     if (!state.imported) return {};
-    if (!state.imported->queriesAndKeys()) return state.settings.causal ? " · imported maps · causal (detected)" : " · imported maps";
-    std::string note = " · made from queries and keys";
+    std::string note = " · " + givenMapsName(state);
+    if (!state.imported->queriesAndKeys()) return state.settings.causal ? note + " · causal (detected)" : note;
     if (state.settings.causal) note += " · causal";
     if (state.settings.window > 0) note += " · window " + std::to_string(state.settings.window);
     return note;
@@ -81,8 +86,7 @@ std::string givenMapsNote(const AppState& state) {
 std::string readFromPassNote(const AppState& state) {
     if (state.imported && !core::layerMadeWhole(*state.imported, state.limits)) {
         const core::ImportedAttention& a = *state.imported;
-        const std::uint64_t bytes = static_cast<std::uint64_t>(a.heads()) * static_cast<std::uint64_t>(a.queries()) *
-                                    static_cast<std::uint64_t>(a.keys()) * sizeof(float);
+        const std::uint64_t bytes = core::layerMapBytes(a);
         return "at " + std::to_string(a.keys()) + " tokens this layer's " + std::to_string(a.heads()) + " maps would take " +
                core::formatBytes(bytes) +
                (bytes > state.limits.shownLayerBytes

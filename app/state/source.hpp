@@ -42,6 +42,9 @@ const core::LoadedModel* checkpointPass(const AppState& state);
 // mask when a map reads ahead), or for a file of queries and keys " · made from queries and keys
 // · causal · window 4096" (the file's mask); "" when the maps are not given.
 std::string givenMapsNote(const AppState& state);
+// What the given maps are, for a title of every layer: "imported maps", or "made from queries and
+// keys" (a file of queries and keys); "" when the maps are not given.
+std::string givenMapsName(const AppState& state);
 // Why the shown layer is read from the model's pass (or a file of queries and keys), in one line
 // ("" when its heads are whole): the tokens and what its heads whole would take.
 std::string readFromPassNote(const AppState& state);

@@ -10,7 +10,6 @@
 #include "app/state/source.hpp"
 #include "core/base/error.hpp"
 #include "core/base/format.hpp"
-#include "core/io/imported_attention.hpp"
 
 #include <algorithm>
 #include <vector>
@@ -241,11 +240,9 @@ render::ModelViewFigure modelViewFigure(AppState& state, const FigureRequest& re
     if (moved && layout.scores) figure.rule += " · " + std::string(core::movedRule()) + " · B: " + core::quoteValue(state.view.compareText);
     const Capabilities can = capabilities(state);
     std::string title = state.scenario.name.empty() ? std::string() : state.scenario.name + " · ";
-    const core::ImportedAttention* file = mapsFile(state);
-    title += can.ownPass                      ? "every layer × head · the model's pass (causal, τ = 1)"
-             : file && file->queriesAndKeys() ? "every layer × head · made from queries and keys"
-             : can.givenMaps                  ? "every layer × head · imported maps"
-                                              : "every head · τ = " + core::formatFixed(state.settings.temperature, 2);
+    title += can.ownPass     ? "every layer × head · the model's pass (causal, τ = 1)"
+             : can.givenMaps ? "every layer × head · " + givenMapsName(state)
+                             : "every head · τ = " + core::formatFixed(state.settings.temperature, 2);
     figure.title = title;
     figure.colormap = state.view.colormap;
     figure.scale = state.view.colourScale;

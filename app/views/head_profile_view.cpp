@@ -7,7 +7,6 @@
 #include "core/base/files.hpp"
 #include "core/base/format.hpp"
 #include "core/base/json_text.hpp"
-#include "core/io/imported_attention.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -143,11 +142,9 @@ render::LinePlotsFigure profilePlots(const AppState& state) {
     const Capabilities can = capabilities(state);
     std::string title = state.scenario.name.empty() ? std::string() : state.scenario.name + " · ";
     title += headsName(state, s, layer, head);
-    const core::ImportedAttention* file = mapsFile(state);
-    title += can.ownPass                      ? " · the model's pass (causal, τ = 1)"
-             : file && file->queriesAndKeys() ? " · made from queries and keys"
-             : can.givenMaps                  ? " · imported maps"
-                                              : " · τ = " + core::formatFixed(state.settings.temperature, 2);
+    title += can.ownPass     ? " · the model's pass (causal, τ = 1)"
+             : can.givenMaps ? " · " + givenMapsName(state)
+                             : " · τ = " + core::formatFixed(state.settings.temperature, 2);
     figure.title = title;
     std::string subtitle = std::to_string(s.queries) + " tokens";
     if (head >= 0) {

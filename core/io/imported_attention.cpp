@@ -845,10 +845,14 @@ AttentionMaps importedMaps(std::shared_ptr<const ImportedAttention> imported, st
     return maps;
 }
 
+std::uint64_t layerMapBytes(const ImportedAttention& imported) {
+    return static_cast<std::uint64_t>(imported.heads()) * static_cast<std::uint64_t>(imported.queries()) *
+           static_cast<std::uint64_t>(imported.keys()) * sizeof(float);
+}
+
 bool layerMadeWhole(const ImportedAttention& imported, const Limits& limits) {
     if (!imported.queriesAndKeys()) return true;
-    const std::uint64_t copy = static_cast<std::uint64_t>(imported.heads()) * static_cast<std::uint64_t>(imported.queries()) *
-                               static_cast<std::uint64_t>(imported.keys()) * sizeof(float);
+    const std::uint64_t copy = layerMapBytes(imported);
     return copy <= limits.shownLayerBytes && copy <= limits.maxBytes;
 }
 
@@ -871,7 +875,7 @@ ImportedLayer importedLayer(const ImportedAttention& imported, int layer, const 
     // What is copied and widened counts before it is allocated: the layer's copy, and one widened
     // map a core while the views of every layer sweep a file whose maps are not floats in place.
     const std::uint64_t mapFloats = static_cast<std::uint64_t>(imported.queries()) * static_cast<std::uint64_t>(imported.keys());
-    const std::uint64_t copy = static_cast<std::uint64_t>(imported.heads()) * mapFloats * sizeof(float);
+    const std::uint64_t copy = layerMapBytes(imported);
     std::uint64_t cores = 1;
 #ifdef _OPENMP
     cores = static_cast<std::uint64_t>(omp_get_max_threads());

@@ -189,6 +189,8 @@ struct ImportedLayer {
     bool whole = true;
 };
 bool layerMadeWhole(const ImportedAttention& imported, const Limits& limits);
+// Bytes of one layer's every map as float32: heads × T_q × T_k × 4 (what importedLayer copies).
+std::uint64_t layerMapBytes(const ImportedAttention& imported);
 ImportedLayer importedLayer(const ImportedAttention& imported, int layer, const Limits& limits = {});
 
 }  // namespace attnviz::core
