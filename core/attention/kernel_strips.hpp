@@ -23,7 +23,8 @@ enum class PanelElement : unsigned char { F32, F16, BF16 };
 // a: six rows of the left operand, `steps` long, as one of two layouts:
 //   interleaved (lda = 0): a tile [steps][6], a(r, s) = a[6 s + r] (packRows' tiles, q);
 //   rows (lda > 0): a(r, s) = a[r lda + s] (a block of weights).
-// panels: `panelCount` panels of [steps][16] elements of `element`, `panelStride` elements apart;
+// panels: `panelCount` panels of [steps][16] elements of `element`, `panelStride` elements apart
+// (BF16: rows in interleaved pairs, as PackedWeights holds them; `panels` at an even row);
 // halves and bfloat16s only with the interleaved layout (a product's weights).
 // out: rows `ldo` floats apart; accumulate: add to the sums already in out instead of starting
 // from zero (A·V's later chunks of keys, a product's later blocks of depth), which continues

@@ -77,9 +77,19 @@ void transposeBlock(const std::byte* src, Eigen::Index rowBytes, T* to) {
 }
 #endif
 
-// packWeights for elements of T (the bits of a float, a half or a bfloat16), copied as they are.
+// Rows 2m and 2m + 1 of a panel of k rows (`panel` at row 2m) interleaved in place, as
+// PackedWeights states for BF16: b(2m, l) to 2l, b(2m + 1, l) to 2l + 1.
 template <class T>
-void packPanels(const std::byte* src, Eigen::Index k, Eigen::Index n, bool transposed, T* panels) {
+void interleavePair(T* pair) {
+    T both[2 * kPanel];
+    for (Eigen::Index l = 0; l < kPanel; ++l) both[2 * l] = pair[l], both[2 * l + 1] = pair[kPanel + l];
+    std::copy_n(both, 2 * kPanel, pair);
+}
+
+// packWeights for elements of T (the bits of a float, a half or a bfloat16), copied as they are;
+// pairRows: each panel's rows interleaved in pairs (interleavePair), as BF16's are.
+template <class T>
+void packPanels(const std::byte* src, Eigen::Index k, Eigen::Index n, bool transposed, bool pairRows, T* panels) {
     const Eigen::Index count = (n + kPanel - 1) / kPanel;
     const auto at = [src](Eigen::Index i) {
         T v;
@@ -89,14 +99,18 @@ void packPanels(const std::byte* src, Eigen::Index k, Eigen::Index n, bool trans
     if (!transposed) {
         // Row by row, so that b (megabytes in a mapped file) is read in order: 16 contiguous
         // elements of row j to each panel.
+        // A pair of rows at a time, so that a pair is interleaved while it is in L1.
 #pragma omp parallel for schedule(static) if (k * count >= (1 << 14))
-        for (Eigen::Index j = 0; j < k; ++j)
+        for (Eigen::Index j0 = 0; j0 < k; j0 += 2)
             for (Eigen::Index p = 0; p < count; ++p) {
-                T* to = panels + (p * k + j) * kPanel;
                 const Eigen::Index width = std::min(kPanel, n - p * kPanel);
-                std::memcpy(to, src + (j * n + p * kPanel) * static_cast<Eigen::Index>(sizeof(T)),
-                            sizeof(T) * static_cast<std::size_t>(width));
-                std::fill(to + width, to + kPanel, T{0});
+                for (Eigen::Index j = j0; j < std::min(k, j0 + 2); ++j) {
+                    T* to = panels + (p * k + j) * kPanel;
+                    std::memcpy(to, src + (j * n + p * kPanel) * static_cast<Eigen::Index>(sizeof(T)),
+                                sizeof(T) * static_cast<std::size_t>(width));
+                    std::fill(to + width, to + kPanel, T{0});
+                }
+                if (pairRows && j0 + 1 < k) interleavePair(panels + (p * k + j0) * kPanel);
             }
         return;
     }
@@ -130,6 +144,8 @@ void packPanels(const std::byte* src, Eigen::Index k, Eigen::Index n, bool trans
                 for (Eigen::Index j = j0; j < j1; ++j) panel[j * kPanel + l] = at(row + j);
             }
         }
+        if (pairRows)
+            for (Eigen::Index j = 0; j + 1 < k; j += 2) interleavePair(panel + j * kPanel);
     }
 }
 
@@ -142,8 +158,14 @@ void packWeights(const void* src, WeightType type, Eigen::Index k, Eigen::Index 
     out.cols = n;
     out.type = type;
     out.panels.resize(static_cast<std::size_t>(count * k * kPanel) * weightTypeBytes(type));
-    if (type == WeightType::F32) packPanels(bytes, k, n, transposed, reinterpret_cast<std::uint32_t*>(out.panels.data()));
-    else packPanels(bytes, k, n, transposed, reinterpret_cast<std::uint16_t*>(out.panels.data()));
+    if (type == WeightType::F32) packPanels(bytes, k, n, transposed, false, reinterpret_cast<std::uint32_t*>(out.panels.data()));
+    else packPanels(bytes, k, n, transposed, type == WeightType::BF16, reinterpret_cast<std::uint16_t*>(out.panels.data()));
+}
+
+Eigen::Index packedWeightIndex(const PackedWeights& pw, Eigen::Index c, Eigen::Index j) {
+    const Eigen::Index p = j / kPanel, l = j % kPanel, panel = p * pw.rows * kPanel;
+    if (pw.type == WeightType::BF16 && (c | 1) < pw.rows) return panel + (c & ~Eigen::Index{1}) * kPanel + 2 * l + (c & 1);
+    return panel + c * kPanel + l;
 }
 
 void widenRow(const void* src, WeightType type, Eigen::Index n, Eigen::Index r, float* out) {
@@ -212,6 +234,33 @@ template <PanelElement E>
     }
 }
 
+// Rows 2m and 2m + 1 of a BF16 panel (`pair` at row 2m, PackedWeights' interleaved pairs) widened
+// to floats: Half 0 row 2m, Half 1 row 2m + 1, columns 0-7 in b0 and 8-15 in b1. Each 32-bit lane
+// holds b(2m, l) in its lower half and b(2m + 1, l) in its upper: a shift left by 16 makes the
+// first a float, a mask of the upper half the second, one instruction for eight floats.
+template <int Half>
+[[gnu::always_inline]] inline void loadPairRow(const std::uint16_t* pair, __m256& b0, __m256& b1) {
+    const __m256i lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(pair));
+    const __m256i hi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(pair + kPanel));
+    if constexpr (Half == 0) {
+        b0 = _mm256_castsi256_ps(_mm256_slli_epi32(lo, 16)), b1 = _mm256_castsi256_ps(_mm256_slli_epi32(hi, 16));
+    } else {
+        const __m256i upper = _mm256_set1_epi32(static_cast<int>(0xFFFF0000U));
+        b0 = _mm256_castsi256_ps(_mm256_and_si256(lo, upper)), b1 = _mm256_castsi256_ps(_mm256_and_si256(hi, upper));
+    }
+}
+
+// sums[p] row r += q[r] · (b0[p], b1[p]) for the R rows: one step of tileOf.
+template <int R, int P>
+[[gnu::always_inline]] inline void stepOf(SumsOf<R> (&sums)[P], const __m256 (&b0)[P], const __m256 (&b1)[P], const float* q) {
+#pragma GCC unroll 6
+    for (int r = 0; r < R; ++r) {
+        const __m256 x = _mm256_broadcast_ss(q + r);
+#pragma GCC unroll 4
+        for (int p = 0; p < P; ++p) sums[p].add(r, x, b0[p], b1[p]);
+    }
+}
+
 // out[0..R)[0..16 P) = q[0..R) · P panelsᵀ (`stride` elements apart), out rows `ldo` floats apart
 // (R = 6, or fewer for a short tile). qp: the six query rows interleaved, [d_k][6]; a panel:
 // [d_k][16]. Reading q through one pointer keeps the loop's addresses in registers (six row
@@ -225,16 +274,29 @@ template <int R, int P, PanelElement E>
     if (accumulate)
 #pragma GCC unroll 4
         for (int p = 0; p < P; ++p) sums[p].load(out + p * kPanel, ldo);
-    for (Eigen::Index d = 0; d < dk; ++d, qp += kTileRows, panel += kPanel) {
+    Eigen::Index d = 0;
+    if constexpr (E == PanelElement::BF16)  // rows in pairs, the steps in order
+        for (; d + 2 <= dk; d += 2, qp += 2 * kTileRows, panel += 2 * kPanel) {
+            __m256 b0[P], b1[P];
+#pragma GCC unroll 4
+            for (int p = 0; p < P; ++p) loadPairRow<0>(panel + p * stride, b0[p], b1[p]);
+            stepOf<R, P>(sums, b0, b1, qp);
+            // The second row's reads wait for the first row's multiply-adds (as in the AVX-512
+            // build: left free, the compiler widens both rows at once and spills sums).
+            const ElementOf<E>* second = panel;
+#pragma GCC unroll 4
+            for (int p = 0; p < P; ++p)
+#pragma GCC unroll 6
+                for (int r = 0; r < R; ++r) __asm__("" : "+x"(sums[p].c[r][0]), "+x"(sums[p].c[r][1]), "+r"(second));
+#pragma GCC unroll 4
+            for (int p = 0; p < P; ++p) loadPairRow<1>(second + p * stride, b0[p], b1[p]);
+            stepOf<R, P>(sums, b0, b1, qp + kTileRows);
+        }
+    for (; d < dk; ++d, qp += kTileRows, panel += kPanel) {  // a BF16 panel's last odd row is as it is
         __m256 b0[P], b1[P];
 #pragma GCC unroll 4
         for (int p = 0; p < P; ++p) load16<E>(panel + p * stride, b0[p], b1[p]);
-#pragma GCC unroll 6
-        for (int r = 0; r < R; ++r) {
-            const __m256 x = _mm256_broadcast_ss(qp + r);
-#pragma GCC unroll 4
-            for (int p = 0; p < P; ++p) sums[p].add(r, x, b0[p], b1[p]);
-        }
+        stepOf<R, P>(sums, b0, b1, qp);
     }
 #pragma GCC unroll 4
     for (int p = 0; p < P; ++p) sums[p].store(out + p * kPanel, ldo);
@@ -250,7 +312,20 @@ template <int R, PanelElement E>
 template <PanelElement E>
 void tile1(const float* q, const ElementOf<E>* panel, Eigen::Index dk, float* out) {
     __m256 c0 = _mm256_setzero_ps(), c1 = c0;
-    for (Eigen::Index d = 0; d < dk; ++d) {
+    Eigen::Index d = 0;
+    if constexpr (E == PanelElement::BF16)  // rows in pairs
+        for (; d + 2 <= dk; d += 2) {
+            __m256 b0, b1;
+            loadPairRow<0>(panel + d * kPanel, b0, b1);
+            const __m256 a0 = _mm256_broadcast_ss(q + d);
+            c0 = _mm256_fmadd_ps(a0, b0, c0);
+            c1 = _mm256_fmadd_ps(a0, b1, c1);
+            loadPairRow<1>(panel + d * kPanel, b0, b1);
+            const __m256 a1 = _mm256_broadcast_ss(q + d + 1);
+            c0 = _mm256_fmadd_ps(a1, b0, c0);
+            c1 = _mm256_fmadd_ps(a1, b1, c1);
+        }
+    for (; d < dk; ++d) {
         const __m256 a = _mm256_broadcast_ss(q + d);
         __m256 b0, b1;
         load16<E>(panel + d * kPanel, b0, b1);
@@ -539,7 +614,9 @@ void productRange(const MatRef& a, const PackedRows* pa, const Panels& panels, E
     // 1. Packed panels.
     const KernelBlocking blocking = kernelBlocking();
     const Eigen::Index blockPanels = std::max<Eigen::Index>(1, blocking.columns / kPanel);
-    const Eigen::Index depth = width <= tileColumns() ? blocking.narrowDepth : blocking.depth;
+    // even, so that every block of depth starts at a pair of a BF16 panel's rows (PackedWeights)
+    Eigen::Index depth = width <= tileColumns() ? blocking.narrowDepth : blocking.depth;
+    depth += depth & 1;
     const bool pairRows = blocking.rowTiles == 2;
     // A short tile's strip over `count` panels from `panel`, into its sums from column `column`.
     const auto shortStrip = [&](ShortTile& s, const void* panel, Eigen::Index count, Eigen::Index k0, Eigen::Index steps,
@@ -876,8 +953,7 @@ void multiplyWeights(const MatRef& a, const PackedRows*, const PackedWeights& pb
         const Eigen::Index width = std::min(block.cols(), n - j0);
         for (Eigen::Index c = 0; c < k; ++c)
             for (Eigen::Index j = 0; j < width; ++j) {
-                const Eigen::Index p = (j0 + j) / kPanel, l = (j0 + j) % kPanel;
-                block(c, j) = widenAt(panels, pb.type, (p * k + c) * kPanel + l);
+                block(c, j) = widenAt(panels, pb.type, packedWeightIndex(pb, c, j0 + j));
             }
         out.middleCols(j0, width).noalias() = a * block.leftCols(width);
     }

@@ -128,12 +128,17 @@ std::size_t weightTypeBytes(WeightType type);  // 4, 2, 2
 // A weight matrix b [k, n] (k = the product's depth, n = its output columns) packed for
 // multiplyWeights in its own element type: ⌈n/16⌉ panels of [k][16] elements, the last one padded
 // with zero columns, so that the product never reads the source again (its mapped pages can be
-// given back).
+// given back). A BF16 panel holds its rows in pairs: rows 2m and 2m + 1 as 32 elements, b(2m, l)
+// at 2l and b(2m + 1, l) at 2l + 1 (a last odd row as it is), so that one 64-byte load widens to
+// both rows' 16 floats with one instruction each (a shift and a mask), where 16 elements of one
+// row need two (packedWeightIndex).
 struct PackedWeights {
     PackedBytes panels;
     Eigen::Index rows = 0, cols = 0;  // b's shape [k, n]
     WeightType type = WeightType::F32;
 };
+// The element of pw.panels that holds b(c, j).
+Eigen::Index packedWeightIndex(const PackedWeights& pw, Eigen::Index c, Eigen::Index j);
 // src: `type` elements, row-major, at any alignment. transposed = false: src is b itself, [k, n]
 // (GPT-2's Conv1D layout, [in, out]); transposed = true: src is [n, k] and b = srcᵀ (nn.Linear's
 // [out, in]), each panel's 16 rows of src read in order and transposed 8 × 8 (4 × 4 for F32) in

@@ -59,7 +59,47 @@ template <int T, int P, bool Interleaved, PanelElement E, int R = kRows>
 #pragma GCC unroll 4
             for (int p = 0; p < P; ++p) c[t][r][p] = g.accumulate ? _mm512_loadu_ps(out[t] + r * g.ldo + p * kPanel) : _mm512_setzero_ps();
     const KernelIndex stride = g.panelStride, lda = g.lda, steps = g.steps;
-    for (KernelIndex s = 0; s < steps; ++s, panel += kPanel) {
+    KernelIndex s = 0;
+    if constexpr (E == PanelElement::BF16) {
+        // Rows in pairs (PackedWeights): one 64-byte load a panel holds both rows' 16 elements, a
+        // shift left by 16 widens the first, a mask of each lane's upper half the second, one
+        // instruction for 16 floats where a row alone needs two (vpmovzxwd, vpslld). The steps
+        // stay in order: row s's multiply-adds, then row s + 1's.
+        static_assert(Interleaved, "a bfloat16 panel is read with the interleaved layout only");
+        const __m512i upper = _mm512_set1_epi32(static_cast<int>(0xFFFF0000U));
+        for (; s + 2 <= steps; s += 2, panel += 2 * kPanel)
+#pragma GCC unroll 2
+            for (int half = 0; half < 2; ++half) {
+                // The second row's panel reads wait for the first row's multiply-adds: left free,
+                // the compiler widens both rows at once, eight panel registers beside the 24 sums,
+                // and spills sums to the stack.
+                const typename Element<E>::Type* at = panel;
+                if (half == 1)
+#pragma GCC unroll 2
+                    for (int t = 0; t < T; ++t)
+#pragma GCC unroll 6
+                        for (int r = 0; r < R; ++r)
+#pragma GCC unroll 4
+                            for (int p = 0; p < P; ++p) __asm__("" : "+v"(c[t][r][p]), "+r"(at));
+                __m512 b[P];
+#pragma GCC unroll 4
+                for (int p = 0; p < P; ++p) {
+                    const __m512i both = _mm512_loadu_si512(at + p * stride);
+                    b[p] = _mm512_castsi512_ps(half == 0 ? _mm512_maskz_slli_epi32(kAll, both, 16)
+                                                         : _mm512_maskz_and_epi32(kAll, both, upper));
+                    __asm__("" : "+v"(b[p]));  // as below
+                }
+#pragma GCC unroll 2
+                for (int t = 0; t < T; ++t)
+#pragma GCC unroll 6
+                    for (int r = 0; r < R; ++r) {
+                        const __m512 xs = _mm512_set1_ps(a[t][(s + half) * kRows + r]);
+#pragma GCC unroll 4
+                        for (int p = 0; p < P; ++p) c[t][r][p] = _mm512_fmadd_ps(xs, b[p], c[t][r][p]);
+                    }
+            }
+    }
+    for (; s < steps; ++s, panel += kPanel) {  // a BF16 panel's last odd row is as it is
         __m512 b[P];
 #pragma GCC unroll 4
         for (int p = 0; p < P; ++p) {

@@ -165,7 +165,8 @@ TEST(WeightKernels, MultiplyWeightsGivesTheBitsOfTheWidenedF32Product) {
 
 TEST(WeightKernels, PackWeightsPacksEveryColumnPaddedWithZerosTheSameFromEitherLayout) {
     // b [k, n] from b itself and from bᵀ: the same panels, byte for byte, ⌈n/16⌉ of [k][16], the
-    // columns past n zero.
+    // columns past n zero; a BF16 panel's rows in interleaved pairs (b(2m, l) at 2l and
+    // b(2m + 1, l) at 2l + 1 of the pair's 32), a last odd row as it is.
     for (const WeightType type : {WeightType::F32, WeightType::F16, WeightType::BF16})
         for (const Shape s : {Shape{0, 1, 1}, Shape{0, 3, 17}, Shape{0, 130, 64}, Shape{0, 200, 333}, Shape{0, 1100, 70}}) {
             SCOPED_TRACE(::testing::Message() << typeName(type) << " k " << s.k << ", n " << s.n);
@@ -190,7 +191,10 @@ TEST(WeightKernels, PackWeightsPacksEveryColumnPaddedWithZerosTheSameFromEitherL
                 for (Eigen::Index c = 0; c < s.k; ++c)
                     for (Eigen::Index l = 0; l < 16; ++l) {
                         const Eigen::Index j = p * 16 + l;
-                        const std::byte* got = direct.panels.data() + static_cast<std::size_t>((p * s.k + c) * 16 + l) * size;
+                        const bool paired = type == WeightType::BF16 && c - c % 2 + 1 < s.k;
+                        const Eigen::Index at = paired ? (p * s.k + c - c % 2) * 16 + 2 * l + c % 2 : (p * s.k + c) * 16 + l;
+                        EXPECT_EQ(packedWeightIndex(direct, c, j), at);
+                        const std::byte* got = direct.panels.data() + static_cast<std::size_t>(at) * size;
                         const std::byte* want = src.storage.data() + 1 + static_cast<std::size_t>(c * s.n + j) * size;
                         const std::byte zeros[4] = {};
                         ASSERT_EQ(std::memcmp(got, j < s.n ? want : zeros, size), 0) << "panel " << p << ", row " << c << ", lane " << l;
