@@ -385,7 +385,7 @@ void defineFlags(CLI::App& app, Flags& f) {
     app.add_option(
            "--colour-scale", f.colourScale,
            "How weights become colours, in the window, --export-heatmap and --export-heads (--export-bars: log for a log axis): auto (stretched when every weight is far "
-           "below 1; a long map to its 99th percentile, the share above it clipped), fixed (0 … 1), stretch, rows (each row over its largest) or log")
+           "below 1; a long map to its 99th percentile when that is at least 1/T, the share above it clipped), fixed (0 … 1), stretch, rows (each row over its largest) or log")
         ->type_name("NAME");
     app.add_flag("--rollout", f.rollout,
                  "Attention rollout up to --layer (a scenario: its one layer), each layer's heads fused with half the identity and "

@@ -57,6 +57,7 @@ struct Colouring {
     float lo = 0.0f, hi = 1.0f;
     core::ColourScale scale = core::ColourScale::Fixed;
     float logFloor = 0.01f;
+    long long keys = 0;  // the map's keys, for Auto's floor (core::chooseScale); 0: not one map's weights
     bool operator==(const Colouring&) const = default;
 };
 

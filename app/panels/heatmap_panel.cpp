@@ -272,8 +272,8 @@ void HeatmapPanel::draw(PanelContext& ctx) {
             "How weights become colours. 0 … 1: comparable across heads and sentences. Stretched: 0 … the largest weight "
             "shown. Per row: each row over its own largest weight. Log: log10 of the weight. Auto: stretched when every "
             "weight is far below 1 (a long sentence, where each is near 1/T); on a long map whose few sharp rows hold the "
-            "largest weights, stretched to the 99th percentile of its weights, the top 1 % clipped (the bar says how many); "
-            "else 0 … 1.");
+            "largest weights, stretched to the 99th percentile of its weights, the top 1 % clipped (the bar says how many), "
+            "never below the uniform weight 1/T (a sharp head keeps 0 … 1); else 0 … 1.");
     }
 
     ImDrawList* list = ImGui::GetWindowDrawList();

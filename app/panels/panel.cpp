@@ -27,7 +27,7 @@ std::string headLabel(const AppState& state, int head) {
 int headPooling(float pixelsPerCell) { return gfx::poolFactor(pixelsPerCell * ImGui::GetIO().DisplayFramebufferScale.x); }
 
 gfx::Colouring weightColouring(const AppState& s) {
-    return {.colormap = s.view.colormap, .scale = s.view.colourScale, .logFloor = core::logFloor(s.model.tk())};
+    return {.colormap = s.view.colormap, .scale = s.view.colourScale, .logFloor = core::logFloor(s.model.tk()), .keys = s.model.tk()};
 }
 
 const gfx::HeatmapTexture& headWeightsTexture(PanelContext& ctx, const std::string& key, int head, float pixelsPerCell) {

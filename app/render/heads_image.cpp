@@ -108,7 +108,7 @@ std::vector<Tile> colouredTiles(const HeadsFigure& f, int factor, core::ScaleCho
     // One scale for every tile, made definite by all of their cells.
     std::vector<float> all;
     for (const Tile& t : tiles) all.insert(all.end(), t.colours.data(), t.colours.data() + t.colours.size());
-    choice = core::chooseScale(f.scale, all.data(), all.size());
+    choice = core::chooseScale(f.scale, all.data(), all.size(), f.heads.front().cols());
     floor = core::logFloor(f.heads.front().cols());
     for (Tile& t : tiles) core::toScalePositions(choice.resolved, t.colours.data(), t.colours.rows(), t.colours.cols(), choice.top, floor);
     return tiles;

@@ -112,9 +112,10 @@ Layout layOut(const HeatmapFigure& f, const FigureFonts& fonts) {
             positions[static_cast<std::size_t>(i) * static_cast<std::size_t>(L.cols) + static_cast<std::size_t>(j)] =
                 masked ? core::kMaskedTexel : f.weights(i, j);
         }
-    const core::ScaleChoice choice = core::chooseScale(f.scale, positions.data(), positions.size());
+    const long long keys = f.keys > 0 ? f.keys : L.cols;
+    const core::ScaleChoice choice = core::chooseScale(f.scale, positions.data(), positions.size(), keys);
     L.scale = choice.resolved;
-    L.logFloor = core::logFloor(L.cols);
+    L.logFloor = core::logFloor(keys);
     core::toScalePositions(L.scale, positions.data(), L.rows, L.cols, choice.top, L.logFloor);
     L.colours = Eigen::Map<const Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(positions.data(), L.rows, L.cols);
     const figure::ColourBarScale bar = figure::colourBarScale(choice, L.logFloor);

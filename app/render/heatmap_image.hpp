@@ -14,6 +14,7 @@ struct HeatmapFigure {
     std::vector<std::string> rowLabels;  // [T_q] queries (rows)
     std::vector<std::string> colLabels;  // [T_k] keys (columns)
     core::Mat weights;                   // [T_q, T_k], values in [0, 1]
+    long long keys = 0;                  // the map's keys when weights are its blocks' means; 0: weights.cols()
     core::MaskMat blocked;               // [T_q, T_k] true = masked; empty = nothing masked
     std::string title;                   // drawn above the matrix; "" = none
     core::ColormapKind colormap = core::ColormapKind::Viridis;

@@ -91,7 +91,7 @@ Layout layOut(const ModelViewFigure& f, const figure::FigureFonts& fonts) {
     // One scale over every tile, made definite by all of their texels (a long map's stretched to a
     // high percentile, the clipped share on the bar); per row is stretched to the largest.
     L.positions = f.thumbnails;
-    core::ScaleChoice choice = core::chooseScale(f.scale, L.positions.data(), L.positions.size());
+    core::ScaleChoice choice = core::chooseScale(f.scale, L.positions.data(), L.positions.size(), f.keys);
     if (choice.resolved == core::ColourScale::Rows) choice.resolved = core::ColourScale::Stretch, choice.top = choice.largest;
     const float floor = core::logFloor(std::max<long long>(1, f.keys));
     core::toScalePositions(choice.resolved, L.positions.data(), 1, static_cast<long long>(L.positions.size()), choice.top, floor);

@@ -61,6 +61,7 @@ void pooledFromPass(const AppState& state, int head, render::HeatmapFigure& figu
     const int factor = longFigureFactor(maps.queries, maps.keys);
     const core::PooledMap p = core::poolMap(maps, shownMapLayer(state), head, {.factor = factor, .mean = meanOptions(state)});
     figure.weights = Eigen::Map<const core::Mat>(p.means.data(), p.rows, p.cols);
+    figure.keys = maps.keys;
     figure.blocked = takeMaskedTexels(figure.weights);
     if (factor == 1) {
         figure.rowLabels = state.model.queryTokens;

@@ -169,7 +169,7 @@ double shareAbove(const float* values, std::size_t n, float top) {
     return readable == 0 ? 0.0 : static_cast<double>(above) / static_cast<double>(readable);
 }
 
-ScaleChoice chooseScale(ColourScale scale, const float* values, std::size_t n) {
+ScaleChoice chooseScale(ColourScale scale, const float* values, std::size_t n, long long keys) {
     ScaleChoice choice;
     std::size_t readable = 0;
     for (std::size_t i = 0; i < n; ++i)
@@ -184,6 +184,7 @@ ScaleChoice chooseScale(ColourScale scale, const float* values, std::size_t n) {
     // the few largest are (sharp rows, or a single outlier under a stretch to the largest)
     const float quantile = readableQuantile(values, n, kAutoClipQuantile);
     if (!(quantile > 0.0f) || quantile >= kAutoStretchBelow || quantile >= choice.largest) return choice;
+    if (keys > 0 && static_cast<double>(quantile) * static_cast<double>(keys) < 1.0) return choice;  // a sharp map
     choice.resolved = ColourScale::Stretch;
     choice.top = quantile;
     choice.clipped = shareAbove(values, n, quantile);

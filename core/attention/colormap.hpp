@@ -66,7 +66,10 @@ void colormapTexels(ColormapKind kind, const float* values, std::size_t n, float
 // sentence, where every weight is near 1/T), Fixed otherwise; but a long map (at least
 // kAutoClipFrom readable weights) is stretched to the kAutoClipQuantile quantile of its weights
 // when that is under kAutoStretchBelow and below the largest, the few weights above it (sharp
-// rows, outliers) drawn in the top colour (chooseScale).
+// rows, outliers) drawn in the top colour (chooseScale). Never below the uniform weight 1/T of
+// the map's T keys: a sharp head (each row's weight on one or a few keys, 99 % of its cells near
+// 0) keeps the rule by its largest weight, where a stretch to its 99th percentile (2e-10 on a
+// previous-token head of 16,384 keys) would clip every cell that holds any weight.
 enum class ColourScale : std::uint8_t { Auto, Fixed, Stretch, Rows, Log };
 inline constexpr int kColourScaleCount = 5;
 inline constexpr float kAutoStretchBelow = 0.25f;
@@ -107,7 +110,8 @@ struct ScaleChoice {
     float largest = 0.0f;
     double clipped = 0.0;
 };
-ScaleChoice chooseScale(ColourScale scale, const float* values, std::size_t n);
+// keys: the map's keys T (the texels may be blocks of them); 0 when the values are not one map's.
+ScaleChoice chooseScale(ColourScale scale, const float* values, std::size_t n, long long keys);
 // "top 0.8 % of weights clipped at 0.043" for a clipping choice; "" otherwise.
 std::string clipCaption(const ScaleChoice& choice);
 // The log scale's floor for a map of `keys` columns: the decade at or below 0.1 / keys, at most

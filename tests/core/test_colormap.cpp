@@ -161,7 +161,7 @@ TEST(ColourScale, AutoClipsALongMapAtItsNinetyNinthPercentileByHand) {
     EXPECT_FLOAT_EQ(readableQuantile(v.data(), v.size(), 1.0), 0.9f);
     EXPECT_FLOAT_EQ(readableQuantile(v.data(), v.size(), 0.0), 0.01f);  // the first, not a masked texel
     EXPECT_DOUBLE_EQ(shareAbove(v.data(), v.size(), 0.02f), 50.0 / 10000.0);
-    const ScaleChoice c = chooseScale(ColourScale::Auto, v.data(), v.size());
+    const ScaleChoice c = chooseScale(ColourScale::Auto, v.data(), v.size(), 100);
     EXPECT_EQ(c.resolved, ColourScale::Stretch);
     EXPECT_FLOAT_EQ(c.top, 0.02f);
     EXPECT_FLOAT_EQ(c.largest, 0.9f);
@@ -174,11 +174,11 @@ TEST(ColourScale, AutoClipsALongMapAtItsNinetyNinthPercentileByHand) {
     EXPECT_EQ(colormapIndex(p[1], 0.0f, 1.0f), 255);
     EXPECT_EQ(colormapIndex(p[2], 0.0f, 1.0f), 255);
     // The other scales are the user's: nothing clipped.
-    const ScaleChoice s = chooseScale(ColourScale::Stretch, v.data(), v.size());
+    const ScaleChoice s = chooseScale(ColourScale::Stretch, v.data(), v.size(), 100);
     EXPECT_FLOAT_EQ(s.top, 0.9f);
     EXPECT_EQ(s.clipped, 0.0);
     EXPECT_EQ(clipCaption(s), "");
-    EXPECT_EQ(chooseScale(ColourScale::Fixed, v.data(), v.size()).resolved, ColourScale::Fixed);
+    EXPECT_EQ(chooseScale(ColourScale::Fixed, v.data(), v.size(), 100).resolved, ColourScale::Fixed);
 }
 
 TEST(ColourScale, AutoKeepsShortMapsAndBroadMapsAsBefore) {
@@ -186,17 +186,17 @@ TEST(ColourScale, AutoKeepsShortMapsAndBroadMapsAsBefore) {
     std::vector<float> shortMap(1000, 0.01f);
     for (std::size_t i = 0; i < 5; ++i) shortMap[i * 97] = 0.9f;
     ASSERT_LT(shortMap.size(), kAutoClipFrom);
-    const ScaleChoice a = chooseScale(ColourScale::Auto, shortMap.data(), shortMap.size());
+    const ScaleChoice a = chooseScale(ColourScale::Auto, shortMap.data(), shortMap.size(), 32);
     EXPECT_EQ(a.resolved, ColourScale::Fixed);
     EXPECT_FLOAT_EQ(a.top, 1.0f);
     EXPECT_EQ(a.clipped, 0.0);
     // A long map whose 99th percentile is not far below 1 (4 % of its weights are 0.5): fixed.
     std::vector<float> broad(3000, 0.01f);
     for (std::size_t i = 0; i < 120; ++i) broad[i * 25] = 0.5f;
-    EXPECT_EQ(chooseScale(ColourScale::Auto, broad.data(), broad.size()).resolved, ColourScale::Fixed);
+    EXPECT_EQ(chooseScale(ColourScale::Auto, broad.data(), broad.size(), 3000).resolved, ColourScale::Fixed);
     // A flat long map: stretched to its largest, nothing clipped (as before).
     std::vector<float> flat(4096, 1.0f / 4096);
-    const ScaleChoice f = chooseScale(ColourScale::Auto, flat.data(), flat.size());
+    const ScaleChoice f = chooseScale(ColourScale::Auto, flat.data(), flat.size(), 4096);
     EXPECT_EQ(f.resolved, ColourScale::Stretch);
     EXPECT_FLOAT_EQ(f.top, 1.0f / 4096);
     EXPECT_EQ(f.clipped, 0.0);
@@ -205,7 +205,7 @@ TEST(ColourScale, AutoKeepsShortMapsAndBroadMapsAsBefore) {
     // the rest was one flat colour; now it tops at the 99th percentile, 1/4096, and the outlier
     // (1 of 4,096 weights: 0.024 %) is clipped.
     flat[7] = 0.05f;
-    const ScaleChoice o = chooseScale(ColourScale::Auto, flat.data(), flat.size());
+    const ScaleChoice o = chooseScale(ColourScale::Auto, flat.data(), flat.size(), 4096);
     EXPECT_EQ(o.resolved, ColourScale::Stretch);
     EXPECT_FLOAT_EQ(o.top, 1.0f / 4096);
     EXPECT_FLOAT_EQ(o.largest, 0.05f);
@@ -214,7 +214,42 @@ TEST(ColourScale, AutoKeepsShortMapsAndBroadMapsAsBefore) {
     // Hard attention (more than 99 % zeros, 32 ones): no quantile above 0 to stretch to, fixed.
     std::vector<float> hard(4096, 0.0f);
     for (std::size_t i = 0; i < 32; ++i) hard[i * 128] = 1.0f;
-    EXPECT_EQ(chooseScale(ColourScale::Auto, hard.data(), hard.size()).resolved, ColourScale::Fixed);
+    EXPECT_EQ(chooseScale(ColourScale::Auto, hard.data(), hard.size(), 4096).resolved, ColourScale::Fixed);
+}
+
+TEST(ColourScale, AutoNeverStretchesASharpMapBelowTheUniformWeight) {
+    // A previous-token head of 4,096 keys pooled by 4 (1,024 × 1,024 block maxima of a causal
+    // map): each diagonal block holds a weight near 1, every other readable block at most 1e-9.
+    // Its 99th percentile is 1e-9, far below the uniform weight 1/4,096; a stretch to it would
+    // draw every block that holds any weight in the top colour. Auto keeps the rule by its largest
+    // weight: 0 … 1, nothing clipped.
+    const int side = 1024;
+    std::vector<float> sharp(static_cast<std::size_t>(side) * side, kMaskedTexel);
+    for (int i = 0; i < side; ++i)
+        for (int j = 0; j <= i; ++j)
+            sharp[static_cast<std::size_t>(i) * side + j] = i == j ? 0.97f : 1e-9f * static_cast<float>(1 + (i + j) % 7);
+    ASSERT_LT(readableQuantile(sharp.data(), sharp.size(), kAutoClipQuantile), 1e-8f);
+    const ScaleChoice c = chooseScale(ColourScale::Auto, sharp.data(), sharp.size(), 4096);
+    EXPECT_EQ(c.resolved, ColourScale::Fixed);
+    EXPECT_FLOAT_EQ(c.top, 1.0f);
+    EXPECT_EQ(c.clipped, 0.0);
+    EXPECT_EQ(clipCaption(c), "");
+    // The same with its sharp weights under 0.25 (a head that splits each row over a few keys):
+    // stretched to its largest, nothing clipped.
+    for (int i = 0; i < side; ++i) sharp[static_cast<std::size_t>(i) * side + i] = 0.2f;
+    const ScaleChoice s = chooseScale(ColourScale::Auto, sharp.data(), sharp.size(), 4096);
+    EXPECT_EQ(s.resolved, ColourScale::Stretch);
+    EXPECT_FLOAT_EQ(s.top, 0.2f);
+    EXPECT_EQ(s.clipped, 0.0);
+    // Without the map's keys (values that are not one map's) the rule is the quantile's.
+    EXPECT_LT(chooseScale(ColourScale::Auto, sharp.data(), sharp.size(), 0).top, 1e-8f);
+    // A broad map of the same size whose 99th percentile is just above 1/T is still clipped there.
+    std::vector<float> broad(static_cast<std::size_t>(side) * side, 1.5f / 4096);
+    for (std::size_t i = 0; i < broad.size(); i += 1000) broad[i] = 0.6f;
+    const ScaleChoice b = chooseScale(ColourScale::Auto, broad.data(), broad.size(), 4096);
+    EXPECT_EQ(b.resolved, ColourScale::Stretch);
+    EXPECT_FLOAT_EQ(b.top, 1.5f / 4096);
+    EXPECT_NEAR(b.clipped, 0.001, 1e-5);
 }
 
 TEST(ColourScale, QuantileOfAMapLargerThanTheSampleIsNearTheExactOne) {
@@ -228,7 +263,7 @@ TEST(ColourScale, QuantileOfAMapLargerThanTheSampleIsNearTheExactOne) {
     const float exact = sorted[static_cast<std::size_t>(std::ceil(0.99 * n)) - 1];
     const float q = readableQuantile(v.data(), n, 0.99);
     EXPECT_NEAR(q, exact, 0.002 * exact);  // a 65,536 sample's rank error is about ±0.04 % of n
-    const ScaleChoice c = chooseScale(ColourScale::Auto, v.data(), n);
+    const ScaleChoice c = chooseScale(ColourScale::Auto, v.data(), n, 300);
     EXPECT_EQ(c.resolved, ColourScale::Stretch);
     EXPECT_NEAR(c.clipped, 0.01, 0.001);
 }
