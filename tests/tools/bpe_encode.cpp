@@ -2,6 +2,8 @@
 // encoding over a file of texts, so that a script can hold its ids against independent encoders.
 // Usage: attnviz_bpe_encode VOCAB.json MERGES.txt TEXTS
 //        attnviz_bpe_encode --tokenizer-json TOKENIZER.json [--decoded] TEXTS
+//        attnviz_bpe_encode --wordpiece VOCAB.txt [--cased] TEXTS   (BERT's WordPiece: [CLS] A [SEP];
+//                                                                  a text holding a TAB is a pair A TAB B)
 // TEXTS holds UTF-8 texts separated by NUL bytes (a NUL after the last is optional). Prints one
 // line a text: its token ids separated by spaces. Exits 1, naming the text, when a text does not
 // decode back to its bytes (the ids after the post-processor's first token, bosId()), and 2 with
@@ -10,6 +12,7 @@
 #include "core/base/error.hpp"
 #include "core/base/files.hpp"
 #include "core/text/byte_bpe.hpp"
+#include "core/text/wordpiece.hpp"
 
 #include <cstdio>
 #include <iostream>
@@ -17,8 +20,51 @@
 #include <string>
 #include <string_view>
 
+namespace {
+
+// --wordpiece: one line of ids a text, and a second of its token types.
+int wordPiece(int argc, char** argv) {
+    using attnviz::core::WordPiece;
+    const bool cased = argc == 5 && std::string_view(argv[3]) == "--cased";
+    if (argc != 4 && !cased) {
+        std::fprintf(stderr, "usage: %s --wordpiece VOCAB.txt [--cased] TEXTS\n", argv[0]);
+        return 2;
+    }
+    attnviz::core::WordPieceOptions options;
+    options.lowercase = !cased;
+    std::optional<WordPiece> tokenizer;
+    std::string texts;
+    try {
+        tokenizer.emplace(WordPiece::fromVocabTxt(argv[2], options));
+        texts = attnviz::core::readTextFile(argv[argc - 1]);
+    } catch (const attnviz::core::InputError& e) {
+        std::fprintf(stderr, "attnviz_bpe_encode: %s\n", e.message().c_str());
+        return 2;
+    }
+    if (!texts.empty() && texts.back() == '\0') texts.pop_back();
+    std::string out;
+    for (std::size_t at = 0; at <= texts.size();) {
+        std::size_t end = texts.find('\0', at);
+        if (end == std::string::npos) end = texts.size();
+        const std::string_view text = std::string_view(texts).substr(at, end - at);
+        const std::size_t tab = text.find('\t');
+        const WordPiece::Encoding e =
+            tab == std::string_view::npos ? tokenizer->encode(text) : tokenizer->encode(text.substr(0, tab), text.substr(tab + 1));
+        for (std::size_t i = 0; i < e.ids.size(); ++i) out += (i ? " " : "") + std::to_string(e.ids[i]);
+        out += '\n';
+        for (std::size_t i = 0; i < e.typeIds.size(); ++i) out += (i ? " " : "") + std::to_string(e.typeIds[i]);
+        out += '\n';
+        at = end + 1;
+    }
+    std::cout << out;
+    return 0;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
     using attnviz::core::ByteBpe;
+    if (argc >= 2 && std::string_view(argv[1]) == "--wordpiece") return wordPiece(argc, argv);
     const bool tokenizerJson = argc >= 4 && std::string_view(argv[1]) == "--tokenizer-json";
     const bool decoded = tokenizerJson && argc == 5 && std::string_view(argv[3]) == "--decoded";
     if (argc != 4 && !decoded) {
