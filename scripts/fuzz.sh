@@ -21,6 +21,7 @@ TARGETS=(
   "fuzz_bpe_files 4096 fuzz/bpe.dict"
   "fuzz_imported_attention 4096 fuzz/npy.dict"
   "fuzz_tokenizer_json 4106 -"
+  "fuzz_wordpiece 4096 -"
 )
 
 if ! [[ $SECONDS_PER_TARGET =~ ^[1-9][0-9]*$ ]]; then

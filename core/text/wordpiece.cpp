@@ -228,6 +228,9 @@ void WordPiece::appendWord(std::string_view word, std::vector<int>& ids) const {
     for (std::size_t start = 0; start + 1 < bounds.size();) {
         std::optional<int> found;
         std::size_t end = bounds.size() - 1;
+        // no entry is longer than the longest token: pieces past it are not looked up
+        const std::size_t prefix = start > 0 ? kContinuing.size() : 0;
+        while (end > start && bounds[end] - bounds[start] + prefix > m_longest) --end;
         for (; end > start; --end) {
             piece.assign(start > 0 ? kContinuing : std::string_view());
             piece.append(word.substr(bounds[start], bounds[end] - bounds[start]));
