@@ -8,6 +8,7 @@
 #include "core/text/byte_bpe.hpp"
 #include "core/text/byte_bpe_builder.hpp"
 #include "core/text/byte_bpe_impl.hpp"
+#include "core/text/json_fields.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -19,49 +20,19 @@ namespace attnviz::core {
 namespace {
 
 using bpe::Builder;
+using bpe::flag;
+using bpe::integerId;
+using bpe::member;
+using bpe::notRead;
+using bpe::requireField;
 using bpe::shown;
+using bpe::string;
+using bpe::typeOf;
 using nlohmann::json;
 
 // Bounds on the steps, far above any real file's (a pattern of a few hundred bytes, a handful of steps).
 constexpr std::size_t kMaxPatternBytes = 4096;
 constexpr std::size_t kMaxSteps = 16;
-
-const json* member(const json& object, const char* key) {
-    const auto it = object.find(key);
-    return it == object.end() || it->is_null() ? nullptr : &*it;
-}
-
-// `where: <value> is not read (<what is>)`.
-[[noreturn]] void notRead(const std::string& where, const json& value, const std::string& read) {
-    const std::string v = value.is_string() ? "\"" + clipText(value.get<std::string>(), 40) + "\"" : describeJson(value);
-    throw InputError(where, v + " is not read (" + read + ")");
-}
-
-// A field that would change the ids must be absent, null, or hold the value read.
-void requireField(const json& object, const char* key, const json& read, const std::string& where) {
-    const json* v = member(object, key);
-    if (v && *v != read) notRead(where + "." + key, *v, "only " + read.dump() + " is");
-}
-
-bool flag(const json& object, const char* key, bool otherwise, const std::string& where) {
-    const json* v = member(object, key);
-    if (!v) return otherwise;
-    if (!v->is_boolean()) throw InputError(where + "." + key, "expected true or false, got " + describeJson(*v));
-    return v->get<bool>();
-}
-
-const std::string& string(const json& object, const char* key, const std::string& where) {
-    const json* v = member(object, key);
-    if (!v || !v->is_string()) throw InputError(where + "." + key, "expected a string, got " + (v ? describeJson(*v) : "nothing"));
-    if (v->get_ref<const std::string&>().size() > bpe::kMaxTokenBytes)
-        throw InputError(where + "." + key, "longer than " + std::to_string(bpe::kMaxTokenBytes) + " bytes");
-    return v->get_ref<const std::string&>();
-}
-
-const std::string& typeOf(const json& step, const std::string& where) {
-    if (!step.is_object()) throw InputError(where, "expected an object with \"type\", got " + describeJson(step));
-    return string(step, "type", where);
-}
 
 // A list of steps ("normalizers", "pretokenizers", "processors"), each read by `read`.
 template <class Read>
@@ -70,12 +41,6 @@ void eachStep(const json& sequence, const char* key, const std::string& where, R
     if (!steps || !steps->is_array()) throw InputError(where + "." + key, "expected a list of steps");
     if (steps->size() > kMaxSteps) throw InputError(where + "." + key, "more than " + std::to_string(kMaxSteps) + " steps");
     for (std::size_t i = 0; i < steps->size(); ++i) read((*steps)[i], where + "." + key + "[" + std::to_string(i) + "]");
-}
-
-long long integerId(const json& v, const std::string& where) {
-    if (v.is_number_unsigned() && v.get<std::uint64_t>() >= bpe::kMaxTokens) throw InputError(where, bpe::idRange(describeJson(v)));
-    if (v.is_number_integer()) return v.get<long long>();
-    throw InputError(where, "expected an integer id, got " + describeJson(v));
 }
 
 // normalizer: NFC, Prepend, Replace of a string, and Sequences of them.

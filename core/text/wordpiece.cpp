@@ -2,7 +2,9 @@
 
 #include "core/base/error.hpp"
 #include "core/base/files.hpp"
+#include "core/base/json_text.hpp"
 #include "core/base/utf8.hpp"
+#include "core/text/json_fields.hpp"
 
 #include <unicode/normalizer2.h>
 #include <unicode/uchar.h>
@@ -18,8 +20,8 @@ namespace attnviz::core {
 namespace {
 
 constexpr std::size_t kMaxVocabBytes = std::size_t{64} << 20;
-constexpr std::size_t kMaxTokens = std::size_t{1} << 20;
-constexpr std::size_t kMaxTokenBytes = 1024;
+using bpe::kMaxTokenBytes;
+using bpe::kMaxTokens;
 constexpr std::string_view kContinuing = "##";
 
 // tokenizers' is_control: every Other character (Cc, Cf, Cn, Co, Cs) but tab, newline and return.
@@ -137,10 +139,7 @@ WordPiece WordPiece::fromVocabText(std::string_view text, const std::string& nam
         if (w.m_tokens.size() == kMaxTokens) throw InputError(name, "more than 1048576 tokens: not a vocabulary attnviz reads");
         if (token.size() > kMaxTokenBytes) throw InputError(where, "a token of over 1024 bytes");
         if (firstInvalidUtf8(token) != std::string_view::npos) throw InputError(where, "not UTF-8");
-        const int id = static_cast<int>(w.m_tokens.size());
-        w.m_tokens.emplace_back(token);
-        w.m_ids[std::string(token)] = id;  // a token given twice: the later line's id
-        w.m_longest = std::max(w.m_longest, token.size());
+        w.addToken(std::string(token), static_cast<int>(w.m_tokens.size()));  // a token given twice: the later line's id
     }
     const auto required = [&](std::string_view token) {
         const std::optional<int> id = w.idOf(token);
@@ -153,7 +152,185 @@ WordPiece WordPiece::fromVocabText(std::string_view text, const std::string& nam
     w.m_mask = w.idOf("[MASK]");
     for (const std::string_view special : {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"})
         if (const std::optional<int> id = w.idOf(special)) w.m_specials.emplace_back(std::string(special), *id);
-    std::sort(w.m_specials.begin(), w.m_specials.end(), [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });
+    w.sortSpecials();
+    return w;
+}
+
+void WordPiece::addToken(std::string token, int id) {
+    if (static_cast<std::size_t>(id) >= m_tokens.size()) m_tokens.resize(static_cast<std::size_t>(id) + 1);
+    m_longest = std::max(m_longest, token.size());
+    m_tokens[static_cast<std::size_t>(id)] = token;
+    m_ids[std::move(token)] = id;
+}
+
+void WordPiece::sortSpecials() {
+    // longest first, so that of two specials at one place the longer is taken
+    std::stable_sort(m_specials.begin(), m_specials.end(), [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });
+}
+
+namespace {
+
+using bpe::flag;
+using bpe::integerId;
+using bpe::json;
+using bpe::member;
+using bpe::notRead;
+using bpe::requireField;
+using bpe::shown;
+using bpe::string;
+using bpe::typeOf;
+
+// TemplateProcessing's pieces as (special token's name or "$A" / "$B", type id).
+std::vector<std::pair<std::string, long long>> templatePieces(const json& list, const std::string& where) {
+    if (!list.is_array() || list.size() > 8) throw InputError(where, "expected a list of at most 8 pieces, got " + describeJson(list));
+    std::vector<std::pair<std::string, long long>> pieces;
+    for (std::size_t i = 0; i < list.size(); ++i) {
+        const std::string at = where + "[" + std::to_string(i) + "]";
+        const json& piece = list[i];
+        const json* special = piece.is_object() ? member(piece, "SpecialToken") : nullptr;
+        const json* sequence = piece.is_object() ? member(piece, "Sequence") : nullptr;
+        const json* body = special ? special : sequence;
+        if (!body || !body->is_object())
+            throw InputError(at, "expected {\"SpecialToken\": …} or {\"Sequence\": …}, got " + describeJson(piece));
+        const json* type = member(*body, "type_id");
+        if (type && !type->is_number_integer()) throw InputError(at + ".type_id", "expected an integer, got " + describeJson(*type));
+        pieces.emplace_back((sequence ? "$" : "") + string(*body, "id", at), type ? type->get<long long>() : 0);
+    }
+    return pieces;
+}
+
+}  // namespace
+
+WordPiece WordPiece::fromTokenizerJson(const std::string& path) { return fromTokenizerJsonText(bpe::readTokenizerFile(path), path); }
+
+WordPiece WordPiece::fromTokenizerJsonText(std::string_view text, const std::string& name) {
+    json j;
+    try {
+        j = parseJson(text, name);
+    } catch (const json::exception& e) {
+        bpe::malformedJson(text, name, e);
+    }
+    if (!j.is_object()) throw InputError(name, "expected a tokenizer object with \"model\", got " + describeJson(j));
+    const json* model = member(j, "model");
+    if (!model || !model->is_object()) throw InputError(name + ": model", "expected an object with \"vocab\"");
+    if (const std::string& type = string(*model, "type", name + ": model"); type != "WordPiece")
+        notRead(name + ": model.type", json(type), "only \"WordPiece\" is");
+    requireField(*model, "continuing_subword_prefix", json("##"), name + ": model");
+    for (const char* key : {"truncation", "padding"})
+        if (const json* v = member(j, key)) notRead(name + ": " + key, *v, "only null is");
+
+    WordPiece w;
+    // 1. the normalizer: BertNormalizer or none
+    WordPieceOptions& o = w.m_options;
+    o = {.cleanText = false, .chineseChars = false, .lowercase = false, .stripAccents = false};
+    if (const json* n = member(j, "normalizer")) {
+        const std::string where = name + ": normalizer";
+        if (const std::string& type = typeOf(*n, where); type != "BertNormalizer")
+            notRead(where + ".type", json(type), "only \"BertNormalizer\" is");
+        o.cleanText = flag(*n, "clean_text", true, where);
+        o.chineseChars = flag(*n, "handle_chinese_chars", true, where);
+        o.lowercase = flag(*n, "lowercase", true, where);
+        o.stripAccents = member(*n, "strip_accents") ? std::optional<bool>(flag(*n, "strip_accents", false, where)) : std::nullopt;
+    }
+    // 2. the pre-tokenizer: BertPreTokenizer
+    const json* pre = member(j, "pre_tokenizer");
+    if (!pre) throw InputError(name + ": pre_tokenizer", "expected {\"type\": \"BertPreTokenizer\"}, got nothing");
+    if (const std::string& type = typeOf(*pre, name + ": pre_tokenizer"); type != "BertPreTokenizer")
+        notRead(name + ": pre_tokenizer.type", json(type), "only \"BertPreTokenizer\" is");
+    // 3. the model's vocabulary: ids 0 … n − 1, each once
+    if (const json* most = member(*model, "max_input_chars_per_word")) {
+        if (!most->is_number_integer() || most->get<long long>() < 1 || most->get<long long>() > (1LL << 30))
+            throw InputError(name + ": model.max_input_chars_per_word",
+                             "expected a whole number of at least 1, got " + describeJson(*most));
+        o.maxInputCharsPerWord = static_cast<int>(most->get<long long>());
+    }
+    const json* vocab = member(*model, "vocab");
+    if (!vocab || !vocab->is_object()) throw InputError(name + ": model.vocab", "expected an object of \"token\": id entries");
+    if (vocab->size() > kMaxTokens) throw InputError(name + ": model.vocab", "more than 1048576 tokens: not a vocabulary attnviz reads");
+    std::vector<char> seen(vocab->size(), 0);
+    for (const auto& [token, id] : vocab->items()) {
+        const std::string where = name + ": model.vocab: token " + shown(token);
+        const long long n = integerId(id, where);
+        if (n < 0 || static_cast<std::size_t>(n) >= vocab->size())
+            throw InputError(
+                where, "id " + std::to_string(n) + " outside 0 … " + std::to_string(vocab->size() - 1) + " (ids are the tokens' places)");
+        if (seen[static_cast<std::size_t>(n)]) throw InputError(where, "id " + std::to_string(n) + " is another token's too");
+        if (token.size() > kMaxTokenBytes || firstInvalidUtf8(token) != std::string::npos)
+            throw InputError(where, "over 1024 bytes or not UTF-8");
+        seen[static_cast<std::size_t>(n)] = 1;
+        w.addToken(token, static_cast<int>(n));
+    }
+    const std::string unk = member(*model, "unk_token") ? string(*model, "unk_token", name + ": model") : std::string("[UNK]");
+    const std::optional<int> unkId = w.idOf(unk);
+    if (!unkId) throw InputError(name + ": model.unk_token", shown(unk) + " is not in model.vocab");
+    w.m_unk = *unkId;
+    // 4. the added tokens, matched in the text as written
+    if (const json* list = member(j, "added_tokens")) {
+        if (!list->is_array()) throw InputError(name + ": added_tokens", "expected a list, got " + describeJson(*list));
+        for (std::size_t i = 0; i < list->size(); ++i) {
+            const std::string where = name + ": added_tokens[" + std::to_string(i) + "]";
+            const json& t = (*list)[i];
+            if (!t.is_object() || !t.contains("id"))
+                throw InputError(where, "expected an object with \"id\" and \"content\", got " + describeJson(t));
+            const std::string& content = string(t, "content", where);
+            const long long id = integerId(t.at("id"), where + ".id");
+            if (content.empty()) throw InputError(where + ".content", "an empty token");
+            for (const char* key : {"lstrip", "rstrip", "single_word", "normalized"})
+                if (flag(t, key, false, where)) notRead(where + "." + key, json(true), "only false is");
+            const std::optional<int> known = w.idOf(content);
+            if (!known || *known != id)
+                throw InputError(where, "token " + shown(content) + " is not model.vocab's id " + std::to_string(id));
+            w.m_specials.emplace_back(content, static_cast<int>(id));
+        }
+    }
+    w.sortSpecials();
+    // 5. the template: [CLS] A [SEP], [CLS] A [SEP] B [SEP] with B's part of type 1
+    const json* post = member(j, "post_processor");
+    const std::string where = name + ": post_processor";
+    if (!post) throw InputError(where, "expected BERT's template ([CLS] $A [SEP]), got nothing");
+    std::string cls, sep;
+    const std::string& type = typeOf(*post, where);
+    if (type == "BertProcessing") {
+        const auto pairOf = [&](const char* key, std::string& token) {
+            const json* v = member(*post, key);
+            if (!v || !v->is_array() || v->size() != 2 || !(*v)[0].is_string())
+                throw InputError(where + "." + key, "expected [\"token\", id], got " + (v ? describeJson(*v) : "nothing"));
+            token = (*v)[0].get<std::string>();
+            const long long id = integerId((*v)[1], where + "." + key);
+            if (w.idOf(token) != std::optional<int>(static_cast<int>(id)))
+                throw InputError(where + "." + key, "token " + shown(token) + " is not model.vocab's id " + std::to_string(id));
+        };
+        pairOf("cls", cls);
+        pairOf("sep", sep);
+    } else if (type == "TemplateProcessing") {
+        const json* single = member(*post, "single");
+        const json* pair = member(*post, "pair");
+        if (!single || !pair) throw InputError(where, "expected \"single\" and \"pair\" templates");
+        const auto one = templatePieces(*single, where + ".single");
+        const auto two = templatePieces(*pair, where + ".pair");
+        const bool bert = one.size() == 3 && one[1] == std::pair<std::string, long long>("$A", 0) && one[0].second == 0 &&
+                          one[2].second == 0 && one[0].first[0] != '$' && one[2].first[0] != '$' && two.size() == 5 && two[0] == one[0] &&
+                          two[1] == one[1] && two[2] == one[2] && two[3] == std::pair<std::string, long long>("$B", 1) &&
+                          two[4] == std::pair<std::string, long long>(one[2].first, 1);
+        if (!bert) throw InputError(where, "only BERT's template is read: [CLS] $A:0 [SEP]:0, and [CLS] $A:0 [SEP]:0 $B:1 [SEP]:1");
+        cls = one[0].first;
+        sep = one[2].first;
+        const json* specials = member(*post, "special_tokens");
+        for (const std::string& token : {cls, sep}) {
+            const json* entry = specials && specials->is_object() ? member(*specials, token.c_str()) : nullptr;
+            const json* ids = entry && entry->is_object() ? member(*entry, "ids") : nullptr;
+            if (!ids || !ids->is_array() || ids->size() != 1)
+                throw InputError(where + ".special_tokens", "expected " + shown(token) + " with one id");
+            const long long id = integerId((*ids)[0], where + ".special_tokens: " + shown(token));
+            if (w.idOf(token) != std::optional<int>(static_cast<int>(id)))
+                throw InputError(where + ".special_tokens", "token " + shown(token) + " is not model.vocab's id " + std::to_string(id));
+        }
+    } else {
+        notRead(where + ".type", json(type), "only BERT's template, \"TemplateProcessing\" or \"BertProcessing\", is");
+    }
+    w.m_cls = *w.idOf(cls);
+    w.m_sep = *w.idOf(sep);
+    w.m_mask = w.idOf("[MASK]");
     return w;
 }
 

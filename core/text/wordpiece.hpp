@@ -44,6 +44,13 @@ public:
     static WordPiece fromVocabTxt(const std::string& path, const WordPieceOptions& options);
     // The same from text already read; `name` stands for the file in messages.
     static WordPiece fromVocabText(std::string_view text, const std::string& name, const WordPieceOptions& options);
+    // A Hugging Face tokenizer.json holding a "WordPiece" model (vocab, unk_token,
+    // max_input_chars_per_word; "##" continuations), a BertNormalizer (its four switches), the
+    // BertPreTokenizer, BERT's template (TemplateProcessing's [CLS] $A [SEP] and
+    // [CLS] $A [SEP] $B:1 [SEP]:1, or BertProcessing), and added tokens matched in the raw text.
+    // Throws InputError naming the file and the field for anything else that would change the ids.
+    static WordPiece fromTokenizerJson(const std::string& path);
+    static WordPiece fromTokenizerJsonText(std::string_view text, const std::string& name);
 
     struct Encoding {
         std::vector<int> ids;
@@ -69,6 +76,8 @@ public:
 
 private:
     WordPiece() = default;
+    void addToken(std::string token, int id);
+    void sortSpecials();
     void appendWords(std::string_view text, std::vector<int>& ids) const;  // specials matched first
     void appendWord(std::string_view word, std::vector<int>& ids) const;
 

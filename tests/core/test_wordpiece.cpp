@@ -167,5 +167,96 @@ TEST(WordPiece, BadVocabulariesAreRefusedInOneLine) {
     EXPECT_NE(errorOf([] { WordPiece::fromVocabTxt("/nonexistent/vocab.txt", {}); }).find("/nonexistent/vocab.txt"), std::string::npos);
 }
 
+// kVocab as a tokenizer.json, with `normalizer` and `post` in place of BERT's.
+std::string tokenizerJson(
+    const std::string& normalizer = R"({"type": "BertNormalizer", "clean_text": true, "handle_chinese_chars": true,
+                                                               "strip_accents": null, "lowercase": true})",
+    const std::string& post = R"({"type": "TemplateProcessing",
+      "single": [{"SpecialToken": {"id": "[CLS]", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}}, {"SpecialToken": {"id": "[SEP]", "type_id": 0}}],
+      "pair": [{"SpecialToken": {"id": "[CLS]", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}}, {"SpecialToken": {"id": "[SEP]", "type_id": 0}},
+               {"Sequence": {"id": "B", "type_id": 1}}, {"SpecialToken": {"id": "[SEP]", "type_id": 1}}],
+      "special_tokens": {"[CLS]": {"id": "[CLS]", "ids": [2], "tokens": ["[CLS]"]}, "[SEP]": {"id": "[SEP]", "ids": [3], "tokens": ["[SEP]"]}}})",
+    const std::string& model =
+        R"("type": "WordPiece", "unk_token": "[UNK]", "continuing_subword_prefix": "##", "max_input_chars_per_word": 100)",
+    const std::string& added = R"([{"id": 0, "content": "[PAD]", "special": true, "normalized": false},
+      {"id": 1, "content": "[UNK]", "special": true}, {"id": 2, "content": "[CLS]", "special": true},
+      {"id": 3, "content": "[SEP]", "special": true}, {"id": 4, "content": "[MASK]", "special": true}])") {
+    std::string vocab;
+    int id = 0;
+    for (std::size_t at = 0; kVocab[at] != '\0';) {
+        const std::string_view rest(kVocab + at);
+        const std::size_t end = rest.find('\n');
+        vocab += (id ? ", \"" : "\"") + std::string(rest.substr(0, end)) + "\": " + std::to_string(id);
+        ++id;
+        at += end + 1;
+    }
+    return R"({"version": "1.0", "truncation": null, "padding": null, "added_tokens": )" + added + R"(, "normalizer": )" + normalizer +
+           R"(, "pre_tokenizer": {"type": "BertPreTokenizer"}, "post_processor": )" + post + R"(, "model": {)" + model + R"(, "vocab": {)" +
+           vocab + "}}}";
+}
+
+TEST(WordPiece, ReadsBertsTokenizerJsonAsItsVocabTxt) {
+    const WordPiece fromJson = WordPiece::fromTokenizerJsonText(tokenizerJson(), "tokenizer.json");
+    const WordPiece fromTxt = vocab();
+    EXPECT_EQ(fromJson.vocabSize(), 29);
+    EXPECT_EQ(fromJson.token(20), "##berries");
+    for (const char* text : {"The cats sat!", "unaffable CAFÉ 中国", "the[MASK]cat «the»", "catx ab"}) {
+        EXPECT_EQ(fromJson.encode(text).ids, fromTxt.encode(text).ids) << text;
+        EXPECT_EQ(fromJson.encode(text, "sat").typeIds, fromTxt.encode(text, "sat").typeIds) << text;
+    }
+    // The normalizer's switches are read: cased, accents kept.
+    const WordPiece cased = WordPiece::fromTokenizerJsonText(
+        tokenizerJson(
+            R"({"type": "BertNormalizer", "clean_text": true, "handle_chinese_chars": true, "strip_accents": false, "lowercase": false})"),
+        "t.json");
+    EXPECT_EQ(cased.normalize("Café"), "Café");
+    EXPECT_EQ(cased.words("The cat"), (Ids{1, 6}));
+    // No normalizer: the text as it is.
+    EXPECT_EQ(WordPiece::fromTokenizerJsonText(tokenizerJson("null"), "t.json").normalize("Café\xE2\x80\x8B"), "Café\xE2\x80\x8B");
+    // BertProcessing gives the same template.
+    const WordPiece processing = WordPiece::fromTokenizerJsonText(
+        tokenizerJson(R"({"type": "BertNormalizer"})", R"({"type": "BertProcessing", "sep": ["[SEP]", 3], "cls": ["[CLS]", 2]})"),
+        "t.json");
+    EXPECT_EQ(processing.encode("the cat", "sat").ids, (Ids{2, 5, 6, 3, 8, 3}));
+    EXPECT_EQ(processing.encode("the cat", "sat").typeIds, (Ids{0, 0, 0, 0, 1, 1}));
+    // A shorter word limit from the model.
+    const WordPiece shortWords = WordPiece::fromTokenizerJsonText(
+        tokenizerJson(R"({"type": "BertNormalizer"})", R"({"type": "BertProcessing", "sep": ["[SEP]", 3], "cls": ["[CLS]", 2]})",
+                      R"("type": "WordPiece", "max_input_chars_per_word": 3)"),
+        "t.json");
+    EXPECT_EQ(shortWords.words("cat cats"), (Ids{6, 1}));
+}
+
+TEST(WordPiece, TokenizerJsonsItDoesNotReadAreRefusedByField) {
+    const std::string bert = R"({"type": "BertNormalizer"})";
+    const std::string template_ = R"({"type": "BertProcessing", "sep": ["[SEP]", 3], "cls": ["[CLS]", 2]})";
+    const auto error = [](const std::string& json) { return errorOf([&] { WordPiece::fromTokenizerJsonText(json, "t.json"); }); };
+    EXPECT_EQ(error(tokenizerJson(bert, template_, R"("type": "BPE")")), "t.json: model.type: \"BPE\" is not read (only \"WordPiece\" is)");
+    EXPECT_EQ(error(tokenizerJson(bert, template_, R"("type": "WordPiece", "continuing_subword_prefix": "@@")")),
+              "t.json: model.continuing_subword_prefix: \"@@\" is not read (only \"##\" is)");
+    EXPECT_EQ(error(tokenizerJson(bert, template_, R"("type": "WordPiece", "unk_token": "<unk>")")),
+              "t.json: model.unk_token: '<unk>' is not in model.vocab");
+    EXPECT_EQ(error(tokenizerJson(R"({"type": "NFC"})", template_)),
+              "t.json: normalizer.type: \"NFC\" is not read (only \"BertNormalizer\" is)");
+    EXPECT_EQ(
+        error(tokenizerJson(bert, R"({"type": "RobertaProcessing"})")),
+        "t.json: post_processor.type: \"RobertaProcessing\" is not read (only BERT's template, \"TemplateProcessing\" or \"BertProcessing\", is)");
+    EXPECT_EQ(error(tokenizerJson(bert, R"({"type": "TemplateProcessing", "single": [{"Sequence": {"id": "A"}}], "pair": []})")),
+              "t.json: post_processor: only BERT's template is read: [CLS] $A:0 [SEP]:0, and [CLS] $A:0 [SEP]:0 $B:1 [SEP]:1");
+    EXPECT_EQ(error(tokenizerJson(bert, R"({"type": "BertProcessing", "sep": ["[SEP]", 4], "cls": ["[CLS]", 2]})")),
+              "t.json: post_processor.sep: token '[SEP]' is not model.vocab's id 4");
+    EXPECT_EQ(error(tokenizerJson(bert, template_, R"("type": "WordPiece")", R"([{"id": 4, "content": "[MASK]", "normalized": true}])")),
+              "t.json: added_tokens[0].normalized: true is not read (only false is)");
+    EXPECT_EQ(error(tokenizerJson(bert, template_, R"("type": "WordPiece")", R"([{"id": 7, "content": "[MASK]"}])")),
+              "t.json: added_tokens[0]: token '[MASK]' is not model.vocab's id 7");
+    EXPECT_EQ(error(tokenizerJson(bert, template_, R"("type": "WordPiece", "max_input_chars_per_word": 0)")),
+              "t.json: model.max_input_chars_per_word: expected a whole number of at least 1, got 0");
+    // Ids are the tokens' places: one past the end, or given twice, is refused.
+    std::string gap = tokenizerJson(bert, template_);
+    gap.replace(gap.find("\"##c\": 28"), 9, "\"##c\": 29");
+    EXPECT_EQ(error(gap), "t.json: model.vocab: token '##c': id 29 outside 0 … 28 (ids are the tokens' places)");
+    EXPECT_EQ(error("[1, 2]"), "t.json: expected a tokenizer object with \"model\", got an array of 2 items");
+}
+
 }  // namespace
 }  // namespace attnviz::core

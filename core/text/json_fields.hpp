@@ -1,0 +1,64 @@
+// Reading the fields of a Hugging Face tokenizer.json, shared by its BPE reader
+// (tokenizer_json.cpp) and WordPiece's (wordpiece.cpp): a member present and not null, a flag, a
+// bounded string, a step's type, an id, and the one line that names a value attnviz does not read.
+// Nothing outside the text room includes it.
+#pragma once
+
+#include "core/base/error.hpp"
+#include "core/base/json_text.hpp"
+#include "core/text/byte_bpe_builder.hpp"
+#include "core/text/byte_bpe_impl.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <string>
+
+namespace attnviz::core::bpe {
+
+using nlohmann::json;
+
+inline const json* member(const json& object, const char* key) {
+    const auto it = object.find(key);
+    return it == object.end() || it->is_null() ? nullptr : &*it;
+}
+
+// `where: <value> is not read (<what is>)`.
+[[noreturn]] inline void notRead(const std::string& where, const json& value, const std::string& read) {
+    const std::string v = value.is_string() ? "\"" + clipText(value.get<std::string>(), 40) + "\"" : describeJson(value);
+    throw InputError(where, v + " is not read (" + read + ")");
+}
+
+// A field that would change the ids must be absent, null, or hold the value read.
+inline void requireField(const json& object, const char* key, const json& read, const std::string& where) {
+    const json* v = member(object, key);
+    if (v && *v != read) notRead(where + "." + key, *v, "only " + read.dump() + " is");
+}
+
+inline bool flag(const json& object, const char* key, bool otherwise, const std::string& where) {
+    const json* v = member(object, key);
+    if (!v) return otherwise;
+    if (!v->is_boolean()) throw InputError(where + "." + key, "expected true or false, got " + describeJson(*v));
+    return v->get<bool>();
+}
+
+inline const std::string& string(const json& object, const char* key, const std::string& where) {
+    const json* v = member(object, key);
+    if (!v || !v->is_string()) throw InputError(where + "." + key, "expected a string, got " + (v ? describeJson(*v) : "nothing"));
+    if (v->get_ref<const std::string&>().size() > kMaxTokenBytes)
+        throw InputError(where + "." + key, "longer than " + std::to_string(kMaxTokenBytes) + " bytes");
+    return v->get_ref<const std::string&>();
+}
+
+inline const std::string& typeOf(const json& step, const std::string& where) {
+    if (!step.is_object()) throw InputError(where, "expected an object with \"type\", got " + describeJson(step));
+    return string(step, "type", where);
+}
+
+inline long long integerId(const json& v, const std::string& where) {
+    if (v.is_number_unsigned() && v.get<std::uint64_t>() >= bpe::kMaxTokens) throw InputError(where, idRange(describeJson(v)));
+    if (v.is_number_integer()) return v.get<long long>();
+    throw InputError(where, "expected an integer id, got " + describeJson(v));
+}
+
+}  // namespace attnviz::core::bpe
