@@ -13,10 +13,24 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 namespace attnviz::core::bpe {
 
 using nlohmann::json;
+
+// A tokenizer.json's text as its top-level object: a syntax error in one line naming the line and
+// the column, anything but an object refused.
+inline json tokenizerObject(std::string_view text, const std::string& name) {
+    json j;
+    try {
+        j = parseJson(text, name);
+    } catch (const json::exception& e) {
+        malformedJson(text, name, e);
+    }
+    if (!j.is_object()) throw InputError(name, "expected a tokenizer object with \"model\", got " + describeJson(j));
+    return j;
+}
 
 inline const json* member(const json& object, const char* key) {
     const auto it = object.find(key);

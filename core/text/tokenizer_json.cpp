@@ -173,14 +173,8 @@ void readPostProcessor(const json& p, const std::string& where, ByteBpe::Impl& i
 ByteBpe ByteBpe::fromTokenizerJson(const std::string& path) { return fromTokenizerJsonText(bpe::readTokenizerFile(path), path); }
 
 ByteBpe ByteBpe::fromTokenizerJsonText(std::string_view text, const std::string& name) {
-    json j;
-    try {
-        j = parseJson(text, name);
-    } catch (const json::exception& e) {
-        bpe::malformedJson(text, name, e);
-    }
+    const json j = bpe::tokenizerObject(text, name);
     // 1. the model: BPE, with what HF's BPE reads that changes the ids
-    if (!j.is_object()) throw InputError(name, "expected a tokenizer object with \"model\", got " + describeJson(j));
     const json* model = member(j, "model");
     if (!model || !model->is_object()) throw InputError(name + ": model", "expected an object with \"vocab\" and \"merges\"");
     const json* type = member(*model, "type");

@@ -204,13 +204,7 @@ std::vector<std::pair<std::string, long long>> templatePieces(const json& list, 
 WordPiece WordPiece::fromTokenizerJson(const std::string& path) { return fromTokenizerJsonText(bpe::readTokenizerFile(path), path); }
 
 WordPiece WordPiece::fromTokenizerJsonText(std::string_view text, const std::string& name) {
-    json j;
-    try {
-        j = parseJson(text, name);
-    } catch (const json::exception& e) {
-        bpe::malformedJson(text, name, e);
-    }
-    if (!j.is_object()) throw InputError(name, "expected a tokenizer object with \"model\", got " + describeJson(j));
+    const json j = bpe::tokenizerObject(text, name);
     const json* model = member(j, "model");
     if (!model || !model->is_object()) throw InputError(name + ": model", "expected an object with \"vocab\"");
     if (const std::string& type = string(*model, "type", name + ": model"); type != "WordPiece")

@@ -19,8 +19,30 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace {
+
+// Runs `load` (a tokenizer's constructor) and reads TEXTS, NUL-separated (a NUL after the last is
+// optional), into `storage` and its `texts`; false, after one line on stderr, on an InputError.
+template <class Load>
+bool loadWithTexts(Load&& load, const char* path, std::string& storage, std::vector<std::string_view>& texts) {
+    try {
+        load();
+        storage = attnviz::core::readTextFile(path);
+    } catch (const attnviz::core::InputError& e) {
+        std::fprintf(stderr, "attnviz_bpe_encode: %s\n", e.message().c_str());
+        return false;
+    }
+    if (!storage.empty() && storage.back() == '\0') storage.pop_back();
+    for (std::size_t at = 0; at <= storage.size();) {
+        std::size_t end = storage.find('\0', at);
+        if (end == std::string::npos) end = storage.size();
+        texts.push_back(std::string_view(storage).substr(at, end - at));
+        at = end + 1;
+    }
+    return true;
+}
 
 // --wordpiece: one line of ids a text, and a second of its token types.
 int wordPiece(int argc, char** argv) {
@@ -33,22 +55,18 @@ int wordPiece(int argc, char** argv) {
     attnviz::core::WordPieceOptions options;
     options.lowercase = !cased;
     std::optional<WordPiece> tokenizer;
-    std::string texts;
-    try {
-        const std::string_view file = argv[2];
-        const bool json = file.size() >= 5 && file.substr(file.size() - 5) == ".json";
-        tokenizer.emplace(json ? WordPiece::fromTokenizerJson(argv[2]) : WordPiece::fromVocabTxt(argv[2], options));
-        texts = attnviz::core::readTextFile(argv[argc - 1]);
-    } catch (const attnviz::core::InputError& e) {
-        std::fprintf(stderr, "attnviz_bpe_encode: %s\n", e.message().c_str());
-        return 2;
-    }
-    if (!texts.empty() && texts.back() == '\0') texts.pop_back();
+    std::string storage;
+    std::vector<std::string_view> texts;
+    const bool loaded = loadWithTexts(
+        [&] {
+            const std::string_view file = argv[2];
+            const bool json = file.size() >= 5 && file.substr(file.size() - 5) == ".json";
+            tokenizer.emplace(json ? WordPiece::fromTokenizerJson(argv[2]) : WordPiece::fromVocabTxt(argv[2], options));
+        },
+        argv[argc - 1], storage, texts);
+    if (!loaded) return 2;
     std::string out;
-    for (std::size_t at = 0; at <= texts.size();) {
-        std::size_t end = texts.find('\0', at);
-        if (end == std::string::npos) end = texts.size();
-        const std::string_view text = std::string_view(texts).substr(at, end - at);
+    for (const std::string_view text : texts) {
         const std::size_t tab = text.find('\t');
         const WordPiece::Encoding e =
             tab == std::string_view::npos ? tokenizer->encode(text) : tokenizer->encode(text.substr(0, tab), text.substr(tab + 1));
@@ -56,7 +74,6 @@ int wordPiece(int argc, char** argv) {
         out += '\n';
         for (std::size_t i = 0; i < e.typeIds.size(); ++i) out += (i ? " " : "") + std::to_string(e.typeIds[i]);
         out += '\n';
-        at = end + 1;
     }
     std::cout << out;
     return 0;
@@ -74,21 +91,14 @@ int main(int argc, char** argv) {
         return 2;
     }
     std::optional<ByteBpe> bpe;
-    std::string texts;
-    try {
-        bpe.emplace(tokenizerJson ? ByteBpe::fromTokenizerJson(argv[2]) : ByteBpe::fromFiles(argv[1], argv[2]));
-        texts = attnviz::core::readTextFile(argv[argc - 1]);
-    } catch (const attnviz::core::InputError& e) {
-        std::fprintf(stderr, "attnviz_bpe_encode: %s\n", e.message().c_str());
+    std::string storage;
+    std::vector<std::string_view> texts;
+    if (!loadWithTexts([&] { bpe.emplace(tokenizerJson ? ByteBpe::fromTokenizerJson(argv[2]) : ByteBpe::fromFiles(argv[1], argv[2])); },
+                       argv[argc - 1], storage, texts))
         return 2;
-    }
-    if (!texts.empty() && texts.back() == '\0') texts.pop_back();
     std::string out;
-    std::size_t number = 0;
-    for (std::size_t at = 0; at <= texts.size(); ++number) {
-        std::size_t end = texts.find('\0', at);
-        if (end == std::string::npos) end = texts.size();
-        const std::string_view text = std::string_view(texts).substr(at, end - at);
+    for (std::size_t number = 0; number < texts.size(); ++number) {
+        const std::string_view text = texts[number];
         const std::vector<int> ids = bpe->encode(text);
         std::vector<int> body = ids;
         if (const auto bos = bpe->bosId(); bos && !body.empty() && body.front() == *bos) body.erase(body.begin());
@@ -104,7 +114,6 @@ int main(int argc, char** argv) {
             for (const char c : back) out += kHex[static_cast<unsigned char>(c) >> 4], out += kHex[static_cast<unsigned char>(c) & 15];
             out += '\n';
         }
-        at = end + 1;
     }
     std::cout << out;
     return 0;
