@@ -118,7 +118,7 @@ void HeatmapTexture::upload(const TexelsView& source, const Colouring& colouring
     m_colouring = colouring;
     // Auto's choice reads the texels once here, on upload (the cache uploads once per version):
     // a long map's quantile is never taken per frame
-    m_choice = core::chooseScale(colouring.scale, m.texels, count, colouring.keys);
+    m_choice = core::chooseScale(colouring.scale, m.texels, count, colouring.keys, colouring.clipQuantile);
     m_scale = m_choice.resolved;
     if (!glReady()) return;
     m_rgba.resize(count);

@@ -57,7 +57,8 @@ struct Colouring {
     float lo = 0.0f, hi = 1.0f;
     core::ColourScale scale = core::ColourScale::Fixed;
     float logFloor = 0.01f;
-    long long keys = 0;  // the map's keys, for Auto's floor (core::chooseScale); 0: not one map's weights
+    long long keys = 0;         // the map's keys, for Auto's floor (core::chooseScale); 0: not one map's weights
+    float clipQuantile = 0.0f;  // Auto's quantile read from the map's reference texels; 0: from those uploaded
     bool operator==(const Colouring&) const = default;
 };
 

@@ -16,6 +16,14 @@ namespace attnviz::app {
 
 namespace {
 
+// A map read from the pass, coloured with Auto's quantile read from its reference texels: the same
+// top of the bar whatever the pooling the window's size asks for.
+gfx::Colouring shownMapColouring(const AppState& s, const ShownMap& shown) {
+    gfx::Colouring colouring = weightColouring(s);
+    colouring.clipQuantile = shown.map.referenceQuantile;
+    return colouring;
+}
+
 // The tokens are quoted at half a tooltip each: the numbers after them always show.
 std::string cellTooltip(const AppState& s, const core::Settings& mask, int head, int i, int j, float weight, bool rollout) {
     constexpr std::size_t kQuote = widgets::kTooltipGlyphs / 2;
@@ -77,8 +85,8 @@ void drawLayerPreview(PanelContext& ctx, const char* title, std::string_view id,
     }
     const gfx::TextureStamp stamp{reinterpret_cast<std::uintptr_t>(&run), layer * run.headCount() + head, factor, t, t};
     const gfx::HeatmapTexture& tex =
-        shown ? ctx.textures.get("heat-layer-preview", gfx::TextureStamp{shown->version, -4, shown->map.factor}, weightColouring(s),
-                                 gfx::pooledView(shown->map.maxima, t, t, shown->map.factor))
+        shown ? ctx.textures.get("heat-layer-preview", gfx::TextureStamp{shown->version, -4, shown->map.factor},
+                                 shownMapColouring(s, *shown), gfx::pooledView(shown->map.maxima, t, t, shown->map.factor))
               : ctx.textures.get("heat-layer-preview", stamp, weightColouring(s), [&] {
                     return gfx::texelsOf(core::runMaps(run, pass.checkpoint->config()).weights(layer, head), settings, factor);
                 });
@@ -313,7 +321,7 @@ void HeatmapPanel::draw(PanelContext& ctx) {
     const gfx::HeatmapTexture& tex =
         flow       ? ctx.textures.get("heat-rollout", gfx::TextureStamp{s.rollout.version, -3, headPooling(cell)}, weightColouring(s),
                                       [&] { return gfx::texelsOf(*flow, mask, headPooling(cell)); })
-        : fromPass ? ctx.textures.get("heat-pass", gfx::TextureStamp{shown->version, head, shown->map.factor}, weightColouring(s),
+        : fromPass ? ctx.textures.get("heat-pass", gfx::TextureStamp{shown->version, head, shown->map.factor}, shownMapColouring(s, *shown),
                                       gfx::pooledView(shown->map.maxima, tq, tk, shown->map.factor))
                    : headWeightsTexture(ctx, "heat", head, cell);
     // the next softmax of the shown head pools its texels for this map (the next map made from the

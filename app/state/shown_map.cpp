@@ -2,6 +2,7 @@
 
 #include "app/state/head_summary.hpp"
 #include "app/state/source.hpp"
+#include "core/attention/colormap.hpp"
 
 #include <algorithm>
 #include <new>
@@ -31,7 +32,8 @@ void ShownMapJob::start(const ShownMapKey& key, core::AttentionMaps maps, std::s
                                   .firstRow = key.firstRow,
                                   .rows = key.rows,
                                   .firstCol = key.firstCol,
-                                  .cols = key.cols});
+                                  .cols = key.cols,
+                                  .referenceFactor = core::scaleReferenceFactor(maps.queries, maps.keys)});
         } catch (const core::Cancelled&) {
             return;  // stopped: nothing to report
         } catch (const std::bad_alloc&) {

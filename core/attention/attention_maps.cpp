@@ -1,8 +1,12 @@
 #include "core/attention/attention_maps.hpp"
 
+#include "core/attention/colormap.hpp"
+
 #include <algorithm>
 #include <atomic>
 #include <exception>
+#include <numeric>
+#include <optional>
 #include <stdexcept>
 #include <unordered_map>
 
@@ -209,14 +213,22 @@ namespace {
 constexpr Eigen::Index kTileBandRows = 512;
 
 // A map made a tile at a time, pooled as it comes.
+// Tiles to a pooler, and to a second one (the reference factor's) when there is one.
 class PoolerSink final : public TileSink {
 public:
-    explicit PoolerSink(BlockPooler& pooler) : m_pooler(pooler) {}
-    void tile(const MatRef& w, const MatRef*, Eigen::Index r0, Eigen::Index c0) override { m_pooler.addTile(w, r0, c0); }
-    void rowsDone(Eigen::Index r0, Eigen::Index n) override { m_pooler.finishRows(r0, n); }
+    PoolerSink(BlockPooler& pooler, BlockPooler* reference) : m_pooler(pooler), m_reference(reference) {}
+    void tile(const MatRef& w, const MatRef*, Eigen::Index r0, Eigen::Index c0) override {
+        m_pooler.addTile(w, r0, c0);
+        if (m_reference) m_reference->addTile(w, r0, c0);
+    }
+    void rowsDone(Eigen::Index r0, Eigen::Index n) override {
+        m_pooler.finishRows(r0, n);
+        if (m_reference) m_reference->finishRows(r0, n);
+    }
 
 private:
     BlockPooler& m_pooler;
+    BlockPooler* m_reference;
 };
 
 }  // namespace
@@ -248,8 +260,17 @@ PooledMap poolMap(const AttentionMaps& maps, int layer, int head, const PoolMapO
     // head's map made a tile at a time holds no band's rows: its bands are as long as keep every
     // thread busy (each packs the keys its rows read once).
     const bool tiles = maps.tiles && head >= 0 && !options.keyScales;
-    Eigen::Index band = maps.blockRows(options.blockFloats, out.factor);
-    if (tiles) band = std::max(band, (kTileBandRows + out.factor - 1) / out.factor * out.factor);
+    // the reference's blocks: the whole map's, every band a whole number of them too
+    const bool whole = out.cellRows == maps.queries && out.cellCols == maps.keys;
+    const int reference = whole && options.referenceFactor > 0 ? options.referenceFactor : 0;
+    const int multiple = reference > 0 ? std::lcm(out.factor, reference) : out.factor;
+    Eigen::Index band = maps.blockRows(options.blockFloats, multiple);
+    if (tiles) band = std::max(band, (kTileBandRows + multiple - 1) / multiple * multiple);
+    if (reference > 0) {
+        out.referenceFactor = reference;
+        out.referenceMaxima.assign(static_cast<std::size_t>(pooledSize(maps.queries, reference) * pooledSize(maps.keys, reference)),
+                                   kMaskedTexel);
+    }
     const Eigen::Index bands = (out.cellRows + band - 1) / band;
     expect(options.progress, static_cast<std::uint64_t>(bands));
     std::atomic<bool> stopped{false};
@@ -263,17 +284,26 @@ PooledMap poolMap(const AttentionMaps& maps, int layer, int head, const PoolMapO
             try {
                 const Eigen::Index r0 = out.firstRow + b * band, n = std::min(band, out.firstRow + out.cellRows - r0);
                 BlockPooler pooler(maps.queries, maps.keys, settings, out.factor, r0, n, out.firstCol, out.cellCols);
+                std::optional<BlockPooler> ref;
+                if (reference > 0) ref.emplace(maps.queries, maps.keys, settings, reference, r0, n);
+                const auto add = [&](const MatRef& rows) {
+                    pooler.add(rows, r0);
+                    if (ref) ref->add(rows, r0);
+                };
                 if (tiles) {
-                    PoolerSink sink(pooler);
+                    PoolerSink sink(pooler, ref ? &*ref : nullptr);
                     maps.tiles(layer, head, r0, n, out.firstCol, out.firstCol + out.cellCols, sink);
-                } else if (head < 0) pooler.add(meanRows(maps, layer, r0, n, options.mean, scratch, options.keyScales), r0);
+                } else if (head < 0) add(meanRows(maps, layer, r0, n, options.mean, scratch, options.keyScales));
                 else if (options.keyScales)
-                    pooler.add(
-                        maps.rowBlock(layer, head, r0, n, scratch) * (*options.keyScales)[static_cast<std::size_t>(head)].asDiagonal(), r0);
-                else pooler.add(maps.rowBlock(layer, head, r0, n, scratch), r0);
+                    add(maps.rowBlock(layer, head, r0, n, scratch) * (*options.keyScales)[static_cast<std::size_t>(head)].asDiagonal());
+                else add(maps.rowBlock(layer, head, r0, n, scratch));
                 const auto at = static_cast<std::ptrdiff_t>(((r0 - out.firstRow) / out.factor) * out.cols);
                 std::copy(pooler.means().begin(), pooler.means().end(), out.means.begin() + at);
                 std::copy(pooler.maxima().begin(), pooler.maxima().end(), out.maxima.begin() + at);
+                if (ref)
+                    std::copy(
+                        ref->maxima().begin(), ref->maxima().end(),
+                        out.referenceMaxima.begin() + static_cast<std::ptrdiff_t>((r0 / reference) * pooledSize(maps.keys, reference)));
                 advance(options.progress, 1);  // Cancelled once asked to stop
             } catch (const Cancelled&) {
                 stopped = true;
@@ -286,6 +316,7 @@ PooledMap poolMap(const AttentionMaps& maps, int layer, int head, const PoolMapO
     }
     if (failure) std::rethrow_exception(failure);
     if (stopped) throw Cancelled{};
+    if (reference > 0) out.referenceQuantile = readableQuantile(out.referenceMaxima.data(), out.referenceMaxima.size(), kAutoClipQuantile);
     return out;
 }
 

@@ -154,6 +154,12 @@ struct PooledMap {
     Eigen::Index cellRows = 0, cellCols = 0;  // the cells pooled: the region's, or the map's
     Eigen::Index rows = 0, cols = 0;          // texels: ⌈cellRows/factor⌉ × ⌈cellCols/factor⌉
     std::vector<float> means, maxima;         // [rows × cols] each, row-major; kMaskedTexel where masked
+    // With PoolMapOptions::referenceFactor (the whole map): its block maxima at that factor, made
+    // from the same tiles, [⌈queries/r⌉ × ⌈keys/r⌉]; what Auto's colour scale reads its quantile
+    // from whatever factor the screen pools the map by (core::scaleReferenceFactor).
+    int referenceFactor = 0;
+    std::vector<float> referenceMaxima;
+    float referenceQuantile = 0.0f;  // their kAutoClipQuantile quantile (readableQuantile); 0 without them
 };
 struct PoolMapOptions {
     int factor = 1;
@@ -167,6 +173,8 @@ struct PoolMapOptions {
     // is pooled (value-weighted maps: α_ij ‖v_j W_O‖); the mean over heads is then the plain mean
     // of the scaled maps (`mean` is not read). Null: the maps as they are.
     const std::vector<RowVec>* keyScales = nullptr;
+    // > 0, for the whole map only: its block maxima at this factor too (PooledMap::referenceMaxima).
+    int referenceFactor = 0;
 };
 PooledMap poolMap(const AttentionMaps& maps, int layer, int head, const PoolMapOptions& options);
 // The least factor that pools the longer of the map's sides to at most `texels`.

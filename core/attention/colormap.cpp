@@ -169,7 +169,12 @@ double shareAbove(const float* values, std::size_t n, float top) {
     return readable == 0 ? 0.0 : static_cast<double>(above) / static_cast<double>(readable);
 }
 
-ScaleChoice chooseScale(ColourScale scale, const float* values, std::size_t n, long long keys) {
+int scaleReferenceFactor(long long queries, long long keys) {
+    const long long longest = std::max({1LL, queries, keys});
+    return static_cast<int>((longest + kScaleReferenceTexels - 1) / kScaleReferenceTexels);
+}
+
+ScaleChoice chooseScale(ColourScale scale, const float* values, std::size_t n, long long keys, float given) {
     ScaleChoice choice;
     std::size_t readable = 0;
     for (std::size_t i = 0; i < n; ++i)
@@ -182,7 +187,7 @@ ScaleChoice chooseScale(ColourScale scale, const float* values, std::size_t n, l
     if (scale != ColourScale::Auto || readable < kAutoClipFrom) return choice;
     // a long map: the bar tops at the quantile when the weights below it are far below 1, whatever
     // the few largest are (sharp rows, or a single outlier under a stretch to the largest)
-    const float quantile = readableQuantile(values, n, kAutoClipQuantile);
+    const float quantile = given > 0.0f ? given : readableQuantile(values, n, kAutoClipQuantile);
     if (!(quantile > 0.0f) || quantile >= kAutoStretchBelow || quantile >= choice.largest) return choice;
     if (keys > 0 && static_cast<double>(quantile) * static_cast<double>(keys) < 1.0) return choice;  // a sharp map
     choice.resolved = ColourScale::Stretch;

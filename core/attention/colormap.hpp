@@ -111,7 +111,14 @@ struct ScaleChoice {
     double clipped = 0.0;
 };
 // keys: the map's keys T (the texels may be blocks of them); 0 when the values are not one map's.
-ScaleChoice chooseScale(ColourScale scale, const float* values, std::size_t n, long long keys);
+// quantile > 0: Auto's quantile as read elsewhere (the map's block maxima at its reference factor,
+// scaleReferenceFactor), in place of the values' own: texels pooled for a screen then top the bar
+// at the same weight whatever the window's size; the clipped share is still the values'.
+ScaleChoice chooseScale(ColourScale scale, const float* values, std::size_t n, long long keys, float quantile = 0.0f);
+// The block size Auto's quantile of a long map is read at: the least that pools its longer side to
+// at most kScaleReferenceTexels (1024) texels.
+inline constexpr long long kScaleReferenceTexels = 1024;
+int scaleReferenceFactor(long long queries, long long keys);
 // "top 0.8 % of weights clipped at 0.043" for a clipping choice; "" otherwise.
 std::string clipCaption(const ScaleChoice& choice);
 // The log scale's floor for a map of `keys` columns: the decade at or below 0.1 / keys, at most

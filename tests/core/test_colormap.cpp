@@ -179,6 +179,15 @@ TEST(ColourScale, AutoClipsALongMapAtItsNinetyNinthPercentileByHand) {
     EXPECT_EQ(s.clipped, 0.0);
     EXPECT_EQ(clipCaption(s), "");
     EXPECT_EQ(chooseScale(ColourScale::Fixed, v.data(), v.size(), 100).resolved, ColourScale::Fixed);
+    // A quantile read elsewhere (the map's reference texels) tops the bar in place of the values'
+    // own; the clipped share is still the values': 0.9 × 50 and 0.02 × 100 of 10,000.
+    const ScaleChoice given = chooseScale(ColourScale::Auto, v.data(), v.size(), 100, 0.015f);
+    EXPECT_EQ(given.resolved, ColourScale::Stretch);
+    EXPECT_FLOAT_EQ(given.top, 0.015f);
+    EXPECT_DOUBLE_EQ(given.clipped, 150.0 / 10000.0);
+    EXPECT_EQ(scaleReferenceFactor(77, 77), 1);
+    EXPECT_EQ(scaleReferenceFactor(32768, 32768), 32);
+    EXPECT_EQ(scaleReferenceFactor(1025, 3), 2);
 }
 
 TEST(ColourScale, AutoKeepsShortMapsAndBroadMapsAsBefore) {

@@ -2,6 +2,7 @@
 // a time: the statistics, thumbnails and profiles of a pass that keeps no maps equal the kept pass's, the
 // thumbnails pooled from blocks equal poolBlocks' of the whole map under every mask, and a sweep
 // stops when asked.
+#include "core/attention/colormap.hpp"
 #include "core/attention/head_stats.hpp"
 #include "core/base/prng.hpp"
 #include "core/models/decoder/decoder.hpp"
@@ -185,11 +186,28 @@ TEST_F(HeadSweepTest, OneMapPooledByBandsOnEveryThreadIsTheWholeMapsPooling) {
                 expectSameTexels(got.means, means);
                 expectSameTexels(got.maxima, maxima);
                 expectSameTexels(poolMap(whole, 1, head, options).means, means);  // kept maps, read in place
+                // The reference factor's block maxima made from the same tiles, in bands of both factors'
+                // multiples (5 and 3 or 8), whatever the screen's factor; the screen's texels unchanged.
+                PoolMapOptions withReference = options;
+                withReference.progress = nullptr;
+                withReference.referenceFactor = 5;
+                const PooledMap referenced = poolMap(made, 1, head, withReference);
+                std::vector<float> referenceMaxima;
+                poolBlocks(want, whole.layerSettings(1), 5, BlockPooling::Max, referenceMaxima);
+                EXPECT_EQ(referenced.referenceFactor, 5);
+                expectSameTexels(referenced.referenceMaxima, referenceMaxima);
+                expectSameTexels(referenced.maxima, maxima);
+                EXPECT_EQ(referenced.referenceQuantile,
+                          readableQuantile(referenceMaxima.data(), referenceMaxima.size(), kAutoClipQuantile));
+                expectSameTexels(poolMap(whole, 1, head, withReference).referenceMaxima, referenceMaxima);
                 // A region (a zoomed view's): its texels are the whole map's there, its rows alone made.
                 PoolMapOptions part = options;
                 part.progress = nullptr;
                 part.firstRow = 31, part.rows = 72 - 31, part.firstCol = 13, part.cols = 48 - 13;  // starts rounded down to a block
+                part.referenceFactor = 5;                                                          // a region has none
                 const PooledMap region = poolMap(made, 1, head, part);
+                EXPECT_TRUE(region.referenceMaxima.empty());
+                EXPECT_EQ(region.referenceQuantile, 0.0f);
                 const Eigen::Index r0 = 31 / factor * factor, c0 = 13 / factor * factor;
                 EXPECT_EQ(region.firstRow, r0);
                 EXPECT_EQ(region.firstCol, c0);
