@@ -284,8 +284,8 @@ PooledMap poolMap(const AttentionMaps& maps, int layer, int head, const PoolMapO
             try {
                 const Eigen::Index r0 = out.firstRow + b * band, n = std::min(band, out.firstRow + out.cellRows - r0);
                 BlockPooler pooler(maps.queries, maps.keys, settings, out.factor, r0, n, out.firstCol, out.cellCols);
-                std::optional<BlockPooler> ref;
-                if (reference > 0) ref.emplace(maps.queries, maps.keys, settings, reference, r0, n);
+                std::optional<BlockPooler> ref;  // at the screen's factor the screen's maxima are the reference's
+                if (reference > 0 && reference != out.factor) ref.emplace(maps.queries, maps.keys, settings, reference, r0, n);
                 const auto add = [&](const MatRef& rows) {
                     pooler.add(rows, r0);
                     if (ref) ref->add(rows, r0);
@@ -316,6 +316,7 @@ PooledMap poolMap(const AttentionMaps& maps, int layer, int head, const PoolMapO
     }
     if (failure) std::rethrow_exception(failure);
     if (stopped) throw Cancelled{};
+    if (reference > 0 && reference == out.factor) out.referenceMaxima = out.maxima;
     if (reference > 0) out.referenceQuantile = readableQuantile(out.referenceMaxima.data(), out.referenceMaxima.size(), kAutoClipQuantile);
     return out;
 }

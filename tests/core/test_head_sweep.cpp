@@ -200,6 +200,8 @@ TEST_F(HeadSweepTest, OneMapPooledByBandsOnEveryThreadIsTheWholeMapsPooling) {
                 EXPECT_EQ(referenced.referenceQuantile,
                           readableQuantile(referenceMaxima.data(), referenceMaxima.size(), kAutoClipQuantile));
                 expectSameTexels(poolMap(whole, 1, head, withReference).referenceMaxima, referenceMaxima);
+                withReference.referenceFactor = factor;  // the screen's own factor: its maxima
+                expectSameTexels(poolMap(made, 1, head, withReference).referenceMaxima, maxima);
                 // A region (a zoomed view's): its texels are the whole map's there, its rows alone made.
                 PoolMapOptions part = options;
                 part.progress = nullptr;
