@@ -212,23 +212,33 @@ namespace {
 // The rows of a band of poolMap when the map is made a tile at a time.
 constexpr Eigen::Index kTileBandRows = 512;
 
+// One band's poolers: the screen's factor, and the reference factor's beside it when there is
+// one, each handed the same rows or tiles.
+struct BandPoolers {
+    BlockPooler screen;
+    std::optional<BlockPooler> reference;
+
+    void add(const MatRef& rows, Eigen::Index r0) {
+        screen.add(rows, r0);
+        if (reference) reference->add(rows, r0);
+    }
+};
+
 // A map made a tile at a time, pooled as it comes.
-// Tiles to a pooler, and to a second one (the reference factor's) when there is one.
 class PoolerSink final : public TileSink {
 public:
-    PoolerSink(BlockPooler& pooler, BlockPooler* reference) : m_pooler(pooler), m_reference(reference) {}
+    explicit PoolerSink(BandPoolers& poolers) : m_poolers(poolers) {}
     void tile(const MatRef& w, const MatRef*, Eigen::Index r0, Eigen::Index c0) override {
-        m_pooler.addTile(w, r0, c0);
-        if (m_reference) m_reference->addTile(w, r0, c0);
+        m_poolers.screen.addTile(w, r0, c0);
+        if (m_poolers.reference) m_poolers.reference->addTile(w, r0, c0);
     }
     void rowsDone(Eigen::Index r0, Eigen::Index n) override {
-        m_pooler.finishRows(r0, n);
-        if (m_reference) m_reference->finishRows(r0, n);
+        m_poolers.screen.finishRows(r0, n);
+        if (m_poolers.reference) m_poolers.reference->finishRows(r0, n);
     }
 
 private:
-    BlockPooler& m_pooler;
-    BlockPooler* m_reference;
+    BandPoolers& m_poolers;
 };
 
 }  // namespace
@@ -283,24 +293,23 @@ PooledMap poolMap(const AttentionMaps& maps, int layer, int head, const PoolMapO
             if (stopped) continue;
             try {
                 const Eigen::Index r0 = out.firstRow + b * band, n = std::min(band, out.firstRow + out.cellRows - r0);
-                BlockPooler pooler(maps.queries, maps.keys, settings, out.factor, r0, n, out.firstCol, out.cellCols);
-                std::optional<BlockPooler> ref;  // at the screen's factor the screen's maxima are the reference's
-                if (reference > 0 && reference != out.factor) ref.emplace(maps.queries, maps.keys, settings, reference, r0, n);
-                const auto add = [&](const MatRef& rows) {
-                    pooler.add(rows, r0);
-                    if (ref) ref->add(rows, r0);
-                };
+                BandPoolers poolers{BlockPooler(maps.queries, maps.keys, settings, out.factor, r0, n, out.firstCol, out.cellCols), {}};
+                // at the screen's factor the screen's maxima are the reference's
+                if (reference > 0 && reference != out.factor)
+                    poolers.reference.emplace(maps.queries, maps.keys, settings, reference, r0, n);
                 if (tiles) {
-                    PoolerSink sink(pooler, ref ? &*ref : nullptr);
+                    PoolerSink sink(poolers);
                     maps.tiles(layer, head, r0, n, out.firstCol, out.firstCol + out.cellCols, sink);
-                } else if (head < 0) add(meanRows(maps, layer, r0, n, options.mean, scratch, options.keyScales));
+                } else if (head < 0) poolers.add(meanRows(maps, layer, r0, n, options.mean, scratch, options.keyScales), r0);
                 else if (options.keyScales)
-                    add(maps.rowBlock(layer, head, r0, n, scratch) * (*options.keyScales)[static_cast<std::size_t>(head)].asDiagonal());
-                else add(maps.rowBlock(layer, head, r0, n, scratch));
+                    poolers.add(
+                        maps.rowBlock(layer, head, r0, n, scratch) * (*options.keyScales)[static_cast<std::size_t>(head)].asDiagonal(), r0);
+                else poolers.add(maps.rowBlock(layer, head, r0, n, scratch), r0);
+                const BlockPooler& pooler = poolers.screen;
                 const auto at = static_cast<std::ptrdiff_t>(((r0 - out.firstRow) / out.factor) * out.cols);
                 std::copy(pooler.means().begin(), pooler.means().end(), out.means.begin() + at);
                 std::copy(pooler.maxima().begin(), pooler.maxima().end(), out.maxima.begin() + at);
-                if (ref)
+                if (const std::optional<BlockPooler>& ref = poolers.reference)
                     std::copy(
                         ref->maxima().begin(), ref->maxima().end(),
                         out.referenceMaxima.begin() + static_cast<std::ptrdiff_t>((r0 / reference) * pooledSize(maps.keys, reference)));
