@@ -75,4 +75,22 @@ inline long long integerId(const json& v, const std::string& where) {
     throw InputError(where, "expected an integer id, got " + describeJson(v));
 }
 
+// Each entry of a tokenizer.json's "added_tokens" list, if it has one: f(entry, its content, its
+// id, where it is for messages), after the entry is checked to be an object with a string
+// "content" and an integer "id".
+template <class F>
+void eachAddedToken(const json& tokenizer, const std::string& name, F&& f) {
+    const json* list = member(tokenizer, "added_tokens");
+    if (!list) return;
+    if (!list->is_array()) throw InputError(name + ": added_tokens", "expected a list, got " + describeJson(*list));
+    for (std::size_t i = 0; i < list->size(); ++i) {
+        const std::string where = name + ": added_tokens[" + std::to_string(i) + "]";
+        const json& t = (*list)[i];
+        const json* content = t.is_object() ? member(t, "content") : nullptr;
+        if (!content || !content->is_string() || !t.contains("id"))
+            throw InputError(where, "expected an object with \"id\" and \"content\", got " + describeJson(t));
+        f(t, content->get_ref<const std::string&>(), integerId(t.at("id"), where + ".id"), where);
+    }
+}
+
 }  // namespace attnviz::core::bpe

@@ -211,31 +211,22 @@ ByteBpe ByteBpe::fromTokenizerJsonText(std::string_view text, const std::string&
     for (const auto& [token, id] : vocab->items())
         builder.addToken(token, integerId(id, name + ": model.vocab: token " + shown(token)), name + ": model.vocab");
     std::vector<std::tuple<bpe::AddedToken, bool, std::string>> added;  // token, special, where
-    if (const json* list = member(j, "added_tokens")) {
-        if (!list->is_array()) throw InputError(name + ": added_tokens", "expected a list, got " + describeJson(*list));
-        for (std::size_t i = 0; i < list->size(); ++i) {
-            const std::string where = name + ": added_tokens[" + std::to_string(i) + "]";
-            const json& t = (*list)[i];
-            const json* content = t.is_object() ? member(t, "content") : nullptr;
-            if (!content || !content->is_string() || !t.contains("id"))
-                throw InputError(where, "expected an object with \"id\" and \"content\", got " + describeJson(t));
-            bpe::AddedToken a{content->get<std::string>(), 0, flag(t, "lstrip", false, where), flag(t, "rstrip", false, where),
-                              flag(t, "single_word", false, where)};
-            const long long id = integerId(t.at("id"), where + ".id");
-            const bool special = flag(t, "special", false, where);
-            if (flag(t, "normalized", false, where) && !impl.normalizer.empty())
-                notRead(where + ".normalized", json(true),
-                        "an added token is matched in the text as written; with a normalizer, "
-                        "only false is");
-            const auto known = impl.ids.find(a.text);
-            if (known == impl.ids.end()) builder.addToken(a.text, id, where);
-            else if (known->second != id)
-                throw InputError(where, "token " + shown(a.text) + " has the id " + std::to_string(known->second) +
-                                            " in model.vocab, not " + std::to_string(id));
-            a.id = static_cast<int>(id);
-            added.emplace_back(std::move(a), special, where);
-        }
-    }
+    bpe::eachAddedToken(j, name, [&](const json& t, const std::string& content, long long id, const std::string& where) {
+        bpe::AddedToken a{content, 0, flag(t, "lstrip", false, where), flag(t, "rstrip", false, where),
+                          flag(t, "single_word", false, where)};
+        const bool special = flag(t, "special", false, where);
+        if (flag(t, "normalized", false, where) && !impl.normalizer.empty())
+            notRead(where + ".normalized", json(true),
+                    "an added token is matched in the text as written; with a normalizer, "
+                    "only false is");
+        const auto known = impl.ids.find(a.text);
+        if (known == impl.ids.end()) builder.addToken(a.text, id, where);
+        else if (known->second != id)
+            throw InputError(where, "token " + shown(a.text) + " has the id " + std::to_string(known->second) + " in model.vocab, not " +
+                                        std::to_string(id));
+        a.id = static_cast<int>(id);
+        added.emplace_back(std::move(a), special, where);
+    });
     builder.finishVocabulary(byteFallback);
 
     // 4. the merges: "left right" strings, or [left, right] pairs (whose symbols may hold spaces)

@@ -258,25 +258,19 @@ WordPiece WordPiece::fromTokenizerJsonText(std::string_view text, const std::str
     const std::optional<int> unkId = w.idOf(unk);
     if (!unkId) throw InputError(name + ": model.unk_token", shown(unk) + " is not in model.vocab");
     w.m_unk = *unkId;
+    // A token the file names by its id: the vocabulary's own id for it.
+    const auto requireId = [&](const std::string& token, long long id, const std::string& where) {
+        const std::optional<int> known = w.idOf(token);
+        if (!known || *known != id) throw InputError(where, "token " + shown(token) + " is not model.vocab's id " + std::to_string(id));
+    };
     // 4. the added tokens, matched in the text as written
-    if (const json* list = member(j, "added_tokens")) {
-        if (!list->is_array()) throw InputError(name + ": added_tokens", "expected a list, got " + describeJson(*list));
-        for (std::size_t i = 0; i < list->size(); ++i) {
-            const std::string where = name + ": added_tokens[" + std::to_string(i) + "]";
-            const json& t = (*list)[i];
-            if (!t.is_object() || !t.contains("id"))
-                throw InputError(where, "expected an object with \"id\" and \"content\", got " + describeJson(t));
-            const std::string& content = string(t, "content", where);
-            const long long id = integerId(t.at("id"), where + ".id");
-            if (content.empty()) throw InputError(where + ".content", "an empty token");
-            for (const char* key : {"lstrip", "rstrip", "single_word", "normalized"})
-                if (flag(t, key, false, where)) notRead(where + "." + key, json(true), "only false is");
-            const std::optional<int> known = w.idOf(content);
-            if (!known || *known != id)
-                throw InputError(where, "token " + shown(content) + " is not model.vocab's id " + std::to_string(id));
-            w.m_specials.emplace_back(content, static_cast<int>(id));
-        }
-    }
+    bpe::eachAddedToken(j, name, [&](const json& t, const std::string& content, long long id, const std::string& where) {
+        if (content.empty()) throw InputError(where + ".content", "an empty token");
+        for (const char* key : {"lstrip", "rstrip", "single_word", "normalized"})
+            if (flag(t, key, false, where)) notRead(where + "." + key, json(true), "only false is");
+        requireId(content, id, where);
+        w.m_specials.emplace_back(content, static_cast<int>(id));
+    });
     w.sortSpecials();
     // 5. the template: [CLS] A [SEP], [CLS] A [SEP] B [SEP] with B's part of type 1
     const json* post = member(j, "post_processor");
@@ -290,9 +284,7 @@ WordPiece WordPiece::fromTokenizerJsonText(std::string_view text, const std::str
             if (!v || !v->is_array() || v->size() != 2 || !(*v)[0].is_string())
                 throw InputError(where + "." + key, "expected [\"token\", id], got " + (v ? describeJson(*v) : "nothing"));
             token = (*v)[0].get<std::string>();
-            const long long id = integerId((*v)[1], where + "." + key);
-            if (w.idOf(token) != std::optional<int>(static_cast<int>(id)))
-                throw InputError(where + "." + key, "token " + shown(token) + " is not model.vocab's id " + std::to_string(id));
+            requireId(token, integerId((*v)[1], where + "." + key), where + "." + key);
         };
         pairOf("cls", cls);
         pairOf("sep", sep);
@@ -315,9 +307,7 @@ WordPiece WordPiece::fromTokenizerJsonText(std::string_view text, const std::str
             const json* ids = entry && entry->is_object() ? member(*entry, "ids") : nullptr;
             if (!ids || !ids->is_array() || ids->size() != 1)
                 throw InputError(where + ".special_tokens", "expected " + shown(token) + " with one id");
-            const long long id = integerId((*ids)[0], where + ".special_tokens: " + shown(token));
-            if (w.idOf(token) != std::optional<int>(static_cast<int>(id)))
-                throw InputError(where + ".special_tokens", "token " + shown(token) + " is not model.vocab's id " + std::to_string(id));
+            requireId(token, integerId((*ids)[0], where + ".special_tokens: " + shown(token)), where + ".special_tokens");
         }
     } else {
         notRead(where + ".type", json(type), "only BERT's template, \"TemplateProcessing\" or \"BertProcessing\", is");
