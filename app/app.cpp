@@ -602,7 +602,7 @@ void App::dialogs() {
         m_actions.emit(action::LoadScenario{core::loadScenarioFile(m_drafts.openPath), "", m_drafts.openPath, true});
     });
     pathDialog("Open model",
-               "A Hugging Face model folder: GPT-2, Llama, Mistral, Qwen2 or Qwen3 (config.json, model.safetensors, the tokenizer):",
+               "A Hugging Face model folder: GPT-2, Llama, Mistral, Qwen2, Qwen3 or BERT (config.json, model.safetensors, the tokenizer):",
                "Open", m_drafts.modelPath, [&] {
                    // The files are looked for now (a wrong folder keeps the dialog open); they
                    // are read on a worker thread. The sentence on screen stays: the model reads it.

@@ -185,7 +185,8 @@ void applyOverrides(const Flags& f, const CLI::App& app, core::Scenario& s) {
         m.name = core::modelFolderName(f.model);
         m.model = core::modelFolder(f.model);
         m.sentence = s.sentence ? s.sentence : std::optional<std::string>(core::kDefaultSentence);
-        m.causal = given("--causal") ? f.causal : true;
+        m.causal = given("--causal") ? f.causal : true;  // the state takes the model's own unless given
+        m.causalGiven = given("--causal");
         m.temperature = s.temperature;
         m.scaled = s.scaled;
         m.swaps = s.swaps;

@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace attnviz::tinygpt2 {
@@ -115,15 +116,20 @@ inline std::string safetensors(const std::map<std::string, StoredTensor>& tensor
     return out + text + data;
 }
 
+// A tensor of `shape` whose values are offset + scale · N(0, 1), drawn from rng in order.
+inline StoredTensor randomTensor(Prng& rng, std::vector<std::int64_t> shape, double scale, double offset = 0) {
+    StoredTensor t;
+    t.shape = std::move(shape);
+    std::int64_t n = 1;
+    for (auto s : t.shape) n *= s;
+    for (std::int64_t i = 0; i < n; ++i) t.values.push_back(static_cast<float>(offset + scale * rng.normal()));
+    return t;
+}
+
 inline std::map<std::string, StoredTensor> weights(std::uint64_t seed) {
     Prng rng(seed);
     const auto make = [&](std::vector<std::int64_t> shape, double scale, double offset = 0) {
-        StoredTensor t;
-        t.shape = shape;
-        std::int64_t n = 1;
-        for (auto s : shape) n *= s;
-        for (std::int64_t i = 0; i < n; ++i) t.values.push_back(static_cast<float>(offset + scale * rng.normal()));
-        return t;
+        return randomTensor(rng, std::move(shape), scale, offset);
     };
     const std::int64_t d = kEmbd;
     std::map<std::string, StoredTensor> w;

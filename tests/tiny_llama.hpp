@@ -51,12 +51,7 @@ inline int headDim(const nlohmann::json& c) {
 inline std::map<std::string, StoredTensor> weights(const nlohmann::json& c, std::uint64_t seed) {
     core::Prng rng(seed);
     const auto make = [&](std::vector<std::int64_t> shape, double scale, double offset = 0) {
-        StoredTensor t;
-        t.shape = shape;
-        std::int64_t n = 1;
-        for (auto s : shape) n *= s;
-        for (std::int64_t i = 0; i < n; ++i) t.values.push_back(static_cast<float>(offset + scale * rng.normal()));
-        return t;
+        return tinygpt2::randomTensor(rng, std::move(shape), scale, offset);
     };
     const std::string type = c["model_type"];
     const std::int64_t d = c["hidden_size"], inner = c["intermediate_size"], layers = c["num_hidden_layers"], vocab = c["vocab_size"];

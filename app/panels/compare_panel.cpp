@@ -101,7 +101,7 @@ void ComparePanel::draw(PanelContext& ctx) {
         which + " · moved " + core::formatFixed(moved, 3) + " · " + core::alignmentText(c.alignment, static_cast<int>(c.labels.size()));
     widgets::wrappedText(line);
     widgets::hoverTooltip(std::string(core::movedRule()) +
-                          (capabilities(s).ownPass ? "\nA and B are the model's own pass (causal, τ = 1)." : ""));
+                          (capabilities(s).ownPass ? "\nA and B are the model's own pass (" + ownSoftmaxNote(s) + ")." : ""));
     if (!s.view.presenter && mapsA.count() > 1) {
         const bool tinted = s.view.modelView.tint && s.view.modelView.score == core::HeadScore::Moved;
         ImGui::BeginDisabled(tinted);

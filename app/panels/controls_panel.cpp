@@ -105,8 +105,10 @@ void modelSection(PanelContext& ctx, const core::decoder::Checkpoint& checkpoint
     sentenceField(ctx);
     widgets::wrappedTextColored(ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled),
                                 "T = " + std::to_string(s.model.tq()) + " tokens (" +
-                                    (c.family == "gpt2" ? "GPT-2 byte-level BPE" : "the model's tokenizer.json") + ", at most " +
-                                    std::to_string(c.nPositions) + ")");
+                                    (c.family == "gpt2"                   ? "GPT-2 byte-level BPE"
+                                     : checkpoint.tokenizer().wordPiece() ? "WordPiece"
+                                                                          : "the model's tokenizer.json") +
+                                    ", at most " + std::to_string(c.nPositions) + ")");
 }
 
 // Attention computed elsewhere: the file, its sizes and tokens, the mask found in it. Nothing to
@@ -141,9 +143,26 @@ void importedSection(PanelContext& ctx, const core::ImportedAttention& a) {
 }
 
 // The next token: softmax(logits / temperature), the ten most likely.
+// An encoder's: the token its masked-LM head puts at the first [MASK], or why there is none.
 void nextTokens(PanelContext& ctx, const core::LoadedModel& pass) {
     const AppState& s = ctx.state;
-    ImGui::Text("Next token  (temperature %.3g)", s.view.nextTemperature);
+    const core::decoder::Checkpoint& model = *pass.checkpoint;
+    const bool encoder = !model.config().causal;
+    if (encoder && pass.run->predicted < 0) {
+        const ImVec4 dim = ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled);
+        if (!model.predicts())
+            widgets::wrappedTextColored(dim, "This checkpoint has no masked-LM head (cls.predictions): it predicts no token.");
+        else if (const std::optional<int> mask = model.tokenizer().maskId())
+            widgets::wrappedTextColored(dim, "No " + core::decoder::tokenLabel(model, *mask) +
+                                                 " in the sentence: write it where a word should be, and the model fills it in.");
+        else widgets::wrappedTextColored(dim, "The tokenizer has no mask token: this model's head has nothing to fill in.");
+        return;
+    }
+    if (encoder)
+        ImGui::Text("%s at token %lld  (temperature %.3g)",
+                    core::decoder::tokenLabel(model, pass.run->ids[static_cast<std::size_t>(pass.run->predicted)]).c_str(),
+                    static_cast<long long>(pass.run->predicted), s.view.nextTemperature);
+    else ImGui::Text("Next token  (temperature %.3g)", s.view.nextTemperature);
     float position = temperatureToSlider(s.view.nextTemperature);
     ImGui::SetNextItemWidth(-1);
     if (ImGui::SliderFloat("##next-tau", &position, 0.0f, 1.0f, "", ImGuiSliderFlags_NoRoundToFormat))
@@ -195,7 +214,7 @@ void ControlsPanel::draw(PanelContext& ctx) {
     const bool editable = !s.model.explicitQkv && !s.scenario.x;
     if (const core::LoadedModel* pass = checkpointPass(s)) {
         if (section("Model and sentence", 1)) modelSection(ctx, *pass->checkpoint);
-        if (section("Next token", 2)) nextTokens(ctx, *pass);
+        if (section(pass->checkpoint->config().causal ? "Next token" : "Masked token", 2)) nextTokens(ctx, *pass);
     } else if (const core::ImportedAttention* file = mapsFile(s)) {
         if (section("Imported attention", 1)) importedSection(ctx, *file);
     } else if (section(editable ? "Sentence and sizes" : "Inputs", 1)) {
@@ -335,11 +354,16 @@ void ControlsPanel::softmaxControls(PanelContext& ctx) {
     tooltip("Scaled dot-product attention. Off: divide by 1 and watch the softmax saturate for large d_k.");
     bool causal = s.settings.causal;
     if (ImGui::Checkbox("causal mask (space)", &causal)) ctx.actions.emit(action::SetCausal{causal});
-    if (capabilities(s).ownPass) {
+    if (capabilities(s).ownPass && capabilities(s).readsBack) {
         tooltip(
-            "GPT-2 reads causally. Off: what the same weights compute when every token may read every other, which the "
+            "The model reads causally. Off: what the same weights compute when every token may read every other, which the "
             "model never does.");
         if (!causal) widgets::wrappedTextColored(ImVec4(0.95f, 0.65f, 0.25f, 1.0f), "Bidirectional: not how the model reads.");
+    } else if (capabilities(s).ownPass) {
+        tooltip(
+            "The model reads every key in both directions. On: what the same weights compute when each token reads only the ones "
+            "before it, which the model never does.");
+        if (causal) widgets::wrappedTextColored(ImVec4(0.95f, 0.65f, 0.25f, 1.0f), "Causal: not how the model reads.");
     } else {
         tooltip("Each query may read only itself and earlier keys, as in GPT-style decoders. Rows still sum to 1.");
     }

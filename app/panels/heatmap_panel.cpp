@@ -64,7 +64,7 @@ void drawLayerPreview(PanelContext& ctx, const char* title, std::string_view id,
     if (ctx.fonts.large) ImGui::PushFont(ctx.fonts.large);
     ImGui::Text("Layer %d · head %d", layer + 1, head + 1);
     if (ctx.fonts.large) ImGui::PopFont();
-    widgets::flowTextDisabled("preview: the model's pass (causal, τ = 1); click the tile to select it");
+    widgets::flowTextDisabled("preview: the model's pass (" + ownSoftmaxNote(ctx.state) + "); click the tile to select it");
     widgets::flowTextDisabled("rows: queries · columns: keys");
     const ImVec2 origin = ImGui::GetCursorScreenPos(), avail = ImGui::GetContentRegionAvail();
     const float lineH = ImGui::GetTextLineHeight(), em = ImGui::GetFontSize();

@@ -166,12 +166,14 @@ void StatsPanel::draw(PanelContext& ctx) {
         widgets::sameLineIfFits(ImGui::CalcTextSize("Stop").x + ImGui::GetStyle().FramePadding.x * 2.0f);
         if (ImGui::Button("Stop")) ctx.actions.emit(action::StopInductionTest{});
     } else {
-        ImGui::BeginDisabled(!capabilities(st).ownPass);
+        ImGui::BeginDisabled(!capabilities(st).readsBack);
         if (ImGui::Button(testScores ? "Induction test again" : "Induction test")) ctx.actions.emit(action::StartInductionTest{});
         ImGui::EndDisabled();
-        tooltip(capabilities(st).ownPass
+        tooltip(capabilities(st).readsBack
                     ? "Runs the model on 10 sequences of 50 random tokens repeated twice and scores each head by its weight from a "
                       "token's second copy to the token after its first copy. Your sentence stays as it is."
+                : capabilities(st).ownPass   ? "Needs a decoder: the induction and retrieval tests score heads reading back along "
+                                               "the text, and this model reads every key in both directions."
                 : capabilities(st).givenMaps ? "Needs a model: the test runs a checkpoint on its own random tokens, and imported attention "
                                                "has no model behind it (the duplicate and induction columns score your tokens)."
                                              : "Needs a model: the test runs the checkpoint on its own random tokens.");
@@ -191,7 +193,7 @@ void StatsPanel::draw(PanelContext& ctx) {
                            "retrieval test…");
         widgets::sameLineIfFits(ImGui::CalcTextSize("Stop").x + ImGui::GetStyle().FramePadding.x * 2.0f);
         if (ImGui::Button("Stop##retrieval")) ctx.actions.emit(action::StopRetrievalTest{});
-    } else if (pass) {
+    } else if (pass && capabilities(st).readsBack) {
         const std::vector<int> choices = retrievalLengths(std::max(longestAllowed, 1));
         if (m_retrievalLongest <= 0 || m_retrievalLongest > choices.back())  // default: up to 8,192 tokens
             m_retrievalLongest = std::min(choices.back(), std::max(choices.front(), 8192));

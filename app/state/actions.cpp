@@ -58,8 +58,9 @@ bool apply(AppState& state, const Action& action) {
                 if (!capabilities(state).editable) return detail::reject(state, "imported attention", kImportedMapsFixed);
             if constexpr (kEditsTheShownLayer<std::decay_t<decltype(a)>>)
                 if (!capabilities(state).wholeLayer)
-                    return detail::reject(state, "layer " + std::to_string(state.scenario.layer),
-                                          readFromPassNote(state) + "; its softmax and order are the model's own (τ = 1, causal)");
+                    return detail::reject(
+                        state, "layer " + std::to_string(state.scenario.layer),
+                        readFromPassNote(state) + "; its softmax and order are the model's own (" + ownSoftmaxNote(state) + ")");
             return detail::applyAction(state, a);
         },
         action);

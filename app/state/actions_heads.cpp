@@ -47,6 +47,8 @@ bool applyAction(AppState& state, const action::SetFirstTokens& a) {
 bool applyAction(AppState& state, const action::StartInductionTest& a) {
     const core::LoadedModel* pass = checkpointPass(state);
     if (!pass) return reject(state, "induction test", "needs a model (open one with --model or File → Open model folder)");
+    if (!capabilities(state).readsBack)
+        return reject(state, "induction test", "scores a decoder's heads reading back along the text; this model reads every key");
     const core::InductionSettings settings = inductionUpTo(a.settings, *pass->checkpoint);  // a short context repeats fewer
     if (settings.repeat < 2 || settings.batch < 1)
         return reject(state, "induction test",

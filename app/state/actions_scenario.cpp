@@ -239,6 +239,7 @@ bool applyAction(AppState& state, const action::SetScaled& a) {
 
 bool applyAction(AppState& state, const action::SetCausal& a) {
     state.scenario.causal = a.value;
+    state.scenario.causalGiven = true;
     markSoftmaxStale(state);
     return true;
 }

@@ -40,7 +40,9 @@ const core::Mat* shownRollout(const AppState& state) {
 
 core::Settings rolloutMask(const AppState& state) {
     core::Settings mask;
-    mask.causal = capabilities(state).ownPass || state.settings.causal;
+    // a decoder's own pass is causal whatever the shown layer's mask; an encoder's reads both ways
+    const Capabilities can = capabilities(state);
+    mask.causal = can.ownPass ? can.readsBack : state.settings.causal;
     if (const core::ImportedAttention* file = mapsFile(state))  // nothing flows from a later token when every layer rolled out is causal
         for (int l = 0; l <= shownMapLayer(state); ++l) mask.causal = mask.causal && file->layerSettings(l).causal;
     return mask;

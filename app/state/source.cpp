@@ -56,11 +56,11 @@ AppState importedState(const core::Scenario& scenario, const core::Limits& limit
 void readLayerFromPass(AppState& state) {
     const core::Scenario& s = state.scenario;
     const auto refuse = [&](const char* field, const std::string& what) {
-        throw core::InputError(field, what + ": " + readFromPassNote(state) + "; they are the model's own (τ = 1, causal)");
+        throw core::InputError(field, what + ": " + readFromPassNote(state) + "; they are the model's own (" + ownSoftmaxNote(state) + ")");
     };
     if (s.temperature != 1.0f) refuse("temperature", "τ is " + core::formatNumber(s.temperature));
     if (!s.scaled) refuse("scaled", "the scores are unscaled");
-    if (!s.causal) refuse("causal", "the mask is off");
+    if (s.causal != state.loaded.checkpoint->config().causal) refuse("causal", s.causal ? "a causal mask is asked for" : "the mask is off");
     if (s.window > 0) refuse("window", "a window of " + std::to_string(s.window) + " keys is asked for");
     if (!s.padding.empty()) refuse("padding", "padded keys are asked for");
     if (!s.swaps.empty()) refuse("swaps", "tokens are swapped");
@@ -106,15 +106,22 @@ std::string readFromPassNote(const AppState& state) {
            std::to_string(t) + " scores and weights " + over + ", so its maps are read from the model's pass";
 }
 
+std::string ownSoftmaxNote(const AppState& state) {
+    return !state.loaded || state.loaded.checkpoint->config().causal ? "causal, τ = 1" : "both directions, τ = 1";
+}
+
 AppState makeState(const core::Scenario& scenario, const core::Limits& limits, core::Progress* progress, const AppState* previous) {
     if (scenario.attention) return importedState(scenario, limits, progress, previous ? previous->imported : nullptr);
     AppState state;
     state.limits = limits;
     state.scenario = scenario;
     state.loaded = core::loadModel(scenario, previous ? &previous->loaded : nullptr, limits, progress);
-    state.model = core::buildModel(scenario, state.loaded, true, limits);
-    if (state.swapped()) state.baseModel = core::buildModel(scenario, state.loaded, false, limits);
-    state.settings = core::buildSettings(scenario, state.model);
+    // A model's layer is shown with the model's own mask (an encoder's reads every key) unless the
+    // scenario asked for another.
+    if (state.loaded && !scenario.causalGiven) state.scenario.causal = state.loaded.checkpoint->config().causal;
+    state.model = core::buildModel(state.scenario, state.loaded, true, limits);
+    if (state.swapped()) state.baseModel = core::buildModel(state.scenario, state.loaded, false, limits);
+    state.settings = core::buildSettings(state.scenario, state.model);
     for (const auto& t : state.model.queryTokens) state.queryLabels.push_back(core::visibleToken(t));
     for (const auto& t : state.model.keyTokens) state.keyLabels.push_back(core::visibleToken(t));
     state.work.modelBuilds += 1;
@@ -131,8 +138,13 @@ AppState makeState(const core::Scenario& scenario, const core::Limits& limits, c
 Capabilities capabilities(const AppState& state) {
     if (state.imported) return {.manyLayers = true, .givenMaps = true, .wholeLayer = core::layerMadeWhole(*state.imported, state.limits)};
     if (state.loaded)
-        return {
-            .manyLayers = true, .weights = true, .rerun = true, .editable = true, .ownPass = true, .wholeLayer = state.loaded.shownWhole};
+        return {.manyLayers = true,
+                .weights = true,
+                .rerun = true,
+                .editable = true,
+                .ownPass = true,
+                .readsBack = state.loaded.checkpoint->config().causal,
+                .wholeLayer = state.loaded.shownWhole};
     return {.weights = true, .editable = true};
 }
 

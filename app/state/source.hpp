@@ -22,8 +22,9 @@ struct Capabilities {
     bool weights = false;     // X and W_Q, W_K, W_V behind the maps: stages, token swap, positions, neuron view, labs
     bool rerun = false;       // a checkpoint's pass to run again: what-if edits, another sentence, the induction test
     bool editable = false;    // the scenario's controls (sentence, τ, mask, sizes) change the maps
-    bool ownPass = false;     // the views of every layer read a checkpoint's own pass (causal, τ = 1), not the shown layer's softmax
+    bool ownPass = false;     // the views of every layer read a checkpoint's own pass (τ = 1, its own mask), not the shown layer's softmax
     bool givenMaps = false;   // the maps are given whole (computed elsewhere): no softmax of ours to name, the mask detected
+    bool readsBack = false;   // a decoder's pass (each token reads the ones before): the induction and retrieval tests
     // The shown layer's heads computed here whole (every head's T × T scores and weights): τ, the
     // masks, the swaps, the stages and the labs act on them. False for a model's sentence too long
     // for that (core::LoadedModel::shownWhole): its views read the layer's maps from the pass; and
@@ -48,6 +49,9 @@ std::string givenMapsName(const AppState& state);
 // Why the shown layer is read from the model's pass (or a file of queries and keys), in one line
 // ("" when its heads are whole): the tokens and what its heads whole would take.
 std::string readFromPassNote(const AppState& state);
+// The softmax a model's own pass has: "causal, τ = 1" (a decoder; and any source but an encoder)
+// or "both directions, τ = 1" (an encoder).
+std::string ownSoftmaxNote(const AppState& state);
 // The checkpoint behind the maps (what the induction test and the benchmark of a whole pass run).
 const core::decoder::Checkpoint* checkpointOf(const AppState& state);
 // The file of attention computed elsewhere, checked in the background (checkStatus).

@@ -148,11 +148,11 @@ std::string figureTitle(const AppState& state, const std::string& heads, bool ow
     std::string title = state.scenario.name.empty() ? std::string() : state.scenario.name + " · ";
     title += heads;
     if (can.givenMaps) return title + givenMapsNote(state);
-    if (ownPass || !can.wholeLayer) return title + " · the model's pass (causal, τ = 1)";
+    if (ownPass || !can.wholeLayer) return title + " · the model's pass (" + ownSoftmaxNote(state) + ")";
     title += " · τ = " + core::formatFixed(settings.temperature, 2);
     if (!settings.scaled) title += " · unscaled";
-    if (settings.causal) title += " · causal";
-    else if (can.ownPass) title += " · bidirectional (the model reads causally)";
+    if (settings.causal) title += can.ownPass && !can.readsBack ? " · causal (the model reads both ways)" : " · causal";
+    else if (can.readsBack) title += " · bidirectional (the model reads causally)";
     return title;
 }
 
@@ -241,7 +241,7 @@ render::ModelViewFigure modelViewFigure(AppState& state, const FigureRequest& re
     if (moved && layout.scores) figure.rule += " · " + std::string(core::movedRule()) + " · B: " + core::quoteValue(state.view.compareText);
     const Capabilities can = capabilities(state);
     std::string title = state.scenario.name.empty() ? std::string() : state.scenario.name + " · ";
-    title += can.ownPass     ? "every layer × head · the model's pass (causal, τ = 1)"
+    title += can.ownPass     ? "every layer × head · the model's pass (" + ownSoftmaxNote(state) + ")"
              : can.givenMaps ? "every layer × head · " + givenMapsName(state)
                              : "every head · τ = " + core::formatFixed(state.settings.temperature, 2);
     figure.title = title;
@@ -315,7 +315,7 @@ render::CompareFigure compareFigure(AppState& state, const FigureRequest& reques
     const std::string shown = (ownPass ? "layer " + std::to_string(layer + 1) + " · " : std::string()) +
                               (head >= 0 ? "head " + std::to_string(head + 1) : "mean over heads");
     figure.title = "Compare · " + (state.scenario.name.empty() ? std::string() : state.scenario.name + " · ") + shown +
-                   (ownPass ? " · the model's pass (causal, τ = 1)" : "");
+                   (ownPass ? " · the model's pass (" + ownSoftmaxNote(state) + ")" : "");
     figure.colormap = state.view.colormap;
     return figure;
 }

@@ -142,7 +142,7 @@ render::LinePlotsFigure profilePlots(const AppState& state) {
     const Capabilities can = capabilities(state);
     std::string title = state.scenario.name.empty() ? std::string() : state.scenario.name + " · ";
     title += headsName(state, s, layer, head);
-    title += can.ownPass     ? " · the model's pass (causal, τ = 1)"
+    title += can.ownPass     ? " · the model's pass (" + ownSoftmaxNote(state) + ")"
              : can.givenMaps ? " · " + givenMapsName(state)
                              : " · τ = " + core::formatFixed(state.settings.temperature, 2);
     figure.title = title;

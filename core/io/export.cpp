@@ -340,7 +340,8 @@ void writeModelExportJson(ByteSink& out, const Scenario& scenario, const LoadedM
                    {"n_head", c.nHead},
                    {"n_kv_head", c.nKvHead},
                    {"head_dim", c.headDim},
-                   {"n_embd", c.nEmbd}});
+                   {"n_embd", c.nEmbd},
+                   {"causal", c.causal}});
     j << ",\n  \"sentence\": " << jsonString(scenario.sentence.value_or(kDefaultSentence));
     j << ",\n  \"tokens\": ";
     j.strings(loaded.labels);
@@ -357,7 +358,10 @@ void writeModelExportJson(ByteSink& out, const Scenario& scenario, const LoadedM
         }
         j << "\n    ]}";
     }
-    j << "\n  ],\n  \"next_tokens\": [";
+    // The position the predictions read: a decoder's last (the token after it), an encoder's first
+    // [MASK] (the token in its place); null when there is none.
+    j << "\n  ],\n  \"predicted_position\": " << (run.predicted >= 0 ? std::to_string(run.predicted) : std::string("null"));
+    j << ",\n  \"next_tokens\": [";
     for (std::size_t i = 0; i < loaded.next.size(); ++i) {
         j << (i ? ",\n    " : "\n    ") << "{\"id\": " << std::to_string(loaded.next[i].id)
           << ", \"token\": " << jsonString(loaded.nextLabels[i]) << ", \"prob\": ";

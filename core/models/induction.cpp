@@ -13,7 +13,7 @@ namespace attnviz::core {
 int bosOffset(const decoder::Checkpoint& model) { return model.tokenizer().bosId() ? 1 : 0; }
 
 std::vector<int> ordinaryTokens(const decoder::Checkpoint& model, const std::string& test) {
-    const ByteBpe& tokenizer = model.tokenizer();
+    const ModelTokenizer& tokenizer = model.tokenizer();
     const int vocab = std::min(model.config().vocabSize, tokenizer.vocabSize());
     const auto ordinary = [&](int id) {
         return tokenizer.hasId(id) && !tokenizer.isSpecial(id) && id != tokenizer.bosId() && id != tokenizer.endOfText();
@@ -27,8 +27,11 @@ std::vector<int> ordinaryTokens(const decoder::Checkpoint& model, const std::str
 
 std::vector<std::vector<int>> inductionSequences(const decoder::Checkpoint& model, const InductionSettings& settings) {
     const decoder::Config& config = model.config();
-    const ByteBpe& tokenizer = model.tokenizer();
+    const ModelTokenizer& tokenizer = model.tokenizer();
     const int offset = bosOffset(model);
+    if (!config.causal)
+        throw InputError("induction test", "scores a decoder's heads reading back along the text; this " + config.family +
+                                               " model reads every key in both directions");
     if (settings.repeat < 2)
         throw InputError("induction test", "expected a repeat of 2 tokens or more, got " + std::to_string(settings.repeat));
     if (settings.batch < 1)

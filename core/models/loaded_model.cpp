@@ -4,6 +4,7 @@
 #include "core/base/error.hpp"
 #include "core/base/files.hpp"
 #include "core/base/json_text.hpp"
+#include "core/models/bert/bert.hpp"
 #include "core/models/decoder/decoder_files.hpp"
 #include "core/models/gpt2/gpt2.hpp"
 #include "core/models/llama/llama.hpp"
@@ -18,7 +19,7 @@ namespace attnviz::core {
 
 namespace {
 
-constexpr const char* kFamilies = "gpt2, llama, mistral, qwen2, qwen3";
+constexpr const char* kFamilies = "gpt2, llama, mistral, qwen2, qwen3, bert";
 
 // config.json's model_type, checked to be one attnviz reads.
 std::string modelType(const std::string& configPath) {
@@ -29,7 +30,7 @@ std::string modelType(const std::string& configPath) {
     const auto type = j.find("model_type");
     if (type == j.end()) throw InputError(configPath, std::string("model_type: missing (expected one of ") + kFamilies + ")");
     std::string value = type->is_string() ? type->get<std::string>() : std::string();
-    if (value != "gpt2" && !llama::readsModelType(value))
+    if (value != "gpt2" && value != "bert" && !llama::readsModelType(value))
         throw InputError(configPath + ": model_type", (type->is_string() ? quoteValue(value) : describeJson(*type)) +
                                                           " is not a model family attnviz reads (" + kFamilies + ")");
     return value;
@@ -39,7 +40,10 @@ std::string modelType(const std::string& configPath) {
 
 std::shared_ptr<const decoder::Checkpoint> openCheckpoint(const std::string& folder, Progress* progress) {
     const decoder::ModelFiles files = decoder::locateFiles(folder, "a Hugging Face model folder");
-    return modelType(files.config) == "gpt2" ? gpt2::open(folder, progress) : llama::open(folder, progress);
+    const std::string type = modelType(files.config);
+    if (type == "gpt2") return gpt2::open(folder, progress);
+    if (type == "bert") return bert::open(folder, progress);
+    return llama::open(folder, progress);
 }
 
 void checkModelFolder(const std::string& folder) { (void)decoder::locateFiles(folder, "a Hugging Face model folder"); }
@@ -58,7 +62,7 @@ std::vector<std::string> modelInputFiles(const std::string& folder) {
         if (fs::is_regular_file(p, ec)) files.push_back(p.string());
     };
     for (const char* name : {"config.json", "generation_config.json", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json",
-                             "vocab.json", "merges.txt", "model.safetensors.index.json"})
+                             "vocab.json", "merges.txt", "vocab.txt", "model.safetensors.index.json"})
         add(fs::path(folder) / name);
     constexpr int kMostListed = 100000;  // a folder of a million entries is not read to its end
     int listed = 0;

@@ -35,6 +35,9 @@ std::vector<double> RetrievalScores::headMeans(const std::vector<double>& scores
 
 void checkRetrievalSettings(const decoder::Checkpoint& model, const RetrievalSettings& settings) {
     const int offset = bosOffset(model), positions = model.config().nPositions;
+    if (!model.config().causal)
+        throw InputError("retrieval test", "scores a decoder's heads reading back along the text; this " + model.config().family +
+                                               " model reads every key in both directions");
     if (settings.segment < 2 || settings.segment > kMaxRetrievalSegment)
         throw InputError("retrieval test", "expected a segment of 2 to " + std::to_string(kMaxRetrievalSegment) + " tokens, got " +
                                                std::to_string(settings.segment));

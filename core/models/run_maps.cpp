@@ -13,7 +13,7 @@ AttentionMaps runMaps(const decoder::Run& run, const decoder::Config& config, st
     maps.labels = std::move(labels);
     for (int l = 0; l < maps.layers; ++l) {
         Settings settings;
-        settings.causal = true;
+        settings.causal = config.causal;
         settings.window = config.window(l);
         settings.paddedKeys = run.hiddenTokens();  // a what-if's hidden tokens: blocked in every layer
         maps.settings.push_back(settings);

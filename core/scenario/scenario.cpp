@@ -253,7 +253,7 @@ Scenario scenarioFrom(const json& j, ReadMatrices* read) {
     if (has("Q")) s.q = matrix("Q");
     if (has("K")) s.k = matrix("K");
     if (has("V")) s.v = matrix("V");
-    if (has("causal")) s.causal = expectBool(j["causal"], "causal");
+    if (has("causal")) s.causal = expectBool(j["causal"], "causal"), s.causalGiven = true;
     if (has("temperature")) {
         s.temperature = expectFloat(j["temperature"], "temperature");
         if (!(s.temperature > 0.0f)) throw InputError("temperature", "must be greater than 0, got " + formatNumber(s.temperature));
@@ -292,7 +292,7 @@ Scenario scenarioFrom(const json& j, ReadMatrices* read) {
         for (const auto& key : modelFixedKeys())
             if (has(key.c_str()))
                 throw InputError(key, "not with \"model\": the checkpoint fixes the tokens, sizes and weights (remove " + key + ")");
-        if (!has("causal")) s.causal = true;  // what the model computes; false asks what it would bidirectionally
+        if (!has("causal")) s.causal = true;  // a decoder's own mask; the state takes the model's (an encoder's: none)
     }
     if (has("attention")) {
         s.attention = text("attention");

@@ -55,6 +55,7 @@ struct Scenario {
     MatrixSpec wo{MatrixSpec::Kind::None, {}};  // [h*d_v, d_model]
     std::optional<Mat> q, k, v;                 // explicit single head: [T_q, d_k], [T_k, d_k], [T_k, d_v]
     bool causal = false;
+    bool causalGiven = false;  // "causal" was given: else a model's scenario shows the model's own mask
     float temperature = 1.0f;
     bool scaled = true;
     std::vector<std::pair<int, int>> swaps;             // applied in order to the token positions

@@ -163,6 +163,10 @@ void WordPiece::addToken(std::string token, int id) {
     m_ids[std::move(token)] = id;
 }
 
+bool WordPiece::isSpecial(int id) const {
+    return std::any_of(m_specials.begin(), m_specials.end(), [id](const auto& s) { return s.second == id; });
+}
+
 void WordPiece::sortSpecials() {
     // longest first, so that of two specials at one place the longer is taken
     std::stable_sort(m_specials.begin(), m_specials.end(), [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });

@@ -72,6 +72,8 @@ public:
     int clsId() const { return m_cls; }
     int sepId() const { return m_sep; }
     std::optional<int> maskId() const { return m_mask; }
+    // [PAD], [UNK], [CLS], [SEP], [MASK] and the added tokens: those matched in the raw text.
+    bool isSpecial(int id) const;
     std::size_t longestTokenBytes() const { return m_longest; }
 
 private:

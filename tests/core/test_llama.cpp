@@ -324,7 +324,7 @@ TEST_F(Llama, BrokenFoldersNameTheFileAndTheTensor) {
     // No tokenizer.json.
     writeCheckpoint(m_dir, c, weights(c, 7));
     std::filesystem::remove(m_dir / "tokenizer.json");
-    EXPECT_EQ(openError(), m_dir.string() + ": no tokenizer: expected tokenizer.json, or vocab.json and merges.txt");
+    EXPECT_EQ(openError(), m_dir.string() + ": no tokenizer: expected tokenizer.json, vocab.json and merges.txt, or vocab.txt");
 }
 
 TEST_F(Llama, AConfigOfMegabytesIsNotParsed) {

@@ -189,7 +189,7 @@ def check_broken(attnviz, good, tmp):
     broken("truncated", truncate, "model.safetensors")
     broken("header", lie, "model.safetensors")
     broken("width", lambda f: config(f, n_embd=64), "wte.weight: shape [50257, 32] disagrees with config.json")
-    broken("type", lambda f: config(f, model_type="bert"), "config.json: model_type")
+    broken("type", lambda f: config(f, model_type="t5"), "config.json: model_type")
     broken("vocab", lambda f: rewrite(f, "vocab.json", "{\"a\": -1}"), "vocab.json")
     broken("merges", lambda f: rewrite(f, "merges.txt", "#version: 0.2\nĠ\n"), "merges.txt")
     broken("weights", lambda f: os.remove(os.path.join(f, "model.safetensors")), "model.safetensors: missing")

@@ -1,7 +1,8 @@
-// A decoder-only transformer as the model families share it (GPT-2, Llama, Mistral, Qwen2,
-// Qwen3): the layer pass, the store of every layer's every head's kept attention, the next-token
-// ranking. A family's folder (core/models/gpt2/, core/models/llama/) reads its config.json into a
-// Config and maps its tensors into a Checkpoint; everything after that is here, once.
+// The transformer as the model families share it, decoder-only (GPT-2, Llama, Mistral, Qwen2,
+// Qwen3) or an encoder (BERT): the layer pass, the store of every layer's every head's kept
+// attention, the next-token ranking. A family's folder (core/models/gpt2/, core/models/llama/,
+// core/models/bert/) reads its config.json into a Config and maps its tensors into a Checkpoint;
+// everything after that is here, once.
 //
 // The pass, T tokens, d = n_embd, h query heads and g key/value heads of width d_h, per layer l:
 //   x     = embed[ids] (+ positions[0 … T) when learned)                         [T, d]
@@ -15,6 +16,12 @@
 //   x    += [o_0 | … | o_{h-1}] · W_o (+ b_o)                                    [T, d]
 //   x    += MLP(Norm(x; norm2))     GPT-2: act(a·W_fc + b)·W_proj + b; Llama: (SiLU(a·W_gate) ⊙ a·W_up)·W_down
 // then the final norm, and the logits of the last position against lm_head (or the embeddings).
+//
+// An encoder (Config::causal false; BERT) differs in four places:
+//   x     = Norm(embed[ids] + positions[0 … T) + types[type ids]; embedding norm)
+//   A     = softmax(q kᵀ / √d_h): every query reads every key
+//   post-norm blocks: x = Norm(x + attention(x); norm1), x = Norm(x + MLP(x); norm2), no final norm
+//   the masked-LM head at the first [MASK]: Norm(act(x W_t + b_t); head norm) · embedᵀ + b
 #pragma once
 
 #include "core/attention/attention.hpp"
@@ -23,7 +30,7 @@
 #include "core/base/progress.hpp"
 #include "core/models/safetensors.hpp"
 #include "core/scenario/model.hpp"
-#include "core/text/byte_bpe.hpp"
+#include "core/text/model_tokenizer.hpp"
 
 #include <cstdint>
 #include <memory>
@@ -65,6 +72,11 @@ struct Config {
     std::vector<int> windows;                             // per layer: a sliding window of that many keys, 0 for none
     bool tieWordEmbeddings = true;                        // the logits read the embeddings; false: lm_head.weight
     bool qkvBias = true, outBias = true, mlpBias = true;  // which projections carry biases
+    // An encoder's: attention in both directions (false), each block's norms after its residual
+    // adds (BERT's post-norm: then no final norm), token types (segments) added to the embeddings.
+    bool causal = true;
+    bool postNorm = false;
+    int typeVocab = 0;  // token types the embeddings hold (BERT: 2), 0 for none
 
     int headWidth() const { return headDim; }
     int qWidth() const { return nHead * headDim; }
@@ -123,10 +135,15 @@ public:
     struct Parts {
         std::string folder, name;  // the folder and its last component
         Config config;
-        std::unique_ptr<ByteBpe> tokenizer;
+        std::unique_ptr<ModelTokenizer> tokenizer;
         std::vector<std::unique_ptr<SafetensorsFile>> files;
         std::vector<std::vector<float>> converted;              // widened tensors
-        Weight embed, positions, finalGain, finalBias, lmHead;  // positions: learned only; lmHead: untied only
+        Weight embed, positions, finalGain, finalBias, lmHead;  // positions: learned only; lmHead: untied only; final: pre-norm only
+        // An encoder's: token types [types, d] and the embeddings' norm [d]; the masked-LM head
+        // (transform [d, d] and its bias, its norm, the vocabulary's bias [vocab]), none when the
+        // checkpoint has no head.
+        Weight tokenTypes, embedNormGain, embedNormBias;
+        Weight headDense, headDenseBias, headNormGain, headNormBias, lmBias;
         std::vector<Layer> layers;
     };
     explicit Checkpoint(Parts parts);
@@ -137,9 +154,22 @@ public:
     const std::string& folder() const { return m.folder; }
     const std::string& name() const { return m.name; }
     const Config& config() const { return m.config; }
-    const ByteBpe& tokenizer() const { return *m.tokenizer; }
+    const ModelTokenizer& tokenizer() const { return *m.tokenizer; }
     const Weight& embed() const { return m.embed; }          // [vocab, d]
     const Weight& positions() const { return m.positions; }  // [n_positions, d] (learned), else empty
+    const Weight& tokenTypes() const { return m.tokenTypes; }
+    const Weight& embedNormGain() const { return m.embedNormGain; }
+    const Weight& embedNormBias() const { return m.embedNormBias; }
+    // The masked-LM head's transform (empty when the head has none: a decoder's lm_head reads the
+    // final rows as they are) and its vocabulary bias (empty: none).
+    const Weight& headDense() const { return m.headDense; }
+    const Weight& headDenseBias() const { return m.headDenseBias; }
+    const Weight& headNormGain() const { return m.headNormGain; }
+    const Weight& headNormBias() const { return m.headNormBias; }
+    const Weight& lmBias() const { return m.lmBias; }
+    // Whether the checkpoint predicts tokens: a decoder's lm_head (or tied embeddings), an
+    // encoder's masked-LM head; false for an encoder without one (BERT's BertModel).
+    bool predicts() const { return m.config.causal || static_cast<bool>(m.headDense); }
     const std::vector<Layer>& layers() const { return m.layers; }
     const Weight& finalGain() const { return m.finalGain; }
     const Weight& finalBias() const { return m.finalBias; }
@@ -220,8 +250,8 @@ const char* passMapsName(PassMaps maps);
 Eigen::Index tiledAttentionFrom();
 Eigen::Index useTiledAttentionFrom(Eigen::Index tokens);
 // "tiles, online softmax" or "row blocks": how a whole pass over `tokens` keeping `maps` computes
-// its attention, as --bench states it.
-const char* attentionStrategyName(PassMaps maps, Eigen::Index tokens);
+// its attention, as --bench states it (an encoder's attention is always in row blocks).
+const char* attentionStrategyName(PassMaps maps, Eigen::Index tokens, bool causal = true);
 
 // A pass's kept matrices, every layer's every query head's. They live in one store of C >= T
 // positions (anonymous memory, in huge pages where the kernel offers them); a later pass over
@@ -231,7 +261,12 @@ const char* attentionStrategyName(PassMaps maps, Eigen::Index tokens);
 class Run {
 public:
     std::vector<int> ids;
-    Vec logits;                       // [vocab] of the last position
+    std::vector<int> types;  // an encoder's token types, one an id; empty: all 0
+    Vec logits;              // [vocab] at `predicted`; empty when the pass predicts nothing
+    // The position whose row the logits read: a decoder's last (the token after it), an encoder's
+    // first [MASK] (the token in its place); −1 when there is none (an encoder's text without a
+    // [MASK], or a checkpoint with no head).
+    Eigen::Index predicted = -1;
     std::vector<Intervention> edits;  // the what-if edits this pass ran with (forwardEdited); empty for a plain pass
 
     Eigen::Index tokens() const { return static_cast<Eigen::Index>(ids.size()); }
@@ -270,14 +305,18 @@ private:
     std::shared_ptr<const Extent> m_extent;
 };
 
-// Throws InputError naming `field` unless 1 ≤ T ≤ n_positions and every id < vocab.
-void checkIds(const Config& config, const std::vector<int>& ids, const std::string& field);
-// The forward pass over `ids`. Throws InputError (checkIds; activations that overflow), and
-// Cancelled between layers once `progress` was asked to stop.
-Run forward(const Checkpoint& model, const std::vector<int>& ids, const Progress* progress = nullptr, PassMaps maps = PassMaps::Kept);
+// Throws InputError naming `field` unless 1 ≤ T ≤ n_positions and every id < vocab, and each of
+// `types` (when given: one an id) is below the config's token types.
+void checkIds(const Config& config, const std::vector<int>& ids, const std::string& field, const std::vector<int>& types = {});
+// The forward pass over `ids` (an encoder's token types `types`, empty: all 0). Throws InputError
+// (checkIds; activations that overflow), and Cancelled between layers once `progress` was asked
+// to stop.
+Run forward(const Checkpoint& model, const std::vector<int>& ids, const Progress* progress = nullptr, PassMaps maps = PassMaps::Kept,
+            const std::vector<int>& types = {});
 // The same, reusing the positions `ids` shares with `previous` (a causal model's keys and values
 // of earlier tokens do not depend on later ones): only the positions after the common prefix
-// are computed (at least the last: the logits are of the last position). When `ids` extends
+// are computed (at least the last: the logits are of the last position); an encoder's every
+// position depends on every token, so its pass is whole. When `ids` extends
 // previous's tokens and no other live pass reads past them, the new positions are written into
 // previous's store (previous itself is unchanged); else the prefix is copied into a new store
 // with room for growth (grownCapacity).
@@ -301,7 +340,7 @@ std::uint64_t storeBytes(const Config& config, Eigen::Index capacity, int firstL
 
 // Rows r0 … r0 + out.rows() − 1 of query head `head`'s weights in `layer` of the pass, made from
 // its kept q, k, scoreMax and logSum: out [n, T], exactly the pass's softmax to float rounding, the
-// causal mask, the layer's window and the pass's hidden tokens applied (0 where blocked). Works
+// causal mask (a decoder's), the layer's window and the pass's hidden tokens applied (0 where blocked). Works
 // whether or not the pass kept its weights. `config` is the pass's model's.
 void mapWeightRows(const Run& run, const Config& config, int layer, int head, Eigen::Index r0, Eigen::Ref<Mat> out);
 // The same weights for rows r0 … r0 + n − 1, made a tile of keys at a time into `sink` (TileSink's
@@ -328,7 +367,7 @@ struct NextTokenChange {
     double deltaLogProb = 0;
 };
 // The union of the `count` most likely tokens before and after, sorted by |Δ log-prob|, largest
-// first (ties: the more likely before first).
+// first (ties: the more likely before first). None when the passes predict nothing (empty logits).
 std::vector<NextTokenChange> nextTokenChanges(const Vec& before, const Vec& after, int count);
 
 // One layer's attention as a scenario model: X = the layer's normed input, W_Q, W_K, W_V, W_O

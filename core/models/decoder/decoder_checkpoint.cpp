@@ -44,6 +44,9 @@ std::vector<const Weight*> Checkpoint::weights() const {
     };
     add(m.embed);
     add(m.positions);
+    add(m.tokenTypes);
+    add(m.embedNormGain);
+    add(m.embedNormBias);
     for (const Layer& b : m.layers) {
         add(b.norm1Gain);
         add(b.norm1Bias);
@@ -54,7 +57,9 @@ std::vector<const Weight*> Checkpoint::weights() const {
     }
     add(m.finalGain);
     add(m.finalBias);
+    for (const Weight* w : {&m.headDense, &m.headDenseBias, &m.headNormGain, &m.headNormBias}) add(*w);
     if (!m.config.tieWordEmbeddings) add(m.lmHead);
+    add(m.lmBias);
     return out;
 }
 

@@ -121,9 +121,10 @@ ModelFiles locateFiles(const std::string& folderText, const std::string& family)
             weights.string(),
             notAFile(weights, "missing (" + family + " holds model.safetensors, or shards named by model.safetensors.index.json)"));
     }
-    const fs::path vocab = folder / "vocab.json", merges = folder / "merges.txt", tokenizer = folder / "tokenizer.json";
+    const fs::path vocab = folder / "vocab.json", merges = folder / "merges.txt", tokenizer = folder / "tokenizer.json",
+                   wordVocab = folder / "vocab.txt", tokenizerConfig = folder / "tokenizer_config.json";
     // A tokenizer's file that is there but not a regular file is named as such, not as missing.
-    for (const fs::path& p : {tokenizer, vocab, merges}) {
+    for (const fs::path& p : {tokenizer, vocab, merges, wordVocab, tokenizerConfig}) {
         std::error_code ec;
         if (fs::exists(p, ec) && !isFile(p)) throw InputError(p.string(), notAFile(p, ""));
     }
@@ -132,8 +133,10 @@ ModelFiles locateFiles(const std::string& folderText, const std::string& family)
         out.vocab = vocab.string();
         out.merges = merges.string();
     }
-    if (out.tokenizerJson.empty() && out.vocab.empty())
-        throw InputError(folderText, "no tokenizer: expected tokenizer.json, or vocab.json and merges.txt");
+    if (isFile(wordVocab)) out.wordVocab = wordVocab.string();
+    if (isFile(tokenizerConfig)) out.tokenizerConfig = tokenizerConfig.string();
+    if (out.tokenizerJson.empty() && out.vocab.empty() && out.wordVocab.empty())
+        throw InputError(folderText, "no tokenizer: expected tokenizer.json, vocab.json and merges.txt, or vocab.txt");
     return out;
 }
 

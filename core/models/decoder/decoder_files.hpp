@@ -1,6 +1,6 @@
 // A model folder's files, as every family lays them out: config.json, the weights in
 // model.safetensors or in shards named by model.safetensors.index.json, and the tokenizer
-// (vocab.json + merges.txt, or tokenizer.json). And the tensors taken from them into Weights.
+// (vocab.json + merges.txt, vocab.txt, or tokenizer.json). And the tensors taken from them into Weights.
 // Private to the families' readers (core/models/*/).
 #pragma once
 
@@ -25,8 +25,9 @@ struct ModelFiles {
     std::string config;
     std::string weights;  // model.safetensors, or model.safetensors.index.json (sharded)
     bool sharded = false;
-    // The tokenizer's files that are there (empty when not): tokenizer.json, vocab.json, merges.txt.
-    std::string tokenizerJson, vocab, merges;
+    // The tokenizer's files that are there (empty when not): tokenizer.json, vocab.json and
+    // merges.txt (byte-level BPE), vocab.txt and tokenizer_config.json (WordPiece).
+    std::string tokenizerJson, vocab, merges, wordVocab, tokenizerConfig;
 };
 // Throws InputError naming the folder or the file that is missing or not a regular file;
 // `family` names the kind of folder in messages ("a Hugging Face GPT-2 folder"). A folder with

@@ -107,13 +107,14 @@ struct TaskScratch {
 
 // One head's attention for the queries at positions first … first + rows - 1 (q's rows) over keys
 // [0, first + rows) (within a sliding window of that many keys when window > 0; the keys after the
-// last query are masked for every row, so neither their scores nor their products are computed):
+// last query are masked for every row, so neither their scores nor their products are computed),
+// or, not causal (an encoder's), over every key:
 // block [rows, T] = those rows of the weights, top and sum [rows] their scoreMax and logSum (what
 // makes any weight again from q and k: mapWeightRows), and out [rows, d_h] = A v of those rows. kv: k and v
 // packed, or null (they are packed here). False when the scores are not finite.
 // hidden: keys blocked for every query (a what-if's hidden tokens), ascending; a query left with no
 // key gets zero weights and a zero output.
-bool attendRows(const MatRef& q, const MatRef& k, const MatRef& v, const PackedKv* kv, std::size_t g, float scale, int window,
+bool attendRows(const MatRef& q, const MatRef& k, const MatRef& v, const PackedKv* kv, std::size_t g, float scale, bool causal, int window,
                 const std::vector<int>& hidden, Eigen::Index first, const Eigen::Ref<Mat>& block, float* top, float* sum,
                 const Eigen::Ref<Mat>& out) {
     thread_local TaskScratch s;
@@ -123,11 +124,11 @@ bool attendRows(const MatRef& q, const MatRef& k, const MatRef& v, const PackedK
     }
     const PackedKeys& keys = kv ? kv->keys[g] : s.keys;
     const PackedColumns& values = kv ? kv->values[g] : s.values;
-    const Eigen::Index t = k.rows(), rows = q.rows(), width = std::min(t, first + rows);
-    Settings causal;
-    causal.causal = true;
-    causal.window = window;
-    causal.paddedKeys = hidden;
+    const Eigen::Index t = k.rows(), rows = q.rows(), width = causal ? std::min(t, first + rows) : t;
+    Settings mask;
+    mask.causal = causal;
+    mask.window = window;
+    mask.paddedKeys = hidden;
     s.maxima.resize(t);  // rows first … of it are this task's
     s.scores.resize(static_cast<std::size_t>(rows * width));
     Eigen::Map<Mat> scores(s.scores.data(), rows, width);
@@ -135,7 +136,7 @@ bool attendRows(const MatRef& q, const MatRef& k, const MatRef& v, const PackedK
     scoreMaxima(scores, first, s.maxima);
     auto weights = block;
     weights.rightCols(t - width).setZero();
-    if (!softmaxRows(scores, scale, causal, weights.leftCols(width), first, &s.maxima)) return false;
+    if (!softmaxRows(scores, scale, mask, weights.leftCols(width), first, &s.maxima)) return false;
     // At the row's largest weight, A = 1 / Σ_j exp(scale · (s_ij − s_max)): logSum = −log A (A is
     // at least 1/T, so its logarithm keeps the float's precision); −∞ for a row with no key.
     for (Eigen::Index r = 0; r < rows; ++r) {
@@ -144,7 +145,7 @@ bool attendRows(const MatRef& q, const MatRef& k, const MatRef& v, const PackedK
         top[r] = largest > 0.0f ? scores(r, j) : 0.0f;
         sum[r] = largest > 0.0f ? -std::log(largest) : -std::numeric_limits<float>::infinity();
     }
-    weighValues(block, v, values, out, first);
+    weighValues(block, v, values, out, causal ? first : -1);
     return true;
 }
 
@@ -223,13 +224,20 @@ std::size_t commonPrefix(const std::vector<int>& a, const std::vector<int>& b) {
         std::mismatch(a.begin(), a.begin() + static_cast<std::ptrdiff_t>(std::min(a.size(), b.size())), b.begin()).first - a.begin());
 }
 
-void checkIds(const Config& cfg, const std::vector<int>& ids, const std::string& field) {
+void checkIds(const Config& cfg, const std::vector<int>& ids, const std::string& field, const std::vector<int>& types) {
     if (ids.empty()) throw InputError(field, "no tokens: type some text for the model to read");
     if (static_cast<long long>(ids.size()) > cfg.nPositions)
         throw InputError(
             field, std::to_string(ids.size()) + " tokens are more than this model's " + std::to_string(cfg.nPositions) + " positions");
     for (const int id : ids)
         if (id < 0 || id >= cfg.vocabSize) throw InputError(field, "token id " + std::to_string(id) + " is outside the vocabulary");
+    if (types.empty()) return;
+    if (types.size() != ids.size())
+        throw InputError(field, std::to_string(types.size()) + " token types for " + std::to_string(ids.size()) + " tokens");
+    for (const int type : types)
+        if (type < 0 || type >= std::max(cfg.typeVocab, 1))
+            throw InputError(field, "token type " + std::to_string(type) + " is outside this model's " +
+                                        std::to_string(std::max(cfg.typeVocab, 1)) + " token types");
 }
 
 Eigen::Index grownCapacity(const Config& cfg, Eigen::Index tokens) { return std::min<Eigen::Index>(cfg.nPositions, tokens + 32); }
@@ -303,10 +311,37 @@ void ablateHead(Intervention::Kind kind, Eigen::Ref<Mat> o) {
     o.rowwise() = mean.cast<float>();
 }
 
-Run forwardFrom(const Checkpoint& model, const std::vector<int>& ids, const Run* previous, Eigen::Index p, const Progress* progress,
-                PassMaps maps, const PassPlan* plan = nullptr) {
+// The logits of one row of the final rows: lm_head's (or the tied embeddings') product, after an
+// encoder's masked-LM transform, Norm(act(row · W_t + b_t)), and with its vocabulary bias.
+void predictionLogits(const Checkpoint& model, const Eigen::Ref<const RowVec>& row, Vec& logits) {
+    if (!model.headDense()) {
+        lastLogits(model.lmHead(), row, logits);
+        return;
+    }
     const Config& cfg = model.config();
-    checkIds(cfg, ids, "token ids");
+    const Mat x = row;
+    Mat h(1, model.headDense().cols);
+    linear(x, model.headDense(), model.headDenseBias(), h);
+    activate(cfg.activation, h);
+    normRows(cfg.norm, h, model.headNormGain(), model.headNormBias(), cfg.normEpsilon, h);
+    lastLogits(model.lmHead(), h.row(0), logits);
+    if (model.lmBias()) logits += model.lmBias().row().transpose();
+}
+
+// The position whose logits a pass over `ids` gives: a decoder's last; an encoder's first [MASK]
+// when it has a masked-LM head; −1 for none.
+Eigen::Index predictedPosition(const Checkpoint& model, const std::vector<int>& ids) {
+    if (model.config().causal) return static_cast<Eigen::Index>(ids.size()) - 1;
+    const std::optional<int> mask = model.tokenizer().maskId();
+    if (!model.predicts() || !mask) return -1;
+    const auto it = std::find(ids.begin(), ids.end(), *mask);
+    return it == ids.end() ? -1 : static_cast<Eigen::Index>(it - ids.begin());
+}
+
+Run forwardFrom(const Checkpoint& model, const std::vector<int>& ids, const std::vector<int>& types, const Run* previous, Eigen::Index p,
+                const Progress* progress, PassMaps maps, const PassPlan* plan = nullptr) {
+    const Config& cfg = model.config();
+    checkIds(cfg, ids, "token ids", types);
     model.checkUnchanged();
     const auto t = static_cast<Eigen::Index>(ids.size());
     const Eigen::Index d = cfg.nEmbd, heads = cfg.nHead, dh = cfg.headDim, qw = cfg.qWidth(), kvw = cfg.kvWidth(), w = cfg.qkvWidth(),
@@ -317,6 +352,7 @@ Run forwardFrom(const Checkpoint& model, const std::vector<int>& ids, const Run*
 
     Run run;
     run.ids = ids;
+    run.types = types;
     RunAccess::attach(run, plan ? claimEdited(cfg, t, *plan, maps) : claim(cfg, t, previous, p, maps));
     const int firstLayer = plan ? plan->firstLayer : 0;
     static const std::vector<int> kNoKeys;
@@ -337,16 +373,24 @@ Run forwardFrom(const Checkpoint& model, const std::vector<int>& ids, const Run*
         gate(up.data() + chunk * inner, chunk, gateWidth);
     // The scoreMax and logSum of a replayed layer's heads, read by nothing after it: [h, T].
     std::vector<float> replayedSums(replay ? static_cast<std::size_t>(2 * heads * t) : 0);
-    // 1. x = embed[ids] (+ positions, widened into attn's first row, free until step 4), for the
-    //    new positions; or, from a later layer, the residual stream entering it.
-    const Weight &embed = model.embed(), &positions = model.positions();
-    if (firstLayer > 0 && !replay) x = plan->source->input(firstLayer);
-    for (Eigen::Index i = 0; i < rows && (firstLayer == 0 || replay); ++i) {
-        widenRow(embed.source, embed.type, d, ids[static_cast<std::size_t>(p + i)], x.row(i).data());
+    // 1. x = embed[ids] (+ positions, + an encoder's token types, each widened into attn's first
+    //    row, free until step 4; then an encoder's embedding norm), for the new positions; or,
+    //    from a later layer, the residual stream entering it.
+    const Weight &embed = model.embed(), &positions = model.positions(), &typeRows = model.tokenTypes();
+    const bool embeds = firstLayer == 0 || replay;
+    if (!embeds) x = plan->source->input(firstLayer);
+    for (Eigen::Index i = 0; i < rows && embeds; ++i) {
+        const auto at = static_cast<std::size_t>(p + i);
+        widenRow(embed.source, embed.type, d, ids[at], x.row(i).data());
+        if (typeRows) {
+            widenRow(typeRows.source, typeRows.type, d, types.empty() ? 0 : types[at], attn.row(0).data());
+            x.row(i) += attn.row(0);
+        }
         if (cfg.rotary) continue;
         widenRow(positions.source, positions.type, d, p + i, attn.row(0).data());
         x.row(i) += attn.row(0);
     }
+    if (embeds && model.embedNormGain()) normRows(cfg.norm, x, model.embedNormGain(), model.embedNormBias(), cfg.normEpsilon, x);
 
     PackedKv kv;
     for (int l = replay ? 0 : firstLayer; l < cfg.nLayer; ++l) {
@@ -366,7 +410,9 @@ Run forwardFrom(const Checkpoint& model, const std::vector<int>& ids, const Run*
             if (store.activations()) keptBlock(store.input(l) + (p + c0) * d, n, d, d) = xs;
             KeptBlock normed1 =
                 store.activations() ? keptBlock(store.normed(l) + (p + c0) * d, n, d, d) : keptBlock(normed.data(), n, d, d);
-            normRows(cfg.norm, xs, b.norm1Gain, b.norm1Bias, cfg.normEpsilon, normed1);
+            // A post-norm block's attention reads the residual stream as it is.
+            if (cfg.postNorm) normed1 = xs;
+            else normRows(cfg.norm, xs, b.norm1Gain, b.norm1Bias, cfg.normEpsilon, normed1);
             KeptBlock newQkv = keptBlock(store.qkv(l) + (p + c0) * w, n, w, w);
             Eigen::Index column = 0;
             for (std::size_t part = 0; part < b.qkv.size(); ++part) {
@@ -392,7 +438,7 @@ Run forwardFrom(const Checkpoint& model, const std::vector<int>& ids, const Run*
         // attention a tile of keys at a time (attendTiled), in blocks of kTiledRows queries, each
         // row as it would be alone (so that typing at the end gives the whole pass's bits); else
         // a block's rows whole, as few as keep its scores and weights in cache (taskRows).
-        const bool tiled = !keepWeights && t > tiledAttentionFrom();
+        const bool tiled = !keepWeights && t > tiledAttentionFrom() && cfg.causal;
         const Eigen::Index block = tiled ? kTiledRows : taskRows(t), blocks = (rows + block - 1) / block, kvHeads = cfg.nKvHead;
         if (blocks > 1 || tiled) {
             kv.keys.resize(static_cast<std::size_t>(kvHeads));
@@ -419,8 +465,8 @@ Run forwardFrom(const Checkpoint& model, const std::vector<int>& ids, const Run*
                     if (!keepWeights) scratch.resize(static_cast<std::size_t>(n * t));
                     const KeptBlock weights = keepWeights ? keptBlock(store.weights(l, static_cast<int>(h)) + (p + r0) * c, n, t, c)
                                                           : keptBlock(scratch.data(), n, t, t);
-                    ok = attendRows(q, k, v, blocks > 1 ? &kv : nullptr, gi, scale, window, hidden, p + r0, weights, topOf(h) + p + r0,
-                                    sumOf(h) + p + r0, concat.block(r0, h * dh, n, dh));
+                    ok = attendRows(q, k, v, blocks > 1 ? &kv : nullptr, gi, scale, cfg.causal, window, hidden, p + r0, weights,
+                                    topOf(h) + p + r0, sumOf(h) + p + r0, concat.block(r0, h * dh, n, dh));
                 }
                 if (!ok) finite = false;
             } catch (...) {
@@ -434,24 +480,37 @@ Run forwardFrom(const Checkpoint& model, const std::vector<int>& ids, const Run*
         // (whose bias is still added); their kept weights stay as computed.
         if (plan)
             for (const Intervention& e : plan->heads[static_cast<std::size_t>(l)]) ablateHead(e.kind, concat.middleCols(e.head * dh, dh));
-        // 4. x += concat · W_o (+ b); x += MLP(Norm(x)), a chunk of rows at a time.
+        // 4. x += concat · W_o (+ b); x += MLP(Norm(x)), a chunk of rows at a time (post-norm:
+        //    x = Norm(x + concat · W_o + b; norm1), then x = Norm(x + MLP(x); norm2)).
         for (Eigen::Index c0 = 0; c0 < rows; c0 += chunk) {
             const Eigen::Index n = std::min(chunk, rows - c0);
             auto xs = x.middleRows(c0, n);
             auto out = attn.topRows(n), normed2 = normed.topRows(n);
             linear(concat.middleRows(c0, n), b.outW, b.outBias, out);
             xs += out;
+            if (cfg.postNorm) {
+                normRows(cfg.norm, xs, b.norm1Gain, b.norm1Bias, cfg.normEpsilon, xs);
+                mlp(cfg, b, xs, up.topRows(n), gate.topRows(n), out);
+                xs += out;
+                normRows(cfg.norm, xs, b.norm2Gain, b.norm2Bias, cfg.normEpsilon, xs);
+                continue;
+            }
             normRows(cfg.norm, xs, b.norm2Gain, b.norm2Bias, cfg.normEpsilon, normed2);
             mlp(cfg, b, normed2, up.topRows(n), gate.topRows(n), out);
             xs += out;
         }
         if (!allFinite(x)) model.explainNonFinite("layer " + std::to_string(l), "the activations overflow the float range");
     }
-    // 5. the final norm, and the last position's logits against lm_head (or the tied embeddings).
+    // 5. the final norm (a post-norm model's rows are already normed), and the logits of the
+    //    position predicted: a decoder's last against lm_head (or the tied embeddings), an
+    //    encoder's first [MASK] through its masked-LM head.
     KeptBlock final = keptBlock(store.final() + p * d, rows, d, d);
-    normRows(cfg.norm, x, model.finalGain(), model.finalBias(), cfg.normEpsilon, final);
-    lastLogits(model.lmHead(), final.row(rows - 1), run.logits);
-    if (!allFinite(final) || !run.logits.allFinite()) model.explainNonFinite("logits", "the next token's logits overflow the float range");
+    if (model.finalGain()) normRows(cfg.norm, x, model.finalGain(), model.finalBias(), cfg.normEpsilon, final);
+    else final = x;
+    run.predicted = predictedPosition(model, ids);
+    if (run.predicted >= p) predictionLogits(model, final.row(run.predicted - p), run.logits);
+    if (!allFinite(final) || !run.logits.allFinite())
+        model.explainNonFinite("logits", "the predicted token's logits overflow the float range");
     // What was read from the file is what it held: a file changed during the pass is refused.
     model.checkUnchanged();
     return run;
@@ -461,8 +520,8 @@ Run forwardFrom(const Checkpoint& model, const std::vector<int>& ids, const Run*
 
 Eigen::Index tiledAttentionFrom() { return tiledFrom().load(std::memory_order_relaxed); }
 Eigen::Index useTiledAttentionFrom(Eigen::Index tokens) { return tiledFrom().exchange(std::max<Eigen::Index>(tokens, 0)); }
-const char* attentionStrategyName(PassMaps maps, Eigen::Index tokens) {
-    return maps != PassMaps::Kept && tokens > tiledAttentionFrom() ? "tiles, online softmax" : "row blocks";
+const char* attentionStrategyName(PassMaps maps, Eigen::Index tokens, bool causal) {
+    return causal && maps != PassMaps::Kept && tokens > tiledAttentionFrom() ? "tiles, online softmax" : "row blocks";
 }
 
 void mapWeightRows(const Run& run, const Config& cfg, int layer, int head, Eigen::Index r0, Eigen::Ref<Mat> out) {
@@ -471,8 +530,8 @@ void mapWeightRows(const Run& run, const Config& cfg, int layer, int head, Eigen
         throw std::invalid_argument("mapWeightRows: rows, layer or head outside the pass");
     out.setZero();
     if (n == 0) return;
-    // The keys the rows may read: up to the last row (causal), their scores as the pass made them.
-    const Eigen::Index width = r0 + n;
+    // The keys the rows may read: up to the last row (causal), or all, their scores as the pass made them.
+    const Eigen::Index width = cfg.causal ? r0 + n : t;
     const KeptView qkv = run.qkv(layer);
     const MatRef q = qkv.block(r0, head * dh, n, dh), k = qkv.block(0, cfg.qWidth() + cfg.kvHeadOf(head) * dh, width, dh);
     thread_local TaskScratch s;
@@ -480,7 +539,7 @@ void mapWeightRows(const Run& run, const Config& cfg, int layer, int head, Eigen
     Settings mask;
     mask.scaled = cfg.scaleScores;
     const float scale = logitScale(static_cast<int>(dh), mask);
-    const int window = cfg.window(layer);
+    const QkMask band{.causal = cfg.causal, .window = cfg.window(layer)};
     const auto top = run.scoreMax(layer).row(head), sum = run.logSum(layer).row(head);
     const std::vector<int> hidden = run.hiddenTokens();
     // A few rows at a time, each over the keys up to its last row (the causal triangle's scores
@@ -488,18 +547,18 @@ void mapWeightRows(const Run& run, const Config& cfg, int layer, int head, Eigen
     const Eigen::Index step = scoreBlockRows(width, 48);
     s.scores.resize(static_cast<std::size_t>(std::min(step, n) * width));
     for (Eigen::Index b0 = 0; b0 < n; b0 += step) {
-        const Eigen::Index rows = std::min(step, n - b0), keys = r0 + b0 + rows;
+        const Eigen::Index rows = std::min(step, n - b0), keys = cfg.causal ? r0 + b0 + rows : t;
         Eigen::Map<Mat> scores(s.scores.data(), rows, keys);
         scoreRows(q.middleRows(b0, rows), k.topRows(keys), s.keys, scores);  // keys' first panels are k.topRows(keys)'s
         for (Eigen::Index r = 0; r < rows; ++r) {
             const Eigen::Index i = r0 + b0 + r;
             if (!std::isfinite(sum(i))) continue;  // no key to read: a zero row, as the pass gave
-            // the keys of the row's band (causal, within the window), exp on whole packets
-            const Eigen::Index lo = window > 0 ? std::max<Eigen::Index>(0, i - window + 1) : 0;
-            out.row(b0 + r).segment(lo, i + 1 - lo).array() =
-                ((scores.row(r).segment(lo, i + 1 - lo).array() - top(i)) * scale - sum(i)).exp();
+            // the keys of the row's band (causal or not, within the window), exp on whole packets
+            const KeyBand keysRead = readableKeys(band, i, t);
+            out.row(b0 + r).segment(keysRead.lo, keysRead.hi - keysRead.lo).array() =
+                ((scores.row(r).segment(keysRead.lo, keysRead.hi - keysRead.lo).array() - top(i)) * scale - sum(i)).exp();
             for (const int j : hidden)
-                if (j <= i) out(b0 + r, j) = 0.0f;
+                if (j >= keysRead.lo && j < keysRead.hi) out(b0 + r, j) = 0.0f;
         }
     }
 }
@@ -515,7 +574,8 @@ void mapWeightTiles(const Run& run, const Config& cfg, int layer, int head, Eige
     Settings scaled;
     scaled.scaled = cfg.scaleScores;
     const std::vector<int> hidden = run.hiddenTokens();
-    const QkMask mask{.scale = logitScale(static_cast<int>(dh), scaled), .causal = true, .window = cfg.window(layer), .hidden = &hidden};
+    const QkMask mask{
+        .scale = logitScale(static_cast<int>(dh), scaled), .causal = cfg.causal, .window = cfg.window(layer), .hidden = &hidden};
     // Every key the rows may read (and is asked for), from a tile's edge, and the rows' queries.
     const KeyRange range = tileKeyRange(mask, t, r0, n, k0, k1);
     const KeptView qkv = run.qkv(layer);
@@ -524,8 +584,8 @@ void mapWeightTiles(const Run& run, const Config& cfg, int layer, int head, Eige
     weightTiles(qkv.block(r0, head * dh, n, dh), k, range, top.data(), sum.data(), mask, t, r0, k0, k1, sink);
 }
 
-Run forward(const Checkpoint& model, const std::vector<int>& ids, const Progress* progress, PassMaps maps) {
-    return forwardFrom(model, ids, nullptr, 0, progress, maps);
+Run forward(const Checkpoint& model, const std::vector<int>& ids, const Progress* progress, PassMaps maps, const std::vector<int>& types) {
+    return forwardFrom(model, ids, types, nullptr, 0, progress, maps);
 }
 
 Run forwardAppend(const Checkpoint& model, const std::vector<int>& ids, const Run& previous) {
@@ -537,8 +597,9 @@ Run forwardAppend(const Checkpoint& model, const std::vector<int>& ids, const Ru
     const bool sameShape = previous.edits.empty() && previous.computedFrom() == 0 && previous.layerCount() == cfg.nLayer &&
                            previous.headCount() == cfg.nHead && previous.final().cols() == cfg.nEmbd &&
                            previous.qkv(0).cols() == cfg.qkvWidth();
-    if (p <= 0 || !sameShape) return forward(model, ids, nullptr, previous.maps());
-    return forwardFrom(model, ids, &previous, p, nullptr, previous.maps());
+    // An encoder's earlier positions read the later ones: its pass is whole.
+    if (p <= 0 || !sameShape || !cfg.causal) return forward(model, ids, nullptr, previous.maps());
+    return forwardFrom(model, ids, {}, &previous, p, nullptr, previous.maps());
 }
 
 std::string interventionText(const Intervention& edit) {
@@ -644,12 +705,13 @@ Run forwardEdited(const Checkpoint& model, const Run& base, const std::vector<In
     plan.heads.resize(static_cast<std::size_t>(cfg.nLayer));
     for (const Intervention& e : edits)
         if (e.kind != Intervention::Kind::HideToken) plan.heads[static_cast<std::size_t>(e.layer)].push_back(e);
-    Run run = forwardFrom(model, base.ids, nullptr, 0, progress, base.maps(), &plan);
+    Run run = forwardFrom(model, base.ids, base.types, nullptr, 0, progress, base.maps(), &plan);
     run.edits = edits;
     return run;
 }
 
 std::vector<NextTokenChange> nextTokenChanges(const Vec& before, const Vec& after, int count) {
+    if (before.size() == 0 || before.size() != after.size()) return {};  // nothing predicted (an encoder's text without a [MASK])
     const auto logSoftmax = [](const Vec& logits) {
         const double top = logits.maxCoeff();
         double sum = 0;

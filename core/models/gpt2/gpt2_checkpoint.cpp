@@ -89,8 +89,10 @@ std::shared_ptr<const decoder::Checkpoint> open(const std::string& folderText, P
     decoder::nameFolder(c, files);
     c.config = parseConfig(decoder::readConfigText(files.config), files.config);
     // GPT-2's own two files when the folder has them, else tokenizer.json.
-    c.tokenizer = std::make_unique<ByteBpe>(files.vocab.empty() ? ByteBpe::fromTokenizerJson(files.tokenizerJson)
-                                                                : ByteBpe::fromFiles(files.vocab, files.merges));
+    if (files.vocab.empty() && files.tokenizerJson.empty())
+        throw InputError(c.folder, "no tokenizer: a GPT-2 folder holds vocab.json and merges.txt, or tokenizer.json");
+    c.tokenizer = std::make_unique<ModelTokenizer>(files.vocab.empty() ? ByteBpe::fromTokenizerJson(files.tokenizerJson)
+                                                                       : ByteBpe::fromFiles(files.vocab, files.merges));
     const Tensors tensors(files, c, progress);
     load(c, tensors);
     complete(progress);  // the tensors not taken (buffers such as attn.bias) count as read

@@ -84,7 +84,7 @@ std::shared_ptr<const decoder::Checkpoint> open(const std::string& folderText, P
     if (files.tokenizerJson.empty())
         throw InputError((fs::path(c.folder) / "tokenizer.json").string(),
                          "missing (a " + c.config.family + " folder's tokenizer is tokenizer.json)");
-    c.tokenizer = std::make_unique<ByteBpe>(ByteBpe::fromTokenizerJson(files.tokenizerJson));
+    c.tokenizer = std::make_unique<ModelTokenizer>(ByteBpe::fromTokenizerJson(files.tokenizerJson));
     const Tensors tensors(files, c, progress);
     load(c, tensors);
     complete(progress);  // tensors not taken (rotary buffers some files keep) count as read

@@ -1,0 +1,340 @@
+// BERT read from a tiny checkpoint written here in Hugging Face's layout: the config's checks, the
+// folder's (vocab.txt and tokenizer_config.json, the "bert." prefix or none, gamma and beta), and
+// the encoder's pass against a double-precision BERT written in this file (embeddings with token
+// types and their norm, post-norm blocks, attention in both directions, the masked-LM head), the
+// maps made on demand and a tile at a time, one layer as a scenario model, and the what-ifs. Its
+// numbers against an independent float64 numpy BERT: tests/oracle/test_bert_model.py.
+#include "core/attention/qk_tiles.hpp"
+#include "core/base/error.hpp"
+#include "core/models/bert/bert.hpp"
+#include "core/models/induction.hpp"
+#include "core/models/loaded_model.hpp"
+#include "core/models/run_maps.hpp"
+#include "tests/test_folder.hpp"
+#include "tests/tiny_bert.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <map>
+
+namespace attnviz::core {
+namespace {
+
+using namespace tinybert;
+using Md = Eigen::MatrixXd;
+using Vd = Eigen::RowVectorXd;
+
+// A tensor of the file as doubles: [rows, cols] as stored (a vector: one row).
+Md tensor(const std::map<std::string, StoredTensor>& w, const std::string& name) {
+    const StoredTensor& t = w.at(name);
+    const Eigen::Index rows = t.shape.size() == 2 ? t.shape[0] : 1, cols = t.shape.back();
+    Md m(rows, cols);
+    for (Eigen::Index r = 0; r < rows; ++r)
+        for (Eigen::Index c = 0; c < cols; ++c) m(r, c) = tinygpt2::stored(t.values[static_cast<std::size_t>(r * cols + c)], t.dtype);
+    return m;
+}
+
+Md layerNorm(const Md& x, const Md& gain, const Md& bias, double eps) {
+    Md out(x.rows(), x.cols());
+    for (Eigen::Index r = 0; r < x.rows(); ++r) {
+        const double mean = x.row(r).mean();
+        const double var = (x.row(r).array() - mean).square().mean();
+        out.row(r) = ((x.row(r).array() - mean) / std::sqrt(var + eps)).matrix().cwiseProduct(gain.row(0)) + bias.row(0);
+    }
+    return out;
+}
+
+Md gelu(Md x) {
+    return x.unaryExpr([](double v) { return 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0))); });
+}
+
+// x · Wᵀ + b (nn.Linear).
+Md linear(const Md& x, const Md& w, const Md& b) { return (x * w.transpose()).rowwise() + b.row(0); }
+
+struct Reference {
+    std::vector<Md> maps;  // layer-major, then head: [T, T]
+    Md final;              // [T, d]
+    Eigen::VectorXd logitsAt(const std::map<std::string, StoredTensor>& w, Eigen::Index position) const {
+        const Md t = layerNorm(gelu(linear(final.row(position), tensor(w, "cls.predictions.transform.dense.weight"),
+                                           tensor(w, "cls.predictions.transform.dense.bias"))),
+                               tensor(w, "cls.predictions.transform.LayerNorm.weight"),
+                               tensor(w, "cls.predictions.transform.LayerNorm.bias"), 1e-12);
+        return (tensor(w, "bert.embeddings.word_embeddings.weight") * t.transpose()).col(0) +
+               tensor(w, "cls.predictions.bias").row(0).transpose();
+    }
+};
+
+// BERT's encoder in double, as modeling_bert computes it; `hidden`: keys no query reads.
+Reference referenceBert(const std::map<std::string, StoredTensor>& w, const std::vector<int>& ids, const std::vector<int>& types,
+                        const std::vector<int>& hidden = {}) {
+    const auto t = static_cast<Eigen::Index>(ids.size());
+    const int dh = kEmbd / kHeads;
+    const Md words = tensor(w, "bert.embeddings.word_embeddings.weight"),
+             positions = tensor(w, "bert.embeddings.position_embeddings.weight"),
+             typeRows = tensor(w, "bert.embeddings.token_type_embeddings.weight");
+    Md x(t, kEmbd);
+    for (Eigen::Index i = 0; i < t; ++i)
+        x.row(i) = words.row(ids[static_cast<std::size_t>(i)]) + positions.row(i) +
+                   typeRows.row(types.empty() ? 0 : types[static_cast<std::size_t>(i)]);
+    x = layerNorm(x, tensor(w, "bert.embeddings.LayerNorm.weight"), tensor(w, "bert.embeddings.LayerNorm.bias"), 1e-12);
+    Reference out;
+    for (int l = 0; l < kLayers; ++l) {
+        const std::string p = "bert.encoder.layer." + std::to_string(l) + ".";
+        const auto proj = [&](const char* part) {
+            return linear(x, tensor(w, p + "attention.self." + part + ".weight"), tensor(w, p + "attention.self." + part + ".bias"));
+        };
+        const Md q = proj("query"), k = proj("key"), v = proj("value");
+        Md context(t, kEmbd);
+        for (int h = 0; h < kHeads; ++h) {
+            Md scores = q.middleCols(h * dh, dh) * k.middleCols(h * dh, dh).transpose() / std::sqrt(static_cast<double>(dh));
+            Md a(t, t);
+            for (Eigen::Index i = 0; i < t; ++i) {
+                for (const int j : hidden) scores(i, j) = -INFINITY;
+                const double top = scores.row(i).maxCoeff();
+                a.row(i) = (scores.row(i).array() - top).exp().matrix();
+                a.row(i) /= a.row(i).sum();
+            }
+            context.middleCols(h * dh, dh) = a * v.middleCols(h * dh, dh);
+            out.maps.push_back(a);
+        }
+        x = layerNorm(linear(context, tensor(w, p + "attention.output.dense.weight"), tensor(w, p + "attention.output.dense.bias")) + x,
+                      tensor(w, p + "attention.output.LayerNorm.weight"), tensor(w, p + "attention.output.LayerNorm.bias"), 1e-12);
+        const Md inner = gelu(linear(x, tensor(w, p + "intermediate.dense.weight"), tensor(w, p + "intermediate.dense.bias")));
+        x = layerNorm(linear(inner, tensor(w, p + "output.dense.weight"), tensor(w, p + "output.dense.bias")) + x,
+                      tensor(w, p + "output.LayerNorm.weight"), tensor(w, p + "output.LayerNorm.bias"), 1e-12);
+    }
+    out.final = x;
+    return out;
+}
+
+class Bert : public testfs::TestFolder {
+protected:
+    std::shared_ptr<const decoder::Checkpoint> open(const std::map<std::string, StoredTensor>& w, const std::string& config = configText(),
+                                                    const std::string& tokenizerConfig = R"({"do_lower_case": true})") {
+        writeCheckpoint(m_dir, w, config, tokenizerConfig);
+        return openCheckpoint(m_dir.string());
+    }
+    std::string openError(const std::map<std::string, StoredTensor>& w, const std::string& config = configText()) {
+        try {
+            open(w, config);
+        } catch (const InputError& e) {
+            return e.message();
+        }
+        return "(opened)";
+    }
+};
+
+std::string configError(const std::string& text) {
+    try {
+        bert::parseConfig(text, "config.json");
+    } catch (const InputError& e) {
+        return e.message();
+    }
+    return "(parsed)";
+}
+
+TEST(BertConfig, ReadsBertConfigsKeys) {
+    const decoder::Config c = bert::parseConfig(configText(), "config.json");
+    EXPECT_EQ(c.family, "bert");
+    EXPECT_FALSE(c.causal);
+    EXPECT_TRUE(c.postNorm);
+    EXPECT_EQ(c.nHead, kHeads);
+    EXPECT_EQ(c.nKvHead, kHeads);
+    EXPECT_EQ(c.headDim, kEmbd / kHeads);
+    EXPECT_EQ(c.nInner, kInner);
+    EXPECT_EQ(c.typeVocab, kTypes);
+    EXPECT_EQ(c.activation, decoder::Activation::GeluErf);
+    EXPECT_FLOAT_EQ(c.normEpsilon, 1e-12f);
+    EXPECT_EQ(bert::parseConfig(configText({{"hidden_act", "gelu_new"}}), "c").activation, decoder::Activation::GeluTanh);
+    EXPECT_EQ(bert::parseConfig(configText({{"max_position_embeddings", nullptr}, {"type_vocab_size", nullptr}}), "c").nPositions, 512);
+}
+
+TEST(BertConfig, NamesTheFieldAtFault) {
+    EXPECT_EQ(configError(configText({{"num_attention_heads", 3}})), "config.json: num_attention_heads: 3 does not divide hidden_size 8");
+    EXPECT_EQ(configError(configText({{"position_embedding_type", "relative_key"}})),
+              "config.json: position_embedding_type: 'relative_key' is not read (attnviz reads BERT's learned \"absolute\" positions)");
+    EXPECT_EQ(configError(configText({{"hidden_act", "mish"}})),
+              "config.json: hidden_act: 'mish' is not one attnviz computes (gelu, gelu_new, gelu_fast, gelu_pytorch_tanh, relu, silu)");
+    EXPECT_EQ(configError(configText({{"is_decoder", true}})),
+              "config.json: is_decoder: true is not read (attnviz reads BERT as the encoder it was trained as)");
+    EXPECT_EQ(configError(configText({{"hidden_size", nullptr}})), "config.json: hidden_size: missing (a BERT config.json names it)");
+    EXPECT_EQ(configError(configText({{"model_type", "roberta"}})),
+              "config.json: model_type: 'roberta' is not a BERT model (attnviz reads \"bert\" folders here)");
+}
+
+TEST(BertConfig, TokenizerConfigsSwitches) {
+    const WordPieceOptions o = bert::parseTokenizerConfig(R"({"do_lower_case": false, "strip_accents": true})", "t");
+    EXPECT_FALSE(o.lowercase);
+    EXPECT_TRUE(o.chineseChars);
+    EXPECT_EQ(o.stripAccents, std::optional<bool>(true));
+    EXPECT_EQ(bert::parseTokenizerConfig("{}", "t").stripAccents, std::nullopt);
+}
+
+TEST_F(Bert, ThePassIsADoubleBertsInBothDirections) {
+    const auto w = weights(1);
+    const auto model = open(w);
+    const std::vector<int> ids = model->tokenizer().encode("The cat sat on the [MASK].");
+    ASSERT_EQ(ids, (std::vector<int>{2, 5, 6, 7, 8, 5, 4, 12, 3}));  // [CLS] the cat sat on the [MASK] . [SEP]: lower-cased
+    const decoder::Run run = decoder::forward(*model, ids);
+    const Reference want = referenceBert(w, ids, {});
+    const auto t = static_cast<Eigen::Index>(ids.size());
+    for (int l = 0; l < kLayers; ++l)
+        for (int h = 0; h < kHeads; ++h) {
+            const Md got = run.weights(l, h).cast<double>();
+            EXPECT_LT((got - want.maps[static_cast<std::size_t>(l * kHeads + h)]).cwiseAbs().maxCoeff(), 2e-6) << l << "." << h;
+            EXPECT_GT(got(0, t - 1), 1e-4) << "the first query reads the last key";
+        }
+    EXPECT_LT((run.final().cast<double>() - want.final).cwiseAbs().maxCoeff(), 2e-5);
+    // The masked-LM head at the first [MASK], position 6.
+    ASSERT_EQ(run.predicted, 6);
+    ASSERT_EQ(run.logits.size(), kVocabRows);
+    EXPECT_LT((run.logits.cast<double>() - want.logitsAt(w, 6)).cwiseAbs().maxCoeff(), 1e-4);
+    // Token types add their rows: the second segment's type changes every row.
+    const std::vector<int> types = {0, 0, 0, 0, 1, 1, 1, 1, 1};
+    const decoder::Run pair = decoder::forward(*model, ids, nullptr, decoder::PassMaps::Kept, types);
+    const Reference wantPair = referenceBert(w, ids, types);
+    EXPECT_LT((pair.final().cast<double>() - wantPair.final).cwiseAbs().maxCoeff(), 2e-5);
+    EXPECT_GT((pair.final() - run.final()).cwiseAbs().minCoeff(), 0.0f);
+    // Without a [MASK] an encoder predicts nothing.
+    const decoder::Run plain = decoder::forward(*model, model->tokenizer().encode("the cat"));
+    EXPECT_EQ(plain.predicted, -1);
+    EXPECT_EQ(plain.logits.size(), 0);
+}
+
+TEST_F(Bert, MapsOnDemandAndTilesAreTheKeptOnes) {
+    const auto model = open(weights(2));
+    const decoder::Config& cfg = model->config();
+    const std::vector<int> ids = model->tokenizer().encode("the dog ran , the cat is on a mat . dogs");
+    const auto t = static_cast<Eigen::Index>(ids.size());
+    const decoder::Run kept = decoder::forward(*model, ids);
+    const decoder::Run lazy = decoder::forward(*model, ids, nullptr, decoder::PassMaps::OnDemand);
+    const decoder::Run lean = decoder::forward(*model, ids, nullptr, decoder::PassMaps::Lean);
+    Mat rows(t - 3, t), tiles(t - 3, t);
+    for (int l = 0; l < kLayers; ++l)
+        for (int h = 0; h < kHeads; ++h) {
+            decoder::mapWeightRows(lazy, cfg, l, h, 3, rows);
+            EXPECT_LT((rows - kept.weights(l, h).bottomRows(t - 3)).cwiseAbs().maxCoeff(), 1e-6f) << l << "." << h;
+            RowsSink sink(tiles, 3);
+            decoder::mapWeightTiles(lean, cfg, l, h, 3, t - 3, sink);
+            EXPECT_LT((tiles - kept.weights(l, h).bottomRows(t - 3)).cwiseAbs().maxCoeff(), 1e-6f) << l << "." << h;
+        }
+    EXPECT_EQ(lazy.logits, kept.logits);
+    // The views' maps: every layer read in both directions.
+    const AttentionMaps maps = runMaps(lazy, cfg);
+    for (int l = 0; l < kLayers; ++l) EXPECT_FALSE(maps.layerSettings(l).causal);
+}
+
+TEST_F(Bert, OneLayerAsAScenarioModelGivesTheKeptWeights) {
+    const auto model = open(weights(3));
+    const std::vector<int> ids = model->tokenizer().encode("the cat sat on the mat");
+    const decoder::Run run = decoder::forward(*model, ids);
+    for (int l = 0; l < kLayers; ++l) {
+        const Model m = decoder::layerModel(*model, run, l, decoder::tokenLabels(*model, ids));
+        const Forward f = runForward(m, Settings{});  // no mask
+        for (int h = 0; h < kHeads; ++h)
+            EXPECT_LT((f.heads[static_cast<std::size_t>(h)].weights - run.weights(l, h)).cwiseAbs().maxCoeff(), 1e-6f) << l << " " << h;
+    }
+}
+
+TEST_F(Bert, WhatIfsAndTypingAtTheEndRunTheWholeEncoder) {
+    const auto w = weights(4);
+    const auto model = open(w);
+    const std::vector<int> ids = model->tokenizer().encode("the [MASK] sat on the mat");
+    const decoder::Run base = decoder::forward(*model, ids);
+    // Token 3 hidden: a key no query reads in any layer, as a double BERT with it masked.
+    const decoder::Run hidden = decoder::forwardEdited(*model, base, {{decoder::Intervention::Kind::HideToken, 0, 0, 3}});
+    const Reference want = referenceBert(w, ids, {}, {3});
+    for (int l = 0; l < kLayers; ++l)
+        for (int h = 0; h < kHeads; ++h) {
+            EXPECT_EQ(hidden.weights(l, h).col(3).cwiseAbs().maxCoeff(), 0.0f);
+            EXPECT_LT((hidden.weights(l, h).cast<double>() - want.maps[static_cast<std::size_t>(l * kHeads + h)]).cwiseAbs().maxCoeff(),
+                      2e-6);
+        }
+    EXPECT_LT((hidden.logits.cast<double>() - want.logitsAt(w, 2)).cwiseAbs().maxCoeff(), 1e-4);
+    // A word typed at the end changes every earlier row: the pass is whole, not appended.
+    std::vector<int> longer = ids;
+    longer.insert(longer.end() - 1, 6);
+    const decoder::Run typed = decoder::forwardAppend(*model, longer, base);
+    const decoder::Run whole = decoder::forward(*model, longer);
+    for (int l = 0; l < kLayers; ++l)
+        for (int h = 0; h < kHeads; ++h) EXPECT_EQ(typed.weights(l, h), whole.weights(l, h));
+    EXPECT_NE(typed.weights(0, 0).topLeftCorner(2, 2), base.weights(0, 0).topLeftCorner(2, 2));
+    // The tests that read a decoder's heads reading back are refused in one line.
+    try {
+        inductionSequences(*model, InductionSettings{});
+        ADD_FAILURE() << "an encoder's induction test ran";
+    } catch (const InputError& e) {
+        EXPECT_EQ(e.message(),
+                  "induction test: scores a decoder's heads reading back along the text; this bert model reads every key in "
+                  "both directions");
+    }
+}
+
+TEST_F(Bert, FoldersOfEveryLayout) {
+    // BertModel: no "bert." prefix, no head; LayerNorm gain and bias named gamma and beta.
+    auto plain = weights(5, "", false);
+    std::map<std::string, StoredTensor> renamed;
+    for (auto& [name, t] : plain) {
+        std::string n = name;
+        if (n.size() > 17 && n.compare(n.size() - 17, 17, ".LayerNorm.weight") == 0) n.replace(n.size() - 6, 6, "gamma");
+        else if (n.size() > 15 && n.compare(n.size() - 15, 15, ".LayerNorm.bias") == 0) n.replace(n.size() - 4, 4, "beta");
+        renamed[n] = t;
+    }
+    const auto model = open(renamed);
+    EXPECT_FALSE(model->predicts());
+    const decoder::Run run = decoder::forward(*model, model->tokenizer().encode("the [MASK]"));
+    EXPECT_EQ(run.predicted, -1);
+    // The same weights with the prefix and the usual names give the same maps.
+    std::map<std::string, StoredTensor> prefixed;
+    for (auto& [name, t] : plain) prefixed["bert." + name] = t;
+    const auto same = open(prefixed);
+    EXPECT_EQ(decoder::forward(*same, run.ids).weights(1, 1), run.weights(1, 1));
+    // tokenizer_config.json's do_lower_case: false keeps "The" whole, an unknown word.
+    const auto cased = open(weights(1), configText(), R"({"do_lower_case": false})");
+    EXPECT_EQ(cased->tokenizer().encode("The cat"), (std::vector<int>{2, 1, 6, 3}));
+    // Untied: the decoder's own rows are read.
+    auto untied = weights(6);
+    untied["cls.predictions.decoder.weight"] = untied.at("bert.embeddings.word_embeddings.weight");
+    for (float& v : untied["cls.predictions.decoder.weight"].values) v *= 2.0f;
+    const auto tiedModel = open(weights(6));
+    const std::vector<int> masked = tiedModel->tokenizer().encode("the [MASK] sat");
+    const Vec tiedLogits = decoder::forward(*tiedModel, masked).logits;
+    const auto untiedModel = open(untied, configText({{"tie_word_embeddings", false}}));
+    const Vec untiedLogits = decoder::forward(*untiedModel, masked).logits;
+    const Vec bias = Eigen::Map<const Vec>(untied.at("cls.predictions.bias").values.data(), kVocabRows);
+    EXPECT_LT(((untiedLogits - bias) - 2.0f * (tiedLogits - bias)).cwiseAbs().maxCoeff(), 1e-4f);
+}
+
+TEST_F(Bert, BrokenFoldersNameTheFileAndTheTensor) {
+    auto missing = weights(1);
+    missing.erase("bert.encoder.layer.1.output.LayerNorm.bias");
+    EXPECT_EQ(openError(missing), (m_dir / "model.safetensors").string() +
+                                      ": bert.encoder.layer.1.output.LayerNorm.bias: missing (a BERT checkpoint of 2 layers holds it)");
+    auto wrong = weights(1);
+    wrong["bert.encoder.layer.0.intermediate.dense.weight"].shape = {kInner / 2, 2 * kEmbd};
+    EXPECT_NE(openError(wrong).find("bert.encoder.layer.0.intermediate.dense.weight: shape [6, 16] disagrees with config.json"),
+              std::string::npos);
+    auto beyond = weights(1);
+    beyond["bert.encoder.layer.2.output.dense.bias"] = beyond.at("bert.encoder.layer.1.output.dense.bias");
+    EXPECT_EQ(openError(beyond), (m_dir / "model.safetensors").string() +
+                                     ": bert.encoder.layer.2.output.dense.bias: layer 2 is beyond config.json's num_hidden_layers 2");
+    auto untied = weights(1);
+    EXPECT_EQ(openError(untied, configText({{"tie_word_embeddings", false}})),
+              (m_dir / "model.safetensors").string() +
+                  ": cls.predictions.decoder.weight: missing, and config.json says tie_word_embeddings is false");
+    EXPECT_EQ(openError(weights(1), configText({{"vocab_size", 10}})),
+              m_dir.string() + ": the tokenizer has 18 tokens, more than config.json's vocab_size 10");
+    std::filesystem::remove(m_dir / "vocab.txt");
+    testfs::writeFile(m_dir / "config.json", configText());
+    try {
+        openCheckpoint(m_dir.string());
+        ADD_FAILURE() << "a folder without a tokenizer opened";
+    } catch (const InputError& e) {
+        EXPECT_EQ(e.message(), m_dir.string() + ": no tokenizer: expected tokenizer.json, vocab.json and merges.txt, or vocab.txt");
+    }
+}
+
+}  // namespace
+}  // namespace attnviz::core
