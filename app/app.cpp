@@ -60,6 +60,7 @@ App::FontTexts App::fontTexts() const {
     if (const core::LoadedModel* pass = checkpointPass(m_state)) add(texts, pass->nextLabels);
     add(texts, m_state.compare.labels);
     texts.emplace_back(m_drafts.sentence);
+    texts.emplace_back(m_drafts.pair);
     texts.emplace_back(m_drafts.compare);
     texts.emplace_back(m_state.scenario.name);
     texts.emplace_back(m_state.scenario.description);
@@ -124,6 +125,10 @@ void App::syncDrafts() {
     if (sentence != m_drafts.sentenceSource) {
         m_drafts.sentence = sentence;
         m_drafts.sentenceSource = sentence;
+    }
+    if (const std::string pair = m_state.scenario.pair.value_or(""); pair != m_drafts.pairSource) {
+        m_drafts.pair = pair;
+        m_drafts.pairSource = pair;
     }
 }
 

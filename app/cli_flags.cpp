@@ -128,6 +128,7 @@ void applyOverrides(const Flags& f, const CLI::App& app, core::Scenario& s) {
     // A sentence of one's own names what is shown (not the preset it replaced); --title wins.
     if (given("--sentence")) s.sentence = f.sentence, s.tokens.reset(), s.name = titleOf(f.sentence);
     if (given("--tokens")) s.tokens = splitTokens(f.tokens), s.sentence.reset();
+    if (given("--pair")) s.pair = f.pair;
     if (given("--tokenizer")) {
         if (f.tokenizer == "word") s.tokenizer = core::Tokenizer::Word;
         else if (f.tokenizer == "char") s.tokenizer = core::Tokenizer::Char;
@@ -187,6 +188,7 @@ void applyOverrides(const Flags& f, const CLI::App& app, core::Scenario& s) {
         m.sentence = s.sentence ? s.sentence : std::optional<std::string>(core::kDefaultSentence);
         m.causal = given("--causal") ? f.causal : true;  // the state takes the model's own unless given
         m.causalGiven = given("--causal");
+        m.pair = s.pair;
         m.temperature = s.temperature;
         m.scaled = s.scaled;
         m.swaps = s.swaps;
@@ -196,8 +198,8 @@ void applyOverrides(const Flags& f, const CLI::App& app, core::Scenario& s) {
     if (given("--attention")) {
         // Attention computed elsewhere: the file fixes the tokens and every weight.
         for (const char* flag :
-             {"--sentence", "--tokens", "--tokenizer", "--d-model", "--heads", "--d-k", "--d-v", "--seed", "--embedding", "--positional",
-              "--length", "--kv-heads", "--rope-base", "--temperature", "--causal", "--unscaled", "--swap", "--window"})
+             {"--sentence", "--pair", "--tokens", "--tokenizer", "--d-model", "--heads", "--d-k", "--d-v", "--seed", "--embedding",
+              "--positional", "--length", "--kv-heads", "--rope-base", "--temperature", "--causal", "--unscaled", "--swap", "--window"})
             if (given(flag)) throw core::InputError(flag, "not with --attention: the imported maps are fixed");
         for (const char* flag : {"--compare", "--ablate", "--ablate-mean", "--hide-token", "--export-qk-map"})
             if (given(flag)) throw core::InputError(flag, "not with --attention: imported attention has no model behind it to run again");
@@ -212,6 +214,8 @@ void applyOverrides(const Flags& f, const CLI::App& app, core::Scenario& s) {
                                  "--positional", "--length", "--kv-heads", "--rope-base"})
             if (given(flag)) throw core::InputError(flag, "not with a model: the checkpoint fixes the tokens, sizes and weights");
     }
+    if (given("--pair") && !s.model)
+        throw core::InputError("--pair", "only with --model (or a scenario naming one): an encoder reads a sentence pair");
     if (given("--layer")) {
         if (!s.model && !s.attention) throw core::InputError("--layer", "only with --model or --attention (or a scenario naming one)");
         s.layer = static_cast<int>(parseWhole("--layer", f.layer, 0, core::kMaxLayerIndex));
@@ -284,6 +288,8 @@ void defineFlags(CLI::App& app, Flags& f) {
     app.add_option("--preset", f.preset, "Open a built-in preset (see --list-presets)")->type_name("NAME");
     app.add_flag("--list-presets", f.listPresets, "List the built-in presets and exit");
     app.add_option("--sentence", f.sentence, "Text to tokenize (replaces the scenario's tokens, and names what is shown)")
+        ->type_name("TEXT");
+    app.add_option("--pair", f.pair, "With --model of an encoder (BERT): a second sentence, read as [CLS] A [SEP] B [SEP]")
         ->type_name("TEXT");
     app.add_option("--title", f.title, "The title of the window and of exported figures (default: the scenario's name, or the --sentence)")
         ->type_name("TEXT");
@@ -613,10 +619,10 @@ GuiRequest requestFrom(const Flags& f, const CLI::App& app) {
         request.measure = true;
         request.lab = "cost";
     }
-    for (const char* name : {"--scenario", "FILE",        "--preset",     "--model",       "--attention",   "--layer",     "--sentence",
-                             "--tokens",   "--tokenizer", "--d-model",    "--heads",       "--d-k",         "--length",    "--d-v",
-                             "--seed",     "--embedding", "--positional", "--temperature", "--causal",      "--unscaled",  "--swap",
-                             "--kv-heads", "--window",    "--rope-base",  "--ablate",      "--ablate-mean", "--hide-token"})
+    for (const char* name : {"--scenario", "FILE",       "--preset",    "--model",      "--attention",   "--layer",       "--sentence",
+                             "--pair",     "--tokens",   "--tokenizer", "--d-model",    "--heads",       "--d-k",         "--length",
+                             "--d-v",      "--seed",     "--embedding", "--positional", "--temperature", "--causal",      "--unscaled",
+                             "--swap",     "--kv-heads", "--window",    "--rope-base",  "--ablate",      "--ablate-mean", "--hide-token"})
         if (app.get_option(name)->count()) request.explicitScenario = true;
     if (!f.size.empty()) std::tie(request.width, request.height) = parseSize(f.size);
 

@@ -17,7 +17,7 @@ namespace attnviz::app::cli {
 
 struct Flags {
     std::string scenarioPath, preset;  // scenarioPath: --scenario FILE or the positional FILE
-    std::string sentence, tokenizer, embedding, positional, title;
+    std::string sentence, pair, tokenizer, embedding, positional, title;
     std::string tokens;
     std::vector<std::string> swaps;
     int dModel = 0, heads = 0, dk = 0, dv = 0, kvHeads = 0, window = 0;

@@ -44,7 +44,8 @@ inline std::string configText(const nlohmann::json& changes = nlohmann::json::ob
 }
 
 // BertForMaskedLM's tensors ("bert." prefix, the head, tied); `prefix` "" and no head: BertModel's.
-inline std::map<std::string, StoredTensor> weights(std::uint64_t seed, const std::string& prefix = "bert.", bool head = true) {
+inline std::map<std::string, StoredTensor> weights(std::uint64_t seed, const std::string& prefix = "bert.", bool head = true,
+                                                   std::int64_t vocabRows = kVocabRows) {
     core::Prng rng(seed);
     const auto make = [&](std::vector<std::int64_t> shape, double scale, double offset = 0) {
         return tinygpt2::randomTensor(rng, std::move(shape), scale, offset);
@@ -52,7 +53,7 @@ inline std::map<std::string, StoredTensor> weights(std::uint64_t seed, const std
     const std::int64_t d = kEmbd;
     std::map<std::string, StoredTensor> w;
     const std::string e = prefix + "embeddings.";
-    w[e + "word_embeddings.weight"] = make({kVocabRows, d}, 0.8);
+    w[e + "word_embeddings.weight"] = make({vocabRows, d}, 0.8);
     w[e + "position_embeddings.weight"] = make({kPositions, d}, 0.4);
     w[e + "token_type_embeddings.weight"] = make({kTypes, d}, 0.4);
     w[e + "LayerNorm.weight"] = make({d}, 0.1, 1.0);
@@ -81,7 +82,7 @@ inline std::map<std::string, StoredTensor> weights(std::uint64_t seed, const std
         w["cls.predictions.transform.dense.bias"] = make({d}, 0.1);
         w["cls.predictions.transform.LayerNorm.weight"] = make({d}, 0.1, 1.0);
         w["cls.predictions.transform.LayerNorm.bias"] = make({d}, 0.1);
-        w["cls.predictions.bias"] = make({kVocabRows}, 0.3);
+        w["cls.predictions.bias"] = make({vocabRows}, 0.3);
     }
     return w;
 }

@@ -92,6 +92,26 @@ void sentenceField(PanelContext& ctx) {
 }
 
 // A model: what it is, the sentence its tokenizer reads, and what it predicts next.
+// An encoder's second sentence: typed, the pass reads the pair ([CLS] A [SEP] B [SEP]); emptied, A alone.
+void pairField(PanelContext& ctx) {
+    std::string& draft = ctx.drafts.pair;
+    const std::optional<std::string> slotted = draft.size() <= kEditableBytes ? slottedText(draft) : std::nullopt;
+    if (!slotted) {
+        ImGui::TextDisabled("%s", widgets::fitLabel(draft, ImGui::GetContentRegionAvail().x, widgets::kTitleGlyphs).c_str());
+        widgets::hoverTooltip(draft);
+        return;
+    }
+    ImGui::SetNextItemWidth(-1);
+    std::string field = *slotted;
+    if (ImGui::InputTextWithHint("##pair", "sentence B (optional)", &field)) {
+        draft = unslottedText(field, *slotted);
+        ctx.actions.emit(action::SetPair{draft});
+    }
+    tooltip(
+        "A second sentence: the model reads the pair, [CLS] A [SEP] B [SEP] (token types 0 and 1). The maps mark where B "
+        "starts, and the heatmap's pair filter shows A → B, B → A, …");
+}
+
 void modelSection(PanelContext& ctx, const core::decoder::Checkpoint& checkpoint) {
     const AppState& s = ctx.state;
     const auto& c = checkpoint.config();
@@ -101,14 +121,15 @@ void modelSection(PanelContext& ctx, const core::decoder::Checkpoint& checkpoint
     widgets::wrappedText("Model " + widgets::clipText(checkpoint.name(), widgets::kLabelGlyphs, false).text + " (" + c.family +
                          "): " + heads + ", d = " + std::to_string(c.nEmbd));
     tooltip(checkpoint.folder().c_str());
-    ImGui::TextUnformatted("Sentence");
+    ImGui::TextUnformatted(c.causal ? "Sentence" : "Sentence A, and B for a pair");
     sentenceField(ctx);
+    if (!c.causal) pairField(ctx);
     widgets::wrappedTextColored(ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled),
                                 "T = " + std::to_string(s.model.tq()) + " tokens (" +
                                     (c.family == "gpt2"                   ? "GPT-2 byte-level BPE"
                                      : checkpoint.tokenizer().wordPiece() ? "WordPiece"
                                                                           : "the model's tokenizer.json") +
-                                    ", at most " + std::to_string(c.nPositions) + ")");
+                                    ", at most " + std::to_string(c.longestInput()) + ")");
 }
 
 // Attention computed elsewhere: the file, its sizes and tokens, the mask found in it. Nothing to

@@ -2,6 +2,7 @@
 
 #include "app/state/head_summary.hpp"
 #include "app/state/head_view.hpp"
+#include "app/state/source.hpp"
 #include "app/views/head_view_lines.hpp"
 #include "app/widgets/charts.hpp"
 #include "app/widgets/text.hpp"
@@ -154,7 +155,14 @@ void HeadViewPanel::draw(PanelContext& ctx) {
     // A token isolated shows all its lines, out of view too (cut at the edge); otherwise only the
     // lines between two rows in view: a scrolled view is not a fan of lines into nowhere.
     const auto inView = [&](int i) { return i >= first && i <= last; };
+    // A sentence pair's filter (A → B: A's queries, B's keys): the other lines are not drawn.
+    const PairBlock block = pairBlock(s, s.view.pairFilter);
+    const auto inBlock = [&](const core::HeadLine& l) {
+        return l.query >= block.firstRow && l.query < block.firstRow + block.rows && l.key >= block.firstCol &&
+               l.key < block.firstCol + block.cols;
+    };
     const auto lineShown = [&](const core::HeadLine& l) {
+        if (!inBlock(l)) return false;
         if (hoverQuery >= 0) return l.query == hoverQuery;
         if (hoverKey >= 0) return l.key == hoverKey;
         if (!picked.empty()) return contains(picked, l.query);

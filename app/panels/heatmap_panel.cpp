@@ -283,6 +283,21 @@ void HeatmapPanel::draw(PanelContext& ctx) {
             "largest weights, stretched to the 99th percentile of its weights, the top 1 % clipped (the bar says how many), "
             "never below the uniform weight 1/T (a sharp head keeps 0 … 1); else 0 … 1.");
     }
+    // A sentence pair: which block of queries and keys stands out (BertViz's filter).
+    if (pairSegments(s).pair) {
+        static constexpr PairFilter kFilters[] = {PairFilter::All, PairFilter::AtoA, PairFilter::AtoB, PairFilter::BtoA, PairFilter::BtoB};
+        const float comboW = ImGui::CalcTextSize("A → B").x + ImGui::GetFrameHeight() + ImGui::GetStyle().FramePadding.x * 2.0f;
+        widgets::sameLineIfFits(comboW + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize("pair").x);
+        ImGui::SetNextItemWidth(comboW);
+        if (ImGui::BeginCombo("pair##filter", pairFilterName(s.view.pairFilter))) {
+            for (const PairFilter f : kFilters)
+                if (ImGui::Selectable(pairFilterName(f), f == s.view.pairFilter)) ctx.actions.emit(action::SetPairFilter{f});
+            ImGui::EndCombo();
+        }
+        tooltip(
+            "A sentence pair: A is [CLS] A [SEP], B is B [SEP]. A → B keeps A's queries reading B's keys and dims the rest; "
+            "the lines are the boundary between the sentences.");
+    }
 
     ImDrawList* list = ImGui::GetWindowDrawList();
     const ImVec2 origin = ImGui::GetCursorScreenPos();
@@ -371,6 +386,25 @@ void HeatmapPanel::draw(PanelContext& ctx) {
                 list->AddText(ImVec2(cellX(j + 0.5f) - ts.x * 0.5f, cellY(i + 0.5f) - ts.y * 0.5f),
                               widgets::contrastingText(cellColour(i, w)), buf);
             }
+    }
+    // A sentence pair: the filter's block bright, the rest dimmed, and the boundary between A and B on both axes.
+    if (const PairSegments pair = pairSegments(s); pair.pair) {
+        if (s.view.pairFilter != PairFilter::All) {
+            const PairBlock b = pairBlock(s, s.view.pairFilter);
+            const ImVec2 lo(cellX(static_cast<float>(b.firstCol)), cellY(static_cast<float>(b.firstRow)));
+            const ImVec2 hi(cellX(static_cast<float>(b.firstCol + b.cols)), cellY(static_cast<float>(b.firstRow + b.rows)));
+            const ImU32 dim = IM_COL32(0, 0, 0, 170);
+            list->AddRectFilled(mMin, ImVec2(mMax.x, lo.y), dim);
+            list->AddRectFilled(ImVec2(mMin.x, hi.y), mMax, dim);
+            list->AddRectFilled(ImVec2(mMin.x, lo.y), ImVec2(lo.x, hi.y), dim);
+            list->AddRectFilled(ImVec2(hi.x, lo.y), ImVec2(mMax.x, hi.y), dim);
+        }
+        const ImU32 boundary = IM_COL32(255, 255, 255, 220);
+        const float width = std::max(1.5f, 0.1f * ImGui::GetFontSize());
+        for (const Eigen::Index at : {pair.aEnd, pair.bStart}) {
+            list->AddLine(ImVec2(cellX(static_cast<float>(at)), mMin.y), ImVec2(cellX(static_cast<float>(at)), mMax.y), boundary, width);
+            list->AddLine(ImVec2(mMin.x, cellY(static_cast<float>(at))), ImVec2(mMax.x, cellY(static_cast<float>(at))), boundary, width);
+        }
     }
     // Selected query row outline.
     if (s.view.selectedQuery >= iBegin && s.view.selectedQuery < iEnd)

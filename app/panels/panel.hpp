@@ -24,6 +24,8 @@ namespace attnviz::app {
 struct Drafts {
     std::string sentence;
     std::string sentenceSource;  // the sentence the draft was last synced from
+    std::string pair;            // an encoder's second sentence being typed
+    std::string pairSource;      // the second sentence the draft was last synced from
     std::string openPath;
     std::string modelPath;
     std::string savePath;

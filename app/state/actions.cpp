@@ -35,12 +35,13 @@ namespace {
 // Edits of a scenario's input, sizes, weights or softmax: attention computed elsewhere is fixed.
 template <class A>
 constexpr bool kEditsTheMaps =
-    std::is_same_v<A, action::SetSentence> || std::is_same_v<A, action::SetTokens> || std::is_same_v<A, action::SetTokenizer> ||
-    std::is_same_v<A, action::SetDModel> || std::is_same_v<A, action::SetHeads> || std::is_same_v<A, action::SetDk> ||
-    std::is_same_v<A, action::SetSeed> || std::is_same_v<A, action::SetEmbedding> || std::is_same_v<A, action::SetPositional> ||
-    std::is_same_v<A, action::SetKvHeads> || std::is_same_v<A, action::SetWindow> || std::is_same_v<A, action::SwapTokens> ||
-    std::is_same_v<A, action::ResetSwaps> || std::is_same_v<A, action::Shuffle> || std::is_same_v<A, action::SetTemperature> ||
-    std::is_same_v<A, action::SetScaled> || std::is_same_v<A, action::SetCausal> || std::is_same_v<A, action::ToggleCausal>;
+    std::is_same_v<A, action::SetSentence> || std::is_same_v<A, action::SetTokens> || std::is_same_v<A, action::SetPair> ||
+    std::is_same_v<A, action::SetTokenizer> || std::is_same_v<A, action::SetDModel> || std::is_same_v<A, action::SetHeads> ||
+    std::is_same_v<A, action::SetDk> || std::is_same_v<A, action::SetSeed> || std::is_same_v<A, action::SetEmbedding> ||
+    std::is_same_v<A, action::SetPositional> || std::is_same_v<A, action::SetKvHeads> || std::is_same_v<A, action::SetWindow> ||
+    std::is_same_v<A, action::SwapTokens> || std::is_same_v<A, action::ResetSwaps> || std::is_same_v<A, action::Shuffle> ||
+    std::is_same_v<A, action::SetTemperature> || std::is_same_v<A, action::SetScaled> || std::is_same_v<A, action::SetCausal> ||
+    std::is_same_v<A, action::ToggleCausal>;
 
 // Edits of the shown layer's softmax or order: a layer read from a model's pass is its own.
 template <class A>

@@ -20,6 +20,10 @@ struct SetSentence {
 struct SetTokens {
     std::vector<std::string> tokens;
 };
+// An encoder's second sentence ("" = none): the sentence pair [CLS] A [SEP] B [SEP].
+struct SetPair {
+    std::string text;
+};
 struct SetTokenizer {
     core::Tokenizer kind;
 };
@@ -138,6 +142,10 @@ struct SetRollout {
 };
 struct SetRolloutHeads {
     core::RolloutHeads heads;
+};
+// Which block of a sentence pair's maps the views show (BertViz's filter): all, A → A, A → B, …
+struct SetPairFilter {
+    PairFilter filter;
 };
 // Run the same model or scenario over another sentence beside this one ("" = stop comparing).
 struct SetCompare {
@@ -268,11 +276,11 @@ struct ClearWhatIf {};
 }  // namespace action
 
 using Action =
-    std::variant<action::SetSentence, action::SetTokens, action::SetTokenizer, action::SetDModel, action::SetHeads, action::SetDk,
-                 action::SetSeed, action::SetEmbedding, action::SetPositional, action::SetKvHeads, action::SetWindow, action::SetShift,
-                 action::SelectLayer, action::StepLayer, action::LoadScenario, action::CancelOpening, action::SwapTokens,
-                 action::ResetSwaps, action::Shuffle, action::SetTemperature, action::SetScaled, action::SetCausal, action::ToggleCausal,
-                 action::SelectHead, action::StepHead, action::SelectQuery, action::StepQuery, action::StepStage,
+    std::variant<action::SetSentence, action::SetTokens, action::SetPair, action::SetPairFilter, action::SetTokenizer, action::SetDModel,
+                 action::SetHeads, action::SetDk, action::SetSeed, action::SetEmbedding, action::SetPositional, action::SetKvHeads,
+                 action::SetWindow, action::SetShift, action::SelectLayer, action::StepLayer, action::LoadScenario, action::CancelOpening,
+                 action::SwapTokens, action::ResetSwaps, action::Shuffle, action::SetTemperature, action::SetScaled, action::SetCausal,
+                 action::ToggleCausal, action::SelectHead, action::StepHead, action::SelectQuery, action::StepQuery, action::StepStage,
                  action::SetNextTemperature, action::SetColormap, action::SetTheme, action::SetUiScale, action::SetPresenter,
                  action::SetSmallMultiples, action::SetSkipFirstKey, action::SetColourScale, action::SetRollout, action::SetRolloutHeads,
                  action::SetCompare, action::SetPreviewHead, action::SetHeatmapPooling, action::SetZoomRegion, action::PickSwapChip,

@@ -21,6 +21,8 @@ bool reject(AppState& state, const std::string& where, const std::string& what);
 
 // Scenario: a new model (or only new weights, for the softmax settings).
 bool applyAction(AppState& state, const action::SetSentence& a);
+bool applyAction(AppState& state, const action::SetPair& a);
+bool applyAction(AppState& state, const action::SetPairFilter& a);
 bool applyAction(AppState& state, const action::SetTokens& a);
 bool applyAction(AppState& state, const action::SetTokenizer& a);
 bool applyAction(AppState& state, const action::SetDModel& a);

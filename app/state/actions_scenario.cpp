@@ -97,6 +97,20 @@ bool applyAction(AppState& state, const action::SetSentence& a) {
     });
 }
 
+bool applyAction(AppState& state, const action::SetPair& a) {
+    return rebuildWith(state, [&](core::Scenario& next) {
+        if (a.text.empty()) next.pair.reset();
+        else next.pair = a.text;
+        next.swaps.clear();
+        next.hiddenTokens.clear();  // positions of another text
+    });
+}
+
+bool applyAction(AppState& state, const action::SetPairFilter& a) {
+    state.view.pairFilter = a.filter;
+    return true;
+}
+
 bool applyAction(AppState& state, const action::SetTokens& a) {
     return rebuildWith(state, [&](core::Scenario& next) {
         next.tokens = a.tokens;

@@ -66,6 +66,11 @@ struct ModelViewOptions {
     bool operator==(const ModelViewOptions&) const = default;
 };
 
+// Which block of a sentence pair's maps the views show, BertViz's filter: every query and key, or
+// the queries of one sentence reading the keys of one (A → B: A's queries, B's keys). A sentence
+// holds its own [CLS] / [SEP] tokens: A is [CLS] A [SEP], B is B [SEP].
+enum class PairFilter : std::uint8_t { All, AtoA, AtoB, BtoA, BtoB };
+
 // What the user looks at; changes here never recompute anything.
 // Cells of the heatmap's map made at a finer pooling than the whole map's: a zoomed view of a map
 // read from a model's pass (rows 0: none).
@@ -114,6 +119,7 @@ struct ViewState {
     std::string compareText;                                     // another input the compare view runs beside this one ("" = none)
     int hoverToken = -1;    // a token under the mouse in the query–key map (-1 = none): the heatmap outlines its row or column
     bool hoverKey = false;  // with hoverToken: a key (a column), else a query (a row)
+    PairFilter pairFilter = PairFilter::All;  // a sentence pair's block the views show
 };
 
 // The shift check of the positional panel: the scores at positions 0 … and at view.shift …,

@@ -106,6 +106,43 @@ std::string readFromPassNote(const AppState& state) {
            std::to_string(t) + " scores and weights " + over + ", so its maps are read from the model's pass";
 }
 
+PairSegments pairSegments(const AppState& state) {
+    if (!state.loaded || !state.scenario.pair) return {};
+    const core::decoder::Run& run = *state.loaded.run;
+    const core::ModelTokenizer& tokenizer = state.loaded.checkpoint->tokenizer();
+    // A ends with its separator; RoBERTa's B starts after a second one.
+    const std::optional<int> sep =
+        tokenizer.wordPiece() ? std::optional<int>(tokenizer.wordPiece()->sepId()) : tokenizer.bpe()->idOf("</s>");
+    const auto t = static_cast<Eigen::Index>(run.ids.size());
+    if (!sep) return {};
+    for (Eigen::Index i = 1; i + 1 < t; ++i)
+        if (run.ids[static_cast<std::size_t>(i)] == *sep) {
+            const bool twice = run.ids[static_cast<std::size_t>(i + 1)] == *sep && i + 2 < t;
+            return {.pair = true, .aEnd = i + 1, .bStart = twice ? i + 2 : i + 1, .end = t};
+        }
+    return {};
+}
+
+PairBlock pairBlock(const AppState& state, PairFilter filter) {
+    const auto t = static_cast<Eigen::Index>(state.queryLabels.size());
+    const PairSegments s = pairSegments(state);
+    if (!s.pair || filter == PairFilter::All) return {0, t, 0, t};
+    const bool rowsA = filter == PairFilter::AtoA || filter == PairFilter::AtoB,
+               colsA = filter == PairFilter::AtoA || filter == PairFilter::BtoA;
+    return {rowsA ? 0 : s.bStart, rowsA ? s.aEnd : s.end - s.bStart, colsA ? 0 : s.bStart, colsA ? s.aEnd : s.end - s.bStart};
+}
+
+const char* pairFilterName(PairFilter filter) {
+    switch (filter) {
+        case PairFilter::AtoA: return "A → A";
+        case PairFilter::AtoB: return "A → B";
+        case PairFilter::BtoA: return "B → A";
+        case PairFilter::BtoB: return "B → B";
+        case PairFilter::All: break;
+    }
+    return "all";
+}
+
 std::string ownSoftmaxNote(const AppState& state) {
     return !state.loaded || state.loaded.checkpoint->config().causal ? "causal, τ = 1" : "both directions, τ = 1";
 }

@@ -49,6 +49,21 @@ std::string givenMapsName(const AppState& state);
 // Why the shown layer is read from the model's pass (or a file of queries and keys), in one line
 // ("" when its heads are whole): the tokens and what its heads whole would take.
 std::string readFromPassNote(const AppState& state);
+// A sentence pair's blocks: the queries or keys [first, end) of sentence A ([CLS] A [SEP]) and of
+// sentence B (B [SEP]); `pair` false when the input is one text (then every view shows it all).
+struct PairSegments {
+    bool pair = false;
+    Eigen::Index aEnd = 0, bStart = 0, end = 0;  // A: [0, aEnd); B: [bStart, end) (RoBERTa's second </s> between)
+};
+PairSegments pairSegments(const AppState& state);
+// The block `filter` asks for: rows (queries) and columns (keys) [first, end), the whole map when
+// the input is one text or the filter is All.
+struct PairBlock {
+    Eigen::Index firstRow = 0, rows = 0, firstCol = 0, cols = 0;
+};
+PairBlock pairBlock(const AppState& state, PairFilter filter);
+const char* pairFilterName(PairFilter filter);  // "all", "A → A", "A → B", "B → A", "B → B"
+
 // The softmax a model's own pass has: "causal, τ = 1" (a decoder; and any source but an encoder)
 // or "both directions, τ = 1" (an encoder).
 std::string ownSoftmaxNote(const AppState& state);

@@ -343,9 +343,12 @@ void writeModelExportJson(ByteSink& out, const Scenario& scenario, const LoadedM
                    {"n_embd", c.nEmbd},
                    {"causal", c.causal}});
     j << ",\n  \"sentence\": " << jsonString(scenario.sentence.value_or(kDefaultSentence));
+    if (scenario.pair) j << ",\n  \"pair\": " << jsonString(*scenario.pair);
     j << ",\n  \"tokens\": ";
     j.strings(loaded.labels);
     j << ",\n  \"token_ids\": " << dumpJson(run.ids);
+    // an encoder's sentence pair: 0 for [CLS] A [SEP], 1 for B [SEP]; a text alone: every token 0
+    j << ",\n  \"token_types\": " << dumpJson(run.types.empty() ? std::vector<int>(run.ids.size(), 0) : run.types);
     j << ",\n  \"layers\": [";
     const AttentionMaps maps = runMaps(run, c);
     Mat scratch;  // a map made on demand

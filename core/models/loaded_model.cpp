@@ -19,7 +19,7 @@ namespace attnviz::core {
 
 namespace {
 
-constexpr const char* kFamilies = "gpt2, llama, mistral, qwen2, qwen3, bert";
+constexpr const char* kFamilies = "gpt2, llama, mistral, qwen2, qwen3, bert, roberta, distilbert";
 
 // config.json's model_type, checked to be one attnviz reads.
 std::string modelType(const std::string& configPath) {
@@ -30,7 +30,7 @@ std::string modelType(const std::string& configPath) {
     const auto type = j.find("model_type");
     if (type == j.end()) throw InputError(configPath, std::string("model_type: missing (expected one of ") + kFamilies + ")");
     std::string value = type->is_string() ? type->get<std::string>() : std::string();
-    if (value != "gpt2" && value != "bert" && !llama::readsModelType(value))
+    if (value != "gpt2" && !bert::readsModelType(value) && !llama::readsModelType(value))
         throw InputError(configPath + ": model_type", (type->is_string() ? quoteValue(value) : describeJson(*type)) +
                                                           " is not a model family attnviz reads (" + kFamilies + ")");
     return value;
@@ -42,7 +42,7 @@ std::shared_ptr<const decoder::Checkpoint> openCheckpoint(const std::string& fol
     const decoder::ModelFiles files = decoder::locateFiles(folder, "a Hugging Face model folder");
     const std::string type = modelType(files.config);
     if (type == "gpt2") return gpt2::open(folder, progress);
-    if (type == "bert") return bert::open(folder, progress);
+    if (bert::readsModelType(type)) return bert::open(folder, progress);
     return llama::open(folder, progress);
 }
 
@@ -167,17 +167,26 @@ LoadedModel loadModel(const Scenario& scenario, const LoadedModel* previous, con
     const std::string sentence = scenario.sentence.value_or(kDefaultSentence);
     // A text longer than the longest tokens could fill every position is refused before the
     // tokenizer spends seconds on it.
-    const std::size_t mostBytes = static_cast<std::size_t>(model.config().nPositions) * model.tokenizer().longestTokenBytes();
-    if (sentence.size() > mostBytes)
-        throw InputError("sentence", std::to_string(sentence.size()) + " bytes are more than this model's " +
-                                         std::to_string(model.config().nPositions) + " positions can hold");
-    std::vector<int> ids;
+    const std::size_t mostBytes = static_cast<std::size_t>(model.config().longestInput()) * model.tokenizer().longestTokenBytes();
+    const std::size_t pairBytes = scenario.pair ? scenario.pair->size() : 0;
+    if (sentence.size() + pairBytes > mostBytes)
+        throw InputError(scenario.pair ? "pair" : "sentence", std::to_string(sentence.size() + pairBytes) +
+                                                                  " bytes are more than this model's " +
+                                                                  std::to_string(model.config().longestInput()) + " positions can hold");
+    // A sentence pair (an encoder's: [CLS] A [SEP] B [SEP]) carries its token types.
+    std::vector<int> ids, types;
     try {
-        ids = model.tokenizer().encode(sentence);
+        if (scenario.pair) {
+            ModelTokenizer::Encoding e = model.tokenizer().encodePair(sentence, *scenario.pair, "");
+            ids = std::move(e.ids);
+            if (model.config().typeVocab > 1) types = std::move(e.typeIds);
+        } else {
+            ids = model.tokenizer().encode(sentence);
+        }
     } catch (const InputError& e) {
-        throw e.within("sentence");
+        throw e.within(scenario.pair ? "pair" : "sentence");
     }
-    decoder::checkIds(model.config(), ids, "sentence");
+    decoder::checkIds(model.config(), ids, scenario.pair ? "pair" : "sentence", types);
     // A scenario's limits (buildModel's), before the pass allocates its store.
     const auto tokens = static_cast<long long>(ids.size());
     if (tokens > limits.maxTokens)
@@ -207,14 +216,15 @@ LoadedModel loadModel(const Scenario& scenario, const LoadedModel* previous, con
     for (std::size_t n = 0; n < scenario.hiddenTokens.size(); ++n) fields.push_back("hide_tokens[" + std::to_string(n) + "]");
     decoder::checkInterventions(model.config(), static_cast<Eigen::Index>(ids.size()), edits, fields);
     // A previous pass is reused only when it keeps its maps as this one would.
-    const bool sameModel = previous && previous->checkpoint == loaded.checkpoint && previous->base && previous->base->maps() == maps;
+    const bool sameModel = previous && previous->checkpoint == loaded.checkpoint && previous->base && previous->base->maps() == maps &&
+                           previous->base->types == types;
     if (sameModel && previous->base->ids == ids) {
         loaded.base = previous->base;
     } else if (sameModel && decoder::commonPrefix(ids, previous->base->ids) > 0) {
         loaded.base = std::make_shared<const decoder::Run>(decoder::forwardAppend(model, ids, *previous->base));
         ++loaded.appendedPasses;
     } else {
-        loaded.base = std::make_shared<const decoder::Run>(decoder::forward(model, ids, progress, maps));
+        loaded.base = std::make_shared<const decoder::Run>(decoder::forward(model, ids, progress, maps, types));
         ++loaded.forwardPasses;
     }
     loaded.run = loaded.base;

@@ -127,7 +127,8 @@ MaskMat maskOf(const Mat& m, const std::string& field) {
 
 // The keys that hold text: a text that is not valid UTF-8 has its exact bytes beside it, as
 // "<key>_bytes" (core/base/json_text.hpp).
-constexpr const char* kTextKeys[] = {"name", "description", "sentence", "tokens", "key_tokens", "model", "attention", "tokens_file"};
+constexpr const char* kTextKeys[] = {"name",       "description", "sentence",  "pair",       "tokens",
+                                     "key_tokens", "model",       "attention", "tokens_file"};
 
 json specJson(const MatrixSpec& spec) {
     switch (spec.kind) {
@@ -144,10 +145,10 @@ json specJson(const MatrixSpec& spec) {
 const std::vector<std::string>& scenarioKeys() {
     static const std::vector<std::string> keys = [] {
         std::vector<std::string> k = {
-            "name",      "description", "sentence",  "tokens",    "tokenizer",   "d_model", "heads",       "d_k",        "d_v",     "seed",
-            "embedding", "positional",  "rope_base", "kv_heads",  "window",      "X",       "W_Q",         "W_K",        "W_V",     "W_O",
-            "Q",         "K",           "V",         "causal",    "temperature", "scaled",  "swaps",       "key_tokens", "padding", "mask",
-            "length",    "model",       "layer",     "attention", "tokens_file", "ablate",  "ablate_mean", "hide_tokens"};
+            "name",      "description", "sentence",  "tokens",    "tokenizer",   "d_model", "heads",       "d_k",         "d_v",     "seed",
+            "embedding", "positional",  "rope_base", "kv_heads",  "window",      "X",       "W_Q",         "W_K",         "W_V",     "W_O",
+            "Q",         "K",           "V",         "causal",    "temperature", "scaled",  "swaps",       "key_tokens",  "padding", "mask",
+            "length",    "model",       "layer",     "attention", "tokens_file", "ablate",  "ablate_mean", "hide_tokens", "pair"};
         for (const char* text : kTextKeys) k.push_back(std::string(text) + "_bytes");
         return k;
     }();
@@ -208,6 +209,7 @@ Scenario scenarioFrom(const json& j, ReadMatrices* read) {
     if (has("description")) s.description = text("description");
     if (has("sentence") && has("tokens")) throw InputError("tokens", "give either sentence or tokens, not both");
     if (has("sentence")) s.sentence = text("sentence");
+    if (has("pair")) s.pair = text("pair");
     if (has("tokens")) s.tokens = texts("tokens");
     if (has("tokenizer")) {
         const std::string t = expectString(j["tokenizer"], "tokenizer");
@@ -321,6 +323,7 @@ Scenario scenarioFrom(const json& j, ReadMatrices* read) {
     }
     for (const char* key : {"ablate", "ablate_mean", "hide_tokens"})
         if (has(key) && !s.model) throw InputError(key, "only with \"model\" (a what-if edits a model's pass)");
+    if (s.pair && !s.model) throw InputError("pair", "only with \"model\" (an encoder reads a sentence pair)");
     for (const char* key : {"ablate", "ablate_mean"}) {
         if (!has(key)) continue;
         const json& list = j[key];
@@ -403,6 +406,7 @@ json modelScenarioToJson(const Scenario& s) {
     putText(j, "model", *s.model);
     j["layer"] = s.layer;
     if (s.sentence) putText(j, "sentence", *s.sentence);
+    if (s.pair) putText(j, "pair", *s.pair);
     softmaxToJson(s, j);
     if (!s.padding.empty()) j["padding"] = s.padding;
     json zero = json::array(), mean = json::array();

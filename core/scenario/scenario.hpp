@@ -41,6 +41,7 @@ struct Scenario {
     std::string name;
     std::string description;
     std::optional<std::string> sentence;
+    std::optional<std::string> pair;  // a model's second sentence (an encoder's sentence pair: token type 1)
     std::optional<std::vector<std::string>> tokens;
     Tokenizer tokenizer = Tokenizer::Word;
     std::optional<int> dModel, heads, dk, dv;

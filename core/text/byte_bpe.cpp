@@ -153,11 +153,11 @@ ByteBpe::ByteBpe(ByteBpe&&) noexcept = default;
 ByteBpe& ByteBpe::operator=(ByteBpe&&) noexcept = default;
 ByteBpe::~ByteBpe() = default;
 
-std::vector<int> ByteBpe::encode(std::string_view text) const {
-    // 1. added tokens cut out; 2. each stretch between them normalised, split into pieces and
-    // merged; 3. the post-processor's tokens around
-    const Impl& bpe = *m_impl;
-    std::vector<int> ids = bpe.prefix;
+namespace {
+
+// One text's ids without the post-processor's tokens: 1. added tokens cut out; 2. each stretch
+// between them normalised, split into pieces and merged.
+void appendText(const ByteBpe::Impl& bpe, std::string_view text, std::vector<int>& ids) {
     Scratch scratch;
     bpe::splitAdded(
         bpe.added, text,
@@ -166,6 +166,26 @@ std::vector<int> ByteBpe::encode(std::string_view text) const {
             bpe::forEachPiece(bpe, normalized, offset == 0, [&](std::string_view piece) { encodePiece(bpe, piece, scratch, ids); });
         },
         [&](int id) { ids.push_back(id); });
+}
+
+}  // namespace
+
+std::vector<int> ByteBpe::encode(std::string_view text) const {
+    const Impl& bpe = *m_impl;
+    std::vector<int> ids = bpe.prefix;
+    appendText(bpe, text, ids);
+    ids.insert(ids.end(), bpe.suffix.begin(), bpe.suffix.end());
+    return ids;
+}
+
+std::optional<std::vector<int>> ByteBpe::encodePair(std::string_view a, std::string_view b) const {
+    const Impl& bpe = *m_impl;
+    if (!bpe.pairTemplate) return std::nullopt;
+    std::vector<int> ids = bpe.prefix;
+    appendText(bpe, a, ids);
+    ids.insert(ids.end(), bpe.suffix.begin(), bpe.suffix.end());
+    ids.insert(ids.end(), bpe.pairPrefix.begin(), bpe.pairPrefix.end());
+    appendText(bpe, b, ids);
     ids.insert(ids.end(), bpe.suffix.begin(), bpe.suffix.end());
     return ids;
 }
@@ -213,6 +233,12 @@ std::optional<int> ByteBpe::idOf(std::string_view tokenText) const {
 std::optional<int> ByteBpe::endOfText() const { return idOf("<|endoftext|>"); }
 
 bool ByteBpe::isSpecial(int id) const { return hasId(id) && m_impl->special[id]; }
+
+std::optional<int> ByteBpe::maskId() const {
+    for (const bpe::AddedToken& a : m_impl->added)
+        if (a.text == "<mask>") return a.id;
+    return std::nullopt;
+}
 
 std::optional<int> ByteBpe::bosId() const {
     if (m_impl->prefix.empty()) return std::nullopt;

@@ -61,6 +61,11 @@ public:
     // "Whitespace" is not read (…)`: another model, normalizer or pre-tokenizer, dropout, subword
     // prefixes or suffixes, truncation, padding, a normalized added token beside a normalizer).
     static ByteBpe fromTokenizerJson(const std::string& path);
+    // RoBERTa's files, as RobertaTokenizer reads them: GPT-2's vocab.json and merges.txt, with
+    // the vocabulary's <s>, <pad>, </s>, <unk> and <mask> matched whole in the text (<mask> taking
+    // the white space before it), and <s> A </s> around a text (a pair: <s> A </s></s> B </s>).
+    // Throws InputError naming vocab.json when one of those five is not in it.
+    static ByteBpe fromRobertaFiles(const std::string& vocabPath, const std::string& mergesPath);
     // The same from text already read (tests and the fuzz targets); the names stand for the
     // files in messages.
     static ByteBpe fromText(std::string_view vocabJson, std::string_view mergesText, const std::string& vocabName,
@@ -76,6 +81,9 @@ public:
     // are compiled once and shared; each call has its own match data). O(n log n) in a piece's
     // length n: a text of one long word is no trap.
     std::vector<int> encode(std::string_view text) const;
+    // A sentence pair through the template's pair form (RoBERTa's <s> A </s></s> B </s>: its
+    // RobertaProcessing); none when the tokenizer has no pair template.
+    std::optional<std::vector<int>> encodePair(std::string_view a, std::string_view b) const;
     // The pieces that the split patterns (and Metaspace) make of `text`, taken as one stretch that
     // starts the text (no added tokens, no normalizer; an invalid byte is a piece of its own), for
     // tests: they concatenate to `text` (to its Metaspace form where there is one).
@@ -106,6 +114,8 @@ public:
     // <s> of Llama 2); none where nothing is put there (GPT-2, Qwen, a Llama 3 file whose
     // post-processor is ByteLevel alone).
     std::optional<int> bosId() const;
+    // The added token "<mask>" (RoBERTa's), what a masked-LM head fills in; none without one.
+    std::optional<int> maskId() const;
 
     // The byte-to-unicode table: the code point standing for byte b.
     static char32_t byteToUnicode(unsigned char b);

@@ -221,6 +221,35 @@ ByteBpe ByteBpe::fromFiles(const std::string& vocabPath, const std::string& merg
     return fromText(bpe::readTokenizerFile(vocabPath), bpe::readTokenizerFile(mergesPath), vocabPath, mergesPath);
 }
 
+ByteBpe ByteBpe::fromRobertaFiles(const std::string& vocabPath, const std::string& mergesPath) {
+    const std::string vocabJson = bpe::readTokenizerFile(vocabPath);
+    Builder builder(vocabPath, vocabPath);
+    VocabSax sax(vocabJson, vocabPath, builder);
+    json::sax_parse(vocabJson.begin(), vocabJson.end(), &sax);
+    builder.impl().splits.push_back(bpe::gpt2Pattern());
+    builder.finishVocabulary(false);
+    readMerges(bpe::readTokenizerFile(mergesPath), mergesPath, builder);
+    // RobertaTokenizer's specials, each its own token in the text; <mask> takes the space before it.
+    ByteBpe::Impl& impl = builder.impl();
+    const auto idOf = [&](const char* token) {
+        const auto it = impl.ids.find(std::string_view(token));
+        if (it == impl.ids.end())
+            throw InputError(vocabPath,
+                             std::string(token) + " is not in the vocabulary (RoBERTa's files hold <s>, <pad>, </s>, <unk> and <mask>)");
+        return it->second;
+    };
+    for (const char* token : {"<s>", "<pad>", "</s>", "<unk>", "<mask>"}) {
+        bpe::AddedToken added{token, idOf(token)};
+        added.lstrip = std::string_view(token) == "<mask>";
+        builder.addAdded(added, true, vocabPath);
+    }
+    impl.prefix = {idOf("<s>")};
+    impl.suffix = {idOf("</s>")};
+    impl.pairTemplate = true;
+    impl.pairPrefix = {idOf("</s>")};
+    return ByteBpe(builder.finish());
+}
+
 ByteBpe ByteBpe::fromText(std::string_view vocabJson, std::string_view mergesText, const std::string& vocabName,
                           const std::string& mergesName) {
     // 1. the tokens, 2. the byte symbols, 3. the merges, 4. <|endoftext|> as a special token

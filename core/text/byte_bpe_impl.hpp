@@ -160,6 +160,10 @@ struct ByteBpe::Impl {
     bool fuseUnk = false;             // consecutive unknown characters are one unknown token
     std::string space;                // Characters: the spelling that stands for a space in tokenBytes ("▁"), or ""
     std::vector<int> prefix, suffix;  // the post-processor's tokens around a text (Llama 2's <s>)
+    // RobertaProcessing's pair form: prefix A suffix, then pairPrefix B suffix (RoBERTa: </s> before
+    // B); pairTemplate false when the tokenizer has none.
+    bool pairTemplate = false;
+    std::vector<int> pairPrefix;
 };
 
 namespace bpe {

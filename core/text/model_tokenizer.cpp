@@ -14,7 +14,11 @@ ModelTokenizer::Encoding ModelTokenizer::encodePair(std::string_view a, std::str
         WordPiece::Encoding e = w->encode(a, b);
         return {std::move(e.ids), std::move(e.typeIds)};
     }
-    throw InputError(field, "this model reads one text (its tokenizer has no template for a sentence pair)");
+    std::optional<std::vector<int>> ids = bpe()->encodePair(a, b);
+    if (!ids) throw InputError(field, "this model reads one text (its tokenizer has no template for a sentence pair)");
+    Encoding e{std::move(*ids), {}};
+    e.typeIds.assign(e.ids.size(), 0);  // RoBERTa's pair is told apart by its </s></s>, not by token types
+    return e;
 }
 
 int ModelTokenizer::vocabSize() const {
@@ -50,7 +54,7 @@ std::optional<int> ModelTokenizer::endOfText() const {
 
 std::optional<int> ModelTokenizer::maskId() const {
     if (const WordPiece* w = wordPiece()) return w->maskId();
-    return std::nullopt;
+    return bpe()->maskId();
 }
 
 }  // namespace attnviz::core

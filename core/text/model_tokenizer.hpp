@@ -27,8 +27,9 @@ public:
     // The ids the model reads for `text`, with the tokens the tokenizer's template adds (a BOS;
     // BERT's [CLS] and [SEP]).
     std::vector<int> encode(std::string_view text) const;
-    // The same for a sentence pair (WordPiece: [CLS] A [SEP] B [SEP], types 0 … 0 1 … 1). A
-    // byte-level BPE has no pair template: InputError naming `field`.
+    // The same for a sentence pair (WordPiece: [CLS] A [SEP] B [SEP], types 0 … 0 1 … 1; RoBERTa's
+    // BPE: <s> A </s></s> B </s>, types all 0). A tokenizer with no pair template: InputError
+    // naming `field`.
     Encoding encodePair(std::string_view a, std::string_view b, const std::string& field) const;
 
     int vocabSize() const;

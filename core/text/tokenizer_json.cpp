@@ -128,16 +128,37 @@ bool readPreTokenizer(const json& p, const std::string& where, ByteBpe::Impl& im
     notRead(where + ".type", json(type), "Sequence, Split, ByteLevel and Metaspace are");
 }
 
+// A RobertaProcessing's token: ["</s>", 2], its id checked against the vocabulary's.
+int robertaToken(const json& p, const char* key, const std::string& where, const ByteBpe::Impl& impl) {
+    const json* token = member(p, key);
+    const std::string w = where + "." + key;
+    if (!token || !token->is_array() || token->size() != 2 || !(*token)[0].is_string()) throw InputError(w, "expected [\"token\", id]");
+    const long long id = integerId((*token)[1], w);
+    if (id >= static_cast<long long>(impl.texts.size()) || impl.texts[static_cast<std::size_t>(id)].empty())
+        throw InputError(w, "the id " + std::to_string(id) + " is no token");
+    return static_cast<int>(id);
+}
+
 // post_processor: ByteLevel (adds nothing), TemplateProcessing (the tokens around a single text),
-// and Sequences of them.
+// RobertaProcessing (<s> A </s>, and <s> A </s></s> B </s> for a pair), and Sequences of them.
 void readPostProcessor(const json& p, const std::string& where, ByteBpe::Impl& impl, bool& template_) {
     const std::string& type = typeOf(p, where);
     if (type == "Sequence")
         return eachStep(p, "processors", where, [&](const json& s, const std::string& w) { readPostProcessor(s, w, impl, template_); });
     if (type == "ByteLevel") return;
-    if (type != "TemplateProcessing") notRead(where + ".type", json(type), "Sequence, ByteLevel and TemplateProcessing are");
-    if (template_) notRead(where + ".type", json(type), "one TemplateProcessing is read, not two");
+    if (type != "TemplateProcessing" && type != "RobertaProcessing")
+        notRead(where + ".type", json(type), "Sequence, ByteLevel, TemplateProcessing and RobertaProcessing are");
+    if (template_) notRead(where + ".type", json(type), "one template is read, not two");
     template_ = true;
+    if (type == "RobertaProcessing") {
+        // trim_offsets and add_prefix_space change the offsets only, not the ids.
+        const int cls = robertaToken(p, "cls", where, impl), sep = robertaToken(p, "sep", where, impl);
+        impl.prefix = {cls};
+        impl.suffix = {sep};
+        impl.pairTemplate = true;
+        impl.pairPrefix = {sep};
+        return;
+    }
     const json* single = member(p, "single");
     const json* specials = member(p, "special_tokens");
     if (!single || !single->is_array() || single->size() > kMaxSteps)

@@ -154,14 +154,18 @@ TEST(BertConfig, ReadsBertConfigsKeys) {
 TEST(BertConfig, NamesTheFieldAtFault) {
     EXPECT_EQ(configError(configText({{"num_attention_heads", 3}})), "config.json: num_attention_heads: 3 does not divide hidden_size 8");
     EXPECT_EQ(configError(configText({{"position_embedding_type", "relative_key"}})),
-              "config.json: position_embedding_type: 'relative_key' is not read (attnviz reads BERT's learned \"absolute\" positions)");
+              "config.json: position_embedding_type: 'relative_key' is not read (attnviz reads learned \"absolute\" positions)");
     EXPECT_EQ(configError(configText({{"hidden_act", "mish"}})),
               "config.json: hidden_act: 'mish' is not one attnviz computes (gelu, gelu_new, gelu_fast, gelu_pytorch_tanh, relu, silu)");
     EXPECT_EQ(configError(configText({{"is_decoder", true}})),
-              "config.json: is_decoder: true is not read (attnviz reads BERT as the encoder it was trained as)");
+              "config.json: is_decoder: true is not read (attnviz reads bert as the encoder it was trained as)");
     EXPECT_EQ(configError(configText({{"hidden_size", nullptr}})), "config.json: hidden_size: missing (a BERT config.json names it)");
-    EXPECT_EQ(configError(configText({{"model_type", "roberta"}})),
-              "config.json: model_type: 'roberta' is not a BERT model (attnviz reads \"bert\" folders here)");
+    EXPECT_EQ(configError(configText({{"model_type", "t5"}})),
+              "config.json: model_type: 't5' is not an encoder this reader knows (bert, roberta, distilbert)");
+    EXPECT_EQ(configError(configText({{"model_type", "roberta"}, {"pad_token_id", 20}})),
+              "config.json: pad_token_id: 20 leaves no position of max_position_embeddings 16 (positions start at pad_token_id + 1)");
+    EXPECT_EQ(configError(R"({"model_type": "distilbert", "n_layers": 2, "n_heads": 3, "dim": 8, "hidden_dim": 12, "vocab_size": 20})"),
+              "config.json: n_heads: 3 does not divide dim 8");
 }
 
 TEST(BertConfig, TokenizerConfigsSwitches) {
@@ -307,11 +311,106 @@ TEST_F(Bert, FoldersOfEveryLayout) {
     EXPECT_LT(((untiedLogits - bias) - 2.0f * (tiedLogits - bias)).cwiseAbs().maxCoeff(), 1e-4f);
 }
 
+// The same weights under another family's names: RoBERTa's (its head lm_head.*, one token type,
+// positions from row pad_token_id + 1 = 2) and DistilBERT's (no token types).
+std::map<std::string, StoredTensor> renamed(const std::map<std::string, StoredTensor>& bert, const std::string& family) {
+    const std::vector<std::pair<std::string, std::string>> roberta = {{"cls.predictions.transform.dense", "lm_head.dense"},
+                                                                      {"cls.predictions.transform.LayerNorm", "lm_head.layer_norm"},
+                                                                      {"cls.predictions.bias", "lm_head.bias"}};
+    const std::vector<std::pair<std::string, std::string>> distil = {{"encoder.layer.", "transformer.layer."},
+                                                                     {"attention.self.query", "attention.q_lin"},
+                                                                     {"attention.self.key", "attention.k_lin"},
+                                                                     {"attention.self.value", "attention.v_lin"},
+                                                                     {"attention.output.dense", "attention.out_lin"},
+                                                                     {"attention.output.LayerNorm", "sa_layer_norm"},
+                                                                     {"intermediate.dense", "ffn.lin1"},
+                                                                     {"output.dense", "ffn.lin2"},
+                                                                     {"output.LayerNorm", "output_layer_norm"},
+                                                                     {"cls.predictions.transform.dense", "vocab_transform"},
+                                                                     {"cls.predictions.transform.LayerNorm", "vocab_layer_norm"},
+                                                                     {"cls.predictions.bias", "vocab_projector.bias"}};
+    std::map<std::string, StoredTensor> out;
+    for (const auto& [name, t] : bert) {
+        if (family == "distilbert" && name.find("token_type") != std::string::npos) continue;
+        std::string n = name.rfind("bert.", 0) == 0 ? family + "." + name.substr(5) : name;
+        for (const auto& [from, to] : family == "roberta" ? roberta : distil)
+            if (const auto at = n.find(from); at != std::string::npos) n.replace(at, from.size(), to);
+        out[n] = t;
+    }
+    if (family == "roberta") {  // two rows before position 0's
+        StoredTensor& p = out.at("roberta.embeddings.position_embeddings.weight");
+        p.values.insert(p.values.begin(), 2 * kEmbd, 7.0f);
+        p.shape[0] += 2;
+        StoredTensor& types = out.at("roberta.embeddings.token_type_embeddings.weight");
+        types.values.resize(kEmbd);
+        types.shape[0] = 1;
+    }
+    return out;
+}
+
+TEST_F(Bert, RobertaAndDistilBertAreBertUnderOtherNames) {
+    // RoBERTa: GPT-2's byte symbols, three merges and RoBERTa's five specials (tiny_gpt2's 260 ids, then 260 … 264).
+    constexpr int kRobertaVocab = 265;
+    auto bert = weights(7, "bert.", true, kRobertaVocab);
+    bert.at("bert.embeddings.token_type_embeddings.weight").values.assign(kTypes * kEmbd, 0.0f);  // DistilBERT has none
+    const auto bertModel = open(bert, configText({{"vocab_size", kRobertaVocab}}));
+    const std::vector<int> ids = {2, 258, 4, 100, 264, 3, 1};  // BERT's [MASK] is 4, RoBERTa's <mask> 264
+    const decoder::Run want = decoder::forward(*bertModel, ids);
+    ASSERT_EQ(want.predicted, 2);
+
+    tinygpt2::writeCheckpoint(m_dir, renamed(bert, "roberta"),
+                              configText({{"model_type", "roberta"},
+                                          {"vocab_size", kRobertaVocab},
+                                          {"max_position_embeddings", kPositions + 2},
+                                          {"type_vocab_size", 1},
+                                          {"pad_token_id", 1}}));
+    nlohmann::json vocab = nlohmann::json::parse(testfs::readFile(m_dir / "vocab.json"));
+    int id = 260;
+    for (const char* special : {"<s>", "<pad>", "</s>", "<unk>", "<mask>"}) vocab[special] = id++;
+    testfs::writeFile(m_dir / "vocab.json", vocab.dump());
+    const auto roberta = openCheckpoint(m_dir.string());
+    EXPECT_EQ(roberta->config().family, "roberta");
+    EXPECT_EQ(roberta->config().positionOffset, 2);
+    EXPECT_EQ(roberta->config().longestInput(), kPositions);
+    // <s> A </s>; <mask> takes the space before it; a pair is <s> A </s></s> B </s>.
+    const ModelTokenizer& t = roberta->tokenizer();
+    EXPECT_EQ(t.encode(" the <mask>"), (std::vector<int>{260, 258, 264, 262}));
+    EXPECT_EQ(t.encodePair(" the", "a", "pair").ids, (std::vector<int>{260, 258, 262, 262, 97, 262}));
+    EXPECT_EQ(t.maskId(), std::optional<int>(264));
+    const decoder::Run got = decoder::forward(*roberta, ids);
+    for (int l = 0; l < kLayers; ++l)
+        for (int h = 0; h < kHeads; ++h) EXPECT_EQ(got.weights(l, h), want.weights(l, h)) << l << "." << h;
+    EXPECT_EQ(got.predicted, 4);  // the first <mask>
+    // RoBERTa's head is GELU (erf) whatever hidden_act says; BERT's follows hidden_act.
+    EXPECT_EQ(roberta->config().headActivation, decoder::Activation::GeluErf);
+    EXPECT_EQ(bert::parseConfig(configText({{"model_type", "roberta"}, {"hidden_act", "relu"}}), "c").headActivation,
+              decoder::Activation::GeluErf);
+
+    std::filesystem::remove(m_dir / "vocab.json");
+    std::filesystem::remove(m_dir / "merges.txt");
+    const nlohmann::json distilConfig = {{"model_type", "distilbert"},
+                                         {"n_layers", kLayers},
+                                         {"n_heads", kHeads},
+                                         {"dim", kEmbd},
+                                         {"hidden_dim", kInner},
+                                         {"vocab_size", kRobertaVocab},
+                                         {"max_position_embeddings", kPositions},
+                                         {"activation", "gelu"}};
+    const auto distil = open(renamed(bert, "distilbert"), distilConfig.dump());
+    EXPECT_EQ(distil->config().family, "distilbert");
+    EXPECT_EQ(distil->config().typeVocab, 0);
+    const decoder::Run fromDistil = decoder::forward(*distil, ids);
+    for (int l = 0; l < kLayers; ++l)
+        for (int h = 0; h < kHeads; ++h) EXPECT_EQ(fromDistil.weights(l, h), want.weights(l, h)) << l << "." << h;
+    EXPECT_EQ(fromDistil.predicted, 2);
+    EXPECT_EQ(fromDistil.logits, want.logits);
+}
+
 TEST_F(Bert, BrokenFoldersNameTheFileAndTheTensor) {
     auto missing = weights(1);
     missing.erase("bert.encoder.layer.1.output.LayerNorm.bias");
     EXPECT_EQ(openError(missing), (m_dir / "model.safetensors").string() +
-                                      ": bert.encoder.layer.1.output.LayerNorm.bias: missing (a BERT checkpoint of 2 layers holds it)");
+                                      ": bert.encoder.layer.1.output.LayerNorm.bias: missing (a bert checkpoint of 2 layers holds it)");
     auto wrong = weights(1);
     wrong["bert.encoder.layer.0.intermediate.dense.weight"].shape = {kInner / 2, 2 * kEmbd};
     EXPECT_NE(openError(wrong).find("bert.encoder.layer.0.intermediate.dense.weight: shape [6, 16] disagrees with config.json"),
@@ -319,7 +418,7 @@ TEST_F(Bert, BrokenFoldersNameTheFileAndTheTensor) {
     auto beyond = weights(1);
     beyond["bert.encoder.layer.2.output.dense.bias"] = beyond.at("bert.encoder.layer.1.output.dense.bias");
     EXPECT_EQ(openError(beyond), (m_dir / "model.safetensors").string() +
-                                     ": bert.encoder.layer.2.output.dense.bias: layer 2 is beyond config.json's num_hidden_layers 2");
+                                     ": bert.encoder.layer.2.output.dense.bias: layer 2 is beyond config.json's 2 layers");
     auto untied = weights(1);
     EXPECT_EQ(openError(untied, configText({{"tie_word_embeddings", false}})),
               (m_dir / "model.safetensors").string() +

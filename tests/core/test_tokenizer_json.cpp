@@ -243,8 +243,11 @@ TEST(TokenizerJson, RefusalsNameTheFieldAndTheValue) {
     const json nfkc = {{"type", "NFKC"}};
     EXPECT_EQ(with("normalizer", nfkc), "t.json: normalizer.type: \"NFKC\" is not read (Sequence, NFC, Prepend and Replace are)");
     const json roberta = {{"type", "RobertaProcessing"}};
-    EXPECT_EQ(with("post_processor", roberta),
-              "t.json: post_processor.type: \"RobertaProcessing\" is not read (Sequence, ByteLevel and TemplateProcessing are)");
+    EXPECT_EQ(with("post_processor", roberta), "t.json: post_processor.cls: expected [\"token\", id]");
+    const json bert = {{"type", "BertProcessing"}};
+    EXPECT_EQ(with("post_processor", bert),
+              "t.json: post_processor.type: \"BertProcessing\" is not read (Sequence, ByteLevel, "
+              "TemplateProcessing and RobertaProcessing are)");
     const json noToken = {{"type", "TemplateProcessing"},
                           {"single", {{{"SpecialToken", {{"id", "<x>"}}}}, {{"Sequence", {{"id", "A"}}}}}},
                           {"special_tokens", {{"<x>", {{"ids", {999}}}}}}};

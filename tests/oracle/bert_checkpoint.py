@@ -1,46 +1,71 @@
 #!/usr/bin/env python3
-"""Tiny BERT checkpoints in Hugging Face's exact layout, and an independent float64 forward pass of
-BERT, masked-language-model head included.
+"""Tiny BERT, DistilBERT and RoBERTa checkpoints in Hugging Face's exact layout, and an independent
+float64 forward pass of those encoders, masked-language-model head included.
 
 Usage as a module:
     cfg = config(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=128)
+    (or distilbert_config(dim=32, n_layers=2, n_heads=4, hidden_dim=128), roberta_config(32, 2, 4, 128))
     weights = random_weights(cfg, seed)                  # {name: Lazy}: float32, made per tensor on demand
     write_folder(folder, cfg, weights, vocab_path, tokenizer="json", dtype="BF16", shards=3)
     ref = forward(stored(weights, "BF16"), cfg, ids)     # attentions [L, H, T, T], hidden [T, d], logits [T, V]
 Usage as a script:
     bert_checkpoint.py --self-test       checks the definitions below against hand-computed values
-    bert_checkpoint.py --write DIR --vocab VOCAB_TXT [--preset bert-base-uncased] [--dtype BF16]
-                       [--tokenizer vocab|json] [--shards N] [--seed N]
+    bert_checkpoint.py --write DIR --vocab VOCAB [--preset bert-base-uncased|distilbert-base-uncased|
+                       roberta-base] [--dtype BF16] [--tokenizer vocab|json] [--shards N] [--seed N]
+    (VOCAB: a vocab.txt; for roberta-base, roberta_vocab.files' folder)
 
 config() is config.json's dict as transformers 4.x saves a BertConfig (model_type "bert",
 architectures, hidden_act, layer_norm_eps, position_embedding_type, type_vocab_size, torch_dtype,
-...); tie_word_embeddings=None leaves the field out, as save_pretrained does for its default (true).
-The tensors are named and shaped as the architecture's safetensors (nn.Linear stores [out, in]):
-  BertForMaskedLM     bert.embeddings.*, bert.encoder.layer.N.*, the MLM head cls.predictions.*
-  BertForPreTraining  the same, and bert.pooler.dense.* and the next-sentence head cls.seq_relationship.*
-  BertModel           embeddings.*, encoder.layer.N.*, pooler.dense.*: no "bert." prefix, no head
-Tied (the default), save_pretrained drops cls.predictions.decoder.weight (the word embeddings) and
-cls.predictions.decoder.bias (the same tensor as cls.predictions.bias, which is kept); untied,
-cls.predictions.decoder.weight [V, d] is written. The folder holds config.json, model.safetensors
-or model-0000K-of-0000N shards with model.safetensors.index.json (llama_checkpoint's writer: F32,
-F16 or BF16, streamed), and the tokenizer: vocab.txt + tokenizer_config.json (BertTokenizer,
-do_lower_case), or bert-base-uncased's tokenizer.json + tokenizer_config.json (bert_vocab.py).
+...); distilbert_config() a DistilBertConfig's (model_type "distilbert": dim, n_layers, n_heads,
+hidden_dim, activation, sinusoidal_pos_embds, tie_weights_; no token types, every LayerNorm's eps
+1e-12 fixed in the code); roberta_config() a RobertaConfig's (model_type "roberta": BertConfig's keys,
+pad_token_id 1, type_vocab_size 1, layer_norm_eps 1e-5, max_position_embeddings 514 in roberta-base).
+tie_word_embeddings=None leaves the field out, as save_pretrained does for its default (true); the
+family's accessors (width, n_layers, n_heads, inner_size, hidden_act, head_act, layer_norm_eps,
+position_offset, max_tokens, prefix, tied) read any of the three. The tensors are named and shaped
+as the architecture's safetensors (nn.Linear stores [out, in]):
+  BertForMaskedLM        bert.embeddings.*, bert.encoder.layer.N.*, the MLM head cls.predictions.*
+  BertForPreTraining     the same, and bert.pooler.dense.* and the next-sentence head cls.seq_relationship.*
+  BertModel              embeddings.*, encoder.layer.N.*, pooler.dense.*: no "bert." prefix, no head
+  DistilBertForMaskedLM  distilbert.embeddings.{word_embeddings,position_embeddings,LayerNorm}.*,
+                         distilbert.transformer.layer.N.attention.{q_lin,k_lin,v_lin,out_lin}.*,
+                         .sa_layer_norm.*, .ffn.lin1.* [hidden_dim, dim], .ffn.lin2.* [dim, hidden_dim],
+                         .output_layer_norm.*; the head vocab_transform.* [dim, dim], vocab_layer_norm.*,
+                         vocab_projector.bias [V] (and vocab_projector.weight [V, dim] when untied)
+  DistilBertModel        embeddings.*, transformer.layer.N.*: no "distilbert." prefix, no head
+  RobertaForMaskedLM     roberta.embeddings.*, roberta.encoder.layer.N.* (BERT's names; no pooler), the head
+                         lm_head.dense.*, lm_head.layer_norm.*, lm_head.bias [V] (the same parameter as
+                         lm_head.decoder.bias; head_bias=("lm_head.decoder.bias",) writes that name
+                         instead), lm_head.decoder.weight [V, d] when untied
+  RobertaModel           embeddings.*, encoder.layer.N.*, pooler.dense.*: no "roberta." prefix, no head
+Tied (the default), save_pretrained drops the decoder's weight (the word embeddings); BERT's and
+RoBERTa's decoder bias is the same tensor as cls.predictions.bias / lm_head.bias, which is kept
+under that name (DistilBERT's vocab_projector.bias is the projector's own). The folder holds
+config.json, model.safetensors or model-0000K-of-0000N shards with model.safetensors.index.json
+(llama_checkpoint's writer: F32, F16 or BF16, streamed), and the tokenizer: BERT and DistilBERT
+vocab.txt + tokenizer_config.json (BertTokenizer / DistilBertTokenizer, do_lower_case), or
+bert-base-uncased's tokenizer.json + tokenizer_config.json (bert_vocab.py); RoBERTa vocab.json +
+merges.txt + tokenizer_config.json, or tokenizer.json + tokenizer_config.json (roberta_vocab.py).
 
 forward() is written from transformers' modeling_bert (BertEmbeddings, BertSelfAttention,
-BertSelfOutput, BertIntermediate, BertOutput, BertPredictionHeadTransform, BertLMPredictionHead)
-and activations (ACT2FN), in float64, on the values the file holds:
-    x = LN(word[ids] + position[0 .. T) + token_type[type_ids])        LN(x) = w (x - mean) / sqrt(var + eps) + b
+BertSelfOutput, BertIntermediate, BertOutput, BertPredictionHeadTransform, BertLMPredictionHead),
+modeling_distilbert (Embeddings, MultiHeadSelfAttention, FFN, TransformerBlock,
+DistilBertForMaskedLM), modeling_roberta (RobertaEmbeddings, create_position_ids_from_input_ids,
+RobertaLMHead) and activations (ACT2FN), in float64, on the values the file holds:
+    x = LN(word[ids] + token_type[type_ids] + position[o .. o + T))     LN(x) = w (x - mean) / sqrt(var + eps) + b
+        (DistilBERT: no token type; o = 0, RoBERTa's o = pad_token_id + 1: T <= max_position_embeddings - o)
     per layer: q, k, v = x Wq^T + bq, x Wk^T + bk, x Wv^T + bv          [T, H, D], D = hidden / heads
                A = softmax(q k^T / sqrt(D)) per head: no mask, every query reads every key
-               x = LN(concat_h(A v) Wo^T + bo + x)                      (attention.output.LayerNorm)
-               x = LN(act(x Wi^T + bi) Wout^T + bout + x)               (output.LayerNorm)
-    logits = LN(act(x Wt^T + bt)) E^T + cls.predictions.bias  (every position; E = the word
-             embeddings when tied, else cls.predictions.decoder.weight; act = hidden_act here too)
-act: "gelu" = x Phi(x) with erf (GELUActivation), "gelu_new" = the tanh form (NewGELUActivation),
-"relu". The what-if hooks are attnviz's: zero / mean (layer, head) pairs whose A v is zeroed or
-replaced by its mean over the positions before the output dense, and hide: key positions no query
-of any layer reads (their scores -inf; a query left with no key reads nothing). Standard library
-and numpy only.
+               x = LN(concat_h(A v) Wo^T + bo + x)                      (attention.output.LayerNorm; sa_layer_norm)
+               x = LN(act(x Wi^T + bi) Wout^T + bout + x)               (output.LayerNorm; output_layer_norm)
+    logits = LN(act'(x Wt^T + bt)) E^T + bias  (every position; E = the word embeddings when tied,
+             else the decoder's weight; act' = act for BERT and DistilBERT, gelu (erf) for RoBERTa)
+act: hidden_act (DistilBERT's activation): "gelu" = x Phi(x) with erf (GELUActivation), "gelu_new" =
+the tanh form (NewGELUActivation), "relu". DistilBERT's position table is read as stored, also when
+sinusoidal_pos_embds is true (random_weights then writes sinusoidal_table there). The what-if hooks
+are attnviz's: zero / mean (layer, head) pairs whose A v is zeroed or replaced by its mean over the
+positions before the output dense, and hide: key positions no query of any layer reads (their
+scores -inf; a query left with no key reads nothing). Standard library and numpy only.
 """
 
 import json
@@ -63,9 +88,15 @@ Lazy, encode, widen, stored, materialize = lc.Lazy, lc.encode, lc.widen, lc.stor
 read_safetensors, shard_names, entropy_range = lc.read_safetensors, lc.shard_names, lc.entropy_range
 
 ARCHITECTURES = ("BertForMaskedLM", "BertForPreTraining", "BertModel")
+DISTILBERT_ARCHITECTURES = ("DistilBertForMaskedLM", "DistilBertModel")
+ROBERTA_ARCHITECTURES = ("RobertaForMaskedLM", "RobertaModel")
+HEADLESS = ("BertModel", "DistilBertModel", "RobertaModel")  # the bare encoders: no prefix, no MLM head
+PREFIXES = {"bert": "bert.", "distilbert": "distilbert.", "roberta": "roberta."}  # model_type: the models with heads'
+FAMILIES = tuple(PREFIXES)
 ACTIVATIONS = ("gelu", "gelu_new", "relu")
 DTYPE_NAMES = lc.DTYPE_NAMES
 CLS, SEP, MASK, PAD, UNK = 101, 102, 103, 0, 100
+DISTILBERT_EPS = 1e-12  # DistilBERT's LayerNorms: eps fixed in the code, not a config field
 
 
 # --- configuration -------------------------------------------------------------------------------
@@ -90,62 +121,208 @@ def config(hidden_size, num_hidden_layers, num_attention_heads, intermediate_siz
     return dict(sorted(c.items()))
 
 
+def distilbert_config(dim, n_layers, n_heads, hidden_dim, activation="gelu", vocab_size=30522, max_position_embeddings=64,
+                      architecture="DistilBertForMaskedLM", tie_word_embeddings=None, sinusoidal_pos_embds=False,
+                      pad_token_id=0, tie_weights_=True, torch_dtype="float32"):
+    """config.json's dict as transformers 4.x saves a DistilBertConfig (distilbert-base-uncased's keys,
+    sorted). tie_weights_ is the legacy key distilbert-base-uncased's file carries (true); transformers
+    reads nothing from it: the head is tied by tie_word_embeddings (absent: true), as for any model.
+    None leaves either field out."""
+    if architecture not in DISTILBERT_ARCHITECTURES:
+        raise ValueError(f"architecture {architecture!r}: expected one of {DISTILBERT_ARCHITECTURES}")
+    c = {"activation": activation, "architectures": [architecture], "attention_dropout": 0.1, "dim": dim, "dropout": 0.1,
+         "hidden_dim": hidden_dim, "initializer_range": 0.02, "max_position_embeddings": max_position_embeddings,
+         "model_type": "distilbert", "n_heads": n_heads, "n_layers": n_layers, "pad_token_id": pad_token_id,
+         "qa_dropout": 0.1, "seq_classif_dropout": 0.2, "sinusoidal_pos_embds": sinusoidal_pos_embds,
+         "torch_dtype": torch_dtype, "transformers_version": "4.51.3", "vocab_size": vocab_size}
+    if tie_weights_ is not None:
+        c["tie_weights_"] = tie_weights_
+    if tie_word_embeddings is not None:
+        c["tie_word_embeddings"] = tie_word_embeddings
+    return dict(sorted(c.items()))
+
+
+def roberta_config(hidden_size, num_hidden_layers, num_attention_heads, intermediate_size, hidden_act="gelu",
+                   vocab_size=50265, max_position_embeddings=514, type_vocab_size=1, layer_norm_eps=1e-5,
+                   architecture="RobertaForMaskedLM", tie_word_embeddings=None, position_embedding_type="absolute",
+                   pad_token_id=1, bos_token_id=0, eos_token_id=2, torch_dtype="float32"):
+    """config.json's dict as transformers 4.x saves a RobertaConfig (roberta-base's keys, sorted):
+    pad_token_id 1 (the position ids start after it), type_vocab_size 1, layer_norm_eps 1e-5."""
+    if architecture not in ROBERTA_ARCHITECTURES:
+        raise ValueError(f"architecture {architecture!r}: expected one of {ROBERTA_ARCHITECTURES}")
+    c = {"architectures": [architecture], "attention_probs_dropout_prob": 0.1, "bos_token_id": bos_token_id,
+         "classifier_dropout": None, "eos_token_id": eos_token_id, "hidden_act": hidden_act, "hidden_dropout_prob": 0.1,
+         "hidden_size": hidden_size, "initializer_range": 0.02, "intermediate_size": intermediate_size,
+         "layer_norm_eps": layer_norm_eps, "max_position_embeddings": max_position_embeddings, "model_type": "roberta",
+         "num_attention_heads": num_attention_heads, "num_hidden_layers": num_hidden_layers, "pad_token_id": pad_token_id,
+         "position_embedding_type": position_embedding_type, "torch_dtype": torch_dtype,
+         "transformers_version": "4.51.3", "type_vocab_size": type_vocab_size, "use_cache": True,
+         "vocab_size": vocab_size}
+    if tie_word_embeddings is not None:
+        c["tie_word_embeddings"] = tie_word_embeddings
+    return dict(sorted(c.items()))
+
+
+def family(cfg):
+    """config.json's model_type: "bert", "distilbert" or "roberta"."""
+    f = cfg.get("model_type", "bert")
+    if f not in FAMILIES:
+        raise ValueError(f"model_type {f!r}: expected one of {FAMILIES}")
+    return f
+
+
 def architecture(cfg):
     return cfg["architectures"][0]
 
 
+def width(cfg):
+    """hidden_size (DistilBERT's dim)."""
+    return cfg["dim"] if family(cfg) == "distilbert" else cfg["hidden_size"]
+
+
+def n_layers(cfg):
+    return cfg["n_layers"] if family(cfg) == "distilbert" else cfg["num_hidden_layers"]
+
+
+def n_heads(cfg):
+    return cfg["n_heads"] if family(cfg) == "distilbert" else cfg["num_attention_heads"]
+
+
+def inner_size(cfg):
+    """intermediate_size (DistilBERT's hidden_dim): the MLP's width."""
+    return cfg["hidden_dim"] if family(cfg) == "distilbert" else cfg["intermediate_size"]
+
+
+def hidden_act(cfg):
+    """The MLP's activation: hidden_act (DistilBERT's activation)."""
+    return cfg["activation"] if family(cfg) == "distilbert" else cfg["hidden_act"]
+
+
+def head_act(cfg):
+    """The MLM head's activation after its dense: BERT's BertPredictionHeadTransform and
+    DistilBertForMaskedLM take the config's (hidden_act, activation); RobertaLMHead calls gelu (erf)
+    whatever hidden_act is."""
+    return "gelu" if family(cfg) == "roberta" else hidden_act(cfg)
+
+
+def layer_norm_eps(cfg):
+    return DISTILBERT_EPS if family(cfg) == "distilbert" else cfg["layer_norm_eps"]
+
+
+def position_offset(cfg):
+    """The position id of the first token: RoBERTa's create_position_ids_from_input_ids gives token i
+    (no padding) padding_idx + 1 + i, padding_idx = pad_token_id (1: ids 2, 3, ...); 0 for the others."""
+    return cfg.get("pad_token_id", 1) + 1 if family(cfg) == "roberta" else 0
+
+
+def max_tokens(cfg):
+    """The longest sentence the position table holds: max_position_embeddings, less RoBERTa's offset
+    (roberta-base: 514 - 2 = 512)."""
+    return cfg["max_position_embeddings"] - position_offset(cfg)
+
+
 def tied(cfg):
-    """Whether the MLM head's decoder is the word embeddings (config.json's default: true)."""
+    """Whether the MLM head's decoder is the word embeddings (config.json's tie_word_embeddings;
+    absent: true). DistilBERT's tie_weights_ is not read, as transformers does not read it."""
     return bool(cfg.get("tie_word_embeddings", True))
 
 
 def has_mlm_head(cfg):
-    return architecture(cfg) != "BertModel"
+    return architecture(cfg) not in HEADLESS
 
 
 def prefix(cfg):
-    """"bert." for the models with heads (BertForMaskedLM, BertForPreTraining), "" for BertModel."""
-    return "" if architecture(cfg) == "BertModel" else "bert."
+    """"bert.", "distilbert.", "roberta." for the models with heads, "" for the bare encoders."""
+    return "" if architecture(cfg) in HEADLESS else PREFIXES[family(cfg)]
 
 
 def head_dim(cfg):
-    return cfg["hidden_size"] // cfg["num_attention_heads"]
+    return width(cfg) // n_heads(cfg)
 
 
-def tensor_shapes(cfg):
-    """{name: shape} in the order written: embeddings, layers, pooler, MLM head, next-sentence head."""
-    d, inner, v = cfg["hidden_size"], cfg["intermediate_size"], cfg["vocab_size"]
-    arch, p = architecture(cfg), prefix(cfg)
-    s = {p + "embeddings.word_embeddings.weight": (v, d),
-         p + "embeddings.position_embeddings.weight": (cfg["max_position_embeddings"], d),
-         p + "embeddings.token_type_embeddings.weight": (cfg["type_vocab_size"], d),
-         p + "embeddings.LayerNorm.weight": (d,), p + "embeddings.LayerNorm.bias": (d,)}
-    for l in range(cfg["num_hidden_layers"]):
-        e = f"{p}encoder.layer.{l}."
-        for n in ("query", "key", "value"):
-            s[e + f"attention.self.{n}.weight"] = (d, d)
-            s[e + f"attention.self.{n}.bias"] = (d,)
-        s[e + "attention.output.dense.weight"] = (d, d)
-        s[e + "attention.output.dense.bias"] = (d,)
-        s[e + "attention.output.LayerNorm.weight"] = (d,)
-        s[e + "attention.output.LayerNorm.bias"] = (d,)
-        s[e + "intermediate.dense.weight"] = (inner, d)
-        s[e + "intermediate.dense.bias"] = (inner,)
-        s[e + "output.dense.weight"] = (d, inner)
-        s[e + "output.dense.bias"] = (d,)
-        s[e + "output.LayerNorm.weight"] = (d,)
-        s[e + "output.LayerNorm.bias"] = (d,)
-    if arch in ("BertForPreTraining", "BertModel"):
+# --- tensor names --------------------------------------------------------------------------------
+
+Embeddings = namedtuple("Embeddings", "word position token_type norm")   # token_type None: DistilBERT
+Layer = namedtuple("Layer", "query key value out norm1 fc1 fc2 norm2")    # modules: add .weight / .bias
+Head = namedtuple("Head", "dense norm biases decoder")                    # biases: the names the bias may go by
+
+
+def embedding_names(fam, p):
+    e = p + "embeddings."
+    return Embeddings(e + "word_embeddings.weight", e + "position_embeddings.weight",
+                      None if fam == "distilbert" else e + "token_type_embeddings.weight", e + "LayerNorm")
+
+
+def layer_names(fam, p, l):
+    """Layer l's modules (the tensors are module + ".weight" and ".bias")."""
+    if fam == "distilbert":
+        e = f"{p}transformer.layer.{l}."
+        return Layer(e + "attention.q_lin", e + "attention.k_lin", e + "attention.v_lin", e + "attention.out_lin",
+                     e + "sa_layer_norm", e + "ffn.lin1", e + "ffn.lin2", e + "output_layer_norm")
+    e = f"{p}encoder.layer.{l}."
+    return Layer(e + "attention.self.query", e + "attention.self.key", e + "attention.self.value",
+                 e + "attention.output.dense", e + "attention.output.LayerNorm", e + "intermediate.dense",
+                 e + "output.dense", e + "output.LayerNorm")
+
+
+def head_names(fam):
+    """The MLM head's modules, without the model's prefix. biases: the name save_pretrained keeps first,
+    then its alias (the decoder's bias is the same parameter: BERT's cls.predictions.decoder.bias,
+    RoBERTa's lm_head.decoder.bias); decoder: the [V, d] weight written only when untied."""
+    if fam == "distilbert":
+        return Head("vocab_transform", "vocab_layer_norm", ("vocab_projector.bias",), "vocab_projector.weight")
+    if fam == "roberta":
+        return Head("lm_head.dense", "lm_head.layer_norm", ("lm_head.bias", "lm_head.decoder.bias"),
+                    "lm_head.decoder.weight")
+    return Head("cls.predictions.transform.dense", "cls.predictions.transform.LayerNorm",
+                ("cls.predictions.bias", "cls.predictions.decoder.bias"), "cls.predictions.decoder.weight")
+
+
+def tensor_shapes(cfg, head_bias=None):
+    """{name: shape} in the order written: embeddings, layers, pooler, MLM head, next-sentence head.
+    head_bias: the names the MLM head's bias is written under (default: the first of head_names'
+    biases, as save_pretrained keeps it; RoBERTa's ("lm_head.decoder.bias",) writes the alias alone)."""
+    fam, arch, p = family(cfg), architecture(cfg), prefix(cfg)
+    d, inner, v = width(cfg), inner_size(cfg), cfg["vocab_size"]
+    emb = embedding_names(fam, p)
+    s = {emb.word: (v, d), emb.position: (cfg["max_position_embeddings"], d)}
+    if emb.token_type:
+        s[emb.token_type] = (cfg["type_vocab_size"], d)
+    s[emb.norm + ".weight"] = (d,)
+    s[emb.norm + ".bias"] = (d,)
+    for l in range(n_layers(cfg)):
+        n = layer_names(fam, p, l)
+        for m in (n.query, n.key, n.value):
+            s[m + ".weight"] = (d, d)
+            s[m + ".bias"] = (d,)
+        s[n.out + ".weight"] = (d, d)
+        s[n.out + ".bias"] = (d,)
+        s[n.norm1 + ".weight"] = (d,)
+        s[n.norm1 + ".bias"] = (d,)
+        s[n.fc1 + ".weight"] = (inner, d)
+        s[n.fc1 + ".bias"] = (inner,)
+        s[n.fc2 + ".weight"] = (d, inner)
+        s[n.fc2 + ".bias"] = (d,)
+        s[n.norm2 + ".weight"] = (d,)
+        s[n.norm2 + ".bias"] = (d,)
+    if arch in ("BertForPreTraining", "BertModel", "RobertaModel"):  # RobertaForMaskedLM has no pooler
         s[p + "pooler.dense.weight"] = (d, d)
         s[p + "pooler.dense.bias"] = (d,)
     if has_mlm_head(cfg):
-        s["cls.predictions.bias"] = (v,)
-        s["cls.predictions.transform.dense.weight"] = (d, d)
-        s["cls.predictions.transform.dense.bias"] = (d,)
-        s["cls.predictions.transform.LayerNorm.weight"] = (d,)
-        s["cls.predictions.transform.LayerNorm.bias"] = (d,)
+        h = head_names(fam)
+        biases = h.biases[:1] if head_bias is None else tuple(head_bias)
+        if fam == "bert":
+            for b in biases:
+                s[b] = (v,)
+        s[h.dense + ".weight"] = (d, d)
+        s[h.dense + ".bias"] = (d,)
+        s[h.norm + ".weight"] = (d,)
+        s[h.norm + ".bias"] = (d,)
+        if fam != "bert":
+            for b in biases:
+                s[b] = (v,)
         if not tied(cfg):
-            s["cls.predictions.decoder.weight"] = (v, d)
+            s[h.decoder] = (v, d)
     if arch == "BertForPreTraining":
         s["cls.seq_relationship.weight"] = (2, d)
         s["cls.seq_relationship.bias"] = (2,)
@@ -154,36 +331,57 @@ def tensor_shapes(cfg):
 
 # --- weights -------------------------------------------------------------------------------------
 
-def random_weights(cfg, seed, sharp=1.0):
-    """{name: Lazy}. Each tensor's values depend on the seed and its name without the "bert." prefix,
-    so a BertModel and a BertForMaskedLM of one seed share their encoder. Scales keep the scores
-    q.k/sqrt(D) at a standard deviation of about 2 * sharp (x is layer-normed, so about unit
-    variance), heads neither uniform nor one-hot (see the self-test), and the MLM logits at about
-    2.8; LayerNorm gains N(1, 0.15^2), every bias nonzero."""
-    d, inner = cfg["hidden_size"], cfg["intermediate_size"]
+def sinusoidal_table(n_pos, dim):
+    """DistilBERT's create_sinusoidal_embeddings, float32: [pos, j] = sin(pos / 10000^(2 (j // 2) / dim))
+    for even j, cos(...) for odd j. transformers writes it into the table at init; from_pretrained then
+    loads the table the file holds, which is what attnviz must read."""
+    enc = np.array([[pos / np.power(10000, 2 * (j // 2) / dim) for j in range(dim)] for pos in range(n_pos)])
+    out = np.empty((n_pos, dim), np.float32)
+    out[:, 0::2] = np.sin(enc[:, 0::2])
+    out[:, 1::2] = np.cos(enc[:, 1::2])
+    return out
+
+
+def random_weights(cfg, seed, sharp=1.0, head_bias=None):
+    """{name: Lazy}. Each tensor's values depend on the seed and its name without the model's prefix
+    ("bert.", "distilbert.", "roberta."), so a bare encoder and the model with a head of one seed
+    share their encoder, and RoBERTa's lm_head.decoder.bias is lm_head.bias's values. Scales keep
+    the scores q.k/sqrt(D) at a standard deviation of about 2 * sharp (x is layer-normed, so about
+    unit variance), heads neither uniform nor one-hot (see the self-test), and the MLM logits at
+    about 2.8; LayerNorm gains N(1, 0.15^2), every bias nonzero. DistilBERT with sinusoidal_pos_embds:
+    the position table is sinusoidal_table (a plain array), as a trained checkpoint holds it."""
+    fam = family(cfg)
+    d, inner = width(cfg), inner_size(cfg)
     qk = 1.4 * math.sqrt(sharp) / math.sqrt(d)
     emb = 2.8 / math.sqrt(d)  # the MLM logits' standard deviation about 2.8 whatever the width
+    head = head_names(fam)
+    decoders, head_biases = (head.decoder,), head.biases
+    strip = PREFIXES[fam]
     out = {}
-    for name, shape in tensor_shapes(cfg).items():
-        base = name[len("bert."):] if name.startswith("bert.") else name
+    for name, shape in tensor_shapes(cfg, head_bias).items():
+        base = name[len(strip):] if name.startswith(strip) else name
+        if base in head_biases:
+            base = head_biases[0]
         key = [seed, zlib.crc32(base.encode())]
-        if "LayerNorm.weight" in name:
+        if fam == "distilbert" and cfg.get("sinusoidal_pos_embds") and base == "embeddings.position_embeddings.weight":
+            out[name] = sinusoidal_table(*shape)
+        elif "LayerNorm.weight" in name or "layer_norm.weight" in name:
             out[name] = Lazy(shape, key, 0.15, 1.0)
-        elif "LayerNorm.bias" in name:
+        elif "LayerNorm.bias" in name or "layer_norm.bias" in name:
             out[name] = Lazy(shape, key, 0.1)
-        elif name.endswith("embeddings.weight") or name == "cls.predictions.decoder.weight":
+        elif name.endswith("embeddings.weight") or name in decoders:
             out[name] = Lazy(shape, key, emb)
-        elif name == "cls.predictions.bias":
+        elif name in head_biases:
             out[name] = Lazy(shape, key, 0.5)
         elif name.endswith(".bias"):
             out[name] = Lazy(shape, key, 0.3)
-        elif ".query." in name or ".key." in name:
+        elif any(m in name for m in (".query.", ".key.", ".q_lin.", ".k_lin.")):
             out[name] = Lazy(shape, key, qk)
-        elif "attention.output.dense" in name:
+        elif "attention.output.dense" in name or ".out_lin." in name:
             out[name] = Lazy(shape, key, 0.8 / math.sqrt(d))
-        elif ".output.dense" in name:
+        elif ".output.dense" in name or ".ffn.lin2." in name:
             out[name] = Lazy(shape, key, 0.8 / math.sqrt(inner))
-        else:  # value, intermediate, pooler, transform, seq_relationship
+        else:  # value, intermediate / lin1, pooler, the head's dense, seq_relationship
             out[name] = Lazy(shape, key, 1.0 / math.sqrt(d))
     return out
 
@@ -205,35 +403,51 @@ def write_weights(folder, weights, dtype="F32", shards=1):
         f.write("\n")
 
 
-def tokenizer_config():
-    """tokenizer_config.json as a BertTokenizer of bert-base-uncased saves it."""
-    return dict(bert_vocab.TOKENIZER_CONFIG, model_max_length=512, clean_up_tokenization_spaces=True,
-                strip_accents=None, tokenize_chinese_chars=True)
+def tokenizer_config(fam="bert"):
+    """tokenizer_config.json as a BertTokenizer of bert-base-uncased saves it (DistilBERT:
+    DistilBertTokenizer's, the same WordPiece)."""
+    c = dict(bert_vocab.TOKENIZER_CONFIG, model_max_length=512, clean_up_tokenization_spaces=True,
+             strip_accents=None, tokenize_chinese_chars=True)
+    if fam == "distilbert":
+        c["tokenizer_class"] = "DistilBertTokenizer"
+    return c
+
+
+ROBERTA_TOKENIZER_FILES = {"vocab": ("vocab.json", "merges.txt", "tokenizer_config.json"),
+                           "json": ("tokenizer.json", "tokenizer_config.json")}
 
 
 def write_folder(folder, cfg, weights, vocab_path, tokenizer="vocab", dtype="F32", shards=1):
-    """A Hugging Face BERT folder. weights: {name: float32 array or Lazy}, written in that order (pass
-    what tensor_shapes(cfg) names, or a deliberately broken variant of it); vocab_path: a vocab.txt.
-    tokenizer "vocab": vocab.txt + tokenizer_config.json; "json": tokenizer.json (bert-base-uncased's
-    form over that vocabulary) + tokenizer_config.json; None: no tokenizer at all.
-    config.json's torch_dtype is the dtype written."""
+    """A Hugging Face BERT, DistilBERT or RoBERTa folder. weights: {name: float32 array or Lazy},
+    written in that order (pass what tensor_shapes(cfg) names, or a deliberately broken variant of it).
+    BERT and DistilBERT: vocab_path is a vocab.txt; tokenizer "vocab": vocab.txt +
+    tokenizer_config.json; "json": tokenizer.json (bert-base-uncased's form over that vocabulary) +
+    tokenizer_config.json. RoBERTa: vocab_path is a folder holding vocab.json, merges.txt,
+    tokenizer.json and tokenizer_config.json (roberta_vocab.files); "vocab" copies vocab.json +
+    merges.txt + tokenizer_config.json, "json" tokenizer.json + tokenizer_config.json. None: no
+    tokenizer at all. config.json's torch_dtype is the dtype written."""
+    fam = family(cfg)
     os.makedirs(folder, exist_ok=True)
     c = dict(cfg, torch_dtype=DTYPE_NAMES[dtype])
     with open(os.path.join(folder, "config.json"), "w") as f:
         json.dump(c, f, indent=2)
         f.write("\n")
-    if tokenizer == "vocab":
-        shutil.copyfile(vocab_path, os.path.join(folder, "vocab.txt"))
-    elif tokenizer == "json":
-        tokens, _ = bert_vocab.read_vocab(vocab_path)
-        with open(os.path.join(folder, "tokenizer.json"), "w", encoding="utf-8") as f:
-            json.dump(bert_vocab.tokenizer_json(tokens), f, ensure_ascii=False)
-    elif tokenizer is not None:
+    if tokenizer not in ("vocab", "json", None):
         raise ValueError(f"tokenizer {tokenizer!r}: expected vocab, json or None")
-    if tokenizer is not None:
-        with open(os.path.join(folder, "tokenizer_config.json"), "w") as f:
-            json.dump(tokenizer_config(), f, indent=2)
-            f.write("\n")
+    if fam == "roberta":
+        for name in ROBERTA_TOKENIZER_FILES.get(tokenizer, ()):
+            shutil.copyfile(os.path.join(vocab_path, name), os.path.join(folder, name))
+    else:
+        if tokenizer == "vocab":
+            shutil.copyfile(vocab_path, os.path.join(folder, "vocab.txt"))
+        elif tokenizer == "json":
+            tokens, _ = bert_vocab.read_vocab(vocab_path)
+            with open(os.path.join(folder, "tokenizer.json"), "w", encoding="utf-8") as f:
+                json.dump(bert_vocab.tokenizer_json(tokens), f, ensure_ascii=False)
+        if tokenizer is not None:
+            with open(os.path.join(folder, "tokenizer_config.json"), "w") as f:
+                json.dump(tokenizer_config(fam), f, indent=2)
+                f.write("\n")
     write_weights(folder, weights, dtype, shards)
 
 
@@ -279,41 +493,51 @@ def softmax(z):
     return e / e.sum(axis=-1, keepdims=True)
 
 
-def weights_prefix(weights):
-    """"bert." when the names carry it (a model with heads), else "" (BertModel)."""
-    return "bert." if "bert.embeddings.word_embeddings.weight" in weights else ""
+def weights_prefix(weights, fam="bert"):
+    """The family's prefix ("bert.", "distilbert.", "roberta.") when the names carry it (a model with
+    a head), else "" (the bare encoder)."""
+    p = PREFIXES[fam]
+    return p if p + "embeddings.word_embeddings.weight" in weights else ""
 
 
 def forward(weights, cfg, ids, type_ids=None, zero=(), mean=(), hide=()):
     """float64. weights: {name: array} as the file holds them (see stored()); ids: [T]; type_ids: [T]
-    (None: all 0, as BertEmbeddings' buffer). Returns Forward(attentions [L, H, T, T], hidden [T, d]
-    (the last layer's output), logits [T, V] of every position, or None without an MLM head).
-    The what-if hooks: zero, mean: (layer, head) pairs whose A v is zeroed or replaced by its mean
-    over the positions before the output dense; hide: key positions no query reads in any layer."""
+    (None: all 0, as BertEmbeddings' and RobertaEmbeddings' buffer; DistilBERT has none). Returns
+    Forward(attentions [L, H, T, T], hidden [T, d] (the last layer's output), logits [T, V] of every
+    position, or None without an MLM head). The what-if hooks: zero, mean: (layer, head) pairs whose
+    A v is zeroed or replaced by its mean over the positions before the output dense; hide: key
+    positions no query reads in any layer."""
+    fam = family(cfg)
     w = {k: np.asarray(v, np.float64) for k, v in weights.items()}
-    p, eps = weights_prefix(w), cfg["layer_norm_eps"]
-    nh, d = cfg["num_attention_heads"], head_dim(cfg)
-    if cfg.get("position_embedding_type", "absolute") != "absolute":
+    p, eps = weights_prefix(w, fam), layer_norm_eps(cfg)
+    nh, d = n_heads(cfg), head_dim(cfg)
+    if fam != "distilbert" and cfg.get("position_embedding_type", "absolute") != "absolute":
         raise ValueError(f"position_embedding_type {cfg['position_embedding_type']!r} is not modelled here")
-    act = activation(cfg["hidden_act"])
+    act, act_head = activation(hidden_act(cfg)), activation(head_act(cfg))
     ids = np.asarray(ids, np.int64)
     t = len(ids)
-    if t > cfg["max_position_embeddings"]:
-        raise ValueError(f"{t} tokens, max_position_embeddings {cfg['max_position_embeddings']}")
+    if t > max_tokens(cfg):
+        raise ValueError(f"{t} tokens, max_position_embeddings {cfg['max_position_embeddings']}"
+                         + (f" less RoBERTa's offset {position_offset(cfg)}" if position_offset(cfg) else ""))
+    if fam == "distilbert" and type_ids is not None:
+        raise ValueError("DistilBERT has no token types")
     types = np.zeros(t, np.int64) if type_ids is None else np.asarray(type_ids, np.int64)
-    # 1. embeddings: word + token type + absolute position, then LayerNorm
-    x = (w[p + "embeddings.word_embeddings.weight"][ids] + w[p + "embeddings.token_type_embeddings.weight"][types]
-         + w[p + "embeddings.position_embeddings.weight"][np.arange(t)])
-    x = layer_norm(x, w[p + "embeddings.LayerNorm.weight"], w[p + "embeddings.LayerNorm.bias"], eps)
+    positions = position_offset(cfg) + np.arange(t)
+    # 1. embeddings: word + token type (none in DistilBERT) + absolute position, then LayerNorm
+    emb = embedding_names(fam, p)
+    x = w[emb.word][ids]
+    if emb.token_type:
+        x = x + w[emb.token_type][types]
+    x = x + w[emb.position][positions]
+    x = layer_norm(x, w[emb.norm + ".weight"], w[emb.norm + ".bias"], eps)
     open_keys = np.ones((t, t), bool)
     if hide:
         open_keys[:, list(hide)] = False
     attentions = []
-    for l in range(cfg["num_hidden_layers"]):
-        e = f"{p}encoder.layer.{l}."
+    for l in range(n_layers(cfg)):
+        n = layer_names(fam, p, l)
         # 2. self-attention: projections with biases, per-head scores over every key
-        q, k, v = (x @ w[e + f"attention.self.{n}.weight"].T + w[e + f"attention.self.{n}.bias"]
-                   for n in ("query", "key", "value"))
+        q, k, v = (x @ w[m + ".weight"].T + w[m + ".bias"] for m in (n.query, n.key, n.value))
         q, k, v = q.reshape(t, nh, d), k.reshape(t, nh, d), v.reshape(t, nh, d)
         heads, outs = [], []
         for h in range(nh):
@@ -334,32 +558,34 @@ def forward(weights, cfg, ids, type_ids=None, zero=(), mean=(), hide=()):
                 out = np.broadcast_to(out.mean(axis=0, keepdims=True), out.shape)
             outs.append(out)
         attentions.append(heads)
-        # 3. BertSelfOutput: dense, residual, LayerNorm
-        a = np.concatenate(outs, axis=1) @ w[e + "attention.output.dense.weight"].T + w[e + "attention.output.dense.bias"]
-        x = layer_norm(a + x, w[e + "attention.output.LayerNorm.weight"], w[e + "attention.output.LayerNorm.bias"], eps)
-        # 4. BertIntermediate and BertOutput: dense, act, dense, residual, LayerNorm
-        hmid = act(x @ w[e + "intermediate.dense.weight"].T + w[e + "intermediate.dense.bias"])
-        y = hmid @ w[e + "output.dense.weight"].T + w[e + "output.dense.bias"]
-        x = layer_norm(y + x, w[e + "output.LayerNorm.weight"], w[e + "output.LayerNorm.bias"], eps)
+        # 3. the output dense, residual, LayerNorm (BertSelfOutput; DistilBERT's out_lin, sa_layer_norm)
+        a = np.concatenate(outs, axis=1) @ w[n.out + ".weight"].T + w[n.out + ".bias"]
+        x = layer_norm(a + x, w[n.norm1 + ".weight"], w[n.norm1 + ".bias"], eps)
+        # 4. the MLP: dense, act, dense, residual, LayerNorm (BertIntermediate + BertOutput; DistilBERT's FFN)
+        hmid = act(x @ w[n.fc1 + ".weight"].T + w[n.fc1 + ".bias"])
+        y = hmid @ w[n.fc2 + ".weight"].T + w[n.fc2 + ".bias"]
+        x = layer_norm(y + x, w[n.norm2 + ".weight"], w[n.norm2 + ".bias"], eps)
     logits = None
-    if "cls.predictions.bias" in w:
-        # 5. the MLM head: transform (dense, act, LayerNorm), then the decoder and its bias
-        tr = act(x @ w["cls.predictions.transform.dense.weight"].T + w["cls.predictions.transform.dense.bias"])
-        tr = layer_norm(tr, w["cls.predictions.transform.LayerNorm.weight"], w["cls.predictions.transform.LayerNorm.bias"], eps)
-        decoder = w[p + "embeddings.word_embeddings.weight"] if tied(cfg) else w["cls.predictions.decoder.weight"]
-        logits = tr @ decoder.T + w["cls.predictions.bias"]
+    head = head_names(fam)
+    bias = next((b for b in head.biases if b in w), None)
+    if bias is not None:
+        # 5. the MLM head: dense, act (RoBERTa's: gelu), LayerNorm, then the decoder and its bias
+        tr = act_head(x @ w[head.dense + ".weight"].T + w[head.dense + ".bias"])
+        tr = layer_norm(tr, w[head.norm + ".weight"], w[head.norm + ".bias"], eps)
+        decoder = w[emb.word] if tied(cfg) else w[head.decoder]
+        logits = tr @ decoder.T + w[bias]
     return Forward(np.array(attentions), x, logits)
 
 
-def predicted_position(ids):
-    """The position of the first [MASK] (103), or None."""
+def predicted_position(ids, mask=MASK):
+    """The position of the first `mask` ([MASK] 103; RoBERTa: its <mask>), or None."""
     ids = list(ids)
-    return ids.index(MASK) if MASK in ids else None
+    return ids.index(mask) if mask in ids else None
 
 
-def mask_probs(ref, ids):
-    """softmax of the MLM logits at the first [MASK], or None (no [MASK] or no head)."""
-    pos = predicted_position(ids)
+def mask_probs(ref, ids, mask=MASK):
+    """softmax of the MLM logits at the first `mask`, or None (no mask token or no head)."""
+    pos = predicted_position(ids, mask)
     if pos is None or ref.logits is None:
         return None
     return softmax(ref.logits[pos])
@@ -367,8 +593,15 @@ def mask_probs(ref, ids):
 
 PRESETS = {
     # bert-base-uncased's shapes: 12 layers of 12 heads, hidden 768, 512 positions, tied
-    "bert-base-uncased": dict(hidden_size=768, num_hidden_layers=12, num_attention_heads=12, intermediate_size=3072,
-                              max_position_embeddings=512),
+    "bert-base-uncased": (config, dict(hidden_size=768, num_hidden_layers=12, num_attention_heads=12,
+                                       intermediate_size=3072, max_position_embeddings=512)),
+    # distilbert-base-uncased's: 6 layers of 12 heads, dim 768, 512 positions, tied (bert-base-uncased's vocab.txt)
+    "distilbert-base-uncased": (distilbert_config, dict(dim=768, n_layers=6, n_heads=12, hidden_dim=3072,
+                                                        max_position_embeddings=512)),
+    # roberta-base's: 12 layers of 12 heads, hidden 768, 514 positions (512 tokens), tied; the vocabulary
+    # size of roberta_vocab.files' RoBERTa-shaped one (50,262; roberta-base's own is 50,265)
+    "roberta-base": (roberta_config, dict(hidden_size=768, num_hidden_layers=12, num_attention_heads=12,
+                                          intermediate_size=3072, max_position_embeddings=514, vocab_size=50262)),
 }
 
 
@@ -378,7 +611,8 @@ def main(argv):
         return bert_checkpoint_selftest.run()
     if argv[:1] == ["--write"] and len(argv) >= 2:
         args = dict(zip(argv[2::2], argv[3::2]))
-        cfg = config(**PRESETS[args.get("--preset", "bert-base-uncased")])
+        make, fields = PRESETS[args.get("--preset", "bert-base-uncased")]
+        cfg = make(**fields)
         write_folder(argv[1], cfg, random_weights(cfg, int(args.get("--seed", "1"))), args["--vocab"],
                      tokenizer=args.get("--tokenizer", "vocab"), dtype=args.get("--dtype", "BF16"),
                      shards=int(args.get("--shards", "1")))

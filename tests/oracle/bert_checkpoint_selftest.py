@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Self-test of bert_checkpoint.py, the float64 BERT oracle, on its own.
+"""Self-test of bert_checkpoint.py, the float64 BERT / DistilBERT / RoBERTa oracle, on its own.
 
 Usage: bert_checkpoint_selftest.py   (or bert_checkpoint.py --self-test)
 
@@ -7,18 +7,27 @@ Checks, against hand-computed values and properties rather than against the code
 LayerNorm on small vectors (the biased variance, eps inside the square root, a constant vector
 giving the bias); GELU with erf at hand values (gelu(1) = Phi(1) = 0.8413447460685429, gelu(-1),
 gelu(2)), the tanh GELU against its sigmoid form x sigma(2 sqrt(2/pi) (x + 0.044715 x^3)), ReLU;
-a second forward written element by element with math (loops, no matrices) agreeing to 1e-12 on
-a tiny model, attentions, hidden states and MLM logits; rows summing to 1 with no mask (query 0
-reads the last key); hidden keys exactly 0 and the rows still summing to 1; token ids all equal
-and no position embeddings giving uniform rows, positions and token types changing the output;
-the longest sentence max_position_embeddings allows and one more refused; ablating a last-layer
-head leaving that layer's maps and changing the logits, a mean over one position being no change;
-the tied head equal to an untied one whose decoder is the word embeddings, cls.predictions.bias
-added as it is; BertModel (no "bert." prefix, no head) sharing the encoder of the same seed; the
-tensor names of each architecture; streamed and materialised writes giving the same bytes; a
-3-shard folder reading back identical to the unsharded one with a consistent index; config.json
-and both tokenizer forms; the random weights' heads neither uniform nor one-hot and the [MASK]
-prediction not certain. Exits 1 on any failure.
+a second forward written element by element with math (loops, no matrices, each family's tensor
+names spelled out here, the activations, eps and first position id given by hand) agreeing to
+1e-12 on tiny BERT, DistilBERT (tied, untied, sinusoidal) and RoBERTa (its head's gelu under a
+relu or gelu_new MLP) models, attentions, hidden states and MLM logits; rows summing to 1 with no
+mask (query 0 reads the last key); hidden keys exactly 0 and the rows still summing to 1; token ids
+all equal and no position embeddings giving uniform rows, positions and token types changing the
+output; the longest sentence max_position_embeddings allows and one more refused; ablating a
+last-layer head leaving that layer's maps and changing the logits, a mean over one position being
+no change; the tied head equal to an untied one whose decoder is the word embeddings,
+cls.predictions.bias added as it is; BertModel (no "bert." prefix, no head) sharing the encoder of
+the same seed. DistilBERT equal to BERT's forward on its weights renamed with token types of 0 and
+eps 1e-12, its longest sentence, token types refused, tie_weights_ not read, the untied
+vocab_projector.weight used, DistilBertModel sharing the encoder; the sinusoidal table at hand
+values (sin 0 = 0, cos 0 = 1, sin 1, cos 1, cos(15 / 10000^(30/32))) and the table read as stored.
+RoBERTa equal to BERT's forward reading the position table from row 2 (pad_token_id 1 + 1), its
+head's gelu against a relu MLP, max_position_embeddings - 2 tokens and one more refused, rows 0 and
+1 never read, lm_head.decoder.bias alone as lm_head.bias, RobertaModel sharing the encoder. The
+tensor names and shapes of each architecture; streamed and materialised writes giving the same
+bytes; a 3-shard folder reading back identical to the unsharded one with a consistent index;
+config.json and the tokenizer forms of each family; the random weights' heads neither uniform nor
+one-hot and the mask's prediction not certain, for each family. Exits 1 on any failure.
 """
 
 import json
@@ -54,6 +63,19 @@ def tiny(**over):
                 max_position_embeddings=16)
     base.update(over)
     return bc.config(**base)
+
+
+def tiny_distil(**over):
+    base = dict(dim=32, n_layers=2, n_heads=4, hidden_dim=64, vocab_size=300, max_position_embeddings=16)
+    base.update(over)
+    return bc.distilbert_config(**base)
+
+
+def tiny_roberta(**over):
+    base = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64, vocab_size=300,
+                max_position_embeddings=18)
+    base.update(over)
+    return bc.roberta_config(**base)
 
 
 def test_layer_norm():
@@ -94,33 +116,62 @@ def _raises(fn):
     return False
 
 
-def slow_forward(w, cfg, ids, type_ids):
-    """BERT element by element with math: lists, loops, math.erf; no matrices."""
-    d, nh, eps = cfg["hidden_size"], cfg["num_attention_heads"], cfg["layer_norm_eps"]
+# Each family's tensors as its model with a head names them, written out here rather than taken from
+# bert_checkpoint: the embeddings, a layer's modules (after "layer.{l}."), the MLM head's.
+NAMES = {
+    "bert": dict(word="bert.embeddings.word_embeddings.weight", pos="bert.embeddings.position_embeddings.weight",
+                 typ="bert.embeddings.token_type_embeddings.weight", norm="bert.embeddings.LayerNorm",
+                 layer="bert.encoder.layer.{}.", q="attention.self.query", k="attention.self.key",
+                 v="attention.self.value", o="attention.output.dense", n1="attention.output.LayerNorm",
+                 f1="intermediate.dense", f2="output.dense", n2="output.LayerNorm",
+                 dense="cls.predictions.transform.dense", hnorm="cls.predictions.transform.LayerNorm",
+                 bias="cls.predictions.bias", decoder="cls.predictions.decoder.weight"),
+    "distilbert": dict(word="distilbert.embeddings.word_embeddings.weight",
+                       pos="distilbert.embeddings.position_embeddings.weight", typ=None,
+                       norm="distilbert.embeddings.LayerNorm", layer="distilbert.transformer.layer.{}.",
+                       q="attention.q_lin", k="attention.k_lin", v="attention.v_lin", o="attention.out_lin",
+                       n1="sa_layer_norm", f1="ffn.lin1", f2="ffn.lin2", n2="output_layer_norm",
+                       dense="vocab_transform", hnorm="vocab_layer_norm", bias="vocab_projector.bias",
+                       decoder="vocab_projector.weight"),
+    "roberta": dict(word="roberta.embeddings.word_embeddings.weight", pos="roberta.embeddings.position_embeddings.weight",
+                    typ="roberta.embeddings.token_type_embeddings.weight", norm="roberta.embeddings.LayerNorm",
+                    layer="roberta.encoder.layer.{}.", q="attention.self.query", k="attention.self.key",
+                    v="attention.self.value", o="attention.output.dense", n1="attention.output.LayerNorm",
+                    f1="intermediate.dense", f2="output.dense", n2="output.LayerNorm", dense="lm_head.dense",
+                    hnorm="lm_head.layer_norm", bias="lm_head.bias", decoder="lm_head.decoder.weight"),
+}
+
+ACTS = {"gelu": lambda u: u * 0.5 * (1 + math.erf(u / math.sqrt(2))),
+        "gelu_new": lambda u: 0.5 * u * (1 + math.tanh(math.sqrt(2 / math.pi) * (u + 0.044715 * u * u * u))),
+        "relu": lambda u: max(u, 0.0)}
+
+
+def slow_forward(w, names, ids, type_ids, d, nh, layers, act, head_act, eps, first_position, tied):
+    """An encoder element by element with math: lists, loops, math.erf; no matrices. names: NAMES'
+    entry; act, head_act: the MLP's and the MLM head's activation; first_position: the position id of
+    token 0; type_ids None: no token types (DistilBERT)."""
     dh, t = d // nh, len(ids)
-    act = {"gelu": lambda u: u * 0.5 * (1 + math.erf(u / math.sqrt(2))),
-           "gelu_new": lambda u: 0.5 * u * (1 + math.tanh(math.sqrt(2 / math.pi) * (u + 0.044715 * u * u * u))),
-           "relu": lambda u: max(u, 0.0)}[cfg["hidden_act"]]
+    act, head_act = ACTS[act], ACTS[head_act]
     g = lambda name: w[name].tolist()  # noqa: E731
 
-    def ln(row, wn, bn):
+    def ln(row, module):
+        wn, bn = g(module + ".weight"), g(module + ".bias")
         m = sum(row) / len(row)
         var = sum((r - m) ** 2 for r in row) / len(row)
         return [wn[i] * (row[i] - m) / math.sqrt(var + eps) + bn[i] for i in range(len(row))]
 
-    def linear(row, weight, bias):
+    def linear(row, module):
+        weight, bias = g(module + ".weight"), g(module + ".bias")
         return [sum(weight[o][i] * row[i] for i in range(len(row))) + bias[o] for o in range(len(weight))]
 
-    p = "bert."
-    word, pos, typ = g(p + "embeddings.word_embeddings.weight"), g(p + "embeddings.position_embeddings.weight"), \
-        g(p + "embeddings.token_type_embeddings.weight")
-    x = [ln([word[ids[i]][j] + pos[i][j] + typ[type_ids[i]][j] for j in range(d)], g(p + "embeddings.LayerNorm.weight"),
-            g(p + "embeddings.LayerNorm.bias")) for i in range(t)]
+    word, pos = g(names["word"]), g(names["pos"])
+    typ = g(names["typ"]) if type_ids is not None else None
+    x = [ln([word[ids[i]][j] + (typ[type_ids[i]][j] if typ else 0.0) + pos[first_position + i][j] for j in range(d)],
+            names["norm"]) for i in range(t)]
     maps = []
-    for l in range(cfg["num_hidden_layers"]):
-        e = f"{p}encoder.layer.{l}."
-        q, k, v = ([linear(x[i], g(e + f"attention.self.{n}.weight"), g(e + f"attention.self.{n}.bias")) for i in range(t)]
-                   for n in ("query", "key", "value"))
+    for l in range(layers):
+        e = names["layer"].format(l)
+        q, k, v = ([linear(x[i], e + names[n]) for i in range(t)] for n in ("q", "k", "v"))
         ctx = [[0.0] * d for _ in range(t)]
         heads = []
         for h in range(nh):
@@ -135,35 +186,46 @@ def slow_forward(w, cfg, ids, type_ids):
                     ctx[i][c] = sum(att[i][j] * v[j][c] for j in range(t))
             heads.append(att)
         maps.append(heads)
-        a = [linear(ctx[i], g(e + "attention.output.dense.weight"), g(e + "attention.output.dense.bias")) for i in range(t)]
-        x = [ln([u + r for u, r in zip(a[i], x[i])], g(e + "attention.output.LayerNorm.weight"),
-                g(e + "attention.output.LayerNorm.bias")) for i in range(t)]
-        mid = [[act(u) for u in linear(x[i], g(e + "intermediate.dense.weight"), g(e + "intermediate.dense.bias"))] for i in range(t)]
-        y = [linear(mid[i], g(e + "output.dense.weight"), g(e + "output.dense.bias")) for i in range(t)]
-        x = [ln([u + r for u, r in zip(y[i], x[i])], g(e + "output.LayerNorm.weight"), g(e + "output.LayerNorm.bias"))
-             for i in range(t)]
+        a = [linear(ctx[i], e + names["o"]) for i in range(t)]
+        x = [ln([u + r for u, r in zip(a[i], x[i])], e + names["n1"]) for i in range(t)]
+        mid = [[act(u) for u in linear(x[i], e + names["f1"])] for i in range(t)]
+        y = [linear(mid[i], e + names["f2"]) for i in range(t)]
+        x = [ln([u + r for u, r in zip(y[i], x[i])], e + names["n2"]) for i in range(t)]
     logits = []
+    decoder = word if tied else g(names["decoder"])
+    bias = g(names["bias"])
     for i in range(t):
-        dense = linear(x[i], g("cls.predictions.transform.dense.weight"), g("cls.predictions.transform.dense.bias"))
-        tr = ln([act(u) for u in dense], g("cls.predictions.transform.LayerNorm.weight"),
-                g("cls.predictions.transform.LayerNorm.bias"))
-        decoder = word if bc.tied(cfg) else g("cls.predictions.decoder.weight")
-        bias = g("cls.predictions.bias")
+        tr = ln([head_act(u) for u in linear(x[i], names["dense"])], names["hnorm"])
         logits.append([sum(decoder[r][c] * tr[c] for c in range(d)) + bias[r] for r in range(len(decoder))])
     return maps, x, logits
 
 
 def test_against_loops():
     ids, types = [101, 7, 250, 103, 33, 102], [0, 0, 0, 1, 1, 1]
+    small = dict(vocab_size=260)
+    runs = []
     for act, tie in (("gelu", True), ("gelu_new", False), ("relu", True)):
-        cfg = tiny(hidden_size=8, num_attention_heads=2, intermediate_size=12, vocab_size=260, hidden_act=act,
-                   tie_word_embeddings=tie)
+        cfg = tiny(hidden_size=8, num_attention_heads=2, intermediate_size=12, hidden_act=act, tie_word_embeddings=tie, **small)
+        runs.append((f"{act}", cfg, types, dict(act=act, head_act=act, eps=1e-12, first_position=0, tied=tie)))
+    for act, tie, sinusoidal in (("gelu", True, False), ("relu", False, False), ("gelu", False, True)):
+        cfg = tiny_distil(dim=8, n_heads=2, hidden_dim=12, activation=act, sinusoidal_pos_embds=sinusoidal,
+                          tie_word_embeddings=None if tie else False, **small)
+        runs.append((f"distilbert {act}{' sinusoidal' if sinusoidal else ''}", cfg, None,
+                     dict(act=act, head_act=act, eps=1e-12, first_position=0, tied=tie)))
+    for act, tie in (("gelu", True), ("relu", False), ("gelu_new", True)):
+        cfg = tiny_roberta(hidden_size=8, num_attention_heads=2, intermediate_size=12, hidden_act=act,
+                           tie_word_embeddings=None if tie else False, max_position_embeddings=8, **small)
+        runs.append((f"roberta {act} (head gelu)", cfg, [0] * len(ids),
+                     dict(act=act, head_act="gelu", eps=1e-5, first_position=2, tied=tie)))
+    for label, cfg, type_ids, hyper in runs:
+        fam = cfg["model_type"]
+        d, nh = (cfg["dim"], cfg["n_heads"]) if fam == "distilbert" else (cfg["hidden_size"], cfg["num_attention_heads"])
         w = bc.stored(bc.random_weights(cfg, 21), "F32")
-        ref = bc.forward(w, cfg, ids, types)
-        maps, hidden, logits = slow_forward(w, cfg, ids, types)
-        near(f"{act}: attentions = the loops'", ref.attentions, maps, 1e-12)
-        near(f"{act}: hidden = the loops'", ref.hidden, hidden, 1e-12)
-        near(f"{act}: logits = the loops' ({'tied' if tie else 'untied'})", ref.logits, logits, 1e-11)
+        ref = bc.forward(w, cfg, ids, type_ids if fam == "bert" else None)
+        maps, hidden, logits = slow_forward(w, NAMES[fam], ids, type_ids, d, nh, 2, **hyper)
+        near(f"{label}: attentions = the loops'", ref.attentions, maps, 1e-12)
+        near(f"{label}: hidden = the loops'", ref.hidden, hidden, 1e-12)
+        near(f"{label}: logits = the loops' ({'tied' if hyper['tied'] else 'untied'})", ref.logits, logits, 1e-11)
 
 
 def test_attention_properties():
@@ -240,6 +302,126 @@ def test_heads():
     check("BertModel has no logits", base.logits is None and bc.mask_probs(base, ids) is None)
 
 
+def as_bert(w, fam):
+    """A DistilBERT's or RoBERTa's weights under BERT's names (a DistilBERT gets token types of 0)."""
+    if fam == "distilbert":
+        rename = [("distilbert.transformer.layer.", "bert.encoder.layer."), ("distilbert.", "bert."),
+                  (".attention.q_lin.", ".attention.self.query."), (".attention.k_lin.", ".attention.self.key."),
+                  (".attention.v_lin.", ".attention.self.value."), (".attention.out_lin.", ".attention.output.dense."),
+                  (".sa_layer_norm.", ".attention.output.LayerNorm."), (".ffn.lin1.", ".intermediate.dense."),
+                  (".ffn.lin2.", ".output.dense."), (".output_layer_norm.", ".output.LayerNorm."),
+                  ("vocab_transform.", "cls.predictions.transform.dense."),
+                  ("vocab_layer_norm.", "cls.predictions.transform.LayerNorm."),
+                  ("vocab_projector.bias", "cls.predictions.bias"), ("vocab_projector.weight", "cls.predictions.decoder.weight")]
+    else:
+        rename = [("roberta.", "bert."), ("lm_head.dense.", "cls.predictions.transform.dense."),
+                  ("lm_head.layer_norm.", "cls.predictions.transform.LayerNorm."), ("lm_head.bias", "cls.predictions.bias"),
+                  ("lm_head.decoder.weight", "cls.predictions.decoder.weight")]
+    out = {}
+    for name, value in w.items():
+        for old, new in rename:
+            name = name.replace(old, new)
+        out[name] = value
+    if fam == "distilbert":
+        out["bert.embeddings.token_type_embeddings.weight"] = np.zeros((2, w["distilbert.embeddings.word_embeddings.weight"].shape[1]))
+    return out
+
+
+def test_families():
+    """DistilBERT and RoBERTa against BERT's forward: the same encoder under other names, DistilBERT
+    with no token types and eps 1e-12, RoBERTa with its positions from pad_token_id + 1 and its head's
+    gelu; each family's limits, heads and bare encoder."""
+    ids = [101, 17, 250, 99, 103, 7, 7, 102]
+    # DistilBERT = BERT with token types of 0 and layer_norm_eps 1e-12
+    for act, tie in (("gelu", None), ("relu", False)):
+        cfg = tiny_distil(activation=act, tie_word_embeddings=tie)
+        w = bc.stored(bc.random_weights(cfg, 31), "F32")
+        got = bc.forward(w, cfg, ids)
+        bert_cfg = tiny(hidden_act=act, intermediate_size=64, tie_word_embeddings=tie is None, layer_norm_eps=1e-12)
+        want = bc.forward(as_bert(w, "distilbert"), bert_cfg, ids)
+        near(f"distilbert {act}: = BERT with no token types (maps)", got.attentions, want.attentions, 1e-12)
+        near(f"distilbert {act}: = BERT with no token types (logits)", got.logits, want.logits, 1e-11)
+    cfg = tiny_distil()
+    w = bc.stored(bc.random_weights(cfg, 32), "F32")
+    check("distilbert: max_position_embeddings tokens run", bc.forward(w, cfg, [5] * 16).attentions.shape == (2, 4, 16, 16))
+    check("distilbert: one more is refused", _raises(lambda: bc.forward(w, cfg, [5] * 17)))
+    check("distilbert: token types are refused", _raises(lambda: bc.forward(w, cfg, ids, type_ids=[0] * len(ids))))
+    check("distilbert: eps 1e-12 whatever the config", bc.layer_norm_eps(dict(cfg, layer_norm_eps=1e-3)) == 1e-12)
+    near("distilbert: tie_weights_ is not read", bc.forward(w, dict(cfg, tie_weights_=False), ids).logits,
+         bc.forward(w, cfg, ids).logits, 0)
+    untied_cfg = tiny_distil(tie_word_embeddings=False)
+    untied = bc.stored(bc.random_weights(untied_cfg, 32), "F32")
+    moved = np.abs(bc.forward(untied, untied_cfg, ids).logits - bc.forward(w, cfg, ids).logits).max()
+    check("distilbert: the untied vocab_projector.weight is used", moved > 1e-2, f"{moved:.3g}")
+    model_cfg = tiny_distil(architecture="DistilBertModel")
+    base = bc.forward(bc.stored(bc.random_weights(model_cfg, 32), "F32"), model_cfg, ids)
+    near("DistilBertModel shares the encoder of the seed", base.attentions, bc.forward(w, cfg, ids).attentions, 0)
+    check("DistilBertModel has no logits", base.logits is None)
+    # sinusoidal_pos_embds: the table written is DistilBERT's sinusoids, and the forward reads what is stored
+    sin_cfg = tiny_distil(sinusoidal_pos_embds=True)
+    sin_w = bc.materialize(bc.random_weights(sin_cfg, 32))
+    table = sin_w["distilbert.embeddings.position_embeddings.weight"]
+    check("sinusoidal_pos_embds: the sinusoids are written", np.array_equal(table, bc.sinusoidal_table(16, 32)))
+    near("sinusoidal: sin(0) = 0 and cos(0) = 1 at position 0", table[0], [0.0, 1.0] * 16, 0)
+    near("sinusoidal: position 1, j = 0, 1", table[1, :2], [math.sin(1.0), math.cos(1.0)], 1e-7)
+    near("sinusoidal: position 3, j = 4, 5", table[3, 4:6], [math.sin(3 / 10000 ** (4 / 32)), math.cos(3 / 10000 ** (4 / 32))],
+         1e-7)
+    near("sinusoidal: position 15, j = 31", table[15, 31], math.cos(15 / 10000 ** (30 / 32)), 1e-7)
+    other = dict(sin_w, **{"distilbert.embeddings.position_embeddings.weight": table[::-1].copy()})
+    moved = np.abs(bc.forward(other, sin_cfg, ids).attentions - bc.forward(sin_w, sin_cfg, ids).attentions).max()
+    check("sinusoidal: the stored table is what is read", moved > 1e-3, f"{moved:.3g}")
+    # RoBERTa = BERT reading the position table from row pad_token_id + 1, type_vocab_size 1
+    for act in ("gelu", "relu"):
+        cfg = tiny_roberta(hidden_act=act)
+        w = bc.stored(bc.random_weights(cfg, 33), "F32")
+        got = bc.forward(w, cfg, ids)
+        shifted = as_bert(w, "roberta")
+        shifted["bert.embeddings.position_embeddings.weight"] = w["roberta.embeddings.position_embeddings.weight"][2:]
+        bert_cfg = tiny(hidden_act=act, type_vocab_size=1, layer_norm_eps=1e-5, max_position_embeddings=16, tie_word_embeddings=None)
+        want = bc.forward(shifted, bert_cfg, ids)
+        near(f"roberta {act}: = BERT with the positions from 2 (maps)", got.attentions, want.attentions, 1e-12)
+        if act == "gelu":
+            near("roberta gelu: = BERT with the positions from 2 (logits)", got.logits, want.logits, 1e-11)
+        else:
+            moved = np.abs(got.logits - want.logits).max()
+            check("roberta relu: the head's act is gelu, not hidden_act", moved > 1e-2, f"{moved:.3g}")
+            near("roberta relu: = BERT's logits with a gelu head", got.logits,
+                 _bert_logits_with_head_act(shifted, bert_cfg, ids, "gelu"), 1e-11)
+    cfg = tiny_roberta()
+    w = bc.stored(bc.random_weights(cfg, 34), "F32")
+    check("roberta: position offset 2 (pad_token_id 1)", bc.position_offset(cfg) == 2 and bc.max_tokens(cfg) == 16)
+    check("roberta: pad_token_id 0 gives offset 1", bc.position_offset(dict(cfg, pad_token_id=0)) == 1)
+    check("roberta: max_position_embeddings - 2 tokens run", bc.forward(w, cfg, [5] * 16).attentions.shape == (2, 4, 16, 16))
+    check("roberta: one more is refused", _raises(lambda: bc.forward(w, cfg, [5] * 17)))
+    moved_rows = dict(w, **{"roberta.embeddings.position_embeddings.weight":
+                            w["roberta.embeddings.position_embeddings.weight"] * np.array([[0.0]] * 2 + [[1.0]] * 16)})
+    near("roberta: rows 0 and 1 of the position table are never read", bc.forward(moved_rows, cfg, [5] * 16).attentions,
+         bc.forward(w, cfg, [5] * 16).attentions, 0)
+    alias = {("lm_head.decoder.bias" if k == "lm_head.bias" else k): v for k, v in w.items()}
+    near("roberta: lm_head.decoder.bias alone = lm_head.bias", bc.forward(alias, cfg, ids).logits, bc.forward(w, cfg, ids).logits, 0)
+    both = bc.random_weights(cfg, 34, head_bias=("lm_head.bias", "lm_head.decoder.bias"))
+    check("roberta: the alias gets lm_head.bias's values",
+          np.array_equal(both["lm_head.bias"].array(), both["lm_head.decoder.bias"].array()))
+    check("roberta: type_vocab_size 1", w["roberta.embeddings.token_type_embeddings.weight"].shape == (1, 32))
+    model_cfg = tiny_roberta(architecture="RobertaModel")
+    base = bc.forward(bc.stored(bc.random_weights(model_cfg, 34), "F32"), model_cfg, ids)
+    near("RobertaModel shares the encoder of the seed", base.attentions, bc.forward(w, cfg, ids).attentions, 0)
+    check("RobertaModel has no logits", base.logits is None)
+    check("mask_probs at the first given mask", bc.predicted_position([0, 5, 299, 6, 299, 2], 299) == 2
+          and bc.mask_probs(bc.forward(w, cfg, [0, 299, 2]), [0, 299, 2], 299).shape == (300,))
+
+
+def _bert_logits_with_head_act(w, cfg, ids, act):
+    """BERT's logits with the head's activation `act` and the MLP's hidden_act: the hidden states of
+    bc.forward, the head written out here."""
+    ref = bc.forward(w, cfg, ids)
+    f = {"gelu": bc.gelu, "relu": bc.relu, "gelu_new": bc.gelu_new}[act]
+    tr = f(ref.hidden @ w["cls.predictions.transform.dense.weight"].T + w["cls.predictions.transform.dense.bias"])
+    tr = bc.layer_norm(tr, w["cls.predictions.transform.LayerNorm.weight"], w["cls.predictions.transform.LayerNorm.bias"],
+                       cfg["layer_norm_eps"])
+    return tr @ w["bert.embeddings.word_embeddings.weight"].T + w["cls.predictions.bias"]
+
+
 def test_names():
     names = list(bc.tensor_shapes(tiny()))
     check("BertForMaskedLM: prefix", all(n.startswith(("bert.", "cls.predictions.")) for n in names))
@@ -258,6 +440,44 @@ def test_names():
     check("BertModel: no prefix, no head", model[0] == "embeddings.word_embeddings.weight"
           and "encoder.layer.1.output.LayerNorm.bias" in model and "pooler.dense.bias" in model
           and not any(n.startswith(("bert.", "cls.")) for n in model))
+    # DistilBERT
+    distil = bc.tensor_shapes(tiny_distil(hidden_dim=40, tie_word_embeddings=False))
+    want = {"distilbert.embeddings.word_embeddings.weight": (300, 32), "distilbert.embeddings.position_embeddings.weight": (16, 32),
+            "distilbert.embeddings.LayerNorm.weight": (32,), "distilbert.embeddings.LayerNorm.bias": (32,)}
+    for m in ("q_lin", "k_lin", "v_lin", "out_lin"):
+        want[f"distilbert.transformer.layer.1.attention.{m}.weight"] = (32, 32)
+        want[f"distilbert.transformer.layer.1.attention.{m}.bias"] = (32,)
+    for m in ("sa_layer_norm", "output_layer_norm"):
+        want[f"distilbert.transformer.layer.1.{m}.weight"] = want[f"distilbert.transformer.layer.1.{m}.bias"] = (32,)
+    want.update({"distilbert.transformer.layer.1.ffn.lin1.weight": (40, 32), "distilbert.transformer.layer.1.ffn.lin1.bias": (40,),
+                 "distilbert.transformer.layer.1.ffn.lin2.weight": (32, 40), "distilbert.transformer.layer.1.ffn.lin2.bias": (32,),
+                 "vocab_transform.weight": (32, 32), "vocab_transform.bias": (32,), "vocab_layer_norm.weight": (32,),
+                 "vocab_layer_norm.bias": (32,), "vocab_projector.bias": (300,), "vocab_projector.weight": (300, 32)})
+    check("DistilBertForMaskedLM: names and shapes", all(distil.get(k) == v for k, v in want.items()),
+          str([k for k, v in want.items() if distil.get(k) != v]))
+    check("DistilBertForMaskedLM: 16 tensors a layer, no token types", sum(".layer.1." in n for n in distil) == 16
+          and not any("token_type" in n for n in distil) and len(distil) == 4 + 2 * 16 + 6)
+    tied_distil = bc.tensor_shapes(tiny_distil())
+    check("DistilBertForMaskedLM tied: no vocab_projector.weight", "vocab_projector.weight" not in tied_distil
+          and "vocab_projector.bias" in tied_distil)
+    model = list(bc.tensor_shapes(tiny_distil(architecture="DistilBertModel")))
+    check("DistilBertModel: no prefix, no head", model[0] == "embeddings.word_embeddings.weight"
+          and "transformer.layer.1.ffn.lin2.bias" in model and len(model) == 4 + 2 * 16)
+    # RoBERTa
+    rob = bc.tensor_shapes(tiny_roberta(tie_word_embeddings=False))
+    check("RobertaForMaskedLM: BERT's encoder names under roberta.", rob.get("roberta.encoder.layer.1.attention.self.query.weight")
+          == (32, 32) and rob.get("roberta.embeddings.token_type_embeddings.weight") == (1, 32)
+          and rob.get("roberta.embeddings.position_embeddings.weight") == (18, 32))
+    check("RobertaForMaskedLM: the head", rob.get("lm_head.dense.weight") == (32, 32) and rob.get("lm_head.layer_norm.bias") == (32,)
+          and rob.get("lm_head.bias") == (300,) and rob.get("lm_head.decoder.weight") == (300, 32)
+          and "lm_head.decoder.bias" not in rob)
+    check("RobertaForMaskedLM: no pooler", not any("pooler" in n for n in rob))
+    check("RobertaForMaskedLM tied: no lm_head.decoder.weight", "lm_head.decoder.weight" not in bc.tensor_shapes(tiny_roberta()))
+    alias = bc.tensor_shapes(tiny_roberta(), head_bias=("lm_head.decoder.bias",))
+    check("head_bias: lm_head.decoder.bias alone", "lm_head.decoder.bias" in alias and "lm_head.bias" not in alias)
+    model = list(bc.tensor_shapes(tiny_roberta(architecture="RobertaModel")))
+    check("RobertaModel: no prefix, a pooler, no head", model[0] == "embeddings.word_embeddings.weight"
+          and "pooler.dense.weight" in model and not any(n.startswith(("roberta.", "lm_head.")) for n in model))
 
 
 def test_files():
@@ -320,31 +540,104 @@ def test_files():
     check("tie_word_embeddings None: left out", "tie_word_embeddings" not in tiny(tie_word_embeddings=None))
 
 
+def test_family_files():
+    """DistilBERT's and RoBERTa's folders: config.json, the tensors read back, each tokenizer form."""
+    with tempfile.TemporaryDirectory() as tmp:
+        vocab = os.path.join(tmp, "vocab.txt")
+        with open(vocab, "w", encoding="utf-8") as f:
+            f.write("".join(t + "\n" for t in ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the"]))
+        cfg = tiny_distil(sinusoidal_pos_embds=True, tie_word_embeddings=False, activation="relu")
+        lazy = bc.random_weights(cfg, 5)
+        one, js = os.path.join(tmp, "distil-vocab"), os.path.join(tmp, "distil-json")
+        bc.write_folder(one, cfg, lazy, vocab, dtype="BF16", shards=2)
+        bc.write_folder(js, tiny_distil(), bc.random_weights(tiny_distil(), 5), vocab, tokenizer="json")
+        with open(os.path.join(one, "config.json")) as f:
+            c = json.load(f)
+        check("distilbert config.json", c["model_type"] == "distilbert" and c["architectures"] == ["DistilBertForMaskedLM"]
+              and c["dim"] == 32 and c["n_layers"] == 2 and c["n_heads"] == 4 and c["hidden_dim"] == 64
+              and c["activation"] == "relu" and c["sinusoidal_pos_embds"] is True and c["tie_weights_"] is True
+              and c["tie_word_embeddings"] is False and c["torch_dtype"] == "bfloat16" and c["pad_token_id"] == 0
+              and "hidden_size" not in c and "layer_norm_eps" not in c and "type_vocab_size" not in c, str(c))
+        with open(os.path.join(js, "config.json")) as f:
+            check("distilbert tied: tie_word_embeddings left out, tie_weights_ true",
+                  "tie_word_embeddings" not in (c2 := json.load(f)) and c2["tie_weights_"] is True, str(c2))
+        with open(os.path.join(one, "model.safetensors.index.json")) as f:
+            index = json.load(f)
+        merged = {}
+        for file in bc.shard_names(2):
+            merged.update(bc.read_safetensors(os.path.join(one, file))[0])
+        check("distilbert: every tensor written, in BF16", set(merged) == set(bc.tensor_shapes(cfg)) == set(index["weight_map"])
+              and all(v[0] == "BF16" for v in merged.values()))
+        table = bc.widen(merged["distilbert.embeddings.position_embeddings.weight"][2], "BF16")
+        near("distilbert: the sinusoidal table as BF16 holds it", table,
+             bc.widen(bc.encode(bc.sinusoidal_table(16, 32), "BF16"), "BF16"), 0)
+        with open(os.path.join(one, "tokenizer_config.json")) as f:
+            tc = json.load(f)
+        check("distilbert: vocab.txt + DistilBertTokenizer's tokenizer_config.json", sorted(os.listdir(one)) ==
+              ["config.json", "model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors",
+               "model.safetensors.index.json", "tokenizer_config.json", "vocab.txt"]
+              and tc["tokenizer_class"] == "DistilBertTokenizer" and tc["do_lower_case"] is True, str(os.listdir(one)))
+        check("distilbert: tokenizer.json form", sorted(os.listdir(js)) ==
+              ["config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json"], str(os.listdir(js)))
+        # RoBERTa: the tokenizer files are copied from a folder holding both forms
+        source = os.path.join(tmp, "roberta-tokenizer")
+        os.makedirs(source)
+        for name in ("vocab.json", "merges.txt", "tokenizer.json", "tokenizer_config.json"):
+            with open(os.path.join(source, name), "w") as f:
+                f.write(name + " stand-in\n")
+        rcfg = tiny_roberta(tie_word_embeddings=False)
+        rv, rj, none = (os.path.join(tmp, n) for n in ("roberta-vocab", "roberta-json", "roberta-none"))
+        bc.write_folder(rv, rcfg, bc.random_weights(rcfg, 6, head_bias=("lm_head.decoder.bias",)), source, dtype="F16")
+        bc.write_folder(rj, tiny_roberta(), bc.random_weights(tiny_roberta(), 6), source, tokenizer="json")
+        bc.write_folder(none, tiny_roberta(), bc.random_weights(tiny_roberta(), 6), source, tokenizer=None)
+        check("roberta: vocab.json + merges.txt + tokenizer_config.json", sorted(os.listdir(rv)) ==
+              ["config.json", "merges.txt", "model.safetensors", "tokenizer_config.json", "vocab.json"], str(os.listdir(rv)))
+        check("roberta: tokenizer.json + tokenizer_config.json", sorted(os.listdir(rj)) ==
+              ["config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json"], str(os.listdir(rj)))
+        check("roberta: no tokenizer", sorted(os.listdir(none)) == ["config.json", "model.safetensors"], str(os.listdir(none)))
+        with open(os.path.join(rv, "merges.txt")) as f:
+            check("roberta: the files copied as they are", f.read() == "merges.txt stand-in\n")
+        with open(os.path.join(rv, "config.json")) as f:
+            c = json.load(f)
+        check("roberta config.json", c["model_type"] == "roberta" and c["architectures"] == ["RobertaForMaskedLM"]
+              and c["pad_token_id"] == 1 and c["bos_token_id"] == 0 and c["eos_token_id"] == 2 and c["type_vocab_size"] == 1
+              and c["layer_norm_eps"] == 1e-5 and c["hidden_act"] == "gelu" and c["tie_word_embeddings"] is False
+              and c["torch_dtype"] == "float16" and c["max_position_embeddings"] == 18, str(c))
+        names = list(bc.read_safetensors(os.path.join(rv, "model.safetensors"))[0])
+        check("roberta: the alias written alone", "lm_head.decoder.bias" in names and "lm_head.bias" not in names
+              and "lm_head.decoder.weight" in names)
+
+
 def test_entropy():
-    """The random weights' heads: a spread of entropies, neither uniform nor one-hot."""
+    """The random weights' heads: a spread of entropies, neither uniform nor one-hot, for each family."""
     rng = np.random.default_rng(11)
-    for act in bc.ACTIVATIONS:
-        cfg = bc.config(48, 3, 4, 96, hidden_act=act, vocab_size=30522)
-        ids = [101] + list(rng.integers(1000, 30000, 14)) + [103, 102]
+    runs = [(act, bc.config(48, 3, 4, 96, hidden_act=act, vocab_size=30522), bc.MASK) for act in bc.ACTIVATIONS]
+    runs += [(f"distilbert {act}", bc.distilbert_config(48, 3, 4, 96, activation=act), bc.MASK) for act in ("gelu", "relu")]
+    runs += [("distilbert sinusoidal", bc.distilbert_config(48, 3, 4, 96, sinusoidal_pos_embds=True), bc.MASK)]
+    runs += [(f"roberta {act}", bc.roberta_config(48, 3, 4, 96, hidden_act=act, vocab_size=30522, max_position_embeddings=66),
+              30000) for act in ("gelu", "relu")]
+    for label, cfg, mask in runs:
+        ids = [101] + list(rng.integers(1000, 30000, 14)) + [mask, 102]
         out = bc.forward(bc.stored(bc.random_weights(cfg, 12), "BF16"), cfg, ids)
         lo, hi, mean = bc.entropy_range(out.attentions)
-        top = float(bc.mask_probs(out, ids).max())
-        print(f"  {act}: normalised entropy of rows {lo:.2f} ... {hi:.2f}, mean {mean:.2f}; top [MASK] probability {top:.3f}")
-        check(f"{act}: heads are not uniform", lo < 0.6 and mean < 0.95, f"{lo:.3f} {mean:.3f}")
-        check(f"{act}: heads are not one-hot", hi > 0.6 and mean > 0.3, f"{hi:.3f} {mean:.3f}")
-        check(f"{act}: [MASK] prediction not certain", top < 0.9, f"{top:.3f}")
+        top = float(bc.mask_probs(out, ids, mask).max())
+        print(f"  {label}: normalised entropy of rows {lo:.2f} ... {hi:.2f}, mean {mean:.2f}; top mask probability {top:.3f}")
+        check(f"{label}: heads are not uniform", lo < 0.6 and mean < 0.95, f"{lo:.3f} {mean:.3f}")
+        check(f"{label}: heads are not one-hot", hi > 0.6 and mean > 0.3, f"{hi:.3f} {mean:.3f}")
+        check(f"{label}: the mask's prediction not certain", top < 0.9, f"{top:.3f}")
 
 
 def run():
-    for test in (test_layer_norm, test_activations, test_against_loops, test_attention_properties, test_heads, test_names,
-                 test_files, test_entropy):
+    for test in (test_layer_norm, test_activations, test_against_loops, test_attention_properties, test_heads,
+                 test_families, test_names, test_files, test_family_files, test_entropy):
         test()
     if FAILURES:
         print(f"{len(FAILURES)} of {CHECKS[0]} self-checks failed")
         return 1
-    print(f"all {CHECKS[0]} self-checks passed: LayerNorm, GELU (erf and tanh), the forward against loops, no mask, "
-          "hidden keys, positions and token types, the what-if hooks, tied and untied heads, BertModel, safetensors shards, "
-          "config.json and both tokenizer forms")
+    print(f"all {CHECKS[0]} self-checks passed: LayerNorm, GELU (erf and tanh), the forward of BERT, DistilBERT and "
+          "RoBERTa against loops, no mask, hidden keys, positions and token types, the what-if hooks, tied and untied heads, "
+          "DistilBERT and RoBERTa as BERT renamed (no token types; positions from pad_token_id + 1, the head's gelu), the "
+          "bare encoders, safetensors shards, config.json and the tokenizer forms")
     return 0
 
 

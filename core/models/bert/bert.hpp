@@ -1,5 +1,6 @@
-// BERT (Devlin et al. 2019) read from a Hugging Face folder as an encoder (decoder.hpp runs it with
-// Config::causal false): learned absolute positions, token types, an embedding LayerNorm,
+// BERT (Devlin et al. 2019) and the encoders that share its layout, RoBERTa (Liu et al. 2019) and
+// DistilBERT (Sanh et al. 2019), read from a Hugging Face folder as an encoder (decoder.hpp runs it
+// with Config::causal false): learned absolute positions, token types, an embedding LayerNorm,
 // post-LayerNorm blocks, a GELU MLP, every projection biased, attention in both directions; the
 // masked-LM head when the checkpoint has one.
 //
@@ -19,6 +20,16 @@
 // and cls.predictions.decoder.weight [vocab, d] when tie_word_embeddings is false (tied: the word
 // embeddings, as transformers ties them). The pooler and the next-sentence head are not read. The
 // tokenizer is tokenizer.json, or vocab.txt with tokenizer_config.json's switches.
+//
+// RoBERTa ("roberta", RobertaConfig = BertConfig's keys): the prefix "roberta.", one token type,
+// position i at row pad_token_id + 1 + i, the head lm_head.dense, lm_head.layer_norm, lm_head.bias
+// (or lm_head.decoder.bias), lm_head.decoder.weight when untied, GELU whatever hidden_act says;
+// the tokenizer byte-level BPE with <s> A </s>: tokenizer.json (RobertaProcessing) or vocab.json
+// and merges.txt.
+// DistilBERT ("distilbert": dim, n_layers, n_heads, hidden_dim, activation): the prefix
+// "distilbert.", no token types, transformer.layer.l.attention.{q_lin,k_lin,v_lin,out_lin},
+// sa_layer_norm, ffn.lin1, ffn.lin2, output_layer_norm, the head vocab_transform,
+// vocab_layer_norm, vocab_projector (its bias; its weight when untied); WordPiece as BERT's.
 #pragma once
 
 #include "core/base/progress.hpp"
@@ -30,8 +41,11 @@
 
 namespace attnviz::core::bert {
 
-// config.json's text; `name` stands for the file in messages. Throws InputError naming the field
-// ("config.json: position_embedding_type: \"relative_key\" is not …").
+// Whether `modelType` (config.json's model_type) is one of this room's encoders.
+bool readsModelType(std::string_view modelType);
+
+// config.json's text, read by its model_type; `name` stands for the file in messages. Throws
+// InputError naming the field ("config.json: position_embedding_type: \"relative_key\" is not …").
 decoder::Config parseConfig(std::string_view json, const std::string& name);
 
 // tokenizer_config.json's switches for a vocab.txt (do_lower_case, tokenize_chinese_chars,

@@ -1,4 +1,5 @@
-// config.json (BertConfig's keys) and tokenizer_config.json of a Hugging Face BERT folder.
+// config.json of a Hugging Face BERT, RoBERTa or DistilBERT folder (BertConfig's, RobertaConfig's
+// and DistilBertConfig's keys), and tokenizer_config.json's WordPiece switches.
 #include "core/base/error.hpp"
 #include "core/base/json_text.hpp"
 #include "core/models/bert/bert.hpp"
@@ -12,17 +13,16 @@ namespace attnviz::core::bert {
 
 namespace {
 
+using decoder::Activation;
 using decoder::flagField;
 using decoder::numberField;
 using decoder::sizeField;
 using nlohmann::json;
 
-// Sizes a real BERT-family model stays far below (bert-large: 24 layers, 16 heads, 1024 wide,
-// 512 positions, 30,522 tokens); they bound what a hostile config can make us allocate.
+// Sizes a real encoder stays far below (bert-large: 24 layers, 16 heads, 1024 wide, 512
+// positions, 30,522 tokens); they bound what a hostile config can make us allocate.
 constexpr long long kMaxLayers = 1024, kMaxHeads = 1024, kMaxWidth = 65536, kMaxInner = 1 << 20, kMaxPositions = 1 << 20,
                     kMaxVocab = 1 << 22, kMaxTypes = 1024;
-
-constexpr const char* kWho = "a BERT config.json";
 
 json objectOf(std::string_view text, const std::string& name) {
     json j = parseJson(text, name, false);
@@ -31,58 +31,106 @@ json objectOf(std::string_view text, const std::string& name) {
     return j;
 }
 
-}  // namespace
+// hidden_act (BERT, RoBERTa) or activation (DistilBERT); missing: GELU (erf).
+Activation activationField(const json& j, const char* key, const std::string& name) {
+    const auto act = j.find(key);
+    if (act == j.end() || act->is_null()) return Activation::GeluErf;
+    const std::string value = act->is_string() ? act->get<std::string>() : std::string();
+    // gelu_new, gelu_fast and gelu_pytorch_tanh are one formula: 0.5 x (1 + tanh(√(2/π) (x + 0.044715 x³))).
+    if (value == "gelu") return Activation::GeluErf;
+    if (value == "gelu_new" || value == "gelu_fast" || value == "gelu_pytorch_tanh") return Activation::GeluTanh;
+    if (value == "relu") return Activation::Relu;
+    if (value == "silu" || value == "swish") return Activation::Silu;
+    throw InputError(name + ": " + key, (act->is_string() ? quoteValue(value) : describeJson(*act)) +
+                                            " is not one attnviz computes (gelu, gelu_new, gelu_fast, gelu_pytorch_tanh, relu, silu)");
+}
 
-decoder::Config parseConfig(std::string_view text, const std::string& name) {
-    using decoder::Activation;
-    const json j = objectOf(text, name);
-    const auto type = j.find("model_type");
-    if (type == j.end()) throw InputError(name, "model_type: missing (expected \"bert\")");
-    if (!type->is_string() || type->get<std::string>() != "bert")
-        throw InputError(name + ": model_type", (type->is_string() ? quoteValue(type->get<std::string>()) : describeJson(*type)) +
-                                                    " is not a BERT model (attnviz reads \"bert\" folders here)");
-
-    decoder::Config c;
-    c.family = "bert";
-    c.nLayer = sizeField(j, "num_hidden_layers", kMaxLayers, name, kWho);
-    c.nHead = sizeField(j, "num_attention_heads", kMaxHeads, name, kWho);
-    c.nEmbd = sizeField(j, "hidden_size", kMaxWidth, name, kWho);
-    c.nInner = sizeField(j, "intermediate_size", kMaxInner, name, kWho);
-    c.vocabSize = sizeField(j, "vocab_size", kMaxVocab, name, kWho);
-    c.nPositions = sizeField(j, "max_position_embeddings", kMaxPositions, name, kWho, false, 512);
-    c.typeVocab = sizeField(j, "type_vocab_size", kMaxTypes, name, kWho, false, 2);
+void checkHeads(const decoder::Config& c, const char* heads, const char* width, const std::string& name) {
     if (c.nEmbd % c.nHead != 0)
-        throw InputError(name + ": num_attention_heads",
-                         std::to_string(c.nHead) + " does not divide hidden_size " + std::to_string(c.nEmbd));
-    c.nKvHead = c.nHead;
-    c.headDim = c.nEmbd / c.nHead;
-    c.norm = decoder::Norm::LayerNorm;
+        throw InputError(name + ": " + heads, std::to_string(c.nHead) + " does not divide " + width + " " + std::to_string(c.nEmbd));
+}
+
+// BertConfig's keys, which RobertaConfig shares.
+decoder::Config bertLike(const json& j, const std::string& family, const std::string& name) {
+    const std::string who = family == "roberta" ? "a RoBERTa config.json" : "a BERT config.json";
+    decoder::Config c;
+    c.family = family;
+    c.nLayer = sizeField(j, "num_hidden_layers", kMaxLayers, name, who);
+    c.nHead = sizeField(j, "num_attention_heads", kMaxHeads, name, who);
+    c.nEmbd = sizeField(j, "hidden_size", kMaxWidth, name, who);
+    c.nInner = sizeField(j, "intermediate_size", kMaxInner, name, who);
+    c.vocabSize = sizeField(j, "vocab_size", kMaxVocab, name, who);
+    c.nPositions = sizeField(j, "max_position_embeddings", kMaxPositions, name, who, false, family == "roberta" ? 514 : 512);
+    c.typeVocab = sizeField(j, "type_vocab_size", kMaxTypes, name, who, false, family == "roberta" ? 1 : 2);
+    checkHeads(c, "num_attention_heads", "hidden_size", name);
     c.normEpsilon = static_cast<float>(numberField(j, "layer_norm_eps", 1e-12, 0, 1, name));
-    c.causal = false;
-    c.postNorm = true;
-    c.activation = Activation::GeluErf;
-    if (const auto act = j.find("hidden_act"); act != j.end() && !act->is_null()) {
-        const std::string value = act->is_string() ? act->get<std::string>() : std::string();
-        // gelu_new, gelu_fast and gelu_pytorch_tanh are one formula: 0.5 x (1 + tanh(√(2/π) (x + 0.044715 x³))).
-        if (value == "gelu") c.activation = Activation::GeluErf;
-        else if (value == "gelu_new" || value == "gelu_fast" || value == "gelu_pytorch_tanh") c.activation = Activation::GeluTanh;
-        else if (value == "relu") c.activation = Activation::Relu;
-        else if (value == "silu" || value == "swish") c.activation = Activation::Silu;
-        else
-            throw InputError(name + ": hidden_act", (act->is_string() ? quoteValue(value) : describeJson(*act)) +
-                                                        " is not one attnviz computes (gelu, gelu_new, gelu_fast, gelu_pytorch_tanh, "
-                                                        "relu, silu)");
-    }
+    c.activation = activationField(j, "hidden_act", name);
+    // BERT's head transforms with hidden_act; RoBERTa's LM head with GELU (erf) whatever it says.
+    c.headActivation = family == "roberta" ? Activation::GeluErf : c.activation;
     if (const auto positions = j.find("position_embedding_type"); positions != j.end() && !positions->is_null()) {
         if (!positions->is_string() || positions->get<std::string>() != "absolute")
             throw InputError(name + ": position_embedding_type",
                              (positions->is_string() ? quoteValue(positions->get<std::string>()) : describeJson(*positions)) +
-                                 " is not read (attnviz reads BERT's learned \"absolute\" positions)");
+                                 " is not read (attnviz reads learned \"absolute\" positions)");
     }
     if (flagField(j, "is_decoder", false, name))
-        throw InputError(name + ": is_decoder", "true is not read (attnviz reads BERT as the encoder it was trained as)");
+        throw InputError(name + ": is_decoder", "true is not read (attnviz reads " + family + " as the encoder it was trained as)");
     if (flagField(j, "add_cross_attention", false, name))
-        throw InputError(name + ": add_cross_attention", "true is not read (a BERT with cross-attention is half of an encoder-decoder)");
+        throw InputError(name + ": add_cross_attention",
+                         "true is not read (an encoder with cross-attention is half of an encoder-decoder)");
+    if (family == "roberta") {
+        // RoBERTa numbers positions from padding_idx + 1: position i reads row pad_token_id + 1 + i.
+        int pad = 1;
+        if (const auto p = j.find("pad_token_id"); p != j.end() && !p->is_null()) {
+            if (!p->is_number_integer() || p->get<long long>() < 0 || p->get<long long>() >= kMaxVocab)
+                throw InputError(name + ": pad_token_id", "expected a token id, got " + describeJson(*p));
+            pad = p->get<int>();
+        }
+        c.positionOffset = pad + 1;
+        if (c.positionOffset >= c.nPositions)
+            throw InputError(name + ": pad_token_id", std::to_string(pad) + " leaves no position of max_position_embeddings " +
+                                                          std::to_string(c.nPositions) + " (positions start at pad_token_id + 1)");
+    }
+    return c;
+}
+
+// DistilBertConfig's keys: dim, n_layers, n_heads, hidden_dim, activation; no token types, and
+// every LayerNorm's ε is 1e-12.
+decoder::Config distilBert(const json& j, const std::string& name) {
+    constexpr const char* kWho = "a DistilBERT config.json";
+    decoder::Config c;
+    c.family = "distilbert";
+    c.nLayer = sizeField(j, "n_layers", kMaxLayers, name, kWho);
+    c.nHead = sizeField(j, "n_heads", kMaxHeads, name, kWho);
+    c.nEmbd = sizeField(j, "dim", kMaxWidth, name, kWho);
+    c.nInner = sizeField(j, "hidden_dim", kMaxInner, name, kWho);
+    c.vocabSize = sizeField(j, "vocab_size", kMaxVocab, name, kWho);
+    c.nPositions = sizeField(j, "max_position_embeddings", kMaxPositions, name, kWho, false, 512);
+    checkHeads(c, "n_heads", "dim", name);
+    c.normEpsilon = 1e-12f;
+    c.activation = activationField(j, "activation", name);
+    c.headActivation = c.activation;  // DistilBertForMaskedLM's head uses the config's activation
+    return c;
+}
+
+}  // namespace
+
+bool readsModelType(std::string_view modelType) { return modelType == "bert" || modelType == "roberta" || modelType == "distilbert"; }
+
+decoder::Config parseConfig(std::string_view text, const std::string& name) {
+    const json j = objectOf(text, name);
+    const auto type = j.find("model_type");
+    if (type == j.end()) throw InputError(name, "model_type: missing (expected \"bert\", \"roberta\" or \"distilbert\")");
+    const std::string family = type->is_string() ? type->get<std::string>() : std::string();
+    if (!readsModelType(family))
+        throw InputError(name + ": model_type", (type->is_string() ? quoteValue(family) : describeJson(*type)) +
+                                                    " is not an encoder this reader knows (bert, roberta, distilbert)");
+    decoder::Config c = family == "distilbert" ? distilBert(j, name) : bertLike(j, family, name);
+    c.nKvHead = c.nHead;
+    c.headDim = c.nEmbd / c.nHead;
+    c.norm = decoder::Norm::LayerNorm;
+    c.causal = false;
+    c.postNorm = true;
     c.tieWordEmbeddings = flagField(j, "tie_word_embeddings", true, name);
     return c;
 }

@@ -76,7 +76,10 @@ struct Config {
     // adds (BERT's post-norm: then no final norm), token types (segments) added to the embeddings.
     bool causal = true;
     bool postNorm = false;
-    int typeVocab = 0;  // token types the embeddings hold (BERT: 2), 0 for none
+    int typeVocab = 0;       // token types the embeddings hold (BERT: 2), 0 for none
+    int positionOffset = 0;  // the row of position 0 in the learned positions (RoBERTa: padding_idx + 1)
+    // The masked-LM head's activation: BERT's and DistilBERT's are the layers', RoBERTa's GELU.
+    Activation headActivation = Activation::GeluErf;
 
     int headWidth() const { return headDim; }
     int qWidth() const { return nHead * headDim; }
@@ -84,6 +87,7 @@ struct Config {
     int qkvWidth() const { return qWidth() + 2 * kvWidth(); }
     int kvHeadOf(int head) const { return head * nKvHead / nHead; }
     int window(int layer) const { return windows.empty() ? 0 : windows[static_cast<std::size_t>(layer)]; }
+    int longestInput() const { return nPositions - positionOffset; }  // the most tokens one pass reads
 };
 
 // RoPE's inverse frequencies θ_i, i < d_h / 2, with the config's scaling (Hugging Face's

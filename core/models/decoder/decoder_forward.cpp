@@ -226,9 +226,11 @@ std::size_t commonPrefix(const std::vector<int>& a, const std::vector<int>& b) {
 
 void checkIds(const Config& cfg, const std::vector<int>& ids, const std::string& field, const std::vector<int>& types) {
     if (ids.empty()) throw InputError(field, "no tokens: type some text for the model to read");
-    if (static_cast<long long>(ids.size()) > cfg.nPositions)
-        throw InputError(
-            field, std::to_string(ids.size()) + " tokens are more than this model's " + std::to_string(cfg.nPositions) + " positions");
+    // RoBERTa's positions start past padding_idx: its table holds that many fewer.
+    const long long positions = cfg.longestInput();
+    if (static_cast<long long>(ids.size()) > positions)
+        throw InputError(field,
+                         std::to_string(ids.size()) + " tokens are more than this model's " + std::to_string(positions) + " positions");
     for (const int id : ids)
         if (id < 0 || id >= cfg.vocabSize) throw InputError(field, "token id " + std::to_string(id) + " is outside the vocabulary");
     if (types.empty()) return;
@@ -322,7 +324,7 @@ void predictionLogits(const Checkpoint& model, const Eigen::Ref<const RowVec>& r
     const Mat x = row;
     Mat h(1, model.headDense().cols);
     linear(x, model.headDense(), model.headDenseBias(), h);
-    activate(cfg.activation, h);
+    activate(cfg.headActivation, h);
     normRows(cfg.norm, h, model.headNormGain(), model.headNormBias(), cfg.normEpsilon, h);
     lastLogits(model.lmHead(), h.row(0), logits);
     if (model.lmBias()) logits += model.lmBias().row().transpose();
@@ -387,7 +389,7 @@ Run forwardFrom(const Checkpoint& model, const std::vector<int>& ids, const std:
             x.row(i) += attn.row(0);
         }
         if (cfg.rotary) continue;
-        widenRow(positions.source, positions.type, d, p + i, attn.row(0).data());
+        widenRow(positions.source, positions.type, d, cfg.positionOffset + p + i, attn.row(0).data());
         x.row(i) += attn.row(0);
     }
     if (embeds && model.embedNormGain()) normRows(cfg.norm, x, model.embedNormGain(), model.embedNormBias(), cfg.normEpsilon, x);
