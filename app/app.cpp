@@ -606,19 +606,20 @@ void App::dialogs() {
     pathDialog("Open scenario", "Scenario file (JSON):", "Open", m_drafts.openPath, [&] {
         m_actions.emit(action::LoadScenario{core::loadScenarioFile(m_drafts.openPath), "", m_drafts.openPath, true});
     });
-    pathDialog("Open model",
-               "A Hugging Face model folder: GPT-2, Llama, Mistral, Qwen2, Qwen3 or BERT (config.json, model.safetensors, the tokenizer):",
-               "Open", m_drafts.modelPath, [&] {
-                   // The files are looked for now (a wrong folder keeps the dialog open); they
-                   // are read on a worker thread. The sentence on screen stays: the model reads it.
-                   core::checkModelFolder(core::modelFolder(m_drafts.modelPath));
-                   core::Scenario model;
-                   model.model = core::modelFolder(m_drafts.modelPath);
-                   model.name = core::modelFolderName(m_drafts.modelPath);
-                   model.sentence = m_state.scenario.sentence.value_or(core::kDefaultSentence);
-                   model.causal = true;
-                   m_actions.emit(action::LoadScenario{model, "", "", true});
-               });
+    pathDialog(
+        "Open model",
+        "A Hugging Face model folder: GPT-2, Llama, Mistral, Qwen2, Qwen3, BERT, RoBERTa or DistilBERT (config.json, model.safetensors, the tokenizer):",
+        "Open", m_drafts.modelPath, [&] {
+            // The files are looked for now (a wrong folder keeps the dialog open); they
+            // are read on a worker thread. The sentence on screen stays: the model reads it.
+            core::checkModelFolder(core::modelFolder(m_drafts.modelPath));
+            core::Scenario model;
+            model.model = core::modelFolder(m_drafts.modelPath);
+            model.name = core::modelFolderName(m_drafts.modelPath);
+            model.sentence = m_state.scenario.sentence.value_or(core::kDefaultSentence);
+            model.causal = true;
+            m_actions.emit(action::LoadScenario{model, "", "", true});
+        });
     pathDialog("Save scenario", "Save the current scenario (swaps, temperature and mask included) to:", "Save", m_drafts.savePath, [&] {
         core::writeFileAtomic(m_drafts.savePath, core::prettyJson(core::scenarioToJson(m_state.scenario)));
         notify("Saved " + m_drafts.savePath);

@@ -314,7 +314,7 @@ void defineFlags(CLI::App& app, Flags& f) {
     // One I,J per --swap, so that a FILE after it is not read as a swap.
     app.add_option(
            "--model", f.model,
-           "Open a Hugging Face model folder (GPT-2, Llama, Mistral, Qwen2 or Qwen3: config.json, model.safetensors or its shards, the tokenizer); the sentence is its input")
+           "Open a Hugging Face model folder (GPT-2, Llama, Mistral, Qwen2, Qwen3, or the encoders BERT, RoBERTa, DistilBERT: config.json, model.safetensors or its shards, the tokenizer); the sentence is its input")
         ->type_name("DIR");
     app.add_option("--attention", f.attention,
                    "Open attention computed elsewhere: a .npy of [layers, heads, T_q, T_k], [heads, T, T] or [T, T] (float32 or "
@@ -394,6 +394,10 @@ void defineFlags(CLI::App& app, Flags& f) {
            "How weights become colours, in the window, --export-heatmap and --export-heads (--export-bars: log for a log axis): auto (stretched when every weight is far "
            "below 1; a long map to its 99th percentile when that is at least 1/T, the share above it clipped), fixed (0 … 1), stretch, rows (each row over its largest) or log")
         ->type_name("NAME");
+    app.add_option("--pair-filter", f.pairFilter,
+                   "With --pair: the block of the sentence pair the views and --export-heatmap show: all, A-A, A-B (A's queries reading "
+                   "B's keys), B-A or B-B")
+        ->type_name("all|A-A|A-B|B-A|B-B");
     app.add_flag("--rollout", f.rollout,
                  "Attention rollout up to --layer (a scenario: its one layer), each layer's heads fused with half the identity and "
                  "multiplied: in the window's heatmap and bars, in --export (a \"rollout\" object) and --export-npy (rollout.npy)");
@@ -630,6 +634,19 @@ GuiRequest requestFrom(const Flags& f, const CLI::App& app) {
     request.colormapGiven = app.get_option("--colormap")->count() > 0;
     request.colourScale = core::parseColourScale(f.colourScale, "--colour-scale");
     request.colourScaleGiven = app.get_option("--colour-scale")->count() > 0;
+    if (app.get_option("--pair-filter")->count()) {
+        static const std::pair<const char*, PairFilter> kFilters[] = {{"all", PairFilter::All},
+                                                                      {"A-A", PairFilter::AtoA},
+                                                                      {"A-B", PairFilter::AtoB},
+                                                                      {"B-A", PairFilter::BtoA},
+                                                                      {"B-B", PairFilter::BtoB}};
+        const auto it =
+            std::find_if(std::begin(kFilters), std::end(kFilters), [&](const auto& filter) { return f.pairFilter == filter.first; });
+        if (it == std::end(kFilters))
+            throw core::InputError("--pair-filter", core::quoteValue(f.pairFilter) + " is not one of all, A-A, A-B, B-A, B-B");
+        if (!request.scenario.pair) throw core::InputError("--pair-filter", "needs a sentence pair: give --pair TEXT");
+        request.pairFilter = it->second;
+    }
     request.compareText = f.compare;
     request.rollout = f.rollout;
     request.rolloutHeads = core::parseRolloutHeads(f.rolloutHeads, "--rollout-heads");

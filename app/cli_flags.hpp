@@ -27,7 +27,7 @@ struct Flags {
     std::string seed;
     std::string temperature;
     bool causal = false, unscaled = false;
-    std::string exportJson, exportNpy, exportCsv, colormap = "viridis", colourScale = "auto";
+    std::string exportJson, exportNpy, exportCsv, colormap = "viridis", colourScale = "auto", pairFilter = "all";
     std::map<std::string_view, std::string> figures;  // by view id: its figure's --export-… OUT ("" = not asked for); every view with one
     int cellSize = 0;
     int head = 0;

@@ -20,6 +20,7 @@ ViewState requestedView(const GuiRequest& request, ViewState view) {
     if (request.head) view.selectedHead = *request.head;
     if (request.colormapGiven) view.colormap = request.colormap;
     if (request.colourScaleGiven) view.colourScale = request.colourScale;
+    view.pairFilter = request.pairFilter;
     if (request.stage) view.stage = *request.stage;
     if (request.smallMultiples) view.smallMultiples = true;
     if (request.skipFirstKey) view.skipFirstKey = true;

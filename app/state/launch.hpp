@@ -53,6 +53,7 @@ struct GuiRequest {
     bool colormapGiven = false;
     core::ColourScale colourScale = core::ColourScale::Auto;  // --colour-scale
     bool colourScaleGiven = false;
+    PairFilter pairFilter = PairFilter::All;                     // --pair-filter: a sentence pair's block the views show
     bool rollout = false;                                        // --rollout: the heatmap and bars show attention rollout
     core::RolloutHeads rolloutHeads = core::RolloutHeads::Mean;  // --rollout-heads
     std::string compareText;                                     // --compare TEXT: the compare view's other sentence

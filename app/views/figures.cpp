@@ -173,6 +173,21 @@ render::HeatmapFigure heatmapFigure(const AppState& state, const FigureRequest& 
     figure.weights = visibleWeights(state);
     if (core::hasMask(state.settings)) figure.blocked = core::blockedMatrix(state.settings, state.model.tq(), state.model.tk());
     figure.title = shownHeadTitle(state, head);
+    // A sentence pair's filter: the block of A's or B's queries reading A's or B's keys alone.
+    if (const PairBlock b = pairBlock(state, state.view.pairFilter); b.rows != figure.weights.rows() || b.cols != figure.weights.cols()) {
+        const core::Mat block = figure.weights.block(b.firstRow, b.firstCol, b.rows, b.cols);
+        figure.weights = block;
+        if (figure.blocked.size() > 0) {
+            const core::MaskMat blocked = figure.blocked.block(b.firstRow, b.firstCol, b.rows, b.cols);
+            figure.blocked = blocked;
+        }
+        const auto slice = [](const std::vector<std::string>& labels, Eigen::Index first, Eigen::Index n) {
+            return std::vector<std::string>(labels.begin() + first, labels.begin() + first + n);
+        };
+        figure.rowLabels = slice(figure.rowLabels, b.firstRow, b.rows);
+        figure.colLabels = slice(figure.colLabels, b.firstCol, b.cols);
+        figure.title += std::string(" · ") + pairFilterName(state.view.pairFilter);
+    }
     figure.colormap = state.view.colormap;
     figure.scale = state.view.colourScale;
     figure.cellSize = request.cellSize;
