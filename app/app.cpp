@@ -608,7 +608,7 @@ void App::dialogs() {
     });
     pathDialog(
         "Open model",
-        "A Hugging Face model folder: GPT-2, Llama, Mistral, Qwen2, Qwen3, BERT, RoBERTa or DistilBERT (config.json, model.safetensors, the tokenizer):",
+        "A Hugging Face model folder: GPT-2, Llama, Mistral, Qwen2, Qwen3, BERT, RoBERTa, DistilBERT or ModernBERT (config.json, model.safetensors, the tokenizer):",
         "Open", m_drafts.modelPath, [&] {
             // The files are looked for now (a wrong folder keeps the dialog open); they
             // are read on a worker thread. The sentence on screen stays: the model reads it.

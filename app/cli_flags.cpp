@@ -314,7 +314,7 @@ void defineFlags(CLI::App& app, Flags& f) {
     // One I,J per --swap, so that a FILE after it is not read as a swap.
     app.add_option(
            "--model", f.model,
-           "Open a Hugging Face model folder (GPT-2, Llama, Mistral, Qwen2, Qwen3, or the encoders BERT, RoBERTa, DistilBERT: config.json, model.safetensors or its shards, the tokenizer); the sentence is its input")
+           "Open a Hugging Face model folder (GPT-2, Llama, Mistral, Qwen2, Qwen3, or the encoders BERT, RoBERTa, DistilBERT, ModernBERT: config.json, model.safetensors or its shards, the tokenizer); the sentence is its input")
         ->type_name("DIR");
     app.add_option("--attention", f.attention,
                    "Open attention computed elsewhere: a .npy of [layers, heads, T_q, T_k], [heads, T, T] or [T, T] (float32 or "

@@ -111,8 +111,9 @@ PairSegments pairSegments(const AppState& state) {
     const core::decoder::Run& run = *state.loaded.run;
     const core::ModelTokenizer& tokenizer = state.loaded.checkpoint->tokenizer();
     // A ends with its separator; RoBERTa's B starts after a second one.
-    const std::optional<int> sep =
-        tokenizer.wordPiece() ? std::optional<int>(tokenizer.wordPiece()->sepId()) : tokenizer.bpe()->idOf("</s>");
+    std::optional<int> sep;
+    if (tokenizer.wordPiece()) sep = tokenizer.wordPiece()->sepId();
+    else if (!(sep = tokenizer.bpe()->idOf("</s>"))) sep = tokenizer.bpe()->idOf("[SEP]");  // RoBERTa's, ModernBERT's
     const auto t = static_cast<Eigen::Index>(run.ids.size());
     if (!sep) return {};
     for (Eigen::Index i = 1; i + 1 < t; ++i)

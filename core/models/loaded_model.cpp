@@ -19,7 +19,7 @@ namespace attnviz::core {
 
 namespace {
 
-constexpr const char* kFamilies = "gpt2, llama, mistral, qwen2, qwen3, bert, roberta, distilbert";
+constexpr const char* kFamilies = "gpt2, llama, mistral, qwen2, qwen3, bert, roberta, distilbert, modernbert";
 
 // config.json's model_type, checked to be one attnviz reads.
 std::string modelType(const std::string& configPath) {

@@ -37,7 +37,7 @@ struct LoadedModel {
 
 // The families attnviz reads, by config.json's model_type: "gpt2" (core/models/gpt2/), "llama",
 // "mistral", "qwen2", "qwen3" (core/models/llama/), and the encoders "bert", "roberta",
-// "distilbert" (core/models/bert/).
+// "distilbert", "modernbert" (core/models/bert/).
 // Opens a model folder with its family's reader. Throws InputError naming the file and the field
 // (config.json's model_type when no family reads it), or Cancelled through `progress`.
 std::shared_ptr<const decoder::Checkpoint> openCheckpoint(const std::string& folder, Progress* progress = nullptr);

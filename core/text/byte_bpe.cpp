@@ -236,7 +236,7 @@ bool ByteBpe::isSpecial(int id) const { return hasId(id) && m_impl->special[id];
 
 std::optional<int> ByteBpe::maskId() const {
     for (const bpe::AddedToken& a : m_impl->added)
-        if (a.text == "<mask>") return a.id;
+        if (a.text == "<mask>" || a.text == "[MASK]") return a.id;
     return std::nullopt;
 }
 

@@ -114,7 +114,8 @@ public:
     // <s> of Llama 2); none where nothing is put there (GPT-2, Qwen, a Llama 3 file whose
     // post-processor is ByteLevel alone).
     std::optional<int> bosId() const;
-    // The added token "<mask>" (RoBERTa's), what a masked-LM head fills in; none without one.
+    // The added token "<mask>" (RoBERTa's) or "[MASK]" (ModernBERT's), what a masked-LM head fills
+    // in; none without one.
     std::optional<int> maskId() const;
 
     // The byte-to-unicode table: the code point standing for byte b.

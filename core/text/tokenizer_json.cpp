@@ -159,34 +159,61 @@ void readPostProcessor(const json& p, const std::string& where, ByteBpe::Impl& i
         impl.pairPrefix = {sep};
         return;
     }
-    const json* single = member(p, "single");
     const json* specials = member(p, "special_tokens");
-    if (!single || !single->is_array() || single->size() > kMaxSteps)
-        throw InputError(where + ".single", "expected a list of at most " + std::to_string(kMaxSteps) + " pieces");
-    bool text = false;
-    for (std::size_t i = 0; i < single->size(); ++i) {
-        const std::string w = where + ".single[" + std::to_string(i) + "]";
-        const json& piece = (*single)[i];
-        if (piece.is_object() && member(piece, "Sequence")) {
-            if (text || piece["Sequence"].value("id", json()) != "A") notRead(w + ".Sequence", piece["Sequence"], "one sequence \"A\" is");
-            text = true;
-            continue;
+    // A template's tokens around its sequences: [0] before $A, [1] after it, [2] after $B.
+    const auto pieces = [&](const char* key, bool pair) {
+        const json* list = member(p, key);
+        const std::string at = where + "." + key;
+        if (!list || !list->is_array() || list->size() > kMaxSteps)
+            throw InputError(at, "expected a list of at most " + std::to_string(kMaxSteps) + " pieces");
+        std::vector<std::vector<int>> parts(1);
+        for (std::size_t i = 0; i < list->size(); ++i) {
+            const std::string w = at + "[" + std::to_string(i) + "]";
+            const json& piece = (*list)[i];
+            if (piece.is_object() && member(piece, "Sequence")) {
+                const json id = piece["Sequence"].value("id", json());
+                const char* next = parts.size() == 1 ? "A" : "B";
+                if (parts.size() > (pair ? 2u : 1u) || id != next)
+                    notRead(w + ".Sequence", piece["Sequence"], pair ? "\"A\" then \"B\" are" : "one sequence \"A\" is");
+                parts.emplace_back();
+                continue;
+            }
+            if (!piece.is_object() || !member(piece, "SpecialToken") || !piece["SpecialToken"].is_object())
+                notRead(w, piece, "{\"SpecialToken\": …} and {\"Sequence\": …} are");
+            const std::string& name = string(piece["SpecialToken"], "id", w + ".SpecialToken");
+            const json* token = specials && specials->is_object() ? member(*specials, name.c_str()) : nullptr;
+            const json* ids = token && token->is_object() ? member(*token, "ids") : nullptr;
+            if (!ids || !ids->is_array() || ids->size() > kMaxSteps)
+                throw InputError(where + ".special_tokens", "no list of ids for " + shown(name));
+            for (const json& id : *ids) {
+                const long long n = integerId(id, where + ".special_tokens: " + shown(name));
+                if (n >= static_cast<long long>(impl.texts.size()) || impl.texts[n].empty())
+                    throw InputError(where + ".special_tokens: " + shown(name), "the id " + std::to_string(n) + " is no token");
+                parts.back().push_back(static_cast<int>(n));
+            }
         }
-        if (!piece.is_object() || !member(piece, "SpecialToken") || !piece["SpecialToken"].is_object())
-            notRead(w, piece, "{\"SpecialToken\": …} and {\"Sequence\": …} are");
-        const std::string& name = string(piece["SpecialToken"], "id", w + ".SpecialToken");
-        const json* token = specials && specials->is_object() ? member(*specials, name.c_str()) : nullptr;
-        const json* ids = token && token->is_object() ? member(*token, "ids") : nullptr;
-        if (!ids || !ids->is_array() || ids->size() > kMaxSteps)
-            throw InputError(where + ".special_tokens", "no list of ids for " + shown(name));
-        for (const json& id : *ids) {
-            const long long n = integerId(id, where + ".special_tokens: " + shown(name));
-            if (n >= static_cast<long long>(impl.texts.size()) || impl.texts[n].empty())
-                throw InputError(where + ".special_tokens: " + shown(name), "the id " + std::to_string(n) + " is no token");
-            (text ? impl.suffix : impl.prefix).push_back(static_cast<int>(n));
-        }
+        if (parts.size() != (pair ? 3u : 2u))
+            throw InputError(at, pair ? "expected {\"Sequence\": {\"id\": \"A\"}} and {\"Sequence\": {\"id\": \"B\"}}"
+                                      : "no {\"Sequence\": {\"id\": \"A\"}}: where the text goes");
+        return parts;
+    };
+    const std::vector<std::vector<int>> single = pieces("single", false);
+    impl.prefix = single[0];
+    impl.suffix = single[1];
+    // The pair's form, when it is prefix A suffix … B suffix (BERT-like: [CLS] A [SEP] B [SEP]); a
+    // pair of another form is not read, and only a sentence pair asked for is refused (encodePair).
+    if (!member(p, "pair")) return;
+    try {
+        const std::vector<std::vector<int>> pair = pieces("pair", true);
+        const std::vector<int>& between = pair[1];
+        if (pair[0] != impl.prefix || pair[2] != impl.suffix || between.size() < impl.suffix.size() ||
+            !std::equal(impl.suffix.begin(), impl.suffix.end(), between.begin()))
+            return;
+        impl.pairTemplate = true;
+        impl.pairPrefix.assign(between.begin() + static_cast<std::ptrdiff_t>(impl.suffix.size()), between.end());
+    } catch (const InputError&) {
+        impl.pairTemplate = false;
     }
-    if (!text) throw InputError(where + ".single", "no {\"Sequence\": {\"id\": \"A\"}}: where the text goes");
 }
 
 }  // namespace

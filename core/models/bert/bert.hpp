@@ -1,5 +1,5 @@
 // BERT (Devlin et al. 2019) and the encoders that share its layout, RoBERTa (Liu et al. 2019) and
-// DistilBERT (Sanh et al. 2019), read from a Hugging Face folder as an encoder (decoder.hpp runs it
+// DistilBERT (Sanh et al. 2019), and ModernBERT (Warner et al. 2024), read from a Hugging Face folder as an encoder (decoder.hpp runs it
 // with Config::causal false): learned absolute positions, token types, an embedding LayerNorm,
 // post-LayerNorm blocks, a GELU MLP, every projection biased, attention in both directions; the
 // masked-LM head when the checkpoint has one.
@@ -30,6 +30,8 @@
 // "distilbert.", no token types, transformer.layer.l.attention.{q_lin,k_lin,v_lin,out_lin},
 // sa_layer_norm, ffn.lin1, ffn.lin2, output_layer_norm, the head vocab_transform,
 // vocab_layer_norm, vocab_projector (its bias; its weight when untied); WordPiece as BERT's.
+// ModernBERT ("modernbert"): pre-norm, rotary, global and local layers, GeGLU (modernbert.hpp),
+// its BPE tokenizer.json with [CLS] A [SEP] and [MASK].
 #pragma once
 
 #include "core/base/progress.hpp"

@@ -3,8 +3,12 @@
 // checkpoint has one.
 #include "core/base/error.hpp"
 #include "core/base/files.hpp"
+#include "core/base/json_text.hpp"
 #include "core/models/bert/bert.hpp"
+#include "core/models/bert/modernbert.hpp"
 #include "core/models/decoder/decoder_files.hpp"
+
+#include <nlohmann/json.hpp>
 
 #include <charconv>
 #include <string>
@@ -157,6 +161,13 @@ private:
 // tokenizer reads), else vocab.txt with tokenizer_config.json's switches. RoBERTa's byte-level
 // BPE: tokenizer.json, else vocab.json and merges.txt.
 std::unique_ptr<ModelTokenizer> tokenizer(const decoder::ModelFiles& files, const decoder::Checkpoint::Parts& c) {
+    if (c.config.family == "modernbert") {
+        if (files.tokenizerJson.empty())
+            throw InputError(c.folder + "/tokenizer.json", "missing (a ModernBERT folder's tokenizer is tokenizer.json)");
+        auto bpe = std::make_unique<ModelTokenizer>(ByteBpe::fromTokenizerJson(files.tokenizerJson));
+        if (!bpe->maskId()) throw InputError(files.tokenizerJson + ": [MASK]", "missing (ModernBERT's masked-LM head fills it in)");
+        return bpe;
+    }
     if (c.config.family == "roberta") {
         if (!files.tokenizerJson.empty()) return std::make_unique<ModelTokenizer>(ByteBpe::fromTokenizerJson(files.tokenizerJson));
         if (files.vocab.empty())
@@ -185,7 +196,9 @@ std::shared_ptr<const decoder::Checkpoint> open(const std::string& folderText, P
         throw InputError(c.folder, "the tokenizer has " + std::to_string(c.tokenizer->vocabSize()) +
                                        " tokens, more than config.json's vocab_size " + std::to_string(c.config.vocabSize));
     const Tensors tensors(files, c, progress);
-    Loader(c, tensors).load();
+    if (c.config.family == "modernbert")
+        loadModernBert(c, tensors, modernBertBiases(parseJson(decoder::readConfigText(files.config), files.config, false), files.config));
+    else Loader(c, tensors).load();
     complete(progress);  // the tensors not read (the pooler, the next-sentence head, buffers) count as read
     return std::make_shared<const decoder::Checkpoint>(std::move(c));
 }

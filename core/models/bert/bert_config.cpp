@@ -3,6 +3,7 @@
 #include "core/base/error.hpp"
 #include "core/base/json_text.hpp"
 #include "core/models/bert/bert.hpp"
+#include "core/models/bert/modernbert.hpp"
 #include "core/models/decoder/decoder_files.hpp"
 
 #include <nlohmann/json.hpp>
@@ -115,22 +116,26 @@ decoder::Config distilBert(const json& j, const std::string& name) {
 
 }  // namespace
 
-bool readsModelType(std::string_view modelType) { return modelType == "bert" || modelType == "roberta" || modelType == "distilbert"; }
+bool readsModelType(std::string_view modelType) {
+    return modelType == "bert" || modelType == "roberta" || modelType == "distilbert" || modelType == "modernbert";
+}
 
 decoder::Config parseConfig(std::string_view text, const std::string& name) {
     const json j = objectOf(text, name);
     const auto type = j.find("model_type");
-    if (type == j.end()) throw InputError(name, "model_type: missing (expected \"bert\", \"roberta\" or \"distilbert\")");
+    if (type == j.end()) throw InputError(name, "model_type: missing (expected \"bert\", \"roberta\", \"distilbert\" or \"modernbert\")");
     const std::string family = type->is_string() ? type->get<std::string>() : std::string();
     if (!readsModelType(family))
         throw InputError(name + ": model_type", (type->is_string() ? quoteValue(family) : describeJson(*type)) +
-                                                    " is not an encoder this reader knows (bert, roberta, distilbert)");
-    decoder::Config c = family == "distilbert" ? distilBert(j, name) : bertLike(j, family, name);
+                                                    " is not an encoder this reader knows (bert, roberta, distilbert, modernbert)");
+    decoder::Config c = family == "distilbert"   ? distilBert(j, name)
+                        : family == "modernbert" ? modernBertConfig(j, name)
+                                                 : bertLike(j, family, name);
     c.nKvHead = c.nHead;
     c.headDim = c.nEmbd / c.nHead;
     c.norm = decoder::Norm::LayerNorm;
     c.causal = false;
-    c.postNorm = true;
+    c.postNorm = family != "modernbert";  // ModernBERT's blocks are pre-norm
     c.tieWordEmbeddings = flagField(j, "tie_word_embeddings", true, name);
     return c;
 }

@@ -70,6 +70,7 @@ struct Config {
     bool scaleScores = true;                              // divide scores by √d_h
     bool qkNorm = false;                                  // Qwen3's per-head RMSNorm of q and k
     std::vector<int> windows;                             // per layer: a sliding window of that many keys, 0 for none
+    std::vector<double> ropeThetas;                       // per layer: its RoPE base (ModernBERT's global and local); empty: rope.theta
     bool tieWordEmbeddings = true;                        // the logits read the embeddings; false: lm_head.weight
     bool qkvBias = true, outBias = true, mlpBias = true;  // which projections carry biases
     // An encoder's: attention in both directions (false), each block's norms after its residual
@@ -91,10 +92,11 @@ struct Config {
 };
 
 // RoPE's inverse frequencies θ_i, i < d_h / 2, with the config's scaling (Hugging Face's
-// modeling_rope_utils: default, linear, llama3), in double.
-std::vector<double> ropeFrequencies(const Config& config);
+// modeling_rope_utils: default, linear, llama3), in double; of `layer`'s base where the layers
+// have their own (Config::ropeThetas).
+std::vector<double> ropeFrequencies(const Config& config, int layer = 0);
 // cos and sin of position · θ_i for positions [first, first + count): [count, d_h / 2] each.
-void ropeTables(const Config& config, Eigen::Index first, Eigen::Index count, Mat& cosines, Mat& sines);
+void ropeTables(const Config& config, Eigen::Index first, Eigen::Index count, Mat& cosines, Mat& sines, int layer = 0);
 
 // A tensor the checkpoint holds, in its file's element type (F32, F16 or BF16) where it lies in
 // the mapped file: a product's weight packed once in that type for the kernels, which widen it in

@@ -10,6 +10,7 @@
 
 #include <filesystem>
 #include <map>
+#include <stdexcept>
 #include <system_error>
 
 namespace attnviz::core::decoder {
@@ -214,6 +215,11 @@ Weight Tensors::take(const std::string& name, const std::vector<std::int64_t>& s
 }
 
 Weight Tensors::take(const Found& found, const std::vector<std::int64_t>& shape, Use use) const {
+    return takeRows(found, shape, 0, shape.empty() ? 1 : shape[0], use);
+}
+
+Weight Tensors::takeRows(const Found& found, const std::vector<std::int64_t>& shape, std::int64_t first, std::int64_t count,
+                         Use use) const {
     const SafetensorsFile& file = *found.file;
     const TensorInfo& t = *found.tensor;
     if (!isFloatDType(t.dtype))
@@ -226,24 +232,29 @@ Weight Tensors::take(const Found& found, const std::vector<std::int64_t>& shape,
     w.file = file.path();
     w.type = t.dtype == DType::F16 ? WeightType::F16 : t.dtype == DType::BF16 ? WeightType::BF16 : WeightType::F32;
     const bool transposed = use == Use::ProductTransposed;
-    const Eigen::Index stored0 = shape.size() == 2 ? shape[0] : 1, stored1 = shape.back();
+    // A matrix's rows [first, first + count), or a vector's elements.
+    const bool matrix = shape.size() == 2;
+    const Eigen::Index whole0 = shape.empty() ? 1 : shape[0], width = matrix ? shape[1] : 1;
+    if (first < 0 || count < 1 || first + count > whole0) throw std::invalid_argument("takeRows: rows outside the tensor");
+    const Eigen::Index stored0 = matrix ? count : 1, stored1 = matrix ? width : count, offset = first * width;
     w.transposed = transposed;
     w.rows = transposed ? stored1 : stored0;
     w.cols = transposed ? stored0 : stored1;
     if (t.dtype == DType::F64) {
         // Widened once to F32 (no kernel reads doubles); rare in checkpoints.
-        auto& copy = m_parts.converted.emplace_back(static_cast<std::size_t>(stored0 * stored1));
+        auto& copy = m_parts.converted.emplace_back(static_cast<std::size_t>(whole0 * width));
         file.toFloats(t, copy.data());
         w.type = WeightType::F32;
-        w.source = copy.data();
+        w.source = copy.data() + offset;
     } else {
-        w.source = file.bytes(t).data();
+        const std::size_t element = w.type == WeightType::F32 ? 4 : 2;
+        w.source = file.bytes(t).data() + static_cast<std::size_t>(offset) * element;
     }
     switch (use) {
         case Use::Vector:
             // Gains and biases as floats: in place when the file holds aligned F32, else widened.
             if (const float* inPlace = file.floatsInPlace(t)) {
-                w.data = inPlace;
+                w.data = inPlace + offset;
             } else {
                 auto& copy = m_parts.converted.emplace_back(static_cast<std::size_t>(stored0 * stored1));
                 widenRow(w.source, w.type, stored0 * stored1, 0, copy.data());
@@ -260,7 +271,7 @@ Weight Tensors::take(const Found& found, const std::vector<std::int64_t>& shape,
             break;
         case Use::Rows: break;  // read where they lie, a row at a time
     }
-    advance(m_progress, t.end - t.begin);
+    advance(m_progress, (t.end - t.begin) / static_cast<std::uint64_t>(whole0) * static_cast<std::uint64_t>(count));  // a part's share
     return w;
 }
 

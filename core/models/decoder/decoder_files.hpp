@@ -58,6 +58,9 @@ public:
     // The tensor `found` checked to be a float type of exactly `shape` (as the file stores it),
     // its floats in place or widened, packed for a product. Counts its bytes on `progress`.
     Weight take(const Found& found, const std::vector<std::int64_t>& shape, Use use) const;
+    // Stored rows [first, first + count) of a tensor of `shape` (a fused weight's part: ModernBERT's
+    // Wi holds the MLP's input and gate one above the other), as take makes a weight of its own.
+    Weight takeRows(const Found& found, const std::vector<std::int64_t>& shape, std::int64_t first, std::int64_t count, Use use) const;
     // take(find(name)), or InputError("<first file>: <name>", "missing (<why>)").
     Weight take(const std::string& name, const std::vector<std::int64_t>& shape, Use use, const std::string& why) const;
 

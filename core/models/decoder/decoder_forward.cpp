@@ -24,7 +24,13 @@ namespace {
 // digits in float). Rows on every core.
 //   LayerNorm: (x - mean) / √(var + ε) · gain + bias
 //   RMSNorm:   x / √(mean(x²) + ε) · gain
+// A norm without a gain (ModernBERT's first layer's attn_norm, an identity) copies the rows; a
+// LayerNorm without a bias (norm_bias false) adds none.
 void normRows(Norm kind, const MatRef& x, const Weight& gain, const Weight& bias, float eps, Eigen::Ref<Mat> out) {
+    if (!gain) {
+        if (out.data() != x.data()) out = x;
+        return;
+    }
     const auto g = gain.row();
     const Eigen::Index n = x.cols();
 #pragma omp parallel for schedule(static) if (x.rows() * n >= (1 << 15))
@@ -43,7 +49,8 @@ void normRows(Norm kind, const MatRef& x, const Weight& gain, const Weight& bias
         for (Eigen::Index c = 0; c < n; ++c) squares += (row[c] - mean) * (row[c] - mean);
         const auto inv = static_cast<float>(1.0 / std::sqrt(squares / static_cast<double>(n) + eps));
         const auto m = static_cast<float>(mean);
-        out.row(r) = ((row.array() - m) * inv) * g.array() + bias.row().array();
+        if (bias) out.row(r) = ((row.array() - m) * inv) * g.array() + bias.row().array();
+        else out.row(r) = ((row.array() - m) * inv) * g.array();
     }
 }
 
@@ -248,11 +255,11 @@ namespace {
 
 // q and k of the new rows [p, T) of a layer's kept qkv [T, (h + 2g)·d_h]: Qwen3's per-head
 // RMSNorm, then RoPE at positions p … T-1. Heads on every core.
-void normAndRotate(const Config& cfg, const Layer& layer, Eigen::Index p, Eigen::Ref<Mat> rows) {
+void normAndRotate(const Config& cfg, const Layer& layer, int l, Eigen::Index p, Eigen::Ref<Mat> rows) {
     if (!cfg.qkNorm && !cfg.rotary) return;
     const Eigen::Index dh = cfg.headDim, headsToTurn = cfg.nHead + cfg.nKvHead;
     Mat cosines, sines;
-    if (cfg.rotary) ropeTables(cfg, p, rows.rows(), cosines, sines);
+    if (cfg.rotary) ropeTables(cfg, p, rows.rows(), cosines, sines, l);
     RowVec qGain, kGain;
     if (cfg.qkNorm) qGain = layer.qNorm.row(), kGain = layer.kNorm.row();
 #pragma omp parallel for schedule(static) if (rows.rows() * headsToTurn * dh >= (1 << 15))
@@ -421,7 +428,7 @@ Run forwardFrom(const Checkpoint& model, const std::vector<int>& ids, const std:
                 linear(normed1, b.qkv[part], b.qkvBias[part], newQkv.middleCols(column, b.qkv[part].cols));
                 column += b.qkv[part].cols;
             }
-            normAndRotate(cfg, b, p + c0, newQkv);
+            normAndRotate(cfg, b, l, p + c0, newQkv);
         }
         const KeptView qkv = replayed ? plan->source->qkv(l) : KeptView(store.qkv(l), t, w, Eigen::OuterStride<>(w));
         const auto topOf = [&](Eigen::Index h) { return replayed ? replayedSums.data() + h * t : store.scoreMax(l, static_cast<int>(h)); };

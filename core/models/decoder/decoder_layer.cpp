@@ -96,7 +96,7 @@ Model layerModel(const Checkpoint& model, const Run& run, int layer, const std::
         m.kNorm = b.kNorm.row();
         m.qkNormEpsilon = cfg.normEpsilon;
     }
-    if (cfg.rotary) ropeTables(cfg, 0, m.x.rows(), m.ropeCos, m.ropeSin);
+    if (cfg.rotary) ropeTables(cfg, 0, m.x.rows(), m.ropeCos, m.ropeSin, layer);
     m.window = cfg.window(layer);
     m.perm.resize(labels.size());
     std::iota(m.perm.begin(), m.perm.end(), 0);
@@ -105,9 +105,10 @@ Model layerModel(const Checkpoint& model, const Run& run, int layer, const std::
     return m;
 }
 
-std::vector<double> ropeFrequencies(const Config& cfg) {
+std::vector<double> ropeFrequencies(const Config& cfg, int layer) {
     const int half = cfg.headDim / 2;
-    const Rope& r = cfg.rope;
+    Rope r = cfg.rope;
+    if (!cfg.ropeThetas.empty()) r.theta = cfg.ropeThetas[static_cast<std::size_t>(layer)];
     std::vector<double> out(static_cast<std::size_t>(half));
     for (int i = 0; i < half; ++i) {
         // θ_i = base^(-2i/d_h)
@@ -135,8 +136,8 @@ std::vector<double> ropeFrequencies(const Config& cfg) {
     return out;
 }
 
-void ropeTables(const Config& cfg, Eigen::Index first, Eigen::Index count, Mat& cosines, Mat& sines) {
-    const std::vector<double> frequencies = ropeFrequencies(cfg);
+void ropeTables(const Config& cfg, Eigen::Index first, Eigen::Index count, Mat& cosines, Mat& sines, int layer) {
+    const std::vector<double> frequencies = ropeFrequencies(cfg, layer);
     const auto half = static_cast<Eigen::Index>(frequencies.size());
     cosines.resize(count, half);
     sines.resize(count, half);
