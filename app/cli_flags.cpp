@@ -394,9 +394,10 @@ void defineFlags(CLI::App& app, Flags& f) {
            "How weights become colours, in the window, --export-heatmap and --export-heads (--export-bars: log for a log axis): auto (stretched when every weight is far "
            "below 1; a long map to its 99th percentile when that is at least 1/T, the share above it clipped), fixed (0 … 1), stretch, rows (each row over its largest) or log")
         ->type_name("NAME");
-    app.add_option("--pair-filter", f.pairFilter,
-                   "With --pair: the block of the sentence pair the views and --export-heatmap show: all, A-A, A-B (A's queries reading "
-                   "B's keys), B-A or B-B")
+    app.add_option(
+           "--pair-filter", f.pairFilter,
+           "With --pair: the block of the sentence pair the views, --export-heatmap and --export-head-view show: all, A-A, A-B (A's queries reading "
+           "B's keys), B-A or B-B")
         ->type_name("all|A-A|A-B|B-A|B-B");
     app.add_flag("--rollout", f.rollout,
                  "Attention rollout up to --layer (a scenario: its one layer), each layer's heads fused with half the identity and "

@@ -283,6 +283,14 @@ render::HeadViewFigure headViewFigure(const AppState& state, const FigureRequest
     if (picked.size() == 1) queries = picked, figure.query = picked.front();
     const core::HeadLineRule rule;
     core::HeadLines lines = core::headLines(maps, headViewLayer(state, maps), figure.heads, queries, rule);
+    // A sentence pair's filter: the block's lines alone, as the window draws them.
+    std::string block;
+    if (const PairBlock b = pairBlock(state, state.view.pairFilter); b.rows != maps.queries || b.cols != maps.keys) {
+        std::erase_if(lines.lines, [&](const core::HeadLine& l) {
+            return l.query < b.firstRow || l.query >= b.firstRow + b.rows || l.key < b.firstCol || l.key >= b.firstCol + b.cols;
+        });
+        block = std::string(" · ") + pairFilterName(state.view.pairFilter);
+    }
     if (folded) {
         foldHeadView(state, maps.queries, figure, lines);
         figure.rule = rule.describe(maps.keys) + " · the tokens it does not reach folded, " + kFoldContext + " before the query kept";
@@ -297,7 +305,7 @@ render::HeadViewFigure headViewFigure(const AppState& state, const FigureRequest
     figure.lines = lines.lines;
     figure.readable = lines.readable;
     figure.rule = rule.describe(maps.keys);
-    figure.title = "Head view · " + figureTitle(state, headViewShown(state, figure), capabilities(state).ownPass);
+    figure.title = "Head view · " + figureTitle(state, headViewShown(state, figure), capabilities(state).ownPass) + block;
     return figure;
 }
 

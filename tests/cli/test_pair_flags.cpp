@@ -71,6 +71,22 @@ TEST_F(PairCli, TheExportedHeatmapShowsTheFiltersBlock) {
     EXPECT_EQ(count(ab, ">dog<"), 1u);
 }
 
+TEST_F(PairCli, TheExportedHeadViewDrawsTheFiltersLinesAlone) {
+    const auto svg = [&](const std::string& filter) {
+        const std::string out = (m_dir / ("heads-" + filter + ".svg")).string();
+        const CliRun run = runCli(with({"--pair-filter", filter, "--export-head-view", out}));
+        EXPECT_EQ(run.code, 0) << run.err;
+        return testfs::readFile(out);
+    };
+    const std::string all = svg("all"), aa = svg("A-A"), ab = svg("A-B"), ba = svg("B-A"), bb = svg("B-B");
+    // Every line is in one block: the four blocks' lines are the whole map's.
+    const std::size_t lines = count(all, "<line");
+    EXPECT_GT(count(ab, "<line"), 0u);
+    EXPECT_LT(count(ab, "<line"), lines);
+    EXPECT_EQ(count(aa, "<line") + count(ab, "<line") + count(ba, "<line") + count(bb, "<line"), lines);
+    EXPECT_NE(ab.find("A → B"), std::string::npos);
+}
+
 TEST_F(PairCli, APairWhereThereIsNoneIsOneLine) {
     EXPECT_EQ(expectError(runCli(with({"--pair-filter", "A-C", "--export", "-"}))),
               "--pair-filter: 'A-C' is not one of all, A-A, A-B, B-A, B-B");
