@@ -30,7 +30,7 @@
 // "distilbert.", no token types, transformer.layer.l.attention.{q_lin,k_lin,v_lin,out_lin},
 // sa_layer_norm, ffn.lin1, ffn.lin2, output_layer_norm, the head vocab_transform,
 // vocab_layer_norm, vocab_projector (its bias; its weight when untied); WordPiece as BERT's.
-// ModernBERT ("modernbert"): pre-norm, rotary, global and local layers, GeGLU (modernbert.hpp),
+// ModernBERT ("modernbert"): pre-norm, rotary, global and local layers, GeGLU (modernbert.cpp),
 // its BPE tokenizer.json with [CLS] A [SEP] and [MASK].
 #pragma once
 

@@ -5,7 +5,7 @@
 #include "core/base/files.hpp"
 #include "core/base/json_text.hpp"
 #include "core/models/bert/bert.hpp"
-#include "core/models/bert/modernbert.hpp"
+#include "core/models/bert/encoders.hpp"
 #include "core/models/decoder/decoder_files.hpp"
 
 #include <nlohmann/json.hpp>
@@ -68,17 +68,6 @@ Names namesOf(const std::string& family) {
         n.decoder = "vocab_projector.weight";
     }
     return n;
-}
-
-// "…layer.12.output.dense.weight" → 12; -1 for names outside the layers.
-int layerOf(std::string_view name, const std::string& layers) {
-    if (name.substr(0, layers.size()) != layers) return -1;
-    name.remove_prefix(layers.size());
-    const auto dot = name.find('.');
-    if (dot == std::string_view::npos || dot == 0 || dot > 9) return -1;
-    int layer = -1;
-    const auto [end, ec] = std::from_chars(name.data(), name.data() + dot, layer);
-    return ec == std::errc() && end == name.data() + dot ? layer : -1;
 }
 
 class Loader {
@@ -185,6 +174,16 @@ std::unique_ptr<ModelTokenizer> tokenizer(const decoder::ModelFiles& files, cons
 }
 
 }  // namespace
+
+int layerOf(std::string_view name, const std::string& layers) {
+    if (name.substr(0, layers.size()) != layers) return -1;
+    name.remove_prefix(layers.size());
+    const auto dot = name.find('.');
+    if (dot == std::string_view::npos || dot == 0 || dot > 9) return -1;
+    int layer = -1;
+    const auto [end, ec] = std::from_chars(name.data(), name.data() + dot, layer);
+    return ec == std::errc() && end == name.data() + dot ? layer : -1;
+}
 
 std::shared_ptr<const decoder::Checkpoint> open(const std::string& folderText, Progress* progress) {
     const decoder::ModelFiles files = decoder::locateFiles(folderText, "a Hugging Face BERT, RoBERTa or DistilBERT folder");

@@ -3,7 +3,7 @@
 #include "core/base/error.hpp"
 #include "core/base/json_text.hpp"
 #include "core/models/bert/bert.hpp"
-#include "core/models/bert/modernbert.hpp"
+#include "core/models/bert/encoders.hpp"
 #include "core/models/decoder/decoder_files.hpp"
 
 #include <nlohmann/json.hpp>
@@ -30,20 +30,6 @@ json objectOf(std::string_view text, const std::string& name) {
     if (j.is_discarded()) throw InputError(name, "not valid JSON");
     if (!j.is_object()) throw InputError(name, "expected a JSON object, got " + describeJson(j));
     return j;
-}
-
-// hidden_act (BERT, RoBERTa) or activation (DistilBERT); missing: GELU (erf).
-Activation activationField(const json& j, const char* key, const std::string& name) {
-    const auto act = j.find(key);
-    if (act == j.end() || act->is_null()) return Activation::GeluErf;
-    const std::string value = act->is_string() ? act->get<std::string>() : std::string();
-    // gelu_new, gelu_fast and gelu_pytorch_tanh are one formula: 0.5 x (1 + tanh(√(2/π) (x + 0.044715 x³))).
-    if (value == "gelu") return Activation::GeluErf;
-    if (value == "gelu_new" || value == "gelu_fast" || value == "gelu_pytorch_tanh") return Activation::GeluTanh;
-    if (value == "relu") return Activation::Relu;
-    if (value == "silu" || value == "swish") return Activation::Silu;
-    throw InputError(name + ": " + key, (act->is_string() ? quoteValue(value) : describeJson(*act)) +
-                                            " is not one attnviz computes (gelu, gelu_new, gelu_fast, gelu_pytorch_tanh, relu, silu)");
 }
 
 void checkHeads(const decoder::Config& c, const char* heads, const char* width, const std::string& name) {
@@ -115,6 +101,19 @@ decoder::Config distilBert(const json& j, const std::string& name) {
 }
 
 }  // namespace
+
+Activation activationField(const json& j, const char* key, const std::string& name) {
+    const auto act = j.find(key);
+    if (act == j.end() || act->is_null()) return Activation::GeluErf;
+    const std::string value = act->is_string() ? act->get<std::string>() : std::string();
+    // gelu_new, gelu_fast and gelu_pytorch_tanh are one formula: 0.5 x (1 + tanh(√(2/π) (x + 0.044715 x³))).
+    if (value == "gelu") return Activation::GeluErf;
+    if (value == "gelu_new" || value == "gelu_fast" || value == "gelu_pytorch_tanh") return Activation::GeluTanh;
+    if (value == "relu") return Activation::Relu;
+    if (value == "silu" || value == "swish") return Activation::Silu;
+    throw InputError(name + ": " + key, (act->is_string() ? quoteValue(value) : describeJson(*act)) +
+                                            " is not one attnviz computes (gelu, gelu_new, gelu_fast, gelu_pytorch_tanh, relu, silu)");
+}
 
 bool readsModelType(std::string_view modelType) {
     return modelType == "bert" || modelType == "roberta" || modelType == "distilbert" || modelType == "modernbert";

@@ -3,23 +3,20 @@
 // every global_attn_every_n_layers-th layer global and the others within local_attention / 2
 // keys either side, a fused Wqkv, GeGLU (Wi's first half through the activation times its
 // second), a final norm, and the masked-LM head head.dense → act → head.norm → decoder.
-#include "core/models/bert/modernbert.hpp"
+#include "core/models/bert/encoders.hpp"
 
 #include "core/base/error.hpp"
 #include "core/base/json_text.hpp"
 
 #include <nlohmann/json.hpp>
 
-#include <charconv>
 #include <string>
-#include <system_error>
 #include <vector>
 
 namespace attnviz::core::bert {
 
 namespace {
 
-using decoder::Activation;
 using decoder::flagField;
 using decoder::numberField;
 using decoder::sizeField;
@@ -31,29 +28,6 @@ using nlohmann::json;
 constexpr long long kMaxLayers = 1024, kMaxHeads = 1024, kMaxWidth = 65536, kMaxInner = 1 << 20, kMaxPositions = 1 << 24,
                     kMaxVocab = 1 << 22;
 constexpr const char* kWho = "a ModernBERT config.json";
-
-Activation activationOf(const json& j, const char* key, const std::string& name) {
-    const auto act = j.find(key);
-    if (act == j.end() || act->is_null()) return Activation::GeluErf;
-    const std::string value = act->is_string() ? act->get<std::string>() : std::string();
-    if (value == "gelu") return Activation::GeluErf;
-    if (value == "gelu_new" || value == "gelu_fast" || value == "gelu_pytorch_tanh") return Activation::GeluTanh;
-    if (value == "relu") return Activation::Relu;
-    if (value == "silu" || value == "swish") return Activation::Silu;
-    throw InputError(name + ": " + key, (act->is_string() ? quoteValue(value) : describeJson(*act)) +
-                                            " is not one attnviz computes (gelu, gelu_new, gelu_fast, gelu_pytorch_tanh, relu, silu)");
-}
-
-// "…layers.12.mlp.Wi.weight" → 12; -1 for names outside the layers.
-int layerOf(std::string_view name, const std::string& layers) {
-    if (name.substr(0, layers.size()) != layers) return -1;
-    name.remove_prefix(layers.size());
-    const auto dot = name.find('.');
-    if (dot == std::string_view::npos || dot == 0 || dot > 9) return -1;
-    int layer = -1;
-    const auto [end, ec] = std::from_chars(name.data(), name.data() + dot, layer);
-    return ec == std::errc() && end == name.data() + dot ? layer : -1;
-}
 
 }  // namespace
 
@@ -74,8 +48,8 @@ decoder::Config modernBertConfig(const json& j, const std::string& name) {
         throw InputError(name + ": num_attention_heads",
                          "a head width of " + std::to_string(c.headDim) + " is odd: rotary positions turn pairs of dimensions");
     c.normEpsilon = static_cast<float>(numberField(j, "norm_eps", 1e-5, 0, 1, name));
-    c.activation = activationOf(j, "hidden_activation", name);
-    c.headActivation = activationOf(j, "classifier_activation", name);
+    c.activation = activationField(j, "hidden_activation", name);
+    c.headActivation = activationField(j, "classifier_activation", name);
     c.gatedMlp = true;
     c.rotary = true;
     c.qkvBias = c.outBias = flagField(j, "attention_bias", false, name);

@@ -1,4 +1,5 @@
-// ModernBERT's config.json and tensors (bert.hpp describes them), private to the bert room.
+// What the bert room's readers share, private to it: an activation by its transformers name, a
+// tensor's layer, and ModernBERT's config.json and tensors (bert.hpp describes them).
 #pragma once
 
 #include "core/models/decoder/decoder_files.hpp"
@@ -6,8 +7,16 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include <string>
+#include <string_view>
 
 namespace attnviz::core::bert {
+
+// config.json's `key` (hidden_act, activation, hidden_activation, classifier_activation) as
+// transformers' ACT2FN names it; missing or null: GELU (erf). Errors name `name` and the key.
+decoder::Activation activationField(const nlohmann::json& j, const char* key, const std::string& name);
+// "<layers>12.output.dense.weight" → 12 (layers: "bert.encoder.layer.", "model.layers.", …); -1
+// for names outside the layers.
+int layerOf(std::string_view name, const std::string& layers);
 
 // ModernBertConfig's keys, read into an encoder's Config (transformers 4's global_rope_theta,
 // local_rope_theta and global_attn_every_n_layers, or 5's rope_parameters and layer_types);
