@@ -32,11 +32,6 @@ json objectOf(std::string_view text, const std::string& name) {
     return j;
 }
 
-void checkHeads(const decoder::Config& c, const char* heads, const char* width, const std::string& name) {
-    if (c.nEmbd % c.nHead != 0)
-        throw InputError(name + ": " + heads, std::to_string(c.nHead) + " does not divide " + width + " " + std::to_string(c.nEmbd));
-}
-
 // BertConfig's keys, which RobertaConfig shares.
 decoder::Config bertLike(const json& j, const std::string& family, const std::string& name) {
     const std::string who = family == "roberta" ? "a RoBERTa config.json" : "a BERT config.json";
@@ -113,6 +108,11 @@ Activation activationField(const json& j, const char* key, const std::string& na
     if (value == "silu" || value == "swish") return Activation::Silu;
     throw InputError(name + ": " + key, (act->is_string() ? quoteValue(value) : describeJson(*act)) +
                                             " is not one attnviz computes (gelu, gelu_new, gelu_fast, gelu_pytorch_tanh, relu, silu)");
+}
+
+void checkHeads(const decoder::Config& c, const char* heads, const char* width, const std::string& name) {
+    if (c.nEmbd % c.nHead != 0)
+        throw InputError(name + ": " + heads, std::to_string(c.nHead) + " does not divide " + width + " " + std::to_string(c.nEmbd));
 }
 
 bool readsModelType(std::string_view modelType) {

@@ -40,9 +40,7 @@ decoder::Config modernBertConfig(const json& j, const std::string& name) {
     c.nInner = sizeField(j, "intermediate_size", kMaxInner, name, kWho);
     c.vocabSize = sizeField(j, "vocab_size", kMaxVocab, name, kWho);
     c.nPositions = sizeField(j, "max_position_embeddings", kMaxPositions, name, kWho, false, 8192);
-    if (c.nEmbd % c.nHead != 0)
-        throw InputError(name + ": num_attention_heads",
-                         std::to_string(c.nHead) + " does not divide hidden_size " + std::to_string(c.nEmbd));
+    checkHeads(c, "num_attention_heads", "hidden_size", name);
     c.headDim = c.nEmbd / c.nHead;
     if (c.headDim % 2 != 0)
         throw InputError(name + ": num_attention_heads",
