@@ -52,12 +52,48 @@ template <class Piece>
 void splitBy(const Pattern& pattern, std::string_view text, pcre2_match_data* match, MatchBudget& budget, Piece&& piece) {
     constexpr std::uint64_t kFirstLimit = 1000;
     const auto* subject = reinterpret_cast<PCRE2_SPTR>(text.data());
+    // The pieces in order, a match joined to the stretch before or after it as the behavior says:
+    // `held` waits for what follows it (a stretch before a match, or a match before a stretch).
+    using Behavior = Pattern::Behavior;
+    const Behavior behavior = pattern.behavior();
+    std::string_view held;
+    bool heldMatch = false;
+    const auto flush = [&] {
+        if (!held.empty()) piece(held);
+        held = {};
+    };
+    const auto give = [&](std::string_view p, bool isMatch) {
+        const bool joins = !held.empty() && held.data() + held.size() == p.data();
+        if (behavior == Behavior::MergedWithPrevious) {
+            if (isMatch && joins && !heldMatch) {
+                piece(std::string_view(held.data(), held.size() + p.size()));
+                held = {};
+                return;
+            }
+            flush();
+            if (isMatch) piece(p);
+            else held = p, heldMatch = false;
+            return;
+        }
+        if (behavior == Behavior::MergedWithNext) {
+            if (!isMatch && joins && heldMatch) {
+                piece(std::string_view(held.data(), held.size() + p.size()));
+                held = {};
+                return;
+            }
+            flush();
+            if (isMatch) held = p, heldMatch = true;
+            else piece(p);
+            return;
+        }
+        piece(p);
+    };
     const auto gap = [&](std::size_t from, std::size_t to) {
         while (from < to) {
             std::size_t end = from;
             while (end < to && utf8Length(text, end) != 0) end += utf8Length(text, end);
-            if (end > from) piece(text.substr(from, end - from));
-            if (end < to) piece(text.substr(end, 1));
+            if (end > from) give(text.substr(from, end - from), false);
+            if (end < to) give(text.substr(end, 1), false);
             from = end + (end < to ? 1 : 0);
         }
     };
@@ -80,10 +116,11 @@ void splitBy(const Pattern& pattern, std::string_view text, pcre2_match_data* ma
         if (rc < 0) throw InputError(pattern.where(), "failed at byte " + std::to_string(at) + " of the text: " + pcre2Message(rc));
         const PCRE2_SIZE* span = pcre2_get_ovector_pointer(match);
         gap(at, span[0]);
-        piece(text.substr(span[0], span[1] - span[0]));
+        give(text.substr(span[0], span[1] - span[0]), true);
         at = span[1];
     }
     gap(at, text.size());
+    flush();
 }
 
 // Rust's \s and \w (Unicode), as the added tokens' lstrip, rstrip and single_word test them.
@@ -111,7 +148,7 @@ char32_t after(std::string_view text, std::size_t at) {
 
 }  // namespace
 
-Pattern::Pattern(std::string_view pattern, std::string where) : m_where(std::move(where)) {
+Pattern::Pattern(std::string_view pattern, std::string where, Behavior behavior) : m_where(std::move(where)), m_behavior(behavior) {
     int error = 0;
     PCRE2_SIZE offset = 0;
     // UTF reads the text as UTF-8 characters, for which \p{…} are Unicode's properties; UCP makes

@@ -27,21 +27,18 @@ struct Scratch {
     std::vector<Candidate> heap, round;
 };
 
-// The merges of encoder.py's bpe(), exactly, in O(n log n) rather than its O(n²) (a piece is a
-// word, but a text of 100 kB of letters is one piece too):
-//   encoder.py: repeat { the lowest-rank pair among the adjacent pairs; merge every occurrence of
-//               it, left to right, an occurrence overlapping one just merged skipped ("aaa" with
-//               a+a gives "aa a") } until no pair has a rank.
-//   here:       a heap of candidates (rank, pos) holds every adjacent pair that has a rank
-//               (and stale ones, skipped). A round pops all candidates of the lowest rank (one
-//               pair: ranks are per pair) and merges them left to right, skipping the stale
-//               and the overlapped; the pairs a merge makes are offered for later rounds. They
-//               cannot belong to this round (a+b never equals a or b), and a lower-ranked one
-//               among them waits for the next round, as in encoder.py.
-// Hugging Face's BPE (Word::merge_all) merges the lowest-ranked pair at once, leftmost first, and
-// offers the pairs it makes straight away; that is the same as these rounds whenever a merge's
-// parts are made by earlier merges (a merge's result only ever pairs at a higher rank), which
-// trained merges are.
+// The merges, in O(n log n) (a piece is a word, but a text of 100 kB of letters is one piece too).
+// A heap of candidates (rank, pos) holds every adjacent pair that has a rank (and stale ones,
+// skipped); the pairs a merge makes are offered at once.
+//   Hugging Face's BPE (tokenizers' Word::merge_all; tokenizer.json): the lowest-ranked pair,
+//     leftmost first, is merged alone; a pair it makes with a lower rank goes next.
+//   encoder.py's bpe() (GPT-2's own; vocab.json and merges.txt, bpe.mergeRounds): every occurrence
+//     of the lowest-ranked pair, left to right, in one round, an occurrence overlapping one just
+//     merged skipped ("aaa" with a+a gives "aa a"); a pair a merge makes waits for a later round
+//     even when it ranks lower (a+b never equals a or b, so it cannot belong to this round).
+// The two agree whenever a merge's parts are made by earlier merges, which trained merges are.
+// Gemma's are not in that order ("▁▁" + "▁" ranks before "▁" + "▁"): Hugging Face's way grows the
+// leftmost run of "▁" first.
 // s.id: [n] the piece's first symbols; out: the tokens' ids appended.
 void mergeSymbols(const ByteBpe::Impl& bpe, Scratch& s, std::vector<int>& out) {
     if (s.id.size() > static_cast<std::size_t>(std::numeric_limits<int>::max()))
@@ -60,14 +57,14 @@ void mergeSymbols(const ByteBpe::Impl& bpe, Scratch& s, std::vector<int>& out) {
     };
     for (int i = 0; i + 1 < n; ++i) offer(i);
     while (!s.heap.empty()) {
-        // 1. the round: every candidate of the lowest rank, leftmost first
+        // 1. the lowest-ranked candidate, or in rounds every one of that rank, leftmost first
         const int rank = s.heap.front().rank;
         s.round.clear();
-        while (!s.heap.empty() && s.heap.front().rank == rank) {
+        do {
             std::pop_heap(s.heap.begin(), s.heap.end(), later);
             s.round.push_back(s.heap.back());
             s.heap.pop_back();
-        }
+        } while (bpe.mergeRounds && !s.heap.empty() && s.heap.front().rank == rank);
         // 2. merge those still there: the right symbol joins the left one's position
         for (const Candidate& c : s.round) {
             const int q = s.next[c.pos];

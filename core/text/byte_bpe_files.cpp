@@ -119,9 +119,14 @@ void Builder::addMerge(std::string_view left, std::string_view right, const std:
 
 void Builder::addAdded(const AddedToken& token, bool special, const std::string& where) {
     const int id = token.id;
-    if (m_impl->bytes[id] != token.text && m_made.count(id))
+    // A plain (not special) added token spelled as the vocabulary's own symbol of its id (Gemma's
+    // runs of "▁") is that token listed again: matched in the text as written, and standing for the
+    // bytes its spelling does, as the merges make it. A special one stands for its text.
+    const auto own = m_impl->ids.find(token.text);
+    const bool ownSymbol = !special && own != m_impl->ids.end() && own->second == id;
+    if (!ownSymbol && m_impl->bytes[id] != token.text && m_made.count(id))
         throw InputError(where, "the added token " + shown(token.text) + " is also a symbol the merges make, of other bytes");
-    m_impl->bytes[id] = token.text;
+    if (!ownSymbol) m_impl->bytes[id] = token.text;
     m_impl->special[id] = m_impl->special[id] || special;
     auto& added = m_impl->added;
     if (std::none_of(added.begin(), added.end(), [&](const AddedToken& a) { return a.text == token.text; })) added.push_back(token);
@@ -227,6 +232,7 @@ ByteBpe ByteBpe::fromRobertaFiles(const std::string& vocabPath, const std::strin
     VocabSax sax(vocabJson, vocabPath, builder);
     json::sax_parse(vocabJson.begin(), vocabJson.end(), &sax);
     builder.impl().splits.push_back(bpe::gpt2Pattern());
+    builder.impl().mergeRounds = true;
     builder.finishVocabulary(false);
     readMerges(bpe::readTokenizerFile(mergesPath), mergesPath, builder);
     // RobertaTokenizer's specials, each its own token in the text; <mask> takes the space before it.
@@ -257,6 +263,7 @@ ByteBpe ByteBpe::fromText(std::string_view vocabJson, std::string_view mergesTex
     VocabSax sax(vocabJson, vocabName, builder);
     json::sax_parse(vocabJson.begin(), vocabJson.end(), &sax);  // errors throw from the handler
     builder.impl().splits.push_back(bpe::gpt2Pattern());
+    builder.impl().mergeRounds = true;
     builder.finishVocabulary(false);
     readMerges(mergesText, mergesName, builder);
     if (const auto eot = builder.impl().ids.find("<|endoftext|>"); eot != builder.impl().ids.end())

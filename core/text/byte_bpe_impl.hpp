@@ -71,18 +71,23 @@ inline std::uint64_t pairKey(int left, int right) { return (std::uint64_t(std::u
 // shared read-only; each encode has its own match data. Throws std::invalid_argument with
 // PCRE2's message (and the offset) when the pattern does not compile.
 // `where` names it in the errors of matching ("…/tokenizer.json: pre_tokenizer.pattern").
+// What becomes of a match (the Split's behavior): a piece of its own (Isolated), or joined to the
+// stretch before it (MergedWithPrevious) or after it (MergedWithNext) when that is not a match.
 class Pattern {
 public:
-    explicit Pattern(std::string_view pattern, std::string where = "the split pattern");
+    enum class Behavior : unsigned char { Isolated, MergedWithPrevious, MergedWithNext };
+    explicit Pattern(std::string_view pattern, std::string where = "the split pattern", Behavior behavior = Behavior::Isolated);
     Pattern(const Pattern&) = delete;
     Pattern& operator=(const Pattern&) = delete;
     ~Pattern();
     const pcre2_real_code_8* code() const { return m_code; }
     const std::string& where() const { return m_where; }
+    Behavior behavior() const { return m_behavior; }
 
 private:
     pcre2_real_code_8* m_code = nullptr;
     std::string m_where;
+    Behavior m_behavior = Behavior::Isolated;
 };
 // The matching work one text may take, in PCRE2's steps (match_limit's unit): a base and a
 // share a byte, for every split pattern in turn. Real pre-tokenisation patterns need a few
@@ -156,6 +161,9 @@ struct ByteBpe::Impl {
     std::vector<std::shared_ptr<const bpe::Pattern>> splits;
     bpe::Symbols symbols = bpe::Symbols::Bytes;
     bool ignoreMerges = false;
+    // How the merges are applied: encoder.py's rounds (GPT-2's own tokenizer, read from vocab.json
+    // and merges.txt), or Hugging Face's one merge at a time (tokenizer.json); mergeSymbols.
+    bool mergeRounds = false;
     int unkId = -1;                   // Characters: the unknown token, −1 for none (an unknown character is dropped)
     bool fuseUnk = false;             // consecutive unknown characters are one unknown token
     std::string space;                // Characters: the spelling that stands for a space in tokenBytes ("▁"), or ""

@@ -64,7 +64,13 @@ void readNormalizer(const json& n, const std::string& where, std::vector<bpe::No
 
 // A Split's pattern for PCRE2: {"Regex": …} in PCRE2's syntax, {"String": …} quoted.
 std::shared_ptr<const bpe::Pattern> splitPattern(const json& split, const std::string& where) {
-    requireField(split, "behavior", json("Isolated"), where);
+    using Behavior = bpe::Pattern::Behavior;
+    Behavior behavior = Behavior::Isolated;
+    if (const json* b = member(split, "behavior")) {
+        if (*b == "MergedWithPrevious") behavior = Behavior::MergedWithPrevious;
+        else if (*b == "MergedWithNext") behavior = Behavior::MergedWithNext;
+        else if (*b != "Isolated") notRead(where + ".behavior", *b, "Isolated, MergedWithPrevious and MergedWithNext are");
+    }
     requireField(split, "invert", json(false), where);
     const json* pattern = member(split, "pattern");
     if (!pattern || !pattern->is_object()) throw InputError(where + ".pattern", "expected {\"Regex\": …} or {\"String\": …}");
@@ -80,7 +86,7 @@ std::shared_ptr<const bpe::Pattern> splitPattern(const json& split, const std::s
     if (source.size() > kMaxPatternBytes)
         throw InputError(where + ".pattern", "longer than " + std::to_string(kMaxPatternBytes) + " bytes");
     try {
-        return std::make_shared<const bpe::Pattern>(source, where + ".pattern");
+        return std::make_shared<const bpe::Pattern>(source, where + ".pattern", behavior);
     } catch (const std::invalid_argument& e) {
         throw InputError(where + ".pattern", std::string("does not compile under PCRE2: ") + e.what());
     }

