@@ -253,7 +253,7 @@ void runBench(const Flags& f, const GuiRequest& request, std::ostream& out, cons
                                   {"kernels", core::kernelIsaName(core::kernelIsa())},
                                   {"blocking", blockingJson()},
                                   {"maps", core::decoder::passMapsName(r.maps)},
-                                  {"attention", core::decoder::attentionStrategyName(r.maps, r.tokens)},
+                                  {"attention", core::decoder::attentionStrategyName(c, r.maps, r.tokens)},
                                   {"sweep_ms", r.sweepMs},
                                   {"pool_ms", r.poolMs},
                                   {"zoom_ms", r.zoomMs},

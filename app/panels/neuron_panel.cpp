@@ -88,6 +88,10 @@ void NeuronPanel::draw(PanelContext& ctx) {
     if (t.alibi != 0.0)
         std::snprintf(sum, sizeof sum, "Σ q ⊙ k = %.4f, ALiBi %+.4f → score %.4f   %s ÷ τ %.2f → logit %.4f", t.dot, t.alibi,
                       static_cast<double>(t.score), divide, static_cast<double>(t.temperature), static_cast<double>(t.score * t.scale));
+    else if (s.model.softcap > 0.0f)  // Gemma 2: the score is q · k soft-capped
+        std::snprintf(sum, sizeof sum, "Σ q ⊙ k = %.4f, soft-capped at %g → score %.4f   %s ÷ τ %.2f → logit %.4f", t.dot,
+                      static_cast<double>(s.model.softcap), static_cast<double>(t.score), divide, static_cast<double>(t.temperature),
+                      static_cast<double>(t.score * t.scale));
     else
         std::snprintf(sum, sizeof sum, "Σ q ⊙ k = score %.4f   %s ÷ τ %.2f → logit %.4f", static_cast<double>(t.score), divide,
                       static_cast<double>(t.temperature), static_cast<double>(t.score * t.scale));

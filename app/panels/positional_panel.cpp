@@ -38,17 +38,35 @@ void learnedPositions(PanelContext& ctx, const core::decoder::Checkpoint& checkp
     ImGui::Dummy(ImVec2(w, h));
 }
 
-// A model with rotary positions: what turns q and k, and how the frequencies are scaled.
-void rotaryPositions(const core::decoder::Checkpoint& checkpoint) {
+// How one set of rotary settings scales its frequencies.
+std::string scalingText(const core::decoder::Rope& r) {
+    switch (r.scaling) {
+        case core::decoder::RopeScaling::None: break;
+        case core::decoder::RopeScaling::Linear: return "linear: every frequency divided by " + core::formatNumber(r.factor);
+        case core::decoder::RopeScaling::Llama3:
+            return "llama3: long wavelengths slowed by " + core::formatNumber(r.factor) + ", short ones kept";
+        case core::decoder::RopeScaling::LongRope:
+            return "longrope: each frequency divided by its own factor, the short ones up to " + std::to_string(r.originalPositions) +
+                   " tokens and the long ones past them; cos and sin × " + core::formatNumber(r.attentionFactor);
+    }
+    return "none";
+}
+
+// A model with rotary positions: what turns q and k in the shown layer, and how the frequencies
+// are scaled (a model whose layers differ, Gemma 3's and ModernBERT's local and global ones,
+// names the shown layer's).
+void rotaryPositions(const core::decoder::Checkpoint& checkpoint, int layer) {
     const core::decoder::Config& c = checkpoint.config();
-    const char* scaling = c.rope.scaling == core::decoder::RopeScaling::Linear ? "linear: every frequency divided by the factor"
-                          : c.rope.scaling == core::decoder::RopeScaling::Llama3
-                              ? "llama3: long wavelengths slowed by the factor, short ones kept"
-                              : "none";
+    const core::decoder::Rope& r = c.ropeOf(layer);
+    const int turned = c.rotaryWidth();
+    const std::string which = c.layerRopes.empty() ? "in every layer" : "in layer " + std::to_string(layer + 1) + " (layers differ)";
+    const std::string part = turned == c.headDim ? ""
+                                                 : " Only the first " + std::to_string(turned) + " dimensions turn; the other " +
+                                                       std::to_string(c.headDim - turned) + " keep no position.";
     widgets::wrappedText(checkpoint.name() + " turns q and k by position (RoPE, rotate-half): pair i of a head's " +
-                         std::to_string(c.headDim) + " dimensions by position · θ_i, θ_i = " + core::formatNumber(c.rope.theta) + "^(−2i/" +
-                         std::to_string(c.headDim) + "), in every layer. No vector is added to the input.");
-    widgets::wrappedTextColored(ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled), "Frequency scaling: " + std::string(scaling) + ".");
+                         std::to_string(turned) + " turned dimensions by position · θ_i, θ_i = " + core::formatNumber(r.theta) + "^(−2i/" +
+                         std::to_string(turned) + "), " + which + ". No vector is added to the input." + part);
+    widgets::wrappedTextColored(ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled), "Frequency scaling: " + scalingText(r) + ".");
 }
 
 // Relative positions: the sentence moved along by `shift` positions, and whether any score
@@ -95,7 +113,7 @@ void PositionalPanel::draw(PanelContext& ctx) {
     if (!beginPanel(ctx, title())) return;
     if (noModelNote(ctx, "the positions are a model's input, and the file holds only its maps")) return;
     if (const core::decoder::Checkpoint* checkpoint = checkpointOf(s)) {
-        if (checkpoint->config().rotary) rotaryPositions(*checkpoint);
+        if (checkpoint->config().rotary) rotaryPositions(*checkpoint, s.scenario.layer);
         else learnedPositions(ctx, *checkpoint);
         ImGui::End();
         return;

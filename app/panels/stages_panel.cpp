@@ -198,6 +198,16 @@ StageView stageView(const AppState& s, int index, int head, bool withValues) {
                      {},
                      rows,
                      keys};
+            else if (s.model.softcap > 0.0f)
+                v = {"Q Kᵀ",
+                     "S = c⁻¹·cap·tanh(c·Q Kᵀ / cap), c = 1/√" + std::to_string(s.model.dk) +
+                         ", cap = " + core::formatNumber(s.model.softcap),
+                     "Every query against every key, soft-capped (Gemma 2): no score times c passes ±cap, however large q · k.",
+                     0,
+                     0,
+                     {},
+                     rows,
+                     keys};
             else v = {"Q Kᵀ", "S = Q Kᵀ", "Every query against every key: raw dot products.", 0, 0, {}, rows, keys};
             source = &h.scores;
             break;

@@ -309,6 +309,26 @@ bool attendTiled(const MatRef& q, const PackedRows* pq, const MatRef& k, const P
     return true;
 }
 
+void capScores(Eigen::Ref<Mat> scores, float scale, float cap) {
+    if (cap <= 0.0f) return;
+    // 16 values at a time in a local array, so that Eigen's vectorised tanh gives every element
+    // the same bits wherever it lies (its scalar path differs in the last bit).
+    using Sixteen = Eigen::Array<float, 16, 1>;
+    const float in = scale / cap, back = cap / scale;
+    const Eigen::Index n = scores.cols();
+    Sixteen a;
+    for (Eigen::Index r = 0; r < scores.rows(); ++r) {
+        float* row = scores.row(r).data();
+        for (Eigen::Index c = 0; c < n; c += 16) {
+            const Eigen::Index k = std::min<Eigen::Index>(16, n - c);
+            a.setZero();
+            std::copy_n(row + c, k, a.data());
+            a = (a * in).tanh() * back;
+            std::copy_n(a.data(), k, row + c);
+        }
+    }
+}
+
 void scoreMaxima(const MatRef& scores, Eigen::Index firstRow, ScoreMaxima& out) {
     const Eigen::Index rows = scores.rows(), tk = scores.cols();
     constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();

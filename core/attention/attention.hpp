@@ -67,6 +67,11 @@ float logitScale(int dk, const Settings& settings);
 // are folded with it once (scoreHead, attendHead) and the flash walk's tiles the same way.
 double alibiStep(float slope, int dk, const Settings& settings);
 
+// Soft-capped logits in raw-score units (Gemma 2): s ← (cap / c) · tanh(c · s / cap), so that
+// c · s becomes cap · tanh(c · s / cap); c is the logits' scale at τ = 1. cap 0: unchanged. Each
+// element's value depends on it alone (not on its place in the buffer).
+void capScores(Eigen::Ref<Mat> scores, float scale, float cap);
+
 // Each row's largest raw score over all keys and over the keys up to its query (what a causal
 // mask leaves readable), [T_q] each; NaN where one of those scores is NaN. Computed with the
 // scores: max(s · c) = c · max(s) for c > 0, so a temperature change or a causal toggle reads

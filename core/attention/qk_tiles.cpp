@@ -50,6 +50,7 @@ void weightTiles(const MatRef& q, const MatRef& k, KeyRange range, const float* 
             weights.resize(rows, m);
             logs.resize(rows, m);
             scoreTile(qb, &queries, k, packed, j0 - range.first, scores);
+            capScores(scores, mask.scale, mask.softcap);
             const auto hidden0 = std::lower_bound(hidden.begin(), hidden.end(), j0);
             for (Eigen::Index r = 0; r < rows; ++r) {
                 const Eigen::Index i = b0 + r;
@@ -97,6 +98,7 @@ bool logSumExp(const MatRef& q, const MatRef& k, const QkMask& mask, Eigen::Inde
             const Eigen::Index m = std::min(kAttentionTileKeys, last - j0);
             scores.resize(rows, m);
             scoreTile(qb, &queries, k, packed, j0, scores);
+            capScores(scores, mask.scale, mask.softcap);
             for (Eigen::Index r = 0; r < rows; ++r) {
                 const KeyBand band = readableKeys(mask, first + b0 + r, keys);
                 const Eigen::Index a = std::clamp<Eigen::Index>(band.lo - j0, 0, m);

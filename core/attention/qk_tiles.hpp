@@ -20,6 +20,7 @@ struct QkMask {
     bool causal = true;
     int window = 0;
     const std::vector<int>* hidden = nullptr;
+    float softcap = 0;  // the scores soft-capped first (capScores); top and sum are of the capped scores
 };
 
 // The keys [lo, hi) query i reads of `keys` (before the hidden ones are left out).

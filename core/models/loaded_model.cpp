@@ -6,6 +6,7 @@
 #include "core/base/json_text.hpp"
 #include "core/models/bert/bert.hpp"
 #include "core/models/decoder/decoder_files.hpp"
+#include "core/models/gemma/gemma.hpp"
 #include "core/models/gpt2/gpt2.hpp"
 #include "core/models/llama/llama.hpp"
 
@@ -19,7 +20,8 @@ namespace attnviz::core {
 
 namespace {
 
-constexpr const char* kFamilies = "gpt2, llama, mistral, qwen2, qwen3, bert, roberta, distilbert, modernbert";
+constexpr const char* kFamilies =
+    "gpt2, llama, mistral, qwen2, qwen3, phi3, gemma2, gemma3_text, gemma3, bert, roberta, distilbert, modernbert";
 
 // config.json's model_type, checked to be one attnviz reads.
 std::string modelType(const std::string& configPath) {
@@ -30,7 +32,7 @@ std::string modelType(const std::string& configPath) {
     const auto type = j.find("model_type");
     if (type == j.end()) throw InputError(configPath, std::string("model_type: missing (expected one of ") + kFamilies + ")");
     std::string value = type->is_string() ? type->get<std::string>() : std::string();
-    if (value != "gpt2" && !bert::readsModelType(value) && !llama::readsModelType(value))
+    if (value != "gpt2" && !bert::readsModelType(value) && !llama::readsModelType(value) && !gemma::readsModelType(value))
         throw InputError(configPath + ": model_type", (type->is_string() ? quoteValue(value) : describeJson(*type)) +
                                                           " is not a model family attnviz reads (" + kFamilies + ")");
     return value;
@@ -43,6 +45,7 @@ std::shared_ptr<const decoder::Checkpoint> openCheckpoint(const std::string& fol
     const std::string type = modelType(files.config);
     if (type == "gpt2") return gpt2::open(folder, progress);
     if (bert::readsModelType(type)) return bert::open(folder, progress);
+    if (gemma::readsModelType(type)) return gemma::open(folder, progress);
     return llama::open(folder, progress);
 }
 

@@ -82,8 +82,10 @@ void finishRows(const Model& model, int head, HeadTensors& out, Eigen::Index r0,
         rmsNormRows(k, model.kNorm, model.qkNormEpsilon);
     }
     if (model.ropeCos.size() != 0) {
-        rotateHalf(model.ropeCos.middleRows(r0, n), model.ropeSin.middleRows(r0, n), q);
-        rotateHalf(model.ropeCos.middleRows(r0, n), model.ropeSin.middleRows(r0, n), k);
+        // the leading dimensions the tables cover (all but for a partial rotary)
+        const Eigen::Index turned = 2 * model.ropeCos.cols();
+        rotateHalf(model.ropeCos.middleRows(r0, n), model.ropeSin.middleRows(r0, n), q.leftCols(turned));
+        rotateHalf(model.ropeCos.middleRows(r0, n), model.ropeSin.middleRows(r0, n), k.leftCols(turned));
     }
 }
 
@@ -154,9 +156,15 @@ void projectHeadRows(const Model& model, int head, HeadTensors& out, Eigen::Inde
     finishRows(model, head, out, r0, r1);
 }
 
-// ALiBi's penalty in raw-score units for rows firstRow … of `scores`: -m |i - j| / c, with c the
-// scale at τ = 1, so that the softmax's scores · c/τ hold (q kᵀ c - m |i - j|) / τ.
-void addAlibi(const Model& model, const Settings& settings, float slope, Eigen::Ref<Mat> scores, Eigen::Index firstRow) {
+// Rows firstRow … of `scores` as the model's logits take them: a soft-capping model's (Gemma 2's)
+// capped at τ = 1's scale; ALiBi's penalty in raw-score units, -m |i - j| / c, with c the scale at
+// τ = 1, so that the softmax's scores · c/τ hold (q kᵀ c - m |i - j|) / τ.
+void shapeScores(const Model& model, const Settings& settings, float slope, Eigen::Ref<Mat> scores, Eigen::Index firstRow) {
+    if (model.softcap > 0.0f) {
+        Settings plain = settings;
+        plain.temperature = 1.0f;
+        capScores(scores, logitScale(model.dk, plain), model.softcap);
+    }
     if (slope == 0.0f) return;
     const double perStep = alibiStep(slope, model.dk, settings);
     for (Eigen::Index r = 0; r < scores.rows(); ++r) {
@@ -172,7 +180,7 @@ void scoreHead(const Model& model, const Settings& settings, HeadTensors& head) 
     head.scores.resize(head.q.rows(), head.k.rows());
     packKeys(head.k, head.packedKeys);
     scoreRows(head.q, head.k, head.packedKeys, head.scores);
-    addAlibi(model, settings, head.alibiSlope, head.scores, 0);
+    shapeScores(model, settings, head.alibiSlope, head.scores, 0);
     head.scoreMax.resize(head.scores.rows());
     scoreMaxima(head.scores, 0, head.scoreMax);
 }
@@ -239,7 +247,7 @@ void attendBlock(const Model& model, const Settings& settings, HeadTensors& head
     auto weights = head.weights.middleRows(r0, rows);
     if (newScores) {
         scoreRows(head.q.middleRows(r0, rows), head.k, head.packedKeys, scores);
-        addAlibi(model, settings, head.alibiSlope, scores, r0);
+        shapeScores(model, settings, head.alibiSlope, scores, r0);
         scoreMaxima(scores, r0, head.scoreMax);
     }
     if (!softmaxRows(scores, logitScale(model.dk, settings), settings, weights, r0, &head.scoreMax)) overflowed("scores", "Q Kᵀ");

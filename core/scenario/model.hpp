@@ -58,8 +58,12 @@ struct Model {
     int heads = 1, dk = 0, dv = 0, dModel = 0;
     int kvHeads = 0;  // key/value heads (grouped-query attention); 0: one per query head
     // RoPE: cos and sin of position · θ_i for each position (rows) and pair i < d_k / 2 of a
-    // head's dimensions (columns), θ_i = base^(-2i/d_k); empty without rotary positions.
+    // head's dimensions (columns), θ_i = base^(-2i/d_k); empty without rotary positions. Fewer
+    // columns (r / 2, a checkpoint's partial rotary): only a head's leading r dimensions turn.
     Mat ropeCos, ropeSin;
+    // Gemma 2's soft-capping of the logits at τ = 1: ℓ ← cap · tanh(ℓ / cap), before the mask and
+    // the temperature (the scores hold it in raw units: capScores); 0: none.
+    float softcap = 0;
     // The sliding window of keys the model's own attention uses (a checkpoint's sliding-window
     // layer), 0 for none; buildSettings takes it unless the scenario sets a window of its own.
     int window = 0;

@@ -473,7 +473,10 @@ TEST_F(Bert, ModernBertsGlobalAndLocalLayers) {
     EXPECT_FALSE(c.postNorm);
     EXPECT_TRUE(c.gatedMlp);
     EXPECT_EQ(c.windows, (std::vector<int>{0, 3, 3}));  // local: |i − j| ≤ 2
-    EXPECT_EQ(c.ropeThetas, (std::vector<double>{160000.0, 10000.0, 10000.0}));
+    ASSERT_EQ(c.layerRopes.size(), 3U);
+    EXPECT_EQ(c.layerRopes[0].theta, 160000.0);
+    EXPECT_EQ(c.layerRopes[1].theta, 10000.0);
+    EXPECT_EQ(c.layerRopes[2].theta, 10000.0);
     EXPECT_FALSE(model->layers()[0].norm1Gain);  // layer 0 reads the normed embeddings as they are
     const ModelTokenizer& t = model->tokenizer();
     const std::vector<int> ids = t.encode(" the the the the the the [MASK]");
@@ -516,7 +519,7 @@ TEST_F(Bert, BrokenFoldersNameTheFileAndTheTensor) {
     auto beyond = weights(1);
     beyond["bert.encoder.layer.2.output.dense.bias"] = beyond.at("bert.encoder.layer.1.output.dense.bias");
     EXPECT_EQ(openError(beyond), (m_dir / "model.safetensors").string() +
-                                     ": bert.encoder.layer.2.output.dense.bias: layer 2 is beyond config.json's 2 layers");
+                                     ": bert.encoder.layer.2.output.dense.bias: layer 2 is beyond config.json's num_hidden_layers 2");
     auto untied = weights(1);
     EXPECT_EQ(openError(untied, configText({{"tie_word_embeddings", false}})),
               (m_dir / "model.safetensors").string() +

@@ -87,9 +87,10 @@ TEST(LlamaConfig, ReadsRopeScalingInBothForms) {
 }
 
 TEST(LlamaConfig, RefusesWhatItCannotComputeByName) {
-    EXPECT_EQ(configError(config("llama", {{"rope_scaling", {{"rope_type", "yarn"}, {"factor", 4.0}}}})),
-              "config.json: rope_scaling: rope_type: 'yarn' is not a scaling attnviz computes (default, linear, llama3); it would change "
-              "every position");
+    EXPECT_EQ(
+        configError(config("llama", {{"rope_scaling", {{"rope_type", "yarn"}, {"factor", 4.0}}}})),
+        "config.json: rope_scaling: rope_type: 'yarn' is not a scaling attnviz computes (default, linear, llama3, longrope); it would change "
+        "every position");
     EXPECT_EQ(configError(config("llama", {{"rope_parameters", {{"rope_type", "dynamic"}, {"factor", 4.0}}}})).substr(0, 43),
               "config.json: rope_parameters: rope_type: 'd");
     EXPECT_EQ(configError(config("llama", {{"rope_scaling", {{"rope_type", "llama3"}, {"factor", 8.0}}}})),
@@ -100,7 +101,7 @@ TEST(LlamaConfig, RefusesWhatItCannotComputeByName) {
               "config.json: head_dim: 5 is odd: rotary positions turn pairs of dimensions");
     EXPECT_EQ(configError(config("llama", {{"hidden_size", nullptr}})), "config.json: hidden_size: missing (a llama config.json names it)");
     EXPECT_EQ(configError(config("bert")),
-              "config.json: model_type: 'bert' is not a family this reader knows (llama, mistral, qwen2, qwen3)");
+              "config.json: model_type: 'bert' is not a family this reader knows (llama, mistral, qwen2, qwen3, phi3)");
     EXPECT_EQ(configError(config("llama", {{"hidden_act", "relu2"}})),
               "config.json: hidden_act: 'relu2' is not one attnviz computes (silu, gelu, gelu_new, gelu_pytorch_tanh)");
 }

@@ -272,10 +272,10 @@ TEST_F(MapsOnDemand, ATiledPassIsTheRowBlockPassToFloatRounding) {
         std::optional<decoder::Run> tiled;
         {
             const Restore restore;
-            EXPECT_STREQ(decoder::attentionStrategyName(decoder::PassMaps::OnDemand, 600), "tiles, online softmax");
+            EXPECT_STREQ(decoder::attentionStrategyName(cfg, decoder::PassMaps::OnDemand, 600), "tiles, online softmax");
             tiled = decoder::forward(*model, ids, nullptr, decoder::PassMaps::OnDemand);
         }
-        EXPECT_STREQ(decoder::attentionStrategyName(decoder::PassMaps::OnDemand, 600), "row blocks");
+        EXPECT_STREQ(decoder::attentionStrategyName(cfg, decoder::PassMaps::OnDemand, 600), "row blocks");
         EXPECT_LT((tiled->logits - kept.logits).cwiseAbs().maxCoeff(), 1e-4f * std::max(1.0f, kept.logits.cwiseAbs().maxCoeff()));
         const auto expectClose = [&](const decoder::Run& want, const decoder::Run& got) {
             const Eigen::Index t = want.tokens();

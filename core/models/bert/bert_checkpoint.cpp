@@ -10,9 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include <charconv>
 #include <string>
-#include <system_error>
 
 namespace attnviz::core::bert {
 
@@ -83,10 +81,7 @@ public:
         const std::int64_t d = cfg.nEmbd, inner = cfg.nInner;
         // A tensor of a layer beyond the config's layers means the config and the weights disagree.
         const std::string layers = n.prefix + n.layers;
-        for (const auto& [name, found] : m_tensors.all())
-            if (const int layer = layerOf(name, layers); layer >= cfg.nLayer)
-                throw InputError(found.file->path() + ": " + name,
-                                 "layer " + std::to_string(layer) + " is beyond config.json's " + std::to_string(cfg.nLayer) + " layers");
+        decoder::refuseLayersBeyond(m_tensors, layers, cfg.nLayer, cfg.family == "distilbert" ? "n_layers" : "num_hidden_layers");
         const std::string e = n.prefix + "embeddings.";
         c.embed = take(e + "word_embeddings.weight", {cfg.vocabSize, d}, Use::Rows);
         c.positions = take(e + "position_embeddings.weight", {cfg.nPositions, d}, Use::Rows);
@@ -174,16 +169,6 @@ std::unique_ptr<ModelTokenizer> tokenizer(const decoder::ModelFiles& files, cons
 }
 
 }  // namespace
-
-int layerOf(std::string_view name, const std::string& layers) {
-    if (name.substr(0, layers.size()) != layers) return -1;
-    name.remove_prefix(layers.size());
-    const auto dot = name.find('.');
-    if (dot == std::string_view::npos || dot == 0 || dot > 9) return -1;
-    int layer = -1;
-    const auto [end, ec] = std::from_chars(name.data(), name.data() + dot, layer);
-    return ec == std::errc() && end == name.data() + dot ? layer : -1;
-}
 
 std::shared_ptr<const decoder::Checkpoint> open(const std::string& folderText, Progress* progress) {
     const decoder::ModelFiles files = decoder::locateFiles(folderText, "a Hugging Face BERT, RoBERTa or DistilBERT folder");

@@ -1,5 +1,5 @@
-// What the bert room's readers share, private to it: an activation by its transformers name, a
-// tensor's layer, and ModernBERT's config.json and tensors (bert.hpp describes them).
+// What the bert room's readers share, private to it: an activation by its transformers name, and
+// ModernBERT's config.json and tensors (bert.hpp describes them).
 #pragma once
 
 #include "core/models/decoder/decoder_files.hpp"
@@ -7,7 +7,6 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include <string>
-#include <string_view>
 
 namespace attnviz::core::bert {
 
@@ -16,9 +15,6 @@ namespace attnviz::core::bert {
 decoder::Activation activationField(const nlohmann::json& j, const char* key, const std::string& name);
 // Throws InputError naming `heads` unless the config's heads divide its width (`width` the key).
 void checkHeads(const decoder::Config& c, const char* heads, const char* width, const std::string& name);
-// "<layers>12.output.dense.weight" → 12 (layers: "bert.encoder.layer.", "model.layers.", …); -1
-// for names outside the layers.
-int layerOf(std::string_view name, const std::string& layers);
 
 // ModernBertConfig's keys, read into an encoder's Config (transformers 4's global_rope_theta,
 // local_rope_theta and global_attn_every_n_layers, or 5's rope_parameters and layer_types);

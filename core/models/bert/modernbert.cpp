@@ -87,7 +87,9 @@ decoder::Config modernBertConfig(const json& j, const std::string& name) {
     }
     for (int l = 0; l < c.nLayer; ++l) {
         const bool isGlobal = globalLayers.empty() ? l % every == 0 : static_cast<bool>(globalLayers[static_cast<std::size_t>(l)]);
-        c.ropeThetas.push_back(isGlobal ? global : local);
+        decoder::Rope rope;
+        rope.theta = isGlobal ? global : local;
+        c.layerRopes.push_back(rope);
         // a key j is read when |i − j| ≤ local_attention / 2: a window of that many and one
         c.windows.push_back(isGlobal ? 0 : window / 2 + 1);
     }
@@ -114,10 +116,7 @@ void loadModernBert(decoder::Checkpoint::Parts& c, const Tensors& tensors, const
         if (biases.norm) bias = take(base + ".bias", {d}, Use::Vector);
     };
     const std::string layers = prefix + "layers.";
-    for (const auto& [name, found] : tensors.all())
-        if (const int layer = layerOf(name, layers); layer >= cfg.nLayer)
-            throw InputError(found.file->path() + ": " + name,
-                             "layer " + std::to_string(layer) + " is beyond config.json's " + std::to_string(cfg.nLayer) + " layers");
+    decoder::refuseLayersBeyond(tensors, layers, cfg.nLayer, "num_hidden_layers");
     c.embed = take(prefix + "embeddings.tok_embeddings.weight", {cfg.vocabSize, d}, Use::Rows);
     norm(prefix + "embeddings.norm", c.embedNormGain, c.embedNormBias);
     c.layers.resize(static_cast<std::size_t>(cfg.nLayer));

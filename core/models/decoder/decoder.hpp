@@ -1,8 +1,8 @@
 // The transformer as the model families share it, decoder-only (GPT-2, Llama, Mistral, Qwen2,
-// Qwen3) or an encoder (BERT): the layer pass, the store of every layer's every head's kept
-// attention, the next-token ranking. A family's folder (core/models/gpt2/, core/models/llama/,
-// core/models/bert/) reads its config.json into a Config and maps its tensors into a Checkpoint;
-// everything after that is here, once.
+// Qwen3, Phi-3, Gemma 2 and 3) or an encoder (BERT): the layer pass, the store of every layer's
+// every head's kept attention, the next-token ranking. A family's folder (core/models/gpt2/,
+// core/models/llama/, core/models/gemma/, core/models/bert/) reads its config.json into a Config
+// and maps its tensors into a Checkpoint; everything after that is here, once.
 //
 // The pass, T tokens, d = n_embd, h query heads and g key/value heads of width d_h, per layer l:
 //   x     = embed[ids] (+ positions[0 … T) when learned)                         [T, d]
@@ -16,6 +16,11 @@
 //   x    += [o_0 | … | o_{h-1}] · W_o (+ b_o)                                    [T, d]
 //   x    += MLP(Norm(x; norm2))     GPT-2: act(a·W_fc + b)·W_proj + b; Llama: (SiLU(a·W_gate) ⊙ a·W_up)·W_down
 // then the final norm, and the logits of the last position against lm_head (or the embeddings).
+//
+// Gemma adds: x = embed[ids] · √d; the scores divided by √query_pre_attn_scalar; Gemma 2's
+// logits capped, cap · tanh(ℓ / cap), before the mask and again at the end; sandwich norms
+// (x += Norm(attention(Norm(x)); attnOutNorm), likewise the MLP); its RMSNorm's (1 + w) gains
+// are added up when read. Phi-3: RoPE on the leading rotaryDim dimensions, LongRoPE's factors.
 //
 // An encoder (Config::causal false; BERT) differs in four places:
 //   x     = Norm(embed[ids] + positions[0 … T) + types[type ids]; embedding norm)
@@ -48,14 +53,20 @@ namespace attnviz::core::decoder {
 enum class Norm { LayerNorm, RmsNorm };
 enum class Activation { GeluTanh, GeluErf, Relu, Silu };
 // Rotary positions' frequency scaling (Hugging Face's rope_type): none ("default"), every
-// frequency divided by `factor` ("linear"), or Llama 3's by wavelength ("llama3").
-enum class RopeScaling { None, Linear, Llama3 };
+// frequency divided by `factor` ("linear"), Llama 3's by wavelength ("llama3"), or LongRoPE's
+// factor per frequency ("longrope", Phi-3).
+enum class RopeScaling { None, Linear, Llama3, LongRope };
 
 struct Rope {
     double theta = 10000;
     RopeScaling scaling = RopeScaling::None;
     double factor = 1, lowFreqFactor = 1, highFreqFactor = 4;
-    int originalPositions = 8192;  // original_max_position_embeddings (llama3)
+    int originalPositions = 8192;  // original_max_position_embeddings (llama3, longrope)
+    // LongRoPE: frequency i divided by shortFactors[i], or by longFactors[i] in a pass of more
+    // than originalPositions tokens (every position's, as transformers chooses by the input's
+    // length); cos and sin multiplied by attentionFactor.
+    std::vector<double> shortFactors, longFactors;
+    double attentionFactor = 1;
 };
 
 struct Config {
@@ -67,10 +78,16 @@ struct Config {
     bool gatedMlp = false;  // SiLU(gate) ⊙ up (Llama's MLP); false: act(fc)
     bool rotary = false;    // RoPE; false: learned positions added to the embeddings
     Rope rope;
-    bool scaleScores = true;                              // divide scores by √d_h
+    bool scaleScores = true;  // divide scores by √d_h (by √scoreDim when set)
+    int scoreDim = 0;         // Gemma's query_pre_attn_scalar: scores divided by its root; 0: d_h
+    int rotaryDim = 0;        // the leading dimensions of a head RoPE turns (partial_rotary_factor); 0: all
+    float embedScale = 1;     // the embeddings multiplied by it (Gemma: √d)
+    // Gemma 2's soft-capping: each attention logit (scaled score) ℓ ← cap · tanh(ℓ / cap), and the
+    // final logits likewise; 0: none.
+    float attnSoftcap = 0, logitSoftcap = 0;
     bool qkNorm = false;                                  // Qwen3's per-head RMSNorm of q and k
     std::vector<int> windows;                             // per layer: a sliding window of that many keys, 0 for none
-    std::vector<double> ropeThetas;                       // per layer: its RoPE base (ModernBERT's global and local); empty: rope.theta
+    std::vector<Rope> layerRopes;                         // per layer: its rotary settings (global and local layers'); empty: rope
     bool tieWordEmbeddings = true;                        // the logits read the embeddings; false: lm_head.weight
     bool qkvBias = true, outBias = true, mlpBias = true;  // which projections carry biases
     // An encoder's: attention in both directions (false), each block's norms after its residual
@@ -89,14 +106,21 @@ struct Config {
     int kvHeadOf(int head) const { return head * nKvHead / nHead; }
     int window(int layer) const { return windows.empty() ? 0 : windows[static_cast<std::size_t>(layer)]; }
     int longestInput() const { return nPositions - positionOffset; }  // the most tokens one pass reads
+    int rotaryWidth() const { return rotaryDim > 0 ? rotaryDim : headDim; }
+    const Rope& ropeOf(int layer) const { return layerRopes.empty() ? rope : layerRopes[static_cast<std::size_t>(layer)]; }
+    // c of the logits scores · c at τ = 1: 1 / √scoreDim (d_h unless set), or 1 unscaled.
+    float scoreScale() const;
 };
 
-// RoPE's inverse frequencies θ_i, i < d_h / 2, with the config's scaling (Hugging Face's
-// modeling_rope_utils: default, linear, llama3), in double; of `layer`'s base where the layers
-// have their own (Config::ropeThetas).
-std::vector<double> ropeFrequencies(const Config& config, int layer = 0);
-// cos and sin of position · θ_i for positions [first, first + count): [count, d_h / 2] each.
-void ropeTables(const Config& config, Eigen::Index first, Eigen::Index count, Mat& cosines, Mat& sines, int layer = 0);
+// RoPE's inverse frequencies θ_i, i < r / 2 (r = rotaryWidth()), with the config's scaling
+// (Hugging Face's modeling_rope_utils: default, linear, llama3, longrope), in double; of `layer`'s
+// settings where the layers have their own (Config::layerRopes). LongRoPE's factors are chosen by
+// `tokens`, the length of the pass.
+std::vector<double> ropeFrequencies(const Config& config, int layer = 0, Eigen::Index tokens = 0);
+// cos and sin of position · θ_i for positions [first, first + count) (times LongRoPE's attention
+// factor): [count, r / 2] each. `tokens`: the pass's length (0: first + count).
+void ropeTables(const Config& config, Eigen::Index first, Eigen::Index count, Mat& cosines, Mat& sines, int layer = 0,
+                Eigen::Index tokens = 0);
 
 // A tensor the checkpoint holds, in its file's element type (F32, F16 or BF16) where it lies in
 // the mapped file: a product's weight packed once in that type for the kernels, which widen it in
@@ -130,6 +154,9 @@ struct Layer {
     Weight qNorm, kNorm;   // [d_h] (Qwen3)
     Weight outW, outBias;  // [h·d_h, d], [d] or none
     Weight norm2Gain, norm2Bias;
+    // Gemma's sandwich norms: of the attention's output (after W_o) and of the MLP's, each before
+    // its residual add; none elsewhere.
+    Weight attnOutNormGain, mlpOutNormGain;
     Weight upW, upBias;      // [d, inner]: GPT-2's c_fc, Llama's up_proj
     Weight gateW, gateBias;  // [d, inner], [inner] (gated MLPs)
     Weight downW, downBias;  // [inner, d]: GPT-2's mlp.c_proj, Llama's down_proj
@@ -255,9 +282,10 @@ const char* passMapsName(PassMaps maps);
 // a pass extended at the end is the whole pass's bits, when both are tiled.
 Eigen::Index tiledAttentionFrom();
 Eigen::Index useTiledAttentionFrom(Eigen::Index tokens);
-// "tiles, online softmax" or "row blocks": how a whole pass over `tokens` keeping `maps` computes
-// its attention, as --bench states it (an encoder's attention is always in row blocks).
-const char* attentionStrategyName(PassMaps maps, Eigen::Index tokens, bool causal = true);
+// "tiles, online softmax" or "row blocks": how a whole pass of `config`'s model over `tokens`
+// keeping `maps` computes its attention, as --bench states it (an encoder's, and a soft-capping
+// model's, attention is always in row blocks).
+const char* attentionStrategyName(const Config& config, PassMaps maps, Eigen::Index tokens);
 
 // A pass's kept matrices, every layer's every query head's. They live in one store of C >= T
 // positions (anonymous memory, in huge pages where the kernel offers them); a later pass over

@@ -51,8 +51,8 @@ std::vector<const Weight*> Checkpoint::weights() const {
         add(b.norm1Gain);
         add(b.norm1Bias);
         for (std::size_t i = 0; i < b.qkv.size(); ++i) add(b.qkv[i]), add(b.qkvBias[i]);
-        for (const Weight* w : {&b.qNorm, &b.kNorm, &b.outW, &b.outBias, &b.norm2Gain, &b.norm2Bias, &b.gateW, &b.gateBias, &b.upW,
-                                &b.upBias, &b.downW, &b.downBias})
+        for (const Weight* w : {&b.qNorm, &b.kNorm, &b.outW, &b.outBias, &b.attnOutNormGain, &b.norm2Gain, &b.norm2Bias, &b.gateW,
+                                &b.gateBias, &b.upW, &b.upBias, &b.downW, &b.downBias, &b.mlpOutNormGain})
             add(*w);
     }
     add(m.finalGain);

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <charconv>
 #include <filesystem>
 #include <map>
 #include <stdexcept>
@@ -192,15 +193,40 @@ void nameFolder(Checkpoint::Parts& parts, const ModelFiles& files) {
     if (parts.name.empty()) parts.name = fs::absolute(folder).filename().string();
 }
 
-void takeLmHead(Checkpoint::Parts& c, const Tensors& tensors) {
+namespace {
+
+// "<layers>12.mlp.up_proj.weight" → 12; -1 for names outside the layers.
+int layerOf(std::string_view name, const std::string& layers) {
+    if (name.substr(0, layers.size()) != layers) return -1;
+    name.remove_prefix(layers.size());
+    const auto dot = name.find('.');
+    if (dot == std::string_view::npos || dot == 0 || dot > 9) return -1;
+    int layer = -1;
+    const auto [end, ec] = std::from_chars(name.data(), name.data() + dot, layer);
+    return ec == std::errc() && end == name.data() + dot ? layer : -1;
+}
+
+}  // namespace
+
+void refuseLayersBeyond(const Tensors& tensors, const std::string& layers, int count, const std::string& field) {
+    for (const auto& [name, found] : tensors.all())
+        if (const int layer = layerOf(name, layers); layer >= count)
+            throw InputError(found.file->path() + ": " + name,
+                             "layer " + std::to_string(layer) + " is beyond config.json's " + field + " " + std::to_string(count));
+}
+
+void takeLmHead(Checkpoint::Parts& c, const Tensors& tensors, const std::string& name) {
     const Config& cfg = c.config;
-    const Tensors::Found head = tensors.find("lm_head.weight");
+    const Tensors::Found head = tensors.find(name);
     if (!cfg.tieWordEmbeddings && !head)
-        throw InputError(c.files.front()->path() + ": lm_head.weight", "missing, and config.json says tie_word_embeddings is false");
+        throw InputError(c.files.front()->path() + ": " + name, "missing, and config.json says tie_word_embeddings is false");
     if (!cfg.tieWordEmbeddings) c.lmHead = tensors.take(head, {cfg.vocabSize, cfg.nEmbd}, Tensors::Use::Rows);
-    if (c.tokenizer->vocabSize() > cfg.vocabSize)
-        throw InputError(c.folder, "the tokenizer has " + std::to_string(c.tokenizer->vocabSize()) +
-                                       " tokens, more than config.json's vocab_size " + std::to_string(cfg.vocabSize));
+    // Special tokens past the embeddings' rows are kept (Gemma 3's <image_soft_token>, which the
+    // image-text model replaces before the embeddings; written in a text, checkIds refuses it).
+    for (int id = cfg.vocabSize; id < c.tokenizer->vocabSize(); ++id)
+        if (c.tokenizer->hasId(id) && !c.tokenizer->isSpecial(id))
+            throw InputError(c.folder, "the tokenizer has " + std::to_string(c.tokenizer->vocabSize()) +
+                                           " tokens, more than config.json's vocab_size " + std::to_string(cfg.vocabSize));
 }
 
 Tensors::Found Tensors::find(const std::string& name) const {

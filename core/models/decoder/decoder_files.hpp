@@ -70,14 +70,28 @@ private:
     std::unordered_map<std::string, Found> m_byName;
 };
 
+// Throws InputError("<file>: <name>", "layer N is beyond config.json's <field> <count>") for the
+// first tensor under `layers` ("model.layers.", "bert.encoder.layer.") of a layer N ≥ count: the
+// config and the weights disagree.
+void refuseLayersBeyond(const Tensors& tensors, const std::string& layers, int count, const std::string& field);
+
 // The checkpoint's folder and its name (the folder's last component) from the files found in it.
 void nameFolder(Checkpoint::Parts& parts, const ModelFiles& files);
-// lm_head.weight [vocab, d] by that name when the config unties it (missing: refused), and the
-// tokenizer's vocabulary held to vocab_size: what every family's reader checks last.
-void takeLmHead(Checkpoint::Parts& parts, const Tensors& tensors);
+// lm_head.weight [vocab, d] (or the tensor `name`) when the config unties it (missing: refused),
+// and the tokenizer's vocabulary held to vocab_size: what every family's reader checks last.
+void takeLmHead(Checkpoint::Parts& parts, const Tensors& tensors, const std::string& name = "lm_head.weight");
 
 // "[768, 2304]"
 std::string shapeText(const std::vector<std::int64_t>& shape);
+
+// One set of rotary settings over base `theta`, from a rope_scaling or rope_parameters object
+// (`scaling`; null or absent: none): rope_type (or type) default, linear, llama3 or longrope, each
+// with the fields it needs; another type is refused, naming `where` ("config.json: rope_scaling").
+// positions: max_position_embeddings; originalPositions: the config's own
+// original_max_position_embeddings (Phi-3 writes it beside rope_scaling), 0 when it has none;
+// rotaryWidth: the dimensions turned (LongRoPE's factors are one a pair of them).
+Rope readRopeSettings(const nlohmann::json* scaling, double theta, const std::string& where, int positions, int originalPositions,
+                      int rotaryWidth);
 
 // config.json's fields, each checked, errors naming the file (`name`) and the key.
 // A whole number in 1 … max; missing: InputError("<name>", "<key>: missing (<who> names it)"),

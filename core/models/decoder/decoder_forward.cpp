@@ -121,9 +121,9 @@ struct TaskScratch {
 // packed, or null (they are packed here). False when the scores are not finite.
 // hidden: keys blocked for every query (a what-if's hidden tokens), ascending; a query left with no
 // key gets zero weights and a zero output.
-bool attendRows(const MatRef& q, const MatRef& k, const MatRef& v, const PackedKv* kv, std::size_t g, float scale, bool causal, int window,
-                const std::vector<int>& hidden, Eigen::Index first, const Eigen::Ref<Mat>& block, float* top, float* sum,
-                const Eigen::Ref<Mat>& out) {
+bool attendRows(const MatRef& q, const MatRef& k, const MatRef& v, const PackedKv* kv, std::size_t g, float scale, float softcap,
+                bool causal, int window, const std::vector<int>& hidden, Eigen::Index first, const Eigen::Ref<Mat>& block, float* top,
+                float* sum, const Eigen::Ref<Mat>& out) {
     thread_local TaskScratch s;
     if (!kv) {
         packKeys(k, s.keys);
@@ -140,6 +140,7 @@ bool attendRows(const MatRef& q, const MatRef& k, const MatRef& v, const PackedK
     s.scores.resize(static_cast<std::size_t>(rows * width));
     Eigen::Map<Mat> scores(s.scores.data(), rows, width);
     scoreRows(q, k.topRows(width), keys, scores);  // keys' first panels are k.topRows(width)'s
+    capScores(scores, scale, softcap);
     scoreMaxima(scores, first, s.maxima);
     auto weights = block;
     weights.rightCols(t - width).setZero();
@@ -253,20 +254,21 @@ Eigen::Index grownCapacity(const Config& cfg, Eigen::Index tokens) { return std:
 
 namespace {
 
-// q and k of the new rows [p, T) of a layer's kept qkv [T, (h + 2g)·d_h]: Qwen3's per-head
-// RMSNorm, then RoPE at positions p … T-1. Heads on every core.
-void normAndRotate(const Config& cfg, const Layer& layer, int l, Eigen::Index p, Eigen::Ref<Mat> rows) {
+// q and k of the new rows [p, T) of a layer's kept qkv [T, (h + 2g)·d_h] of a pass over `tokens`:
+// Qwen3's and Gemma 3's per-head RMSNorm, then RoPE at positions p … T-1 (of a head's leading
+// rotaryWidth() dimensions). Heads on every core.
+void normAndRotate(const Config& cfg, const Layer& layer, int l, Eigen::Index p, Eigen::Index tokens, Eigen::Ref<Mat> rows) {
     if (!cfg.qkNorm && !cfg.rotary) return;
-    const Eigen::Index dh = cfg.headDim, headsToTurn = cfg.nHead + cfg.nKvHead;
+    const Eigen::Index dh = cfg.headDim, headsToTurn = cfg.nHead + cfg.nKvHead, turned = cfg.rotaryWidth();
     Mat cosines, sines;
-    if (cfg.rotary) ropeTables(cfg, p, rows.rows(), cosines, sines, l);
+    if (cfg.rotary) ropeTables(cfg, p, rows.rows(), cosines, sines, l, tokens);
     RowVec qGain, kGain;
     if (cfg.qkNorm) qGain = layer.qNorm.row(), kGain = layer.kNorm.row();
 #pragma omp parallel for schedule(static) if (rows.rows() * headsToTurn * dh >= (1 << 15))
     for (Eigen::Index h = 0; h < headsToTurn; ++h) {
         auto head = rows.middleCols(h * dh, dh);
         if (cfg.qkNorm) rmsNormRows(head, h < cfg.nHead ? qGain : kGain, cfg.normEpsilon);
-        if (cfg.rotary) rotateHalf(cosines, sines, head);
+        if (cfg.rotary) rotateHalf(cosines, sines, head.leftCols(turned));
     }
 }
 
@@ -320,11 +322,14 @@ void ablateHead(Intervention::Kind kind, Eigen::Ref<Mat> o) {
     o.rowwise() = mean.cast<float>();
 }
 
-// The logits of one row of the final rows: lm_head's (or the tied embeddings') product, after an
-// encoder's masked-LM transform, Norm(act(row · W_t + b_t)), and with its vocabulary bias.
+// The logits of one row of the final rows: lm_head's (or the tied embeddings') product (soft-capped
+// where the config says), or, after an encoder's masked-LM transform, Norm(act(row · W_t + b_t)),
+// with its vocabulary bias.
 void predictionLogits(const Checkpoint& model, const Eigen::Ref<const RowVec>& row, Vec& logits) {
     if (!model.headDense()) {
         lastLogits(model.lmHead(), row, logits);
+        // Gemma 2's final soft-capping
+        if (const float cap = model.config().logitSoftcap; cap > 0.0f) logits = (logits.array() / cap).tanh() * cap;
         return;
     }
     const Config& cfg = model.config();
@@ -355,9 +360,7 @@ Run forwardFrom(const Checkpoint& model, const std::vector<int>& ids, const std:
     const auto t = static_cast<Eigen::Index>(ids.size());
     const Eigen::Index d = cfg.nEmbd, heads = cfg.nHead, dh = cfg.headDim, qw = cfg.qWidth(), kvw = cfg.kvWidth(), w = cfg.qkvWidth(),
                        inner = cfg.nInner, rows = t - p;
-    Settings scaling;  // τ = 1: the model's own softmax
-    scaling.scaled = cfg.scaleScores;
-    const float scale = logitScale(static_cast<int>(dh), scaling);
+    const float scale = cfg.scoreScale();
 
     Run run;
     run.ids = ids;
@@ -391,6 +394,7 @@ Run forwardFrom(const Checkpoint& model, const std::vector<int>& ids, const std:
     for (Eigen::Index i = 0; i < rows && embeds; ++i) {
         const auto at = static_cast<std::size_t>(p + i);
         widenRow(embed.source, embed.type, d, ids[at], x.row(i).data());
+        if (cfg.embedScale != 1.0f) x.row(i) *= cfg.embedScale;
         if (typeRows) {
             widenRow(typeRows.source, typeRows.type, d, types.empty() ? 0 : types[at], attn.row(0).data());
             x.row(i) += attn.row(0);
@@ -428,7 +432,7 @@ Run forwardFrom(const Checkpoint& model, const std::vector<int>& ids, const std:
                 linear(normed1, b.qkv[part], b.qkvBias[part], newQkv.middleCols(column, b.qkv[part].cols));
                 column += b.qkv[part].cols;
             }
-            normAndRotate(cfg, b, l, p + c0, newQkv);
+            normAndRotate(cfg, b, l, p + c0, t, newQkv);
         }
         const KeptView qkv = replayed ? plan->source->qkv(l) : KeptView(store.qkv(l), t, w, Eigen::OuterStride<>(w));
         const auto topOf = [&](Eigen::Index h) { return replayed ? replayedSums.data() + h * t : store.scoreMax(l, static_cast<int>(h)); };
@@ -447,7 +451,7 @@ Run forwardFrom(const Checkpoint& model, const std::vector<int>& ids, const std:
         // attention a tile of keys at a time (attendTiled), in blocks of kTiledRows queries, each
         // row as it would be alone (so that typing at the end gives the whole pass's bits); else
         // a block's rows whole, as few as keep its scores and weights in cache (taskRows).
-        const bool tiled = !keepWeights && t > tiledAttentionFrom() && cfg.causal;
+        const bool tiled = !keepWeights && t > tiledAttentionFrom() && cfg.causal && cfg.attnSoftcap == 0.0f;
         const Eigen::Index block = tiled ? kTiledRows : taskRows(t), blocks = (rows + block - 1) / block, kvHeads = cfg.nKvHead;
         if (blocks > 1 || tiled) {
             kv.keys.resize(static_cast<std::size_t>(kvHeads));
@@ -474,8 +478,8 @@ Run forwardFrom(const Checkpoint& model, const std::vector<int>& ids, const std:
                     if (!keepWeights) scratch.resize(static_cast<std::size_t>(n * t));
                     const KeptBlock weights = keepWeights ? keptBlock(store.weights(l, static_cast<int>(h)) + (p + r0) * c, n, t, c)
                                                           : keptBlock(scratch.data(), n, t, t);
-                    ok = attendRows(q, k, v, blocks > 1 ? &kv : nullptr, gi, scale, cfg.causal, window, hidden, p + r0, weights,
-                                    topOf(h) + p + r0, sumOf(h) + p + r0, concat.block(r0, h * dh, n, dh));
+                    ok = attendRows(q, k, v, blocks > 1 ? &kv : nullptr, gi, scale, cfg.attnSoftcap, cfg.causal, window, hidden, p + r0,
+                                    weights, topOf(h) + p + r0, sumOf(h) + p + r0, concat.block(r0, h * dh, n, dh));
                 }
                 if (!ok) finite = false;
             } catch (...) {
@@ -490,12 +494,14 @@ Run forwardFrom(const Checkpoint& model, const std::vector<int>& ids, const std:
         if (plan)
             for (const Intervention& e : plan->heads[static_cast<std::size_t>(l)]) ablateHead(e.kind, concat.middleCols(e.head * dh, dh));
         // 4. x += concat · W_o (+ b); x += MLP(Norm(x)), a chunk of rows at a time (post-norm:
-        //    x = Norm(x + concat · W_o + b; norm1), then x = Norm(x + MLP(x); norm2)).
+        //    x = Norm(x + concat · W_o + b; norm1), then x = Norm(x + MLP(x); norm2); Gemma's
+        //    sandwich norms: each output normed before its add).
         for (Eigen::Index c0 = 0; c0 < rows; c0 += chunk) {
             const Eigen::Index n = std::min(chunk, rows - c0);
             auto xs = x.middleRows(c0, n);
             auto out = attn.topRows(n), normed2 = normed.topRows(n);
             linear(concat.middleRows(c0, n), b.outW, b.outBias, out);
+            if (b.attnOutNormGain) normRows(cfg.norm, out, b.attnOutNormGain, {}, cfg.normEpsilon, out);
             xs += out;
             if (cfg.postNorm) {
                 normRows(cfg.norm, xs, b.norm1Gain, b.norm1Bias, cfg.normEpsilon, xs);
@@ -506,6 +512,7 @@ Run forwardFrom(const Checkpoint& model, const std::vector<int>& ids, const std:
             }
             normRows(cfg.norm, xs, b.norm2Gain, b.norm2Bias, cfg.normEpsilon, normed2);
             mlp(cfg, b, normed2, up.topRows(n), gate.topRows(n), out);
+            if (b.mlpOutNormGain) normRows(cfg.norm, out, b.mlpOutNormGain, {}, cfg.normEpsilon, out);
             xs += out;
         }
         if (!allFinite(x)) model.explainNonFinite("layer " + std::to_string(l), "the activations overflow the float range");
@@ -529,8 +536,9 @@ Run forwardFrom(const Checkpoint& model, const std::vector<int>& ids, const std:
 
 Eigen::Index tiledAttentionFrom() { return tiledFrom().load(std::memory_order_relaxed); }
 Eigen::Index useTiledAttentionFrom(Eigen::Index tokens) { return tiledFrom().exchange(std::max<Eigen::Index>(tokens, 0)); }
-const char* attentionStrategyName(PassMaps maps, Eigen::Index tokens, bool causal) {
-    return causal && maps != PassMaps::Kept && tokens > tiledAttentionFrom() ? "tiles, online softmax" : "row blocks";
+const char* attentionStrategyName(const Config& cfg, PassMaps maps, Eigen::Index tokens) {
+    const bool tiles = cfg.causal && cfg.attnSoftcap == 0.0f && maps != PassMaps::Kept && tokens > tiledAttentionFrom();
+    return tiles ? "tiles, online softmax" : "row blocks";
 }
 
 void mapWeightRows(const Run& run, const Config& cfg, int layer, int head, Eigen::Index r0, Eigen::Ref<Mat> out) {
@@ -545,9 +553,7 @@ void mapWeightRows(const Run& run, const Config& cfg, int layer, int head, Eigen
     const MatRef q = qkv.block(r0, head * dh, n, dh), k = qkv.block(0, cfg.qWidth() + cfg.kvHeadOf(head) * dh, width, dh);
     thread_local TaskScratch s;
     packKeys(k, s.keys);
-    Settings mask;
-    mask.scaled = cfg.scaleScores;
-    const float scale = logitScale(static_cast<int>(dh), mask);
+    const float scale = cfg.scoreScale();
     const QkMask band{.causal = cfg.causal, .window = cfg.window(layer)};
     const auto top = run.scoreMax(layer).row(head), sum = run.logSum(layer).row(head);
     const std::vector<int> hidden = run.hiddenTokens();
@@ -559,6 +565,7 @@ void mapWeightRows(const Run& run, const Config& cfg, int layer, int head, Eigen
         const Eigen::Index rows = std::min(step, n - b0), keys = cfg.causal ? r0 + b0 + rows : t;
         Eigen::Map<Mat> scores(s.scores.data(), rows, keys);
         scoreRows(q.middleRows(b0, rows), k.topRows(keys), s.keys, scores);  // keys' first panels are k.topRows(keys)'s
+        capScores(scores, scale, cfg.attnSoftcap);
         for (Eigen::Index r = 0; r < rows; ++r) {
             const Eigen::Index i = r0 + b0 + r;
             if (!std::isfinite(sum(i))) continue;  // no key to read: a zero row, as the pass gave
@@ -580,11 +587,9 @@ void mapWeightTiles(const Run& run, const Config& cfg, int layer, int head, Eige
     if (layer < 0 || layer >= run.layerCount() || head < 0 || head >= run.headCount() || r0 < 0 || n < 0 || r0 + n > t)
         throw std::invalid_argument("mapWeightTiles: rows, layer or head outside the pass");
     if (n == 0) return;
-    Settings scaled;
-    scaled.scaled = cfg.scaleScores;
     const std::vector<int> hidden = run.hiddenTokens();
     const QkMask mask{
-        .scale = logitScale(static_cast<int>(dh), scaled), .causal = cfg.causal, .window = cfg.window(layer), .hidden = &hidden};
+        .scale = cfg.scoreScale(), .causal = cfg.causal, .window = cfg.window(layer), .hidden = &hidden, .softcap = cfg.attnSoftcap};
     // Every key the rows may read (and is asked for), from a tile's edge, and the rows' queries.
     const KeyRange range = tileKeyRange(mask, t, r0, n, k0, k1);
     const KeptView qkv = run.qkv(layer);
@@ -606,8 +611,16 @@ Run forwardAppend(const Checkpoint& model, const std::vector<int>& ids, const Ru
     const bool sameShape = previous.edits.empty() && previous.computedFrom() == 0 && previous.layerCount() == cfg.nLayer &&
                            previous.headCount() == cfg.nHead && previous.final().cols() == cfg.nEmbd &&
                            previous.qkv(0).cols() == cfg.qkvWidth();
-    // An encoder's earlier positions read the later ones: its pass is whole.
-    if (p <= 0 || !sameShape || !cfg.causal) return forward(model, ids, nullptr, previous.maps());
+    // An encoder's earlier positions read the later ones: its pass is whole; so is one whose
+    // LongRoPE factors change with the length (every position turns by the long ones past it).
+    const auto longRope = [&](std::size_t tokens) {
+        for (int l = 0; l < cfg.nLayer; ++l)
+            if (const Rope& r = cfg.ropeOf(l); r.scaling == RopeScaling::LongRope && static_cast<long long>(tokens) > r.originalPositions)
+                return true;
+        return false;
+    };
+    const bool factorsChange = cfg.rotary && longRope(previous.ids.size()) != longRope(ids.size());
+    if (p <= 0 || !sameShape || !cfg.causal || factorsChange) return forward(model, ids, nullptr, previous.maps());
     return forwardFrom(model, ids, {}, &previous, p, nullptr, previous.maps());
 }
 

@@ -97,6 +97,13 @@ Model layerModel(const Checkpoint& model, const Run& run, int layer, const std::
         m.qkNormEpsilon = cfg.normEpsilon;
     }
     if (cfg.rotary) ropeTables(cfg, 0, m.x.rows(), m.ropeCos, m.ropeSin, layer);
+    // The scenario divides by √d_k: a model's own scale (Gemma's query_pre_attn_scalar) is folded
+    // into q, through its norm's gain where q is normed (RoPE is linear: it turns the scaled q alike).
+    if (const double fold = cfg.scoreScale() * std::sqrt(static_cast<double>(cfg.headDim)); cfg.scaleScores && fold != 1.0) {
+        if (cfg.qkNorm) m.qNorm *= static_cast<float>(fold);
+        else m.wq *= static_cast<float>(fold), m.bq *= static_cast<float>(fold);
+    }
+    m.softcap = cfg.attnSoftcap;
     m.window = cfg.window(layer);
     m.perm.resize(labels.size());
     std::iota(m.perm.begin(), m.perm.end(), 0);
@@ -105,14 +112,21 @@ Model layerModel(const Checkpoint& model, const Run& run, int layer, const std::
     return m;
 }
 
-std::vector<double> ropeFrequencies(const Config& cfg, int layer) {
-    const int half = cfg.headDim / 2;
-    Rope r = cfg.rope;
-    if (!cfg.ropeThetas.empty()) r.theta = cfg.ropeThetas[static_cast<std::size_t>(layer)];
+float Config::scoreScale() const {
+    Settings scaling;  // τ = 1: the model's own softmax
+    scaling.scaled = scaleScores;
+    return logitScale(scoreDim > 0 ? scoreDim : headDim, scaling);
+}
+
+std::vector<double> ropeFrequencies(const Config& cfg, int layer, Eigen::Index tokens) {
+    const int width = cfg.rotaryWidth(), half = width / 2;
+    const Rope& r = cfg.ropeOf(layer);
+    // LongRoPE's factors: the long ones past the original context.
+    const std::vector<double>& factors = tokens > r.originalPositions ? r.longFactors : r.shortFactors;
     std::vector<double> out(static_cast<std::size_t>(half));
     for (int i = 0; i < half; ++i) {
-        // θ_i = base^(-2i/d_h)
-        double f = 1.0 / std::pow(r.theta, 2.0 * i / cfg.headDim);
+        // θ_i = base^(-2i/r)
+        double f = 1.0 / std::pow(r.theta, 2.0 * i / width);
         switch (r.scaling) {
             case RopeScaling::None: break;
             case RopeScaling::Linear: f /= r.factor; break;
@@ -130,22 +144,24 @@ std::vector<double> ropeFrequencies(const Config& cfg, int layer) {
                 }
                 break;
             }
+            case RopeScaling::LongRope: f /= factors[static_cast<std::size_t>(i)]; break;
         }
         out[static_cast<std::size_t>(i)] = f;
     }
     return out;
 }
 
-void ropeTables(const Config& cfg, Eigen::Index first, Eigen::Index count, Mat& cosines, Mat& sines, int layer) {
-    const std::vector<double> frequencies = ropeFrequencies(cfg, layer);
+void ropeTables(const Config& cfg, Eigen::Index first, Eigen::Index count, Mat& cosines, Mat& sines, int layer, Eigen::Index tokens) {
+    const std::vector<double> frequencies = ropeFrequencies(cfg, layer, tokens > 0 ? tokens : first + count);
+    const double gain = cfg.ropeOf(layer).scaling == RopeScaling::LongRope ? cfg.ropeOf(layer).attentionFactor : 1.0;
     const auto half = static_cast<Eigen::Index>(frequencies.size());
     cosines.resize(count, half);
     sines.resize(count, half);
     for (Eigen::Index t = 0; t < count; ++t)
         for (Eigen::Index i = 0; i < half; ++i) {
             const double angle = static_cast<double>(first + t) * frequencies[static_cast<std::size_t>(i)];
-            cosines(t, i) = static_cast<float>(std::cos(angle));
-            sines(t, i) = static_cast<float>(std::sin(angle));
+            cosines(t, i) = static_cast<float>(std::cos(angle) * gain);
+            sines(t, i) = static_cast<float>(std::sin(angle) * gain);
         }
 }
 

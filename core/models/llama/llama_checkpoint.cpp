@@ -5,10 +5,8 @@
 #include "core/models/decoder/decoder_files.hpp"
 #include "core/models/llama/llama.hpp"
 
-#include <charconv>
 #include <filesystem>
 #include <string>
-#include <system_error>
 
 namespace attnviz::core::llama {
 
@@ -19,18 +17,6 @@ using decoder::Tensors;
 using decoder::Weight;
 using Use = Tensors::Use;
 
-// "model.layers.12.mlp.up_proj.weight" → 12; -1 for names outside the layers.
-int layerOf(std::string_view name) {
-    constexpr std::string_view kPrefix = "model.layers.";
-    if (name.substr(0, kPrefix.size()) != kPrefix) return -1;
-    name.remove_prefix(kPrefix.size());
-    const auto dot = name.find('.');
-    if (dot == std::string_view::npos || dot == 0 || dot > 9) return -1;
-    int layer = -1;
-    const auto [end, ec] = std::from_chars(name.data(), name.data() + dot, layer);
-    return ec == std::errc() && end == name.data() + dot ? layer : -1;
-}
-
 void load(decoder::Checkpoint::Parts& c, const Tensors& tensors) {
     const decoder::Config& cfg = c.config;
     const std::int64_t d = cfg.nEmbd, inner = cfg.nInner, qw = cfg.qWidth(), kvw = cfg.kvWidth(), dh = cfg.headDim;
@@ -38,19 +24,21 @@ void load(decoder::Checkpoint::Parts& c, const Tensors& tensors) {
     const auto take = [&](const std::string& name, const std::vector<std::int64_t>& shape, Use use) {
         return tensors.take(name, shape, use, why);
     };
-    // A tensor of a layer beyond num_hidden_layers means the config and the weights disagree.
-    for (const auto& [name, found] : tensors.all())
-        if (const int layer = layerOf(name); layer >= cfg.nLayer)
-            throw InputError(found.file->path() + ": " + name,
-                             "layer " + std::to_string(layer) + " is beyond config.json's num_hidden_layers " + std::to_string(cfg.nLayer));
+    decoder::refuseLayersBeyond(tensors, "model.layers.", cfg.nLayer, "num_hidden_layers");
     c.embed = take("model.embed_tokens.weight", {cfg.vocabSize, d}, Use::Rows);
     c.layers.resize(static_cast<std::size_t>(cfg.nLayer));
     for (int l = 0; l < cfg.nLayer; ++l) {
         const std::string p = "model.layers." + std::to_string(l) + ".";
         decoder::Layer& b = c.layers[static_cast<std::size_t>(l)];
         b.norm1Gain = take(p + "input_layernorm.weight", {d}, Use::Vector);
+        const bool phi3 = cfg.family == "phi3";
+        if (phi3) {  // q | k | v in one product, as qkv's columns lie
+            b.qkv.push_back(take(p + "self_attn.qkv_proj.weight", {qw + 2 * kvw, d}, Use::ProductTransposed));
+            b.qkvBias.emplace_back();
+        }
         const std::array<std::pair<const char*, std::int64_t>, 3> parts = {{{"q_proj", qw}, {"k_proj", kvw}, {"v_proj", kvw}}};
         for (const auto& [part, width] : parts) {
+            if (phi3) break;
             b.qkv.push_back(take(p + "self_attn." + part + ".weight", {width, d}, Use::ProductTransposed));
             b.qkvBias.push_back(cfg.qkvBias ? take(p + "self_attn." + part + ".bias", {width}, Use::Vector) : Weight{});
         }
@@ -61,8 +49,16 @@ void load(decoder::Checkpoint::Parts& c, const Tensors& tensors) {
         b.outW = take(p + "self_attn.o_proj.weight", {d, qw}, Use::ProductTransposed);
         if (cfg.outBias) b.outBias = take(p + "self_attn.o_proj.bias", {d}, Use::Vector);
         b.norm2Gain = take(p + "post_attention_layernorm.weight", {d}, Use::Vector);
-        b.gateW = take(p + "mlp.gate_proj.weight", {inner, d}, Use::ProductTransposed);
-        b.upW = take(p + "mlp.up_proj.weight", {inner, d}, Use::ProductTransposed);
+        if (phi3) {  // gate_up_proj: the gate's rows, then up's
+            const std::string name = p + "mlp.gate_up_proj.weight";
+            const Tensors::Found both = tensors.find(name);
+            if (!both) take(name, {2 * inner, d}, Use::ProductTransposed);  // missing: refused, naming it
+            b.gateW = tensors.takeRows(both, {2 * inner, d}, 0, inner, Use::ProductTransposed);
+            b.upW = tensors.takeRows(both, {2 * inner, d}, inner, inner, Use::ProductTransposed);
+        } else {
+            b.gateW = take(p + "mlp.gate_proj.weight", {inner, d}, Use::ProductTransposed);
+            b.upW = take(p + "mlp.up_proj.weight", {inner, d}, Use::ProductTransposed);
+        }
         b.downW = take(p + "mlp.down_proj.weight", {d, inner}, Use::ProductTransposed);
         if (cfg.mlpBias) {
             b.gateBias = take(p + "mlp.gate_proj.bias", {inner}, Use::Vector);

@@ -25,59 +25,47 @@ using nlohmann::json;
 // inner, 131,072 positions, 128,256 tokens); they bound what a hostile config can make us allocate.
 constexpr long long kMaxLayers = 1024, kMaxHeads = 1024, kMaxWidth = 65536, kMaxInner = 1 << 20, kMaxPositions = 1 << 24,
                     kMaxVocab = 1 << 22;
-constexpr std::array<const char*, 4> kTypes = {"llama", "mistral", "qwen2", "qwen3"};
+constexpr std::array<const char*, 5> kTypes = {"llama", "mistral", "qwen2", "qwen3", "phi3"};
 
 // The rotary settings: transformers 5's rope_parameters, or transformers 4's rope_theta and
-// rope_scaling. Types other than default, linear and llama3 are refused by name.
-decoder::Rope readRope(const json& j, const std::string& name, int positions) {
-    decoder::Rope rope;
+// rope_scaling (readRopeSettings: default, linear, llama3 and longrope; others refused by name).
+decoder::Rope readRope(const json& j, const std::string& name, int positions, int originalPositions, int rotaryWidth) {
+    const double theta = numberField(j, "rope_theta", 10000, 0, 1e12, name);
     const auto parameters = j.find("rope_parameters");
-    const bool v5 = parameters != j.end() && !parameters->is_null();
-    const std::string key = v5 ? "rope_parameters" : "rope_scaling";
-    const std::string where = name + ": " + key;
-    rope.theta = numberField(j, "rope_theta", 10000, 0, 1e12, name);
-    const auto scaling = v5 ? parameters : j.find("rope_scaling");
-    if (scaling == j.end() || scaling->is_null()) return rope;
-    if (!scaling->is_object()) throw InputError(where, "expected an object, got " + describeJson(*scaling));
-    if (v5) rope.theta = numberField(*scaling, "rope_theta", rope.theta, 0, 1e12, where);
-    auto type = scaling->find("rope_type");
-    if (type == scaling->end()) type = scaling->find("type");
-    std::string kind = "default";
-    if (type != scaling->end() && !type->is_null()) {
-        if (!type->is_string()) throw InputError(where + ": rope_type", "expected a string, got " + describeJson(*type));
-        kind = type->get<std::string>();
-    } else if (v5 && scaling->find("full_attention") != scaling->end()) {
+    if (parameters == j.end() || parameters->is_null()) {
+        const auto scaling = j.find("rope_scaling");
+        return decoder::readRopeSettings(scaling == j.end() ? nullptr : &*scaling, theta, name + ": rope_scaling", positions,
+                                         originalPositions, rotaryWidth);
+    }
+    const std::string where = name + ": rope_parameters";
+    if (!parameters->is_object()) throw InputError(where, "expected an object, got " + describeJson(*parameters));
+    if (parameters->find("rope_type") == parameters->end() && parameters->find("type") == parameters->end() &&
+        parameters->find("full_attention") != parameters->end())
         throw InputError(where, "rotary settings per kind of layer are not read (one set for every layer is)");
-    }
-    if (kind == "default") return rope;
-    if (kind != "linear" && kind != "llama3")
-        throw InputError(where + ": rope_type",
-                         quoteValue(kind) + " is not a scaling attnviz computes (default, linear, llama3); it would change every position");
-    rope.factor = numberField(*scaling, "factor", -1, 0, 1e6, where);
-    if (rope.factor < 0) throw InputError(where, "factor: missing (" + kind + " scaling divides the frequencies by it)");
-    if (kind == "linear") {
-        rope.scaling = decoder::RopeScaling::Linear;
-        return rope;
-    }
-    rope.scaling = decoder::RopeScaling::Llama3;
-    const auto need = [&](const char* field) {
-        if (scaling->find(field) == scaling->end()) throw InputError(where, std::string(field) + ": missing (llama3 scaling needs it)");
-    };
-    need("low_freq_factor");
-    need("high_freq_factor");
-
-    rope.lowFreqFactor = numberField(*scaling, "low_freq_factor", 1, 0, 1e6, where);
-    rope.highFreqFactor = numberField(*scaling, "high_freq_factor", 4, 0, 1e6, where);
-    if (!(rope.highFreqFactor > rope.lowFreqFactor))
-        throw InputError(where + ": high_freq_factor",
-                         formatNumber(rope.highFreqFactor) + " is not above low_freq_factor " + formatNumber(rope.lowFreqFactor));
-    // transformers 5 takes max_position_embeddings when the original length is not given.
-    rope.originalPositions =
-        sizeField(*scaling, "original_max_position_embeddings", kMaxPositions, where, "llama3 scaling", false, positions);
-    return rope;
+    return decoder::readRopeSettings(&*parameters, numberField(*parameters, "rope_theta", theta, 0, 1e12, where), where, positions,
+                                     originalPositions, rotaryWidth);
 }
 
-// The sliding window of each layer: Mistral's sliding_window on every layer; Qwen2's and Qwen3's
+// Phi-3's rotary settings as Phi3Config takes them: "su" and "yarn", the names of its first
+// checkpoints, are LongRoPE; no scaling or LongRoPE only (another type is refused, naming it).
+json phi3Rope(json j, const std::string& name) {
+    for (const char* key : {"rope_parameters", "rope_scaling"}) {
+        const auto settings = j.find(key);
+        if (settings == j.end() || !settings->is_object()) continue;
+        for (const char* field : {"rope_type", "type"}) {
+            const auto kind = settings->find(field);
+            if (kind == settings->end() || !kind->is_string()) continue;
+            const std::string value = kind->get<std::string>();
+            if (value == "su" || value == "yarn") *kind = "longrope";
+            else if (value != "longrope" && value != "default")
+                throw InputError(name + ": " + key + ": " + field,
+                                 quoteValue(value) + " is not a scaling Phi-3 reads (longrope, or su and yarn by their old names)");
+        }
+    }
+    return j;
+}
+
+// The sliding window of each layer: Mistral's and Phi-3's sliding_window on every layer; Qwen2's and Qwen3's
 // only with use_sliding_window, on layers from max_window_layers on; or the layer_types list
 // transformers 5 writes ("full_attention", "sliding_attention").
 std::vector<int> readWindows(const json& j, const std::string& type, int layers, const std::string& name) {
@@ -97,10 +85,11 @@ std::vector<int> readWindows(const json& j, const std::string& type, int layers,
                                  (k.is_string() ? quoteValue(kind) : describeJson(k)) + " is not full_attention or sliding_attention");
         }
         // Qwen2 and Qwen3 write layer_types with a window that applies only with use_sliding_window.
-        if (type != "mistral" && !flagField(j, "use_sliding_window", false, name)) std::fill(windows.begin(), windows.end(), 0);
+        if (type != "mistral" && type != "phi3" && !flagField(j, "use_sliding_window", false, name))
+            std::fill(windows.begin(), windows.end(), 0);
         return windows;
     }
-    if (type == "mistral") {
+    if (type == "mistral" || type == "phi3") {
         std::fill(windows.begin(), windows.end(), window);
         return windows;
     }
@@ -141,11 +130,12 @@ decoder::Config parseConfig(std::string_view text, const std::string& name) {
     if (j.is_discarded()) throw InputError(name, "not valid JSON");
     if (!j.is_object()) throw InputError(name, "expected a JSON object, got " + describeJson(j));
     const auto typeField = j.find("model_type");
-    if (typeField == j.end()) throw InputError(name, "model_type: missing (expected \"llama\", \"mistral\", \"qwen2\" or \"qwen3\")");
+    if (typeField == j.end())
+        throw InputError(name, "model_type: missing (expected \"llama\", \"mistral\", \"qwen2\", \"qwen3\" or \"phi3\")");
     const std::string type = typeField->is_string() ? typeField->get<std::string>() : std::string();
     if (!readsModelType(type))
         throw InputError(name + ": model_type", (typeField->is_string() ? quoteValue(type) : describeJson(*typeField)) +
-                                                    " is not a family this reader knows (llama, mistral, qwen2, qwen3)");
+                                                    " is not a family this reader knows (llama, mistral, qwen2, qwen3, phi3)");
     const std::string who = "a " + type + " config.json";
 
     decoder::Config c;
@@ -160,7 +150,7 @@ decoder::Config parseConfig(std::string_view text, const std::string& name) {
     c.nInner = sizeField(j, "intermediate_size", kMaxInner, name, who);
     c.vocabSize = sizeField(j, "vocab_size", kMaxVocab, name, who);
     // Hugging Face's defaults where a config leaves a size out.
-    const int defaultPositions = type == "llama" ? 2048 : type == "mistral" ? 4096 * 32 : 32768;
+    const int defaultPositions = type == "llama" ? 2048 : type == "mistral" ? 4096 * 32 : type == "phi3" ? 4096 : 32768;
     c.nPositions = sizeField(j, "max_position_embeddings", kMaxPositions, name, who, false, defaultPositions);
     if (c.nHead % c.nKvHead != 0)
         throw InputError(name + ": num_key_value_heads",
@@ -173,7 +163,16 @@ decoder::Config parseConfig(std::string_view text, const std::string& name) {
         throw InputError(name + ": head_dim", std::to_string(c.headDim) + " is odd: rotary positions turn pairs of dimensions");
     c.normEpsilon = static_cast<float>(numberField(j, "rms_norm_eps", 1e-6, 0, 1, name));
     c.activation = readActivation(j, name);
-    c.rope = readRope(j, name, c.nPositions);
+    // Phi-3's partial rotary: RoPE turns the leading int(d_h · factor) dimensions of a head.
+    if (const double part = numberField(j, "partial_rotary_factor", 1, 0, 1 + 1e-9, name); part != 1) {
+        c.rotaryDim = static_cast<int>(c.headDim * part);
+        if (c.rotaryDim < 2 || c.rotaryDim % 2 != 0)
+            throw InputError(name + ": partial_rotary_factor", formatNumber(part) + " of head_dim " + std::to_string(c.headDim) +
+                                                                   " turns " + std::to_string(c.rotaryDim) +
+                                                                   " dimensions: not a positive even number");
+    }
+    const int original = sizeField(j, "original_max_position_embeddings", kMaxPositions, name, who, false, 0);
+    c.rope = readRope(type == "phi3" ? phi3Rope(j, name) : j, name, c.nPositions, original, c.rotaryWidth());
     c.qkNorm = type == "qwen3";
     c.windows = readWindows(j, type, c.nLayer, name);
     c.tieWordEmbeddings = flagField(j, "tie_word_embeddings", false, name);
