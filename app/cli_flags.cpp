@@ -377,7 +377,8 @@ void defineFlags(CLI::App& app, Flags& f) {
                  "Leave the first key out of the head statistics and the mean views: each row's weights over keys j >= 1, renormalised");
     app.add_option("--model-view-sort", f.modelViewSort,
                    "With --export-model-view: sort each layer's heads by a statistic, largest first, and tint them by it: entropy, "
-                   "entropy-share, distance, self, previous, first, duplicate, induction, or moved (with --compare)")
+                   "entropy-share, distance, self, previous, next, first, first-k, duplicate, induction, separator, punctuation, "
+                   "or moved (with --compare)")
         ->type_name("STAT");
     app.add_option(
            "--model-view-rank", f.modelViewRank,

@@ -61,6 +61,11 @@ std::string tileTooltip(const AppState& st, int index, const std::optional<std::
                   s.firstLayer + layer + 1, head + 1, groupedQuery(st) ? (" · kv " + std::to_string(kvHeadOf(st, head) + 1)).c_str() : "",
                   h.entropy, h.entropyShare, h.distance, h.self, h.previous, h.first, h.duplicate, h.induction);
     std::string text = buf;
+    // an encoder's next token; the special tokens a checkpoint's tokenizer knows
+    text += "\n";
+    if (capabilities(st).ownPass && !capabilities(st).readsBack) text += "next " + core::formatFixed(h.next, 3) + " · ";
+    if (checkpointOf(st) != nullptr) text += "separator " + core::formatFixed(h.separator, 3) + " · ";
+    text += "punctuation " + core::formatFixed(h.punctuation, 3);
     if (test) text += "\ninduction test " + core::formatFixed((*test)[static_cast<std::size_t>(index)], 3);
     if (retrieval) text += "\nretrieval test " + core::formatFixed((*retrieval)[static_cast<std::size_t>(index)], 3);
     if (moved) text += "\nmoved " + core::formatFixed((*moved)[static_cast<std::size_t>(index)], 3) + " (against the compared input)";
@@ -154,18 +159,26 @@ void ModelViewPanel::draw(PanelContext& ctx) {
     const TileLayout layout = modelViewLayout(st, st.view.modelView);
     const gfx::Colouring colouring = atlasColouring(st);
     const std::uint64_t version = atlasVersion(s, layout.order, st.view.modelView.pooling);
-    const gfx::HeatmapTexture& tex = ctx.textures.get("model-atlas", gfx::TextureStamp{version, 0, s.factor}, colouring, [&] {
+    // A sentence pair's filter: each tile its block's texels alone.
+    const TileCrop crop = tileCrop(st);
+    const gfx::TextureStamp stamp{.data = version,
+                                  .head = 0,
+                                  .pooling = s.factor,
+                                  .rows = crop.r0 * (s.side + 1) + crop.r1,
+                                  .cols = crop.c0 * (s.sideKeys + 1) + crop.c1};
+    const gfx::HeatmapTexture& tex = ctx.textures.get("model-atlas", stamp, colouring, [&] {
         gfx::MatrixSource m;
-        m.texels = thumbnailAtlas(s, layout.order, st.view.modelView.pooling);
+        m.texels = thumbnailAtlas(s, layout.order, st.view.modelView.pooling, crop);
         // A masked block's weights are 0: drawn so, since hatching every tile's mask hides the maps.
         for (float& v : m.texels)
             if (core::isMaskedTexel(v)) v = 0.0f;
-        m.rows = static_cast<int>(s.layers * s.side);
-        m.cols = static_cast<int>(s.heads * s.sideKeys);
+        m.rows = static_cast<int>(s.layers * crop.rows());
+        m.cols = static_cast<int>(s.heads * crop.cols());
         return m;
     });
     std::string caption = std::to_string(s.layers) + (s.layers == 1 ? " layer × " : " layers × ") + std::to_string(s.heads) + " heads · " +
                           scaleWords(tex) + " · masked cells as 0";
+    if (crop.rows() != s.side || crop.cols() != s.sideKeys) caption += std::string(" · ") + pairFilterName(st.view.pairFilter) + " only";
     if (s.factor > 1)
         caption += " · block " + std::string(st.view.modelView.pooling == core::BlockPooling::Mean ? "means" : "maxima") + " of " +
                    std::to_string(s.factor) + " × " + std::to_string(s.factor);
@@ -193,7 +206,7 @@ void ModelViewPanel::draw(PanelContext& ctx) {
     const std::string widestRow = ranked ? "#" + std::to_string(s.layers * s.heads) : "L" + std::to_string(s.firstLayer + s.layers);
     const float labelW = ImGui::CalcTextSize(widestRow.c_str()).x + em * 0.5f;
     const float barW = em * 3.5f;
-    const float aspect = static_cast<float>(s.side) / static_cast<float>(std::max<Eigen::Index>(1, s.sideKeys));
+    const float aspect = static_cast<float>(crop.rows()) / static_cast<float>(std::max<Eigen::Index>(1, crop.cols()));
     const float roomW = avail.x - labelW - barW, roomH = avail.y - lineH - em * 0.5f;
     if (roomW < 2.0f * static_cast<float>(s.heads) || roomH < 2.0f * static_cast<float>(s.layers) * aspect) {
         if (avail.y >= lineH) ImGui::TextDisabled("%s", widgets::fitLabel("enlarge the panel to see the tiles", avail.x).c_str());

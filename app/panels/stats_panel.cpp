@@ -35,6 +35,10 @@ constexpr ScoreColumn kColumns[] = {
      "Mean mass on the first k tokens over the rows after them (StreamingLLM's attention sinks: k = 4); k is set above"},
     {core::HeadScore::Duplicate, "duplicate", "Share of attention on earlier copies of the query's token"},
     {core::HeadScore::Induction, "induction", "Share of attention on the token after an earlier copy of the query's token"},
+    {core::HeadScore::Next, "next", "Mean weight on the key just after the query (an encoder's heads; Clark et al. 2019)"},
+    {core::HeadScore::Separator, "separator",
+     "Mean mass on special tokens after the first ([SEP], </s>, an end of turn): where many of BERT's heads rest (Clark et al. 2019)"},
+    {core::HeadScore::Punctuation, "punct.", "Mean mass on tokens of punctuation alone"},
     {core::HeadScore::InductionTest, "induction test",
      "Mean weight from a token's second copy to the token after its first (repeated random tokens)"},
     {core::HeadScore::RetrievalTest, "retrieval",
@@ -237,10 +241,14 @@ void StatsPanel::draw(PanelContext& ctx) {
 
     // The table: the tests' columns once they have run.
     const bool grouped = groupedQuery(st);
+    // next: an encoder's (a causal row never reads the key after it); separator: a checkpoint's
+    // tokens (only a tokenizer knows its special tokens)
+    const bool encoder = capabilities(st).ownPass && !capabilities(st).readsBack, tokens = checkpointOf(st) != nullptr;
     std::vector<int> shown;  // indices into kColumns
     for (int c = 0; c < static_cast<int>(std::size(kColumns)); ++c)
         if ((kColumns[c].score != core::HeadScore::InductionTest || testScores) &&
-            (kColumns[c].score != core::HeadScore::RetrievalTest || retrievalScores))
+            (kColumns[c].score != core::HeadScore::RetrievalTest || retrievalScores) &&
+            (kColumns[c].score != core::HeadScore::Next || encoder) && (kColumns[c].score != core::HeadScore::Separator || tokens))
             shown.push_back(c);
     const int scoreColumns = static_cast<int>(shown.size());
     const int columns = 2 + (grouped ? 1 : 0) + scoreColumns;

@@ -44,18 +44,50 @@ TileLayout modelViewLayout(const AppState& state, const ModelViewOptions& option
     return out;
 }
 
-std::vector<float> thumbnailAtlas(const HeadSummary& summary, const std::vector<int>& order, core::BlockPooling pooling) {
-    const auto side = static_cast<std::size_t>(summary.side), sideKeys = static_cast<std::size_t>(summary.sideKeys);
-    const auto heads = static_cast<std::size_t>(summary.heads), width = heads * sideKeys;
-    std::vector<float> atlas(static_cast<std::size_t>(summary.layers) * side * width);
+TileCrop tileCrop(const AppState& state) {
+    const HeadSummary& s = state.headSummary;
+    const TileCrop whole{0, s.side, 0, s.sideKeys};
+    const PairBlock b = pairBlock(state, state.view.pairFilter);
+    if (b.rows == s.queries && b.cols == s.keys) return whole;
+    // the texels the block's cells fall in: a texel pools factor × factor cells
+    const Eigen::Index f = std::max(1, s.factor);
+    const TileCrop crop{b.firstRow / f, (b.firstRow + b.rows + f - 1) / f, b.firstCol / f, (b.firstCol + b.cols + f - 1) / f};
+    const bool inside = crop.r0 >= 0 && crop.r1 <= s.side && crop.c0 >= 0 && crop.c1 <= s.sideKeys && crop.rows() > 0 && crop.cols() > 0;
+    return inside ? crop : whole;  // a summary of another input than the pair's: whole
+}
+
+namespace {
+
+// The cropped rows of one thumbnail into `out`, rows `stride` floats apart.
+void copyCropped(const HeadSummary& summary, const float* tile, const TileCrop& crop, float* out, std::size_t stride) {
+    const auto sideKeys = static_cast<std::size_t>(summary.sideKeys);
+    for (Eigen::Index r = crop.r0; r < crop.r1; ++r) {
+        const float* row = tile + static_cast<std::size_t>(r) * sideKeys;
+        std::copy(row + crop.c0, row + crop.c1, out + static_cast<std::size_t>(r - crop.r0) * stride);
+    }
+}
+
+}  // namespace
+
+std::vector<float> thumbnailAtlas(const HeadSummary& summary, const std::vector<int>& order, core::BlockPooling pooling,
+                                  const TileCrop& crop) {
+    const auto rows = static_cast<std::size_t>(crop.rows()), cols = static_cast<std::size_t>(crop.cols());
+    const auto heads = static_cast<std::size_t>(summary.heads), width = heads * cols;
+    std::vector<float> atlas(static_cast<std::size_t>(summary.layers) * rows * width);
     for (std::size_t k = 0; k < order.size(); ++k) {
-        const float* tile = summary.thumbnail(order[k], pooling);
-        const std::size_t top = k / heads * side, left = k % heads * sideKeys;
-        for (std::size_t r = 0; r < side; ++r)
-            std::copy(tile + r * sideKeys, tile + (r + 1) * sideKeys,
-                      atlas.begin() + static_cast<std::ptrdiff_t>((top + r) * width + left));
+        const std::size_t top = k / heads * rows, left = k % heads * cols;
+        copyCropped(summary, summary.thumbnail(order[k], pooling), crop, atlas.data() + top * width + left, width);
     }
     return atlas;
+}
+
+std::vector<float> croppedThumbnails(const HeadSummary& summary, core::BlockPooling pooling, const TileCrop& crop) {
+    const auto size = static_cast<std::size_t>(crop.rows() * crop.cols()), count = summary.stats.size();
+    std::vector<float> out(size * count);
+    for (std::size_t k = 0; k < count; ++k)
+        copyCropped(summary, summary.thumbnail(static_cast<int>(k), pooling), crop, out.data() + k * size,
+                    static_cast<std::size_t>(crop.cols()));
+    return out;
 }
 
 }  // namespace attnviz::app

@@ -24,9 +24,23 @@ struct TileLayout {
 };
 TileLayout modelViewLayout(const AppState& state, const ModelViewOptions& options);
 
-// Every thumbnail of the summary in one [layers · side, heads · sideKeys] row-major block of
-// texels (one texture for the whole view): slot k (row k / heads, column k % heads) holds the
-// thumbnail of head index order[k], by `pooling`.
-std::vector<float> thumbnailAtlas(const HeadSummary& summary, const std::vector<int>& order, core::BlockPooling pooling);
+// The texels of each thumbnail a sentence pair's filter keeps (pairBlock): rows [r0, r1) and
+// columns [c0, c1), every texel that pools a weight of the block (one on the boundary between the
+// sentences pools weights of both); the whole thumbnail for one text or the filter All.
+struct TileCrop {
+    Eigen::Index r0 = 0, r1 = 0, c0 = 0, c1 = 0;
+    Eigen::Index rows() const { return r1 - r0; }
+    Eigen::Index cols() const { return c1 - c0; }
+    bool operator==(const TileCrop&) const = default;
+};
+TileCrop tileCrop(const AppState& state);
+
+// Every thumbnail of the summary, cropped to `crop`, in one [layers · rows, heads · cols] row-major
+// block of texels (one texture for the whole view): slot k (row k / heads, column k % heads)
+// holds the thumbnail of head index order[k], by `pooling`.
+std::vector<float> thumbnailAtlas(const HeadSummary& summary, const std::vector<int>& order, core::BlockPooling pooling,
+                                  const TileCrop& crop);
+// Every head's thumbnail cropped to `crop`, [layers × heads] layer-major, each rows × cols.
+std::vector<float> croppedThumbnails(const HeadSummary& summary, core::BlockPooling pooling, const TileCrop& crop);
 
 }  // namespace attnviz::app

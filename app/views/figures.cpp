@@ -242,9 +242,13 @@ render::ModelViewFigure modelViewFigure(AppState& state, const FigureRequest& re
     figure.layers = s.layers;
     figure.heads = s.heads;
     figure.firstLayer = s.firstLayer;
-    figure.side = static_cast<int>(s.side);
-    figure.sideKeys = static_cast<int>(s.sideKeys);
-    figure.thumbnails = options.pooling == core::BlockPooling::Mean ? s.means : s.maxima;
+    // A sentence pair's filter: each tile its block's texels alone, as the window draws them.
+    const TileCrop crop = tileCrop(state);
+    const bool cropped = crop.rows() != s.side || crop.cols() != s.sideKeys;
+    figure.side = static_cast<int>(crop.rows());
+    figure.sideKeys = static_cast<int>(crop.cols());
+    if (cropped) figure.thumbnails = croppedThumbnails(s, options.pooling, crop);
+    else figure.thumbnails = options.pooling == core::BlockPooling::Mean ? s.means : s.maxima;
     figure.order = layout.scores ? options.order : core::TileOrder::Natural;
     figure.slots = layout.order;
     if (layout.scores && options.tint) figure.tint = *layout.scores;
@@ -259,6 +263,7 @@ render::ModelViewFigure modelViewFigure(AppState& state, const FigureRequest& re
     title += can.ownPass     ? "every layer × head · the model's pass (" + ownSoftmaxNote(state) + ")"
              : can.givenMaps ? "every layer × head · " + givenMapsName(state)
                              : "every head · τ = " + core::formatFixed(state.settings.temperature, 2);
+    if (cropped) title += std::string(" · ") + pairFilterName(state.view.pairFilter);
     figure.title = title;
     figure.colormap = state.view.colormap;
     figure.scale = state.view.colourScale;

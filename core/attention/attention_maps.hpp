@@ -9,6 +9,7 @@
 #include "core/base/matrix.hpp"
 #include "core/base/progress.hpp"
 
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -35,12 +36,19 @@ public:
     virtual void rowsDone(Eigen::Index r0, Eigen::Index n) = 0;
 };
 
+// What a key token is, for the statistics after Clark et al. (2019, "What Does BERT Look At?"):
+// bits of AttentionMaps::kinds. A separator is a special token after the first (BERT's [SEP],
+// RoBERTa's </s>, a chat template's end of turn; not a [MASK]); punctuation a token of Unicode
+// punctuation alone, white space around it aside.
+enum TokenKind : std::uint8_t { kSeparatorToken = 1, kPunctuationToken = 2 };
+
 struct AttentionMaps {
     int layers = 0, heads = 0;
     Eigen::Index queries = 0, keys = 0;  // every map is [queries, keys]; queries are the first keys
     int firstLayer = 0;                  // the number of the first layer shown (a scenario of one layer of a model: that layer)
     std::vector<int> ids;                // the keys' token ids (equal tokens, equal ids); empty when there are none
     std::vector<std::string> labels;     // the keys' labels as drawn
+    std::vector<std::uint8_t> kinds;     // per key: its TokenKind bits; empty when none is known
     std::vector<Settings> settings;      // per layer: the mask the weights were made under
     std::vector<int> kvHead;             // per query head: the key/value head it reads (grouped-query); empty: its own
     // The whole map of (layer, head), [queries, keys], where the maps are kept whole; null for maps

@@ -26,6 +26,9 @@ constexpr ScoreInfo kScores[kHeadScoreCount] = {
     {"induction-test", "induction test score"},
     {"moved", "how far the map moved"},
     {"retrieval-test", "retrieval test score"},
+    {"next", "next-token mass"},
+    {"separator", "mass on separators"},
+    {"punctuation", "mass on punctuation"},
 };
 
 }  // namespace
@@ -53,6 +56,9 @@ double headScore(const HeadStats& s, HeadScore score) {
         case HeadScore::FirstK: return s.firstK;
         case HeadScore::Duplicate: return s.duplicate;
         case HeadScore::Induction: return s.induction;
+        case HeadScore::Next: return s.next;
+        case HeadScore::Separator: return s.separator;
+        case HeadScore::Punctuation: return s.punctuation;
         case HeadScore::InductionTest:
         case HeadScore::RetrievalTest:
         case HeadScore::Moved: return 0.0;

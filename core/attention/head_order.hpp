@@ -28,12 +28,16 @@ enum class HeadScore : std::uint8_t {
     Induction,
     InductionTest,
     Moved,
-    RetrievalTest
+    RetrievalTest,
+    Next,
+    Separator,
+    Punctuation
 };
-inline constexpr int kHeadScoreCount = 12;
+inline constexpr int kHeadScoreCount = 15;
 
 // "entropy", "entropy-share", "distance", "self", "previous", "first", "first-k", "duplicate",
-// "induction", "induction-test", "moved", "retrieval-test": the name flags and tooltips use.
+// "induction", "induction-test", "moved", "retrieval-test", "next", "separator", "punctuation": the
+// name flags and tooltips use.
 const char* headScoreId(HeadScore score);
 // In words, for a rule: "previous-token mass", "mean attention distance", …
 const char* headScoreName(HeadScore score);

@@ -49,6 +49,20 @@ TokenLinks tokenLinks(const std::vector<int>& ids) {
     return links;
 }
 
+// The keys of each kind (AttentionMaps::kinds), ascending: separators and punctuation.
+struct KeyClasses {
+    std::vector<Index> separators, punctuation;
+};
+
+KeyClasses keyClasses(const std::vector<std::uint8_t>& kinds) {
+    KeyClasses c;
+    for (std::size_t j = 0; j < kinds.size(); ++j) {
+        if ((kinds[j] & kSeparatorToken) != 0) c.separators.push_back(static_cast<Index>(j));
+        if ((kinds[j] & kPunctuationToken) != 0) c.punctuation.push_back(static_cast<Index>(j));
+    }
+    return c;
+}
+
 // 0, 1, …, T_k − 1 and T_k − 1, …, 0 as floats: the distances |i − j| of a band's keys are a
 // segment of one of them.
 struct Ramps {
@@ -85,9 +99,9 @@ void addRowSums(const float* w, const float* logs, const float* r, Index n, RowS
 // descending order of keys (addTile: the token walks go down the keys) and endRows; then result.
 class StatsSums {
 public:
-    StatsSums(Eigen::Index tq, Eigen::Index tk, const TokenLinks& links, const Ramps& ramps, const Settings& settings,
-              const HeadStatsOptions& options)
-        : m_tq(tq), m_tk(tk), m_links(links), m_ramps(ramps), m_settings(settings), m_options(options) {
+    StatsSums(Eigen::Index tq, Eigen::Index tk, const TokenLinks& links, const KeyClasses& classes, const Ramps& ramps,
+              const Settings& settings, const HeadStatsOptions& options)
+        : m_tq(tq), m_tk(tk), m_links(links), m_classes(classes), m_ramps(ramps), m_settings(settings), m_options(options) {
         m_tokens = links && static_cast<Index>(links.sameBefore.size()) == tk && tk >= tq;
         m_banded = settings.custom.size() == 0;  // a custom mask: blocked keys anywhere in a row
         if (!settings.paddedKeys.empty()) {
@@ -141,6 +155,16 @@ public:
             const auto inTile = [&](Index j) { return j >= c0 && j < c1; };
             if (inTile(i)) part.self = *at(i);
             if (i >= 1 && inTile(i - 1)) part.previous = *at(i - 1);
+            if (inTile(i + 1)) part.next = *at(i + 1);
+            // the keys of a kind the row reads, in this tile
+            const auto kindMass = [&](const std::vector<Index>& keys) {
+                double mass = 0;
+                for (auto it = std::lower_bound(keys.begin(), keys.end(), std::max(b.from, c0)); it != keys.end() && *it < c1; ++it)
+                    if (reads(b, *it)) mass += *at(*it);
+                return mass;
+            };
+            if (!m_classes.separators.empty()) part.separator += kindMass(m_classes.separators);
+            if (!m_classes.punctuation.empty()) part.punctuation += kindMass(m_classes.punctuation);
             if (inTile(firstKept)) part.first = *at(firstKept);
             for (Index j = std::max(firstKept, c0); j < std::min(sinkEnd, c1); ++j)
                 if (reads(b, j)) part.sink += *at(j);
@@ -175,6 +199,9 @@ public:
         s.previous = mean(m_previous, m_previousRows);
         s.first = mean(m_first, m_firstRows);
         s.firstK = mean(m_firstK, m_firstKRows);
+        s.next = mean(m_next, m_nextRows);
+        s.separator = mean(m_separator, meanRows);
+        s.punctuation = mean(m_punctuation, meanRows);
         s.duplicate = m_total > 0 ? m_duplicate / m_total : 0.0;
         s.induction = m_total > 0 ? m_induction / m_total : 0.0;
         return s;
@@ -183,9 +210,10 @@ public:
 private:
     // A row's sums so far.
     struct RowPart {
-        RowSums sums;                                                                      // over the keys kept
-        double self = 0, previous = 0, first = 0, sink = 0, duplicate = 0, induction = 0;  // the weights read
-        Index sameAt = -1, inductionAt = -1;                                               // the token walks' next keys
+        RowSums sums;                                                                                // over the keys kept
+        double self = 0, previous = 0, next = 0, first = 0, sink = 0, duplicate = 0, induction = 0;  // the weights read
+        double separator = 0, punctuation = 0;                                                       // the mass on the keys of each kind
+        Index sameAt = -1, inductionAt = -1;                                                         // the token walks' next keys
     };
     // The keys a row may read: [lo, hi) and how many (a custom mask: every key, `blocked` beside),
     // and the first of them kept (lo, or 1 when the first key is left out).
@@ -246,6 +274,9 @@ private:
         const Index firstKept = m_options.skipFirstKey ? 1 : 0;
         if (reads(b, i)) m_self += part.self * scale, ++m_selfRows;
         if (i >= 1 && reads(b, i - 1)) m_previous += part.previous * scale, ++m_previousRows;
+        if (reads(b, i + 1)) m_next += part.next * scale, ++m_nextRows;
+        m_separator += part.separator * scale;
+        m_punctuation += part.punctuation * scale;
         if (reads(b, firstKept)) m_first += part.first * scale, ++m_firstRows;
         if (i >= firstKept + std::max(1, m_options.firstTokens)) m_firstK += part.sink * scale, ++m_firstKRows;  // after the first k keys
         // the token patterns
@@ -257,6 +288,7 @@ private:
 
     Index m_tq, m_tk;
     const TokenLinks& m_links;
+    const KeyClasses& m_classes;
     const Ramps& m_ramps;
     const Settings& m_settings;
     HeadStatsOptions m_options;
@@ -266,12 +298,13 @@ private:
     Index m_r0 = 0;                // the first row begun
     std::vector<RowPart> m_parts;  // the rows begun
     double m_entropy = 0, m_share = 0, m_distance = 0, m_self = 0, m_previous = 0, m_first = 0, m_total = 0, m_duplicate = 0,
-           m_induction = 0, m_firstK = 0;
-    long long m_rows = 0, m_shareRows = 0, m_selfRows = 0, m_previousRows = 0, m_firstRows = 0, m_firstKRows = 0;
+           m_induction = 0, m_firstK = 0, m_next = 0, m_separator = 0, m_punctuation = 0;
+    long long m_rows = 0, m_shareRows = 0, m_selfRows = 0, m_previousRows = 0, m_firstRows = 0, m_firstKRows = 0, m_nextRows = 0;
 };
 
-HeadStats statsOf(const MatRef& a, const TokenLinks& links, const Ramps& ramps, const Settings& settings, const HeadStatsOptions& options) {
-    StatsSums sums(a.rows(), a.cols(), links, ramps, settings, options);
+HeadStats statsOf(const MatRef& a, const TokenLinks& links, const KeyClasses& classes, const Ramps& ramps, const Settings& settings,
+                  const HeadStatsOptions& options) {
+    StatsSums sums(a.rows(), a.cols(), links, classes, ramps, settings, options);
     sums.addRows(a, 0);
     return sums.result();
 }
@@ -284,9 +317,10 @@ std::string headStatsRule(const HeadStatsOptions& options) {
            "'first' is the weight on key 1, 'first_k' the mass on keys 1 ... k";
 }
 
-HeadStats headStats(const MatRef& weights, const std::vector<int>& ids, const Settings& settings, const HeadStatsOptions& options) {
+HeadStats headStats(const MatRef& weights, const std::vector<int>& ids, const Settings& settings, const HeadStatsOptions& options,
+                    const std::vector<std::uint8_t>& kinds) {
     const TokenLinks links = ids.empty() ? TokenLinks() : tokenLinks(ids);
-    return statsOf(weights, links, Ramps(weights.cols()), settings, options);
+    return statsOf(weights, links, keyClasses(kinds), Ramps(weights.cols()), settings, options);
 }
 
 std::vector<HeadStats> allHeadStats(const AttentionMaps& maps, const HeadStatsOptions& options) {
@@ -301,14 +335,14 @@ namespace {
 // `stopped` (Cancelled through the progress, or another head's failure).
 class HeadSink final : public TileSink {
 public:
-    HeadSink(const AttentionMaps& maps, int k, Index block, const TokenLinks& links, const Ramps& ramps, const HeadSweepOptions& options,
-             int factor, const ProfileBins& bins, const std::atomic<bool>& stopped)
+    HeadSink(const AttentionMaps& maps, int k, Index block, const TokenLinks& links, const KeyClasses& classes, const Ramps& ramps,
+             const HeadSweepOptions& options, int factor, const ProfileBins& bins, const std::atomic<bool>& stopped)
         : m_block(block),
           m_progress(options.progress),
           m_stopped(stopped),
-          m_sums(maps.queries, maps.keys, links, ramps, maps.layerSettings(k / maps.heads), options.stats) {
+          m_sums(maps.queries, maps.keys, links, classes, ramps, maps.layerSettings(k / maps.heads), options.stats) {
         const Settings& settings = maps.layerSettings(k / maps.heads);
-        if (options.everyKey) m_every.emplace(maps.queries, maps.keys, links, ramps, settings, HeadStatsOptions{});
+        if (options.everyKey) m_every.emplace(maps.queries, maps.keys, links, classes, ramps, settings, HeadStatsOptions{});
         if (options.factor > 0) m_pooler.emplace(maps.queries, maps.keys, settings, factor);
         if (options.profiles) m_profile.emplace(bins, maps.queries, maps.keys, settings);
     }
@@ -367,10 +401,10 @@ private:
 // One head of sweepHeads: its map made a tile at a time where the maps can (maps.tiles), else read
 // a block of rows at a time (each block one tile of every key), into its sink, written to `out`
 // at the head's index.
-void sweepHead(const AttentionMaps& maps, int k, Index block, const TokenLinks& links, const Ramps& ramps, const HeadSweepOptions& options,
-               int factor, const std::atomic<bool>& stopped, Mat& scratch, HeadSweep& out) {
+void sweepHead(const AttentionMaps& maps, int k, Index block, const TokenLinks& links, const KeyClasses& classes, const Ramps& ramps,
+               const HeadSweepOptions& options, int factor, const std::atomic<bool>& stopped, Mat& scratch, HeadSweep& out) {
     const int layer = k / maps.heads, head = k % maps.heads;
-    HeadSink sink(maps, k, block, links, ramps, options, factor, out.bins, stopped);
+    HeadSink sink(maps, k, block, links, classes, ramps, options, factor, out.bins, stopped);
     if (maps.tiles) {
         maps.tiles(layer, head, 0, maps.queries, 0, maps.keys, sink);
     } else {
@@ -404,6 +438,7 @@ HeadSweep sweepHeads(const AttentionMaps& maps, const HeadSweepOptions& options)
         out.maxima.resize(out.means.size());
     }
     const TokenLinks links = maps.ids.empty() ? TokenLinks() : tokenLinks(maps.ids);
+    const KeyClasses classes = maps.kinds.size() == static_cast<std::size_t>(maps.keys) ? keyClasses(maps.kinds) : KeyClasses{};
     const Ramps ramps(maps.keys);
     // Whole maps are read in place; maps made on demand a block of rows at a time (a multiple of
     // the thumbnails' factor), each block made once and read by every sum.
@@ -420,7 +455,7 @@ HeadSweep sweepHeads(const AttentionMaps& maps, const HeadSweepOptions& options)
         for (int k = 0; k < heads; ++k) {
             if (stopped) continue;
             try {
-                sweepHead(maps, k, block, links, ramps, options, factor, stopped, scratch, out);
+                sweepHead(maps, k, block, links, classes, ramps, options, factor, stopped, scratch, out);
             } catch (const Cancelled&) {
                 stopped = true;
             } catch (...) {

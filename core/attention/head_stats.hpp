@@ -6,8 +6,14 @@
 //   entropyShare   mean over the rows that may read two keys or more of that entropy ÷ ln(keys
 //                  the row may read): 1 = uniform over what it may see, 0 = one key;
 //   distance       mean over rows of Σⱼ Aᵢⱼ |i − j|;
-//   self, previous, first
-//                  Aᵢᵢ, Aᵢ,ᵢ₋₁ and Aᵢ,₀, each the mean over the rows that may read that key;
+//   self, previous, next, first
+//                  Aᵢᵢ, Aᵢ,ᵢ₋₁, Aᵢ,ᵢ₊₁ and Aᵢ,₀, each the mean over the rows that may read that key
+//                  (next: an encoder's; a causal row never reads the key after it);
+//   separator, punctuation
+//                  Σⱼ Aᵢⱼ over the separator keys (special tokens after the first: [SEP]) and over
+//                  the punctuation keys (AttentionMaps::kinds), the mean over every row: where
+//                  Clark et al. (2019) found BERT's heads park their attention ([SEP], ". ,");
+//                  0 when the maps know no token kinds;
 //   firstK         Σ_{j<k} Aᵢⱼ, the mass on the first k keys (k = HeadStatsOptions::firstTokens;
 //                  StreamingLLM's attention sinks are the first 4 tokens), the mean over the rows
 //                  after them (i ≥ k; a row that may not read them counts 0);
@@ -42,6 +48,7 @@ struct HeadStats {
     double self = 0, previous = 0, first = 0;
     double duplicate = 0, induction = 0;
     double firstK = 0;
+    double next = 0, separator = 0, punctuation = 0;
 };
 
 struct HeadStatsOptions {
@@ -53,8 +60,10 @@ struct HeadStatsOptions {
 std::string headStatsRule(const HeadStatsOptions& options);
 
 // weights: [T_q, T_k]; ids: the T_k tokens' ids (queries are keys' first T_q), or empty when
-// there are none (duplicate and induction are then 0).
-HeadStats headStats(const MatRef& weights, const std::vector<int>& ids, const Settings& settings, const HeadStatsOptions& options = {});
+// there are none (duplicate and induction are then 0); kinds: the keys' TokenKind bits, or empty
+// (separator and punctuation are then 0).
+HeadStats headStats(const MatRef& weights, const std::vector<int>& ids, const Settings& settings, const HeadStatsOptions& options = {},
+                    const std::vector<std::uint8_t>& kinds = {});
 
 // Every head's statistics, [layers × heads] layer-major (AttentionMaps::index), heads in parallel.
 std::vector<HeadStats> allHeadStats(const AttentionMaps& maps, const HeadStatsOptions& options = {});

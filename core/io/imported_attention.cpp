@@ -7,6 +7,7 @@
 #include "core/base/format.hpp"
 #include "core/base/mapped_file.hpp"
 #include "core/io/npy.hpp"
+#include "core/models/run_maps.hpp"
 #include "core/models/safetensors.hpp"
 
 #include <algorithm>
@@ -797,6 +798,7 @@ AttentionMaps importedMaps(std::shared_ptr<const ImportedAttention> imported, st
     maps.queries = a.queries();
     maps.keys = a.keys();
     maps.ids = idsOfLabels(a.labels());
+    maps.kinds = punctuationKinds(a.labels());
     maps.labels = std::move(labels);
     for (int l = 0; l < a.layers(); ++l) maps.settings.push_back(a.layerSettings(l));
     if (a.queriesAndKeys()) {  // every map made on demand, a tile at a time

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <utility>
 
 namespace attnviz::core {
@@ -26,6 +27,8 @@ constexpr const char* kRetrievalRule =
 // The columns after layer, head and kv_head, and each head's values for them.
 std::vector<std::string> valueColumns(const StatsTable& t) {
     std::vector<std::string> c = {"entropy", "entropy_share", "distance", "self", "previous", "first", "first_k", "duplicate", "induction"};
+    if (t.next) c.emplace_back("next");
+    if (t.kinds) c.insert(c.end(), {"separator", "punctuation"});
     if (t.induction) c.emplace_back("induction_test");
     if (t.retrieval) c.insert(c.end(), {"retrieval_test", "retrieval_top1"});
     return c;
@@ -39,6 +42,8 @@ std::size_t indexOf(const StatsTable& t, int layer, int head) {
 std::vector<double> values(const StatsTable& t, std::size_t k) {
     const HeadStats& s = t.stats[k];
     std::vector<double> v = {s.entropy, s.entropyShare, s.distance, s.self, s.previous, s.first, s.firstK, s.duplicate, s.induction};
+    if (t.next) v.push_back(s.next);
+    if (t.kinds) v.insert(v.end(), {s.separator, s.punctuation});
     if (t.induction) v.push_back(t.inductionTest[k]);
     if (t.retrieval) v.insert(v.end(), {t.retrieval->headMean(t.retrieval->mass, k), t.retrieval->headMean(t.retrieval->top1, k)});
     return v;
@@ -66,6 +71,8 @@ StatsTable statsTable(const AttentionMaps& maps, const HeadStatsOptions& options
     t.tokens = maps.keys;
     t.kvHead = maps.kvHead;
     t.options = options;
+    t.next = std::any_of(maps.settings.begin(), maps.settings.end(), [](const Settings& s) { return !s.causal; });
+    t.kinds = !maps.kinds.empty();
     // One sweep over the maps (each made once when made on demand), with every key's statistics
     // beside them for the sink share when the first key is left out.
     HeadSweep sweep = sweepHeads(maps, {.stats = options, .everyKey = options.skipFirstKey});
@@ -101,6 +108,10 @@ std::string statsJson(const StatsTable& t) {
                     {"rule", t.options.skipFirstKey ? "mean over the rows i >= k + 1 of the mass on keys 1 ... k (renormalised rows)"
                                                     : "mean over the rows i >= k of the mass on keys 0 ... k - 1"}};
     j["sink"] = {{"epsilon", t.sinkEpsilon}, {"share", t.sink}, {"rule", kSinkRule}};
+    if (t.kinds)
+        j["token_kinds"] = {{"rule",
+                             "separator: the mean over rows of the mass on special tokens after the first, the mask aside ([SEP], "
+                             "</s>); punctuation: on tokens of Unicode punctuation alone (Clark et al., 2019)"}};
     if (t.induction)
         j["induction_test"] = {
             {"repeat", t.induction->repeat}, {"batch", t.induction->batch}, {"seed", t.induction->seed}, {"rule", kInductionRule}};

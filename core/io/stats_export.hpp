@@ -25,14 +25,17 @@ struct StatsTable {
     std::optional<InductionSettings> induction;
     std::vector<double> inductionTest;         // [layers × heads] inductionScores, when `induction`
     std::optional<RetrievalScores> retrieval;  // the retrieval test's, when asked for
+    bool next = false;                         // some layer reads keys after its queries (an encoder's): the next-token column
+    bool kinds = false;                        // the maps know their tokens' kinds: the separator and punctuation columns
 };
 
 // The statistics of `maps` under `options`, and the sink share of those with every key (the
 // share of heads whose mean weight on the first token exceeds sinkEpsilon).
 StatsTable statsTable(const AttentionMaps& maps, const HeadStatsOptions& options, double sinkEpsilon, std::string source);
 
-// "layer,head[,kv_head],entropy,entropy_share,distance,self,previous,first,duplicate,induction
-// [,induction_test][,retrieval_test,retrieval_top1]" then one row per head (the retrieval test's
+// "layer,head[,kv_head],entropy,entropy_share,distance,self,previous,first,first_k,duplicate,
+// induction[,next][,separator,punctuation][,induction_test][,retrieval_test,retrieval_top1]" then
+// one row per head (the retrieval test's
 // columns each head's mean over the test's lengths and depths), layer-major; kv_head for grouped-query models only;
 // numbers as their shortest round-trip text.
 std::string statsCsv(const StatsTable& table);

@@ -11,7 +11,9 @@ AttentionMaps passMaps(const LoadedModel& loaded) {
     std::vector<std::string> labels;
     labels.reserve(loaded.labels.size());
     for (const std::string& label : loaded.labels) labels.push_back(visibleToken(label));
-    return runMaps(*loaded.run, loaded.checkpoint->config(), std::move(labels));
+    AttentionMaps maps = runMaps(*loaded.run, loaded.checkpoint->config(), std::move(labels));
+    maps.kinds = tokenKinds(*loaded.checkpoint, loaded.run->ids);
+    return maps;
 }
 
 AttentionMaps forwardMaps(const Model& model, const Forward& forward, const Settings& settings, std::vector<std::string> keyLabels) {
@@ -22,6 +24,7 @@ AttentionMaps forwardMaps(const Model& model, const Forward& forward, const Sett
     maps.keys = model.tk();
     maps.labels = std::move(keyLabels);
     maps.ids = idsOfLabels(model.keyTokens);
+    maps.kinds = punctuationKinds(model.keyTokens);
     maps.settings = {settings};
     if (model.kvHeads > 0)
         for (int h = 0; h < maps.heads; ++h) maps.kvHead.push_back(model.kvHeadOf(h));

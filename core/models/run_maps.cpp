@@ -1,5 +1,8 @@
 #include "core/models/run_maps.hpp"
 
+#include "core/text/tokenizer.hpp"
+
+#include <optional>
 #include <utility>
 
 namespace attnviz::core {
@@ -31,6 +34,29 @@ AttentionMaps runMaps(const decoder::Run& run, const decoder::Config& config, st
                                     TileSink& sink) { decoder::mapWeightTiles(*pass, config, layer, head, r0, n, sink, k0, k1); };
     }
     return maps;
+}
+
+std::vector<std::uint8_t> tokenKinds(const decoder::Checkpoint& model, const std::vector<int>& ids) {
+    const ModelTokenizer& tokenizer = model.tokenizer();
+    const std::optional<int> mask = tokenizer.maskId();
+    std::vector<std::uint8_t> kinds(ids.size(), 0);
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+        const int id = ids[i];
+        if (!tokenizer.hasId(id)) continue;
+        if (tokenizer.isSpecial(id)) {
+            if (i > 0 && id != mask) kinds[i] = kSeparatorToken;
+        } else if (isPunctuation(tokenizer.tokenBytes(id))) {
+            kinds[i] = kPunctuationToken;
+        }
+    }
+    return kinds;
+}
+
+std::vector<std::uint8_t> punctuationKinds(const std::vector<std::string>& labels) {
+    std::vector<std::uint8_t> kinds;
+    kinds.reserve(labels.size());
+    for (const std::string& label : labels) kinds.push_back(isPunctuation(label) ? kPunctuationToken : 0);
+    return kinds;
 }
 
 }  // namespace attnviz::core

@@ -15,4 +15,10 @@ namespace attnviz::core {
 // read. labels: the keys' labels as drawn (may be empty).
 AttentionMaps runMaps(const decoder::Run& run, const decoder::Config& config, std::vector<std::string> labels = {});
 
+// The TokenKind bits of each of `ids` as `model`'s tokenizer reads it: a special token after the
+// first position but the mask a separator, a token of punctuation alone punctuation.
+std::vector<std::uint8_t> tokenKinds(const decoder::Checkpoint& model, const std::vector<int>& ids);
+// The TokenKind bits labels alone give (a scenario's words, a file's tokens): punctuation.
+std::vector<std::uint8_t> punctuationKinds(const std::vector<std::string>& labels);
+
 }  // namespace attnviz::core

@@ -1,5 +1,7 @@
 #include "core/text/tokenizer.hpp"
 
+#include <unicode/uchar.h>
+
 namespace attnviz::core {
 namespace {
 
@@ -82,5 +84,17 @@ std::string visibleToken(std::string_view token) {
 }
 
 const char* tokenizerName(Tokenizer kind) { return kind == Tokenizer::Word ? "word" : "char"; }
+
+bool isPunctuation(std::string_view token) {
+    bool any = false;
+    for (std::size_t pos = 0; pos < token.size();) {
+        const char32_t cp = decodeUtf8(token, pos);
+        // a space as labels (␣), SentencePiece (▁) and GPT-2's byte table (Ġ) write it
+        if (u_isUWhiteSpace(static_cast<UChar32>(cp)) != 0 || cp == 0x2423 || cp == 0x2581 || cp == 0x0120) continue;
+        if (u_ispunct(static_cast<UChar32>(cp)) == 0) return false;
+        any = true;
+    }
+    return any;
+}
 
 }  // namespace attnviz::core

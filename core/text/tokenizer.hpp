@@ -24,4 +24,9 @@ std::string visibleToken(std::string_view token);
 
 const char* tokenizerName(Tokenizer kind);
 
+// Whether a token (or its label) is Unicode punctuation alone (general category P), white space
+// around it aside, and the marks labels and tokenizers write for a space (␣, ▁, Ġ): ".", " ,",
+// "▁!", "...", "」"; not "a.", "␣" or "".
+bool isPunctuation(std::string_view token);
+
 }  // namespace attnviz::core

@@ -30,7 +30,8 @@ namespace {
 
 using namespace clitest;
 
-constexpr const char* kHeader = "layer,head,entropy,entropy_share,distance,self,previous,first,first_k,duplicate,induction";
+constexpr const char* kHeader =
+    "layer,head,entropy,entropy_share,distance,self,previous,first,first_k,duplicate,induction,separator,punctuation";
 
 std::vector<double> fields(const std::string& line) {
     std::vector<double> out;
@@ -40,11 +41,12 @@ std::vector<double> fields(const std::string& line) {
 }
 
 void expectRow(const std::vector<double>& row, int layer, int head, const core::HeadStats& s) {
-    ASSERT_EQ(row.size(), 11u);
+    ASSERT_EQ(row.size(), 13u);
     EXPECT_EQ(row[0], layer);
     EXPECT_EQ(row[1], head);
-    const double want[] = {s.entropy, s.entropyShare, s.distance, s.self, s.previous, s.first, s.firstK, s.duplicate, s.induction};
-    for (int c = 0; c < 9; ++c) EXPECT_DOUBLE_EQ(row[static_cast<std::size_t>(c + 2)], want[c]) << "column " << c;
+    const double want[] = {s.entropy, s.entropyShare, s.distance,  s.self,      s.previous,   s.first,
+                           s.firstK,  s.duplicate,    s.induction, s.separator, s.punctuation};
+    for (int c = 0; c < 11; ++c) EXPECT_DOUBLE_EQ(row[static_cast<std::size_t>(c + 2)], want[c]) << "column " << c;
 }
 
 TEST_F(Cli, ExportStatsOfAScenarioAsCsvOnStandardOutput) {
@@ -62,7 +64,8 @@ TEST_F(Cli, ExportStatsOfAScenarioAsCsvOnStandardOutput) {
     EXPECT_EQ(lines[0], kHeader);
     for (std::size_t h = 0; h < forward.heads.size(); ++h)
         expectRow(fields(lines[h + 1]), 0, static_cast<int>(h),
-                  core::headStats(forward.heads[h].weights, core::idsOfLabels(model.keyTokens), settings));
+                  core::headStats(forward.heads[h].weights, core::idsOfLabels(model.keyTokens), settings, {},
+                                  core::punctuationKinds(model.keyTokens)));
 }
 
 TEST_F(Cli, ExportStatsOfAModelEveryLayerAndHeadWithTheInductionTest) {
@@ -76,7 +79,9 @@ TEST_F(Cli, ExportStatsOfAModelEveryLayerAndHeadWithTheInductionTest) {
     const auto checkpoint = core::openCheckpoint(m_dir.string());
     const std::vector<int> ids = checkpoint->tokenizer().encode(" the cat the cat");
     const core::decoder::Run pass = core::decoder::forward(*checkpoint, ids);
-    const std::vector<core::HeadStats> stats = core::allHeadStats(core::runMaps(pass, checkpoint->config()));
+    core::AttentionMaps maps = core::runMaps(pass, checkpoint->config());
+    maps.kinds = core::tokenKinds(*checkpoint, ids);
+    const std::vector<core::HeadStats> stats = core::allHeadStats(maps);
     // The test on 8 tokens twice: the tiny model reads 16 positions.
     const std::vector<double> induction = core::inductionScores(*checkpoint, {.repeat = 8, .batch = 10, .seed = 0});
     const std::vector<std::string> lines = splitLines(readFile(csv));
@@ -86,7 +91,7 @@ TEST_F(Cli, ExportStatsOfAModelEveryLayerAndHeadWithTheInductionTest) {
         for (int h = 0; h < tinygpt2::kHeads; ++h) {
             const std::size_t k = static_cast<std::size_t>(l * tinygpt2::kHeads + h);
             std::vector<double> row = fields(lines[k + 1]);
-            ASSERT_EQ(row.size(), 12u);
+            ASSERT_EQ(row.size(), 14u);
             EXPECT_DOUBLE_EQ(row.back(), induction[k]);
             row.pop_back();
             expectRow(row, l, h, stats[k]);
@@ -129,13 +134,13 @@ TEST_F(Cli, ExportStatsWithTheRetrievalTest) {
     const std::vector<std::string> lines = splitLines(readFile(csv));
     ASSERT_EQ(lines.size(), 1u + tinyllama::kLayers * tinyllama::kHeads);
     EXPECT_EQ(lines[0],
-              "layer,head,kv_head,entropy,entropy_share,distance,self,previous,first,first_k,duplicate,induction,"
-              "retrieval_test,retrieval_top1");
+              "layer,head,kv_head,entropy,entropy_share,distance,self,previous,first,first_k,duplicate,induction,separator,"
+              "punctuation,retrieval_test,retrieval_top1");
     for (std::size_t k = 0; k < mass.size(); ++k) {
         const std::vector<double> row = fields(lines[k + 1]);
-        ASSERT_EQ(row.size(), 14u);
-        EXPECT_DOUBLE_EQ(row[12], mass[k]);
-        EXPECT_DOUBLE_EQ(row[13], top1[k]);
+        ASSERT_EQ(row.size(), 16u);
+        EXPECT_DOUBLE_EQ(row[14], mass[k]);
+        EXPECT_DOUBLE_EQ(row[15], top1[k]);
     }
     // JSON: the settings and each head's depth × length grid.
     args = model;

@@ -4,6 +4,7 @@
 // types and their norm, post-norm blocks, attention in both directions, the masked-LM head), the
 // maps made on demand and a tile at a time, one layer as a scenario model, and the what-ifs. Its
 // numbers against an independent float64 numpy BERT: tests/oracle/test_bert_model.py.
+#include "core/attention/head_stats.hpp"
 #include "core/attention/qk_tiles.hpp"
 #include "core/base/error.hpp"
 #include "core/models/bert/bert.hpp"
@@ -17,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <cstdint>
 #include <map>
 
 namespace attnviz::core {
@@ -228,6 +230,43 @@ TEST_F(Bert, MapsOnDemandAndTilesAreTheKeptOnes) {
     // The views' maps: every layer read in both directions.
     const AttentionMaps maps = runMaps(lazy, cfg);
     for (int l = 0; l < kLayers; ++l) EXPECT_FALSE(maps.layerSettings(l).causal);
+}
+
+// The statistics after Clark et al. on a BERT's pass: [SEP] a separator ([CLS] first, [MASK]
+// neither), "," and "." punctuation; each head's separator and punctuation mass and its next-token
+// weight equal sums over its kept map.
+TEST_F(Bert, SeparatorPunctuationAndNextTokenStatistics) {
+    const auto model = open(weights(2));
+    const std::vector<int> ids = model->tokenizer().encode("the dog ran , the [MASK] is on a mat .");
+    const decoder::Run run = decoder::forward(*model, ids);
+    const std::vector<std::uint8_t> kinds = tokenKinds(*model, ids);
+    ASSERT_EQ(kinds.size(), ids.size());
+    const auto t = static_cast<Eigen::Index>(ids.size());
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+        const std::string& word = kVocab[static_cast<std::size_t>(ids[i])];
+        const std::uint8_t want = word == "[SEP]" ? kSeparatorToken : word == "," || word == "." ? kPunctuationToken : 0;
+        EXPECT_EQ(kinds[i], want) << i << " " << word;
+    }
+    AttentionMaps maps = runMaps(run, model->config());
+    maps.kinds = kinds;
+    const std::vector<HeadStats> stats = allHeadStats(maps);
+    for (int l = 0; l < kLayers; ++l)
+        for (int h = 0; h < kHeads; ++h) {
+            const auto a = run.weights(l, h).cast<double>();
+            double separator = 0, punctuation = 0, next = 0;
+            for (Eigen::Index i = 0; i < t; ++i) {
+                for (Eigen::Index j = 0; j < t; ++j) {
+                    if (kinds[static_cast<std::size_t>(j)] == kSeparatorToken) separator += a(i, j);
+                    if (kinds[static_cast<std::size_t>(j)] == kPunctuationToken) punctuation += a(i, j);
+                }
+                if (i + 1 < t) next += a(i, i + 1);
+            }
+            const HeadStats& s = stats[static_cast<std::size_t>(maps.index(l, h))];
+            EXPECT_NEAR(s.separator, separator / static_cast<double>(t), 1e-6) << l << "." << h;
+            EXPECT_NEAR(s.punctuation, punctuation / static_cast<double>(t), 1e-6) << l << "." << h;
+            EXPECT_NEAR(s.next, next / static_cast<double>(t - 1), 1e-6) << l << "." << h;
+            EXPECT_GT(s.next, 0.0);
+        }
 }
 
 TEST_F(Bert, OneLayerAsAScenarioModelGivesTheKeptWeights) {

@@ -418,13 +418,13 @@ TEST_F(SmallModels, SpecialTokensPastTheEmbeddingsAreKept) {
     json c = gemmaConfig("gemma3_text", {{"vocab_size", 259}});  // the tokenizer's <|begin_of_text|> is 259
     Tensors w = gemmaWeights(gemmaConfig("gemma3_text"), 11);
     w["model.embed_tokens.weight"].shape[0] = 259;
-    w["model.embed_tokens.weight"].values.resize(static_cast<std::size_t>(259 * kEmbd));
+    w["model.embed_tokens.weight"].values.resize(std::size_t{259} * kEmbd);
     const auto model = write(c, w);
     EXPECT_EQ(decoder::forward(*model, {10, 84, 104}).logits.size(), 259);
     EXPECT_EQ(testfs::errorOf([&] { decoder::forward(*model, {259, 84}); }), "token ids: token id 259 is outside the vocabulary");
     c["vocab_size"] = 258;
     w["model.embed_tokens.weight"].shape[0] = 258;
-    w["model.embed_tokens.weight"].values.resize(static_cast<std::size_t>(258 * kEmbd));
+    w["model.embed_tokens.weight"].values.resize(std::size_t{258} * kEmbd);
     EXPECT_EQ(testfs::errorOf([&] { write(c, w); }),
               m_dir.string() + ": the tokenizer has 260 tokens, more than config.json's vocab_size 258");
 }

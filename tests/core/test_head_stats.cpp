@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 
 namespace attnviz::core {
@@ -34,6 +35,33 @@ TEST(HeadStats, UniformCausalRowsByHand) {
     EXPECT_NEAR(s.duplicate, (1.0 / 3) / 3, 1e-7);
     // Induction: query 2 (token 5) reads key 1, whose previous token is 5: ⅓ of 3.
     EXPECT_NEAR(s.induction, (1.0 / 3) / 3, 1e-7);
+}
+
+// Clark et al.'s statistics of an encoder's head by hand: [CLS] a , b [SEP] with every row
+// reading every key. A next-token head puts each row's weight on the key after it (the last row
+// on [SEP]); a head resting on [SEP] and one split between "," and [SEP].
+TEST(HeadStats, NextTokenSeparatorAndPunctuationByHand) {
+    const Eigen::Index t = 5;
+    const std::vector<int> ids = {101, 7, 8, 9, 102};
+    const std::vector<std::uint8_t> kinds = {0, 0, kPunctuationToken, 0, kSeparatorToken};
+    Mat next = Mat::Zero(t, t), sep = Mat::Zero(t, t), split = Mat::Zero(t, t);
+    for (Eigen::Index i = 0; i < t; ++i) next(i, std::min<Eigen::Index>(i + 1, t - 1)) = 1;
+    sep.col(4).setOnes();
+    split.col(2).setConstant(0.25f), split.col(4).setConstant(0.75f);
+    const Settings everyKey;
+    const HeadStats n = headStats(next, ids, everyKey, {}, kinds), s = headStats(sep, ids, everyKey, {}, kinds);
+    EXPECT_NEAR(n.next, 4.0 / 4, 1e-12);         // rows 0 … 3 have a next key, and put all of their weight on it
+    EXPECT_NEAR(n.separator, 2.0 / 5, 1e-12);    // rows 3 and 4 on [SEP]
+    EXPECT_NEAR(n.punctuation, 1.0 / 5, 1e-12);  // row 1 on ","
+    EXPECT_NEAR(s.separator, 1.0, 1e-12);
+    EXPECT_NEAR(s.next, 1.0 / 4, 1e-12);  // row 3's next key is [SEP]
+    EXPECT_NEAR(headStats(split, ids, everyKey, {}, kinds).punctuation, 0.25, 1e-7);
+    EXPECT_NEAR(headStats(split, ids, everyKey, {}, kinds).separator, 0.75, 1e-7);
+    // Without kinds, none; a causal row never reads its next key.
+    EXPECT_EQ(headStats(sep, ids, everyKey).separator, 0.0);
+    EXPECT_EQ(headStats(next, ids, causal(), {}, kinds).next, 0.0);
+    // Leaving out the first key renormalises: split's rows are already off key 0, the same.
+    EXPECT_NEAR(headStats(split, ids, everyKey, {.skipFirstKey = true}, kinds).separator, 0.75, 1e-7);
 }
 
 TEST(HeadStats, APreviousTokenHeadAndASinkHead) {
@@ -113,11 +141,12 @@ TEST(HeadStats, LeavingOutTheFirstKeyByHand) {
 
 // The statistics straight from the definitions, one cell at a time with isBlocked and double
 // logs: what the banded, vectorised pass must agree with under every kind of mask.
-HeadStats reference(const Mat& a, const std::vector<int>& ids, const Settings& settings, bool skip) {
+HeadStats reference(const Mat& a, const std::vector<int>& ids, const Settings& settings, bool skip,
+                    const std::vector<std::uint8_t>& kinds) {
     HeadStats s;
     const Eigen::Index tq = a.rows(), tk = a.cols(), f0 = skip ? 1 : 0;
     double share = 0, total = 0;
-    long long rows = 0, shareRows = 0, selfRows = 0, previousRows = 0, firstRows = 0;
+    long long rows = 0, shareRows = 0, selfRows = 0, previousRows = 0, firstRows = 0, nextRows = 0;
     for (Eigen::Index i = 0; i < tq; ++i) {
         double mass = 0;
         long long readable = 0;
@@ -132,6 +161,8 @@ HeadStats reference(const Mat& a, const std::vector<int>& ids, const Settings& s
             s.distance += w * static_cast<double>(std::llabs(static_cast<long long>(i - j)));
             if (j < i && ids[static_cast<std::size_t>(j)] == ids[static_cast<std::size_t>(i)]) s.duplicate += w;
             if (j >= 1 && j <= i && ids[static_cast<std::size_t>(j - 1)] == ids[static_cast<std::size_t>(i)]) s.induction += w;
+            if ((kinds[static_cast<std::size_t>(j)] & kSeparatorToken) != 0) s.separator += w;
+            if ((kinds[static_cast<std::size_t>(j)] & kPunctuationToken) != 0) s.punctuation += w;
             total += w;
         }
         s.entropy += h;
@@ -139,12 +170,14 @@ HeadStats reference(const Mat& a, const std::vector<int>& ids, const Settings& s
         if (i >= f0 && !isBlocked(settings, i, i)) s.self += a(i, i) * c, ++selfRows;
         if (i - 1 >= f0 && !isBlocked(settings, i, i - 1)) s.previous += a(i, i - 1) * c, ++previousRows;
         if (!isBlocked(settings, i, f0)) s.first += a(i, f0) * c, ++firstRows;
+        if (i + 1 < tk && !isBlocked(settings, i, i + 1)) s.next += a(i, i + 1) * c, ++nextRows;
     }
     const auto mean = [](double sum, long long n) { return n > 0 ? sum / static_cast<double>(n) : 0.0; };
     const long long meanRows = skip ? rows : tq;
     s.entropy = mean(s.entropy, meanRows), s.distance = mean(s.distance, meanRows);
     s.entropyShare = mean(share, shareRows);
     s.self = mean(s.self, selfRows), s.previous = mean(s.previous, previousRows), s.first = mean(s.first, firstRows);
+    s.next = mean(s.next, nextRows), s.separator = mean(s.separator, meanRows), s.punctuation = mean(s.punctuation, meanRows);
     s.duplicate = total > 0 ? s.duplicate / total : 0, s.induction = total > 0 ? s.induction / total : 0;
     return s;
 }
@@ -166,13 +199,16 @@ TEST(HeadStats, MatchesTheDefinitionsUnderEveryMask) {
         Mat scores(t, t);
         for (Eigen::Index k = 0; k < scores.size(); ++k) scores.data()[k] = static_cast<float>(3 * prng.normal());
         std::vector<int> ids;
+        std::vector<std::uint8_t> kinds;
         for (Eigen::Index k = 0; k < t; ++k) ids.push_back(static_cast<int>(prng.nextU64() % 4));
+        for (Eigen::Index k = 0; k < t; ++k) kinds.push_back(static_cast<std::uint8_t>(prng.nextU64() % 4));  // either, both or none
         for (std::size_t m = 0; m < masks.size(); ++m)
             for (const bool skip : {false, true}) {
                 Mat a;
                 softmaxRows(scores, 1.0f, masks[m], a);
                 if (seed % 5 == 0) a.col(0) *= 50.0f;  // a sink's share at key 0 (rows no longer sum to 1: the rule is the same)
-                const HeadStats got = headStats(a, ids, masks[m], {.skipFirstKey = skip}), want = reference(a, ids, masks[m], skip);
+                const HeadStats got = headStats(a, ids, masks[m], {.skipFirstKey = skip}, kinds),
+                                want = reference(a, ids, masks[m], skip, kinds);
                 SCOPED_TRACE("mask " + std::to_string(m) + (skip ? ", first key left out" : "") + ", seed " + std::to_string(seed));
                 EXPECT_NEAR(got.entropy, want.entropy, 1e-6 * (1 + std::abs(want.entropy)));
                 EXPECT_NEAR(got.entropyShare, want.entropyShare, 1e-6);
@@ -182,6 +218,9 @@ TEST(HeadStats, MatchesTheDefinitionsUnderEveryMask) {
                 EXPECT_NEAR(got.first, want.first, 1e-6 * (1 + want.first));
                 EXPECT_NEAR(got.duplicate, want.duplicate, 1e-6);
                 EXPECT_NEAR(got.induction, want.induction, 1e-6);
+                EXPECT_NEAR(got.next, want.next, 1e-6);
+                EXPECT_NEAR(got.separator, want.separator, 1e-6 * (1 + want.separator));
+                EXPECT_NEAR(got.punctuation, want.punctuation, 1e-6 * (1 + want.punctuation));
             }
     }
 }

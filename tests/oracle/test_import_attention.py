@@ -93,11 +93,13 @@ def check_good(attnviz, tmp):
         rows = list(csv.DictReader(f))
     ids = hs.ids_of_labels(tokens)
     readables = [hs.readable_mask(t, t, causal=(l != 1)) for l in range(3)]
-    hs.compare("--export-stats", rows, maps, ids, readables, skip=False)
+    punct = [hs.is_punctuation(token) for token in tokens]  # "." (layer 1 reads ahead: a next column)
+    hs.compare("--export-stats", rows, maps, ids, readables, skip=False, punctuation=punct, reads_next=True)
     out = os.path.join(tmp, "stats_skip.csv")
     run(attnviz, "--attention", f4, "--export-stats", out, "--skip-first-key")
     with open(out, newline="") as f:
-        hs.compare("--export-stats --skip-first-key", list(csv.DictReader(f)), maps, ids, readables, skip=True)
+        hs.compare("--export-stats --skip-first-key", list(csv.DictReader(f)), maps, ids, readables, skip=True, punctuation=punct,
+                   reads_next=True)
 
     # rollout up to each layer, both rules
     for layer in range(3):
@@ -156,7 +158,8 @@ def check_good(attnviz, tmp):
         # the safetensors inputs read as the same maps as the .npy
         if name.endswith(".safetensors") and not name.startswith("half"):
             p = run(attnviz, "--attention", os.path.join(folder, name), "--export-stats", "-")
-            hs.compare(f"--export-stats {name}", list(csv.DictReader(io.StringIO(p.stdout))), maps, ids, readables, skip=False)
+            hs.compare(f"--export-stats {name}", list(csv.DictReader(io.StringIO(p.stdout))), maps, ids, readables, skip=False,
+                       punctuation=punct, reads_next=True)
     print("good files: statistics, rollout, CSV and round trips checked", flush=True)
 
 

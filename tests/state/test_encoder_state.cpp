@@ -2,6 +2,8 @@
 // token in place of the next, the tests that read a decoder refused, and a sentence pair: its
 // token types, the boundary between A and B, and the pair filter's blocks. Without a window.
 #include "app/state/actions.hpp"
+#include "app/state/head_summary.hpp"
+#include "app/state/model_view.hpp"
 #include "app/state/source.hpp"
 #include "core/models/loaded_model.hpp"
 #include "tests/test_folder.hpp"
@@ -86,6 +88,36 @@ TEST_F(EncoderState, ASentencePairHasTypesABoundaryAndBlocks) {
     EXPECT_FALSE(s.scenario.pair);
     EXPECT_FALSE(pairSegments(s).pair);
     EXPECT_EQ(s.loaded.run->ids.size(), 5u);
+}
+
+// The model view of a sentence pair under a filter: each tile the block's texels alone (at one
+// weight a texel, exactly the block of each head's map), and the statistics after Clark et al.:
+// the separator mass of a head is its weight on the two [SEP]s.
+TEST_F(EncoderState, TheModelViewShowsTheFiltersBlock) {
+    AppState s = open("the cat sat", std::string("a dog ran"));
+    ASSERT_TRUE(summarizeHeads(s));
+    const HeadSummary& summary = s.headSummary;
+    ASSERT_EQ(summary.factor, 1);
+    EXPECT_EQ(tileCrop(s), (TileCrop{0, 9, 0, 9}));
+    ASSERT_TRUE(apply(s, action::SetPairFilter{PairFilter::AtoB}));
+    const TileCrop crop = tileCrop(s);
+    EXPECT_EQ(crop, (TileCrop{0, 5, 5, 9}));
+    const std::vector<float> tiles = croppedThumbnails(summary, core::BlockPooling::Mean, crop);
+    ASSERT_EQ(tiles.size(), static_cast<std::size_t>(tinybert::kLayers * tinybert::kHeads * 5 * 4));
+    for (int l = 0; l < tinybert::kLayers; ++l)
+        for (int h = 0; h < tinybert::kHeads; ++h) {
+            const auto a = s.loaded.run->weights(l, h);
+            const float* tile = tiles.data() + static_cast<std::size_t>((l * tinybert::kHeads + h) * 20);
+            for (int r = 0; r < 5; ++r)
+                for (int c = 0; c < 4; ++c) EXPECT_FLOAT_EQ(tile[r * 4 + c], a(r, 5 + c)) << l << "." << h;
+            // [SEP] at 4 and 8: every row's weight on them, the mean over the 9 rows
+            double separator = 0;
+            for (int i = 0; i < 9; ++i) separator += a(i, 4) + a(i, 8);
+            EXPECT_NEAR(summary.stats[static_cast<std::size_t>(l * tinybert::kHeads + h)].separator, separator / 9, 1e-6);
+        }
+    // The atlas of the window: layers × heads tiles of 5 × 4.
+    const std::vector<int> order = modelViewLayout(s, s.view.modelView).order;
+    EXPECT_EQ(thumbnailAtlas(summary, order, core::BlockPooling::Mean, crop).size(), tiles.size());
 }
 
 }  // namespace

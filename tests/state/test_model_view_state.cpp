@@ -69,7 +69,7 @@ TEST(ModelViewState, OrderFollowsTheScoreAndTheAtlasPlacesEachThumbnail) {
     EXPECT_TRUE(none.rule.empty());
     for (std::size_t k = 0; k < none.order.size(); ++k) EXPECT_EQ(none.order[k], static_cast<int>(k));
     // The atlas: slot k's block is head order[k]'s thumbnail, texel for texel.
-    const std::vector<float> atlas = thumbnailAtlas(sum, layout.order, core::BlockPooling::Max);
+    const std::vector<float> atlas = thumbnailAtlas(sum, layout.order, core::BlockPooling::Max, tileCrop(s));
     const auto side = static_cast<std::size_t>(sum.side), sideKeys = static_cast<std::size_t>(sum.sideKeys);
     const std::size_t width = static_cast<std::size_t>(sum.heads) * sideKeys;
     ASSERT_EQ(atlas.size(), static_cast<std::size_t>(sum.layers) * side * width);
