@@ -25,8 +25,12 @@ using decoder::Weight;
 using Use = Tensors::Use;
 using nlohmann::json;
 
-constexpr long long kMaxLayers = 1024, kMaxHeads = 1024, kMaxWidth = 65536, kMaxInner = 1 << 20, kMaxPositions = 1 << 24,
-                    kMaxVocab = 1 << 22;
+using decoder::kMaxHeads;
+using decoder::kMaxInner;
+using decoder::kMaxLayers;
+using decoder::kMaxPositions;
+using decoder::kMaxVocab;
+using decoder::kMaxWidth;
 constexpr const char* kWho = "a ModernBERT config.json";
 
 }  // namespace

@@ -215,6 +215,23 @@ void refuseLayersBeyond(const Tensors& tensors, const std::string& layers, int c
                              "layer " + std::to_string(layer) + " is beyond config.json's " + field + " " + std::to_string(count));
 }
 
+std::shared_ptr<const Checkpoint> openTokenizerJsonFolder(const std::string& folder, const std::string& kind,
+                                                          Config (*parse)(std::string_view, const std::string&),
+                                                          void (*load)(Checkpoint::Parts&, const Tensors&), Progress* progress) {
+    const ModelFiles files = locateFiles(folder, kind);
+    Checkpoint::Parts c;
+    nameFolder(c, files);
+    c.config = parse(readConfigText(files.config), files.config);
+    if (files.tokenizerJson.empty())
+        throw InputError((std::filesystem::path(c.folder) / "tokenizer.json").string(),
+                         "missing (a " + c.config.family + " folder's tokenizer is tokenizer.json)");
+    c.tokenizer = std::make_unique<ModelTokenizer>(ByteBpe::fromTokenizerJson(files.tokenizerJson));
+    const Tensors tensors(files, c, progress);
+    load(c, tensors);
+    complete(progress);  // tensors not taken (rotary buffers, a vision tower) count as read
+    return std::make_shared<const Checkpoint>(std::move(c));
+}
+
 void takeLmHead(Checkpoint::Parts& c, const Tensors& tensors, const std::string& name) {
     const Config& cfg = c.config;
     const Tensors::Found head = tensors.find(name);

@@ -8,11 +8,19 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include <memory>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
 namespace attnviz::core::decoder {
+
+// Sizes real models stay far below (Llama 3.1 405B: 126 layers, 128 heads, 16,384 wide, 53,248
+// inner; Gemma 3: 262,208 tokens, 131,072 positions): the bounds of config.json's sizes, so that a
+// hostile config cannot make a reader allocate what no model needs.
+inline constexpr long long kMaxLayers = 1024, kMaxHeads = 1024, kMaxWidth = 65536, kMaxInner = 1 << 20, kMaxPositions = 1 << 24,
+                           kMaxVocab = 1 << 22;
 
 // A model's config.json is a few kilobytes; one of megabytes is not a config (and would be parsed
 // whole into a JSON tree).
@@ -74,6 +82,13 @@ private:
 // first tensor under `layers` ("model.layers.", "bert.encoder.layer.") of a layer N ≥ count: the
 // config and the weights disagree.
 void refuseLayersBeyond(const Tensors& tensors, const std::string& layers, int count, const std::string& field);
+
+// Opens a folder whose tokenizer is tokenizer.json (Llama's, Gemma's layout): config.json read by
+// `parse`, the tokenizer, the tensors taken by `load`; `kind` names the folder in messages ("a
+// Hugging Face Gemma folder"). `progress` counts the bytes read and checked.
+std::shared_ptr<const Checkpoint> openTokenizerJsonFolder(const std::string& folder, const std::string& kind,
+                                                          Config (*parse)(std::string_view, const std::string&),
+                                                          void (*load)(Checkpoint::Parts&, const Tensors&), Progress* progress);
 
 // The checkpoint's folder and its name (the folder's last component) from the files found in it.
 void nameFolder(Checkpoint::Parts& parts, const ModelFiles& files);

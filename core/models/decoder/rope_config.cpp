@@ -13,8 +13,6 @@ namespace attnviz::core::decoder {
 
 namespace {
 
-constexpr long long kMaxPositions = 1 << 24;
-
 // LongRoPE's factors: one positive number for each pair of the turned dimensions.
 std::vector<double> factorList(const nlohmann::json& scaling, const char* key, int pairs, const std::string& where) {
     const auto it = scaling.find(key);

@@ -5,14 +5,12 @@
 #include "core/models/gemma/gemma.hpp"
 
 #include <array>
-#include <filesystem>
 #include <string>
 
 namespace attnviz::core::gemma {
 
 namespace {
 
-namespace fs = std::filesystem;
 using decoder::Tensors;
 using decoder::Weight;
 using Use = Tensors::Use;
@@ -74,19 +72,8 @@ void load(decoder::Checkpoint::Parts& c, const Tensors& tensors) {
 
 }  // namespace
 
-std::shared_ptr<const decoder::Checkpoint> open(const std::string& folderText, Progress* progress) {
-    const decoder::ModelFiles files = decoder::locateFiles(folderText, "a Hugging Face Gemma folder");
-    decoder::Checkpoint::Parts c;
-    decoder::nameFolder(c, files);
-    c.config = parseConfig(decoder::readConfigText(files.config), files.config);
-    if (files.tokenizerJson.empty())
-        throw InputError((fs::path(c.folder) / "tokenizer.json").string(),
-                         "missing (a " + c.config.family + " folder's tokenizer is tokenizer.json)");
-    c.tokenizer = std::make_unique<ModelTokenizer>(ByteBpe::fromTokenizerJson(files.tokenizerJson));
-    const Tensors tensors(files, c, progress);
-    load(c, tensors);
-    complete(progress);  // tensors not taken (a vision tower's) count as read
-    return std::make_shared<const decoder::Checkpoint>(std::move(c));
+std::shared_ptr<const decoder::Checkpoint> open(const std::string& folder, Progress* progress) {
+    return decoder::openTokenizerJsonFolder(folder, "a Hugging Face Gemma folder", parseConfig, load, progress);
 }
 
 }  // namespace attnviz::core::gemma

@@ -20,10 +20,12 @@ using decoder::numberField;
 using decoder::sizeField;
 using nlohmann::json;
 
-// Sizes real models stay far below (Gemma 3 27B: 62 layers, 32 heads, 5,376 wide, 21,504 inner,
-// 131,072 positions, 262,208 tokens); they bound what a hostile config can make us allocate.
-constexpr long long kMaxLayers = 1024, kMaxHeads = 1024, kMaxWidth = 65536, kMaxInner = 1 << 20, kMaxPositions = 1 << 24,
-                    kMaxVocab = 1 << 22;
+using decoder::kMaxHeads;
+using decoder::kMaxInner;
+using decoder::kMaxLayers;
+using decoder::kMaxPositions;
+using decoder::kMaxVocab;
+using decoder::kMaxWidth;
 
 // What transformers assumes where a Gemma config leaves a field out (Gemma2Config's and
 // Gemma3TextConfig's defaults).

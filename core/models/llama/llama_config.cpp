@@ -21,10 +21,12 @@ using decoder::numberField;
 using decoder::sizeField;
 using nlohmann::json;
 
-// Sizes real models stay far below (Llama 3.1 405B: 126 layers, 128 heads, 16,384 wide, 53,248
-// inner, 131,072 positions, 128,256 tokens); they bound what a hostile config can make us allocate.
-constexpr long long kMaxLayers = 1024, kMaxHeads = 1024, kMaxWidth = 65536, kMaxInner = 1 << 20, kMaxPositions = 1 << 24,
-                    kMaxVocab = 1 << 22;
+using decoder::kMaxHeads;
+using decoder::kMaxInner;
+using decoder::kMaxLayers;
+using decoder::kMaxPositions;
+using decoder::kMaxVocab;
+using decoder::kMaxWidth;
 constexpr std::array<const char*, 5> kTypes = {"llama", "mistral", "qwen2", "qwen3", "phi3"};
 
 // The rotary settings: transformers 5's rope_parameters, or transformers 4's rope_theta and
