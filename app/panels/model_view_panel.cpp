@@ -222,6 +222,26 @@ void ModelViewPanel::draw(PanelContext& ctx) {
     const ImVec2 gMax(gMin.x + tile * static_cast<float>(s.heads), gMin.y + tileH * static_cast<float>(s.layers));
     ctx.heatmaps.draw(list, tex, gMin, gMax, ImVec2(0, 0), ImVec2(1, 1));
 
+    // A sentence pair seen whole: the boundary between A and B across every tile, on both axes
+    // (one line through each row and each column of tiles), where the tiles are large enough.
+    if (const PairSegments pair = pairSegments(st); pair.pair && crop.rows() == s.side && crop.cols() == s.sideKeys && tile >= 12.0f) {
+        const ImU32 boundary = IM_COL32(255, 255, 255, 150);
+        const auto f = static_cast<float>(std::max(1, s.factor));
+        for (const Eigen::Index at : {pair.aEnd, pair.bStart}) {
+            const float fx = static_cast<float>(at) / f / static_cast<float>(s.sideKeys) * tile;
+            const float fy = static_cast<float>(at) / f / static_cast<float>(s.side) * tileH;
+            for (int c = 0; c < s.heads; ++c) {
+                const float x = gMin.x + tile * static_cast<float>(c) + fx;
+                list->AddLine(ImVec2(x, gMin.y), ImVec2(x, gMax.y), boundary);
+            }
+            for (int r = 0; r < s.layers; ++r) {
+                const float y = gMin.y + tileH * static_cast<float>(r) + fy;
+                list->AddLine(ImVec2(gMin.x, y), ImVec2(gMax.x, y), boundary);
+            }
+            if (pair.bStart == pair.aEnd) break;
+        }
+    }
+
     // Gaps between tiles: lines of the window's colour over the tiles' edges (one quad each).
     const ImU32 bg = ImGui::GetColorU32(ImGuiCol_WindowBg);
     const float gap = tile >= 24.0f ? std::round(2.0f * ctx.scale) : 1.0f;
