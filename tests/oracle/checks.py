@@ -2,7 +2,8 @@
 
 Each script imports this module once and reads FAILURES, WORST and CHECKS at the end; a script
 that imports another's functions (test_import_attention.py takes test_head_stats.py's statistics)
-shares one record with it.
+shares one record with it. The self-tests of the float64 oracles (*_checkpoint_selftest.py) keep
+theirs here too: expect() and near(), and self_test_summary() for their last line.
 """
 import subprocess
 
@@ -15,11 +16,12 @@ CHECKS = [0]
 
 
 def fail(where, what):
-    FAILURES.append(f"{where}: {what}")
-    print(f"FAIL {where}: {what}", flush=True)
+    FAILURES.append(f"{where}: {what}" if what else where)
+    print(f"FAIL {where}: {what}" if what else f"FAIL {where}", flush=True)
 
 
-def expect(where, ok, what):
+def expect(where, ok, what=""):
+    """A counted check: a failure (what says why) unless ok. Returns ok."""
     CHECKS[0] += 1
     if not ok:
         fail(where, what)
@@ -40,6 +42,11 @@ def close(where, got, want, tol):
         fail(where, f"max |got - want| = {err:.3g} > {tol:.3g}")
 
 
+def near(where, got, want, tol=1e-12):
+    """close() at the self-tests' tolerance: float64 against float64 (or hand-computed values), to rounding."""
+    close(where, got, want, tol)
+
+
 def run(attnviz, *args, expect=0):
     """The binary with args; a failed check unless it exits `expect`."""
     p = subprocess.run([attnviz, *args], capture_output=True, text=True, timeout=600)
@@ -57,3 +64,13 @@ def one_error_line(attnviz, args, flag):
     if len(lines) != 1 or flag not in lines[0] or p.stdout:
         fail(" ".join(args), f"expected one error line naming {flag} and no output, got {p.stderr!r}")
     return p
+
+
+def self_test_summary(covered):
+    """A self-test's last line and exit status: how many of its checks failed, or that all passed and
+    what they covered."""
+    if FAILURES:
+        print(f"{len(FAILURES)} of {CHECKS[0]} self-checks failed")
+        return 1
+    print(f"all {CHECKS[0]} self-checks passed: {covered}")
+    return 0

@@ -51,7 +51,6 @@ HF computes the inverse frequencies in float32, here in float64 (a ~1e-7 relativ
 Standard library and numpy only.
 """
 
-import json
 import math
 import os
 import shutil
@@ -213,41 +212,30 @@ def config_json(cfg, dtype="F32", form="v4"):
 # --- weights -------------------------------------------------------------------------------------
 
 def tensor_shapes(cfg):
-    """{name: shape} in the order written: embedding, layers, final norm, lm_head (absent when tied)."""
-    family = cfg["model_type"]
+    """{name: shape} in the order written (llama_checkpoint.decoder_shapes); a layer: Phi-3's
+    input_layernorm, qkv_proj, o_proj, post_attention_layernorm, gate_up_proj and down_proj; Gemma's
+    input_layernorm, q, k, v (each with its bias with attention_bias), Gemma 3's q_norm and k_norm,
+    o_proj (its bias), the sandwich norms around the gated MLP."""
     d, inner, nh, kv, hd = (cfg["hidden_size"], cfg["intermediate_size"], cfg["num_attention_heads"],
                             cfg["num_key_value_heads"], head_dim(cfg))
-    s = {"model.embed_tokens.weight": (cfg["vocab_size"], d)}
-    for l in range(cfg["num_hidden_layers"]):
-        p = f"model.layers.{l}."
-        s[p + "input_layernorm.weight"] = (d,)
-        if family == "phi3":
-            s[p + "self_attn.qkv_proj.weight"] = ((nh + 2 * kv) * hd, d)
-            s[p + "self_attn.o_proj.weight"] = (d, nh * hd)
-            s[p + "post_attention_layernorm.weight"] = (d,)
-            s[p + "mlp.gate_up_proj.weight"] = (2 * inner, d)
-            s[p + "mlp.down_proj.weight"] = (d, inner)
-            continue
-        for n, rows in (("q", nh * hd), ("k", kv * hd), ("v", kv * hd)):
-            s[p + f"self_attn.{n}_proj.weight"] = (rows, d)
-            if cfg["attention_bias"]:
-                s[p + f"self_attn.{n}_proj.bias"] = (rows,)
-        if family == "gemma3_text":
-            s[p + "self_attn.q_norm.weight"] = (hd,)
-            s[p + "self_attn.k_norm.weight"] = (hd,)
-        s[p + "self_attn.o_proj.weight"] = (d, nh * hd)
+    if cfg["model_type"] == "phi3":
+        return lc.decoder_shapes(cfg, {"input_layernorm.weight": (d,), "self_attn.qkv_proj.weight": ((nh + 2 * kv) * hd, d),
+                                       "self_attn.o_proj.weight": (d, nh * hd), "post_attention_layernorm.weight": (d,),
+                                       "mlp.gate_up_proj.weight": (2 * inner, d), "mlp.down_proj.weight": (d, inner)})
+    s = {"input_layernorm.weight": (d,)}
+    for n, rows in (("q", nh * hd), ("k", kv * hd), ("v", kv * hd)):
+        s[f"self_attn.{n}_proj.weight"] = (rows, d)
         if cfg["attention_bias"]:
-            s[p + "self_attn.o_proj.bias"] = (d,)
-        s[p + "post_attention_layernorm.weight"] = (d,)
-        s[p + "pre_feedforward_layernorm.weight"] = (d,)
-        s[p + "post_feedforward_layernorm.weight"] = (d,)
-        s[p + "mlp.gate_proj.weight"] = (inner, d)
-        s[p + "mlp.up_proj.weight"] = (inner, d)
-        s[p + "mlp.down_proj.weight"] = (d, inner)
-    s["model.norm.weight"] = (d,)
-    if not cfg["tie_word_embeddings"]:
-        s["lm_head.weight"] = (cfg["vocab_size"], d)
-    return s
+            s[f"self_attn.{n}_proj.bias"] = (rows,)
+    if cfg["model_type"] == "gemma3_text":
+        s.update({"self_attn.q_norm.weight": (hd,), "self_attn.k_norm.weight": (hd,)})
+    s["self_attn.o_proj.weight"] = (d, nh * hd)
+    if cfg["attention_bias"]:
+        s["self_attn.o_proj.bias"] = (d,)
+    s.update({"post_attention_layernorm.weight": (d,), "pre_feedforward_layernorm.weight": (d,),
+              "post_feedforward_layernorm.weight": (d,), "mlp.gate_proj.weight": (inner, d), "mlp.up_proj.weight": (inner, d),
+              "mlp.down_proj.weight": (d, inner)})
+    return lc.decoder_shapes(cfg, s)
 
 
 def random_weights(cfg, seed, sharp=1.0):
@@ -291,37 +279,13 @@ def random_weights(cfg, seed, sharp=1.0):
 
 # --- files ---------------------------------------------------------------------------------------
 
-def write_weights(folder, weights, dtype, shards):
-    """model.safetensors, or `shards` files model-0000K-of-0000N.safetensors and their index."""
-    if shards == 1:
-        lc.write_safetensors(os.path.join(folder, "model.safetensors"), weights, dtype, {"format": "pt"})
-        return
-    total, weight_map = 0, {}
-    for file, group in zip(lc.shard_names(shards), lc.split_shards(weights, dtype, shards)):
-        total += lc.write_safetensors(os.path.join(folder, file), {k: weights[k] for k in group}, dtype, {"format": "pt"})
-        weight_map.update({k: file for k in group})
-    with open(os.path.join(folder, "model.safetensors.index.json"), "w") as f:
-        json.dump({"metadata": {"total_size": total}, "weight_map": weight_map}, f, indent=2, sort_keys=True)
-        f.write("\n")
-
-
 def write_folder(folder, family, cfg, weights, tokenizer_dir, dtype="F32", shards=1, config_form="v4"):
     """A Hugging Face model folder. weights: {name: float32 array or Lazy}, written in that order
     (pass what tensor_shapes(cfg) names, or a deliberately broken variant of it)."""
-    if cfg["model_type"] != family:
-        raise ValueError(f"family {family!r} but cfg is {cfg['model_type']!r}")
-    os.makedirs(folder, exist_ok=True)
-    with open(os.path.join(folder, "config.json"), "w") as f:
-        json.dump(config_json(cfg, dtype, config_form), f, indent=2)
-        f.write("\n")
-    generation = {"_from_model_config": True, "bos_token_id": cfg["bos_token_id"], "eos_token_id": cfg["eos_token_id"],
-                  "pad_token_id": cfg["pad_token_id"], "transformers_version": "4.51.3" if config_form == "v4" else "5.0.0"}
-    with open(os.path.join(folder, "generation_config.json"), "w") as f:
-        json.dump(generation, f, indent=2)
-        f.write("\n")
+    lc.write_configs(folder, family, cfg, config_json(cfg, dtype, config_form), config_form)
     for name in ("tokenizer.json", "tokenizer_config.json"):
         shutil.copyfile(os.path.join(tokenizer_dir, name), os.path.join(folder, name))
-    write_weights(folder, weights, dtype, shards)
+    lc.write_weights(folder, weights, dtype, shards)
 
 
 # --- forward pass --------------------------------------------------------------------------------
@@ -394,19 +358,6 @@ def rope(x, positions, freqs, scaling=1.0):
     return np.concatenate([scaling * lc.rope(x[..., :r], positions, freqs), x[..., r:]], axis=-1)
 
 
-def attend(s, visible, hide=()):
-    """s: [T, T] scores; visible: [T, T] bool. Stable softmax over visible keys; hidden columns read
-    by no query, and a query left with no key reads nothing (weights 0)."""
-    if hide:
-        visible = visible.copy()
-        visible[:, list(hide)] = False
-    s = np.where(visible, s, -np.inf)
-    top = s.max(axis=1, keepdims=True)
-    e = np.where(visible, np.exp(s - np.where(np.isfinite(top), top, 0.0)), 0.0)
-    total = e.sum(axis=1, keepdims=True)
-    return np.divide(e, total, out=np.zeros_like(e), where=total > 0)
-
-
 def embeddings(w, cfg, ids):
     """[T, d]: the embedding rows, times sqrt(hidden_size) for Gemma."""
     x = np.asarray(w["model.embed_tokens.weight"], np.float64)[np.asarray(ids)]
@@ -447,18 +398,15 @@ def forward(weights, cfg, ids, zero=(), mean=(), hide=()):
             k = gemma_rms_norm(k, w[p + "self_attn.k_norm.weight"], cfg["rms_norm_eps"])
         freqs, scaling = layer_rope(cfg, l, t)
         q, k = rope(q, np.arange(t), freqs, scaling), rope(k, np.arange(t), freqs, scaling)
-        # 2. per head: scaled scores, (Gemma 2) soft-cap, mask, stable softmax, weighted values
-        visible = lc.attention_mask(t, windows[l])
+        # 2. per head: scaled scores, (Gemma 2) soft-cap, mask (the window, the hidden keys), stable softmax,
+        # weighted values
+        keys = lc.attention_mask(t, windows[l])
+        keys[:, list(hide)] = False
         heads, outs = [], []
         for h in range(nh):
-            att = attend(softcap((q[:, h] @ k[:, kv_heads[h]].T) * scale, cap), visible, hide)
+            att = lc.masked_softmax(softcap((q[:, h] @ k[:, kv_heads[h]].T) * scale, cap), keys)
             heads.append(att)
-            out = att @ v[:, kv_heads[h]]
-            if (l, h) in zero:
-                out = np.zeros_like(out)
-            elif (l, h) in mean:
-                out = np.broadcast_to(out.mean(axis=0, keepdims=True), out.shape)
-            outs.append(out)
+            outs.append(lc.ablate(att @ v[:, kv_heads[h]], l, h, zero, mean))
         attentions.append(heads)
         o = np.concatenate(outs, axis=1) @ w[p + "self_attn.o_proj.weight"].T
         if gemma and cfg["attention_bias"]:
@@ -521,20 +469,7 @@ PRESETS = {
 
 
 def main(argv):
-    if argv[:1] == ["--self-test"]:
-        import gemma_checkpoint_selftest
-        return gemma_checkpoint_selftest.run()
-    if argv[:1] == ["--write"] and len(argv) >= 2:
-        args = dict(zip(argv[2::2], argv[3::2]))
-        preset = dict(PRESETS[args.get("--preset", "gemma-3-1b")])
-        family = preset.pop("family")
-        cfg = config(family, **preset)
-        write_folder(argv[1], family, cfg, random_weights(cfg, int(args.get("--seed", "1"))), args["--tokenizer-dir"],
-                     dtype=args.get("--dtype", "BF16"), shards=int(args.get("--shards", "1")),
-                     config_form=args.get("--config-form", "v4"))
-        return 0
-    print(__doc__.split("\n\n")[1])
-    return 2
+    return lc.command_line(argv, sys.modules[__name__], "gemma_checkpoint_selftest", "gemma-3-1b")
 
 
 if __name__ == "__main__":

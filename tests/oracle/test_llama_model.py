@@ -29,7 +29,6 @@ first [row, col]), writing nothing. Standard library and numpy. Exits 1 on any f
 line is the summary.
 """
 
-import csv
 import json
 import os
 import shutil
@@ -39,12 +38,12 @@ import tempfile
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import checks  # noqa: E402
-from checks import CHECKS, FAILURES, WORST, expect, fail, run  # noqa: E402
+from checks import CHECKS, FAILURES, WORST, expect  # noqa: E402
 import hf_tokenizers  # noqa: E402
 import llama_checkpoint as lc  # noqa: E402
+import model_checks as mc  # noqa: E402
+from model_checks import TOL, check_next_tokens  # noqa: E402
 
-TOL = 1e-4
 SENTENCES = [
     "The cat sat on the mat because it was tired.",
     " café naïve résumé — déjà vu, señor",
@@ -81,10 +80,6 @@ CASES = [
 ]
 
 
-def close(where, got, want, tol=TOL):
-    checks.close(where, got, want, tol)
-
-
 def case_config(family, vocab, fields):
     rows, bos, eos = VOCABS[vocab]
     base = dict(SMALL, vocab_size=rows, bos_token_id=bos if bos is not None else 151643, eos_token_id=eos)
@@ -114,29 +109,12 @@ def check_case_is_sensitive(label, cfg, weights):
         expect(label, np.abs(plain.attentions - ref.attentions).max() > 100 * TOL, "the RoPE scaling changes nothing")
 
 
-def check_next_tokens(where, got, probs):
-    """The ten most likely, in order; where two are within TOL either may come first or be tenth."""
-    order = np.argsort(-probs, kind="stable")
-    ids = [n["id"] for n in got]
-    if not expect(where, len(ids) == 10 and len(set(ids)) == 10, f"{len(ids)} next tokens, {len(set(ids))} distinct"):
-        return
-    close(where + " next-token probabilities", [n["prob"] for n in got], probs[ids])
-    tenth = probs[order[9]]
-    if ids != [int(i) for i in order[:10]]:
-        ranked = all(probs[a] >= probs[b] - TOL for a, b in zip(ids, ids[1:]))
-        expect(where, ranked and all(probs[i] >= tenth - TOL for i in ids),
-               f"next tokens {ids}, expected {[int(i) for i in order[:10]]}")
-    expect(where, all(isinstance(n.get("token"), str) for n in got), "a next token without its text")
-
-
 def check_sentence(attnviz, folder, cfg, weights, vocab, want_ids, sentence, tmp, label):
     where = f"{label} {sentence[:20]!r}"
-    out_json, out_npy = os.path.join(tmp, "out.json"), os.path.join(tmp, "npy")
-    shutil.rmtree(out_npy, ignore_errors=True)
-    if run(attnviz, "--model", folder, "--sentence", sentence, "--export", out_json, "--export-npy", out_npy).returncode:
+    out_npy = os.path.join(tmp, "npy")
+    got = mc.export(attnviz, folder, sentence, os.path.join(tmp, "out.json"), out_npy)
+    if got is None:
         return None
-    with open(out_json, encoding="utf-8") as f:
-        got = json.load(f)
     ids = got["token_ids"]
     bos = VOCABS[vocab][1]
     if bos is not None and not expect(where, ids[:1] == [bos], f"first id {ids[:1]}, expected the BOS {bos}"):
@@ -150,37 +128,12 @@ def check_sentence(attnviz, folder, cfg, weights, vocab, want_ids, sentence, tmp
     if not expect(where, all(0 <= i < cfg["vocab_size"] for i in ids), "an id outside the embedding"):
         return None
     ref = lc.forward(weights, cfg, ids)
-    nh, kv, n_layer = cfg["num_attention_heads"], cfg["num_key_value_heads"], cfg["num_hidden_layers"]
-    model = got["model"]
-    want_model = {"n_layer": n_layer, "n_head": nh, "n_kv_head": kv, "head_dim": lc.head_dim(cfg), "family": cfg["model_type"]}
-    expect(where, {k: model.get(k) for k in want_model} == want_model, f"model {model}, expected {want_model}")
-    expect(where, len(got["tokens"]) == len(ids), f"{len(got['tokens'])} token labels for {len(ids)} ids")
-    layers = got["layers"]
-    if not expect(where, len(layers) == n_layer and all(len(l["heads"]) == nh for l in layers), "layers × heads"):
+    want_model = {"n_layer": cfg["num_hidden_layers"], "n_head": cfg["num_attention_heads"],
+                  "n_kv_head": cfg["num_key_value_heads"], "head_dim": lc.head_dim(cfg), "family": cfg["model_type"]}
+    if mc.check_layers(where, got, out_npy, ids, want_model, ref.attentions, TOL, ref.kv_heads) is None:
         return None
-    kv_got = [[h.get("kv_head") for h in l["heads"]] for l in layers]
-    expect(where, kv_got == [ref.kv_heads] * n_layer, f"kv_head {kv_got[0]}, expected {ref.kv_heads}")
-    att = np.array([[h["weights"] for h in l["heads"]] for l in layers], dtype=np.float64)
-    close(where + " attention (JSON)", att, ref.attentions)
-    close(where + " attention (npy)", np.load(os.path.join(out_npy, "attentions.npy")), ref.attentions)
-    expect(where, list(np.load(os.path.join(out_npy, "token_ids.npy"))) == ids, "token_ids.npy differs from the ids")
-    with open(os.path.join(out_npy, "tokens.txt"), encoding="utf-8") as f:
-        expect(where, f.read().split("\n")[:-1] == got["tokens"], "tokens.txt differs from the JSON's tokens")
     check_next_tokens(where, got["next_tokens"], ref.probs)
     return ids
-
-
-def check_csv(attnviz, folder, cfg, weights, sentence, ids, tmp, label):
-    ref = lc.forward(weights, cfg, ids)
-    for layer, head in [(0, 1), (cfg["num_hidden_layers"] - 1, 3)]:
-        out_csv = os.path.join(tmp, "h.csv")
-        if run(attnviz, "--model", folder, "--sentence", sentence, "--layer", str(layer), "--head", str(head),
-               "--export-csv", out_csv).returncode:
-            continue
-        with open(out_csv, encoding="utf-8", newline="") as f:
-            rows = list(csv.reader(f))
-        got = np.array([[float(x) for x in r[1:]] for r in rows[1:]])
-        close(f"{label} --layer {layer} --head {head} --export-csv", got, ref.attentions[layer][head])
 
 
 def check_broken(attnviz, tokenizers, tmp):
@@ -202,12 +155,7 @@ def check_broken(attnviz, tokenizers, tmp):
         else:
             shutil.copytree(good, folder)
             change(folder)
-        out = os.path.join(tmp, "never.json")
-        p = run(attnviz, "--model", folder, "--sentence", "The cat sat.", "--export", out, expect=2)
-        lines = p.stderr.strip().split("\n")
-        ok = len(lines) == 1 and all(any(x in lines[0] for x in (f if isinstance(f, tuple) else (f,))) for f in fragments)
-        expect(f"broken {name}", ok, f"expected one line with {fragments}, got {p.stderr.strip()[:300]!r}")
-        expect(f"broken {name}", not os.path.exists(out), "an output file was written")
+        mc.check_refused(attnviz, folder, "The cat sat.", fragments, f"broken {name}", tmp)
 
     def edit_config(**changes):
         def change(folder):
@@ -272,9 +220,7 @@ def check_broken(attnviz, tokenizers, tmp):
 def check_what_if(attnviz, folder, cfg, weights, sentence, ids, tmp, label):
     """--ablate, --ablate-mean, --hide-token against the float64 forward with the same hooks (a
     sliding window, grouped kv heads and a BOS among the keys included)."""
-    n_layer, nh = cfg["num_hidden_layers"], cfg["num_attention_heads"]
-    plain = lc.forward(weights, cfg, ids)
-    last = n_layer - 1
+    nh, last = cfg["num_attention_heads"], cfg["num_hidden_layers"] - 1
     cases = [
         (["--ablate", f"{last}.0", "--ablate", f"{last}.1", "--ablate", f"{last}.2", "--ablate", f"{last}.3"],
          dict(zero={(last, h) for h in range(nh)})),
@@ -282,21 +228,7 @@ def check_what_if(attnviz, folder, cfg, weights, sentence, ids, tmp, label):
         (["--hide-token", "0"], dict(hide=(0,))),
         (["--hide-token", "4", "--hide-token", "2", "--ablate-mean", f"{last}.3"], dict(hide=(4, 2), mean={(last, 3)})),
     ]
-    out_json, out_npy = os.path.join(tmp, "whatif.json"), os.path.join(tmp, "whatif-npy")
-    for args, hooks in cases:
-        where = f"{label} what-if {' '.join(args)}"
-        if run(attnviz, "--model", folder, "--sentence", sentence, *args, "--export", out_json, "--export-npy", out_npy).returncode:
-            continue
-        with open(out_json, encoding="utf-8") as f:
-            got = json.load(f)
-        ref = lc.forward(weights, cfg, ids, **hooks)
-        att = np.load(os.path.join(out_npy, "attentions.npy"))
-        close(where + " attention (npy)", att, ref.attentions)
-        for token in hooks.get("hide", ()):
-            expect(where, not np.any(att[:, :, :, token]), f"token {token} hidden but read")
-        check_next_tokens(where + " after", got["next_tokens"], ref.probs)
-        before = got["what_if"]["next_tokens_before"]
-        close(where + " before", [n["prob"] for n in before], plain.probs[[n["id"] for n in before]])
+    mc.check_what_ifs(attnviz, folder, sentence, cases, lambda **hooks: lc.forward(weights, cfg, ids, **hooks), tmp, label)
 
 
 def main():
@@ -323,7 +255,7 @@ def main():
                 ids = check_sentence(attnviz, folder, cfg, values, vocab, want[vocab], sentence, tmp, label)
                 passes += 1
                 if ids is not None and sentence == SENTENCES[0] and (i in (5, 9)):
-                    check_csv(attnviz, folder, cfg, values, sentence, ids, tmp, label)
+                    mc.check_head_csvs(attnviz, folder, sentence, lc.forward(values, cfg, ids).attentions, tmp, label)
                 if ids is not None and sentence == SENTENCES[0] and (i in (0, 3, 9)):
                     check_what_if(attnviz, folder, cfg, values, sentence, ids, tmp, label)
             shutil.rmtree(folder)

@@ -45,9 +45,8 @@ import time
 import unicodedata
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from checks import FAILURES, fail  # noqa: E402
 import hf_tokenizers  # noqa: E402
-
-FAILURES = []
 
 # Where transformers.js is known to differ from Hugging Face's tokenizers (Rust): a predicate on
 # (family, text) and the reason. Such a text is reported, not failed. Known ones the corpus avoids:
@@ -55,11 +54,6 @@ FAILURES = []
 # case-folds to s) is a contraction to Rust's Oniguruma and to PCRE2 here but not to JavaScript; and
 # JavaScript's \s takes U+FEFF and not U+0085, the other way round from Unicode's White_Space.
 KNOWN_JS_DIFFERENCES = []
-
-
-def fail(where, what):
-    FAILURES.append(f"{where}: {what}")
-    print(f"FAIL {where}: {what}", flush=True)
 
 
 def corpus():
