@@ -63,15 +63,16 @@ Builder::Builder(std::string vocabWhere, std::string vocabName)
     : m_vocabWhere(std::move(vocabWhere)), m_vocabName(std::move(vocabName)), m_impl(std::make_unique<ByteBpe::Impl>()) {}
 
 void Builder::addToken(std::string text, long long id, const std::string& where) {
-    const std::string place = where + ": token " + shown(text);
+    // the token's place, made for a message only (a vocabulary has 262,144 of them)
+    const auto place = [&] { return where + ": token " + shown(text); };
     if (text.empty()) throw InputError(where, "a token is the empty text");
     if (text.size() > kMaxTokenBytes)
-        throw InputError(place, "longer than " + std::to_string(kMaxTokenBytes) + " bytes, the most a token may be");
-    if (id < 0 || static_cast<std::size_t>(id) >= kMaxTokens) throw InputError(place, idRange(std::to_string(id)));
+        throw InputError(place(), "longer than " + std::to_string(kMaxTokenBytes) + " bytes, the most a token may be");
+    if (id < 0 || static_cast<std::size_t>(id) >= kMaxTokens) throw InputError(place(), idRange(std::to_string(id)));
     auto& texts = m_impl->texts;
     if (static_cast<std::size_t>(id) >= texts.size()) texts.resize(static_cast<std::size_t>(id) + 1);
-    if (!texts[id].empty()) throw InputError(place, "its id " + std::to_string(id) + " is also the id of " + shown(texts[id]));
-    if (!m_impl->ids.emplace(text, static_cast<int>(id)).second) throw InputError(place, "appears twice");
+    if (!texts[id].empty()) throw InputError(place(), "its id " + std::to_string(id) + " is also the id of " + shown(texts[id]));
+    if (!m_impl->ids.emplace(text, static_cast<int>(id)).second) throw InputError(place(), "appears twice");
     texts[id] = std::move(text);
 }
 
