@@ -204,8 +204,9 @@ TEST(GemmaConfig, RefusesWhatItCannotComputeByName) {
               "config.json: num_key_value_heads: 3 does not divide num_attention_heads 4");
     EXPECT_EQ(gemmaError(gemmaConfig("gemma2", {{"head_dim", 7}})),
               "config.json: head_dim: 7 is odd: rotary positions turn pairs of dimensions");
-    EXPECT_EQ(gemmaError(gemmaConfig("gemma2", {{"hidden_activation", "tanh"}})),
-              "config.json: hidden_activation: 'tanh' is not one attnviz computes (gelu_pytorch_tanh, gelu, silu)");
+    EXPECT_EQ(
+        gemmaError(gemmaConfig("gemma2", {{"hidden_activation", "tanh"}})),
+        "config.json: hidden_activation: 'tanh' is not one attnviz computes (gelu, gelu_new, gelu_fast, gelu_pytorch_tanh, relu, silu)");
     EXPECT_EQ(gemmaError(gemmaConfig("gemma2", {{"attn_logit_softcapping", -1}})),
               "config.json: attn_logit_softcapping: -1 is outside 0 … 1e+06");
 }

@@ -46,7 +46,7 @@ decoder::Config bertLike(const json& j, const std::string& family, const std::st
     c.typeVocab = sizeField(j, "type_vocab_size", kMaxTypes, name, who, false, family == "roberta" ? 1 : 2);
     checkHeads(c, "num_attention_heads", "hidden_size", name);
     c.normEpsilon = static_cast<float>(numberField(j, "layer_norm_eps", 1e-12, 0, 1, name));
-    c.activation = activationField(j, "hidden_act", name);
+    c.activation = activationField(j, "hidden_act", Activation::GeluErf, name);
     // BERT's head transforms with hidden_act; RoBERTa's LM head with GELU (erf) whatever it says.
     c.headActivation = family == "roberta" ? Activation::GeluErf : c.activation;
     if (const auto positions = j.find("position_embedding_type"); positions != j.end() && !positions->is_null()) {
@@ -90,25 +90,12 @@ decoder::Config distilBert(const json& j, const std::string& name) {
     c.nPositions = sizeField(j, "max_position_embeddings", kMaxPositions, name, kWho, false, 512);
     checkHeads(c, "n_heads", "dim", name);
     c.normEpsilon = 1e-12f;
-    c.activation = activationField(j, "activation", name);
+    c.activation = activationField(j, "activation", Activation::GeluErf, name);
     c.headActivation = c.activation;  // DistilBertForMaskedLM's head uses the config's activation
     return c;
 }
 
 }  // namespace
-
-Activation activationField(const json& j, const char* key, const std::string& name) {
-    const auto act = j.find(key);
-    if (act == j.end() || act->is_null()) return Activation::GeluErf;
-    const std::string value = act->is_string() ? act->get<std::string>() : std::string();
-    // gelu_new, gelu_fast and gelu_pytorch_tanh are one formula: 0.5 x (1 + tanh(√(2/π) (x + 0.044715 x³))).
-    if (value == "gelu") return Activation::GeluErf;
-    if (value == "gelu_new" || value == "gelu_fast" || value == "gelu_pytorch_tanh") return Activation::GeluTanh;
-    if (value == "relu") return Activation::Relu;
-    if (value == "silu" || value == "swish") return Activation::Silu;
-    throw InputError(name + ": " + key, (act->is_string() ? quoteValue(value) : describeJson(*act)) +
-                                            " is not one attnviz computes (gelu, gelu_new, gelu_fast, gelu_pytorch_tanh, relu, silu)");
-}
 
 void checkHeads(const decoder::Config& c, const char* heads, const char* width, const std::string& name) {
     if (c.nEmbd % c.nHead != 0)

@@ -10,9 +10,6 @@
 
 namespace attnviz::core::bert {
 
-// config.json's `key` (hidden_act, activation, hidden_activation, classifier_activation) as
-// transformers' ACT2FN names it; missing or null: GELU (erf). Errors name `name` and the key.
-decoder::Activation activationField(const nlohmann::json& j, const char* key, const std::string& name);
 // Throws InputError naming `heads` unless the config's heads divide its width (`width` the key).
 void checkHeads(const decoder::Config& c, const char* heads, const char* width, const std::string& name);
 

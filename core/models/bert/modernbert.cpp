@@ -50,8 +50,8 @@ decoder::Config modernBertConfig(const json& j, const std::string& name) {
         throw InputError(name + ": num_attention_heads",
                          "a head width of " + std::to_string(c.headDim) + " is odd: rotary positions turn pairs of dimensions");
     c.normEpsilon = static_cast<float>(numberField(j, "norm_eps", 1e-5, 0, 1, name));
-    c.activation = activationField(j, "hidden_activation", name);
-    c.headActivation = activationField(j, "classifier_activation", name);
+    c.activation = activationField(j, "hidden_activation", decoder::Activation::GeluErf, name);
+    c.headActivation = activationField(j, "classifier_activation", decoder::Activation::GeluErf, name);
     c.gatedMlp = true;
     c.rotary = true;
     c.qkvBias = c.outBias = flagField(j, "attention_bias", false, name);

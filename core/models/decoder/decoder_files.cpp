@@ -83,6 +83,19 @@ bool flagField(const nlohmann::json& j, const char* key, bool fallback, const st
     return it->get<bool>();
 }
 
+Activation activationField(const nlohmann::json& j, const char* key, Activation fallback, const std::string& name) {
+    const auto act = j.find(key);
+    if (act == j.end() || act->is_null()) return fallback;
+    const std::string value = act->is_string() ? act->get<std::string>() : std::string();
+    // gelu_new, gelu_fast and gelu_pytorch_tanh are one formula: 0.5 x (1 + tanh(√(2/π) (x + 0.044715 x³))).
+    if (value == "gelu") return Activation::GeluErf;
+    if (value == "gelu_new" || value == "gelu_fast" || value == "gelu_pytorch_tanh") return Activation::GeluTanh;
+    if (value == "relu") return Activation::Relu;
+    if (value == "silu" || value == "swish") return Activation::Silu;
+    throw InputError(name + ": " + key, (act->is_string() ? quoteValue(value) : describeJson(*act)) +
+                                            " is not one attnviz computes (gelu, gelu_new, gelu_fast, gelu_pytorch_tanh, relu, silu)");
+}
+
 double numberField(const nlohmann::json& j, const char* key, double fallback, double low, double high, const std::string& name) {
     const auto it = j.find(key);
     if (it == j.end() || it->is_null()) return fallback;

@@ -99,6 +99,10 @@ void takeLmHead(Checkpoint::Parts& parts, const Tensors& tensors, const std::str
 // "[768, 2304]"
 std::string shapeText(const std::vector<std::int64_t>& shape);
 
+// config.json's `key` (hidden_act, hidden_activation, activation, classifier_activation) as
+// transformers' ACT2FN names it; missing or null: `fallback`. Errors name `name` and the key.
+Activation activationField(const nlohmann::json& j, const char* key, Activation fallback, const std::string& name);
+
 // One set of rotary settings over base `theta`, from a rope_scaling or rope_parameters object
 // (`scaling`; null or absent: none): rope_type (or type) default, linear, llama3 or longrope, each
 // with the fields it needs; another type is refused, naming `where` ("config.json: rope_scaling").

@@ -45,18 +45,6 @@ float capField(const json& j, const char* key, double fallback, const std::strin
     return static_cast<float>(numberField(j, key, fallback, 0, 1e6, name));
 }
 
-decoder::Activation readActivation(const json& j, const std::string& name) {
-    const char* key = j.contains("hidden_activation") ? "hidden_activation" : "hidden_act";
-    const auto act = j.find(key);
-    if (act == j.end() || act->is_null()) return decoder::Activation::GeluTanh;
-    const std::string value = act->is_string() ? act->get<std::string>() : std::string();
-    if (value == "gelu_pytorch_tanh" || value == "gelu_new" || value == "gelu_fast") return decoder::Activation::GeluTanh;
-    if (value == "gelu") return decoder::Activation::GeluErf;
-    if (value == "silu" || value == "swish") return decoder::Activation::Silu;
-    throw InputError(name + ": " + key, (act->is_string() ? quoteValue(value) : describeJson(*act)) +
-                                            " is not one attnviz computes (gelu_pytorch_tanh, gelu, silu)");
-}
-
 // Which layers slide: transformers 5's layer_types, else Gemma 2's even layers, or Gemma 3's all
 // but every sliding_window_pattern-th.
 std::vector<bool> slidingLayers(const json& j, bool gemma3, int layers, const std::string& name) {
@@ -165,7 +153,9 @@ decoder::Config parseConfig(std::string_view text, const std::string& name) {
     if (c.headDim % 2 != 0)
         throw InputError(at + ": head_dim", std::to_string(c.headDim) + " is odd: rotary positions turn pairs of dimensions");
     c.normEpsilon = static_cast<float>(numberField(j, "rms_norm_eps", 1e-6, 0, 1, at));
-    c.activation = readActivation(j, at);
+    // Gemma's field is hidden_activation (older configs: hidden_act)
+    c.activation = decoder::activationField(j, j.contains("hidden_activation") ? "hidden_activation" : "hidden_act",
+                                            decoder::Activation::GeluTanh, at);
     c.scoreDim = sizeField(j, "query_pre_attn_scalar", kMaxWidth, at, who, false, 256);
     c.embedScale = static_cast<float>(std::sqrt(static_cast<double>(c.nEmbd)));
     // Gemma 3's attention passes no cap to its softmax, whatever attn_logit_softcapping says.
