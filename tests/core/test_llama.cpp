@@ -103,7 +103,7 @@ TEST(LlamaConfig, RefusesWhatItCannotComputeByName) {
     EXPECT_EQ(configError(config("bert")),
               "config.json: model_type: 'bert' is not a family this reader knows (llama, mistral, qwen2, qwen3, phi3)");
     EXPECT_EQ(configError(config("llama", {{"hidden_act", "relu2"}})),
-              "config.json: hidden_act: 'relu2' is not one attnviz computes (silu, gelu, gelu_new, gelu_pytorch_tanh)");
+              "config.json: hidden_act: 'relu2' is not one attnviz computes (gelu, gelu_new, gelu_fast, gelu_pytorch_tanh, relu, silu)");
 }
 
 TEST(LlamaConfig, SlidingWindowsAsEachFamilyPlacesThem) {

@@ -108,17 +108,6 @@ std::vector<int> readWindows(const json& j, const std::string& type, int layers,
     return windows;
 }
 
-decoder::Activation readActivation(const json& j, const std::string& name) {
-    const auto act = j.find("hidden_act");
-    if (act == j.end() || act->is_null()) return decoder::Activation::Silu;
-    const std::string value = act->is_string() ? act->get<std::string>() : std::string();
-    if (value == "silu" || value == "swish") return decoder::Activation::Silu;
-    if (value == "gelu") return decoder::Activation::GeluErf;
-    if (value == "gelu_new" || value == "gelu_pytorch_tanh" || value == "gelu_fast") return decoder::Activation::GeluTanh;
-    throw InputError(name + ": hidden_act", (act->is_string() ? quoteValue(value) : describeJson(*act)) +
-                                                " is not one attnviz computes (silu, gelu, gelu_new, gelu_pytorch_tanh)");
-}
-
 }  // namespace
 
 bool readsModelType(std::string_view modelType) {
@@ -164,7 +153,7 @@ decoder::Config parseConfig(std::string_view text, const std::string& name) {
     if (c.headDim % 2 != 0)
         throw InputError(name + ": head_dim", std::to_string(c.headDim) + " is odd: rotary positions turn pairs of dimensions");
     c.normEpsilon = static_cast<float>(numberField(j, "rms_norm_eps", 1e-6, 0, 1, name));
-    c.activation = readActivation(j, name);
+    c.activation = decoder::activationField(j, "hidden_act", decoder::Activation::Silu, name);
     // Phi-3's partial rotary: RoPE turns the leading int(d_h · factor) dimensions of a head.
     if (const double part = numberField(j, "partial_rotary_factor", 1, 0, 1 + 1e-9, name); part != 1) {
         c.rotaryDim = static_cast<int>(c.headDim * part);
