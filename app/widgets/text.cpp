@@ -6,6 +6,7 @@
 #include "core/text/tokenizer.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 
 namespace attnviz::widgets {
@@ -224,10 +225,53 @@ std::string fitLogical(std::string_view text, float maxWidth, std::size_t maxGly
     return shown.substr(0, ends.empty() ? 0 : ends[lo]) + kEllipsis;
 }
 
+namespace {
+
+// `text` with a line break for the space before each word that would pass `width`: Dear ImGui
+// also breaks after "." and ",", which splits a number such as 0.125 or 32,768 across two lines.
+// A word wider than the whole width is left to Dear ImGui's wrapping.
+std::string breakAtSpaces(std::string_view text, float width) {
+    std::string out;
+    out.reserve(text.size());
+    float line = 0.0f;
+    const float space = ImGui::CalcTextSize(" ").x;
+    for (std::size_t pos = 0; pos <= text.size();) {
+        const std::size_t end = std::min(text.find_first_of(" \n", pos), text.size());
+        const std::string_view word = text.substr(pos, end - pos);
+        const float w = ImGui::CalcTextSize(word.data(), word.data() + word.size()).x;
+        if (pos > 0 && out.back() == ' ' && line + w > width && line > 0.0f) {
+            out.back() = '\n';
+            line = 0.0f;
+        }
+        out += word;
+        line += w + space;
+        if (end == text.size()) break;
+        out += text[end];
+        if (text[end] == '\n') line = 0.0f;
+        pos = end + 1;
+    }
+    return out;
+}
+
+}  // namespace
+
 void shownWrapped(std::string_view shown, const ImVec4* colour, float wrapWidth) {
     if (colour) ImGui::PushStyleColor(ImGuiCol_Text, *colour);
     ImGui::PushTextWrapPos(wrapWidth > 0.0f ? ImGui::GetCursorPosX() + wrapWidth : 0.0f);
-    pieces(shown);
+    // only in a column of a set width, where a number would be split: elsewhere Dear ImGui's
+    // breaks pack the lines tighter, as the layouts that fit were made for
+    const auto number = [](std::string_view t) {
+        for (std::size_t i = 1; i + 1 < t.size(); ++i)
+            if ((t[i] == '.' || t[i] == ',') && std::isdigit(static_cast<unsigned char>(t[i - 1])) != 0 &&
+                std::isdigit(static_cast<unsigned char>(t[i + 1])) != 0)
+                return true;
+        return false;
+    };
+    if (wrapWidth > 0.0f && number(shown) && textWidth(shown) > wrapWidth) {
+        pieces(breakAtSpaces(shown, wrapWidth));
+    } else {
+        pieces(shown);
+    }
     ImGui::PopTextWrapPos();
     if (colour) ImGui::PopStyleColor();
 }
