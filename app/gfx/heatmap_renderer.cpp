@@ -163,13 +163,13 @@ HeatmapRenderer::HeatmapRenderer() {
     m_uHatch = glGetUniformLocation(p, "u_hatch");
 }
 
-void HeatmapRenderer::draw(ImDrawList* list, const HeatmapTexture& texture, ImVec2 min, ImVec2 max, ImVec2 uv0, ImVec2 uv1) {
+void HeatmapRenderer::draw(ImDrawList* list, const HeatmapTexture& texture, ImVec2 min, ImVec2 max, ImVec2 uv0, ImVec2 uv1, bool hatch) {
     if (texture.empty()) return;
     if (!m_program) {  // no GL (panel tests): a flat stand-in keeps the layout
         list->AddRectFilled(min, max, IM_COL32(90, 90, 100, 255));
         return;
     }
-    m_calls.push_back(Call{this, texture.id(), min, max, texture.toTexture(uv0), texture.toTexture(uv1)});
+    m_calls.push_back(Call{this, texture.id(), min, max, texture.toTexture(uv0), texture.toTexture(uv1), hatch});
     list->AddCallback(&HeatmapRenderer::callback, &m_calls.back());
     list->AddCallback(ImDrawCallback_ResetRenderState, nullptr);
 }
@@ -199,7 +199,7 @@ void HeatmapRenderer::render(const Call& c, ImVec2 displayPos, ImVec2 displaySiz
     glUniform4f(m_uRect, ndcX(c.min.x), ndcY(c.min.y), ndcX(c.max.x), ndcY(c.max.y));
     glUniform4f(m_uUv, c.uv0.x, c.uv0.y, c.uv1.x, c.uv1.y);
     glUniform3f(m_uInk, core::kMaskedInk.r / 255.0f, core::kMaskedInk.g / 255.0f, core::kMaskedInk.b / 255.0f);
-    glUniform1f(m_uHatch, 8.0f * pixelScale);
+    glUniform1f(m_uHatch, c.hatch ? 8.0f * pixelScale : 0.0f);
     glDrawArrays(GL_TRIANGLE_STRIP, 0, 4);
 }
 

@@ -107,8 +107,9 @@ public:
     void beginFrame() { m_calls.clear(); }
 
     // Draws the part [uv0, uv1] of the matrix in `texture` (fractions of its cells: u = key
-    // axis, v = query axis) into the screen rectangle [min, max]; masked texels are hatched.
-    void draw(ImDrawList* list, const HeatmapTexture& texture, ImVec2 min, ImVec2 max, ImVec2 uv0, ImVec2 uv1);
+    // axis, v = query axis) into the screen rectangle [min, max]; masked texels are hatched, or
+    // with `hatch` false drawn flat in the hatch's paper colour (thumbnails too small for stripes).
+    void draw(ImDrawList* list, const HeatmapTexture& texture, ImVec2 min, ImVec2 max, ImVec2 uv0, ImVec2 uv1, bool hatch = true);
 
     // Draws the whole matrix into [min, max] of the bound framebuffer right away (benchmarks).
     void drawNow(const HeatmapTexture& texture, ImVec2 min, ImVec2 max, ImVec2 displaySize) const;
@@ -118,6 +119,7 @@ private:
         const HeatmapRenderer* renderer;
         GLuint texture;
         ImVec2 min, max, uv0, uv1;  // uv in texture coordinates
+        bool hatch = true;
     };
     static void callback(const ImDrawList* list, const ImDrawCmd* cmd);
     void render(const Call& call, ImVec2 displayPos, ImVec2 displaySize, float pixelScale) const;

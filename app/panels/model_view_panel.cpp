@@ -169,15 +169,12 @@ void ModelViewPanel::draw(PanelContext& ctx) {
     const gfx::HeatmapTexture& tex = ctx.textures.get("model-atlas", stamp, colouring, [&] {
         gfx::MatrixSource m;
         m.texels = thumbnailAtlas(s, layout.order, st.view.modelView.pooling, crop);
-        // A masked block's weights are 0: drawn so, since hatching every tile's mask hides the maps.
-        for (float& v : m.texels)
-            if (core::isMaskedTexel(v)) v = 0.0f;
         m.rows = static_cast<int>(s.layers * crop.rows());
         m.cols = static_cast<int>(s.heads * crop.cols());
         return m;
     });
     std::string caption = std::to_string(s.layers) + (s.layers == 1 ? " layer × " : " layers × ") + std::to_string(s.heads) + " heads · " +
-                          scaleWords(tex) + " · masked cells as 0";
+                          scaleWords(tex) + " · masked cells grey";
     if (crop.rows() != s.side || crop.cols() != s.sideKeys) caption += std::string(" · ") + pairFilterName(st.view.pairFilter) + " only";
     if (s.factor > 1)
         caption += " · block " + std::string(st.view.modelView.pooling == core::BlockPooling::Mean ? "means" : "maxima") + " of " +
@@ -197,7 +194,8 @@ void ModelViewPanel::draw(PanelContext& ctx) {
             widgets::wrappedTextColored(ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled), core::movedRule());
     }
 
-    // The grid: axis labels left and above, tiles at one size, the colour bar on the right.
+    // The grid: axis labels left and above, tiles at one size, the colour bar on the right. Few
+    // heads over many layers wrap into groups of layers side by side, each labelled (tileGrid).
     ImDrawList* list = ImGui::GetWindowDrawList();
     const ImVec2 origin = ImGui::GetCursorScreenPos();
     const ImVec2 avail(ImGui::GetContentRegionAvail().x - (side ? columnW + em : 0.0f), ImGui::GetContentRegionAvail().y);
@@ -205,22 +203,37 @@ void ModelViewPanel::draw(PanelContext& ctx) {
     const bool ranked = st.view.modelView.order == core::TileOrder::Ranked && layout.scores;
     const std::string widestRow = ranked ? "#" + std::to_string(s.layers * s.heads) : "L" + std::to_string(s.firstLayer + s.layers);
     const float labelW = ImGui::CalcTextSize(widestRow.c_str()).x + em * 0.5f;
-    const float barW = em * 3.5f;
+    const float barW = em * 3.5f, groupGap = em * 0.8f;
     const float aspect = static_cast<float>(crop.rows()) / static_cast<float>(std::max<Eigen::Index>(1, crop.cols()));
-    const float roomW = avail.x - labelW - barW, roomH = avail.y - lineH - em * 0.5f;
-    if (roomW < 2.0f * static_cast<float>(s.heads) || roomH < 2.0f * static_cast<float>(s.layers) * aspect) {
+    const float roomW = avail.x - barW, roomH = avail.y - lineH - em * 0.5f;
+    const TileGrid grid = tileGrid(s.layers, s.heads, aspect, roomW, roomH, labelW, groupGap);
+    const float tile = grid.tile, tileH = grid.tileH;
+    const float blockW = tile * static_cast<float>(s.heads), stride = labelW + blockW + groupGap;
+    const auto groups = static_cast<float>(grid.groups);
+    if (groups * (labelW + blockW) + (groups - 1.0f) * groupGap > roomW + 0.5f ||
+        static_cast<float>(grid.perGroup) * tileH > roomH + 0.5f) {
         if (avail.y >= lineH) ImGui::TextDisabled("%s", widgets::fitLabel("enlarge the panel to see the tiles", avail.x).c_str());
         if (m_previewing && st.view.previewHead != -2) ctx.actions.emit(action::SetPreviewHead{-2});
         m_previewing = false;
         ImGui::End();
         return;
     }
-    const float tile =
-        std::max(2.0f, std::floor(std::min(roomW / static_cast<float>(s.heads), roomH / (static_cast<float>(s.layers) * aspect))));
-    const float tileH = std::max(2.0f, std::floor(tile * aspect));
-    const ImVec2 gMin(origin.x + labelW, origin.y + lineH + em * 0.25f);
-    const ImVec2 gMax(gMin.x + tile * static_cast<float>(s.heads), gMin.y + tileH * static_cast<float>(s.layers));
-    ctx.heatmaps.draw(list, tex, gMin, gMax, ImVec2(0, 0), ImVec2(1, 1));
+    const float top = origin.y + lineH + em * 0.25f;
+    const auto groupRows = [&](int g) { return std::min(grid.perGroup, s.layers - g * grid.perGroup); };
+    const auto groupX = [&](int g) { return origin.x + stride * static_cast<float>(g) + labelW; };  // where its tiles start
+    // slot k: row k / heads (a layer, or ranks), column k % heads
+    const auto slotAt = [&](std::size_t k) {
+        const int row = static_cast<int>(k / static_cast<std::size_t>(s.heads)),
+                  col = static_cast<int>(k % static_cast<std::size_t>(s.heads));
+        return ImVec2(groupX(row / grid.perGroup) + tile * static_cast<float>(col), top + tileH * static_cast<float>(row % grid.perGroup));
+    };
+    for (int g = 0; g < grid.groups; ++g) {
+        const int first = g * grid.perGroup, rows = groupRows(g);
+        const auto layers = static_cast<float>(s.layers);
+        ctx.heatmaps.draw(list, tex, ImVec2(groupX(g), top), ImVec2(groupX(g) + blockW, top + tileH * static_cast<float>(rows)),
+                          ImVec2(0, static_cast<float>(first) / layers), ImVec2(1, static_cast<float>(first + rows) / layers),
+                          false);  // masked texels flat grey: stripes in every tile would hide the maps
+    }
 
     // A sentence pair seen whole: the boundary between A and B across every tile, on both axes
     // (one line through each row and each column of tiles), where the tiles are large enough.
@@ -230,13 +243,16 @@ void ModelViewPanel::draw(PanelContext& ctx) {
         for (const Eigen::Index at : {pair.aEnd, pair.bStart}) {
             const float fx = static_cast<float>(at) / f / static_cast<float>(s.sideKeys) * tile;
             const float fy = static_cast<float>(at) / f / static_cast<float>(s.side) * tileH;
-            for (int c = 0; c < s.heads; ++c) {
-                const float x = gMin.x + tile * static_cast<float>(c) + fx;
-                list->AddLine(ImVec2(x, gMin.y), ImVec2(x, gMax.y), boundary);
-            }
-            for (int r = 0; r < s.layers; ++r) {
-                const float y = gMin.y + tileH * static_cast<float>(r) + fy;
-                list->AddLine(ImVec2(gMin.x, y), ImVec2(gMax.x, y), boundary);
+            for (int g = 0; g < grid.groups; ++g) {
+                const float bottom = top + tileH * static_cast<float>(groupRows(g));
+                for (int c = 0; c < s.heads; ++c) {
+                    const float x = groupX(g) + tile * static_cast<float>(c) + fx;
+                    list->AddLine(ImVec2(x, top), ImVec2(x, bottom), boundary);
+                }
+                for (int r = 0; r < groupRows(g); ++r) {
+                    const float y = top + tileH * static_cast<float>(r) + fy;
+                    list->AddLine(ImVec2(groupX(g), y), ImVec2(groupX(g) + blockW, y), boundary);
+                }
             }
             if (pair.bStart == pair.aEnd) break;
         }
@@ -246,37 +262,44 @@ void ModelViewPanel::draw(PanelContext& ctx) {
     const ImU32 bg = ImGui::GetColorU32(ImGuiCol_WindowBg);
     const float gap = tile >= 24.0f ? std::round(2.0f * ctx.scale) : 1.0f;
     if (tile >= 6.0f) {
-        for (int c = 1; c < s.heads; ++c) {
-            const float x = gMin.x + tile * static_cast<float>(c);
-            list->AddRectFilled(ImVec2(x - gap * 0.5f, gMin.y), ImVec2(x + gap * 0.5f, gMax.y), bg);
-        }
-        for (int r = 1; r < s.layers; ++r) {
-            const float y = gMin.y + tileH * static_cast<float>(r);
-            list->AddRectFilled(ImVec2(gMin.x, y - gap * 0.5f), ImVec2(gMax.x, y + gap * 0.5f), bg);
+        for (int g = 0; g < grid.groups; ++g) {
+            const float bottom = top + tileH * static_cast<float>(groupRows(g));
+            for (int c = 1; c < s.heads; ++c) {
+                const float x = groupX(g) + tile * static_cast<float>(c);
+                list->AddRectFilled(ImVec2(x - gap * 0.5f, top), ImVec2(x + gap * 0.5f, bottom), bg);
+            }
+            for (int r = 1; r < groupRows(g); ++r) {
+                const float y = top + tileH * static_cast<float>(r);
+                list->AddRectFilled(ImVec2(groupX(g), y - gap * 0.5f), ImVec2(groupX(g) + blockW, y + gap * 0.5f), bg);
+            }
         }
     }
 
-    // Axis labels, thinned to what fits: layers (or ranks) on the left, heads (or ranks in a layer) above.
+    // Axis labels, thinned to what fits: layers (or ranks) left of each group, heads (or ranks in a layer) above.
     const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text), dim = ImGui::GetColorU32(ImGuiCol_TextDisabled);
-    // Thinned: the first, then every step-th counting from 1 (as the heatmap's positions).
+    // Thinned: the first, then every step-th counting from 1 (as the heatmap's positions), in each group.
     const auto labelled = [](int i, int step) { return step == 1 || (i == 0 && step > 2) || (i + 1) % step == 0; };
     const int rowStep = widgets::niceStep(lineH / tileH);
-    for (int r = 0; r < s.layers; ++r) {
+    for (int row = 0; row < s.layers; ++row) {
+        const int r = row % grid.perGroup;
         if (!labelled(r, rowStep)) continue;
-        const std::string label = ranked ? "#" + std::to_string(r * s.heads + 1) : "L" + std::to_string(s.firstLayer + r + 1);
+        const std::string label = ranked ? "#" + std::to_string(row * s.heads + 1) : "L" + std::to_string(s.firstLayer + row + 1);
         const ImVec2 size = ImGui::CalcTextSize(label.c_str());
-        list->AddText(ImVec2(gMin.x - size.x - em * 0.3f, gMin.y + tileH * (static_cast<float>(r) + 0.5f) - size.y * 0.5f), text,
-                      label.c_str());
+        list->AddText(
+            ImVec2(groupX(row / grid.perGroup) - size.x - em * 0.3f, top + tileH * (static_cast<float>(r) + 0.5f) - size.y * 0.5f), text,
+            label.c_str());
     }
     if (!ranked) {
         const float widestHead = ImGui::CalcTextSize(std::to_string(s.heads).c_str()).x + em * 0.4f;
         const int colStep = widgets::niceStep(widestHead / tile);
-        for (int c = 0; c < s.heads; ++c) {
-            if (!labelled(c, colStep)) continue;
-            const bool sorted = st.view.modelView.order == core::TileOrder::WithinLayer && layout.scores;
-            const std::string label = (sorted ? "#" : "") + std::to_string(c + 1);
-            const ImVec2 size = ImGui::CalcTextSize(label.c_str());
-            list->AddText(ImVec2(gMin.x + tile * (static_cast<float>(c) + 0.5f) - size.x * 0.5f, origin.y), text, label.c_str());
+        const bool sorted = st.view.modelView.order == core::TileOrder::WithinLayer && layout.scores;
+        for (int g = 0; g < grid.groups; ++g) {
+            for (int c = 0; c < s.heads; ++c) {
+                if (!labelled(c, colStep)) continue;
+                const std::string label = (sorted ? "#" : "") + std::to_string(c + 1);
+                const ImVec2 size = ImGui::CalcTextSize(label.c_str());
+                list->AddText(ImVec2(groupX(g) + tile * (static_cast<float>(c) + 0.5f) - size.x * 0.5f, origin.y), text, label.c_str());
+            }
         }
     }
     const char* corner = ranked                                                                     ? "rank"
@@ -284,7 +307,7 @@ void ModelViewPanel::draw(PanelContext& ctx) {
                                                                                                     : "layer \\ head";
     // the corner's words where they end before the first column's number (or anywhere above the
     // first tile when the columns are unnumbered, as ranked)
-    const float cornerRoom = ranked ? labelW + tile : (gMin.x - origin.x) + tile * 0.5f - ImGui::CalcTextSize("#1").x * 0.5f - em * 0.3f;
+    const float cornerRoom = ranked ? labelW + tile : labelW + tile * 0.5f - ImGui::CalcTextSize("#1").x * 0.5f - em * 0.3f;
     if (ImGui::CalcTextSize(corner).x <= cornerRoom) list->AddText(ImVec2(origin.x, origin.y), dim, corner);
 
     // Per tile: the tint bar, the name where it fits (sorted orders), the selection's frame.
@@ -301,8 +324,7 @@ void ModelViewPanel::draw(PanelContext& ctx) {
     const ImU32 accent = IM_COL32(239, 68, 68, 255);
     for (std::size_t k = 0; k < layout.order.size(); ++k) {
         const int index = layout.order[k];
-        const ImVec2 p(gMin.x + tile * static_cast<float>(k % static_cast<std::size_t>(s.heads)),
-                       gMin.y + tileH * static_cast<float>(k / static_cast<std::size_t>(s.heads)));
+        const ImVec2 p = slotAt(k);
         if (hi > lo) {
             const double v = ((*layout.scores)[static_cast<std::size_t>(index)] - lo) / (hi - lo);
             const float barH = std::max(2.0f, std::round(tileH * 0.12f));
@@ -321,8 +343,9 @@ void ModelViewPanel::draw(PanelContext& ctx) {
                           std::max(2.0f, std::round(2.0f * ctx.scale)));
     }
 
-    // The colour bar.
-    const ImVec2 barMin(gMax.x + em * 0.6f, gMin.y), barMax(gMax.x + em * 1.3f, gMin.y + std::min(gMax.y - gMin.y, em * 14.0f));
+    // The colour bar, right of the last group.
+    const float gridH = tileH * static_cast<float>(grid.perGroup), right = groupX(grid.groups - 1) + blockW;
+    const ImVec2 barMin(right + em * 0.6f, top), barMax(right + em * 1.3f, top + std::min(gridH, em * 14.0f));
     if (barMax.y - barMin.y >= em * 3.0f) {
         switch (tex.scale()) {
             case core::ColourScale::Stretch:
@@ -337,17 +360,21 @@ void ModelViewPanel::draw(PanelContext& ctx) {
     }
 
     // Hover previews the head in the heatmap; a click selects its layer and head.
-    ImGui::SetCursorScreenPos(gMin);
-    ImGui::InvisibleButton("##model grid", ImVec2(std::max(1.0f, gMax.x - gMin.x), std::max(1.0f, gMax.y - gMin.y)));
+    ImGui::SetCursorScreenPos(ImVec2(groupX(0), top));
+    ImGui::InvisibleButton("##model grid", ImVec2(std::max(1.0f, right - groupX(0)), std::max(1.0f, gridH)));
     int hovered = -1;
     if (ImGui::IsItemHovered()) {
         const ImVec2 m = ImGui::GetIO().MousePos;
-        const int c = std::clamp(static_cast<int>((m.x - gMin.x) / tile), 0, s.heads - 1);
-        const int r = std::clamp(static_cast<int>((m.y - gMin.y) / tileH), 0, s.layers - 1);
-        hovered = layout.order[static_cast<std::size_t>(r * s.heads + c)];
-        widgets::showTooltip(tileTooltip(st, hovered, summaryScores(st, core::HeadScore::InductionTest),
-                                         summaryScores(st, core::HeadScore::RetrievalTest), summaryScores(st, core::HeadScore::Moved)));
-        if (ImGui::IsItemClicked()) ctx.actions.emit(action::SelectLayerHead{s.firstLayer + hovered / s.heads, hovered % s.heads});
+        const int g = std::clamp(static_cast<int>(std::floor((m.x - origin.x) / stride)), 0, grid.groups - 1);
+        const float x = m.x - groupX(g);
+        const int r = static_cast<int>(std::floor((m.y - top) / tileH));
+        if (x >= 0.0f && x < blockW && r >= 0 && r < groupRows(g)) {  // not a group's labels or the gap between groups
+            const int c = std::clamp(static_cast<int>(x / tile), 0, s.heads - 1);
+            hovered = layout.order[static_cast<std::size_t>((g * grid.perGroup + r) * s.heads + c)];
+            widgets::showTooltip(tileTooltip(st, hovered, summaryScores(st, core::HeadScore::InductionTest),
+                                             summaryScores(st, core::HeadScore::RetrievalTest), summaryScores(st, core::HeadScore::Moved)));
+            if (ImGui::IsItemClicked()) ctx.actions.emit(action::SelectLayerHead{s.firstLayer + hovered / s.heads, hovered % s.heads});
+        }
     }
     if (hovered >= 0) {
         const int layer = s.firstLayer + hovered / s.heads, head = hovered % s.heads;

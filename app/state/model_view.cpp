@@ -3,6 +3,7 @@
 #include "app/state/source.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace attnviz::app {
 
@@ -79,6 +80,24 @@ std::vector<float> thumbnailAtlas(const HeadSummary& summary, const std::vector<
         copyCropped(summary, summary.thumbnail(order[k], pooling), crop, atlas.data() + top * width + left, width);
     }
     return atlas;
+}
+
+TileGrid tileGrid(int layers, int heads, float aspect, float roomW, float roomH, float labelW, float gap) {
+    TileGrid best{.groups = 1, .perGroup = std::max(1, layers)};
+    float bestTile = 0.0f;
+    for (int g = 1; g <= std::max(1, layers); ++g) {
+        const int perGroup = (std::max(1, layers) + g - 1) / g;
+        if (g > 1 && (layers + perGroup - 1) / perGroup != g) continue;  // as many groups as fewer would need
+        const float w =
+            (roomW - static_cast<float>(g) * labelW - static_cast<float>(g - 1) * gap) / static_cast<float>(g * std::max(1, heads));
+        const float tile = std::floor(std::min(w, roomH / (static_cast<float>(perGroup) * aspect)));
+        if (g == 1 || tile >= bestTile * 1.25f) {
+            bestTile = tile;
+            best = TileGrid{
+                .groups = g, .perGroup = perGroup, .tile = std::max(2.0f, tile), .tileH = std::max(2.0f, std::floor(tile * aspect))};
+        }
+    }
+    return best;
 }
 
 std::vector<float> croppedThumbnails(const HeadSummary& summary, core::BlockPooling pooling, const TileCrop& crop) {

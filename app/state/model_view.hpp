@@ -35,6 +35,19 @@ struct TileCrop {
 };
 TileCrop tileCrop(const AppState& state);
 
+// Where a panel puts the tiles: the layers wrap into `groups` columns of `perGroup` layers each
+// (the last may hold fewer), side by side, each with its own layer labels `labelW` wide and `gap`
+// apart, when that makes the tiles at least a quarter larger than fewer groups do: a model of few
+// heads over many layers (Gemma 3 270M's 4 × 18) fills a wide panel instead of a strip at its
+// left. `tile` is a tile's width and `tileH` its height (`aspect` = height / width), whole pixels,
+// at least 2; `roomW` × `roomH` holds every group with its labels.
+struct TileGrid {
+    int groups = 1, perGroup = 0;
+    float tile = 2.0f, tileH = 2.0f;
+    bool operator==(const TileGrid&) const = default;
+};
+TileGrid tileGrid(int layers, int heads, float aspect, float roomW, float roomH, float labelW, float gap);
+
 // Every thumbnail of the summary, cropped to `crop`, in one [layers · rows, heads · cols] row-major
 // block of texels (one texture for the whole view): slot k (row k / heads, column k % heads)
 // holds the thumbnail of head index order[k], by `pooling`.

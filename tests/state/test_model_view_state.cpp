@@ -83,6 +83,24 @@ TEST(ModelViewState, OrderFollowsTheScoreAndTheAtlasPlacesEachThumbnail) {
     }
 }
 
+// Gemma 3 270M's 4 heads over 18 layers in a wide panel (900 × 500, labels 20 px, groups 10 px
+// apart): one column makes tiles of 500 / 18 → 27 px; two groups of 9 layers side by side
+// min((900 − 40 − 10) / 8, 500 / 9) → 55; three of 6 would make min((900 − 60 − 20) / 12, 500 / 6)
+// → 68, less than a quarter above 55, so two it is. GPT-2's 12 × 12 in the same panel stays one
+// group, as 18 layers do in a tall panel.
+TEST(ModelViewState, FewHeadsOverManyLayersWrapIntoGroups) {
+    EXPECT_EQ(tileGrid(18, 4, 1.0f, 900.0f, 500.0f, 20.0f, 10.0f), (TileGrid{.groups = 2, .perGroup = 9, .tile = 55.0f, .tileH = 55.0f}));
+    // two groups of 6: (900 − 40 − 10) / 24 → 35 against one's min(880 / 12, 500 / 12) → 41
+    EXPECT_EQ(tileGrid(12, 12, 1.0f, 900.0f, 500.0f, 20.0f, 10.0f), (TileGrid{.groups = 1, .perGroup = 12, .tile = 41.0f, .tileH = 41.0f}));
+    EXPECT_EQ(tileGrid(18, 4, 1.0f, 300.0f, 1000.0f, 20.0f, 10.0f), (TileGrid{.groups = 1, .perGroup = 18, .tile = 55.0f, .tileH = 55.0f}));
+    // 7 layers of one head in a low, wide panel, tiles twice as wide as high: the groups grow
+    // while the tiles gain a quarter: 1 (tile 60 / 3.5 → 17), 2 of 4 (30), 3 of 3 (40), 4 of 2 (60); 5 would
+    // be 4 groups of 2 again (never an empty group); 7 of 1 (120) is capped by the width,
+    // (1000 − 6 · 10) / 7 → 134, and gains 2×: 7 groups, tiles 120 × 60.
+    EXPECT_EQ(tileGrid(7, 1, 0.5f, 1000.0f, 60.0f, 0.0f, 10.0f), (TileGrid{.groups = 7, .perGroup = 1, .tile = 120.0f, .tileH = 60.0f}));
+    EXPECT_EQ(tileGrid(7, 1, 0.5f, 300.0f, 60.0f, 0.0f, 10.0f).groups, 4);  // 7 of (300 − 60) / 7 → 34 < 60 · 1.25
+}
+
 TEST(ModelViewState, TileOrderSortsWithinLayersStablyAndNamesTheRule) {
     // 2 layers × 3 heads; ties keep head order.
     const std::vector<double> scores = {0.1, 0.5, 0.5, 0.9, 0.2, 0.4};
