@@ -37,6 +37,19 @@ shot --model "$DEMO/demo" --sentence "$TWICE" --panel stats --screenshot "$OUT/h
 "$BIN" --model "$DEMO/demo" --sentence "$TWICE" --layer 5 --head 1 --export-head-view "$OUT/figure-head-view.png"
 "$BIN" --model "$DEMO/demo" --sentence "When Mary and John went to the store, John gave a drink to" \
   --compare "When Mary and John went to the store, Mary gave a drink to" --layer 5 --head 1 --export-compare "$OUT/figure-compare.png"
+# Encoders: the bert-base-shaped checkpoint whose heads are built by hand (scripts/demo_bert.py;
+# bert-base-uncased's vocabulary from the tests' cache) on a sentence pair, whole and filtered.
+DEPS="$(cd "$(dirname "$BIN")" && pwd)/test-deps"
+/usr/bin/python3 scripts/demo_bert.py "$DEMO/bert" --deps "$DEPS" --no-measure
+PAIR=(--model "$DEMO/bert" --sentence "The cat sat on the mat, and it was happy." --pair "Then the dog came in and sat down too.")
+shot "${PAIR[@]}" --layer 5 --head 1 --screenshot "$OUT/bert-pair.png" --size $S
+shot "${PAIR[@]}" --layer 5 --head 1 --pair-filter A-B --screenshot "$OUT/bert-pair-a-to-b.png" --size 1920x1080 --ui-scale 2
+# Gemma 3 270M's shape (random BF16 weights, Gemma 3's tokenizer.json from the tests' cache) over
+# 1,519 tokens: five sliding-window layers of 512 keys to every global one, side by side.
+/usr/bin/python3 tests/oracle/gemma_checkpoint.py --write "$DEMO/gemma" --preset gemma-3-270m \
+  --tokenizer-dir "$DEPS/tokenizer-gemma3-3.7.2/models" --dtype BF16
+GEMMA_TEXT=$(/usr/bin/python3 -c 'import sys; sys.path.insert(0, "scripts"); from bench_gpt2 import sentence; print(sentence(6500))')
+shot --model "$DEMO/gemma" --sentence "$GEMMA_TEXT" --layer 6 --screenshot "$OUT/gemma3-local-global.png" --size 1920x1080
 # Long context: the Llama-shaped demo (scripts/demo_llama.py, heads built on rotary positions)
 # over 32,768 tokens of random single-token words, a 16-word segment at 50 % repeated at the end;
 # the sentence goes through a scenario file (too long for a command line). Each run opens the
