@@ -11,6 +11,7 @@
 #include "app/panels/heatmap_panel.hpp"
 #include "app/panels/lesson_panel.hpp"
 #include "app/panels/linear_panel.hpp"
+#include "app/panels/logit_lens_panel.hpp"
 #include "app/panels/model_view_panel.hpp"
 #include "app/panels/neuron_panel.hpp"
 #include "app/panels/positional_panel.hpp"
@@ -22,6 +23,7 @@
 #include "app/panels/value_weighted_panel.hpp"
 #include "app/panels/what_if_panel.hpp"
 #include "app/views/head_profile_view.hpp"
+#include "app/views/logit_lens.hpp"
 #include "app/views/value_weighted.hpp"
 
 #include <algorithm>
@@ -57,6 +59,7 @@ const std::vector<PanelInfo>& panelTable() {
             {panel_id::kCompare, make<ComparePanel>},
             {panel_id::kQkMap, make<QkMapPanel>},
             {panel_id::kWhatIf, make<WhatIfPanel>},
+            {panel_id::kLogitLens, make<LogitLensPanel>},
             {labName(Lab::Linear), make<LinearPanel>},
             {labName(Lab::Cost), make<CostPanel>},
             {labName(Lab::Train), make<TrainPanel>},

@@ -6,6 +6,7 @@
 #include "app/state/launch.hpp"
 #include "app/state/shown_map.hpp"
 #include "app/state/source.hpp"
+#include "app/views/logit_lens.hpp"
 #include "core/base/error.hpp"
 #include "core/base/files.hpp"
 
@@ -93,7 +94,8 @@ void FrameLoop::waitForEvents() {
     const bool labs = app::labsRunning(m_app.state());
     const bool tests = m_app.state().induction->running() || m_app.state().retrieval->running();
     const bool busy = screenshot() || !m_captures.empty() || !app::isFresh(m_app.state()) || !m_app.viewsSettled() || m_eagerFrames > 0;
-    const bool sweeping = (m_app.state().headSweep && m_app.state().headSweep->running()) || app::shownMapRunning(m_app.state());
+    const bool sweeping = (m_app.state().headSweep && m_app.state().headSweep->running()) || app::shownMapRunning(m_app.state()) ||
+                          app::lensRunning(m_app.state());
     if (busy && screenshot() && (labs || tests || sweeping)) {
         glfwWaitEventsTimeout(0.05);  // the worker has the cores; the view is drawn at its end
     } else if (sweeping && m_captures.empty()) {

@@ -5,6 +5,7 @@
 #include "app/state/shown_map.hpp"
 #include "app/views/head_profile_view.hpp"
 #include "app/views/head_view_lines.hpp"
+#include "app/views/logit_lens.hpp"
 #include "app/views/train_preview.hpp"
 #include "app/views/value_weighted.hpp"
 #include "app/views/what_if_view.hpp"
@@ -134,6 +135,17 @@ const std::vector<ViewInfo>& viewTable() {
           false, writeFigure<qkMapFigure, render::encodeQkMap>, render::checkQkMapPath},
          refreshQueryKeyMap},
         {panel_id::kWhatIf, "What-if: ablate heads, hide tokens", "What-if", Place::Layers, Need::Rerun, {}, refreshWhatIf},
+        {panel_id::kLogitLens,
+         "Logit lens: what each layer would predict",
+         "Lens",
+         Place::Layers,
+         Need::Rerun,
+         {"--export-logit-lens", "OUT.png|OUT.svg|OUT.csv|OUT.json",
+          "Write the logit lens (each layer's residual stream through the final norm and unembedding: layer 0 the embeddings) without a "
+          "window: .png or .svg, the layers x positions grid of top tokens (the last 96 positions); .csv or .json, one record per layer "
+          "and position with the top 5 tokens' ids, texts and probabilities and the target's (the token the last layer ranks first)",
+          false, writeLogitLens, checkLogitLensPath},
+         refreshLogitLens},
         {labName(Lab::Linear), "Linear attention · fast weights · Hopfield", "Linear", Place::Own, Need::WholeLayer, {}, nullptr},
         {labName(Lab::Cost), "Cost of attention", "Cost", Place::Own, Need::Nothing, {}, nullptr},
         {labName(Lab::Train), "Heads that learn", "Training", Place::Own, Need::Nothing, {}, refreshTrainPreview},

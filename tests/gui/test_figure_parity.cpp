@@ -65,7 +65,8 @@ protected:
             cliArgs.insert(cliArgs.end(), {view.figure.flag, cli.string()});
             std::string err;
             const int code = run(cliArgs, nullptr, &err);
-            if (mayRefuse && code == 2) {
+            // a view the source does not feed (the logit lens of a scenario) is refused by both
+            if ((mayRefuse || !feedsView(app.state(), view.id)) && code == 2) {
                 EXPECT_THROW(app.saveFigure(view.id, window.string()), core::InputError);
                 continue;
             }

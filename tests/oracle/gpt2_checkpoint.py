@@ -163,9 +163,12 @@ def ablate(out, layer, head, zero, mean):
     return out
 
 
-def forward(w, ids, n_layer, n_head, causal=True, zero=(), mean=(), hide=()):
+def forward(w, ids, n_layer, n_head, causal=True, zero=(), mean=(), hide=(), record=None):
     """float64: (attentions [layers, heads, T, T], next-token probabilities [vocab]). zero, mean:
-    (layer, head) pairs whose outputs are ablated; hide: token positions no query reads."""
+    (layer, head) pairs whose outputs are ablated; hide: token positions no query reads. record (a
+    dict) receives "streams" (the residual stream entering each layer, then after the last: L + 1
+    arrays [T, d]), "heads" (per layer, each head's output through its rows of c_proj [T, d]),
+    "attn_bias" (per layer, c_proj's bias [d]) and "mlp" (per layer, the MLP's output [T, d])."""
     t = len(ids)
     x = w["wte.weight"][ids] + w["wpe.weight"][:t]
     d = x.shape[1]
@@ -193,9 +196,17 @@ def forward(w, ids, n_layer, n_head, causal=True, zero=(), mean=(), hide=()):
             heads.append(A)
             outs.append(ablate(A @ v[:, h * dk:(h + 1) * dk], l, h, zero, mean))
         attentions.append(heads)
+        if record is not None:
+            record.setdefault("streams", []).append(x)
+            record.setdefault("heads", []).append([outs[h] @ w[p + "attn.c_proj.weight"][h * dk:(h + 1) * dk] for h in range(n_head)])
+            record.setdefault("attn_bias", []).append(w[p + "attn.c_proj.bias"])
         x = x + np.concatenate(outs, axis=1) @ w[p + "attn.c_proj.weight"] + w[p + "attn.c_proj.bias"]
         m = gelu_tanh(layer_norm(x, w[p + "ln_2.weight"], w[p + "ln_2.bias"]) @ w[p + "mlp.c_fc.weight"] + w[p + "mlp.c_fc.bias"])
+        if record is not None:
+            record.setdefault("mlp", []).append(m @ w[p + "mlp.c_proj.weight"] + w[p + "mlp.c_proj.bias"])
         x = x + m @ w[p + "mlp.c_proj.weight"] + w[p + "mlp.c_proj.bias"]
+    if record is not None:
+        record.setdefault("streams", []).append(x)
     final = layer_norm(x, w["ln_f.weight"], w["ln_f.bias"])
     logits = final[-1] @ w["wte.weight"].T
     e = np.exp(logits - logits.max())

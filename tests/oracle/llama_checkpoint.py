@@ -474,12 +474,15 @@ def masked_softmax(s, keys):
     return gpt2_checkpoint.masked_softmax(s, ~keys)
 
 
-def forward(weights, cfg, ids, zero=(), mean=(), hide=()):
+def forward(weights, cfg, ids, zero=(), mean=(), hide=(), record=None):
     """float64. weights: {name: array} as the file holds them (see stored()); ids: [T].
     Returns Forward(attentions [L, H, T, T], kv_heads [H], probs [vocab] of the last position).
     The what-if hooks: zero, mean: (layer, head) pairs whose outputs (before o_proj) are zeroed or
     replaced by their mean over the positions; hide: token positions no query reads (a query left
-    with no key reads nothing: weights and output 0)."""
+    with no key reads nothing: weights and output 0). record (a dict) receives "streams" (the
+    residual stream entering each layer, then after the last: L + 1 arrays [T, d]), "heads" (per
+    layer, each head's output through its columns of o_proj [T, d]), "attn_bias" (per layer,
+    o_proj's bias or zeros [d]) and "mlp" (per layer, the MLP's output [T, d])."""
     w = {k: np.asarray(v, np.float64) for k, v in weights.items()}
     family, eps = cfg["model_type"], cfg["rms_norm_eps"]
     nh, kv, d = cfg["num_attention_heads"], cfg["num_key_value_heads"], head_dim(cfg)
@@ -510,6 +513,11 @@ def forward(weights, cfg, ids, zero=(), mean=(), hide=()):
             heads.append(att)
             outs.append(ablate(att @ v[:, kv_heads[h]], l, h, zero, mean))
         attentions.append(heads)
+        if record is not None:
+            wo = w[p + "self_attn.o_proj.weight"]
+            record.setdefault("streams", []).append(x)
+            record.setdefault("heads", []).append([outs[h] @ wo[:, h * d:(h + 1) * d].T for h in range(nh)])
+            record.setdefault("attn_bias", []).append(w[p + "self_attn.o_proj.bias"] if has_attention_bias(cfg) else np.zeros(x.shape[1]))
         x = x + np.concatenate(outs, axis=1) @ w[p + "self_attn.o_proj.weight"].T
         if has_attention_bias(cfg):
             x = x + w[p + "self_attn.o_proj.bias"]  # o_proj is Linear(bias=config.attention_bias)
@@ -517,7 +525,12 @@ def forward(weights, cfg, ids, zero=(), mean=(), hide=()):
         b = rms_norm(x, w[p + "post_attention_layernorm.weight"], eps)
         gate = b @ w[p + "mlp.gate_proj.weight"].T
         up = b @ w[p + "mlp.up_proj.weight"].T
-        x = x + (gate / (1 + np.exp(-gate)) * up) @ w[p + "mlp.down_proj.weight"].T
+        mlp_out = (gate / (1 + np.exp(-gate)) * up) @ w[p + "mlp.down_proj.weight"].T
+        if record is not None:
+            record.setdefault("mlp", []).append(mlp_out)
+        x = x + mlp_out
+    if record is not None:
+        record.setdefault("streams", []).append(x)
     final = rms_norm(x[-1], w["model.norm.weight"], eps)
     head = w["model.embed_tokens.weight"] if cfg["tie_word_embeddings"] else w["lm_head.weight"]
     logits = head @ final

@@ -20,8 +20,6 @@
 
 namespace attnviz::core::decoder {
 
-namespace {
-
 // out: [rows, d] = the norm of x's rows, with the sums in double (a row of 1600 floats loses
 // digits in float). Rows on every core.
 //   LayerNorm: (x - mean) / √(var + ε) · gain + bias
@@ -62,6 +60,8 @@ void linear(const MatRef& a, const Weight& w, const Weight& bias, Eigen::Ref<Mat
     if (bias) out.rowwise() += bias.row();
 }
 
+namespace {
+
 // The activation of 16 values at once. Eigen computes tanh and exp with its own vectorised
 // formulas, whose last bit differs from the scalar ones it uses for elements before an aligned
 // address: an element's value would depend on where its buffer happens to lie. A fixed block of
@@ -82,6 +82,8 @@ void activate16(Activation act, Sixteen& a) {
     }
 }
 
+}  // namespace
+
 // The activation of every element of m, rows on every core; each element's value depends on it
 // alone (not on its place in the row or the buffer's address).
 void activate(Activation act, Eigen::Ref<Mat> m) {
@@ -99,6 +101,8 @@ void activate(Activation act, Eigen::Ref<Mat> m) {
         }
     }
 }
+
+namespace {
 
 bool allFinite(const MatRef& m) { return (m.array() * 0.0f).sum() == 0.0f; }
 

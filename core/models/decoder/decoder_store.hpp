@@ -79,4 +79,12 @@ inline KeptBlock keptBlock(float* data, Eigen::Index rows, Eigen::Index cols, Ei
     return {data, rows, cols, Eigen::OuterStride<>(stride)};
 }
 
+// The pass's building blocks (decoder_forward.cpp), for what reads the kept stream again.
+// out = Norm(x; gain, bias) row by row, sums in double (no gain: a copy).
+void normRows(Norm kind, const MatRef& x, const Weight& gain, const Weight& bias, float eps, Eigen::Ref<Mat> out);
+// out [rows, n] = a [rows, k] · W [k, n] (+ bias), through W's packed panels.
+void linear(const MatRef& a, const Weight& w, const Weight& bias, Eigen::Ref<Mat> out);
+// The activation of every element, in place.
+void activate(Activation act, Eigen::Ref<Mat> m);
+
 }  // namespace attnviz::core::decoder

