@@ -19,8 +19,6 @@
 namespace attnviz::app {
 namespace {
 
-constexpr const char* kWhere = "logit lens";
-
 bool isCsv(const std::string& path) { return core::lowerExtension(path) == ".csv"; }
 bool isJson(const std::string& path) { return core::lowerExtension(path) == ".json"; }
 
@@ -193,8 +191,11 @@ std::string lensCsv(const LensData& data, const std::vector<std::string>& tokens
                                  core::formatNumber(lens.targetProb[cell]) + "," + std::to_string(lens.targetRank[cell]);
             for (int j = 0; j < lens.k; ++j) {
                 const std::size_t at = cell * static_cast<std::size_t>(lens.k) + static_cast<std::size_t>(j);
-                out += who + std::to_string(j + 1) + "," + std::to_string(lens.top[at].id) + "," + csvText(data.topLabels[at]) + "," +
-                       core::formatNumber(lens.top[at].prob) + "," + targetPart + "\n";
+                out += who;
+                out += std::to_string(j + 1) + "," + std::to_string(lens.top[at].id) + "," + csvText(data.topLabels[at]) + ",";
+                out += core::formatNumber(lens.top[at].prob) + ",";
+                out += targetPart;
+                out += "\n";
             }
         }
     return out;
