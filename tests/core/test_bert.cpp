@@ -8,9 +8,12 @@
 #include "core/attention/qk_tiles.hpp"
 #include "core/base/error.hpp"
 #include "core/models/bert/bert.hpp"
+#include "core/models/decoder/logit_lens.hpp"
 #include "core/models/induction.hpp"
 #include "core/models/loaded_model.hpp"
 #include "core/models/run_maps.hpp"
+#include "tests/core/lens_reference.hpp"
+#include "tests/input_errors.hpp"
 #include "tests/test_folder.hpp"
 #include "tests/tiny_bert.hpp"
 
@@ -279,6 +282,22 @@ TEST_F(Bert, OneLayerAsAScenarioModelGivesTheKeptWeights) {
         for (int h = 0; h < kHeads; ++h)
             EXPECT_LT((f.heads[static_cast<std::size_t>(h)].weights - run.weights(l, h)).cwiseAbs().maxCoeff(), 1e-6f) << l << " " << h;
     }
+}
+
+// An encoder's lens reads each layer's (already normed) stream through its masked-LM transform
+// (dense, GELU, LayerNorm) and the tied unembedding with its bias; at the [MASK] the last row is
+// the prediction. Without a masked-LM head there is nothing to read through.
+TEST_F(Bert, TheLensReadsEveryLayerThroughTheMaskedLmHead) {
+    const auto model = open(weights(3));
+    const std::vector<int> ids = {2, 5, 6, 4, 8, 5, 3};  // [CLS] the cat [MASK] on the [SEP]
+    const decoder::Run run = decoder::forward(*model, ids);
+    ASSERT_EQ(run.predicted, 3);
+    const decoder::LogitLens lens = decoder::logitLens(*model, run, 0, 7, 5);
+    attnviz::testing::expectLensIsTheWholeSoftmax(*model, run, lens);
+    const auto headless = open(weights(3, "bert.", false));
+    const decoder::Run bare = decoder::forward(*headless, ids);
+    EXPECT_EQ(testfs::errorOf([&] { (void)decoder::logitLens(*headless, bare, 0, 7, 5); }),
+              "logit lens: the checkpoint has no output head to read the residual stream through");
 }
 
 TEST_F(Bert, WhatIfsAndTypingAtTheEndRunTheWholeEncoder) {

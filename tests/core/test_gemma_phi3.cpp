@@ -7,10 +7,12 @@
 #include "core/attention/qk_tiles.hpp"
 #include "core/base/error.hpp"
 #include "core/models/decoder/decoder.hpp"
+#include "core/models/decoder/logit_lens.hpp"
 #include "core/models/gemma/gemma.hpp"
 #include "core/models/llama/llama.hpp"
 #include "core/models/loaded_model.hpp"
 #include "core/scenario/model.hpp"
+#include "tests/core/lens_reference.hpp"
 #include "tests/input_errors.hpp"
 #include "tests/test_folder.hpp"
 #include "tests/tiny_llama.hpp"
@@ -324,6 +326,33 @@ TEST_F(SmallModels, GemmaTwosWeightsAreSoftmaxesOfCappedLogits) {
     EXPECT_LT(run.logits.cwiseAbs().maxCoeff(), 2.0f);
     EXPECT_GT(raw.logits.cwiseAbs().maxCoeff(), 2.0f);
     EXPECT_LT((run.logits - ((raw.logits.array() / 2.0f).tanh() * 2.0f).matrix()).cwiseAbs().maxCoeff(), 1e-6f);
+}
+
+// The logit lens of Gemma 2 reads every layer as the model reads its last: the (1 + w) final norm,
+// the tied unembedding and the final soft-capping at 2, every logit of every cell.
+TEST_F(SmallModels, GemmaTwosLensIsCappedAsItsLogits) {
+    const auto model = writeGemma(gemmaConfig("gemma2"));
+    const decoder::Run run = decoder::forward(*model, m_ids);
+    const decoder::LogitLens lens = decoder::logitLens(*model, run, 0, static_cast<Eigen::Index>(m_ids.size()), 5);
+    ASSERT_EQ(lens.layers, kLayers + 1);
+    attnviz::testing::expectLensIsTheWholeSoftmax(*model, run, lens);
+    // capped: no cell's top token is likelier than a logit of 2 over the rest's allows
+    for (const decoder::LensToken& t : lens.top) EXPECT_LT(t.prob, 1.0f);
+    // a window of positions and given targets
+    const std::vector<int> targets = {5, -1, 40};
+    const decoder::LogitLens part = decoder::logitLens(*model, run, 4, 3, 2, targets);
+    EXPECT_EQ(part.targetRank[part.at(1, 1)], 0);
+    EXPECT_EQ(part.targetProb[part.at(1, 1)], 0.0f);
+    EXPECT_EQ(part.cell(2, 0)[0].id, lens.cell(2, 4)[0].id);
+    EXPECT_NEAR(part.cell(2, 0)[0].prob, lens.cell(2, 4)[0].prob, 1e-7);
+    EXPECT_GE(part.targetRank[part.at(0, 2)], 1);
+    EXPECT_EQ(testfs::errorOf([&] { (void)decoder::logitLens(*model, run, 18, 3, 5); }),
+              "logit lens: positions 18 … 20 are outside the 20 tokens");
+    EXPECT_EQ(testfs::errorOf([&] {
+                  (void)decoder::logitLens(*model, run, 0, 2, 5, {1, 999});
+              }),
+              "logit lens: target token 999 is outside the vocabulary of 260");
+    EXPECT_EQ(testfs::errorOf([&] { (void)decoder::logitLens(*model, run, 0, 2, 21); }), "logit lens: keeps 1 to 20 tokens a cell");
 }
 
 // A pass that keeps no map makes the same weights row by row and tile by tile, and the layer as a
