@@ -6,6 +6,7 @@
 // to a float64 forward written from transformers' code in tests/oracle/test_gemma_model.py.
 #include "core/attention/qk_tiles.hpp"
 #include "core/base/error.hpp"
+#include "core/models/decoder/attribution.hpp"
 #include "core/models/decoder/decoder.hpp"
 #include "core/models/decoder/logit_lens.hpp"
 #include "core/models/gemma/gemma.hpp"
@@ -353,6 +354,49 @@ TEST_F(SmallModels, GemmaTwosLensIsCappedAsItsLogits) {
               }),
               "logit lens: target token 999 is outside the vocabulary of 260");
     EXPECT_EQ(testfs::errorOf([&] { (void)decoder::logitLens(*model, run, 0, 2, 21); }), "logit lens: keeps 1 to 20 tokens a cell");
+}
+
+// Direct logit attribution adds up to the pass's logit (difference) with the final norm's divisor
+// frozen: Llama's RMSNorm, and Gemma's sandwich norms (each output's divisor frozen too) before its
+// capped logits; an ablated head writes nothing, and the edited pass's logit is still the sum.
+TEST_F(SmallModels, AttributionAddsUpToTheLogit) {
+    for (const json& c : {tinyllama::config("llama"), gemmaConfig("gemma2"), gemmaConfig("gemma3_text")}) {
+        SCOPED_TRACE(c["model_type"].get<std::string>());
+        const auto model = c["model_type"] == "llama" ? write(c, tinyllama::weights(c, 5)) : writeGemma(c);
+        const decoder::Run run = decoder::forward(*model, m_ids);
+        const Eigen::Index last = run.tokens() - 1;
+        const core::Vec logits = decoder::positionLogits(*model, run, last);
+        Eigen::Index top = 0;
+        logits.maxCoeff(&top);
+        const decoder::LogitAttribution a = decoder::logitAttribution(*model, run, last, static_cast<int>(top), 7);
+        EXPECT_NEAR(a.total(), a.logit, 1e-4 * std::max(1.0, std::abs(a.logit)));
+        // the logit before the cap: the pass's capped logits are cap · tanh(it / cap)
+        const decoder::LogitAttribution one = decoder::logitAttribution(*model, run, last, static_cast<int>(top));
+        const float cap = model->config().logitSoftcap;
+        EXPECT_NEAR(cap > 0 ? cap * std::tanh(one.logit / cap) : one.logit, logits[top], 1e-5);
+        EXPECT_NEAR(one.head(1, 0) - a.head(1, 0), decoder::logitAttribution(*model, run, last, 7).head(1, 0), 1e-9);
+        double heads = 0;
+        for (const double v : a.headTerms) heads += std::abs(v);
+        EXPECT_GT(heads, 1e-3);
+        // at another position, another target, no difference
+        const decoder::LogitAttribution b = decoder::logitAttribution(*model, run, 5, 40);
+        EXPECT_NEAR(b.total(), b.logit, 1e-4 * std::max(1.0, std::abs(b.logit)));
+        // an ablated head writes nothing; the edited pass still adds up
+        const decoder::Run edited = decoder::forwardEdited(
+            *model, run, {decoder::Intervention{.kind = decoder::Intervention::Kind::ZeroHead, .layer = 1, .head = 2}});
+        const decoder::LogitAttribution e = decoder::logitAttribution(*model, edited, last, static_cast<int>(top), 7);
+        EXPECT_EQ(e.head(1, 2), 0.0);
+        EXPECT_NEAR(e.total(), e.logit, 1e-4 * std::max(1.0, std::abs(e.logit)));
+        const decoder::Run averaged = decoder::forwardEdited(
+            *model, run, {decoder::Intervention{.kind = decoder::Intervention::Kind::MeanHead, .layer = 0, .head = 1}});
+        const decoder::LogitAttribution m = decoder::logitAttribution(*model, averaged, last, static_cast<int>(top), 7);
+        EXPECT_NEAR(m.total(), m.logit, 1e-4 * std::max(1.0, std::abs(m.logit)));
+        EXPECT_NE(m.head(0, 1), a.head(0, 1));
+        EXPECT_EQ(testfs::errorOf([&] { (void)decoder::logitAttribution(*model, run, 20, 5); }),
+                  "attribution: position 20 is outside the 20 tokens");
+        EXPECT_EQ(testfs::errorOf([&] { (void)decoder::logitAttribution(*model, run, 3, 999); }),
+                  "attribution: token 999 is outside the vocabulary of 260");
+    }
 }
 
 // A pass that keeps no map makes the same weights row by row and tile by tile, and the layer as a

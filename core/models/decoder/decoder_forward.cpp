@@ -280,6 +280,8 @@ void normAndRotate(const Config& cfg, const Layer& layer, int l, Eigen::Index p,
     }
 }
 
+}  // namespace
+
 // The MLP of the new rows: out [rows, d] = down(act(a · W_up + b) (⊙ SiLU-gated)) (+ b).
 // up, gate: [rows, inner] scratch.
 void mlp(const Config& cfg, const Layer& layer, const MatRef& a, Eigen::Ref<Mat> up, Eigen::Ref<Mat> gate, const Eigen::Ref<Mat>& out) {
@@ -293,6 +295,8 @@ void mlp(const Config& cfg, const Layer& layer, const MatRef& a, Eigen::Ref<Mat>
     }
     linear(up, layer.downW, layer.downBias, out);
 }
+
+namespace {
 
 // What an edited pass does differently (forwardEdited): it starts at firstLayer from source's
 // residual stream entering it, views the layers below in `below`, hides keys in every layer, and

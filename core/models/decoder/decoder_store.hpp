@@ -86,5 +86,7 @@ void normRows(Norm kind, const MatRef& x, const Weight& gain, const Weight& bias
 void linear(const MatRef& a, const Weight& w, const Weight& bias, Eigen::Ref<Mat> out);
 // The activation of every element, in place.
 void activate(Activation act, Eigen::Ref<Mat> m);
+// A block's MLP of rows `a` (its norm's output): out [rows, d]; up, gate: [rows, inner] scratch.
+void mlp(const Config& cfg, const Layer& layer, const MatRef& a, Eigen::Ref<Mat> up, Eigen::Ref<Mat> gate, const Eigen::Ref<Mat>& out);
 
 }  // namespace attnviz::core::decoder

@@ -1,0 +1,163 @@
+#include "core/models/decoder/attribution.hpp"
+
+#include "core/attention/kernels.hpp"
+#include "core/base/error.hpp"
+#include "core/models/decoder/decoder_store.hpp"
+
+#include <cmath>
+#include <string>
+
+namespace attnviz::core::decoder {
+namespace {
+
+using VecD = Eigen::RowVectorXd;
+
+// A norm's divisor of row x: LayerNorm's √(var + ε), RMSNorm's √(mean x² + ε).
+double divisor(Norm kind, const VecD& x, double eps) {
+    const auto n = static_cast<double>(x.size());
+    if (kind == Norm::RmsNorm) return std::sqrt(x.squaredNorm() / n + eps);
+    const double mean = x.mean();
+    return std::sqrt((x.array() - mean).square().sum() / n + eps);
+}
+
+// What a component c of the stream adds to the normed row, without the norm's bias: LayerNorm's
+// (c − mean c) / σ ∘ g, RMSNorm's c / σ ∘ g (σ frozen).
+VecD throughNorm(Norm kind, const VecD& c, double sigma, const VecD& gain) {
+    const VecD centred = kind == Norm::LayerNorm ? VecD(c.array() - c.mean()) : c;
+    return (centred / sigma).cwiseProduct(gain);
+}
+
+VecD rowOf(const KeptView& m, Eigen::Index r) { return m.row(r).cast<double>(); }
+
+// Head h's output at `position` before W_O, z = A v, as the pass computed it: zero for an ablated
+// head, its mean over the positions for a mean-ablated one (hidden tokens: mapWeightRows blocks them).
+VecD headOutput(const Run& run, const Config& cfg, int layer, int h, Eigen::Index position, bool mean) {
+    const Eigen::Index t = run.tokens(), dh = cfg.headDim;
+    const Mat v = run.qkv(layer).middleCols(cfg.qWidth() + cfg.kvWidth() + static_cast<Eigen::Index>(cfg.kvHeadOf(h)) * dh, dh);
+    if (!mean) {
+        Mat a(1, t);
+        mapWeightRows(run, cfg, layer, h, position, a);
+        return (a * v).cast<double>();
+    }
+    Mat a(t, t);
+    mapWeightRows(run, cfg, layer, h, 0, a);
+    return (a * v).cast<double>().colwise().mean();
+}
+
+}  // namespace
+
+double LogitAttribution::total() const {
+    double sum = embeddings + finalBias;
+    for (const double v : headTerms) sum += v;
+    for (const double v : outBias) sum += v;
+    for (const double v : mlpTerms) sum += v;
+    return sum;
+}
+
+Vec positionLogits(const Checkpoint& model, const Run& run, Eigen::Index position) {
+    if (position == run.predicted && run.logits.size() > 0) return run.logits;
+    const Weight& head = model.lmHead();
+    Vec logits(head.storedRows());
+    const RowVec x = run.final().row(position);
+    multiplyRowsByVector(head.source, head.type, head.storedRows(), head.storedCols(), x.data(), logits.data());
+    if (const float cap = model.config().logitSoftcap; cap > 0.0f) logits = (logits.array() / cap).tanh() * cap;
+    return logits;
+}
+
+LogitAttribution logitAttribution(const Checkpoint& model, const Run& run, Eigen::Index position, int target, int minus) {
+    const Config& cfg = model.config();
+    const char* where = "attribution";
+    if (!cfg.causal || cfg.postNorm || model.headDense())
+        throw InputError(where,
+                         "direct logit attribution reads a decoder whose norms come before each block (GPT-2, Llama, Gemma, …); "
+                         "this " +
+                             cfg.family + " model's stream is normed after each block");
+    if (!run.keepsActivations())
+        throw InputError(where, "this pass keeps no residual stream (an input of " + std::to_string(run.tokens()) +
+                                    " tokens keeps only what makes its maps); shorten the text");
+    if (position < 0 || position >= run.tokens())
+        throw InputError(where, "position " + std::to_string(position) + " is outside the " + std::to_string(run.tokens()) + " tokens");
+    const Weight& unembed = model.lmHead();
+    const Eigen::Index vocab = unembed.storedRows();
+    const auto outside = [&](int t) {
+        return InputError(where, "token " + std::to_string(t) + " is outside the vocabulary of " + std::to_string(vocab));
+    };
+    if (target < 0 || target >= vocab) throw outside(target);
+    if (minus < -1 || minus >= vocab) throw outside(minus);
+
+    LogitAttribution out;
+    out.position = position;
+    out.target = target;
+    out.minus = minus;
+    out.layers = cfg.nLayer;
+    out.heads = cfg.nHead;
+    // The target's direction, u = W_U[target] (− W_U[minus]).
+    VecD u = unembed.storedRowsWidened(target, 1).cast<double>();
+    if (minus >= 0) u -= unembed.storedRowsWidened(minus, 1).cast<double>();
+    const VecD gain = model.finalGain() ? VecD(model.finalGain().row().cast<double>()) : VecD::Ones(cfg.nEmbd);
+    const double eps = cfg.normEpsilon;
+
+    // The stream's components at the position, in the order they were added.
+    std::vector<VecD> heads(static_cast<std::size_t>(cfg.nLayer * cfg.nHead)), mlps(static_cast<std::size_t>(cfg.nLayer)),
+        biases(static_cast<std::size_t>(cfg.nLayer), VecD::Zero(cfg.nEmbd));
+    const VecD embeddings = rowOf(run.input(0), position);
+    VecD x = embeddings;
+    Mat scratchUp, scratchGate;
+    for (int l = 0; l < cfg.nLayer; ++l) {
+        const Layer& layer = model.layers()[static_cast<std::size_t>(l)];
+        const Eigen::MatrixXd wo = layer.outW.widened().cast<double>();  // [h · d_h, d]
+        VecD attn = VecD::Zero(cfg.nEmbd);
+        for (int h = 0; h < cfg.nHead; ++h) {
+            bool zero = false, mean = false;
+            for (const Intervention& e : run.edits)
+                if (e.layer == l && e.head == h) {
+                    zero = zero || e.kind == Intervention::Kind::ZeroHead;
+                    mean = mean || e.kind == Intervention::Kind::MeanHead;
+                }
+            VecD& written = heads[static_cast<std::size_t>(l * cfg.nHead + h)];
+            written = zero ? VecD::Zero(cfg.nEmbd)
+                           : VecD(headOutput(run, cfg, l, h, position, mean) *
+                                  wo.middleRows(static_cast<Eigen::Index>(h) * cfg.headDim, cfg.headDim));
+            attn += written;
+        }
+        if (layer.outBias) biases[static_cast<std::size_t>(l)] = layer.outBias.row().cast<double>();
+        attn += biases[static_cast<std::size_t>(l)];
+        // Gemma's norm of the attention's output, its divisor frozen: each part scaled alike.
+        if (layer.attnOutNormGain) {
+            const double sigma = divisor(Norm::RmsNorm, attn, eps);
+            const VecD g = layer.attnOutNormGain.row().cast<double>();
+            for (int h = 0; h < cfg.nHead; ++h) {
+                VecD& written = heads[static_cast<std::size_t>(l * cfg.nHead + h)];
+                written = (written / sigma).cwiseProduct(g);
+            }
+            biases[static_cast<std::size_t>(l)] = (biases[static_cast<std::size_t>(l)] / sigma).cwiseProduct(g);
+            attn = (attn / sigma).cwiseProduct(g);
+        }
+        x += attn;
+        // The MLP of the stream after the attention, as the pass computes it.
+        const Mat mid = x.cast<float>();
+        Mat normed(1, cfg.nEmbd), mlpOut(1, cfg.nEmbd);
+        scratchUp.resize(1, cfg.nInner);
+        scratchGate.resize(1, cfg.nInner);
+        normRows(cfg.norm, mid, layer.norm2Gain, layer.norm2Bias, cfg.normEpsilon, normed);
+        mlp(cfg, layer, normed, scratchUp, scratchGate, mlpOut);
+        if (layer.mlpOutNormGain) normRows(cfg.norm, mlpOut, layer.mlpOutNormGain, {}, cfg.normEpsilon, mlpOut);
+        mlps[static_cast<std::size_t>(l)] = mlpOut.cast<double>();
+        x += mlps[static_cast<std::size_t>(l)];
+    }
+
+    // The final norm's divisor frozen at the stream's value, each component projected through it.
+    out.scale = divisor(cfg.norm, x, eps);
+    const auto term = [&](const VecD& c) { return throughNorm(cfg.norm, c, out.scale, gain).dot(u); };
+    out.embeddings = term(embeddings);
+    out.headTerms.reserve(heads.size());
+    for (const VecD& c : heads) out.headTerms.push_back(term(c));
+    for (const VecD& c : biases) out.outBias.push_back(term(c));
+    for (const VecD& c : mlps) out.mlpTerms.push_back(term(c));
+    if (model.finalBias() && cfg.norm == Norm::LayerNorm) out.finalBias = model.finalBias().row().cast<double>().dot(u);
+    // The pass's own logit (difference), before any soft-capping: its final row against u.
+    out.logit = rowOf(run.final(), position).dot(u);
+    return out;
+}
+
+}  // namespace attnviz::core::decoder
