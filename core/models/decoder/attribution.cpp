@@ -114,7 +114,7 @@ LogitAttribution logitAttribution(const Checkpoint& model, const Run& run, Eigen
                     zero = zero || e.kind == Intervention::Kind::ZeroHead;
                     mean = mean || e.kind == Intervention::Kind::MeanHead;
                 }
-            VecD& written = heads[static_cast<std::size_t>(l * cfg.nHead + h)];
+            VecD& written = heads[static_cast<std::size_t>(l) * static_cast<std::size_t>(cfg.nHead) + static_cast<std::size_t>(h)];
             written = zero ? VecD::Zero(cfg.nEmbd)
                            : VecD(headOutput(run, cfg, l, h, position, mean) *
                                   wo.middleRows(static_cast<Eigen::Index>(h) * cfg.headDim, cfg.headDim));
@@ -127,7 +127,7 @@ LogitAttribution logitAttribution(const Checkpoint& model, const Run& run, Eigen
             const double sigma = divisor(Norm::RmsNorm, attn, eps);
             const VecD g = layer.attnOutNormGain.row().cast<double>();
             for (int h = 0; h < cfg.nHead; ++h) {
-                VecD& written = heads[static_cast<std::size_t>(l * cfg.nHead + h)];
+                VecD& written = heads[static_cast<std::size_t>(l) * static_cast<std::size_t>(cfg.nHead) + static_cast<std::size_t>(h)];
                 written = (written / sigma).cwiseProduct(g);
             }
             biases[static_cast<std::size_t>(l)] = (biases[static_cast<std::size_t>(l)] / sigma).cwiseProduct(g);

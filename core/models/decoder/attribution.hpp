@@ -27,7 +27,9 @@ struct LogitAttribution {
     double scale = 0;               // the final norm's divisor, frozen
     double logit = 0;               // the pass's own logit (difference) at the position, before any soft-capping
 
-    double head(int layer, int h) const { return headTerms[static_cast<std::size_t>(layer * heads + h)]; }
+    double head(int layer, int h) const {
+        return headTerms[static_cast<std::size_t>(layer) * static_cast<std::size_t>(heads) + static_cast<std::size_t>(h)];
+    }
     // Every term and the final bias: the logit, to float rounding.
     double total() const;
 };
