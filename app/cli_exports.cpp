@@ -224,6 +224,7 @@ AppState exportState(const Flags& f, const CLI::App& app, const GuiRequest& requ
     for (int h = 0; h < state.model.heads; ++h)
         if (!given || h == f.head) view.viewHeads.push_back(h);
     if (app.get_option("--query")->count() > 0) view.viewTokens = {f.query};
+    view.attributionQuery = app.get_option("--query")->count() > 0 ? f.query : -1;  // the last position unless asked
     if (!f.figures.at(panel_id::kModel).empty()) view.modelView = modelViewOptions(f);
     return state;
 }

@@ -373,6 +373,12 @@ void defineFlags(CLI::App& app, Flags& f) {
                    "k of the head statistics' first_k: the mass on the first k tokens (attention sinks; default 4), in the window "
                    "and --export-stats")
         ->type_name("K");
+    app.add_option("--target", f.target,
+                   "Direct logit attribution's target (--export-attribution and the window's Attribution tab): a token as the "
+                   "tokenizer splits it (\"Mary\"; a space is tried in front when needed), #ID for a token id, or two joined by \"-\" "
+                   "for their logit difference (\"Mary-John\"); default: the token the model ranks first at the position (--query, "
+                   "default the last)")
+        ->type_name("TOKEN|A-B");
     app.add_flag("--skip-first-key", f.skipFirstKey,
                  "Leave the first key out of the head statistics and the mean views: each row's weights over keys j >= 1, renormalised");
     app.add_option("--model-view-sort", f.modelViewSort,
@@ -592,6 +598,13 @@ GuiRequest requestFrom(const Flags& f, const CLI::App& app) {
     }
     request.smallMultiples = f.smallMultiples;
     request.skipFirstKey = f.skipFirstKey;
+    if (given("--target")) {
+        if (f.target.empty()) throw core::InputError("--target", "no token given");
+        if (f.target.size() > 400)
+            throw core::InputError("--target",
+                                   "a target is one token or two joined by \"-\", not " + std::to_string(f.target.size()) + " bytes");
+        request.target = f.target;
+    }
     if (given("--first-tokens")) request.firstTokens = static_cast<int>(parseWhole("--first-tokens", f.firstTokens, 1, kMaxFirstTokens));
     if (given("--train-steps")) {
         if (f.trainSteps < 10 || f.trainSteps > 5000)

@@ -49,6 +49,7 @@ struct Flags {
     std::string exportStats, sinkEpsilon;                                 // --export-stats OUT.csv|OUT.json, --sink-epsilon E
     bool inductionTest = false, skipFirstKey = false;                     // --induction-test, --skip-first-key
     std::string firstTokens;                                              // --first-tokens K
+    std::string target;                                                   // --target TOKEN|A-B
     bool retrievalTest = false;                                           // --retrieval-test
     std::string retrievalLengths, retrievalDepths, retrievalSegment;      // its settings ("": the defaults)
     bool rollout = false;                         // --rollout: attention rollout in the window and the JSON / .npy exports

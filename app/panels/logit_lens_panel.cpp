@@ -54,7 +54,8 @@ void LogitLensPanel::draw(PanelContext& ctx) {
                                 "each cell: the token the stream after that layer predicts next there, coloured by its probability · "
                                 "positions " +
                                     std::to_string(lens.first + 1) + " … " + std::to_string(lens.first + lens.positions) + " of " +
-                                    std::to_string(total));
+                                    std::to_string(total),
+                                widgets::kLongTextGlyphs, ImGui::GetContentRegionAvail().x);
     widgets::hoverTooltip(
         "The logit lens (nostalgebraist, 2020): each layer's residual stream read as the model reads its last one, through its final "
         "norm and unembedding (and, for Gemma 2, its final soft-capping). Layer 0 is the embeddings; the last row is the model's own "

@@ -1,5 +1,6 @@
 #include "app/panels/panel_table.hpp"
 
+#include "app/panels/attribution_panel.hpp"
 #include "app/panels/bars_panel.hpp"
 #include "app/panels/compare_panel.hpp"
 #include "app/panels/controls_panel.hpp"
@@ -22,6 +23,7 @@
 #include "app/panels/train_panel.hpp"
 #include "app/panels/value_weighted_panel.hpp"
 #include "app/panels/what_if_panel.hpp"
+#include "app/views/attribution.hpp"
 #include "app/views/head_profile_view.hpp"
 #include "app/views/logit_lens.hpp"
 #include "app/views/value_weighted.hpp"
@@ -60,6 +62,7 @@ const std::vector<PanelInfo>& panelTable() {
             {panel_id::kQkMap, make<QkMapPanel>},
             {panel_id::kWhatIf, make<WhatIfPanel>},
             {panel_id::kLogitLens, make<LogitLensPanel>},
+            {panel_id::kAttribution, make<AttributionPanel>},
             {labName(Lab::Linear), make<LinearPanel>},
             {labName(Lab::Cost), make<CostPanel>},
             {labName(Lab::Train), make<TrainPanel>},

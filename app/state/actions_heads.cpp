@@ -2,6 +2,7 @@
 // selected together, the tiles' order and tint, the sink threshold, the induction and retrieval tests.
 #include "app/state/actions_families.hpp"
 #include "app/state/head_summary.hpp"
+#include "core/models/decoder/attribution.hpp"
 
 #include "core/base/error.hpp"
 #include "core/base/format.hpp"
@@ -41,6 +42,23 @@ bool applyAction(AppState& state, const action::SetFirstTokens& a) {
     if (a.k < 1 || a.k > kMaxFirstTokens)
         return reject(state, "first tokens", "expected 1 to " + std::to_string(kMaxFirstTokens) + ", got " + std::to_string(a.k));
     state.view.firstTokens = a.k;  // the summary's key changes with it: every head summarized again
+    return true;
+}
+
+bool applyAction(AppState& state, const action::SetAttribution& a) {
+    const core::LoadedModel* pass = checkpointPass(state);
+    if (a.query < -1 || (pass != nullptr && a.query >= pass->run->tokens()))
+        return reject(state, "attribution", "position " + std::to_string(a.query) + " is outside the text");
+    if (pass != nullptr && !a.target.empty()) {
+        try {
+            (void)core::decoder::parseTarget(*pass->checkpoint, a.target, "attribution target");
+        } catch (const core::InputError& e) {
+            state.error = e.what();
+            return false;
+        }
+    }
+    state.view.attributionQuery = a.query;
+    state.view.attributionTarget = a.target;
     return true;
 }
 

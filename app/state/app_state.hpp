@@ -93,8 +93,12 @@ struct ViewState {
     int previewHead = -2;                                     // head under the mouse in the head grid (-2 = none)
     int previewLayer = -1;  // with previewHead: a model's other layer under the mouse in the model view (-1 = the shown layer)
     ModelViewOptions modelView;
-    float sinkEpsilon = 0.3f;        // the head statistics' sink share: heads whose first-token mass exceeds this
-    int firstTokens = 4;             // k of the head statistics' mass on the first k tokens (--first-tokens)
+    float sinkEpsilon = 0.3f;  // the head statistics' sink share: heads whose first-token mass exceeds this
+    int firstTokens = 4;       // k of the head statistics' mass on the first k tokens (--first-tokens)
+    // Direct logit attribution's position (-1: the last) and target: one token's text, "#ID", or two
+    // joined by "-" for their difference (core::decoder::parseTarget); "": the token ranked first there.
+    int attributionQuery = -1;
+    std::string attributionTarget;
     int heatmapPooling = 0;          // cells per texel side the heatmap draws the shown head with (0: not drawn;
                                      // the softmax pools the shown head's texels for it in the same pass)
     int pendingSwap = -1;            // first chip clicked in the token-swap panel (-1 = none)

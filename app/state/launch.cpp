@@ -25,6 +25,8 @@ ViewState requestedView(const GuiRequest& request, ViewState view) {
     if (request.smallMultiples) view.smallMultiples = true;
     if (request.skipFirstKey) view.skipFirstKey = true;
     if (request.firstTokens > 0) view.firstTokens = request.firstTokens;
+    view.attributionTarget = request.target;
+    if (request.query) view.attributionQuery = *request.query;
     if (!request.compareText.empty()) view.compareText = request.compareText;
     if (request.rollout) {
         view.rollout = true;

@@ -39,6 +39,7 @@ struct GuiRequest {
     bool smallMultiples = false;                                // --small-multiples
     bool skipFirstKey = false;                                  // --skip-first-key
     int firstTokens = 0;                                        // --first-tokens (0: not given)
+    std::string target;                                         // --target: direct logit attribution's target
     std::optional<int> trainSteps;                              // --train-steps N: train at start (the train lab)
     bool measure = false;                                       // --measure: time the cost sweep at start (the cost lab)
     float zoom = 0.0f;                                          // --zoom Z (0: not given): the heatmap zoomed in

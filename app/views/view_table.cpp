@@ -3,6 +3,7 @@
 #include "app/state/head_summary.hpp"
 #include "app/state/query_key_view.hpp"
 #include "app/state/shown_map.hpp"
+#include "app/views/attribution.hpp"
 #include "app/views/head_profile_view.hpp"
 #include "app/views/head_view_lines.hpp"
 #include "app/views/logit_lens.hpp"
@@ -146,6 +147,17 @@ const std::vector<ViewInfo>& viewTable() {
           "and position with the top 5 tokens' ids, texts and probabilities and the target's (the token the last layer ranks first)",
           false, writeLogitLens, checkLogitLensPath},
          refreshLogitLens},
+        {panel_id::kAttribution,
+         "Direct logit attribution: what each head writes onto the prediction",
+         "Attribution",
+         Place::Layers,
+         Need::Rerun,
+         {"--export-attribution", "OUT.png|OUT.svg|OUT.csv|OUT.json",
+          "Write direct logit attribution (each head's output, each MLP's and the embeddings' through the final norm with its divisor "
+          "frozen, onto --target's unembedding, at --query, default the last position) without a window: .png or .svg, the layers x "
+          "heads grid; .csv or .json, one record per head, per layer's MLP and W_O bias, with the sum and the pass's logit",
+          false, writeAttribution, checkAttributionPath},
+         refreshAttribution},
         {labName(Lab::Linear), "Linear attention · fast weights · Hopfield", "Linear", Place::Own, Need::WholeLayer, {}, nullptr},
         {labName(Lab::Cost), "Cost of attention", "Cost", Place::Own, Need::Nothing, {}, nullptr},
         {labName(Lab::Train), "Heads that learn", "Training", Place::Own, Need::Nothing, {}, refreshTrainPreview},

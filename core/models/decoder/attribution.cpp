@@ -2,9 +2,12 @@
 
 #include "core/attention/kernels.hpp"
 #include "core/base/error.hpp"
+#include "core/base/utf8.hpp"
 #include "core/models/decoder/decoder_store.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <optional>
 #include <string>
 
 namespace attnviz::core::decoder {
@@ -44,7 +47,43 @@ VecD headOutput(const Run& run, const Config& cfg, int layer, int h, Eigen::Inde
     return (a * v).cast<double>().colwise().mean();
 }
 
+// One token's id for `text`, or −1: "#ID", the text's one token, or the one token of " " + text.
+int oneToken(const Checkpoint& model, std::string_view text) {
+    const ModelTokenizer& tok = model.tokenizer();
+    if (text.size() > 1 && text[0] == '#' && text.size() <= 11 &&
+        std::all_of(text.begin() + 1, text.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+        const long long id = std::stoll(std::string(text.substr(1)));
+        return id < model.lmHead().storedRows() ? static_cast<int>(id) : -1;
+    }
+    for (const std::string& t : {std::string(text), " " + std::string(text)}) {
+        std::vector<int> ids = tok.encode(t);
+        if (const std::optional<int> bos = tok.bosId(); bos && !ids.empty() && ids.front() == *bos) ids.erase(ids.begin());
+        if (ids.size() == 1) return ids[0];
+        if (!text.empty() && text[0] == ' ') break;  // a space already leads it
+    }
+    return -1;
+}
+
 }  // namespace
+
+AttributionTarget parseTarget(const Checkpoint& model, std::string_view text, const std::string& field) {
+    const auto clipped = [&](std::string_view t) {
+        const std::string s(t.substr(0, 40));
+        return "\"" + sanitizeUtf8(s) + (t.size() > 40 ? "…" : "") + "\"";
+    };
+    if (text.empty()) throw InputError(field, "no token given");
+    if (text.size() > 400)
+        throw InputError(field, "a target is one token or two joined by \"-\", not " + std::to_string(text.size()) + " bytes");
+    if (const int id = oneToken(model, text); id >= 0) return {id, -1};
+    // a difference: the first "-" whose sides are each one token
+    for (std::size_t at = text.find('-', 1); at != std::string_view::npos && at + 1 < text.size(); at = text.find('-', at + 1)) {
+        const int a = oneToken(model, text.substr(0, at)), b = oneToken(model, text.substr(at + 1));
+        if (a >= 0 && b >= 0) return {a, b};
+    }
+    throw InputError(field, clipped(text) +
+                                " is not one token of this model's vocabulary (nor two joined by \"-\"); give a token's "
+                                "text as the tokenizer splits it, or #ID");
+}
 
 double LogitAttribution::total() const {
     double sum = embeddings + finalBias;
@@ -105,20 +144,26 @@ LogitAttribution logitAttribution(const Checkpoint& model, const Run& run, Eigen
     Mat scratchUp, scratchGate;
     for (int l = 0; l < cfg.nLayer; ++l) {
         const Layer& layer = model.layers()[static_cast<std::size_t>(l)];
-        const Eigen::MatrixXd wo = layer.outW.widened().cast<double>();  // [h · d_h, d]
-        VecD attn = VecD::Zero(cfg.nEmbd);
+        // Every head's z in its own row of a block-diagonal [h, h · d_h], through the packed W_O
+        // at once: row h is head h's output (without the bias).
+        Mat z = Mat::Zero(cfg.nHead, cfg.qWidth()), written(cfg.nHead, cfg.nEmbd);
         for (int h = 0; h < cfg.nHead; ++h) {
             bool zero = false, mean = false;
             for (const Intervention& e : run.edits)
-                if (e.layer == l && e.head == h) {
+                if (e.kind != Intervention::Kind::HideToken && e.layer == l && e.head == h) {
                     zero = zero || e.kind == Intervention::Kind::ZeroHead;
                     mean = mean || e.kind == Intervention::Kind::MeanHead;
                 }
-            VecD& written = heads[static_cast<std::size_t>(l) * static_cast<std::size_t>(cfg.nHead) + static_cast<std::size_t>(h)];
-            written = zero ? VecD::Zero(cfg.nEmbd)
-                           : VecD(headOutput(run, cfg, l, h, position, mean) *
-                                  wo.middleRows(static_cast<Eigen::Index>(h) * cfg.headDim, cfg.headDim));
-            attn += written;
+            if (!zero)
+                z.block(h, static_cast<Eigen::Index>(h) * cfg.headDim, 1, cfg.headDim) =
+                    headOutput(run, cfg, l, h, position, mean).cast<float>();
+        }
+        linear(z, layer.outW, {}, written);
+        VecD attn = VecD::Zero(cfg.nEmbd);
+        for (int h = 0; h < cfg.nHead; ++h) {
+            VecD& w = heads[static_cast<std::size_t>(l) * static_cast<std::size_t>(cfg.nHead) + static_cast<std::size_t>(h)];
+            w = written.row(h).cast<double>();
+            attn += w;
         }
         if (layer.outBias) biases[static_cast<std::size_t>(l)] = layer.outBias.row().cast<double>();
         attn += biases[static_cast<std::size_t>(l)];

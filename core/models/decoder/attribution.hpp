@@ -11,6 +11,8 @@
 
 #include "core/models/decoder/decoder.hpp"
 
+#include <string>
+#include <string_view>
 #include <vector>
 
 namespace attnviz::core::decoder {
@@ -39,6 +41,15 @@ struct LogitAttribution {
 // InputError for an encoder or a post-norm model, a pass that keeps no residual stream (a long
 // input's lean pass), a position or token out of range.
 LogitAttribution logitAttribution(const Checkpoint& model, const Run& run, Eigen::Index position, int target, int minus = -1);
+
+// A target as a person writes it: one token's text ("Mary"; when the text alone is more than one
+// token, the same after a space, " Mary", as a word inside a sentence is), "#ID" for a token id, or
+// two of those joined by "-" for their difference ("Mary-John": Mary's logit minus John's).
+struct AttributionTarget {
+    int target = -1, minus = -1;
+};
+// Throws InputError naming `field` when a part is not one token (the text clipped in the message).
+AttributionTarget parseTarget(const Checkpoint& model, std::string_view text, const std::string& field);
 
 // The logits at `position` of the pass (soft-capped where the model caps them): the pass's own
 // at its predicted position, else its final row against the unembedding.
