@@ -1,5 +1,7 @@
 #include "app/app.hpp"
+
 #include "app/keys.hpp"
+#include "app/state/generation.hpp"
 
 #include "app/panels/lesson_panel.hpp"
 #include "app/panels/panel_table.hpp"
@@ -430,6 +432,8 @@ void App::applyActions() {
     std::vector<Action> actions = m_actions.take();
     if (!actions.empty()) m_computeFailed = false;
     for (const Action& a : actions) apply(m_state, a);
+    // A generation under way: one token a frame, through the action layer (the pass grows by a row).
+    if (m_state.generation.left > 0 && !stepGeneration(m_state) && !m_state.error.empty()) notify(m_state.error, true);
     if (m_computeFailed) return;  // reported once; the next change tries again
     // The visible head now (what the user waits for); the other heads follow, one a frame.
     try {

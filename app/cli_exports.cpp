@@ -3,6 +3,7 @@
 #include "app/cli_flags.hpp"
 
 #include "app/state/compare_view.hpp"
+#include "app/state/generation.hpp"
 #include "app/state/head_summary.hpp"
 #include "app/state/model_test_job.hpp"
 #include "app/state/source.hpp"
@@ -204,12 +205,20 @@ namespace {
 AppState requestedState(const GuiRequest& request, const char*& doing) {
     const core::Scenario& scenario = request.scenario;
     doing = scenario.attention ? "opening the imported attention" : scenario.model ? "opening and running the model" : "building the model";
-    try {
-        return makeState(scenario, request.limits);
-    } catch (const core::InputError& e) {
-        if (scenario.attention && e.where() != "layer") throw;  // the file's own errors name it
-        throw e.within(request.source);                         // --attention's, or the scenario file's field
+    AppState state = [&] {
+        try {
+            return makeState(scenario, request.limits);
+        } catch (const core::InputError& e) {
+            if (scenario.attention && e.where() != "layer") throw;  // the file's own errors name it
+            throw e.within(request.source);                         // --attention's, or the scenario file's field
+        }
+    }();
+    if (request.generate > 0) {
+        doing = "generating";
+        if (const std::string why = generateTokens(state, request.generate, request.sampling); !why.empty())
+            throw core::InputError("--generate", why.substr(why.find(": ") == std::string::npos ? 0 : why.find(": ") + 2));
     }
+    return state;
 }
 
 // The state the exports read: the view as the flags set it (the window's view of the same flags,

@@ -379,6 +379,16 @@ void defineFlags(CLI::App& app, Flags& f) {
                    "for their logit difference (\"Mary-John\"); default: the token the model ranks first at the position (--query, "
                    "default the last)")
         ->type_name("TOKEN|A-B");
+    app.add_option("--generate", f.generate,
+                   "A model writes N tokens after the text (greedy: the most likely each time), each read through the incremental "
+                   "pass; the window and every export then show the text with them (the JSON's generated_from marks the first)")
+        ->type_name("N");
+    app.add_option("--sample-seed", f.sampleSeed,
+                   "With --generate: sample each token from softmax(logits / --sample-temperature) over the --top-k most likely, "
+                   "draws from seed S (the same seed, the same tokens)")
+        ->type_name("S");
+    app.add_option("--top-k", f.topK, "With --sample-seed: sample among the K most likely tokens (default 0: every token)")->type_name("K");
+    app.add_option("--sample-temperature", f.sampleTemperature, "With --sample-seed: the sampling temperature (default 1)")->type_name("T");
     app.add_flag("--skip-first-key", f.skipFirstKey,
                  "Leave the first key out of the head statistics and the mean views: each row's weights over keys j >= 1, renormalised");
     app.add_option("--model-view-sort", f.modelViewSort,
@@ -598,6 +608,25 @@ GuiRequest requestFrom(const Flags& f, const CLI::App& app) {
     }
     request.smallMultiples = f.smallMultiples;
     request.skipFirstKey = f.skipFirstKey;
+    if (given("--generate")) request.generate = static_cast<int>(parseWhole("--generate", f.generate, 1, 100000));
+    for (const char* flag : {"--sample-seed", "--top-k", "--sample-temperature"})
+        if (given(flag) && !given("--generate")) throw core::InputError(flag, "only with --generate");
+    for (const char* flag : {"--top-k", "--sample-temperature"})
+        if (given(flag) && !given("--sample-seed"))
+            throw core::InputError(flag, "only with --sample-seed (generation is greedy without it)");
+    if (given("--sample-seed")) {
+        request.sampling.greedy = false;
+        request.sampling.seed =
+            static_cast<std::uint64_t>(parseWhole("--sample-seed", f.sampleSeed, 0, std::numeric_limits<long long>::max()));
+    }
+    if (given("--top-k")) request.sampling.topK = static_cast<int>(parseWhole("--top-k", f.topK, 0, 1000000));
+    if (given("--sample-temperature")) {
+        char* end = nullptr;
+        const float t = std::strtof(f.sampleTemperature.c_str(), &end);
+        if (f.sampleTemperature.empty() || *end != '\0' || !std::isfinite(t) || t <= 0.0f || t > 100.0f)
+            throw core::InputError("--sample-temperature", "expected a number above 0 and at most 100");
+        request.sampling.temperature = t;
+    }
     if (given("--target")) {
         if (f.target.empty()) throw core::InputError("--target", "no token given");
         if (f.target.size() > 400)

@@ -38,6 +38,8 @@ shot --model "$DEMO/demo" --sentence "$TWICE" --panel stats --screenshot "$OUT/h
 "$BIN" --model "$DEMO/demo" --sentence "When Mary and John went to the store, John gave a drink to" \
   --compare "When Mary and John went to the store, Mary gave a drink to" --layer 5 --head 1 --export-compare "$OUT/figure-compare.png"
 "$BIN" --model "$DEMO/demo" --sentence "$TWICE" --export-logit-lens "$OUT/figure-logit-lens.png"
+shot --model "$DEMO/demo" --sentence "The quick brown fox jumps over the lazy dog near the river bank. The quick brown" \
+  --generate 10 --layer 5 --head 1 --screenshot "$OUT/generation.png" --size $S
 # Encoders: the bert-base-shaped checkpoint whose heads are built by hand (scripts/demo_bert.py;
 # bert-base-uncased's vocabulary from the tests' cache) on a sentence pair, whole and filtered.
 DEPS="$(cd "$(dirname "$BIN")" && pwd)/test-deps"

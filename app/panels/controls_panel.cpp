@@ -163,6 +163,8 @@ void importedSection(PanelContext& ctx, const core::ImportedAttention& a) {
     widgets::wrappedTextColored(dim, "The maps were computed elsewhere: the temperature, scaling and mask are fixed.");
 }
 
+void generation(PanelContext& ctx);
+
 // The next token: softmax(logits / temperature), the ten most likely.
 // An encoder's: the token its masked-LM head puts at the first [MASK], or why there is none.
 void nextTokens(PanelContext& ctx, const core::LoadedModel& pass) {
@@ -204,6 +206,46 @@ void nextTokens(PanelContext& ctx, const core::LoadedModel& pass) {
             "%5.1f%%  %s", 100.0 * prob,
             widgets::fitLabel(label, ImGui::GetContentRegionAvail().x - ImGui::GetFontSize() * 4.0f, widgets::kTitleGlyphs).c_str());
         tooltip(("token id " + std::to_string(n.id) + ", logit " + core::formatFixed(n.logit, 3)).c_str());
+    }
+    if (!encoder) generation(ctx);
+}
+
+// Generate: tokens written after the text one a frame (greedy, or sampled at the temperature
+// above), Stop, and taking them back.
+void generation(PanelContext& ctx) {
+    const AppState& s = ctx.state;
+    const std::vector<int>& made = s.scenario.generated;
+    if (s.generation.left > 0) {
+        ImGui::Text("writing… %d to go", s.generation.left);
+        ImGui::SameLine();
+        if (ImGui::Button("Stop")) ctx.actions.emit(action::StopGenerating{});
+    } else {
+        for (const int count : {1, 16}) {
+            const std::string label = "Generate " + std::to_string(count) + "##gen" + std::to_string(count);
+            if (ImGui::Button(label.c_str())) {
+                core::decoder::Sampling sampling;
+                sampling.greedy = !s.view.generateSampled;
+                sampling.temperature = s.view.nextTemperature;
+                ctx.actions.emit(action::StartGenerating{count, sampling});
+            }
+            tooltip(
+                "Writes the next token (or 16) after the text, each chosen from the bars above and read through the "
+                "incremental pass: every view follows, one token a frame.");
+            ImGui::SameLine();
+        }
+        bool sampled = s.view.generateSampled;
+        if (ImGui::Checkbox("sample", &sampled)) ctx.actions.emit(action::SetGenerateSampled{sampled});
+        tooltip(
+            "Sample each token from softmax(logits / the temperature above) instead of taking the most likely; the draws are seed 0's.");
+    }
+    if (!made.empty()) {
+        ImGui::TextDisabled("%d generated", static_cast<int>(made.size()));
+        ImGui::SameLine();
+        if (ImGui::SmallButton("undo")) ctx.actions.emit(action::SetGenerated{std::vector<int>(made.begin(), made.end() - 1)});
+        tooltip("Takes the last generated token back.");
+        ImGui::SameLine();
+        if (ImGui::SmallButton("clear")) ctx.actions.emit(action::SetGenerated{});
+        tooltip("Takes every generated token back: the text as typed.");
     }
 }
 

@@ -406,6 +406,14 @@ void HeatmapPanel::draw(PanelContext& ctx) {
             list->AddLine(ImVec2(mMin.x, cellY(static_cast<float>(at))), ImVec2(mMax.x, cellY(static_cast<float>(at))), boundary, width);
         }
     }
+    // Tokens a model generated after the text: where they start, on both axes, in amber.
+    if (const core::LoadedModel* pass = checkpointPass(s); pass && pass->generated > 0 && pass->run->tokens() == s.model.tq()) {
+        const auto at = static_cast<float>(pass->run->tokens() - static_cast<Eigen::Index>(pass->generated));
+        const ImU32 amber = IM_COL32(255, 176, 32, 230);
+        const float width = std::max(1.5f, 0.12f * ImGui::GetFontSize());
+        list->AddLine(ImVec2(cellX(at), mMin.y), ImVec2(cellX(at), mMax.y), amber, width);
+        list->AddLine(ImVec2(mMin.x, cellY(at)), ImVec2(mMax.x, cellY(at)), amber, width);
+    }
     // Selected query row outline.
     if (s.view.selectedQuery >= iBegin && s.view.selectedQuery < iEnd)
         list->AddRect(ImVec2(mMin.x, cellY(static_cast<float>(s.view.selectedQuery))), ImVec2(mMax.x, cellY(s.view.selectedQuery + 1.0f)),

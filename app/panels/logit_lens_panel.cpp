@@ -108,8 +108,10 @@ void LogitLensPanel::draw(PanelContext& ctx) {
             widgets::fitLabel(static_cast<std::size_t>(position) < tokens.size() ? tokens[static_cast<std::size_t>(position)] : "",
                               cellW * static_cast<float>(step) - 0.3f * em);
         const float tw = ImGui::CalcTextSize(label.c_str()).x;
+        // a generated token's label in amber
+        const bool made = pass != nullptr && pass->generated > 0 && position >= total - static_cast<Eigen::Index>(pass->generated);
         list->AddText(ImVec2(min.x + cellW * (static_cast<float>(p) + 0.5f) - tw * 0.5f, max.y + 0.2f * em),
-                      ImGui::GetColorU32(ImGuiCol_Text), label.c_str());
+                      made ? IM_COL32(255, 176, 32, 255) : ImGui::GetColorU32(ImGuiCol_Text), label.c_str());
     }
     // The selected query's column framed.
     if (const Eigen::Index q = s.view.selectedQuery - lens.first; q >= 0 && q < lens.positions)

@@ -93,7 +93,8 @@ int FrameLoop::run() {
 void FrameLoop::waitForEvents() {
     const bool labs = app::labsRunning(m_app.state());
     const bool tests = m_app.state().induction->running() || m_app.state().retrieval->running();
-    const bool busy = screenshot() || !m_captures.empty() || !app::isFresh(m_app.state()) || !m_app.viewsSettled() || m_eagerFrames > 0;
+    const bool busy = screenshot() || !m_captures.empty() || !app::isFresh(m_app.state()) || !m_app.viewsSettled() || m_eagerFrames > 0 ||
+                      m_app.state().generation.left > 0;
     const bool sweeping = (m_app.state().headSweep && m_app.state().headSweep->running()) || app::shownMapRunning(m_app.state()) ||
                           app::lensRunning(m_app.state());
     if (busy && screenshot() && (labs || tests || sweeping)) {

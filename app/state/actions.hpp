@@ -243,6 +243,17 @@ struct SetSinkEpsilon {
 struct SetFirstTokens {
     int k;
 };  // the head statistics' first k tokens: 1 … kMaxFirstTokens
+struct SetGenerated {
+    std::vector<int> ids;  // the tokens after the sentence's (a model's; an encoder's: refused)
+};                         // the pass over them: typing's (one more row per token)
+struct StartGenerating {
+    int count;  // tokens to write, one a frame
+    core::decoder::Sampling sampling;
+};  // a decoder's pass without what-if edits; a generation under way is replaced
+struct StopGenerating {};
+struct SetGenerateSampled {
+    bool sampled;
+};  // the window's Generate: sampled at the next-token temperature, else greedy
 struct SetAttribution {
     int query;           // -1: the last position
     std::string target;  // "": the token the model ranks first there
@@ -293,9 +304,10 @@ using Action =
                  action::SetTrainSettings, action::StartTraining, action::StopTraining, action::StartCostSweep, action::StopCostSweep,
                  action::OpenLesson, action::GoToLessonStep, action::StepLesson, action::AnswerCheck, action::CloseLesson,
                  action::ClearError, action::SelectLayerHead, action::SetModelView, action::SetSinkEpsilon, action::SetFirstTokens,
-                 action::SetAttribution, action::StartInductionTest, action::StopInductionTest, action::StartRetrievalTest,
-                 action::StopRetrievalTest, action::StopHeadSweep, action::ResumeHeadSweep, action::HoverToken, action::AblateHead,
-                 action::HideToken, action::RemoveWhatIfEdit, action::UndoWhatIf, action::RedoWhatIf, action::ClearWhatIf>;
+                 action::SetAttribution, action::SetGenerated, action::StartGenerating, action::StopGenerating, action::SetGenerateSampled,
+                 action::StartInductionTest, action::StopInductionTest, action::StartRetrievalTest, action::StopRetrievalTest,
+                 action::StopHeadSweep, action::ResumeHeadSweep, action::HoverToken, action::AblateHead, action::HideToken,
+                 action::RemoveWhatIfEdit, action::UndoWhatIf, action::RedoWhatIf, action::ClearWhatIf>;
 
 // Returns false (and sets state.error) when the change was rejected.
 bool apply(AppState& state, const Action& action);

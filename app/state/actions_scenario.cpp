@@ -4,6 +4,7 @@
 // recompute takes the new settings from it.
 #include "app/state/actions_families.hpp"
 #include "app/state/head_summary.hpp"
+#include "app/state/source.hpp"
 
 #include "core/base/error.hpp"
 #include "core/base/format.hpp"
@@ -94,6 +95,7 @@ bool applyAction(AppState& state, const action::SetSentence& a) {
         next.q.reset(), next.k.reset(), next.v.reset(), next.keyTokens.reset();
         next.swaps.clear();
         next.hiddenTokens.clear();  // positions of another text, as the swaps are
+        next.generated.clear();     // what followed another text
     });
 }
 
@@ -103,7 +105,36 @@ bool applyAction(AppState& state, const action::SetPair& a) {
         else next.pair = a.text;
         next.swaps.clear();
         next.hiddenTokens.clear();  // positions of another text
+        next.generated.clear();
     });
+}
+
+bool applyAction(AppState& state, const action::SetGenerated& a) {
+    state.generation.left = 0;  // taking tokens back stops a generation under way
+    return rebuildWith(state, [&](core::Scenario& next) { next.generated = a.ids; });
+}
+
+bool applyAction(AppState& state, const action::StartGenerating& a) {
+    const core::LoadedModel* pass = checkpointPass(state);
+    if (pass == nullptr) return reject(state, "generate", "needs a model (open one with --model or File → Open model folder)");
+    if (!pass->checkpoint->config().causal)
+        return reject(state, "generate", "an encoder reads its text in both directions and generates no tokens");
+    if (pass->edited()) return reject(state, "generate", "a what-if pass is not generated from; clear the edits first");
+    if (a.count < 1 || a.count > 4096) return reject(state, "generate", "expected 1 to 4096 tokens, got " + std::to_string(a.count));
+    if (!a.sampling.greedy && !(a.sampling.temperature > 0.0f && std::isfinite(a.sampling.temperature)))
+        return reject(state, "generate", "the temperature must be above 0");
+    state.generation = {a.count, a.sampling};
+    return true;
+}
+
+bool applyAction(AppState& state, const action::StopGenerating&) {
+    state.generation.left = 0;
+    return true;
+}
+
+bool applyAction(AppState& state, const action::SetGenerateSampled& a) {
+    state.view.generateSampled = a.sampled;
+    return true;
 }
 
 bool applyAction(AppState& state, const action::SetPairFilter& a) {

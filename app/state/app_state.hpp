@@ -19,6 +19,7 @@
 #include "core/io/imported_attention.hpp"
 #include "core/io/lesson.hpp"
 #include "core/labs/cost.hpp"
+#include "core/models/decoder/generate.hpp"
 #include "core/models/loaded_model.hpp"
 #include "core/scenario/model.hpp"
 #include "core/scenario/scenario.hpp"
@@ -99,6 +100,7 @@ struct ViewState {
     // joined by "-" for their difference (core::decoder::parseTarget); "": the token ranked first there.
     int attributionQuery = -1;
     std::string attributionTarget;
+    bool generateSampled = false;    // the window's Generate samples at the next-token temperature (else greedy)
     int heatmapPooling = 0;          // cells per texel side the heatmap draws the shown head with (0: not drawn;
                                      // the softmax pools the shown head's texels for it in the same pass)
     int pendingSwap = -1;            // first chip clicked in the token-swap panel (-1 = none)
@@ -281,7 +283,13 @@ struct AppState {
     CompareView compare;    // see refreshCompare
     QueryKeyView queryKey;  // see refreshQueryKeyMap
     WhatIfState whatIf;     // a model's what-if history and the heads it moved (what_if.hpp)
-    DerivedStore derived;   // what a view derives of its own, one of each type (derived.hpp)
+    // A generation under way in the window: tokens still to write (one a frame), and how each is
+    // chosen (app/state/generation.hpp).
+    struct Generation {
+        int left = 0;
+        core::decoder::Sampling sampling;
+    } generation;
+    DerivedStore derived;  // what a view derives of its own, one of each type (derived.hpp)
     ViewState view;
     Labs labs;  // the labs' settings, jobs and derived maps
     // A model folder being opened on a worker thread (LoadScenario with `background`); never null

@@ -1,5 +1,7 @@
 #include "app/state/launch.hpp"
 
+#include "app/state/generation.hpp"
+
 #include "app/state/actions.hpp"
 #include "app/state/model_test_job.hpp"
 #include "app/state/source.hpp"
@@ -46,6 +48,8 @@ std::string startRequested(AppState& state, const GuiRequest& request) {
     apply(state, action::SelectHead{state.view.selectedHead});  // clamps a restored selection
     if (request.lesson && !apply(state, action::OpenLesson{*request.lesson})) return state.error;
     if (request.lessonStep && !apply(state, action::GoToLessonStep{*request.lessonStep})) return state.error;
+    if (request.generate > 0)
+        if (const std::string why = generateTokens(state, request.generate, request.sampling); !why.empty()) return "--generate: " + why;
     const long long queries = state.model.tq();
     if (request.query && *request.query >= queries)
         return "--query: expected 0 to " + std::to_string(queries - 1) + " (" + std::to_string(queries) + " queries), got " +

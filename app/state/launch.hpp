@@ -7,6 +7,7 @@
 #include "app/state/session.hpp"
 #include "core/attention/colormap.hpp"
 #include "core/io/lesson.hpp"
+#include "core/models/decoder/generate.hpp"
 #include "core/scenario/model.hpp"
 #include "core/scenario/scenario.hpp"
 
@@ -40,6 +41,8 @@ struct GuiRequest {
     bool skipFirstKey = false;                                  // --skip-first-key
     int firstTokens = 0;                                        // --first-tokens (0: not given)
     std::string target;                                         // --target: direct logit attribution's target
+    int generate = 0;                                           // --generate N: tokens written after the text
+    core::decoder::Sampling sampling;                           // --sample-seed, --top-k, --sample-temperature
     std::optional<int> trainSteps;                              // --train-steps N: train at start (the train lab)
     bool measure = false;                                       // --measure: time the cost sweep at start (the cost lab)
     float zoom = 0.0f;                                          // --zoom Z (0: not given): the heatmap zoomed in

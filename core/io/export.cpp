@@ -364,6 +364,8 @@ void writeModelExportJson(ByteSink& out, const Scenario& scenario, const LoadedM
     // The position the predictions read: a decoder's last (the token after it), an encoder's first
     // [MASK] (the token in its place); null when there is none.
     j << "\n  ],\n  \"predicted_position\": " << (run.predicted >= 0 ? std::to_string(run.predicted) : std::string("null"));
+    // Tokens the model generated after the text: the first of them (null: none).
+    j << ",\n  \"generated_from\": " << (loaded.generated > 0 ? std::to_string(run.ids.size() - loaded.generated) : std::string("null"));
     j << ",\n  \"next_tokens\": [";
     for (std::size_t i = 0; i < loaded.next.size(); ++i) {
         j << (i ? ",\n    " : "\n    ") << "{\"id\": " << std::to_string(loaded.next[i].id)

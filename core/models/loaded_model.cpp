@@ -189,7 +189,12 @@ LoadedModel loadModel(const Scenario& scenario, const LoadedModel* previous, con
     } catch (const InputError& e) {
         throw e.within(scenario.pair ? "pair" : "sentence");
     }
-    decoder::checkIds(model.config(), ids, scenario.pair ? "pair" : "sentence", types);
+    // The tokens generated after the sentence, as they were chosen.
+    if (!scenario.generated.empty()) {
+        if (!model.config().causal) throw InputError("generated", "an encoder generates no tokens");
+        ids.insert(ids.end(), scenario.generated.begin(), scenario.generated.end());
+    }
+    decoder::checkIds(model.config(), ids, !scenario.generated.empty() ? "generated" : scenario.pair ? "pair" : "sentence", types);
     // A scenario's limits (buildModel's), before the pass allocates its store.
     const auto tokens = static_cast<long long>(ids.size());
     if (tokens > limits.maxTokens)
@@ -247,6 +252,7 @@ LoadedModel loadModel(const Scenario& scenario, const LoadedModel* previous, con
         loaded.nextChanges = decoder::nextTokenChanges(loaded.base->logits, loaded.run->logits, 10);
     }
     loaded.labels = decoder::tokenLabels(model, ids);
+    loaded.generated = scenario.generated.size();
     loaded.next = decoder::topNext(loaded.run->logits, 1.0f, 10);
     for (const decoder::NextToken& n : loaded.next) loaded.nextLabels.push_back(decoder::tokenLabel(model, n.id));
     return loaded;

@@ -18,6 +18,7 @@ struct LoadedModel {
     std::shared_ptr<const decoder::Run> run;                // every layer's every head, the next token's logits (with the what-if edits)
     std::shared_ptr<const decoder::Run> base;               // the same pass without the what-if edits (run itself when none)
     std::vector<std::string> labels;                        // the tokens as drawn, in text order
+    std::size_t generated = 0;                              // the last this many tokens were generated (Scenario::generated)
     std::vector<decoder::NextToken> next;                   // the ten most likely next tokens at τ = 1 (their order at every τ)
     std::vector<std::string> nextLabels;                    // and their labels
     long long forwardPasses = 0, appendedPasses = 0;        // passes run for this state: whole, and over a kept prefix

@@ -144,11 +144,12 @@ json specJson(const MatrixSpec& spec) {
 
 const std::vector<std::string>& scenarioKeys() {
     static const std::vector<std::string> keys = [] {
-        std::vector<std::string> k = {
-            "name",      "description", "sentence",  "tokens",    "tokenizer",   "d_model", "heads",       "d_k",         "d_v",     "seed",
-            "embedding", "positional",  "rope_base", "kv_heads",  "window",      "X",       "W_Q",         "W_K",         "W_V",     "W_O",
-            "Q",         "K",           "V",         "causal",    "temperature", "scaled",  "swaps",       "key_tokens",  "padding", "mask",
-            "length",    "model",       "layer",     "attention", "tokens_file", "ablate",  "ablate_mean", "hide_tokens", "pair"};
+        std::vector<std::string> k = {"name",    "description", "sentence",    "tokens",      "tokenizer",  "d_model",   "heads",
+                                      "d_k",     "d_v",         "seed",        "embedding",   "positional", "rope_base", "kv_heads",
+                                      "window",  "X",           "W_Q",         "W_K",         "W_V",        "W_O",       "Q",
+                                      "K",       "V",           "causal",      "temperature", "scaled",     "swaps",     "key_tokens",
+                                      "padding", "mask",        "length",      "model",       "layer",      "attention", "tokens_file",
+                                      "ablate",  "ablate_mean", "hide_tokens", "pair",        "generated"};
         for (const char* text : kTextKeys) k.push_back(std::string(text) + "_bytes");
         return k;
     }();
@@ -321,7 +322,7 @@ Scenario scenarioFrom(const json& j, ReadMatrices* read) {
             throw InputError("layer", "expected a layer from 0 to " + std::to_string(kMaxLayerIndex) + ", got " + std::to_string(layer));
         s.layer = static_cast<int>(layer);
     }
-    for (const char* key : {"ablate", "ablate_mean", "hide_tokens"})
+    for (const char* key : {"ablate", "ablate_mean", "hide_tokens", "generated"})
         if (has(key) && !s.model) throw InputError(key, "only with \"model\" (a what-if edits a model's pass)");
     if (s.pair && !s.model) throw InputError("pair", "only with \"model\" (an encoder reads a sentence pair)");
     for (const char* key : {"ablate", "ablate_mean"}) {
@@ -343,6 +344,16 @@ Scenario scenarioFrom(const json& j, ReadMatrices* read) {
             if (p < 0 || p > std::numeric_limits<int>::max())
                 throw InputError("hide_tokens[" + std::to_string(n) + "]", "positions must be 0 or more");
             s.hiddenTokens.push_back(static_cast<int>(p));
+        }
+    }
+    if (has("generated")) {
+        const json& list = j["generated"];
+        if (!list.is_array()) throw InputError("generated", "expected a list of token ids, got " + typeName(list));
+        for (std::size_t n = 0; n < list.size(); ++n) {
+            const long long id = expectInteger(list[n], "generated[" + std::to_string(n) + "]");
+            if (id < 0 || id > std::numeric_limits<int>::max())
+                throw InputError("generated[" + std::to_string(n) + "]", "token ids are 0 or more");
+            s.generated.push_back(static_cast<int>(id));
         }
     }
     return s;
@@ -414,6 +425,7 @@ json modelScenarioToJson(const Scenario& s) {
     if (!zero.empty()) j["ablate"] = zero;
     if (!mean.empty()) j["ablate_mean"] = mean;
     if (!s.hiddenTokens.empty()) j["hide_tokens"] = s.hiddenTokens;
+    if (!s.generated.empty()) j["generated"] = s.generated;
     return j;
 }
 

@@ -72,6 +72,9 @@ struct Scenario {
     // "ablate_mean": ["L.H"]) and tokens hidden from every layer's key sets ("hide_tokens").
     std::vector<HeadAblation> ablations;
     std::vector<int> hiddenTokens;
+    // Tokens a model generated after the sentence ("generated": ids, only with `model`): read after
+    // the tokenizer's ids of the sentence, exactly as they were chosen (core/models/decoder/generate.hpp).
+    std::vector<int> generated;
     // Attention computed elsewhere (core/io/imported_attention.hpp): a .npy or safetensors file of
     // maps, and the tokens file naming its keys ("": tokens.txt beside it, or positions). The
     // maps fix everything else; `layer` is the layer shown.

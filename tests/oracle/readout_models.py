@@ -19,11 +19,12 @@ SHARP_GAIN = 10.0
 
 
 class Model:
-    """A written checkpoint: its folder, label, stored weights (float64), its float64 forward pass
-    (ids -> record) and final norm, its unembedding [vocab, d], and its kind of norm."""
+    """A written checkpoint: its folder, label, its float64 forward pass (ids -> record of the
+    stream's parts; `whole`: ids -> (attentions [L, H, T, T], the last position's next-token
+    probabilities)) and final norm, its unembedding [vocab, d], and its kind of norm."""
 
-    def __init__(self, folder, label, forward, final_norm, unembed, norm, eps, gain, bias, ids_of):
-        self.folder, self.label, self.forward, self.final_norm = folder, label, forward, final_norm
+    def __init__(self, folder, label, forward, final_norm, unembed, norm, eps, gain, bias, ids_of, whole=None):
+        self.folder, self.label, self.forward, self.final_norm, self.whole = folder, label, forward, final_norm, whole
         self.unembed, self.norm, self.eps, self.gain, self.bias, self.ids_of = unembed, norm, eps, gain, bias, ids_of
 
 
@@ -50,7 +51,8 @@ def gpt2_models(cache, tmp):
             return record
 
         yield Model(folder, f"gpt2 {dtype}", forward, lambda x, w=w: gc.layer_norm(x, w["ln_f.weight"], w["ln_f.bias"]), w["wte.weight"],
-                    "layer", 1e-5, w["ln_f.weight"], w["ln_f.bias"], lambda attnviz, sentence, tmp: encoder.encode(sentence))
+                    "layer", 1e-5, w["ln_f.weight"], w["ln_f.bias"], lambda attnviz, sentence, tmp: encoder.encode(sentence),
+                    whole=lambda ids, w=w: gc.forward(w, ids, n_layer, n_head))
 
 
 def pass_ids(attnviz, folder, sentence, tmp):
@@ -84,4 +86,5 @@ def llama_models(cache, tmp):
         eps = cfg["rms_norm_eps"]
         yield Model(folder, f"{family} {dtype}", forward, lambda x, w=w, eps=eps: lc.rms_norm(x, w["model.norm.weight"], eps),
                     w["model.embed_tokens.weight"] if tied else w["lm_head.weight"], "rms", eps, w["model.norm.weight"],
-                    np.zeros_like(w["model.norm.weight"]), lambda attnviz, sentence, tmp, folder=folder: pass_ids(attnviz, folder, sentence, tmp))
+                    np.zeros_like(w["model.norm.weight"]), lambda attnviz, sentence, tmp, folder=folder: pass_ids(attnviz, folder, sentence, tmp),
+                    whole=lambda ids, w=w, cfg=cfg: tuple(lc.forward(w, cfg, ids)[i] for i in (0, 2)))
