@@ -40,7 +40,8 @@ dpkg-deb -c "$DEB" > "$TMP/contents"
 for f in usr/bin/attnviz usr/share/applications/org.attnviz.attnviz.desktop usr/share/metainfo/org.attnviz.attnviz.metainfo.xml \
     usr/share/icons/hicolor/256x256/apps/attnviz.png usr/share/icons/hicolor/scalable/apps/attnviz.svg \
     usr/share/mime/packages/attnviz.xml usr/share/man/man1/attnviz.1.gz usr/share/bash-completion/completions/attnviz \
-    usr/share/doc/attnviz/copyright usr/share/doc/attnviz/changelog.gz; do
+    usr/share/doc/attnviz/copyright usr/share/doc/attnviz/changelog.gz usr/lib/python3/dist-packages/attnviz/__init__.py \
+    usr/lib/python3/dist-packages/attnviz/_installed.py; do
     grep -q " \./$f\$" "$TMP/contents" || fail "the package lacks /$f"
 done
 awk '{print $2}' "$TMP/contents" | grep -qv '^root/root$' && fail "files not owned by root: $(awk '$2 != "root/root"' "$TMP/contents" | head -n 3)"

@@ -41,6 +41,21 @@ for size in 16 22 24 32 48 64 128 256; do
 done
 [ -x "$ROOT/usr/bin/attnviz" ] || fail "/usr/bin/attnviz is not executable"
 
+# The Python entry, where Debian's python3 finds it, naming the installed program; a figure from it.
+PYDIR=$ROOT/usr/lib/python3/dist-packages
+[ -f "$PYDIR/attnviz/__init__.py" ] || fail "not installed: /usr/lib/python3/dist-packages/attnviz"
+got=$(PYTHONPATH=$PYDIR python3 -c 'import attnviz, attnviz._installed as i; print(i.BINARY)' 2>&1)
+[ "$got" = "/usr/bin/attnviz" ] || fail "import attnviz: the installed program is '$got', expected /usr/bin/attnviz"
+if python3 -c 'import numpy' 2> /dev/null; then
+    PYTHONPATH=$PYDIR ATTNVIZ_BINARY=$ROOT/usr/bin/attnviz python3 - "$TMP/py.svg" << 'PY' || fail "attnviz.figure from the installed module"
+import sys, numpy as np, attnviz
+a = np.tril(np.ones((2, 3, 3), np.float32))
+a /= a.sum(-1, keepdims=True)
+attnviz.figure(a, ["a", "b", "c"], view="heatmap").save(sys.argv[1])
+PY
+    grep -q '<svg' "$TMP/py.svg" 2> /dev/null || fail "attnviz.figure wrote no SVG"
+fi
+
 # 2. The installed binary runs from there, finding its fonts where Debian puts them.
 BIN=$ROOT/usr/bin/attnviz
 got=$(env -u ATTNVIZ_FONT_DIR "$BIN" --version 2>&1)
