@@ -16,16 +16,7 @@ namespace {
 
 class Generation : public testfs::TestFolder {
 protected:
-    AppState open() {
-        tinygpt2::writeCheckpoint(m_dir, tinygpt2::weights(7));
-        core::Scenario sc;
-        sc.model = m_dir.string();
-        sc.sentence = " the the he then";
-        sc.causal = true;
-        AppState state = makeState(sc);
-        recompute(state);
-        return state;
-    }
+    AppState open() { return app::testing::readyTinyGpt2(m_dir); }
 };
 
 TEST_F(Generation, OneTokenAFrameAsTheCoreGeneratesThem) {

@@ -115,16 +115,7 @@ TEST(ModelViewState, TileOrderSortsWithinLayersStablyAndNamesTheRule) {
 
 class ModelViewModel : public testfs::TestFolder {
 protected:
-    AppState open() {
-        tinygpt2::writeCheckpoint(m_dir, tinygpt2::weights(7));
-        core::Scenario sc;
-        sc.model = m_dir.string();
-        sc.sentence = " the the he then";
-        sc.causal = true;
-        AppState state = makeState(sc);
-        recompute(state);
-        return state;
-    }
+    AppState open() { return app::testing::readyTinyGpt2(m_dir); }
 };
 
 TEST_F(ModelViewModel, EveryLayerSummarizedAndKeptAcrossLayersOfThePass) {
