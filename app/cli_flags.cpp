@@ -374,8 +374,8 @@ void defineFlags(CLI::App& app, Flags& f) {
                    "and --export-stats")
         ->type_name("K");
     app.add_option("--target", f.target,
-                   "Direct logit attribution's target (--export-attribution and the window's Attribution tab): a token as the "
-                   "tokenizer splits it (\"Mary\"; a space is tried in front when needed), #ID for a token id, or two joined by \"-\" "
+                   "Direct logit attribution's target (--export-attribution and the window's Attribution tab): a token (\"Mary\" "
+                   "reads as \" Mary\", the word inside a sentence, where that is one token), #ID for a token id, or two joined by \"-\" "
                    "for their logit difference (\"Mary-John\"); default: the token the model ranks first at the position (--query, "
                    "default the last)")
         ->type_name("TOKEN|A-B");

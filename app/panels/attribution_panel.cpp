@@ -59,9 +59,9 @@ void AttributionPanel::draw(PanelContext& ctx) {
         const bool entered =
             ImGui::InputTextWithHint("##target", "the top token", m_target.data(), m_target.size(), ImGuiInputTextFlags_EnterReturnsTrue);
         widgets::hoverTooltip(
-            "The target: a token as the tokenizer splits it (\"Mary\"; a space is tried in front when needed), #ID for a "
-            "token id, or two joined by \"-\" for their logit difference (\"Mary-John\"). Empty: the token the model "
-            "ranks first there. Enter to apply.");
+            "The target: a token (\"Mary\" reads as \" Mary\", the word inside a sentence, where that is one token), #ID for "
+            "a token id, or two joined by \"-\" for their logit difference (\"Mary-John\"). Empty: the token the model ranks "
+            "first there. Enter to apply.");
         ImGui::SameLine();
         if ((ImGui::Button("target") || entered) && std::string(m_target.data()) != s.view.attributionTarget)
             ctx.actions.emit(action::SetAttribution{s.view.attributionQuery, std::string(m_target.data())});

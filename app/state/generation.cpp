@@ -3,6 +3,8 @@
 #include "app/state/actions.hpp"
 #include "app/state/source.hpp"
 
+#include <cmath>
+
 namespace attnviz::app {
 
 bool generateOne(AppState& state, const core::decoder::Sampling& sampling) {
@@ -18,6 +20,14 @@ bool generateOne(AppState& state, const core::decoder::Sampling& sampling) {
     }
     if (pass->edited()) {
         state.error = "generate: a what-if pass is not generated from (its edits would not follow the new tokens); clear the edits first";
+        return false;
+    }
+    if (!sampling.greedy && !(sampling.temperature > 0.0f && std::isfinite(sampling.temperature))) {
+        state.error = "generate: the temperature must be above 0";
+        return false;
+    }
+    if (pass->run->logits.size() == 0) {
+        state.error = "generate: the pass predicts no next token";
         return false;
     }
     if (pass->run->tokens() >= cfg.longestInput()) {

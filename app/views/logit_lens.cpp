@@ -128,6 +128,9 @@ bool refreshLogitLens(AppState& state) {
     LensView& view = state.derived.get<LensView>();
     LensJob& job = state.derived.get<LensJob>();
     const LensKey key = windowLensKey(state);
+    // Read before take(): the worker stores its result before it stops running, so a job seen
+    // stopped here has left what it made for take() to find (and is not started again for it).
+    const bool running = job.running();
     if (std::optional<LensJob::Result> done = job.take(); done && done->key == key) {
         view.remake(key);
         view.value = std::move(done->data);
@@ -143,7 +146,7 @@ bool refreshLogitLens(AppState& state) {
         }
         return false;  // the pass is not ready yet
     }
-    if (!job.running() || job.asked() != key) job.start(key, pass->checkpoint, pass->run);
+    if (!running || job.asked() != key) job.start(key, pass->checkpoint, pass->run);
     return false;
 }
 

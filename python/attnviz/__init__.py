@@ -112,17 +112,17 @@ def _flags(options):
     --model-view-sort induction, a True flag alone, None and False left out."""
     out = []
     for key, value in options.items():
-        if value is None or value is False:
+        if value is None or (type(value).__name__ in ("bool", "bool_") and not value):  # numpy's False too
             continue
         flag = "--" + key.replace("_", "-")
         out.append(flag)
-        if value is not True:
+        if type(value).__name__ not in ("bool", "bool_"):
             out.append(str(value))
     return out
 
 
 def _run(args):
-    p = subprocess.run(args, capture_output=True, text=True)
+    p = subprocess.run(args, capture_output=True, encoding="utf-8", errors="replace")
     if p.returncode != 0:
         lines = [line for line in p.stderr.strip().splitlines() if line.strip()]
         message = lines[-1] if lines else f"attnviz exited {p.returncode}"
@@ -169,6 +169,7 @@ def figure(attentions, tokens=None, view="model", format="svg", **options):
 def show(attentions, tokens=None, **options):
     """Opens attnviz's window on these maps (options: the command line's, as for figure()) and
     returns the running process. The files stay in a temporary folder while the window is open."""
+    binary = _binary()  # before any file is written: a missing program leaves nothing behind
     folder = tempfile.mkdtemp(prefix="attnviz-")
     try:
         path = _write(folder, attentions, tokens)
@@ -178,4 +179,4 @@ def show(attentions, tokens=None, **options):
     # the window runs on its own; a small shell removes the folder once it closes
     script = '"$@"; status=$?; rm -rf -- "$ATTNVIZ_FOLDER"; exit $status'
     env = dict(os.environ, ATTNVIZ_FOLDER=folder)
-    return subprocess.Popen(["/bin/sh", "-c", script, "attnviz", _binary(), "--attention", path, *_flags(options)], env=env)
+    return subprocess.Popen(["/bin/sh", "-c", script, "attnviz", binary, "--attention", path, *_flags(options)], env=env)

@@ -55,11 +55,14 @@ int oneToken(const Checkpoint& model, std::string_view text) {
         const long long id = std::stoll(std::string(text.substr(1)));
         return id < model.lmHead().storedRows() ? static_cast<int>(id) : -1;
     }
-    for (const std::string& t : {std::string(text), " " + std::string(text)}) {
+    // The word as it stands inside a sentence first (" Mary": GPT-2's and Llama 3's word tokens carry
+    // their space; SentencePiece and WordPiece read " Mary" as "Mary" themselves), else as written.
+    const bool spaced = !text.empty() && text[0] == ' ';
+    for (const std::string& t : {spaced ? std::string(text) : " " + std::string(text), std::string(text)}) {
         std::vector<int> ids = tok.encode(t);
         if (const std::optional<int> bos = tok.bosId(); bos && !ids.empty() && ids.front() == *bos) ids.erase(ids.begin());
         if (ids.size() == 1) return ids[0];
-        if (!text.empty() && text[0] == ' ') break;  // a space already leads it
+        if (spaced) break;
     }
     return -1;
 }

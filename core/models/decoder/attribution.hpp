@@ -42,9 +42,10 @@ struct LogitAttribution {
 // input's lean pass), a position or token out of range.
 LogitAttribution logitAttribution(const Checkpoint& model, const Run& run, Eigen::Index position, int target, int minus = -1);
 
-// A target as a person writes it: one token's text ("Mary"; when the text alone is more than one
-// token, the same after a space, " Mary", as a word inside a sentence is), "#ID" for a token id, or
-// two of those joined by "-" for their difference ("Mary-John": Mary's logit minus John's).
+// A target as a person writes it: one token's text, read as the word inside a sentence where that
+// is one token ("Mary" as " Mary", the token GPT-2 predicts after "to"), else as written; "#ID"
+// for a token id; or two of those joined by "-" for their difference ("Mary-John": Mary's logit
+// minus John's).
 struct AttributionTarget {
     int target = -1, minus = -1;
 };

@@ -29,11 +29,14 @@ int chooseToken(const Vec& logits, const Sampling& sampling, double uniform) {
         sum += weights[static_cast<std::size_t>(i)];
     }
     double at = uniform * sum;
+    std::ptrdiff_t last = 0;  // the last token with any weight: where rounding may leave a draw of 1
     for (std::ptrdiff_t i = 0; i < k; ++i) {
+        if (weights[static_cast<std::size_t>(i)] <= 0) continue;
+        last = i;
         at -= weights[static_cast<std::size_t>(i)];
         if (at <= 0) return order[static_cast<std::size_t>(i)];
     }
-    return order[static_cast<std::size_t>(k - 1)];
+    return order[static_cast<std::size_t>(last)];
 }
 
 double generationDraw(std::uint64_t seed, int step) { return Prng::stream(seed, "generate " + std::to_string(step)).uniform(); }

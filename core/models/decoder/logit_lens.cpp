@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <exception>
 #include <limits>
 #include <string>
 
@@ -16,7 +17,9 @@ namespace attnviz::core::decoder {
 namespace {
 
 constexpr Eigen::Index kVocabBlock = 1024;  // unembedding rows widened at a time (1024 × d floats)
-constexpr Eigen::Index kRowChunk = 2048;    // lens rows scanned together (a block's logits: 8 MiB a core)
+// Lens rows scanned together: a block's logits are 2 MiB a core, and a stop asked for is seen
+// after at most one block of 512 rows × 1,024 tokens (a window's lens is cancelled at each change).
+constexpr Eigen::Index kRowChunk = 512;
 
 // What the scan keeps of one row's logits: the running log-sum-exp (max and the sum of exp(v −
 // max)), the k largest (value, id), and how many logits exceed the target's.
@@ -128,39 +131,46 @@ Scan scanVocabulary(const Checkpoint& model, const MatRef& x, int k, const Targe
     const Eigen::Index vocab = head.storedRows();
     const Eigen::Index blocks = (vocab + kVocabBlock - 1) / kVocabBlock;
     Scan total(x.rows(), k);
-    if (progress) progress->expect(static_cast<std::uint64_t>(blocks));
     bool stopped = false;
+    std::exception_ptr failure;  // what a thread threw (no exception may leave the parallel region)
+    const auto fail = [&](std::exception_ptr e) {
+#pragma omp critical(lens_failure)
+        if (!failure) failure = std::move(e);
+#pragma omp atomic write
+        stopped = true;
+    };
 #pragma omp parallel
     {
-        Scan mine(x.rows(), k);
-        Mat s;
+        try {
+            Scan mine(x.rows(), k);
+            Mat s;
 #pragma omp for schedule(dynamic)
-        for (Eigen::Index b = 0; b < blocks; ++b) {
-            bool stop = false;
+            for (Eigen::Index b = 0; b < blocks; ++b) {
+                bool stop = false;
 #pragma omp atomic read
-            stop = stopped;
-            if (stop) continue;
-            const Eigen::Index v0 = b * kVocabBlock, n = std::min(kVocabBlock, vocab - v0);
-            const Mat w = head.storedRowsWidened(v0, n);
-            s.noalias() = x * w.transpose();
-            finishLogits(model, s, v0);
-            mine.add(s, v0, targets);
-            if (progress) {
+                stop = stopped;
+                if (stop) continue;
+                try {
+                    const Eigen::Index v0 = b * kVocabBlock, n = std::min(kVocabBlock, vocab - v0);
+                    const Mat w = head.storedRowsWidened(v0, n);
+                    s.noalias() = x * w.transpose();
+                    finishLogits(model, s, v0);
+                    mine.add(s, v0, targets);
+                    if (progress) {
 #pragma omp critical(lens_progress)
-                {
-                    try {
                         progress->advance(1);
-                    } catch (const Cancelled&) {
-#pragma omp atomic write
-                        stopped = true;
                     }
+                } catch (...) {
+                    fail(std::current_exception());
                 }
             }
-        }
 #pragma omp critical(lens_merge)
-        total.merge(mine);
+            total.merge(mine);
+        } catch (...) {
+            fail(std::current_exception());
+        }
     }
-    if (stopped) throw Cancelled{};
+    if (failure) std::rethrow_exception(failure);
     return total;
 }
 
@@ -230,6 +240,10 @@ LogitLens logitLens(const Checkpoint& model, const Run& run, Eigen::Index first,
     Mat x(static_cast<Eigen::Index>(lens.layers) * count, last.cols());
     for (int l = 0; l < cfg.nLayer; ++l) x.middleRows(l * count, count) = lensRows(model, run, l, first, count);
     x.bottomRows(count) = last;
+    // The progress: every scan's blocks of the vocabulary, expected once.
+    const Eigen::Index blocks = (vocab + kVocabBlock - 1) / kVocabBlock;
+    const Eigen::Index scans = (targets.empty() ? 1 : 0) + (x.rows() + kRowChunk - 1) / kRowChunk;
+    if (progress) progress->expect(static_cast<std::uint64_t>(blocks * scans));
     if (targets.empty()) {  // what the last layer ranks first
         const Scan final = scanVocabulary(model, last, 1, Targets{}, progress);
         lens.targets.resize(static_cast<std::size_t>(count));
