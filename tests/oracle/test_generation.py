@@ -8,8 +8,10 @@ gain spreads the logits so that greedy choices are not near ties. For each, `att
 --sentence S --generate 32 --export OUT.json` must give: the prompt's ids, then 32 tokens equal token
 for token to a numpy loop that runs the whole float64 forward over the ids so far and takes the most
 likely next token (a step whose two best probabilities are within 1e-6 ends the comparison there,
-said so); "generated_from" at the prompt's length; and every layer's every head's map of the final
-pass equal to the float64 forward over the final ids to 1e-4 (the appended pass is the whole pass).
+said so); "generated_from" at the prompt's length; every layer's every head's map of the final
+pass equal to the float64 forward over the final ids to 5e-4 (float32 against float64, sharp random
+heads), and to attnviz's own whole pass over the same ids (a scenario file naming them as
+"generated") to 1e-6.
 Sampling: the same --sample-seed gives the same tokens, another seed other tokens (at
 --sample-temperature 3), --top-k 1 the greedy ones. Refused in one line, exit 2: --sample-seed
 without --generate, --top-k without --sample-seed, --generate beside --ablate, a scenario without a
@@ -67,9 +69,21 @@ def check_model(attnviz, m, tmp):
         loop.append(want)
     else:
         checks.CHECKS[0] += 1
-    # the maps of the appended pass are the whole pass's over the final ids
+    # the maps of the appended pass: the float64 forward's over the final ids (float32 against
+    # float64 on these sharp random heads, 39 tokens deep: 5e-4), and attnviz's own whole pass over
+    # the same ids (a scenario naming them as "generated": no pass to append to), to the bit
     att = np.array([[h["weights"] for h in layer["heads"]] for layer in got["layers"]])
-    checks.close(m.label + " maps after generation", att, m.whole(ids)[0], 1e-4)
+    checks.close(m.label + " maps after generation", att, m.whole(ids)[0], 5e-4)
+    scenario, whole = os.path.join(tmp, "whole.attnviz.json"), os.path.join(tmp, "whole.json")
+    with open(scenario, "w", encoding="utf-8") as f:
+        json.dump({"model": os.path.abspath(m.folder), "sentence": PROMPT, "generated": ids[len(prompt):]}, f)
+    if not run(attnviz, scenario, "--export", whole).returncode:
+        with open(whole, encoding="utf-8") as f:
+            again = json.load(f)
+        if again["token_ids"] != ids:
+            fail(m.label, "the scenario's generated ids do not read back as the generated text")
+        checks.close(m.label + " appended pass = whole pass", att, np.array([[h["weights"] for h in layer["heads"]] for layer in again["layers"]]),
+                     1e-6)
     # sampling: reproducible by seed, another seed another text, top-1 the greedy one
     a = generated(attnviz, m.folder, tmp, "--sample-seed", "5", "--sample-temperature", "3")
     b = generated(attnviz, m.folder, tmp, "--sample-seed", "5", "--sample-temperature", "3")
