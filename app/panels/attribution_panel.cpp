@@ -1,5 +1,6 @@
 #include "app/panels/attribution_panel.hpp"
 
+#include "app/render/attribution_image.hpp"
 #include "app/state/source.hpp"
 #include "app/views/attribution.hpp"
 #include "app/widgets/charts.hpp"
@@ -16,19 +17,8 @@
 namespace attnviz::app {
 namespace {
 
-ImU32 colourOf(double v, double range) {
-    const core::Rgb c =
-        core::colormapColor(core::ColormapKind::Diverging, static_cast<float>(v), static_cast<float>(-range), static_cast<float>(range));
-    return IM_COL32(c.r, c.g, c.b, 255);
-}
-
-ImU32 textOn(double v, double range) { return std::abs(v) > 0.55 * range ? IM_COL32(255, 255, 255, 255) : IM_COL32(20, 20, 20, 255); }
-
-std::string valueText(double v) {
-    if (std::abs(v) < 0.005) return "0";  // no "-0.00"
-    char buf[32];
-    std::snprintf(buf, sizeof buf, std::abs(v) >= 100 ? "%.0f" : std::abs(v) >= 10 ? "%.1f" : "%.2f", v);
-    return buf;
+core::Rgb colourOf(double v, double range) {
+    return core::colormapColor(core::ColormapKind::Diverging, static_cast<float>(v), static_cast<float>(-range), static_cast<float>(range));
 }
 
 }  // namespace
@@ -118,7 +108,7 @@ void AttributionPanel::draw(PanelContext& ctx) {
     const bool numbers = cellW >= ImGui::CalcTextSize("-0.00").x + 0.3f * em && cellH >= lineH;
     const int step = widgets::niceStep((ImGui::CalcTextSize("99").x + 0.4f * em) / cellW);
     for (int h = 0; h < t.heads; ++h)
-        if (step == 1 || (h + 1) % step == 0 || h == 0) {
+        if (step == 1 || (h + 1) % step == 0 || (h == 0 && step > 2)) {
             const std::string n = std::to_string(h + 1);
             list->AddText(ImVec2(x0 + cellW * (static_cast<float>(h) + 0.5f) - ImGui::CalcTextSize(n.c_str()).x * 0.5f, o.y),
                           ImGui::GetColorU32(ImGuiCol_Text), n.c_str());
@@ -126,11 +116,12 @@ void AttributionPanel::draw(PanelContext& ctx) {
     if (bias) list->AddText(ImVec2(biasX, o.y), ImGui::GetColorU32(ImGuiCol_TextDisabled), widgets::fitLabel("W_O b", cellW).c_str());
     list->AddText(ImVec2(mlpX, o.y), ImGui::GetColorU32(ImGuiCol_TextDisabled), widgets::fitLabel("MLP", cellW).c_str());
     const auto cell = [&](float x, float y, double v) {
-        list->AddRectFilled(ImVec2(x, y), ImVec2(x + cellW - 1.0f, y + cellH - 1.0f), colourOf(v, range));
+        const core::Rgb c = colourOf(v, range);
+        list->AddRectFilled(ImVec2(x, y), ImVec2(x + cellW - 1.0f, y + cellH - 1.0f), widgets::toImColor(c));
         if (!numbers) return;
-        const std::string text = valueText(v);
-        list->AddText(ImVec2(x + (cellW - ImGui::CalcTextSize(text.c_str()).x) * 0.5f, y + (cellH - lineH) * 0.5f), textOn(v, range),
-                      text.c_str());
+        const std::string text = render::attributionValueText(v);
+        list->AddText(ImVec2(x + (cellW - ImGui::CalcTextSize(text.c_str()).x) * 0.5f, y + (cellH - lineH) * 0.5f),
+                      widgets::contrastingText(c), text.c_str());
     };
     const auto rowLabel = [&](const std::string& text, float y) {
         list->AddText(ImVec2(x0 - ImGui::CalcTextSize(text.c_str()).x - 0.3f * em, y + (cellH - lineH) * 0.5f),
@@ -141,7 +132,7 @@ void AttributionPanel::draw(PanelContext& ctx) {
     const int rowStep = widgets::niceStep(lineH / cellH);
     for (int l = 0; l < t.layers; ++l) {
         const float y = gridY + cellH * static_cast<float>(l);
-        if (rowStep == 1 || (l + 1) % rowStep == 0 || l == 0) rowLabel("L" + std::to_string(l + 1), y);
+        if (rowStep == 1 || (l + 1) % rowStep == 0 || (l == 0 && rowStep > 2)) rowLabel("L" + std::to_string(l + 1), y);
         for (int h = 0; h < t.heads; ++h) cell(x0 + cellW * static_cast<float>(h), y, t.head(l, h));
         if (bias) cell(biasX, y, t.outBias[static_cast<std::size_t>(l)]);
         cell(mlpX, y, t.mlpTerms[static_cast<std::size_t>(l)]);

@@ -14,18 +14,6 @@
 namespace attnviz::app {
 namespace {
 
-ImU32 colourOf(core::Rgb c) { return IM_COL32(c.r, c.g, c.b, 255); }
-
-// Black on bright cells, white on dark ones (relative luminance against the crossover).
-ImU32 textOn(core::Rgb c) {
-    const auto lin = [](int v) {
-        const double s = v / 255.0;
-        return s <= 0.04045 ? s / 12.92 : std::pow((s + 0.055) / 1.055, 2.4);
-    };
-    const double l = 0.2126 * lin(c.r) + 0.7152 * lin(c.g) + 0.0722 * lin(c.b);
-    return l > 0.179 ? IM_COL32(0, 0, 0, 255) : IM_COL32(255, 255, 255, 255);
-}
-
 std::string layerName(int l) { return l == 0 ? "embeddings" : "layer " + std::to_string(l); }
 
 }  // namespace
@@ -91,12 +79,12 @@ void LogitLensPanel::draw(PanelContext& ctx) {
             const core::decoder::LensToken& top = lens.cell(l, p)[0];
             const core::Rgb c = core::colormapColor(s.view.colormap, top.prob, 0.0f, 1.0f);
             const ImVec2 a(min.x + cellW * static_cast<float>(p), y);
-            list->AddRectFilled(a, ImVec2(a.x + cellW - 1.0f, a.y + cellH - 1.0f), colourOf(c));
+            list->AddRectFilled(a, ImVec2(a.x + cellW - 1.0f, a.y + cellH - 1.0f), widgets::toImColor(c));
             if (!words) continue;
             const std::string text =
                 widgets::fitLabel(view->value.topLabels[lens.at(l, p) * static_cast<std::size_t>(lens.k)], cellW - 0.3f * em);
             const float tw = ImGui::CalcTextSize(text.c_str()).x;
-            list->AddText(ImVec2(a.x + (cellW - tw) * 0.5f, a.y + (cellH - lineH) * 0.5f), textOn(c), text.c_str());
+            list->AddText(ImVec2(a.x + (cellW - tw) * 0.5f, a.y + (cellH - lineH) * 0.5f), widgets::contrastingText(c), text.c_str());
         }
     }
     // The input tokens below their columns, thinned to what fits.

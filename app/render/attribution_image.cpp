@@ -47,13 +47,6 @@ void validate(const AttributionFigure& f) {
         throw core::InputError("attribution", "a term that is not a finite number");
 }
 
-std::string valueText(double v) {
-    if (std::abs(v) < 0.005) return "0";  // no "-0.00"
-    char buf[32];
-    std::snprintf(buf, sizeof buf, std::abs(v) >= 100 ? "%.0f" : std::abs(v) >= 10 ? "%.1f" : "%.2f", v);
-    return buf;
-}
-
 core::Rgb colourOf(const Layout& L, double v) {
     return core::colormapColor(core::ColormapKind::Diverging, static_cast<float>(v), static_cast<float>(-L.range),
                                static_cast<float>(L.range));
@@ -102,7 +95,7 @@ Layout layOut(const AttributionFigure& f, const figure::FigureFonts& fonts) {
     };
     const auto cell = [&](int x, int cy, double v) {
         L.cells.push_back({x, cy, v});
-        L.texts.push_back({valueText(v), static_cast<float>(x) + kCellW / 2.0f,
+        L.texts.push_back({attributionValueText(v), static_cast<float>(x) + kCellW / 2.0f,
                            figure::centredBaseline(static_cast<float>(cy) + kCellH / 2.0f, kCellPx), kCellPx, Anchor::Middle,
                            figure::contrastingText(colourOf(L, v))});
     };
@@ -119,7 +112,7 @@ Layout layOut(const AttributionFigure& f, const figure::FigureFonts& fonts) {
     const int gridBottom = top + t.layers * kCellH;
     figure::frameBox(L.lines, x0, top, t.heads * kCellW, t.layers * kCellH, figure::kFrame);
     const int right = mlpX + kCellW;
-    std::string footer = "final norm's bias term " + valueText(t.finalBias);
+    std::string footer = "final norm's bias term " + attributionValueText(t.finalBias);
     L.texts.push_back({footer, static_cast<float>(x0), static_cast<float>(gridBottom + 8 + figure::ceilPx(figure::kCaptionPx)),
                        figure::kCaptionPx, Anchor::Start, figure::kCaption});
     L.barX = right + 24;
@@ -162,6 +155,13 @@ std::string drawSvg(const AttributionFigure& f, const Layout& L) {
 constexpr figure::Drawing<AttributionFigure, Layout> kDrawing{validate, layOut, drawPng, drawSvg};
 
 }  // namespace
+
+std::string attributionValueText(double v) {
+    if (std::abs(v) < 0.005) return "0";  // no "-0.00"
+    char buf[32];
+    std::snprintf(buf, sizeof buf, std::abs(v) >= 100 ? "%.0f" : std::abs(v) >= 10 ? "%.1f" : "%.2f", v);
+    return buf;
+}
 
 std::string encodeAttribution(const std::string& path, const AttributionFigure& f) { return kDrawing.encode(path, f); }
 

@@ -14,6 +14,9 @@ struct AttributionFigure {
     std::string title, subtitle;
 };
 
+// A term as a cell writes it: "0" below 0.005, else two decimals (one from 10, none from 100).
+std::string attributionValueText(double v);
+
 // The file for OUT.png or OUT.svg (chosen by the extension); InputError names the path, or the
 // attribution when it is empty or holds a term that is not a finite number.
 std::string encodeAttribution(const std::string& path, const AttributionFigure& figure);
