@@ -379,6 +379,14 @@ void defineFlags(CLI::App& app, Flags& f) {
                    "for their logit difference (\"Mary-John\"); default: the token the model ranks first at the position (--query, "
                    "default the last)")
         ->type_name("TOKEN|A-B");
+    app.add_option("--lens-colour", f.lensColour,
+                   "What colours the logit lens's cells (--export-logit-lens and the window's Lens tab): the top token's probability "
+                   "(top, the default), or the probability or the rank (log scale) of --lens-target there")
+        ->type_name("top|probability|rank");
+    app.add_option("--lens-target", f.lensTarget,
+                   "With --lens-colour probability|rank: the token the last layer ranks first at each position (final, the default) "
+                   "or the next input token (next); the CSV and JSON's target follows it")
+        ->type_name("final|next");
     app.add_option("--generate", f.generate,
                    "A model writes N tokens after the text (greedy: the most likely each time), each read through the incremental "
                    "pass; the window and every export then show the text with them (the JSON's generated_from marks the first)")
@@ -633,6 +641,17 @@ GuiRequest requestFrom(const Flags& f, const CLI::App& app) {
             throw core::InputError("--target",
                                    "a target is one token or two joined by \"-\", not " + std::to_string(f.target.size()) + " bytes");
         request.target = f.target;
+    }
+    if (given("--lens-colour")) {
+        if (f.lensColour == "top") request.lensColour = LensColour::Top;
+        else if (f.lensColour == "probability") request.lensColour = LensColour::TargetProbability;
+        else if (f.lensColour == "rank") request.lensColour = LensColour::TargetRank;
+        else throw core::InputError("--lens-colour", "expected top, probability or rank, got " + core::quoteValue(f.lensColour));
+    }
+    if (given("--lens-target")) {
+        if (f.lensTarget == "final") request.lensTarget = LensTarget::Final;
+        else if (f.lensTarget == "next") request.lensTarget = LensTarget::NextInput;
+        else throw core::InputError("--lens-target", "expected final or next, got " + core::quoteValue(f.lensTarget));
     }
     if (given("--first-tokens")) request.firstTokens = static_cast<int>(parseWhole("--first-tokens", f.firstTokens, 1, kMaxFirstTokens));
     if (given("--train-steps")) {

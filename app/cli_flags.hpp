@@ -50,6 +50,7 @@ struct Flags {
     bool inductionTest = false, skipFirstKey = false;                     // --induction-test, --skip-first-key
     std::string firstTokens;                                              // --first-tokens K
     std::string target;                                                   // --target TOKEN|A-B
+    std::string lensColour, lensTarget;                                   // --lens-colour, --lens-target
     std::string generate, sampleSeed, topK, sampleTemperature;            // --generate N and its sampling ("": not given)
     bool retrievalTest = false;                                           // --retrieval-test
     std::string retrievalLengths, retrievalDepths, retrievalSegment;      // its settings ("": the defaults)

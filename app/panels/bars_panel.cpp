@@ -1,5 +1,6 @@
 #include "app/panels/bars_panel.hpp"
 
+#include "app/state/generation.hpp"
 #include "app/state/rollout_view.hpp"
 #include "app/state/shown_map.hpp"
 #include "app/widgets/charts.hpp"
@@ -57,6 +58,7 @@ void queryBars(PanelContext& ctx, int head, int q, ImVec2 size, bool compact, fl
     style.showValues = !compact || tk <= 12;
     style.showLabels = true;
     style.axisLargest = axisLargest;
+    style.generatedFrom = static_cast<int>(generatedFrom(s));  // the keys a model generated, in amber
     // The query's own key is red when queries and keys are the same sequence.
     const int self = s.model.explicitQkv && s.model.tq() != s.model.tk() ? -1 : q;
     const int hovered = widgets::barChart(ImGui::GetWindowDrawList(), min, ImVec2(min.x + size.x, min.y + size.y), values, s.keyLabels,

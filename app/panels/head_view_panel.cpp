@@ -1,5 +1,6 @@
 #include "app/panels/head_view_panel.hpp"
 
+#include "app/state/generation.hpp"
 #include "app/state/head_summary.hpp"
 #include "app/state/head_view.hpp"
 #include "app/state/source.hpp"
@@ -200,20 +201,24 @@ void HeadViewPanel::draw(PanelContext& ctx) {
     const ImU32 accent = ImGui::GetColorU32(ImGuiCol_PlotHistogram), sumColour = ImGui::GetColorU32(ImGuiCol_PlotHistogram, 0.35f);
     const float textH = ImGui::GetFontSize();
     const auto keys = static_cast<std::size_t>(maps.keys);
+    // tokens a model generated: their labels in amber (when the map is the shown pass's)
+    const Eigen::Index generated = static_cast<Eigen::Index>(maps.labels.size()) == s.model.tq() ? generatedFrom(s) : -1;
+    const ImU32 amber = IM_COL32(255, 176, 32, 255);
     for (int i = first; i <= last && T > 0; ++i) {
         const std::string shown = widgets::fitLabel(maps.labels[static_cast<std::size_t>(i)], labelW - gap);
         const float tw = ImGui::CalcTextSize(shown.c_str()).x, y = rowY(i) - textH * 0.5f;
         const bool pickedRow = contains(picked, i), isolated = hoverQuery == i || pickedRow;
         const bool quiet = (hoverQuery >= 0 || !picked.empty()) && !isolated;
         if (pickedRow) list->AddRectFilled(ImVec2(queryX - gap - tw - 3, y - 1), ImVec2(queryX - gap + 3, y + textH + 1), sumColour, 3.0f);
-        list->AddText(ImVec2(queryX - gap - tw, y), quiet ? dim : (isolated ? accent : text), shown.c_str());
+        const ImU32 plain = generated >= 0 && i >= generated ? amber : text;
+        list->AddText(ImVec2(queryX - gap - tw, y), quiet ? dim : (isolated ? accent : plain), shown.c_str());
         if (!sums.empty()) {  // Σ over the picked queries of the mean over the heads shown, as a share of their count
             float sum = 0;
             for (std::size_t n = 0; n < heads.size(); ++n) sum += sums[n * keys + static_cast<std::size_t>(i)];
             const float share = sum / static_cast<float>(heads.size() * picked.size());
             list->AddRectFilled(ImVec2(keyX + gap, y - 1), ImVec2(keyX + gap + share * (labelW - gap), y + textH + 1), sumColour, 2.0f);
         }
-        list->AddText(ImVec2(keyX + gap, y), hoverKey == i ? accent : text, shown.c_str());
+        list->AddText(ImVec2(keyX + gap, y), hoverKey == i ? accent : plain, shown.c_str());
     }
     list->PopClipRect();
 

@@ -1,6 +1,7 @@
 #include "app/panels/heatmap_panel.hpp"
 
 #include "app/gfx/texture_cache.hpp"
+#include "app/state/generation.hpp"
 #include "app/state/rollout_view.hpp"
 #include "app/state/source.hpp"
 #include "app/widgets/charts.hpp"
@@ -407,8 +408,8 @@ void HeatmapPanel::draw(PanelContext& ctx) {
         }
     }
     // Tokens a model generated after the text: where they start, on both axes, in amber.
-    if (const core::LoadedModel* pass = checkpointPass(s); pass && pass->generated > 0 && pass->run->tokens() == s.model.tq()) {
-        const auto at = static_cast<float>(pass->run->tokens() - static_cast<Eigen::Index>(pass->generated));
+    if (const Eigen::Index from = generatedFrom(s); from > 0) {
+        const auto at = static_cast<float>(from);
         const ImU32 amber = IM_COL32(255, 176, 32, 230);
         const float width = std::max(1.5f, 0.12f * ImGui::GetFontSize());
         list->AddLine(ImVec2(cellX(at), mMin.y), ImVec2(cellX(at), mMax.y), amber, width);

@@ -16,6 +16,31 @@ namespace {
 
 std::string layerName(int l) { return l == 0 ? "embeddings" : "layer " + std::to_string(l); }
 
+// The colour: the top token's probability, or a target's probability or rank; the target the
+// model's final choice or the next input token.
+void drawColourControls(PanelContext& ctx) {
+    const AppState& s = ctx.state;
+    static constexpr const char* kColours[] = {"top token's probability", "target's probability", "target's rank"};
+    static constexpr const char* kTargets[] = {"the model's final choice", "the next input token"};
+    const float em = ImGui::GetFontSize();
+    int colour = static_cast<int>(s.view.lensColour), target = static_cast<int>(s.view.lensTarget);
+    bool changed = false;
+    ImGui::SetNextItemWidth(em * 12.0f);
+    changed |= ImGui::Combo("colour", &colour, kColours, 3);
+    widgets::hoverTooltip(
+        "What colours a cell: the probability of its top token, or where a target stands there: its probability, or its rank on a "
+        "log scale (the colour's top is rank 1, its bottom the vocabulary's last).");
+    if (colour != static_cast<int>(LensColour::Top)) {
+        widgets::sameLineIfFits(em * 13.0f + ImGui::CalcTextSize("target").x);
+        ImGui::SetNextItemWidth(em * 12.0f);
+        changed |= ImGui::Combo("target", &target, kTargets, 2);
+        widgets::hoverTooltip(
+            "The target at each position: the token the last layer ranks first there (what the model finally predicts), or the "
+            "token that comes next in the text (what it should predict; none at the last position).");
+    }
+    if (changed) ctx.actions.emit(action::SetLensColour{static_cast<LensColour>(colour), static_cast<LensTarget>(target)});
+}
+
 }  // namespace
 
 void LogitLensPanel::draw(PanelContext& ctx) {
@@ -38,11 +63,13 @@ void LogitLensPanel::draw(PanelContext& ctx) {
     const core::LoadedModel* pass = checkpointPass(s);
     const std::vector<std::string>& tokens = pass != nullptr ? pass->labels : s.queryLabels;
     const Eigen::Index total = pass != nullptr ? pass->run->tokens() : lens.first + lens.positions;
+    const LensColour colour = s.view.lensColour;
+    const LensScale scale = lensScale(view->value, colour);
+    if (!s.view.presenter) drawColourControls(ctx);
     widgets::wrappedTextColored(ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled),
-                                "each cell: the token the stream after that layer predicts next there, coloured by its probability · "
-                                "positions " +
-                                    std::to_string(lens.first + 1) + " … " + std::to_string(lens.first + lens.positions) + " of " +
-                                    std::to_string(total),
+                                "each cell: the token the stream after that layer predicts next there, coloured by " + scale.words +
+                                    (colour == LensColour::Top ? "" : " (grey: none)") + " · positions " + std::to_string(lens.first + 1) +
+                                    " … " + std::to_string(lens.first + lens.positions) + " of " + std::to_string(total),
                                 widgets::kLongTextGlyphs, ImGui::GetContentRegionAvail().x);
     widgets::hoverTooltip(
         "The logit lens (nostalgebraist, 2020): each layer's residual stream read as the model reads its last one, through its final "
@@ -76,8 +103,8 @@ void LogitLensPanel::draw(PanelContext& ctx) {
             list->AddText(ImVec2(min.x - ImGui::CalcTextSize(name.c_str()).x - 0.3f * em, y + (cellH - lineH) * 0.5f),
                           ImGui::GetColorU32(ImGuiCol_Text), name.c_str());
         for (Eigen::Index p = 0; p < lens.positions; ++p) {
-            const core::decoder::LensToken& top = lens.cell(l, p)[0];
-            const core::Rgb c = core::colormapColor(s.view.colormap, top.prob, 0.0f, 1.0f);
+            const float shade = lensShade(view->value, colour, l, p);
+            const core::Rgb c = shade < 0.0f ? core::Rgb{150, 150, 150} : core::colormapColor(s.view.colormap, shade, 0.0f, 1.0f);
             const ImVec2 a(min.x + cellW * static_cast<float>(p), y);
             list->AddRectFilled(a, ImVec2(a.x + cellW - 1.0f, a.y + cellH - 1.0f), widgets::toImColor(c));
             if (!words) continue;
@@ -106,7 +133,7 @@ void LogitLensPanel::draw(PanelContext& ctx) {
         list->AddRect(ImVec2(min.x + cellW * static_cast<float>(q) - 1.0f, min.y - 1.0f),
                       ImVec2(min.x + cellW * static_cast<float>(q + 1), max.y + 1.0f), IM_COL32(239, 68, 68, 255), 0.0f, 0, 2.0f);
     widgets::colorBar(list, ImVec2(max.x + 0.6f * em, min.y), ImVec2(max.x + 1.3f * em, min.y + std::min(max.y - min.y, 12.0f * em)),
-                      s.view.colormap, 0.0f, 1.0f, 3);
+                      s.view.colormap, scale.ticks);
 
     // Hover: the cell's five most likely tokens, the target's probability and rank; click: select.
     ImGui::SetCursorScreenPos(min);
@@ -124,8 +151,8 @@ void LogitLensPanel::draw(PanelContext& ctx) {
                     core::formatFixed(lens.top[at].prob * 100.0, 1) + " %";
         }
         if (lens.targets[static_cast<std::size_t>(p)] >= 0)
-            text += "\n\nthe model's final choice " + view->value.targetLabels[static_cast<std::size_t>(p)] + ": " +
-                    core::formatFixed(lens.targetProb[lens.at(l, p)] * 100.0, 2) + " %, rank " +
+            text += "\n\n" + std::string(lensTargetName(view->value.target)) + " " + view->value.targetLabels[static_cast<std::size_t>(p)] +
+                    ": " + core::formatFixed(lens.targetProb[lens.at(l, p)] * 100.0, 2) + " %, rank " +
                     std::to_string(lens.targetRank[lens.at(l, p)]);
         text += "\nclick to select this position" + std::string(l > 0 ? " and layer" : "");
         widgets::showTooltip(text);

@@ -1,9 +1,13 @@
 #include "app/panels/model_view_panel.hpp"
 
 #include "app/gfx/texture_cache.hpp"
+#include "app/state/attribution.hpp"
+#include "app/state/generation.hpp"
 #include "app/state/head_summary.hpp"
 #include "app/state/model_view.hpp"
 #include "app/state/source.hpp"
+#include "app/views/attribution.hpp"
+#include "app/views/view_table.hpp"
 #include "app/widgets/charts.hpp"
 #include "app/widgets/text.hpp"
 #include "core/base/format.hpp"
@@ -50,7 +54,8 @@ std::string tileName(const HeadSummary& s, int index) {
 }
 
 std::string tileTooltip(const AppState& st, int index, const std::optional<std::vector<double>>& test,
-                        const std::optional<std::vector<double>>& retrieval, const std::optional<std::vector<double>>& moved) {
+                        const std::optional<std::vector<double>>& retrieval, const std::optional<std::vector<double>>& moved,
+                        const std::optional<std::vector<double>>& attribution) {
     const HeadSummary& s = st.headSummary;
     const core::HeadStats& h = s.stats[static_cast<std::size_t>(index)];
     const int layer = index / s.heads, head = index % s.heads;
@@ -69,6 +74,8 @@ std::string tileTooltip(const AppState& st, int index, const std::optional<std::
     if (test) text += "\ninduction test " + core::formatFixed((*test)[static_cast<std::size_t>(index)], 3);
     if (retrieval) text += "\nretrieval test " + core::formatFixed((*retrieval)[static_cast<std::size_t>(index)], 3);
     if (moved) text += "\nmoved " + core::formatFixed((*moved)[static_cast<std::size_t>(index)], 3) + " (against the compared input)";
+    if (attribution)
+        text += "\nattribution " + core::formatFixed((*attribution)[static_cast<std::size_t>(index)], 3) + " (onto the target's logit)";
     return text + "\nclick to select";
 }
 
@@ -89,6 +96,7 @@ void drawControls(PanelContext& ctx, ModelViewOptions options, bool side, float 
     const InductionSnapshot test = st.induction->snapshot();
     const bool testDone = inductionTestScores(test, checkpointOf(st)) != nullptr;
     const bool retrievalDone = retrievalTestScores(st.retrieval->snapshot(), checkpointOf(st)) != nullptr;
+    const bool attributable = feedsView(st, panel_id::kAttribution);
     int score = static_cast<int>(options.score);
     if (!side) widgets::sameLineIfFits(em * 8.0f + ImGui::CalcTextSize("by").x);
     ImGui::SetNextItemWidth(side ? comboW : em * 8.0f);
@@ -96,7 +104,8 @@ void drawControls(PanelContext& ctx, ModelViewOptions options, bool side, float 
         for (int k = 0; k < core::kHeadScoreCount; ++k) {
             const bool available = (k != static_cast<int>(core::HeadScore::InductionTest) || testDone) &&
                                    (k != static_cast<int>(core::HeadScore::RetrievalTest) || retrievalDone) &&
-                                   (k != static_cast<int>(core::HeadScore::Moved) || st.compare.ready());
+                                   (k != static_cast<int>(core::HeadScore::Moved) || st.compare.ready()) &&
+                                   (k != static_cast<int>(core::HeadScore::Attribution) || attributable);
             if (ImGui::Selectable(core::headScoreId(static_cast<core::HeadScore>(k)), k == score,
                                   available ? 0 : ImGuiSelectableFlags_Disabled))
                 score = k, changed = true;
@@ -105,10 +114,14 @@ void drawControls(PanelContext& ctx, ModelViewOptions options, bool side, float 
     }
     tooltip(
         "The statistic tiles are sorted and tinted by (hover a tile for all of them). The induction test is run from the head "
-        "statistics panel, and so is the retrieval test; \"moved\" compares with another sentence (the Compare tab).");
+        "statistics panel, and so is the retrieval test; \"moved\" compares with another sentence (the Compare tab); "
+        "\"attribution\" is what each head writes onto the Attribution tab's target at its position (signed: the tint is blue "
+        "where a head writes against it).");
     if (!side) widgets::sameLineIfFits(ImGui::GetFrameHeight() + ImGui::CalcTextSize("tint").x);
     changed |= ImGui::Checkbox("tint", &options.tint);
-    tooltip("A bar along each tile's top edge, as strong as the head's score (0 … the largest score).");
+    tooltip(
+        "A bar along each tile's top edge, as strong as the head's score (0 … the largest score; for a signed score such as "
+        "attribution, as long as its size against the largest, orange for and blue against).");
     if (changed) {
         options.pooling = static_cast<core::BlockPooling>(pooling);
         options.order = static_cast<core::TileOrder>(order);
@@ -156,6 +169,10 @@ void ModelViewPanel::draw(PanelContext& ctx) {
     }
     if (controls) drawControls(ctx, st.view.modelView, side, columnW);
 
+    // Sorted or tinted by attribution: made after this frame when it is not current.
+    const bool byAttribution = st.view.modelView.score == core::HeadScore::Attribution &&
+                               (st.view.modelView.tint || st.view.modelView.order != core::TileOrder::Natural);
+    if (byAttribution && shownAttribution(st) == nullptr) ctx.requests.stale.insert(std::string(panel_id::kAttribution));
     const TileLayout layout = modelViewLayout(st, st.view.modelView);
     const gfx::Colouring colouring = atlasColouring(st);
     const std::uint64_t version = atlasVersion(s, layout.order, st.view.modelView.pooling);
@@ -176,22 +193,29 @@ void ModelViewPanel::draw(PanelContext& ctx) {
     std::string caption = std::to_string(s.layers) + (s.layers == 1 ? " layer × " : " layers × ") + std::to_string(s.heads) + " heads · " +
                           scaleWords(tex) + " · masked cells grey";
     if (crop.rows() != s.side || crop.cols() != s.sideKeys) caption += std::string(" · ") + pairFilterName(st.view.pairFilter) + " only";
+    if (const Eigen::Index from = generatedFrom(st); from > 0) caption += " · amber: generated from token " + std::to_string(from + 1);
     if (s.factor > 1)
         caption += " · block " + std::string(st.view.modelView.pooling == core::BlockPooling::Mean ? "means" : "maxima") + " of " +
                    std::to_string(s.factor) + " × " + std::to_string(s.factor);
+    // Under the rule: what "moved" measures, or what attribution's terms are of (or why there are none).
+    std::string note;
+    if (layout.scores && st.view.modelView.score == core::HeadScore::Moved) note = core::movedRule();
+    if (byAttribution) {
+        const AttributionView* view = shownAttribution(st);
+        if (view != nullptr && !view->why.empty()) note = "attribution: " + view->why;
+        else if (view != nullptr && layout.scores) note = "each head's term of the " + attributionSubject(view->value);
+    }
     if (side) {
         widgets::wrappedTextColored(ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled), caption, widgets::kLongTextGlyphs, columnW);
         if (!layout.rule.empty()) widgets::wrappedText(layout.rule, widgets::kLongTextGlyphs, columnW);
-        if (layout.scores && st.view.modelView.score == core::HeadScore::Moved)
-            widgets::wrappedTextColored(ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled), core::movedRule(), widgets::kLongTextGlyphs,
-                                        columnW);
+        if (!note.empty())
+            widgets::wrappedTextColored(ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled), note, widgets::kLongTextGlyphs, columnW);
         ImGui::EndGroup();
         ImGui::SetCursorScreenPos(start);
     } else {
         widgets::wrappedTextColored(ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled), caption);
         if (!layout.rule.empty()) widgets::wrappedText(layout.rule);
-        if (layout.scores && st.view.modelView.score == core::HeadScore::Moved)
-            widgets::wrappedTextColored(ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled), core::movedRule());
+        if (!note.empty()) widgets::wrappedTextColored(ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled), note);
     }
 
     // The grid: axis labels left and above, tiles at one size, the colour bar on the right. Few
@@ -257,6 +281,25 @@ void ModelViewPanel::draw(PanelContext& ctx) {
             if (pair.bStart == pair.aEnd) break;
         }
     }
+    // Tokens a model generated: where they start, across every tile in amber, as the pair's boundary.
+    if (const Eigen::Index from = generatedFrom(st);
+        from > 0 && from < s.keys && crop.rows() == s.side && crop.cols() == s.sideKeys && tile >= 12.0f) {
+        const ImU32 amber = IM_COL32(255, 176, 32, 200);
+        const auto f = static_cast<float>(std::max(1, s.factor));
+        const float fx = static_cast<float>(from) / f / static_cast<float>(s.sideKeys) * tile;
+        const float fy = static_cast<float>(from) / f / static_cast<float>(s.side) * tileH;
+        for (int g = 0; g < grid.groups; ++g) {
+            const float bottom = top + tileH * static_cast<float>(groupRows(g));
+            for (int c = 0; c < s.heads; ++c) {
+                const float x = groupX(g) + tile * static_cast<float>(c) + fx;
+                list->AddLine(ImVec2(x, top), ImVec2(x, bottom), amber);
+            }
+            for (int r = 0; r < groupRows(g); ++r) {
+                const float y = top + tileH * static_cast<float>(r) + fy;
+                list->AddLine(ImVec2(groupX(g), y), ImVec2(groupX(g) + blockW, y), amber);
+            }
+        }
+    }
 
     // Gaps between tiles: lines of the window's colour over the tiles' edges (one quad each).
     const ImU32 bg = ImGui::GetColorU32(ImGuiCol_WindowBg);
@@ -311,12 +354,10 @@ void ModelViewPanel::draw(PanelContext& ctx) {
     if (ImGui::CalcTextSize(corner).x <= cornerRoom) list->AddText(ImVec2(origin.x, origin.y), dim, corner);
 
     // Per tile: the tint bar, the name where it fits (sorted orders), the selection's frame.
-    double lo = 0.0, hi = 0.0;
-    if (layout.scores && st.view.modelView.tint) {
-        lo = *std::min_element(layout.scores->begin(), layout.scores->end());
-        hi = *std::max_element(layout.scores->begin(), layout.scores->end());
-        lo = std::min(lo, 0.0);
-    }
+    // The tint: 0 … the largest score, or for a signed score its size against the largest size,
+    // orange for and blue against (tintStrength, as the figure's).
+    std::vector<double> tint;
+    if (layout.scores && st.view.modelView.tint) tint = core::tintStrengths(*layout.scores);
     const int selectedLayer = layerCount(st) > 0 ? st.scenario.layer - s.firstLayer : 0;
     const int selected = st.view.selectedHead >= 0 ? selectedLayer * s.heads + st.view.selectedHead : -1;
     const bool names = st.view.modelView.order != core::TileOrder::Natural && layout.scores &&
@@ -325,11 +366,12 @@ void ModelViewPanel::draw(PanelContext& ctx) {
     for (std::size_t k = 0; k < layout.order.size(); ++k) {
         const int index = layout.order[k];
         const ImVec2 p = slotAt(k);
-        if (hi > lo) {
-            const double v = ((*layout.scores)[static_cast<std::size_t>(index)] - lo) / (hi - lo);
-            const float barH = std::max(2.0f, std::round(tileH * 0.12f));
-            list->AddRectFilled(ImVec2(p.x + gap * 0.5f, p.y + gap * 0.5f), ImVec2(p.x + tile - gap * 0.5f, p.y + gap * 0.5f + barH),
-                                IM_COL32(255, 140, 0, static_cast<int>(std::lround(40.0 + 215.0 * v))));
+        if (!tint.empty()) {
+            const double v = tint[static_cast<std::size_t>(index)];
+            const float barH = std::max(2.0f, std::round(tileH * 0.12f)), width = (tile - gap) * static_cast<float>(std::abs(v));
+            if (width >= 0.5f)
+                list->AddRectFilled(ImVec2(p.x + gap * 0.5f, p.y + gap * 0.5f), ImVec2(p.x + gap * 0.5f + width, p.y + gap * 0.5f + barH),
+                                    v < 0 ? IM_COL32(59, 130, 246, 255) : IM_COL32(255, 140, 0, 255));
         }
         if (names) {
             const std::string name =
@@ -372,7 +414,8 @@ void ModelViewPanel::draw(PanelContext& ctx) {
             const int c = std::clamp(static_cast<int>(x / tile), 0, s.heads - 1);
             hovered = layout.order[static_cast<std::size_t>((g * grid.perGroup + r) * s.heads + c)];
             widgets::showTooltip(tileTooltip(st, hovered, summaryScores(st, core::HeadScore::InductionTest),
-                                             summaryScores(st, core::HeadScore::RetrievalTest), summaryScores(st, core::HeadScore::Moved)));
+                                             summaryScores(st, core::HeadScore::RetrievalTest), summaryScores(st, core::HeadScore::Moved),
+                                             summaryScores(st, core::HeadScore::Attribution)));
             if (ImGui::IsItemClicked()) ctx.actions.emit(action::SelectLayerHead{s.firstLayer + hovered / s.heads, hovered % s.heads});
         }
     }

@@ -33,7 +33,8 @@ constexpr int kFewestPairLabels = 5;   // fewer "12 cat" labels than this: numbe
 constexpr double kLogFloor = 1e-4, kLowestFloor = 1e-8;
 constexpr int kHatchPeriod = 5;  // px along x between the masked cells' diagonal lines
 
-constexpr core::Rgb kBar{79, 70, 229};  // the window's bar colour
+constexpr core::Rgb kBar{79, 70, 229};        // the window's bar colour
+constexpr core::Rgb kGenerated{217, 119, 6};  // a generated key's bar: the window's amber, darker on paper
 constexpr core::Rgb kGrid{228, 228, 232};
 // Masked keys are light hatched cells, not bars: no colour the bars use, unlike a zero weight
 // (a bar of height 0 over white).
@@ -45,6 +46,7 @@ struct Bar {
     float value;  // the weight it shows
     bool masked;  // a hatched cell instead of a bar
     bool showValue;
+    bool generated = false;  // its keys were generated (amber)
 };
 
 struct Layout {
@@ -213,8 +215,11 @@ Layout layOut(const BarsFigure& f, const figure::FigureFonts& fonts) {
         bool masked = true;
         for (int j = c * perBar; j < std::min(T, (c + 1) * perBar); ++j)
             if (!isBlocked(f, j)) masked = false, top = std::max(top, f.weights[static_cast<std::size_t>(j)]);
-        L.bars.push_back({c * slot + gap / 2, slot - gap, masked ? 1.0f : yAxis.frac(top), top, masked, values && !masked});
+        const bool generated = f.generatedFrom >= 0 && (c + 1) * perBar > f.generatedFrom;
+        L.bars.push_back({c * slot + gap / 2, slot - gap, masked ? 1.0f : yAxis.frac(top), top, masked, values && !masked, generated});
     }
+    if (f.generatedFrom >= 0 && f.generatedFrom < T)
+        subtitle += " · amber: generated (keys " + std::to_string(f.generatedFrom + 1) + " … " + std::to_string(T) + ")";
 
     if (perBar > 1) subtitle += " · each bar the largest of " + std::to_string(perBar) + " keys";
 
@@ -324,7 +329,7 @@ std::string drawPng(const BarsFigure& /*figure*/, const Layout& L, const figure:
     std::vector<TextItem> texts = L.texts;
     for (const Bar& b : L.bars) {
         if (b.masked) hatch(canvas, b.x, L.plotY, b.w, L.plotH);
-        else canvas.fillRect(b.x, barTop(L, b), b.w, L.plotY + L.plotH - barTop(L, b), kBar);
+        else canvas.fillRect(b.x, barTop(L, b), b.w, L.plotY + L.plotH - barTop(L, b), b.generated ? kGenerated : kBar);
         if (b.showValue) texts.push_back(valueText(L, b));
     }
     if (L.legendY >= 0) {
@@ -361,7 +366,7 @@ std::string drawSvg(const BarsFigure& /*figure*/, const Layout& L) {
     for (const Bar& b : L.bars) {
         const double h = static_cast<double>(b.frac) * L.plotH;
         if (b.masked) masked += rect(b.x, L.plotY, b.w, L.plotH, "url(#masked-key)");
-        else bars += rect(b.x, L.plotY + L.plotH - h, b.w, h, figure::hex(kBar));
+        else bars += rect(b.x, L.plotY + L.plotH - h, b.w, h, figure::hex(b.generated ? kGenerated : kBar));
         if (b.showValue) values.push_back(valueText(L, b));
     }
     s += bars + "</g>\n" + masked + "</g>\n";

@@ -15,6 +15,7 @@ struct BarsFigure {
     int query = 0;                       // its position (0-based), shown counted from 1 as the window does: query 3 "cat"
     std::string title;                   // drawn above the chart; "" = none
     bool logScale = false;               // log y axis from a decade floor (the subtitle names it)
+    int generatedFrom = -1;              // the first key a model generated: it and those after in amber (−1: none)
 };
 
 // The largest number of keys a bar chart takes: a row of 4 MiB. The chart draws a bar a pixel

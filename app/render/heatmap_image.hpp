@@ -22,6 +22,7 @@ struct HeatmapFigure {
     int cellSize = 0;                                    // pixels per cell; 0 = automatic (about 720 px for the matrix, 2..64 per cell)
     bool showValues = true;                              // print weights inside cells that are big enough
     bool showRowSums = true;                             // a Σ column right of the matrix
+    long long generatedFrom = -1;  // the first token a model generated (a row and a column): an amber line before it (−1: none)
 };
 
 // The encoded files. Throw core::InputError on impossible sizes.

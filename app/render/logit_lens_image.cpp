@@ -27,20 +27,30 @@ struct Layout {
     std::vector<Line> lines;
 };
 
+constexpr core::Rgb kGenerated{217, 119, 6};  // a generated token's label
+
 void validate(const LogitLensFigure& f) {
     if (f.lens == nullptr || f.topLabels == nullptr || f.lens->layers == 0 || f.lens->positions == 0 || f.lens->k == 0)
         throw core::InputError("logit lens", "an empty lens; nothing to draw");
     if (f.topLabels->size() != f.lens->top.size()) throw core::InputError("logit lens", "the token labels do not match the lens");
     for (const core::decoder::LensToken& t : f.lens->top)
         if (!(t.prob >= 0.0f && t.prob <= 1.0f)) throw core::InputError("logit lens", "a probability that is not a number in [0, 1]");
+    if (!f.shades.empty() && f.shades.size() != static_cast<std::size_t>(f.lens->layers) * static_cast<std::size_t>(f.lens->positions))
+        throw core::InputError("logit lens", "the cells' shades do not match the lens");
+    for (const float v : f.shades)
+        if (!(v <= 1.0f)) throw core::InputError("logit lens", "a cell's shade that is not a number up to 1");
 }
 
-float cellProb(const LogitLensFigure& f, int layer, Eigen::Index p) { return f.lens->cell(layer, p)[0].prob; }
+// The cell's shade, 0 … 1, or below 0 for none.
+float cellShade(const LogitLensFigure& f, int layer, Eigen::Index p) {
+    return f.shades.empty() ? f.lens->cell(layer, p)[0].prob : f.shades[f.lens->at(layer, p)];
+}
 const std::string& cellLabel(const LogitLensFigure& f, int layer, Eigen::Index p) {
     return (*f.topLabels)[f.lens->at(layer, p) * static_cast<std::size_t>(f.lens->k)];
 }
 core::Rgb cellColour(const LogitLensFigure& f, int layer, Eigen::Index p) {
-    return core::colormapColor(f.colormap, cellProb(f, layer, p), 0.0f, 1.0f);
+    const float v = cellShade(f, layer, p);
+    return v < 0.0f ? core::Rgb{150, 150, 150} : core::colormapColor(f.colormap, v, 0.0f, 1.0f);
 }
 
 Layout layOut(const LogitLensFigure& f, const figure::FigureFonts& fonts) {
@@ -60,10 +70,9 @@ Layout layOut(const LogitLensFigure& f, const figure::FigureFonts& fonts) {
     int y = figure::kMargin;
     const int mapW = static_cast<int>(L.cols) * kCellW, mapH = L.rows * kCellH;
     const Eigen::Index from = lens.first + L.first, to = lens.first + lens.positions;
-    const std::string subtitle =
-        "each cell: the token the stream after that layer predicts at that position (top 1), coloured by its "
-        "probability · positions " +
-        std::to_string(from + 1) + " … " + std::to_string(to) + " of " + std::to_string(f.tokens.size());
+    const std::string subtitle = "each cell: the token the stream after that layer predicts at that position (top 1), coloured by " +
+                                 f.words + (f.shades.empty() ? "" : " (grey: none)") + " · positions " + std::to_string(from + 1) + " … " +
+                                 std::to_string(to) + " of " + std::to_string(f.tokens.size());
     const float wanted = std::max(fonts.bold.textWidth(f.title, figure::kTitlePx), font.textWidth(subtitle, figure::kSubtitlePx));
     const float textW = std::clamp(wanted, static_cast<float>(std::min(mapW, 600)), std::max(1600.0f, static_cast<float>(mapW + 200)));
     figure::titleText(L.texts, fonts, f.title, textW, y);
@@ -87,21 +96,27 @@ Layout layOut(const LogitLensFigure& f, const figure::FigureFonts& fonts) {
         }
     for (Eigen::Index p = 0; p < L.cols; ++p) {
         const auto position = static_cast<int>(lens.first + L.first + p);
+        const bool generated = f.generatedFrom >= 0 && position >= f.generatedFrom;
         L.texts.push_back({figure::labelText(f.tokens, position, font, kLabelPx, kMaxLabelWidth),
                            static_cast<float>(L.mapX + static_cast<int>(p) * kCellW) + kCellW / 2.0f + font.ascent(kLabelPx) / 2.0f,
-                           static_cast<float>(L.mapY + mapH + 6), kLabelPx, Anchor::End, figure::kText, true});
+                           static_cast<float>(L.mapY + mapH + 6), kLabelPx, Anchor::End, generated ? kGenerated : figure::kText, true});
     }
     figure::frameBox(L.lines, L.mapX, L.mapY, mapW, mapH, figure::kFrame);
     const int below = L.mapY + mapH + 6 + figure::ceilPx(colLabelW);
-    L.texts.push_back(
-        {"input token at the position (the lens predicts the next)", static_cast<float>(L.mapX) + static_cast<float>(mapW) / 2.0f,
-         static_cast<float>(below + figure::ceilPx(figure::kCaptionPx) + 6), figure::kCaptionPx, Anchor::Middle, figure::kCaption});
+    L.texts.push_back({f.generatedFrom >= 0 ? "input token at the position (the lens predicts the next; amber: generated)"
+                                            : "input token at the position (the lens predicts the next)",
+                       static_cast<float>(L.mapX) + static_cast<float>(mapW) / 2.0f,
+                       static_cast<float>(below + figure::ceilPx(figure::kCaptionPx) + 6), figure::kCaptionPx, Anchor::Middle,
+                       figure::kCaption});
     L.barX = L.mapX + mapW + 24;
     L.barY = L.mapY;
     L.barH = std::max(std::min(mapH, 480), 160);
     figure::ColourBarScale bar;
-    for (int k = 0; k <= 4; ++k) bar.ticks.emplace_back(static_cast<float>(k) / 4.0f, figure::significant(static_cast<float>(k) / 4.0f));
-    bar.caption = "probability of the top token";
+    if (f.ticks.empty())
+        for (int k = 0; k <= 4; ++k)
+            bar.ticks.emplace_back(static_cast<float>(k) / 4.0f, figure::significant(static_cast<float>(k) / 4.0f));
+    else bar.ticks = f.ticks;
+    bar.caption = f.caption;
     const int right = figure::colourBarTicks(L.lines, L.texts, font, bar, L.barX, L.barY, kBarW, L.barH);
     L.width = std::max(right + figure::kMargin, figure::kMargin * 2 + figure::ceilPx(textW));
     L.height = std::max(below + figure::ceilPx(figure::kCaptionPx) + 12, L.barY + L.barH) + figure::kMargin;

@@ -1,12 +1,14 @@
 // The logit lens as a figure: a layers × positions grid (the embeddings on top as layer 0, the
 // model's own prediction at the bottom), each cell the token the stream after that layer would
-// predict at that position, on the colour of its probability (0 … 1). PNG and SVG.
+// predict at that position, on the colour of its probability (0 … 1) or of a target's probability
+// or rank. PNG and SVG.
 #pragma once
 
 #include "core/attention/colormap.hpp"
 #include "core/models/decoder/logit_lens.hpp"
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace attnviz::render {
@@ -20,6 +22,13 @@ struct LogitLensFigure {
     std::vector<std::string> tokens;                      // the input's labels, every position
     std::string title;
     core::ColormapKind colormap = core::ColormapKind::Viridis;
+    // What colours the cells: empty, the top token's probability; else a shade per cell (the lens's
+    // order), 0 … 1, below 0 for a cell without one (grey), with the colour bar's ticks (shade,
+    // label), its caption and the subtitle's words for it.
+    std::vector<float> shades;
+    std::vector<std::pair<float, std::string>> ticks;
+    std::string caption = "probability of the top token", words = "its probability";
+    long long generatedFrom = -1;  // the first token a model generated: its label and those after in amber (−1: none)
 };
 
 // The file for OUT.png or OUT.svg (chosen by the extension); InputError names the path, or the

@@ -5,6 +5,7 @@
 #include "app/render/figure_parts.hpp"
 #include "app/render/heatmap_image.hpp"
 #include "core/attention/attention.hpp"
+#include "core/attention/head_order.hpp"
 #include "core/base/error.hpp"
 #include "core/text/tokenizer.hpp"
 
@@ -24,7 +25,10 @@ constexpr int kGridWidth = 1500;  // the tiles' row aims at about this many pixe
 constexpr int kMinTileTarget = 24, kMaxTileTarget = 160;
 constexpr int kMaxCell = 16, kGap = 3, kBarW = 16;
 constexpr float kLabelPx = 13, kNamePx = 11;
-constexpr core::Rgb kTint{255, 140, 0};
+constexpr core::Rgb kTint{255, 140, 0};          // a score, or a signed one's positive side
+constexpr core::Rgb kTintAgainst{59, 130, 246};  // a signed score's negative side
+constexpr core::Rgb kGenerated{217, 119, 6};     // where tokens a model generated start
+core::Rgb tintColour(double strength) { return strength < 0 ? kTintAgainst : kTint; }
 
 struct Layout {
     int cell = 1, tileW = 0, tileH = 0, nameH = 0, tintH = 0;  // tintH: the score's bar under each tile, with its gap
@@ -107,6 +111,10 @@ Layout layOut(const ModelViewFigure& f, const figure::FigureFonts& fonts) {
                            (f.heads == 1 ? " head" : " heads");
     subtitle += f.order == core::TileOrder::Ranked ? " · ranked left to right, top to bottom" : " · rows: layers, columns: heads";
     if (!f.pooling.empty()) subtitle += " · each texel the " + f.pooling;
+    // Tokens a model generated: from where, marked in each tile large enough to show it.
+    const bool marked = f.generatedFrom > 0 && f.keys > 0 && f.generatedFrom < f.keys && f.side == f.sideKeys && L.tileW >= 12;
+    const double generatedAt = marked ? static_cast<double>(f.generatedFrom) / static_cast<double>(f.keys) : 0.0;
+    if (marked) subtitle += " · amber: generated from token " + std::to_string(f.generatedFrom + 1);
     line(subtitle, figure::kSubtitlePx, figure::kCaption, false);
     if (!f.rule.empty()) line(core::sanitizeUtf8(f.rule), figure::kSubtitlePx, figure::kText, false);
     y += 4;
@@ -145,6 +153,10 @@ Layout layOut(const ModelViewFigure& f, const figure::FigureFonts& fonts) {
                                static_cast<float>(top) + font.ascent(kNamePx), kNamePx, Anchor::Middle, figure::kCaption});
         }
         figure::frameBox(L.lines, x, top + L.nameH, L.tileW, L.tileH, figure::kFrame);
+        if (marked) {  // where generated tokens start, on both axes
+            L.lines.push_back({x + static_cast<int>(std::lround(generatedAt * L.tileW)), top + L.nameH, 1, L.tileH, kGenerated});
+            L.lines.push_back({x, top + L.nameH + static_cast<int>(std::lround(generatedAt * L.tileH)), L.tileW, 1, kGenerated});
+        }
     }
     const int gridW = f.heads * L.pitchX - kGap, gridH = f.layers * L.pitchY - kGap;
     if (L.gridY + gridH > Canvas::kMaxSide || L.gridX + gridW > Canvas::kMaxSide)
@@ -169,17 +181,12 @@ TileBox tileBox(const ModelViewFigure& f, const Layout& L, int slot) {
     return {L.gridX + (slot % f.heads) * L.pitchX, L.gridY + (slot / f.heads) * L.pitchY + L.nameH, L.cell};
 }
 
-// Each slot's tint strength, 0 … 1 (0 … the largest score; negative scores count as 0), or -1 for none.
-std::vector<double> tintStrengths(const ModelViewFigure& f) {
-    if (f.tint.empty()) return {};
-    const double hi = *std::max_element(f.tint.begin(), f.tint.end());
-    std::vector<double> out(f.tint.size(), 0.0);
-    for (std::size_t k = 0; k < out.size(); ++k) out[k] = hi > 0 ? std::max(0.0, f.tint[k]) / hi : 0.0;
-    return out;
-}
+// Each slot's tint strength, −1 … 1 (core::tintStrengths: 0 … the largest score, or signed against
+// the largest size when a score is negative), or none.
+std::vector<double> tintStrengths(const ModelViewFigure& f) { return core::tintStrengths(f.tint); }
 int tintBarHeight(const Layout& L) { return L.tintH - 2; }
 int tintBarWidth(const Layout& L, double strength) {
-    return strength > 0 ? std::max(1, static_cast<int>(std::lround(strength * static_cast<double>(L.tileW)))) : 0;
+    return strength != 0 ? std::max(1, static_cast<int>(std::lround(std::abs(strength) * static_cast<double>(L.tileW)))) : 0;
 }
 
 core::Rgb colourAt(const ModelViewFigure& f, float position) { return core::colormapColor(f.colormap, position, 0.0f, 1.0f); }
@@ -201,7 +208,8 @@ std::string drawPng(const ModelViewFigure& f, const Layout& L, const figure::Fig
                 else canvas.fillRect(x, y, L.cell, L.cell, colourAt(f, v));
             }
         if (!tint.empty())
-            canvas.fillRect(b.x, b.y + L.tileH + 2, tintBarWidth(L, tint[static_cast<std::size_t>(index)]), tintBarHeight(L), kTint);
+            canvas.fillRect(b.x, b.y + L.tileH + 2, tintBarWidth(L, tint[static_cast<std::size_t>(index)]), tintBarHeight(L),
+                            tintColour(tint[static_cast<std::size_t>(index)]));
     }
     figure::drawColourBar(canvas, f.colormap, L.barX, L.barY, kBarW, L.barH);
     figure::drawLines(canvas, L.lines);
@@ -233,7 +241,8 @@ std::string drawSvg(const ModelViewFigure& f, const Layout& L) {
         if (!tint.empty())
             s += "<rect class=\"tint\" x=\"" + std::to_string(b.x) + "\" y=\"" + std::to_string(b.y + L.tileH + 2) + "\" width=\"" +
                  std::to_string(tintBarWidth(L, tint[static_cast<std::size_t>(index)])) + "\" height=\"" +
-                 std::to_string(tintBarHeight(L)) + "\" fill=\"" + figure::hex(kTint) + "\" fill-opacity=\"1\"/>\n";
+                 std::to_string(tintBarHeight(L)) + "\" fill=\"" + figure::hex(tintColour(tint[static_cast<std::size_t>(index)])) +
+                 "\" fill-opacity=\"1\"/>\n";
         s += "</g>\n";
     }
     figure::appendColourBarSvg(s, f.colormap, L.barX, L.barY, kBarW, L.barH);

@@ -17,12 +17,13 @@ struct ModelViewFigure {
     std::vector<float> thumbnails;              // [layers × heads] thumbnails, layer-major, each side × sideKeys weights
                                                 // (a block's mean or maximum; core::kMaskedTexel where all of it is masked)
     core::TileOrder order = core::TileOrder::Natural;
-    std::vector<int> slots;    // slot k (row-major) shows head index slots[k]; empty = layer-major order
-    std::vector<double> tint;  // [layers × heads] scores a bar under each tile shows (its width at the largest); empty = none
-    std::string title;         // drawn above the grid; "" = none
-    std::string pooling;       // what a texel is, for the subtitle ("block means of 6 × 6 weights"); "" = one weight
-    std::string rule;          // the ordering and tint rule ("sorted by …"); "" = none
-    long long keys = 0;        // the maps' keys (the log scale's floor)
+    std::vector<int> slots;        // slot k (row-major) shows head index slots[k]; empty = layer-major order
+    std::vector<double> tint;      // [layers × heads] scores a bar under each tile shows (its width at the largest); empty = none
+    std::string title;             // drawn above the grid; "" = none
+    std::string pooling;           // what a texel is, for the subtitle ("block means of 6 × 6 weights"); "" = one weight
+    std::string rule;              // the ordering and tint rule ("sorted by …"); "" = none
+    long long keys = 0;            // the maps' keys (the log scale's floor)
+    long long generatedFrom = -1;  // the first token a model generated: an amber line before it in each tile (−1: none)
     core::ColormapKind colormap = core::ColormapKind::Viridis;
     core::ColourScale scale = core::ColourScale::Auto;  // one decision for all tiles; per row is drawn stretched
 };

@@ -258,6 +258,10 @@ struct SetAttribution {
     int query;           // -1: the last position
     std::string target;  // "": the token the model ranks first there
 };                       // a model's: a target that is not one token (or two joined by "-") is refused
+struct SetLensColour {
+    LensColour colour;
+    LensTarget target;
+};  // the logit lens's cells coloured by the top token or a target (the lens is made again for a new target)
 struct StartInductionTest {
     core::InductionSettings settings;
 };  // a model only; stops a test under way first
@@ -304,10 +308,10 @@ using Action =
                  action::SetTrainSettings, action::StartTraining, action::StopTraining, action::StartCostSweep, action::StopCostSweep,
                  action::OpenLesson, action::GoToLessonStep, action::StepLesson, action::AnswerCheck, action::CloseLesson,
                  action::ClearError, action::SelectLayerHead, action::SetModelView, action::SetSinkEpsilon, action::SetFirstTokens,
-                 action::SetAttribution, action::SetGenerated, action::StartGenerating, action::StopGenerating, action::SetGenerateSampled,
-                 action::StartInductionTest, action::StopInductionTest, action::StartRetrievalTest, action::StopRetrievalTest,
-                 action::StopHeadSweep, action::ResumeHeadSweep, action::HoverToken, action::AblateHead, action::HideToken,
-                 action::RemoveWhatIfEdit, action::UndoWhatIf, action::RedoWhatIf, action::ClearWhatIf>;
+                 action::SetAttribution, action::SetLensColour, action::SetGenerated, action::StartGenerating, action::StopGenerating,
+                 action::SetGenerateSampled, action::StartInductionTest, action::StopInductionTest, action::StartRetrievalTest,
+                 action::StopRetrievalTest, action::StopHeadSweep, action::ResumeHeadSweep, action::HoverToken, action::AblateHead,
+                 action::HideToken, action::RemoveWhatIfEdit, action::UndoWhatIf, action::RedoWhatIf, action::ClearWhatIf>;
 
 // Returns false (and sets state.error) when the change was rejected.
 bool apply(AppState& state, const Action& action);

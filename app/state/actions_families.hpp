@@ -98,6 +98,7 @@ bool applyAction(AppState& state, const action::SetModelView& a);
 bool applyAction(AppState& state, const action::SetSinkEpsilon& a);
 bool applyAction(AppState& state, const action::SetFirstTokens& a);
 bool applyAction(AppState& state, const action::SetAttribution& a);
+bool applyAction(AppState& state, const action::SetLensColour& a);
 bool applyAction(AppState& state, const action::StartInductionTest& a);
 bool applyAction(AppState& state, const action::StopInductionTest& a);
 bool applyAction(AppState& state, const action::StartRetrievalTest& a);

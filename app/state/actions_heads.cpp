@@ -45,6 +45,13 @@ bool applyAction(AppState& state, const action::SetFirstTokens& a) {
     return true;
 }
 
+bool applyAction(AppState& state, const action::SetLensColour& a) {
+    if (a.colour > LensColour::TargetRank || a.target > LensTarget::NextInput) return reject(state, "logit lens", "unknown colouring");
+    state.view.lensColour = a.colour;
+    state.view.lensTarget = a.target;
+    return true;
+}
+
 bool applyAction(AppState& state, const action::SetAttribution& a) {
     const core::LoadedModel* pass = checkpointPass(state);
     if (a.query < -1 || (pass != nullptr && a.query >= pass->run->tokens()))

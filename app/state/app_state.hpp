@@ -67,6 +67,13 @@ struct ModelViewOptions {
     bool operator==(const ModelViewOptions&) const = default;
 };
 
+// What colours the logit lens's cells: the top token's probability, or a target token's
+// probability or rank there (core::decoder::LogitLens); the target is the token the last layer
+// ranks first at that position (what the model finally predicts) or the next input token (what
+// the text says comes next).
+enum class LensColour : std::uint8_t { Top, TargetProbability, TargetRank };
+enum class LensTarget : std::uint8_t { Final, NextInput };
+
 // Which block of a sentence pair's maps the views show, BertViz's filter: every query and key, or
 // the queries of one sentence reading the keys of one (A → B: A's queries, B's keys). A sentence
 // holds its own [CLS] / [SEP] tokens: A is [CLS] A [SEP], B is B [SEP].
@@ -100,6 +107,8 @@ struct ViewState {
     // joined by "-" for their difference (core::decoder::parseTarget); "": the token ranked first there.
     int attributionQuery = -1;
     std::string attributionTarget;
+    LensColour lensColour = LensColour::Top;
+    LensTarget lensTarget = LensTarget::Final;
     bool generateSampled = false;    // the window's Generate samples at the next-token temperature (else greedy)
     int heatmapPooling = 0;          // cells per texel side the heatmap draws the shown head with (0: not drawn;
                                      // the softmax pools the shown head's texels for it in the same pass)

@@ -66,4 +66,10 @@ bool stepGeneration(AppState& state) {
     return true;
 }
 
+Eigen::Index generatedFrom(const AppState& state) {
+    const core::LoadedModel* pass = checkpointPass(state);
+    if (pass == nullptr || pass->generated == 0 || pass->run->tokens() != state.model.tq()) return -1;
+    return pass->run->tokens() - static_cast<Eigen::Index>(pass->generated);
+}
+
 }  // namespace attnviz::app

@@ -19,5 +19,8 @@ std::string generateTokens(AppState& state, int count, const core::decoder::Samp
 // The window's generation: one token when one is due (state.generation), then the count goes
 // down; a token that cannot be written ends it (state.error says why). Returns whether one was written.
 bool stepGeneration(AppState& state);
+// Where the tokens a model generated start in the shown pass (marked in every view), or −1 when
+// none were generated.
+Eigen::Index generatedFrom(const AppState& state);
 
 }  // namespace attnviz::app

@@ -28,6 +28,8 @@ ViewState requestedView(const GuiRequest& request, ViewState view) {
     if (request.skipFirstKey) view.skipFirstKey = true;
     if (request.firstTokens > 0) view.firstTokens = request.firstTokens;
     view.attributionTarget = request.target;
+    view.lensColour = request.lensColour;
+    view.lensTarget = request.lensTarget;
     if (request.query) view.attributionQuery = *request.query;
     if (!request.compareText.empty()) view.compareText = request.compareText;
     if (request.rollout) {

@@ -41,6 +41,8 @@ struct GuiRequest {
     bool skipFirstKey = false;                                  // --skip-first-key
     int firstTokens = 0;                                        // --first-tokens (0: not given)
     std::string target;                                         // --target: direct logit attribution's target
+    LensColour lensColour = LensColour::Top;                    // --lens-colour top|probability|rank: the logit lens's colour
+    LensTarget lensTarget = LensTarget::Final;                  // --lens-target final|next: its target
     int generate = 0;                                           // --generate N: tokens written after the text
     core::decoder::Sampling sampling;                           // --sample-seed, --top-k, --sample-temperature
     std::optional<int> trainSteps;                              // --train-steps N: train at start (the train lab)

@@ -1,5 +1,6 @@
 #include "app/state/model_view.hpp"
 
+#include "app/state/attribution.hpp"
 #include "app/state/source.hpp"
 
 #include <algorithm>
@@ -26,6 +27,16 @@ std::optional<std::vector<double>> summaryScores(const AppState& state, core::He
     if (score == core::HeadScore::Moved) {
         if (!state.compare.ready() || state.compare.moved.size() != s.stats.size()) return std::nullopt;
         return state.compare.moved;
+    }
+    if (score == core::HeadScore::Attribution) {
+        // the summary's layers of the heads' terms (it may cover fewer layers than the model has)
+        const AttributionView* view = shownAttribution(state);
+        if (view == nullptr || !view->why.empty()) return std::nullopt;
+        const core::decoder::LogitAttribution& t = view->value.terms;
+        const auto first = static_cast<std::size_t>(s.firstLayer) * static_cast<std::size_t>(s.heads);
+        if (t.heads != s.heads || s.firstLayer + s.layers > t.layers || first + s.stats.size() > t.headTerms.size()) return std::nullopt;
+        return std::vector<double>(t.headTerms.begin() + static_cast<std::ptrdiff_t>(first),
+                                   t.headTerms.begin() + static_cast<std::ptrdiff_t>(first + s.stats.size()));
     }
     std::vector<double> out;
     out.reserve(s.stats.size());

@@ -1,6 +1,8 @@
 #include "app/views/figures.hpp"
 
+#include "app/state/attribution.hpp"
 #include "app/state/compare_view.hpp"
+#include "app/state/generation.hpp"
 #include "app/state/head_summary.hpp"
 #include "app/state/head_view.hpp"
 #include "app/state/launch.hpp"
@@ -8,6 +10,7 @@
 #include "app/state/query_key_view.hpp"
 #include "app/state/shown_map.hpp"
 #include "app/state/source.hpp"
+#include "app/views/attribution.hpp"
 #include "core/base/error.hpp"
 #include "core/base/format.hpp"
 
@@ -140,6 +143,9 @@ std::string shownHeadTitle(const AppState& state, int head) {
     return title;
 }
 
+// A heatmap's title's note of the tokens a model generated, from position `from` (0-based).
+std::string generatedWords(Eigen::Index from) { return " · generated from token " + std::to_string(from + 1) + " (amber lines)"; }
+
 }  // namespace
 
 std::string figureTitle(const AppState& state, const std::string& heads, bool ownPass) {
@@ -166,8 +172,11 @@ render::HeatmapFigure heatmapFigure(const AppState& state, const FigureRequest& 
         figure.colormap = state.view.colormap;
         figure.scale = state.view.colourScale;
         figure.cellSize = request.cellSize;
+        figure.generatedFrom = generatedFrom(state);
+        if (figure.generatedFrom > 0) figure.title += generatedWords(figure.generatedFrom);
         return figure;
     }
+    figure.generatedFrom = generatedFrom(state);
     figure.rowLabels = state.model.queryTokens;
     figure.colLabels = state.model.keyTokens;
     figure.weights = visibleWeights(state);
@@ -187,7 +196,9 @@ render::HeatmapFigure heatmapFigure(const AppState& state, const FigureRequest& 
         figure.rowLabels = slice(figure.rowLabels, b.firstRow, b.rows);
         figure.colLabels = slice(figure.colLabels, b.firstCol, b.cols);
         figure.title += std::string(" · ") + pairFilterName(state.view.pairFilter);
+        figure.generatedFrom = -1;
     }
+    if (figure.generatedFrom > 0) figure.title += generatedWords(figure.generatedFrom);
     figure.colormap = state.view.colormap;
     figure.scale = state.view.colourScale;
     figure.cellSize = request.cellSize;
@@ -211,6 +222,7 @@ render::BarsFigure barsFigure(const AppState& state, const FigureRequest& reques
     figure.queryLabel = state.model.queryTokens[static_cast<std::size_t>(query)];
     figure.title = shownHeadTitle(state, head);
     figure.logScale = state.view.colourScale == core::ColourScale::Log;
+    figure.generatedFrom = static_cast<int>(generatedFrom(state));
     return figure;
 }
 
@@ -236,6 +248,13 @@ render::ModelViewFigure modelViewFigure(AppState& state, const FigureRequest& re
         refreshCompare(state);
         if (!state.compare.why.empty()) throw core::InputError("", state.compare.why);
     }
+    const bool attributed = options.score == core::HeadScore::Attribution && (options.tint || options.order != core::TileOrder::Natural);
+    if (attributed) {
+        refreshAttribution(state);
+        const AttributionView* view = shownAttribution(state);
+        if (view == nullptr) throw notReady(request);
+        if (!view->why.empty()) throw core::InputError(request.where, view->why);
+    }
     const TileLayout layout = modelViewLayout(state, options);
     const HeadSummary& s = state.headSummary;
     render::ModelViewFigure figure;
@@ -257,6 +276,8 @@ render::ModelViewFigure modelViewFigure(AppState& state, const FigureRequest& re
         figure.pooling = std::string(options.pooling == core::BlockPooling::Mean ? "mean" : "largest") + " of a block of " +
                          std::to_string(s.factor) + " × " + std::to_string(s.factor) + " weights";
     figure.keys = s.keys;
+    if (!cropped) figure.generatedFrom = generatedFrom(state);
+    if (attributed && layout.scores) figure.rule += " · " + attributionSubject(shownAttribution(state)->value);
     if (moved && layout.scores) figure.rule += " · " + std::string(core::movedRule()) + " · B: " + core::quoteValue(state.view.compareText);
     const Capabilities can = capabilities(state);
     std::string title = state.scenario.name.empty() ? std::string() : state.scenario.name + " · ";

@@ -2,6 +2,7 @@
 
 #include "app/render/logit_lens_image.hpp"
 #include "app/state/background_job.hpp"
+#include "app/state/generation.hpp"
 #include "app/state/source.hpp"
 #include "core/base/error.hpp"
 #include "core/base/files.hpp"
@@ -12,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <mutex>
 #include <new>
 #include <optional>
@@ -24,9 +26,17 @@ bool isJson(const std::string& path) { return core::lowerExtension(path) == ".js
 
 // The lens of a pass over [first, first + count), with the labels of its tokens.
 LensData makeLens(const core::decoder::Checkpoint& model, const core::decoder::Run& run, Eigen::Index first, Eigen::Index count,
-                  core::Progress* progress) {
+                  LensTarget target, core::Progress* progress) {
     LensData data;
-    data.lens = core::decoder::logitLens(model, run, first, count, kLensTop, {}, progress);
+    data.target = target;
+    data.vocab = model.config().vocabSize;
+    std::vector<int> targets;  // empty: the last layer's top token
+    if (target == LensTarget::NextInput) {
+        targets.assign(static_cast<std::size_t>(std::max<Eigen::Index>(count, 0)), -1);
+        for (Eigen::Index p = 0; p < count && first + p + 1 < run.tokens(); ++p)
+            targets[static_cast<std::size_t>(p)] = run.ids[static_cast<std::size_t>(first + p + 1)];
+    }
+    data.lens = core::decoder::logitLens(model, run, first, count, kLensTop, targets, progress);
     data.topLabels.reserve(data.lens.top.size());
     for (const core::decoder::LensToken& t : data.lens.top) data.topLabels.push_back(core::decoder::tokenLabel(model, t.id));
     for (const int t : data.lens.targets) data.targetLabels.push_back(t >= 0 ? core::decoder::tokenLabel(model, t) : std::string());
@@ -53,7 +63,7 @@ public:
         m_job.start([this, key, model = std::move(model), run = std::move(run), progress](const std::atomic<bool>&) {
             Result result{.key = key, .data = {}, .why = {}};
             try {
-                result.data = makeLens(*model, *run, key.first, key.count, progress.get());
+                result.data = makeLens(*model, *run, key.first, key.count, key.target, progress.get());
             } catch (const core::Cancelled&) {
                 return;
             } catch (const core::InputError& e) {
@@ -114,7 +124,7 @@ std::string csvText(const std::string& text) {
 }  // namespace
 
 LensKey windowLensKey(const AppState& state) {
-    LensKey key{.pass = passKey(state)};
+    LensKey key{.pass = passKey(state), .target = state.view.lensTarget};
     const core::LoadedModel* pass = checkpointPass(state);
     if (pass == nullptr) return key;
     const Eigen::Index t = pass->run->tokens();
@@ -171,10 +181,50 @@ LensData wholeLogitLens(const AppState& state, const std::string& where) {
         throw core::InputError(where,
                                "the logit lens reads a checkpoint's residual stream through its unembedding: open a model (--model)");
     try {
-        return makeLens(*pass->checkpoint, *pass->run, 0, pass->run->tokens(), nullptr);
+        return makeLens(*pass->checkpoint, *pass->run, 0, pass->run->tokens(), state.view.lensTarget, nullptr);
     } catch (const core::InputError& e) {
         throw core::InputError(where, e.what());
     }
+}
+
+const char* lensTargetName(LensTarget target) {
+    return target == LensTarget::NextInput ? "the next input token" : "the model's final choice";
+}
+
+float lensShade(const LensData& data, LensColour colour, int layer, Eigen::Index p) {
+    const core::decoder::LogitLens& lens = data.lens;
+    if (colour == LensColour::Top) return lens.cell(layer, p)[0].prob;
+    if (lens.targets[static_cast<std::size_t>(p)] < 0) return -1.0f;
+    if (colour == LensColour::TargetProbability) return lens.targetProb[lens.at(layer, p)];
+    const int rank = lens.targetRank[lens.at(layer, p)];
+    if (rank <= 1 || data.vocab <= 1) return 1.0f;
+    return std::clamp(1.0f - static_cast<float>(std::log(static_cast<double>(rank)) / std::log(static_cast<double>(data.vocab))), 0.0f,
+                      1.0f);
+}
+
+LensScale lensScale(const LensData& data, LensColour colour) {
+    LensScale out;
+    if (colour != LensColour::TargetRank) {
+        for (int k = 0; k <= 4; ++k) out.ticks.emplace_back(static_cast<float>(k) / 4.0f, core::formatFixed(k / 4.0, 2));
+        if (colour == LensColour::Top) {
+            out.caption = "probability of the top token";
+            out.words = "its probability";
+        } else {
+            out.caption = std::string("probability of ") + lensTargetName(data.target);
+            out.words = "the probability of " + std::string(lensTargetName(data.target)) + " there";
+        }
+        return out;
+    }
+    // ranks 1, 10, 100, … and the vocabulary's last, on the log scale lensShade uses
+    const double last = std::max(2, data.vocab), span = std::log(last);
+    for (double r = 1; r < last; r *= 10) {
+        if (r > 1 && std::log(last / r) / span < 0.08) break;  // too close to the last's label
+        out.ticks.emplace_back(static_cast<float>(1.0 - std::log(r) / span), "#" + core::groupedNumber(static_cast<long long>(r)));
+    }
+    out.ticks.emplace_back(0.0f, "#" + core::groupedNumber(static_cast<long long>(last)));
+    out.caption = std::string("rank of ") + lensTargetName(data.target) + " (log scale)";
+    out.words = "the rank of " + std::string(lensTargetName(data.target)) + " there (log scale)";
+    return out;
 }
 
 std::string lensCsv(const LensData& data, const std::vector<std::string>& tokens) {
@@ -210,7 +260,9 @@ std::string lensJson(const LensData& data, const std::vector<std::string>& token
     j["source"] = source;
     j["rule"] =
         "each layer's residual stream (layer 0: the embeddings; layer l: after block l) through the model's final norm and "
-        "unembedding, softmax over the vocabulary at temperature 1; the target is the token the last layer ranks first there";
+        "unembedding, softmax over the vocabulary at temperature 1; the target is " +
+        std::string(data.target == LensTarget::NextInput ? "the next input token (none at the last position)"
+                                                         : "the token the last layer ranks first there");
     j["layers"] = lens.layers;
     j["first_position"] = lens.first;
     j["positions"] = lens.positions;
@@ -251,6 +303,15 @@ std::string writeLogitLens(AppState& state, const std::string& path, const Figur
     figure.tokens = pass->labels;
     figure.title = "Logit lens · " + figureTitle(state, "every layer", true);
     figure.colormap = state.view.colormap;
+    figure.generatedFrom = generatedFrom(state);
+    if (state.view.lensColour != LensColour::Top) {
+        const LensScale scale = lensScale(data, state.view.lensColour);
+        for (int l = 0; l < data.lens.layers; ++l)
+            for (Eigen::Index p = 0; p < data.lens.positions; ++p) figure.shades.push_back(lensShade(data, state.view.lensColour, l, p));
+        figure.ticks = scale.ticks;
+        figure.caption = scale.caption;
+        figure.words = scale.words;
+    }
     return render::encodeLogitLens(path, figure);
 }
 

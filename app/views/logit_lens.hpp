@@ -14,6 +14,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace attnviz::app {
@@ -29,14 +30,31 @@ inline constexpr Eigen::Index kLensWindowPositions = 64;  // the window's lens: 
 struct LensKey {
     PassKey pass;
     Eigen::Index first = 0, count = 0;
+    LensTarget target = LensTarget::Final;
     bool operator==(const LensKey&) const = default;
 };
 struct LensData {
     core::decoder::LogitLens lens;
     std::vector<std::string> topLabels;     // [cells × k]: each kept token's label
     std::vector<std::string> targetLabels;  // [positions]: each target's label ("" without one)
+    LensTarget target = LensTarget::Final;  // what the targets are
+    int vocab = 0;                          // the vocabulary's size (the last rank)
 };
 using LensView = Derived<LensKey, LensData>;
+
+// A cell's shade for its colour, 0 … 1: the top token's probability, the target's probability, or
+// the target's rank on a log scale (1 at rank 1, 0 at the vocabulary's last); below 0 where the
+// cell has no target (the last position's next input token).
+float lensShade(const LensData& data, LensColour colour, int layer, Eigen::Index p);
+// The colour's rule: the colour bar's ticks (shade, label) and caption, and the words that say
+// what a cell's colour is ("its probability", "the probability of the next input token there").
+struct LensScale {
+    std::vector<std::pair<float, std::string>> ticks;
+    std::string caption, words;
+};
+LensScale lensScale(const LensData& data, LensColour colour);
+// "the model's final choice" or "the next input token".
+const char* lensTargetName(LensTarget target);
 
 // The positions the window's lens covers: the whole text up to kLensWindowPositions tokens, else
 // that many ending at the selected query (the last when none is).

@@ -144,7 +144,7 @@ const std::vector<ViewInfo>& viewTable() {
          {"--export-logit-lens", "OUT.png|OUT.svg|OUT.csv|OUT.json",
           "Write the logit lens (each layer's residual stream through the final norm and unembedding: layer 0 the embeddings) without a "
           "window: .png or .svg, the layers x positions grid of top tokens (the last 96 positions); .csv or .json, one record per layer "
-          "and position with the top 5 tokens' ids, texts and probabilities and the target's (the token the last layer ranks first)",
+          "and position with the top 5 tokens' ids, texts and probabilities and the target's (--lens-target: the token the last layer ranks first, or the next input token; --lens-colour colours the grid by it)",
           false, writeLogitLens, checkLogitLensPath},
          refreshLogitLens},
         {panel_id::kAttribution,

@@ -69,6 +69,7 @@ int barChart(ImDrawList* list, ImVec2 min, ImVec2 max, const std::vector<float>&
             list->AddLine(ImVec2(r0 + d, plotMax.y), ImVec2(r0 + d + height, plotMin.y), style.masked);
         list->PopClipRect();
     };
+    const auto barColour = [&](int j) { return style.generatedFrom >= 0 && j >= style.generatedFrom ? style.generated : style.bar; };
     // More keys than pixels (a long sentence): a bar a pixel column, the largest weight of its keys,
     // so that the geometry stays bounded by the chart's width.
     const int columns = slot < 1.0f ? static_cast<int>(plotMax.x - plotMin.x) : 0;
@@ -90,7 +91,7 @@ int barChart(ImDrawList* list, ImVec2 min, ImVec2 max, const std::vector<float>&
         }
         if (masked >= 0) hatch(plotMin.x + static_cast<float>(masked), x0), masked = -1;
         list->AddRectFilled(ImVec2(x0, yOf(values[static_cast<std::size_t>(top)])), ImVec2(x0 + 1.0f, plotMax.y),
-                            mine ? style.highlight : style.bar);
+                            mine ? style.highlight : barColour(top));
     }
     if (masked >= 0) hatch(plotMin.x + static_cast<float>(masked), plotMin.x + static_cast<float>(columns));
     for (int j = 0; slot >= 1.0f && j < n; ++j) {
@@ -109,7 +110,8 @@ int barChart(ImDrawList* list, ImVec2 min, ImVec2 max, const std::vector<float>&
             while (end + 1 < n && isBlocked(end + 1)) ++end;
             hatch(x0, std::max(plotMin.x + static_cast<float>(end + 1) * slot - gap * 0.5f, x0 + 1.0f));
         } else {
-            list->AddRectFilled(ImVec2(x0, y0), ImVec2(std::max(x1, x0 + 1.0f), plotMax.y), j == highlight ? style.highlight : style.bar);
+            list->AddRectFilled(ImVec2(x0, y0), ImVec2(std::max(x1, x0 + 1.0f), plotMax.y),
+                                j == highlight ? style.highlight : barColour(j));
         }
         if (valuesFit && !isBlocked(j)) {
             char buf[16];
@@ -464,6 +466,19 @@ int gridChart(ImDrawList* list, ImVec2 min, ImVec2 max, const std::vector<double
 }
 
 void colorBar(ImDrawList* list, ImVec2 min, ImVec2 max, core::ColormapKind kind, float lo, float hi, int ticks, bool log) {
+    std::vector<std::pair<float, std::string>> labelled;
+    for (int t = 0; t < ticks; ++t) {
+        const float f = ticks > 1 ? static_cast<float>(t) / static_cast<float>(ticks - 1) : 0.0f;
+        char buf[16];
+        const float v = lo + f * (hi - lo);
+        if (log) std::snprintf(buf, sizeof buf, v >= -0.01f ? "1" : "1e%.0f", static_cast<double>(v));
+        else std::snprintf(buf, sizeof buf, hi - lo >= 0.1f ? "%.2f" : "%.2g", static_cast<double>(v));
+        labelled.emplace_back(f, buf);
+    }
+    colorBar(list, min, max, kind, labelled);
+}
+
+void colorBar(ImDrawList* list, ImVec2 min, ImVec2 max, core::ColormapKind kind, const std::vector<std::pair<float, std::string>>& ticks) {
     const core::ColormapTable& table = core::colormapTable(kind);
     const float h = max.y - min.y;
     const float barW = std::min(18.0f, (max.x - min.x) * 0.4f);
@@ -474,17 +489,13 @@ void colorBar(ImDrawList* list, ImVec2 min, ImVec2 max, core::ColormapKind kind,
     }
     list->AddRect(min, ImVec2(min.x + barW, max.y), ImGui::GetColorU32(ImGuiCol_Border));
     const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
-    for (int t = 0; t < ticks; ++t) {
-        const float f = ticks > 1 ? static_cast<float>(t) / static_cast<float>(ticks - 1) : 0.0f;
-        const float y = max.y - f * h;
-        char buf[16];
-        const float v = lo + f * (hi - lo);
-        if (log) std::snprintf(buf, sizeof buf, v >= -0.01f ? "1" : "1e%.0f", static_cast<double>(v));
-        else std::snprintf(buf, sizeof buf, hi - lo >= 0.1f ? "%.2f" : "%.2g", static_cast<double>(v));
+    for (const auto& [f, label] : ticks) {
+        const float y = max.y - std::clamp(f, 0.0f, 1.0f) * h;
         // The tick stands clear of its label: a tick touching "0.75" would read "-0.75".
         const float tick = ImGui::GetFontSize() * 0.3f;
         list->AddLine(ImVec2(min.x + barW, y), ImVec2(min.x + barW + tick, y), text);
-        list->AddText(ImVec2(min.x + barW + tick + ImGui::GetFontSize() * 0.35f, y - ImGui::GetTextLineHeight() * 0.5f), text, buf);
+        list->AddText(ImVec2(min.x + barW + tick + ImGui::GetFontSize() * 0.35f, y - ImGui::GetTextLineHeight() * 0.5f), text,
+                      label.c_str());
     }
 }
 

@@ -3,6 +3,7 @@
 #include "core/base/error.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 
 namespace attnviz::core {
@@ -29,6 +30,7 @@ constexpr ScoreInfo kScores[kHeadScoreCount] = {
     {"next", "next-token mass"},
     {"separator", "mass on separators"},
     {"punctuation", "mass on punctuation"},
+    {"attribution", "direct logit attribution"},
 };
 
 }  // namespace
@@ -61,9 +63,20 @@ double headScore(const HeadStats& s, HeadScore score) {
         case HeadScore::Punctuation: return s.punctuation;
         case HeadScore::InductionTest:
         case HeadScore::RetrievalTest:
-        case HeadScore::Moved: return 0.0;
+        case HeadScore::Moved:
+        case HeadScore::Attribution: return 0.0;
     }
     return 0.0;
+}
+
+std::vector<double> tintStrengths(const std::vector<double>& scores) {
+    double hi = 0.0, lo = 0.0;
+    for (const double v : scores) hi = std::max(hi, std::isfinite(v) ? v : 0.0), lo = std::min(lo, std::isfinite(v) ? v : 0.0);
+    const double size = std::max(hi, -lo);
+    std::vector<double> out(scores.size(), 0.0);
+    if (size <= 0.0) return out;
+    for (std::size_t k = 0; k < out.size(); ++k) out[k] = std::isfinite(scores[k]) ? scores[k] / size : 0.0;
+    return out;
 }
 
 std::vector<int> tileOrder(int layers, int heads, TileOrder order, const std::vector<double>& scores) {

@@ -14,8 +14,9 @@ namespace attnviz::core {
 
 // A head's score by which tiles are ordered and tinted: one of HeadStats, or a measurement given
 // from outside: the induction test (repeated random tokens), the retrieval test (a segment
-// copied from far back, its mean over lengths and depths), or how far the head's map moved
-// against another input (compare.hpp's mapMoved).
+// copied from far back, its mean over lengths and depths), how far the head's map moved against
+// another input (compare.hpp's mapMoved), or what the head writes onto a target's logit (direct
+// logit attribution, models/decoder/attribution.hpp: signed).
 enum class HeadScore : std::uint8_t {
     Entropy,
     EntropyShare,
@@ -31,21 +32,27 @@ enum class HeadScore : std::uint8_t {
     RetrievalTest,
     Next,
     Separator,
-    Punctuation
+    Punctuation,
+    Attribution
 };
-inline constexpr int kHeadScoreCount = 15;
+inline constexpr int kHeadScoreCount = 16;
 
 // "entropy", "entropy-share", "distance", "self", "previous", "first", "first-k", "duplicate",
-// "induction", "induction-test", "moved", "retrieval-test", "next", "separator", "punctuation": the
-// name flags and tooltips use.
+// "induction", "induction-test", "moved", "retrieval-test", "next", "separator", "punctuation",
+// "attribution": the name flags and tooltips use.
 const char* headScoreId(HeadScore score);
 // In words, for a rule: "previous-token mass", "mean attention distance", …
 const char* headScoreName(HeadScore score);
 // Throws InputError(where, …) naming the choices on an unknown id.
 HeadScore parseHeadScore(const std::string& id, const std::string& where);
 
-// The statistic's value; InductionTest, RetrievalTest and Moved are not in HeadStats (0: read them where they are made).
+// The statistic's value; InductionTest, RetrievalTest, Moved and Attribution are not in HeadStats (0: read them where
+// they are made).
 double headScore(const HeadStats& stats, HeadScore score);
+
+// Each score's tint, −1 … 1: its share of the largest score when none is negative (0 … 1), else
+// its share of the largest size, signed (a signed score such as attribution: for or against).
+std::vector<double> tintStrengths(const std::vector<double>& scores);
 
 // How tiles are placed: layer by layer in head order, sorted within each layer (largest score
 // first), or every head ranked by score in one list (largest first).

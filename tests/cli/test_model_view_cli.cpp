@@ -91,7 +91,7 @@ TEST_F(Cli, ModelViewFlagsRefuseWhatTheyCannotDo) {
     EXPECT_EQ(expectError(runCli({"--model-view-sort", "previous"})), "--model-view-sort: orders --export-model-view; give that too");
     EXPECT_EQ(expectError(runCli({"--export-model-view", out, "--model-view-sort", "prev"})),
               "--model-view-sort: expected entropy, entropy-share, distance, self, previous, first, first-k, duplicate, induction, "
-              "induction-test, moved, retrieval-test, next, separator or punctuation, got 'prev'");
+              "induction-test, moved, retrieval-test, next, separator, punctuation or attribution, got 'prev'");
     EXPECT_EQ(expectError(runCli({"--export-model-view", out, "--model-view-sort", "self", "--model-view-rank", "self"})),
               "--model-view-rank: give either --model-view-sort or --model-view-rank, not both");
     EXPECT_EQ(expectError(runCli({"--export-model-view", out, "--model-view-pooling", "median"})),

@@ -15,7 +15,9 @@ position), `attnviz --model DIR --sentence S --export-attribution OUT.json` (and
 every term to 1e-4 of the largest, the pass's logit (difference), and terms that add up to the logit
 minus the final norm's bias term to 1e-4 relative. On scripts/demo_llama.py's hand-built checkpoint and a
 random segment followed by the start of its repeat, the token ranked first is the copied one and the
-induction head carries the largest term, most of its logit. A scenario, a target of many tokens and a
+induction head carries the largest term, most of its logit; its model view ranked by attribution
+(--model-view-rank attribution) places the heads in the order of their terms, each tile's bar as long
+as its term against the largest, blue where it is negative. A scenario, a target of many tokens and a
 .txt path are refused with exit 2 and one line. Standard library and numpy. Exits 1 on any failure; the last
 line is the summary.
 """
@@ -24,6 +26,7 @@ import csv
 import json
 import os
 import random
+import re
 import sys
 import tempfile
 
@@ -163,6 +166,42 @@ def check_demo(attnviz, cache, tmp):
         if sum(terms[("head", l, h)] for l, h in induction) < 0.5 * got["logit"]:
             fail(where, f"the induction heads carry {sum(terms[('head', l, h)] for l, h in induction):.3g} of the logit {got['logit']:.3g}")
         checks.CHECKS[0] += 1
+        if trial == 0:
+            check_model_view(where + " model view", attnviz, folder, text, got, tmp)
+
+
+def check_model_view(where, attnviz, folder, text, got, tmp):
+    """--model-view-rank attribution: the model view's tiles ranked by each head's term (the largest
+    first), each tint bar as long as its term's size against the largest, orange for and blue against."""
+    out = os.path.join(tmp, "ranked.svg")
+    if run(attnviz, "--model", folder, "--sentence", text, "--model-view-rank", "attribution", "--export-model-view", out).returncode:
+        return
+    with open(out, encoding="utf-8") as f:
+        svg = f.read()
+    tiles = re.findall(r'<g id="tile-(\d+)-(\d+)"[^>]*>(.*?)</g>', svg, re.S)
+    terms = {(h["layer"], h["head"]): h["term"] for h in got["heads"]}
+    if len(tiles) != len(terms):
+        fail(where, f"{len(tiles)} tiles for {len(terms)} heads")
+        return
+    bars = {}
+    for layer, head, body in tiles:
+        bar = re.search(r'<rect class="tint" x="(\d+)" y="(\d+)" width="(\d+)" height="\d+" fill="(#[0-9a-f]{6})"', body)
+        if bar is None:
+            fail(where, f"tile {layer}.{head} has no tint bar")
+            return
+        bars[(int(layer) - 1, int(head) - 1)] = (int(bar[2]), int(bar[1]), int(bar[3]), bar[4])
+    drawn = sorted(bars, key=lambda k: bars[k][:2])  # slots top to bottom, left to right
+    ranked = sorted(terms, key=lambda k: -terms[k])
+    if [terms[k] for k in drawn] != [terms[k] for k in ranked]:
+        fail(where, f"tiles ranked {drawn}, terms rank {ranked}")
+    largest = max(abs(v) for v in terms.values())
+    widest = max(b[2] for b in bars.values())
+    for k, (_, _, width, fill) in bars.items():
+        if abs(width / widest - abs(terms[k]) / largest) > 1.0 / widest + 1e-9:
+            fail(where, f"head {k}'s bar {width} of {widest} px for a term {terms[k]:.4g} of {largest:.4g}")
+        if (fill == "#3b82f6") != (terms[k] < 0):
+            fail(where, f"head {k}'s bar is {fill} for a term {terms[k]:.4g}")
+    checks.CHECKS[0] += 1
 
 
 def check_refused(attnviz, folder, tmp):

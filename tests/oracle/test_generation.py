@@ -11,7 +11,9 @@ likely next token (a step whose two best probabilities are within 1e-6 ends the 
 said so); "generated_from" at the prompt's length; every layer's every head's map of the final
 pass equal to the float64 forward over the final ids to 5e-4 (float32 against float64, sharp random
 heads), and to attnviz's own whole pass over the same ids (a scenario file naming them as
-"generated") to 1e-6.
+"generated") to 1e-6. The figures mark the generated tokens: the last query's bars of generated
+keys in amber and no other, the heatmap's two amber lines and each model-view tile's, and each
+title or subtitle names the first.
 Sampling: the same --sample-seed gives the same tokens, another seed other tokens (at
 --sample-temperature 3), --top-k 1 the greedy ones. Refused in one line, exit 2: --sample-seed
 without --generate, --top-k without --sample-seed, --generate beside --ablate, a scenario without a
@@ -20,6 +22,7 @@ model. Standard library and numpy. Exits 1 on any failure; the last line is the 
 
 import json
 import os
+import re
 import sys
 import tempfile
 
@@ -99,6 +102,39 @@ def check_model(attnviz, m, tmp):
         fail(m.label, "sampling at temperature 3 wrote the greedy text")
     if k1["token_ids"] != ids:
         fail(m.label, "--top-k 1 is not the greedy text")
+    check_marked(attnviz, m, len(prompt), tmp)
+
+
+AMBER = "#d97706"  # the figures' mark of generated tokens
+
+
+def check_marked(attnviz, m, prompt_len, tmp):
+    """The figures mark the generated tokens: the bars of the last query's generated keys in amber
+    (every one, no other), the heatmap's amber lines before the first (one across each axis), the
+    model view's in each tile, and each title or subtitle says from which token."""
+    total = prompt_len + STEPS
+    base = ["--model", m.folder, "--sentence", PROMPT, "--generate", str(STEPS), "--query", str(total - 1), "--head", "0"]
+    svg = {}
+    for flag in ("--export-bars", "--export-heatmap", "--export-model-view"):
+        out = os.path.join(tmp, flag[9:] + ".svg")
+        if run(attnviz, *base, flag, out).returncode:
+            return
+        with open(out, encoding="utf-8") as f:
+            svg[flag] = f.read()
+    bars = re.search(r'<g id="bars"[^>]*>(.*?)</g>', svg["--export-bars"], re.S)
+    fills = re.findall(r'fill="(#[0-9a-f]{6})"', bars[1]) if bars else []
+    if len(fills) != total or fills[prompt_len:] != [AMBER] * STEPS or AMBER in fills[:prompt_len]:
+        fail(m.label + " bars", f"{fills.count(AMBER)} amber bars of {len(fills)}, expected the last {STEPS} of {total}")
+    if f"generated (keys {prompt_len + 1} … {total})" not in svg["--export-bars"]:
+        fail(m.label + " bars", "the subtitle does not say which keys were generated")
+    lines = re.findall(r'<rect x="(\d+)" y="(\d+)" width="(\d+)" height="(\d+)" fill="' + AMBER + '"', svg["--export-heatmap"])
+    if len(lines) != 2 or f"generated from token {prompt_len + 1}" not in svg["--export-heatmap"]:
+        fail(m.label + " heatmap", f"{len(lines)} amber lines, expected 2 and the title's note")
+    tiles = len(re.findall(r'<g id="tile-', svg["--export-model-view"]))
+    marks = len(re.findall(r'fill="' + AMBER + '"', svg["--export-model-view"]))
+    if tiles == 0 or marks != 2 * tiles or f"generated from token {prompt_len + 1}" not in svg["--export-model-view"]:
+        fail(m.label + " model view", f"{marks} amber lines for {tiles} tiles")
+    checks.CHECKS[0] += 1
 
 
 def check_refused(attnviz, folder, tmp):

@@ -14,7 +14,9 @@ layer and position, the five most likely tokens (ids in order, up to near ties) 
 probabilities, and the target's (the token the last layer ranks first at that position) probability
 and rank, to 1e-4; the last layer's row at the last position must be the next-token panel's
 (`--export OUT.json`'s next_tokens), to the bit. A lens of a scenario without a model and a .txt path are
-refused with exit 2 and one line. Standard library and numpy. Exits 1 on any failure; the last line
+refused with exit 2 and one line. With `--lens-target next --lens-colour rank`, the first checkpoint
+of each family gives each position's next input token as its target (none at the last) with
+numpy's probability and rank, and the figure draws. Standard library and numpy. Exits 1 on any failure; the last line
 is the summary.
 """
 
@@ -130,6 +132,8 @@ def check_models(attnviz, models, tmp):
     """Every sentence through each model: attnviz's lens against numpy's."""
     first = None
     for m in models:
+        if first is None:
+            check_next_input_target(attnviz, m, tmp)
         first = first or m.folder
         for sentence in SENTENCES:
             where = f"{m.label} {sentence[:20]!r}"
@@ -141,6 +145,51 @@ def check_models(attnviz, models, tmp):
             check_lens(where, got, probs)
             check_next_tokens(where, attnviz, m.folder, sentence, got, tmp)
     return first
+
+
+def check_next_input_target(attnviz, m, tmp):
+    """--lens-target next: each position's target is the next input token (none at the last), its
+    probability and rank numpy's; --lens-colour rank draws the figure coloured by it."""
+    sentence = SENTENCES[1]
+    where = f"{m.label} next-input target"
+    out = os.path.join(tmp, "next.json")
+    flags = ["--lens-colour", "rank", "--lens-target", "next"]
+    if run(attnviz, "--model", m.folder, "--sentence", sentence, *flags, "--export-logit-lens", out).returncode:
+        return
+    ids = m.ids_of(attnviz, sentence, tmp)
+    if ids is None:
+        return
+    with open(out, encoding="utf-8") as f:
+        got = json.load(f)
+    if "next input token" not in got["rule"]:
+        fail(where, f"rule {got['rule']!r} does not say the target is the next input token")
+    probs = numpy_lens(m.forward(ids)["streams"], m.final_norm, m.unembed)
+    for r in got["records"]:
+        l, p = r["layer"], r["position"]
+        if p == len(ids) - 1:
+            if "target" in r:
+                fail(where, f"the last position has a target {r['target']['id']}")
+            continue
+        want = int(ids[p + 1])
+        if r.get("target", {}).get("id") != want:
+            fail(f"{where} layer {l} position {p}", f"target {r.get('target')}, the next input token is {want}")
+            return
+        checks.close(f"{where} layer {l} position {p} probability", [r["target"]["prob"]], [probs[l, p, want]], TOL)
+        rank = int((probs[l, p] > probs[l, p, want]).sum()) + 1
+        near = int((np.abs(probs[l, p] - probs[l, p, want]) <= TIE).sum()) - 1
+        if not rank <= r["target"]["rank"] <= rank + near:
+            fail(f"{where} layer {l} position {p}", f"rank {r['target']['rank']}, numpy's {rank}")
+    png = os.path.join(tmp, "next.png")
+    if run(attnviz, "--model", m.folder, "--sentence", sentence, *flags, "--export-logit-lens", png).returncode == 0:
+        with open(png, "rb") as f:
+            if f.read(8) != b"\x89PNG\r\n\x1a\n":
+                fail(where, "the rank-coloured figure is not a PNG")
+    for flag, value in (("--lens-colour", "ranks"), ("--lens-target", "previous")):
+        p = run(attnviz, "--model", m.folder, "--sentence", "a", flag, value, "--export-logit-lens", os.path.join(tmp, "bad.json"),
+                expect=2)
+        if flag not in p.stderr or p.stderr.count("\n") != 1 or os.path.exists(os.path.join(tmp, "bad.json")):
+            fail(f"{flag} {value}", f"message {p.stderr.strip()!r}")
+    checks.CHECKS[0] += 1
 
 
 def check_refused(attnviz, folder, tmp):

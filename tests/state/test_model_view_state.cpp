@@ -2,6 +2,7 @@
 // a model's other layer, remade for new numbers), the model view's order and atlas, selecting a
 // layer and head in one step, the preview of another layer, the induction test's job.
 #include "app/state/actions.hpp"
+#include "app/state/attribution.hpp"
 #include "app/state/head_summary.hpp"
 #include "app/state/model_view.hpp"
 #include "core/base/error.hpp"
@@ -12,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cmath>
 #include <thread>
 
 using namespace attnviz;
@@ -113,6 +115,16 @@ TEST(ModelViewState, TileOrderSortsWithinLayersStablyAndNamesTheRule) {
     EXPECT_THROW(core::parseHeadScore("prev", "--x"), core::InputError);
 }
 
+TEST(ModelViewState, TintStrengthsShareTheLargestOrAreSignedBySize) {
+    // no negative score: each its share of the largest (negative none, non-finite 0)
+    EXPECT_EQ(core::tintStrengths({0.5, 2.0, 0.0, 1.0}), (std::vector<double>{0.25, 1.0, 0.0, 0.5}));
+    // a negative score: signed, against the largest size, whichever side it is on
+    EXPECT_EQ(core::tintStrengths({1.0, -4.0, 2.0}), (std::vector<double>{0.25, -1.0, 0.5}));
+    EXPECT_EQ(core::tintStrengths({0.0, 0.0}), (std::vector<double>{0.0, 0.0}));
+    EXPECT_EQ(core::tintStrengths({std::nan(""), 2.0}), (std::vector<double>{0.0, 1.0}));
+    EXPECT_EQ(core::parseHeadScore("attribution", "--x"), core::HeadScore::Attribution);
+}
+
 class ModelViewModel : public testfs::TestFolder {
 protected:
     AppState open() { return app::testing::readyTinyGpt2(m_dir); }
@@ -193,6 +205,41 @@ TEST_F(ModelViewModel, RetrievalTestRunsOnAWorkerAndTintsTheModelView) {
     EXPECT_EQ(s.error, "retrieval test: a length of 17 tokens exceeds the model's 16 positions");
     AppState scenario = app::testing::ready("default");
     EXPECT_FALSE(apply(scenario, action::StartRetrievalTest{}));
+}
+
+TEST_F(ModelViewModel, AttributionSortsAndTintsTheModelViewWithTheAttributionTabsTerms) {
+    AppState s = open();
+    ASSERT_TRUE(summarizeHeads(s));
+    // Not made yet: no scores, the natural order; the model view's refresh asks for it.
+    EXPECT_FALSE(summaryScores(s, core::HeadScore::Attribution).has_value());
+    ASSERT_TRUE(apply(s, action::SetAttribution{1, " the"}));
+    ASSERT_TRUE(refreshAttribution(s));
+    const AttributionView* made = shownAttribution(s);
+    ASSERT_NE(made, nullptr);
+    ASSERT_TRUE(made->why.empty()) << made->why;
+    const std::optional<std::vector<double>> scores = summaryScores(s, core::HeadScore::Attribution);
+    ASSERT_TRUE(scores.has_value());
+    EXPECT_EQ(*scores, made->value.terms.headTerms);  // each head's term, layer-major
+    // Ranked by it, largest first; the rule says so and what the terms are of.
+    const ModelViewOptions options{core::BlockPooling::Mean, core::TileOrder::Ranked, core::HeadScore::Attribution, true};
+    const TileLayout layout = modelViewLayout(s, options);
+    ASSERT_TRUE(layout.scores);
+    for (std::size_t k = 1; k < layout.order.size(); ++k)
+        EXPECT_GE((*scores)[static_cast<std::size_t>(layout.order[k - 1])], (*scores)[static_cast<std::size_t>(layout.order[k])]);
+    EXPECT_EQ(layout.rule, "every head ranked by direct logit attribution, largest first; tint = attribution");
+    // Another target: the scores follow it once it is made again (not before).
+    ASSERT_TRUE(apply(s, action::SetAttribution{1, "#101"})) << s.error;
+    EXPECT_FALSE(summaryScores(s, core::HeadScore::Attribution).has_value());
+    ASSERT_TRUE(refreshAttribution(s));
+    EXPECT_EQ(*summaryScores(s, core::HeadScore::Attribution), shownAttribution(s)->value.terms.headTerms);
+    EXPECT_NE(*summaryScores(s, core::HeadScore::Attribution), *scores);
+    // A scenario has no attribution: no scores, and the reason kept.
+    AppState scenario = app::testing::ready("default");
+    ASSERT_TRUE(summarizeHeads(scenario));
+    ASSERT_TRUE(refreshAttribution(scenario));
+    ASSERT_NE(shownAttribution(scenario), nullptr);
+    EXPECT_NE(shownAttribution(scenario)->why.find("open a model"), std::string::npos);
+    EXPECT_FALSE(summaryScores(scenario, core::HeadScore::Attribution).has_value());
 }
 
 }  // namespace
