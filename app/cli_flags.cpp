@@ -402,7 +402,7 @@ void defineFlags(CLI::App& app, Flags& f) {
     app.add_option("--model-view-sort", f.modelViewSort,
                    "With --export-model-view: sort each layer's heads by a statistic, largest first, and tint them by it: entropy, "
                    "entropy-share, distance, self, previous, next, first, first-k, duplicate, induction, separator, punctuation, "
-                   "or moved (with --compare)")
+                   "moved (with --compare), or attribution (a model's: each head's term of --target at --query)")
         ->type_name("STAT");
     app.add_option(
            "--model-view-rank", f.modelViewRank,

@@ -246,6 +246,19 @@ void generation(PanelContext& ctx) {
         ImGui::SameLine();
         if (ImGui::SmallButton("clear")) ctx.actions.emit(action::SetGenerated{});
         tooltip("Takes every generated token back: the text as typed.");
+        // Back to any step at once: the slider keeps the first k (applied when it is let go).
+        if (made.size() > 1 && s.generation.left == 0) {
+            const int count = static_cast<int>(made.size());
+            int* keep = ImGui::GetStateStorage()->GetIntRef(ImGui::GetID("##keep-draft"), count);  // while dragged
+            *keep = std::clamp(*keep, 0, count);
+            ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x - ImGui::CalcTextSize("keep").x -
+                                    ImGui::GetStyle().ItemInnerSpacing.x);
+            ImGui::SliderInt("keep", keep, 0, count, "%d tokens");
+            if (ImGui::IsItemDeactivatedAfterEdit() && *keep < count)
+                ctx.actions.emit(action::SetGenerated{std::vector<int>(made.begin(), made.begin() + *keep)});
+            if (!ImGui::IsItemActive()) *keep = count;
+            tooltip("Takes the generated tokens back to any step: the first k kept, the rest dropped when the slider is let go.");
+        }
     }
 }
 

@@ -16,6 +16,18 @@ namespace {
 
 std::string layerName(int l) { return l == 0 ? "embeddings" : "layer " + std::to_string(l); }
 
+// The colour bar's ticks kept at least a line apart on a bar `height` tall (the first and last
+// always; a short lens of few layers has room for few).
+std::vector<std::pair<float, std::string>> thinTicks(const std::vector<std::pair<float, std::string>>& ticks, float height, float lineH) {
+    std::vector<std::pair<float, std::string>> out;
+    for (std::size_t k = 0; k < ticks.size(); ++k) {
+        const bool last = k + 1 == ticks.size();
+        while (last && !out.empty() && out.size() > 1 && std::abs(out.back().first - ticks[k].first) * height < lineH) out.pop_back();
+        if (last || out.empty() || std::abs(out.back().first - ticks[k].first) * height >= lineH) out.push_back(ticks[k]);
+    }
+    return out;
+}
+
 // The colour: the top token's probability, or a target's probability or rank; the target the
 // model's final choice or the next input token.
 void drawColourControls(PanelContext& ctx) {
@@ -46,6 +58,8 @@ void drawColourControls(PanelContext& ctx) {
 void LogitLensPanel::draw(PanelContext& ctx) {
     const AppState& s = ctx.state;
     if (!beginPanel(ctx, title())) return;
+    // The colour first: set while a lens for another target is being made, it can be set back.
+    if (!s.view.presenter && checkpointPass(s) != nullptr) drawColourControls(ctx);
     const LensView* view = shownLogitLens(s);
     if (view == nullptr) {
         ctx.requests.stale.insert(std::string(id()));  // made on the worker; taken in after a frame
@@ -65,16 +79,17 @@ void LogitLensPanel::draw(PanelContext& ctx) {
     const Eigen::Index total = pass != nullptr ? pass->run->tokens() : lens.first + lens.positions;
     const LensColour colour = s.view.lensColour;
     const LensScale scale = lensScale(view->value, colour);
-    if (!s.view.presenter) drawColourControls(ctx);
     widgets::wrappedTextColored(ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled),
                                 "each cell: the token the stream after that layer predicts next there, coloured by " + scale.words +
-                                    (colour == LensColour::Top ? "" : " (grey: none)") + " · positions " + std::to_string(lens.first + 1) +
-                                    " … " + std::to_string(lens.first + lens.positions) + " of " + std::to_string(total),
+                                    (colour != LensColour::Top && view->value.target == LensTarget::NextInput ? " (grey: none)" : "") +
+                                    " · positions " + std::to_string(lens.first + 1) + " … " + std::to_string(lens.first + lens.positions) +
+                                    " of " + std::to_string(total),
                                 widgets::kLongTextGlyphs, ImGui::GetContentRegionAvail().x);
     widgets::hoverTooltip(
         "The logit lens (nostalgebraist, 2020): each layer's residual stream read as the model reads its last one, through its final "
         "norm and unembedding (and, for Gemma 2, its final soft-capping). Layer 0 is the embeddings; the last row is the model's own "
-        "prediction. Hover a cell for its five most likely tokens and where the model's final choice ranks there.");
+        "prediction. Hover a cell for its five most likely tokens and where the target (the model's final choice, or the next input "
+        "token) ranks there.");
 
     const float em = ImGui::GetFontSize(), lineH = ImGui::GetTextLineHeight();
     float labelW = 0.0f;
@@ -133,7 +148,7 @@ void LogitLensPanel::draw(PanelContext& ctx) {
         list->AddRect(ImVec2(min.x + cellW * static_cast<float>(q) - 1.0f, min.y - 1.0f),
                       ImVec2(min.x + cellW * static_cast<float>(q + 1), max.y + 1.0f), IM_COL32(239, 68, 68, 255), 0.0f, 0, 2.0f);
     widgets::colorBar(list, ImVec2(max.x + 0.6f * em, min.y), ImVec2(max.x + 1.3f * em, min.y + std::min(max.y - min.y, 12.0f * em)),
-                      s.view.colormap, scale.ticks);
+                      s.view.colormap, thinTicks(scale.ticks, std::min(max.y - min.y, 12.0f * em), lineH));
 
     // Hover: the cell's five most likely tokens, the target's probability and rank; click: select.
     ImGui::SetCursorScreenPos(min);

@@ -120,8 +120,8 @@ void drawControls(PanelContext& ctx, ModelViewOptions options, bool side, float 
     if (!side) widgets::sameLineIfFits(ImGui::GetFrameHeight() + ImGui::CalcTextSize("tint").x);
     changed |= ImGui::Checkbox("tint", &options.tint);
     tooltip(
-        "A bar along each tile's top edge, as strong as the head's score (0 … the largest score; for a signed score such as "
-        "attribution, as long as its size against the largest, orange for and blue against).");
+        "A bar along each tile's top edge, as long as the head's score against the largest (a signed score such as attribution: "
+        "its size against the largest size, orange for the target and blue against).");
     if (changed) {
         options.pooling = static_cast<core::BlockPooling>(pooling);
         options.order = static_cast<core::TileOrder>(order);
@@ -193,7 +193,11 @@ void ModelViewPanel::draw(PanelContext& ctx) {
     std::string caption = std::to_string(s.layers) + (s.layers == 1 ? " layer × " : " layers × ") + std::to_string(s.heads) + " heads · " +
                           scaleWords(tex) + " · masked cells grey";
     if (crop.rows() != s.side || crop.cols() != s.sideKeys) caption += std::string(" · ") + pairFilterName(st.view.pairFilter) + " only";
-    if (const Eigen::Index from = generatedFrom(st); from > 0) caption += " · amber: generated from token " + std::to_string(from + 1);
+    // Tokens a model generated: where they start, an amber line across the tiles (the pair filter's
+    // crop aside, whose block the line may not cross).
+    const Eigen::Index generated = generatedFrom(st);
+    const bool markGenerated = generated > 0 && generated < s.keys && crop.rows() == s.side && crop.cols() == s.sideKeys;
+    if (markGenerated) caption += " · amber: generated from token " + std::to_string(generated + 1);
     if (s.factor > 1)
         caption += " · block " + std::string(st.view.modelView.pooling == core::BlockPooling::Mean ? "means" : "maxima") + " of " +
                    std::to_string(s.factor) + " × " + std::to_string(s.factor);
@@ -282,8 +286,7 @@ void ModelViewPanel::draw(PanelContext& ctx) {
         }
     }
     // Tokens a model generated: where they start, across every tile in amber, as the pair's boundary.
-    if (const Eigen::Index from = generatedFrom(st);
-        from > 0 && from < s.keys && crop.rows() == s.side && crop.cols() == s.sideKeys && tile >= 12.0f) {
+    if (const Eigen::Index from = generated; markGenerated) {
         const ImU32 amber = IM_COL32(255, 176, 32, 200);
         const auto f = static_cast<float>(std::max(1, s.factor));
         const float fx = static_cast<float>(from) / f / static_cast<float>(s.sideKeys) * tile;

@@ -48,6 +48,10 @@ float cellShade(const LogitLensFigure& f, int layer, Eigen::Index p) {
 const std::string& cellLabel(const LogitLensFigure& f, int layer, Eigen::Index p) {
     return (*f.topLabels)[f.lens->at(layer, p) * static_cast<std::size_t>(f.lens->k)];
 }
+// Whether any cell has no shade (drawn grey).
+bool greyCells(const LogitLensFigure& f) {
+    return std::any_of(f.shades.begin(), f.shades.end(), [](float v) { return v < 0.0f; });
+}
 core::Rgb cellColour(const LogitLensFigure& f, int layer, Eigen::Index p) {
     const float v = cellShade(f, layer, p);
     return v < 0.0f ? core::Rgb{150, 150, 150} : core::colormapColor(f.colormap, v, 0.0f, 1.0f);
@@ -71,7 +75,7 @@ Layout layOut(const LogitLensFigure& f, const figure::FigureFonts& fonts) {
     const int mapW = static_cast<int>(L.cols) * kCellW, mapH = L.rows * kCellH;
     const Eigen::Index from = lens.first + L.first, to = lens.first + lens.positions;
     const std::string subtitle = "each cell: the token the stream after that layer predicts at that position (top 1), coloured by " +
-                                 f.words + (f.shades.empty() ? "" : " (grey: none)") + " · positions " + std::to_string(from + 1) + " … " +
+                                 f.words + (greyCells(f) ? " (grey: none)" : "") + " · positions " + std::to_string(from + 1) + " … " +
                                  std::to_string(to) + " of " + std::to_string(f.tokens.size());
     const float wanted = std::max(fonts.bold.textWidth(f.title, figure::kTitlePx), font.textWidth(subtitle, figure::kSubtitlePx));
     const float textW = std::clamp(wanted, static_cast<float>(std::min(mapW, 600)), std::max(1600.0f, static_cast<float>(mapW + 200)));
@@ -103,8 +107,9 @@ Layout layOut(const LogitLensFigure& f, const figure::FigureFonts& fonts) {
     }
     figure::frameBox(L.lines, L.mapX, L.mapY, mapW, mapH, figure::kFrame);
     const int below = L.mapY + mapH + 6 + figure::ceilPx(colLabelW);
-    L.texts.push_back({f.generatedFrom >= 0 ? "input token at the position (the lens predicts the next; amber: generated)"
-                                            : "input token at the position (the lens predicts the next)",
+    L.texts.push_back({f.generatedFrom >= 0 ? "input token at the position (the lens predicts the next; amber: generated from token " +
+                                                  std::to_string(f.generatedFrom + 1) + ")"
+                                            : std::string("input token at the position (the lens predicts the next)"),
                        static_cast<float>(L.mapX) + static_cast<float>(mapW) / 2.0f,
                        static_cast<float>(below + figure::ceilPx(figure::kCaptionPx) + 6), figure::kCaptionPx, Anchor::Middle,
                        figure::kCaption});

@@ -112,8 +112,11 @@ Layout layOut(const ModelViewFigure& f, const figure::FigureFonts& fonts) {
     subtitle += f.order == core::TileOrder::Ranked ? " · ranked left to right, top to bottom" : " · rows: layers, columns: heads";
     if (!f.pooling.empty()) subtitle += " · each texel the " + f.pooling;
     // Tokens a model generated: from where, marked in each tile large enough to show it.
+    // A texel pools ⌈keys / sideKeys⌉ tokens a side, as the window's thumbnails do: the line falls
+    // at from / factor texels.
     const bool marked = f.generatedFrom > 0 && f.keys > 0 && f.generatedFrom < f.keys && f.side == f.sideKeys && L.tileW >= 12;
-    const double generatedAt = marked ? static_cast<double>(f.generatedFrom) / static_cast<double>(f.keys) : 0.0;
+    const long long factor = f.sideKeys > 0 ? (f.keys + f.sideKeys - 1) / f.sideKeys : 1;
+    const double generatedAt = marked ? static_cast<double>(f.generatedFrom) / static_cast<double>(factor) : 0.0;  // in texels
     if (marked) subtitle += " · amber: generated from token " + std::to_string(f.generatedFrom + 1);
     line(subtitle, figure::kSubtitlePx, figure::kCaption, false);
     if (!f.rule.empty()) line(core::sanitizeUtf8(f.rule), figure::kSubtitlePx, figure::kText, false);
@@ -154,8 +157,9 @@ Layout layOut(const ModelViewFigure& f, const figure::FigureFonts& fonts) {
         }
         figure::frameBox(L.lines, x, top + L.nameH, L.tileW, L.tileH, figure::kFrame);
         if (marked) {  // where generated tokens start, on both axes
-            L.lines.push_back({x + static_cast<int>(std::lround(generatedAt * L.tileW)), top + L.nameH, 1, L.tileH, kGenerated});
-            L.lines.push_back({x, top + L.nameH + static_cast<int>(std::lround(generatedAt * L.tileH)), L.tileW, 1, kGenerated});
+            const int at = static_cast<int>(std::lround(generatedAt * L.cell));
+            L.lines.push_back({x + at, top + L.nameH, 1, L.tileH, kGenerated});
+            L.lines.push_back({x, top + L.nameH + at, L.tileW, 1, kGenerated});
         }
     }
     const int gridW = f.heads * L.pitchX - kGap, gridH = f.layers * L.pitchY - kGap;

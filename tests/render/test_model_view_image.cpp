@@ -5,6 +5,7 @@
 #include "core/base/error.hpp"
 #include "figure_checks.hpp"
 
+#include <cmath>
 #include <limits>
 
 #include <gtest/gtest.h>
@@ -102,6 +103,41 @@ TEST(ModelViewFigure, SvgNamesLayersHeadsTheRuleAndTheScale) {
     EXPECT_NE(group.find("fill-opacity=\"1\""), std::string::npos) << group;
     const std::string texelColour = figurecheck::hexOf(core::colormapColor(f.colormap, 0.6f, 0.0f, 1.0f));
     EXPECT_NE(group.find(texelColour), std::string::npos);
+}
+
+TEST(ModelViewFigure, SignedTintIsAsLongAsItsSizeOrangeForAndBlueAgainst) {
+    render::ModelViewFigure f = smallFigure();
+    f.tint = {1.0, -4.0, 2.0, 0.0, -1.0, 4.0};
+    const std::string svg = render::renderModelViewSvg(f);
+    const int tileW = render::modelViewTile(f, 1).x - render::modelViewTile(f, 0).x - 3;  // the pitch less the gap
+    ASSERT_GT(tileW, 8);
+    const auto bar = [&](int layer, int head) {
+        const std::string group = figurecheck::svgGroup(svg, "tile-" + std::to_string(layer) + "-" + std::to_string(head));
+        const std::size_t at = group.find("class=\"tint\"");
+        return at == std::string::npos ? std::string() : group.substr(at, group.find("/>", at) - at);
+    };
+    const auto width = [&](int size) { return "width=\"" + std::to_string(size) + "\""; };
+    // −4 and 4 the longest, −1 and 1 a quarter; negative blue, positive orange; 0 no length
+    EXPECT_NE(bar(1, 2).find(width(tileW)), std::string::npos) << bar(1, 2);
+    EXPECT_NE(bar(1, 2).find("#3b82f6"), std::string::npos);
+    EXPECT_NE(bar(2, 3).find(width(tileW)), std::string::npos);
+    EXPECT_NE(bar(2, 3).find("#ff8c00"), std::string::npos);
+    EXPECT_NE(bar(1, 1).find(width(static_cast<int>(std::lround(tileW / 4.0)))), std::string::npos) << bar(1, 1);
+    EXPECT_NE(bar(2, 2).find("#3b82f6"), std::string::npos);
+    EXPECT_NE(bar(2, 1).find(width(0)), std::string::npos);
+}
+
+TEST(ModelViewFigure, GeneratedTokensStartAtTheirTexelInEveryTile) {
+    render::ModelViewFigure f = smallFigure();  // 8 keys in 2 texels a side: 4 tokens a texel
+    f.generatedFrom = 6;
+    const std::string svg = render::renderModelViewSvg(f);
+    EXPECT_NE(svg.find("amber: generated from token 7"), std::string::npos);
+    EXPECT_EQ(figurecheck::countOf(svg, "fill=\"#d97706\""), 12u);  // a line across and down each of 6 tiles
+    const render::TileBox box = render::modelViewTile(f, 4);
+    const int x = box.x + static_cast<int>(std::lround(1.5 * box.cell));  // token 6 of 8: 1.5 texels in
+    EXPECT_NE(svg.find("<rect x=\"" + std::to_string(x) + "\" y=\"" + std::to_string(box.y) + "\" width=\"1\""), std::string::npos);
+    f.generatedFrom = -1;
+    EXPECT_EQ(figurecheck::countOf(render::renderModelViewSvg(f), "#d97706"), 0u);
 }
 
 TEST(ModelViewFigure, RefusesThumbnailsOfTheWrongSizeAndOrdersThatAreNotPermutations) {
