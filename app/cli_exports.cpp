@@ -142,27 +142,6 @@ std::string statsText(const cli::Flags& f, const GuiRequest& request, const AppS
 }  // namespace
 
 namespace cli {
-namespace {
-// The model view's order and pooling from --model-view-sort, --model-view-rank and
-// --model-view-pooling (a sorted view is tinted by its statistic).
-ModelViewOptions modelViewOptions(const Flags& f) {
-    ModelViewOptions options;
-    if (f.modelViewPooling == "max") options.pooling = core::BlockPooling::Max;
-    else if (f.modelViewPooling != "mean")
-        throw core::InputError("--model-view-pooling", "expected mean or max, got " + core::quoteValue(f.modelViewPooling));
-    const std::string& by = f.modelViewSort.empty() ? f.modelViewRank : f.modelViewSort;
-    const char* flag = f.modelViewSort.empty() ? "--model-view-rank" : "--model-view-sort";
-    if (by.empty()) return options;
-    options.score = core::parseHeadScore(by, flag);
-    if (options.score == core::HeadScore::InductionTest || options.score == core::HeadScore::RetrievalTest)
-        throw core::InputError(flag, std::string("the ") + (options.score == core::HeadScore::InductionTest ? "induction" : "retrieval") +
-                                         " test runs its own sequences (the window's head statistics); sort by one of the others");
-    options.order = f.modelViewSort.empty() ? core::TileOrder::Ranked : core::TileOrder::WithinLayer;
-    options.tint = true;
-    return options;
-}
-
-}  // namespace
 
 void checkExports(const Flags& f, const GuiRequest& request) {
     std::vector<std::pair<const char*, std::string>> outputs = {
@@ -177,7 +156,6 @@ void checkExports(const Flags& f, const GuiRequest& request) {
         static_cast<void>(statsAsJson(f.exportStats));
         static_cast<void>(sinkEpsilon(f));
     }
-    if (!f.figures.at(panel_id::kModel).empty()) modelViewOptions(f);  // a bad statistic before any work
     if (f.bench) {
         const float seconds = parseFloat("--bench-seconds", f.benchSeconds);
         if (seconds <= 0.0f || seconds > 600.0f)
@@ -234,7 +212,6 @@ AppState exportState(const Flags& f, const CLI::App& app, const GuiRequest& requ
         if (!given || h == f.head) view.viewHeads.push_back(h);
     if (app.get_option("--query")->count() > 0) view.viewTokens = {f.query};
     view.attributionQuery = app.get_option("--query")->count() > 0 ? f.query : -1;  // the last position unless asked
-    if (!f.figures.at(panel_id::kModel).empty()) view.modelView = modelViewOptions(f);
     return state;
 }
 

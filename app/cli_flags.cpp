@@ -226,6 +226,25 @@ void applyOverrides(const Flags& f, const CLI::App& app, core::Scenario& s) {
 
 }  // namespace
 
+// The model view's order and pooling from --model-view-sort, --model-view-rank and
+// --model-view-pooling (a sorted view is tinted by its statistic).
+ModelViewOptions modelViewOptions(const Flags& f) {
+    ModelViewOptions options;
+    if (f.modelViewPooling == "max") options.pooling = core::BlockPooling::Max;
+    else if (f.modelViewPooling != "mean")
+        throw core::InputError("--model-view-pooling", "expected mean or max, got " + core::quoteValue(f.modelViewPooling));
+    const std::string& by = f.modelViewSort.empty() ? f.modelViewRank : f.modelViewSort;
+    const char* flag = f.modelViewSort.empty() ? "--model-view-rank" : "--model-view-sort";
+    if (by.empty()) return options;
+    options.score = core::parseHeadScore(by, flag);
+    if (options.score == core::HeadScore::InductionTest || options.score == core::HeadScore::RetrievalTest)
+        throw core::InputError(flag, std::string("the ") + (options.score == core::HeadScore::InductionTest ? "induction" : "retrieval") +
+                                         " test runs its own sequences (the window's head statistics); sort by one of the others");
+    options.order = f.modelViewSort.empty() ? core::TileOrder::Ranked : core::TileOrder::WithinLayer;
+    options.tint = true;
+    return options;
+}
+
 core::RetrievalSettings retrievalSettings(const Flags& f, int longest) {
     // The comma-separated items of a list flag, at most kMaxRetrievalCells.
     const auto items = [](const char* flag, const std::string& text) {
@@ -400,16 +419,18 @@ void defineFlags(CLI::App& app, Flags& f) {
     app.add_flag("--skip-first-key", f.skipFirstKey,
                  "Leave the first key out of the head statistics and the mean views: each row's weights over keys j >= 1, renormalised");
     app.add_option("--model-view-sort", f.modelViewSort,
-                   "With --export-model-view: sort each layer's heads by a statistic, largest first, and tint them by it: entropy, "
+                   "The model view's order (the window's, and --export-model-view's): sort each layer's heads by a statistic, largest "
+                   "first, and tint them by it: entropy, "
                    "entropy-share, distance, self, previous, next, first, first-k, duplicate, induction, separator, punctuation, "
                    "moved (with --compare), or attribution (a model's: each head's term of --target at --query)")
         ->type_name("STAT");
-    app.add_option(
-           "--model-view-rank", f.modelViewRank,
-           "With --export-model-view: rank every head by a statistic (as --model-view-sort names them), largest first, labelled layer.head")
+    app.add_option("--model-view-rank", f.modelViewRank,
+                   "The model view's order (the window's, and --export-model-view's): rank every head by a statistic (as "
+                   "--model-view-sort names them), largest first, labelled layer.head")
         ->type_name("STAT");
     app.add_option("--model-view-pooling", f.modelViewPooling,
-                   "With --export-model-view: each texel the mean (default) or the largest weight of its block")
+                   "The model view's pooling (the window's, and --export-model-view's): each texel the mean (default) or the largest "
+                   "weight of its block")
         ->type_name("mean|max");
     app.add_option("--cell-size", f.cellSize, "With --export-heatmap: pixels per cell (default: about 720 px for the matrix)")
         ->type_name("PX");
@@ -537,10 +558,9 @@ void checkFlags(const Flags& f, const CLI::App& app) {
     for (const char* name : {"--retrieval-lengths", "--retrieval-depths", "--retrieval-segment"})
         if (given(name) && !f.retrievalTest) throw core::InputError(name, "sets the retrieval test; give --retrieval-test too");
     if (f.retrievalTest) retrievalSettings(f, std::numeric_limits<int>::max());  // each item a number, before any work
-    for (const char* flag : {"--model-view-sort", "--model-view-rank", "--model-view-pooling"})
-        if (given(flag) && !given("--export-model-view")) throw core::InputError(flag, "orders --export-model-view; give that too");
     if (given("--model-view-sort") && given("--model-view-rank"))
         throw core::InputError("--model-view-rank", "give either --model-view-sort or --model-view-rank, not both");
+    static_cast<void>(modelViewOptions(f));  // a bad statistic or pooling before any work
 }
 
 bool exporting(const Flags& f) {
@@ -575,6 +595,8 @@ GuiRequest requestFrom(const Flags& f, const CLI::App& app) {
     if (given("--keep-maps"))
         request.limits.keptMapsBytes = static_cast<std::uint64_t>(parseWhole("--keep-maps", f.keepMapsMiB, 0, 1LL << 30)) << 20;
     if (app.get_option("--head")->count()) request.head = f.head;
+    if (given("--model-view-sort") || given("--model-view-rank") || given("--model-view-pooling"))
+        request.modelView = modelViewOptions(f);  // the window's model view, and --export-model-view's
     request.screenshot = f.screenshot;
     request.panel = f.panel;
     request.fresh = f.fresh;

@@ -76,6 +76,9 @@ float parseFloat(const char* flag, const std::string& text);
 // (the model's positions and --max-tokens), or `longest` alone when none is that short. Throws
 // InputError naming the flag for an item that is not a number, or a length over `longest`.
 core::RetrievalSettings retrievalSettings(const Flags& f, int longest);
+// The model view's order, statistic and pooling from --model-view-sort, --model-view-rank and
+// --model-view-pooling (a sorted view is tinted by its statistic); InputError for an unknown one.
+ModelViewOptions modelViewOptions(const Flags& f);
 // Any of --export, --export-npy, --export-csv, --export-stats and the views' figure exports.
 bool exporting(const Flags& f);
 

@@ -96,7 +96,9 @@ void LogitLensPanel::draw(PanelContext& ctx) {
     for (int l = 0; l < lens.layers; ++l) labelW = std::max(labelW, ImGui::CalcTextSize(layerName(l).c_str()).x);
     labelW += 0.6f * em;
     const ImVec2 area = ImGui::GetContentRegionAvail();
-    const float barW = 3.5f * em;
+    float tickW = 0.0f;  // the colour bar's widest label ("#50,257" for a rank)
+    for (const auto& tick : scale.ticks) tickW = std::max(tickW, ImGui::CalcTextSize(tick.second.c_str()).x);
+    const float barW = 1.8f * em + tickW;
     const float cellW = std::floor(std::min((area.x - labelW - barW) / static_cast<float>(lens.positions), 7.0f * em));
     const float cellH = std::floor(std::min((area.y - 2.0f * lineH) / static_cast<float>(lens.layers), 1.8f * em));
     if (cellW < 2.0f || cellH < 2.0f) {

@@ -30,6 +30,7 @@ ViewState requestedView(const GuiRequest& request, ViewState view) {
     view.attributionTarget = request.target;
     view.lensColour = request.lensColour;
     view.lensTarget = request.lensTarget;
+    if (request.modelView) view.modelView = *request.modelView;
     if (request.query) view.attributionQuery = *request.query;
     if (!request.compareText.empty()) view.compareText = request.compareText;
     if (request.rollout) {

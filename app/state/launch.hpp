@@ -43,6 +43,7 @@ struct GuiRequest {
     std::string target;                                         // --target: direct logit attribution's target
     LensColour lensColour = LensColour::Top;                    // --lens-colour top|probability|rank: the logit lens's colour
     LensTarget lensTarget = LensTarget::Final;                  // --lens-target final|next: its target
+    std::optional<ModelViewOptions> modelView;                  // --model-view-sort, -rank, -pooling: the model view's order
     int generate = 0;                                           // --generate N: tokens written after the text
     core::decoder::Sampling sampling;                           // --sample-seed, --top-k, --sample-temperature
     std::optional<int> trainSteps;                              // --train-steps N: train at start (the train lab)

@@ -216,12 +216,14 @@ LensScale lensScale(const LensData& data, LensColour colour) {
         return out;
     }
     // ranks 1, 10, 100, … and the vocabulary's last, on the log scale lensShade uses
-    const double last = std::max(2, data.vocab), span = std::log(last);
-    for (double r = 1; r < last; r *= 10) {
-        if (r > 1 && std::log(last / r) / span < 0.08) break;  // too close to the last's label
-        out.ticks.emplace_back(static_cast<float>(1.0 - std::log(r) / span), "#" + core::groupedNumber(static_cast<long long>(r)));
+    const long long last = std::max(2, data.vocab);
+    const double span = std::log(static_cast<double>(last));
+    for (long long r = 1; r < last; r *= 10) {
+        const double at = std::log(static_cast<double>(r)) / span;
+        if (r > 1 && 1.0 - at < 0.08) break;  // too close to the last's label
+        out.ticks.emplace_back(static_cast<float>(1.0 - at), "#" + core::groupedNumber(r));
     }
-    out.ticks.emplace_back(0.0f, "#" + core::groupedNumber(static_cast<long long>(last)));
+    out.ticks.emplace_back(0.0f, "#" + core::groupedNumber(last));
     out.caption = std::string("rank of ") + lensTargetName(data.target) + " (log scale)";
     out.words = "the rank of " + std::string(lensTargetName(data.target)) + " there (log scale)";
     return out;

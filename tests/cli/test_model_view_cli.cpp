@@ -86,9 +86,23 @@ TEST_F(Cli, ModelViewOfAModelHasEveryLayerAndItsOrderRule) {
         }
 }
 
+TEST_F(Cli, ModelViewFlagsSetTheWindowsModelViewToo) {
+    const CliRun sorted = runCli({"--model-view-sort", "previous", "--model-view-pooling", "max"});
+    ASSERT_EQ(sorted.code, 0) << sorted.err;
+    ASSERT_EQ(sorted.guiCalls, 1);
+    ASSERT_TRUE(sorted.request.modelView.has_value());
+    EXPECT_EQ(*sorted.request.modelView,
+              (ModelViewOptions{core::BlockPooling::Max, core::TileOrder::WithinLayer, core::HeadScore::Previous, true}));
+    const CliRun ranked = runCli({"--model-view-rank", "attribution"});
+    ASSERT_EQ(ranked.code, 0) << ranked.err;
+    EXPECT_EQ(ranked.request.modelView->order, core::TileOrder::Ranked);
+    EXPECT_EQ(ranked.request.modelView->score, core::HeadScore::Attribution);
+    EXPECT_FALSE(runCli({}).request.modelView.has_value());  // not given: the saved session's
+}
+
 TEST_F(Cli, ModelViewFlagsRefuseWhatTheyCannotDo) {
     const std::string out = path("model.png").string();
-    EXPECT_EQ(expectError(runCli({"--model-view-sort", "previous"})), "--model-view-sort: orders --export-model-view; give that too");
+    EXPECT_EQ(expectError(runCli({"--model-view-rank", "prev"})).rfind("--model-view-rank: expected entropy,", 0), 0u);
     EXPECT_EQ(expectError(runCli({"--export-model-view", out, "--model-view-sort", "prev"})),
               "--model-view-sort: expected entropy, entropy-share, distance, self, previous, first, first-k, duplicate, induction, "
               "induction-test, moved, retrieval-test, next, separator, punctuation or attribution, got 'prev'");
