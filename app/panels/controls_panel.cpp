@@ -226,6 +226,8 @@ void generation(PanelContext& ctx) {
                 core::decoder::Sampling sampling;
                 sampling.greedy = !s.view.generateSampled;
                 sampling.temperature = s.view.nextTemperature;
+                sampling.topK = s.view.generateTopK;
+                sampling.seed = s.view.generateSeed;
                 ctx.actions.emit(action::StartGenerating{count, sampling});
             }
             tooltip(
@@ -234,9 +236,23 @@ void generation(PanelContext& ctx) {
             ImGui::SameLine();
         }
         bool sampled = s.view.generateSampled;
-        if (ImGui::Checkbox("sample", &sampled)) ctx.actions.emit(action::SetGenerateSampled{sampled});
-        tooltip(
-            "Sample each token from softmax(logits / the temperature above) instead of taking the most likely; the draws are seed 0's.");
+        if (ImGui::Checkbox("sample", &sampled))
+            ctx.actions.emit(action::SetGenerateSampled{sampled, s.view.generateTopK, s.view.generateSeed});
+        tooltip("Sample each token from softmax(logits / the temperature above) instead of taking the most likely.");
+        if (sampled) {
+            // top-k and the seed: the same seed writes the same tokens (--top-k, --sample-seed)
+            const float em = ImGui::GetFontSize();
+            int topK = s.view.generateTopK, seed = static_cast<int>(std::min<std::uint64_t>(s.view.generateSeed, 1u << 30));
+            ImGui::SetNextItemWidth(em * 5.0f);
+            const bool k = ImGui::InputInt("top-k", &topK, 0, 0);
+            tooltip("Sample among the k most likely tokens (0: every token).");
+            ImGui::SameLine();
+            ImGui::SetNextItemWidth(em * 5.0f);
+            const bool sd = ImGui::InputInt("seed", &seed, 0, 0);
+            tooltip("The draws' seed: the same seed, temperature and top-k write the same tokens.");
+            if ((k || sd) && topK >= 0 && seed >= 0)
+                ctx.actions.emit(action::SetGenerateSampled{true, topK, static_cast<std::uint64_t>(seed)});
+        }
     }
     if (!made.empty()) {
         ImGui::TextDisabled("%d generated", static_cast<int>(made.size()));

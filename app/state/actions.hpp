@@ -253,7 +253,9 @@ struct StartGenerating {
 struct StopGenerating {};
 struct SetGenerateSampled {
     bool sampled;
-};  // the window's Generate: sampled at the next-token temperature, else greedy
+    int topK = 0;            // among the k most likely (0: every token)
+    std::uint64_t seed = 0;  // the draws' seed
+};                           // the window's Generate: sampled at the next-token temperature, else greedy
 struct SetAttribution {
     int query;           // -1: the last position
     std::string target;  // "": the token the model ranks first there

@@ -133,7 +133,10 @@ bool applyAction(AppState& state, const action::StopGenerating&) {
 }
 
 bool applyAction(AppState& state, const action::SetGenerateSampled& a) {
+    if (a.topK < 0) return reject(state, "generate", "top-k must be 0 (every token) or more, got " + std::to_string(a.topK));
     state.view.generateSampled = a.sampled;
+    state.view.generateTopK = a.topK;
+    state.view.generateSeed = a.seed;
     return true;
 }
 

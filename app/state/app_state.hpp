@@ -110,6 +110,8 @@ struct ViewState {
     LensColour lensColour = LensColour::Top;
     LensTarget lensTarget = LensTarget::Final;
     bool generateSampled = false;    // the window's Generate samples at the next-token temperature (else greedy)
+    int generateTopK = 0;            // … among this many most likely tokens (0: every token)
+    std::uint64_t generateSeed = 0;  // … with the draws of this seed
     int heatmapPooling = 0;          // cells per texel side the heatmap draws the shown head with (0: not drawn;
                                      // the softmax pools the shown head's texels for it in the same pass)
     int pendingSwap = -1;            // first chip clicked in the token-swap panel (-1 = none)

@@ -64,5 +64,19 @@ TEST_F(Generation, SampledDrawsFollowTheSeedAndStepAndRefusalsSayWhy) {
     EXPECT_FALSE(apply(s, action::StartGenerating{0, {}}));
 }
 
+TEST_F(Generation, TheWindowsSamplingKeepsItsTopKAndSeed) {
+    AppState s = open();
+    ASSERT_TRUE(apply(s, action::SetGenerateSampled{true, 5, 42}));
+    EXPECT_TRUE(s.view.generateSampled);
+    EXPECT_EQ(s.view.generateTopK, 5);
+    EXPECT_EQ(s.view.generateSeed, 42u);
+    EXPECT_FALSE(apply(s, action::SetGenerateSampled{true, -1, 0}));
+    EXPECT_EQ(s.error, "generate: top-k must be 0 (every token) or more, got -1");
+    EXPECT_EQ(s.view.generateTopK, 5);  // unchanged
+    ASSERT_TRUE(apply(s, action::SetGenerateSampled{false}));
+    EXPECT_FALSE(s.view.generateSampled);
+    EXPECT_EQ(s.view.generateTopK, 0);
+}
+
 }  // namespace
 }  // namespace attnviz::app
