@@ -2,7 +2,8 @@
 # Installs what is missing, builds, and runs the whole test suite:
 #   1. ctest on the Release build: core and state tests, the numpy oracle, figure export, and the
 #      real app under a virtual display;
-#   2. clang-tidy on the engine and the state (scripts/tidy.sh), every warning an error, and every
+#   2. clang-tidy on the engine, the state and the views (scripts/tidy.sh: the files changed since the
+#      last commit at which every one was clean), every warning an error, and every
 #      source file laid out as .clang-format says;
 #   3. the same ctest suite built with AddressSanitizer + UndefinedBehaviorSanitizer
 #      (scripts/sanitize.sh);

@@ -31,6 +31,12 @@ ViewState requestedView(const GuiRequest& request, ViewState view) {
     view.lensColour = request.lensColour;
     view.lensTarget = request.lensTarget;
     if (request.modelView) view.modelView = *request.modelView;
+    if (!request.sampling.greedy) {  // --sample-seed: the window's Generate samples as the command line did
+        view.generateSampled = true;
+        view.generateTopK = request.sampling.topK;
+        view.generateSeed = request.sampling.seed;
+        view.nextTemperature = std::clamp(request.sampling.temperature, kMinTemperature, kMaxTemperature);
+    }
     if (request.query) view.attributionQuery = *request.query;
     if (!request.compareText.empty()) view.compareText = request.compareText;
     if (request.rollout) {

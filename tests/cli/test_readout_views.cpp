@@ -5,6 +5,7 @@
 
 #include "app/state/actions.hpp"
 #include "app/state/generation.hpp"
+#include "app/state/launch.hpp"
 #include "app/state/source.hpp"
 #include "app/views/figures.hpp"
 #include "app/views/logit_lens.hpp"
@@ -95,6 +96,18 @@ TEST_F(ReadoutViews, LensColourFlagsReachTheViewAndBadOnesAreRefused) {
     ASSERT_EQ(window.code, 0) << window.err;
     EXPECT_EQ(window.request.lensColour, LensColour::TargetRank);
     EXPECT_EQ(window.request.lensTarget, LensTarget::NextInput);
+}
+
+TEST_F(ReadoutViews, SampledGenerationOnTheCommandLineSetsTheWindowsSampling) {
+    const std::string model = (m_dir / "model").string();
+    const CliRun run = runCli({"--model", model, "--generate", "2", "--sample-seed", "7", "--top-k", "3", "--sample-temperature", "2.5"});
+    ASSERT_EQ(run.code, 0) << run.err;
+    const ViewState view = requestedView(run.request, ViewState{});
+    EXPECT_TRUE(view.generateSampled);
+    EXPECT_EQ(view.generateTopK, 3);
+    EXPECT_EQ(view.generateSeed, 7u);
+    EXPECT_FLOAT_EQ(view.nextTemperature, 2.5f);
+    EXPECT_FALSE(requestedView(runCli({"--model", model, "--generate", "2"}).request, ViewState{}).generateSampled);  // greedy
 }
 
 TEST_F(ReadoutViews, GeneratedTokensAreMarkedInTheHeatmapBarsAndModelViewFigures) {
