@@ -263,46 +263,31 @@ void ModelViewPanel::draw(PanelContext& ctx) {
                           false);  // masked texels flat grey: stripes in every tile would hide the maps
     }
 
-    // A sentence pair seen whole: the boundary between A and B across every tile, on both axes
-    // (one line through each row and each column of tiles), where the tiles are large enough.
-    if (const PairSegments pair = pairSegments(st); pair.pair && crop.rows() == s.side && crop.cols() == s.sideKeys && tile >= 12.0f) {
-        const ImU32 boundary = IM_COL32(255, 255, 255, 150);
+    // A line through every tile at token `at` on both axes (one through each row and each column of
+    // tiles): a sentence pair's boundary, where generated tokens start.
+    const auto acrossTiles = [&](Eigen::Index at, ImU32 colour) {
         const auto f = static_cast<float>(std::max(1, s.factor));
-        for (const Eigen::Index at : {pair.aEnd, pair.bStart}) {
-            const float fx = static_cast<float>(at) / f / static_cast<float>(s.sideKeys) * tile;
-            const float fy = static_cast<float>(at) / f / static_cast<float>(s.side) * tileH;
-            for (int g = 0; g < grid.groups; ++g) {
-                const float bottom = top + tileH * static_cast<float>(groupRows(g));
-                for (int c = 0; c < s.heads; ++c) {
-                    const float x = groupX(g) + tile * static_cast<float>(c) + fx;
-                    list->AddLine(ImVec2(x, top), ImVec2(x, bottom), boundary);
-                }
-                for (int r = 0; r < groupRows(g); ++r) {
-                    const float y = top + tileH * static_cast<float>(r) + fy;
-                    list->AddLine(ImVec2(groupX(g), y), ImVec2(groupX(g) + blockW, y), boundary);
-                }
-            }
-            if (pair.bStart == pair.aEnd) break;
-        }
-    }
-    // Tokens a model generated: where they start, across every tile in amber, as the pair's boundary.
-    if (const Eigen::Index from = generated; markGenerated) {
-        const ImU32 amber = IM_COL32(255, 176, 32, 200);
-        const auto f = static_cast<float>(std::max(1, s.factor));
-        const float fx = static_cast<float>(from) / f / static_cast<float>(s.sideKeys) * tile;
-        const float fy = static_cast<float>(from) / f / static_cast<float>(s.side) * tileH;
+        const float fx = static_cast<float>(at) / f / static_cast<float>(s.sideKeys) * tile;
+        const float fy = static_cast<float>(at) / f / static_cast<float>(s.side) * tileH;
         for (int g = 0; g < grid.groups; ++g) {
             const float bottom = top + tileH * static_cast<float>(groupRows(g));
             for (int c = 0; c < s.heads; ++c) {
                 const float x = groupX(g) + tile * static_cast<float>(c) + fx;
-                list->AddLine(ImVec2(x, top), ImVec2(x, bottom), amber);
+                list->AddLine(ImVec2(x, top), ImVec2(x, bottom), colour);
             }
             for (int r = 0; r < groupRows(g); ++r) {
                 const float y = top + tileH * static_cast<float>(r) + fy;
-                list->AddLine(ImVec2(groupX(g), y), ImVec2(groupX(g) + blockW, y), amber);
+                list->AddLine(ImVec2(groupX(g), y), ImVec2(groupX(g) + blockW, y), colour);
             }
         }
+    };
+    // A sentence pair seen whole: the boundary between A and B, where the tiles are large enough.
+    if (const PairSegments pair = pairSegments(st); pair.pair && crop.rows() == s.side && crop.cols() == s.sideKeys && tile >= 12.0f) {
+        acrossTiles(pair.aEnd, IM_COL32(255, 255, 255, 150));
+        if (pair.bStart != pair.aEnd) acrossTiles(pair.bStart, IM_COL32(255, 255, 255, 150));
     }
+    // Tokens a model generated: where they start, in amber.
+    if (markGenerated) acrossTiles(generated, IM_COL32(255, 176, 32, 200));
 
     // Gaps between tiles: lines of the window's colour over the tiles' edges (one quad each).
     const ImU32 bg = ImGui::GetColorU32(ImGuiCol_WindowBg);
