@@ -69,7 +69,8 @@ int barChart(ImDrawList* list, ImVec2 min, ImVec2 max, const std::vector<float>&
             list->AddLine(ImVec2(r0 + d, plotMax.y), ImVec2(r0 + d + height, plotMin.y), style.masked);
         list->PopClipRect();
     };
-    const auto barColour = [&](int j) { return style.generatedFrom >= 0 && j >= style.generatedFrom ? style.generated : style.bar; };
+    // A bar whose last key (and so any of its keys) was generated is amber, as the figure's.
+    const auto barColour = [&](int last) { return style.generatedFrom >= 0 && last >= style.generatedFrom ? style.generated : style.bar; };
     // More keys than pixels (a long sentence): a bar a pixel column, the largest weight of its keys,
     // so that the geometry stays bounded by the chart's width.
     const int columns = slot < 1.0f ? static_cast<int>(plotMax.x - plotMin.x) : 0;
@@ -91,7 +92,7 @@ int barChart(ImDrawList* list, ImVec2 min, ImVec2 max, const std::vector<float>&
         }
         if (masked >= 0) hatch(plotMin.x + static_cast<float>(masked), x0), masked = -1;
         list->AddRectFilled(ImVec2(x0, yOf(values[static_cast<std::size_t>(top)])), ImVec2(x0 + 1.0f, plotMax.y),
-                            mine ? style.highlight : barColour(top));
+                            mine ? style.highlight : barColour(j1 - 1));
     }
     if (masked >= 0) hatch(plotMin.x + static_cast<float>(masked), plotMin.x + static_cast<float>(columns));
     for (int j = 0; slot >= 1.0f && j < n; ++j) {
