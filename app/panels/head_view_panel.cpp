@@ -203,7 +203,7 @@ void HeadViewPanel::draw(PanelContext& ctx) {
     const auto keys = static_cast<std::size_t>(maps.keys);
     // tokens a model generated: their labels in amber (when the map is the shown pass's)
     const Eigen::Index generated = static_cast<Eigen::Index>(maps.labels.size()) == s.model.tq() ? generatedFrom(s) : -1;
-    const ImU32 amber = IM_COL32(255, 176, 32, 255);
+    const ImU32 amber = widgets::generatedColour();
     for (int i = first; i <= last && T > 0; ++i) {
         const std::string shown = widgets::fitLabel(maps.labels[static_cast<std::size_t>(i)], labelW - gap);
         const float tw = ImGui::CalcTextSize(shown.c_str()).x, y = rowY(i) - textH * 0.5f;

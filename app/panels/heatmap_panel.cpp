@@ -410,7 +410,7 @@ void HeatmapPanel::draw(PanelContext& ctx) {
     // Tokens a model generated after the text: where they start, on both axes, in amber.
     if (const Eigen::Index from = generatedFrom(s); from > 0) {
         const auto at = static_cast<float>(from);
-        const ImU32 amber = IM_COL32(255, 176, 32, 230);
+        const ImU32 amber = widgets::generatedColour(230);
         const float width = std::max(1.5f, 0.12f * ImGui::GetFontSize());
         list->AddLine(ImVec2(cellX(at), mMin.y), ImVec2(cellX(at), mMax.y), amber, width);
         list->AddLine(ImVec2(mMin.x, cellY(at)), ImVec2(mMax.x, cellY(at)), amber, width);

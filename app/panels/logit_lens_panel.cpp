@@ -1,5 +1,6 @@
 #include "app/panels/logit_lens_panel.hpp"
 
+#include "app/render/logit_lens_image.hpp"
 #include "app/state/source.hpp"
 #include "app/views/logit_lens.hpp"
 #include "app/widgets/charts.hpp"
@@ -121,7 +122,7 @@ void LogitLensPanel::draw(PanelContext& ctx) {
                           ImGui::GetColorU32(ImGuiCol_Text), name.c_str());
         for (Eigen::Index p = 0; p < lens.positions; ++p) {
             const float shade = lensShade(view->value, colour, l, p);
-            const core::Rgb c = shade < 0.0f ? core::Rgb{150, 150, 150} : core::colormapColor(s.view.colormap, shade, 0.0f, 1.0f);
+            const core::Rgb c = render::lensCellColour(s.view.colormap, shade);
             const ImVec2 a(min.x + cellW * static_cast<float>(p), y);
             list->AddRectFilled(a, ImVec2(a.x + cellW - 1.0f, a.y + cellH - 1.0f), widgets::toImColor(c));
             if (!words) continue;
@@ -143,7 +144,7 @@ void LogitLensPanel::draw(PanelContext& ctx) {
         // a generated token's label in amber
         const bool made = pass != nullptr && pass->generated > 0 && position >= total - static_cast<Eigen::Index>(pass->generated);
         list->AddText(ImVec2(min.x + cellW * (static_cast<float>(p) + 0.5f) - tw * 0.5f, max.y + 0.2f * em),
-                      made ? IM_COL32(255, 176, 32, 255) : ImGui::GetColorU32(ImGuiCol_Text), label.c_str());
+                      made ? widgets::generatedColour() : ImGui::GetColorU32(ImGuiCol_Text), label.c_str());
     }
     // The selected query's column framed.
     if (const Eigen::Index q = s.view.selectedQuery - lens.first; q >= 0 && q < lens.positions)

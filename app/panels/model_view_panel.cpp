@@ -170,8 +170,7 @@ void ModelViewPanel::draw(PanelContext& ctx) {
     if (controls) drawControls(ctx, st.view.modelView, side, columnW);
 
     // Sorted or tinted by attribution: made after this frame when it is not current.
-    const bool byAttribution = st.view.modelView.score == core::HeadScore::Attribution &&
-                               (st.view.modelView.tint || st.view.modelView.order != core::TileOrder::Natural);
+    const bool byAttribution = st.view.modelView.score == core::HeadScore::Attribution && scoresTiles(st.view.modelView);
     if (byAttribution && shownAttribution(st) == nullptr) ctx.requests.stale.insert(std::string(panel_id::kAttribution));
     const TileLayout layout = modelViewLayout(st, st.view.modelView);
     const gfx::Colouring colouring = atlasColouring(st);
@@ -287,7 +286,7 @@ void ModelViewPanel::draw(PanelContext& ctx) {
         if (pair.bStart != pair.aEnd) acrossTiles(pair.bStart, IM_COL32(255, 255, 255, 150));
     }
     // Tokens a model generated: where they start, in amber.
-    if (markGenerated) acrossTiles(generated, IM_COL32(255, 176, 32, 200));
+    if (markGenerated) acrossTiles(generated, widgets::generatedColour(200));
 
     // Gaps between tiles: lines of the window's colour over the tiles' edges (one quad each).
     const ImU32 bg = ImGui::GetColorU32(ImGuiCol_WindowBg);

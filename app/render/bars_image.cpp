@@ -33,8 +33,7 @@ constexpr int kFewestPairLabels = 5;   // fewer "12 cat" labels than this: numbe
 constexpr double kLogFloor = 1e-4, kLowestFloor = 1e-8;
 constexpr int kHatchPeriod = 5;  // px along x between the masked cells' diagonal lines
 
-constexpr core::Rgb kBar{79, 70, 229};        // the window's bar colour
-constexpr core::Rgb kGenerated{217, 119, 6};  // a generated key's bar: the window's amber, darker on paper
+constexpr core::Rgb kBar{79, 70, 229};  // the window's bar colour
 constexpr core::Rgb kGrid{228, 228, 232};
 // Masked keys are light hatched cells, not bars: no colour the bars use, unlike a zero weight
 // (a bar of height 0 over white).
@@ -329,7 +328,7 @@ std::string drawPng(const BarsFigure& /*figure*/, const Layout& L, const figure:
     std::vector<TextItem> texts = L.texts;
     for (const Bar& b : L.bars) {
         if (b.masked) hatch(canvas, b.x, L.plotY, b.w, L.plotH);
-        else canvas.fillRect(b.x, barTop(L, b), b.w, L.plotY + L.plotH - barTop(L, b), b.generated ? kGenerated : kBar);
+        else canvas.fillRect(b.x, barTop(L, b), b.w, L.plotY + L.plotH - barTop(L, b), b.generated ? figure::kGenerated : kBar);
         if (b.showValue) texts.push_back(valueText(L, b));
     }
     if (L.legendY >= 0) {
@@ -366,7 +365,7 @@ std::string drawSvg(const BarsFigure& /*figure*/, const Layout& L) {
     for (const Bar& b : L.bars) {
         const double h = static_cast<double>(b.frac) * L.plotH;
         if (b.masked) masked += rect(b.x, L.plotY, b.w, L.plotH, "url(#masked-key)");
-        else bars += rect(b.x, L.plotY + L.plotH - h, b.w, h, figure::hex(b.generated ? kGenerated : kBar));
+        else bars += rect(b.x, L.plotY + L.plotH - h, b.w, h, figure::hex(b.generated ? figure::kGenerated : kBar));
         if (b.showValue) values.push_back(valueText(L, b));
     }
     s += bars + "</g>\n" + masked + "</g>\n";

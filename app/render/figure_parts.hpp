@@ -16,6 +16,7 @@ namespace attnviz::render::figure {
 
 inline constexpr core::Rgb kText{34, 34, 34}, kCaption{51, 51, 51}, kFrame{120, 120, 120};
 inline constexpr core::Rgb kBlack{0, 0, 0}, kWhite{255, 255, 255};
+inline constexpr core::Rgb kGenerated{217, 119, 6};  // tokens a model generated: the window's amber, darker on paper
 inline constexpr int kMargin = 24;
 inline constexpr float kTitlePx = 20, kSubtitlePx = 14, kCaptionPx = 15, kTickPx = 13;
 

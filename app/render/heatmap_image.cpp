@@ -243,11 +243,10 @@ Layout layOut(const HeatmapFigure& f, const FigureFonts& fonts) {
     // Where generated tokens start, on both axes (a pooled map's cells each ⌈keys / columns⌉ tokens a
     // side: at from / that many cells).
     if (const long long keys = f.keys > 0 ? f.keys : L.cols; f.generatedFrom > 0 && f.generatedFrom < keys && L.rows == L.cols) {
-        constexpr core::Rgb kGenerated{217, 119, 6};
         const long long factor = (keys + L.cols - 1) / L.cols;
         const int at = static_cast<int>(std::lround(static_cast<double>(f.generatedFrom) * cell / static_cast<double>(factor)));
-        L.lines.push_back({L.matrixX + at - 1, L.matrixY, 2, matrixH, kGenerated});
-        L.lines.push_back({L.matrixX, L.matrixY + at - 1, matrixW, 2, kGenerated});
+        L.lines.push_back({L.matrixX + at - 1, L.matrixY, 2, matrixH, figure::kGenerated});
+        L.lines.push_back({L.matrixX, L.matrixY + at - 1, matrixW, 2, figure::kGenerated});
     }
     figure::frameBox(L.lines, L.matrixX, L.matrixY, matrixW, matrixH, figure::kFrame);
     figure::frameBox(L.lines, L.barX, L.barY, L.barW, L.barH, figure::kFrame);

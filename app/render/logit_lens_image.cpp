@@ -27,8 +27,6 @@ struct Layout {
     std::vector<Line> lines;
 };
 
-constexpr core::Rgb kGenerated{217, 119, 6};  // a generated token's label
-
 void validate(const LogitLensFigure& f) {
     if (f.lens == nullptr || f.topLabels == nullptr || f.lens->layers == 0 || f.lens->positions == 0 || f.lens->k == 0)
         throw core::InputError("logit lens", "an empty lens; nothing to draw");
@@ -52,10 +50,7 @@ const std::string& cellLabel(const LogitLensFigure& f, int layer, Eigen::Index p
 bool greyCells(const LogitLensFigure& f) {
     return std::any_of(f.shades.begin(), f.shades.end(), [](float v) { return v < 0.0f; });
 }
-core::Rgb cellColour(const LogitLensFigure& f, int layer, Eigen::Index p) {
-    const float v = cellShade(f, layer, p);
-    return v < 0.0f ? core::Rgb{150, 150, 150} : core::colormapColor(f.colormap, v, 0.0f, 1.0f);
-}
+core::Rgb cellColour(const LogitLensFigure& f, int layer, Eigen::Index p) { return lensCellColour(f.colormap, cellShade(f, layer, p)); }
 
 Layout layOut(const LogitLensFigure& f, const figure::FigureFonts& fonts) {
     Layout L;
@@ -103,7 +98,8 @@ Layout layOut(const LogitLensFigure& f, const figure::FigureFonts& fonts) {
         const bool generated = f.generatedFrom >= 0 && position >= f.generatedFrom;
         L.texts.push_back({figure::labelText(f.tokens, position, font, kLabelPx, kMaxLabelWidth),
                            static_cast<float>(L.mapX + static_cast<int>(p) * kCellW) + kCellW / 2.0f + font.ascent(kLabelPx) / 2.0f,
-                           static_cast<float>(L.mapY + mapH + 6), kLabelPx, Anchor::End, generated ? kGenerated : figure::kText, true});
+                           static_cast<float>(L.mapY + mapH + 6), kLabelPx, Anchor::End, generated ? figure::kGenerated : figure::kText,
+                           true});
     }
     figure::frameBox(L.lines, L.mapX, L.mapY, mapW, mapH, figure::kFrame);
     const int below = L.mapY + mapH + 6 + figure::ceilPx(colLabelW);
@@ -155,6 +151,10 @@ std::string drawSvg(const LogitLensFigure& f, const Layout& L) {
 constexpr figure::Drawing<LogitLensFigure, Layout> kDrawing{validate, layOut, drawPng, drawSvg};
 
 }  // namespace
+
+core::Rgb lensCellColour(core::ColormapKind colormap, float shade) {
+    return shade < 0.0f ? core::Rgb{150, 150, 150} : core::colormapColor(colormap, shade, 0.0f, 1.0f);
+}
 
 std::string encodeLogitLens(const std::string& path, const LogitLensFigure& f) { return kDrawing.encode(path, f); }
 

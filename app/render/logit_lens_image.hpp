@@ -31,6 +31,10 @@ struct LogitLensFigure {
     long long generatedFrom = -1;  // the first token a model generated: its label and those after in amber (−1: none)
 };
 
+// A cell's colour for its shade: the colormap's over 0 … 1, grey for a cell without one (below 0);
+// the window's lens and the figure alike.
+core::Rgb lensCellColour(core::ColormapKind colormap, float shade);
+
 // The file for OUT.png or OUT.svg (chosen by the extension); InputError names the path, or the
 // lens when it is empty or holds a probability that is not a number in [0, 1].
 std::string encodeLogitLens(const std::string& path, const LogitLensFigure& figure);

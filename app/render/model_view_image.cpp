@@ -27,7 +27,6 @@ constexpr int kMaxCell = 16, kGap = 3, kBarW = 16;
 constexpr float kLabelPx = 13, kNamePx = 11;
 constexpr core::Rgb kTint{255, 140, 0};          // a score, or a signed one's positive side
 constexpr core::Rgb kTintAgainst{59, 130, 246};  // a signed score's negative side
-constexpr core::Rgb kGenerated{217, 119, 6};     // where tokens a model generated start
 core::Rgb tintColour(double strength) { return strength < 0 ? kTintAgainst : kTint; }
 
 struct Layout {
@@ -158,8 +157,8 @@ Layout layOut(const ModelViewFigure& f, const figure::FigureFonts& fonts) {
         figure::frameBox(L.lines, x, top + L.nameH, L.tileW, L.tileH, figure::kFrame);
         if (marked) {  // where generated tokens start, on both axes
             const int at = static_cast<int>(std::lround(generatedAt * L.cell));
-            L.lines.push_back({x + at, top + L.nameH, 1, L.tileH, kGenerated});
-            L.lines.push_back({x, top + L.nameH + at, L.tileW, 1, kGenerated});
+            L.lines.push_back({x + at, top + L.nameH, 1, L.tileH, figure::kGenerated});
+            L.lines.push_back({x, top + L.nameH + at, L.tileW, 1, figure::kGenerated});
         }
     }
     const int gridW = f.heads * L.pitchX - kGap, gridH = f.layers * L.pitchY - kGap;

@@ -44,11 +44,12 @@ std::optional<std::vector<double>> summaryScores(const AppState& state, core::He
     return out;
 }
 
+bool scoresTiles(const ModelViewOptions& options) { return options.order != core::TileOrder::Natural || options.tint; }
+
 TileLayout modelViewLayout(const AppState& state, const ModelViewOptions& options) {
     const HeadSummary& s = state.headSummary;
     TileLayout out;
-    const bool wanted = options.order != core::TileOrder::Natural || options.tint;
-    if (wanted) out.scores = summaryScores(state, options.score);
+    if (scoresTiles(options)) out.scores = summaryScores(state, options.score);
     const core::TileOrder order = out.scores ? options.order : core::TileOrder::Natural;
     out.order = core::tileOrder(s.layers, s.heads, order, out.scores.value_or(std::vector<double>{}));
     if (out.scores)

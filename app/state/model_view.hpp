@@ -15,6 +15,9 @@ namespace attnviz::app {
 // not.
 std::optional<std::vector<double>> summaryScores(const AppState& state, core::HeadScore score);
 
+// Whether the options sort or tint the tiles by their score (so that it is needed).
+bool scoresTiles(const ModelViewOptions& options);
+
 // The tiles' order and rule for the view's options: slot k shows head index order[k]. The
 // natural order (and no rule about it) when the options' score is not available.
 struct TileLayout {

@@ -248,7 +248,7 @@ render::ModelViewFigure modelViewFigure(AppState& state, const FigureRequest& re
         refreshCompare(state);
         if (!state.compare.why.empty()) throw core::InputError("", state.compare.why);
     }
-    const bool attributed = options.score == core::HeadScore::Attribution && (options.tint || options.order != core::TileOrder::Natural);
+    const bool attributed = options.score == core::HeadScore::Attribution && scoresTiles(options);
     if (attributed) {
         refreshAttribution(state);
         const AttributionView* view = shownAttribution(state);
