@@ -80,11 +80,12 @@ void LogitLensPanel::draw(PanelContext& ctx) {
     const Eigen::Index total = pass != nullptr ? pass->run->tokens() : lens.first + lens.positions;
     const LensColour colour = s.view.lensColour;
     const LensScale scale = lensScale(view->value, colour);
+    // a cell is grey where its position has no target (the text's last, for the next input token), as in the figure
+    const bool grey = colour != LensColour::Top && std::find(lens.targets.begin(), lens.targets.end(), -1) != lens.targets.end();
     widgets::wrappedTextColored(ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled),
                                 "each cell: the token the stream after that layer predicts next there, coloured by " + scale.words +
-                                    (colour != LensColour::Top && view->value.target == LensTarget::NextInput ? " (grey: none)" : "") +
-                                    " · positions " + std::to_string(lens.first + 1) + " … " + std::to_string(lens.first + lens.positions) +
-                                    " of " + std::to_string(total),
+                                    (grey ? " (grey: none)" : "") + " · positions " + std::to_string(lens.first + 1) + " … " +
+                                    std::to_string(lens.first + lens.positions) + " of " + std::to_string(total),
                                 widgets::kLongTextGlyphs, ImGui::GetContentRegionAvail().x);
     widgets::hoverTooltip(
         "The logit lens (nostalgebraist, 2020): each layer's residual stream read as the model reads its last one, through its final "

@@ -310,7 +310,7 @@ std::string writeLogitLens(AppState& state, const std::string& path, const Figur
         const LensScale scale = lensScale(data, state.view.lensColour);
         for (int l = 0; l < data.lens.layers; ++l)
             for (Eigen::Index p = 0; p < data.lens.positions; ++p) figure.shades.push_back(lensShade(data, state.view.lensColour, l, p));
-        figure.ticks = scale.ticks;
+        if (state.view.lensColour == LensColour::TargetRank) figure.ticks = scale.ticks;  // a probability: the figure's own ticks
         figure.caption = scale.caption;
         figure.words = scale.words;
     }
