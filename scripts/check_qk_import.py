@@ -3,7 +3,7 @@
 
     python scripts/check_qk_import.py MODEL "some text" [--attnviz build/attnviz] [--heads 4]
 
-Runs scripts/export_attention.py twice on MODEL over the text, in float32: once writing the maps
+Runs scripts/export_attention.py twice on MODEL over the text, the model in float32: once writing the maps
 (output_attentions, the eager attention) and once writing the queries and keys (--qk
 --qk-dtype float32). Then, for a few (layer, head) pairs spread over the model, asks attnviz for
 that head's map from the queries and keys (--export-npy DIR --layer L --head H) and prints the
@@ -32,8 +32,8 @@ def main():
     export = [sys.executable, os.path.join(here, "export_attention.py"), a.model, a.text]
     with tempfile.TemporaryDirectory() as tmp:
         maps, qk = os.path.join(tmp, "maps"), os.path.join(tmp, "qk")
-        subprocess.run(export + [maps], check=True)
-        subprocess.run(export + [qk, "--qk", "--qk-dtype", "float32"], check=True)
+        subprocess.run(export + [maps, "--model-dtype", "float32"], check=True)
+        subprocess.run(export + [qk, "--qk", "--qk-dtype", "float32", "--model-dtype", "float32"], check=True)
         reference = np.load(os.path.join(maps, "attentions.npy"), mmap_mode="r")
         layers, heads = reference.shape[:2]
         pairs = sorted({(layers * n // a.heads, (heads * n // a.heads + n) % heads) for n in range(a.heads)})

@@ -80,6 +80,7 @@ std::string givenMapsNote(const AppState& state) {
     if (!state.imported->queriesAndKeys()) return state.settings.causal ? note + " · causal (detected)" : note;
     if (state.settings.causal) note += " · causal";
     if (state.settings.window > 0) note += " · window " + std::to_string(state.settings.window);
+    if (state.imported->softcap() > 0) note += " · soft-capped at " + core::formatNumber(state.imported->softcap());
     return note;
 }
 

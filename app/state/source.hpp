@@ -41,7 +41,8 @@ Capabilities capabilities(const AppState& state);
 const core::LoadedModel* checkpointPass(const AppState& state);
 // What maps given whole are, for a title: " · imported maps · causal (detected)" (or without the
 // mask when a map reads ahead), or for a file of queries and keys " · made from queries and keys
-// · causal · window 4096" (the file's mask); "" when the maps are not given.
+// · causal · window 4096 · soft-capped at 50" (the file's mask and cap); "" when the maps are not
+// given.
 std::string givenMapsNote(const AppState& state);
 // What the given maps are, for a title of every layer: "imported maps", or "made from queries and
 // keys" (a file of queries and keys); "" when the maps are not given.

@@ -147,6 +147,7 @@ struct ImportedAttention::QueriesKeys {
     int kvHeads = 0, width = 0;
     std::vector<std::size_t> q, k;  // per layer: layer.N.q's and layer.N.k's first byte in the file
     float scale = 1;
+    float softcap = 0;  // Gemma 2's soft-capping of the scaled scores, cap · tanh(s / cap); 0: none
     bool causal = true;
     std::vector<int> windows;  // per layer: its sliding window, 0 for none
     // Per map: each query's largest score and log-sum, by blocks of kLseRows rows, made once.
@@ -456,8 +457,15 @@ void ImportedAttention::parseQueriesKeys(const SafetensorsFile& file) {
             throw InputError(where + ".causal", quoteValue(clipText(*causal, 40)) + " is neither \"true\" nor \"false\"");
         qk->causal = *causal == "true";
     }
-    if (const std::string* softcap = field("softcap"); softcap && *softcap != "0" && !softcap->empty())
-        throw InputError(where + ".softcap", "attention logit soft-capping is not read from a file of queries and keys");
+    // softcap: every layer's cap of the scaled scores (Gemma 2's attn_logit_softcapping), 0 for none
+    if (const std::string* softcap = field("softcap")) {
+        const std::string text = clipText(*softcap, 40);
+        char* end = nullptr;
+        const double v = softcap->size() > 64 ? -1.0 : std::strtod(softcap->c_str(), &end);
+        if (softcap->empty() || softcap->size() > 64 || end != softcap->c_str() + softcap->size() || !std::isfinite(v) || v < 0 || v > 1e6)
+            throw InputError(where + ".softcap", quoteValue(text) + " is not a cap of the scores (a positive number, 0 for none)");
+        qk->softcap = static_cast<float>(v);
+    }
     // layer.0.q, layer.0.k, layer.1.q, …: every layer both, nothing else
     std::map<long long, std::pair<const TensorInfo*, const TensorInfo*>> byLayer;
     for (const TensorInfo& t : file.tensors()) {
@@ -555,6 +563,8 @@ int ImportedAttention::kvHeadOf(int head) const { return m_qk ? head / (m_heads 
 
 int ImportedAttention::headWidth() const { return m_qk ? m_qk->width : 0; }
 
+float ImportedAttention::softcap() const { return m_qk ? m_qk->softcap : 0.0f; }
+
 std::string ImportedAttention::checkQueriesKeys(int layer, int head) const {
     Mat rows;
     const auto l = static_cast<std::size_t>(layer);
@@ -589,8 +599,11 @@ void ImportedAttention::weightTiles(int layer, int head, Eigen::Index r0, Eigen:
     if (!m_qk || layer < 0 || layer >= m_layers || head < 0 || head >= m_heads || r0 < 0 || n < 0 || r0 + n > m_queries)
         throw std::invalid_argument("ImportedAttention::weightTiles: not a file of queries and keys, or rows outside it");
     if (n == 0) return;
-    const QkMask mask{
-        .scale = m_qk->scale, .causal = m_qk->causal, .window = m_qk->windows[static_cast<std::size_t>(layer)], .hidden = nullptr};
+    const QkMask mask{.scale = m_qk->scale,
+                      .causal = m_qk->causal,
+                      .window = m_qk->windows[static_cast<std::size_t>(layer)],
+                      .hidden = nullptr,
+                      .softcap = m_qk->softcap};
     const auto l = static_cast<std::size_t>(layer);
     const int width = m_qk->width, kv = kvHeadOf(head);
     QueriesKeys::Lse& lse = m_qk->lse[mapIndex(layer, head, m_heads)];

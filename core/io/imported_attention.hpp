@@ -90,6 +90,7 @@ public:
     // Of queries and keys: the key/value head query head `head` reads, and the heads' width.
     int kvHeadOf(int head) const;
     int headWidth() const;
+    float softcap() const;  // a file of queries and keys: the cap of its scaled scores (0: none)
     // Of queries and keys: rows [r0, r0 + n) of the map of (layer, head) made a tile of keys at a
     // time into `sink` (TileSink's order), keys [k0, k1) asked for (−1: to the end); the rows'
     // log-sum-exp is computed the first time they are read, and kept. Precondition: checked.

@@ -19,9 +19,10 @@ log-sum-exp is made at once.
   * --rollout --layer L (both rules) against test_rollout.py's numpy rollout;
   * --export-csv of a map of more than 16,384 keys (a spreadsheet's columns) refused in one line;
   * a non-causal file (an encoder's), whole;
+  * a soft-capped file (Gemma 2's cap · tanh(s / cap) of the scaled scores): maps, statistics, title;
   * every bad file (no format, a bad scaling, a missing k, a gap, shapes that disagree, NaN in a
     query, queries and keys whose scores would pass float32's range, windows that do not match the
-    layers, soft-capping, an unsupported dtype) exits 2 with
+    layers, a negative soft-cap, an unsupported dtype) exits 2 with
     one line naming the file and the place.
 
 Usage: test_import_qk.py PATH/TO/attnviz
@@ -76,8 +77,9 @@ def queries_keys(seed):
     return q, k
 
 
-def reference(q, k, scaling, causal, windows):
-    """[L, H, T, T] float64: each map softmax(scaling · q kᵀ) over the keys each query reads."""
+def reference(q, k, scaling, causal, windows, softcap=0.0):
+    """[L, H, T, T] float64: each map softmax(scaling · q kᵀ) over the keys each query reads, the
+    scaled scores first capped at softcap · tanh(s / softcap) where softcap > 0 (Gemma 2's)."""
     layers, heads, t, _ = q.shape
     group = heads // k.shape[1]
     out = np.zeros((layers, heads, t, t))
@@ -85,6 +87,8 @@ def reference(q, k, scaling, causal, windows):
         readable = hs.readable_mask(t, t, causal, windows[l])
         for h in range(heads):
             s = scaling * (q[l, h].astype(np.float64) @ k[l, h // group].astype(np.float64).T)
+            if softcap > 0:
+                s = softcap * np.tanh(s / softcap)
             s = np.where(readable, s, -np.inf)
             e = np.exp(s - s.max(-1, keepdims=True))
             out[l, h] = e / e.sum(-1, keepdims=True)
@@ -185,7 +189,26 @@ def check_good(attnviz, tmp):
     maps = reference(enc_q, enc_k, SCALING, False, [0, 0, 0])
     for layer, head in ((0, 1), (2, 3)):
         close(f"non-causal --layer {layer} --head {head}", one_map(attnviz, path, layer, head, tmp), maps[layer, head][None, None], TOL)
-    print("good files: maps, statistics, the layer read from the file, an encoder's", flush=True)
+    # soft-capped scores (Gemma 2's attn_logit_softcapping): a cap of 2 binds on these scores
+    folder = os.path.join(tmp, "capped")
+    os.makedirs(folder)
+    with open(os.path.join(folder, "tokens.txt"), "w", encoding="utf-8") as f:
+        f.write("\n".join(tokens[:300]) + "\n")
+    path = os.path.join(folder, "qk.safetensors")
+    with open(path, "wb") as f:
+        f.write(qk_file(enc_q, enc_k, "F32", meta(softcap="2.0")))
+    maps = reference(enc_q, enc_k, SCALING, True, WINDOWS, softcap=2.0)
+    uncapped = reference(enc_q, enc_k, SCALING, True, WINDOWS)
+    expect("the cap binds", np.abs(maps - uncapped).max() > 0.05, "a cap of 2 changes no map")
+    for layer, head in ((0, 2), (1, 0)):
+        close(f"softcap 2 --layer {layer} --head {head}", one_map(attnviz, path, layer, head, tmp), maps[layer, head][None, None], TOL)
+    p = run(attnviz, "--attention", path, "--export-stats", "-")
+    hs.compare("softcap 2 --export-stats", list(csv.DictReader(io.StringIO(p.stdout))), maps, hs.ids_of_labels(tokens[:300]),
+               [hs.readable_mask(300, 300, True, w) for w in WINDOWS], skip=False)
+    run(attnviz, "--attention", path, "--layer", "1", "--export-heatmap", os.path.join(tmp, "capped.svg"))
+    with open(os.path.join(tmp, "capped.svg"), encoding="utf-8") as f:
+        expect("the heatmap's title names the cap", "window 150 · soft-capped at 2" in f.read(), "no 'soft-capped at 2'")
+    print("good files: maps, statistics, the layer read from the file, an encoder's, soft-capped scores", flush=True)
 
 
 def check_bad(attnviz, tmp):
@@ -202,7 +225,7 @@ def check_bad(attnviz, tmp):
         "causal": (safetensors_bytes(good, meta(causal="yes", sliding_windows="0,0")), "__metadata__.causal: 'yes' is neither"),
         "windows": (safetensors_bytes(good, meta()), "__metadata__.sliding_windows: holds 3 windows, the file 2 layers"),
         "window": (safetensors_bytes(good, meta(sliding_windows="0,x")), "__metadata__.sliding_windows: item 1 'x' is not a window"),
-        "softcap": (safetensors_bytes(good, meta(sliding_windows="0,0", softcap="50.0")), "soft-capping is not read"),
+        "softcap": (safetensors_bytes(good, meta(sliding_windows="0,0", softcap="-50")), "__metadata__.softcap: '-50' is not a cap of the scores"),
         "missing_k": (safetensors_bytes(good[:3], two), "no tensor 'layer.1.k' beside its queries"),
         "gap": (safetensors_bytes(good[:2] + [("layer.2.q", "F32", q[1].shape, q[1].tobytes()), ("layer.2.k", "F32", k[1].shape, k[1].tobytes())], two),
                 "no tensor 'layer.1.q'"),
