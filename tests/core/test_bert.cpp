@@ -367,6 +367,17 @@ TEST_F(Bert, FoldersOfEveryLayout) {
     const Vec untiedLogits = decoder::forward(*untiedModel, masked).logits;
     const Vec bias = Eigen::Map<const Vec>(untied.at("cls.predictions.bias").values.data(), kVocabRows);
     EXPECT_LT(((untiedLogits - bias) - 2.0f * (tiedLogits - bias)).cwiseAbs().maxCoeff(), 1e-4f);
+    // Both names of the output bias, apart (an untied head as transformers 5 saves it): untied reads
+    // the decoder's, tied the head's.
+    const auto withDecoderBias = [](std::map<std::string, StoredTensor> w) {
+        w["cls.predictions.decoder.bias"] = w.at("cls.predictions.bias");
+        for (float& v : w["cls.predictions.decoder.bias"].values) v += 1.5f;
+        return w;
+    };
+    const Vec untiedBoth = decoder::forward(*open(withDecoderBias(untied), configText({{"tie_word_embeddings", false}})), masked).logits;
+    EXPECT_LT((untiedBoth - untiedLogits - Vec::Constant(kVocabRows, 1.5f)).cwiseAbs().maxCoeff(), 1e-4f);
+    const Vec tiedBoth = decoder::forward(*open(withDecoderBias(weights(6))), masked).logits;
+    EXPECT_LT((tiedBoth - tiedLogits).cwiseAbs().maxCoeff(), 1e-4f);
 }
 
 // The same weights under another family's names: RoBERTa's (its head lm_head.*, one token type,

@@ -8,6 +8,7 @@
 #include "core/models/bert/encoders.hpp"
 #include "core/models/decoder/decoder_files.hpp"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include <string>
@@ -110,9 +111,13 @@ public:
         c.headDense = take(dense, {d, d}, Use::ProductTransposed);
         c.headDenseBias = take(std::string(n.headDense) + ".bias", {d}, Use::Vector);
         norm(n.headNorm, c.headNormGain, c.headNormBias);
-        // One parameter under two names: a file keeps one of them.
+        // One parameter under two names: a file keeps one of them. Where it keeps both (transformers 5
+        // saves an untied head's two apart, and its decoder reads the decoder's own), an untied head
+        // reads the decoder's.
+        std::vector<const char*> biasNames = n.headBias;
+        if (!cfg.tieWordEmbeddings) std::reverse(biasNames.begin(), biasNames.end());
         Tensors::Found bias;
-        for (const char* name : n.headBias)
+        for (const char* name : biasNames)
             if (!bias) bias = m_tensors.find(name);
         c.lmBias = bias ? m_tensors.take(bias, {cfg.vocabSize}, Use::Vector) : take(n.headBias.front(), {cfg.vocabSize}, Use::Vector);
         if (!cfg.tieWordEmbeddings) {
