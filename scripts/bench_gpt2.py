@@ -9,7 +9,9 @@ T tokens. Both sides keep every layer's every head's T x T weights (attnviz alwa
 PyTorch model returns them, as output_attentions=True does).
 
 The sides take turns, round by round (attnviz, torch, then again), and a ratio is the median of
-the rounds' ratios. PyTorch runs in a subprocess of its own with 2 threads; if OPENBLAS_CORETYPE
+the rounds' ratios. PyTorch runs in a subprocess of its own with a thread for each core this process
+may run on (os.sched_getaffinity: both cores of a 2-core machine, 2 under `taskset -c 0,1`, as
+attnviz's OpenMP reads it); if OPENBLAS_CORETYPE
 or OPENBLAS_L2_SIZE are set, they are unset for it alone (OpenBLAS then picks the kernel for this
 CPU), and the kernel it ran is named (OPENBLAS_VERBOSE=2). attnviz runs with the environment as
 it is. PyTorch on Debian multiplies with the system's libblas.so.3: install libopenblas0-pthread to
@@ -216,7 +218,7 @@ def main():
     args = ap.parse_args()
     sizes = [int(s) for s in args.sizes.split(",") if s]
     if args.peer:
-        torch_peer(args.peer, sizes, args.seconds, 2)
+        torch_peer(args.peer, sizes, args.seconds, len(os.sched_getaffinity(0)))
         return 0
     attnviz = os.path.join(args.build, "attnviz")
     print(f"CPU: {cpu_name()}, {os.cpu_count()} logical cores")

@@ -19,7 +19,7 @@ system's BLAS and has no transformers), also the same pass as an eager PyTorch Q
 from transformers' definitions, in float32 on the BF16 weights widened (as attnviz computes), every
 layer's attention kept as output_attentions=True keeps it, and the last position's logits; the
 sides take turns round by round and the ratio is the median of the rounds'. PyTorch runs in a
-subprocess with 2 threads, OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE unset for it alone, and the BLAS
+subprocess with a thread for each core it may run on (as bench_gpt2.py's), OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE unset for it alone, and the BLAS
 kernel it ran is named.
 
 Usage: /usr/bin/python3 scripts/bench_llama.py [--build build] [--sizes 128,512] [--rounds 3] [--seconds 3]
@@ -119,7 +119,7 @@ def torch_model(folder):
 def torch_peer(folder, sizes, seconds):
     """The eager PyTorch Qwen2 over `sizes`, in this process: prints {"ms": {T: median}}."""
     import torch
-    torch.set_num_threads(2)
+    torch.set_num_threads(len(os.sched_getaffinity(0)))
     forward = torch_model(folder)
     print_peer_times(forward, sizes, seconds)
 
