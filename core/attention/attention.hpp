@@ -16,6 +16,7 @@
 #include "core/attention/kernels.hpp"
 #include "core/base/matrix.hpp"
 
+#include <algorithm>
 #include <array>
 #include <vector>
 
@@ -36,6 +37,20 @@ struct Settings {
 inline bool outsideWindow(int window, bool causal, Eigen::Index i, Eigen::Index j) {
     if (window <= 0) return false;
     return causal ? j <= i - window : (j > i ? j - i : i - j) >= window;
+}
+
+// The keys [lo, hi) query i reads out of `keys` under a causal mask and a window of `window` keys
+// (0: none) alone, padded keys and a custom mask aside: the band every map maker and every reader
+// of a map's rows share.
+struct KeyBand {
+    Eigen::Index lo = 0, hi = 0;
+};
+inline KeyBand keyBand(bool causal, int window, Eigen::Index i, Eigen::Index keys) {
+    const Eigen::Index lo = window > 0 ? std::clamp<Eigen::Index>(i - window + 1, 0, keys) : 0;
+    return {lo, std::clamp<Eigen::Index>(causal ? i + 1 : window > 0 ? i + window : keys, lo, keys)};
+}
+inline KeyBand keyBand(const Settings& settings, Eigen::Index i, Eigen::Index keys) {
+    return keyBand(settings.causal, settings.window, i, keys);
 }
 
 // true where query i may not read key j.

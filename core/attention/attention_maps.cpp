@@ -131,15 +131,9 @@ void BlockPooler::addTile(const MatRef& w, Eigen::Index r0, Eigen::Index c0) {
         int* readable = m_readable.data() + at;
         float* largest = m_largest.data() + at;
         if (m_settings.paddedKeys.empty() && m_settings.custom.size() == 0) {
-            // a band of keys [lo, hi): no cell of it blocked
-            Eigen::Index lo = 0, hi = m_keys;
-            if (m_settings.causal) hi = std::min(hi, i + 1);
-            if (m_settings.window > 0) {
-                lo = std::clamp<Eigen::Index>(i - m_settings.window + 1, 0, m_keys);
-                if (!m_settings.causal) hi = std::min(hi, i + m_settings.window);
-            }
-            lo = std::max(lo, from);  // and within the tile's keys pooled
-            hi = std::min(hi, to);
+            // a band of keys [lo, hi): no cell of it blocked, within the tile's keys pooled
+            const KeyBand band = keyBand(m_settings, i, m_keys);
+            const Eigen::Index lo = std::max(band.lo, from), hi = std::min(band.hi, to);
             // each block of columns the band crosses, on whole packets (none when the band is empty)
             for (Eigen::Index c = (lo - m_firstCol) / m_factor; lo < hi && m_firstCol + c * m_factor < hi; ++c) {
                 const Eigen::Index j0 = std::max(lo, m_firstCol + c * m_factor), j1 = std::min(hi, m_firstCol + (c + 1) * m_factor);

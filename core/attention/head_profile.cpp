@@ -83,23 +83,13 @@ void ProfileSums::finishRows(Index r0, Index n) {
     for (Index i = r0; i < r0 + n; ++i) countRow(i);
 }
 
-void ProfileSums::bandOf(Index i, Index& lo, Index& hi) const {
-    lo = 0, hi = m_tk;
-    if (m_settings.causal) hi = std::min(hi, i + 1);
-    if (m_settings.window > 0) {
-        lo = std::clamp<Index>(i - m_settings.window + 1, 0, m_tk);
-        if (!m_settings.causal) hi = std::min(hi, i + m_settings.window);
-    }
-}
-
 // Row i's weights of keys [c0, c1) (tile[j − c0]: key j) into the distance bins, and its mass on
 // the first k keys among them.
 void ProfileSums::addTileRow(const float* tile, Index i, Index c0, Index c1) {
     const auto at = [&](Index j) { return tile + (j - c0); };
     if (m_banded) {
-        Index lo = 0, hi = 0;
-        bandOf(i, lo, hi);
-        lo = std::max(lo, c0), hi = std::min(hi, c1);
+        const KeyBand band = keyBand(m_settings, i, m_tk);
+        const Index lo = std::max(band.lo, c0), hi = std::min(band.hi, c1);
         // left of the query (and the query itself): distances i − j, nearest first, a bin at a time
         for (Index j = std::min(hi, i + 1) - 1; j >= lo;) {
             const int b = distanceBin(m_bins, i - j);
@@ -129,8 +119,7 @@ void ProfileSums::addTileRow(const float* tile, Index i, Index c0, Index c1) {
 // the mass on the first k keys.
 void ProfileSums::countRow(Index i) {
     if (m_banded) {
-        Index lo = 0, hi = 0;
-        bandOf(i, lo, hi);
+        const auto [lo, hi] = keyBand(m_settings, i, m_tk);
         const Index readable = std::max<Index>(hi - lo, 0);
         for (int b = 0; b < m_bins.distanceBins() && readable > 0; ++b) {
             const Index near = m_bins.distance[static_cast<std::size_t>(b)], far = m_bins.distance[static_cast<std::size_t>(b) + 1];

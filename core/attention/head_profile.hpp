@@ -62,7 +62,6 @@ public:
 
 private:
     // The keys row i may read, [lo, hi), when banded.
-    void bandOf(Eigen::Index i, Eigen::Index& lo, Eigen::Index& hi) const;
     void addTileRow(const float* tile, Eigen::Index i, Eigen::Index c0, Eigen::Index c1);
     void countRow(Eigen::Index i);
     std::size_t positionBin(Eigen::Index i) const;  // the bin of positions query i is in

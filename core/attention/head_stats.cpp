@@ -230,12 +230,8 @@ private:
         Band b;
         b.hi = tk;
         if (m_banded) {
-            if (m_settings.causal) b.hi = std::min(b.hi, i + 1);
-            if (m_settings.window > 0) {
-                b.lo = std::clamp<Index>(i - m_settings.window + 1, 0, tk);
-                if (!m_settings.causal) b.hi = std::min(b.hi, i + m_settings.window);
-            }
-            b.hi = std::max(b.hi, b.lo);
+            const KeyBand keys = keyBand(m_settings, i, tk);
+            b.lo = keys.lo, b.hi = keys.hi;
             b.readable = b.hi - b.lo;
             if (!m_padded.empty()) b.readable -= m_padded[static_cast<std::size_t>(b.hi)] - m_padded[static_cast<std::size_t>(b.lo)];
         } else {

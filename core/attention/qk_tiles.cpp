@@ -9,11 +9,7 @@
 
 namespace attnviz::core {
 
-KeyBand readableKeys(const QkMask& mask, Eigen::Index i, Eigen::Index keys) {
-    const Eigen::Index lo = mask.window > 0 ? std::max<Eigen::Index>(0, i - mask.window + 1) : 0;
-    const Eigen::Index hi = mask.causal ? i + 1 : mask.window > 0 ? i + mask.window : keys;
-    return {std::min(lo, keys), std::clamp<Eigen::Index>(hi, 0, keys)};
-}
+KeyBand readableKeys(const QkMask& mask, Eigen::Index i, Eigen::Index keys) { return keyBand(mask.causal, mask.window, i, keys); }
 
 KeyRange tileKeyRange(const QkMask& mask, Eigen::Index keys, Eigen::Index r0, Eigen::Index n, Eigen::Index k0, Eigen::Index k1) {
     if (k1 < 0 || k1 > keys) k1 = keys;

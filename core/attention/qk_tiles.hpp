@@ -23,10 +23,7 @@ struct QkMask {
     float softcap = 0;  // the scores soft-capped first (capScores); top and sum are of the capped scores
 };
 
-// The keys [lo, hi) query i reads of `keys` (before the hidden ones are left out).
-struct KeyBand {
-    Eigen::Index lo = 0, hi = 0;
-};
+// The keys [lo, hi) query i reads of `keys` (before the hidden ones are left out): keyBand's.
 KeyBand readableKeys(const QkMask& mask, Eigen::Index i, Eigen::Index keys);
 
 // The rows a block of a tiled map holds (TileSink's), and the keys of its tiles.
