@@ -46,8 +46,13 @@ const gfx::HeatmapTexture& headWeightsTexture(PanelContext& ctx, const std::stri
     const Eigen::Index tq = s.model.tq(), tk = s.model.tk();
     const bool pooledCurrent = head >= 0 && p.head == head && p.version == headVersion && p.factor >= 1 &&
                                p.texels.size() == static_cast<std::size_t>(core::pooledSize(tq, p.factor) * core::pooledSize(tk, p.factor));
-    if (pooledCurrent && factor == p.factor) return ctx.textures.get(name, version, colouring, gfx::pooledView(p.texels, tq, tk, p.factor));
-    return ctx.textures.get(name, version, colouring, [&] {
+    // Auto's top from the head's whole map (recomputeStep made it): the same at any pooling
+    gfx::Colouring headColouring = colouring;
+    if (colouring.scale == core::ColourScale::Auto && head >= 0 && p.quantileHead == head && p.quantileVersion == headVersion)
+        headColouring.clipQuantile = p.referenceQuantile;
+    if (pooledCurrent && factor == p.factor)
+        return ctx.textures.get(name, version, headColouring, gfx::pooledView(p.texels, tq, tk, p.factor));
+    return ctx.textures.get(name, version, headColouring, [&] {
         if (pooledCurrent && factor > p.factor)
             return gfx::repooled(gfx::pooledView(p.texels, tq, tk, p.factor), tq, tk, p.factor, (factor + p.factor - 1) / p.factor);
         if (head >= 0) return gfx::texelsOf(s.forward.heads[static_cast<std::size_t>(head)].weights, s.settings, factor);

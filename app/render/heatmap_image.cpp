@@ -113,7 +113,7 @@ Layout layOut(const HeatmapFigure& f, const FigureFonts& fonts) {
                 masked ? core::kMaskedTexel : f.weights(i, j);
         }
     const long long keys = f.keys > 0 ? f.keys : L.cols;
-    const core::ScaleChoice choice = core::chooseScale(f.scale, positions.data(), positions.size(), keys);
+    const core::ScaleChoice choice = core::chooseScale(f.scale, positions.data(), positions.size(), keys, f.clipQuantile);
     L.scale = choice.resolved;
     L.logFloor = core::logFloor(keys);
     core::toScalePositions(L.scale, positions.data(), L.rows, L.cols, choice.top, L.logFloor);

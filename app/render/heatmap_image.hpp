@@ -19,9 +19,10 @@ struct HeatmapFigure {
     std::string title;                   // drawn above the matrix; "" = none
     core::ColormapKind colormap = core::ColormapKind::Viridis;
     core::ColourScale scale = core::ColourScale::Fixed;  // how weights become colours (the window's choice)
-    int cellSize = 0;                                    // pixels per cell; 0 = automatic (about 720 px for the matrix, 2..64 per cell)
-    bool showValues = true;                              // print weights inside cells that are big enough
-    bool showRowSums = true;                             // a Σ column right of the matrix
+    float clipQuantile = 0.0f;     // Auto's quantile of the whole map (core::referenceQuantile, PooledMap's); 0: the cells' own
+    int cellSize = 0;              // pixels per cell; 0 = automatic (about 720 px for the matrix, 2..64 per cell)
+    bool showValues = true;        // print weights inside cells that are big enough
+    bool showRowSums = true;       // a Σ column right of the matrix
     long long generatedFrom = -1;  // the first token a model generated (a row and a column): an amber line before it (−1: none)
 };
 

@@ -210,8 +210,21 @@ bool stepHeads(AppState& state, int visibleHead, int moreHeads, int pooling) {
 bool recomputeStep(AppState& state, int visibleHead, int moreHeads, int pooling) {
     deriveSettings(state);
     const bool fresh = stepHeads(state, visibleHead, moreHeads, pooling);
-    refreshLabMaps(state);  // the shown lab's maps, once their head's weights are fresh
+    refreshLabMaps(state);                     // the shown lab's maps, once their head's weights are fresh
+    refreshShownQuantile(state, visibleHead);  // Auto's top of the heatmap
     return fresh;
+}
+
+void refreshShownQuantile(AppState& state, int head) {
+    PooledWeights& p = state.pooled;
+    if (head < 0 || head >= state.model.heads || !weightsFresh(state, head)) return;
+    const std::uint64_t version = state.headVersions[static_cast<std::size_t>(head)];
+    if (p.quantileHead == head && p.quantileVersion == version) return;
+    const core::Mat& weights = state.forward.heads[static_cast<std::size_t>(head)].weights;
+    // Auto reads no quantile of a map of fewer cells (core::chooseScale)
+    p.referenceQuantile =
+        weights.size() >= static_cast<Eigen::Index>(core::kAutoClipFrom) ? core::referenceQuantile(weights, state.settings) : 0.0f;
+    p.quantileHead = head, p.quantileVersion = version;
 }
 
 bool isFresh(const AppState& state) {

@@ -170,6 +170,12 @@ struct PooledWeights {
     std::uint64_t version = 0;
     int factor = 0;
     std::vector<float> texels;  // ⌈T_q/factor⌉ × ⌈T_k/factor⌉, row-major, as core::poolTexels makes them
+    // Of the shown head's whole map: the quantile Auto's bar tops at (core::referenceQuantile),
+    // made once per version of its weights whatever the scale (recomputeStep), so that the bar
+    // stays where it is whatever the heatmap's pooling. quantileHead −1: none yet.
+    int quantileHead = -1;
+    std::uint64_t quantileVersion = 0;
+    float referenceQuantile = 0.0f;
 };
 
 // What the views of many heads read, made once per pass (summarizeHeads, head_summary.hpp), never
@@ -357,6 +363,9 @@ void recomputeHead(AppState& state, int head);
 // fresh. With `pooling` >= 1 the visible head's texels, pooled by that factor, are made with its
 // weights (state.pooled). Returns true when everything is up to date.
 bool recomputeStep(AppState& state, int visibleHead, int moreHeads, int pooling = 0);
+// state.pooled's referenceQuantile of `head`'s map once its weights are fresh (made again only for
+// a new version of them). recomputeStep calls it for the visible head.
+void refreshShownQuantile(AppState& state, int head);
 bool isFresh(const AppState& state);
 // Whether a head's numbers are up to date (-1: every head, as the mean needs).
 bool headFresh(const AppState& state, int head);

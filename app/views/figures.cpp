@@ -62,9 +62,12 @@ void requireWeights(const AppState& state, int head, const FigureRequest& reques
 void pooledFromPass(const AppState& state, int head, render::HeatmapFigure& figure) {
     const core::AttentionMaps maps = attentionMaps(state);
     const int factor = longFigureFactor(maps.queries, maps.keys);
-    const core::PooledMap p = core::poolMap(maps, shownMapLayer(state), head, {.factor = factor, .mean = meanOptions(state)});
+    const core::PooledMap p = core::poolMap(
+        maps, shownMapLayer(state), head,
+        {.factor = factor, .mean = meanOptions(state), .referenceFactor = core::scaleReferenceFactor(maps.queries, maps.keys)});
     figure.weights = Eigen::Map<const core::Mat>(p.means.data(), p.rows, p.cols);
     figure.keys = maps.keys;
+    figure.clipQuantile = p.referenceQuantile;  // the window's ShownMap reads the same
     figure.blocked = takeMaskedTexels(figure.weights);
     if (factor == 1) {
         figure.rowLabels = state.model.queryTokens;
@@ -202,6 +205,10 @@ render::HeatmapFigure heatmapFigure(const AppState& state, const FigureRequest& 
     figure.colormap = state.view.colormap;
     figure.scale = state.view.colourScale;
     figure.cellSize = request.cellSize;
+    // Auto's top from the whole map as the window reads it (a pair's block: its cells' own)
+    if (figure.scale == core::ColourScale::Auto && head >= 0 && figure.weights.rows() == state.model.tq() &&
+        figure.weights.cols() == state.model.tk())
+        figure.clipQuantile = core::referenceQuantile(figure.weights, state.settings);
     return figure;
 }
 

@@ -184,6 +184,12 @@ void BlockPooler::finishBand() {
     ++m_band;
 }
 
+float referenceQuantile(const MatRef& weights, const Settings& settings) {
+    std::vector<float> maxima;
+    poolBlocks(weights, settings, scaleReferenceFactor(weights.rows(), weights.cols()), BlockPooling::Max, maxima);
+    return readableQuantile(maxima.data(), maxima.size(), kAutoClipQuantile);
+}
+
 int factorFor(Eigen::Index queries, Eigen::Index keys, Eigen::Index texels) {
     const Eigen::Index longest = std::max<Eigen::Index>({queries, keys, 1}), most = std::max<Eigen::Index>(texels, 1);
     return static_cast<int>((longest + most - 1) / most);

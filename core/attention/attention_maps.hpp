@@ -185,6 +185,11 @@ struct PoolMapOptions {
     int referenceFactor = 0;
 };
 PooledMap poolMap(const AttentionMaps& maps, int layer, int head, const PoolMapOptions& options);
+// Auto's quantile of a map held whole, as a pooled map's (PooledMap::referenceQuantile): the
+// kAutoClipQuantile quantile of its block maxima at scaleReferenceFactor, masked blocks left out;
+// 0 when no cell is readable. The top of Auto's bar then stays where it is whatever factor a
+// screen or a figure pools the map by.
+float referenceQuantile(const MatRef& weights, const Settings& settings);
 // The least factor that pools the longer of the map's sides to at most `texels`.
 int factorFor(Eigen::Index queries, Eigen::Index keys, Eigen::Index texels);
 
