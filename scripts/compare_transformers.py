@@ -571,16 +571,16 @@ def qk_export(out, only=None):
                 continue
             sentence = max((s for s, pair in case.runs if pair is None), key=len)
             for mode, extra in (("maps", []), ("qk", ["--qk", "--qk-dtype", "float32"])):
-                target = os.path.join(root, case.label, mode)
+                target, why = os.path.join(root, case.label, mode), None
                 try:
                     export_attention.main([case.folder, sentence, target, "--model-dtype", "float32", *extra])
                 except SystemExit as e:
-                    if e.code:
-                        refused[f"{case.label} {mode}"] = str(e.code)[:300]
-                        print(f"{case.label} {mode}: refused: {str(e.code)[:300]}", flush=True)
+                    why = str(e.code)[:300] if e.code else None
                 except Exception as e:  # one checkpoint the library cannot run must not hide the others
-                    refused[f"{case.label} {mode}"] = f"{type(e).__name__}: {str(e).strip()[:300]}"
-                    print(f"{case.label} {mode}: raised {type(e).__name__}: {str(e).strip()[:300]}", flush=True)
+                    why = f"{type(e).__name__}: {str(e).strip()[:300]}"
+                if why:
+                    refused[f"{case.label} {mode}"] = why
+                    print(f"{case.label} {mode}: not exported: {why}", flush=True)
             shutil.rmtree(case.folder)
     with open(os.path.join(root, "refused.json"), "w", encoding="utf-8") as f:
         json.dump(refused, f, ensure_ascii=False, indent=1)

@@ -61,7 +61,6 @@ public:
     HeadProfile result() const;
 
 private:
-    // The keys row i may read, [lo, hi), when banded.
     void addTileRow(const float* tile, Eigen::Index i, Eigen::Index c0, Eigen::Index c1);
     void countRow(Eigen::Index i);
     std::size_t positionBin(Eigen::Index i) const;  // the bin of positions query i is in

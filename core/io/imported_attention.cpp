@@ -14,8 +14,10 @@
 #include <bit>
 #include <cctype>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <new>
@@ -184,6 +186,14 @@ void widenRows(std::span<const std::byte> bytes, std::size_t at, MapDType dtype,
             o[i] = bfloat16ToFloat(bits);
         }
     }
+}
+
+// A metadata value that is a number and nothing else (at most 64 characters); NaN otherwise.
+double metadataNumber(const std::string& text) {
+    if (text.empty() || text.size() > 64) return std::numeric_limits<double>::quiet_NaN();
+    char* end = nullptr;
+    const double v = std::strtod(text.c_str(), &end);
+    return end == text.c_str() + text.size() ? v : std::numeric_limits<double>::quiet_NaN();
 }
 
 }  // namespace
@@ -444,14 +454,8 @@ void ImportedAttention::parseQueriesKeys(const SafetensorsFile& file) {
     // scaling: the scores' factor, a positive number
     const std::string* scaling = field("scaling");
     if (!scaling) throw InputError(where, "has no \"scaling\": the factor of the scores q·k (1/sqrt(d_h) for most models)");
-    {
-        const std::string text = clipText(*scaling, 40);
-        char* end = nullptr;
-        const double v = scaling->size() > 64 ? 0.0 : std::strtod(scaling->c_str(), &end);
-        if (scaling->empty() || scaling->size() > 64 || end != scaling->c_str() + scaling->size() || !std::isfinite(v) || v <= 0 || v > 1e6)
-            throw InputError(where + ".scaling", quoteValue(text) + " is not a positive number");
-        qk->scale = static_cast<float>(v);
-    }
+    if (const double v = metadataNumber(*scaling); std::isfinite(v) && v > 0 && v <= 1e6) qk->scale = static_cast<float>(v);
+    else throw InputError(where + ".scaling", quoteValue(clipText(*scaling, 40)) + " is not a positive number");
     if (const std::string* causal = field("causal")) {
         if (*causal != "true" && *causal != "false")
             throw InputError(where + ".causal", quoteValue(clipText(*causal, 40)) + " is neither \"true\" nor \"false\"");
@@ -459,12 +463,10 @@ void ImportedAttention::parseQueriesKeys(const SafetensorsFile& file) {
     }
     // softcap: every layer's cap of the scaled scores (Gemma 2's attn_logit_softcapping), 0 for none
     if (const std::string* softcap = field("softcap")) {
-        const std::string text = clipText(*softcap, 40);
-        char* end = nullptr;
-        const double v = softcap->size() > 64 ? -1.0 : std::strtod(softcap->c_str(), &end);
-        if (softcap->empty() || softcap->size() > 64 || end != softcap->c_str() + softcap->size() || !std::isfinite(v) || v < 0 || v > 1e6)
-            throw InputError(where + ".softcap", quoteValue(text) + " is not a cap of the scores (a positive number, 0 for none)");
-        qk->softcap = static_cast<float>(v);
+        if (const double v = metadataNumber(*softcap); std::isfinite(v) && v >= 0 && v <= 1e6) qk->softcap = static_cast<float>(v);
+        else
+            throw InputError(where + ".softcap",
+                             quoteValue(clipText(*softcap, 40)) + " is not a cap of the scores (a positive number, 0 for none)");
     }
     // layer.0.q, layer.0.k, layer.1.q, …: every layer both, nothing else
     std::map<long long, std::pair<const TensorInfo*, const TensorInfo*>> byLayer;

